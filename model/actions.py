@@ -1,0 +1,223 @@
+"""The action alphabet. An action's class name is also the TLA+ action, the trace event
+kind and the Hypothesis rule (design.md "One vocabulary").
+
+All nondeterminism is a choice of action. ``PERTURBATION`` marks the actions bounded by
+``Config.max_perturbations``; the others are progress and are never bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from model.records import Message
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """Base of every action."""
+
+    PERTURBATION: ClassVar[bool] = False
+
+    @property
+    def kind(self) -> str:
+        """The vocabulary name of the action."""
+        return type(self).__name__
+
+
+# --------------------------------------------------------------------------- progress
+
+
+@dataclass(frozen=True, slots=True)
+class SendHeartbeat(Action):
+    """The client sends a ConsumerGroupHeartbeat (its heartbeat interval elapsed, or it has
+    something to acknowledge)."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reconcile(Action):
+    """The client applies its latest target: revoke (commit, stop consuming), then assign."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseAssignment(Action):
+    """A leaving client runs its revocation callbacks (PREPARE_LEAVING → LEAVING)."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejoin(Action):
+    """A fenced client, its partitions lost, rejoins with epoch 0 (FENCED → JOINING)."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommitOffsets(Action):
+    """The client commits the offsets of what it consumes (auto-commit)."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeliverMessage(Action):
+    """The network delivers a request to the coordinator or a response to a client."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTimeout(Action):
+    """A request's request or response was lost: the client's request times out, it
+    reconnects, and retries with a full heartbeat."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class ComputeTargetAssignment(Action):
+    """The coordinator computes a new target assignment (group epoch > assignment epoch)."""
+
+
+# --------------------------------------------------------------------------- perturbations
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribe(Action):
+    """The application calls ``subscribe()`` (UNSUBSCRIBED → JOINING)."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leave(Action):
+    """The application unsubscribes or closes and leaves the group (epoch -1)."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class TemporaryLeave(Action):
+    """A static member closes and will come back (epoch -2)."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class Crash(Action):
+    """The client process dies without a word."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class Restart(Action):
+    """A crashed client starts again: new member id, same instance id."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSubscription(Action):
+    """The application subscribes to another set of topics."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+    topics: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeServerAssignor(Action):
+    """The client asks for another server-side assignor."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+    assignor: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTimeout(Action):
+    """The coordinator's session timer for a member expires."""
+
+    PERTURBATION: ClassVar[bool] = True
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceTimeout(Action):
+    """The coordinator's rebalance (revocation) timer for a member expires."""
+
+    PERTURBATION: ClassVar[bool] = True
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddPartitions(Action):
+    """An administrator adds a partition to a topic."""
+
+    PERTURBATION: ClassVar[bool] = True
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecreateTopic(Action):
+    """A topic is deleted and created again under a new topic id."""
+
+    PERTURBATION: ClassVar[bool] = True
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoseMessage(Action):
+    """The network loses a request or a response."""
+
+    PERTURBATION: ClassVar[bool] = True
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class AbandonRequest(Action):
+    """A request times out although it (or its response) is only delayed: the client
+    reconnects and retries, and the original may still reach the coordinator — the
+    way a request is duplicated or reordered over Kafka's TCP connections."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
+ACTION_TYPES: tuple[type[Action], ...] = (
+    SendHeartbeat,
+    Reconcile,
+    ReleaseAssignment,
+    Rejoin,
+    CommitOffsets,
+    DeliverMessage,
+    RequestTimeout,
+    ComputeTargetAssignment,
+    Subscribe,
+    Leave,
+    TemporaryLeave,
+    Crash,
+    Restart,
+    ChangeSubscription,
+    ChangeServerAssignor,
+    SessionTimeout,
+    RebalanceTimeout,
+    AddPartitions,
+    RecreateTopic,
+    LoseMessage,
+    AbandonRequest,
+)
+"""Every action class, in the vocabulary's canonical order."""
+
+ACTIONS_BY_KIND: dict[str, type[Action]] = {t.__name__: t for t in ACTION_TYPES}

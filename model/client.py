@@ -1,0 +1,283 @@
+"""The KIP-848 consumer: membership state machine and the partitions it consumes.
+
+Mirrors the Java client's ``AbstractMembershipManager`` / ``ConsumerMembershipManager``
+and ``ConsumerHeartbeatRequestManager`` (kafka-impl.md §16). The client view matters to
+users: ``Client.owned`` is what the application is processing right now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from model.ids import EMPTY
+from model.records import (
+    Client,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    SentFields,
+)
+from model.status import FATAL_ERRORS, FENCING_ERRORS, ClientStatus, ErrorCode
+
+if TYPE_CHECKING:
+    from model.config import Config
+
+S = ClientStatus
+
+HEARTBEATING = frozenset({S.JOINING, S.RECONCILING, S.ACKNOWLEDGING, S.STABLE, S.LEAVING})
+"""States in which the client sends heartbeats (``AbstractMembershipManager.shouldHeartbeatNow``
+and the leave heartbeat of LEAVING)."""
+
+IN_GROUP = frozenset({S.JOINING, S.RECONCILING, S.ACKNOWLEDGING, S.STABLE})
+"""States that accept an assignment from a heartbeat response."""
+
+
+def member_id_for(name: str, incarnation: int) -> str:
+    """The client-generated member id (KIP-1082) of a process incarnation."""
+    return name if incarnation == 0 else f"{name}.{incarnation}"
+
+
+def subscribe(client: Client) -> Client:
+    """``subscribe()`` + poll: UNSUBSCRIBED → JOINING with epoch 0."""
+    return replace(client, status=S.JOINING, member_epoch=0, sent=None, target=None)
+
+
+def leave(client: Client, leave_epoch: int) -> Client:
+    """``unsubscribe()``/``close()``: → PREPARE_LEAVING. ``leave_epoch`` is -1, or -2 for a
+    static member that will come back (KIP-848 "Static Membership")."""
+    return replace(client, status=S.PREPARE_LEAVING, leave_epoch=leave_epoch)
+
+
+def release_assignment(client: Client) -> tuple[Client, OffsetCommitRequest | None]:
+    """PREPARE_LEAVING → LEAVING: commit, run onPartitionsRevoked and stop consuming
+    (``AbstractMembershipManager.leaveGroup``)."""
+    commit = None
+    if client.owned and not client.commit_in_flight and client.member_epoch > 0:
+        commit = OffsetCommitRequest(client.member_id, client.member_epoch, client.owned)
+    return (
+        replace(
+            client,
+            status=S.LEAVING,
+            owned=EMPTY,
+            target=None,
+            reconciling=None,
+            revoking=EMPTY,
+            commit_in_flight=client.commit_in_flight or commit is not None,
+        ),
+        commit,
+    )
+
+
+def crash(client: Client) -> Client:
+    """The process dies: nothing is consumed, nothing is sent any more."""
+    return replace(
+        client,
+        alive=False,
+        status=S.UNSUBSCRIBED,
+        member_epoch=0,
+        owned=EMPTY,
+        target=None,
+        reconciling=None,
+        revoking=EMPTY,
+        heartbeat_in_flight=False,
+        commit_in_flight=False,
+        sent=None,
+        fatal_error=None,
+    )
+
+
+def restart(client: Client) -> Client:
+    """A new process for the same client: a new member id (KIP-1082), the same instance id."""
+    incarnation = client.incarnation + 1
+    return replace(
+        client,
+        incarnation=incarnation,
+        member_id=member_id_for(client.name, incarnation),
+        alive=True,
+        status=S.JOINING,
+        member_epoch=0,
+    )
+
+
+def change_subscription(client: Client, topics: frozenset[str]) -> Client:
+    """``subscribe(newTopics)``: sent in the next heartbeat; the coordinator revokes
+    what is no longer subscribed."""
+    return replace(client, subscription=topics)
+
+
+def change_server_assignor(client: Client, name: str) -> Client:
+    """``group.remote.assignor`` changed (sent in the next heartbeat)."""
+    return replace(client, server_assignor=name)
+
+
+def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGroupHeartbeatRequest]:
+    """Send a heartbeat (``ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData``).
+
+    A full request after joining or an error; otherwise subscription, assignor and owned
+    partitions only when changed since last sent. LEAVING sends the leave epoch and
+    becomes UNSUBSCRIBED as soon as the leave heartbeat is sent; ACKNOWLEDGING becomes
+    STABLE (or RECONCILING when a newer target is waiting).
+    """
+    if client.status is S.LEAVING:
+        req = ConsumerGroupHeartbeatRequest(
+            member_id=client.member_id,
+            member_epoch=client.leave_epoch,
+            instance_id=client.instance_id,
+        )
+        done = replace(
+            client, status=S.UNSUBSCRIBED, member_epoch=0, heartbeat_in_flight=True, sent=None
+        )
+        return done, req
+    sent = client.sent
+    # A request at epoch 0 is a join and must carry every field (§4.1).
+    full = sent is None or client.status is S.JOINING or client.member_epoch == 0
+    req = ConsumerGroupHeartbeatRequest(
+        member_id=client.member_id,
+        member_epoch=0 if client.status is S.JOINING else client.member_epoch,
+        instance_id=client.instance_id,
+        rebalance_timeout_ms=config.rebalance_timeout_ms if full else -1,
+        subscribed_topic_names=(
+            client.subscription
+            if full or sent is None or sent.subscribed_topic_names != client.subscription
+            else None
+        ),
+        server_assignor=(
+            client.server_assignor
+            if full or sent is None or sent.server_assignor != client.server_assignor
+            else None
+        ),
+        topic_partitions=(
+            client.owned if full or sent is None or sent.topic_partitions != client.owned else None
+        ),
+    )
+    status = client.status
+    if status is S.ACKNOWLEDGING:
+        status = S.STABLE if client.target == client.owned else S.RECONCILING
+    updated = replace(
+        client,
+        status=status,
+        heartbeat_in_flight=True,
+        sent=SentFields(client.subscription, client.server_assignor, client.owned),
+    )
+    return updated, req
+
+
+def on_heartbeat_response(
+    client: Client, resp: ConsumerGroupHeartbeatResponse, config: Config
+) -> Client:
+    """Handle a heartbeat response (``AbstractMembershipManager.onHeartbeatSuccess`` /
+    ``onHeartbeatFailure``; kafka-impl.md §9, §16)."""
+    if not client.heartbeat_in_flight:
+        return client
+    client = replace(client, heartbeat_in_flight=False)
+    if resp.error_code is not ErrorCode.NONE:
+        return on_heartbeat_error(client, resp.error_code)
+    if client.status not in IN_GROUP or resp.member_epoch < 0:
+        return client  # ignored in UNSUBSCRIBED, FENCED, FATAL, PREPARE_LEAVING, LEAVING
+    client = replace(client, member_epoch=resp.member_epoch)
+    if resp.assignment is None:
+        return client
+    target = resp.assignment
+    if client.reconciling is not None or target != client.owned:
+        status = S.RECONCILING if client.status is not S.ACKNOWLEDGING else S.ACKNOWLEDGING
+    else:
+        status = S.STABLE if client.status is not S.ACKNOWLEDGING else S.ACKNOWLEDGING
+    return replace(client, target=target, status=status)
+
+
+def on_heartbeat_error(client: Client, error: ErrorCode) -> Client:
+    """FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID: lose everything and rejoin at epoch 0
+    (``transitionToFenced``), or finish leaving; fatal errors end the membership."""
+    if error in FENCING_ERRORS:
+        if client.status in (S.PREPARE_LEAVING, S.LEAVING, S.UNSUBSCRIBED):
+            return replace(client, status=S.UNSUBSCRIBED, member_epoch=0, sent=None)
+        return replace(
+            client,
+            status=S.FENCED,
+            member_epoch=0,
+            owned=EMPTY,
+            target=None,
+            reconciling=None,
+            revoking=EMPTY,
+            sent=None,
+        )
+    if error in FATAL_ERRORS and client.status is not S.UNSUBSCRIBED:
+        return replace(
+            client,
+            status=S.FATAL,
+            owned=EMPTY,
+            target=None,
+            reconciling=None,
+            revoking=EMPTY,
+            sent=None,
+            fatal_error=error,
+        )
+    return replace(client, sent=None)
+
+
+def rejoin(client: Client) -> Client:
+    """FENCED → JOINING after onPartitionsLost, same member id, epoch 0."""
+    return replace(client, status=S.JOINING, member_epoch=0)
+
+
+def reconcile(client: Client, config: Config) -> tuple[Client, OffsetCommitRequest | None]:
+    """Apply the latest target (``AbstractMembershipManager.maybeReconcile``): stop consuming
+    the revoked partitions and commit their offsets, then (once the commit completed)
+    take the added partitions and acknowledge in the next heartbeat."""
+    target = client.target
+    assert target is not None
+    revoked = client.owned - target
+    if revoked and config.commit_on_revoke and client.member_epoch > 0:
+        commit = OffsetCommitRequest(client.member_id, client.member_epoch, revoked)
+        return (
+            replace(
+                client,
+                owned=client.owned - revoked,
+                reconciling=target,
+                revoking=revoked,
+                commit_in_flight=True,
+            ),
+            commit,
+        )
+    return replace(client, owned=target, status=S.ACKNOWLEDGING, reconciling=None), None
+
+
+def finish_reconcile(client: Client) -> Client:
+    """The revocation commit completed (or failed): onPartitionsRevoked is done, the added
+    partitions are taken and the next heartbeat acknowledges."""
+    if client.reconciling is None:
+        return client
+    return replace(
+        client,
+        owned=client.reconciling,
+        reconciling=None,
+        revoking=EMPTY,
+        status=S.ACKNOWLEDGING if client.status is S.RECONCILING else client.status,
+    )
+
+
+def auto_commit(client: Client) -> tuple[Client, OffsetCommitRequest]:
+    """Commit the positions of everything consumed, at the current member epoch."""
+    req = OffsetCommitRequest(client.member_id, client.member_epoch, client.owned)
+    return replace(client, commit_in_flight=True), req
+
+
+def on_commit_response(client: Client, resp: OffsetCommitResponse | None) -> Client:
+    """An OffsetCommit completed (``resp``) or timed out (``None``)."""
+    if not client.commit_in_flight:
+        return client
+    client = replace(client, commit_in_flight=False)
+    if client.revoking and client.reconciling is not None:
+        return finish_reconcile(client)
+    return client
+
+
+def disconnect(client: Client) -> Client:
+    """A request timed out: the connection is closed, every request on it fails, and the
+    next heartbeat is full (``NetworkClient`` disconnect; kafka-impl.md §9)."""
+    if client.commit_in_flight:
+        client = on_commit_response(client, None)
+    return replace(client, heartbeat_in_flight=False, sent=None, connection=client.connection + 1)
+

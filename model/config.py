@@ -1,0 +1,150 @@
+"""Configuration: the group's topics and clients, the protocol options, the perturbation
+budget and the injected rules. Impossible configurations raise :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from model.rules import DEFAULT_RULES, Rules
+from model.status import ConfigError
+
+EpochLayout = Literal["kip-848", "kafka-4.3"]
+"""How a new group numbers its epochs. ``kip-848``: group and assignment epoch start at 0
+and the first join bumps to 1 (the KIP's case studies, Kafka ≤ 4.2). ``kafka-4.3``: a new
+group starts at group epoch 1 with an empty target at assignment epoch 1, so the first
+real assignment is epoch 2 (KAFKA-20268, KIP-1263)."""
+
+PERTURBATIONS = frozenset(
+    {
+        "Subscribe",
+        "Leave",
+        "TemporaryLeave",
+        "Crash",
+        "Restart",
+        "ChangeSubscription",
+        "ChangeServerAssignor",
+        "SessionTimeout",
+        "RebalanceTimeout",
+        "AddPartitions",
+        "RecreateTopic",
+        "LoseMessage",
+        "AbandonRequest",
+    }
+)
+"""Names of the perturbation action families a config may switch on."""
+
+KNOWN_ASSIGNORS = ("uniform", "range")
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSpec:
+    """One consumer process: its name (also its first member id), optional static
+    ``group.instance.id``, subscription and ``group.remote.assignor``; ``subscribed``
+    says whether it has called ``subscribe()`` in the initial state."""
+
+    name: str
+    subscription: tuple[str, ...]
+    instance_id: str | None = None
+    server_assignor: str | None = None
+    subscribed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything that fixes a model instance. See ``model.presets`` for named ones."""
+
+    name: str
+    topics: tuple[tuple[str, int], ...]
+    clients: tuple[ClientSpec, ...]
+    max_perturbations: int = 0
+    perturbations: frozenset[str] = frozenset()
+    subscription_choices: tuple[tuple[str, ...], ...] = ()
+    server_assignors: tuple[str, ...] = KNOWN_ASSIGNORS
+    max_partitions_per_topic: int = 4
+    max_group_size: int = 2**31 - 1
+    heartbeat_interval_ms: int = 5000
+    session_timeout_ms: int = 45000
+    rebalance_timeout_ms: int = 300000
+    compute_target_in_heartbeat: bool = True
+    reconcile_while_assigning: bool = True
+    epoch_layout: EpochLayout = "kip-848"
+    rejoin_with_epoch_zero: bool = True
+    realign_empty_group: bool = False
+    static_rejoin_same_member_id: bool = True
+    reorder: bool = False
+    slow_clients: bool = False
+    auto_commit: bool = False
+    commit_on_revoke: bool = True
+    max_restarts: int = 1
+    rules: Rules = field(default=DEFAULT_RULES, compare=False)
+
+    def __post_init__(self) -> None:
+        check_config(self)
+
+    def allows(self, perturbation: str) -> bool:
+        """Whether the perturbation family is switched on."""
+        return perturbation in self.perturbations
+
+
+def check_config(config: Config) -> None:
+    """Reject impossible configurations early, saying what to do instead."""
+    where = f"config {config.name!r}"
+    if not config.topics:
+        raise ConfigError(f"{where}: no topics; give at least one (name, partitions) pair")
+    names = [t for t, _ in config.topics]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}: duplicate topic names {sorted(names)}")
+    for topic, partitions in config.topics:
+        if partitions < 0 or partitions > config.max_partitions_per_topic:
+            raise ConfigError(
+                f"{where}: topic {topic!r} has {partitions} partitions; use 0.."
+                f"{config.max_partitions_per_topic} (raise max_partitions_per_topic)"
+            )
+    if not config.clients:
+        raise ConfigError(f"{where}: no clients; give at least one ClientSpec")
+    client_names = [c.name for c in config.clients]
+    if len(set(client_names)) != len(client_names):
+        raise ConfigError(f"{where}: duplicate client names {client_names}")
+    instance_ids = [c.instance_id for c in config.clients if c.instance_id is not None]
+    if len(set(instance_ids)) != len(instance_ids):
+        raise ConfigError(f"{where}: two clients share a group.instance.id")
+    for c in config.clients:
+        if not c.name or "." in c.name:
+            raise ConfigError(f"{where}: client name {c.name!r} must be non-empty without '.'")
+        for t in c.subscription:
+            if t not in names:
+                raise ConfigError(f"{where}: client {c.name} subscribes to unknown topic {t!r}")
+        if c.server_assignor is not None and c.server_assignor not in config.server_assignors:
+            raise ConfigError(
+                f"{where}: client {c.name} asks for assignor {c.server_assignor!r}; "
+                f"known: {', '.join(config.server_assignors)}"
+            )
+    unknown = config.perturbations - PERTURBATIONS
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown perturbations {sorted(unknown)}; known: {sorted(PERTURBATIONS)}"
+        )
+    if config.max_perturbations < 0:
+        raise ConfigError(f"{where}: max_perturbations must be >= 0")
+    if not config.server_assignors or any(a not in KNOWN_ASSIGNORS for a in config.server_assignors):
+        raise ConfigError(
+            f"{where}: server_assignors must be a non-empty subset of {KNOWN_ASSIGNORS}"
+        )
+    if config.epoch_layout not in ("kip-848", "kafka-4.3"):
+        raise ConfigError(f"{where}: epoch_layout must be 'kip-848' or 'kafka-4.3'")
+    if "TemporaryLeave" in config.perturbations and not instance_ids:
+        raise ConfigError(f"{where}: TemporaryLeave needs at least one static client (instance_id)")
+    if "ChangeSubscription" in config.perturbations and not config.subscription_choices:
+        raise ConfigError(f"{where}: ChangeSubscription needs subscription_choices")
+    for choice in config.subscription_choices:
+        for t in choice:
+            if t not in names:
+                raise ConfigError(f"{where}: subscription choice names unknown topic {t!r}")
+    if config.heartbeat_interval_ms >= config.session_timeout_ms:
+        raise ConfigError(
+            f"{where}: heartbeat_interval_ms must be below session_timeout_ms (KAFKA-17618)"
+        )
+    if config.max_group_size < 1:
+        raise ConfigError(f"{where}: max_group_size must be >= 1")

@@ -1,0 +1,504 @@
+"""The group coordinator: ConsumerGroupHeartbeat, leave, fencing, timers, OffsetCommit.
+
+Mirrors ``GroupMetadataManager`` (heartbeat pipeline, leave, static membership, timers),
+``GroupCoordinatorService`` (request validation) and ``ConsumerGroup`` (partition epochs,
+offset-commit validation) of Apache Kafka's group coordinator; kafka-impl.md §4–§8, §11.
+Every function is pure: it takes the group and returns a new one with the response.
+The sub-rules are called through ``config.rules`` so that a mutant can replace one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
+from model.records import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    CommittedOffset,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    Group,
+    Member,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    TopicMetadata,
+    new_member,
+)
+from model.status import ErrorCode, GroupStatus, MemberState
+from model.target import preferred_server_assignor
+
+if TYPE_CHECKING:
+    from model.config import Config
+    from model.rules import Rules
+
+HeartbeatResult = tuple[Group, ConsumerGroupHeartbeatResponse]
+
+
+class PartitionEpochConflict(Exception):
+    """The partition-epoch bookkeeping refused an update (Kafka throws
+    ``IllegalStateException`` in ``ConsumerGroup.addPartitionEpochs``; the write fails)."""
+
+
+# --------------------------------------------------------------------------- group status
+
+
+def group_status(group: Group) -> GroupStatus:
+    """EMPTY / ASSIGNING / RECONCILING / STABLE (``ConsumerGroup.maybeUpdateGroupState``)."""
+    if not group.members:
+        return GroupStatus.EMPTY
+    if group.group_epoch > group.assignment_epoch:
+        return GroupStatus.ASSIGNING
+    for m in group.members.values():
+        if not (m.state is MemberState.STABLE and m.member_epoch == group.assignment_epoch):
+            return GroupStatus.RECONCILING
+    return GroupStatus.STABLE
+
+
+# --------------------------------------------------------------------------- bookkeeping
+
+
+def update_partition_epochs(
+    partition_epochs: FrozenMap[TopicPartition, int], old: Member | None, new: Member | None
+) -> FrozenMap[TopicPartition, int]:
+    """Replace ``old``'s entries by ``new``'s (``ConsumerGroup.maybeUpdatePartitionEpoch``).
+
+    Removing an entry requires it to carry the old member epoch; adding requires the
+    partition to be free. Either violation raises :class:`PartitionEpochConflict` —
+    the hardening that turned KAFKA-16147's silent double assignment into a failed write.
+    """
+    if old is not None and new is not None and (
+        old.member_epoch == new.member_epoch
+        and old.assigned_partitions == new.assigned_partitions
+        and old.partitions_pending_revocation == new.partitions_pending_revocation
+    ):
+        return partition_epochs
+    d = partition_epochs.as_dict()
+    if old is not None:
+        for tp in old.owned_or_pending():
+            if d.pop(tp, None) != old.member_epoch:
+                raise PartitionEpochConflict(f"{tp} is not held at epoch {old.member_epoch}")
+    if new is not None:
+        for tp in new.owned_or_pending():
+            if tp in d:
+                raise PartitionEpochConflict(f"{tp} is still held at epoch {d[tp]}")
+            d[tp] = new.member_epoch
+    return FrozenMap(d)
+
+
+def write_member(group: Group, old: Member | None, new: Member, config: Config) -> Group:
+    """Store ``new`` in place of ``old`` (``ConsumerGroup.updateMember``)."""
+    pe = config.rules.update_partition_epochs(group.partition_epochs, old, new)
+    return replace(group, members=group.members.set(new.member_id, new), partition_epochs=pe)
+
+
+def remove_member(group: Group, member: Member, config: Config) -> Group:
+    """Fence ``member``: its partitions are free at once, its target entry is deleted and
+    the group epoch is bumped (``GroupMetadataManager.fenceMember``; kafka-impl.md §8).
+
+    With ``config.realign_empty_group`` an emptied group also gets assignment epoch =
+    group epoch (KAFKA-20442, Kafka 4.4)."""
+    pe = config.rules.update_partition_epochs(group.partition_epochs, member, None)
+    members = group.members.remove(member.member_id)
+    group_epoch = group.group_epoch + 1
+    assignment_epoch = group.assignment_epoch
+    if not members and config.realign_empty_group:
+        assignment_epoch = group_epoch
+    return Group(
+        group_epoch=group_epoch,
+        assignment_epoch=assignment_epoch,
+        target_assignment=group.target_assignment.remove(member.member_id),
+        members=members,
+        partition_epochs=pe,
+        committed_offsets=group.committed_offsets,
+    )
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate_heartbeat_request(
+    req: ConsumerGroupHeartbeatRequest, config: Config
+) -> ErrorCode | None:
+    """Static checks before the state machine
+    (``GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid``, §4.1)."""
+    epoch = req.member_epoch
+    if not req.member_id:
+        return ErrorCode.INVALID_REQUEST
+    if req.instance_id is not None and not req.instance_id.strip():
+        return ErrorCode.INVALID_REQUEST
+    if epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        return ErrorCode.INVALID_REQUEST
+    if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and req.instance_id is None:
+        return ErrorCode.INVALID_REQUEST
+    if epoch == 0:
+        if req.rebalance_timeout_ms == -1:
+            return ErrorCode.INVALID_REQUEST
+        if req.topic_partitions is None or req.topic_partitions:
+            return ErrorCode.INVALID_REQUEST
+        if req.subscribed_topic_names is None:
+            return ErrorCode.INVALID_REQUEST
+    if req.server_assignor is not None and req.server_assignor not in config.server_assignors:
+        return ErrorCode.UNSUPPORTED_ASSIGNOR
+    return None
+
+
+def check_member_epoch(
+    member: Member, req: ConsumerGroupHeartbeatRequest, config: Config
+) -> ErrorCode | None:
+    """The member-epoch check (``throwIfConsumerGroupMemberEpochIsInvalid``, §4.3 step 6).
+
+    0 rejoins (KAFKA-19233; before it, 0 for a stored member was fenced); a higher epoch
+    is fenced; a lower one is accepted only as a retry after a lost response: it equals
+    the previous epoch, carries owned partitions, and those are all still assigned.
+    """
+    r, m = req.member_epoch, member.member_epoch
+    if r == m:
+        return None
+    if r == 0:
+        return None if config.rejoin_with_epoch_zero else ErrorCode.FENCED_MEMBER_EPOCH
+    if r > m:
+        return ErrorCode.FENCED_MEMBER_EPOCH
+    owned = req.topic_partitions
+    if (
+        r == member.previous_member_epoch
+        and owned is not None
+        and owned <= member.assigned_partitions
+    ):
+        return None
+    return ErrorCode.FENCED_MEMBER_EPOCH
+
+
+def should_bump_group_epoch(group: Group, old: Member | None, new: Member, config: Config) -> bool:
+    """Whether a member update bumps the group epoch (§4.4): its subscribed topic names
+    changed, or the group's preferred server assignor changed (KAFKA-20434)."""
+    old_names = old.subscribed_topic_names if old is not None else frozenset()
+    if new.subscribed_topic_names != old_names:
+        return True
+    old_assignor = old.server_assignor if old is not None else None
+    if new.server_assignor == old_assignor:
+        return False
+    default = config.server_assignors[0]
+    before = preferred_server_assignor(group.members.values(), default)
+    after_members = dict(group.members)
+    after_members[new.member_id] = new
+    return preferred_server_assignor(after_members.values(), default) != before
+
+
+# --------------------------------------------------------------------------- heartbeat
+
+
+def error_response(
+    req: ConsumerGroupHeartbeatRequest, error: ErrorCode, config: Config
+) -> ConsumerGroupHeartbeatResponse:
+    """An error response; Kafka echoes no member id and epoch 0 with an error."""
+    return ConsumerGroupHeartbeatResponse(
+        error_code=error, member_id=None, member_epoch=0, heartbeat_interval_ms=0
+    )
+
+
+def resolve_member(
+    group: Group, req: ConsumerGroupHeartbeatRequest, config: Config
+) -> tuple[Group, Member | None, Member] | ErrorCode:
+    """Find or create the member a heartbeat is for (§4.3 steps 2–6).
+
+    Returns the group (with a static replacement applied), the stored member before
+    this request (``None`` for a new one) and the member to update.
+    """
+    existing = group.members.get(req.member_id)
+    holder_id = group.static_member_id(req.instance_id) if req.instance_id is not None else None
+    if (
+        existing is None
+        and holder_id is None
+        and len(group.members) >= config.max_group_size
+    ):
+        return ErrorCode.GROUP_MAX_SIZE_REACHED
+
+    if req.instance_id is None:
+        if existing is None:
+            if req.member_epoch != 0:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            return group, None, new_member(req.member_id, None)
+        error = config.rules.check_member_epoch(existing, req, config)
+        return error if error is not None else (group, existing, existing)
+
+    if req.member_epoch == 0:
+        if holder_id is None:
+            if existing is not None:
+                error = config.rules.check_member_epoch(existing, req, config)
+                return error if error is not None else (group, existing, existing)
+            return group, None, new_member(req.member_id, req.instance_id)
+        holder = group.members[holder_id]
+        if holder_id == req.member_id and config.static_rejoin_same_member_id:
+            # The holder itself rejoins (its join response was lost, or it was fenced):
+            # treated like a dynamic rejoin (the fix proposed upstream in PR #23542).
+            error = config.rules.check_member_epoch(holder, req, config)
+            return error if error is not None else (group, holder, holder)
+        if holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            return ErrorCode.UNRELEASED_INSTANCE_ID
+        return config.rules.replace_static_member(group, holder, req.member_id, config)
+
+    if holder_id is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if holder_id != req.member_id:
+        return ErrorCode.FENCED_INSTANCE_ID
+    holder = group.members[holder_id]
+    error = config.rules.check_member_epoch(holder, req, config)
+    return error if error is not None else (group, holder, holder)
+
+
+def replace_static_member(
+    group: Group, holder: Member, new_member_id: str, config: Config
+) -> tuple[Group, Member | None, Member]:
+    """A static member rejoining after a temporary leave replaces its old member id
+    (§4.3 step 4): the copy keeps state and assignment at epoch 0 / previous 0 and takes
+    over the old id's target assignment."""
+    copy = replace(holder, member_id=new_member_id, member_epoch=0, previous_member_epoch=0)
+    pe = config.rules.update_partition_epochs(group.partition_epochs, holder, copy)
+    target = group.target_assignment
+    moved = target.get(holder.member_id)
+    target = target.remove(holder.member_id)
+    if moved is not None:
+        target = target.set(new_member_id, moved)
+    members = group.members.remove(holder.member_id).set(new_member_id, copy)
+    return replace(group, members=members, partition_epochs=pe, target_assignment=target), copy, copy
+
+
+def handle_consumer_group_heartbeat(
+    group: Group,
+    topics: Mapping[str, TopicMetadata],
+    req: ConsumerGroupHeartbeatRequest,
+    config: Config,
+) -> HeartbeatResult:
+    """The ConsumerGroupHeartbeat pipeline (``GroupMetadataManager.consumerGroupHeartbeat``).
+
+    validate → leave path or: resolve member → update member → bump group epoch →
+    (compute target assignment) → reconcile → write → respond. A failed write (partition
+    epoch conflict) answers UNKNOWN_SERVER_ERROR and changes nothing.
+    """
+    rules = config.rules
+    error = rules.validate_heartbeat_request(req, config)
+    if error is not None:
+        return group, error_response(req, error, config)
+    if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+        return rules.handle_leave(group, req, config)
+    try:
+        return _heartbeat(group, topics, req, config)
+    except PartitionEpochConflict:
+        return group, error_response(req, ErrorCode.UNKNOWN_SERVER_ERROR, config)
+
+
+def _heartbeat(
+    group: Group,
+    topics: Mapping[str, TopicMetadata],
+    req: ConsumerGroupHeartbeatRequest,
+    config: Config,
+) -> HeartbeatResult:
+    rules = config.rules
+    resolved = resolve_member(group, req, config)
+    if isinstance(resolved, ErrorCode):
+        return group, error_response(req, resolved, config)
+    group, stored, member = resolved
+
+    # Member update: null fields mean "unchanged" (§4.4).
+    updated = replace(
+        member,
+        subscribed_topic_names=(
+            req.subscribed_topic_names
+            if req.subscribed_topic_names is not None
+            else member.subscribed_topic_names
+        ),
+        server_assignor=(
+            req.server_assignor if req.server_assignor is not None else member.server_assignor
+        ),
+        rebalance_timeout_ms=(
+            req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1 else member.rebalance_timeout_ms
+        ),
+    )
+    subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
+    if rules.should_bump_group_epoch(group, stored, updated, config):
+        group = replace(group, group_epoch=group.group_epoch + 1)
+    group = replace(group, members=group.members.set(updated.member_id, updated))
+    if config.compute_target_in_heartbeat and group.group_epoch > group.assignment_epoch:
+        group = rules.compute_target_assignment(group, topics, config.server_assignors[0])
+
+    subscribed_ids = frozenset(topics[n].topic_id for n in updated.subscribed_topic_names if n in topics)
+    if not config.reconcile_while_assigning and group.group_epoch > group.assignment_epoch:
+        # KIP-848 "Member Epoch": members reconcile once the new target is installed.
+        reconciled = updated
+    else:
+        reconciled = _reconcile(rules, updated, group, req, subscription_changed, subscribed_ids)
+    if reconciled is not updated and reconciled != updated:
+        timer = (
+            reconciled.member_epoch
+            if reconciled.state is MemberState.UNREVOKED_PARTITIONS
+            else None
+        )
+        reconciled = replace(reconciled, rebalance_timer_epoch=timer)
+    group = rules.write_member(group, stored, reconciled, config)
+    send_assignment = (
+        req.member_epoch == 0
+        or req.is_full()
+        or reconciled.assigned_partitions != member.assigned_partitions
+    )
+    response = ConsumerGroupHeartbeatResponse(
+        error_code=ErrorCode.NONE,
+        member_id=reconciled.member_id,
+        member_epoch=reconciled.member_epoch,
+        heartbeat_interval_ms=config.heartbeat_interval_ms,
+        assignment=reconciled.assigned_partitions if send_assignment else None,
+    )
+    return group, response
+
+
+def _reconcile(
+    rules: Rules,
+    member: Member,
+    group: Group,
+    req: ConsumerGroupHeartbeatRequest,
+    subscription_changed: bool,
+    subscribed_ids: frozenset[str],
+) -> Member:
+    return rules.reconcile(
+        member,
+        group.assignment_epoch,
+        group.target_assignment.get(member.member_id, EMPTY),
+        req.topic_partitions,
+        subscription_changed,
+        group.partition_epochs,
+        subscribed_ids,
+    )
+
+
+def handle_leave(group: Group, req: ConsumerGroupHeartbeatRequest, config: Config) -> HeartbeatResult:
+    """Leave with epoch -1 (fence) or a static member's temporary leave with -2
+    (``consumerGroupLeave`` / ``consumerGroupStaticMemberGroupLeave``; §8)."""
+    if req.instance_id is None:
+        member = group.members.get(req.member_id)
+        if member is None:
+            return group, error_response(req, ErrorCode.UNKNOWN_MEMBER_ID, config)
+    else:
+        holder_id = group.static_member_id(req.instance_id)
+        if holder_id is None:
+            return group, error_response(req, ErrorCode.UNKNOWN_MEMBER_ID, config)
+        if holder_id != req.member_id:
+            return group, error_response(req, ErrorCode.FENCED_INSTANCE_ID, config)
+        member = group.members[holder_id]
+    response = ConsumerGroupHeartbeatResponse(
+        error_code=ErrorCode.NONE,
+        member_id=req.member_id,
+        member_epoch=req.member_epoch,
+        heartbeat_interval_ms=0,
+    )
+    try:
+        if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            left = replace(
+                member,
+                member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                previous_member_epoch=member.member_epoch,
+                partitions_pending_revocation=EMPTY,
+                rebalance_timer_epoch=None,
+            )
+            return config.rules.write_member(group, member, left, config), response
+        return config.rules.remove_member(group, member, config), response
+    except PartitionEpochConflict:
+        return group, error_response(req, ErrorCode.UNKNOWN_SERVER_ERROR, config)
+
+
+# --------------------------------------------------------------------------- timers
+
+
+def session_timeout(group: Group, member_id: str, config: Config) -> Group:
+    """The member's session expired: fence it (``GroupMetadataManager`` session timer, §7)."""
+    member = group.members.get(member_id)
+    if member is None:
+        return group
+    try:
+        return config.rules.remove_member(group, member, config)
+    except PartitionEpochConflict:
+        return group
+
+
+def rebalance_timeout(group: Group, member_id: str, config: Config) -> Group:
+    """The revocation did not complete in the rebalance timeout: fence the member if it is
+    still at the epoch the timer was armed with (``scheduleConsumerGroupRebalanceTimeout``, §7)."""
+    member = group.members.get(member_id)
+    if member is None or member.rebalance_timer_epoch is None:
+        return group
+    if member.member_epoch != member.rebalance_timer_epoch:
+        return group
+    try:
+        return config.rules.remove_member(group, member, config)
+    except PartitionEpochConflict:
+        return group
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def on_metadata_change(group: Group, topic_name: str) -> Group:
+    """A subscribed topic changed (partitions added, or deleted and recreated under a new
+    topic id): bump the group epoch so a new target is computed (KIP-848 "Group Epoch";
+    Kafka detects it through the subscription metadata hash, KIP-1101)."""
+    for m in group.members.values():
+        if topic_name in m.subscribed_topic_names:
+            return replace(group, group_epoch=group.group_epoch + 1)
+    return group
+
+
+def drop_offsets_of_topic(group: Group, topic_id: str) -> Group:
+    """A deleted topic's committed offsets are removed at once (kafka-impl.md §12)."""
+    offsets = FrozenMap((tp, c) for tp, c in group.committed_offsets.items() if tp[0] != topic_id)
+    if len(offsets) == len(group.committed_offsets):
+        return group
+    return replace(group, committed_offsets=offsets)
+
+
+# --------------------------------------------------------------------------- offsets
+
+
+def validate_offset_commit(group: Group, req: OffsetCommitRequest, config: Config) -> ErrorCode:
+    """OffsetCommit fencing by member epoch (``ConsumerGroup.validateOffsetCommit``, §11):
+    an unknown member is UNKNOWN_MEMBER_ID; any epoch other than the member's current
+    one is STALE_MEMBER_EPOCH (KIP-848 strict equality, Kafka ≤ 4.2)."""
+    epoch = req.generation_id_or_member_epoch
+    if epoch < 0 and not group.members:
+        return ErrorCode.NONE
+    member = group.members.get(req.member_id)
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if epoch != member.member_epoch:
+        return ErrorCode.STALE_MEMBER_EPOCH
+    return ErrorCode.NONE
+
+
+def handle_offset_commit(
+    group: Group, req: OffsetCommitRequest, config: Config
+) -> tuple[Group, OffsetCommitResponse]:
+    """Validate and store committed offsets per partition (``OffsetMetadataManager.commitOffset``)."""
+    error = config.rules.validate_offset_commit(group, req, config)
+    if error is not ErrorCode.NONE or not req.topics:
+        return group, OffsetCommitResponse(error_code=error, topics=req.topics)
+    record = CommittedOffset(req.member_id, req.generation_id_or_member_epoch)
+    offsets = group.committed_offsets.as_dict()
+    for tp in req.topics:
+        offsets[tp] = record
+    return replace(group, committed_offsets=FrozenMap(offsets)), OffsetCommitResponse(
+        error_code=ErrorCode.NONE, topics=req.topics
+    )
+
+
+def member_target(group: Group, member_id: str) -> Assignment:
+    """The member's target partitions (empty when it has none)."""
+    return group.target_assignment.get(member_id, EMPTY)
+
+
+def pending_partitions(group: Group, member: Member) -> Assignment:
+    """The KIP-848 case studies' "pending-partitions": target partitions the member waits
+    for because their previous owner has not released them yet (the member is in
+    ``UNRELEASED_PARTITIONS``)."""
+    if member.state is not MemberState.UNRELEASED_PARTITIONS:
+        return EMPTY
+    return group.target_assignment.get(member.member_id, EMPTY) - member.assigned_partitions

@@ -1,0 +1,276 @@
+"""Frozen state records: the coordinator's group and members, the clients, the messages.
+
+Every record is a value (``@dataclass(frozen=True, slots=True)``); a step builds new
+records and leaves the old ones untouched. Field names follow KIP-848 and the Kafka
+records (``ConsumerGroupMemberMetadataValue``, ``ConsumerGroupCurrentMemberAssignmentValue``,
+``ConsumerGroupTargetAssignmentMetadataValue``) in snake case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
+from model.status import ClientStatus, ErrorCode, MemberState
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+"""Member epoch of a leave heartbeat (KIP-848 "Leaving the group")."""
+
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+"""Member epoch of a static member's temporary leave (KIP-848 "Static Membership")."""
+
+
+# --------------------------------------------------------------------------- coordinator
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A member as the group coordinator stores it (``ConsumerGroupMember``).
+
+    ``assigned_partitions`` excludes ``partitions_pending_revocation``; together they are
+    what the coordinator believes the member may still own. ``rebalance_timer_epoch`` is
+    the member epoch the revocation (rebalance) timer was armed with, or ``None``
+    (``GroupMetadataManager.scheduleConsumerGroupRebalanceTimeout``).
+    """
+
+    member_id: str
+    instance_id: str | None
+    member_epoch: int
+    previous_member_epoch: int
+    state: MemberState
+    assigned_partitions: Assignment
+    partitions_pending_revocation: Assignment
+    subscribed_topic_names: frozenset[str]
+    server_assignor: str | None
+    rebalance_timeout_ms: int
+    rebalance_timer_epoch: int | None = None
+
+    def owned_or_pending(self) -> Assignment:
+        """Partitions the coordinator counts as held by this member (assigned ∪ revoking)."""
+        if not self.partitions_pending_revocation:
+            return self.assigned_partitions
+        return self.assigned_partitions | self.partitions_pending_revocation
+
+
+def new_member(member_id: str, instance_id: str | None) -> Member:
+    """A fresh member: epoch 0, previous epoch -1, STABLE, nothing assigned
+    (``ConsumerGroupMember.Builder`` defaults; kafka-impl.md §2)."""
+    return Member(
+        member_id=member_id,
+        instance_id=instance_id,
+        member_epoch=0,
+        previous_member_epoch=-1,
+        state=MemberState.STABLE,
+        assigned_partitions=EMPTY,
+        partitions_pending_revocation=EMPTY,
+        subscribed_topic_names=frozenset(),
+        server_assignor=None,
+        rebalance_timeout_ms=-1,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    """Who committed a partition's offset and at which member epoch.
+
+    The model abstracts the offset value away; what the safety properties need is that
+    only a member at a valid epoch wrote it (``OffsetCommitValue`` + the request's
+    member id and epoch).
+    """
+
+    member_id: str
+    member_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    """A topic in the cluster metadata image: its id (KIP-516) and partition count."""
+
+    topic_id: str
+    partitions: int
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """The coordinator's consumer group (``ConsumerGroup``).
+
+    ``partition_epochs`` is the group-wide ``currentPartitionEpoch`` map: for each partition
+    held by a member (assigned or pending revocation), the member epoch of its holder. A
+    partition absent from it is free (kafka-impl.md §6).
+    """
+
+    group_epoch: int
+    assignment_epoch: int
+    target_assignment: FrozenMap[str, Assignment]
+    members: FrozenMap[str, Member]
+    partition_epochs: FrozenMap[TopicPartition, int]
+    committed_offsets: FrozenMap[TopicPartition, CommittedOffset]
+
+    def static_member_id(self, instance_id: str) -> str | None:
+        """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``)."""
+        for member in self.members.values():
+            if member.instance_id == instance_id:
+                return member.member_id
+        return None
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatRequest:
+    """ConsumerGroupHeartbeat request (KIP-848). ``None`` means the field was not sent."""
+
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: frozenset[str] | None = None
+    server_assignor: str | None = None
+    topic_partitions: Assignment | None = None
+
+    def is_full(self) -> bool:
+        """A "full" request re-sends everything (KAFKA-16367): the coordinator then always
+        returns the assignment."""
+        return (
+            self.rebalance_timeout_ms != -1
+            and self.subscribed_topic_names is not None
+            and self.topic_partitions is not None
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatResponse:
+    """ConsumerGroupHeartbeat response (KIP-848). ``assignment`` is ``None`` when unchanged."""
+
+    error_code: ErrorCode
+    member_id: str | None
+    member_epoch: int
+    heartbeat_interval_ms: int
+    assignment: Assignment | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitRequest:
+    """OffsetCommit request (v9+): ``generation_id_or_member_epoch`` carries the member epoch."""
+
+    member_id: str
+    generation_id_or_member_epoch: int
+    topics: Assignment
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitResponse:
+    """OffsetCommit response; one error for the whole request in the model."""
+
+    error_code: ErrorCode
+    topics: Assignment
+
+
+Request = ConsumerGroupHeartbeatRequest | OffsetCommitRequest
+Response = ConsumerGroupHeartbeatResponse | OffsetCommitResponse
+Body = Request | Response
+
+HEARTBEAT = "heartbeat"
+OFFSET_COMMIT = "offset_commit"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A request or response in flight between a client process and the coordinator.
+
+    ``incarnation`` identifies the client process and ``connection`` its TCP connection
+    to the coordinator: a request timeout closes the connection (Kafka's
+    ``NetworkClient``), so responses on an earlier connection or incarnation are never
+    read. Within a connection messages are delivered in order, never duplicated.
+    """
+
+    client: str
+    incarnation: int
+    connection: int
+    to_coordinator: bool
+    body: Body
+
+    @property
+    def api(self) -> str:
+        """``heartbeat`` or ``offset_commit``."""
+        if isinstance(self.body, ConsumerGroupHeartbeatRequest | ConsumerGroupHeartbeatResponse):
+            return HEARTBEAT
+        return OFFSET_COMMIT
+
+
+# --------------------------------------------------------------------------- clients
+
+
+@dataclass(frozen=True, slots=True)
+class SentFields:
+    """What the client last sent in a heartbeat; fields re-sent only when changed
+    (``ConsumerHeartbeatRequestManager.HeartbeatState``). ``None`` in place of the record
+    means the next heartbeat is full."""
+
+    subscribed_topic_names: frozenset[str]
+    server_assignor: str | None
+    topic_partitions: Assignment
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """A consumer process speaking the KIP-848 protocol (Java ``AbstractMembershipManager``).
+
+    ``owned`` is what the application is consuming right now — the client view that the
+    single-owner property is about. ``target`` is the latest assignment received;
+    ``reconciling`` the target being applied while the revoked partitions' offsets are
+    committed (``revoking``).
+    """
+
+    name: str
+    instance_id: str | None
+    incarnation: int
+    member_id: str
+    alive: bool
+    status: ClientStatus
+    member_epoch: int
+    subscription: frozenset[str]
+    server_assignor: str | None
+    owned: Assignment = EMPTY
+    target: Assignment | None = None
+    reconciling: Assignment | None = None
+    revoking: Assignment = EMPTY
+    heartbeat_in_flight: bool = False
+    commit_in_flight: bool = False
+    connection: int = 0
+    sent: SentFields | None = None
+    leave_epoch: int = LEAVE_GROUP_MEMBER_EPOCH
+    fatal_error: ErrorCode | None = None
+
+
+# --------------------------------------------------------------------------- the system
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """The whole system: coordinator group, cluster metadata, clients and the network.
+
+    ``network`` is in send order (per-channel FIFO unless reordering is on);
+    ``perturbations`` counts the perturbation actions taken so far (design.md: presets
+    bound perturbations, never progress).
+    """
+
+    group: Group
+    topics: FrozenMap[str, TopicMetadata]
+    clients: tuple[Client, ...]
+    network: tuple[Message, ...]
+    perturbations: int = 0
+    topic_generation: int = 0
+
+    def client(self, name: str) -> Client:
+        """The client called ``name``."""
+        for c in self.clients:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def subscribed_topic_ids(self, names: frozenset[str]) -> frozenset[str]:
+        """Topic ids of the subscribed names that exist in the metadata image."""
+        topics = self.topics
+        return frozenset(topics[n].topic_id for n in names if n in topics)

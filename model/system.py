@@ -1,0 +1,410 @@
+"""The system: ``initial``, ``enabled`` and ``step``. Everything that explores, replays,
+simulates or renders goes through these three (design.md "The model's shape").
+
+``enabled`` lists the actions in a deterministic order: coordinator, network deliveries,
+client progress, then perturbations (while the budget lasts). ``step`` is pure and
+returns the very same object when an action changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from model import client as cl
+from model import coordinator as co
+from model.actions import (
+    Action,
+    AddPartitions,
+    ChangeServerAssignor,
+    ChangeSubscription,
+    CommitOffsets,
+    ComputeTargetAssignment,
+    Crash,
+    AbandonRequest,
+    DeliverMessage,
+    Leave,
+    LoseMessage,
+    RebalanceTimeout,
+    Reconcile,
+    RecreateTopic,
+    Rejoin,
+    ReleaseAssignment,
+    RequestTimeout,
+    Restart,
+    SendHeartbeat,
+    SessionTimeout,
+    Subscribe,
+    TemporaryLeave,
+)
+from model.config import Config
+from model.ids import FrozenMap
+from model.records import (
+    HEARTBEAT,
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    OFFSET_COMMIT,
+    Body,
+    Client,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    Group,
+    Message,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    State,
+    TopicMetadata,
+)
+from model.status import ClientStatus
+
+S = ClientStatus
+
+LIVE = frozenset(
+    {S.JOINING, S.RECONCILING, S.ACKNOWLEDGING, S.STABLE, S.FENCED, S.PREPARE_LEAVING, S.LEAVING}
+)
+"""Client states in which the process keeps its session alive."""
+
+
+# --------------------------------------------------------------------------- initial
+
+
+def initial(config: Config) -> State:
+    """The initial state: an empty group, the configured topics (topic id = name), and
+    every client either JOINING (already subscribed) or UNSUBSCRIBED."""
+    start = 1 if config.epoch_layout == "kafka-4.3" else 0
+    group = Group(
+        group_epoch=start,
+        assignment_epoch=start,
+        target_assignment=FrozenMap(),
+        members=FrozenMap(),
+        partition_epochs=FrozenMap(),
+        committed_offsets=FrozenMap(),
+    )
+    topics = FrozenMap((name, TopicMetadata(name, n)) for name, n in config.topics)
+    clients = tuple(
+        Client(
+            name=spec.name,
+            instance_id=spec.instance_id,
+            incarnation=0,
+            member_id=cl.member_id_for(spec.name, 0),
+            alive=True,
+            status=S.JOINING if spec.subscribed else S.UNSUBSCRIBED,
+            member_epoch=0,
+            subscription=frozenset(spec.subscription),
+            server_assignor=spec.server_assignor,
+        )
+        for spec in config.clients
+    )
+    return State(group=group, topics=topics, clients=clients, network=())
+
+
+# --------------------------------------------------------------------------- enabled
+
+
+def _deliverable(state: State, config: Config) -> list[Message]:
+    """Messages the network may deliver now: the head of each channel. A channel is one
+    direction of one TCP connection; without ``config.reorder`` a client's successive
+    connections form one channel (an old connection's messages arrive first)."""
+    seen_channels: set[tuple[str, int, int, bool]] = set()
+    out: list[Message] = []
+    for m in state.network:
+        channel = (m.client, m.incarnation, m.connection if config.reorder else 0, m.to_coordinator)
+        if channel in seen_channels:
+            continue
+        seen_channels.add(channel)
+        out.append(m)
+    return out
+
+
+def _pending(state: State, c: Client) -> set[str]:
+    """APIs with a request or response still in the network on the client's connection."""
+    return {
+        m.api
+        for m in state.network
+        if m.client == c.name and m.incarnation == c.incarnation and m.connection == c.connection
+    }
+
+
+def _client_process(state: State, member_id: str) -> Client | None:
+    for c in state.clients:
+        if c.member_id == member_id and c.alive and c.status in LIVE:
+            return c
+    return None
+
+
+def enabled(state: State, config: Config) -> tuple[Action, ...]:
+    """Every action enabled in ``state``, in a deterministic order."""
+    acts: list[Action] = []
+    group = state.group
+    if (
+        not config.compute_target_in_heartbeat
+        and group.members
+        and group.group_epoch > group.assignment_epoch
+    ):
+        acts.append(ComputeTargetAssignment())
+    deliverable = _deliverable(state, config)
+    acts.extend(DeliverMessage(m) for m in deliverable)
+
+    for c in state.clients:
+        if not c.alive:
+            continue
+        status = c.status
+        if not c.heartbeat_in_flight and status in cl.HEARTBEATING:
+            acts.append(SendHeartbeat(c.name))
+        if status is S.RECONCILING and c.reconciling is None and c.target is not None:
+            acts.append(Reconcile(c.name))
+        if status is S.PREPARE_LEAVING and c.reconciling is None:
+            acts.append(ReleaseAssignment(c.name))
+        if status is S.FENCED:
+            acts.append(Rejoin(c.name))
+        if (
+            config.auto_commit
+            and c.owned
+            and not c.commit_in_flight
+            and c.reconciling is None
+            and c.member_epoch > 0
+            and status in cl.IN_GROUP
+        ):
+            acts.append(CommitOffsets(c.name))
+        if c.heartbeat_in_flight or c.commit_in_flight:
+            pending = _pending(state, c)
+            if (c.heartbeat_in_flight and HEARTBEAT not in pending) or (
+                c.commit_in_flight and OFFSET_COMMIT not in pending
+            ):
+                acts.append(RequestTimeout(c.name))
+
+    if state.perturbations < config.max_perturbations:
+        acts.extend(_perturbations(state, config, deliverable))
+    return tuple(acts)
+
+
+def _perturbations(state: State, config: Config, deliverable: list[Message]) -> list[Action]:
+    allows = config.allows
+    acts: list[Action] = []
+    for c in state.clients:
+        if c.alive:
+            if allows("Subscribe") and c.status is S.UNSUBSCRIBED and not c.heartbeat_in_flight:
+                acts.append(Subscribe(c.name))
+            if allows("Leave") and c.status in cl.IN_GROUP:
+                acts.append(Leave(c.name))
+            if allows("TemporaryLeave") and c.instance_id is not None and c.status in cl.IN_GROUP:
+                acts.append(TemporaryLeave(c.name))
+            if allows("Crash"):
+                acts.append(Crash(c.name))
+            if allows("ChangeSubscription") and c.status in cl.IN_GROUP:
+                for choice in config.subscription_choices:
+                    if frozenset(choice) != c.subscription:
+                        acts.append(ChangeSubscription(c.name, tuple(sorted(choice))))
+            if allows("AbandonRequest") and (c.heartbeat_in_flight or c.commit_in_flight):
+                pending = _pending(state, c)
+                if (c.heartbeat_in_flight and HEARTBEAT in pending) or (
+                    c.commit_in_flight and OFFSET_COMMIT in pending
+                ):
+                    acts.append(AbandonRequest(c.name))
+            if allows("ChangeServerAssignor") and c.status in cl.IN_GROUP:
+                for name in config.server_assignors:
+                    if name != c.server_assignor:
+                        acts.append(ChangeServerAssignor(c.name, name))
+        elif allows("Restart") and c.incarnation < config.max_restarts:
+            acts.append(Restart(c.name))
+    group = state.group
+    for mid, member in group.members.items():
+        process = _client_process(state, mid)
+        if allows("SessionTimeout") and (process is None or config.slow_clients):
+            acts.append(SessionTimeout(mid))
+        if (
+            allows("RebalanceTimeout")
+            and member.rebalance_timer_epoch is not None
+            and member.rebalance_timer_epoch == member.member_epoch
+            and (
+                process is None
+                or config.slow_clients
+                or process.owned.isdisjoint(member.partitions_pending_revocation)
+            )
+        ):
+            acts.append(RebalanceTimeout(mid))
+    for name, meta in state.topics.items():
+        if allows("AddPartitions") and meta.partitions < config.max_partitions_per_topic:
+            acts.append(AddPartitions(name))
+        if allows("RecreateTopic"):
+            acts.append(RecreateTopic(name))
+    if allows("LoseMessage"):
+        acts.extend(LoseMessage(m) for m in deliverable)
+    return acts
+
+
+# --------------------------------------------------------------------------- step
+
+
+def _set_client(state: State, new: Client, sent: Body | None = None, **changes: object) -> State:
+    clients = tuple(new if c.name == new.name else c for c in state.clients)
+    network = state.network
+    if sent is not None:
+        network = (*network, Message(new.name, new.incarnation, new.connection, True, sent))
+    return replace(state, clients=clients, network=network, **changes)
+
+
+def _without(network: tuple[Message, ...], message: Message) -> tuple[Message, ...]:
+    i = network.index(message)
+    return network[:i] + network[i + 1 :]
+
+
+def _send_heartbeat(state: State, a: SendHeartbeat, config: Config) -> State:
+    c = state.client(a.client)
+    new, req = config.rules.client_build_heartbeat(c, config)
+    return _set_client(state, new, req)
+
+
+def _reconcile(state: State, a: Reconcile, config: Config) -> State:
+    new, commit = config.rules.client_reconcile(state.client(a.client), config)
+    return _set_client(state, new, commit)
+
+
+def _release(state: State, a: ReleaseAssignment, config: Config) -> State:
+    new, commit = cl.release_assignment(state.client(a.client))
+    return _set_client(state, new, commit)
+
+
+def _rejoin(state: State, a: Rejoin, config: Config) -> State:
+    return _set_client(state, cl.rejoin(state.client(a.client)))
+
+
+def _commit(state: State, a: CommitOffsets, config: Config) -> State:
+    new, req = cl.auto_commit(state.client(a.client))
+    return _set_client(state, new, req)
+
+
+def _deliver(state: State, a: DeliverMessage, config: Config) -> State:
+    m = a.message
+    network = _without(state.network, m)
+    body = m.body
+    if m.to_coordinator:
+        group = state.group
+        response: Body
+        if isinstance(body, ConsumerGroupHeartbeatRequest):
+            group, response = co.handle_consumer_group_heartbeat(group, state.topics, body, config)
+        else:
+            assert isinstance(body, OffsetCommitRequest)
+            group, response = co.handle_offset_commit(group, body, config)
+        reply = Message(m.client, m.incarnation, m.connection, False, response)
+        return replace(state, group=group, network=(*network, reply))
+    c = state.client(m.client)
+    if not c.alive or c.incarnation != m.incarnation or c.connection != m.connection:
+        return replace(state, network=network)  # nobody reads a closed connection
+    if isinstance(body, ConsumerGroupHeartbeatResponse):
+        new = config.rules.client_on_heartbeat_response(c, body, config)
+    else:
+        assert isinstance(body, OffsetCommitResponse)
+        new = cl.on_commit_response(c, body)
+    return replace(_set_client(state, new), network=network)
+
+
+def _timeout(state: State, a: RequestTimeout | AbandonRequest, config: Config) -> State:
+    return _set_client(state, cl.disconnect(state.client(a.client)))
+
+
+def _compute(state: State, a: ComputeTargetAssignment, config: Config) -> State:
+    group = config.rules.compute_target_assignment(
+        state.group, state.topics, config.server_assignors[0]
+    )
+    return replace(state, group=group)
+
+
+def _subscribe(state: State, a: Subscribe, config: Config) -> State:
+    return _set_client(state, cl.subscribe(state.client(a.client)))
+
+
+def _leave(state: State, a: Leave, config: Config) -> State:
+    return _set_client(state, cl.leave(state.client(a.client), LEAVE_GROUP_MEMBER_EPOCH))
+
+
+def _temporary_leave(state: State, a: TemporaryLeave, config: Config) -> State:
+    return _set_client(state, cl.leave(state.client(a.client), LEAVE_GROUP_STATIC_MEMBER_EPOCH))
+
+
+def _crash(state: State, a: Crash, config: Config) -> State:
+    return _set_client(state, cl.crash(state.client(a.client)))
+
+
+def _restart(state: State, a: Restart, config: Config) -> State:
+    return _set_client(state, cl.restart(state.client(a.client)))
+
+
+def _change_subscription(state: State, a: ChangeSubscription, config: Config) -> State:
+    return _set_client(state, cl.change_subscription(state.client(a.client), frozenset(a.topics)))
+
+
+def _change_assignor(state: State, a: ChangeServerAssignor, config: Config) -> State:
+    return _set_client(state, cl.change_server_assignor(state.client(a.client), a.assignor))
+
+
+def _session_timeout(state: State, a: SessionTimeout, config: Config) -> State:
+    return replace(state, group=config.rules.session_timeout(state.group, a.member_id, config))
+
+
+def _rebalance_timeout(state: State, a: RebalanceTimeout, config: Config) -> State:
+    return replace(state, group=config.rules.rebalance_timeout(state.group, a.member_id, config))
+
+
+def _add_partitions(state: State, a: AddPartitions, config: Config) -> State:
+    meta = state.topics[a.topic]
+    topics = state.topics.set(a.topic, TopicMetadata(meta.topic_id, meta.partitions + 1))
+    group = config.rules.on_metadata_change(state.group, a.topic)
+    return replace(state, topics=topics, group=group)
+
+
+def _recreate_topic(state: State, a: RecreateTopic, config: Config) -> State:
+    meta = state.topics[a.topic]
+    generation = state.topic_generation + 1
+    topics = state.topics.set(a.topic, TopicMetadata(f"{a.topic}~{generation}", meta.partitions))
+    group = co.drop_offsets_of_topic(state.group, meta.topic_id)
+    group = config.rules.on_metadata_change(group, a.topic)
+    return replace(state, topics=topics, group=group, topic_generation=generation)
+
+
+def _lose(state: State, a: LoseMessage, config: Config) -> State:
+    return replace(state, network=_without(state.network, a.message))
+
+
+
+
+_HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
+    SendHeartbeat: _send_heartbeat,  # type: ignore[dict-item]
+    Reconcile: _reconcile,  # type: ignore[dict-item]
+    ReleaseAssignment: _release,  # type: ignore[dict-item]
+    Rejoin: _rejoin,  # type: ignore[dict-item]
+    CommitOffsets: _commit,  # type: ignore[dict-item]
+    DeliverMessage: _deliver,  # type: ignore[dict-item]
+    RequestTimeout: _timeout,  # type: ignore[dict-item]
+    ComputeTargetAssignment: _compute,  # type: ignore[dict-item]
+    Subscribe: _subscribe,  # type: ignore[dict-item]
+    Leave: _leave,  # type: ignore[dict-item]
+    TemporaryLeave: _temporary_leave,  # type: ignore[dict-item]
+    Crash: _crash,  # type: ignore[dict-item]
+    Restart: _restart,  # type: ignore[dict-item]
+    ChangeSubscription: _change_subscription,  # type: ignore[dict-item]
+    ChangeServerAssignor: _change_assignor,  # type: ignore[dict-item]
+    SessionTimeout: _session_timeout,  # type: ignore[dict-item]
+    RebalanceTimeout: _rebalance_timeout,  # type: ignore[dict-item]
+    AddPartitions: _add_partitions,  # type: ignore[dict-item]
+    RecreateTopic: _recreate_topic,  # type: ignore[dict-item]
+    LoseMessage: _lose,  # type: ignore[dict-item]
+    AbandonRequest: _timeout,  # type: ignore[dict-item]
+}
+
+
+def step(state: State, action: Action, config: Config) -> State:
+    """Apply ``action`` to ``state``. The caller guarantees the action is enabled
+    (``replay`` checks it). A perturbation spends one unit of the budget."""
+    new = _HANDLERS[type(action)](state, action, config)
+    if action.PERTURBATION:
+        new = replace(new, perturbations=new.perturbations + 1)
+    if new == state:
+        return state
+    return new
+
+
+def is_enabled(state: State, action: Action, config: Config) -> bool:
+    """Whether ``action`` is enabled in ``state``."""
+    return action in enabled(state, config)
+
