@@ -147,17 +147,19 @@ class ChangeServerAssignor(Action):
 
 @dataclass(frozen=True, slots=True)
 class SessionTimeout(Action):
-    """The coordinator's session timer for a member expires."""
+    """The coordinator's session timer for a member expires: its client process is gone
+    (crashed, fatal, or left without being heard), or — with ``slow_clients`` — is
+    merely slow. A timer the coordinator always fires eventually, so not a perturbation."""
 
-    PERTURBATION: ClassVar[bool] = True
     member_id: str
 
 
 @dataclass(frozen=True, slots=True)
 class RebalanceTimeout(Action):
-    """The coordinator's rebalance (revocation) timer for a member expires."""
+    """The coordinator's rebalance (revocation) timer for a member expires while the member
+    still has partitions pending revocation at the armed epoch (same conditions as
+    ``SessionTimeout``)."""
 
-    PERTURBATION: ClassVar[bool] = True
     member_id: str
 
 

@@ -25,8 +25,6 @@ PERTURBATIONS = frozenset(
         "Restart",
         "ChangeSubscription",
         "ChangeServerAssignor",
-        "SessionTimeout",
-        "RebalanceTimeout",
         "AddPartitions",
         "RecreateTopic",
         "LoseMessage",

@@ -14,7 +14,7 @@ TINY = Config(
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=2,
-    perturbations=frozenset({"Subscribe", "Leave", "Crash", "SessionTimeout"}),
+    perturbations=frozenset({"Subscribe", "Leave", "Crash"}),
     max_restarts=0,
 )
 """Two clients, one topic of two partitions; B may join, someone may leave or crash."""
@@ -29,7 +29,7 @@ SMALL = Config(
     ),
     max_perturbations=4,
     perturbations=frozenset(
-        {"Subscribe", "Leave", "Crash", "Restart", "SessionTimeout", "RebalanceTimeout", "LoseMessage"}
+        {"Subscribe", "Leave", "Crash", "Restart", "LoseMessage"}
     ),
     auto_commit=True,
 )
@@ -44,7 +44,7 @@ STATIC = Config(
     ),
     max_perturbations=3,
     perturbations=frozenset(
-        {"TemporaryLeave", "Subscribe", "Crash", "Restart", "SessionTimeout", "LoseMessage"}
+        {"TemporaryLeave", "Subscribe", "Crash", "Restart", "LoseMessage"}
     ),
 )
 """Two static members that leave temporarily (-2), crash and come back."""

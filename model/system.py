@@ -173,9 +173,27 @@ def enabled(state: State, config: Config) -> tuple[Action, ...]:
             ):
                 acts.append(RequestTimeout(c.name))
 
+    acts.extend(timeouts(state, config))
     if state.perturbations < config.max_perturbations:
         acts.extend(_perturbations(state, config, deliverable))
     return tuple(acts)
+
+
+def timeouts(state: State, config: Config) -> list[Action]:
+    """Coordinator timers that fire: the session timer of a member whose client process is
+    gone, and its rebalance timer while it still revokes at the armed epoch (kafka-impl §7).
+    A live client keeps its session unless ``config.slow_clients``."""
+    acts: list[Action] = []
+    for mid, member in state.group.members.items():
+        if not config.slow_clients and _client_process(state, mid) is not None:
+            continue
+        acts.append(SessionTimeout(mid))
+        if (
+            member.rebalance_timer_epoch is not None
+            and member.rebalance_timer_epoch == member.member_epoch
+        ):
+            acts.append(RebalanceTimeout(mid))
+    return acts
 
 
 def _perturbations(state: State, config: Config, deliverable: list[Message]) -> list[Action]:
@@ -207,22 +225,6 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
                         acts.append(ChangeServerAssignor(c.name, name))
         elif allows("Restart") and c.incarnation < config.max_restarts:
             acts.append(Restart(c.name))
-    group = state.group
-    for mid, member in group.members.items():
-        process = _client_process(state, mid)
-        if allows("SessionTimeout") and (process is None or config.slow_clients):
-            acts.append(SessionTimeout(mid))
-        if (
-            allows("RebalanceTimeout")
-            and member.rebalance_timer_epoch is not None
-            and member.rebalance_timer_epoch == member.member_epoch
-            and (
-                process is None
-                or config.slow_clients
-                or process.owned.isdisjoint(member.partitions_pending_revocation)
-            )
-        ):
-            acts.append(RebalanceTimeout(mid))
     for name, meta in state.topics.items():
         if allows("AddPartitions") and meta.partitions < config.max_partitions_per_topic:
             acts.append(AddPartitions(name))

@@ -51,7 +51,7 @@ def kip_config(partitions: int) -> Config:
         topics=(("foo", partitions),),
         clients=tuple(ClientSpec(n, ("foo",), subscribed=False) for n in "ABC"),
         max_perturbations=10,
-        perturbations=frozenset({"Subscribe", "Crash", "SessionTimeout", "AddPartitions"}),
+        perturbations=frozenset({"Subscribe", "Crash", "AddPartitions"}),
         compute_target_in_heartbeat=False,
         reconcile_while_assigning=False,
         epoch_layout="kip-848",

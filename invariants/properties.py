@@ -1,0 +1,323 @@
+"""The named properties of the KIP-848 model (design.md "Properties").
+
+Each property is a value: a name, a kind, a one-sentence description in KIP terms, the KIP
+section or Kafka rule it comes from and — for state and step properties — one expression
+in the ``invariants.expr`` language, compiled to Python here and encoded into Z3 by
+``invariants.z3``. Big invariants are split into conjuncts (``Invariant.Conjunct``) so a
+violation names the conjunct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from model.actions import Action
+from model.records import State
+
+from invariants.expr import (
+    Cmp,
+    Compiled,
+    Const,
+
+    Expr,
+    Fn,
+
+    Implies,
+    Not,
+    Or,
+    Rel,
+    Same,
+    Snapshot,
+    StepSnapshot,
+    Var,
+    all_of,
+    any_of,
+    compile_expr,
+    exists,
+    forall,
+    witness,
+)
+
+
+class Kind(Enum):
+    """When a property must hold."""
+
+    ALWAYS_STATE = "always (state)"
+    ALWAYS_STEP = "always (step)"
+    SOMETIMES = "sometimes"
+    EVENTUALLY = "eventually"
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named property. ``expr`` is set for state and step properties; ``witness_of`` for
+    ``SOMETIMES`` witnesses that need more than the snapshot (e.g. the action taken)."""
+
+    name: str
+    kind: Kind
+    description: str
+    reference: str
+    expr: Expr | None = None
+    witness_of: Callable[[State, Action, State], bool] | None = None
+    compiled: Compiled | None = field(default=None, compare=False, repr=False)
+
+    def holds(self, structure: Snapshot | StepSnapshot) -> bool:
+        """Evaluate the Python reading of the expression."""
+        assert self.compiled is not None, f"{self.name} has no expression"
+        return self.compiled(structure, {})
+
+    def explain(self, structure: Snapshot | StepSnapshot) -> str:
+        """Name the elements that falsify a universally quantified property."""
+        assert self.expr is not None
+        binding = witness(self.expr, structure)
+        if not binding:
+            return self.description
+        parts = []
+        for k, v in binding.items():
+            parts.append(f"{k}={v[0]}-{v[1]}" if isinstance(v, tuple) else f"{k}={v}")
+        return f"{self.description} Counterexample: " + ", ".join(parts) + "."
+
+
+def _prop(
+    name: str, kind: Kind, description: str, reference: str, expr: Expr
+) -> Property:
+    return Property(name, kind, description, reference, expr, None, compile_expr(expr))
+
+
+c1, c2, c = Var("c1", "client"), Var("c2", "client"), Var("c", "client")
+m1, m2, m = Var("m1", "member"), Var("m2", "member"), Var("m", "member")
+p = Var("p", "partition")
+
+
+def R(name: str, *args: Var, when: str = "now") -> Rel:
+    return Rel(name, args, when)  # type: ignore[arg-type]
+
+
+def F(name: str, *args: Var, when: str = "now") -> Fn:
+    return Fn(name, args, when)  # type: ignore[arg-type]
+
+
+FRESH_TARGET = Cmp("==", F("group_epoch"), F("assignment_epoch"))
+"""The target assignment reflects the current group metadata (no rebalance pending)."""
+
+
+# --------------------------------------------------------------------------- state
+
+NO_DOUBLE_CLIENT_OWNERSHIP = _prop(
+    "NoDoubleClientOwnership",
+    Kind.ALWAYS_STATE,
+    "No partition is consumed by two clients at once.",
+    "KIP-848 Member Epoch - Reconciliation (revoke before assign); bug catalogue I1",
+    forall(c1, c2, p)(Implies(all_of(R("client_owns", c1, p), R("client_owns", c2, p)), Same(c1, c2))),
+)
+
+NO_DOUBLE_MEMBER_ASSIGNMENT = _prop(
+    "NoDoubleMemberAssignment",
+    Kind.ALWAYS_STATE,
+    "No partition is assigned to, or pending revocation from, two members at once.",
+    "KIP-848 Member Epoch - Reconciliation; ConsumerGroup partition epochs (KAFKA-16147)",
+    forall(m1, m2, p)(Implies(all_of(R("holds", m1, p), R("holds", m2, p)), Same(m1, m2))),
+)
+
+OWNED_PARTITIONS_ARE_HELD = _prop(
+    "OwnedPartitionsAreHeld",
+    Kind.ALWAYS_STATE,
+    "A client consumes only partitions its member holds at the coordinator.",
+    "KIP-848 Member Epoch - Reconciliation; kafka-impl §6",
+    forall(c, p)(
+        Implies(
+            R("client_owns", c, p),
+            exists(m)(all_of(R("client_member", c, m), R("holds", m, p))),
+        )
+    ),
+)
+
+TARGET_UNIQUE = _prop(
+    "ValidTargetAssignment.Unique",
+    Kind.ALWAYS_STATE,
+    "The target assignment gives each partition to at most one member.",
+    "KIP-848 Assignment Process",
+    forall(m1, m2, p)(Implies(all_of(R("target", m1, p), R("target", m2, p)), Same(m1, m2))),
+)
+
+TARGET_ONLY_SUBSCRIBED = _prop(
+    "ValidTargetAssignment.OnlySubscribed",
+    Kind.ALWAYS_STATE,
+    "A current target assignment gives partitions only to members subscribed to their topic.",
+    "KIP-848 Assignment Process",
+    Implies(
+        FRESH_TARGET,
+        forall(m, p)(
+            Implies(R("target", m, p), all_of(R("is_member", m), R("subscribed", m, p)))
+        ),
+    ),
+)
+
+TARGET_COVERS = _prop(
+    "ValidTargetAssignment.Covers",
+    Kind.ALWAYS_STATE,
+    "A current target assignment gives every subscribed partition to some member.",
+    "KIP-848 Assignment Process",
+    Implies(
+        FRESH_TARGET,
+        forall(p)(
+            Implies(
+                exists(m1)(all_of(R("is_member", m1), R("subscribed", m1, p))),
+                exists(m2)(R("target", m2, p)),
+            )
+        ),
+    ),
+)
+
+ASSIGNMENT_EPOCH_BOUNDED = _prop(
+    "EpochOrder.AssignmentEpoch",
+    Kind.ALWAYS_STATE,
+    "The assignment epoch never exceeds the group epoch.",
+    "KIP-848 Assignment Epoch; kafka-impl §3",
+    Cmp("<=", F("assignment_epoch"), F("group_epoch")),
+)
+
+MEMBER_EPOCH_BOUNDED = _prop(
+    "EpochOrder.MemberEpoch",
+    Kind.ALWAYS_STATE,
+    "A member epoch never exceeds the assignment epoch.",
+    "KIP-848 Member Epoch; kafka-impl §3",
+    forall(m)(Implies(R("is_member", m), Cmp("<=", F("member_epoch", m), F("assignment_epoch")))),
+)
+
+STATUS_EMPTY = _prop(
+    "GroupStatusConsistent.Empty",
+    Kind.ALWAYS_STATE,
+    "The group is EMPTY exactly when it has no members.",
+    "KIP-848 Group States",
+    Or((
+        all_of(Cmp("==", F("group_status"), Const(0)), Not(exists(m)(R("is_member", m)))),
+        all_of(Cmp("!=", F("group_status"), Const(0)), exists(m)(R("is_member", m))),
+    )),
+)
+
+STATUS_STABLE = _prop(
+    "GroupStatusConsistent.Stable",
+    Kind.ALWAYS_STATE,
+    "A STABLE group has every member at the assignment epoch holding exactly its target.",
+    "KIP-848 Group States; ConsumerGroup.maybeUpdateGroupState",
+    Implies(
+        Cmp("==", F("group_status"), Const(3)),
+        all_of(
+            FRESH_TARGET,
+            forall(m, p)(
+                Implies(
+                    R("is_member", m),
+                    all_of(
+                        Cmp("==", F("member_epoch", m), F("assignment_epoch")),
+                        R("stable", m),
+                        Not(R("revoking", m, p)),
+                        Or((
+                            all_of(R("assigned", m, p), R("target", m, p)),
+                            all_of(Not(R("assigned", m, p)), Not(R("target", m, p))),
+                        )),
+                    ),
+                )
+            ),
+        ),
+    ),
+)
+
+# --------------------------------------------------------------------------- step
+
+MEMBER_EPOCH_MONOTONE = _prop(
+    "MemberEpochMonotone",
+    Kind.ALWAYS_STEP,
+    "A member's epoch at the coordinator never decreases, except to -2 on a static "
+    "member's temporary leave (fencing removes the member).",
+    "KIP-848 Member Epoch; bug catalogue I3",
+    forall(m)(
+        Implies(
+            all_of(R("is_member", m, when="pre"), R("is_member", m, when="post")),
+            any_of(
+                Cmp(">=", F("member_epoch", m, when="post"), F("member_epoch", m, when="pre")),
+                Cmp("==", F("member_epoch", m, when="post"), Const(-2)),
+            ),
+        )
+    ),
+)
+
+CLIENT_EPOCH_MONOTONE = _prop(
+    "ClientEpochMonotone",
+    Kind.ALWAYS_STEP,
+    "A client process's member epoch never decreases except when it is fenced or leaves "
+    "(back to 0).",
+    "KIP-848 Consumer Group Heartbeat API; bug catalogue #26 (KAFKA-19335)",
+    forall(c)(
+        Implies(
+            Cmp("==", F("client_incarnation", c, when="pre"), F("client_incarnation", c, when="post")),
+            any_of(
+                Cmp(">=", F("client_epoch", c, when="post"), F("client_epoch", c, when="pre")),
+                Cmp("==", F("client_epoch", c, when="post"), Const(0)),
+            ),
+        )
+    ),
+)
+
+HAND_OUT_ONLY_RELEASED = _prop(
+    "HandOutOnlyReleased",
+    Kind.ALWAYS_STEP,
+    "A member is given a partition only when no other member still holds it.",
+    "KIP-848 Member Epoch - Reconciliation, phase 3",
+    forall(m1, m2, p)(
+        Implies(
+            all_of(
+                R("assigned", m1, p, when="post"),
+                Not(R("holds", m1, p, when="pre")),
+                R("holds", m2, p, when="pre"),
+            ),
+            Same(m1, m2),
+        )
+    ),
+)
+
+OFFSET_COMMIT_AT_VALID_EPOCH = _prop(
+    "OffsetCommitAtValidEpoch",
+    Kind.ALWAYS_STEP,
+    "An offset is committed only by a member of the group at its current member epoch "
+    "(no zombie commits).",
+    "KIP-848 OffsetCommit API; ConsumerGroup.validateOffsetCommit",
+    forall(m, p)(
+        Implies(
+            all_of(
+                R("committed_by", m, p, when="post"),
+                any_of(
+                    Not(R("committed_by", m, p, when="pre")),
+                    Cmp("!=", F("committed_epoch", p, when="pre"), F("committed_epoch", p, when="post")),
+                ),
+            ),
+            all_of(
+                R("is_member", m, when="pre"),
+                Cmp("==", F("member_epoch", m, when="pre"), F("committed_epoch", p, when="post")),
+            ),
+        )
+    ),
+)
+
+STATE_PROPERTIES: tuple[Property, ...] = (
+    NO_DOUBLE_CLIENT_OWNERSHIP,
+    NO_DOUBLE_MEMBER_ASSIGNMENT,
+    OWNED_PARTITIONS_ARE_HELD,
+    TARGET_UNIQUE,
+    TARGET_ONLY_SUBSCRIBED,
+    TARGET_COVERS,
+    ASSIGNMENT_EPOCH_BOUNDED,
+    MEMBER_EPOCH_BOUNDED,
+    STATUS_EMPTY,
+    STATUS_STABLE,
+)
+
+STEP_PROPERTIES: tuple[Property, ...] = (
+    MEMBER_EPOCH_MONOTONE,
+    CLIENT_EPOCH_MONOTONE,
+    HAND_OUT_ONLY_RELEASED,
+    OFFSET_COMMIT_AT_VALID_EPOCH,
+)
+

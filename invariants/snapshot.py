@@ -1,0 +1,132 @@
+"""Project a model ``State`` onto the vocabulary properties are written in.
+
+Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
+
+===================== ============================================================
+``client_owns(c,p)``   client process ``c`` is consuming partition ``p`` (client view)
+``client_member(c,m)`` ``c`` is alive and its current member id is ``m``
+``client_in_group(c)`` ``c`` is JOINING, RECONCILING, ACKNOWLEDGING or STABLE
+``is_member(m)``       the coordinator has member ``m``
+``assigned(m,p)``      ``p`` is in ``m``'s assigned partitions
+``revoking(m,p)``      ``p`` is in ``m``'s partitions pending revocation
+``holds(m,p)``         assigned or revoking (the coordinator view of ownership)
+``target(m,p)``        ``p`` is in ``m``'s target assignment
+``subscribed(m,p)``    ``p`` exists and ``m`` subscribes to its topic
+``exists(p)``          ``p`` is a partition of a topic in the metadata image
+``committed_by(m,p)``  the committed offset of ``p`` was written by ``m``
+``stable(m)``          ``m`` is in state STABLE
+``unrevoked(m)``       ``m`` is in state UNREVOKED_PARTITIONS
+``unreleased(m)``      ``m`` is in state UNRELEASED_PARTITIONS
+``group_epoch()``      group epoch; ``assignment_epoch()`` target assignment epoch
+``member_epoch(m)``    ``m``'s member epoch
+``client_epoch(c)``    the member epoch ``c`` knows; ``client_incarnation(c)`` its process
+``committed_epoch(p)`` the member epoch the committed offset of ``p`` was written at
+``group_status()``     0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE
+===================== ============================================================
+"""
+
+from __future__ import annotations
+
+from model.client import IN_GROUP
+from model.coordinator import group_status
+from model.ids import TopicPartition
+from model.records import State
+from model.status import GroupStatus, MemberState
+
+from invariants.expr import Snapshot
+
+STATUS_CODE = {
+    GroupStatus.EMPTY: 0,
+    GroupStatus.ASSIGNING: 1,
+    GroupStatus.RECONCILING: 2,
+    GroupStatus.STABLE: 3,
+    GroupStatus.DEAD: 4,
+}
+
+
+def project(state: State) -> Snapshot:
+    """The snapshot of ``state``."""
+    g = state.group
+    existing: set[TopicPartition] = {
+        (meta.topic_id, i) for meta in state.topics.values() for i in range(meta.partitions)
+    }
+    name_to_id = {name: meta.topic_id for name, meta in state.topics.items()}
+
+    rel: dict[str, set[tuple[object, ...]]] = {
+        k: set()
+        for k in (
+            "client_owns", "client_member", "client_in_group", "is_member", "assigned",
+            "revoking", "holds", "target", "subscribed", "exists", "committed_by",
+            "stable", "unrevoked", "unreleased",
+        )
+    }
+    fn: dict[str, dict[tuple[object, ...], int]] = {
+        "group_epoch": {(): g.group_epoch},
+        "assignment_epoch": {(): g.assignment_epoch},
+        "group_status": {(): STATUS_CODE[group_status(g)]},
+        "member_epoch": {},
+        "client_epoch": {},
+        "client_incarnation": {},
+        "committed_epoch": {},
+    }
+    partitions: set[TopicPartition] = set(existing)
+    members: dict[str, None] = {}
+    clients = tuple(c.name for c in state.clients)
+
+    for c in state.clients:
+        members[c.member_id] = None
+        fn["client_epoch"][(c.name,)] = c.member_epoch
+        fn["client_incarnation"][(c.name,)] = c.incarnation
+        if c.alive:
+            rel["client_member"].add((c.name, c.member_id))
+        if c.alive and c.status in IN_GROUP:
+            rel["client_in_group"].add((c.name,))
+        for tp in c.owned:
+            rel["client_owns"].add((c.name, tp))
+            partitions.add(tp)
+
+    for mid, m in g.members.items():
+        members[mid] = None
+        rel["is_member"].add((mid,))
+        fn["member_epoch"][(mid,)] = m.member_epoch
+        if m.state is MemberState.STABLE:
+            rel["stable"].add((mid,))
+        elif m.state is MemberState.UNREVOKED_PARTITIONS:
+            rel["unrevoked"].add((mid,))
+        else:
+            rel["unreleased"].add((mid,))
+        for tp in m.assigned_partitions:
+            rel["assigned"].add((mid, tp))
+            rel["holds"].add((mid, tp))
+            partitions.add(tp)
+        for tp in m.partitions_pending_revocation:
+            rel["revoking"].add((mid, tp))
+            rel["holds"].add((mid, tp))
+            partitions.add(tp)
+        subscribed_ids = {name_to_id[n] for n in m.subscribed_topic_names if n in name_to_id}
+        for tp in existing:
+            if tp[0] in subscribed_ids:
+                rel["subscribed"].add((mid, tp))
+
+    for mid, parts in g.target_assignment.items():
+        members[mid] = None
+        for tp in parts:
+            rel["target"].add((mid, tp))
+            partitions.add(tp)
+
+    for tp, record in g.committed_offsets.items():
+        members[record.member_id] = None
+        partitions.add(tp)
+        rel["committed_by"].add((record.member_id, tp))
+        fn["committed_epoch"][(tp,)] = record.member_epoch
+
+    for tp in existing:
+        rel["exists"].add((tp,))
+
+    return Snapshot(
+        clients=clients,
+        members=tuple(sorted(members)),
+        partitions=tuple(sorted(partitions)),
+        relations={k: frozenset(v) for k, v in rel.items()},
+        functions=fn,
+    )
