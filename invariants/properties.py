@@ -225,6 +225,15 @@ STATUS_STABLE = _prop(
     ),
 )
 
+NO_SERVER_ERROR = _prop(
+    "NoServerError",
+    Kind.ALWAYS_STATE,
+    "The coordinator never fails a heartbeat with UNKNOWN_SERVER_ERROR: its own bookkeeping "
+    "refusing a write means the rules disagree with each other.",
+    "ConsumerGroup.addPartitionEpochs hardening (KAFKA-16147)",
+    forall(c)(Not(R("server_error", c))),
+)
+
 # --------------------------------------------------------------------------- step
 
 MEMBER_EPOCH_MONOTONE = _prop(
@@ -312,6 +321,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     MEMBER_EPOCH_BOUNDED,
     STATUS_EMPTY,
     STATUS_STABLE,
+    NO_SERVER_ERROR,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

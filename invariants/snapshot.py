@@ -17,6 +17,7 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 ``stable(m)``          ``m`` is in state STABLE
 ``unrevoked(m)``       ``m`` is in state UNREVOKED_PARTITIONS
 ``unreleased(m)``      ``m`` is in state UNRELEASED_PARTITIONS
+``server_error(c)``    ``c`` was failed with UNKNOWN_SERVER_ERROR
 ``group_epoch()``      group epoch; ``assignment_epoch()`` target assignment epoch
 ``member_epoch(m)``    ``m``'s member epoch
 ``client_epoch(c)``    the member epoch ``c`` knows; ``client_incarnation(c)`` its process
@@ -31,7 +32,7 @@ from model.client import IN_GROUP
 from model.coordinator import group_status
 from model.ids import TopicPartition
 from model.records import State
-from model.status import GroupStatus, MemberState
+from model.status import ErrorCode, GroupStatus, MemberState
 
 from invariants.expr import Snapshot
 
@@ -57,7 +58,7 @@ def project(state: State) -> Snapshot:
         for k in (
             "client_owns", "client_member", "client_in_group", "is_member", "assigned",
             "revoking", "holds", "target", "subscribed", "exists", "committed_by",
-            "stable", "unrevoked", "unreleased",
+            "stable", "unrevoked", "unreleased", "server_error",
         )
     }
     fn: dict[str, dict[tuple[object, ...], int]] = {
@@ -81,6 +82,8 @@ def project(state: State) -> Snapshot:
             rel["client_member"].add((c.name, c.member_id))
         if c.alive and c.status in IN_GROUP:
             rel["client_in_group"].add((c.name,))
+        if c.fatal_error is ErrorCode.UNKNOWN_SERVER_ERROR:
+            rel["server_error"].add((c.name,))
         for tp in c.owned:
             rel["client_owns"].add((c.name, tp))
             partitions.add(tp)

@@ -121,7 +121,8 @@ class Crash(Action):
 
 @dataclass(frozen=True, slots=True)
 class Restart(Action):
-    """A crashed client starts again: new member id, same instance id."""
+    """A new consumer instance replaces a crashed or closed one (a new process or a new
+    ``KafkaConsumer``): new member id (KIP-1082), same instance id, subscribed."""
 
     PERTURBATION: ClassVar[bool] = True
     client: str

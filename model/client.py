@@ -89,10 +89,11 @@ def crash(client: Client) -> Client:
 
 
 def restart(client: Client) -> Client:
-    """A new process for the same client: a new member id (KIP-1082), the same instance id."""
+    """A new consumer instance for the same client: a new member id (KIP-1082), the same
+    instance id, nothing owned, nothing in flight."""
     incarnation = client.incarnation + 1
     return replace(
-        client,
+        crash(client),
         incarnation=incarnation,
         member_id=member_id_for(client.name, incarnation),
         alive=True,

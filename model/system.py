@@ -201,7 +201,9 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
     acts: list[Action] = []
     for c in state.clients:
         if c.alive:
-            if allows("Subscribe") and c.status is S.UNSUBSCRIBED and not c.heartbeat_in_flight:
+            # Java lets the application subscribe again while its leave heartbeat is still
+            # in flight (the race behind KAFKA-19335).
+            if allows("Subscribe") and c.status is S.UNSUBSCRIBED:
                 acts.append(Subscribe(c.name))
             if allows("Leave") and c.status in cl.IN_GROUP:
                 acts.append(Leave(c.name))
@@ -223,7 +225,11 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
                 for name in config.server_assignors:
                     if name != c.server_assignor:
                         acts.append(ChangeServerAssignor(c.name, name))
-        elif allows("Restart") and c.incarnation < config.max_restarts:
+        if (
+            allows("Restart")
+            and (not c.alive or c.status is S.UNSUBSCRIBED)
+            and c.incarnation < config.max_restarts
+        ):
             acts.append(Restart(c.name))
     for name, meta in state.topics.items():
         if allows("AddPartitions") and meta.partitions < config.max_partitions_per_topic:

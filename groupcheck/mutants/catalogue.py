@@ -1,0 +1,311 @@
+"""The mutant functions and their scenarios. Each function has the signature of the
+``model.rules.Rules`` field it replaces and differs from the default in one rule."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from model import client as cl
+from model import coordinator as co
+from model import reconcile as rc
+from model import target as tg
+from model.config import ClientSpec, Config
+from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
+from model.records import (
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    Client,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    Group,
+    Member,
+    OffsetCommitRequest,
+    TopicMetadata,
+)
+from model.status import ClientStatus, ErrorCode, MemberState
+
+# --------------------------------------------------------------------------- scenarios
+
+TWO_ON_TWO = Config(
+    name="MUT2",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "Leave", "Crash"}),
+    max_restarts=0,
+)
+"""A consumes foo-0 and foo-1; B may join (A must revoke one); someone may leave or crash."""
+
+THREE_ON_TWO = Config(
+    name="MUT3",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",)),
+        ClientSpec("B", ("foo",), subscribed=False),
+        ClientSpec("C", ("foo",), subscribed=False),
+    ),
+    max_perturbations=3,
+    perturbations=frozenset({"Subscribe", "Leave"}),
+)
+"""KAFKA-16147's shape: B joins (A must revoke), B leaves before A acknowledges (the
+target gives the partition back to A), C joins (the target gives it to C)."""
+
+LOSSY_TWO = replace(
+    TWO_ON_TWO,
+    name="MUT2_LOSSY",
+    max_perturbations=3,
+    perturbations=frozenset({"Subscribe", "LoseMessage", "Crash"}),
+)
+"""Two lost heartbeat responses in a row get a member fenced (FENCED_MEMBER_EPOCH)."""
+
+COMMITTING = replace(
+    TWO_ON_TWO,
+    name="MUT2_COMMIT",
+    perturbations=frozenset({"Subscribe", "Crash", "AbandonRequest"}),
+    max_perturbations=3,
+    auto_commit=True,
+    max_restarts=0,
+)
+"""Auto-commit on; a commit can be delayed past a rebalance or outlive its client."""
+
+STATIC_TWO = Config(
+    name="MUT2_STATIC",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",), instance_id="a"), ClientSpec("B", ("foo",), instance_id="b")),
+    max_perturbations=2,
+    perturbations=frozenset({"TemporaryLeave", "Restart"}),
+)
+"""A static member leaves temporarily (-2) and a new instance takes its place."""
+
+TOPICS_TWO = Config(
+    name="MUT2_TOPICS",
+    topics=(("foo", 1), ("bar", 1)),
+    clients=(ClientSpec("A", ("foo", "bar")), ClientSpec("B", ("foo", "bar"))),
+    max_perturbations=1,
+    perturbations=frozenset({"ChangeSubscription", "AddPartitions"}),
+    subscription_choices=(("foo",),),
+    max_partitions_per_topic=2,
+)
+"""A subscription change or a partition added must start a rebalance."""
+
+REJOIN = replace(
+    TWO_ON_TWO,
+    name="MUT2_REJOIN",
+    perturbations=frozenset({"Leave", "Subscribe"}),
+    max_perturbations=2,
+)
+"""A client leaves and subscribes again while its leave heartbeat is in flight."""
+
+
+# --------------------------------------------------------------------------- coordinator
+
+
+def revoke_without_waiting(
+    member: Member,
+    target_epoch: int,
+    target: Assignment,
+    owned: Assignment | None,
+    subscription_changed: bool,
+    partition_epochs: Mapping[TopicPartition, int],
+    subscribed_topic_ids: frozenset[str],
+) -> Member:
+    """Jumps to the target at once, releasing revoked partitions before the client
+    acknowledged (the revoke-before-assign rule dropped)."""
+    out = rc.reconcile(
+        member, target_epoch, target, owned, subscription_changed, partition_epochs,
+        subscribed_topic_ids,
+    )
+    if out.state is MemberState.UNREVOKED_PARTITIONS:
+        return rc.with_epoch(
+            out, target_epoch, state=MemberState.STABLE, partitions_pending_revocation=EMPTY
+        )
+    return out
+
+
+def ignore_partition_epochs(
+    member: Member,
+    target_epoch: int,
+    target: Assignment,
+    owned: Assignment | None,
+    subscription_changed: bool,
+    partition_epochs: Mapping[TopicPartition, int],
+    subscribed_topic_ids: frozenset[str],
+) -> Member:
+    """Hands out target partitions other members have not released yet."""
+    return rc.reconcile(
+        member, target_epoch, target, owned, subscription_changed, {}, subscribed_topic_ids
+    )
+
+
+def ack_ignored(
+    member: Member,
+    target_epoch: int,
+    target: Assignment,
+    owned: Assignment | None,
+    subscription_changed: bool,
+    partition_epochs: Mapping[TopicPartition, int],
+    subscribed_topic_ids: frozenset[str],
+) -> Member:
+    """Never notices a revocation acknowledgement: a revoking member stays revoking."""
+    if member.state is MemberState.UNREVOKED_PARTITIONS:
+        return member
+    return rc.reconcile(
+        member, target_epoch, target, owned, subscription_changed, partition_epochs,
+        subscribed_topic_ids,
+    )
+
+
+def bookkeeping_drops_pending(
+    partition_epochs: FrozenMap[TopicPartition, int], old: Member | None, new: Member | None
+) -> FrozenMap[TopicPartition, int]:
+    """KAFKA-16147: assigned and pending-revocation partitions updated separately and
+    without checks — the new assigned entries are written, then the old pending entries
+    deleted, even when they are the entries just written."""
+    d = partition_epochs.as_dict()
+    if old is not None:
+        for tp in old.assigned_partitions:
+            d.pop(tp, None)
+    if new is not None:
+        for tp in new.assigned_partitions:
+            d[tp] = new.member_epoch
+    if old is not None:
+        for tp in old.partitions_pending_revocation:
+            d.pop(tp, None)
+    if new is not None:
+        for tp in new.partitions_pending_revocation:
+            d[tp] = new.member_epoch
+    return FrozenMap(d)
+
+
+def no_epoch_bump_on_fence(group: Group, member: Member, config: Any) -> Group:
+    """Fencing (leave, session or rebalance timeout) removes the member without bumping
+    the group epoch, so no new target is computed."""
+    out = co.remove_member(group, member, config)
+    return replace(out, group_epoch=group.group_epoch)
+
+
+def reject_epoch_zero_rejoin(
+    member: Member, req: ConsumerGroupHeartbeatRequest, config: Any
+) -> ErrorCode | None:
+    """KAFKA-19233: a stored member rejoining with epoch 0 is fenced again."""
+    if req.member_epoch == 0 and member.member_epoch != 0:
+        return ErrorCode.FENCED_MEMBER_EPOCH
+    return co.check_member_epoch(member, req, config)
+
+
+def static_replacement_keeps_both(
+    group: Group, holder: Member, new_member_id: str, config: Any
+) -> tuple[Group, Member | None, Member]:
+    """Static replacement adds the new member id but leaves the old one in the group
+    (KAFKA-8500 shape in the KIP-848 coordinator)."""
+    copy = replace(holder, member_id=new_member_id, member_epoch=0, previous_member_epoch=0)
+    pe = group.partition_epochs
+    members = group.members.set(new_member_id, copy)
+    old = group.members[holder.member_id]
+    old = replace(old, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+    members = members.set(holder.member_id, old)
+    target = group.target_assignment
+    moved = target.get(holder.member_id)
+    if moved is not None:
+        target = target.set(new_member_id, moved)
+    return replace(group, members=members, partition_epochs=pe, target_assignment=target), copy, copy
+
+
+def assignor_assigns_twice(
+    group: Group, topics: Mapping[str, TopicMetadata], default_assignor: str
+) -> Group:
+    """An assignor that gives its first partition to every member as well."""
+    out = tg.compute_target_assignment(group, topics, default_assignor)
+    every = sorted(tp for parts in out.target_assignment.values() for tp in parts)
+    if not every:
+        return out
+    first = every[0]
+    target = FrozenMap((mid, parts | {first}) for mid, parts in out.target_assignment.items())
+    return replace(out, target_assignment=target)
+
+
+def no_bump_on_subscription_change(
+    group: Group, old: Member | None, new: Member, config: Any
+) -> bool:
+    """Only new members bump the group epoch; a changed subscription does not."""
+    if old is None:
+        return co.should_bump_group_epoch(group, old, new, config)
+    return False
+
+
+def no_bump_on_metadata_change(group: Group, topic_name: str) -> Group:
+    """A partition added to (or a subscribed topic recreated) is not noticed."""
+    return group
+
+
+def accept_commit_from_unknown_member(group: Group, req: OffsetCommitRequest, config: Any) -> ErrorCode:
+    """Offset commits from member ids the group no longer has are accepted (zombies)."""
+    if req.member_id not in group.members:
+        return ErrorCode.NONE
+    return co.validate_offset_commit(group, req, config)
+
+
+def accept_stale_commit_epoch(group: Group, req: OffsetCommitRequest, config: Any) -> ErrorCode:
+    """Offset commits at any epoch of a known member are accepted."""
+    error = co.validate_offset_commit(group, req, config)
+    return ErrorCode.NONE if error is ErrorCode.STALE_MEMBER_EPOCH else error
+
+
+# --------------------------------------------------------------------------- client
+
+
+def client_acks_before_revoking(client: Client, config: Any) -> tuple[Client, ConsumerGroupHeartbeatRequest]:
+    """While reconciling, the client reports its new target as owned before it stopped
+    consuming the revoked partitions (the acknowledgement races the revocation; cf.
+    KAFKA-20332)."""
+    new, req = cl.build_heartbeat(client, config)
+    if client.status is ClientStatus.RECONCILING and client.target is not None:
+        req = replace(req, topic_partitions=client.target)
+    return new, req
+
+
+def adopt_negative_epoch(client: Client, resp: ConsumerGroupHeartbeatResponse, config: Any) -> Client:
+    """KAFKA-19335: a leave response (epoch -1) arriving after the application subscribed
+    again overwrites the joining client's epoch."""
+    out = cl.on_heartbeat_response(client, resp, config)
+    if resp.error_code is ErrorCode.NONE and resp.member_epoch < 0 and client.heartbeat_in_flight:
+        return replace(out, member_epoch=resp.member_epoch)
+    return out
+
+
+def build(make: Callable[..., Any]) -> list[Any]:
+    """The catalogue: (name, summary, bug, rules field, scenario)."""
+    rows = [
+        ("revoke-without-waiting", "assigns before the revocation is acknowledged",
+         "KIP-848 revoke-before-assign rule", "reconcile", TWO_ON_TWO),
+        ("ignore-partition-epochs", "hands out partitions not yet released",
+         "KIP-848 reconciliation phase 3", "reconcile", TWO_ON_TWO),
+        ("ack-ignored", "a revocation acknowledgement is never taken",
+         "KAFKA-16249 (revocation acknowledgement missed)", "reconcile", TWO_ON_TWO),
+        ("bookkeeping-drops-pending", "partition epochs of assigned and pending partitions "
+         "updated separately", "KAFKA-16147 (bug catalogue #12)", "update_partition_epochs",
+         THREE_ON_TWO),
+        ("no-epoch-bump-on-fence", "no group-epoch bump when a member is fenced or expires",
+         "KAFKA-20442 neighbourhood (bug catalogue #17)", "remove_member", TWO_ON_TWO),
+        ("reject-epoch-zero-rejoin", "a fenced member cannot rejoin with epoch 0",
+         "KAFKA-19233 (bug catalogue #14)", "check_member_epoch", LOSSY_TWO),
+        ("static-replacement-keeps-both", "static replacement keeps the old instance too",
+         "KAFKA-8500 shape (bug catalogue #6)", "replace_static_member", STATIC_TWO),
+        ("assignor-assigns-twice", "an assignor gives one partition to two members",
+         "bug catalogue I1 via the assignor", "compute_target_assignment", TWO_ON_TWO),
+        ("no-bump-on-subscription-change", "a changed subscription does not bump the group "
+         "epoch", "KAFKA-19891 shape (bug catalogue #20)", "should_bump_group_epoch", TOPICS_TWO),
+        ("no-bump-on-metadata-change", "an added partition is not noticed",
+         "KIP-848 Group Epoch triggers", "on_metadata_change", TOPICS_TWO),
+        ("accept-commit-from-unknown-member", "offset commits from removed members accepted",
+         "zombie commits (bug catalogue I5)", "validate_offset_commit", COMMITTING),
+        ("accept-stale-commit-epoch", "offset commits at a stale epoch accepted",
+         "KIP-848 offset fencing (bug catalogue #16, reversed)", "validate_offset_commit",
+         COMMITTING),
+        ("client-acks-before-revoking", "the client acknowledges before it stops consuming",
+         "KAFKA-20332 (bug catalogue #27)", "client_build_heartbeat", TWO_ON_TWO),
+        ("adopt-negative-epoch", "a late leave response sets epoch -1 on a joining client",
+         "KAFKA-19335 (bug catalogue #26)", "client_on_heartbeat_response", REJOIN),
+    ]
+    return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
