@@ -1,0 +1,112 @@
+"""A Hypothesis ``RuleBasedStateMachine`` built from the model.
+
+One rule per action family (the action's class name, the model's vocabulary); each rule
+draws which of the enabled actions of its family to take. State properties are checked
+as invariants after every step, step properties inside the rule. A failure raises
+``PropertyViolated`` naming the property, and the path of the (shrunk) failing example is
+kept on the machine class so callers can report and minimise it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from invariants.check import Checker, Violation
+from invariants.snapshot import project
+from model import system
+from model.actions import ACTION_TYPES, Action
+from model.config import Config
+from model.records import State
+
+
+class PropertyViolated(AssertionError):
+    """A property failed during a Hypothesis run."""
+
+    def __init__(self, violation: Violation) -> None:
+        super().__init__(f"{violation.property}: {violation.message}")
+        self.violation = violation
+
+
+class ModelMachine(RuleBasedStateMachine):
+    """Base class; ``machine_for`` makes a subclass per config."""
+
+    config: ClassVar[Config]
+    checker_factory: ClassVar[Callable[[], Checker]] = Checker
+    last_path: ClassVar[tuple[Action, ...]] = ()
+    last_violation: ClassVar[Violation | None] = None
+    seen: ClassVar[set[str]] = set()
+    examples: ClassVar[int] = 0
+    steps: ClassVar[int] = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        cls = type(self)
+        cls.examples += 1
+        self.state: State = system.initial(cls.config)
+        self.snap = project(self.state)
+        self.path: list[Action] = []
+        self.checker = cls.checker_factory()
+        self.enabled = system.enabled(self.state, cls.config)
+
+    def _family(self, kind: type[Action]) -> list[Action]:
+        return [a for a in self.enabled if type(a) is kind]
+
+    def take(self, kind: type[Action], choice: int) -> None:
+        cls = type(self)
+        family = self._family(kind)
+        action = family[choice % len(family)]
+        pre, pre_snap = self.state, self.snap
+        self.state = system.step(self.state, action, cls.config)
+        self.snap = project(self.state)
+        self.path.append(action)
+        cls.steps += 1
+        self.enabled = system.enabled(self.state, cls.config)
+        violations = self.checker.check_step(pre, action, self.state, pre_snap, self.snap)
+        cls.seen |= self.checker.seen
+        if violations:
+            self._fail(violations[0])
+
+    def _fail(self, violation: Violation) -> None:
+        cls = type(self)
+        cls.last_path = tuple(self.path)
+        cls.last_violation = violation
+        raise PropertyViolated(violation)
+
+    @invariant()
+    def state_properties(self) -> None:
+        violations = self.checker.check_state(self.state, self.snap)
+        if violations:
+            self._fail(violations[0])
+
+
+def _make_rule(kind: type[Action]) -> Any:
+    def has_family(self: ModelMachine) -> bool:
+        return any(type(a) is kind for a in self.enabled)
+
+    @precondition(has_family)
+    @rule(choice=st.integers(min_value=0, max_value=15))
+    def take_family(self: ModelMachine, choice: int) -> None:
+        self.take(kind, choice)
+
+    take_family.__name__ = kind.__name__
+    return take_family
+
+
+def machine_for(config: Config, checker_factory: Callable[[], Checker] = Checker) -> type[ModelMachine]:
+    """A state-machine class for ``config``: one rule per action family."""
+    namespace: dict[str, Any] = {
+        "config": config,
+        "checker_factory": staticmethod(checker_factory),
+        "last_path": (),
+        "last_violation": None,
+        "seen": set(),
+        "examples": 0,
+        "steps": 0,
+    }
+    for kind in ACTION_TYPES:
+        namespace[kind.__name__] = _make_rule(kind)
+    return type(f"Machine_{config.name.replace('+', '_').replace('-', '_')}", (ModelMachine,), namespace)

@@ -1,0 +1,130 @@
+"""Counterexample minimisation: delta debugging of a path, then a shortest search on
+smaller configs.
+
+``ddmin`` removes chunks of actions (halves, quarters, … single actions) while the path
+still replays — every action enabled where it is taken — and still violates the same
+property. Replay is *relaxed*: an action that is not enabled verbatim (a message whose
+contents changed because an earlier step was removed) is replaced by the unique enabled
+action of the same family and actor (same kind, client or member, direction), so removing
+an early step does not invalidate every later delivery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+
+from invariants.check import Checker, Violation
+from invariants.liveness import DEFAULT_BOUND, run_fair
+from invariants.snapshot import project
+from model import system
+from model.actions import Action, DeliverMessage, LoseMessage
+from model.config import Config
+from model.path import Path
+
+
+def _actor(action: Action) -> tuple[object, ...]:
+    if isinstance(action, DeliverMessage | LoseMessage):
+        m = action.message
+        return (action.kind, m.client, m.to_coordinator, m.api)
+    values = tuple(getattr(action, f.name) for f in fields(action))
+    return (action.kind, *values)
+
+
+def relaxed_replay(config: Config, actions: Sequence[Action]) -> list[Action]:
+    """Replay ``actions``, repairing actions that are not enabled verbatim by the unique
+    enabled action of the same family and actor, and dropping those that have none (the
+    delivery of a message that was never sent, say). The result replays exactly."""
+    state = system.initial(config)
+    out: list[Action] = []
+    for action in actions:
+        enabled = system.enabled(state, config)
+        if action not in enabled:
+            key = _actor(action)
+            candidates = [a for a in enabled if _actor(a) == key]
+            if len(candidates) != 1:
+                continue
+            action = candidates[0]
+        out.append(action)
+        state = system.step(state, action, config)
+    return out
+
+
+def first_violations(
+    config: Config,
+    actions: Sequence[Action],
+    check_convergence: bool = False,
+    bound: int = DEFAULT_BOUND,
+) -> tuple[list[Violation], int] | None:
+    """Replay exactly (every action must be enabled) and return the violations of the first
+    violating step with the number of actions taken up to it; a convergence failure at the
+    end counts too."""
+    checker = Checker()
+    state = system.initial(config)
+    snap = project(state)
+    bad = checker.check_state(state, snap)
+    if bad:
+        return bad, 0
+    for i, action in enumerate(actions, 1):
+        if action not in system.enabled(state, config):
+            return None
+        new = system.step(state, action, config)
+        new_snap = project(new)
+        bad = checker.check_step(state, action, new, snap, new_snap) + checker.check_state(new, new_snap)
+        if bad:
+            return bad, i
+        state, snap = new, new_snap
+    if check_convergence:
+        _, _, ok = run_fair(state, config, bound)
+        if not ok:
+            from invariants.liveness import CONVERGENCE
+
+            violation = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
+            return [violation], len(actions)
+    return None
+
+
+def ddmin(
+    config: Config,
+    actions: Sequence[Action],
+    prop: str,
+    check_convergence: bool | None = None,
+    deadline: Callable[[], bool] | None = None,
+) -> list[Action]:
+    """Delta-debug ``actions`` down to a path that still violates ``prop``."""
+    conv = prop == "Convergence" if check_convergence is None else check_convergence
+
+    def fails(candidate: Sequence[Action]) -> list[Action] | None:
+        repaired = relaxed_replay(config, candidate)
+        found = first_violations(config, repaired, conv)
+        if found is None or prop not in {v.property for v in found[0]}:
+            return None
+        return repaired[: found[1]] if prop != "Convergence" else repaired
+
+    current = fails(actions)
+    if current is None:
+        return list(actions)
+    n = 2
+    while len(current) >= 2:
+        if deadline is not None and deadline():
+            break
+        chunk = max(1, len(current) // n)
+        reduced = False
+        for start in range(0, len(current), chunk):
+            candidate = current[:start] + current[start + chunk :]
+            result = fails(candidate)
+            if result is not None:
+                current = result
+                n = max(n - 1, 2)
+                reduced = True
+                break
+        if not reduced:
+            if chunk == 1:
+                break
+            n = min(len(current), n * 2)
+    return current
+
+
+def minimise_path(path: Path, prop: str, deadline: Callable[[], bool] | None = None) -> Path:
+    """The delta-debugged version of ``path`` (same config, same violated property)."""
+    return Path(path.config, tuple(ddmin(path.config, path.actions, prop, deadline=deadline)))
