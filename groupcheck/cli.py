@@ -56,7 +56,81 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", required=True, type=_non_negative, help="PRNG seed (>= 0)")
     sim.add_argument("--steps", type=_non_negative, default=40, help="steps to play (default 40)")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+    exp = sub.add_parser(
+        "explore",
+        help="explore a preset (or a mutant's scenario) and check every property",
+        description=(
+            "Explore a preset with one engine and check every property. Exit 0 when nothing "
+            "is violated, 1 when a property is violated (the minimised counterexample is "
+            "written under reports/out/<run>/ with a reproducer), 2 on bad input."
+        ),
+    )
+    exp.add_argument("--preset", help=f"preset name ({', '.join(PRESETS)}); default: the "
+                     "mutant's scenario, else SMALL")
+    exp.add_argument("--engine", choices=("bfs", "walk", "hypothesis"), default="bfs")
+    exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
+    exp.add_argument("--seed", type=_non_negative, default=0)
+    exp.add_argument("--budget", type=_positive_float, default=60.0, metavar="SECONDS",
+                     help="time budget (default 60)")
+    exp.add_argument("--profile", choices=("ci", "dev", "deep"), default=None,
+                     help="Hypothesis profile (default: ci under CI=true, else dev)")
+    exp.add_argument("--z3", action="store_true", help="also check visited states with Z3")
+    exp.add_argument("--out", default="reports/out", help="where run artifacts go")
+    exp.add_argument("--json", action="store_true", help="print one JSON object")
+
+    mut = sub.add_parser(
+        "mutants",
+        help="the mutant kill matrix: explore every mutant and report what killed it",
+    )
+    mut.add_argument("--budget", type=_positive_float, default=60.0, metavar="SECONDS",
+                     help="per-mutant time budget (default 60)")
+    mut.add_argument("--only", nargs="*", default=None, metavar="MUTANT", help="only these")
+    mut.add_argument("--json", action="store_true", help="print a JSON list")
+
+    rep = sub.add_parser(
+        "replay",
+        help="replay a path code on a preset or mutant scenario and check every property",
+    )
+    rep.add_argument("--preset", help="preset name (default: the mutant's scenario)")
+    rep.add_argument("--mutant", help="replay with this mutant's rules")
+    rep.add_argument("--path", required=True, help="the compact action-index code")
+    rep.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def _config_for(preset_name: str | None, mutant_name: str | None, default: str = "SMALL"):  # type: ignore[no-untyped-def]
+    """The config a command runs on: the preset (or the mutant's scenario) with the
+    mutant's rules installed."""
+    from dataclasses import replace
+
+    from groupcheck.mutants import MUTANTS
+
+    mutant = None
+    if mutant_name is not None:
+        if mutant_name not in MUTANTS:
+            raise ConfigError(f"unknown mutant {mutant_name!r}; known: {', '.join(MUTANTS)}")
+        mutant = MUTANTS[mutant_name]
+    if preset_name is not None:
+        config = preset(preset_name)
+    elif mutant is not None:
+        config = mutant.config
+    else:
+        config = preset(default)
+    if mutant is not None:
+        config = replace(config, rules=mutant.rules, name=f"{config.name}+{mutant.name}")
+    preset_label = preset_name.upper() if preset_name is not None else None
+    return config, mutant, preset_label
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -86,7 +160,146 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"simulate": cmd_simulate}
+def _progress(enabled: bool):  # type: ignore[no-untyped-def]
+    """A progress printer on stderr (only when stderr is a terminal or asked for)."""
+    import time
+
+    last = [0.0]
+
+    def show(message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 1.0:
+            last[0] = now
+            print(f"groupcheck: {message}", file=sys.stderr, flush=True)
+
+    return show if enabled else None
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    import os
+
+    from groupcheck.explore.run import explore
+    from reports.artifacts import Counterexample, write_counterexample
+
+    config, mutant, preset_label = _config_for(args.preset, args.mutant)
+    profile = args.profile or ("ci" if os.environ.get("CI") == "true" else "dev")
+    outcome = explore(
+        config, engine=args.engine, seed=args.seed, budget_seconds=args.budget,
+        profile=profile, z3=args.z3, progress=_progress(not args.json and sys.stderr.isatty()),
+    )
+    trace = None
+    reproduce = None
+    if outcome.path is not None and outcome.property is not None:
+        ce = Counterexample(
+            path=outcome.path, property=outcome.property, message=outcome.message or "",
+            preset=preset_label, mutant=mutant.name if mutant else None, engine=outcome.engine,
+            shortest=outcome.shortest, original_length=outcome.original_length,
+        )
+        run_dir = write_counterexample(ce, out=__import__("pathlib").Path(args.out))
+        trace = str(run_dir / "counterexample.json")
+        reproduce = ce.cli()
+    doc = {
+        "result": outcome.result,
+        "engine": outcome.engine,
+        "config": config.name,
+        "property": outcome.property,
+        "message": outcome.message,
+        "length": len(outcome.path.actions) if outcome.path is not None else None,
+        "original_length": outcome.original_length,
+        "shortest": outcome.shortest,
+        "trace": trace,
+        "reproduce": reproduce,
+        "distinct_states": outcome.distinct_states,
+        "exhausted": outcome.exhausted,
+        "examples": outcome.examples,
+        "steps": outcome.steps,
+        "witnesses": outcome.witnesses,
+        "missed_witnesses": outcome.missed_witnesses,
+        "z3": outcome.z3,
+        "seconds": round(outcome.seconds, 3),
+    }
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        _print_outcome(doc)
+    return 1 if outcome.result == "violation" else 0
+
+
+def _print_outcome(doc: dict[str, object]) -> None:
+    if doc["result"] == "violation":
+        print(f"VIOLATION of {doc['property']} ({doc['engine']}, {doc['seconds']} s)")
+        print(f"  {doc['message']}")
+        print(f"  counterexample: {doc['length']} steps (found {doc['original_length']}, "
+              f"BFS-shortest {doc['shortest']})")
+        if doc["z3"]:
+            print(f"  Z3 re-check: {doc['z3']}")
+        print(f"  written to {doc['trace']}")
+        print(f"  reproduce: {doc['reproduce']}")
+        return
+    size = (f"{doc['distinct_states']} distinct states"
+            + ("" if doc["exhausted"] else " (bounded: budget reached)")
+            if doc["distinct_states"] is not None
+            else f"{doc['examples'] or 0} examples, {doc['steps']} steps")
+    print(f"ok: no property violated ({doc['engine']}, {size}, {doc['seconds']} s)")
+    print(f"  witnesses hit: {', '.join(doc['witnesses']) or 'none'}")  # type: ignore[arg-type]
+    if doc["missed_witnesses"]:
+        print(f"  WITNESSES MISSED (the run may be vacuous): {', '.join(doc['missed_witnesses'])}")  # type: ignore[arg-type]
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    from groupcheck.mutants.matrix import kill_matrix
+
+    rows = kill_matrix(args.only, budget_seconds=args.budget,
+                       progress=_progress(not args.json and sys.stderr.isatty()))
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print(f"{'mutant':36} {'killed':7} {'property':36} {'seconds':>8} {'length':>6} {'shortest':>8}")
+        for r in rows:
+            print(f"{r['mutant']:36} {'yes' if r['killed'] else 'NO':7} {str(r['property']):36} "
+                  f"{r['seconds']:8.2f} {str(r['length']):>6} {str(r['shortest']):>8}")
+        killed = sum(1 for r in rows if r["killed"])
+        print(f"{killed}/{len(rows)} mutants killed")
+    return 0 if all(r["killed"] for r in rows) else 1
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from groupcheck.explore.run import replay
+    from model.path import Path
+    from reports.casestudy import describe_action, render_group
+
+    config, mutant, _ = _config_for(args.preset, args.mutant)
+    path = Path.decode(config, args.path)
+    found = replay(path)
+    if args.json:
+        print(json.dumps({
+            "result": "violation" if found else "ok",
+            "length": len(path.actions),
+            "step": found[1] if found else None,
+            "violations": [{"property": v.property, "message": v.message} for v in found[0]] if found else [],  # type: ignore[attr-defined]
+            "actions": [describe_action(a) for a in path.actions],
+        }, indent=1))
+    else:
+        states = list(path.states())
+        print(render_group(states[0]))
+        for i, (a, st) in enumerate(zip(path.actions, states[1:], strict=True), 1):
+            print(f"\nstep {i}: {describe_action(a)}")
+            print(render_group(st))
+            if found and found[1] == i:
+                for v in found[0]:
+                    print(f"\n>>> VIOLATION of {v.property}: {v.message}")  # type: ignore[attr-defined]
+                break
+        if not found:
+            print("\nno property violated")
+    return 1 if found else 0
+
+
+COMMANDS = {
+    "simulate": cmd_simulate,
+    "explore": cmd_explore,
+    "mutants": cmd_mutants,
+    "replay": cmd_replay,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,6 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("groupcheck: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         return 0
 

@@ -76,7 +76,7 @@ class Config:
     auto_commit: bool = False
     commit_on_revoke: bool = True
     max_restarts: int = 1
-    rules: Rules = field(default=DEFAULT_RULES, compare=False)
+    rules: Rules = field(default=DEFAULT_RULES, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_config(self)

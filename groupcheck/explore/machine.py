@@ -87,13 +87,22 @@ def _make_rule(kind: type[Action]) -> Any:
     def has_family(self: ModelMachine) -> bool:
         return any(type(a) is kind for a in self.enabled)
 
-    @precondition(has_family)
-    @rule(choice=st.integers(min_value=0, max_value=15))
     def take_family(self: ModelMachine, choice: int) -> None:
         self.take(kind, choice)
 
-    take_family.__name__ = kind.__name__
-    return take_family
+    # Name the rule after the action family before Hypothesis records it.
+    take_family.__name__ = take_family.__qualname__ = kind.__name__
+    return precondition(has_family)(rule(choice=st.integers(min_value=0, max_value=15))(take_family))
+
+
+def _deadlocked(self: ModelMachine) -> bool:
+    return not self.enabled
+
+
+@precondition(_deadlocked)
+@rule()
+def Stutter(self: ModelMachine) -> None:  # noqa: N802 - named like an action family
+    """Nothing is enabled (every client gone or fatal): the run can only stutter."""
 
 
 def machine_for(config: Config, checker_factory: Callable[[], Checker] = Checker) -> type[ModelMachine]:
@@ -109,4 +118,5 @@ def machine_for(config: Config, checker_factory: Callable[[], Checker] = Checker
     }
     for kind in ACTION_TYPES:
         namespace[kind.__name__] = _make_rule(kind)
+    namespace["Stutter"] = Stutter
     return type(f"Machine_{config.name.replace('+', '_').replace('-', '_')}", (ModelMachine,), namespace)

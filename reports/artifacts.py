@@ -1,0 +1,124 @@
+"""A run's artifacts under ``reports/out/<run>/`` (git-ignored), written atomically.
+
+A counterexample is data (design.md): the config, the path of actions with its compact
+code, the states along it, the violated property. It is written as ``counterexample.json``
+plus ``reproduce.sh`` and ``reproduce.py``; a directory that exists is complete (it is
+built under a temporary name and renamed into place).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+from model.path import Path
+
+from reports.casestudy import describe_action, group_view
+
+DEFAULT_OUT = FsPath("reports/out")
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """Everything needed to understand and replay a violation."""
+
+    path: Path
+    property: str
+    message: str
+    preset: str | None
+    mutant: str | None
+    engine: str
+    shortest: int | None = None
+    original_length: int | None = None
+
+    def cli(self) -> str:
+        """The command that replays this counterexample."""
+        parts = ["groupcheck", "replay"]
+        if self.preset is not None:
+            parts += ["--preset", self.preset]
+        if self.mutant is not None:
+            parts += ["--mutant", self.mutant]
+        parts += ["--path", self.path.encode()]
+        return " ".join(parts)
+
+    def python(self) -> str:
+        """A Python reproducer that rebuilds the config and replays the path."""
+        lines = [
+            "from dataclasses import replace",
+            "from model.config import ClientSpec, Config",
+            "from model.path import Path",
+            "from invariants.check import Checker",
+            "",
+            f"config = {self.path.config!r}",
+        ]
+        if self.mutant is not None:
+            lines += [
+                "from groupcheck.mutants import get_mutant",
+                f"config = replace(config, rules=get_mutant({self.mutant!r}).rules)",
+            ]
+        lines += [
+            f"path = Path.decode(config, {self.path.encode()!r})",
+            "checker = Checker()",
+            "states = list(path.states())",
+            "for pre, action, post in zip(states, path.actions, states[1:]):",
+            "    found = checker.check_step(pre, action, post) + checker.check_state(post)",
+            "    if found:",
+            "        print(action, found)",
+            "        break",
+        ]
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        states = list(self.path.states())
+        steps = [
+            {"step": i, "action": describe_action(a), "kind": a.kind, "group": group_view(s)}
+            for i, (a, s) in enumerate(zip(self.path.actions, states[1:], strict=True), 1)
+        ]
+        return {
+            "format": "groupcheck-counterexample",
+            "version": 1,
+            "property": self.property,
+            "message": self.message,
+            "engine": self.engine,
+            "preset": self.preset,
+            "mutant": self.mutant,
+            "config": repr(self.path.config),
+            "length": len(self.path.actions),
+            "shortest": self.shortest,
+            "original_length": self.original_length,
+            "code": self.path.encode(),
+            "reproduce": self.cli(),
+            "initial": group_view(states[0]),
+            "steps": steps,
+        }
+
+
+def run_name(label: str, taken: set[str] | None = None) -> str:
+    """A file-system-safe run name from a label."""
+    base = re.sub(r"[^A-Za-z0-9_.+-]+", "-", label).strip("-") or "run"
+    return base
+
+
+def write_counterexample(ce: Counterexample, out: FsPath = DEFAULT_OUT, name: str | None = None) -> FsPath:
+    """Write the counterexample's directory; returns it. Never leaves a partial directory."""
+    out.mkdir(parents=True, exist_ok=True)
+    final = out / run_name(name or f"{ce.preset or 'config'}-{ce.mutant or 'default'}-{ce.engine}")
+    tmp = FsPath(tempfile.mkdtemp(dir=out, prefix=".partial-"))
+    try:
+        (tmp / "counterexample.json").write_text(json.dumps(ce.to_json(), indent=1) + "\n")
+        (tmp / "reproduce.sh").write_text("#!/bin/sh\n" + ce.cli() + "\n")
+        os.chmod(tmp / "reproduce.sh", 0o755)
+        (tmp / "reproduce.py").write_text(ce.python())
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
