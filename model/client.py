@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from model.ids import EMPTY
+from model.ids import EMPTY, Assignment
 from model.records import (
     Client,
     ConsumerGroupHeartbeatRequest,
@@ -113,6 +113,21 @@ def change_server_assignor(client: Client, name: str) -> Client:
     return replace(client, server_assignor=name)
 
 
+def reported_partitions(client: Client, config: Config) -> Assignment:
+    """The partitions a heartbeat reports as owned: the last reconciled assignment
+    (``AbstractMembershipManager.currentAssignment``). With
+    ``config.report_pending_additions`` a client that still has to apply a target also
+    reports the partitions it is about to add, so the coordinator never takes an
+    unreported partition for a revoked one (docs/findings.md, F1)."""
+    if (
+        config.report_pending_additions
+        and client.target is not None
+        and client.status in (S.RECONCILING, S.ACKNOWLEDGING)
+    ):
+        return client.owned | client.target | (client.reconciling or EMPTY)
+    return client.owned
+
+
 def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGroupHeartbeatRequest]:
     """Send a heartbeat (``ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData``).
 
@@ -132,6 +147,7 @@ def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGro
         )
         return done, req
     sent = client.sent
+    owned = reported_partitions(client, config)
     # A request at epoch 0 is a join and must carry every field (§4.1).
     full = sent is None or client.status is S.JOINING or client.member_epoch == 0
     req = ConsumerGroupHeartbeatRequest(
@@ -150,7 +166,7 @@ def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGro
             else None
         ),
         topic_partitions=(
-            client.owned if full or sent is None or sent.topic_partitions != client.owned else None
+            owned if full or sent is None or sent.topic_partitions != owned else None
         ),
     )
     status = client.status
@@ -160,7 +176,7 @@ def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGro
         client,
         status=status,
         heartbeat_in_flight=True,
-        sent=SentFields(client.subscription, client.server_assignor, client.owned),
+        sent=SentFields(client.subscription, client.server_assignor, owned),
     )
     return updated, req
 
@@ -178,14 +194,13 @@ def on_heartbeat_response(
     if client.status not in IN_GROUP or resp.member_epoch < 0:
         return client  # ignored in UNSUBSCRIBED, FENCED, FATAL, PREPARE_LEAVING, LEAVING
     client = replace(client, member_epoch=resp.member_epoch)
-    if resp.assignment is None:
+    if resp.assignment is None or resp.assignment == client.target:
         return client
-    target = resp.assignment
-    if client.reconciling is not None or target != client.owned:
-        status = S.RECONCILING if client.status is not S.ACKNOWLEDGING else S.ACKNOWLEDGING
-    else:
-        status = S.STABLE if client.status is not S.ACKNOWLEDGING else S.ACKNOWLEDGING
-    return replace(client, target=target, status=status)
+    # A new target (Java bumps its local epoch, ``LocalAssignment.updateWith``) is never
+    # "already reconciled": the client reconciles it and acknowledges with its owned
+    # partitions even when they are unchanged (``processAssignmentReceived``).
+    status = S.ACKNOWLEDGING if client.status is S.ACKNOWLEDGING else S.RECONCILING
+    return replace(client, target=resp.assignment, status=status)
 
 
 def on_heartbeat_error(client: Client, error: ErrorCode) -> Client:
@@ -242,7 +257,10 @@ def reconcile(client: Client, config: Config) -> tuple[Client, OffsetCommitReque
             ),
             commit,
         )
-    return replace(client, owned=target, status=S.ACKNOWLEDGING, reconciling=None), None
+    return (
+        replace(client, owned=target, status=S.ACKNOWLEDGING, reconciling=None, sent=_resend_owned(client)),
+        None,
+    )
 
 
 def finish_reconcile(client: Client) -> Client:
@@ -256,7 +274,17 @@ def finish_reconcile(client: Client) -> Client:
         reconciling=None,
         revoking=EMPTY,
         status=S.ACKNOWLEDGING if client.status is S.RECONCILING else client.status,
+        sent=_resend_owned(client),
     )
+
+
+def _resend_owned(client: Client) -> SentFields | None:
+    """After a reconciliation the owned partitions are sent again in the next heartbeat,
+    even if unchanged ("TopicPartitions — sent with the first heartbeat after a new
+    assignment was reconciled", ``ConsumerHeartbeatRequestManager.HeartbeatState``)."""
+    if client.sent is None:
+        return None
+    return replace(client.sent, topic_partitions=None)
 
 
 def auto_commit(client: Client) -> tuple[Client, OffsetCommitRequest]:

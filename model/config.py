@@ -71,6 +71,7 @@ class Config:
     rejoin_with_epoch_zero: bool = True
     realign_empty_group: bool = False
     static_rejoin_same_member_id: bool = True
+    report_pending_additions: bool = False
     reorder: bool = False
     slow_clients: bool = False
     auto_commit: bool = False

@@ -206,11 +206,12 @@ class Message:
 class SentFields:
     """What the client last sent in a heartbeat; fields re-sent only when changed
     (``ConsumerHeartbeatRequestManager.HeartbeatState``). ``None`` in place of the record
-    means the next heartbeat is full."""
+    means the next heartbeat is full; ``topic_partitions=None`` means the owned partitions
+    must be sent again (a reconciliation completed)."""
 
     subscribed_topic_names: frozenset[str]
     server_assignor: str | None
-    topic_partitions: Assignment
+    topic_partitions: Assignment | None
 
 
 @dataclass(frozen=True, slots=True)
