@@ -1,0 +1,32 @@
+# groupcheck: `make demo` and `make test` set everything up on a fresh machine.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.stamp
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/bootstrap.sh
+	@bash scripts/bootstrap.sh
+	@touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/groupcheck simulate --preset SMALL --seed 3 --steps 25
+	$(VENV)/bin/groupcheck explore --preset TINY --engine bfs
+	-$(VENV)/bin/groupcheck explore --mutant revoke-without-waiting --engine bfs
+	@echo "(exit status 1 above is expected: the mutant's counterexample was found)"
+
+test: setup
+	$(PY) -m pytest -n auto -q tests
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy model invariants reports groupcheck
+	$(VENV)/bin/lint-imports
+
+bench: setup
+	$(PY) bench/run.py --out bench/results
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis reports/out bench/results

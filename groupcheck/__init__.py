@@ -1,0 +1,1 @@
+"""The groupcheck application: exploration engines, mutants and the command line."""

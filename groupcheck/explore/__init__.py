@@ -1,0 +1,1 @@
+"""Exploration engines: breadth-first search, random walks and Hypothesis."""

@@ -1,0 +1,1 @@
+"""Renderers and run artifacts: text explanations, case-study layout, graphs, HTML reports."""
