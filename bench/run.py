@@ -53,11 +53,16 @@ def _meets(result: object) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/results", help="directory for results.json")
-    parser.add_argument("only", nargs="*", help=f"benchmarks to run (default all: {', '.join(BENCHMARKS)})")
+    parser.add_argument(
+        "only", nargs="*", help=f"benchmarks to run (default all: {', '.join(BENCHMARKS)})"
+    )
     args = parser.parse_args(argv)
     unknown = [n for n in args.only if n not in BENCHMARKS]
     if unknown:
-        print(f"bench: unknown benchmark(s) {unknown}; known: {', '.join(BENCHMARKS)}", file=sys.stderr)
+        print(
+            f"bench: unknown benchmark(s) {unknown}; known: {', '.join(BENCHMARKS)}",
+            file=sys.stderr,
+        )
         return 2
     names = args.only or list(BENCHMARKS)
     results: dict[str, object] = {}
@@ -71,7 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {name}: {'meets goal' if ok else 'MISSES GOAL'}: {json.dumps(result)}")
     document = {
         "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
         "results": results,
     }
     out = Path(args.out)

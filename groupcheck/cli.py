@@ -50,9 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
             "epoch and partitions; each member's epoch, partitions, pending partitions)."
         ),
     )
-    sim.add_argument(
-        "--preset", required=True, help=f"preset name, one of: {', '.join(PRESETS)}"
-    )
+    sim.add_argument("--preset", required=True, help=f"preset name, one of: {', '.join(PRESETS)}")
     sim.add_argument("--seed", required=True, type=_non_negative, help="PRNG seed (>= 0)")
     sim.add_argument("--steps", type=_non_negative, default=40, help="steps to play (default 40)")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -66,15 +64,26 @@ def build_parser() -> argparse.ArgumentParser:
             "written under reports/out/<run>/ with a reproducer), 2 on bad input."
         ),
     )
-    exp.add_argument("--preset", help=f"preset name ({', '.join(PRESETS)}); default: the "
-                     "mutant's scenario, else SMALL")
+    exp.add_argument(
+        "--preset",
+        help=f"preset name ({', '.join(PRESETS)}); default: the mutant's scenario, else SMALL",
+    )
     exp.add_argument("--engine", choices=("bfs", "walk", "hypothesis"), default="bfs")
     exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
     exp.add_argument("--seed", type=_non_negative, default=0)
-    exp.add_argument("--budget", type=_positive_float, default=60.0, metavar="SECONDS",
-                     help="time budget (default 60)")
-    exp.add_argument("--profile", choices=("ci", "dev", "deep"), default=None,
-                     help="Hypothesis profile (default: ci under CI=true, else dev)")
+    exp.add_argument(
+        "--budget",
+        type=_positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="time budget (default 60)",
+    )
+    exp.add_argument(
+        "--profile",
+        choices=("ci", "dev", "deep"),
+        default=None,
+        help="Hypothesis profile (default: ci under CI=true, else dev)",
+    )
     exp.add_argument("--z3", action="store_true", help="also check visited states with Z3")
     exp.add_argument("--out", default="reports/out", help="where run artifacts go")
     exp.add_argument("--json", action="store_true", help="print one JSON object")
@@ -83,8 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
         "mutants",
         help="the mutant kill matrix: explore every mutant and report what killed it",
     )
-    mut.add_argument("--budget", type=_positive_float, default=60.0, metavar="SECONDS",
-                     help="per-mutant time budget (default 60)")
+    mut.add_argument(
+        "--budget",
+        type=_positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="per-mutant time budget (default 60)",
+    )
     mut.add_argument("--only", nargs="*", default=None, metavar="MUTANT", help="only these")
     mut.add_argument("--json", action="store_true", help="print a JSON list")
 
@@ -140,8 +154,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     config = preset(args.preset)
     if args.json:
         steps = [
-            {"step": s.index, "action": describe_action(s.action), "kind": s.action.kind,
-             "group": group_view(s.state)}
+            {
+                "step": s.index,
+                "action": describe_action(s.action),
+                "kind": s.action.kind,
+                "group": group_view(s.state),
+            }
             for s in simulate(config, args.seed, args.steps)
         ]
         print(json.dumps({"preset": config.name, "seed": args.seed, "steps": steps}, indent=1))
@@ -184,16 +202,26 @@ def cmd_explore(args: argparse.Namespace) -> int:
     config, mutant, preset_label = _config_for(args.preset, args.mutant)
     profile = args.profile or ("ci" if os.environ.get("CI") == "true" else "dev")
     outcome = explore(
-        config, engine=args.engine, seed=args.seed, budget_seconds=args.budget,
-        profile=profile, z3=args.z3, progress=_progress(not args.json and sys.stderr.isatty()),
+        config,
+        engine=args.engine,
+        seed=args.seed,
+        budget_seconds=args.budget,
+        profile=profile,
+        z3=args.z3,
+        progress=_progress(not args.json and sys.stderr.isatty()),
     )
     trace = None
     reproduce = None
     if outcome.path is not None and outcome.property is not None:
         ce = Counterexample(
-            path=outcome.path, property=outcome.property, message=outcome.message or "",
-            preset=preset_label, mutant=mutant.name if mutant else None, engine=outcome.engine,
-            shortest=outcome.shortest, original_length=outcome.original_length,
+            path=outcome.path,
+            property=outcome.property,
+            message=outcome.message or "",
+            preset=preset_label,
+            mutant=mutant.name if mutant else None,
+            engine=outcome.engine,
+            shortest=outcome.shortest,
+            original_length=outcome.original_length,
         )
         run_dir = write_counterexample(ce, out=__import__("pathlib").Path(args.out))
         trace = str(run_dir / "counterexample.json")
@@ -229,17 +257,21 @@ def _print_outcome(doc: dict[str, object]) -> None:
     if doc["result"] == "violation":
         print(f"VIOLATION of {doc['property']} ({doc['engine']}, {doc['seconds']} s)")
         print(f"  {doc['message']}")
-        print(f"  counterexample: {doc['length']} steps (found {doc['original_length']}, "
-              f"BFS-shortest {doc['shortest']})")
+        print(
+            f"  counterexample: {doc['length']} steps (found {doc['original_length']}, "
+            f"BFS-shortest {doc['shortest']})"
+        )
         if doc["z3"]:
             print(f"  Z3 re-check: {doc['z3']}")
         print(f"  written to {doc['trace']}")
         print(f"  reproduce: {doc['reproduce']}")
         return
-    size = (f"{doc['distinct_states']} distinct states"
-            + ("" if doc["exhausted"] else " (bounded: budget reached)")
-            if doc["distinct_states"] is not None
-            else f"{doc['examples'] or 0} examples, {doc['steps']} steps")
+    size = (
+        f"{doc['distinct_states']} distinct states"
+        + ("" if doc["exhausted"] else " (bounded: budget reached)")
+        if doc["distinct_states"] is not None
+        else f"{doc['examples'] or 0} examples, {doc['steps']} steps"
+    )
     print(f"ok: no property violated ({doc['engine']}, {size}, {doc['seconds']} s)")
     print(f"  witnesses hit: {', '.join(doc['witnesses']) or 'none'}")  # type: ignore[arg-type]
     if doc["missed_witnesses"]:
@@ -249,15 +281,21 @@ def _print_outcome(doc: dict[str, object]) -> None:
 def cmd_mutants(args: argparse.Namespace) -> int:
     from groupcheck.mutants.matrix import kill_matrix
 
-    rows = kill_matrix(args.only, budget_seconds=args.budget,
-                       progress=_progress(not args.json and sys.stderr.isatty()))
+    rows = kill_matrix(
+        args.only,
+        budget_seconds=args.budget,
+        progress=_progress(not args.json and sys.stderr.isatty()),
+    )
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
-        print(f"{'mutant':36} {'killed':7} {'property':36} {'seconds':>8} {'length':>6} {'shortest':>8}")
+        header = ("mutant", "killed", "property", "seconds", "length", "shortest")
+        print("{:36} {:7} {:36} {:>8} {:>6} {:>8}".format(*header))
         for r in rows:
-            print(f"{r['mutant']:36} {'yes' if r['killed'] else 'NO':7} {str(r['property']):36} "
-                  f"{r['seconds']:8.2f} {str(r['length']):>6} {str(r['shortest']):>8}")
+            print(
+                f"{r['mutant']:36} {'yes' if r['killed'] else 'NO':7} {r['property']!s:36} "
+                f"{r['seconds']:8.2f} {r['length']!s:>6} {r['shortest']!s:>8}"
+            )
         killed = sum(1 for r in rows if r["killed"])
         print(f"{killed}/{len(rows)} mutants killed")
     return 0 if all(r["killed"] for r in rows) else 1
@@ -268,17 +306,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from model.path import Path
     from reports.casestudy import describe_action, render_group
 
-    config, mutant, _ = _config_for(args.preset, args.mutant)
+    config, _, _ = _config_for(args.preset, args.mutant)
     path = Path.decode(config, args.path)
     found = replay(path)
     if args.json:
-        print(json.dumps({
-            "result": "violation" if found else "ok",
-            "length": len(path.actions),
-            "step": found[1] if found else None,
-            "violations": [{"property": v.property, "message": v.message} for v in found[0]] if found else [],  # type: ignore[attr-defined]
-            "actions": [describe_action(a) for a in path.actions],
-        }, indent=1))
+        print(
+            json.dumps(
+                {
+                    "result": "violation" if found else "ok",
+                    "length": len(path.actions),
+                    "step": found[1] if found else None,
+                    "violations": [{"property": v.property, "message": v.message} for v in found[0]]
+                    if found
+                    else [],
+                    "actions": [describe_action(a) for a in path.actions],
+                },
+                indent=1,
+            )
+        )
     else:
         states = list(path.states())
         print(render_group(states[0]))
@@ -287,7 +332,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(render_group(st))
             if found and found[1] == i:
                 for v in found[0]:
-                    print(f"\n>>> VIOLATION of {v.property}: {v.message}")  # type: ignore[attr-defined]
+                    print(f"\n>>> VIOLATION of {v.property}: {v.message}")
                 break
         if not found:
             print("\nno property violated")

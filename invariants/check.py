@@ -10,13 +10,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from model.actions import Action
-from model.records import State
-
 from invariants.expr import Snapshot, StepSnapshot
 from invariants.liveness import WITNESSES, Witness
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.snapshot import project
+from model.actions import Action
+from model.records import State
 
 
 class Verdict(Enum):

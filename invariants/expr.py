@@ -216,8 +216,8 @@ def compile_expr(expr: Expr) -> Compiled:
     """Compile an expression into a Python predicate over a snapshot and an environment."""
     if isinstance(expr, Rel):
         name, names, when = expr.name, tuple(v.name for v in expr.args), expr.when
-        return lambda s, env: tuple(env[n] for n in names) in _source(s, when).relations.get(
-            name, frozenset()
+        return lambda s, env: (
+            tuple(env[n] for n in names) in _source(s, when).relations.get(name, frozenset())
         )
     if isinstance(expr, Cmp):
         op, left, right = _OPS[expr.op], _int(expr.left), _int(expr.right)
@@ -255,7 +255,7 @@ def compile_expr(expr: Expr) -> Compiled:
             env.pop(v.name, None)
             return universal
 
-        return lambda s, env: quantified(s, env)
+        return quantified
     raise TypeError(f"not an expression: {expr!r}")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from invariants.properties import Kind, Property
 from model import system
 from model.actions import Action, Rejoin
 from model.client import IN_GROUP
@@ -19,8 +20,6 @@ from model.config import Config
 from model.coordinator import group_status
 from model.records import State
 from model.status import ClientStatus, GroupStatus, MemberState
-
-from invariants.properties import Kind, Property
 
 DEFAULT_BOUND = 400
 """Default bound on fair progress steps until convergence."""
@@ -34,7 +33,7 @@ def converged(state: State) -> bool:
     if status not in (GroupStatus.STABLE, GroupStatus.EMPTY):
         return False
     for c in state.clients:
-        if not c.alive or c.status not in IN_GROUP and c.status is not ClientStatus.FENCED:
+        if not c.alive or (c.status not in IN_GROUP and c.status is not ClientStatus.FENCED):
             continue
         member = g.members.get(c.member_id)
         if c.status is not ClientStatus.STABLE or member is None:
@@ -112,17 +111,35 @@ def _group_converges(pre: State, action: Action, post: State) -> bool:
     return bool(post.group.members) and not converged(pre) and converged(post)
 
 
-def _witness(name: str, description: str, reference: str, f: Callable[[State, Action, State], bool]) -> Witness:
+def _witness(
+    name: str, description: str, reference: str, f: Callable[[State, Action, State], bool]
+) -> Witness:
     return Witness(Property(name, Kind.SOMETIMES, description, reference, witness_of=f), f)
 
 
 WITNESSES: tuple[Witness, ...] = (
-    _witness("RevocationCompletes", "A member acknowledges a revocation and leaves "
-             "UNREVOKED_PARTITIONS.", "KIP-848 Reconciliation, phase 2", _revocation_completes),
-    _witness("WaitsOnUnreleasedPartitions", "A member waits for partitions another member "
-             "has not released yet.", "KIP-848 Reconciliation, phase 3", _waits_on_unreleased),
-    _witness("FencedMemberRejoins", "A fenced client rejoins with epoch 0.",
-             "KIP-848 Consumer Group Heartbeat API (FENCED_MEMBER_EPOCH)", _fenced_and_rejoins),
-    _witness("GroupConverges", "The group converges: every member STABLE at the target "
-             "epoch.", "KIP-848 Group States", _group_converges),
+    _witness(
+        "RevocationCompletes",
+        "A member acknowledges a revocation and leaves UNREVOKED_PARTITIONS.",
+        "KIP-848 Reconciliation, phase 2",
+        _revocation_completes,
+    ),
+    _witness(
+        "WaitsOnUnreleasedPartitions",
+        "A member waits for partitions another member has not released yet.",
+        "KIP-848 Reconciliation, phase 3",
+        _waits_on_unreleased,
+    ),
+    _witness(
+        "FencedMemberRejoins",
+        "A fenced client rejoins with epoch 0.",
+        "KIP-848 Consumer Group Heartbeat API (FENCED_MEMBER_EPOCH)",
+        _fenced_and_rejoins,
+    ),
+    _witness(
+        "GroupConverges",
+        "The group converges: every member STABLE at the target epoch.",
+        "KIP-848 Group States",
+        _group_converges,
+    ),
 )

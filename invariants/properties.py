@@ -13,17 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from model.actions import Action
-from model.records import State
-
 from invariants.expr import (
     Cmp,
     Compiled,
     Const,
-
     Expr,
     Fn,
-
     Implies,
     Not,
     Or,
@@ -39,6 +34,8 @@ from invariants.expr import (
     forall,
     witness,
 )
+from model.actions import Action
+from model.records import State
 
 
 class Kind(Enum):
@@ -80,9 +77,7 @@ class Property:
         return f"{self.description} Counterexample: " + ", ".join(parts) + "."
 
 
-def _prop(
-    name: str, kind: Kind, description: str, reference: str, expr: Expr
-) -> Property:
+def _prop(name: str, kind: Kind, description: str, reference: str, expr: Expr) -> Property:
     return Property(name, kind, description, reference, expr, None, compile_expr(expr))
 
 
@@ -110,7 +105,9 @@ NO_DOUBLE_CLIENT_OWNERSHIP = _prop(
     Kind.ALWAYS_STATE,
     "No partition is consumed by two clients at once.",
     "KIP-848 Member Epoch - Reconciliation (revoke before assign); bug catalogue I1",
-    forall(c1, c2, p)(Implies(all_of(R("client_owns", c1, p), R("client_owns", c2, p)), Same(c1, c2))),
+    forall(c1, c2, p)(
+        Implies(all_of(R("client_owns", c1, p), R("client_owns", c2, p)), Same(c1, c2))
+    ),
 )
 
 NO_DOUBLE_MEMBER_ASSIGNMENT = _prop(
@@ -149,9 +146,7 @@ TARGET_ONLY_SUBSCRIBED = _prop(
     "KIP-848 Assignment Process",
     Implies(
         FRESH_TARGET,
-        forall(m, p)(
-            Implies(R("target", m, p), all_of(R("is_member", m), R("subscribed", m, p)))
-        ),
+        forall(m, p)(Implies(R("target", m, p), all_of(R("is_member", m), R("subscribed", m, p)))),
     ),
 )
 
@@ -192,10 +187,12 @@ STATUS_EMPTY = _prop(
     Kind.ALWAYS_STATE,
     "The group is EMPTY exactly when it has no members.",
     "KIP-848 Group States",
-    Or((
-        all_of(Cmp("==", F("group_status"), Const(0)), Not(exists(m)(R("is_member", m)))),
-        all_of(Cmp("!=", F("group_status"), Const(0)), exists(m)(R("is_member", m))),
-    )),
+    Or(
+        (
+            all_of(Cmp("==", F("group_status"), Const(0)), Not(exists(m)(R("is_member", m)))),
+            all_of(Cmp("!=", F("group_status"), Const(0)), exists(m)(R("is_member", m))),
+        )
+    ),
 )
 
 STATUS_STABLE = _prop(
@@ -214,10 +211,12 @@ STATUS_STABLE = _prop(
                         Cmp("==", F("member_epoch", m), F("assignment_epoch")),
                         R("stable", m),
                         Not(R("revoking", m, p)),
-                        Or((
-                            all_of(R("assigned", m, p), R("target", m, p)),
-                            all_of(Not(R("assigned", m, p)), Not(R("target", m, p))),
-                        )),
+                        Or(
+                            (
+                                all_of(R("assigned", m, p), R("target", m, p)),
+                                all_of(Not(R("assigned", m, p)), Not(R("target", m, p))),
+                            )
+                        ),
                     ),
                 )
             ),
@@ -261,7 +260,11 @@ CLIENT_EPOCH_MONOTONE = _prop(
     "KIP-848 Consumer Group Heartbeat API; bug catalogue #26 (KAFKA-19335)",
     forall(c)(
         Implies(
-            Cmp("==", F("client_incarnation", c, when="pre"), F("client_incarnation", c, when="post")),
+            Cmp(
+                "==",
+                F("client_incarnation", c, when="pre"),
+                F("client_incarnation", c, when="post"),
+            ),
             any_of(
                 Cmp(">=", F("client_epoch", c, when="post"), F("client_epoch", c, when="pre")),
                 Cmp("==", F("client_epoch", c, when="post"), Const(0)),
@@ -299,7 +302,11 @@ OFFSET_COMMIT_AT_VALID_EPOCH = _prop(
                 R("committed_by", m, p, when="post"),
                 any_of(
                     Not(R("committed_by", m, p, when="pre")),
-                    Cmp("!=", F("committed_epoch", p, when="pre"), F("committed_epoch", p, when="post")),
+                    Cmp(
+                        "!=",
+                        F("committed_epoch", p, when="pre"),
+                        F("committed_epoch", p, when="post"),
+                    ),
                 ),
             ),
             all_of(
@@ -330,4 +337,3 @@ STEP_PROPERTIES: tuple[Property, ...] = (
     HAND_OUT_ONLY_RELEASED,
     OFFSET_COMMIT_AT_VALID_EPOCH,
 )
-

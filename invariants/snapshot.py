@@ -28,13 +28,12 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 
 from __future__ import annotations
 
+from invariants.expr import Snapshot
 from model.client import IN_GROUP
 from model.coordinator import group_status
 from model.ids import TopicPartition
 from model.records import State
 from model.status import ErrorCode, GroupStatus, MemberState
-
-from invariants.expr import Snapshot
 
 STATUS_CODE = {
     GroupStatus.EMPTY: 0,
@@ -56,9 +55,21 @@ def project(state: State) -> Snapshot:
     rel: dict[str, set[tuple[object, ...]]] = {
         k: set()
         for k in (
-            "client_owns", "client_member", "client_in_group", "is_member", "assigned",
-            "revoking", "holds", "target", "subscribed", "exists", "committed_by",
-            "stable", "unrevoked", "unreleased", "server_error",
+            "client_owns",
+            "client_member",
+            "client_in_group",
+            "is_member",
+            "assigned",
+            "revoking",
+            "holds",
+            "target",
+            "subscribed",
+            "exists",
+            "committed_by",
+            "stable",
+            "unrevoked",
+            "unreleased",
+            "server_error",
         )
     }
     fn: dict[str, dict[tuple[object, ...], int]] = {

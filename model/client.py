@@ -258,7 +258,13 @@ def reconcile(client: Client, config: Config) -> tuple[Client, OffsetCommitReque
             commit,
         )
     return (
-        replace(client, owned=target, status=S.ACKNOWLEDGING, reconciling=None, sent=_resend_owned(client)),
+        replace(
+            client,
+            owned=target,
+            status=S.ACKNOWLEDGING,
+            reconciling=None,
+            sent=_resend_owned(client),
+        ),
         None,
     )
 
@@ -309,4 +315,3 @@ def disconnect(client: Client) -> Client:
     if client.commit_in_flight:
         client = on_commit_response(client, None)
     return replace(client, heartbeat_in_flight=False, sent=None, connection=client.connection + 1)
-

@@ -127,7 +127,9 @@ def check_config(config: Config) -> None:
         )
     if config.max_perturbations < 0:
         raise ConfigError(f"{where}: max_perturbations must be >= 0")
-    if not config.server_assignors or any(a not in KNOWN_ASSIGNORS for a in config.server_assignors):
+    if not config.server_assignors or any(
+        a not in KNOWN_ASSIGNORS for a in config.server_assignors
+    ):
         raise ConfigError(
             f"{where}: server_assignors must be a non-empty subset of {KNOWN_ASSIGNORS}"
         )

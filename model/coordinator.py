@@ -69,10 +69,14 @@ def update_partition_epochs(
     partition to be free. Either violation raises :class:`PartitionEpochConflict` —
     the hardening that turned KAFKA-16147's silent double assignment into a failed write.
     """
-    if old is not None and new is not None and (
-        old.member_epoch == new.member_epoch
-        and old.assigned_partitions == new.assigned_partitions
-        and old.partitions_pending_revocation == new.partitions_pending_revocation
+    if (
+        old is not None
+        and new is not None
+        and (
+            old.member_epoch == new.member_epoch
+            and old.assigned_partitions == new.assigned_partitions
+            and old.partitions_pending_revocation == new.partitions_pending_revocation
+        )
     ):
         return partition_epochs
     d = partition_epochs.as_dict()
@@ -209,11 +213,7 @@ def resolve_member(
     """
     existing = group.members.get(req.member_id)
     holder_id = group.static_member_id(req.instance_id) if req.instance_id is not None else None
-    if (
-        existing is None
-        and holder_id is None
-        and len(group.members) >= config.max_group_size
-    ):
+    if existing is None and holder_id is None and len(group.members) >= config.max_group_size:
         return ErrorCode.GROUP_MAX_SIZE_REACHED
 
     if req.instance_id is None:
@@ -263,7 +263,11 @@ def replace_static_member(
     if moved is not None:
         target = target.set(new_member_id, moved)
     members = group.members.remove(holder.member_id).set(new_member_id, copy)
-    return replace(group, members=members, partition_epochs=pe, target_assignment=target), copy, copy
+    return (
+        replace(group, members=members, partition_epochs=pe, target_assignment=target),
+        copy,
+        copy,
+    )
 
 
 def handle_consumer_group_heartbeat(
@@ -314,7 +318,9 @@ def _heartbeat(
             req.server_assignor if req.server_assignor is not None else member.server_assignor
         ),
         rebalance_timeout_ms=(
-            req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1 else member.rebalance_timeout_ms
+            req.rebalance_timeout_ms
+            if req.rebalance_timeout_ms != -1
+            else member.rebalance_timeout_ms
         ),
     )
     subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
@@ -324,7 +330,9 @@ def _heartbeat(
     if config.compute_target_in_heartbeat and group.group_epoch > group.assignment_epoch:
         group = rules.compute_target_assignment(group, topics, config.server_assignors[0])
 
-    subscribed_ids = frozenset(topics[n].topic_id for n in updated.subscribed_topic_names if n in topics)
+    subscribed_ids = frozenset(
+        topics[n].topic_id for n in updated.subscribed_topic_names if n in topics
+    )
     if not config.reconcile_while_assigning and group.group_epoch > group.assignment_epoch:
         # KIP-848 "Member Epoch": members reconcile once the new target is installed.
         reconciled = updated
@@ -372,7 +380,9 @@ def _reconcile(
     )
 
 
-def handle_leave(group: Group, req: ConsumerGroupHeartbeatRequest, config: Config) -> HeartbeatResult:
+def handle_leave(
+    group: Group, req: ConsumerGroupHeartbeatRequest, config: Config
+) -> HeartbeatResult:
     """Leave with epoch -1 (fence) or a static member's temporary leave with -2
     (``consumerGroupLeave`` / ``consumerGroupStaticMemberGroupLeave``; §8)."""
     if req.instance_id is None:
@@ -477,7 +487,8 @@ def validate_offset_commit(group: Group, req: OffsetCommitRequest, config: Confi
 def handle_offset_commit(
     group: Group, req: OffsetCommitRequest, config: Config
 ) -> tuple[Group, OffsetCommitResponse]:
-    """Validate and store committed offsets per partition (``OffsetMetadataManager.commitOffset``)."""
+    """Validate and store committed offsets per partition
+    (``OffsetMetadataManager.commitOffset``)."""
     error = config.rules.validate_offset_commit(group, req, config)
     if error is not ErrorCode.NONE or not req.topics:
         return group, OffsetCommitResponse(error_code=error, topics=req.topics)

@@ -33,7 +33,7 @@ class FrozenMap(Mapping[K, V]):
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
         d = dict(items)
         try:
-            self._d: dict[K, V] = dict(sorted(d.items()))  # type: ignore[type-var]
+            self._d: dict[K, V] = dict(sorted(d.items()))  # type: ignore[type-var,unused-ignore]
         except TypeError:
             self._d = d
         self._h: int | None = None
@@ -84,7 +84,9 @@ class FrozenMap(Mapping[K, V]):
         return dict(self._d)
 
 
-def format_partitions(partitions: Iterable[TopicPartition], names: Mapping[str, str] | None = None) -> str:
+def format_partitions(
+    partitions: Iterable[TopicPartition], names: Mapping[str, str] | None = None
+) -> str:
     """Render partitions the way the KIP-848 case studies do: ``[foo-0, foo-1]``."""
     names = names or {}
     items = sorted(partitions)

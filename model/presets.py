@@ -28,9 +28,7 @@ SMALL = Config(
         ClientSpec("C", ("foo",), subscribed=False),
     ),
     max_perturbations=4,
-    perturbations=frozenset(
-        {"Subscribe", "Leave", "Crash", "Restart", "LoseMessage"}
-    ),
+    perturbations=frozenset({"Subscribe", "Leave", "Crash", "Restart", "LoseMessage"}),
     auto_commit=True,
 )
 """Three clients over three partitions, with joins, leaves, crashes and message loss."""
@@ -43,9 +41,7 @@ STATIC = Config(
         ClientSpec("B", ("foo",), instance_id="b"),
     ),
     max_perturbations=3,
-    perturbations=frozenset(
-        {"TemporaryLeave", "Subscribe", "Crash", "Restart", "LoseMessage"}
-    ),
+    perturbations=frozenset({"TemporaryLeave", "Subscribe", "Crash", "Restart", "LoseMessage"}),
 )
 """Two static members that leave temporarily (-2), crash and come back."""
 

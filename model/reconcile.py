@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from model.ids import EMPTY, Assignment, TopicPartition
 from model.records import Member
@@ -33,12 +34,10 @@ def owns_any(owned: Assignment | None, partitions: Assignment) -> bool:
     return not owned.isdisjoint(partitions)
 
 
-def with_epoch(member: Member, epoch: int, **changes: object) -> Member:
+def with_epoch(member: Member, epoch: int, **changes: Any) -> Member:
     """Write a new member epoch; the previous epoch always becomes the old one
     (``ConsumerGroupMember.Builder.updateMemberEpoch``)."""
-    return replace(
-        member, member_epoch=epoch, previous_member_epoch=member.member_epoch, **changes
-    )
+    return replace(member, member_epoch=epoch, previous_member_epoch=member.member_epoch, **changes)
 
 
 def compute_next_assignment(

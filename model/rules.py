@@ -1,20 +1,35 @@
 """The injected rules: the record of step functions the model runs (design.md).
 
 A mutant is this record with one function replaced; the model itself carries no bug
-switches. Every coordinator and client rule that a historical bug touched is a field.
+switches. Every coordinator and client rule that a historical bug touched is a field,
+typed with the exact signature of the default so a mutant cannot change the shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from model import client, coordinator, reconcile, target
 
 if TYPE_CHECKING:
-    from model.ids import FrozenMap, TopicPartition
-    from model.records import Group, Member, TopicMetadata
+    from model.config import Config
+    from model.ids import Assignment, FrozenMap, TopicPartition
+    from model.records import (
+        Client,
+        ConsumerGroupHeartbeatRequest,
+        ConsumerGroupHeartbeatResponse,
+        Group,
+        Member,
+        OffsetCommitRequest,
+        TopicMetadata,
+    )
+    from model.status import ErrorCode
+
+    PartitionEpochs: TypeAlias = FrozenMap[TopicPartition, int]
+    HeartbeatResult: TypeAlias = tuple[Group, ConsumerGroupHeartbeatResponse]
+    Resolved: TypeAlias = tuple[Group, Member | None, Member]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,42 +37,69 @@ class Rules:
     """Step functions of the coordinator and the client. Field = the Kafka rule it mirrors."""
 
     # GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid
-    validate_heartbeat_request: Callable[..., Any] = coordinator.validate_heartbeat_request
+    validate_heartbeat_request: Callable[
+        [ConsumerGroupHeartbeatRequest, Config], ErrorCode | None
+    ] = coordinator.validate_heartbeat_request
     # GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid
-    check_member_epoch: Callable[..., Any] = coordinator.check_member_epoch
+    check_member_epoch: Callable[
+        [Member, ConsumerGroupHeartbeatRequest, Config], ErrorCode | None
+    ] = coordinator.check_member_epoch
     # GroupMetadataManager: group-epoch bump decision (§4.4)
-    should_bump_group_epoch: Callable[..., bool] = coordinator.should_bump_group_epoch
+    should_bump_group_epoch: Callable[[Group, Member | None, Member, Config], bool] = (
+        coordinator.should_bump_group_epoch
+    )
     # TargetAssignmentBuilder
-    compute_target_assignment: Callable[["Group", "Mapping[str, TopicMetadata]", str], "Group"] = (
+    compute_target_assignment: Callable[[Group, Mapping[str, TopicMetadata], str], Group] = (
         target.compute_target_assignment
     )
     # CurrentAssignmentBuilder.build
-    reconcile: Callable[..., "Member"] = reconcile.reconcile
+    reconcile: Callable[
+        [
+            Member,
+            int,
+            Assignment,
+            Assignment | None,
+            bool,
+            Mapping[TopicPartition, int],
+            frozenset[str],
+        ],
+        Member,
+    ] = reconcile.reconcile
     # ConsumerGroup.maybeUpdatePartitionEpoch
     update_partition_epochs: Callable[
-        ["FrozenMap[TopicPartition, int]", "Member | None", "Member | None"],
-        "FrozenMap[TopicPartition, int]",
+        [PartitionEpochs, Member | None, Member | None], PartitionEpochs
     ] = coordinator.update_partition_epochs
     # ConsumerGroup.updateMember
-    write_member: Callable[..., "Group"] = coordinator.write_member
+    write_member: Callable[[Group, Member | None, Member, Config], Group] = coordinator.write_member
     # GroupMetadataManager.fenceMember / ConsumerGroup.removeMember
-    remove_member: Callable[..., "Group"] = coordinator.remove_member
+    remove_member: Callable[[Group, Member, Config], Group] = coordinator.remove_member
     # GroupMetadataManager.consumerGroupLeave
-    handle_leave: Callable[..., Any] = coordinator.handle_leave
+    handle_leave: Callable[[Group, ConsumerGroupHeartbeatRequest, Config], HeartbeatResult] = (
+        coordinator.handle_leave
+    )
     # static member replacement (§4.3 step 4)
-    replace_static_member: Callable[..., Any] = coordinator.replace_static_member
+    replace_static_member: Callable[[Group, Member, str, Config], Resolved] = (
+        coordinator.replace_static_member
+    )
     # session and rebalance timers (§7)
-    session_timeout: Callable[..., "Group"] = coordinator.session_timeout
-    rebalance_timeout: Callable[..., "Group"] = coordinator.rebalance_timeout
+    session_timeout: Callable[[Group, str, Config], Group] = coordinator.session_timeout
+    rebalance_timeout: Callable[[Group, str, Config], Group] = coordinator.rebalance_timeout
     # metadata change detection (§4.4)
-    on_metadata_change: Callable[["Group", str], "Group"] = coordinator.on_metadata_change
+    on_metadata_change: Callable[[Group, str], Group] = coordinator.on_metadata_change
     # ConsumerGroup.validateOffsetCommit
-    validate_offset_commit: Callable[..., Any] = coordinator.validate_offset_commit
-    # Java client: heartbeat response handling and reconciliation
-    client_on_heartbeat_response: Callable[..., Any] = client.on_heartbeat_response
-    client_reconcile: Callable[..., Any] = client.reconcile
-    client_build_heartbeat: Callable[..., Any] = client.build_heartbeat
+    validate_offset_commit: Callable[[Group, OffsetCommitRequest, Config], ErrorCode] = (
+        coordinator.validate_offset_commit
+    )
+    # Java client: heartbeat response handling, reconciliation, heartbeat building
+    client_on_heartbeat_response: Callable[
+        [Client, ConsumerGroupHeartbeatResponse, Config], Client
+    ] = client.on_heartbeat_response
+    client_reconcile: Callable[[Client, Config], tuple[Client, OffsetCommitRequest | None]] = (
+        client.reconcile
+    )
+    client_build_heartbeat: Callable[
+        [Client, Config], tuple[Client, ConsumerGroupHeartbeatRequest]
+    ] = client.build_heartbeat
 
 
 DEFAULT_RULES = Rules()
-

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from model import client as cl
 from model import coordinator as co
 from model.actions import (
+    AbandonRequest,
     Action,
     AddPartitions,
     ChangeServerAssignor,
@@ -21,7 +23,6 @@ from model.actions import (
     CommitOffsets,
     ComputeTargetAssignment,
     Crash,
-    AbandonRequest,
     DeliverMessage,
     Leave,
     LoseMessage,
@@ -244,7 +245,7 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
 # --------------------------------------------------------------------------- step
 
 
-def _set_client(state: State, new: Client, sent: Body | None = None, **changes: object) -> State:
+def _set_client(state: State, new: Client, sent: Body | None = None, **changes: Any) -> State:
     clients = tuple(new if c.name == new.name else c for c in state.clients)
     network = state.network
     if sent is not None:
@@ -374,8 +375,6 @@ def _lose(state: State, a: LoseMessage, config: Config) -> State:
     return replace(state, network=_without(state.network, a.message))
 
 
-
-
 _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     SendHeartbeat: _send_heartbeat,  # type: ignore[dict-item]
     Reconcile: _reconcile,  # type: ignore[dict-item]
@@ -415,4 +414,3 @@ def step(state: State, action: Action, config: Config) -> State:
 def is_enabled(state: State, action: Action, config: Config) -> bool:
     """Whether ``action`` is enabled in ``state``."""
     return action in enabled(state, config)
-

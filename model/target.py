@@ -43,7 +43,9 @@ def assignment_spec(
         for m in sorted(members.values(), key=lambda m: m.member_id)
     )
     partitions = FrozenMap((t.topic_id, t.partitions) for t in topics.values())
-    return AssignmentSpec(members=subs, partitions_per_topic=partitions, previous_target=previous_target)
+    return AssignmentSpec(
+        members=subs, partitions_per_topic=partitions, previous_target=previous_target
+    )
 
 
 def compute_target_assignment(

@@ -18,7 +18,6 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from model.path import Path
-
 from reports.casestudy import describe_action, group_view
 
 DEFAULT_OUT = FsPath("reports/out")
@@ -99,13 +98,14 @@ class Counterexample:
         }
 
 
-def run_name(label: str, taken: set[str] | None = None) -> str:
+def run_name(label: str) -> str:
     """A file-system-safe run name from a label."""
-    base = re.sub(r"[^A-Za-z0-9_.+-]+", "-", label).strip("-") or "run"
-    return base
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "-", label).strip("-") or "run"
 
 
-def write_counterexample(ce: Counterexample, out: FsPath = DEFAULT_OUT, name: str | None = None) -> FsPath:
+def write_counterexample(
+    ce: Counterexample, out: FsPath = DEFAULT_OUT, name: str | None = None
+) -> FsPath:
     """Write the counterexample's directory; returns it. Never leaves a partial directory."""
     out.mkdir(parents=True, exist_ok=True)
     final = out / run_name(name or f"{ce.preset or 'config'}-{ce.mutant or 'default'}-{ce.engine}")

@@ -87,9 +87,10 @@ def render_group(state: State) -> str:
     lines.append("Member Assignment")
     member_lines = []
     for mid, m in g.members.items():
+        held = format_partitions(m.owned_or_pending())
+        pending = format_partitions(pending_partitions(g, m))
         line = (
-            f"  • {mid} - epoch={m.member_epoch}, partitions={format_partitions(m.owned_or_pending())}"
-            f", pending-partitions={format_partitions(pending_partitions(g, m))}"
+            f"  • {mid} - epoch={m.member_epoch}, partitions={held}, pending-partitions={pending}"
         )
         if m.partitions_pending_revocation:
             line += f", revoking={format_partitions(m.partitions_pending_revocation)}"
@@ -98,7 +99,9 @@ def render_group(state: State) -> str:
     client_bits = []
     for c in state.clients:
         where = c.status.value if c.alive else "DOWN"
-        client_bits.append(f"{c.member_id} {where} epoch={c.member_epoch} owns={format_partitions(c.owned)}")
+        client_bits.append(
+            f"{c.member_id} {where} epoch={c.member_epoch} owns={format_partitions(c.owned)}"
+        )
     lines.append("Clients: " + "; ".join(client_bits))
     return "\n".join(lines)
 
@@ -110,7 +113,9 @@ def describe_body(body: object) -> str:
         if body.instance_id is not None:
             bits.append(f"InstanceId={body.instance_id}")
         if body.subscribed_topic_names is not None:
-            bits.append("SubscribedTopicNames=[" + ", ".join(sorted(body.subscribed_topic_names)) + "]")
+            bits.append(
+                "SubscribedTopicNames=[" + ", ".join(sorted(body.subscribed_topic_names)) + "]"
+            )
         if body.server_assignor is not None:
             bits.append(f"ServerAssignor={body.server_assignor}")
         if body.topic_partitions is not None:

@@ -96,6 +96,11 @@ def run_hypothesis(
         if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
             break
     return HypothesisOutcome(
-        None, None, None, machine.examples, machine.steps, frozenset(machine.seen),
+        None,
+        None,
+        None,
+        machine.examples,
+        machine.steps,
+        frozenset(machine.seen),
         time.perf_counter() - start,
     )

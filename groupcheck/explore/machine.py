@@ -92,7 +92,9 @@ def _make_rule(kind: type[Action]) -> Any:
 
     # Name the rule after the action family before Hypothesis records it.
     take_family.__name__ = take_family.__qualname__ = kind.__name__
-    return precondition(has_family)(rule(choice=st.integers(min_value=0, max_value=15))(take_family))
+    return precondition(has_family)(
+        rule(choice=st.integers(min_value=0, max_value=15))(take_family)
+    )
 
 
 def _deadlocked(self: ModelMachine) -> bool:
@@ -101,11 +103,13 @@ def _deadlocked(self: ModelMachine) -> bool:
 
 @precondition(_deadlocked)
 @rule()
-def Stutter(self: ModelMachine) -> None:  # noqa: N802 - named like an action family
+def Stutter(self: ModelMachine) -> None:
     """Nothing is enabled (every client gone or fatal): the run can only stutter."""
 
 
-def machine_for(config: Config, checker_factory: Callable[[], Checker] = Checker) -> type[ModelMachine]:
+def machine_for(
+    config: Config, checker_factory: Callable[[], Checker] = Checker
+) -> type[ModelMachine]:
     """A state-machine class for ``config``: one rule per action family."""
     namespace: dict[str, Any] = {
         "config": config,
@@ -119,4 +123,6 @@ def machine_for(config: Config, checker_factory: Callable[[], Checker] = Checker
     for kind in ACTION_TYPES:
         namespace[kind.__name__] = _make_rule(kind)
     namespace["Stutter"] = Stutter
-    return type(f"Machine_{config.name.replace('+', '_').replace('-', '_')}", (ModelMachine,), namespace)
+    return type(
+        f"Machine_{config.name.replace('+', '_').replace('-', '_')}", (ModelMachine,), namespace
+    )

@@ -37,10 +37,11 @@ def relaxed_replay(config: Config, actions: Sequence[Action]) -> list[Action]:
     delivery of a message that was never sent, say). The result replays exactly."""
     state = system.initial(config)
     out: list[Action] = []
-    for action in actions:
+    for wanted in actions:
         enabled = system.enabled(state, config)
-        if action not in enabled:
-            key = _actor(action)
+        action = wanted
+        if wanted not in enabled:
+            key = _actor(wanted)
             candidates = [a for a in enabled if _actor(a) == key]
             if len(candidates) != 1:
                 continue
@@ -70,7 +71,9 @@ def first_violations(
             return None
         new = system.step(state, action, config)
         new_snap = project(new)
-        bad = checker.check_step(state, action, new, snap, new_snap) + checker.check_state(new, new_snap)
+        bad = checker.check_step(state, action, new, snap, new_snap) + checker.check_state(
+            new, new_snap
+        )
         if bad:
             return bad, i
         state, snap = new, new_snap

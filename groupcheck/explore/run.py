@@ -10,8 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from groupcheck.explore.minimise import first_violations, minimise_path
+from invariants.check import Violation
 from model.config import Config
 from model.path import Path
 
@@ -93,10 +95,9 @@ def shortest_length(config: Config, prop: str, budget_seconds: float | None) -> 
 def z3_recheck(path: Path, prop: str) -> str:
     """Re-check the final violation with Z3 (state and step properties)."""
     from invariants.check import all_properties
+    from invariants.expr import StepSnapshot
     from invariants.snapshot import project
     from invariants.z3.check import recheck
-
-    from invariants.expr import StepSnapshot
 
     props = {p.name: p for p in all_properties()}
     target = props.get(prop)
@@ -108,7 +109,7 @@ def z3_recheck(path: Path, prop: str) -> str:
         if target.kind.value.startswith("always (state")
         else StepSnapshot(project(states[-2]), project(states[-1]))
     )
-    return recheck(target, structure).value
+    return str(recheck(target, structure).value)
 
 
 def _hypothesis(
@@ -117,8 +118,13 @@ def _hypothesis(
     from groupcheck.explore.hypothesis_engine import run_hypothesis
 
     out = run_hypothesis(
-        config, seed=seed, profile=profile, budget_seconds=budget,
-        progress=(lambda ex, st: progress(f"hypothesis: {ex} examples, {st} steps")) if progress else None,
+        config,
+        seed=seed,
+        profile=profile,
+        budget_seconds=budget,
+        progress=(lambda ex, st: progress(f"hypothesis: {ex} examples, {st} steps"))
+        if progress
+        else None,
     )
     from invariants.liveness import WITNESSES
 
@@ -136,19 +142,19 @@ def _hypothesis(
     )
 
 
-def _from_result(engine: str, res: object) -> Outcome:
-    get = lambda name, default=None: getattr(res, name, default)  # noqa: E731
+def _from_result(engine: str, res: Any) -> Outcome:
+    """Adapt an engine's result record to an ``Outcome``."""
     return Outcome(
         engine=engine,
-        result=get("result", "ok"),
-        property=get("property"),
-        message=get("message"),
-        path=get("path"),
-        distinct_states=get("distinct_states"),
-        exhausted=get("exhausted"),
-        steps=get("steps", 0) or 0,
-        witnesses=list(get("witnesses", []) or []),
-        missed_witnesses=list(get("missed_witnesses", []) or []),
+        result=str(getattr(res, "result", "ok")),
+        property=getattr(res, "property", None),
+        message=getattr(res, "message", None),
+        path=getattr(res, "path", None),
+        distinct_states=getattr(res, "distinct_states", None),
+        exhausted=getattr(res, "exhausted", None),
+        steps=int(getattr(res, "steps", 0) or 0),
+        witnesses=list(getattr(res, "witnesses", []) or []),
+        missed_witnesses=list(getattr(res, "missed_witnesses", []) or []),
     )
 
 
@@ -157,8 +163,10 @@ def _bfs(config: Config, budget: float | None, z3: bool, progress: Progress | No
 
     cb = None
     if progress is not None:
+
         def cb(states: int, depth: int, frontier: int) -> None:
             progress(f"bfs: {states} states, depth {depth}, frontier {frontier}")
+
     res = bfs(config, budget_seconds=budget, progress=cb, z3=z3)
     return _from_result("bfs", res)
 
@@ -168,13 +176,17 @@ def _walk(config: Config, seed: int, budget: float | None, progress: Progress | 
 
     cb = None
     if progress is not None:
+
         def cb(walks: int, steps: int) -> None:
             progress(f"walk: {walks} walks, {steps} steps")
-    res = walk(config, seed=seed, walks=10_000, max_steps=60, budget_seconds=budget or 30.0, progress=cb)
+
+    res = walk(
+        config, seed=seed, walks=10_000, max_steps=60, budget_seconds=budget or 30.0, progress=cb
+    )
     return _from_result("walk", res)
 
 
-def replay(path: Path) -> tuple[list[object], int] | None:
+def replay(path: Path) -> tuple[list[Violation], int] | None:
     """Violations of the first violating step of ``path`` (and that step), or None."""
     found = first_violations(path.config, path.actions, check_convergence=True)
     return None if found is None else (list(found[0]), found[1])

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from groupcheck.mutants import catalogue
 from model.config import Config
 from model.rules import DEFAULT_RULES, Rules
-
-from groupcheck.mutants import catalogue
 
 
 @dataclass(frozen=True)

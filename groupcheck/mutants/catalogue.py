@@ -72,7 +72,10 @@ COMMITTING = replace(
 STATIC_TWO = Config(
     name="MUT2_STATIC",
     topics=(("foo", 2),),
-    clients=(ClientSpec("A", ("foo",), instance_id="a"), ClientSpec("B", ("foo",), instance_id="b")),
+    clients=(
+        ClientSpec("A", ("foo",), instance_id="a"),
+        ClientSpec("B", ("foo",), instance_id="b"),
+    ),
     max_perturbations=2,
     perturbations=frozenset({"TemporaryLeave", "Restart"}),
 )
@@ -113,7 +116,12 @@ def revoke_without_waiting(
     """Jumps to the target at once, releasing revoked partitions before the client
     acknowledged (the revoke-before-assign rule dropped)."""
     out = rc.reconcile(
-        member, target_epoch, target, owned, subscription_changed, partition_epochs,
+        member,
+        target_epoch,
+        target,
+        owned,
+        subscription_changed,
+        partition_epochs,
         subscribed_topic_ids,
     )
     if out.state is MemberState.UNREVOKED_PARTITIONS:
@@ -151,7 +159,12 @@ def ack_ignored(
     if member.state is MemberState.UNREVOKED_PARTITIONS:
         return member
     return rc.reconcile(
-        member, target_epoch, target, owned, subscription_changed, partition_epochs,
+        member,
+        target_epoch,
+        target,
+        owned,
+        subscription_changed,
+        partition_epochs,
         subscribed_topic_ids,
     )
 
@@ -209,7 +222,11 @@ def static_replacement_keeps_both(
     moved = target.get(holder.member_id)
     if moved is not None:
         target = target.set(new_member_id, moved)
-    return replace(group, members=members, partition_epochs=pe, target_assignment=target), copy, copy
+    return (
+        replace(group, members=members, partition_epochs=pe, target_assignment=target),
+        copy,
+        copy,
+    )
 
 
 def assignor_assigns_twice(
@@ -239,7 +256,9 @@ def no_bump_on_metadata_change(group: Group, topic_name: str) -> Group:
     return group
 
 
-def accept_commit_from_unknown_member(group: Group, req: OffsetCommitRequest, config: Any) -> ErrorCode:
+def accept_commit_from_unknown_member(
+    group: Group, req: OffsetCommitRequest, config: Any
+) -> ErrorCode:
     """Offset commits from member ids the group no longer has are accepted (zombies)."""
     if req.member_id not in group.members:
         return ErrorCode.NONE
@@ -255,7 +274,9 @@ def accept_stale_commit_epoch(group: Group, req: OffsetCommitRequest, config: An
 # --------------------------------------------------------------------------- client
 
 
-def client_acks_before_revoking(client: Client, config: Any) -> tuple[Client, ConsumerGroupHeartbeatRequest]:
+def client_acks_before_revoking(
+    client: Client, config: Any
+) -> tuple[Client, ConsumerGroupHeartbeatRequest]:
     """While reconciling, the client reports its new target as owned before it stopped
     consuming the revoked partitions (the acknowledgement races the revocation; cf.
     KAFKA-20332)."""
@@ -265,7 +286,9 @@ def client_acks_before_revoking(client: Client, config: Any) -> tuple[Client, Co
     return new, req
 
 
-def adopt_negative_epoch(client: Client, resp: ConsumerGroupHeartbeatResponse, config: Any) -> Client:
+def adopt_negative_epoch(
+    client: Client, resp: ConsumerGroupHeartbeatResponse, config: Any
+) -> Client:
     """KAFKA-19335: a leave response (epoch -1) arriving after the application subscribed
     again overwrites the joining client's epoch."""
     out = cl.on_heartbeat_response(client, resp, config)
@@ -277,35 +300,103 @@ def adopt_negative_epoch(client: Client, resp: ConsumerGroupHeartbeatResponse, c
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: (name, summary, bug, rules field, scenario)."""
     rows = [
-        ("revoke-without-waiting", "assigns before the revocation is acknowledged",
-         "KIP-848 revoke-before-assign rule", "reconcile", TWO_ON_TWO),
-        ("ignore-partition-epochs", "hands out partitions not yet released",
-         "KIP-848 reconciliation phase 3", "reconcile", TWO_ON_TWO),
-        ("ack-ignored", "a revocation acknowledgement is never taken",
-         "KAFKA-16249 (revocation acknowledgement missed)", "reconcile", TWO_ON_TWO),
-        ("bookkeeping-drops-pending", "partition epochs of assigned and pending partitions "
-         "updated separately", "KAFKA-16147 (bug catalogue #12)", "update_partition_epochs",
-         THREE_ON_TWO),
-        ("no-epoch-bump-on-fence", "no group-epoch bump when a member is fenced or expires",
-         "KAFKA-20442 neighbourhood (bug catalogue #17)", "remove_member", TWO_ON_TWO),
-        ("reject-epoch-zero-rejoin", "a fenced member cannot rejoin with epoch 0",
-         "KAFKA-19233 (bug catalogue #14)", "check_member_epoch", LOSSY_TWO),
-        ("static-replacement-keeps-both", "static replacement keeps the old instance too",
-         "KAFKA-8500 shape (bug catalogue #6)", "replace_static_member", STATIC_TWO),
-        ("assignor-assigns-twice", "an assignor gives one partition to two members",
-         "bug catalogue I1 via the assignor", "compute_target_assignment", TWO_ON_TWO),
-        ("no-bump-on-subscription-change", "a changed subscription does not bump the group "
-         "epoch", "KAFKA-19891 shape (bug catalogue #20)", "should_bump_group_epoch", TOPICS_TWO),
-        ("no-bump-on-metadata-change", "an added partition is not noticed",
-         "KIP-848 Group Epoch triggers", "on_metadata_change", TOPICS_TWO),
-        ("accept-commit-from-unknown-member", "offset commits from removed members accepted",
-         "zombie commits (bug catalogue I5)", "validate_offset_commit", COMMITTING),
-        ("accept-stale-commit-epoch", "offset commits at a stale epoch accepted",
-         "KIP-848 offset fencing (bug catalogue #16, reversed)", "validate_offset_commit",
-         COMMITTING),
-        ("client-acks-before-revoking", "the client acknowledges before it stops consuming",
-         "KAFKA-20332 (bug catalogue #27)", "client_build_heartbeat", TWO_ON_TWO),
-        ("adopt-negative-epoch", "a late leave response sets epoch -1 on a joining client",
-         "KAFKA-19335 (bug catalogue #26)", "client_on_heartbeat_response", REJOIN),
+        (
+            "revoke-without-waiting",
+            "assigns before the revocation is acknowledged",
+            "KIP-848 revoke-before-assign rule",
+            "reconcile",
+            TWO_ON_TWO,
+        ),
+        (
+            "ignore-partition-epochs",
+            "hands out partitions not yet released",
+            "KIP-848 reconciliation phase 3",
+            "reconcile",
+            TWO_ON_TWO,
+        ),
+        (
+            "ack-ignored",
+            "a revocation acknowledgement is never taken",
+            "KAFKA-16249 (revocation acknowledgement missed)",
+            "reconcile",
+            TWO_ON_TWO,
+        ),
+        (
+            "bookkeeping-drops-pending",
+            "partition epochs of assigned and pending partitions updated separately",
+            "KAFKA-16147 (bug catalogue #12)",
+            "update_partition_epochs",
+            THREE_ON_TWO,
+        ),
+        (
+            "no-epoch-bump-on-fence",
+            "no group-epoch bump when a member is fenced or expires",
+            "KAFKA-20442 neighbourhood (bug catalogue #17)",
+            "remove_member",
+            TWO_ON_TWO,
+        ),
+        (
+            "reject-epoch-zero-rejoin",
+            "a fenced member cannot rejoin with epoch 0",
+            "KAFKA-19233 (bug catalogue #14)",
+            "check_member_epoch",
+            LOSSY_TWO,
+        ),
+        (
+            "static-replacement-keeps-both",
+            "static replacement keeps the old instance too",
+            "KAFKA-8500 shape (bug catalogue #6)",
+            "replace_static_member",
+            STATIC_TWO,
+        ),
+        (
+            "assignor-assigns-twice",
+            "an assignor gives one partition to two members",
+            "bug catalogue I1 via the assignor",
+            "compute_target_assignment",
+            TWO_ON_TWO,
+        ),
+        (
+            "no-bump-on-subscription-change",
+            "a changed subscription does not bump the group epoch",
+            "KAFKA-19891 shape (bug catalogue #20)",
+            "should_bump_group_epoch",
+            TOPICS_TWO,
+        ),
+        (
+            "no-bump-on-metadata-change",
+            "an added partition is not noticed",
+            "KIP-848 Group Epoch triggers",
+            "on_metadata_change",
+            TOPICS_TWO,
+        ),
+        (
+            "accept-commit-from-unknown-member",
+            "offset commits from removed members accepted",
+            "zombie commits (bug catalogue I5)",
+            "validate_offset_commit",
+            COMMITTING,
+        ),
+        (
+            "accept-stale-commit-epoch",
+            "offset commits at a stale epoch accepted",
+            "KIP-848 offset fencing (bug catalogue #16, reversed)",
+            "validate_offset_commit",
+            COMMITTING,
+        ),
+        (
+            "client-acks-before-revoking",
+            "the client acknowledges before it stops consuming",
+            "KAFKA-20332 (bug catalogue #27)",
+            "client_build_heartbeat",
+            TWO_ON_TWO,
+        ),
+        (
+            "adopt-negative-epoch",
+            "a late leave response sets epoch -1 on a joining client",
+            "KAFKA-19335 (bug catalogue #26)",
+            "client_on_heartbeat_response",
+            REJOIN,
+        ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]

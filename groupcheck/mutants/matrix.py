@@ -48,7 +48,7 @@ def kill_matrix(
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows for every mutant (or the named ones)."""
-    names = list(MUTANTS) if not only else only
+    names = only if only else list(MUTANTS)
     unknown = [n for n in names if n not in MUTANTS]
     if unknown:
         from model.status import ConfigError

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from model.assignors.range import RangeAssignor
-from model.assignors.spec import Assignor, AssignmentSpec, MemberSubscription, subscription_type
+from model.assignors.spec import AssignmentSpec, Assignor, MemberSubscription, subscription_type
 from model.assignors.uniform import UniformAssignor
 
 ASSIGNORS: Mapping[str, Assignor] = {"uniform": UniformAssignor(), "range": RangeAssignor()}
@@ -20,7 +20,9 @@ def get_assignor(name: str) -> Assignor:
     try:
         return ASSIGNORS[name]
     except KeyError:
-        raise UnknownAssignorError(f"unknown assignor {name!r}; known: {', '.join(ASSIGNORS)}") from None
+        raise UnknownAssignorError(
+            f"unknown assignor {name!r}; known: {', '.join(ASSIGNORS)}"
+        ) from None
 
 
 __all__ = [

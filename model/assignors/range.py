@@ -8,9 +8,8 @@ give every member the same partition indexes on every topic.
 
 from __future__ import annotations
 
-from model.ids import Assignment, TopicPartition
-
 from model.assignors.spec import AssignmentSpec, MemberSubscription
+from model.ids import Assignment, TopicPartition
 
 
 def _order(m: MemberSubscription) -> tuple[int, str]:

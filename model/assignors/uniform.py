@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import heapq
 
-from model.ids import Assignment, TopicPartition
-
 from model.assignors.spec import AssignmentSpec, subscription_type
+from model.ids import Assignment, TopicPartition
 
 MAX_BALANCE_ITERATIONS = 16
 
@@ -39,11 +38,15 @@ class UniformAssignor:
         return {m: frozenset(ps) for m, ps in result.items()}
 
 
-def _valid_previous(spec: AssignmentSpec, member_id: str, topics: frozenset[str]) -> list[TopicPartition]:
+def _valid_previous(
+    spec: AssignmentSpec, member_id: str, topics: frozenset[str]
+) -> list[TopicPartition]:
     """The member's previous target partitions that still exist and are still subscribed."""
     counts = spec.partitions_per_topic
     prev = spec.previous_target.get(member_id, frozenset())
-    return sorted(tp for tp in prev if tp[0] in topics and tp[0] in counts and tp[1] < counts[tp[0]])
+    return sorted(
+        tp for tp in prev if tp[0] in topics and tp[0] in counts and tp[1] < counts[tp[0]]
+    )
 
 
 def _homogeneous(spec: AssignmentSpec) -> dict[str, list[TopicPartition]]:
@@ -94,31 +97,31 @@ def _heterogeneous(spec: AssignmentSpec) -> dict[str, list[TopicPartition]]:
     counts = spec.partitions_per_topic
     order = {m.member_id: i for i, m in enumerate(spec.members)}
     subscribers: dict[str, list[str]] = {}
-    for m in spec.members:
-        for t in m.subscribed_topic_ids:
+    for ms in spec.members:
+        for t in ms.subscribed_topic_ids:
             if t in counts:
-                subscribers.setdefault(t, []).append(m.member_id)
+                subscribers.setdefault(t, []).append(ms.member_id)
     owner: dict[TopicPartition, str] = {}
-    load: dict[str, int] = {m.member_id: 0 for m in spec.members}
-    for m in spec.members:
-        for tp in _valid_previous(spec, m.member_id, m.subscribed_topic_ids):
+    load: dict[str, int] = {ms.member_id: 0 for ms in spec.members}
+    for ms in spec.members:
+        for tp in _valid_previous(spec, ms.member_id, ms.subscribed_topic_ids):
             if tp not in owner:
-                owner[tp] = m.member_id
-                load[m.member_id] += 1
+                owner[tp] = ms.member_id
+                load[ms.member_id] += 1
     # Unassigned partitions: topics with fewer subscribers first, each partition to the
     # least-loaded subscriber (ties: member order).
     for t in sorted(subscribers, key=lambda t: (len(subscribers[t]), t)):
         subs = subscribers[t]
-        heap = [(load[m], order[m], m) for m in subs]
+        heap = [(load[s], order[s], s) for s in subs]
         heapq.heapify(heap)
         for i in range(counts[t]):
             tp = (t, i)
             if tp in owner:
                 continue
-            _, _, m = heapq.heappop(heap)
-            owner[tp] = m
-            load[m] += 1
-            heapq.heappush(heap, (load[m], order[m], m))
+            _, _, chosen = heapq.heappop(heap)
+            owner[tp] = chosen
+            load[chosen] += 1
+            heapq.heappush(heap, (load[chosen], order[chosen], chosen))
     # Balance: move a partition to a less loaded subscriber of its topic while the gap > 1.
     for _ in range(MAX_BALANCE_ITERATIONS):
         moved = False
@@ -130,21 +133,21 @@ def _heterogeneous(spec: AssignmentSpec) -> dict[str, list[TopicPartition]]:
             heapq.heapify(heap)
             for i in range(counts[t]):
                 tp = (t, i)
-                m = owner[tp]
-                while heap[0][0] != load[heap[0][2]]:  # drop stale heap entries
-                    _, _, s = heapq.heappop(heap)
-                    heapq.heappush(heap, (load[s], order[s], s))
+                holder = owner[tp]
+                while heap[0][0] != load[heap[0][2]]:  # refresh stale heap entries
+                    _, _, stale = heapq.heappop(heap)
+                    heapq.heappush(heap, (load[stale], order[stale], stale))
                 least_load, _, least = heap[0]
-                if load[m] - least_load > 1:
+                if load[holder] - least_load > 1:
                     owner[tp] = least
-                    load[m] -= 1
+                    load[holder] -= 1
                     load[least] += 1
                     heapq.heapreplace(heap, (load[least], order[least], least))
-                    heapq.heappush(heap, (load[m], order[m], m))
+                    heapq.heappush(heap, (load[holder], order[holder], holder))
                     moved = True
         if not moved:
             break
     result: dict[str, list[TopicPartition]] = {m.member_id: [] for m in spec.members}
-    for tp, m in owner.items():
-        result[m].append(tp)
+    for tp, member_id in owner.items():
+        result[member_id].append(tp)
     return result

@@ -135,7 +135,9 @@ def test_basic() -> None:
 
     d.join("B")
     d.expect(
-        2, 1, {"A": "foo-0 foo-1 foo-2"},
+        2,
+        1,
+        {"A": "foo-0 foo-1 foo-2"},
         {"A": (1, "foo-0 foo-1 foo-2", ""), "B": (0, "", "")},
     )
     d.compute()
@@ -158,23 +160,31 @@ def test_basic() -> None:
 
     d.join("C")
     d.expect(
-        3, 2, target2,
+        3,
+        2,
+        target2,
         {"A": (2, "foo-0 foo-1", ""), "B": (2, "foo-2", ""), "C": (0, "", "")},
     )
     d.compute()
     target3 = {"A": "foo-0", "B": "foo-2", "C": "foo-1"}
     d.expect(
-        3, 3, target3,
+        3,
+        3,
+        target3,
         {"A": (2, "foo-0 foo-1", ""), "B": (2, "foo-2", ""), "C": (0, "", "")},
     )
     d.heartbeat("B")  # "transitions it to epoch 3 because B has no partitions to revoke"
     d.expect(
-        3, 3, target3,
+        3,
+        3,
+        target3,
         {"A": (2, "foo-0 foo-1", ""), "B": (3, "foo-2", ""), "C": (0, "", "")},
     )
     d.heartbeat("C")  # "it transitions to epoch 3 but cannot get foo-1 yet"
     d.expect(
-        3, 3, target3,
+        3,
+        3,
+        target3,
         {"A": (2, "foo-0 foo-1", ""), "B": (3, "foo-2", ""), "C": (3, "", "foo-1")},
     )
     d.heartbeat("A")  # "instructs it to revoke foo-1"
@@ -182,12 +192,16 @@ def test_basic() -> None:
     d.reconcile("A")
     d.heartbeat("A")  # "transitions it to epoch 3 and releases foo-1"
     d.expect(
-        3, 3, target3,
+        3,
+        3,
+        target3,
         {"A": (3, "foo-0", ""), "B": (3, "foo-2", ""), "C": (3, "", "foo-1")},
     )
     d.heartbeat("C")  # the KIP's last table already shows C's next heartbeat
     d.expect(
-        3, 3, target3,
+        3,
+        3,
+        target3,
         {"A": (3, "foo-0", ""), "B": (3, "foo-2", ""), "C": (3, "foo-1", "")},
     )
 
@@ -197,19 +211,25 @@ def test_incremental_revocation_and_assignment() -> None:
     start = stable_state(config, 21, {"A": P("foo-0 foo-1 foo-2"), "B": P("foo-3 foo-4 foo-5")})
     d = Driver(config, start)
     d.expect(
-        21, 21, {"A": "foo-0 foo-1 foo-2", "B": "foo-3 foo-4 foo-5"},
+        21,
+        21,
+        {"A": "foo-0 foo-1 foo-2", "B": "foo-3 foo-4 foo-5"},
         {"A": (21, "foo-0 foo-1 foo-2", ""), "B": (21, "foo-3 foo-4 foo-5", "")},
     )
     d.join("C")
     d.compute()  # "adds it, bumps the group epoch, … and computes the target assignment"
     target = {"A": "foo-0 foo-1", "B": "foo-3 foo-4", "C": "foo-2 foo-5"}
     d.expect(
-        22, 22, target,
+        22,
+        22,
+        target,
         {"A": (21, "foo-0 foo-1 foo-2", ""), "B": (21, "foo-3 foo-4 foo-5", ""), "C": (0, "", "")},
     )
     d.heartbeat("C")  # "transitions it to epoch 22 but does not yet give it any partitions"
     d.expect(
-        22, 22, target,
+        22,
+        22,
+        target,
         {
             "A": (21, "foo-0 foo-1 foo-2", ""),
             "B": (21, "foo-3 foo-4 foo-5", ""),
@@ -236,7 +256,9 @@ def test_incremental_revocation_and_assignment() -> None:
     assert "foo-2" not in {f"{t}-{p}" for t, p in d.state.group.partition_epochs}
     d.heartbeat("C")  # "gives it foo-2 which is now free but hold foo-5"
     d.expect(
-        22, 22, target,
+        22,
+        22,
+        target,
         {
             "A": (22, "foo-0 foo-1", ""),
             "B": (21, "foo-3 foo-4 foo-5", ""),
@@ -247,7 +269,9 @@ def test_incremental_revocation_and_assignment() -> None:
     d.heartbeat("B")  # "transitions it to epoch 22, releases foo-5"
     d.heartbeat("C")  # "gives it foo-2 and foo-5"
     d.expect(
-        22, 22, target,
+        22,
+        22,
+        target,
         {"A": (22, "foo-0 foo-1", ""), "B": (22, "foo-3 foo-4", ""), "C": (22, "foo-2 foo-5", "")},
     )
 
@@ -263,7 +287,9 @@ def test_member_failure() -> None:
     # The KIP still lists A's target entry; Kafka deletes it with the member
     # (GroupMetadataManager.fenceMember writes a target-assignment tombstone).
     d.expect(
-        23, 22, {"B": "foo-3 foo-4", "C": "foo-2 foo-5"},
+        23,
+        22,
+        {"B": "foo-3 foo-4", "C": "foo-2 foo-5"},
         {"B": (22, "foo-3 foo-4", ""), "C": (22, "foo-2 foo-5", "")},
     )
     d.compute()
@@ -272,7 +298,9 @@ def test_member_failure() -> None:
     d.heartbeat("B")
     d.heartbeat("C")  # "B and C heartbeat and transition to epoch 23."
     d.expect(
-        23, 23, target,
+        23,
+        23,
+        target,
         {"B": (23, "foo-3 foo-4 foo-0", ""), "C": (23, "foo-2 foo-5 foo-1", "")},
     )
 

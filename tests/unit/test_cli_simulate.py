@@ -35,7 +35,9 @@ def test_simulate_is_deterministic_and_seed_matters(capsys: pytest.CaptureFixtur
 
 
 def test_simulate_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "simulate", "--preset", "TINY", "--seed", "2", "--steps", "10", "--json")
+    code, out, _ = run(
+        capsys, "simulate", "--preset", "TINY", "--seed", "2", "--steps", "10", "--json"
+    )
     assert code == 0
     doc = json.loads(out)
     assert doc["preset"] == "TINY"
@@ -49,8 +51,17 @@ def test_simulate_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_simulate_reaches_a_stable_group(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "simulate", "--preset", "KIP848_CASE_STUDY", "--seed", "0",
-                       "--steps", "120", "--json")
+    code, out, _ = run(
+        capsys,
+        "simulate",
+        "--preset",
+        "KIP848_CASE_STUDY",
+        "--seed",
+        "0",
+        "--steps",
+        "120",
+        "--json",
+    )
     assert code == 0
     statuses = [s["group"]["status"] for s in json.loads(out)["steps"]]
     assert "STABLE" in statuses
@@ -80,9 +91,21 @@ def test_bad_arguments_one_line_exit_2(
 
 def test_console_entry_point_runs() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "groupcheck", "simulate", "--preset", "TINY", "--seed", "1",
-         "--steps", "3"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "groupcheck",
+            "simulate",
+            "--preset",
+            "TINY",
+            "--seed",
+            "1",
+            "--steps",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert "step 3:" in proc.stdout
