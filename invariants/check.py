@@ -55,6 +55,12 @@ class Checker:
             if not p.holds(snap)
         ]
 
+    def note_witnesses(self, pre: State, action: Action, post: State) -> None:
+        """Record the ``SOMETIMES`` witnesses a step shows (without checking properties)."""
+        for w in self.witnesses:
+            if w.prop.name not in self.seen and w.seen(pre, action, post):
+                self.seen.add(w.prop.name)
+
     def check_step(
         self,
         pre: State,
@@ -63,9 +69,7 @@ class Checker:
         pre_snap: Snapshot | None = None,
         post_snap: Snapshot | None = None,
     ) -> list[Violation]:
-        for w in self.witnesses:
-            if w.prop.name not in self.seen and w.seen(pre, action, post):
-                self.seen.add(w.prop.name)
+        self.note_witnesses(pre, action, post)
         if post is pre:
             return []
         step = StepSnapshot(

@@ -238,25 +238,118 @@ def compile_expr(expr: Expr) -> Compiled:
         premise, conclusion = compile_expr(expr.premise), compile_expr(expr.conclusion)
         return lambda s, env: (not premise(s, env)) or conclusion(s, env)
     if isinstance(expr, ForAll | Exists):
+        guarded = _compile_guarded(expr)
+        if guarded is not None:
+            return guarded
         body = compile_expr(expr.body)
         vs = expr.vars
         universal = isinstance(expr, ForAll)
 
-        def quantified(s: Structure, env: Env, i: int = 0) -> bool:
+        def loop(s: Structure, env: Env, i: int) -> bool:
             if i == len(vs):
                 return body(s, env)
             v = vs[i]
             for element in s.domain(v.sort):
                 env[v.name] = element
-                result = quantified(s, env, i + 1)
-                if result != universal:
-                    del env[v.name]
-                    return result
-            env.pop(v.name, None)
+                if loop(s, env, i + 1) != universal:
+                    return not universal
             return universal
+
+        def quantified(s: Structure, env: Env) -> bool:
+            # Restore outer bindings of the same names afterwards (lexical scoping).
+            saved = {v.name: env.get(v.name, _MISSING) for v in vs}
+            try:
+                return loop(s, env, 0)
+            finally:
+                for n, value in saved.items():
+                    if value is _MISSING:
+                        env.pop(n, None)
+                    else:
+                        env[n] = value
 
         return quantified
     raise TypeError(f"not an expression: {expr!r}")
+
+
+def _guard(expr: ForAll | Exists) -> Rel | None:
+    """A relation atom that must hold for the body to matter: the premise (or a conjunct of
+    it) of ``∀x. R(x…) ∧ … → φ``, or a conjunct of ``∃x. R(x…) ∧ …``. It must mention
+    every quantified variable at most once so its tuples can bind them directly."""
+    if isinstance(expr, ForAll):
+        if not isinstance(expr.body, Implies):
+            return None
+        premise: Expr = expr.body.premise
+    else:
+        premise = expr.body
+    atoms = (
+        [premise]
+        if isinstance(premise, Rel)
+        else (list(premise.parts) if isinstance(premise, And) else [])
+    )
+    names = {v.name for v in expr.vars}
+    for atom in atoms:
+        if isinstance(atom, Rel):
+            arg_names = [a.name for a in atom.args]
+            if names & set(arg_names) and len(arg_names) == len(set(arg_names)):
+                return atom
+    return None
+
+
+def _compile_guarded(expr: ForAll | Exists) -> Compiled | None:
+    """Quantify by enumerating the guard relation's tuples instead of the domains: exact,
+    because the body is trivially true (∀) or false (∃) where the guard is false."""
+    guard = _guard(expr)
+    if guard is None:
+        return None
+    body = compile_expr(expr.body)
+    universal = isinstance(expr, ForAll)
+    quantified = {v.name for v in expr.vars}
+    guard_names = [a.name for a in guard.args]
+    guard_sorts = {a.name: a.sort for a in guard.args}
+    rest = [v for v in expr.vars if v.name not in set(guard_names)]
+    name, when = guard.name, guard.when
+
+    def evaluate(s: Structure, env: Env) -> bool:
+        tuples = _source(s, when).relations.get(name, frozenset())
+        saved = {n: env.get(n, _MISSING) for n in quantified}
+        domains = {n: set(s.domain(guard_sorts[n])) for n in guard_names if n in quantified}
+        try:
+            for t in tuples:
+                ok = True
+                for arg, value in zip(guard_names, t, strict=True):
+                    if arg in quantified:
+                        if value not in domains[arg]:  # quantifiers range over the domain
+                            ok = False
+                            break
+                        env[arg] = value
+                    elif env.get(arg, _MISSING) != value:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                if _loop(rest, 0, s, env) != universal:
+                    return not universal
+            return universal
+        finally:
+            for n, v in saved.items():
+                if v is _MISSING:
+                    env.pop(n, None)
+                else:
+                    env[n] = v
+
+    def _loop(vs: list[Var], i: int, s: Structure, env: Env) -> bool:
+        if i == len(vs):
+            return body(s, env)
+        for element in s.domain(vs[i].sort):
+            env[vs[i].name] = element
+            if _loop(vs, i + 1, s, env) != universal:
+                return not universal
+        return universal
+
+    return evaluate
+
+
+_MISSING = object()
 
 
 def witness(expr: Expr, structure: Structure) -> Env | None:

@@ -48,23 +48,31 @@ def fair_actions(state: State, config: Config) -> list[Action]:
     return [a for a in system.enabled(state, config) if not a.PERTURBATION]
 
 
-def run_fair(state: State, config: Config, bound: int) -> tuple[State, int, bool]:
+def fair_schedule(state: State, config: Config, bound: int) -> tuple[list[Action], State, bool]:
     """Run a round-robin fair schedule of progress actions from ``state`` for up to
-    ``bound`` steps. Returns the last state, the steps taken and whether it converged."""
+    ``bound`` steps: the enabled action that has waited longest goes first (ties: enabled
+    order). Returns the actions taken, the last state and whether it converged."""
+    taken: list[Action] = []
     if converged(state):
-        return state, 0, True
+        return taken, state, True
     last_taken: dict[Action, int] = {}
     for i in range(1, bound + 1):
         acts = fair_actions(state, config)
         if not acts:
-            return state, i - 1, converged(state)
-        # The enabled action waiting longest goes first (ties: enabled order).
+            return taken, state, converged(state)
         action = min(acts, key=lambda a: last_taken.get(a, -1))
         last_taken[action] = i
+        taken.append(action)
         state = system.step(state, action, config)
         if converged(state):
-            return state, i, True
-    return state, bound, False
+            return taken, state, True
+    return taken, state, False
+
+
+def run_fair(state: State, config: Config, bound: int) -> tuple[State, int, bool]:
+    """``fair_schedule`` without the actions: the last state, the steps taken, converged."""
+    taken, last, ok = fair_schedule(state, config, bound)
+    return last, len(taken), ok
 
 
 CONVERGENCE = Property(

@@ -276,8 +276,9 @@ CLIENT_EPOCH_MONOTONE = _prop(
 HAND_OUT_ONLY_RELEASED = _prop(
     "HandOutOnlyReleased",
     Kind.ALWAYS_STEP,
-    "A member is given a partition only when no other member still holds it.",
-    "KIP-848 Member Epoch - Reconciliation, phase 3",
+    "A member is given a partition only when no other member still holds it (a static "
+    "member's new instance may take over the partitions of the instance it replaces).",
+    "KIP-848 Member Epoch - Reconciliation, phase 3; Static Membership",
     forall(m1, m2, p)(
         Implies(
             all_of(
@@ -285,7 +286,14 @@ HAND_OUT_ONLY_RELEASED = _prop(
                 Not(R("holds", m1, p, when="pre")),
                 R("holds", m2, p, when="pre"),
             ),
-            Same(m1, m2),
+            any_of(
+                Same(m1, m2),
+                all_of(
+                    Cmp("!=", F("instance", m2, when="pre"), Const(0)),
+                    Cmp("==", F("instance", m1, when="post"), F("instance", m2, when="pre")),
+                    Not(R("is_member", m2, when="post")),
+                ),
+            ),
         )
     ),
 )

@@ -23,6 +23,8 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 ``client_epoch(c)``    the member epoch ``c`` knows; ``client_incarnation(c)`` its process
 ``committed_epoch(p)`` the member epoch the committed offset of ``p`` was written at
 ``group_status()``     0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE
+``instance(m)``        1 + the index of ``m``'s static instance id among the clients'
+                       instance ids; 0 for a dynamic member
 ===================== ============================================================
 """
 
@@ -80,6 +82,11 @@ def project(state: State) -> Snapshot:
         "client_epoch": {},
         "client_incarnation": {},
         "committed_epoch": {},
+        "instance": {},
+    }
+    instance_index = {
+        iid: i + 1
+        for i, iid in enumerate(sorted({c.instance_id for c in state.clients if c.instance_id}))
     }
     partitions: set[TopicPartition] = set(existing)
     members: dict[str, None] = {}
@@ -103,6 +110,7 @@ def project(state: State) -> Snapshot:
         members[mid] = None
         rel["is_member"].add((mid,))
         fn["member_epoch"][(mid,)] = m.member_epoch
+        fn["instance"][(mid,)] = instance_index.get(m.instance_id, 0) if m.instance_id else 0
         if m.state is MemberState.STABLE:
             rel["stable"].add((mid,))
         elif m.state is MemberState.UNREVOKED_PARTITIONS:

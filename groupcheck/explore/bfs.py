@@ -1,0 +1,216 @@
+"""Exhaustive breadth-first search with symmetry reduction.
+
+Every state reachable through ``system.enabled``/``system.step`` is visited once (up to
+symmetry); state properties are checked on every new state, step properties on every
+transition, and — for every state whose perturbation budget is spent — convergence under a
+fair schedule. BFS order makes the first counterexample a shortest one (for safety
+properties; a convergence counterexample is a shortest path to a non-converging state plus
+the fair schedule that fails).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from groupcheck.explore.result import ExploreResult
+from groupcheck.explore.symmetry import canonicaliser
+from invariants.check import Checker, Violation
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
+from invariants.snapshot import project
+from model import system
+from model.actions import Action
+from model.config import Config
+from model.path import Path
+from model.records import State
+
+ProgressFn = Callable[[int, int, int], None]
+
+
+@dataclass
+class _Node:
+    state: State
+    depth: int
+    parent: Hashable | None
+    action: Action | None
+
+
+def _path_to(nodes: dict[Hashable, _Node], key: Hashable, config: Config) -> list[Action]:
+    actions: list[Action] = []
+    node = nodes[key]
+    while node.parent is not None:
+        assert node.action is not None
+        actions.append(node.action)
+        node = nodes[node.parent]
+    actions.reverse()
+    return actions
+
+
+def bfs(
+    config: Config,
+    *,
+    checker_factory: Callable[[], Checker] = Checker,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    symmetry: bool = True,
+    check_convergence: bool = True,
+    convergence_bound: int = DEFAULT_BOUND,
+    budget_seconds: float | None = None,
+    progress: ProgressFn | None = None,
+    stop_on: str | None = None,
+    z3: bool = False,
+    graph: nx.DiGraph | None = None,
+) -> ExploreResult:
+    """Explore ``config`` breadth-first. ``stop_on`` ignores violations of other properties
+    (used to measure the shortest counterexample of one property). ``z3`` re-checks every
+    state property on every visited state with Z3 as well. ``graph`` (a networkx DiGraph)
+    receives the state graph: nodes are canonical keys with ``depth``, edges carry ``kind``."""
+    start = time.perf_counter()
+    checker = checker_factory()
+    canonical = canonicaliser(config) if symmetry else (lambda s: s)
+    init = system.initial(config)
+    init_key = canonical(init)
+    nodes: dict[Hashable, _Node] = {init_key: _Node(init, 0, None, None)}
+    queue: deque[Hashable] = deque([init_key])
+    steps = 0
+    converged_checked: set[Hashable] = set()
+    z3_check = _z3_checker(checker) if z3 else None
+    if graph is not None:
+        graph.add_node(init_key, depth=0)
+
+    def found(violation: Violation, key: Hashable, extra: list[Action]) -> ExploreResult:
+        actions = _path_to(nodes, key, config) + extra
+        return ExploreResult(
+            engine="bfs",
+            result="violation",
+            property=violation.property,
+            message=violation.message,
+            path=Path(config, tuple(actions)),
+            distinct_states=len(nodes),
+            depth=nodes[key].depth,
+            steps=steps,
+            witnesses=sorted(checker.seen),
+            missed_witnesses=checker.missed_witnesses(),
+            seconds=time.perf_counter() - start,
+            exhausted=False,
+        )
+
+    def relevant(vs: list[Violation]) -> list[Violation]:
+        return [v for v in vs if stop_on is None or v.property == stop_on]
+
+    bad = relevant(checker.check_state(init))
+    if bad:
+        return found(bad[0], init_key, [])
+    max_seen_depth = 0
+    exhausted = True
+    while queue:
+        if max_states is not None and len(nodes) >= max_states:
+            exhausted = False
+            break
+        if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
+            exhausted = False
+            break
+        key = queue.popleft()
+        node = nodes[key]
+        state = node.state
+        snap = project(state)
+        if (
+            check_convergence
+            and state.perturbations >= config.max_perturbations
+            and (stop_on is None or stop_on == CONVERGENCE.name)
+        ):
+            if key not in converged_checked:
+                converged_checked.add(key)
+                schedule, _, ok = fair_schedule(state, config, convergence_bound)
+                if ok:
+                    # Every state on a converging fair schedule converges too (its suffix).
+                    s = state
+                    for a in schedule:
+                        s = system.step(s, a, config)
+                        converged_checked.add(canonical(s))
+                if not ok:
+                    v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
+                    return found(v, key, schedule)
+        if max_depth is not None and node.depth >= max_depth:
+            exhausted = False
+            continue
+        for action in system.enabled(state, config):
+            new = system.step(state, action, config)
+            steps += 1
+            new_key = canonical(new)
+            if _step_may_matter(state, new):
+                new_snap = project(new)
+                bad = relevant(checker.check_step(state, action, new, snap, new_snap))
+            else:
+                checker.note_witnesses(state, action, new)
+                new_snap = None
+                bad = []
+            if graph is not None:
+                graph.add_edge(key, new_key, kind=action.kind)
+            if bad:
+                nodes.setdefault(new_key, _Node(new, node.depth + 1, key, action))
+                return found(bad[0], key, [action])
+            if new_key in nodes:
+                continue
+            nodes[new_key] = _Node(new, node.depth + 1, key, action)
+            if graph is not None:
+                graph.nodes[new_key]["depth"] = node.depth + 1
+            max_seen_depth = max(max_seen_depth, node.depth + 1)
+            bad = relevant(
+                checker.check_state(new, new_snap if new_snap is not None else project(new))
+            )
+            if not bad and z3_check is not None:
+                bad = relevant(z3_check(project(new)))
+            if bad:
+                return found(bad[0], new_key, [])
+            queue.append(new_key)
+            if progress is not None and len(nodes) % 1000 == 0:
+                progress(len(nodes), node.depth + 1, len(queue))
+    return ExploreResult(
+        engine="bfs",
+        result="ok",
+        distinct_states=len(nodes),
+        depth=max_seen_depth,
+        steps=steps,
+        witnesses=sorted(checker.seen),
+        missed_witnesses=checker.missed_witnesses(),
+        seconds=time.perf_counter() - start,
+        exhausted=exhausted,
+    )
+
+
+def _step_may_matter(pre: State, post: State) -> bool:
+    """Whether a step property could be falsified by this transition: every step property
+    reads only the group and the clients' member epochs and incarnations."""
+    if post is pre:
+        return False
+    if post.group is not pre.group:
+        return True
+    return any(
+        a.member_epoch != b.member_epoch or a.incarnation != b.incarnation
+        for a, b in zip(pre.clients, post.clients, strict=True)
+    )
+
+
+def _z3_checker(checker: Checker) -> Callable[[object], list[Violation]]:
+    from invariants.z3.check import z3_holds
+
+    def check(snap: object) -> list[Violation]:
+        return [
+            Violation(p.name, p.description + " (Z3)", p.kind.value)
+            for p in checker.state_properties
+            if not z3_holds(p, snap)  # type: ignore[arg-type]
+        ]
+
+    return check
+
+
+def state_graph(config: Config, max_states: int = 5000, symmetry: bool = True) -> nx.DiGraph:
+    """The reachable state graph of a small config as a networkx DiGraph."""
+    g: nx.DiGraph = nx.DiGraph()
+    bfs(config, max_states=max_states, symmetry=symmetry, check_convergence=False, graph=g)
+    return g

@@ -1,0 +1,107 @@
+"""Seeded random walks with swarm selection of action families.
+
+Each walk draws, from its own seeded PRNG, a random subset of the perturbation families
+to allow ("swarm testing": a walk that never loses messages explores deeper joins, one
+that only loses messages explores retries), then takes uniformly random steps among the
+enabled actions of the kept families, checking state and step properties after every
+step and convergence under a fair schedule at the end of the walk.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+from groupcheck.explore.result import ExploreResult
+from invariants.check import Checker, Violation
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
+from invariants.snapshot import project
+from model import system
+from model.actions import Action
+from model.config import Config
+from model.path import Path
+
+ProgressFn = Callable[[int, int], None]
+
+
+def swarm(rng: random.Random, config: Config) -> frozenset[str]:
+    """The perturbation families one walk may use (each kept with probability 1/2, at least
+    one when the config has any)."""
+    families = sorted(config.perturbations)
+    kept = frozenset(f for f in families if rng.random() < 0.5)
+    if families and not kept:
+        kept = frozenset({rng.choice(families)})
+    return kept
+
+
+def walk(
+    config: Config,
+    seed: int = 0,
+    walks: int = 1000,
+    max_steps: int = 60,
+    *,
+    checker_factory: Callable[[], Checker] = Checker,
+    budget_seconds: float | None = None,
+    convergence_bound: int = DEFAULT_BOUND,
+    progress: ProgressFn | None = None,
+) -> ExploreResult:
+    """Run up to ``walks`` walks of ``max_steps`` steps; stop at the first violation."""
+    start = time.perf_counter()
+    checker = checker_factory()
+    total = 0
+    for w in range(walks):
+        if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
+            break
+        rng = random.Random(f"{seed}:{w}")
+        kept = swarm(rng, config)
+        state = system.initial(config)
+        snap = project(state)
+        path: list[Action] = []
+        violation: Violation | None = None
+        for _ in range(max_steps):
+            enabled = system.enabled(state, config)
+            choices = [a for a in enabled if not a.PERTURBATION or a.kind in kept] or list(enabled)
+            if not choices:
+                break
+            action = choices[rng.randrange(len(choices))]
+            new = system.step(state, action, config)
+            new_snap = project(new)
+            path.append(action)
+            total += 1
+            bad = checker.check_step(state, action, new, snap, new_snap) + checker.check_state(
+                new, new_snap
+            )
+            state, snap = new, new_snap
+            if bad:
+                violation = bad[0]
+                break
+        if violation is None:
+            schedule, _, ok = fair_schedule(state, config, convergence_bound)
+            if not ok:
+                path += schedule
+                violation = Violation(
+                    CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
+                )
+        if violation is not None:
+            return ExploreResult(
+                engine="walk",
+                result="violation",
+                property=violation.property,
+                message=violation.message,
+                path=Path(config, tuple(path)),
+                steps=total,
+                witnesses=sorted(checker.seen),
+                missed_witnesses=checker.missed_witnesses(),
+                seconds=time.perf_counter() - start,
+            )
+        if progress is not None and w % 50 == 0:
+            progress(w + 1, total)
+    return ExploreResult(
+        engine="walk",
+        result="ok",
+        steps=total,
+        witnesses=sorted(checker.seen),
+        missed_witnesses=checker.missed_witnesses(),
+        seconds=time.perf_counter() - start,
+    )
