@@ -1,5 +1,6 @@
-"""Starting points other than ``system.initial``: a consistent STABLE group at a given
-epoch, as the KIP-848 case studies begin ("Let's imagine a group with two members…").
+"""Starting points other than ``system.initial`` — a consistent STABLE group at a given
+epoch, as the KIP-848 case studies begin ("Let's imagine a group with two members…") —
+and ``Script``, a driver for writing scenarios in the KIP's narrative steps.
 
 The built state is what the model itself reaches after the group settles (same records,
 same partition epochs, clients consuming what the coordinator assigned), with the epochs
@@ -12,9 +13,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from model import system
+from model.actions import Action, DeliverMessage, LoseMessage, Reconcile, SendHeartbeat
 from model.config import Config
 from model.ids import Assignment, FrozenMap
-from model.records import Client, Group, Member, SentFields, State
+from model.records import Client, Group, Member, Message, SentFields, State
 from model.status import ClientStatus, ConfigError, MemberState
 
 
@@ -74,3 +76,54 @@ def stable_state(config: Config, epoch: int, assignment: Mapping[str, Assignment
         committed_offsets=FrozenMap(),
     )
     return replace(base, group=group, clients=tuple(clients))
+
+
+class ScriptError(ConfigError):
+    """A scripted step that is not possible in the current state."""
+
+
+class Script:
+    """Drive a config step by step in the vocabulary of the KIP's narration — "A
+    heartbeats", "the response to B is lost" — through ``system.step`` only. Every step
+    must be enabled; ``actions`` is the replayable path taken so far."""
+
+    def __init__(self, config: Config, state: State | None = None) -> None:
+        self.config = config
+        self.state = state if state is not None else system.initial(config)
+        self.actions: list[Action] = []
+
+    def do(self, action: Action) -> State:
+        if action not in system.enabled(self.state, self.config):
+            raise ScriptError(f"step {len(self.actions)}: {action} is not enabled")
+        self.state = system.step(self.state, action, self.config)
+        self.actions.append(action)
+        return self.state
+
+    def message(self, client: str, to_coordinator: bool, newest: bool = False) -> Message:
+        """The oldest (or newest) message in flight between ``client`` and the coordinator."""
+        network = reversed(self.state.network) if newest else iter(self.state.network)
+        for m in network:
+            if m.client == client and m.to_coordinator == to_coordinator:
+                return m
+        where = "request from" if to_coordinator else "response to"
+        raise ScriptError(f"step {len(self.actions)}: no {where} {client} in flight")
+
+    def deliver(self, client: str, to_coordinator: bool, newest: bool = False) -> State:
+        return self.do(DeliverMessage(self.message(client, to_coordinator, newest)))
+
+    def lose(self, client: str, to_coordinator: bool) -> State:
+        return self.do(LoseMessage(self.message(client, to_coordinator)))
+
+    def heartbeat(self, client: str) -> State:
+        """A full ConsumerGroupHeartbeat round trip."""
+        self.do(SendHeartbeat(client))
+        self.deliver(client, to_coordinator=True)
+        return self.deliver(client, to_coordinator=False)
+
+    def reconcile(self, client: str) -> State:
+        """The client applies its target; a revocation's offset commit completes first."""
+        self.do(Reconcile(client))
+        if self.state.client(client).commit_in_flight and self.state.client(client).reconciling:
+            self.deliver(client, to_coordinator=True)
+            self.deliver(client, to_coordinator=False)
+        return self.state

@@ -117,24 +117,23 @@ def bfs(
         key = queue.popleft()
         node = nodes[key]
         state = node.state
-        snap = project(state)
+        snap = None
         if (
             check_convergence
             and state.perturbations >= config.max_perturbations
             and (stop_on is None or stop_on == CONVERGENCE.name)
+            and key not in converged_checked
         ):
-            if key not in converged_checked:
-                converged_checked.add(key)
-                schedule, _, ok = fair_schedule(state, config, convergence_bound)
-                if ok:
-                    # Every state on a converging fair schedule converges too (its suffix).
-                    s = state
-                    for a in schedule:
-                        s = system.step(s, a, config)
-                        converged_checked.add(canonical(s))
-                if not ok:
-                    v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
-                    return found(v, key, schedule)
+            converged_checked.add(key)
+            schedule, _, ok = fair_schedule(state, config, convergence_bound)
+            if not ok:
+                v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
+                return found(v, key, schedule)
+            # Every state on a converging fair schedule converges too (its suffix is fair).
+            s = state
+            for a in schedule:
+                s = system.step(s, a, config)
+                converged_checked.add(canonical(s))
         if max_depth is not None and node.depth >= max_depth:
             exhausted = False
             continue
@@ -143,6 +142,8 @@ def bfs(
             steps += 1
             new_key = canonical(new)
             if _step_may_matter(state, new):
+                if snap is None:
+                    snap = project(state)
                 new_snap = project(new)
                 bad = relevant(checker.check_step(state, action, new, snap, new_snap))
             else:

@@ -27,6 +27,8 @@ from model.status import ClientStatus, ErrorCode, MemberState
 
 # --------------------------------------------------------------------------- scenarios
 
+# Every scenario runs with the client-side fix for finding F1 (docs/findings.md) so that its
+# baseline — the default rules — violates nothing, and a kill means the mutant's rule.
 TWO_ON_TWO = Config(
     name="MUT2",
     topics=(("foo", 2),),
@@ -34,6 +36,7 @@ TWO_ON_TWO = Config(
     max_perturbations=2,
     perturbations=frozenset({"Subscribe", "Leave", "Crash"}),
     max_restarts=0,
+    report_pending_additions=True,
 )
 """A consumes foo-0 and foo-1; B may join (A must revoke one); someone may leave or crash."""
 
@@ -47,6 +50,7 @@ THREE_ON_TWO = Config(
     ),
     max_perturbations=3,
     perturbations=frozenset({"Subscribe", "Leave"}),
+    report_pending_additions=True,
 )
 """KAFKA-16147's shape: B joins (A must revoke), B leaves before A acknowledges (the
 target gives the partition back to A), C joins (the target gives it to C)."""
@@ -78,6 +82,7 @@ STATIC_TWO = Config(
     ),
     max_perturbations=2,
     perturbations=frozenset({"TemporaryLeave", "Restart"}),
+    report_pending_additions=True,
 )
 """A static member leaves temporarily (-2) and a new instance takes its place."""
 
@@ -89,6 +94,7 @@ TOPICS_TWO = Config(
     perturbations=frozenset({"ChangeSubscription", "AddPartitions"}),
     subscription_choices=(("foo",),),
     max_partitions_per_topic=2,
+    report_pending_additions=True,
 )
 """A subscription change or a partition added must start a rebalance."""
 
