@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="Hypothesis profile (default: ci under CI=true, else dev)",
     )
     exp.add_argument("--z3", action="store_true", help="also check visited states with Z3")
+    exp.add_argument(
+        "--symmetry", action="store_true", help="bfs: merge states of interchangeable clients"
+    )
     exp.add_argument("--out", default="reports/out", help="where run artifacts go")
     exp.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -208,6 +211,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         budget_seconds=args.budget,
         profile=profile,
         z3=args.z3,
+        symmetry=args.symmetry,
         progress=_progress(not args.json and sys.stderr.isatty()),
     )
     trace = None

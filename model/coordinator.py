@@ -161,8 +161,10 @@ def check_member_epoch(
     r, m = req.member_epoch, member.member_epoch
     if r == m:
         return None
-    if r == 0:
-        return None if config.rejoin_with_epoch_zero else ErrorCode.FENCED_MEMBER_EPOCH
+    if r == 0 and config.rejoin_with_epoch_zero:
+        return None
+    # Before KAFKA-19233 a rejoin at 0 met the general rules below (and passed only where
+    # the previous epoch was 0 — right after a first assignment or a static replacement).
     if r > m:
         return ErrorCode.FENCED_MEMBER_EPOCH
     owned = req.topic_partitions
@@ -317,6 +319,7 @@ def _heartbeat(
         server_assignor=(
             req.server_assignor if req.server_assignor is not None else member.server_assignor
         ),
+        instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
         rebalance_timeout_ms=(
             req.rebalance_timeout_ms
             if req.rebalance_timeout_ms != -1
@@ -404,10 +407,11 @@ def handle_leave(
     )
     try:
         if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # The epoch is set directly (not through updateMemberEpoch): the previous
+            # epoch is kept (consumerGroupStaticMemberGroupLeave).
             left = replace(
                 member,
                 member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                previous_member_epoch=member.member_epoch,
                 partitions_pending_revocation=EMPTY,
                 rebalance_timer_epoch=None,
             )

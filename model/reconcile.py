@@ -110,7 +110,9 @@ def shrink_to_subscription(
             assigned_partitions=member.assigned_partitions - moved,
             partitions_pending_revocation=pending,
         )
-    return replace(member, assigned_partitions=member.assigned_partitions - moved)
+    return with_epoch(
+        member, member.member_epoch, assigned_partitions=member.assigned_partitions - moved
+    )
 
 
 def reconcile(

@@ -54,13 +54,14 @@ def explore(
     minimise: bool = True,
     shortest: bool = True,
     progress: Progress | None = None,
+    symmetry: bool = False,
 ) -> Outcome:
     """Explore ``config`` with ``engine``; minimise and measure any counterexample."""
     start = time.perf_counter()
     if engine == "hypothesis":
         outcome = _hypothesis(config, seed, budget_seconds, profile, progress)
     elif engine == "bfs":
-        outcome = _bfs(config, budget_seconds, z3, progress)
+        outcome = _bfs(config, budget_seconds, z3, progress, symmetry)
     elif engine == "walk":
         outcome = _walk(config, seed, budget_seconds, progress)
     else:
@@ -158,7 +159,9 @@ def _from_result(engine: str, res: Any) -> Outcome:
     )
 
 
-def _bfs(config: Config, budget: float | None, z3: bool, progress: Progress | None) -> Outcome:
+def _bfs(
+    config: Config, budget: float | None, z3: bool, progress: Progress | None, symmetry: bool
+) -> Outcome:
     from groupcheck.explore.bfs import bfs
 
     cb = None
@@ -167,7 +170,7 @@ def _bfs(config: Config, budget: float | None, z3: bool, progress: Progress | No
         def cb(states: int, depth: int, frontier: int) -> None:
             progress(f"bfs: {states} states, depth {depth}, frontier {frontier}")
 
-    res = bfs(config, budget_seconds=budget, progress=cb, z3=z3)
+    res = bfs(config, budget_seconds=budget, progress=cb, z3=z3, symmetry=symmetry)
     return _from_result("bfs", res)
 
 

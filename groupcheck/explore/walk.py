@@ -77,9 +77,8 @@ def walk(
                 violation = bad[0]
                 break
         if violation is None:
-            schedule, _, ok = fair_schedule(state, config, convergence_bound)
+            _, _, ok = fair_schedule(state, config, convergence_bound)
             if not ok:
-                path += schedule
                 violation = Violation(
                     CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
                 )

@@ -51,9 +51,24 @@ THREE_ON_TWO = Config(
     max_perturbations=3,
     perturbations=frozenset({"Subscribe", "Leave"}),
     report_pending_additions=True,
+    commit_on_revoke=False,
 )
 """KAFKA-16147's shape: B joins (A must revoke), B leaves before A acknowledges (the
 target gives the partition back to A), C joins (the target gives it to C)."""
+
+CRASH_TWO = Config(
+    name="MUT2_CRASH",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
+    max_perturbations=2,
+    perturbations=frozenset({"Crash", "Restart"}),
+    max_restarts=1,
+    report_pending_additions=True,
+    commit_on_revoke=False,
+)
+"""KAFKA-16147 with two clients: B's arrival makes A revoke foo-1; B crashes before A
+acknowledges, its session expires and the target gives foo-1 back to A; B restarts under a
+new member id and the target gives foo-1 to it."""
 
 LOSSY_TWO = replace(
     TWO_ON_TWO,
@@ -332,7 +347,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "partition epochs of assigned and pending partitions updated separately",
             "KAFKA-16147 (bug catalogue #12)",
             "update_partition_epochs",
-            THREE_ON_TWO,
+            CRASH_TWO,
         ),
         (
             "no-epoch-bump-on-fence",

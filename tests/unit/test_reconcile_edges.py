@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import pytest
-
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.reconcile import reconcile
 from model.records import Member
@@ -153,16 +151,6 @@ def test_stable_to_stable_on_subscription_change_when_already_revoked() -> None:
     assert out.partitions_pending_revocation == EMPTY
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "model deviates from Kafka: CurrentAssignmentBuilder.updateCurrentAssignment writes the "
-        "shrunk member through updateMemberEpoch(memberEpoch) in both branches, so the previous "
-        "epoch becomes the current one (kafka-impl.md §5 'Epoch bookkeeping'); "
-        "reconcile.shrink_to_subscription uses dataclasses.replace in the already-revoked "
-        "branch and keeps the old previous epoch"
-    ),
-)
 def test_stable_to_stable_on_subscription_change_sets_previous_epoch() -> None:
     """Like the test above, and the write goes through ``updateMemberEpoch``."""
     m = member(assigned=foo(0) | bar(0), subscribed=("foo",))
