@@ -9,9 +9,9 @@ Every state reachable through ``system.enabled``/``system.step`` is visited once
 symmetry); state properties are checked on every new state, step properties on every
 transition, and convergence under a fair schedule from every state whose perturbation
 budget is spent — after the last perturbation (memoised: every state on a converging
-schedule is known to converge). BFS order makes the first counterexample a shortest one; a convergence counterexample is a
-shortest path to a state from which the fair schedule does not converge (replay runs the
-schedule).
+schedule is known to converge). BFS order makes the first counterexample a shortest one;
+a convergence counterexample is a shortest path to a state from which the fair schedule
+does not converge (replay runs the schedule).
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ def test_bfs_shortest_counterexample_replays() -> None:
     config = get_mutant("revoke-without-waiting").mutated_config()
     result = bfs(config, symmetry=False, budget_seconds=60)
     assert result.result == "violation"
-    assert result.path is not None and result.property is not None
+    assert result.path is not None
+    assert result.property is not None
     found = first_violations(config, result.path.actions)
     assert found is not None
     assert result.property in {v.property for v in found[0]}
@@ -96,7 +97,8 @@ def test_walk_is_deterministic_and_finds_a_mutant() -> None:
     again = walk(config, seed=3, walks=500, max_steps=40)
     assert first.result == "violation"
     assert (first.property, first.steps) == (again.property, again.steps)
-    assert first.path is not None and again.path is not None
+    assert first.path is not None
+    assert again.path is not None
     assert first.path.actions == again.path.actions
 
 
@@ -127,11 +129,13 @@ def test_hypothesis_engine_shrinks_a_mutant_counterexample() -> None:
 def test_minimisation_keeps_the_violation_and_shortens() -> None:
     config = get_mutant("revoke-without-waiting").mutated_config()
     result = walk(config, seed=5, walks=500, max_steps=60)
-    assert result.path is not None and result.property is not None
+    assert result.path is not None
+    assert result.property is not None
     small = minimise_path(result.path, result.property)
     assert len(small.actions) <= len(result.path.actions)
     found = first_violations(config, small.actions)
-    assert found is not None and result.property in {v.property for v in found[0]}
+    assert found is not None
+    assert result.property in {v.property for v in found[0]}
     shortest = bfs(config, symmetry=False, budget_seconds=60, stop_on=result.property)
     assert shortest.path is not None
     assert len(small.actions) <= len(shortest.path.actions) + 2
