@@ -201,6 +201,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
     from groupcheck.explore.run import explore
     from reports.artifacts import Counterexample, write_counterexample
+    from reports.casestudy import describe_action
 
     config, mutant, preset_label = _config_for(args.preset, args.mutant)
     profile = args.profile or ("ci" if os.environ.get("CI") == "true" else "dev")
@@ -249,6 +250,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
         "missed_witnesses": outcome.missed_witnesses,
         "z3": outcome.z3,
         "seconds": round(outcome.seconds, 3),
+        "steps_taken": (
+            [describe_action(a) for a in outcome.path.actions] if outcome.path is not None else []
+        ),
     }
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -265,6 +269,10 @@ def _print_outcome(doc: dict[str, object]) -> None:
             f"  counterexample: {doc['length']} steps (found {doc['original_length']}, "
             f"BFS-shortest {doc['shortest']})"
         )
+        for i, step in enumerate(doc["steps_taken"], 1):  # type: ignore[arg-type]
+            print(f"    {i:3}. {step}")
+        if doc["property"] == "Convergence":
+            print("    …then, with no more perturbations, a fair schedule never converges")
         if doc["z3"]:
             print(f"  Z3 re-check: {doc['z3']}")
         print(f"  written to {doc['trace']}")

@@ -108,7 +108,8 @@ def write_counterexample(
 ) -> FsPath:
     """Write the counterexample's directory; returns it. Never leaves a partial directory."""
     out.mkdir(parents=True, exist_ok=True)
-    final = out / run_name(name or f"{ce.preset or 'config'}-{ce.mutant or 'default'}-{ce.engine}")
+    scenario = ce.preset or ce.path.config.name.split("+")[0]
+    final = out / run_name(name or f"{scenario}-{ce.mutant or 'default'}-{ce.engine}")
     tmp = FsPath(tempfile.mkdtemp(dir=out, prefix=".partial-"))
     try:
         (tmp / "counterexample.json").write_text(json.dumps(ce.to_json(), indent=1) + "\n")

@@ -1,0 +1,171 @@
+"""``groupcheck explore``, ``replay`` and ``mutants``: exit codes, JSON keys, artifacts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from groupcheck.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_explore_clean_preset_exits_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(
+        capsys,
+        "explore",
+        "--preset",
+        "TINY",
+        "--engine",
+        "walk",
+        "--budget",
+        "5",
+        "--out",
+        str(tmp_path),
+        "--json",
+    )
+    assert code == 0
+    doc = json.loads(out)
+    for key in ("result", "property", "length", "trace", "distinct_states", "witnesses", "seconds"):
+        assert key in doc
+    assert doc["result"] == "ok"
+    assert doc["trace"] is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_explore_mutant_writes_counterexample_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "explore",
+        "--mutant",
+        "assignor-assigns-twice",
+        "--engine",
+        "bfs",
+        "--out",
+        str(tmp_path),
+        "--json",
+    )
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["result"] == "violation"
+    assert doc["property"] == "ValidTargetAssignment.Unique"
+    assert doc["length"] == doc["shortest"]
+    trace = Path(doc["trace"])
+    assert trace.exists()
+    assert trace.parent.parent == tmp_path
+    ce = json.loads(trace.read_text())
+    assert ce["property"] == doc["property"]
+    assert len(ce["steps"]) == doc["length"]
+    assert (trace.parent / "reproduce.sh").read_text().strip().endswith(ce["code"])
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".partial")]
+
+    # The printed reproducer replays the same violation.
+    argv = doc["reproduce"].split()[1:]
+    code, out, _ = run(capsys, *argv, "--json")
+    assert code == 1
+    replayed = json.loads(out)
+    assert doc["property"] in {v["property"] for v in replayed["violations"]}
+
+
+def test_python_reproducer_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(
+        capsys,
+        "explore",
+        "--mutant",
+        "no-bump-on-metadata-change",
+        "--out",
+        str(tmp_path),
+        "--json",
+    )
+    assert code == 1
+    script = Path(json.loads(out)["trace"]).parent / "reproduce.py"
+    namespace: dict[str, object] = {}
+    exec(compile(script.read_text(), str(script), "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "ValidTargetAssignment.Covers" in printed
+
+
+def test_explore_text_output_names_property_and_steps(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = run(
+        capsys, "explore", "--mutant", "revoke-without-waiting", "--out", str(tmp_path)
+    )
+    assert code == 1
+    assert "VIOLATION of OwnedPartitionsAreHeld" in out
+    assert "reproduce: groupcheck replay --mutant revoke-without-waiting --path " in out
+    assert "  1. " in out
+
+
+def test_explore_hypothesis_engine(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(
+        capsys,
+        "explore",
+        "--mutant",
+        "revoke-without-waiting",
+        "--engine",
+        "hypothesis",
+        "--seed",
+        "1",
+        "--profile",
+        "ci",
+        "--out",
+        str(tmp_path),
+        "--json",
+    )
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["engine"] == "hypothesis"
+    assert doc["length"] <= doc["original_length"]
+
+
+def test_replay_clean_path_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "replay", "--preset", "TINY", "--path", "000", "--json")
+    assert code == 0
+    assert json.loads(out)["result"] == "ok"
+
+
+def test_mutants_matrix_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "mutants",
+        "--only",
+        "assignor-assigns-twice",
+        "no-bump-on-metadata-change",
+        "--json",
+    )
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["mutant"] for r in rows] == ["assignor-assigns-twice", "no-bump-on-metadata-change"]
+    for r in rows:
+        assert {"mutant", "killed", "property", "seconds", "length", "shortest"} <= set(r)
+        assert r["killed"] is True
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["explore", "--preset", "NOPE"], "unknown preset"),
+        (["explore", "--mutant", "nope"], "unknown mutant"),
+        (["explore", "--engine", "dfs"], "invalid choice"),
+        (["explore", "--budget", "0"], "positive"),
+        (["replay", "--preset", "TINY", "--path", "zz~"], "code position"),
+        (["replay", "--preset", "TINY", "--path", "9"], "only"),
+        (["mutants", "--only", "nope"], "unknown mutant"),
+    ],
+)
+def test_bad_input_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
