@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 BENCHMARKS: dict[str, str] = {
     "step": "bench_step",
     "assignor": "bench_assignor",
+    "explore": "bench_explore",
 }
 """Benchmark name → module in bench/ exposing ``run() -> dict | list[dict]``."""
 
