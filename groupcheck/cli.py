@@ -269,7 +269,8 @@ def _print_outcome(doc: dict[str, object]) -> None:
             f"  counterexample: {doc['length']} steps (found {doc['original_length']}, "
             f"BFS-shortest {doc['shortest']})"
         )
-        for i, step in enumerate(doc["steps_taken"], 1):  # type: ignore[arg-type]
+        steps: list[str] = doc["steps_taken"]  # type: ignore[assignment]
+        for i, step in enumerate(steps, 1):
             print(f"    {i:3}. {step}")
         if doc["property"] == "Convergence":
             print("    …then, with no more perturbations, a fair schedule never converges")
