@@ -126,7 +126,9 @@ def bfs(
         snap = None
         if (
             check_convergence
-            and state.perturbations >= config.max_perturbations
+            # After the last perturbation; when measuring the shortest convergence
+            # counterexample (stop_on), from every state — as minimisation does.
+            and (state.perturbations >= config.max_perturbations or stop_on == CONVERGENCE.name)
             and (stop_on is None or stop_on == CONVERGENCE.name)
             and key not in converged_checked
         ):

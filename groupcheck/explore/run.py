@@ -72,12 +72,12 @@ def explore(
             if progress:
                 progress(f"minimising a {outcome.original_length}-step counterexample")
             outcome.path = minimise_path(outcome.path, outcome.property)
-        if shortest and engine != "bfs":
+        if engine == "bfs" and outcome.property != "Convergence":
+            outcome.shortest = outcome.original_length  # BFS order: already a shortest one
+        elif shortest:
             outcome.shortest = shortest_length(config, outcome.property, budget_seconds)
-        elif engine == "bfs":
-            outcome.shortest = outcome.original_length
-        if z3:
-            outcome.z3 = z3_recheck(outcome.path, outcome.property)
+        # Every violation of a state or step property is re-checked with Z3 (design.md).
+        outcome.z3 = z3_recheck(outcome.path, outcome.property)
     outcome.seconds = time.perf_counter() - start
     return outcome
 
@@ -94,23 +94,24 @@ def shortest_length(config: Config, prop: str, budget_seconds: float | None) -> 
 
 
 def z3_recheck(path: Path, prop: str) -> str:
-    """Re-check the final violation with Z3 (state and step properties)."""
+    """Re-check the final violation with Z3 (state and step properties): "violated" when Z3
+    agrees, "proved" when it does not (a disagreement), "unknown" when it cannot tell."""
     from invariants.check import all_properties
     from invariants.expr import StepSnapshot
+    from invariants.properties import Kind
     from invariants.snapshot import project
     from invariants.z3.check import recheck
 
     props = {p.name: p for p in all_properties()}
     target = props.get(prop)
     if target is None or target.expr is None:
-        return "unknown (not a state or step property)"
+        return "not applicable (a convergence or witness property)"
     states = list(path.states())
-    structure = (
-        project(states[-1])
-        if target.kind.value.startswith("always (state")
-        else StepSnapshot(project(states[-2]), project(states[-1]))
-    )
-    return str(recheck(target, structure).value)
+    if target.kind is Kind.ALWAYS_STATE:
+        return str(recheck(target, project(states[-1])).value)
+    if len(states) < 2:
+        return "not applicable (no step)"
+    return str(recheck(target, StepSnapshot(project(states[-2]), project(states[-1]))).value)
 
 
 def _hypothesis(

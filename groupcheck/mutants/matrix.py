@@ -20,7 +20,7 @@ def kill(mutant: Mutant, budget_seconds: float = 60.0, seed: int = 0) -> dict[st
     """Explore one mutant; the row of the kill matrix."""
     config = mutant.mutated_config()
     start = time.perf_counter()
-    outcome = explore(config, engine="bfs", budget_seconds=budget_seconds * 0.6, shortest=False)
+    outcome = explore(config, engine="bfs", budget_seconds=budget_seconds * 0.6)
     if outcome.result != "violation":
         left = max(1.0, budget_seconds - (time.perf_counter() - start))
         outcome = explore(config, engine="walk", seed=seed, budget_seconds=left)
