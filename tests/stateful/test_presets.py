@@ -51,7 +51,7 @@ def test_machine_failure_is_reported_as_the_violated_property() -> None:
     from groupcheck.mutants import get_mutant
 
     machine = machine_for(get_mutant("assignor-assigns-twice").mutated_config())
-    with pytest.raises(PropertyViolated, match="ValidTargetAssignment.Unique"):
+    with pytest.raises(PropertyViolated, match=r"ValidTargetAssignment\.Unique"):
         run_state_machine_as_test(
             machine,
             settings=settings(
