@@ -88,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "--symmetry", action="store_true", help="bfs: merge states of interchangeable clients"
     )
+    exp.add_argument(
+        "--shrink-config",
+        action="store_true",
+        help="after a violation, also shrink the config (fewer clients, partitions, topics, "
+        "perturbations) while the same property fails",
+    )
     exp.add_argument("--out", default="reports/out", help="where run artifacts go")
     exp.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -213,17 +219,20 @@ def cmd_explore(args: argparse.Namespace) -> int:
         profile=profile,
         z3=args.z3,
         symmetry=args.symmetry,
+        shrink=args.shrink_config,
         progress=_progress(not args.json and sys.stderr.isatty()),
     )
     trace = None
     reproduce = None
     if outcome.path is not None and outcome.property is not None:
+        shrunk = outcome.shrunk_config is not None
         ce = Counterexample(
             path=outcome.path,
             property=outcome.property,
             message=outcome.message or "",
             preset=preset_label,
             mutant=mutant.name if mutant else None,
+            named_config=not shrunk,
             engine=outcome.engine,
             shortest=outcome.shortest,
             original_length=outcome.original_length,
@@ -249,6 +258,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         "witnesses": outcome.witnesses,
         "missed_witnesses": outcome.missed_witnesses,
         "z3": outcome.z3,
+        "shrunk_config": repr(outcome.shrunk_config) if outcome.shrunk_config else None,
         "seconds": round(outcome.seconds, 3),
         "steps_taken": (
             [describe_action(a) for a in outcome.path.actions] if outcome.path is not None else []
@@ -269,6 +279,8 @@ def _print_outcome(doc: dict[str, object]) -> None:
             f"  counterexample: {doc['length']} steps (found {doc['original_length']}, "
             f"BFS-shortest {doc['shortest']})"
         )
+        if doc["shrunk_config"]:
+            print(f"  config shrunk to: {doc['shrunk_config']}")
         steps: list[str] = doc["steps_taken"]  # type: ignore[assignment]
         for i, step in enumerate(steps, 1):
             print(f"    {i:3}. {step}")

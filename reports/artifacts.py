@@ -35,9 +35,13 @@ class Counterexample:
     engine: str
     shortest: int | None = None
     original_length: int | None = None
+    named_config: bool = True
 
     def cli(self) -> str:
-        """The command that replays this counterexample."""
+        """The command that replays this counterexample (the Python reproducer when the
+        config is not a named preset or mutant scenario)."""
+        if not self.named_config:
+            return "python reproduce.py  # the config was shrunk; see counterexample.json"
         parts = ["groupcheck", "replay"]
         if self.preset is not None:
             parts += ["--preset", self.preset]
@@ -113,8 +117,9 @@ def write_counterexample(
     tmp = FsPath(tempfile.mkdtemp(dir=out, prefix=".partial-"))
     try:
         (tmp / "counterexample.json").write_text(json.dumps(ce.to_json(), indent=1) + "\n")
-        (tmp / "reproduce.sh").write_text("#!/bin/sh\n" + ce.cli() + "\n")
-        os.chmod(tmp / "reproduce.sh", 0o755)
+        if ce.named_config:
+            (tmp / "reproduce.sh").write_text("#!/bin/sh\n" + ce.cli() + "\n")
+            os.chmod(tmp / "reproduce.sh", 0o755)
         (tmp / "reproduce.py").write_text(ce.python())
         if final.exists():
             shutil.rmtree(final)

@@ -131,3 +131,71 @@ def ddmin(
 def minimise_path(path: Path, prop: str, deadline: Callable[[], bool] | None = None) -> Path:
     """The delta-debugged version of ``path`` (same config, same violated property)."""
     return Path(path.config, tuple(ddmin(path.config, path.actions, prop, deadline=deadline)))
+
+
+def smaller_configs(config: Config) -> list[Config]:
+    """One-step reductions of a config: a client fewer, a partition fewer, a topic fewer
+    (removed from every subscription), a perturbation fewer. Invalid ones are skipped."""
+    from dataclasses import replace
+
+    from model.status import ConfigError
+
+    out: list[Config] = []
+
+    def add(**changes: object) -> None:
+        try:
+            out.append(replace(config, **changes))  # type: ignore[arg-type]
+        except ConfigError:
+            pass
+
+    if len(config.clients) > 1:
+        for spec in reversed(config.clients):
+            add(clients=tuple(c for c in config.clients if c is not spec))
+    for i, (topic, n) in enumerate(config.topics):
+        if n > 1:
+            topics = list(config.topics)
+            topics[i] = (topic, n - 1)
+            add(topics=tuple(topics))
+    if len(config.topics) > 1:
+        for topic, _ in config.topics:
+            clients = tuple(
+                replace(c, subscription=tuple(t for t in c.subscription if t != topic))
+                for c in config.clients
+            )
+            choices = tuple(
+                tuple(t for t in ch if t != topic) for ch in config.subscription_choices
+            )
+            add(
+                topics=tuple(t for t in config.topics if t[0] != topic),
+                clients=clients,
+                subscription_choices=tuple(ch for ch in choices if ch),
+            )
+    if config.max_perturbations > 0:
+        add(max_perturbations=config.max_perturbations - 1)
+    return out
+
+
+def shrink_config(
+    config: Config, prop: str, budget_seconds: float = 30.0
+) -> tuple[Config, Path | None]:
+    """Greedily shrink ``config`` while a bounded BFS still finds a violation of ``prop``;
+    returns the smallest config found and its shortest counterexample."""
+    import time
+
+    from groupcheck.explore.bfs import bfs
+
+    deadline = time.perf_counter() + budget_seconds
+    best: Path | None = None
+    improved = True
+    while improved and time.perf_counter() < deadline:
+        improved = False
+        for candidate in smaller_configs(config):
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            res = bfs(candidate, stop_on=prop, budget_seconds=min(left, 10.0))
+            if res.property == prop and res.path is not None:
+                config, best = candidate, res.path
+                improved = True
+                break
+    return config, best

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupcheck.explore.minimise import first_violations, minimise_path
+from groupcheck.explore.minimise import first_violations, minimise_path, shrink_config
 from invariants.check import Violation
 from model.config import Config
 from model.path import Path
@@ -39,6 +39,7 @@ class Outcome:
     missed_witnesses: list[str] = field(default_factory=list)
     seconds: float = 0.0
     z3: str | None = None
+    shrunk_config: Config | None = None
 
 
 Progress = Callable[[str], None]
@@ -55,6 +56,7 @@ def explore(
     shortest: bool = True,
     progress: Progress | None = None,
     symmetry: bool = False,
+    shrink: bool = False,
 ) -> Outcome:
     """Explore ``config`` with ``engine``; minimise and measure any counterexample."""
     start = time.perf_counter()
@@ -76,6 +78,18 @@ def explore(
             outcome.shortest = outcome.original_length  # BFS order: already a shortest one
         elif shortest:
             outcome.shortest = shortest_length(config, outcome.property, budget_seconds)
+        if shrink:
+            if progress:
+                progress("shrinking the config")
+            smaller, small_path = shrink_config(config, outcome.property, budget_seconds or 30.0)
+            if small_path is not None and smaller != config:
+                outcome.shrunk_config = smaller
+                outcome.path = minimise_path(small_path, outcome.property)
+                outcome.shortest = len(small_path.actions)
+                again = first_violations(smaller, outcome.path.actions, check_convergence=True)
+                if again is not None:
+                    named = [v for v in again[0] if v.property == outcome.property]
+                    outcome.message = (named or again[0])[0].message
         # Every violation of a state or step property is re-checked with Z3 (design.md).
         outcome.z3 = z3_recheck(outcome.path, outcome.property)
     outcome.seconds = time.perf_counter() - start

@@ -147,3 +147,16 @@ def test_path_code_round_trip_of_a_counterexample() -> None:
     assert result.path is not None
     again = Path.decode(config, result.path.encode())
     assert again.actions == result.path.actions
+
+
+def test_config_shrinking_keeps_the_property() -> None:
+    from groupcheck.explore.minimise import shrink_config, smaller_configs
+
+    config = get_mutant("no-bump-on-metadata-change").mutated_config()
+    assert all(c != config for c in smaller_configs(config))
+    smaller, path = shrink_config(config, "ValidTargetAssignment.Covers", budget_seconds=30)
+    assert path is not None
+    assert len(smaller.clients) < len(config.clients) or len(smaller.topics) < len(config.topics)
+    found = first_violations(smaller, path.actions)
+    assert found is not None
+    assert "ValidTargetAssignment.Covers" in {v.property for v in found[0]}
