@@ -10,7 +10,7 @@ Step properties read two snapshots: a symbol is qualified ``pre`` or ``post``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -392,28 +392,28 @@ def _falsify(expr: Expr, s: Structure, env: Env) -> bool:
     return True
 
 
+def atoms(expr: Expr) -> Iterator[Rel | Fn]:
+    """Every relation and function application in ``expr``, in order of appearance."""
+    if isinstance(expr, Rel):
+        yield expr
+    elif isinstance(expr, Cmp):
+        for term in (expr.left, expr.right):
+            if isinstance(term, Fn):
+                yield term
+    elif isinstance(expr, Not):
+        yield from atoms(expr.body)
+    elif isinstance(expr, And | Or):
+        for part in expr.parts:
+            yield from atoms(part)
+    elif isinstance(expr, Implies):
+        yield from atoms(expr.premise)
+        yield from atoms(expr.conclusion)
+    elif isinstance(expr, ForAll | Exists):
+        yield from atoms(expr.body)
+    elif not isinstance(expr, Same):
+        raise TypeError(f"not an expression: {expr!r}")
+
+
 def symbols(expr: Expr) -> set[tuple[str, str, When]]:
     """Every relation and function symbol used: ``(kind, name, when)``."""
-    out: set[tuple[str, str, When]] = set()
-
-    def walk(e: Expr | IntTerm) -> None:
-        if isinstance(e, Rel):
-            out.add(("rel", e.name, e.when))
-        elif isinstance(e, Fn):
-            out.add(("fn", e.name, e.when))
-        elif isinstance(e, Cmp):
-            walk(e.left)
-            walk(e.right)
-        elif isinstance(e, Not):
-            walk(e.body)
-        elif isinstance(e, And | Or):
-            for p in e.parts:
-                walk(p)
-        elif isinstance(e, Implies):
-            walk(e.premise)
-            walk(e.conclusion)
-        elif isinstance(e, ForAll | Exists):
-            walk(e.body)
-
-    walk(expr)
-    return out
+    return {("rel" if isinstance(a, Rel) else "fn", a.name, a.when) for a in atoms(expr)}

@@ -33,7 +33,6 @@ from invariants.expr import (
     Const,
     Exists,
     Expr,
-    Fn,
     ForAll,
     Implies,
     IntTerm,
@@ -46,7 +45,7 @@ from invariants.expr import (
     StepSnapshot,
     Structure,
     When,
-    symbols,
+    atoms,
 )
 
 SORTS: tuple[Sort, ...] = ("client", "member", "partition")
@@ -120,35 +119,10 @@ def signature(*exprs: Expr) -> Signature:
                 f"{key[0]} {key[1]!r} ({key[2]}) is applied to sorts {seen} and {sorts}"
             )
 
-    def term(t: IntTerm) -> None:
-        if isinstance(t, Fn):
-            note(("fn", t.name, t.when), tuple(v.sort for v in t.args))
-
-    def walk(e: Expr) -> None:
-        if isinstance(e, Rel):
-            note(("rel", e.name, e.when), tuple(v.sort for v in e.args))
-        elif isinstance(e, Cmp):
-            term(e.left)
-            term(e.right)
-        elif isinstance(e, Not):
-            walk(e.body)
-        elif isinstance(e, And | Or):
-            for part in e.parts:
-                walk(part)
-        elif isinstance(e, Implies):
-            walk(e.premise)
-            walk(e.conclusion)
-        elif isinstance(e, ForAll | Exists):
-            walk(e.body)
-        elif not isinstance(e, Same):
-            raise TypeError(f"not an expression: {e!r}")
-
     for expr in exprs:
-        walk(expr)
-        # The Python side's own list of symbols must be what we found.
-        missing = {k for k in symbols(expr) if k not in out}
-        if missing:
-            raise AssertionError(f"symbols() names {missing} that the signature missed")
+        for atom in atoms(expr):
+            kind: SymbolKind = "rel" if isinstance(atom, Rel) else "fn"
+            note((kind, atom.name, atom.when), tuple(v.sort for v in atom.args))
     return out
 
 
