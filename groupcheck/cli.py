@@ -84,7 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Hypothesis profile (default: ci under CI=true, else dev)",
     )
-    exp.add_argument("--z3", action="store_true", help="also check visited states with Z3")
+    exp.add_argument(
+        "--z3",
+        action="store_true",
+        help="bfs: also check every visited state with Z3 (every reported violation is "
+        "re-checked with Z3 in any case)",
+    )
     exp.add_argument(
         "--symmetry", action="store_true", help="bfs: merge states of interchangeable clients"
     )
