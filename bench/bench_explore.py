@@ -19,10 +19,11 @@ from model.presets import preset
 BFS_CONFIG = Config(
     name="BENCH_BFS",
     topics=(("foo", 2),),
-    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
     max_perturbations=1,
-    perturbations=frozenset({"Subscribe"}),
+    perturbations=frozenset({"Leave"}),
 )
+"""Two interchangeable clients join; one may leave: symmetry reduction applies."""
 
 
 def run() -> dict[str, object]:
