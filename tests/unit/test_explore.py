@@ -160,3 +160,13 @@ def test_config_shrinking_keeps_the_property() -> None:
     found = first_violations(smaller, path.actions)
     assert found is not None
     assert "ValidTargetAssignment.Covers" in {v.property for v in found[0]}
+
+
+def test_bfs_with_z3_checks_every_state_and_agrees() -> None:
+    plain = bfs(PIN0, max_states=300, check_convergence=False)
+    with_z3 = bfs(PIN0, max_states=300, check_convergence=False, z3=True)
+    assert with_z3.result == plain.result == "ok"
+    assert with_z3.distinct_states == plain.distinct_states
+    broken = get_mutant("assignor-assigns-twice").mutated_config()
+    found = bfs(broken, z3=True, check_convergence=False)
+    assert found.property == "ValidTargetAssignment.Unique"
