@@ -1,0 +1,394 @@
+"""Encode model actions as trace events with Kafka's field names, and decode them back.
+
+Line 1 is the header::
+
+    {"format": "groupcheck-trace", "version": 1, "protocol": "consumer",
+     "topics": {"foo": 2}, "config": "TINY"}
+
+then one event per line::
+
+    {"seq": 3, "ts": null, "source": "network", "kind": "DeliverMessage",
+     "payload": {"client": "A", "incarnation": 0, "connection": 0,
+                 "direction": "request", "api": "ConsumerGroupHeartbeat",
+                 "body": {"MemberId": "A", "MemberEpoch": 0, ...}}}
+
+``kind`` is the model's action vocabulary; request and response bodies use the field names
+of Kafka's ConsumerGroupHeartbeat and OffsetCommit messages. Decoding is strict: unknown
+kinds, fields or types raise :class:`TraceError` naming the line, the column and the
+reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from model import system
+from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
+from model.config import Config
+from model.ids import Assignment
+from model.path import Path
+from model.records import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    Message,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+)
+from model.status import ConfigError, ErrorCode
+
+FORMAT = "groupcheck-trace"
+VERSION = 1
+MAX_INT = 2**31 - 1
+MIN_INT = -(2**31)
+
+
+class TraceError(ConfigError):
+    """A malformed trace: ``line`` and ``column`` are 1-based."""
+
+    def __init__(self, line: int, column: int, reason: str) -> None:
+        super().__init__(f"{line}:{column}: {reason}")
+        self.line, self.column, self.reason = line, column, reason
+
+
+@dataclass(frozen=True, slots=True)
+class TraceHeader:
+    """The first line of a trace."""
+
+    protocol: str
+    topics: Mapping[str, int]
+    config: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEvent:
+    """One event: sequence number, optional timestamp (ms), source, kind, payload."""
+
+    seq: int
+    ts: int | None
+    source: str
+    kind: str
+    payload: Mapping[str, Any]
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _partitions(parts: Assignment) -> list[dict[str, Any]]:
+    by_topic: dict[str, list[int]] = {}
+    for topic, p in sorted(parts):
+        by_topic.setdefault(topic, []).append(p)
+    return [{"TopicId": t, "Partitions": ps} for t, ps in by_topic.items()]
+
+
+def _body(body: object) -> tuple[str, dict[str, Any]]:
+    if isinstance(body, ConsumerGroupHeartbeatRequest):
+        out: dict[str, Any] = {"MemberId": body.member_id, "MemberEpoch": body.member_epoch}
+        if body.instance_id is not None:
+            out["InstanceId"] = body.instance_id
+        out["RebalanceTimeoutMs"] = body.rebalance_timeout_ms
+        if body.subscribed_topic_names is not None:
+            out["SubscribedTopicNames"] = sorted(body.subscribed_topic_names)
+        if body.server_assignor is not None:
+            out["ServerAssignor"] = body.server_assignor
+        if body.topic_partitions is not None:
+            out["TopicPartitions"] = _partitions(body.topic_partitions)
+        return "ConsumerGroupHeartbeat", out
+    if isinstance(body, ConsumerGroupHeartbeatResponse):
+        out = {
+            "ErrorCode": int(body.error_code),
+            "MemberId": body.member_id,
+            "MemberEpoch": body.member_epoch,
+            "HeartbeatIntervalMs": body.heartbeat_interval_ms,
+        }
+        if body.assignment is not None:
+            out["Assignment"] = {"TopicPartitions": _partitions(body.assignment)}
+        return "ConsumerGroupHeartbeat", out
+    if isinstance(body, OffsetCommitRequest):
+        return "OffsetCommit", {
+            "MemberId": body.member_id,
+            "GenerationIdOrMemberEpoch": body.generation_id_or_member_epoch,
+            "Topics": _partitions(body.topics),
+        }
+    assert isinstance(body, OffsetCommitResponse)
+    return "OffsetCommit", {"ErrorCode": int(body.error_code), "Topics": _partitions(body.topics)}
+
+
+def encode_action(action: Action) -> tuple[str, dict[str, Any]]:
+    """The event source and payload of an action."""
+    if isinstance(action, DeliverMessage | LoseMessage):
+        m = action.message
+        api, body = _body(m.body)
+        return "network", {
+            "client": m.client,
+            "incarnation": m.incarnation,
+            "connection": m.connection,
+            "direction": "request" if m.to_coordinator else "response",
+            "api": api,
+            "body": body,
+        }
+    payload = {}
+    for f in fields(action):
+        value = getattr(action, f.name)
+        payload[f.name] = list(value) if isinstance(value, tuple) else value
+    source = f"client:{payload['client']}" if "client" in payload else "coordinator"
+    return source, payload
+
+
+def path_lines(path: Path, config_name: str | None = None) -> Iterator[str]:
+    """The NDJSON lines of a model path: header, then one event per action."""
+    header = {
+        "format": FORMAT,
+        "version": VERSION,
+        "protocol": "consumer",
+        "topics": dict(path.config.topics),
+        "config": config_name or path.config.name,
+    }
+    yield json.dumps(header, sort_keys=True)
+    for seq, action in enumerate(path.actions, 1):
+        source, payload = encode_action(action)
+        event = {"seq": seq, "ts": None, "source": source, "kind": action.kind, "payload": payload}
+        yield json.dumps(event, sort_keys=True)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _load(line: str, n: int) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise TraceError(n, e.colno, f"not JSON: {e.msg}") from None
+    except RecursionError:
+        raise TraceError(n, 1, "JSON nested too deeply") from None
+    if not isinstance(value, dict):
+        raise TraceError(n, 1, f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _col(line: str, key: str) -> int:
+    i = line.find(f'"{key}"')
+    return i + 1 if i >= 0 else 1
+
+
+def _get(
+    obj: Mapping[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    line: str,
+    n: int,
+    optional: bool = False,
+) -> Any:
+    if key not in obj:
+        if optional:
+            return None
+        raise TraceError(n, 1, f"missing field {key!r}")
+    value = obj[key]
+    if value is None and optional:
+        return None
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+    if not ok:
+        name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise TraceError(n, _col(line, key), f"field {key!r} must be {name}, got {value!r:.40}")
+    if isinstance(value, int) and not isinstance(value, bool) and not MIN_INT <= value <= MAX_INT:
+        raise TraceError(n, _col(line, key), f"field {key!r} out of the int32 range: {value}")
+    return value
+
+
+def _unknown(obj: Mapping[str, Any], allowed: set[str], line: str, n: int, where: str) -> None:
+    extra = set(obj) - allowed
+    if extra:
+        key = sorted(extra)[0]
+        raise TraceError(n, _col(line, key), f"unknown field {key!r} in {where}")
+
+
+def parse_header(line: str, n: int = 1) -> TraceHeader:
+    """Parse and check the header line."""
+    obj = _load(line, n)
+    _unknown(obj, {"format", "version", "protocol", "topics", "config"}, line, n, "header")
+    if _get(obj, "format", str, line, n) != FORMAT:
+        raise TraceError(n, _col(line, "format"), f"not a {FORMAT} file: {obj['format']!r:.40}")
+    version = _get(obj, "version", int, line, n)
+    if version != VERSION:
+        raise TraceError(
+            n, _col(line, "version"), f"unsupported version {version}; this reads {VERSION}"
+        )
+    protocol = _get(obj, "protocol", str, line, n)
+    if protocol != "consumer":
+        raise TraceError(n, _col(line, "protocol"), f"unsupported protocol {protocol!r:.40}")
+    topics = _get(obj, "topics", dict, line, n)
+    for name, count in topics.items():
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_INT:
+            raise TraceError(n, _col(line, name), f"topic {name!r:.40} needs a partition count")
+    return TraceHeader(protocol, dict(topics), _get(obj, "config", str, line, n, optional=True))
+
+
+def parse_event(line: str, n: int) -> TraceEvent:
+    """Parse and check one event line (its payload is checked by ``decode_action``)."""
+    obj = _load(line, n)
+    _unknown(obj, {"seq", "ts", "source", "kind", "payload", "state"}, line, n, "event")
+    seq = _get(obj, "seq", int, line, n)
+    ts = _get(obj, "ts", int, line, n, optional=True)
+    source = _get(obj, "source", str, line, n)
+    kind = _get(obj, "kind", str, line, n)
+    if kind not in ACTIONS_BY_KIND:
+        raise TraceError(n, _col(line, "kind"), f"unknown event kind {kind!r:.60}")
+    payload = _get(obj, "payload", dict, line, n)
+    return TraceEvent(seq, ts, source, kind, payload)
+
+
+def _parts(value: Any, line: str, n: int, key: str) -> Assignment:
+    if not isinstance(value, list):
+        raise TraceError(n, _col(line, key), f"{key} must be a list of {{TopicId, Partitions}}")
+    out: set[tuple[str, int]] = set()
+    for item in value:
+        if not isinstance(item, dict):
+            raise TraceError(n, _col(line, key), f"{key} entries must be objects")
+        _unknown(item, {"TopicId", "Partitions"}, line, n, key)
+        topic = _get(item, "TopicId", str, line, n)
+        parts = _get(item, "Partitions", list, line, n)
+        for p in parts:
+            if not isinstance(p, int) or isinstance(p, bool) or not 0 <= p <= MAX_INT:
+                raise TraceError(n, _col(line, "Partitions"), f"bad partition index {p!r:.20}")
+            out.add((topic, p))
+    return frozenset(out)
+
+
+def _error_code(value: int, line: str, n: int) -> ErrorCode:
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        raise TraceError(n, _col(line, "ErrorCode"), f"unknown error code {value}") from None
+
+
+def _decode_body(api: str, direction: str, b: Mapping[str, Any], line: str, n: int) -> Any:
+    if api == "ConsumerGroupHeartbeat" and direction == "request":
+        _unknown(
+            b,
+            {
+                "MemberId",
+                "MemberEpoch",
+                "InstanceId",
+                "RebalanceTimeoutMs",
+                "SubscribedTopicNames",
+                "ServerAssignor",
+                "TopicPartitions",
+            },
+            line,
+            n,
+            "body",
+        )
+        names = _get(b, "SubscribedTopicNames", list, line, n, optional=True)
+        if names is not None and not all(isinstance(t, str) for t in names):
+            raise TraceError(n, _col(line, "SubscribedTopicNames"), "topic names must be strings")
+        owned = b.get("TopicPartitions")
+        return ConsumerGroupHeartbeatRequest(
+            member_id=_get(b, "MemberId", str, line, n),
+            member_epoch=_get(b, "MemberEpoch", int, line, n),
+            instance_id=_get(b, "InstanceId", str, line, n, optional=True),
+            rebalance_timeout_ms=_get(b, "RebalanceTimeoutMs", int, line, n, optional=True) or -1,
+            subscribed_topic_names=frozenset(names) if names is not None else None,
+            server_assignor=_get(b, "ServerAssignor", str, line, n, optional=True),
+            topic_partitions=(
+                _parts(owned, line, n, "TopicPartitions") if owned is not None else None
+            ),
+        )
+    if api == "ConsumerGroupHeartbeat":
+        _unknown(
+            b,
+            {"ErrorCode", "MemberId", "MemberEpoch", "HeartbeatIntervalMs", "Assignment"},
+            line,
+            n,
+            "body",
+        )
+        assignment = _get(b, "Assignment", dict, line, n, optional=True)
+        return ConsumerGroupHeartbeatResponse(
+            error_code=_error_code(_get(b, "ErrorCode", int, line, n), line, n),
+            member_id=_get(b, "MemberId", str, line, n, optional=True),
+            member_epoch=_get(b, "MemberEpoch", int, line, n),
+            heartbeat_interval_ms=_get(b, "HeartbeatIntervalMs", int, line, n),
+            assignment=(
+                _parts(assignment.get("TopicPartitions", []), line, n, "Assignment")
+                if assignment is not None
+                else None
+            ),
+        )
+    if direction == "request":
+        _unknown(b, {"MemberId", "GenerationIdOrMemberEpoch", "Topics"}, line, n, "body")
+        return OffsetCommitRequest(
+            member_id=_get(b, "MemberId", str, line, n),
+            generation_id_or_member_epoch=_get(b, "GenerationIdOrMemberEpoch", int, line, n),
+            topics=_parts(b.get("Topics", []), line, n, "Topics"),
+        )
+    _unknown(b, {"ErrorCode", "Topics"}, line, n, "body")
+    return OffsetCommitResponse(
+        error_code=_error_code(_get(b, "ErrorCode", int, line, n), line, n),
+        topics=_parts(b.get("Topics", []), line, n, "Topics"),
+    )
+
+
+def decode_action(event: TraceEvent, line: str, n: int) -> Action:
+    """The model action an event records."""
+    cls = ACTIONS_BY_KIND[event.kind]
+    p = event.payload
+    if cls in (DeliverMessage, LoseMessage):
+        _unknown(
+            p,
+            {"client", "incarnation", "connection", "direction", "api", "body"},
+            line,
+            n,
+            "payload",
+        )
+        direction = _get(p, "direction", str, line, n)
+        api = _get(p, "api", str, line, n)
+        if direction not in ("request", "response"):
+            raise TraceError(n, _col(line, "direction"), "direction must be request or response")
+        if api not in ("ConsumerGroupHeartbeat", "OffsetCommit"):
+            raise TraceError(n, _col(line, "api"), f"unsupported api {api!r:.40}")
+        body = _decode_body(api, direction, _get(p, "body", dict, line, n), line, n)
+        message = Message(
+            client=_get(p, "client", str, line, n),
+            incarnation=_get(p, "incarnation", int, line, n),
+            connection=_get(p, "connection", int, line, n),
+            to_coordinator=direction == "request",
+            body=body,
+        )
+        return cls(message)
+    names = {f.name for f in fields(cls)}
+    _unknown(p, names, line, n, "payload")
+    args: dict[str, Any] = {}
+    for f in fields(cls):
+        value = p.get(f.name)
+        if f.name == "topics":
+            if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+                raise TraceError(n, _col(line, "topics"), "topics must be a list of names")
+            args[f.name] = tuple(value)
+        else:
+            args[f.name] = _get(p, f.name, str, line, n)
+    return cls(**args)
+
+
+def read_path(config: Config, lines: Iterable[str]) -> Path:
+    """Decode a model trace back into a path of ``config`` (every action must be enabled
+    where it is taken)."""
+    it = iter(lines)
+    first = next(it, None)
+    if first is None:
+        raise TraceError(1, 1, "empty trace: no header line")
+    header = parse_header(first, 1)
+    if dict(header.topics) != dict(config.topics):
+        raise TraceError(1, 1, f"trace topics {dict(header.topics)} differ from the config's")
+    state = system.initial(config)
+    actions: list[Action] = []
+    for n, line in enumerate(it, 2):
+        if not line.strip():
+            continue
+        event = parse_event(line, n)
+        action = decode_action(event, line, n)
+        if action not in system.enabled(state, config):
+            raise TraceError(n, 1, f"{event.kind} is not enabled here")
+        state = system.step(state, action, config)
+        actions.append(action)
+    return Path(config, tuple(actions))

@@ -1,0 +1,230 @@
+"""The trace format: model paths round-trip through NDJSON; malformed input is a one-line
+error naming line and column, never a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groupcheck.explore.bfs import bfs
+from groupcheck.explore.walk import walk
+from groupcheck.mutants import get_mutant
+from model.presets import PRESETS
+from model.trace import FORMAT, VERSION, TraceError, path_lines, read_path
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_walk_paths_round_trip(name: str) -> None:
+    config = PRESETS[name]
+    import random
+
+    from model import system
+
+    rng = random.Random(name)
+    state = system.initial(config)
+    actions = []
+    for _ in range(60):
+        enabled = system.enabled(state, config)
+        if not enabled:
+            break
+        action = enabled[rng.randrange(len(enabled))]
+        actions.append(action)
+        state = system.step(state, action, config)
+    from model.path import Path
+
+    path = Path(config, tuple(actions))
+    lines = list(path_lines(path))
+    header = json.loads(lines[0])
+    assert (header["format"], header["version"]) == (FORMAT, VERSION)
+    assert len(lines) == len(actions) + 1
+    assert read_path(config, lines).actions == path.actions
+
+
+def test_counterexample_round_trip_uses_kafka_field_names() -> None:
+    config = get_mutant("revoke-without-waiting").mutated_config()
+    result = bfs(config, budget_seconds=30)
+    assert result.path is not None
+    lines = list(path_lines(result.path))
+    text = "\n".join(lines)
+    for field in (
+        "MemberId",
+        "MemberEpoch",
+        "SubscribedTopicNames",
+        "TopicPartitions",
+        "Assignment",
+        "ErrorCode",
+        "HeartbeatIntervalMs",
+    ):
+        assert f'"{field}"' in text
+    assert read_path(config, lines).actions == result.path.actions
+
+
+def test_walk_counterexample_round_trip() -> None:
+    config = get_mutant("adopt-negative-epoch").mutated_config()
+    result = walk(config, seed=0, walks=300, max_steps=40)
+    assert result.path is not None
+    assert read_path(config, path_lines(result.path)).actions == result.path.actions
+
+
+def _good_lines() -> list[str]:
+    """A valid trace of TINY: the first 30 steps taking the first enabled action."""
+    from model import system
+    from model.path import Path
+
+    config = PRESETS["TINY"]
+    state, actions = system.initial(config), []
+    for _ in range(30):
+        enabled = system.enabled(state, config)
+        if not enabled:
+            break
+        actions.append(enabled[0])
+        state = system.step(state, enabled[0], config)
+    return list(path_lines(Path(config, tuple(actions))))
+
+
+GOOD = _good_lines()
+
+
+@pytest.mark.parametrize(
+    ("lines", "where", "needle"),
+    [
+        ([], "1:1", "empty trace"),
+        (["{"], "1:", "not JSON"),
+        (["[1]"], "1:1", "JSON object"),
+        ([json.dumps({"format": "other", "version": 1})], "1:", "not a groupcheck-trace"),
+        (
+            [json.dumps({"format": FORMAT, "version": 9, "protocol": "consumer", "topics": {}})],
+            "1:",
+            "unsupported version",
+        ),
+        (
+            [
+                json.dumps(
+                    {
+                        "format": FORMAT,
+                        "version": 1,
+                        "protocol": "consumer",
+                        "topics": {"foo": 2},
+                        "extra": 1,
+                    }
+                )
+            ],
+            "1:",
+            "unknown field 'extra'",
+        ),
+    ],
+)
+def test_malformed_headers(lines: list[str], where: str, needle: str) -> None:
+    with pytest.raises(TraceError) as info:
+        read_path(PRESETS["TINY"], lines)
+    assert str(info.value).startswith(where)
+    assert needle in str(info.value)
+
+
+def _header() -> str:
+    return json.dumps(
+        {
+            "format": FORMAT,
+            "version": 1,
+            "protocol": "consumer",
+            "topics": {"foo": 2},
+            "config": "TINY",
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("event", "needle"),
+    [
+        (
+            {"seq": 1, "ts": None, "source": "x", "kind": "Teleport", "payload": {}},
+            "unknown event kind",
+        ),
+        (
+            {"seq": "1", "ts": None, "source": "x", "kind": "SendHeartbeat", "payload": {}},
+            "'seq' must be int",
+        ),
+        (
+            {"seq": 10**20, "ts": None, "source": "x", "kind": "SendHeartbeat", "payload": {}},
+            "int32",
+        ),
+        (
+            {
+                "seq": 1,
+                "ts": None,
+                "source": "x",
+                "kind": "SendHeartbeat",
+                "payload": {"client": 3},
+            },
+            "'client' must be str",
+        ),
+        (
+            {
+                "seq": 1,
+                "ts": None,
+                "source": "x",
+                "kind": "SendHeartbeat",
+                "payload": {"client": "Z"},
+            },
+            "not enabled",
+        ),
+        (
+            {
+                "seq": 1,
+                "ts": None,
+                "source": "x",
+                "kind": "SendHeartbeat",
+                "payload": {"client": "A", "bogus": 1},
+            },
+            "unknown field 'bogus'",
+        ),
+    ],
+)
+def test_malformed_events_name_line_and_reason(event: dict[str, object], needle: str) -> None:
+    with pytest.raises(TraceError) as info:
+        read_path(PRESETS["TINY"], [_header(), json.dumps(event)])
+    assert str(info.value).startswith("2:")
+    assert needle in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_fuzzed_lines_give_trace_errors_only(data: st.DataObject) -> None:
+    """Truncated lines, wrong types, unknown kinds, huge numbers, odd characters: always a
+    TraceError, never another exception."""
+    base = list(GOOD) if len(GOOD) > 1 else [_header()]
+    i = data.draw(st.integers(0, len(base) - 1))
+    mutation = data.draw(st.sampled_from(["truncate", "junk", "retype", "number"]))
+    line = base[i]
+    if mutation == "truncate":
+        line = line[: data.draw(st.integers(0, max(0, len(line) - 1)))]
+    elif mutation == "junk":
+        line = data.draw(st.text(max_size=80))
+    elif mutation == "retype":
+        obj = json.loads(line)
+        key = data.draw(st.sampled_from(sorted(obj)))
+        obj[key] = data.draw(
+            st.one_of(
+                st.none(), st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=2)
+            )
+        )
+        line = json.dumps(obj)
+    else:
+        line = line.replace("0", str(data.draw(st.integers(-(2**70), 2**70))), 1)
+    lines = [*base[:i], line, *base[i + 1 :]]
+    error = _trace_error(lines)
+    # A mutation may leave a valid trace; otherwise the error is "line:column: reason".
+    assert error is None or error.split(":")[0].isdigit()
+
+
+def _trace_error(lines: list[str]) -> str | None:
+    """The TraceError message reading ``lines`` raises (any other exception propagates)."""
+    try:
+        read_path(PRESETS["TINY"], lines)
+    except TraceError as e:
+        return str(e)
+    return None
