@@ -124,6 +124,18 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--mutant", help="replay with this mutant's rules")
     rep.add_argument("--path", required=True, help="the compact action-index code")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
+    val = sub.add_parser(
+        "validate",
+        help="validate trace files against the reference model",
+        description=(
+            "Validate trace files (docs/trace-format.md). Exit 0 when every file is valid, "
+            "1 when a property is violated (file, line, property, message), 2 when an input "
+            "is malformed (file:line:column and the reason)."
+        ),
+    )
+    val.add_argument("files", nargs="+", metavar="FILE")
+    val.add_argument("--mode", choices=("conformance", "safety"), default="safety")
+    val.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
@@ -243,7 +255,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
             original_length=outcome.original_length,
         )
         run_dir = write_counterexample(ce, out=__import__("pathlib").Path(args.out))
-        trace = str(run_dir / "counterexample.json")
+        trace = str(run_dir / "trace.ndjson")
         reproduce = ce.cli()
     doc = {
         "result": outcome.result,
@@ -369,7 +381,53 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from groupcheck.validate import validate_conformance, validate_safety
+
+    reports = []
+    for name in args.files:
+        try:
+            with open(name, encoding="utf-8", errors="strict") as f:
+                lines = (line.rstrip("\n") for line in f)
+                if args.mode == "conformance":
+                    reports.append(validate_conformance(name, lines))
+                else:
+                    reports.append(validate_safety(name, lines))
+        except UnicodeDecodeError as e:
+            from groupcheck.validate import Report
+
+            reports.append(Report(name, args.mode, error=f"{name}: not UTF-8 ({e.reason})"))
+        except OSError as e:
+            from groupcheck.validate import Report
+
+            reports.append(Report(name, args.mode, error=f"{name}: {e.strerror}"))
+    violations = [v for r in reports for v in r.violations]
+    errors: list[str] = [r.error for r in reports if r.error]
+    result = "malformed" if errors else ("violations" if violations else "valid")
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "result": result,
+                    "events": sum(r.events for r in reports),
+                    "violations": [v.to_json() for v in violations],
+                    "errors": errors,
+                },
+                indent=1,
+            )
+        )
+    else:
+        for v in violations:
+            print(f"{v.file}:{v.line}: {v.property}: {v.message}")
+        for message in errors:
+            print(f"groupcheck: error: {message}", file=sys.stderr)
+        if not violations and not errors:
+            print(f"valid: {sum(r.events for r in reports)} events in {len(reports)} file(s)")
+    return 2 if errors else (1 if violations else 0)
+
+
 COMMANDS = {
+    "validate": cmd_validate,
     "simulate": cmd_simulate,
     "explore": cmd_explore,
     "mutants": cmd_mutants,

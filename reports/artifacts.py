@@ -1,8 +1,9 @@
 """A run's artifacts under ``reports/out/<run>/`` (git-ignored), written atomically.
 
 A counterexample is data (design.md): the config, the path of actions with its compact
-code, the states along it, the violated property. It is written as ``counterexample.json``
-plus ``reproduce.sh`` and ``reproduce.py``; a directory that exists is complete (it is
+code, the states along it, the violated property. It is written as a trace file
+(``trace.ndjson``, docs/trace-format.md), as ``counterexample.json`` (the states in the
+KIP's layout) and as ``reproduce.sh`` and ``reproduce.py``; a directory that exists is complete (it is
 built under a temporary name and renamed into place).
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from model.path import Path
+from model.trace import path_lines
 from reports.casestudy import describe_action, group_view
 
 DEFAULT_OUT = FsPath("reports/out")
@@ -117,6 +119,7 @@ def write_counterexample(
     tmp = FsPath(tempfile.mkdtemp(dir=out, prefix=".partial-"))
     try:
         (tmp / "counterexample.json").write_text(json.dumps(ce.to_json(), indent=1) + "\n")
+        (tmp / "trace.ndjson").write_text("\n".join(path_lines(ce.path)) + "\n")
         if ce.named_config:
             (tmp / "reproduce.sh").write_text("#!/bin/sh\n" + ce.cli() + "\n")
             os.chmod(tmp / "reproduce.sh", 0o755)

@@ -59,9 +59,10 @@ def test_explore_mutant_writes_counterexample_and_exits_1(
     assert doc["property"] == "ValidTargetAssignment.Unique"
     assert doc["length"] == doc["shortest"]
     trace = Path(doc["trace"])
-    assert trace.exists()
+    assert trace.name == "trace.ndjson"
     assert trace.parent.parent == tmp_path
-    ce = json.loads(trace.read_text())
+    assert len(trace.read_text().splitlines()) == doc["length"] + 1  # header + events
+    ce = json.loads((trace.parent / "counterexample.json").read_text())
     assert ce["property"] == doc["property"]
     assert len(ce["steps"]) == doc["length"]
     assert (trace.parent / "reproduce.sh").read_text().strip().endswith(ce["code"])

@@ -1,0 +1,241 @@
+"""Validate traces of other implementations (or of the model) against the reference.
+
+Two modes, both streaming (one pass, memory independent of trace length):
+
+* **conformance** replays the trace against the model: every event must be an action the
+  model has enabled at that point — a delivered response must be exactly the response the
+  model's coordinator produced — and every property must hold. The first divergent event
+  is reported with the actions the model had enabled there.
+* **safety** is for implementations with other assignors or partial logs. From requests
+  (what a member reports owning) and responses (what the coordinator assigns) it tracks
+  what each member may be consuming and checks: no partition owned by two members at once,
+  member epochs monotone except through fencing, and fencing respected (a fenced member's
+  next heartbeat rejoins with epoch 0 or leaves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from invariants.check import Checker
+from model import system
+from model.actions import DeliverMessage, LoseMessage
+from model.config import Config
+from model.ids import EMPTY, Assignment
+from model.presets import PRESETS
+from model.records import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
+from model.status import FENCING_ERRORS, ErrorCode
+from model.trace import TraceError, decode_action, parse_event, parse_header
+from reports.casestudy import describe_action
+
+MODES = ("conformance", "safety")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A violation at a line of a trace file."""
+
+    file: str
+    line: int
+    property: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "property": self.property,
+            "message": self.message,
+        }
+
+
+@dataclass
+class Report:
+    """The outcome for one file: events read, violations, or a malformed-input error."""
+
+    file: str
+    mode: str
+    events: int = 0
+    violations: list[Finding] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def result(self) -> str:
+        if self.error is not None:
+            return "malformed"
+        return "violations" if self.violations else "valid"
+
+
+def _config_for(header_config: str | None, topics: dict[str, int]) -> Config:
+    """The reference config a trace names: a preset, or a mutant scenario (``SCENARIO`` or
+    ``SCENARIO+mutant``) with the *default* rules — so replaying a mutant's trace shows
+    where that implementation departs from the reference."""
+    from groupcheck.mutants import MUTANTS
+
+    name = (header_config or "").split("+")[0]
+    candidates = [PRESETS.get(name.upper())]
+    candidates += [m.config for m in MUTANTS.values() if m.config.name == name]
+    for config in candidates:
+        if config is not None and dict(config.topics) == topics:
+            return config
+    raise TraceError(
+        1, 1, f"conformance needs the model config: the header names {header_config!r}, "
+        f"which is no preset or mutant scenario with topics {topics}"
+    )
+
+
+def validate_conformance(file: str, lines: Iterable[str], config: Config | None = None) -> Report:
+    """Replay ``lines`` against the model (see the module docstring)."""
+    report = Report(file, "conformance")
+    it = iter(lines)
+    first = next(it, None)
+    try:
+        if first is None:
+            raise TraceError(1, 1, "empty trace: no header line")
+        header = parse_header(first)
+        config = config or _config_for(header.config, dict(header.topics))
+        checker = Checker()
+        state = system.initial(config)
+        for n, line in enumerate(it, 2):
+            if not line.strip():
+                continue
+            event = parse_event(line, n)
+            action = decode_action(event, line, n)
+            report.events += 1
+            enabled = system.enabled(state, config)
+            if action not in enabled:
+                shown = "; ".join(describe_action(a) for a in enabled[:8])
+                more = f" (+{len(enabled) - 8} more)" if len(enabled) > 8 else ""
+                report.violations.append(
+                    Finding(
+                        file,
+                        n,
+                        "Conformance",
+                        f"{describe_action(action)} is not what the model does here; "
+                        f"enabled: {shown}{more}",
+                    )
+                )
+                return report
+            new = system.step(state, action, config)
+            for v in checker.check_step(state, action, new) + checker.check_state(new):
+                report.violations.append(Finding(file, n, v.property, v.message))
+            state = new
+    except TraceError as e:
+        report.error = f"{file}:{e.line}:{e.column}: {e.reason}"
+    return report
+
+
+@dataclass
+class _MemberView:
+    epoch: int | None = None
+    reported: Assignment = EMPTY
+    received: Assignment = EMPTY
+    fenced: bool = False
+
+    def owns(self) -> Assignment:
+        """What the member may be consuming: what it last reported, plus what it was
+        given since (it may have started on it)."""
+        return self.reported | self.received
+
+
+def validate_safety(file: str, lines: Iterable[str]) -> Report:
+    """Check the safety properties on a (possibly partial) trace (module docstring)."""
+    report = Report(file, "safety")
+    members: dict[str, _MemberView] = {}
+    it = iter(lines)
+    first = next(it, None)
+    try:
+        if first is None:
+            raise TraceError(1, 1, "empty trace: no header line")
+        parse_header(first)
+        for n, line in enumerate(it, 2):
+            if not line.strip():
+                continue
+            event = parse_event(line, n)
+            action = decode_action(event, line, n)
+            report.events += 1
+            if not isinstance(action, DeliverMessage) or isinstance(action, LoseMessage):
+                continue
+            body = action.message.body
+            if isinstance(body, ConsumerGroupHeartbeatRequest):
+                _on_request(file, n, body, members, report)
+            elif isinstance(body, ConsumerGroupHeartbeatResponse):
+                _on_response(file, n, action.message.client, body, members, report)
+    except TraceError as e:
+        report.error = f"{file}:{e.line}:{e.column}: {e.reason}"
+    return report
+
+
+def _on_request(
+    file: str,
+    n: int,
+    req: ConsumerGroupHeartbeatRequest,
+    members: dict[str, _MemberView],
+    report: Report,
+) -> None:
+    view = members.setdefault(req.member_id, _MemberView())
+    if view.fenced and req.member_epoch > 0:
+        report.violations.append(
+            Finding(
+                file,
+                n,
+                "FencingRespected",
+                f"{req.member_id} was fenced but heartbeats with epoch {req.member_epoch} "
+                "instead of rejoining with 0",
+            )
+        )
+    if req.member_epoch < 0:  # leaving: it has stopped consuming
+        view.reported, view.received = EMPTY, EMPTY
+        return
+    if req.member_epoch == 0:
+        view.fenced = False
+    if req.topic_partitions is not None:
+        view.reported = req.topic_partitions
+        view.received = EMPTY
+
+
+def _on_response(
+    file: str,
+    n: int,
+    client: str,
+    resp: ConsumerGroupHeartbeatResponse,
+    members: dict[str, _MemberView],
+    report: Report,
+) -> None:
+    member_id = resp.member_id or client
+    view = members.setdefault(member_id, _MemberView())
+    if resp.error_code in FENCING_ERRORS:
+        view.fenced, view.epoch = True, None
+        view.reported, view.received = EMPTY, EMPTY
+        return
+    if resp.error_code is not ErrorCode.NONE or resp.member_epoch < 0:
+        return
+    if view.epoch is not None and resp.member_epoch < view.epoch:
+        report.violations.append(
+            Finding(
+                file,
+                n,
+                "MemberEpochMonotone",
+                f"{member_id}'s epoch went from {view.epoch} to {resp.member_epoch}",
+            )
+        )
+    view.epoch = resp.member_epoch
+    if resp.assignment is None:
+        return
+    for other_id, other in members.items():
+        if other_id == member_id:
+            continue
+        clash = resp.assignment & other.owns()
+        if clash:
+            p = sorted(clash)[0]
+            report.violations.append(
+                Finding(
+                    file,
+                    n,
+                    "NoDoubleClientOwnership",
+                    f"{p[0]}-{p[1]} is given to {member_id} while {other_id} has not released it",
+                )
+            )
+    view.received = resp.assignment
