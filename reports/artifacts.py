@@ -3,8 +3,8 @@
 A counterexample is data (design.md): the config, the path of actions with its compact
 code, the states along it, the violated property. It is written as a trace file
 (``trace.ndjson``, docs/trace-format.md), as ``counterexample.json`` (the states in the
-KIP's layout) and as ``reproduce.sh`` and ``reproduce.py``; a directory that exists is complete (it is
-built under a temporary name and renamed into place).
+KIP's layout) and as ``reproduce.sh`` and ``reproduce.py``; a directory that exists is
+complete (it is built under a temporary name and renamed into place).
 """
 
 from __future__ import annotations

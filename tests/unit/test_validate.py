@@ -116,7 +116,8 @@ def test_safety_reports_a_partition_given_before_it_was_released() -> None:
     report = validate_safety("edited.ndjson", lines)
     (finding,) = report.violations
     assert (finding.line, finding.property) == (6, "NoDoubleClientOwnership")
-    assert "foo-1" in finding.message and "A" in finding.message
+    assert "foo-1" in finding.message
+    assert "A" in finding.message
 
 
 def test_safety_accepts_the_same_hand_out_after_release() -> None:
@@ -168,5 +169,6 @@ def test_cli_exit_codes_and_json(tmp_path: FsPath, capsys: pytest.CaptureFixture
     broken.write_bytes(b'{"format": "groupcheck-trace", "version": 1}\n\xff\xfe\n')
     assert main(["validate", str(broken)]) == 2
     err = capsys.readouterr().err
-    assert "broken.ndjson" in err and "Traceback" not in err
+    assert "broken.ndjson" in err
+    assert "Traceback" not in err
     assert main(["validate", str(tmp_path / "missing.ndjson")]) == 2
