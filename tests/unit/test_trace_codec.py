@@ -228,3 +228,54 @@ def _trace_error(lines: list[str]) -> str | None:
     except TraceError as e:
         return str(e)
     return None
+
+
+def test_model_traces_match_the_json_schema() -> None:
+    """docs/trace-format.schema.json describes what the codec writes (checked by a small
+    interpreter of the schema's keywords, so the test needs no extra dependency)."""
+    from pathlib import Path as FsPath
+
+    schema = json.loads(
+        (FsPath(__file__).resolve().parents[2] / "docs" / "trace-format.schema.json").read_text()
+    )
+    defs = schema["$defs"]
+
+    def check(value: object, s: dict[str, object]) -> bool:
+        if "$ref" in s:
+            return check(value, defs[str(s["$ref"]).split("/")[-1]])
+        if "oneOf" in s:
+            return sum(check(value, sub) for sub in s["oneOf"]) == 1  # type: ignore[attr-defined]
+        if "const" in s and value != s["const"]:
+            return False
+        if "enum" in s and value not in s["enum"]:  # type: ignore[operator]
+            return False
+        t = s.get("type")
+        types = {"object": dict, "array": list, "string": str, "integer": int, "null": type(None)}
+        if t is not None:
+            allowed = t if isinstance(t, list) else [t]
+            if not any(isinstance(value, types[x]) for x in allowed):
+                return False
+        if isinstance(value, int) and "minimum" in s and value < s["minimum"]:  # type: ignore[operator]
+            return False
+        if isinstance(value, dict):
+            props = s.get("properties", {})
+            if any(k not in value for k in s.get("required", [])):  # type: ignore[attr-defined]
+                return False
+            if s.get("additionalProperties") is False and set(value) - set(props):  # type: ignore[arg-type]
+                return False
+            for k, v in value.items():
+                if k in props and not check(v, props[k]):  # type: ignore[index]
+                    return False
+            for rule in s.get("allOf", []):  # type: ignore[attr-defined]
+                if check(value, rule["if"]) and not check(value, rule["then"]):
+                    return False
+        if isinstance(value, list) and "items" in s:
+            return all(check(v, s["items"]) for v in value)  # type: ignore[arg-type]
+        return True
+
+    config = get_mutant("client-acks-before-revoking").mutated_config()
+    result = bfs(config, budget_seconds=30)
+    assert result.path is not None
+    for line in [*GOOD, *path_lines(result.path)]:
+        assert check(json.loads(line), schema), line
+    assert not check({"format": FORMAT, "version": 2, "protocol": "consumer", "topics": {}}, schema)
