@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     val.add_argument("files", nargs="+", metavar="FILE")
     val.add_argument("--mode", choices=("conformance", "safety"), default="safety")
+    val.add_argument(
+        "--format",
+        choices=("auto", "ndjson", "itf"),
+        default="auto",
+        help="input format (auto: ITF for *.itf.json, else the NDJSON trace format)",
+    )
     val.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -389,7 +395,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             with open(name, encoding="utf-8", errors="strict") as f:
                 lines = (line.rstrip("\n") for line in f)
-                if args.mode == "conformance":
+                itf = args.format == "itf" or (args.format == "auto" and name.endswith(".itf.json"))
+                if itf:
+                    from groupcheck.validate import validate_itf
+
+                    try:
+                        doc = json.load(f)
+                    except json.JSONDecodeError as e:
+                        from groupcheck.validate import Report
+
+                        reports.append(
+                            Report(name, "itf", error=f"{name}:{e.lineno}:{e.colno}: {e.msg}")
+                        )
+                        continue
+                    reports.append(validate_itf(name, doc))
+                elif args.mode == "conformance":
                     reports.append(validate_conformance(name, lines))
                 else:
                     reports.append(validate_safety(name, lines))

@@ -81,8 +81,10 @@ def _config_for(header_config: str | None, topics: dict[str, int]) -> Config:
         if config is not None and dict(config.topics) == topics:
             return config
     raise TraceError(
-        1, 1, f"conformance needs the model config: the header names {header_config!r}, "
-        f"which is no preset or mutant scenario with topics {topics}"
+        1,
+        1,
+        f"conformance needs the model config: the header names {header_config!r}, "
+        f"which is no preset or mutant scenario with topics {topics}",
     )
 
 
@@ -239,3 +241,31 @@ def _on_response(
                 )
             )
     view.received = resp.assignment
+
+
+def validate_itf(file: str, doc: object) -> Report:
+    """Check an ITF state sequence (``invariants.itf``): every state property on every state,
+    every step property on every pair of consecutive states. ``line`` is the state index."""
+    from invariants.expr import StepSnapshot
+    from invariants.itf import ItfError, from_itf
+    from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES
+
+    report = Report(file, "itf")
+    try:
+        if not isinstance(doc, dict):
+            raise ItfError("not an ITF trace: expected a JSON object")
+        snaps = from_itf(doc)
+    except ItfError as e:
+        report.error = f"{file}: {e}"
+        return report
+    for i, snap in enumerate(snaps):
+        report.events += 1
+        for prop in STATE_PROPERTIES:
+            if not prop.holds(snap):
+                report.violations.append(Finding(file, i, prop.name, prop.explain(snap)))
+        if i:
+            step = StepSnapshot(snaps[i - 1], snap)
+            for prop in STEP_PROPERTIES:
+                if not prop.holds(step):
+                    report.violations.append(Finding(file, i, prop.name, prop.explain(step)))
+    return report

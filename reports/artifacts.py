@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any
 
+from invariants.itf import to_itf
+from invariants.snapshot import project
 from model.path import Path
 from model.trace import path_lines
 from reports.casestudy import describe_action, group_view
@@ -120,6 +122,8 @@ def write_counterexample(
     try:
         (tmp / "counterexample.json").write_text(json.dumps(ce.to_json(), indent=1) + "\n")
         (tmp / "trace.ndjson").write_text("\n".join(path_lines(ce.path)) + "\n")
+        itf = to_itf([project(s) for s in ce.path.states()], ce.path.config.name)
+        (tmp / "trace.itf.json").write_text(json.dumps(itf) + "\n")
         if ce.named_config:
             (tmp / "reproduce.sh").write_text("#!/bin/sh\n" + ce.cli() + "\n")
             os.chmod(tmp / "reproduce.sh", 0o755)
