@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "step": "bench_step",
     "assignor": "bench_assignor",
     "explore": "bench_explore",
+    "validate": "bench_validate",
 }
 """Benchmark name → module in bench/ exposing ``run() -> dict | list[dict]``."""
 
