@@ -141,6 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="input format (auto: ITF for *.itf.json, else the NDJSON trace format)",
     )
+    val.add_argument(
+        "--settle",
+        type=_non_negative,
+        default=100,
+        help="safety: events after the last perturbation before convergence is required "
+        "(default 100)",
+    )
     val.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -412,7 +419,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 elif args.mode == "conformance":
                     reports.append(validate_conformance(name, lines))
                 else:
-                    reports.append(validate_safety(name, lines))
+                    reports.append(validate_safety(name, lines, settle=args.settle))
         except UnicodeDecodeError as e:
             from groupcheck.validate import Report
 
@@ -432,6 +439,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                     "events": sum(r.events for r in reports),
                     "violations": [v.to_json() for v in violations],
                     "errors": errors,
+                    "notes": [note for r in reports for note in r.notes],
                 },
                 indent=1,
             )
@@ -441,6 +449,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"{v.file}:{v.line}: {v.property}: {v.message}")
         for message in errors:
             print(f"groupcheck: error: {message}", file=sys.stderr)
+        for r in reports:
+            for note in r.notes:
+                print(f"note: {note}")
         if not violations and not errors:
             print(f"valid: {sum(r.events for r in reports)} events in {len(reports)} file(s)")
     return 2 if errors else (1 if violations else 0)

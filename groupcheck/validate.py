@@ -9,8 +9,11 @@ Two modes, both streaming (one pass, memory independent of trace length):
 * **safety** is for implementations with other assignors or partial logs. From requests
   (what a member reports owning) and responses (what the coordinator assigns) it tracks
   what each member may be consuming and checks: no partition owned by two members at once,
-  member epochs monotone except through fencing, and fencing respected (a fenced member's
-  next heartbeat rejoins with epoch 0 or leaves).
+  member epochs monotone except through fencing, fencing respected (a fenced member's
+  next heartbeat rejoins with epoch 0 or leaves), and convergence: when the trace goes on
+  for at least ``settle`` events after the last perturbation (a join, a leave, a fencing),
+  every member still in the group ends at one member epoch having acknowledged exactly
+  its last assignment. A shorter tail is reported as inconclusive, not as passing.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from invariants.check import Checker
 from model import system
-from model.actions import DeliverMessage, LoseMessage
+from model.actions import DeliverMessage
 from model.config import Config
 from model.ids import EMPTY, Assignment
 from model.presets import PRESETS
@@ -60,6 +63,7 @@ class Report:
     events: int = 0
     violations: list[Finding] = field(default_factory=list)
     error: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def result(self) -> str:
@@ -135,6 +139,8 @@ class _MemberView:
     reported: Assignment = EMPTY
     received: Assignment = EMPTY
     fenced: bool = False
+    left: bool = False
+    assignment: Assignment | None = None  # the last assignment received
 
     def owns(self) -> Assignment:
         """What the member may be consuming: what it last reported, plus what it was
@@ -142,10 +148,12 @@ class _MemberView:
         return self.reported | self.received
 
 
-def validate_safety(file: str, lines: Iterable[str]) -> Report:
-    """Check the safety properties on a (possibly partial) trace (module docstring)."""
+def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Report:
+    """Check the safety properties and convergence on a (possibly partial) trace."""
     report = Report(file, "safety")
     members: dict[str, _MemberView] = {}
+    last_perturbation = 0
+    last_line = 1
     it = iter(lines)
     first = next(it, None)
     try:
@@ -158,16 +166,62 @@ def validate_safety(file: str, lines: Iterable[str]) -> Report:
             event = parse_event(line, n)
             action = decode_action(event, line, n)
             report.events += 1
-            if not isinstance(action, DeliverMessage) or isinstance(action, LoseMessage):
+            last_line = n
+            if action.PERTURBATION:
+                last_perturbation = report.events
+            if not isinstance(action, DeliverMessage):
                 continue
             body = action.message.body
             if isinstance(body, ConsumerGroupHeartbeatRequest):
+                if body.member_epoch <= 0:
+                    last_perturbation = report.events  # a join or a leave
                 _on_request(file, n, body, members, report)
             elif isinstance(body, ConsumerGroupHeartbeatResponse):
+                if body.error_code in FENCING_ERRORS:
+                    last_perturbation = report.events
                 _on_response(file, n, action.message.client, body, members, report)
     except TraceError as e:
         report.error = f"{file}:{e.line}:{e.column}: {e.reason}"
+        return report
+    _check_convergence(file, last_line, report, members, report.events - last_perturbation, settle)
     return report
+
+
+def _check_convergence(
+    file: str, line: int, report: Report, members: dict[str, _MemberView], quiet: int, settle: int
+) -> None:
+    live = {m: v for m, v in members.items() if not v.fenced and not v.left and v.epoch is not None}
+    if not live:
+        return
+    if quiet < settle:
+        report.notes.append(
+            f"{file}: convergence inconclusive: only {quiet} events after the last "
+            f"perturbation (need {settle})"
+        )
+        return
+    epochs = {v.epoch for v in live.values()}
+    if len(epochs) > 1:
+        report.violations.append(
+            Finding(
+                file,
+                line,
+                "Convergence",
+                f"{quiet} events after the last perturbation the members are at different "
+                f"epochs: " + ", ".join(f"{m}={v.epoch}" for m, v in sorted(live.items())),
+            )
+        )
+        return
+    for m, v in sorted(live.items()):
+        if v.assignment is not None and v.reported != v.assignment:
+            report.violations.append(
+                Finding(
+                    file,
+                    line,
+                    "Convergence",
+                    f"{quiet} events after the last perturbation {m} has not acknowledged its "
+                    f"assignment",
+                )
+            )
 
 
 def _on_request(
@@ -189,10 +243,10 @@ def _on_request(
             )
         )
     if req.member_epoch < 0:  # leaving: it has stopped consuming
-        view.reported, view.received = EMPTY, EMPTY
+        view.reported, view.received, view.left = EMPTY, EMPTY, True
         return
     if req.member_epoch == 0:
-        view.fenced = False
+        view.fenced = view.left = False
     if req.topic_partitions is not None:
         view.reported = req.topic_partitions
         view.received = EMPTY
@@ -241,6 +295,7 @@ def _on_response(
                 )
             )
     view.received = resp.assignment
+    view.assignment = resp.assignment
 
 
 def validate_itf(file: str, doc: object) -> Report:

@@ -172,3 +172,30 @@ def test_cli_exit_codes_and_json(tmp_path: FsPath, capsys: pytest.CaptureFixture
     assert "broken.ndjson" in err
     assert "Traceback" not in err
     assert main(["validate", str(tmp_path / "missing.ndjson")]) == 2
+
+
+def test_safety_convergence_holds_on_a_settled_model_trace() -> None:
+    path = progress_walk(TINY, 3, steps=300)
+    report = validate_safety("t", list(path_lines(path)), settle=50)
+    assert report.result == "valid"
+    assert report.notes == []
+
+
+def test_safety_reports_non_convergence_after_the_last_perturbation() -> None:
+    lines = [
+        header(),
+        hb("A", {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": []}, True),
+        hb("A", ok("A", 1, parts(0, 1)), False),
+        hb("B", {"MemberId": "B", "MemberEpoch": 0, "TopicPartitions": []}, True),
+        hb("B", ok("B", 2, []), False),
+    ]
+    quiet = [hb("B", {"MemberId": "B", "MemberEpoch": 2}, True), hb("B", ok("B", 2, None), False)]
+    report = validate_safety("t", lines + quiet * 10, settle=20)
+    (finding,) = report.violations
+    assert finding.property == "Convergence"
+    assert "A=1" in finding.message
+    assert "B=2" in finding.message
+    short = validate_safety("t", lines + quiet, settle=20)
+    assert short.violations == []
+    assert short.notes
+    assert "inconclusive" in short.notes[0]
