@@ -17,34 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from invariants.expr import Snapshot
+from invariants.snapshot import FUNCTIONS, NULLARY_FUNCTIONS, RELATIONS, UNARY_RELATIONS
 
-ITF_RELATIONS = (
-    "client_owns",
-    "client_member",
-    "client_in_group",
-    "is_member",
-    "assigned",
-    "revoking",
-    "holds",
-    "target",
-    "subscribed",
-    "exists",
-    "committed_by",
-    "stable",
-    "unrevoked",
-    "unreleased",
-    "server_error",
-)
-ITF_FUNCTIONS = (
-    "group_epoch",
-    "assignment_epoch",
-    "group_status",
-    "member_epoch",
-    "client_epoch",
-    "client_incarnation",
-    "committed_epoch",
-    "instance",
-)
+ITF_RELATIONS = RELATIONS
+ITF_FUNCTIONS = FUNCTIONS
+_UNARY = UNARY_RELATIONS
+_NULLARY_FUNCTIONS = NULLARY_FUNCTIONS
 
 
 class ItfError(ValueError):
@@ -164,18 +142,6 @@ def snapshot_from_itf(state: Mapping[str, Any], index: int) -> Snapshot:
         relations=relations,
         functions=functions,
     )
-
-
-_UNARY = {
-    "client_in_group",
-    "is_member",
-    "exists",
-    "stable",
-    "unrevoked",
-    "unreleased",
-    "server_error",
-}
-_NULLARY_FUNCTIONS = {"group_epoch", "assignment_epoch", "group_status"}
 
 
 def from_itf(doc: Mapping[str, Any]) -> list[Snapshot]:

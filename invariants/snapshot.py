@@ -37,6 +37,43 @@ from model.ids import TopicPartition
 from model.records import State
 from model.status import ErrorCode, GroupStatus, MemberState
 
+RELATIONS = (
+    "client_owns",
+    "client_member",
+    "client_in_group",
+    "is_member",
+    "assigned",
+    "revoking",
+    "holds",
+    "target",
+    "subscribed",
+    "exists",
+    "committed_by",
+    "stable",
+    "unrevoked",
+    "unreleased",
+    "server_error",
+)
+"""Every relation of the vocabulary (the table above)."""
+
+UNARY_RELATIONS = frozenset(
+    {"client_in_group", "is_member", "exists", "stable", "unrevoked", "unreleased", "server_error"}
+)
+
+FUNCTIONS = (
+    "group_epoch",
+    "assignment_epoch",
+    "group_status",
+    "member_epoch",
+    "client_epoch",
+    "client_incarnation",
+    "committed_epoch",
+    "instance",
+)
+"""Every function of the vocabulary."""
+
+NULLARY_FUNCTIONS = frozenset({"group_epoch", "assignment_epoch", "group_status"})
+
 STATUS_CODE = {
     GroupStatus.EMPTY: 0,
     GroupStatus.ASSIGNING: 1,
@@ -54,26 +91,7 @@ def project(state: State) -> Snapshot:
     }
     name_to_id = {name: meta.topic_id for name, meta in state.topics.items()}
 
-    rel: dict[str, set[tuple[object, ...]]] = {
-        k: set()
-        for k in (
-            "client_owns",
-            "client_member",
-            "client_in_group",
-            "is_member",
-            "assigned",
-            "revoking",
-            "holds",
-            "target",
-            "subscribed",
-            "exists",
-            "committed_by",
-            "stable",
-            "unrevoked",
-            "unreleased",
-            "server_error",
-        )
-    }
+    rel: dict[str, set[tuple[object, ...]]] = {k: set() for k in RELATIONS}
     fn: dict[str, dict[tuple[object, ...], int]] = {
         "group_epoch": {(): g.group_epoch},
         "assignment_epoch": {(): g.assignment_epoch},
