@@ -179,7 +179,8 @@ Env = dict[str, object]
 Compiled = Callable[[Structure, Env], bool]
 
 
-def _source(structure: Structure, when: When) -> Snapshot:
+def side(structure: Structure, when: When) -> Snapshot:
+    """The snapshot a ``now``/``pre``/``post`` symbol is read from."""
     if isinstance(structure, Snapshot):
         if when != "now":
             raise ValueError(f"a '{when}' symbol needs a step snapshot")
@@ -196,7 +197,7 @@ def _int(term: IntTerm) -> Callable[[Structure, Env], int]:
     name, names, when = term.name, tuple(v.name for v in term.args), term.when
 
     def f(s: Structure, env: Env) -> int:
-        table = _source(s, when).functions.get(name, {})
+        table = side(s, when).functions.get(name, {})
         return table.get(tuple(env[n] for n in names), FUNCTION_DEFAULT)
 
     return f
@@ -217,7 +218,7 @@ def compile_expr(expr: Expr) -> Compiled:
     if isinstance(expr, Rel):
         name, names, when = expr.name, tuple(v.name for v in expr.args), expr.when
         return lambda s, env: (
-            tuple(env[n] for n in names) in _source(s, when).relations.get(name, frozenset())
+            tuple(env[n] for n in names) in side(s, when).relations.get(name, frozenset())
         )
     if isinstance(expr, Cmp):
         op, left, right = _OPS[expr.op], _int(expr.left), _int(expr.right)
@@ -310,7 +311,7 @@ def _compile_guarded(expr: ForAll | Exists) -> Compiled | None:
     name, when = guard.name, guard.when
 
     def evaluate(s: Structure, env: Env) -> bool:
-        tuples = _source(s, when).relations.get(name, frozenset())
+        tuples = side(s, when).relations.get(name, frozenset())
         saved = {n: env.get(n, _MISSING) for n in quantified}
         domains = {n: set(s.domain(guard_sorts[n])) for n in guard_names if n in quantified}
         try:

@@ -46,6 +46,7 @@ from invariants.expr import (
     Structure,
     When,
     atoms,
+    side,
 )
 
 SORTS: tuple[Sort, ...] = ("client", "member", "partition")
@@ -303,16 +304,6 @@ def _encode(expr: Expr, sym: SymbolicStructure, env: dict[str, Element]) -> Bool
 # --------------------------------------------------------------------------- snapshots
 
 
-def _side(structure: Structure, when: When) -> Snapshot:
-    if isinstance(structure, Snapshot):
-        if when != "now":
-            raise ValueError(f"a '{when}' symbol needs a step snapshot")
-        return structure
-    if when == "now":
-        raise ValueError("a step snapshot has no 'now' symbols")
-    return structure.pre if when == "pre" else structure.post
-
-
 def assert_snapshot(sym: SymbolicStructure, structure: Structure) -> list[BoolRef]:
     """Constraints fixing every variable of ``sym`` to its value in ``structure``.
 
@@ -326,10 +317,10 @@ def assert_snapshot(sym: SymbolicStructure, structure: Structure) -> list[BoolRe
         raise ValueError("the snapshot's domains differ from the symbolic structure's")
     out: list[BoolRef] = []
     for (name, when), rel_table in sym.relations.items():
-        holding = _side(structure, when).relations.get(name, frozenset())
+        holding = side(structure, when).relations.get(name, frozenset())
         out.extend(var if args in holding else z3.Not(var) for args, var in rel_table.items())
     for (name, when), fn_table in sym.functions.items():
-        values = _side(structure, when).functions.get(name, {})
+        values = side(structure, when).functions.get(name, {})
         out.extend(
             var == z3.IntVal(values.get(args, FUNCTION_DEFAULT)) for args, var in fn_table.items()
         )
