@@ -7,6 +7,7 @@ Errors are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -149,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 100)",
     )
     val.add_argument("--json", action="store_true", help="print one JSON object")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(sub)
     return parser
 
 
@@ -457,6 +460,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 2 if errors else (1 if violations else 0)
 
 
+# Subcommands that live in their own room (capture, render, tla, pipeline) register
+# themselves: each module's ``register(sub)`` adds its parser and sets ``handler`` with
+# ``set_defaults``. ``register`` must not import heavy dependencies (pyspark, kio); the
+# handler imports them when it runs.
+COMMAND_MODULES: tuple[str, ...] = ()
+
 COMMANDS = {
     "validate": cmd_validate,
     "simulate": cmd_simulate,
@@ -474,7 +483,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return COMMANDS[args.command](args)
+        handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        return int(handler(args))
     except UsageError as e:
         print(f"{e} (see 'groupcheck --help')", file=sys.stderr)
         return 2
