@@ -17,8 +17,11 @@ demo: setup
 	-$(VENV)/bin/groupcheck explore --mutant revoke-without-waiting --engine bfs
 	@echo "(exit status 1 above is expected: the mutant's counterexample was found)"
 
+# Tests that start a JVM (mark "spark", all in tests/pipeline/test_pipeline_spark.py) run in
+# their own invocation without xdist: one JVM instead of one per worker.
 test: setup
-	$(PY) -m pytest -n auto -q tests
+	$(PY) -m pytest -n auto -q -m "not spark" tests
+	$(PY) -m pytest -q -m spark tests
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -8,6 +8,8 @@ say() { echo "groupcheck setup: $*"; }
 
 need_pkgs=()
 command -v dot >/dev/null 2>&1 || need_pkgs+=(graphviz)
+# The Spark pipeline runs pyspark 4.x, which needs Java 17 (or 21).
+command -v java >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jre-headless)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     SUDO=""
@@ -27,5 +29,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 say "installing Python dependencies into .venv"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev,spark]'
 say "done"

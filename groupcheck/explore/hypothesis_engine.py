@@ -52,13 +52,14 @@ class HypothesisOutcome:
 def run_hypothesis(
     config: Config,
     seed: int = 0,
-    profile: str = "ci",
+    profile: str | Profile = "ci",
     budget_seconds: float | None = None,
     checker_factory: Callable[[], Checker] = Checker,
     progress: Callable[[int, int], None] | None = None,
 ) -> HypothesisOutcome:
-    """Explore ``config`` with the Hypothesis state machine."""
-    prof = PROFILES[profile]
+    """Explore ``config`` with the Hypothesis state machine (``profile``: a profile name,
+    or a ``Profile`` for callers that size their own runs, like the pipeline's sweeps)."""
+    prof = profile if isinstance(profile, Profile) else PROFILES[profile]
     machine = machine_for(config, checker_factory)
     start = time.perf_counter()
     batch_settings = settings(

@@ -26,6 +26,8 @@ class ExploreResult:
     missed_witnesses: list[str] = field(default_factory=list)
     seconds: float = 0.0
     exhausted: bool | None = None
+    convergence_steps: int | None = None
+    """Walk engine: the longest fair tail any walk needed to converge (None: none checked)."""
 
     def to_json(self) -> dict[str, Any]:
         return {

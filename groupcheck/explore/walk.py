@@ -50,6 +50,7 @@ def walk(
     start = time.perf_counter()
     checker = checker_factory()
     total = 0
+    longest_tail: int | None = None
     for w in range(walks):
         if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
             break
@@ -77,8 +78,10 @@ def walk(
                 violation = bad[0]
                 break
         if violation is None:
-            _, _, ok = fair_schedule(state, config, convergence_bound)
-            if not ok:
+            tail, _, ok = fair_schedule(state, config, convergence_bound)
+            if ok:
+                longest_tail = max(longest_tail or 0, len(tail))
+            else:
                 violation = Violation(
                     CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
                 )
@@ -103,4 +106,5 @@ def walk(
         witnesses=sorted(checker.seen),
         missed_witnesses=checker.missed_witnesses(),
         seconds=time.perf_counter() - start,
+        convergence_steps=longest_tail,
     )

@@ -1,0 +1,393 @@
+"""``groupcheck pipeline explore | validate | report`` (registered through
+``groupcheck.cli.COMMAND_MODULES``). Importing this module imports neither pyspark nor
+pyarrow; the handlers do when they run.
+
+Exit status: explore 0 when no run found a violation or raised an error, else 1;
+validate 0 when every trace is valid, 1 when a trace violates a property, 2 when a trace is
+malformed or unreadable (every other trace is still validated); 2 for bad input (a grid,
+a master that cannot be reached, an output directory of another job).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Say = Callable[[str], None]
+
+
+def register(sub: Any) -> None:
+    """Add the ``pipeline`` command and its steps to the ``groupcheck`` parser."""
+    p = sub.add_parser(
+        "pipeline",
+        help="sweeps, large-scale exploration and trace-corpus validation on Spark",
+        description=(
+            "Run sweeps and corpus validation on Spark: local mode by default, a cluster "
+            "with --master. Results go to an output directory (Parquet parts, committed "
+            "atomically; a rerun resumes); 'report' turns them into tables and an HTML page. "
+            "See docs/pipeline.md."
+        ),
+    )
+    steps = p.add_subparsers(dest="pipeline_step", metavar="STEP", parser_class=type(p))
+    p.set_defaults(handler=lambda args: _usage(p))
+
+    exp = steps.add_parser(
+        "explore",
+        help="fan seeded walks and Hypothesis runs over a grid of presets and options",
+        description=(
+            "Run every cell of a grid (presets × mutants × Config options × engines) once "
+            "per seed and record each run's metrics. Exit 0 when no run found a violation, "
+            "1 when some did, 2 on bad input."
+        ),
+    )
+    exp.add_argument("--grid", required=True, metavar="FILE", help="grid file (*.json or *.toml)")
+    exp.add_argument(
+        "--runs",
+        type=_positive,
+        metavar="N",
+        help="runs (seeds) per grid cell; required unless the grid lists its seeds",
+    )
+    exp.add_argument(
+        "--part-size",
+        type=_positive,
+        metavar="N",
+        help="runs per part (a Spark task and a result file); default: about 64 parts",
+    )
+    _common(exp)
+    exp.set_defaults(handler=cmd_explore)
+
+    val = steps.add_parser(
+        "validate",
+        help="validate a corpus of trace files in parallel",
+        description=(
+            "Validate every trace file the globs match (as 'groupcheck validate' does) and "
+            "record each trace's verdict and violations. An unreadable or malformed trace "
+            "is reported for that trace; the others are still validated."
+        ),
+    )
+    val.add_argument(
+        "--traces",
+        required=True,
+        action="append",
+        metavar="GLOB",
+        help="trace files ('**' recurses; quote it); may be given more than once",
+    )
+    val.add_argument("--mode", choices=("safety", "conformance"), default="safety")
+    val.add_argument(
+        "--format",
+        choices=("auto", "ndjson", "itf"),
+        default="auto",
+        help="input format (auto: ITF for *.itf.json, else the NDJSON trace format)",
+    )
+    val.add_argument(
+        "--settle",
+        type=_non_negative,
+        default=100,
+        help="safety: events after the last perturbation before convergence is required",
+    )
+    _common(val)
+    val.set_defaults(handler=cmd_validate)
+
+    rep = steps.add_parser(
+        "report",
+        help="Parquet tables and an HTML summary of a finished job",
+        description="Write DIR/report/: Parquet tables and report.html with SVG plots.",
+    )
+    rep.add_argument("dir", metavar="DIR", help="the --out directory of a finished job")
+    rep.add_argument("--json", action="store_true", help="print one JSON object")
+    rep.set_defaults(handler=cmd_report)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master (default: local[*]); e.g. spark://HOST:7077",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=_positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long to wait for a cluster's first executor (default 60)",
+    )
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        type=_conf,
+        metavar="KEY=VALUE",
+        help="a Spark setting (e.g. spark.executor.memory=2g); may be repeated",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+
+def _usage(p: argparse.ArgumentParser) -> int:
+    p.print_usage(sys.stderr)
+    print(
+        "groupcheck: error: pipeline: choose a step: explore, validate or report", file=sys.stderr
+    )
+    return 2
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
+
+
+def _conf(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def _sayer(quiet: bool) -> Say:
+    def say(message: str) -> None:
+        if not quiet:
+            print(f"groupcheck: pipeline: {message}", file=sys.stderr, flush=True)
+
+    return say
+
+
+# --------------------------------------------------------------------------- explore
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    from groupcheck.pipeline.grid import load_grid
+    from groupcheck.pipeline.work import run_parts
+
+    plan = load_grid(args.grid, args.runs)
+    parts = run_parts(plan.total, args.part_size)
+    job = _prepare("explore", args, plan, plan.fingerprint(), plan.to_json(), parts)
+    say = _sayer(args.quiet)
+    say(
+        f"explore: {plan.total} runs ({len(plan.cells)} cells × {len(plan.seeds)} seeds) "
+        f"in {len(job.parts)} parts → {job.out}"
+    )
+    summary = _execute(job, args, say)
+    summary.update(_explore_findings(job))
+    return _finish(job, summary, args, _print_explore)
+
+
+def _explore_findings(job: Any) -> dict[str, Any]:
+    import pyarrow.compute as pc
+
+    from groupcheck.pipeline.store import read_parts
+
+    table = read_parts(Path(job.out), len(job.parts), ["violation", "error"])
+    counts = pc.value_counts(table["violation"].drop_null()).to_pylist()
+    by_property = {d["values"]: d["counts"] for d in counts}
+    return {
+        "runs": table.num_rows,
+        "violations": sum(by_property.values()),
+        "by_property": dict(sorted(by_property.items())),
+        "errors": table.num_rows - table["error"].null_count,
+    }
+
+
+def _print_explore(s: dict[str, Any]) -> None:
+    print(
+        f"explore: {s['runs']} runs in {s['parts']} parts ({s['computed']} computed, "
+        f"{s['reused']} reused) in {s['seconds']:.1f} s"
+    )
+    props = ", ".join(f"{k} {v}" for k, v in s["by_property"].items())
+    print(f"  runs with a violation: {s['violations']}" + (f" ({props})" if props else ""))
+    print(f"  runs that raised an error: {s['errors']}")
+    print(f"  results: {s['out']}/parts; next: groupcheck pipeline report {s['out']}")
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from groupcheck.pipeline.corpus import byte_parts, plan_corpus
+
+    plan = plan_corpus(args.traces, args.mode, args.settle, args.format)
+    parts = byte_parts(plan.sizes)
+    job = _prepare("validate", args, plan, plan.fingerprint(), plan.to_json(), parts)
+    say = _sayer(args.quiet)
+    say(f"validate: {plan.total} traces ({args.mode}) in {len(job.parts)} parts → {job.out}")
+    summary = _execute(job, args, say)
+    summary.update(_validate_findings(job))
+    return _finish(job, summary, args, _print_validate)
+
+
+def _validate_findings(job: Any) -> dict[str, Any]:
+    import pyarrow.compute as pc
+
+    from groupcheck.pipeline.store import read_parts
+
+    table = read_parts(Path(job.out), len(job.parts), ["result", "violations"])
+    results = {d["values"]: d["counts"] for d in pc.value_counts(table["result"]).to_pylist()}
+    flat = pc.list_flatten(table["violations"])
+    props = pc.value_counts(pc.struct_field(flat, "property")).to_pylist() if len(flat) else []
+    return {
+        "traces": table.num_rows,
+        "valid": results.get("valid", 0),
+        "with_violations": results.get("violations", 0),
+        "malformed": results.get("malformed", 0),
+        "by_property": dict(sorted((d["values"], d["counts"]) for d in props)),
+    }
+
+
+def _print_validate(s: dict[str, Any]) -> None:
+    print(
+        f"validate: {s['traces']} traces in {s['parts']} parts ({s['computed']} computed, "
+        f"{s['reused']} reused) in {s['seconds']:.1f} s"
+    )
+    print(
+        f"  valid {s['valid']}, with violations {s['with_violations']}, "
+        f"malformed or unreadable {s['malformed']}"
+    )
+    if s["by_property"]:
+        print("  findings: " + ", ".join(f"{k} {v}" for k, v in s["by_property"].items()))
+    print(f"  results: {s['out']}/parts; next: groupcheck pipeline report {s['out']}")
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def _prepare(
+    kind: str,
+    args: argparse.Namespace,
+    plan: Any,
+    fingerprint: str,
+    plan_json: dict[str, Any],
+    parts: list[tuple[int, int]],
+) -> Any:
+    """Check the master, create (or resume) the output directory; the job to run."""
+    from groupcheck.pipeline.errors import PipelineError
+    from groupcheck.pipeline.store import MANIFEST, prepare, read_json
+    from groupcheck.pipeline.work import Job
+
+    _check_master(args.master)
+    out = Path(args.out).expanduser().resolve()
+    if (out / MANIFEST).exists():
+        existing = read_json(out / MANIFEST)
+        old = [tuple(p) for p in existing.get("parts", [])]
+        if getattr(args, "part_size", None) is not None and old and old != parts:
+            raise PipelineError(
+                f"{out}: was split into parts of another size; resume without --part-size"
+            )
+        if old and existing.get("fingerprint") == fingerprint:
+            parts = old  # the split the job started with
+    manifest = prepare(out, kind, plan_json, fingerprint, parts)
+    return Job(kind, str(out), plan, tuple(tuple(p) for p in manifest["parts"]))
+
+
+def _check_master(master: str | None) -> None:
+    """The master's form is checked before anything is written (without pyspark)."""
+    from groupcheck.pipeline.masters import master_kind
+
+    master_kind(master)
+
+
+def _execute(job: Any, args: argparse.Namespace, say: Say) -> dict[str, Any]:
+    """Run the parts not yet committed; the counts for the summary."""
+    from groupcheck.pipeline.store import SUCCESS, done_parts
+
+    began = time.perf_counter()
+    done = done_parts(Path(job.out), len(job.parts))
+    pending = [i for i in range(len(job.parts)) if i not in done]
+    if done:
+        say(f"resuming: {len(done)} of {len(job.parts)} parts already committed")
+    computed = 0
+    code: list[str] = []
+    if pending:
+        from groupcheck.pipeline.spark import run_job, session
+
+        with session(
+            args.master, connect_timeout=args.connect_timeout, conf=args.conf, progress=say
+        ) as spark:
+            summaries = run_job(spark, job, pending, None if args.quiet else say)
+        computed = sum(1 for s in summaries if s.computed)
+        code = sorted({s.code for s in summaries})
+    elif (Path(job.out) / SUCCESS).exists():
+        say("already complete; nothing to compute")
+    missing = len(job.parts) - len(done_parts(Path(job.out), len(job.parts)))
+    if missing:
+        from groupcheck.pipeline.errors import PipelineError
+
+        raise PipelineError(
+            f"{job.out}: {missing} parts are missing after the job; rerun to resume"
+        )
+    return {
+        "kind": job.kind,
+        "out": job.out,
+        "parts": len(job.parts),
+        "computed": computed,
+        "reused": len(job.parts) - computed,
+        "seconds": round(time.perf_counter() - began, 3),
+        # Where the tasks found the project's code (a cluster: the shipped zip).
+        "code": code,
+    }
+
+
+def _finish(
+    job: Any,
+    summary: dict[str, Any],
+    args: argparse.Namespace,
+    show: Callable[[dict[str, Any]], None],
+) -> int:
+    from groupcheck.pipeline.store import SUCCESS, write_json_atomic
+
+    write_json_atomic(Path(job.out) / SUCCESS, summary)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        show(summary)
+    if job.kind == "explore":
+        return 1 if summary["violations"] or summary["errors"] else 0
+    if summary["malformed"]:
+        return 2
+    return 1 if summary["with_violations"] else 0
+
+
+# --------------------------------------------------------------------------- report
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from groupcheck.pipeline.report import build_report
+
+    html = build_report(Path(args.dir).expanduser().resolve())
+    if args.json:
+        tables = sorted(str(p) for p in html.parent.glob("*.parquet"))
+        print(json.dumps({"html": str(html), "tables": tables}, indent=1))
+    else:
+        print(f"report: {html}")
+        for p in sorted(html.parent.glob("*.parquet")):
+            print(f"  table: {p}")
+    return 0

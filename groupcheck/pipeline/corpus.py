@@ -1,0 +1,182 @@
+"""The plan of a trace-corpus validation and one trace's verdict.
+
+The corpus is the sorted list of files the ``--traces`` globs match (expanded on the
+driver). Each file is validated on its own, exactly as ``groupcheck validate`` does
+(``groupcheck.validate``: safety or conformance mode; ITF for ``*.itf.json``); a file that
+cannot be read (missing, a directory, not UTF-8) or is malformed is reported for that
+file — the others are still validated. Files are read where the task runs, so in cluster
+mode the corpus must be on a filesystem every executor sees (docs/pipeline.md).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from groupcheck.pipeline.errors import PipelineError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from groupcheck.validate import Report
+
+FORMATS = ("auto", "ndjson", "itf")
+
+
+@dataclass(frozen=True)
+class CorpusPlan:
+    """The files of a corpus (absolute, sorted), their sizes and how to validate them."""
+
+    files: tuple[str, ...]
+    sizes: tuple[int, ...]
+    mtimes: tuple[int, ...]
+    mode: str
+    settle: int
+    format: str
+
+    @property
+    def total(self) -> int:
+        return len(self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": len(self.files),
+            "bytes": sum(s for s in self.sizes if s > 0),
+            "mode": self.mode,
+            "settle": self.settle,
+            "format": self.format,
+        }
+
+    def fingerprint(self) -> str:
+        """A digest of the corpus (names, sizes, modification times) and the options."""
+        doc = {
+            "files": self.files,
+            "sizes": self.sizes,
+            "mtimes": self.mtimes,
+            "mode": self.mode,
+            "settle": self.settle,
+            "format": self.format,
+        }
+        text = json.dumps(doc, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def plan_corpus(
+    patterns: Sequence[str], mode: str = "safety", settle: int = 100, fmt: str = "auto"
+) -> CorpusPlan:
+    """Expand ``patterns`` (``**`` recurses) into a corpus plan."""
+    if mode not in ("safety", "conformance"):
+        raise PipelineError(f"--mode: expected safety or conformance, got {mode!r}")
+    if fmt not in FORMATS:
+        raise PipelineError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    found: set[str] = set()
+    for pattern in patterns:
+        matches = glob.glob(os.path.expanduser(pattern), recursive=True)
+        if not matches:
+            raise PipelineError(f"--traces {pattern!r}: matches no file")
+        found.update(os.path.abspath(m) for m in matches)
+    files = tuple(sorted(found))
+    sizes: list[int] = []
+    mtimes: list[int] = []
+    for name in files:
+        try:
+            st = os.stat(name)
+            sizes.append(st.st_size)
+            mtimes.append(st.st_mtime_ns)
+        except OSError:  # reported per trace when it is validated
+            sizes.append(-1)
+            mtimes.append(-1)
+    return CorpusPlan(files, tuple(sizes), tuple(mtimes), mode, settle, fmt)
+
+
+def byte_parts(sizes: Sequence[int], parts_hint: int = 64) -> list[tuple[int, int]]:
+    """Split files into contiguous parts of about equal bytes: about ``parts_hint`` parts,
+    each at least 64 KiB (but at least one file) and at most 64 MiB or 256 files. The
+    split depends on the corpus only, so a rerun on another cluster finds the same parts."""
+    total = sum(max(s, 0) for s in sizes)
+    target = min(max(total // max(parts_hint, 1), 64 * 1024), 64 * 1024 * 1024)
+    out: list[tuple[int, int]] = []
+    start, acc = 0, 0
+    for i, size in enumerate(sizes):
+        acc += max(size, 1)
+        if acc >= target or i + 1 - start >= 256:
+            out.append((start, i + 1))
+            start, acc = i + 1, 0
+    if start < len(sizes):
+        out.append((start, len(sizes)))
+    return out
+
+
+def validate_file(name: str, mode: str, settle: int, fmt: str) -> Report:
+    """Validate one trace file; an unreadable or malformed file gives a report with
+    ``error`` set (never an exception)."""
+    from groupcheck.validate import Report, validate_conformance, validate_itf, validate_safety
+
+    itf = fmt == "itf" or (fmt == "auto" and name.endswith(".itf.json"))
+    try:
+        with open(name, encoding="utf-8", errors="strict") as f:
+            if itf:
+                try:
+                    doc = json.load(f)
+                except json.JSONDecodeError as e:
+                    return Report(name, "itf", error=f"{name}:{e.lineno}:{e.colno}: {e.msg}")
+                return validate_itf(name, doc)
+            lines = (line.rstrip("\n") for line in f)
+            if mode == "conformance":
+                return validate_conformance(name, lines)
+            return validate_safety(name, lines, settle=settle)
+    except UnicodeDecodeError as e:
+        return Report(name, mode, error=f"{name}: not UTF-8 ({e.reason})")
+    except OSError as e:
+        return Report(name, mode, error=f"{name}: {e.strerror or e}")
+    except Exception as e:  # a validator crash is reported for this trace only
+        return Report(name, mode, error=f"{name}: validator failed: {type(e).__name__}: {e}")
+
+
+def trace_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    finding = pa.struct([("line", pa.int64()), ("property", pa.string()), ("message", pa.string())])
+    return pa.schema(
+        [
+            ("index", pa.int64()),
+            ("trace", pa.string()),
+            ("bytes", pa.int64()),
+            ("mode", pa.string()),
+            ("result", pa.string()),
+            ("events", pa.int64()),
+            ("violations", pa.list_(finding)),
+            ("error", pa.string()),
+            ("notes", pa.list_(pa.string())),
+        ]
+    )
+
+
+def validate_range(plan: CorpusPlan, start: int, stop: int) -> pa.Table:
+    """Validate files ``start`` … ``stop - 1`` of the corpus into a table of verdicts."""
+    import pyarrow as pa
+
+    rows: dict[str, list[Any]] = {name: [] for name in trace_schema().names}
+    for i in range(start, stop):
+        name = plan.files[i]
+        report = validate_file(name, plan.mode, plan.settle, plan.format)
+        rows["index"].append(i)
+        rows["trace"].append(name)
+        rows["bytes"].append(plan.sizes[i] if plan.sizes[i] >= 0 else None)
+        rows["mode"].append(report.mode)
+        rows["result"].append(report.result)
+        rows["events"].append(report.events)
+        rows["violations"].append(
+            [
+                {"line": v.line, "property": v.property, "message": v.message}
+                for v in report.violations
+            ]
+        )
+        rows["error"].append(report.error)
+        rows["notes"].append(list(report.notes))
+    return pa.table(rows, schema=trace_schema())

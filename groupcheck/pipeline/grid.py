@@ -1,0 +1,407 @@
+"""The grid of an exploration sweep and the plan made from it.
+
+A grid file (JSON or TOML, by its suffix) names presets (``model/presets.py``), optional
+mutants (``groupcheck mutants``), ``Config`` options (``model/config.py``) each with a list
+of values, engines (``walk``, ``hypothesis``) and seeds. Every combination of preset ×
+mutant × options × engine is a *cell*; every cell runs once per seed. Example
+(docs/pipeline.md has the reference)::
+
+    presets = ["TINY", "SMALL"]
+    engines = ["walk", "hypothesis"]
+    seed = 0                       # run k of a cell uses seed 0 + k (--runs N runs)
+
+    [options]
+    report_pending_additions = [false, true]
+
+    [walk]
+    max_steps = 60
+
+    [hypothesis]
+    examples = 10
+    steps = 30
+
+The plan is pure data (picklable, JSON-able): the cells, the seeds, the engine parameters.
+Run ``i`` of the plan is cell ``i // len(seeds)`` with seed ``seeds[i % len(seeds)]``, so a
+run's result depends only on its cell and seed, never on how the runs are split up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, fields, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from groupcheck.pipeline.errors import PipelineError
+from model.config import PERTURBATIONS, Config
+from model.presets import PRESETS
+from model.status import ConfigError
+
+ENGINES = ("walk", "hypothesis")
+"""The engines a sweep fans out (BFS is exhaustive, not seeded: use ``groupcheck explore``)."""
+
+GRID_KEYS = ("presets", "mutants", "options", "engines", "seed", "seeds", "walk", "hypothesis")
+
+WALK_DEFAULTS = {"max_steps": 60}
+HYPOTHESIS_DEFAULTS = {"examples": 10, "steps": 30}
+
+_NOT_OPTIONS = {"name", "topics", "clients", "subscription_choices", "rules"}
+
+
+def _option_kinds() -> dict[str, str]:
+    """The ``Config`` fields a grid may set, each with the kind of value it takes."""
+    defaults = Config.__dataclass_fields__
+    kinds: dict[str, str] = {}
+    for f in fields(Config):
+        if f.name in _NOT_OPTIONS:
+            continue
+        default = defaults[f.name].default
+        if isinstance(default, bool):
+            kinds[f.name] = "bool"
+        elif isinstance(default, int):
+            kinds[f.name] = "int"
+        elif isinstance(default, str):
+            kinds[f.name] = "str"
+        elif isinstance(default, frozenset | tuple):
+            kinds[f.name] = "strings"
+    return kinds
+
+
+OPTION_KINDS = _option_kinds()
+"""Option name → ``bool`` | ``int`` | ``str`` | ``strings`` (a list of names)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the grid: a preset, an optional mutant, option values, an engine."""
+
+    index: int
+    preset: str
+    mutant: str | None
+    options: tuple[tuple[str, Any], ...]
+    engine: str
+
+    @property
+    def label(self) -> str:
+        """A readable, unique name: ``SMALL+mutant walk reorder=true``."""
+        head = self.preset + (f"+{self.mutant}" if self.mutant else "")
+        opts = " ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in self.options)
+        return " ".join(part for part in (head, self.engine, opts) if part)
+
+    @property
+    def options_json(self) -> str:
+        return json.dumps(dict(self.options), sort_keys=True, separators=(",", ":"))
+
+    def config(self) -> Config:
+        """The model config of this cell (cached per process)."""
+        return _build_config(self.preset, self.mutant, self.options)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "preset": self.preset,
+            "mutant": self.mutant,
+            "options": dict(self.options),
+            "engine": self.engine,
+            "label": self.label,
+        }
+
+
+@lru_cache(maxsize=256)
+def _build_config(preset: str, mutant: str | None, options: tuple[tuple[str, Any], ...]) -> Config:
+    config = PRESETS[preset]
+    changes: dict[str, Any] = {}
+    for name, value in options:
+        if name == "perturbations":
+            changes[name] = frozenset(value)
+        else:
+            changes[name] = tuple(value) if OPTION_KINDS[name] == "strings" else value
+    if mutant is not None:
+        from groupcheck.mutants import MUTANTS
+
+        changes["rules"] = MUTANTS[mutant].rules
+    name = config.name + (f"+{mutant}" if mutant else "")
+    return replace(config, name=name, **changes)
+
+
+@dataclass(frozen=True)
+class ExplorePlan:
+    """Everything that fixes a sweep's results: cells, seeds, engine parameters."""
+
+    cells: tuple[Cell, ...]
+    seeds: tuple[int, ...]
+    walk_max_steps: int
+    hypothesis_examples: int
+    hypothesis_steps: int
+
+    @property
+    def total(self) -> int:
+        return len(self.cells) * len(self.seeds)
+
+    def run(self, i: int) -> tuple[Cell, int]:
+        """Cell and seed of run ``i``."""
+        return self.cells[i // len(self.seeds)], self.seeds[i % len(self.seeds)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cells": [c.to_json() for c in self.cells],
+            "seeds": _seeds_json(self.seeds),
+            "walk": {"max_steps": self.walk_max_steps},
+            "hypothesis": {"examples": self.hypothesis_examples, "steps": self.hypothesis_steps},
+        }
+
+    def fingerprint(self) -> str:
+        """A digest of the plan: a rerun into the same directory must have the same one."""
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _seeds_json(seeds: tuple[int, ...]) -> Any:
+    if seeds and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+        return {"first": seeds[0], "count": len(seeds)}
+    return list(seeds)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def load_grid(path: str | Path, runs: int | None) -> ExplorePlan:
+    """Read and check a grid file; ``runs`` is ``--runs`` (runs per cell)."""
+    p = Path(path)
+    where = str(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise PipelineError(f"{where}: no such grid file") from None
+    except IsADirectoryError:
+        raise PipelineError(f"{where}: is a directory, not a grid file") from None
+    except OSError as e:
+        raise PipelineError(f"{where}: cannot read the grid file ({e.strerror})") from None
+    suffix = p.suffix.lower()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PipelineError(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if suffix == ".json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise PipelineError(
+                f"{where}:{e.lineno}:{e.colno}: malformed JSON grid: {e.msg}"
+            ) from None
+    elif suffix == ".toml":
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise PipelineError(f"{where}: malformed TOML grid: {e}") from None
+    else:
+        raise PipelineError(f"{where}: unknown grid format; name the file *.json or *.toml")
+    return parse_grid(doc, runs, where)
+
+
+def parse_grid(doc: object, runs: int | None, where: str = "grid") -> ExplorePlan:
+    """Check a grid document (already parsed JSON/TOML) and make its plan."""
+    if not isinstance(doc, dict):
+        raise PipelineError(f"{where}: a grid is a table/object of keys, got {_kind(doc)}")
+    unknown = sorted(set(doc) - set(GRID_KEYS))
+    if unknown:
+        raise PipelineError(
+            f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(GRID_KEYS)}"
+        )
+    presets = _names(doc, "presets", where, required=True)
+    for name in presets:
+        if name.upper() not in PRESETS:
+            raise PipelineError(
+                f"{where}: presets: unknown preset {name!r}; known: {', '.join(PRESETS)}"
+            )
+    presets = [n.upper() for n in presets]
+    engines = _names(doc, "engines", where, required=False) or ["walk"]
+    for engine in engines:
+        if engine not in ENGINES:
+            raise PipelineError(
+                f"{where}: engines: {engine!r} is not a pipeline engine; use {' or '.join(ENGINES)}"
+            )
+    mutants: list[str | None] = [None]
+    if "mutants" in doc:
+        from groupcheck.mutants import MUTANTS
+
+        mutants = []
+        for name in _names(doc, "mutants", where, required=True, allow_none=True):
+            if name in (None, "none"):
+                mutants.append(None)
+            elif name not in MUTANTS:
+                raise PipelineError(
+                    f"{where}: mutants: unknown mutant {name!r}; known: none, {', '.join(MUTANTS)}"
+                )
+            else:
+                mutants.append(name)
+    options = _options(doc.get("options", {}), where)
+    seeds = _seeds(doc, runs, where)
+    walk = _params(doc, "walk", WALK_DEFAULTS, where)
+    hyp = _params(doc, "hypothesis", HYPOTHESIS_DEFAULTS, where)
+
+    names = sorted(options)
+    cells: list[Cell] = []
+    for preset, mutant in itertools.product(presets, mutants):
+        for values in itertools.product(*(options[n] for n in names)):
+            opts = tuple(zip(names, values, strict=True))
+            for engine in engines:
+                cell = Cell(len(cells), preset, mutant, opts, engine)
+                try:
+                    cell.config()
+                except ConfigError as e:
+                    raise PipelineError(
+                        f"{where}: cell {cell.label!r} is not a valid config: {e}"
+                    ) from None
+                cells.append(cell)
+    return ExplorePlan(
+        cells=tuple(cells),
+        seeds=seeds,
+        walk_max_steps=walk["max_steps"],
+        hypothesis_examples=hyp["examples"],
+        hypothesis_steps=hyp["steps"],
+    )
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({json.dumps(value)})"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def _names(
+    doc: dict[str, Any], key: str, where: str, *, required: bool, allow_none: bool = False
+) -> list[Any]:
+    if key not in doc:
+        if required:
+            raise PipelineError(f"{where}: missing key {key!r} (a list of names)")
+        return []
+    value = doc[key]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise PipelineError(
+            f"{where}: {key}: expected a non-empty list of names, got {_kind(value)}"
+        )
+    for item in value:
+        if not isinstance(item, str) and not (allow_none and item is None):
+            raise PipelineError(f"{where}: {key}: expected names (strings), got {_kind(item)}")
+    return list(value)
+
+
+def _options(raw: object, where: str) -> dict[str, list[Any]]:
+    if not isinstance(raw, dict):
+        raise PipelineError(
+            f"{where}: options: expected a table of Config options, got {_kind(raw)}"
+        )
+    out: dict[str, list[Any]] = {}
+    for name, value in raw.items():
+        kind = OPTION_KINDS.get(name)
+        if kind is None:
+            raise PipelineError(
+                f"{where}: options.{name}: not a Config option; known: "
+                f"{', '.join(sorted(OPTION_KINDS))}"
+            )
+        # A list of values sweeps them; a single value fixes the option. A "strings" option
+        # (perturbations, server_assignors) takes a list of names per value.
+        if kind == "strings":
+            values = value if value and all(isinstance(v, list) for v in value) else [value]
+        else:
+            values = value if isinstance(value, list) else [value]
+        if not isinstance(values, list) or not values:
+            raise PipelineError(f"{where}: options.{name}: expected a non-empty list of values")
+        checked: list[Any] = []
+        for v in values:
+            checked.append(_option_value(name, kind, v, where))
+        out[name] = checked
+    return out
+
+
+def _option_value(name: str, kind: str, value: object, where: str) -> Any:
+    at = f"{where}: options.{name}"
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise PipelineError(f"{at}: expected true or false, got {_kind(value)}")
+        return value
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise PipelineError(f"{at}: expected an integer, got {_kind(value)}")
+        return value
+    if kind == "str":
+        if not isinstance(value, str):
+            raise PipelineError(f"{at}: expected a string, got {_kind(value)}")
+        return value
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PipelineError(f"{at}: expected a list of names, got {_kind(value)}")
+    if name == "perturbations":
+        bad = sorted(set(value) - PERTURBATIONS)
+        if bad:
+            raise PipelineError(
+                f"{at}: unknown perturbation {bad[0]!r}; known: {', '.join(sorted(PERTURBATIONS))}"
+            )
+        return tuple(sorted(set(value)))
+    return tuple(value)
+
+
+def _seeds(doc: dict[str, Any], runs: int | None, where: str) -> tuple[int, ...]:
+    if runs is not None and runs < 1:
+        raise PipelineError(f"--runs must be at least 1, got {runs}")
+    if "seeds" in doc:
+        if "seed" in doc:
+            raise PipelineError(
+                f"{where}: give either 'seed' (the first seed) or 'seeds', not both"
+            )
+        seeds = doc["seeds"]
+        if (
+            not isinstance(seeds, list)
+            or not seeds
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+        ):
+            raise PipelineError(f"{where}: seeds: expected a non-empty list of integers >= 0")
+        if len(set(seeds)) != len(seeds):
+            raise PipelineError(f"{where}: seeds: a seed is listed twice")
+        if runs is not None:
+            if runs > len(seeds):
+                raise PipelineError(
+                    f"{where}: --runs {runs} but the grid lists only {len(seeds)} seeds"
+                )
+            seeds = seeds[:runs]
+        return tuple(seeds)
+    first = doc.get("seed", 0)
+    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+        raise PipelineError(f"{where}: seed: expected an integer >= 0, got {_kind(first)}")
+    if runs is None:
+        raise PipelineError(
+            f"{where}: no 'seeds' list in the grid; give --runs N (runs per grid cell)"
+        )
+    return tuple(range(first, first + runs))
+
+
+def _params(doc: dict[str, Any], key: str, defaults: dict[str, int], where: str) -> dict[str, int]:
+    raw = doc.get(key, {})
+    if not isinstance(raw, dict):
+        raise PipelineError(f"{where}: {key}: expected a table, got {_kind(raw)}")
+    out = dict(defaults)
+    for name, value in raw.items():
+        if name not in defaults:
+            raise PipelineError(
+                f"{where}: {key}.{name}: unknown parameter; known: {', '.join(defaults)}"
+            )
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise PipelineError(
+                f"{where}: {key}.{name}: expected an integer >= 1, got {_kind(value)}"
+            )
+        out[name] = value
+    return out

@@ -1,0 +1,536 @@
+"""``groupcheck pipeline report DIR``: Parquet tables and an HTML summary with SVG plots.
+
+The job's parts are already reduced data (one row per run or per trace), so the report is
+made on the driver with pyarrow, without a JVM. It is written to a hidden directory and
+renamed to ``DIR/report/`` when whole.
+
+Sweep (``explore``) tables:
+
+- ``cells.parquet``: per grid cell: runs, violations, errors, converged runs, convergence
+  steps (p50, p90, max), mean steps, revocations, longest wait on unreleased partitions.
+- ``violations.parquet``: per cell and property: runs violating it, and the shortest
+  minimised counterexample (its seed and path code, for ``groupcheck replay``).
+- ``convergence.parquet``: per cell, how many runs converged in how many fair steps.
+- ``coverage.parquet``: every action kind of the vocabulary (``model/actions.py``): runs
+  that took it and how often; kinds never taken have 0.
+- ``witnesses.parquet``: runs that hit each ``SOMETIMES`` witness.
+
+Corpus (``validate``) tables: ``traces.parquet`` (one verdict per trace),
+``findings.parquet`` (one row per violation), ``by_property.parquet``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import tempfile
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from groupcheck.pipeline import svg
+from groupcheck.pipeline.store import load_complete, read_parts
+
+REPORT_DIR = "report"
+
+
+def build_report(out: Path) -> Path:
+    """Write ``out/report/`` for a finished job; returns the HTML file's path."""
+    manifest, success = load_complete(out)
+    count = len(manifest["parts"])
+    table = read_parts(out, count)
+    tmp = Path(tempfile.mkdtemp(dir=out, prefix=".report-"))
+    try:
+        if manifest["kind"] == "explore":
+            tables, html = _explore(manifest, success, table)
+        else:
+            tables, html = _validate(manifest, success, table)
+        for name, t in tables.items():
+            pq.write_table(t, tmp / f"{name}.parquet", compression="zstd")
+        (tmp / "report.html").write_text(html, encoding="utf-8")
+        tmp.chmod(0o777 & ~_umask())
+        for f in tmp.iterdir():
+            f.chmod(0o666 & ~_umask())
+        final = out / REPORT_DIR
+        old = None
+        if final.exists():
+            old = Path(tempfile.mkdtemp(dir=out, prefix=".report-old-"))
+            os.replace(final, old / REPORT_DIR)
+        os.replace(tmp, final)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final / "report.html"
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+def _histogram_rows(table: pa.Table) -> dict[int, list[tuple[int, int]]]:
+    """cell → sorted (convergence steps, runs) pairs, converged runs only."""
+    conv = table.filter(pc.is_valid(table["convergence_steps"]))
+    grouped = conv.group_by(["cell", "convergence_steps"]).aggregate([("run", "count")])
+    out: dict[int, list[tuple[int, int]]] = {}
+    for cell, steps, n in zip(
+        grouped["cell"].to_pylist(),
+        grouped["convergence_steps"].to_pylist(),
+        grouped["run_count"].to_pylist(),
+        strict=True,
+    ):
+        out.setdefault(cell, []).append((steps, n))
+    for pairs in out.values():
+        pairs.sort()
+    return out
+
+
+def _quantile(pairs: list[tuple[int, int]], q: float) -> int | None:
+    """The exact ``q``-quantile (lower) of a histogram."""
+    total = sum(n for _, n in pairs)
+    if not total:
+        return None
+    rank = max(1, -(-int(q * total * 1000) // 1000))
+    seen = 0
+    for value, n in pairs:
+        seen += n
+        if seen >= rank:
+            return value
+    return pairs[-1][0]
+
+
+def _explore(
+    manifest: dict[str, Any], success: dict[str, Any], runs: pa.Table
+) -> tuple[dict[str, pa.Table], str]:
+    from model.actions import ACTION_TYPES
+
+    cells_meta = {c["index"]: c for c in manifest["plan"]["cells"]}
+    hist = _histogram_rows(runs)
+    violated = pc.is_valid(runs["violation"])
+    errored = pc.is_valid(runs["error"])
+    per_cell = (
+        runs.append_column("is_violation", pc.cast(violated, pa.int64()))
+        .append_column("is_error", pc.cast(errored, pa.int64()))
+        .append_column("is_converged", pc.cast(pc.fill_null(runs["converged"], False), pa.int64()))
+        .group_by("cell")
+        .aggregate(
+            [
+                ("run", "count"),
+                ("is_violation", "sum"),
+                ("is_error", "sum"),
+                ("is_converged", "sum"),
+                ("steps", "mean"),
+                ("revocations", "mean"),
+                ("longest_unreleased_wait", "max"),
+            ]
+        )
+        .sort_by("cell")
+    )
+    cell_ids = per_cell["cell"].to_pylist()
+    cells = pa.table(
+        {
+            "cell": pa.array(cell_ids, pa.int32()),
+            "config": [cells_meta[c]["label"] for c in cell_ids],
+            "preset": [cells_meta[c]["preset"] for c in cell_ids],
+            "mutant": pa.array([cells_meta[c]["mutant"] for c in cell_ids], pa.string()),
+            "engine": [cells_meta[c]["engine"] for c in cell_ids],
+            "options": [json.dumps(cells_meta[c]["options"], sort_keys=True) for c in cell_ids],
+            "runs": per_cell["run_count"],
+            "violations": per_cell["is_violation_sum"],
+            "errors": per_cell["is_error_sum"],
+            "converged": per_cell["is_converged_sum"],
+            "convergence_p50": pa.array(
+                [_quantile(hist.get(c, []), 0.5) for c in cell_ids], pa.int32()
+            ),
+            "convergence_p90": pa.array(
+                [_quantile(hist.get(c, []), 0.9) for c in cell_ids], pa.int32()
+            ),
+            "convergence_max": pa.array(
+                [max((v for v, _ in hist.get(c, [])), default=None) for c in cell_ids], pa.int32()
+            ),
+            "mean_steps": per_cell["steps_mean"],
+            "mean_revocations": per_cell["revocations_mean"],
+            "longest_unreleased_wait": per_cell["longest_unreleased_wait_max"],
+        }
+    )
+
+    bad = runs.filter(violated)
+    violations_rows: list[dict[str, Any]] = []
+    if bad.num_rows:
+        grouped = bad.group_by(["cell", "violation"]).aggregate([("run", "count")])
+        best: dict[tuple[int, str], dict[str, Any]] = {}
+        for r in bad.select(
+            ["cell", "violation", "seed", "path_code", "path_length", "message"]
+        ).to_pylist():
+            key = (r["cell"], r["violation"])
+            cur = best.get(key)
+            if cur is None or (r["path_length"] or 0, r["seed"]) < (
+                cur["path_length"] or 0,
+                cur["seed"],
+            ):
+                best[key] = r
+        for cell, prop, n in zip(
+            grouped["cell"].to_pylist(),
+            grouped["violation"].to_pylist(),
+            grouped["run_count"].to_pylist(),
+            strict=True,
+        ):
+            b = best[(cell, prop)]
+            violations_rows.append(
+                {
+                    "cell": cell,
+                    "config": cells_meta[cell]["label"],
+                    "property": prop,
+                    "runs": n,
+                    "shortest_seed": b["seed"],
+                    "shortest_length": b["path_length"],
+                    "shortest_path_code": b["path_code"],
+                    "message": b["message"],
+                }
+            )
+        violations_rows.sort(key=lambda r: (r["cell"], r["property"]))
+    violations = pa.Table.from_pylist(
+        violations_rows,
+        schema=pa.schema(
+            [
+                ("cell", pa.int32()),
+                ("config", pa.string()),
+                ("property", pa.string()),
+                ("runs", pa.int64()),
+                ("shortest_seed", pa.int64()),
+                ("shortest_length", pa.int32()),
+                ("shortest_path_code", pa.string()),
+                ("message", pa.string()),
+            ]
+        ),
+    )
+
+    conv_rows = [
+        {"cell": c, "config": cells_meta[c]["label"], "convergence_steps": v, "runs": n}
+        for c in sorted(hist)
+        for v, n in hist[c]
+    ]
+    convergence = pa.Table.from_pylist(
+        conv_rows,
+        schema=pa.schema(
+            [
+                ("cell", pa.int32()),
+                ("config", pa.string()),
+                ("convergence_steps", pa.int32()),
+                ("runs", pa.int64()),
+            ]
+        ),
+    )
+
+    flat = pc.list_flatten(runs["actions"])
+    kinds = pc.struct_field(flat, "kind")
+    counts = pc.struct_field(flat, "count")
+    taken = (
+        pa.table({"kind": kinds, "count": counts})
+        .group_by("kind")
+        .aggregate([("count", "count"), ("count", "sum")])
+    )
+    taken_map = {
+        k: (r, t)
+        for k, r, t in zip(
+            taken["kind"].to_pylist(),
+            taken["count_count"].to_pylist(),
+            taken["count_sum"].to_pylist(),
+            strict=True,
+        )
+    }
+    vocabulary = [t.__name__ for t in ACTION_TYPES]
+    coverage = pa.table(
+        {
+            "kind": vocabulary,
+            "perturbation": [bool(t.PERTURBATION) for t in ACTION_TYPES],
+            "runs": pa.array([taken_map.get(k, (0, 0))[0] for k in vocabulary], pa.int64()),
+            "taken": pa.array([taken_map.get(k, (0, 0))[1] for k in vocabulary], pa.int64()),
+        }
+    )
+
+    from invariants.liveness import WITNESSES
+
+    wflat = pc.list_flatten(runs["witnesses"])
+    wcount = pc.value_counts(wflat).to_pylist() if len(wflat) else []
+    wmap = {d["values"]: d["counts"] for d in wcount}
+    witness_names = [w.prop.name for w in WITNESSES]
+    witnesses = pa.table(
+        {
+            "witness": witness_names,
+            "runs": pa.array([wmap.get(n, 0) for n in witness_names], pa.int64()),
+        }
+    )
+
+    tables = {
+        "cells": cells,
+        "violations": violations,
+        "convergence": convergence,
+        "coverage": coverage,
+        "witnesses": witnesses,
+    }
+    return tables, _explore_html(manifest, success, tables, hist, cells_meta, runs.num_rows)
+
+
+def _explore_html(
+    manifest: dict[str, Any],
+    success: dict[str, Any],
+    tables: dict[str, pa.Table],
+    hist: dict[int, list[tuple[int, int]]],
+    cells_meta: dict[int, dict[str, Any]],
+    total: int,
+) -> str:
+    violations = tables["violations"].to_pylist()
+    coverage = tables["coverage"].to_pylist()
+    never = [r["kind"] for r in coverage if r["runs"] == 0]
+    vio_runs = sum(r["runs"] for r in violations)
+    errors = int(pc.sum(tables["cells"]["errors"]).as_py() or 0)
+    seeds = manifest["plan"]["seeds"]
+    per_cell = seeds["count"] if isinstance(seeds, dict) else len(seeds)
+    parts = [
+        _head("groupcheck pipeline: exploration sweep"),
+        f"<p>{total} runs over {len(cells_meta)} grid cells ({per_cell} seeds each), "
+        f"{len(manifest['parts'])} parts, plan {escape(manifest['fingerprint'])}. "
+        f"Runs with a violation: <b>{vio_runs}</b>; "
+        f"runs that raised an error: <b>{errors}</b>.</p>",
+        "<h2>Violations by property and config</h2>",
+        svg.bars(
+            [(f"{r['config']} · {r['property']}", r["runs"]) for r in violations[:40]],
+            title="runs violating each property, per grid cell",
+        ),
+        _table(
+            ["config", "property", "runs", "shortest", "seed", "path code", "message"],
+            [
+                [
+                    r["config"],
+                    r["property"],
+                    r["runs"],
+                    r["shortest_length"],
+                    r["shortest_seed"],
+                    f"<code>{escape(r['shortest_path_code'] or '')}</code>",
+                    r["message"],
+                ]
+                for r in violations
+            ],
+            raw={5},
+        )
+        if violations
+        else "<p>No property was violated.</p>",
+        "<p>Replay one: <code>groupcheck replay --preset PRESET [--mutant M] --path CODE</code> "
+        "(options other than the preset's are in <code>violations.parquet</code>'s cell).</p>"
+        if violations
+        else "",
+        "<h2>Convergence steps</h2>",
+        "<p>Fair progress steps, once the run's perturbations are over, until every member "
+        "is STABLE at the target epoch.</p>",
+        svg.histogram(
+            [p for pairs in hist.values() for p in pairs],
+            title="all cells",
+            xlabel="steps to convergence",
+            width=700,
+            height=180,
+            bins=30,
+        ),
+        "<div>",
+        *(
+            svg.histogram(hist.get(c, []), title=cells_meta[c]["label"][:48], xlabel="steps")
+            for c in sorted(cells_meta)[:24]
+        ),
+        "</div>",
+        _table(
+            [
+                "config",
+                "runs",
+                "converged",
+                "p50",
+                "p90",
+                "max",
+                "mean steps",
+                "mean revocations",
+                "longest unreleased wait",
+            ],
+            [
+                [
+                    r["config"],
+                    r["runs"],
+                    r["converged"],
+                    r["convergence_p50"],
+                    r["convergence_p90"],
+                    r["convergence_max"],
+                    f"{r['mean_steps']:.1f}",
+                    f"{r['mean_revocations']:.2f}",
+                    r["longest_unreleased_wait"],
+                ]
+                for r in tables["cells"].to_pylist()
+            ],
+        ),
+        "<h2>Action coverage</h2>",
+        svg.bars(
+            [(r["kind"], round(100 * r["runs"] / max(total, 1), 1)) for r in coverage],
+            title="share of runs that took each action kind (red: never taken)",
+            unit=" %",
+            highlight=frozenset(never),
+            label_width=200,
+        ),
+        f"<p>Never taken: <b>{escape(', '.join(never))}</b>.</p>"
+        if never
+        else "<p>Every action kind of the vocabulary was taken.</p>",
+        "<h2>Witnesses</h2>",
+        _table(
+            ["witness", "runs"],
+            [[r["witness"], r["runs"]] for r in tables["witnesses"].to_pylist()],
+        ),
+        _foot(),
+    ]
+    return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+def _validate(
+    manifest: dict[str, Any], success: dict[str, Any], traces: pa.Table
+) -> tuple[dict[str, pa.Table], str]:
+    lengths = pc.list_value_length(traces["violations"])
+    verdicts = pa.table(
+        {
+            "trace": traces["trace"],
+            "bytes": traces["bytes"],
+            "mode": traces["mode"],
+            "result": traces["result"],
+            "events": traces["events"],
+            "violations": pc.cast(lengths, pa.int64()),
+            "error": traces["error"],
+            "notes": traces["notes"],
+        }
+    )
+    parents = pc.list_parent_indices(traces["violations"])
+    flat = pc.list_flatten(traces["violations"])
+    findings = pa.table(
+        {
+            "trace": pc.take(traces["trace"], parents),
+            "line": pc.struct_field(flat, "line"),
+            "property": pc.struct_field(flat, "property"),
+            "message": pc.struct_field(flat, "message"),
+        }
+    )
+    if findings.num_rows:
+        by = findings.group_by("property").aggregate(
+            [("trace", "count_distinct"), ("line", "count")]
+        )
+        by_property = pa.table(
+            {
+                "property": by["property"],
+                "traces": by["trace_count_distinct"],
+                "findings": by["line_count"],
+            }
+        ).sort_by([("traces", "descending"), ("property", "ascending")])
+    else:
+        by_property = pa.table(
+            {
+                "property": pa.array([], pa.string()),
+                "traces": pa.array([], pa.int64()),
+                "findings": pa.array([], pa.int64()),
+            }
+        )
+    results = pc.value_counts(traces["result"]).to_pylist()
+    result_counts = {d["values"]: d["counts"] for d in results}
+    tables = {"traces": verdicts, "findings": findings, "by_property": by_property}
+    bad = verdicts.filter(pc.not_equal(verdicts["result"], "valid")).to_pylist()
+    plan = manifest["plan"]
+    html = "\n".join(
+        [
+            _head("groupcheck pipeline: trace-corpus validation"),
+            f"<p>{traces.num_rows} traces, {plan['bytes']} bytes, {plan['mode']} mode, "
+            f"{int(pc.sum(traces['events']).as_py() or 0)} events validated.</p>",
+            svg.bars(
+                [(k, result_counts.get(k, 0)) for k in ("valid", "violations", "malformed")],
+                title="traces by verdict",
+                highlight=frozenset({"violations", "malformed"}),
+                label_width=120,
+            ),
+            "<h2>Violations by property</h2>",
+            svg.bars(
+                [(r["property"], r["traces"]) for r in by_property.to_pylist()],
+                title="traces violating each property",
+                label_width=240,
+            ),
+            "<h2>Traces that are not valid</h2>",
+            _table(
+                ["trace", "result", "events", "violations", "error / first finding"],
+                [
+                    [
+                        r["trace"],
+                        r["result"],
+                        r["events"],
+                        r["violations"],
+                        r["error"] or _first_finding(findings, r["trace"]),
+                    ]
+                    for r in bad[:500]
+                ],
+            )
+            if bad
+            else "<p>Every trace is valid.</p>",
+            _foot(),
+        ]
+    )
+    return tables, html
+
+
+def _first_finding(findings: pa.Table, trace: str) -> str:
+    rows = findings.filter(pc.equal(findings["trace"], trace)).slice(0, 1).to_pylist()
+    if not rows:
+        return ""
+    r = rows[0]
+    return f"line {r['line']}: {r['property']}: {r['message']}"
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _head(title: str) -> str:
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>"
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
+        "table{border-collapse:collapse;font-size:13px;margin:1em 0}"
+        "td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}"
+        "th{background:#eee}svg{margin:0.5em 1em 0.5em 0}"
+        f"</style></head><body><h1>{escape(title)}</h1>"
+    )
+
+
+def _foot() -> str:
+    when = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    return (
+        f'<p style="color:#777">Written {when} by <code>groupcheck pipeline report</code>; '
+        "the tables are the <code>*.parquet</code> files beside this page.</p></body></html>"
+    )
+
+
+def _table(
+    header: list[str], rows: list[list[Any]], raw: frozenset[int] | set[int] = frozenset()
+) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{v if i in raw else escape('' if v is None else str(v))}</td>"
+            for i, v in enumerate(r)
+        )
+        + "</tr>"
+        for r in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"

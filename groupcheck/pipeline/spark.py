@@ -1,0 +1,216 @@
+"""The Spark side: the session (local by default, a cluster with ``--master``) and the job
+that fans a plan's parts out to tasks. The only module of the project that imports pyspark.
+
+Local mode (no ``--master``, or ``local[N]``) runs tasks in Python workers forked on this
+machine. Any other master (``spark://HOST:PORT``, ``local-cluster[…]``, ``yarn``,
+``k8s://…``) gets the project shipped as a zip of ``model/ invariants/ reports/
+groupcheck/`` (``addPyFile``: executors put it first on ``sys.path``), and the session
+waits a bounded time for an executor to register before any job starts. A
+``spark://`` master is probed first, so an unreachable one fails at once.
+
+Quiet by design: no UI, no console progress bars, a log4j2 configuration at ``error``
+(the JVM still prints one ``Using incubator modules`` line). ``SPARK_LOCAL_IP`` defaults
+to 127.0.0.1 when the master is on this machine, so no Spark port listens elsewhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from groupcheck.pipeline.errors import PipelineError
+from groupcheck.pipeline.masters import master_kind, on_this_machine, probe
+from groupcheck.pipeline.store import done_parts
+from groupcheck.pipeline.work import MARK, SUMMARY_DDL, Job, PartSummary, map_parts
+
+LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+
+PACKAGES = ("model", "invariants", "reports", "groupcheck")
+"""The project's top-level packages, shipped to a cluster's executors."""
+
+Progress = Callable[[str], None]
+
+
+def project_zip(directory: Path) -> Path:
+    """A zip of the project's packages (``.py`` files only), for ``addPyFile``."""
+    import importlib
+
+    target = directory / "groupcheck-project.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in PACKAGES:
+            root = Path(importlib.import_module(name).__file__ or "").parent
+            for path in sorted(root.rglob("*.py")):
+                z.write(path, f"{name}/{path.relative_to(root).as_posix()}")
+    return target
+
+
+def _executors(spark: SparkSession) -> int:
+    """Executors registered with the driver (the driver itself not counted)."""
+    jsc = spark.sparkContext._jsc
+    return int(jsc.sc().getExecutorMemoryStatus().size()) - 1
+
+
+@contextmanager
+def session(
+    master: str | None = None,
+    *,
+    connect_timeout: float = 60.0,
+    conf: Sequence[tuple[str, str]] = (),
+    fast_start: bool = False,
+    progress: Progress | None = None,
+) -> Iterator[SparkSession]:
+    """A Spark session for the pipeline, stopped on exit. ``master`` None lets Spark pick
+    (``local[*]``, or what ``spark-submit --master`` said). ``fast_start`` (tests) trades
+    peak JIT speed for a faster JVM start."""
+    kind = master_kind(master)
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        # A session already runs in this process (a notebook, a managed cluster, a test):
+        # use it and leave it running.
+        running = active.sparkContext.master
+        if master is not None and master != running:
+            raise PipelineError(
+                f"--master {master}: this process already runs a Spark session on {running}"
+            )
+        yield active
+        return
+    if master is not None and master.startswith("spark://"):
+        probe(master, min(connect_timeout, 5.0))
+    if on_this_machine(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Executors run this interpreter (the venv with the project's dependencies) unless the
+    # user says otherwise; without it they would run whatever python3 is first on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    tmp = Path(tempfile.mkdtemp(prefix="groupcheck-spark-"))
+    (tmp / "log4j2.properties").write_text(LOG4J2, encoding="utf-8")
+    java_opts = f"-Dlog4j2.configurationFile=file:{tmp / 'log4j2.properties'}"
+    if fast_start:
+        java_opts += " -XX:TieredStopAtLevel=1"
+    builder = SparkSession.builder.appName("groupcheck-pipeline")
+    if master is not None:
+        builder = builder.master(master)
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.local.dir": str(tmp / "local"),
+        "spark.sql.warehouse.dir": str(tmp / "warehouse"),
+        "spark.driver.extraJavaOptions": java_opts,
+    }
+    settings.update(dict(conf))
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    if progress:
+        progress(f"starting Spark ({master or 'local[*]'})")
+    spark: SparkSession | None = None
+    try:
+        try:
+            spark = builder.getOrCreate()
+        except Exception as e:
+            raise PipelineError(
+                f"cannot start Spark with master {master or 'local[*]'}: {_first_line(e)}"
+            ) from None
+        if kind == "cluster":
+            spark.sparkContext.addPyFile(str(project_zip(tmp)))
+            deadline = time.monotonic() + connect_timeout
+            while _executors(spark) < 1:
+                if time.monotonic() > deadline:
+                    raise PipelineError(
+                        f"no executor registered with the Spark master {master} within "
+                        f"{connect_timeout:g} s; is a worker running with free cores and memory?"
+                    )
+                time.sleep(0.2)
+        yield spark
+    finally:
+        if spark is not None:
+            spark.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:400]
+
+
+def job_error(e: BaseException) -> str:
+    """The one line worth showing from a failed Spark job: a task's own message, else the
+    last Python exception line, else the first line."""
+    text = str(e)
+    for line in text.splitlines():
+        if MARK in line:
+            return line[line.index(MARK) + len(MARK) :].strip()
+    pattern = re.compile(r"^\s*(\w+(?:\.\w+)*(?:Error|Exception)): (.+)$")
+    found = [m for m in map(pattern.match, text.splitlines()) if m]
+    if found:
+        return f"{found[-1].group(1)}: {found[-1].group(2)}"[:400]
+    return _first_line(e)
+
+
+def run_job(
+    spark: SparkSession,
+    job: Job,
+    pending: Sequence[int],
+    progress: Progress | None = None,
+    every: float = 5.0,
+) -> list[PartSummary]:
+    """Compute the ``pending`` parts of ``job``, one Spark task per part."""
+    if not pending:
+        return []
+    fn = functools.partial(map_parts, job, tuple(pending))
+    frame = spark.range(0, len(pending), 1, numPartitions=len(pending))
+    stop = threading.Event()
+    watcher = None
+    if progress is not None:
+        watcher = threading.Thread(
+            target=_watch, args=(job, len(pending), stop, progress, every), daemon=True
+        )
+        watcher.start()
+    try:
+        rows = frame.mapInArrow(fn, SUMMARY_DDL).collect()
+    except Exception as e:
+        raise PipelineError(
+            f"the Spark job failed: {job_error(e)} (committed parts are kept; rerun to resume)"
+        ) from None
+    finally:
+        stop.set()
+        if watcher is not None:
+            watcher.join()
+    return [
+        PartSummary(r.part, r.rows, r.findings, r.computed, r.seconds, r.host, r.code) for r in rows
+    ]
+
+
+def _watch(job: Job, pending: int, stop: threading.Event, progress: Progress, every: float) -> None:
+    """Report committed parts every ``every`` seconds while the job runs."""
+    out = Path(job.out)
+    total = len(job.parts)
+    before = len(done_parts(out, total))
+    start = time.monotonic()
+    while not stop.wait(every):
+        done = len(done_parts(out, total)) - before
+        elapsed = time.monotonic() - start
+        eta = f", about {elapsed / done * (pending - done):.0f} s left" if done else ""
+        progress(f"{done}/{pending} parts done in {elapsed:.0f} s{eta}")

@@ -1,0 +1,107 @@
+"""Hand-written SVG charts for the pipeline report: horizontal bars and histograms.
+
+Plain strings, no plotting library: the report is one self-contained HTML file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+FONT = "font-family:system-ui,sans-serif;font-size:12px"
+BAR = "#4477aa"
+ALERT = "#cc3311"
+
+
+def bars(
+    items: Sequence[tuple[str, float]],
+    *,
+    title: str,
+    unit: str = "",
+    highlight: frozenset[str] = frozenset(),
+    width: int = 720,
+    label_width: int = 300,
+) -> str:
+    """A horizontal bar chart, one bar per ``(label, value)``; highlighted labels in red."""
+    row = 18
+    top = 28
+    height = top + row * max(len(items), 1) + 10
+    peak = max((v for _, v in items), default=0) or 1
+    span = width - label_width - 90
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}" style="{FONT}">',
+        f'<text x="0" y="16" style="font-weight:bold">{escape(title)}</text>',
+    ]
+    if not items:
+        out.append(f'<text x="0" y="{top + 12}">(nothing to show)</text>')
+    for i, (label, value) in enumerate(items):
+        y = top + i * row
+        color = ALERT if label in highlight else BAR
+        w = max(span * value / peak, 0 if value == 0 else 1)
+        shown = label if len(label) <= 48 else label[:47] + "…"
+        out.append(
+            f'<text x="{label_width - 6}" y="{y + 12}" text-anchor="end">'
+            f"<title>{escape(label)}</title>{escape(shown)}</text>"
+        )
+        out.append(
+            f'<rect x="{label_width}" y="{y + 2}" width="{w:.1f}" height="{row - 5}" '
+            f'fill="{color}"/>'
+        )
+        text = f"{value:g}{unit}"
+        out.append(f'<text x="{label_width + w + 4:.1f}" y="{y + 12}">{escape(text)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def histogram(
+    counts: Sequence[tuple[int, int]],
+    *,
+    title: str,
+    xlabel: str,
+    width: int = 340,
+    height: int = 150,
+    bins: int = 20,
+) -> str:
+    """A histogram of integer observations given as ``(value, how many)`` pairs, in at
+    most ``bins`` equal-width bins."""
+    pad_l, pad_b, pad_t = 40, 30, 24
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}" style="{FONT}">',
+        f'<text x="0" y="14" style="font-weight:bold">{escape(title)}</text>',
+    ]
+    if not counts:
+        out.append(f'<text x="{pad_l}" y="{pad_t + 20}">(no converged runs)</text></svg>')
+        return "\n".join(out)
+    lo = min(v for v, _ in counts)
+    hi = max(v for v, _ in counts)
+    step = max(1, -(-(hi - lo + 1) // bins))
+    nbins = -(-(hi - lo + 1) // step)
+    tally = [0] * nbins
+    for value, n in counts:
+        tally[(value - lo) // step] += n
+    peak = max(tally) or 1
+    plot_w = width - pad_l - 10
+    plot_h = height - pad_t - pad_b
+    bw = plot_w / nbins
+    for i, n in enumerate(tally):
+        h = plot_h * n / peak
+        x = pad_l + i * bw
+        low = lo + i * step
+        span = f"{low}" if step == 1 else f"{low}–{low + step - 1}"
+        out.append(
+            f'<rect x="{x:.1f}" y="{pad_t + plot_h - h:.1f}" width="{max(bw - 1, 1):.1f}" '
+            f'height="{h:.1f}" fill="{BAR}"><title>{escape(span)}: {n}</title></rect>'
+        )
+    base = pad_t + plot_h
+    out.append(f'<line x1="{pad_l}" y1="{base}" x2="{width - 10}" y2="{base}" stroke="#333"/>')
+    out.append(f'<text x="{pad_l}" y="{base + 14}">{lo}</text>')
+    out.append(f'<text x="{width - 10}" y="{base + 14}" text-anchor="end">{hi}</text>')
+    out.append(
+        f'<text x="{pad_l + plot_w / 2:.0f}" y="{base + 27}" text-anchor="middle">'
+        f"{escape(xlabel)}</text>"
+    )
+    out.append(f'<text x="{pad_l - 4}" y="{pad_t + 10}" text-anchor="end">{peak}</text>')
+    out.append("</svg>")
+    return "\n".join(out)

@@ -1,0 +1,302 @@
+"""The output directory without a JVM: parts committed whole or not at all, a job finished
+from committed parts, the report, and the CLI's one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.explore.run import replay
+from groupcheck.pipeline import store
+from groupcheck.pipeline.corpus import byte_parts, plan_corpus, validate_file
+from groupcheck.pipeline.errors import PipelineError
+from groupcheck.pipeline.grid import load_grid
+from groupcheck.pipeline.work import Job, execute_part, run_parts
+from model.actions import ACTION_TYPES
+from model.path import Path as ModelPath
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def explore_job(grid: Path, out: Path, runs: int, part_size: int | None = None) -> Job:
+    """The job ``groupcheck pipeline explore`` would run, with every part computed here."""
+    plan = load_grid(grid, runs)
+    parts = run_parts(plan.total, part_size)
+    store.prepare(out, "explore", plan.to_json(), plan.fingerprint(), parts)
+    job = Job("explore", str(out), plan, tuple(parts))
+    for i in range(len(parts)):
+        execute_part(job, i)
+    return job
+
+
+def test_a_failed_write_leaves_no_part(
+    tmp_path: Path, grid_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = load_grid(grid_file, 2)
+    parts = run_parts(plan.total, 2)
+    store.prepare(tmp_path / "o", "explore", plan.to_json(), plan.fingerprint(), parts)
+    job = Job("explore", str(tmp_path / "o"), plan, tuple(parts))
+
+    def half_then_fail(table: object, where: str, **kwargs: object) -> None:
+        Path(where).write_bytes(b"PAR1 half a file")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", half_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        execute_part(job, 1)
+    assert list((tmp_path / "o" / "parts").iterdir()) == []
+    assert store.done_parts(tmp_path / "o", len(parts)) == set()
+
+
+def test_committed_parts_finish_without_spark_and_report(
+    tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o"
+    job = explore_job(grid_file, out, runs=8, part_size=5)
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "parts").iterdir()}
+    assert len(before) == len(job.parts) == 7  # 32 runs in parts of 5
+    code, stdout, err = run(
+        capsys,
+        "pipeline",
+        "explore",
+        "--grid",
+        str(grid_file),
+        "--runs",
+        "8",
+        "--out",
+        str(out),
+        "--json",
+    )
+    summary = json.loads(stdout)
+    assert (summary["computed"], summary["reused"], summary["runs"]) == (0, 7, 32)
+    assert "already committed" in err
+    assert summary["violations"] > 0
+    assert code == 1
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "parts").iterdir()} == before
+    assert json.loads((out / "_SUCCESS.json").read_text())["runs"] == 32
+
+    code, stdout, _ = run(capsys, "pipeline", "report", str(out), "--json")
+    assert code == 0
+    doc = json.loads(stdout)
+    report = out / "report"
+    assert doc["html"] == str(report / "report.html")
+    runs = pq.read_table(out / "parts").to_pylist()
+    cells = pq.read_table(report / "cells.parquet").to_pylist()
+    assert [c["runs"] for c in cells] == [8, 8, 8, 8]
+    assert sum(c["violations"] for c in cells) == summary["violations"]
+    assert all(c["violations"] == 0 for c in cells if c["mutant"] is None)
+
+    violations = pq.read_table(report / "violations.parquet").to_pylist()
+    assert sum(v["runs"] for v in violations) == summary["violations"]
+    for v in violations:  # the shortest counterexample per cell replays to its property
+        config = job.plan.cells[v["cell"]].config()
+        found = replay(ModelPath.decode(config, v["shortest_path_code"]))
+        assert found is not None
+        assert v["property"] in {x.property for x in found[0]}
+        assert v["shortest_length"] == min(
+            r["path_length"]
+            for r in runs
+            if r["cell"] == v["cell"] and r["violation"] == v["property"]
+        )
+
+    convergence = pq.read_table(report / "convergence.parquet").to_pylist()
+    assert sum(r["runs"] for r in convergence) == sum(
+        1 for r in runs if r["convergence_steps"] is not None
+    )
+
+    coverage = pq.read_table(report / "coverage.parquet").to_pylist()
+    assert [r["kind"] for r in coverage] == [t.__name__ for t in ACTION_TYPES]
+    taken = {a["kind"] for r in runs for a in r["actions"]}
+    never = [r["kind"] for r in coverage if r["runs"] == 0]
+    assert never
+    assert set(never) == {t.__name__ for t in ACTION_TYPES} - taken
+    html = (report / "report.html").read_text()
+    assert html.count("<svg") >= 3
+    assert "Never taken: <b>" + ", ".join(never) + "</b>" in html
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_incomplete_or_foreign_directories_are_refused(
+    tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o"
+    explore_job(grid_file, out, runs=2, part_size=3)  # 8 runs, 3 parts, no _SUCCESS yet
+    code, _, err = run(capsys, "pipeline", "report", str(out))
+    assert code == 2
+    assert err.strip() == (
+        f"groupcheck: error: {out}: the explore job is incomplete (3 of 3 parts); "
+        "rerun it with the same arguments to finish"
+    )
+    code, _, err = run(
+        capsys, "pipeline", "explore", "--grid", str(grid_file), "--runs", "3", "--out", str(out)
+    )
+    assert code == 2
+    assert "holds a explore job with another plan" in err
+    assert len(err.strip().splitlines()) == 1
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    code, _, err = run(
+        capsys,
+        "pipeline",
+        "explore",
+        "--grid",
+        str(grid_file),
+        "--runs",
+        "1",
+        "--out",
+        str(foreign),
+    )
+    assert code == 2
+    assert "exists and is not a pipeline output directory" in err
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    code, _, err = run(capsys, "pipeline", "report", str(tmp_path / "nothing"))
+    assert code == 2
+    assert "no such output directory" in err
+
+
+@pytest.mark.parametrize(
+    ("grid_text", "suffix", "message"),
+    [
+        (None, ".toml", "no such grid file"),
+        ('{"presets": ["TINY"]', ".json", ":1:21: malformed JSON grid"),
+        ('presets = "TINY', ".toml", "malformed TOML grid"),
+        (
+            '{"presets": ["TINY"], "options": {"reorder": "yes"}}',
+            ".json",
+            "options.reorder: expected true or false",
+        ),
+    ],
+)
+def test_cli_bad_grid_is_one_line_exit_2(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    grid_text: str | None,
+    suffix: str,
+    message: str,
+) -> None:
+    grid = tmp_path / f"grid{suffix}"
+    if grid_text is not None:
+        grid.write_text(grid_text)
+    code, out, err = run(
+        capsys,
+        "pipeline",
+        "explore",
+        "--grid",
+        str(grid),
+        "--runs",
+        "2",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert code == 2
+    assert out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"groupcheck: error: {grid}")
+    assert message in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_unreachable_master_fails_fast(
+    tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, err = run(
+        capsys,
+        "pipeline",
+        "explore",
+        "--grid",
+        str(grid_file),
+        "--runs",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+        "--master",
+        f"spark://127.0.0.1:{port}",
+        "--quiet",
+    )
+    assert code == 2
+    assert out == ""
+    assert err.strip() == (
+        f"groupcheck: error: cannot reach the Spark master spark://127.0.0.1:{port}: "
+        f"127.0.0.1:{port} (Connection refused); is the master running and the address right?"
+    )
+    assert not (tmp_path / "o" / "_SUCCESS.json").exists()
+
+
+def test_bad_master_url_and_missing_traces(
+    tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(
+        capsys,
+        "pipeline",
+        "explore",
+        "--grid",
+        str(grid_file),
+        "--runs",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+        "--master",
+        "mesos://x:1",
+    )
+    assert code == 2
+    assert "--master 'mesos://x:1': not a Spark master URL" in err
+    assert not (tmp_path / "o").exists()
+    code, _, err = run(
+        capsys,
+        "pipeline",
+        "validate",
+        "--traces",
+        str(tmp_path / "*.ndjson"),
+        "--out",
+        str(tmp_path / "v"),
+    )
+    assert code == 2
+    assert "matches no file" in err
+    code, _, err = run(capsys, "pipeline")
+    assert code == 2
+    assert "choose a step" in err
+
+
+def test_corpus_plan_and_per_file_verdicts(corpus: dict[str, str], tmp_path: Path) -> None:
+    plan = plan_corpus([str(tmp_path / "corpus" / "**" / "*.ndjson")])
+    assert list(plan.files) == sorted(corpus)
+    verdicts = {name: validate_file(name, "safety", 100, "auto") for name in plan.files}
+    assert {n: r.result for n, r in verdicts.items()} == corpus
+    errors = {Path(n).name: r.error for n, r in verdicts.items() if r.error}
+    assert errors["dir.ndjson"].endswith("Is a directory")
+    assert errors["dangling.ndjson"].endswith("No such file or directory")
+    assert "not UTF-8" in errors["latin1.ndjson"]
+    assert errors["broken.ndjson"].startswith(str(tmp_path / "corpus" / "broken.ndjson") + ":2:")
+    (finding,) = verdicts[str(tmp_path / "corpus" / "double.ndjson")].violations
+    assert (finding.line, finding.property) == (6, "NoDoubleClientOwnership")
+
+
+def test_byte_parts_cover_the_corpus() -> None:
+    sizes = [10, 5_000_000, 1, -1, 70_000, 0] * 50
+    parts = byte_parts(sizes)
+    assert [i for a, b in parts for i in range(a, b)] == list(range(len(sizes)))
+    assert all(b - a <= 256 for a, b in parts)
+    assert byte_parts([100] * 1000) == [(0, 256), (256, 512), (512, 768), (768, 1000)]
+
+
+def test_prepare_twice_keeps_the_manifest(tmp_path: Path) -> None:
+    m1 = store.prepare(tmp_path / "o", "validate", {"x": 1}, "abc", [(0, 2)])
+    (tmp_path / "o" / "parts" / ".part-00000.parquet.123.tmp").write_bytes(b"junk")
+    m2 = store.prepare(tmp_path / "o", "validate", {"x": 1}, "abc", [(0, 2)])
+    assert m1 == m2
+    assert list((tmp_path / "o" / "parts").iterdir()) == []  # a dead job's temporary is gone
+    with pytest.raises(PipelineError, match="another plan"):
+        store.prepare(tmp_path / "o", "validate", {"x": 1}, "abd", [(0, 2)])
