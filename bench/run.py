@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, str] = {
     "assignor": "bench_assignor",
     "explore": "bench_explore",
     "validate": "bench_validate",
+    "tla": "bench_tla",
 }
 """Benchmark name → module in bench/ exposing ``run() -> dict | list[dict]``."""
 
