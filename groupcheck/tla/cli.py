@@ -28,6 +28,11 @@ def register(sub: Any) -> None:
     check.add_argument(
         "--liveness", action="store_true", help="check Convergence under fairness as well"
     )
+    check.add_argument(
+        "--symmetry",
+        action="store_true",
+        help="permute interchangeable clients (exact up to the assignor's member-order ties)",
+    )
     check.add_argument("--workers", type=int, default=2, help="TLC worker threads (default 2)")
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.set_defaults(handler=cmd_check)
@@ -62,7 +67,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         config = config_named(args.config)
         check_mutant(args.mutant)
         result = run_tlc(
-            with_mutant(cfg_text(config, liveness=args.liveness), args.mutant),
+            with_mutant(
+                cfg_text(config, liveness=args.liveness, symmetry=args.symmetry), args.mutant
+            ),
             workers=args.workers,
             progress=_progress(not args.json),
         )

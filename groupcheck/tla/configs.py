@@ -90,7 +90,18 @@ def _tla_set(items: list[str], quote: bool) -> str:
     return "{" + ", ".join(f'"{i}"' if quote else i for i in items) + "}"
 
 
-def cfg_text(config: Config, liveness: bool = False) -> str:
+def symmetry_name(config: Config) -> str | None:
+    """The ``MC.tla`` symmetry set for ``config``'s interchangeable clients, if any."""
+    from groupcheck.explore.symmetry import symmetry_classes
+
+    classes = symmetry_classes(config)
+    if len(classes) != 1:
+        return None
+    name = "Symmetry" + "".join(sorted(classes[0]))
+    return name if name in ("SymmetryAB", "SymmetryBC", "SymmetryABC") else None
+
+
+def cfg_text(config: Config, liveness: bool = False, symmetry: bool = False) -> str:
     """The TLC model configuration for ``config``; with ``liveness`` the fair
     specification and ``Convergence`` instead of the step properties (TLC checks action
     properties slowly inside its liveness checker; the safety run checks them)."""
@@ -118,9 +129,19 @@ def cfg_text(config: Config, liveness: bool = False) -> str:
         *(f"    {name}" for name in STATE_INVARIANTS),
         "PROPERTIES",
         *(["    Convergence"] if liveness else (f"    {name}" for name in STEP_PROPERTIES)),
+        *_symmetry_lines(config, symmetry),
         "",
     ]
     return "\n".join(lines)
+
+
+def _symmetry_lines(config: Config, symmetry: bool) -> list[str]:
+    if not symmetry:
+        return []
+    name = symmetry_name(config)
+    if name is None:
+        raise ConfigError(f"config {config.name!r} has no interchangeable clients to permute")
+    return [f"SYMMETRY {name}"]
 
 
 STATE_INVARIANTS = (

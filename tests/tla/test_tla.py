@@ -123,3 +123,9 @@ def test_cli_crosscheck_json(capsys: pytest.CaptureFixture[str]) -> None:
     for key in ("python_states", "tlc_states", "equal", "only_in_python", "only_in_tlc"):
         assert key in doc
     assert doc["equal"] is True
+
+
+def test_symmetry_only_for_interchangeable_clients() -> None:
+    assert "SYMMETRY SymmetryAB" in cfg_text(CONFIGS["PAIR_LOSS1"], symmetry=True)
+    with pytest.raises(ConfigError, match="no interchangeable clients"):
+        cfg_text(CONFIGS["TINY1"], symmetry=True)
