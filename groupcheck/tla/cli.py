@@ -26,7 +26,9 @@ def register(sub: Any) -> None:
     check.add_argument("--config", required=True, help="configuration name (tla/<NAME>.cfg)")
     check.add_argument("--mutant", help="switch a mutant on in the spec")
     check.add_argument(
-        "--liveness", action="store_true", help="check Convergence under fairness instead of the step properties (slow in TLC)"
+        "--liveness",
+        action="store_true",
+        help="check Convergence under fairness instead of the step properties (slow in TLC)",
     )
     check.add_argument(
         "--symmetry",
