@@ -487,7 +487,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # themselves: each module's ``register(sub)`` adds its parser and sets ``handler`` with
 # ``set_defaults``. ``register`` must not import heavy dependencies (pyspark, kio); the
 # handler imports them when it runs.
-COMMAND_MODULES: tuple[str, ...] = ("groupcheck.tla.cli", "groupcheck.render")
+COMMAND_MODULES: tuple[str, ...] = (
+    "groupcheck.tla.cli",
+    "groupcheck.render",
+    "groupcheck.capture.cli",
+)
 
 COMMANDS = {
     "validate": cmd_validate,
