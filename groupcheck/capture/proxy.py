@@ -20,6 +20,16 @@ from groupcheck.capture import decode as d
 
 MAX_FRAME = 100 * 1024 * 1024
 
+RECORDED: dict[int, tuple[str, Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]] = {
+    d.CONSUMER_GROUP_HEARTBEAT: (
+        "ConsumerGroupHeartbeat",
+        d.heartbeat_request_body,
+        d.heartbeat_response_body,
+    ),
+    d.OFFSET_COMMIT: ("OffsetCommit", d.commit_request_body, d.commit_response_body),
+}
+"""API key → (trace api name, request body, response body) of the exchanges recorded."""
+
 
 class CaptureError(Exception):
     """Bad capture options (reported on one line, exit status 2)."""
@@ -213,22 +223,15 @@ class Proxy:
                 api_key, body, lambda h, p: (self.listen_host, self.listeners[(h, p)])
             )
             return d.write_response(api_key, version, frame, body)
-        if request is not None and api_key == d.CONSUMER_GROUP_HEARTBEAT:
+        bodies = RECORDED.get(api_key)
+        if request is not None and bodies is not None:
+            api, request_body, response_body = bodies
             resp = d.read_response(api_key, version, frame)
             self._record(
                 conn,
-                "ConsumerGroupHeartbeat",
-                d.heartbeat_request_body(request, self.names),
-                d.heartbeat_response_body(resp, self.names),
-                request.member_id,
-            )
-        elif request is not None and api_key == d.OFFSET_COMMIT:
-            resp = d.read_response(api_key, version, frame)
-            self._record(
-                conn,
-                "OffsetCommit",
-                d.commit_request_body(request, self.names),
-                d.commit_response_body(resp, self.names),
+                api,
+                request_body(request, self.names),
+                response_body(resp, self.names),
                 request.member_id,
             )
         return frame

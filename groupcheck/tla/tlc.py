@@ -79,6 +79,22 @@ def _definition_at(module: Path, line: int) -> str:
     return name
 
 
+def _violated(output: str, work: Path) -> str | None:
+    """The property TLC reports violated (Python vocabulary), if any."""
+    inv = _INVARIANT.search(output)
+    if inv:
+        return python_name(inv.group(1))
+    named = _NAMED_ACTION_PROP.search(output)
+    if named:
+        return python_name(named.group(1))
+    act = _ACTION_PROP.search(output)
+    if act:
+        return python_name(_definition_at(work / f"{act.group(2)}.tla", int(act.group(1))))
+    if "Temporal properties were violated" in output:
+        return "Convergence"
+    return None
+
+
 def _trace(output: str) -> list[State]:
     """The states of the error trace TLC printed."""
     blocks = re.split(r"^State \d+: .*$", output, flags=re.M)
@@ -168,37 +184,10 @@ def run_tlc(
         counts = _COUNTS.findall(output)
         generated = int(counts[-1][0].replace(",", "")) if counts else None
         distinct = int(counts[-1][1].replace(",", "")) if counts else None
-        inv = _INVARIANT.search(output)
-        act = _ACTION_PROP.search(output)
-        if inv:
+        violated = _violated(output, work)
+        if violated is not None:
             return TlcResult(
-                "violation",
-                distinct,
-                generated,
-                python_name(inv.group(1)),
-                _trace(output),
-                seconds,
-                output,
-            )
-        named = _NAMED_ACTION_PROP.search(output)
-        if named:
-            return TlcResult(
-                "violation",
-                distinct,
-                generated,
-                python_name(named.group(1)),
-                _trace(output),
-                seconds,
-                output,
-            )
-        if act:
-            name = _definition_at(work / f"{act.group(2)}.tla", int(act.group(1)))
-            return TlcResult(
-                "violation", distinct, generated, python_name(name), _trace(output), seconds, output
-            )
-        if "Temporal properties were violated" in output:
-            return TlcResult(
-                "violation", distinct, generated, "Convergence", _trace(output), seconds, output
+                "violation", distinct, generated, violated, _trace(output), seconds, output
             )
         if "Model checking completed. No error has been found." in output:
             return TlcResult("ok", distinct, generated, None, [], seconds, output)
