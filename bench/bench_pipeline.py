@@ -42,18 +42,18 @@ def _job(out: Path, runs: int):  # type: ignore[no-untyped-def]
     return Job("explore", str(out), plan, tuple(parts))
 
 
-_POOL_JOB = None
+_POOL_STATE: dict[str, object] = {}
+"""The job each pool worker process runs (set once per process by ``_pool_init``)."""
 
 
 def _pool_init(job) -> None:  # type: ignore[no-untyped-def]
-    global _POOL_JOB
-    _POOL_JOB = job
+    _POOL_STATE["job"] = job
 
 
 def _pool_part(index: int) -> int:
     from groupcheck.pipeline.work import execute_part
 
-    return execute_part(_POOL_JOB, index).rows  # type: ignore[arg-type]
+    return execute_part(_POOL_STATE["job"], index).rows  # type: ignore[arg-type]
 
 
 def run(runs: int = RUNS) -> dict[str, object]:

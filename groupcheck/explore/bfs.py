@@ -12,6 +12,12 @@ budget is spent — after the last perturbation (memoised: every state on a conv
 schedule is known to converge). BFS order makes the first counterexample a shortest one;
 a convergence counterexample is a shortest path to a state from which the fair schedule
 does not converge (replay runs the schedule).
+
+States that differ only in how the network's channels interleave are merged
+(``channel_normal_form``): without ``Config.reorder`` the model delivers only the head of
+each channel and reads the network as a set otherwise, so two such states have the same
+enabled actions and corresponding successors, and every property reads them alike. The
+merge is exact — it only saves work — and keeps BFS counterexamples shortest.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 
@@ -32,7 +38,7 @@ from model import system
 from model.actions import Action
 from model.config import Config
 from model.path import Path
-from model.records import State
+from model.records import Message, State
 
 ProgressFn = Callable[[int, int, int], None]
 
@@ -43,6 +49,26 @@ class _Node:
     depth: int
     parent: Hashable | None
     action: Action | None
+
+
+def _channel_key(m: Message) -> tuple[str, int, bool]:
+    return (m.client, m.incarnation, m.to_coordinator)
+
+
+def channel_normal_form(config: Config) -> Callable[[State], State]:
+    """Order the network by channel, keeping each channel's order (the identity with
+    ``config.reorder``, where connections are channels of their own and may overtake)."""
+    if config.reorder:
+        return lambda state: state
+
+    def normal(state: State) -> State:
+        net = state.network
+        if len(net) < 2:
+            return state
+        ordered = tuple(sorted(net, key=_channel_key))
+        return state if ordered == net else replace(state, network=ordered)
+
+    return normal
 
 
 def _path_to(nodes: dict[Hashable, _Node], key: Hashable, config: Config) -> list[Action]:
@@ -77,7 +103,19 @@ def bfs(
     receives the state graph: nodes are canonical keys with ``depth``, edges carry ``kind``."""
     start = time.perf_counter()
     checker = checker_factory()
-    canonical = canonicaliser(config) if symmetry else (lambda s: s)
+    normal = channel_normal_form(config)
+    if symmetry:
+        by_symmetry = canonicaliser(config)
+
+        def canonical(s: State) -> Hashable:
+            return normal(by_symmetry(normal(s)))  # type: ignore[arg-type]
+
+    else:
+        canonical = normal  # type: ignore[assignment]
+    # Properties read the group, the clients and the topics only (not the network), so
+    # their verdicts are memoised on those: many states differ only in messages in flight.
+    state_memo: dict[Hashable, list[Violation]] = {}
+    step_memo: dict[Hashable, list[Violation]] = {}
     init = system.initial(config)
     init_key = canonical(init)
     nodes: dict[Hashable, _Node] = {init_key: _Node(init, 0, None, None)}
@@ -152,10 +190,19 @@ def bfs(
             steps += 1
             new_key = canonical(new)
             if _step_may_matter(state, new):
-                if snap is None:
-                    snap = project(state)
-                new_snap = project(new)
-                bad = relevant(checker.check_step(state, action, new, snap, new_snap))
+                step_key = (state.group, state.clients, new.group, new.clients, new.topics)
+                verdict = step_memo.get(step_key)
+                if verdict is None:
+                    if snap is None:
+                        snap = project(state)
+                    new_snap = project(new)
+                    verdict = step_memo[step_key] = checker.check_step(
+                        state, action, new, snap, new_snap
+                    )
+                else:
+                    checker.note_witnesses(state, action, new)
+                    new_snap = None
+                bad = relevant(verdict)
             else:
                 checker.note_witnesses(state, action, new)
                 new_snap = None
@@ -171,9 +218,13 @@ def bfs(
             if graph is not None:
                 graph.nodes[new_key]["depth"] = node.depth + 1
             max_seen_depth = max(max_seen_depth, node.depth + 1)
-            bad = relevant(
-                checker.check_state(new, new_snap if new_snap is not None else project(new))
-            )
+            state_key = (new.group, new.clients, new.topics)
+            verdict = state_memo.get(state_key)
+            if verdict is None:
+                verdict = state_memo[state_key] = checker.check_state(
+                    new, new_snap if new_snap is not None else project(new)
+                )
+            bad = relevant(verdict)
             if not bad and z3_check is not None:
                 bad = relevant(z3_check(project(new)))
             if bad:

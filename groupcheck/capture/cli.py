@@ -1,0 +1,73 @@
+"""``groupcheck capture``: record a Kafka client's group traffic as a trace."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add the ``capture`` command."""
+    p = sub.add_parser(
+        "capture",
+        help="record ConsumerGroupHeartbeat/OffsetCommit traffic through a loopback proxy",
+        description=(
+            "A loopback proxy between Kafka clients and a broker (or librdkafka's mock "
+            "cluster). Clients bootstrap from --listen; broker addresses in Metadata and "
+            "FindCoordinator responses are rewritten to further proxy ports. Every "
+            "ConsumerGroupHeartbeat and OffsetCommit exchange is written to --out as trace "
+            "events (docs/capture.md). Stop with Ctrl-C or SIGTERM; the file is complete "
+            "once it has its final name."
+        ),
+    )
+    p.add_argument("--listen", required=True, help="loopback HOST:PORT to accept clients on")
+    p.add_argument("--upstream", required=True, help="bootstrap broker HOST:PORT")
+    p.add_argument("--out", required=True, help="trace file to write (NDJSON)")
+    p.add_argument("--duration", type=float, help="stop after this many seconds")
+    p.set_defaults(handler=cmd_capture)
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+    from pathlib import Path
+
+    from groupcheck.capture.proxy import CaptureError, Proxy, TraceWriter, host_port, loopback
+
+    try:
+        host, port = host_port(args.listen, "--listen")
+        loopback(host)
+        upstream = host_port(args.upstream, "--upstream")
+        out = Path(args.out)
+        if not out.parent.is_dir():
+            raise CaptureError(f"--out: directory {str(out.parent)!r} does not exist")
+    except CaptureError as e:
+        print(f"groupcheck: error: {e}", file=sys.stderr)
+        return 2
+
+    def log(message: str) -> None:
+        print(f"capture: {message}", file=sys.stderr, flush=True)
+
+    async def run() -> int:
+        trace = TraceWriter(out)
+        proxy = Proxy(host, trace, log)
+        try:
+            await proxy.listen(upstream, port)
+        except OSError as e:
+            log(f"cannot listen on {host}:{port}: {e.strerror or e}")
+            return 2
+        trace.open()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        if args.duration is not None:
+            loop.call_later(args.duration, stop.set)
+        await stop.wait()
+        await proxy.close()
+        trace.close()
+        log(f"{proxy.exchanges} exchanges written to {out}")
+        return 0
+
+    return asyncio.run(run())

@@ -1,0 +1,1 @@
+"""TLC runner and the cross-check of the Python model against ``tla/KIP848.tla``."""

@@ -1,0 +1,217 @@
+"""Agreement between the Python model and ``tla/KIP848.tla``, checked with TLC.
+
+* ``crosscheck``: the reachable states of the Python model, projected onto the TLA+
+  variables (``project``), equal the states TLC reaches — as sets, read from TLC's state
+  dump.
+* ``mutant_agreement``: for a mutant with a TLA+ counterpart (the same rule replaced
+  under ``Mutant = "<name>"``), TLC reports the same violated property as the Python
+  engine, and the Python counterexample replays in TLC as a behaviour of the mutated spec
+  that ends in the violation.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from groupcheck.tla.configs import (
+    MODEL_VALUES,
+    STATE_INVARIANTS,
+    cfg_text,
+    check_in_scope,
+    config_named,
+    tla_name,
+)
+from groupcheck.tla.project import project
+from groupcheck.tla.tlc import TlcResult, run_tlc, with_mutant
+from groupcheck.tla.values import Fn, Seq, State, read_dump
+from model import system
+from model.config import Config
+from model.path import Path as ModelPath
+from model.status import ConfigError
+
+Progress = Callable[[str], None]
+
+TLA_MUTANTS = (
+    "revoke-without-waiting",
+    "ignore-partition-epochs",
+    "no-epoch-bump-on-fence",
+    "assignor-assigns-twice",
+    "client-acks-before-revoking",
+    "adopt-negative-epoch",
+)
+"""Mutants whose rule ``tla/KIP848.tla`` replaces the same way under ``Mutant`` and whose
+Python counterexample violates a safety property. (``ack-ignored`` and
+``reject-epoch-zero-rejoin`` are in the spec too, but violate only Convergence, which TLC
+checks too slowly on this spec to be part of the cross-check; docs/fidelity.md.)"""
+
+
+def python_states(config: Config, progress: Progress | None = None) -> set[State]:
+    """Every reachable state of the Python model, projected onto the TLA+ variables."""
+    partitions = config.topics[0][1]
+    init = system.initial(config)
+    seen = {init}
+    queue = deque([init])
+    while queue:
+        state = queue.popleft()
+        for action in system.enabled(state, config):
+            nxt = system.step(state, action, config)
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+                if progress and len(seen) % 20000 == 0:
+                    progress(f"Python model: {len(seen)} states")
+    return {project(s, partitions) for s in seen}
+
+
+def tlc_states(config: Config, progress: Progress | None = None) -> tuple[set[State], TlcResult]:
+    """The states TLC reaches on ``config`` (its ``-dump``), and the run's result."""
+    with tempfile.TemporaryDirectory(prefix="groupcheck-dump-") as tmp:
+        dump = Path(tmp) / "states.dump"
+        result = run_tlc(cfg_text(config), dump=dump, progress=progress)
+        states = set(read_dump(str(dump)))
+    return states, result
+
+
+def _show(state: State) -> dict[str, Any]:
+    return {name: to_tla(value) for name, value in state}
+
+
+def crosscheck(name: str, examples: int = 3, progress: Progress | None = None) -> dict[str, Any]:
+    """Compare the reachable state sets of configuration ``name``."""
+    config = config_named(name)
+    check_in_scope(config)
+    if progress:
+        progress(f"exploring {config.name} with the Python model")
+    py = python_states(config, progress)
+    if progress:
+        progress(f"exploring {config.name} with TLC")
+    tl, result = tlc_states(config, progress)
+    only_py = sorted(py - tl, key=repr)[:examples]
+    only_tlc = sorted(tl - py, key=repr)[:examples]
+    return {
+        "config": config.name,
+        "python_states": len(py),
+        "tlc_states": len(tl),
+        "tlc_distinct_states": result.distinct_states,
+        "equal": py == tl,
+        "only_in_python": [_show(s) for s in only_py],
+        "only_in_tlc": [_show(s) for s in only_tlc],
+        "only_in_python_count": len(py - tl),
+        "only_in_tlc_count": len(tl - py),
+    }
+
+
+# --------------------------------------------------------------------------- TLA+ text
+
+
+def to_tla(value: Any) -> str:
+    """A canonical value in TLA+ syntax (model values bare, other strings quoted)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value if value in MODEL_VALUES else '"' + value.replace('"', '\\"') + '"'
+    if isinstance(value, frozenset):
+        return "{" + ", ".join(sorted(to_tla(v) for v in value)) + "}"
+    if isinstance(value, Seq):
+        return "<<" + ", ".join(to_tla(v) for v in value.items) + ">>"
+    if isinstance(value, Fn):
+        keys = [k for k, _ in value.items]
+        if all(isinstance(k, str) and k not in MODEL_VALUES for k in keys):
+            return "[" + ", ".join(f"{k} |-> {to_tla(v)}" for k, v in value.items) + "]"
+        return "(" + " @@ ".join(f"{to_tla(k)} :> {to_tla(v)}" for k, v in value.items) + ")"
+    raise TypeError(f"no TLA+ form for {value!r}")
+
+
+def trace_module(states: Iterable[State], violated: str) -> str:
+    """A module whose behaviours follow ``states`` step by step through ``Next``; its
+    invariant ``NotReplayedToViolation`` fails exactly when TLC replays the whole trace
+    and the last state (or step) violates ``violated``."""
+    states = list(states)
+    names = [n for n, _ in states[0]]
+    rows = ",\n    ".join(
+        "[" + ", ".join(f"{n} |-> {to_tla(v)}" for n, v in s) + "]" for s in states
+    )
+    match_now = " /\\ ".join(f"{n} = Trace[1].{n}" for n in names)
+    match_next = " /\\ ".join(f"{n}' = Trace[step + 1].{n}" for n in names)
+    prop = tla_name(violated)
+    if prop in STATE_INVARIANTS:
+        check = f"NotReplayedToViolation == ~(step = Len(Trace) /\\ ~{prop})\nReplayed == TRUE\n"
+    else:
+        check = (
+            "NotReplayedToViolation == TRUE\n"
+            f"Replayed == [][~(step' = Len(Trace) /\\ ~{prop}_Step)]_<<vars, step>>\n"
+        )
+    return (
+        "---------------------------- MODULE TraceReplay ----------------------------\n"
+        "EXTENDS MC\n"
+        "VARIABLE step\n"
+        f"Trace == <<\n    {rows}\n    >>\n"
+        f"TraceInit == Init /\\ step = 1 /\\ {match_now}\n"
+        f"TraceNext == step < Len(Trace) /\\ Next /\\ step' = step + 1 /\\ {match_next}\n"
+        "StepReached == step\n"
+        f"{check}"
+        "=============================================================================\n"
+    )
+
+
+def trace_cfg(base_cfg: str) -> str:
+    """The replay configuration: the constants of ``base_cfg`` and the replay checks."""
+    constants = base_cfg.split("INIT", 1)[0]
+    return (
+        constants
+        + "INIT TraceInit\nNEXT TraceNext\n"
+        + "INVARIANT NotReplayedToViolation\nPROPERTY Replayed\n"
+    )
+
+
+def replay_in_tlc(path: ModelPath, violated: str, mutant: str | None) -> TlcResult:
+    """Replay a Python path in TLC (with ``mutant`` switched on in the spec)."""
+    config = path.config
+    partitions = config.topics[0][1]
+    states = [project(s, partitions) for s in path.states()]
+    base = with_mutant(cfg_text(config), mutant)
+    return run_tlc(
+        trace_cfg(base),
+        module="TraceReplay",
+        workers=1,
+        extra_modules={"TraceReplay.tla": trace_module(states, violated)},
+    )
+
+
+def mutant_agreement(mutant: str, budget: float = 120.0) -> dict[str, Any]:
+    """Python engine and TLC on one mutant: the same violated property, and the Python
+    counterexample replayed in TLC."""
+    from groupcheck.explore.run import explore
+    from groupcheck.mutants import get_mutant
+
+    if mutant not in TLA_MUTANTS:
+        raise ConfigError(
+            f"mutant {mutant!r} has no TLA+ counterpart; those with one: {', '.join(TLA_MUTANTS)}"
+        )
+    m = get_mutant(mutant)
+    config = m.mutated_config()
+    scenario = config_named(m.config.name)
+    check_in_scope(scenario)
+    outcome = explore(config, engine="bfs", budget_seconds=budget, shortest=False)
+    tlc = run_tlc(with_mutant(cfg_text(scenario), mutant))
+    doc: dict[str, Any] = {
+        "mutant": mutant,
+        "config": scenario.name,
+        "python_violated": outcome.property,
+        "python_length": len(outcome.path.actions) if outcome.path is not None else None,
+        "tlc_violated": tlc.violated,
+        "tlc_length": len(tlc.trace) - 1 if tlc.trace else None,
+        "same_property": outcome.property is not None and outcome.property == tlc.violated,
+    }
+    if outcome.path is not None and outcome.property is not None:
+        replay = replay_in_tlc(outcome.path, outcome.property, mutant)
+        doc["replayed_in_tlc"] = replay.result == "violation"
+    else:
+        doc["replayed_in_tlc"] = False
+    return doc

@@ -1,0 +1,187 @@
+"""DOT text for the sequence chart, the ownership timeline and the state graph, and
+graphviz's ``dot`` to turn it into SVG or PNG."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+from collections.abc import Hashable, Sequence
+
+import networkx as nx
+
+from reports.render.escape import dot_quote, html_text, short
+from reports.render.view import Row, TraceView, collapse
+
+
+class RenderError(Exception):
+    """graphviz is missing or refused the DOT text."""
+
+
+def _lane_id(i: int) -> str:
+    return f"l{i}"
+
+
+def _fmt_partition(tp: tuple[str, int]) -> str:
+    return f"{tp[0]}-{tp[1]}"
+
+
+def sequence_dot(view: TraceView) -> str:
+    """A sequence chart: one lane per participant (coordinator first), one rank per drawn
+    step; messages are arrows between lanes, local steps are notes on their lane, the
+    violating step is red, and collapsed quiet stretches are one grey row."""
+    lanes = {name: i for i, name in enumerate(view.lanes)}
+    out = [
+        "digraph sequence {",
+        '  graph [rankdir=TB, nodesep=1.6, ranksep=0.18, splines=false, fontname="Helvetica"];',
+        '  node [fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
+    heads = []
+    for name, i in lanes.items():
+        heads.append(
+            f'  h{i} [shape=box, style=filled, fillcolor="#e8eef7", '
+            f"label={dot_quote(short(name))}, tooltip={dot_quote(name)}];"
+        )
+    out += ["  { rank=same;", *heads, "  }"]
+    drawn = collapse(view.rows)
+    previous = {i: f"h{i}" for i in lanes.values()}
+    for r, item in enumerate(drawn):
+        ids = {i: f"r{r}_{_lane_id(i)}" for i in lanes.values()}
+        out.append("  { rank=same;")
+        for node in ids.values():
+            out.append(f'    {node} [shape=point, width=0.02, height=0.02, label=""];')
+        out.append("  }")
+        for i, node in ids.items():
+            out.append(f"  {previous[i]} -> {node} [arrowhead=none, style=dashed, color=grey70];")
+        previous = ids
+        if isinstance(item, int):
+            note = dot_quote(f"… {item} quiet steps …")
+            out.append(f"  {ids[0]} [shape=plaintext, label={note}, fontcolor=grey45];")
+            continue
+        row: Row = item
+        colour = "red" if row.violation else ("grey40" if row.lost else "black")
+        width = "2.2" if row.violation else "1"
+        text = f"{row.index}. {row.label}"
+        if row.violation and view.violation:
+            text += f"\nVIOLATES {view.violation}"
+        src, dst = ids[lanes[row.source]], ids[lanes[row.target]]
+        if row.source != row.target:
+            style = "dashed" if row.lost else "solid"
+            out.append(
+                f"  {src} -> {dst} [label={dot_quote(text)}, color={colour}, fontcolor={colour}, "
+                f"penwidth={width}, style={style}, constraint=false, tooltip={dot_quote(text)}];"
+            )
+        else:
+            out.append(
+                f"  {src} [shape=note, width=0, height=0, fontsize=9, label={dot_quote(text)}, "
+                f"color={colour}, fontcolor={colour}, penwidth={width}];"
+            )
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def timeline_dot(view: TraceView) -> str:
+    """The ownership timeline: partitions by drawn step, each cell the owner(s); a
+    partition owned twice is red, a pending one (revoking, or given but not released
+    elsewhere) is shaded; collapsed stretches are one narrow column."""
+    drawn = collapse(view.rows)
+    header = ['<td bgcolor="#e8eef7"><b>partition</b></td>']
+    for item in drawn:
+        if isinstance(item, int):
+            header.append(f'<td bgcolor="#f2f2f2"><font color="#777777">…{item}…</font></td>')
+        else:
+            mark = ' bgcolor="#ffd6d6"' if item.violation else ' bgcolor="#e8eef7"'
+            header.append(f"<td{mark}><b>{item.index}</b></td>")
+    rows = ["<tr>" + "".join(header) + "</tr>"]
+    last: Row | None = None
+    for tp in view.partitions:
+        cells = [f"<td>{html_text(short(_fmt_partition(tp)))}</td>"]
+        for item in drawn:
+            if isinstance(item, int):
+                row = last
+                cells_text = (
+                    "" if row is None else ", ".join(short(o, 12) for o in row.owners.get(tp, ()))
+                )
+                cells.append(f'<td bgcolor="#f2f2f2">{html_text(cells_text)}</td>')
+                continue
+            last = item
+            owners = item.owners.get(tp, ())
+            colour = ""
+            if len(owners) > 1:
+                colour = ' bgcolor="#ff6b6b"'
+            elif tp in item.pending:
+                colour = ' bgcolor="#d9d9d9"'
+            cells.append(f"<td{colour}>{html_text(', '.join(short(o, 12) for o in owners))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    table = (
+        '<<table border="0" cellborder="1" cellspacing="0" cellpadding="3">'
+        + "".join(rows)
+        + "</table>>"
+    )
+    return (
+        "digraph ownership {\n"
+        '  graph [fontname="Helvetica"];\n'
+        '  node [shape=plaintext, fontname="Helvetica", fontsize=9];\n'
+        f"  timeline [label={table}];\n"
+        "}\n"
+    )
+
+
+def state_graph_dot(graph: nx.DiGraph, path: Sequence[Hashable], max_nodes: int = 400) -> str:
+    """The state graph of a small exploration with ``path`` (node keys from the initial
+    state to the violation) drawn in red. Graphs larger than ``max_nodes`` keep the path
+    and its neighbours only."""
+    on_path = set(path)
+    nodes = list(graph.nodes)
+    if len(nodes) > max_nodes:
+        keep = set(on_path)
+        for n in path:
+            keep.update(graph.successors(n))
+        nodes = [n for n in nodes if n in keep]
+    ids = {n: f"s{i}" for i, n in enumerate(nodes)}
+    out = [
+        "digraph states {",
+        '  graph [rankdir=TB, fontname="Helvetica"];',
+        '  node [shape=circle, width=0.18, fixedsize=true, label="", style=filled,'
+        " fillcolor=grey85];",
+        "  edge [arrowsize=0.4, color=grey70];",
+    ]
+    for n in nodes:
+        attrs = ""
+        if n in on_path:
+            attrs = ", fillcolor=red, color=red"
+        if path and n == path[0]:
+            attrs = ', fillcolor="#4a7bd0", color="#4a7bd0"'
+        depth = graph.nodes[n].get("depth", "?")
+        out.append(f"  {ids[n]} [tooltip={dot_quote(f'depth {depth}')}{attrs}];")
+    steps = set(itertools.pairwise(path))
+    for a, b, data in graph.edges(data=True):
+        if a in ids and b in ids:
+            kind = str(data.get("kind", ""))
+            hot = (a, b) in steps
+            attrs = ", color=red, penwidth=2" if hot else ""
+            out.append(f"  {ids[a]} -> {ids[b]} [tooltip={dot_quote(kind)}{attrs}];")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def run_dot(text: str, fmt: str = "svg", timeout: float = 120.0) -> bytes:
+    """``dot -T<fmt>`` on ``text``."""
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RenderError("graphviz 'dot' not found on PATH (make setup installs it)")
+    try:
+        done = subprocess.run(
+            [exe, f"-T{fmt}"],
+            input=text.encode("utf-8"),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise RenderError(f"dot did not finish within {timeout:.0f} s") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RenderError(f"dot failed: {message[0] if message else done.returncode}")
+    return done.stdout

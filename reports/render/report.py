@@ -1,0 +1,142 @@
+"""Build the pictures and the HTML report of a model path or of an external trace."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from pathlib import Path as FsPath
+
+import networkx as nx
+
+from invariants.check import all_properties
+from invariants.liveness import CONVERGENCE
+from model.actions import Action
+from model.records import State
+from reports.render.dot import (
+    RenderError,
+    run_dot,
+    sequence_dot,
+    state_graph_dot,
+    timeline_dot,
+)
+from reports.render.explain import explain
+from reports.render.html import Figure, report_html
+from reports.render.view import TraceView, collapse, view_of_path
+
+
+def property_text(name: str | None) -> tuple[str, str]:
+    """(description, KIP reference) of the property called ``name``."""
+    if name is None:
+        return "", ""
+    for p in (*all_properties(), CONVERGENCE):
+        if p.name == name:
+            return p.description, p.reference
+    return "", ""
+
+
+def dot_sources(
+    view: TraceView, graph: nx.DiGraph | None = None, graph_path: Sequence[Hashable] = ()
+) -> dict[str, str]:
+    """DOT text per picture: ``sequence``, ``ownership`` and, with a graph, ``states``."""
+    out = {"sequence": sequence_dot(view), "ownership": timeline_dot(view)}
+    if graph is not None:
+        out["states"] = state_graph_dot(graph, graph_path)
+    return out
+
+
+CAPTIONS = {
+    "sequence": "Heartbeats and commits between the coordinator and each client; the "
+    "violating step is red.",
+    "ownership": "Who consumes each partition after each step: red when two clients do, "
+    "grey when the partition is pending (revoking, or given but not yet released).",
+    "states": "The explored state graph; the counterexample path is red, the initial state blue.",
+}
+
+TITLES = {"sequence": "Sequence chart", "ownership": "Ownership timeline", "states": "State graph"}
+
+
+def collapsed_note(view: TraceView) -> str:
+    """How many quiet steps the pictures collapse, if any."""
+    hidden = sum(item for item in collapse(view.rows) if isinstance(item, int))
+    return f" {hidden} quiet steps are collapsed." if hidden else ""
+
+
+def write_pictures(directory: FsPath, sources: dict[str, str], fmt: str = "svg") -> dict[str, str]:
+    """Write ``<name>.dot`` and ``<name>.<fmt>`` for every source; returns the SVG texts
+    (when ``fmt`` is svg)."""
+    svgs: dict[str, str] = {}
+    for name, text in sources.items():
+        (directory / f"{name}.dot").write_text(text, encoding="utf-8")
+        data = run_dot(text, fmt)
+        (directory / f"{name}.{fmt}").write_bytes(data)
+        if fmt == "svg":
+            svgs[name] = data.decode("utf-8")
+    return svgs
+
+
+def write_report(
+    directory: FsPath,
+    *,
+    title: str,
+    view: TraceView,
+    explanation: str,
+    config_text: str,
+    reproduce: str,
+    graph: nx.DiGraph | None = None,
+    graph_path: Sequence[Hashable] = (),
+) -> FsPath:
+    """Write the pictures and ``index.html`` into ``directory`` (which the caller renames
+    into place, so a report that exists is complete)."""
+    description, reference = property_text(view.violation)
+    try:
+        svgs = write_pictures(directory, dot_sources(view, graph, graph_path))
+        note = collapsed_note(view)
+        figures = [
+            Figure(TITLES[k], svg, CAPTIONS[k] + (note if k != "states" else ""))
+            for k, svg in svgs.items()
+        ]
+    except RenderError as e:
+        figures = [Figure("Pictures", "", f"not rendered: {e}")]
+    page = report_html(
+        title,
+        view.violation,
+        view.message,
+        description,
+        reference,
+        explanation,
+        figures,
+        config_text,
+        reproduce,
+    )
+    target = directory / "index.html"
+    target.write_text(page, encoding="utf-8")
+    return target
+
+
+def path_report(
+    directory: FsPath,
+    states: Sequence[State],
+    actions: Sequence[Action],
+    prop: str,
+    message: str,
+    *,
+    title: str,
+    config_text: str,
+    reproduce: str,
+    graph: nx.DiGraph | None = None,
+    graph_path: Sequence[Hashable] = (),
+) -> FsPath:
+    """The report of a model counterexample (its last step is the violation)."""
+    view = view_of_path(states, actions, prop, message, violation_step=len(actions))
+    description, reference = property_text(prop)
+    text = explain(states, actions, prop, message, description, reference)
+    (directory / "explanation.txt").write_text(text, encoding="utf-8")
+    return write_report(
+        directory,
+        title=title,
+        view=view,
+        explanation=text,
+        config_text=config_text,
+        reproduce=reproduce,
+        graph=graph,
+        graph_path=graph_path,
+    )

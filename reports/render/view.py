@@ -1,0 +1,277 @@
+"""The data every picture reads: one row per step of a trace.
+
+A model path gives full states, so ownership is what each client consumes and "pending"
+is what the coordinator has pending revocation or waits to hand out. An external trace
+gives only messages, so ownership is read as the safety validator reads it: a member owns
+what it last reported plus what it was given since, and a partition given but not yet
+reported is pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
+from model.coordinator import pending_partitions
+from model.ids import Assignment, TopicPartition
+from model.records import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    State,
+)
+from model.status import ErrorCode
+
+COORDINATOR = "coordinator"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One step: where it happens, what it says, and who owns what after it."""
+
+    index: int  # 1-based step number
+    line: int | None  # line of the trace file, when read from one
+    kind: str
+    source: str  # lane the step starts on
+    target: str  # lane it ends on (== source for a local step)
+    label: str
+    lost: bool
+    owners: dict[TopicPartition, tuple[str, ...]]
+    pending: frozenset[TopicPartition]
+    epochs: dict[str, int]
+    quiet: bool  # nothing but a routine heartbeat round trip
+    violation: bool = False
+
+
+@dataclass
+class TraceView:
+    """Lanes (coordinator first), partitions and rows of a trace."""
+
+    lanes: list[str]
+    partitions: list[TopicPartition]
+    rows: list[Row]
+    violation: str | None = None
+    message: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _parts(a: Assignment | None) -> str:
+    if a is None:
+        return "–"
+    by_topic: dict[str, list[int]] = {}
+    for t, p in sorted(a):
+        by_topic.setdefault(t, []).append(p)
+    return "[" + ", ".join(f"{t}-{','.join(map(str, ps))}" for t, ps in by_topic.items()) + "]"
+
+
+def message_label(action: Action) -> tuple[str, str, str, bool]:
+    """(source lane, target lane, label, lost) of a message action, else of a local one."""
+    if isinstance(action, DeliverMessage | LoseMessage):
+        m = action.message
+        b = m.body
+        lost = isinstance(action, LoseMessage)
+        src, dst = (m.client, COORDINATOR) if m.to_coordinator else (COORDINATOR, m.client)
+        if isinstance(b, ConsumerGroupHeartbeatRequest):
+            owned = "" if b.topic_partitions is None else f" owned={_parts(b.topic_partitions)}"
+            text = f"HB epoch={b.member_epoch}{owned}"
+        elif isinstance(b, ConsumerGroupHeartbeatResponse):
+            if b.error_code is not ErrorCode.NONE:
+                text = f"HB {b.error_code.name}"
+            else:
+                given = "" if b.assignment is None else f" assigned={_parts(b.assignment)}"
+                text = f"HB epoch={b.member_epoch}{given}"
+        elif isinstance(b, OffsetCommitRequest):
+            text = f"commit epoch={b.generation_id_or_member_epoch} {_parts(b.topics)}"
+        else:
+            assert isinstance(b, OffsetCommitResponse)
+            text = f"commit {b.error_code.name}"
+        return src, dst, ("lost: " if lost else "") + text, lost
+    lane = getattr(action, "client", None) or COORDINATOR
+    detail = getattr(action, "member_id", None)
+    label = action.kind + (f" {detail}" if detail else "")
+    return lane, lane, label, False
+
+
+def _routine(action: Action) -> bool:
+    if not isinstance(action, DeliverMessage):
+        return action.kind == "SendHeartbeat"
+    b = action.message.body
+    if isinstance(b, ConsumerGroupHeartbeatRequest):
+        return b.member_epoch > 0 and b.topic_partitions is None
+    if isinstance(b, ConsumerGroupHeartbeatResponse):
+        return b.error_code is ErrorCode.NONE and b.assignment is None
+    return False
+
+
+def _state_ownership(
+    state: State,
+) -> tuple[dict[TopicPartition, tuple[str, ...]], frozenset[TopicPartition], dict[str, int]]:
+    owners: dict[TopicPartition, list[str]] = {}
+    for c in state.clients:
+        for tp in c.owned:
+            owners.setdefault(tp, []).append(c.name)
+    pending: set[TopicPartition] = set()
+    for m in state.group.members.values():
+        pending |= m.partitions_pending_revocation
+        pending |= pending_partitions(state.group, m)
+    epochs = {mid: m.member_epoch for mid, m in state.group.members.items()}
+    return {tp: tuple(v) for tp, v in owners.items()}, frozenset(pending), epochs
+
+
+def view_of_path(
+    states: Sequence[State],
+    actions: Sequence[Action],
+    violation: str | None = None,
+    message: str | None = None,
+    violation_step: int | None = None,
+) -> TraceView:
+    """The view of a model path (``states`` has one more element than ``actions``)."""
+    lanes = [COORDINATOR, *(c.name for c in states[0].clients)]
+    partitions: set[TopicPartition] = set()
+    for s in states:
+        for name, meta in s.topics.items():
+            partitions.update((meta.topic_id, i) for i in range(meta.partitions))
+            del name
+    rows = []
+    for i, (action, post) in enumerate(zip(actions, states[1:], strict=True), 1):
+        src, dst, label, lost = message_label(action)
+        owners, pending, epochs = _state_ownership(post)
+        rows.append(
+            Row(
+                i,
+                None,
+                action.kind,
+                src,
+                dst,
+                label,
+                lost,
+                owners,
+                pending,
+                epochs,
+                quiet=_routine(action),
+                violation=i == violation_step,
+            )
+        )
+    return TraceView(lanes, sorted(partitions), rows, violation, message)
+
+
+@dataclass
+class _Member:
+    reported: Assignment = frozenset()
+    received: Assignment = frozenset()
+    epoch: int = 0
+
+
+def view_of_events(
+    actions: Iterable[tuple[int, Action]],
+    violations: dict[int, str] | None = None,
+) -> TraceView:
+    """The view of an external trace's (line, action) events; ``violations`` maps a line
+    to the property the validator reported there."""
+    violations = violations or {}
+    members: dict[str, _Member] = {}
+    lanes = [COORDINATOR]
+    partitions: set[TopicPartition] = set()
+    rows: list[Row] = []
+    first: tuple[str, str] | None = None
+    for i, (line, action) in enumerate(actions, 1):
+        src, dst, label, lost = message_label(action)
+        for lane in (src, dst):
+            if lane not in lanes:
+                lanes.append(lane)
+        if isinstance(action, DeliverMessage):
+            m = action.message
+            b = m.body
+            view = members.setdefault(m.client, _Member())
+            if isinstance(b, ConsumerGroupHeartbeatRequest):
+                if b.member_epoch < 0:
+                    members[m.client] = _Member()
+                elif b.topic_partitions is not None:
+                    view.reported = b.topic_partitions
+                    view.received = view.received & b.topic_partitions
+            elif isinstance(b, ConsumerGroupHeartbeatResponse):
+                if b.error_code is not ErrorCode.NONE:
+                    if b.error_code.name in ("FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID"):
+                        members[m.client] = _Member()
+                else:
+                    view.epoch = max(view.epoch, b.member_epoch)
+                    if b.assignment is not None:
+                        view.received = b.assignment
+                        partitions.update(b.assignment)
+        owners: dict[TopicPartition, list[str]] = {}
+        pending: set[TopicPartition] = set()
+        for name, mv in members.items():
+            for tp in mv.reported | mv.received:
+                owners.setdefault(tp, []).append(name)
+                partitions.add(tp)
+            pending |= mv.received - mv.reported
+        bad = line in violations
+        if bad and first is None:
+            first = (violations[line], f"line {line}")
+        rows.append(
+            Row(
+                i,
+                line,
+                action.kind,
+                src,
+                dst,
+                label,
+                lost,
+                {tp: tuple(v) for tp, v in owners.items()},
+                frozenset(pending),
+                {n: mv.epoch for n, mv in members.items()},
+                quiet=_routine(action) and not bad,
+                violation=bad,
+            )
+        )
+    return TraceView(
+        lanes,
+        sorted(partitions),
+        rows,
+        first[0] if first else None,
+        f"reported at {first[1]}" if first else None,
+    )
+
+
+QUIET_RUN = 3
+"""Quiet stretches longer than this are collapsed in long traces."""
+
+
+def _perturbation(kind: str) -> bool:
+    cls = ACTIONS_BY_KIND.get(kind)
+    return cls is not None and cls.PERTURBATION
+
+
+def collapse(rows: Sequence[Row], keep_all_below: int = 60) -> list[Row | int]:
+    """The rows to draw: in traces longer than ``keep_all_below``, a stretch of more than
+    ``QUIET_RUN`` quiet steps — no perturbation, no violation, and no change of ownership,
+    pending partitions or member epochs — is replaced by the number of steps it holds."""
+    if len(rows) <= keep_all_below:
+        return list(rows)
+    out: list[Row | int] = []
+    run: list[Row] = []
+
+    def flush() -> None:
+        if len(run) > QUIET_RUN:
+            out.append(len(run))
+        else:
+            out.extend(run)
+        run.clear()
+
+    previous: Row | None = None
+    for row in rows:
+        unchanged = previous is not None and (
+            row.owners == previous.owners
+            and row.pending == previous.pending
+            and row.epochs == previous.epochs
+        )
+        if unchanged and not row.violation and not _perturbation(row.kind):
+            run.append(row)
+        else:
+            flush()
+            out.append(row)
+        previous = row
+    flush()
+    return out

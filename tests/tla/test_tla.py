@@ -1,0 +1,161 @@
+"""The TLA+ specification against the Python model: configuration files in sync, TLC's
+results pinned in tla/manifest.json, reachable state sets equal, mutants found by both,
+and Python counterexamples replayed in TLC."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.explore.run import explore
+from groupcheck.mutants import get_mutant
+from groupcheck.tla.configs import CI_CONFIGS, CONFIGS, TLA_DIR, cfg_text, check_in_scope
+from groupcheck.tla.crosscheck import crosscheck, mutant_agreement, replay_in_tlc, to_tla
+from groupcheck.tla.tlc import run_tlc
+from groupcheck.tla.values import EMPTY, Fn, Seq, ValueError_, fn, parse_value
+from model.path import Path
+from model.presets import STATIC, TOPICS
+from model.status import ConfigError
+
+MANIFEST = json.loads((TLA_DIR / "manifest.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_cfg_file_is_generated_from_the_python_config(name: str) -> None:
+    assert (TLA_DIR / f"{name}.cfg").read_text(encoding="utf-8") == cfg_text(CONFIGS[name])
+
+
+@pytest.mark.parametrize("config", [STATIC, TOPICS])
+def test_configs_outside_the_spec_are_refused(config: object) -> None:
+    with pytest.raises(ConfigError, match="outside the TLA\\+ specification's scope"):
+        check_in_scope(config)  # type: ignore[arg-type]
+
+
+def test_every_config_is_in_the_manifest() -> None:
+    assert set(MANIFEST["configs"]) == set(CONFIGS)
+
+
+def test_tlc_values_parse_and_print_back() -> None:
+    text = "(A :> [epoch |-> 2, owned |-> {0, 1}, sent |-> <<[parts |-> <<>>]>>] @@ B :> <<>>)"
+    value = parse_value(text)
+    assert isinstance(value, Fn)
+    assert dict(value.items)["B"] == EMPTY
+    assert parse_value(to_tla(value)) == value
+    assert parse_value('<<"x", -3, TRUE>>') == Seq(("x", -3, True))
+    assert fn({}) == parse_value("<< >>")
+    with pytest.raises(ValueError_):
+        parse_value("[epoch |-> ]")
+
+
+@pytest.mark.parametrize("name", CI_CONFIGS)
+def test_tlc_check_matches_the_manifest(name: str) -> None:
+    result = run_tlc(cfg_text(CONFIGS[name]))
+    pinned = MANIFEST["configs"][name]
+    assert result.result == pinned["expected"]
+    assert result.distinct_states == pinned["distinct_states"]
+
+
+@pytest.mark.parametrize("name", CI_CONFIGS)
+def test_reachable_states_equal(name: str) -> None:
+    doc = crosscheck(name)
+    assert doc["equal"], (doc["only_in_python"], doc["only_in_tlc"])
+    assert doc["python_states"] == doc["tlc_states"] == MANIFEST["configs"][name]["distinct_states"]
+
+
+def test_a_model_that_differs_from_the_spec_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Python model that forgets the group-epoch bump on a join reaches other states: the
+    # cross-check must report the difference with examples, not only compare sizes.
+    from groupcheck.tla import configs
+    from model import coordinator
+    from model.rules import DEFAULT_RULES
+
+    def no_bump_for_new_members(group, old, new, config):  # type: ignore[no-untyped-def]
+        return old is not None and coordinator.should_bump_group_epoch(group, old, new, config)
+
+    rules = replace(DEFAULT_RULES, should_bump_group_epoch=no_bump_for_new_members)
+    monkeypatch.setitem(configs.CONFIGS, "TINY1", replace(CONFIGS["TINY1"], rules=rules))
+    doc = crosscheck("TINY1")
+    assert not doc["equal"]
+    assert doc["only_in_python_count"] > 0
+    assert doc["only_in_python"]
+    assert "groupEpoch" in doc["only_in_python"][0]
+
+
+@pytest.mark.parametrize(
+    "mutant", ["revoke-without-waiting", "no-epoch-bump-on-fence", "adopt-negative-epoch"]
+)
+def test_mutant_found_by_both_and_replayed_in_tlc(mutant: str) -> None:
+    doc = mutant_agreement(mutant)
+    assert doc["same_property"], doc
+    assert doc["python_violated"] == MANIFEST["mutants"][mutant]["violated"]
+    assert doc["replayed_in_tlc"], doc
+
+
+def test_a_mutant_counterexample_does_not_replay_in_the_correct_spec() -> None:
+    m = get_mutant("revoke-without-waiting")
+    outcome = explore(m.mutated_config(), engine="bfs", budget_seconds=60, shortest=False)
+    assert outcome.path is not None
+    assert outcome.property is not None
+    assert replay_in_tlc(outcome.path, outcome.property, m.name).result == "violation"
+    assert replay_in_tlc(outcome.path, outcome.property, None).result == "ok"
+    # A path cut short of the violation replays, but does not end in it.
+    short = Path(outcome.path.config, outcome.path.actions[:-1])
+    assert replay_in_tlc(short, outcome.property, m.name).result == "ok"
+
+
+def test_cli_check_and_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tla", "check", "--config", "TINY1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"] == "ok"
+    assert doc["distinct_states"] == MANIFEST["configs"]["TINY1"]["distinct_states"]
+    assert main(["tla", "check", "--config", "NOPE"]) == 2
+    assert "unknown TLA+ configuration 'NOPE'" in capsys.readouterr().err
+    assert main(["tla", "check", "--config", "TINY1", "--mutant", "no-such-rule"]) == 2
+    assert "no-such-rule" in capsys.readouterr().err
+
+
+def test_cli_crosscheck_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tla", "crosscheck", "--config", "TINY1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for key in ("python_states", "tlc_states", "equal", "only_in_python", "only_in_tlc"):
+        assert key in doc
+    assert doc["equal"] is True
+
+
+def test_symmetry_only_for_interchangeable_clients() -> None:
+    assert "SYMMETRY SymmetryAB" in cfg_text(CONFIGS["PAIR_LOSS1"], symmetry=True)
+    with pytest.raises(ConfigError, match="no interchangeable clients"):
+        cfg_text(CONFIGS["TINY1"], symmetry=True)
+
+
+@pytest.mark.parametrize("name", CI_CONFIGS)
+def test_python_bfs_counts_the_same_distinct_states_as_tlc(name: str) -> None:
+    # BFS merges states that differ only in how channels interleave: exactly the states
+    # the spec does not distinguish, so the counts agree with TLC's.
+    from groupcheck.explore.bfs import bfs
+
+    result = bfs(CONFIGS[name], check_convergence=False)
+    assert result.result == "ok"
+    assert result.distinct_states == MANIFEST["configs"][name]["distinct_states"]
+
+
+def test_channel_normal_form_keeps_each_channel_in_order() -> None:
+    from groupcheck.explore.bfs import channel_normal_form
+    from model import system
+
+    config = CONFIGS["PAIR_LOSS1"]
+    state = system.initial(config)
+    for client in ("B", "A"):
+        state = system.step(
+            state,
+            next(a for a in system.enabled(state, config) if getattr(a, "client", None) == client),
+            config,
+        )
+    normal = channel_normal_form(config)(state)
+    assert [m.client for m in state.network] == ["B", "A"]
+    assert [m.client for m in normal.network] == ["A", "B"]
+    assert sorted(map(repr, normal.network)) == sorted(map(repr, state.network))
+    assert channel_normal_form(config)(normal) is normal
