@@ -28,6 +28,7 @@ def bars(
     height = top + row * max(len(items), 1) + 10
     peak = max((v for _, v in items), default=0) or 1
     span = width - label_width - 90
+    fits = max(8, (label_width - 8) // 7)  # characters of a 12px label that fit its column
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="{escape(title)}" style="{FONT}">',
@@ -39,7 +40,7 @@ def bars(
         y = top + i * row
         color = ALERT if label in highlight else BAR
         w = max(span * value / peak, 0 if value == 0 else 1)
-        shown = label if len(label) <= 48 else label[:47] + "…"
+        shown = label if len(label) <= fits else label[: fits - 1] + "…"
         out.append(
             f'<text x="{label_width - 6}" y="{y + 12}" text-anchor="end">'
             f"<title>{escape(label)}</title>{escape(shown)}</text>"
