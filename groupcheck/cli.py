@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from groupcheck.argtypes import add_validation_options, non_negative, positive_float
 from model.presets import PRESETS, preset
 from model.status import ConfigError
 
@@ -24,16 +25,6 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,8 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     sim.add_argument("--preset", required=True, help=f"preset name, one of: {', '.join(PRESETS)}")
-    sim.add_argument("--seed", required=True, type=_non_negative, help="PRNG seed (>= 0)")
-    sim.add_argument("--steps", type=_non_negative, default=40, help="steps to play (default 40)")
+    sim.add_argument("--seed", required=True, type=non_negative, help="PRNG seed (>= 0)")
+    sim.add_argument("--steps", type=non_negative, default=40, help="steps to play (default 40)")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
     exp = sub.add_parser(
@@ -71,10 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("--engine", choices=("bfs", "walk", "hypothesis"), default="bfs")
     exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
-    exp.add_argument("--seed", type=_non_negative, default=0)
+    exp.add_argument("--seed", type=non_negative, default=0)
     exp.add_argument(
         "--budget",
-        type=_positive_float,
+        type=positive_float,
         default=60.0,
         metavar="SECONDS",
         help="time budget (default 60)",
@@ -109,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mut.add_argument(
         "--budget",
-        type=_positive_float,
+        type=positive_float,
         default=60.0,
         metavar="SECONDS",
         help="per-mutant time budget (default 60)",
@@ -135,34 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     val.add_argument("files", nargs="+", metavar="FILE")
-    val.add_argument("--mode", choices=("conformance", "safety"), default="safety")
-    val.add_argument(
-        "--format",
-        choices=("auto", "ndjson", "itf"),
-        default="auto",
-        help="input format (auto: ITF for *.itf.json, else the NDJSON trace format)",
-    )
-    val.add_argument(
-        "--settle",
-        type=_non_negative,
-        default=100,
-        help="safety: events after the last perturbation before convergence is required "
-        "(default 100)",
-    )
+    add_validation_options(val)
     val.add_argument("--json", action="store_true", help="print one JSON object")
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(sub)
     return parser
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
-    return value
 
 
 def _config_for(preset_name: str | None, mutant_name: str | None, default: str = "SMALL"):  # type: ignore[no-untyped-def]
@@ -421,39 +389,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from groupcheck.validate import validate_conformance, validate_safety
+    from groupcheck.validate import validate_file
 
-    reports = []
-    for name in args.files:
-        try:
-            with open(name, encoding="utf-8", errors="strict") as f:
-                lines = (line.rstrip("\n") for line in f)
-                itf = args.format == "itf" or (args.format == "auto" and name.endswith(".itf.json"))
-                if itf:
-                    from groupcheck.validate import validate_itf
-
-                    try:
-                        doc = json.load(f)
-                    except json.JSONDecodeError as e:
-                        from groupcheck.validate import Report
-
-                        reports.append(
-                            Report(name, "itf", error=f"{name}:{e.lineno}:{e.colno}: {e.msg}")
-                        )
-                        continue
-                    reports.append(validate_itf(name, doc))
-                elif args.mode == "conformance":
-                    reports.append(validate_conformance(name, lines))
-                else:
-                    reports.append(validate_safety(name, lines, settle=args.settle))
-        except UnicodeDecodeError as e:
-            from groupcheck.validate import Report
-
-            reports.append(Report(name, args.mode, error=f"{name}: not UTF-8 ({e.reason})"))
-        except OSError as e:
-            from groupcheck.validate import Report
-
-            reports.append(Report(name, args.mode, error=f"{name}: {e.strerror}"))
+    reports = [validate_file(name, args.mode, args.settle, args.format) for name in args.files]
     violations = [v for r in reports for v in r.violations]
     errors: list[str] = [r.error for r in reports if r.error]
     result = "malformed" if errors else ("violations" if violations else "valid")

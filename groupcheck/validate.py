@@ -18,6 +18,7 @@ Two modes, both streaming (one pass, memory independent of trace length):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -324,3 +325,29 @@ def validate_itf(file: str, doc: object) -> Report:
                 if not prop.holds(step):
                     report.violations.append(Finding(file, i, prop.name, prop.explain(step)))
     return report
+
+
+def validate_file(name: str, mode: str, settle: int = 100, fmt: str = "auto") -> Report:
+    """Validate one trace file as ``groupcheck validate`` does: ITF for ``fmt == "itf"``
+    (or ``"auto"`` and a name ending ``.itf.json``), else the NDJSON trace format in
+    ``mode``. An unreadable or malformed file — or a validator failure — gives a report
+    with ``error`` set, never an exception."""
+    itf = fmt == "itf" or (fmt == "auto" and name.endswith(".itf.json"))
+    try:
+        with open(name, encoding="utf-8", errors="strict") as f:
+            if itf:
+                try:
+                    doc = json.load(f)
+                except json.JSONDecodeError as e:
+                    return Report(name, "itf", error=f"{name}:{e.lineno}:{e.colno}: {e.msg}")
+                return validate_itf(name, doc)
+            lines = (line.rstrip("\n") for line in f)
+            if mode == "conformance":
+                return validate_conformance(name, lines)
+            return validate_safety(name, lines, settle=settle)
+    except UnicodeDecodeError as e:
+        return Report(name, mode, error=f"{name}: not UTF-8 ({e.reason})")
+    except OSError as e:
+        return Report(name, mode, error=f"{name}: {e.strerror or e}")
+    except Exception as e:  # one file's validator failure is reported for that file only
+        return Report(name, mode, error=f"{name}: validator failed: {type(e).__name__}: {e}")

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from groupcheck.argtypes import add_validation_options, positive, positive_float
+
 Say = Callable[[str], None]
 
 
@@ -48,13 +50,13 @@ def register(sub: Any) -> None:
     exp.add_argument("--grid", required=True, metavar="FILE", help="grid file (*.json or *.toml)")
     exp.add_argument(
         "--runs",
-        type=_positive,
+        type=positive,
         metavar="N",
         help="runs (seeds) per grid cell; required unless the grid lists its seeds",
     )
     exp.add_argument(
         "--part-size",
-        type=_positive,
+        type=positive,
         metavar="N",
         help="runs per part (a Spark task and a result file); default: about 64 parts",
     )
@@ -77,19 +79,7 @@ def register(sub: Any) -> None:
         metavar="GLOB",
         help="trace files ('**' recurses; quote it); may be given more than once",
     )
-    val.add_argument("--mode", choices=("safety", "conformance"), default="safety")
-    val.add_argument(
-        "--format",
-        choices=("auto", "ndjson", "itf"),
-        default="auto",
-        help="input format (auto: ITF for *.itf.json, else the NDJSON trace format)",
-    )
-    val.add_argument(
-        "--settle",
-        type=_non_negative,
-        default=100,
-        help="safety: events after the last perturbation before convergence is required",
-    )
+    add_validation_options(val)
     _common(val)
     val.set_defaults(handler=cmd_validate)
 
@@ -112,7 +102,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--connect-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=60.0,
         metavar="SECONDS",
         help="how long to wait for a cluster's first executor (default 60)",
@@ -135,36 +125,6 @@ def _usage(p: argparse.ArgumentParser) -> int:
         "groupcheck: error: pipeline: choose a step: explore, validate or report", file=sys.stderr
     )
     return 2
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return value
 
 
 def _conf(text: str) -> tuple[str, str]:

@@ -23,8 +23,6 @@ from groupcheck.pipeline.errors import PipelineError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from groupcheck.validate import Report
-
 FORMATS = ("auto", "ndjson", "itf")
 
 
@@ -112,32 +110,6 @@ def byte_parts(sizes: Sequence[int], parts_hint: int = 64) -> list[tuple[int, in
     return out
 
 
-def validate_file(name: str, mode: str, settle: int, fmt: str) -> Report:
-    """Validate one trace file; an unreadable or malformed file gives a report with
-    ``error`` set (never an exception)."""
-    from groupcheck.validate import Report, validate_conformance, validate_itf, validate_safety
-
-    itf = fmt == "itf" or (fmt == "auto" and name.endswith(".itf.json"))
-    try:
-        with open(name, encoding="utf-8", errors="strict") as f:
-            if itf:
-                try:
-                    doc = json.load(f)
-                except json.JSONDecodeError as e:
-                    return Report(name, "itf", error=f"{name}:{e.lineno}:{e.colno}: {e.msg}")
-                return validate_itf(name, doc)
-            lines = (line.rstrip("\n") for line in f)
-            if mode == "conformance":
-                return validate_conformance(name, lines)
-            return validate_safety(name, lines, settle=settle)
-    except UnicodeDecodeError as e:
-        return Report(name, mode, error=f"{name}: not UTF-8 ({e.reason})")
-    except OSError as e:
-        return Report(name, mode, error=f"{name}: {e.strerror or e}")
-    except Exception as e:  # a validator crash is reported for this trace only
-        return Report(name, mode, error=f"{name}: validator failed: {type(e).__name__}: {e}")
-
-
 def trace_schema() -> pa.Schema:
     import pyarrow as pa
 
@@ -160,6 +132,8 @@ def trace_schema() -> pa.Schema:
 def validate_range(plan: CorpusPlan, start: int, stop: int) -> pa.Table:
     """Validate files ``start`` … ``stop - 1`` of the corpus into a table of verdicts."""
     import pyarrow as pa
+
+    from groupcheck.validate import validate_file
 
     rows: dict[str, list[Any]] = {name: [] for name in trace_schema().names}
     for i in range(start, stop):

@@ -32,20 +32,15 @@ from pyspark.sql import SparkSession
 
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.masters import master_kind, on_this_machine, probe
+from groupcheck.pipeline.standalone import log4j2_properties
 from groupcheck.pipeline.store import done_parts
 from groupcheck.pipeline.work import MARK, SUMMARY_DDL, Job, PartSummary, map_parts
 
-LOG4J2 = """\
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
-logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
-logger.gateway.level = error
-"""
+LOG4J2 = log4j2_properties("error") + (
+    "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
+    "logger.gateway.level = error\n"
+)
+"""The driver's logging: errors only (groupcheck reports progress itself)."""
 
 PACKAGES = ("model", "invariants", "reports", "groupcheck")
 """The project's top-level packages, shipped to a cluster's executors."""

@@ -28,15 +28,18 @@ from groupcheck.pipeline.errors import PipelineError
 
 HOST = "127.0.0.1"
 
-_LOG4J2 = """\
-rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
-"""
+def log4j2_properties(level: str) -> str:
+    """A Log4j 2 configuration for Spark's JVMs: ``level`` and above, one line each on
+    stderr."""
+    return (
+        f"rootLogger.level = {level}\n"
+        "rootLogger.appenderRef.stderr.ref = console\n"
+        "appender.console.type = Console\n"
+        "appender.console.name = console\n"
+        "appender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+        "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex\n"
+    )
 
 
 def free_port() -> int:
@@ -69,7 +72,7 @@ class StandaloneCluster:
         self._procs: list[subprocess.Popen[bytes]] = []
         conf = self.dir / "conf"
         conf.mkdir(parents=True, exist_ok=True)
-        (conf / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
+        (conf / "log4j2.properties").write_text(log4j2_properties("warn"), encoding="utf-8")
         home = spark_home()
         self._spark_class = str(home / "bin" / "spark-class")
         self._env = {

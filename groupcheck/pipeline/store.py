@@ -104,7 +104,7 @@ def prepare(
             raise PipelineError(f"{manifest_path}: not a groupcheck pipeline manifest")
         if manifest.get("kind") != kind or manifest.get("fingerprint") != fingerprint:
             raise PipelineError(
-                f"{out}: holds a {manifest.get('kind')} job with another plan "
+                f"{out}: holds the results of 'pipeline {manifest.get('kind')}' with another plan "
                 f"(fingerprint {manifest.get('fingerprint')}, this one is {fingerprint}); "
                 "use a new --out directory, or the same arguments to resume"
             )

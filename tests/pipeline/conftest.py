@@ -3,16 +3,17 @@ and a grid that finds a violation."""
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path as FsPath
 
 import pytest
+from tracelines import header as trace_header
+from tracelines import heartbeat as _hb
 
 from model import system
 from model.path import Path
 from model.presets import TINY
-from model.trace import FORMAT, path_lines
+from model.trace import path_lines
 
 GRID = """\
 presets = ["TINY"]
@@ -37,25 +38,6 @@ def _progress_walk(seed: int, steps: int = 60) -> Path:
         actions.append(action)
         state = system.step(state, action, TINY)
     return Path(TINY, tuple(actions))
-
-
-def _hb(client: str, body: dict[str, object], request: bool) -> str:
-    return json.dumps(
-        {
-            "seq": 0,
-            "ts": None,
-            "source": "network",
-            "kind": "DeliverMessage",
-            "payload": {
-                "client": client,
-                "incarnation": 0,
-                "connection": 0,
-                "direction": "request" if request else "response",
-                "api": "ConsumerGroupHeartbeat",
-                "body": body,
-            },
-        }
-    )
 
 
 def _ok(member: str, epoch: int, partitions: list[int]) -> dict[str, object]:
@@ -86,9 +68,7 @@ def corpus(tmp_path: FsPath) -> dict[str, str]:
         name = root / ("nested" if seed % 2 else "") / f"valid-{seed}.ndjson"
         name.write_text("\n".join(path_lines(_progress_walk(seed))) + "\n", encoding="utf-8")
         expected[str(name)] = "valid"
-    header = json.dumps(
-        {"format": FORMAT, "version": 1, "protocol": "consumer", "topics": {"foo": 2}}
-    )
+    header = trace_header()
     double = root / "double.ndjson"
     double.write_text(
         "\n".join(

@@ -13,10 +13,11 @@ import pytest
 from groupcheck.cli import main
 from groupcheck.explore.run import replay
 from groupcheck.pipeline import store
-from groupcheck.pipeline.corpus import byte_parts, plan_corpus, validate_file
+from groupcheck.pipeline.corpus import byte_parts, plan_corpus
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.grid import load_grid
 from groupcheck.pipeline.work import Job, execute_part, run_parts
+from groupcheck.validate import validate_file
 from model.actions import ACTION_TYPES
 from model.path import Path as ModelPath
 
@@ -140,7 +141,7 @@ def test_incomplete_or_foreign_directories_are_refused(
         capsys, "pipeline", "explore", "--grid", str(grid_file), "--runs", "3", "--out", str(out)
     )
     assert code == 2
-    assert "holds a explore job with another plan" in err
+    assert "holds the results of 'pipeline explore' with another plan" in err
     assert len(err.strip().splitlines()) == 1
     foreign = tmp_path / "mine"
     foreign.mkdir()

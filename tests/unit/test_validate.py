@@ -7,6 +7,8 @@ import random
 from pathlib import Path as FsPath
 
 import pytest
+from tracelines import header
+from tracelines import heartbeat as hb
 
 from groupcheck.cli import main
 from groupcheck.mutants import get_mutant
@@ -15,7 +17,7 @@ from model import system
 from model.config import Config
 from model.path import Path
 from model.presets import TINY
-from model.trace import FORMAT, path_lines
+from model.trace import path_lines
 
 
 def progress_walk(config: Config, seed: int, steps: int = 80, perturb: bool = False) -> Path:
@@ -61,31 +63,6 @@ def test_conformance_reports_the_first_divergent_event() -> None:
     (finding,) = [v for v in report.violations if v.property == "Conformance"]
     assert finding.line == line_no
     assert "enabled:" in finding.message
-
-
-def header() -> str:
-    return json.dumps(
-        {"format": FORMAT, "version": 1, "protocol": "consumer", "topics": {"foo": 2}}
-    )
-
-
-def hb(client: str, body: dict[str, object], request: bool) -> str:
-    return json.dumps(
-        {
-            "seq": 0,
-            "ts": None,
-            "source": "network",
-            "kind": "DeliverMessage",
-            "payload": {
-                "client": client,
-                "incarnation": 0,
-                "connection": 0,
-                "direction": "request" if request else "response",
-                "api": "ConsumerGroupHeartbeat",
-                "body": body,
-            },
-        }
-    )
 
 
 def parts(*ps: int) -> list[dict[str, object]]:
