@@ -28,6 +28,7 @@ from groupcheck.pipeline.errors import PipelineError
 
 HOST = "127.0.0.1"
 
+
 def log4j2_properties(level: str) -> str:
     """A Log4j 2 configuration for Spark's JVMs: ``level`` and above, one line each on
     stderr."""
