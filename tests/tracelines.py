@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 
+from model import system
+from model.config import Config
+from model.path import Path
 from model.trace import FORMAT
 
 
@@ -32,3 +36,21 @@ def heartbeat(client: str, body: dict[str, object], request: bool) -> str:
             },
         }
     )
+
+
+def progress_walk(
+    config: Config, seed: int, steps: int = 80, perturb: bool = False, idle: str = "perturb"
+) -> Path:
+    """A seeded random walk of the model: progress actions only unless ``perturb``; when
+    none is enabled, ``idle="perturb"`` takes a perturbation and ``idle="stop"`` ends."""
+    rng, state, actions = random.Random(seed), system.initial(config), []
+    for _ in range(steps):
+        enabled = [a for a in system.enabled(state, config) if perturb or not a.PERTURBATION]
+        if not enabled and idle == "perturb":
+            enabled = list(system.enabled(state, config))
+        if not enabled:
+            break
+        action = enabled[rng.randrange(len(enabled))]
+        actions.append(action)
+        state = system.step(state, action, config)
+    return Path(config, tuple(actions))

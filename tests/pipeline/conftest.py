@@ -3,15 +3,13 @@ and a grid that finds a violation."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path as FsPath
 
 import pytest
 from tracelines import header as trace_header
 from tracelines import heartbeat as _hb
+from tracelines import progress_walk
 
-from model import system
-from model.path import Path
 from model.presets import TINY
 from model.trace import path_lines
 
@@ -26,18 +24,6 @@ examples = 3
 steps = 12
 """
 """4 cells; the mutant's walks find a violation within a few seeds."""
-
-
-def _progress_walk(seed: int, steps: int = 60) -> Path:
-    rng, state, actions = random.Random(seed), system.initial(TINY), []
-    for _ in range(steps):
-        enabled = [a for a in system.enabled(state, TINY) if not a.PERTURBATION]
-        if not enabled:
-            break
-        action = enabled[rng.randrange(len(enabled))]
-        actions.append(action)
-        state = system.step(state, action, TINY)
-    return Path(TINY, tuple(actions))
 
 
 def _ok(member: str, epoch: int, partitions: list[int]) -> dict[str, object]:
@@ -66,7 +52,10 @@ def corpus(tmp_path: FsPath) -> dict[str, str]:
     expected: dict[str, str] = {}
     for seed in range(6):
         name = root / ("nested" if seed % 2 else "") / f"valid-{seed}.ndjson"
-        name.write_text("\n".join(path_lines(_progress_walk(seed))) + "\n", encoding="utf-8")
+        name.write_text(
+            "\n".join(path_lines(progress_walk(TINY, seed, 60, idle="stop"))) + "\n",
+            encoding="utf-8",
+        )
         expected[str(name)] = "valid"
     header = trace_header()
     double = root / "double.ndjson"

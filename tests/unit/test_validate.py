@@ -3,34 +3,18 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path as FsPath
 
 import pytest
-from tracelines import header
+from tracelines import header, progress_walk
 from tracelines import heartbeat as hb
 
 from groupcheck.cli import main
 from groupcheck.mutants import get_mutant
 from groupcheck.validate import validate_conformance, validate_safety
 from model import system
-from model.config import Config
-from model.path import Path
 from model.presets import TINY
 from model.trace import path_lines
-
-
-def progress_walk(config: Config, seed: int, steps: int = 80, perturb: bool = False) -> Path:
-    rng, state, actions = random.Random(seed), system.initial(config), []
-    for _ in range(steps):
-        enabled = [a for a in system.enabled(state, config) if perturb or not a.PERTURBATION]
-        enabled = enabled or list(system.enabled(state, config))
-        if not enabled:
-            break
-        action = enabled[rng.randrange(len(enabled))]
-        actions.append(action)
-        state = system.step(state, action, config)
-    return Path(config, tuple(actions))
 
 
 def test_model_trace_is_valid_in_both_modes() -> None:
