@@ -26,6 +26,17 @@ def _fmt_partition(tp: tuple[str, int]) -> str:
     return f"{tp[0]}-{tp[1]}"
 
 
+def _row_text(view: TraceView, row: Row) -> str:
+    text = f"{row.index}. {row.label}"
+    if row.violation and view.violation:
+        text += f"\nVIOLATES {view.violation}"
+    return text
+
+
+def _label_lines(view: TraceView, row: Row) -> int:
+    return _row_text(view, row).count("\n") + 1
+
+
 def sequence_dot(view: TraceView) -> str:
     """A sequence chart: one lane per participant (coordinator first), one rank per drawn
     step; messages are arrows between lanes, local steps are notes on their lane, the
@@ -40,20 +51,31 @@ def sequence_dot(view: TraceView) -> str:
     heads = []
     for name, i in lanes.items():
         heads.append(
-            f'  h{i} [shape=box, style=filled, fillcolor="#e8eef7", '
+            f'  h{i} [shape=box, style=filled, fillcolor="#e8eef7", group={_lane_id(i)}, '
             f"label={dot_quote(short(name))}, tooltip={dot_quote(name)}];"
         )
-    out += ["  { rank=same;", *heads, "  }"]
+    # Invisible edges keep the lanes in order: coordinator, then clients as they appear.
+    order = [f"h{i}" for i in lanes.values()]
+    ordering = [f"  {a} -> {b} [style=invis];" for a, b in itertools.pairwise(order)]
+    out += ["  { rank=same;", *heads, *ordering, "  }"]
     drawn = collapse(view.rows)
     previous = {i: f"h{i}" for i in lanes.values()}
     for r, item in enumerate(drawn):
         ids = {i: f"r{r}_{_lane_id(i)}" for i in lanes.values()}
         out.append("  { rank=same;")
-        for node in ids.values():
-            out.append(f'    {node} [shape=point, width=0.02, height=0.02, label=""];')
-        out.append("  }")
         for i, node in ids.items():
-            out.append(f"  {previous[i]} -> {node} [arrowhead=none, style=dashed, color=grey70];")
+            out.append(
+                f'    {node} [shape=point, width=0.02, height=0.02, label="", group={_lane_id(i)}];'
+            )
+        out.append("  }")
+        # A label of several lines (revoked / pending partitions, the violation) needs as
+        # many ranks of room above its arrow.
+        height = 1 if isinstance(item, int) else _label_lines(view, item)
+        room = f", minlen={height}" if height > 1 else ""
+        for i, node in ids.items():
+            out.append(
+                f"  {previous[i]} -> {node} [arrowhead=none, style=dashed, color=grey70{room}];"
+            )
         previous = ids
         if isinstance(item, int):
             note = dot_quote(f"… {item} quiet steps …")
@@ -62,9 +84,7 @@ def sequence_dot(view: TraceView) -> str:
         row: Row = item
         colour = "red" if row.violation else ("grey40" if row.lost else "black")
         width = "2.2" if row.violation else "1"
-        text = f"{row.index}. {row.label}"
-        if row.violation and view.violation:
-            text += f"\nVIOLATES {view.violation}"
+        text = _row_text(view, row)
         src, dst = ids[lanes[row.source]], ids[lanes[row.target]]
         if row.source != row.target:
             style = "dashed" if row.lost else "solid"

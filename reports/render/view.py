@@ -5,6 +5,13 @@ is what the coordinator has pending revocation or waits to hand out. An external
 gives only messages, so ownership is read as the safety validator reads it: a member owns
 what it last reported plus what it was given since, and a partition given but not yet
 reported is pending.
+
+A heartbeat response's arrow also names what it means for the member (KIP-848 "Member
+Reconciliation"): the partitions it is **revoked** — it held them and the new assignment
+no longer contains them — and its **pending** partitions — in a model path the target
+partitions the coordinator withholds until their previous owner releases them
+(``UNRELEASED_PARTITIONS``, ``CurrentAssignmentBuilder``); in an external trace the
+partitions it is given that another member still holds.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ class Row:
     epochs: dict[str, int]
     quiet: bool  # nothing but a routine heartbeat round trip
     violation: bool = False
+    revoked: frozenset[TopicPartition] = frozenset()  # a response takes these away
+    member_pending: frozenset[TopicPartition] = frozenset()  # a response leaves these pending
 
 
 @dataclass
@@ -64,6 +73,38 @@ def _parts(a: Assignment | None) -> str:
     for t, p in sorted(a):
         by_topic.setdefault(t, []).append(p)
     return "[" + ", ".join(f"{t}-{','.join(map(str, ps))}" for t, ps in by_topic.items()) + "]"
+
+
+def response_detail(revoked: Assignment, pending: Assignment) -> str:
+    """The second line of a heartbeat response's label: revoked and pending partitions."""
+    bits = []
+    if revoked:
+        bits.append(f"revoked={_parts(revoked)}")
+    if pending:
+        bits.append(f"pending={_parts(pending)}")
+    return ("\n" + " ".join(bits)) if bits else ""
+
+
+def _response(action: Action) -> tuple[str, ConsumerGroupHeartbeatResponse] | None:
+    """(client, response) when ``action`` delivers or loses a successful heartbeat response
+    that carries an assignment."""
+    if not isinstance(action, DeliverMessage | LoseMessage):
+        return None
+    b = action.message.body
+    if not isinstance(b, ConsumerGroupHeartbeatResponse):
+        return None
+    if b.error_code is not ErrorCode.NONE or b.assignment is None:
+        return None
+    return action.message.client, b
+
+
+def _request_client(action: Action) -> str | None:
+    """The client whose heartbeat request ``action`` delivers to the coordinator."""
+    if isinstance(action, DeliverMessage) and isinstance(
+        action.message.body, ConsumerGroupHeartbeatRequest
+    ):
+        return action.message.client
+    return None
 
 
 def message_label(action: Action) -> tuple[str, str, str, bool]:
@@ -135,9 +176,26 @@ def view_of_path(
             partitions.update((meta.topic_id, i) for i in range(meta.partitions))
             del name
     rows = []
-    for i, (action, post) in enumerate(zip(actions, states[1:], strict=True), 1):
+    # What the coordinator withholds from each client's member, as of the last heartbeat
+    # request it handled: the response to that request is the one delivered next.
+    withheld: dict[str, Assignment] = {}
+    for i, (action, pre, post) in enumerate(zip(actions, states[:-1], states[1:], strict=True), 1):
         src, dst, label, lost = message_label(action)
         owners, pending, epochs = _state_ownership(post)
+        asked = _request_client(action)
+        if asked is not None:
+            withheld[asked] = _withheld(post, asked)
+        revoked: Assignment = frozenset()
+        member_pending: Assignment = frozenset()
+        answer = _response(action)
+        if answer is not None:
+            name, body = answer
+            client = next((c for c in pre.clients if c.name == name), None)
+            held = client.owned if client is not None else frozenset()
+            assert body.assignment is not None
+            revoked = held - body.assignment
+            member_pending = withheld.get(name, frozenset())
+            label += response_detail(revoked, member_pending)
         rows.append(
             Row(
                 i,
@@ -152,9 +210,18 @@ def view_of_path(
                 epochs,
                 quiet=_routine(action),
                 violation=i == violation_step,
+                revoked=revoked,
+                member_pending=member_pending,
             )
         )
     return TraceView(lanes, sorted(partitions), rows, violation, message)
+
+
+def _withheld(state: State, client_name: str) -> Assignment:
+    """The unreleased partitions the coordinator withholds from ``client_name``'s member."""
+    client = next((c for c in state.clients if c.name == client_name), None)
+    member = state.group.members.get(client.member_id) if client is not None else None
+    return pending_partitions(state.group, member) if member is not None else frozenset()
 
 
 @dataclass
@@ -178,6 +245,20 @@ def view_of_events(
     first: tuple[str, str] | None = None
     for i, (line, action) in enumerate(actions, 1):
         src, dst, label, lost = message_label(action)
+        revoked: Assignment = frozenset()
+        member_pending: Assignment = frozenset()
+        answer = _response(action)
+        if answer is not None:
+            name, body = answer
+            assert body.assignment is not None
+            before = members.get(name, _Member())
+            revoked = (before.reported | before.received) - body.assignment
+            elsewhere: set[TopicPartition] = set()
+            for other, mv in members.items():
+                if other != name:
+                    elsewhere |= mv.reported | mv.received
+            member_pending = (body.assignment - before.reported) & frozenset(elsewhere)
+            label += response_detail(revoked, member_pending)
         for lane in (src, dst):
             if lane not in lanes:
                 lanes.append(lane)
@@ -224,6 +305,8 @@ def view_of_events(
                 {n: mv.epoch for n, mv in members.items()},
                 quiet=_routine(action) and not bad,
                 violation=bad,
+                revoked=revoked,
+                member_pending=member_pending,
             )
         )
     return TraceView(
