@@ -60,7 +60,7 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
     from groupcheck.validate import validate_safety
     from model.trace import read_path
     from model.trace.codec import TraceError, decode_action, parse_event, parse_header
-    from reports.render.explain import explain
+    from reports.render.explain import explain, explain_events
     from reports.render.report import property_text
     from reports.render.view import view_of_events, view_of_path
 
@@ -104,17 +104,28 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
         raise TraceError(1, 1, report.error)
     where = {v.line: v.property for v in report.violations}
     view = view_of_events(events, where)
-    summary = [f"{len(events)} events from an external trace ({header.protocol})."]
-    summary += [f"line {v.line}: {v.property}: {v.message}" for v in report.violations]
-    if not report.violations:
-        summary.append("The safety validator reports nothing.")
-    summary += report.notes
-    return view, "\n".join(summary) + "\n", f"header: {lines[0].strip()}"
+    findings = [(v.line, v.property, v.message) for v in report.violations]
+    text = explain_events(events, view, findings, property_text, header.protocol)
+    if report.notes:
+        text += "\n".join(report.notes) + "\n"
+    return view, text, f"header: {lines[0].strip()}"
+
+
+DEFAULT_OUT = Path("reports/out")
+
+
+def _lists_runs(directory: Path) -> bool:
+    """Whether ``directory`` keeps an index of runs: ``reports/out`` always, any other
+    directory once it has an ``index.html`` of its own."""
+    if (directory / "index.html").is_file():
+        return True
+    return directory.resolve() == DEFAULT_OUT.resolve()
 
 
 def cmd_render(args: argparse.Namespace) -> int:
     from model.trace.codec import TraceError
     from reports.render.dot import RenderError
+    from reports.render.html import write_index
     from reports.render.report import dot_sources, write_pictures, write_report
 
     try:
@@ -132,7 +143,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         message = str(e) if str(e).startswith(args.file) else f"{args.file}:{e}"
         print(f"groupcheck: error: {message}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else Path("reports/out") / f"render-{Path(args.file).stem}"
+    out = Path(args.out) if args.out else DEFAULT_OUT / f"render-{Path(args.file).stem}"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".partial-"))
     try:
@@ -151,6 +162,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         if out.exists():
             shutil.rmtree(out)
         tmp.replace(out)
+        if args.format == "html" and _lists_runs(out.parent):
+            write_index(out.parent)
     except RenderError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         print(f"groupcheck: error: {e}", file=sys.stderr)
