@@ -253,6 +253,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
             mutant=mutant.name if mutant else None,
             named_config=not shrunk,
             engine=outcome.engine,
+            seed=args.seed,
             shortest=outcome.shortest,
             original_length=outcome.original_length,
         )

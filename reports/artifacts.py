@@ -45,6 +45,7 @@ class Counterexample:
     shortest: int | None = None
     original_length: int | None = None
     named_config: bool = True
+    seed: int | None = None
 
     def cli(self) -> str:
         """The command that replays this counterexample (the Python reproducer when the
@@ -98,6 +99,7 @@ class Counterexample:
             "property": self.property,
             "message": self.message,
             "engine": self.engine,
+            "seed": self.seed,
             "preset": self.preset,
             "mutant": self.mutant,
             "config": repr(self.path.config),
@@ -116,6 +118,15 @@ def run_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "-", label).strip("-") or "run"
 
 
+def default_run_label(ce: Counterexample) -> str:
+    """``<scenario>-<mutant or default>-<engine>[-seed<N>]``: a rerun of the same command
+    replaces its own directory, and runs that differ in scenario, mutant, engine or seed
+    never replace each other's."""
+    scenario = ce.preset or ce.path.config.name.split("+")[0]
+    label = f"{scenario}-{ce.mutant or 'default'}-{ce.engine}"
+    return label if ce.seed is None else f"{label}-seed{ce.seed}"
+
+
 def write_counterexample(
     ce: Counterexample,
     out: FsPath = DEFAULT_OUT,
@@ -128,8 +139,7 @@ def write_counterexample(
     Never leaves a partial directory. ``graph`` is the explored state graph (small BFS
     runs) with ``graph_path`` its node keys along the counterexample."""
     out.mkdir(parents=True, exist_ok=True)
-    scenario = ce.preset or ce.path.config.name.split("+")[0]
-    final = out / run_name(name or f"{scenario}-{ce.mutant or 'default'}-{ce.engine}")
+    final = out / run_name(name or default_run_label(ce))
     tmp = FsPath(tempfile.mkdtemp(dir=out, prefix=".partial-"))
     try:
         (tmp / "counterexample.json").write_text(json.dumps(ce.to_json(), indent=1) + "\n")
