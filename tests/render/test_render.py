@@ -7,7 +7,11 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
+import tempfile
+import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,14 +19,22 @@ import pytest
 from groupcheck.cli import main
 from groupcheck.explore.run import explore
 from groupcheck.mutants import get_mutant
-from model.actions import DeliverMessage
+from model import system
+from model.actions import DeliverMessage, Subscribe
+from model.ids import Assignment
+from model.path import Path as ModelPath
+from model.presets import TINY
 from model.records import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, Message
+from model.scenario import Script
 from model.status import ErrorCode
+from model.trace import path_lines
 from model.trace.codec import encode_action
+from reports.artifacts import Counterexample, default_run_label
 from reports.render.dot import run_dot, sequence_dot, timeline_dot
-from reports.render.view import Row, collapse, view_of_path
+from reports.render.view import Row, TraceView, collapse, view_of_path
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "render"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _counterexample_view():  # type: ignore[no-untyped-def]
@@ -40,16 +52,57 @@ def _counterexample_view():  # type: ignore[no-untyped-def]
     )
 
 
+def _revocation_script() -> Script:
+    """TINY in the KIP-848 revocation story: A owns foo-0 and foo-1; B joins and waits for
+    foo-1 (unreleased); A is revoked foo-1, commits, reports foo-0; B then gets foo-1."""
+    s = Script(TINY)
+    s.heartbeat("A")
+    s.reconcile("A")
+    s.do(Subscribe("B"))
+    s.heartbeat("B")
+    s.heartbeat("A")
+    s.reconcile("A")
+    s.heartbeat("A")
+    s.heartbeat("B")
+    s.reconcile("B")
+    return s
+
+
+def _revocation_view() -> TraceView:
+    s = _revocation_script()
+    states = [system.initial(TINY)]
+    for a in s.actions:
+        states.append(system.step(states[-1], a, TINY))
+    return view_of_path(states, s.actions)
+
+
+VIEWS = {"revoke-without-waiting": _counterexample_view, "revocation": _revocation_view}
+
+
+@pytest.mark.parametrize("case", sorted(VIEWS))
 @pytest.mark.parametrize(
     ("name", "render"), [("sequence", sequence_dot), ("ownership", timeline_dot)]
 )
-def test_golden_dot_of_a_known_counterexample(name: str, render) -> None:  # type: ignore[no-untyped-def]
-    text = render(_counterexample_view())
-    golden = GOLDEN / f"revoke-without-waiting.{name}.dot"
+def test_golden_dot_of_a_known_counterexample(case: str, name: str, render) -> None:  # type: ignore[no-untyped-def]
+    text = render(VIEWS[case]())
+    golden = GOLDEN / f"{case}.{name}.dot"
     if os.environ.get("GROUPCHECK_UPDATE_GOLDEN") == "1":
         golden.write_text(text, encoding="utf-8")
     assert text == golden.read_text(encoding="utf-8")
     assert run_dot(text).startswith(b"<?xml")
+
+
+def test_response_arrows_name_revoked_and_pending_partitions() -> None:
+    labels = {r.index: r.label for r in _revocation_view().rows}
+    # B joins while A still owns foo-1: B's response withholds it (UNRELEASED_PARTITIONS).
+    assert labels[8] == "HB epoch=2 assigned=[]\npending=[foo-1]"
+    # A's next response no longer contains foo-1: A is revoked it.
+    assert labels[11] == "HB epoch=1 assigned=[foo-0]\nrevoked=[foo-1]"
+    # Once A reported foo-0 only, B is given foo-1: nothing pending or revoked any more.
+    assert labels[20] == "HB epoch=2 assigned=[foo-1]"
+    text = (GOLDEN / "revocation.sequence.dot").read_text(encoding="utf-8")
+    assert 'label="8. HB epoch=2 assigned=[]\\npending=[foo-1]"' in text
+    assert 'label="11. HB epoch=1 assigned=[foo-0]\\nrevoked=[foo-1]"' in text
 
 
 def test_golden_sequence_marks_the_violation() -> None:
@@ -156,8 +209,6 @@ def test_png_and_svg_formats(tmp_path: Path) -> None:
     m = get_mutant("revoke-without-waiting")
     outcome = explore(m.mutated_config(), engine="bfs", shortest=False)
     assert outcome.path is not None
-    from model.trace import path_lines
-
     trace = tmp_path / "ce.ndjson"
     trace.write_text("\n".join(path_lines(outcome.path)) + "\n", encoding="utf-8")
     assert main(["render", str(trace), "--format", "png", "--out", str(tmp_path / "p")]) == 0
@@ -215,13 +266,256 @@ def test_explore_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (out / "index.html").read_text(encoding="utf-8").count(report.parent.name) >= 1
 
 
+def _message_trace(path: Path, messages: list[Message], topics: dict[str, int]) -> None:
+    """An external trace (no config in the header) of delivered messages."""
+    header = {
+        "format": "groupcheck-trace",
+        "version": 1,
+        "protocol": "consumer",
+        "topics": topics,
+        "config": None,
+    }
+    lines = [json.dumps(header)]
+    for seq, message in enumerate(messages, 1):
+        source, payload = encode_action(DeliverMessage(message))
+        event = {"seq": seq, "ts": None, "source": source, "kind": "DeliverMessage"}
+        lines.append(json.dumps({**event, "payload": payload}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _request(name: str, epoch: int, owned: Assignment | None) -> Message:
+    body = ConsumerGroupHeartbeatRequest(
+        member_id=name,
+        member_epoch=epoch,
+        rebalance_timeout_ms=1000,
+        subscribed_topic_names=frozenset({"foo"}) if owned is not None else None,
+        topic_partitions=owned,
+    )
+    return Message(name, 0, 0, True, body)
+
+
+def _response(name: str, epoch: int, assignment: Assignment | None) -> Message:
+    body = ConsumerGroupHeartbeatResponse(ErrorCode.NONE, name, epoch, 100, assignment)
+    return Message(name, 0, 0, False, body)
+
+
+FOO0, FOO1 = ("foo", 0), ("foo", 1)
+
+DOUBLE_OWNERSHIP = [
+    _request("A", 0, frozenset()),
+    _response("A", 1, frozenset({FOO0, FOO1})),
+    _request("A", 1, frozenset({FOO0, FOO1})),
+    _request("B", 0, frozenset()),
+    # foo-1 is given to B before A reported releasing it: A and B both own it (steps 5, 6).
+    _response("B", 2, frozenset({FOO1})),
+    _response("A", 2, frozenset({FOO0})),
+    _request("A", 2, frozenset({FOO0})),
+]
+"""An external trace whose coordinator hands foo-1 to B while A still holds it."""
+
+
+RED_CELL = "#ff6b6b"
+
+
+def _timeline_cells(dot_text: str) -> list[list[tuple[str, str]]]:
+    """(bgcolor, text) of every cell of the ownership table, row by row."""
+    table = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", dot_text):
+        cells = re.findall(r'<td(?: bgcolor="([^"]*)")?>(.*?)</td>', tr)
+        table.append([(colour, re.sub(r"<[^>]+>", "", text)) for colour, text in cells])
+    return table
+
+
+def test_double_ownership_cells_are_red_and_only_there(tmp_path: Path) -> None:
+    trace = tmp_path / "double.ndjson"
+    _message_trace(trace, DOUBLE_OWNERSHIP, {"foo": 2})
+    out = tmp_path / "out"
+    assert main(["render", str(trace), "--out", str(out)]) == 0
+    table = _timeline_cells((out / "ownership.dot").read_text(encoding="utf-8"))
+    steps = [text for _, text in table[0][1:]]
+    assert steps == [str(i) for i in range(1, len(DOUBLE_OWNERSHIP) + 1)]
+    red = {
+        (row[0][1], steps[j])
+        for row in table[1:]
+        for j, (colour, _) in enumerate(row[1:])
+        if colour == RED_CELL
+    }
+    assert red == {("foo-1", "5"), ("foo-1", "6")}
+    by_step = dict(zip(steps, table[2][1:], strict=True))  # the foo-1 row
+    assert by_step["5"] == (RED_CELL, "A, B")
+    assert by_step["7"] == ("#d9d9d9", "B")  # given to B, not yet reported: pending (grey)
+    # In the SVG, the red fills are the two cells holding "A, B".
+    svg = (out / "ownership.svg").read_text(encoding="utf-8")
+    fills = re.findall(rf'<polygon fill="{RED_CELL}".*?<text[^>]*>([^<]*)</text>', svg, re.S)
+    assert fills == ["A, B", "A, B"]
+    # The explanation says who owns foo-1 twice and where the validator reported it.
+    text = (out / "explanation.txt").read_text(encoding="utf-8")
+    assert "partitions are owned twice: foo-1 by A, B" in text
+
+
+def test_external_trace_is_explained_in_kip_terms(tmp_path: Path) -> None:
+    trace = tmp_path / "double.ndjson"
+    _message_trace(trace, DOUBLE_OWNERSHIP, {"foo": 2})
+    out = tmp_path / "out"
+    assert main(["render", str(trace), "--out", str(out)]) == 0
+    lines = (out / "explanation.txt").read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("Let an external implementation (consumer protocol) log 7 events")
+    assert lines[1] == (
+        "then (1, line 2) A joins with a heartbeat at member epoch 0, reporting it owns []."
+    )
+    assert lines[5].startswith(
+        "then (5, line 6) the coordinator answers B: member epoch 2, assigning [foo-1]: "
+        "B is given [foo-1] while A still holds them"
+    )
+    assert lines[6].startswith("  here NoDoubleClientOwnership is violated")
+    assert lines[7].startswith(
+        "then (6, line 7) the coordinator answers A: member epoch 2, assigning [foo-0]: "
+        "A is revoked [foo-1]"
+    )
+    now = [line for line in lines if line.startswith("Now ")]
+    assert now == [line for line in lines if "(line 6):" in line]
+    assert any(line.startswith("NoDoubleClientOwnership: ") and "KIP-848" in line for line in lines)
+    # The same words label the arrows.
+    seq = (out / "sequence.dot").read_text(encoding="utf-8")
+    assert 'label="5. HB epoch=2 assigned=[foo-1]\\npending=[foo-1]\\nVIOLATES' in seq
+    assert 'label="6. HB epoch=2 assigned=[foo-0]\\nrevoked=[foo-1]"' in seq
+
+
+def test_long_trace_through_render_loses_no_step(tmp_path: Path) -> None:
+    quiet_rounds = 40  # 80 routine heartbeat events: far above the 60-step threshold
+    messages = [_request("A", 0, frozenset()), _response("A", 1, frozenset({FOO0, FOO1}))]
+    messages.append(_request("A", 1, frozenset({FOO0, FOO1})))
+    for _ in range(quiet_rounds):
+        messages += [_request("A", 1, None), _response("A", 1, None)]
+    messages += [_request("B", 0, frozenset()), _response("B", 2, frozenset({FOO1}))]
+    trace = tmp_path / "long.ndjson"
+    _message_trace(trace, messages, {"foo": 2})
+    out = tmp_path / "out"
+    assert main(["render", str(trace), "--format", "html", "--out", str(out)]) == 0
+    seq = (out / "sequence.dot").read_text(encoding="utf-8")
+    drawn = [int(n) for n in re.findall(r'label="(\d+)\. ', seq)]
+    collapsed = [int(n) for n in re.findall(r'label="… (\d+) quiet steps …"', seq)]
+    assert collapsed
+    assert max(collapsed) >= 2 * quiet_rounds - 2
+    assert len(drawn) == len(set(drawn))
+    assert len(drawn) + sum(collapsed) == len(messages)
+    assert drawn[-1] == len(messages)  # the last step, the join of B, is drawn
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert f"{sum(collapsed)} quiet steps are collapsed." in page
+    own = (out / "ownership.dot").read_text(encoding="utf-8")
+    for n in collapsed:
+        assert f"…{n}…" in own
+    text = (out / "explanation.txt").read_text(encoding="utf-8")
+    assert re.search(r"\((\d+) events that change no epoch or ownership\)", text)
+
+
+def test_runs_of_other_seeds_do_not_replace_each_other() -> None:
+    m = get_mutant("revoke-without-waiting")
+    path = ModelPath(m.mutated_config(), ())
+    labels = {
+        default_run_label(Counterexample(path, "P", "", "MUT2", m.name, "walk", seed=seed))
+        for seed in (1, 2)
+    }
+    assert labels == {
+        "MUT2-revoke-without-waiting-walk-seed1",
+        "MUT2-revoke-without-waiting-walk-seed2",
+    }
+
+
+def test_render_refreshes_the_index_of_runs(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "index.html").write_text("old", encoding="utf-8")
+    trace = tmp_path / "double.ndjson"
+    _message_trace(trace, DOUBLE_OWNERSHIP, {"foo": 2})
+    assert main(["render", str(trace), "--out", str(runs / "render-double")]) == 0
+    assert 'href="render-double/index.html"' in (runs / "index.html").read_text(encoding="utf-8")
+    # A directory that keeps no index gets none.
+    assert main(["render", str(trace), "--out", str(tmp_path / "elsewhere" / "r")]) == 0
+    assert not (tmp_path / "elsewhere" / "index.html").exists()
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make setup installs it)")
-def test_report_in_a_headless_browser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _artifacts_dir() -> Path:
+    """Where test artifacts are kept: ``GROUPCHECK_ARTIFACTS`` or the git-ignored
+    ``reports/out/test-artifacts``."""
+    return Path(os.environ.get("GROUPCHECK_ARTIFACTS") or REPO / "reports/out/test-artifacts")
+
+
+def _keep(artifact: Path, name: str) -> Path:
+    """Copy ``artifact`` to the artifacts folder under ``name`` (atomically, so parallel
+    runs never see a half-written file)."""
+    folder = _artifacts_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".partial-", suffix=artifact.suffix)
+    os.close(fd)
+    shutil.copyfile(artifact, tmp)
+    os.chmod(tmp, 0o644)
+    target = folder / name
+    os.replace(tmp, target)
+    return target
+
+
+def _png_pixels(data: bytes) -> Counter[bytes]:
+    """How many pixels of each RGB colour an 8-bit, non-interlaced RGB(A) PNG has (the
+    format Chromium's screenshots use; PNG specification §9 filters undone by hand)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, bytearray()
+    width = height = bpp = 0
+    while pos < len(data):
+        size, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + size]
+        pos += 12 + size
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert (depth, interlace) == (8, 0), (depth, interlace)
+            assert colour in (2, 6), colour
+            bpp = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        elif kind == b"IEND":
+            break
+    raw = zlib.decompress(bytes(idat))
+    stride = width * bpp
+    previous = bytearray(stride)
+    counts: Counter[bytes] = Counter()
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        if kind == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 255
+        elif kind == 2:
+            line = bytearray((a + b) & 255 for a, b in zip(line, previous, strict=True))
+        elif kind in (3, 4):
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b = previous[i]
+                c = previous[i - bpp] if i >= bpp else 0
+                if kind == 3:
+                    line[i] = (line[i] + (a + b) // 2) & 255
+                else:
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                    line[i] = (line[i] + pred) & 255
+        counts.update(bytes(line[x : x + 3]) for x in range(0, stride, bpp))
+        previous = line
+    return counts
+
+
+def test_report_in_a_headless_browser(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    if CHROMIUM is None:
+        message = "chromium is not installed (make setup installs Debian's chromium package)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
     out = tmp_path / "runs"
-    main(
+    code = main(
         [
             "explore",
             "--mutant",
@@ -233,6 +527,7 @@ def test_report_in_a_headless_browser(tmp_path: Path, capsys: pytest.CaptureFixt
             "--json",
         ]
     )
+    assert code == 1  # a violation was found and its report written
     report = Path(json.loads(capsys.readouterr().out)["report"])
     flags = [
         "--headless",
@@ -243,6 +538,7 @@ def test_report_in_a_headless_browser(tmp_path: Path, capsys: pytest.CaptureFixt
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--hide-scrollbars",
         f"--user-data-dir={tmp_path / 'profile'}",
     ]
     url = report.resolve().as_uri()
@@ -263,9 +559,17 @@ def test_report_in_a_headless_browser(tmp_path: Path, capsys: pytest.CaptureFixt
         timeout=120,
         check=True,
     )
-    assert shot.read_bytes().startswith(b"\x89PNG")
-    assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
-    keep = os.environ.get("GROUPCHECK_ARTIFACTS")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "report.png")
+    kept = _keep(shot, f"{request.node.name}.png")
+    pixels = _png_pixels(shot.read_bytes())
+    assert sum(pixels.values()) == 1400 * 2400
+    # Colours only the SVGs paint, so the pictures were drawn, not just present in the DOM:
+    # the red violating arrow and path, the blue initial state of the state graph, and the
+    # pink header of the violating step in the ownership timeline.
+    drawn = {
+        "red (violation)": pixels[bytes((255, 0, 0))],
+        "blue (initial state)": pixels[bytes((0x4A, 0x7B, 0xD0))],
+        "pink (violating step)": pixels[bytes((0xFF, 0xD6, 0xD6))],
+    }
+    assert all(n >= 50 for n in drawn.values()), (drawn, kept)
+    background = pixels[b"\xff\xff\xff"] + pixels[bytes((0xF6, 0xF8, 0xFA))]
+    assert sum(pixels.values()) - background > 20_000, kept  # not a blank page
