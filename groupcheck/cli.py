@@ -204,7 +204,8 @@ def _progress(enabled: bool):  # type: ignore[no-untyped-def]
 
 
 STATE_GRAPH_LIMIT = 1500
-"""Counterexamples of explorations with at most this many states get a state-graph picture."""
+"""Counterexamples of explorations with fewer than this many states get a state-graph
+picture (``reports.render.dot.state_graph_dot`` draws at most 400 of them whole)."""
 
 
 def _small_state_graph(path: Any) -> tuple[Any, Sequence[Any]]:

@@ -148,7 +148,13 @@ def timeline_dot(view: TraceView) -> str:
     )
 
 
-def state_graph_dot(graph: nx.DiGraph, path: Sequence[Hashable], max_nodes: int = 400) -> str:
+STATE_GRAPH_MAX_NODES = 400
+"""State graphs with more nodes are cut to the counterexample path and its successors."""
+
+
+def state_graph_dot(
+    graph: nx.DiGraph, path: Sequence[Hashable], max_nodes: int = STATE_GRAPH_MAX_NODES
+) -> str:
     """The state graph of a small exploration with ``path`` (node keys from the initial
     state to the violation) drawn in red. Graphs larger than ``max_nodes`` keep the path
     and its neighbours only."""

@@ -12,6 +12,7 @@ from invariants.liveness import CONVERGENCE
 from model.actions import Action
 from model.records import State
 from reports.render.dot import (
+    STATE_GRAPH_MAX_NODES,
     RenderError,
     run_dot,
     sequence_dot,
@@ -44,11 +45,14 @@ def dot_sources(
 
 
 CAPTIONS = {
-    "sequence": "Heartbeats and commits between the coordinator and each client; the "
-    "violating step is red.",
+    "sequence": "Heartbeats and commits between the coordinator and each client; a "
+    "response also names the partitions it revokes and those left pending; the violating "
+    "step is red.",
     "ownership": "Who consumes each partition after each step: red when two clients do, "
     "grey when the partition is pending (revoking, or given but not yet released).",
-    "states": "The explored state graph; the counterexample path is red, the initial state blue.",
+    "states": "The explored state graph; the counterexample path is red, the initial state "
+    f"blue. Graphs of more than {STATE_GRAPH_MAX_NODES} states show the path and its "
+    "states' successors only.",
 }
 
 TITLES = {"sequence": "Sequence chart", "ownership": "Ownership timeline", "states": "State graph"}
