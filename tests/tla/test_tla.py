@@ -5,6 +5,7 @@ and Python counterexamples replayed in TLC."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -12,9 +13,27 @@ import pytest
 from groupcheck.cli import main
 from groupcheck.explore.run import explore
 from groupcheck.mutants import get_mutant
-from groupcheck.tla.configs import CI_CONFIGS, CONFIGS, TLA_DIR, cfg_text, check_in_scope
-from groupcheck.tla.crosscheck import crosscheck, mutant_agreement, replay_in_tlc, to_tla
-from groupcheck.tla.tlc import run_tlc
+from groupcheck.tla.configs import (
+    CI_CONFIGS,
+    CONFIGS,
+    SPEC_MUTANTS,
+    SPEC_PERTURBATIONS,
+    STATE_INVARIANTS,
+    STEP_PROPERTIES,
+    TLA_DIR,
+    cfg_text,
+    check_in_scope,
+    tla_name,
+)
+from groupcheck.tla.crosscheck import (
+    TLA_MUTANTS,
+    convergence_agreement,
+    crosscheck,
+    mutant_agreement,
+    replay_in_tlc,
+    to_tla,
+)
+from groupcheck.tla.tlc import run_tlc, with_mutant
 from groupcheck.tla.values import EMPTY, Fn, Seq, ValueError_, fn, parse_value
 from model.path import Path
 from model.presets import STATIC, TOPICS
@@ -84,14 +103,20 @@ def test_a_model_that_differs_from_the_spec_is_caught(monkeypatch: pytest.Monkey
     assert "groupEpoch" in doc["only_in_python"][0]
 
 
-@pytest.mark.parametrize(
-    "mutant", ["revoke-without-waiting", "no-epoch-bump-on-fence", "adopt-negative-epoch"]
-)
-def test_mutant_found_by_both_and_replayed_in_tlc(mutant: str) -> None:
+@pytest.mark.parametrize("mutant", TLA_MUTANTS)
+def test_mutant_found_by_both_at_the_same_depth_and_replayed_in_tlc(mutant: str) -> None:
+    pinned = MANIFEST["mutants"][mutant]
     doc = mutant_agreement(mutant)
+    assert doc["config"] == pinned["config"]
+    assert doc["python_violated"] == doc["tlc_violated"] == pinned["violated"], doc
     assert doc["same_property"], doc
-    assert doc["python_violated"] == MANIFEST["mutants"][mutant]["violated"]
+    assert doc["python_length"] == doc["tlc_length"] == pinned["trace_length"], doc
     assert doc["replayed_in_tlc"], doc
+
+
+def test_every_mutant_with_a_tla_counterpart_is_in_the_manifest() -> None:
+    assert set(MANIFEST["mutants"]) == set(TLA_MUTANTS)
+    assert set(MANIFEST["liveness"]["mutants"]) | set(TLA_MUTANTS) <= set(SPEC_MUTANTS)
 
 
 def test_a_mutant_counterexample_does_not_replay_in_the_correct_spec() -> None:
@@ -159,3 +184,135 @@ def test_channel_normal_form_keeps_each_channel_in_order() -> None:
     assert [m.client for m in normal.network] == ["A", "B"]
     assert sorted(map(repr, normal.network)) == sorted(map(repr, state.network))
     assert channel_normal_form(config)(normal) is normal
+
+
+# --------------------------------------------------------------------------- larger configs
+
+LARGER_CI_CONFIGS = ("TINY", "MUT2", "MUT2_REJOIN")
+"""Manifest configurations beyond CI_CONFIGS whose counts CI checks (TLC and the Python
+BFS take under ten seconds each); PAIR_LOSS1's TLC count is checked by the symmetry test,
+the rest by hand (tla/README.md)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LARGER_CI_CONFIGS)
+def test_larger_configs_match_the_manifest_in_tlc(name: str) -> None:
+    result = run_tlc(cfg_text(CONFIGS[name]))
+    pinned = MANIFEST["configs"][name]
+    assert result.result == pinned["expected"]
+    assert result.distinct_states == pinned["distinct_states"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LARGER_CI_CONFIGS)
+def test_larger_configs_match_the_manifest_in_python(name: str) -> None:
+    from groupcheck.explore.bfs import bfs
+
+    result = bfs(CONFIGS[name], check_convergence=False)
+    pinned = MANIFEST["configs"][name]
+    assert result.result == pinned["expected"]
+    assert result.distinct_states == pinned["distinct_states"]
+
+
+# --------------------------------------------------------------------------- convergence
+
+LIVENESS_CASES = [
+    *((name, None) for name, row in MANIFEST["liveness"]["configs"].items() if row["ci"]),
+    *((row["config"], mutant) for mutant, row in MANIFEST["liveness"]["mutants"].items()),
+]
+
+
+@pytest.mark.parametrize(("name", "mutant"), LIVENESS_CASES)
+def test_convergence_same_verdict_in_tlc_and_python(name: str, mutant: str | None) -> None:
+    pinned = (
+        MANIFEST["liveness"]["configs"][name]
+        if mutant is None
+        else MANIFEST["liveness"]["mutants"][mutant]
+    )
+    doc = convergence_agreement(name, mutant)
+    assert doc["tlc_result"] == pinned["expected"], doc
+    assert doc["tlc_violated"] == pinned["violated"], doc
+    if mutant is None:
+        assert doc["tlc_distinct_states"] == pinned["distinct_states"]
+    assert doc["agree"], doc
+
+
+# --------------------------------------------------------------------------- symmetry
+
+
+def test_tlc_symmetry_reduces_the_states_with_the_same_result() -> None:
+    # PAIR_LOSS1's two clients are interchangeable (same subscription, both joining).
+    config = CONFIGS["PAIR_LOSS1"]
+    pinned = MANIFEST["configs"]["PAIR_LOSS1"]
+    full = run_tlc(cfg_text(config))
+    reduced = run_tlc(cfg_text(config, symmetry=True))
+    assert full.distinct_states == pinned["distinct_states"]
+    assert reduced.result == full.result == pinned["expected"]
+    assert reduced.distinct_states == pinned["symmetry_distinct_states"]
+    assert reduced.distinct_states is not None
+    assert full.distinct_states // 2 <= reduced.distinct_states < full.distinct_states
+
+
+def test_tlc_symmetry_keeps_a_mutant_violation() -> None:
+    config = CONFIGS["PAIR_LOSS1"]
+    result = run_tlc(with_mutant(cfg_text(config, symmetry=True), "assignor-assigns-twice"))
+    assert result.violated == "ValidTargetAssignment.Unique"
+
+
+# --------------------------------------------------------------------------- vocabulary
+
+
+def _definitions(module: str) -> dict[str, str]:
+    """Top-level definitions of ``tla/<module>.tla``: name -> text up to the next one."""
+    text = (TLA_DIR / f"{module}.tla").read_text(encoding="utf-8")
+    heads = list(re.finditer(r"^(\w+)\s*(?:\([^)]*\))?\s*==", text, flags=re.M))
+    ends = [m.start() for m in heads[1:]] + [len(text)]
+    return {m.group(1): text[m.end() : end] for m, end in zip(heads, ends, strict=True)}
+
+
+def _called(body: str) -> set[str]:
+    return set(re.findall(r"\b([A-Z]\w*)\(", body))
+
+
+SPEC_LEAVES_OUT = {
+    "ComputeTargetAssignment": "the target is computed inside the heartbeat",
+    "TemporaryLeave": "static members only",
+    "Restart": "one incarnation per client",
+    "ChangeSubscription": "every client subscribes to foo",
+    "ChangeServerAssignor": "the uniform assignor only",
+    "AddPartitions": "a fixed partition count",
+    "RecreateTopic": "one topic id",
+    "AbandonRequest": "no duplicated or reordered requests",
+}
+
+
+def test_spec_actions_are_the_model_actions() -> None:
+    from model.actions import ACTION_TYPES
+
+    spec = _definitions("KIP848")
+    progress, perturbation = _called(spec["Progress"]), _called(spec["Perturbation"])
+    python = {t.__name__: getattr(t, "PERTURBATION", False) for t in ACTION_TYPES}
+    assert progress == {n for n, p in python.items() if not p} - set(SPEC_LEAVES_OUT)
+    assert perturbation == {n for n, p in python.items() if p} - set(SPEC_LEAVES_OUT)
+    assert perturbation == SPEC_PERTURBATIONS
+    assert set(SPEC_LEAVES_OUT) <= set(python)
+    assert progress | perturbation <= set(spec)
+    # Every progress action has weak fairness in FairSpec, and no perturbation has.
+    props = _definitions("KIP848Properties")
+    fair = _called(props["ProgressFairness"]) | _called(props["DeliveryFairness"])
+    assert fair & set(python) == progress
+
+
+def test_spec_properties_are_the_python_properties() -> None:
+    from invariants.liveness import CONVERGENCE
+    from invariants.properties import STATE_PROPERTIES
+    from invariants.properties import STEP_PROPERTIES as PY_STEP
+
+    props = _definitions("KIP848Properties")
+    assert tuple(tla_name(p.name) for p in STATE_PROPERTIES) == STATE_INVARIANTS
+    assert tuple(tla_name(p.name) for p in PY_STEP) == STEP_PROPERTIES
+    for name in STATE_INVARIANTS:
+        assert name in props
+    for name in STEP_PROPERTIES:
+        assert props[name].split("\n", 1)[0].strip() == f"[][{name}_Step]_vars"
+    assert CONVERGENCE.name in props
