@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     check.add_argument(
         "--liveness",
         action="store_true",
-        help="check Convergence under fairness instead of the step properties (slow in TLC)",
+        help="check Convergence under FairSpec instead of the step properties",
     )
     check.add_argument(
         "--symmetry",
