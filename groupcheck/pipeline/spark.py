@@ -8,6 +8,17 @@ groupcheck/`` (``addPyFile``: executors put it first on ``sys.path``), and the s
 waits a bounded time for an executor to register before any job starts. A
 ``spark://`` master is probed first, so an unreachable one fails at once.
 
+A session this module starts is warmed up before it is handed out: one small task per
+core starts Spark's Python workers and imports the project's task code in them
+(``work.warm_up``). Spark reuses those workers for the job, so the job's time is
+steady-state throughput (what ``bench/bench_pipeline.py`` measures once the session is up),
+and an executor that cannot import the project (the wrong ``PYSPARK_PYTHON``, a missing
+dependency) fails here, with one line, before any part is computed.
+
+Under Spark Connect (``SPARK_REMOTE``, or a session a notebook already runs) the client has
+no ``SparkContext``: the code then reads the master and the parallelism from the session's
+configuration, ships the project with ``addArtifacts`` and does not count executors.
+
 Quiet by design: no UI, no console progress bars, a log4j2 configuration at ``error``
 (the JVM still prints one ``Using incubator modules`` line). ``SPARK_LOCAL_IP`` defaults
 to 127.0.0.1 when the master is on this machine, so no Spark port listens elsewhere.
@@ -28,13 +39,23 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.masters import master_kind, on_this_machine, probe
 from groupcheck.pipeline.standalone import log4j2_properties
 from groupcheck.pipeline.store import done_parts
-from groupcheck.pipeline.work import MARK, SUMMARY_DDL, Job, PartSummary, map_parts
+from groupcheck.pipeline.work import (
+    MARK,
+    SUMMARY_DDL,
+    TASK_MODULES,
+    WARM_UP_DDL,
+    Job,
+    PartSummary,
+    map_parts,
+    warm_up,
+)
 
 LOG4J2 = log4j2_properties("error") + (
     "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
@@ -46,6 +67,9 @@ PACKAGES = ("model", "invariants", "reports", "groupcheck")
 """The project's top-level packages, shipped to a cluster's executors."""
 
 Progress = Callable[[str], None]
+
+PROGRESS_EVERY = 5.0
+"""Seconds between two progress lines of a running job."""
 
 
 def project_zip(directory: Path) -> Path:
@@ -61,9 +85,45 @@ def project_zip(directory: Path) -> Path:
     return target
 
 
-def _executors(spark: SparkSession) -> int:
+def _context(spark: SparkSession) -> SparkContext | None:
+    """The session's ``SparkContext``; None under Spark Connect, where the client has none
+    (``spark.sparkContext`` raises ``JVM_ATTRIBUTE_NOT_SUPPORTED`` there)."""
+    try:
+        return spark.sparkContext
+    except Exception:
+        return None
+
+
+def _conf(spark: SparkSession, key: str) -> str | None:
+    """A setting of the session, None when it is unset or cannot be read."""
+    try:
+        value = spark.conf.get(key, None)
+    except Exception:
+        return None
+    return None if value is None else str(value)
+
+
+def running_master(spark: SparkSession) -> str | None:
+    """The master URL a session runs on (None when a Connect server does not say)."""
+    context = _context(spark)
+    return context.master if context is not None else _conf(spark, "spark.master")
+
+
+def task_slots(spark: SparkSession) -> int:
+    """How many tasks the session runs at once: Spark's default parallelism, else the
+    ``spark.default.parallelism`` setting, else this machine's CPU count."""
+    context = _context(spark)
+    if context is not None:
+        return max(int(context.defaultParallelism), 1)
+    configured = _conf(spark, "spark.default.parallelism")
+    if configured is not None and configured.strip().isdigit():
+        return max(int(configured), 1)
+    return max(os.cpu_count() or 1, 1)
+
+
+def _executors(context: SparkContext) -> int:
     """Executors registered with the driver (the driver itself not counted)."""
-    jsc = spark.sparkContext._jsc
+    jsc = context._jsc
     return int(jsc.sc().getExecutorMemoryStatus().size()) - 1
 
 
@@ -84,10 +144,11 @@ def session(
     if active is not None:
         # A session already runs in this process (a notebook, a managed cluster, a test):
         # use it and leave it running.
-        running = active.sparkContext.master
+        running = running_master(active)
         if master is not None and master != running:
             raise PipelineError(
-                f"--master {master}: this process already runs a Spark session on {running}"
+                f"--master {master}: this process already runs a Spark session on "
+                f"{running or 'a Spark Connect server'}; leave out --master to use it"
             )
         yield active
         return
@@ -129,20 +190,56 @@ def session(
                 f"cannot start Spark with master {master or 'local[*]'}: {_first_line(e)}"
             ) from None
         if kind == "cluster":
-            spark.sparkContext.addPyFile(str(project_zip(tmp)))
+            _ship_project(spark, tmp)
+            context = _context(spark)
             deadline = time.monotonic() + connect_timeout
-            while _executors(spark) < 1:
+            while context is not None and _executors(context) < 1:
                 if time.monotonic() > deadline:
                     raise PipelineError(
                         f"no executor registered with the Spark master {master} within "
                         f"{connect_timeout:g} s; is a worker running with free cores and memory?"
                     )
                 time.sleep(0.2)
+        if progress:
+            progress("starting Spark's Python workers")
+        warm_up_workers(spark)
         yield spark
     finally:
         if spark is not None:
             spark.stop()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _ship_project(spark: SparkSession, tmp: Path) -> None:
+    """Send the project's zip to the executors (``addPyFile``; under Connect, a Python
+    artifact of the session)."""
+    archive = str(project_zip(tmp))
+    context = _context(spark)
+    try:
+        if context is not None:
+            context.addPyFile(archive)
+        else:
+            spark.addArtifacts(archive, pyfile=True)
+    except Exception as e:
+        raise PipelineError(
+            f"cannot ship the project's code to the executors: {_first_line(e)}"
+        ) from None
+
+
+def warm_up_workers(spark: SparkSession, modules: Sequence[str] = TASK_MODULES) -> list[str]:
+    """Start the session's Python workers and import ``modules`` in them, one small task
+    per core; where the tasks found ``groupcheck``. An executor that cannot import them is
+    a ``PipelineError`` with the worker's own error line."""
+    try:
+        slots = task_slots(spark)
+        frame = spark.range(0, slots, 1, numPartitions=slots)
+        rows = frame.mapInArrow(functools.partial(warm_up, tuple(modules)), WARM_UP_DDL).collect()
+    except Exception as e:
+        raise PipelineError(
+            f"Spark's Python workers cannot run the project's code: {job_error(e)}; "
+            "do the executors run the project's Python (PYSPARK_PYTHON) with its dependencies?"
+        ) from None
+    return sorted({r.code for r in rows})
 
 
 def _first_line(e: BaseException) -> str:
@@ -169,11 +266,13 @@ def run_job(
     job: Job,
     pending: Sequence[int],
     progress: Progress | None = None,
-    every: float = 5.0,
+    every: float | None = None,
 ) -> list[PartSummary]:
-    """Compute the ``pending`` parts of ``job``, one Spark task per part."""
+    """Compute the ``pending`` parts of ``job``, one Spark task per part; ``progress`` is
+    told the committed parts every ``every`` seconds (default ``PROGRESS_EVERY``)."""
     if not pending:
         return []
+    every = PROGRESS_EVERY if every is None else every
     fn = functools.partial(map_parts, job, tuple(pending))
     frame = spark.range(0, len(pending), 1, numPartitions=len(pending))
     stop = threading.Event()

@@ -112,6 +112,44 @@ def execute_part(job: Job, index: int) -> PartSummary:
     )
 
 
+TASK_MODULES = (
+    "pyarrow.parquet",
+    "groupcheck.pipeline.runs",
+    "groupcheck.pipeline.corpus",
+    "groupcheck.explore.walk",
+    "groupcheck.explore.hypothesis_engine",
+    "groupcheck.explore.minimise",
+    "groupcheck.validate",
+    "invariants.liveness",
+)
+"""What a task imports: loaded by ``warm_up`` before the first part."""
+
+
+def warm_up(
+    modules: tuple[str, ...], batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function of a session's warm-up: imports ``modules`` (normally
+    ``TASK_MODULES``: the model, the engines, the validator) and yields, per input row,
+    where it found ``groupcheck``. Run once per Python worker when the session starts, so
+    worker start-up and imports are not charged to a job's first parts, and an executor
+    that cannot import the project fails before any part is computed."""
+    import importlib
+
+    import pyarrow as pa
+
+    import groupcheck
+
+    for name in modules:
+        importlib.import_module(name)
+    code = str(Path(groupcheck.__file__).parent)
+    for batch in batches:
+        yield pa.RecordBatch.from_pydict({"code": pa.array([code] * batch.num_rows, pa.string())})
+
+
+WARM_UP_DDL = "code string"
+"""The Spark schema of the rows ``warm_up`` yields."""
+
+
 SUMMARY_DDL = (
     "part int, rows long, findings long, computed boolean, seconds double, host string, code string"
 )
