@@ -11,6 +11,7 @@ a master that cannot be reached, an output directory of another job).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -151,13 +152,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
     plan = load_grid(args.grid, args.runs)
     parts = run_parts(plan.total, args.part_size)
-    job = _prepare("explore", args, plan, plan.fingerprint(), plan.to_json(), parts)
+    job, undo = _prepare("explore", args, plan, plan.fingerprint(), plan.to_json(), parts)
     say = _sayer(args.quiet)
     say(
         f"explore: {plan.total} runs ({len(plan.cells)} cells × {len(plan.seeds)} seeds) "
         f"in {len(job.parts)} parts → {job.out}"
     )
-    summary = _execute(job, args, say)
+    summary = _execute(job, undo, args, say)
     summary.update(_explore_findings(job))
     return _finish(job, summary, args, _print_explore)
 
@@ -197,10 +198,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     plan = plan_corpus(args.traces, args.mode, args.settle, args.format)
     parts = byte_parts(plan.sizes)
-    job = _prepare("validate", args, plan, plan.fingerprint(), plan.to_json(), parts)
+    job, undo = _prepare("validate", args, plan, plan.fingerprint(), plan.to_json(), parts)
     say = _sayer(args.quiet)
     say(f"validate: {plan.total} traces ({args.mode}) in {len(job.parts)} parts → {job.out}")
-    summary = _execute(job, args, say)
+    summary = _execute(job, undo, args, say)
     summary.update(_validate_findings(job))
     return _finish(job, summary, args, _print_validate)
 
@@ -247,15 +248,17 @@ def _prepare(
     fingerprint: str,
     plan_json: dict[str, Any],
     parts: list[tuple[int, int]],
-) -> Any:
-    """Check the master, create (or resume) the output directory; the job to run."""
+) -> tuple[Any, Callable[[], None] | None]:
+    """Check the master, create (or resume) the output directory; the job to run, and for
+    a fresh job (this run wrote the manifest) how to remove it again."""
     from groupcheck.pipeline.errors import PipelineError
     from groupcheck.pipeline.store import MANIFEST, prepare, read_json
     from groupcheck.pipeline.work import Job
 
-    _check_master(args.master)
+    _check_master(args.master, args.connect_timeout)
     out = Path(args.out).expanduser().resolve()
-    if (out / MANIFEST).exists():
+    fresh = not (out / MANIFEST).exists()
+    if not fresh:
         existing = read_json(out / MANIFEST)
         old = [tuple(p) for p in existing.get("parts", [])]
         if getattr(args, "part_size", None) is not None and old and old != parts:
@@ -264,19 +267,57 @@ def _prepare(
             )
         if old and existing.get("fingerprint") == fingerprint:
             parts = old  # the split the job started with
+    existed = out.exists()
     manifest = prepare(out, kind, plan_json, fingerprint, parts)
-    return Job(kind, str(out), plan, tuple(tuple(p) for p in manifest["parts"]))
+    job = Job(kind, str(out), plan, tuple(tuple(p) for p in manifest["parts"]))
+    return job, functools.partial(_discard, job, not existed) if fresh else None
 
 
-def _check_master(master: str | None) -> None:
-    """The master's form is checked before anything is written (without pyspark)."""
-    from groupcheck.pipeline.masters import master_kind
+def _check_master(master: str | None, timeout: float) -> None:
+    """The master's form is checked, and a standalone master probed, before anything is
+    written (without pyspark)."""
+    from groupcheck.pipeline.masters import master_kind, probe
 
     master_kind(master)
+    if master is not None and master.startswith("spark://"):
+        probe(master, min(timeout, 5.0))
 
 
-def _execute(job: Any, args: argparse.Namespace, say: Say) -> dict[str, Any]:
-    """Run the parts not yet committed; the counts for the summary."""
+def _discard(job: Any, created: bool) -> None:
+    """Remove what a fresh job wrote before it failed, when no part was committed: the
+    manifest, ``parts/`` (only hidden temporaries can be in it) and the directory itself
+    if this process created it. A rerun then starts from nothing, with any arguments."""
+    import shutil
+    from contextlib import suppress
+
+    from groupcheck.pipeline.store import MANIFEST, PARTS, done_parts
+
+    out = Path(job.out)
+    if done_parts(out, len(job.parts)):
+        return  # committed work is kept: a rerun resumes it
+    shutil.rmtree(out / PARTS, ignore_errors=True)
+    with suppress(FileNotFoundError):
+        (out / MANIFEST).unlink()
+    if created:
+        with suppress(OSError):
+            out.rmdir()  # only when nothing else appeared in it
+
+
+def _execute(
+    job: Any, undo: Callable[[], None] | None, args: argparse.Namespace, say: Say
+) -> dict[str, Any]:
+    """Run the parts not yet committed; the counts for the summary. A fresh job that fails
+    before committing any part (Spark cannot start, no executor, workers that cannot import
+    the project) leaves nothing of itself behind (``undo``)."""
+    try:
+        return _compute(job, args, say)
+    except BaseException:
+        if undo is not None:
+            undo()
+        raise
+
+
+def _compute(job: Any, args: argparse.Namespace, say: Say) -> dict[str, Any]:
     from groupcheck.pipeline.store import SUCCESS, done_parts
 
     began = time.perf_counter()

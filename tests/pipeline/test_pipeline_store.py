@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -233,7 +234,7 @@ def test_unreachable_master_fails_fast(
         f"groupcheck: error: cannot reach the Spark master spark://127.0.0.1:{port}: "
         f"127.0.0.1:{port} (Connection refused); is the master running and the address right?"
     )
-    assert not (tmp_path / "o" / "_SUCCESS.json").exists()
+    assert not (tmp_path / "o").exists()  # probed before the output directory is made
 
 
 def test_bad_master_url_and_missing_traces(
@@ -301,3 +302,42 @@ def test_prepare_twice_keeps_the_manifest(tmp_path: Path) -> None:
     assert list((tmp_path / "o" / "parts").iterdir()) == []  # a dead job's temporary is gone
     with pytest.raises(PipelineError, match="another plan"):
         store.prepare(tmp_path / "o", "validate", {"x": 1}, "abd", [(0, 2)])
+
+
+def test_a_job_that_fails_before_any_part_leaves_nothing(
+    tmp_path: Path,
+    grid_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spark failing to start (or to reach an executor, or to import the project in its
+    workers) after the output directory was made: the directory goes again, so a rerun with
+    any arguments starts from nothing; committed parts of an earlier run are kept."""
+    from contextlib import contextmanager
+
+    import groupcheck.pipeline.spark as spark_module
+
+    @contextmanager
+    def no_spark(*args: object, **kwargs: object) -> Iterator[None]:
+        raise PipelineError("cannot start Spark with master local[*]: no Java runtime")
+        yield
+
+    monkeypatch.setattr(spark_module, "session", no_spark)
+    args = ["pipeline", "explore", "--grid", str(grid_file), "--runs", "1", "--quiet"]
+    code, out, err = run(capsys, *args, "--out", str(tmp_path / "new"))
+    assert code == 2
+    assert out == ""
+    assert err == "groupcheck: error: cannot start Spark with master local[*]: no Java runtime\n"
+    assert not (tmp_path / "new").exists()
+
+    empty = tmp_path / "empty"  # made by the user: kept, and left empty
+    empty.mkdir()
+    assert run(capsys, *args, "--out", str(empty))[0] == 2
+    assert list(empty.iterdir()) == []
+
+    started = tmp_path / "started"  # one part committed by an earlier run: resumable
+    explore_job(grid_file, started, runs=1, part_size=1)
+    (started / "parts" / "part-00001.parquet").unlink()
+    assert run(capsys, *args, "--out", str(started))[0] == 2
+    assert (started / store.MANIFEST).exists()
+    assert len(store.done_parts(started, 4)) == 3
