@@ -37,6 +37,13 @@ import pyarrow.parquet as pq
 from groupcheck.pipeline import svg
 from groupcheck.pipeline.store import load_complete, read_parts
 
+MAX_BARS = 40
+"""Rows of the violations chart (cell · property): the ones with the most runs."""
+MAX_HISTOGRAMS = 24
+"""Cells that get their own convergence histogram (the first ones)."""
+MAX_TRACE_ROWS = 500
+"""Traces listed in the corpus report's table of traces that are not valid."""
+
 REPORT_DIR = "report"
 
 
@@ -296,6 +303,8 @@ def _explore_html(
     coverage = tables["coverage"].to_pylist()
     never = [r["kind"] for r in coverage if r["runs"] == 0]
     vio_runs = sum(r["runs"] for r in violations)
+    top = sorted(range(len(violations)), key=lambda i: -violations[i]["runs"])[:MAX_BARS]
+    charted = [violations[i] for i in sorted(top)]  # the most frequent, in cell order
     errors = int(pc.sum(tables["cells"]["errors"]).as_py() or 0)
     seeds = manifest["plan"]["seeds"]
     per_cell = seeds["count"] if isinstance(seeds, dict) else len(seeds)
@@ -307,8 +316,14 @@ def _explore_html(
         f"runs that raised an error: <b>{errors}</b>.</p>",
         "<h2>Violations by property and config</h2>",
         svg.bars(
-            [(f"{r['config']} · {r['property']}", r["runs"]) for r in violations[:40]],
+            [(f"{r['config']} · {r['property']}", r["runs"]) for r in charted],
             title="runs violating each property, per grid cell",
+        ),
+        _more(
+            len(charted),
+            len(violations),
+            "rows (cell · property) with the most runs are drawn",
+            "the table below and <code>violations.parquet</code> list every row",
         ),
         _table(
             ["config", "property", "runs", "shortest", "seed", "path code", "message"],
@@ -346,9 +361,16 @@ def _explore_html(
         "<div>",
         *(
             svg.histogram(hist.get(c, []), title=cells_meta[c]["label"][:48], xlabel="steps")
-            for c in sorted(cells_meta)[:24]
+            for c in sorted(cells_meta)[:MAX_HISTOGRAMS]
         ),
         "</div>",
+        _more(
+            min(len(cells_meta), MAX_HISTOGRAMS),
+            len(cells_meta),
+            "cells have a histogram",
+            "the table below has every cell's p50, p90 and maximum, "
+            "<code>convergence.parquet</code> every cell's counts",
+        ),
         _table(
             [
                 "config",
@@ -478,11 +500,17 @@ def _validate(
                         r["violations"],
                         r["error"] or _first_finding(findings, r["trace"]),
                     ]
-                    for r in bad[:500]
+                    for r in bad[:MAX_TRACE_ROWS]
                 ],
             )
             if bad
             else "<p>Every trace is valid.</p>",
+            _more(
+                min(len(bad), MAX_TRACE_ROWS),
+                len(bad),
+                "traces that are not valid are listed",
+                "<code>traces.parquet</code> and <code>findings.parquet</code> have them all",
+            ),
             _foot(),
         ]
     )
@@ -517,6 +545,16 @@ def _foot() -> str:
     return (
         f'<p style="color:#777">Written {when} by <code>groupcheck pipeline report</code>; '
         "the tables are the <code>*.parquet</code> files beside this page.</p></body></html>"
+    )
+
+
+def _more(shown: int, total: int, what: str, where: str) -> str:
+    """A note under a chart or table that shows only ``shown`` of ``total`` rows."""
+    if shown >= total:
+        return ""
+    return (
+        f'<p class="more">… and {total - shown} more: only {shown} of {total} {escape(what)}; '
+        f"{where}.</p>"
     )
 
 

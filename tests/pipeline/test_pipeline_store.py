@@ -341,3 +341,59 @@ def test_a_job_that_fails_before_any_part_leaves_nothing(
     assert run(capsys, *args, "--out", str(started))[0] == 2
     assert (started / store.MANIFEST).exists()
     assert len(store.done_parts(started, 4)) == 3
+
+
+def test_report_says_what_it_leaves_out(
+    tmp_path: Path,
+    corpus: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Charts and tables cut to a maximum say how many rows they leave out, and where the
+    rest is."""
+    from groupcheck.pipeline import report
+
+    monkeypatch.setattr(report, "MAX_BARS", 1)
+    monkeypatch.setattr(report, "MAX_HISTOGRAMS", 1)
+    monkeypatch.setattr(report, "MAX_TRACE_ROWS", 2)
+    grid = tmp_path / "two.json"  # two cells, each finding the mutant within 6 seeds
+    grid.write_text(
+        json.dumps(
+            {
+                "presets": ["TINY"],
+                "mutants": ["revoke-without-waiting"],
+                "options": {"reorder": [False, True]},
+            }
+        )
+    )
+    out = tmp_path / "o"
+    explore_job(grid, out, runs=6)
+    assert (
+        run(capsys, "pipeline", "explore", "--grid", str(grid), "--runs", "6", "--out", str(out))[0]
+        == 1
+    )
+    html = report.build_report(out).read_text()
+    violations = pq.read_table(out / "report" / "violations.parquet").to_pylist()
+    assert len(violations) >= 2
+    assert f"… and {len(violations) - 1} more: only 1 of {len(violations)} rows" in html
+    assert "… and 1 more: only 1 of 2 cells have a histogram" in html
+    top = max(violations, key=lambda v: v["runs"])
+    chart = html.split("per grid cell</text>")[1].split("</svg>")[0]
+    assert chart.count("<rect") == 1
+    assert f"{top['config']} · {top['property']}" in chart
+
+    plan = plan_corpus([str(tmp_path / "corpus" / "**" / "*.ndjson")])
+    parts = byte_parts(plan.sizes)
+    checks = tmp_path / "v"
+    store.prepare(checks, "validate", plan.to_json(), plan.fingerprint(), parts)
+    job = Job("validate", str(checks), plan, tuple(parts))
+    for i in range(len(parts)):
+        execute_part(job, i)
+    pattern = str(tmp_path / "corpus" / "**" / "*.ndjson")
+    assert run(capsys, "pipeline", "validate", "--traces", pattern, "--out", str(checks))[0] == 2
+    html = report.build_report(checks).read_text()
+    bad = sum(1 for v in corpus.values() if v != "valid")
+    assert f"… and {bad - 2} more: only 2 of {bad} traces that are not valid are listed" in html
+
+    monkeypatch.setattr(report, "MAX_TRACE_ROWS", 500)
+    assert "more:" not in report.build_report(checks).read_text()
