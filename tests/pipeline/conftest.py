@@ -1,9 +1,12 @@
 """Shared data for the pipeline tests: a small trace corpus with one bad file of each kind,
-and a grid that finds a violation."""
+a grid that finds a violation, and the Spark tests' one local session."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path as FsPath
+from typing import TYPE_CHECKING
 
 import pytest
 from tracelines import header as trace_header
@@ -12,6 +15,9 @@ from tracelines import progress_walk
 
 from model.presets import TINY
 from model.trace import path_lines
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 GRID = """\
 presets = ["TINY"]
@@ -92,3 +98,61 @@ def grid_file(tmp_path: FsPath) -> FsPath:
     path = tmp_path / "grid.toml"
     path.write_text(GRID, encoding="utf-8")
     return path
+
+
+class LocalSpark:
+    """The Spark tests' one ``local[2]`` session (UI off, 2 shuffle partitions, C1-only JIT),
+    started when a test first asks for it. A test that needs the process without a
+    SparkContext (Spark runs one per process) stops it through ``no_local_spark``; the next
+    test that asks for it gets a new one, so no test depends on the order they run in."""
+
+    def __init__(self) -> None:
+        self._stack: ExitStack | None = None
+        self._session: SparkSession | None = None
+        self.starts = 0
+
+    def get(self) -> SparkSession:
+        from pyspark.sql import SparkSession
+
+        from groupcheck.pipeline.spark import session
+
+        if self._session is not None and SparkSession.getActiveSession() is self._session:
+            return self._session
+        self.stop()
+        stack = ExitStack()
+        self._session = stack.enter_context(
+            session(
+                "local[2]",
+                fast_start=True,
+                conf=[("spark.default.parallelism", "2"), ("spark.sql.shuffle.partitions", "2")],
+            )
+        )
+        self._stack = stack
+        self.starts += 1
+        return self._session
+
+    def stop(self) -> None:
+        stack, self._stack, self._session = self._stack, None, None
+        if stack is not None:
+            stack.close()
+
+
+@pytest.fixture(scope="session")
+def local_spark() -> Iterator[LocalSpark]:
+    shared = LocalSpark()
+    try:
+        yield shared
+    finally:
+        shared.stop()
+
+
+@pytest.fixture
+def spark(local_spark: LocalSpark) -> SparkSession:
+    """The shared local session (started again if a test stopped it)."""
+    return local_spark.get()
+
+
+@pytest.fixture
+def no_local_spark(local_spark: LocalSpark) -> None:
+    """No SparkContext in this process while the test runs (it starts its own)."""
+    local_spark.stop()

@@ -2,45 +2,47 @@
 master and worker on loopback.
 
 Every test here starts or uses a JVM, so all of them live in this one module, share one
-session-scoped ``local[2]`` session, and carry the ``spark`` mark: ``make test`` runs them in
-a separate pytest invocation without xdist (one JVM; docs/pipeline.md). The CLI called
-in-process reuses the fixture's session; a subprocess starts its own.
+session-scoped ``local[2]`` session (``conftest.LocalSpark``), and carry the ``spark`` mark:
+``make test`` runs them in a separate pytest invocation without xdist (one JVM;
+docs/pipeline.md). The CLI called in-process reuses the fixture's session; a subprocess
+starts its own. The standalone-cluster test stops the shared session for its own run; a
+test after it gets a new one, so the tests pass in any order.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
+from tracelines import progress_walk
 
+import groupcheck
 from groupcheck.cli import main
+from groupcheck.pipeline import spark as spark_module
 from groupcheck.pipeline.corpus import plan_corpus, validate_range
+from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.grid import load_grid
-from groupcheck.pipeline.spark import session
 from groupcheck.pipeline.standalone import StandaloneCluster
 from groupcheck.pipeline.work import Job, execute_table, run_parts
+from model.presets import TINY
+from model.trace import path_lines
 
 pytestmark = pytest.mark.spark
 
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    with session(
-        "local[2]",
-        fast_start=True,
-        conf=[("spark.default.parallelism", "2"), ("spark.sql.shuffle.partitions", "2")],
-    ) as s:
-        yield s
+FAST_JVM = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"}
+"""For the JVMs a test starts outside the shared session (a CLI subprocess, a standalone
+master, worker and executor): C1-only JIT starts them faster, as ``fast_start`` does."""
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object], str]:
@@ -60,8 +62,13 @@ def plain_python(grid: Path, runs: int) -> pa.Table:
 
 
 def test_explore_on_spark_equals_plain_python_and_resumes(
-    spark: SparkSession, tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str]
+    spark: SparkSession,
+    tmp_path: Path,
+    grid_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(spark_module, "PROGRESS_EVERY", 0.05)  # a "long" job, for progress
     out = tmp_path / "o"
     args = (
         "pipeline",
@@ -75,12 +82,23 @@ def test_explore_on_spark_equals_plain_python_and_resumes(
         "--out",
         str(out),
     )
-    code, summary, _ = run(capsys, *args)
+    code, summary, err = run(capsys, *args)
     assert (summary["parts"], summary["computed"], summary["runs"]) == (6, 6, 24)
     assert code == 1
     assert summary["violations"] > 0
     expected = plain_python(grid_file, 6)
     assert pq.read_table(out / "parts").equals(expected)
+    # Progress while the job runs: committed parts so far, never more than there are.
+    progress = [
+        re.fullmatch(r"groupcheck: pipeline: (\d+)/6 parts done in \d+ s(, about \d+ s left)?", x)
+        for x in err.splitlines()
+        if "parts done" in x
+    ]
+    assert progress
+    assert all(progress)
+    done = [int(m.group(1)) for m in progress if m]
+    assert done == sorted(done)
+    assert done[-1] <= 6
 
     # Restart: only the missing parts are computed; the others are not touched.
     for i in (1, 4):
@@ -98,14 +116,15 @@ def test_killed_job_is_not_complete_and_resumes(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     grid = tmp_path / "g.json"
-    grid.write_text(json.dumps({"presets": ["SMALL"], "seed": 100}))
+    grid.write_text(json.dumps({"presets": ["TINY"], "seed": 100, "walk": {"max_steps": 20}}))
     out = tmp_path / "o"
-    args = ("explore", "--grid", str(grid), "--runs", "400", "--part-size", "10", "--out", str(out))
+    args = ("explore", "--grid", str(grid), "--runs", "200", "--part-size", "5", "--out", str(out))
     proc = subprocess.Popen(
         cli(*args, "--quiet"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        env={**os.environ, **FAST_JVM},
     )
     try:
         deadline = time.monotonic() + 120
@@ -121,24 +140,34 @@ def test_killed_job_is_not_complete_and_resumes(
     committed = settled(out / "parts")
     assert not (out / "_SUCCESS.json").exists()
     assert 3 <= len(committed) < 40
-    plan = load_grid(grid, 400)
-    job = Job("explore", str(out), plan, tuple(run_parts(plan.total, 10)))
+    plan = load_grid(grid, 200)
+    job = Job("explore", str(out), plan, tuple(run_parts(plan.total, 5)))
     first = int(committed[0].name[5:10])
     start, stop = job.parts[first]
     assert pq.read_table(committed[0]).equals(execute_table(job, start, stop))
     for part in committed:  # every visible part is whole
-        assert pq.read_table(part).num_rows == 10
+        assert pq.read_table(part).num_rows == 5
     assert main(["pipeline", "report", str(out)]) == 2
     assert "incomplete" in capsys.readouterr().err
 
     code, summary, _ = run(capsys, "pipeline", *args)
-    assert summary["runs"] == 400
+    assert summary["runs"] == 200
     assert summary["parts"] == 40
     assert summary["computed"] == 40 - len(committed)
     table = pq.read_table(out / "parts")
-    assert table.column("run").to_pylist() == list(range(400))
+    assert table.column("run").to_pylist() == list(range(200))
     assert not [p for p in (out / "parts").iterdir() if not p.name.startswith("part-")]
-    assert code == (1 if summary["violations"] or summary["errors"] else 0)
+    # The summary and the exit status cover all 200 runs, the parts the killed job
+    # committed included, not only the parts this run computed.
+    violations = table.filter(pc.is_valid(table["violation"]))
+    assert summary["violations"] == violations.num_rows
+    assert summary["by_property"] == dict(
+        sorted(
+            (d["values"], d["counts"]) for d in pc.value_counts(violations["violation"]).to_pylist()
+        )
+    )
+    assert summary["errors"] == len(table["error"].drop_null())
+    assert code == (1 if violations.num_rows or summary["errors"] else 0)
 
 
 def settled(parts: Path, quiet: float = 2.0, limit: float = 60.0) -> list[Path]:
@@ -190,13 +219,69 @@ def test_validate_corpus_reports_each_trace(
     assert "No such file or directory" in html
 
 
+def test_validate_conformance_mode(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--mode conformance`` reaches the tasks: a trace with one event left out is valid
+    for safety but does not conform (the model cannot take its next event)."""
+    root = tmp_path / "corpus"
+    root.mkdir()
+    lines = list(path_lines(progress_walk(TINY, 0, 60, idle="stop")))
+    (root / "whole.ndjson").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    skipped = root / "skipped.ndjson"
+    skipped.write_text("\n".join(lines[:2] + lines[3:]) + "\n", encoding="utf-8")
+    pattern = str(root / "*.ndjson")
+    out = tmp_path / "c"
+    code, summary, _ = run(
+        capsys,
+        "pipeline",
+        "validate",
+        "--traces",
+        pattern,
+        "--mode",
+        "conformance",
+        "--out",
+        str(out),
+        "--quiet",
+    )
+    assert code == 1
+    assert (summary["traces"], summary["valid"], summary["with_violations"]) == (2, 1, 1)
+    assert summary["by_property"] == {"Conformance": 1}
+    table = pq.read_table(out / "parts")
+    assert set(table["mode"].to_pylist()) == {"conformance"}
+    assert table.equals(validate_range(plan_corpus([pattern], "conformance"), 0, 2))
+    (finding,) = table.filter(pc.equal(table["trace"], str(skipped)))["violations"].to_pylist()[0]
+    assert (finding["line"], finding["property"]) == (3, "Conformance")
+    safety = validate_range(plan_corpus([pattern], "safety"), 0, 2)
+    assert safety["result"].to_pylist() == ["valid", "valid"]
+
+
+def test_session_warm_up_imports_the_project_in_the_workers(spark: SparkSession) -> None:
+    """The warm-up runs the task code's imports in Spark's Python workers; a worker that
+    cannot import them is one ``PipelineError`` line with the worker's own error."""
+    here = str(Path(groupcheck.__file__).parent)
+    assert spark_module.warm_up_workers(spark) == [here]
+    with pytest.raises(PipelineError) as caught:
+        spark_module.warm_up_workers(spark, ["groupcheck.pipeline.runs", "groupcheck_absent"])
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("Spark's Python workers cannot run the project's code: ")
+    assert "ModuleNotFoundError: No module named 'groupcheck_absent'" in message
+    assert spark_module.warm_up_workers(spark, ["json"]) == [here]  # the session goes on
+
+
 def test_standalone_cluster_gives_the_same_results(
-    spark: SparkSession, tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str]
+    no_local_spark: None,
+    tmp_path: Path,
+    grid_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A real ``spark://`` master and worker on loopback (free ports), the project shipped
-    as a zip; a master without workers is a bounded wait and exit 2. Last in this module:
-    it stops the shared local session (one SparkContext per process at a time)."""
-    spark.stop()
+    as a zip; a master without workers is a bounded wait and exit 2, and leaves no output
+    directory behind."""
+    for key, value in FAST_JVM.items():
+        monkeypatch.setenv(key, value)
     with StandaloneCluster(tmp_path / "cluster", cores=2, memory="1g") as cluster:
         began = time.monotonic()
         code = main(
@@ -212,7 +297,7 @@ def test_standalone_cluster_gives_the_same_results(
                 "--master",
                 cluster.url,
                 "--connect-timeout",
-                "2",
+                "1",
                 "--quiet",
             ]
         )
@@ -221,8 +306,9 @@ def test_standalone_cluster_gives_the_same_results(
         assert time.monotonic() - began < 60
         assert err.strip().splitlines()[-1] == (
             f"groupcheck: error: no executor registered with the Spark master {cluster.url} "
-            "within 2 s; is a worker running with free cores and memory?"
+            "within 1 s; is a worker running with free cores and memory?"
         )
+        assert not (tmp_path / "x").exists()
         cluster.start_worker()
         code, summary, _ = run(
             capsys,
@@ -243,5 +329,9 @@ def test_standalone_cluster_gives_the_same_results(
     assert summary["parts"] == 3
     assert summary["computed"] == 3
     assert summary["code"] == ["groupcheck-project.zip/groupcheck"]  # the shipped code ran
-    assert pq.read_table(tmp_path / "o" / "parts").equals(plain_python(grid_file, 2))
-    assert code == (1 if summary["violations"] else 0)
+    expected = plain_python(grid_file, 2)
+    assert pq.read_table(tmp_path / "o" / "parts").equals(expected)
+    # What the cluster reports is what the same runs find in plain Python.
+    found = len(expected["violation"].drop_null())
+    assert summary["violations"] == found
+    assert code == (1 if found else 0)
