@@ -71,10 +71,13 @@ def test_simulate_reaches_a_stable_group(capsys: pytest.CaptureFixture[str]) -> 
     ("argv", "needle"),
     [
         (["simulate", "--preset", "NOPE", "--seed", "1"], "unknown preset 'NOPE'"),
-        (["simulate", "--preset", "SMALL", "--seed", "-1"], "non-negative"),
+        (["simulate", "--preset", "SMALL", "--seed", "-1"], "expected an integer >= 0, got -1"),
         (["simulate", "--preset", "SMALL", "--seed", "x"], "expected an integer"),
         (["simulate", "--seed", "1"], "--preset"),
-        (["simulate", "--preset", "SMALL", "--seed", "1", "--steps", "-5"], "non-negative"),
+        (
+            ["simulate", "--preset", "SMALL", "--seed", "1", "--steps", "-5"],
+            "expected an integer >= 0, got -5",
+        ),
         (["frobnicate"], "invalid choice"),
     ],
 )
