@@ -14,22 +14,41 @@ Two modes, both streaming (one pass, memory independent of trace length):
   for at least ``settle`` events after the last perturbation (a join, a leave, a fencing),
   every member still in the group ends at one member epoch having acknowledged exactly
   its last assignment. A shorter tail is reported as inconclusive, not as passing.
+  Process events, when a trace has them (the model's traces do: ``Crash``, ``Restart``,
+  ``RequestTimeout``, ``ReleaseAssignment``, ``SessionTimeout`` …), say which responses a
+  live process read and when a client stopped consuming; a wire capture has none, so a
+  client that dies silently still counts as consuming (docs/capture.md).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from invariants.check import Checker
 from model import system
-from model.actions import DeliverMessage
+from model.actions import (
+    AbandonRequest,
+    Action,
+    Crash,
+    DeliverMessage,
+    RebalanceTimeout,
+    ReleaseAssignment,
+    RequestTimeout,
+    Restart,
+    SessionTimeout,
+    Subscribe,
+)
 from model.config import Config
 from model.ids import EMPTY, Assignment
 from model.presets import PRESETS
-from model.records import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
+from model.records import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    Message,
+)
 from model.status import FENCING_ERRORS, ErrorCode
 from model.trace import TraceError, decode_action, parse_event, parse_header
 from reports.casestudy import describe_action
@@ -93,12 +112,19 @@ def _config_for(header_config: str | None, topics: dict[str, int]) -> Config:
     )
 
 
-def validate_conformance(file: str, lines: Iterable[str], config: Config | None = None) -> Report:
-    """Replay ``lines`` against the model (see the module docstring)."""
+def validate_conformance(
+    file: str,
+    lines: Iterable[str],
+    config: Config | None = None,
+    on_step: Callable[[Action], None] | None = None,
+) -> Report:
+    """Replay ``lines`` against the model (see the module docstring). ``on_step`` is called
+    with every action the replay took, in order — the path the trace describes — without
+    the validator keeping them."""
     report = Report(file, "conformance")
     it = iter(lines)
-    first = next(it, None)
     try:
+        first = next(it, None)
         if first is None:
             raise TraceError(1, 1, "empty trace: no header line")
         header = parse_header(first)
@@ -126,6 +152,8 @@ def validate_conformance(file: str, lines: Iterable[str], config: Config | None 
                 )
                 return report
             new = system.step(state, action, config)
+            if on_step is not None:
+                on_step(action)
             for v in checker.check_step(state, action, new) + checker.check_state(new):
                 report.violations.append(Finding(file, n, v.property, v.message))
             state = new
@@ -135,12 +163,80 @@ def validate_conformance(file: str, lines: Iterable[str], config: Config | None 
 
 
 @dataclass
+class _Process:
+    """What a trace tells of one client process (mirroring ``model.client.Client``)."""
+
+    alive: bool = True
+    incarnation: int = 0
+    connection: int = 0
+    leaving: bool = False  # revocation callbacks ran: it takes no assignment any more
+
+
+_PROCESS_EVENTS = (Crash, Restart, RequestTimeout, AbandonRequest, ReleaseAssignment, Subscribe)
+
+
+@dataclass
+class _Processes:
+    """Which client process and connection read the responses, mirroring ``model.system``:
+    a response is read only by a live process of the incarnation and on the connection it
+    was sent to. A process that is gone (``Crash``; ``Restart`` starts the next incarnation)
+    or a connection closed by a request timeout (``RequestTimeout``, ``AbandonRequest``:
+    Kafka's ``NetworkClient``) reads nothing, and a leaving consumer that has released its
+    partitions (``ReleaseAssignment``) takes no assignment, so such a response gives nothing
+    to consume. Wire captures have none of these events: there, each request names the
+    connection in use and responses on it are read."""
+
+    clients: dict[str, _Process] = field(default_factory=dict)
+
+    def on_event(self, action: Action) -> None:
+        """Follow the process events of a model trace."""
+        if not isinstance(
+            action,
+            Crash | Restart | RequestTimeout | AbandonRequest | ReleaseAssignment | Subscribe,
+        ):
+            return
+        p = self.clients.setdefault(action.client, _Process())
+        if isinstance(action, Crash):
+            p.alive = False
+        elif isinstance(action, Restart):
+            p.alive, p.incarnation, p.leaving = True, p.incarnation + 1, False
+        elif isinstance(action, RequestTimeout | AbandonRequest):
+            p.connection += 1
+        else:
+            p.leaving = isinstance(action, ReleaseAssignment)
+
+    def reads(self, message: Message) -> bool:
+        """Whether a delivered message is processed: every request is (by the coordinator);
+        a response only by the process and connection it was sent to."""
+        p = self.clients.setdefault(message.client, _Process())
+        here = (message.incarnation, message.connection)
+        if message.to_coordinator:
+            p.incarnation, p.connection = max((p.incarnation, p.connection), here)
+            return True
+        return p.alive and here == (p.incarnation, p.connection)
+
+    def sender_lives(self, message: Message) -> bool:
+        """Whether the process that sent a request still runs: a request delivered after
+        its sender crashed (or was replaced) is processed, but tells nothing of what any
+        live process consumes."""
+        p = self.clients.setdefault(message.client, _Process())
+        return p.alive and message.incarnation == p.incarnation
+
+    def takes_assignments(self, client: str) -> bool:
+        """Whether the client's process may start consuming what it is assigned."""
+        p = self.clients.get(client)
+        return p is None or (p.alive and not p.leaving)
+
+
+@dataclass
 class _MemberView:
+    client: str | None = None  # the client process that sends this member's heartbeats
     epoch: int | None = None
     reported: Assignment = EMPTY
     received: Assignment = EMPTY
     fenced: bool = False
     left: bool = False
+    expired: bool = False  # removed by the coordinator's session or rebalance timer
     assignment: Assignment | None = None  # the last assignment received
 
     def owns(self) -> Assignment:
@@ -153,11 +249,12 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
     """Check the safety properties and convergence on a (possibly partial) trace."""
     report = Report(file, "safety")
     members: dict[str, _MemberView] = {}
+    processes = _Processes()
     last_perturbation = 0
     last_line = 1
     it = iter(lines)
-    first = next(it, None)
     try:
+        first = next(it, None)
         if first is None:
             raise TraceError(1, 1, "empty trace: no header line")
         parse_header(first)
@@ -170,17 +267,27 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
             last_line = n
             if action.PERTURBATION:
                 last_perturbation = report.events
-            if not isinstance(action, DeliverMessage):
+            processes.on_event(action)
+            if isinstance(action, Crash | Restart | ReleaseAssignment):
+                _on_stopped_consuming(action.client, members)
+                continue
+            if isinstance(action, SessionTimeout | RebalanceTimeout):
+                _on_expiry(action.member_id, members)
+                last_perturbation = report.events
+                continue
+            if not isinstance(action, DeliverMessage) or not processes.reads(action.message):
                 continue
             body = action.message.body
             if isinstance(body, ConsumerGroupHeartbeatRequest):
                 if body.member_epoch <= 0:
                     last_perturbation = report.events  # a join or a leave
-                _on_request(file, n, body, members, report)
+                if processes.sender_lives(action.message):
+                    _on_request(file, n, action.message.client, body, members, report)
             elif isinstance(body, ConsumerGroupHeartbeatResponse):
                 if body.error_code in FENCING_ERRORS:
                     last_perturbation = report.events
-                _on_response(file, n, action.message.client, body, members, report)
+                takes = processes.takes_assignments(action.message.client)
+                _on_response(file, n, action.message.client, body, takes, members, report)
     except TraceError as e:
         report.error = f"{file}:{e.line}:{e.column}: {e.reason}"
         return report
@@ -191,7 +298,11 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
 def _check_convergence(
     file: str, line: int, report: Report, members: dict[str, _MemberView], quiet: int, settle: int
 ) -> None:
-    live = {m: v for m, v in members.items() if not v.fenced and not v.left and v.epoch is not None}
+    live = {
+        m: v
+        for m, v in members.items()
+        if not (v.fenced or v.left or v.expired) and v.epoch is not None
+    }
     if not live:
         return
     if quiet < settle:
@@ -225,14 +336,39 @@ def _check_convergence(
             )
 
 
+def _on_stopped_consuming(client: str, members: dict[str, _MemberView]) -> None:
+    """The client consumes nothing any more: its process is gone (``Crash``, or the
+    ``Restart`` that replaces a closed or crashed process), or it is leaving and has run its
+    revocation callbacks (``ReleaseAssignment``; the consumer's ``PREPARE_LEAVING`` →
+    ``LEAVING``), after which it takes no assignment. Its members stay in the group until
+    the leave heartbeat arrives or the coordinator expires their sessions (KIP-848
+    "Session timeout"), but they no longer count for convergence."""
+    for view in members.values():
+        if view.client == client:
+            view.reported, view.received, view.left = EMPTY, EMPTY, True
+
+
+def _on_expiry(member_id: str, members: dict[str, _MemberView]) -> None:
+    """A ``SessionTimeout`` or ``RebalanceTimeout``: the coordinator removes the member
+    (its epochs start again if it rejoins) and may hand its partitions on. The client does
+    not know yet, so this is no fencing it must respect; and what it consumes is unchanged:
+    a live client behind an expired session is a zombie, and what it still consumes counts
+    (KIP-848 relies on offset-commit fencing there, not on exclusivity; docs/fidelity.md
+    N4)."""
+    view = members.setdefault(member_id, _MemberView())
+    view.expired, view.epoch = True, None
+
+
 def _on_request(
     file: str,
     n: int,
+    client: str,
     req: ConsumerGroupHeartbeatRequest,
     members: dict[str, _MemberView],
     report: Report,
 ) -> None:
     view = members.setdefault(req.member_id, _MemberView())
+    view.client = client
     if view.fenced and req.member_epoch > 0:
         report.violations.append(
             Finding(
@@ -247,10 +383,45 @@ def _on_request(
         view.reported, view.received, view.left = EMPTY, EMPTY, True
         return
     if req.member_epoch == 0:
-        view.fenced = view.left = False
+        view.fenced = view.left = view.expired = False
     if req.topic_partitions is not None:
+        claimed = req.topic_partitions - view.owns()
+        _double_ownership(file, n, req.member_id, claimed, False, members, report)
         view.reported = req.topic_partitions
         view.received = EMPTY
+
+
+def _double_ownership(
+    file: str,
+    n: int,
+    member_id: str,
+    partitions: Assignment,
+    given: bool,
+    members: dict[str, _MemberView],
+    report: Report,
+) -> None:
+    """Report the first of ``partitions`` that another member may still be consuming: it
+    is given to ``member_id`` (``given``), or ``member_id`` reports owning it without having
+    been given it since, before its owner released it."""
+    for other_id, other in members.items():
+        if other_id == member_id:
+            continue
+        clash = partitions & other.owns()
+        if clash:
+            topic, index = sorted(clash)[0]
+            what = (
+                f"{topic}-{index} is given to {member_id}"
+                if given
+                else f"{member_id} reports owning {topic}-{index}"
+            )
+            report.violations.append(
+                Finding(
+                    file,
+                    n,
+                    "NoDoubleClientOwnership",
+                    f"{what} while {other_id} has not released it",
+                )
+            )
 
 
 def _on_response(
@@ -258,6 +429,7 @@ def _on_response(
     n: int,
     client: str,
     resp: ConsumerGroupHeartbeatResponse,
+    takes_assignment: bool,
     members: dict[str, _MemberView],
     report: Report,
 ) -> None:
@@ -279,22 +451,9 @@ def _on_response(
             )
         )
     view.epoch = resp.member_epoch
-    if resp.assignment is None:
+    if resp.assignment is None or not takes_assignment:
         return
-    for other_id, other in members.items():
-        if other_id == member_id:
-            continue
-        clash = resp.assignment & other.owns()
-        if clash:
-            p = sorted(clash)[0]
-            report.violations.append(
-                Finding(
-                    file,
-                    n,
-                    "NoDoubleClientOwnership",
-                    f"{p[0]}-{p[1]} is given to {member_id} while {other_id} has not released it",
-                )
-            )
+    _double_ownership(file, n, member_id, resp.assignment, True, members, report)
     view.received = resp.assignment
     view.assignment = resp.assignment
 
@@ -327,6 +486,18 @@ def validate_itf(file: str, doc: object) -> Report:
     return report
 
 
+def text_lines(binary: Iterable[bytes]) -> Iterator[str]:
+    """The lines of an NDJSON trace read as bytes, decoded one at a time, so that invalid
+    UTF-8 is a ``TraceError`` at its line and (byte) column like any other malformed input,
+    and memory stays independent of the trace's length."""
+    for n, raw in enumerate(binary, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TraceError(n, e.start + 1, f"not UTF-8: {e.reason}") from None
+        yield text.rstrip("\r\n")
+
+
 def validate_file(name: str, mode: str, settle: int = 100, fmt: str = "auto") -> Report:
     """Validate one trace file as ``groupcheck validate`` does: ITF for ``fmt == "itf"``
     (or ``"auto"`` and a name ending ``.itf.json``), else the NDJSON trace format in
@@ -334,14 +505,15 @@ def validate_file(name: str, mode: str, settle: int = 100, fmt: str = "auto") ->
     with ``error`` set, never an exception."""
     itf = fmt == "itf" or (fmt == "auto" and name.endswith(".itf.json"))
     try:
-        with open(name, encoding="utf-8", errors="strict") as f:
-            if itf:
+        if itf:
+            with open(name, encoding="utf-8", errors="strict") as f:
                 try:
                     doc = json.load(f)
                 except json.JSONDecodeError as e:
                     return Report(name, "itf", error=f"{name}:{e.lineno}:{e.colno}: {e.msg}")
-                return validate_itf(name, doc)
-            lines = (line.rstrip("\n") for line in f)
+            return validate_itf(name, doc)
+        with open(name, "rb") as binary:
+            lines = text_lines(binary)
             if mode == "conformance":
                 return validate_conformance(name, lines)
             return validate_safety(name, lines, settle=settle)

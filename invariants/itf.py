@@ -4,7 +4,7 @@ A state is exported as the property vocabulary's snapshot (``invariants.snapshot
 ITF variable per relation (a set of tuples) and per function (a map from argument tuples
 to integers), plus the domains ``clients``, ``members`` and ``partitions``. A TLA+ or
 Quint specification that names its variables the same way can be imported and checked
-against every state and step property (``groupcheck validate --itf``).
+against every state and step property (``groupcheck validate --format itf``).
 
 ITF values used: ``{"#bigint": "n"}`` for integers (plain JSON numbers are accepted on
 import), ``{"#set": [...]}``, ``{"#tup": [...]}``, ``{"#map": [[k, v], ...]}``. A

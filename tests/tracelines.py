@@ -18,7 +18,14 @@ def header(topics: dict[str, int] | None = None) -> str:
     )
 
 
-def heartbeat(client: str, body: dict[str, object], request: bool) -> str:
+def event(kind: str, source: str, payload: dict[str, object]) -> str:
+    """One event of another kind (``Crash``, ``SessionTimeout`` …)."""
+    return json.dumps({"seq": 0, "ts": None, "source": source, "kind": kind, "payload": payload})
+
+
+def heartbeat(
+    client: str, body: dict[str, object], request: bool, incarnation: int = 0, connection: int = 0
+) -> str:
     """One delivered ConsumerGroupHeartbeat request or response of ``client``."""
     return json.dumps(
         {
@@ -28,8 +35,8 @@ def heartbeat(client: str, body: dict[str, object], request: bool) -> str:
             "kind": "DeliverMessage",
             "payload": {
                 "client": client,
-                "incarnation": 0,
-                "connection": 0,
+                "incarnation": incarnation,
+                "connection": connection,
                 "direction": "request" if request else "response",
                 "api": "ConsumerGroupHeartbeat",
                 "body": body,

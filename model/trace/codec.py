@@ -43,6 +43,8 @@ FORMAT = "groupcheck-trace"
 VERSION = 1
 MAX_INT = 2**31 - 1
 MIN_INT = -(2**31)
+MAX_INT64 = 2**63 - 1
+MIN_INT64 = -(2**63)
 
 
 class TraceError(ConfigError):
@@ -180,6 +182,7 @@ def _get(
     line: str,
     n: int,
     optional: bool = False,
+    int64: bool = False,
 ) -> Any:
     if key not in obj:
         if optional:
@@ -192,8 +195,9 @@ def _get(
     if not ok:
         name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise TraceError(n, _col(line, key), f"field {key!r} must be {name}, got {value!r:.40}")
-    if isinstance(value, int) and not isinstance(value, bool) and not MIN_INT <= value <= MAX_INT:
-        raise TraceError(n, _col(line, key), f"field {key!r} out of the int32 range: {value}")
+    low, high, width = (MIN_INT64, MAX_INT64, "int64") if int64 else (MIN_INT, MAX_INT, "int32")
+    if isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
+        raise TraceError(n, _col(line, key), f"field {key!r} out of the {width} range: {value}")
     return value
 
 
@@ -229,8 +233,8 @@ def parse_event(line: str, n: int) -> TraceEvent:
     """Parse and check one event line (its payload is checked by ``decode_action``)."""
     obj = _load(line, n)
     _unknown(obj, {"seq", "ts", "source", "kind", "payload", "state"}, line, n, "event")
-    seq = _get(obj, "seq", int, line, n)
-    ts = _get(obj, "ts", int, line, n, optional=True)
+    seq = _get(obj, "seq", int, line, n, int64=True)
+    ts = _get(obj, "ts", int, line, n, optional=True, int64=True)  # e.g. Unix epoch ms
     source = _get(obj, "source", str, line, n)
     kind = _get(obj, "kind", str, line, n)
     if kind not in ACTIONS_BY_KIND:

@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import random
+import re
+import tempfile
 from pathlib import Path as FsPath
 
 import pytest
-from tracelines import header, progress_walk
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tracelines import event, header, progress_walk
 from tracelines import heartbeat as hb
 
 from groupcheck.cli import main
+from groupcheck.explore.bfs import bfs
 from groupcheck.mutants import get_mutant
 from groupcheck.validate import validate_conformance, validate_safety
+from invariants.check import Checker
 from model import system
-from model.presets import TINY
+from model.actions import Action
+from model.config import Config
+from model.path import Path
+from model.presets import PRESETS, TINY
 from model.trace import path_lines
 
 
@@ -160,3 +172,180 @@ def test_safety_reports_non_convergence_after_the_last_perturbation() -> None:
     assert short.violations == []
     assert short.notes
     assert "inconclusive" in short.notes[0]
+
+
+def test_safety_reports_a_member_reporting_a_partition_another_still_owns() -> None:
+    """A client that starts on a partition nobody gave it since its owner last held it
+    (e.g. applying a stale target) shows in its next heartbeat's TopicPartitions."""
+    lines = [
+        header(),
+        hb("A", ok("A", 1, parts(0)), False),
+        hb("B", ok("B", 1, parts(1)), False),
+        hb("A", {"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": parts(0, 1)}, True),
+    ]
+    (finding,) = validate_safety("t", lines).violations
+    assert (finding.line, finding.property) == (4, "NoDoubleClientOwnership")
+    assert finding.message == "A reports owning foo-1 while B has not released it"
+
+
+def test_safety_follows_process_events_of_model_traces() -> None:
+    """A response read by nobody (its process crashed, or its connection was closed by a
+    request timeout) gives nothing to consume; an expiry is no fencing the client saw."""
+    joined = [
+        header(),
+        hb("A", {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": []}, True),
+        hb("A", ok("A", 1, parts(0, 1)), False),
+    ]
+    b_takes_over = [
+        event("SessionTimeout", "coordinator", {"member_id": "A"}),
+        hb("B", {"MemberId": "B", "MemberEpoch": 0, "TopicPartitions": []}, True),
+        hb("B", ok("B", 3, parts(0, 1)), False),
+    ]
+    crashed = [*joined, event("Crash", "client:A", {"client": "A"}), *b_takes_over]
+    assert validate_safety("t", crashed).violations == []
+    alive = [*joined, *b_takes_over]  # a zombie: A still consumes behind an expired session
+    assert [v.property for v in validate_safety("t", alive).violations] == [
+        "NoDoubleClientOwnership"
+    ]
+    # A's join response arrives on a connection A closed after a request timeout: unread.
+    unread = [
+        header(),
+        hb("A", {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": []}, True),
+        event("RequestTimeout", "client:A", {"client": "A"}),
+        hb("A", ok("A", 1, parts(0, 1)), False),
+        *b_takes_over,
+    ]
+    assert validate_safety("t", unread).violations == []
+    # A request sent before the expiry and delivered after it is no fencing ignored.
+    late = [*joined, b_takes_over[0], hb("A", {"MemberId": "A", "MemberEpoch": 1}, True)]
+    assert [v.property for v in validate_safety("t", late).violations] == []
+
+
+def _walk_with_verdict(config: Config, seed: int, steps: int) -> tuple[list[str], bool]:
+    """A random walk over every enabled action, cut at the model's first violated state
+    property; its trace lines and whether the model saw a violation."""
+    rng, state, actions, checker = random.Random(seed), system.initial(config), [], Checker()
+    for _ in range(steps):
+        enabled = system.enabled(state, config)
+        if not enabled:
+            break
+        action = enabled[rng.randrange(len(enabled))]
+        actions.append(action)
+        state = system.step(state, action, config)
+        if checker.check_state(state):
+            return list(path_lines(Path(config, tuple(actions)))), True
+    return list(path_lines(Path(config, tuple(actions)))), False
+
+
+@pytest.mark.parametrize("name", ["TINY", "SMALL", "LOSSY", "STATIC"])
+def test_safety_mode_has_no_false_alarms_on_the_models_own_traces(name: str) -> None:
+    """Crashes, restarts, request timeouts, leaves and session expiries: where the model
+    sees no violated property, safety mode reports none either."""
+    config = PRESETS[name]
+    clean = 0
+    for seed in range(600):
+        lines, violated = _walk_with_verdict(config, seed, 60)
+        if violated:
+            continue
+        clean += 1
+        report = validate_safety(f"{name}-{seed}", lines, settle=10**6)
+        assert report.violations == [], (seed, report.violations[0])
+    assert clean > 500
+
+
+@pytest.mark.parametrize("mutant", ["revoke-without-waiting", "bookkeeping-drops-pending"])
+def test_safety_mode_finds_the_double_ownership_a_mutant_coordinator_causes(mutant: str) -> None:
+    """The model's shortest path to two clients consuming one partition, as a trace: safety
+    mode reports the hand-out that caused it, from the heartbeats alone."""
+    config = get_mutant(mutant).mutated_config()
+    found = bfs(config, check_convergence=False, stop_on="NoDoubleClientOwnership")
+    assert found.path is not None
+    lines = list(path_lines(found.path, get_mutant(mutant).config.name))
+    props = [v.property for v in validate_safety("t", lines, settle=10**6).violations]
+    assert props[:1] == ["NoDoubleClientOwnership"]
+
+
+def test_round_trip_path_trace_conformance_path() -> None:
+    """A model path → its trace → conformance replay → the same path."""
+    path = progress_walk(PRESETS["SMALL"], 5, steps=120, perturb=True)
+    replayed: list[Action] = []
+    report = validate_conformance("t", path_lines(path), on_step=replayed.append)
+    assert report.result == "valid"
+    assert tuple(replayed) == path.actions
+
+
+def test_invalid_utf8_is_reported_at_its_line_and_column(
+    tmp_path: FsPath, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = list(path_lines(progress_walk(TINY, 2)))
+    raw = [line.encode() for line in lines]
+    raw[3] = raw[3][:10] + b"\xff" + raw[3][10:]
+    bad = tmp_path / "bad.ndjson"
+    bad.write_bytes(b"\n".join(raw) + b"\n")
+    for mode in ("safety", "conformance"):
+        assert main(["validate", "--mode", mode, str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"groupcheck: error: {bad}:4:11: not UTF-8")
+        assert err.count("\n") == 1
+
+
+def test_millisecond_timestamps_are_accepted() -> None:
+    """``ts`` and ``seq`` are int64: a Unix-epoch millisecond timestamp is a valid ``ts``."""
+    line = json.loads(hb("A", ok("A", 1, parts(0)), False))
+    line["ts"], line["seq"] = 1_795_000_000_000, 2**40
+    assert validate_safety("t", [header(), json.dumps(line)]).result == "valid"
+    line["ts"] = 2**63
+    report = validate_safety("t", [header(), json.dumps(line)])
+    assert report.error is not None
+    assert "int64" in report.error
+
+
+_FUZZ_BASE = [line.encode() for line in path_lines(progress_walk(TINY, 4, steps=30))]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzzed_files_through_the_cli(data: st.DataObject) -> None:
+    """``groupcheck validate`` on a damaged file, in both modes: truncated lines, invalid
+    UTF-8, unknown kinds, wrong versions, wrong types, huge numbers, junk — exit 0, 1 or 2;
+    on 2 exactly one ``FILE:LINE:COLUMN: reason`` line on stderr, and never a traceback."""
+    lines = list(_FUZZ_BASE)
+    i = data.draw(st.integers(0, len(lines) - 1), label="line")
+    how = data.draw(
+        st.sampled_from(["truncate", "utf8", "kind", "version", "retype", "number", "junk"])
+    )
+    line = lines[i]
+    if how == "truncate":
+        line = line[: data.draw(st.integers(0, len(line) - 1))]
+    elif how == "utf8":
+        at = data.draw(st.integers(0, len(line)))
+        bad = data.draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf8\x88"]))
+        line = line[:at] + bad + line[at:]
+    elif how == "kind":
+        line = line.replace(b'"kind": "', b'"kind": "X', 1) if i else line
+    elif how == "version":
+        line = line.replace(b'"version": 1', b'"version": 7', 1)
+    elif how == "retype":
+        obj = json.loads(line)
+        key = data.draw(st.sampled_from(sorted(obj)))
+        obj[key] = data.draw(st.one_of(st.none(), st.integers(), st.text(max_size=4)))
+        line = json.dumps(obj).encode()
+    elif how == "number":
+        big = data.draw(st.integers(-(2**80), 2**80))
+        line = line.replace(b"0", str(big).encode(), 1)
+    else:
+        line = data.draw(st.binary(max_size=60))
+    lines[i] = line
+    mode = data.draw(st.sampled_from(["safety", "conformance"]))
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = FsPath(tmp) / "fuzzed.ndjson"
+        trace.write_bytes(b"\n".join(lines) + b"\n")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["validate", "--mode", mode, str(trace)])
+    assert code in (0, 1, 2)
+    assert "Traceback" not in err.getvalue()
+    if code == 2:
+        (message,) = err.getvalue().splitlines()
+        assert re.match(rf"groupcheck: error: {re.escape(str(trace))}:\d+:\d+: \S", message)
+        assert "validator failed" not in message
