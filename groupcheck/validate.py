@@ -173,6 +173,8 @@ class _Process:
 
 
 _PROCESS_EVENTS = (Crash, Restart, RequestTimeout, AbandonRequest, ReleaseAssignment, Subscribe)
+_STOPS_CONSUMING = (Crash, Restart, ReleaseAssignment)
+_EXPIRIES = (SessionTimeout, RebalanceTimeout)
 
 
 @dataclass
@@ -267,15 +269,16 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
             last_line = n
             if action.PERTURBATION:
                 last_perturbation = report.events
-            processes.on_event(action)
-            if isinstance(action, Crash | Restart | ReleaseAssignment):
-                _on_stopped_consuming(action.client, members)
+            if not isinstance(action, DeliverMessage):
+                if isinstance(action, _PROCESS_EVENTS):
+                    processes.on_event(action)
+                    if isinstance(action, _STOPS_CONSUMING):
+                        _on_stopped_consuming(action.client, members)
+                elif isinstance(action, _EXPIRIES):
+                    _on_expiry(action.member_id, members)
+                    last_perturbation = report.events
                 continue
-            if isinstance(action, SessionTimeout | RebalanceTimeout):
-                _on_expiry(action.member_id, members)
-                last_perturbation = report.events
-                continue
-            if not isinstance(action, DeliverMessage) or not processes.reads(action.message):
+            if not processes.reads(action.message):
                 continue
             body = action.message.body
             if isinstance(body, ConsumerGroupHeartbeatRequest):
@@ -403,6 +406,8 @@ def _double_ownership(
     """Report the first of ``partitions`` that another member may still be consuming: it
     is given to ``member_id`` (``given``), or ``member_id`` reports owning it without having
     been given it since, before its owner released it."""
+    if not partitions:
+        return
     for other_id, other in members.items():
         if other_id == member_id:
             continue

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NoReturn
 
 from model import system
 from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
@@ -175,6 +175,9 @@ def _col(line: str, key: str) -> int:
     return i + 1 if i >= 0 else 1
 
 
+_MISSING = object()
+
+
 def _get(
     obj: Mapping[str, Any],
     key: str,
@@ -184,21 +187,31 @@ def _get(
     optional: bool = False,
     int64: bool = False,
 ) -> Any:
-    if key not in obj:
+    value = obj.get(key, _MISSING)
+    if type(value) is kind and kind is not int:  # the common case: a str, list or dict
+        return value
+    if value is _MISSING:
         if optional:
             return None
         raise TraceError(n, 1, f"missing field {key!r}")
-    value = obj[key]
     if value is None and optional:
         return None
-    ok = isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
-    if not ok:
-        name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise TraceError(n, _col(line, key), f"field {key!r} must be {name}, got {value!r:.40}")
-    low, high, width = (MIN_INT64, MAX_INT64, "int64") if int64 else (MIN_INT, MAX_INT, "int32")
-    if isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
-        raise TraceError(n, _col(line, key), f"field {key!r} out of the {width} range: {value}")
+    if type(value) is int:  # the common case first (a bool is no int here: type, not isinstance)
+        if kind is not int and (isinstance(kind, type) or int not in kind):
+            _wrong_type(key, kind, value, line, n)
+        low, high = (MIN_INT64, MAX_INT64) if int64 else (MIN_INT, MAX_INT)
+        if not low <= value <= high:
+            width = "int64" if int64 else "int32"
+            raise TraceError(n, _col(line, key), f"field {key!r} out of the {width} range: {value}")
+        return value
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        _wrong_type(key, kind, value, line, n)
     return value
+
+
+def _wrong_type(key: str, kind: type | tuple[type, ...], value: Any, line: str, n: int) -> NoReturn:
+    name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+    raise TraceError(n, _col(line, key), f"field {key!r} must be {name}, got {value!r:.40}")
 
 
 def _unknown(obj: Mapping[str, Any], allowed: set[str], line: str, n: int, where: str) -> None:

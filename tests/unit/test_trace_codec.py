@@ -149,7 +149,7 @@ def _header() -> str:
         ),
         (
             {"seq": 10**20, "ts": None, "source": "x", "kind": "SendHeartbeat", "payload": {}},
-            "int32",
+            "'seq' out of the int64 range",
         ),
         (
             {

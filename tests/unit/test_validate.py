@@ -297,7 +297,11 @@ def test_millisecond_timestamps_are_accepted() -> None:
     line["ts"] = 2**63
     report = validate_safety("t", [header(), json.dumps(line)])
     assert report.error is not None
-    assert "int64" in report.error
+    assert "'ts' out of the int64 range" in report.error
+    epoch = hb("A", ok("A", 2**31, parts(0)), False)  # Kafka's MemberEpoch is an int32
+    report = validate_safety("t", [header(), epoch])
+    assert report.error is not None
+    assert "'MemberEpoch' out of the int32 range" in report.error
 
 
 _FUZZ_BASE = [line.encode() for line in path_lines(progress_walk(TINY, 4, steps=30))]
