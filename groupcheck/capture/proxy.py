@@ -11,6 +11,7 @@ import ipaddress
 import json
 import os
 import struct
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,8 +80,15 @@ class TraceWriter:
         self._file.flush()
 
     def event(
-        self, client: str, connection: int, direction: str, api: str, body: dict[str, Any]
+        self,
+        client: str,
+        connection: int,
+        direction: str,
+        api: str,
+        body: dict[str, Any],
+        ts: int | None = None,
     ) -> None:
+        """Write one delivered message; ``ts`` is when the proxy forwarded it (Unix ms)."""
         assert self._file is not None
         self.seq += 1
         payload = {
@@ -93,7 +101,7 @@ class TraceWriter:
         }
         event = {
             "seq": self.seq,
-            "ts": None,
+            "ts": ts,
             "source": "network",
             "kind": "DeliverMessage",
             "payload": payload,
@@ -106,6 +114,11 @@ class TraceWriter:
             self._file.close()
             os.replace(self._tmp, self.path)
             self._file = None
+
+
+def now_ms() -> int:
+    """The wall-clock time in Unix milliseconds (a trace event's ``ts``)."""
+    return time.time_ns() // 1_000_000
 
 
 @dataclass
@@ -150,7 +163,7 @@ class Proxy:
             self.log(f"cannot reach {upstream[0]}:{upstream[1]}: {e.strerror or e}")
             client_w.close()
             return
-        pending: dict[int, tuple[int, int, Any]] = {}
+        pending: dict[int, tuple[int, int, Any, int]] = {}
         await asyncio.gather(
             self._requests(client_r, up_w, pending),
             self._responses(up_r, client_w, pending, conn),
@@ -163,7 +176,7 @@ class Proxy:
         self,
         r: asyncio.StreamReader,
         w: asyncio.StreamWriter,
-        pending: dict[int, tuple[int, int, Any]],
+        pending: dict[int, tuple[int, int, Any, int]],
     ) -> None:
         try:
             while True:
@@ -177,7 +190,7 @@ class Proxy:
                         _, body = d.read_request(frame)
                     except Exception as e:  # an unknown version is forwarded untouched
                         self.log(f"not decoded: api {api_key} v{version} request ({e})")
-                pending[corr] = (api_key, version, body)
+                pending[corr] = (api_key, version, body, now_ms())
                 w.write(struct.pack(">i", len(frame)) + frame)
                 await w.drain()
         finally:
@@ -187,7 +200,7 @@ class Proxy:
         self,
         r: asyncio.StreamReader,
         w: asyncio.StreamWriter,
-        pending: dict[int, tuple[int, int, Any]],
+        pending: dict[int, tuple[int, int, Any, int]],
         conn: int,
     ) -> None:
         while True:
@@ -195,16 +208,16 @@ class Proxy:
             if frame is None:
                 break
             (corr,) = struct.unpack_from(">i", frame, 0)
-            api_key, version, request = pending.pop(corr, (-1, -1, None))
+            api_key, version, request, sent = pending.pop(corr, (-1, -1, None, 0))
             try:
-                frame = await self._on_response(api_key, version, frame, request, conn)
+                frame = await self._on_response(api_key, version, frame, request, conn, sent)
             except Exception as e:  # never let one odd frame stop the proxy
                 self.log(f"not decoded: api {api_key} v{version} response ({e})")
             w.write(struct.pack(">i", len(frame)) + frame)
             await w.drain()
 
     async def _on_response(
-        self, api_key: int, version: int, frame: bytes, request: Any, conn: int
+        self, api_key: int, version: int, frame: bytes, request: Any, conn: int, sent: int
     ) -> bytes:
         if api_key in (d.METADATA, d.FIND_COORDINATOR):
             body = d.read_response(api_key, version, frame)
@@ -233,11 +246,18 @@ class Proxy:
                 request_body(request, self.names),
                 response_body(resp, self.names),
                 request.member_id,
+                (sent, now_ms()),
             )
         return frame
 
     def _record(
-        self, conn: int, api: str, req: dict[str, Any], resp: dict[str, Any], member: str
+        self,
+        conn: int,
+        api: str,
+        req: dict[str, Any],
+        resp: dict[str, Any],
+        member: str,
+        times: tuple[int, int],
     ) -> None:
         if resp["ErrorCode"] not in d.KNOWN_ERRORS:
             # A coordinator error outside the protocol's state machine (NOT_COORDINATOR,
@@ -248,8 +268,8 @@ class Proxy:
                 self.log(note)
             return
         self.exchanges += 1
-        self.trace.event(member, conn, "request", api, req)
-        self.trace.event(member, conn, "response", api, resp)
+        self.trace.event(member, conn, "request", api, req, times[0])
+        self.trace.event(member, conn, "response", api, resp, times[1])
 
     async def close(self) -> None:
         for s in self.servers:

@@ -117,6 +117,7 @@ def test_joins_and_clean_leaves_are_valid_and_an_early_hand_out_is_caught(
     capture: Capture, tmp_path: Path
 ) -> None:
     consumers = []
+    started = time.time()
     for i, name in enumerate(("c1", "c2", "c3")):
         consumers.append(capture.consumer(name, 5.0 - i))
         time.sleep(0.7)
@@ -124,6 +125,13 @@ def test_joins_and_clean_leaves_are_valid_and_an_early_hand_out_is_caught(
         assert c.wait(timeout=60) == 0
     capture.finish()
     events = _events(capture.out)
+    stamps = [e["ts"] for e in events]
+    assert all(isinstance(t, int) for t in stamps)  # Unix ms when the proxy forwarded it
+    assert abs(stamps[0] / 1000 - started) < 60
+    for e, f in zip(events[::2], events[1::2], strict=True):  # request, then its response
+        assert e["payload"]["direction"] == "request"
+        assert f["payload"]["direction"] == "response"
+        assert e["ts"] <= f["ts"]
     assert len(_requests(events, 0)) == 3  # three members joined …
     assert len(_requests(events, -1)) == 3  # … and left with a leave heartbeat
     report = validate_safety(str(capture.out), capture.out.read_text().splitlines(), settle=5)

@@ -124,7 +124,8 @@ def test_killed_job_is_not_complete_and_resumes(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
-        env={**os.environ, **FAST_JVM},
+        # A killed driver cannot remove its scratch directory: keep it under tmp_path.
+        env={**os.environ, **FAST_JVM, "TMPDIR": str(tmp_path)},
     )
     try:
         deadline = time.monotonic() + 120
