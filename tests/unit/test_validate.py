@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import random
 import re
 import tempfile
 from pathlib import Path as FsPath
@@ -224,17 +223,11 @@ def test_safety_follows_process_events_of_model_traces() -> None:
 def _walk_with_verdict(config: Config, seed: int, steps: int) -> tuple[list[str], bool]:
     """A random walk over every enabled action, cut at the model's first violated state
     property; its trace lines and whether the model saw a violation."""
-    rng, state, actions, checker = random.Random(seed), system.initial(config), [], Checker()
-    for _ in range(steps):
-        enabled = system.enabled(state, config)
-        if not enabled:
-            break
-        action = enabled[rng.randrange(len(enabled))]
-        actions.append(action)
-        state = system.step(state, action, config)
-        if checker.check_state(state):
-            return list(path_lines(Path(config, tuple(actions)))), True
-    return list(path_lines(Path(config, tuple(actions)))), False
+    path, checker = progress_walk(config, seed, steps, perturb=True), Checker()
+    for i, state in enumerate(path.states()):
+        if i and checker.check_state(state):
+            return list(path_lines(Path(config, path.actions[:i]))), True
+    return list(path_lines(path)), False
 
 
 @pytest.mark.parametrize("name", ["TINY", "SMALL", "LOSSY", "STATIC"])
