@@ -33,8 +33,8 @@ from __future__ import annotations
 from invariants.expr import Snapshot
 from model.client import IN_GROUP
 from model.coordinator import group_status
-from model.ids import TopicPartition
-from model.records import State
+from model.ids import Assignment, FrozenMap, TopicPartition
+from model.records import Client, Group, State, TopicMetadata
 from model.status import ErrorCode, GroupStatus, MemberState
 
 RELATIONS = (
@@ -83,13 +83,49 @@ STATUS_CODE = {
 }
 
 
+ClientView = tuple[str, str | None, str, int, int, bool, bool, bool, Assignment]
+"""What the vocabulary reads of a client: name, instance id, member id, member epoch,
+incarnation, alive, in the group (alive and JOINING … STABLE), failed with
+UNKNOWN_SERVER_ERROR, owned partitions."""
+
+SnapshotKey = tuple[Group, FrozenMap[str, TopicMetadata], tuple[ClientView, ...]]
+"""Everything ``project`` reads of a state: two states with equal keys have equal
+snapshots, so every state and step property reads them alike (engines memoise verdicts
+on it; the network, timers in flight and what a client last sent are not part of it)."""
+
+
+def client_view(c: Client) -> ClientView:
+    """The part of a client the vocabulary reads (``ClientView``)."""
+    return (
+        c.name,
+        c.instance_id,
+        c.member_id,
+        c.member_epoch,
+        c.incarnation,
+        c.alive,
+        c.alive and c.status in IN_GROUP,
+        c.fatal_error is ErrorCode.UNKNOWN_SERVER_ERROR,
+        c.owned,
+    )
+
+
+def snapshot_key(state: State) -> SnapshotKey:
+    """The part of ``state`` its snapshot is a function of (``SnapshotKey``)."""
+    return (state.group, state.topics, tuple(map(client_view, state.clients)))
+
+
 def project(state: State) -> Snapshot:
     """The snapshot of ``state``."""
-    g = state.group
+    return project_key(snapshot_key(state))
+
+
+def project_key(key: SnapshotKey) -> Snapshot:
+    """The snapshot of every state whose ``snapshot_key`` is ``key``."""
+    g, topics, views = key
     existing: set[TopicPartition] = {
-        (meta.topic_id, i) for meta in state.topics.values() for i in range(meta.partitions)
+        (meta.topic_id, i) for meta in topics.values() for i in range(meta.partitions)
     }
-    name_to_id = {name: meta.topic_id for name, meta in state.topics.items()}
+    name_to_id = {name: meta.topic_id for name, meta in topics.items()}
 
     rel: dict[str, set[tuple[object, ...]]] = {k: set() for k in RELATIONS}
     fn: dict[str, dict[tuple[object, ...], int]] = {
@@ -102,26 +138,23 @@ def project(state: State) -> Snapshot:
         "committed_epoch": {},
         "instance": {},
     }
-    instance_index = {
-        iid: i + 1
-        for i, iid in enumerate(sorted({c.instance_id for c in state.clients if c.instance_id}))
-    }
+    instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)
     members: dict[str, None] = {}
-    clients = tuple(c.name for c in state.clients)
+    clients = tuple(v[0] for v in views)
 
-    for c in state.clients:
-        members[c.member_id] = None
-        fn["client_epoch"][(c.name,)] = c.member_epoch
-        fn["client_incarnation"][(c.name,)] = c.incarnation
-        if c.alive:
-            rel["client_member"].add((c.name, c.member_id))
-        if c.alive and c.status in IN_GROUP:
-            rel["client_in_group"].add((c.name,))
-        if c.fatal_error is ErrorCode.UNKNOWN_SERVER_ERROR:
-            rel["server_error"].add((c.name,))
-        for tp in c.owned:
-            rel["client_owns"].add((c.name, tp))
+    for name, _, member_id, member_epoch, incarnation, alive, in_group, failed, owned in views:
+        members[member_id] = None
+        fn["client_epoch"][(name,)] = member_epoch
+        fn["client_incarnation"][(name,)] = incarnation
+        if alive:
+            rel["client_member"].add((name, member_id))
+        if in_group:
+            rel["client_in_group"].add((name,))
+        if failed:
+            rel["server_error"].add((name,))
+        for tp in owned:
+            rel["client_owns"].add((name, tp))
             partitions.add(tp)
 
     for mid, m in g.members.items():

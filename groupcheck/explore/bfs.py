@@ -32,8 +32,9 @@ import networkx as nx
 from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation
+from invariants.expr import Snapshot
 from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
-from invariants.snapshot import project
+from invariants.snapshot import SnapshotKey, project_key, snapshot_key
 from model import system
 from model.actions import Action
 from model.config import Config
@@ -112,10 +113,31 @@ def bfs(
 
     else:
         canonical = normal  # type: ignore[assignment]
-    # Properties read the group, the clients and the topics only (not the network), so
-    # their verdicts are memoised on those: many states differ only in messages in flight.
-    state_memo: dict[Hashable, list[Violation]] = {}
-    step_memo: dict[Hashable, list[Violation]] = {}
+    # Properties read a state only through its snapshot, which is a function of the
+    # state's ``snapshot_key`` (the group, the topics and a few fields of each client):
+    # many states differ only in messages in flight or client bookkeeping the properties
+    # do not read. Each distinct key is projected once and numbered; state verdicts are
+    # memoised per key, step verdicts per pair of keys.
+    view_index: dict[SnapshotKey, int] = {}
+    snapshots: list[Snapshot] = []
+    state_verdicts: list[list[Violation] | None] = []
+    step_memo: dict[tuple[int, int], list[Violation]] = {}
+
+    def view_of(s: State) -> int:
+        view = snapshot_key(s)
+        i = view_index.get(view)
+        if i is None:
+            i = view_index[view] = len(snapshots)
+            snapshots.append(project_key(view))
+            state_verdicts.append(None)
+        return i
+
+    def check_state(s: State, view: int) -> list[Violation]:
+        verdict = state_verdicts[view]
+        if verdict is None:
+            verdict = state_verdicts[view] = checker.check_state(s, snapshots[view])
+        return verdict
+
     init = system.initial(config)
     init_key = canonical(init)
     nodes: dict[Hashable, _Node] = {init_key: _Node(init, 0, None, None)}
@@ -146,7 +168,7 @@ def bfs(
     def relevant(vs: list[Violation]) -> list[Violation]:
         return [v for v in vs if stop_on is None or v.property == stop_on]
 
-    bad = relevant(checker.check_state(init))
+    bad = relevant(check_state(init, view_of(init)))
     if bad:
         return found(bad[0], init_key, [])
     max_seen_depth = 0
@@ -161,7 +183,7 @@ def bfs(
         key = queue.popleft()
         node = nodes[key]
         state = node.state
-        snap = None
+        pre_view = -1
         if (
             check_convergence
             # After the last perturbation; when measuring the shortest convergence
@@ -189,23 +211,21 @@ def bfs(
             new = system.step(state, action, config)
             steps += 1
             new_key = canonical(new)
+            post_view = -1
             if _step_may_matter(state, new):
-                step_key = (state.group, state.clients, new.group, new.clients, new.topics)
-                verdict = step_memo.get(step_key)
+                if pre_view < 0:
+                    pre_view = view_of(state)
+                post_view = view_of(new)
+                verdict = step_memo.get((pre_view, post_view))
                 if verdict is None:
-                    if snap is None:
-                        snap = project(state)
-                    new_snap = project(new)
-                    verdict = step_memo[step_key] = checker.check_step(
-                        state, action, new, snap, new_snap
+                    verdict = step_memo[pre_view, post_view] = checker.check_step(
+                        state, action, new, snapshots[pre_view], snapshots[post_view]
                     )
                 else:
                     checker.note_witnesses(state, action, new)
-                    new_snap = None
                 bad = relevant(verdict)
             else:
                 checker.note_witnesses(state, action, new)
-                new_snap = None
                 bad = []
             if graph is not None:
                 graph.add_edge(key, new_key, kind=action.kind)
@@ -218,15 +238,11 @@ def bfs(
             if graph is not None:
                 graph.nodes[new_key]["depth"] = node.depth + 1
             max_seen_depth = max(max_seen_depth, node.depth + 1)
-            state_key = (new.group, new.clients, new.topics)
-            verdict = state_memo.get(state_key)
-            if verdict is None:
-                verdict = state_memo[state_key] = checker.check_state(
-                    new, new_snap if new_snap is not None else project(new)
-                )
-            bad = relevant(verdict)
+            if post_view < 0:
+                post_view = view_of(new)
+            bad = relevant(check_state(new, post_view))
             if not bad and z3_check is not None:
-                bad = relevant(z3_check(project(new)))
+                bad = relevant(z3_check(snapshots[post_view]))
             if bad:
                 return found(bad[0], new_key, [])
             queue.append(new_key)
