@@ -7,7 +7,6 @@ users: ``Client.owned`` is what the application is processing right now.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from model.ids import EMPTY, Assignment
@@ -18,6 +17,7 @@ from model.records import (
     OffsetCommitRequest,
     OffsetCommitResponse,
     SentFields,
+    replace,
 )
 from model.status import FATAL_ERRORS, FENCING_ERRORS, ClientStatus, ErrorCode
 

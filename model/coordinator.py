@@ -10,7 +10,6 @@ The sub-rules are called through ``config.rules`` so that a mutant can replace o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
@@ -26,6 +25,7 @@ from model.records import (
     OffsetCommitResponse,
     TopicMetadata,
     new_member,
+    replace,
 )
 from model.status import ErrorCode, GroupStatus, MemberState
 from model.target import preferred_server_assignor

@@ -15,11 +15,10 @@ KIP-848 "Member Reconciliation" with the refinements of Apache Kafka's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from model.ids import EMPTY, Assignment, TopicPartition
-from model.records import Member
+from model.records import Member, replace
 from model.status import MemberState
 
 

@@ -9,7 +9,6 @@ returns the very same object when an action changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from model import client as cl
@@ -55,6 +54,7 @@ from model.records import (
     OffsetCommitResponse,
     State,
     TopicMetadata,
+    replace,
 )
 from model.status import ClientStatus
 

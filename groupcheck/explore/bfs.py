@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import networkx as nx
 
@@ -39,7 +39,7 @@ from model import system
 from model.actions import Action
 from model.config import Config
 from model.path import Path
-from model.records import Message, State
+from model.records import Message, State, replace
 
 ProgressFn = Callable[[int, int, int], None]
 
