@@ -141,7 +141,7 @@ def bfs(
     init = system.initial(config)
     init_key = canonical(init)
     nodes: dict[Hashable, _Node] = {init_key: _Node(init, 0, None, None)}
-    queue: deque[Hashable] = deque([init_key])
+    queue: deque[tuple[Hashable, _Node]] = deque([(init_key, nodes[init_key])])
     steps = 0
     converged_checked: set[Hashable] = set()
     z3_check = _z3_checker(checker) if z3 else None
@@ -180,8 +180,7 @@ def bfs(
         if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
             exhausted = False
             break
-        key = queue.popleft()
-        node = nodes[key]
+        key, node = queue.popleft()
         state = node.state
         pre_view = -1
         if (
@@ -234,7 +233,7 @@ def bfs(
                 return found(bad[0], key, [action])
             if new_key in nodes:
                 continue
-            nodes[new_key] = _Node(new, node.depth + 1, key, action)
+            nodes[new_key] = new_node = _Node(new, node.depth + 1, key, action)
             if graph is not None:
                 graph.nodes[new_key]["depth"] = node.depth + 1
             max_seen_depth = max(max_seen_depth, node.depth + 1)
@@ -245,7 +244,7 @@ def bfs(
                 bad = relevant(z3_check(snapshots[post_view]))
             if bad:
                 return found(bad[0], new_key, [])
-            queue.append(new_key)
+            queue.append((new_key, new_node))
             if progress is not None and len(nodes) % 1000 == 0:
                 progress(len(nodes), node.depth + 1, len(queue))
     return ExploreResult(
