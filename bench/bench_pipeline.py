@@ -1,7 +1,7 @@
 """The Spark pipeline against a plain loop and a process pool, on the same 10,000 runs.
 
 One grid (TINY, swarm random walks of 40 steps, seeds 0..9,999) is split into the
-pipeline's parts (64 parts of about 157 runs); each part is computed and committed as a
+pipeline's default parts (32 parts of about 313 runs); each part is computed and committed as a
 Parquet file by ``groupcheck.pipeline.work.execute_part`` — the very function a Spark
 task runs — in three ways, one after the other in this process:
 

@@ -59,7 +59,7 @@ def register(sub: Any) -> None:
         "--part-size",
         type=positive,
         metavar="N",
-        help="runs per part (a Spark task and a result file); default: about 64 parts",
+        help="runs per part (a Spark task and a result file); default: about 32 parts",
     )
     _common(exp)
     exp.set_defaults(handler=cmd_explore)

@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 MARK = "groupcheck-pipeline:"
 """Prefix of the messages tasks raise on purpose, so the driver can show them alone."""
 
-DEFAULT_PARTS = 64
+DEFAULT_PARTS = 32
+"""Parts a plan is split into by default. Each part is one Spark task with a fixed cost
+(scheduling, a Python worker round trip, a result file), so a task should do about a
+second of work or more; 32 parts keep two cores busy to the end, and a killed job loses
+at most about 1/32 of its work per running task (docs/pipeline.md, "Benchmark")."""
 
 
 @dataclass(frozen=True)
@@ -57,8 +61,8 @@ class PartSummary:
 
 
 def run_parts(total: int, part_size: int | None = None) -> list[tuple[int, int]]:
-    """Contiguous ranges of runs: ``part_size`` runs each (default: about 64 parts, 1 to
-    500 runs each)."""
+    """Contiguous ranges of runs: ``part_size`` runs each (default: about
+    ``DEFAULT_PARTS`` parts, 1 to 500 runs each)."""
     size = part_size or min(max(-(-total // DEFAULT_PARTS), 1), 500)
     return [(start, min(start + size, total)) for start in range(0, total, size)]
 

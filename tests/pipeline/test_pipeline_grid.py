@@ -9,7 +9,7 @@ import pytest
 
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.grid import load_grid, parse_grid
-from groupcheck.pipeline.work import run_parts
+from groupcheck.pipeline.work import DEFAULT_PARTS, run_parts
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -98,7 +98,7 @@ def test_parts_cover_every_run_once() -> None:
         parts = run_parts(total, size)
         covered = [i for start, stop in parts for i in range(start, stop)]
         assert covered == list(range(total))
-    assert len(run_parts(10_000)) == 64
+    assert len(run_parts(10_000)) == DEFAULT_PARTS == 32
     assert len(run_parts(1_000_000)) == 2000  # at most 500 runs per part
 
 
