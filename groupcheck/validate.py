@@ -23,7 +23,7 @@ Two modes, both streaming (one pass, memory independent of trace length):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,6 +171,26 @@ class _Process:
     connection: int = 0
     leaving: bool = False  # revocation callbacks ran: it takes no assignment any more
 
+    def sent(self, message: Message) -> bool:
+        """A request of this client reaches the coordinator (which processes every
+        request): note the incarnation and connection it names, and tell whether its
+        sender still runs — a request delivered after its sender crashed (or was
+        replaced) tells nothing of what any live process consumes."""
+        if message.incarnation > self.incarnation or (
+            message.incarnation == self.incarnation and message.connection > self.connection
+        ):
+            self.incarnation, self.connection = message.incarnation, message.connection
+        return self.alive and message.incarnation == self.incarnation
+
+    def reads(self, message: Message) -> bool:
+        """Whether this process reads a response: only a live process of the incarnation,
+        on the connection, it was sent to."""
+        return (
+            self.alive
+            and message.incarnation == self.incarnation
+            and message.connection == self.connection
+        )
+
 
 _PROCESS_EVENTS = (Crash, Restart, RequestTimeout, AbandonRequest, ReleaseAssignment, Subscribe)
 _STOPS_CONSUMING = (Crash, Restart, ReleaseAssignment)
@@ -190,14 +210,12 @@ class _Processes:
 
     clients: dict[str, _Process] = field(default_factory=dict)
 
-    def on_event(self, action: Action) -> None:
-        """Follow the process events of a model trace."""
-        if not isinstance(
-            action,
-            Crash | Restart | RequestTimeout | AbandonRequest | ReleaseAssignment | Subscribe,
-        ):
-            return
-        p = self.clients.setdefault(action.client, _Process())
+    def on_event(
+        self,
+        action: Crash | Restart | RequestTimeout | AbandonRequest | ReleaseAssignment | Subscribe,
+    ) -> None:
+        """Follow a process event (``_PROCESS_EVENTS``) of a model trace."""
+        p = self.of(action.client)
         if isinstance(action, Crash):
             p.alive = False
         elif isinstance(action, Restart):
@@ -207,27 +225,12 @@ class _Processes:
         else:
             p.leaving = isinstance(action, ReleaseAssignment)
 
-    def reads(self, message: Message) -> bool:
-        """Whether a delivered message is processed: every request is (by the coordinator);
-        a response only by the process and connection it was sent to."""
-        p = self.clients.setdefault(message.client, _Process())
-        here = (message.incarnation, message.connection)
-        if message.to_coordinator:
-            p.incarnation, p.connection = max((p.incarnation, p.connection), here)
-            return True
-        return p.alive and here == (p.incarnation, p.connection)
-
-    def sender_lives(self, message: Message) -> bool:
-        """Whether the process that sent a request still runs: a request delivered after
-        its sender crashed (or was replaced) is processed, but tells nothing of what any
-        live process consumes."""
-        p = self.clients.setdefault(message.client, _Process())
-        return p.alive and message.incarnation == p.incarnation
-
-    def takes_assignments(self, client: str) -> bool:
-        """Whether the client's process may start consuming what it is assigned."""
+    def of(self, client: str) -> _Process:
+        """The client's process (as the trace has told of it so far)."""
         p = self.clients.get(client)
-        return p is None or (p.alive and not p.leaving)
+        if p is None:
+            p = self.clients[client] = _Process()
+        return p
 
 
 @dataclass
@@ -278,19 +281,21 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
                     _on_expiry(action.member_id, members)
                     last_perturbation = report.events
                 continue
-            if not processes.reads(action.message):
-                continue
-            body = action.message.body
+            message = action.message
+            body = message.body
+            process = processes.of(message.client)
             if isinstance(body, ConsumerGroupHeartbeatRequest):
                 if body.member_epoch <= 0:
                     last_perturbation = report.events  # a join or a leave
-                if processes.sender_lives(action.message):
-                    _on_request(file, n, action.message.client, body, members, report)
-            elif isinstance(body, ConsumerGroupHeartbeatResponse):
+                if process.sent(message):
+                    _on_request(file, n, message.client, body, members, report)
+            elif isinstance(body, ConsumerGroupHeartbeatResponse) and process.reads(message):
                 if body.error_code in FENCING_ERRORS:
                     last_perturbation = report.events
-                takes = processes.takes_assignments(action.message.client)
-                _on_response(file, n, action.message.client, body, takes, members, report)
+                takes = not process.leaving
+                _on_response(file, n, message.client, body, takes, members, report)
+            elif message.to_coordinator:
+                process.sent(message)  # an OffsetCommit request: it names the connection
     except TraceError as e:
         report.error = f"{file}:{e.line}:{e.column}: {e.reason}"
         return report
@@ -491,16 +496,15 @@ def validate_itf(file: str, doc: object) -> Report:
     return report
 
 
-def text_lines(binary: Iterable[bytes]) -> Iterator[str]:
-    """The lines of an NDJSON trace read as bytes, decoded one at a time, so that invalid
-    UTF-8 is a ``TraceError`` at its line and (byte) column like any other malformed input,
-    and memory stays independent of the trace's length."""
-    for n, raw in enumerate(binary, 1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise TraceError(n, e.start + 1, f"not UTF-8: {e.reason}") from None
-        yield text.rstrip("\r\n")
+def utf8_error(name: str) -> TraceError | None:
+    """Where a file is not UTF-8: the first undecodable line, with the byte column."""
+    with open(name, "rb") as binary:
+        for n, raw in enumerate(binary, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                return TraceError(n, e.start + 1, f"not UTF-8: {e.reason}")
+    return None
 
 
 def validate_file(name: str, mode: str, settle: int = 100, fmt: str = "auto") -> Report:
@@ -517,13 +521,17 @@ def validate_file(name: str, mode: str, settle: int = 100, fmt: str = "auto") ->
                 except json.JSONDecodeError as e:
                     return Report(name, "itf", error=f"{name}:{e.lineno}:{e.colno}: {e.msg}")
             return validate_itf(name, doc)
-        with open(name, "rb") as binary:
-            lines = text_lines(binary)
+        # Lines keep their line break: the trace reader allows white space around an event.
+        with open(name, encoding="utf-8", errors="strict") as lines:
             if mode == "conformance":
                 return validate_conformance(name, lines)
             return validate_safety(name, lines, settle=settle)
     except UnicodeDecodeError as e:
-        return Report(name, mode, error=f"{name}: not UTF-8 ({e.reason})")
+        # Decoding runs ahead of the lines read, so find the line and column anew.
+        where = utf8_error(name)
+        if where is None:
+            return Report(name, mode, error=f"{name}: not UTF-8 ({e.reason})")
+        return Report(name, mode, error=f"{name}:{where.line}:{where.column}: {where.reason}")
     except OSError as e:
         return Report(name, mode, error=f"{name}: {e.strerror or e}")
     except Exception as e:  # one file's validator failure is reported for that file only
