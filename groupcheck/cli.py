@@ -443,27 +443,78 @@ COMMANDS = {
 }
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every ``finally`` and cleanup handler
+    runs (a run's temporary output is removed) before the process exits with 143."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``groupcheck`` console script."""
+    """Entry point of the ``groupcheck`` console script. Exit statuses:
+    ``groupcheck.exitcodes`` (0 ok, 1 violation, 2 bad input, 3 inconclusive, 4 internal
+    error). No path ends in a traceback: an unexpected exception prints one line and the
+    file its traceback was saved to."""
+    import signal
+    import threading
+
+    from groupcheck import exitcodes
+    from groupcheck.crash import one_line, save_traceback
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
-            return 2
+            return exitcodes.BAD_INPUT
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return int(handler(args))
     except UsageError as e:
         print(f"{e} (see 'groupcheck --help')", file=sys.stderr)
-        return 2
+        return exitcodes.BAD_INPUT
     except ConfigError as e:
-        print(f"groupcheck: error: {e}", file=sys.stderr)
-        return 2
+        print(f"groupcheck: error: {printable(str(e))}", file=sys.stderr)
+        return exitcodes.BAD_INPUT
     except KeyboardInterrupt:
         print("groupcheck: interrupted", file=sys.stderr)
-        return 130
+        return exitcodes.INTERRUPTED
+    except Terminated:
+        print("groupcheck: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
-        return 0
+        _quiet_stdout()
+        return exitcodes.OK
+    except Exception as e:
+        command = " ".join(["groupcheck", *(sys.argv[1:] if argv is None else argv)])
+        saved = save_traceback(e, command)
+        where = f"traceback saved to {saved}" if saved else "no traceback file could be written"
+        print(f"groupcheck: internal error: {one_line(e)} ({where})", file=sys.stderr)
+        return exitcodes.INTERNAL_ERROR
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control and invisible formatting characters escaped."""
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe, point stdout at /dev/null so the interpreter's final flush
+    does not raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -10,9 +10,8 @@ safety validator reports.
 from __future__ import annotations
 
 import argparse
-import shutil
+import hashlib
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +26,17 @@ def register(sub: Any) -> None:
         description=(
             "Draw a trace file (docs/trace-format.md): a sequence chart and an ownership "
             "timeline as SVG or PNG, or an HTML report with both and an explanation. "
-            "Exit 0 when written, 2 on a malformed trace (nothing is left in --out)."
+            "Exit 0 when written, 2 on a malformed trace or an --out that groupcheck may not "
+            "write (a file, or a directory with other content); nothing is left half-written."
         ),
     )
     p.add_argument("file", help="trace file (NDJSON)")
     p.add_argument("--format", choices=FORMATS, default="html", help="output (default html)")
-    p.add_argument("--out", help="output directory (default reports/out/render-<file stem>)")
+    p.add_argument(
+        "--out",
+        help="output directory: new, empty, or one groupcheck wrote (default "
+        "reports/out/render-<run>, the run the trace belongs to, else the file's name)",
+    )
     p.set_defaults(handler=cmd_render)
 
 
@@ -122,12 +126,34 @@ def _lists_runs(directory: Path) -> bool:
     return directory.resolve() == DEFAULT_OUT.resolve()
 
 
+def default_out(file: str) -> Path:
+    """``reports/out/render-<run>``: a trace inside a run directory (``<run>/trace.ndjson``)
+    is named after its run, any other file after its own name; when that name is taken by
+    the render of another file, a short hash of this file's path is added, so renders of
+    different traces never replace each other."""
+    from reports.artifacts import run_name
+    from reports.publish import marker_info
+
+    source = Path(file).resolve()
+    stem = source.stem.removesuffix(".itf")
+    generic = stem in {"trace", "capture", "events"}
+    label = run_name(f"render-{source.parent.name}" if generic else f"render-{stem}")
+    out = DEFAULT_OUT / label
+    if out.exists() and marker_info(out).get("source") not in (None, str(source)):
+        digest = hashlib.sha256(str(source).encode()).hexdigest()[:8]
+        out = DEFAULT_OUT / f"{label}-{digest}"
+    return out
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from model.trace.codec import TraceError
+    from reports.publish import check_target, publishing
     from reports.render.dot import RenderError
     from reports.render.html import write_index
     from reports.render.report import dot_sources, write_pictures, write_report
 
+    out = Path(args.out) if args.out else default_out(args.file)
+    check_target(out)  # refuse before any work
     try:
         with open(args.file, encoding="utf-8", errors="strict") as f:
             lines = [line.rstrip("\n") for line in f]
@@ -143,33 +169,26 @@ def cmd_render(args: argparse.Namespace) -> int:
         message = str(e) if str(e).startswith(args.file) else f"{args.file}:{e}"
         print(f"groupcheck: error: {message}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else DEFAULT_OUT / f"render-{Path(args.file).stem}"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".partial-"))
     try:
-        if args.format == "html":
-            write_report(
-                tmp,
-                title=f"{Path(args.file).name}",
-                view=view,
-                explanation=text,
-                config_text=config_text,
-                reproduce=f"groupcheck render {args.file}",
-            )
-            (tmp / "explanation.txt").write_text(text, encoding="utf-8")
-        else:
-            write_pictures(tmp, dot_sources(view), args.format)
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.replace(out)
-        if args.format == "html" and _lists_runs(out.parent):
-            write_index(out.parent)
+        with publishing(
+            out, command="render", source=str(Path(args.file).resolve()), format=args.format
+        ) as tmp:
+            if args.format == "html":
+                write_report(
+                    tmp,
+                    title=f"{Path(args.file).name}",
+                    view=view,
+                    explanation=text,
+                    config_text=config_text,
+                    reproduce=f"groupcheck render {args.file}",
+                )
+                (tmp / "explanation.txt").write_text(text, encoding="utf-8")
+            else:
+                write_pictures(tmp, dot_sources(view), args.format)
     except RenderError as e:
-        shutil.rmtree(tmp, ignore_errors=True)
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    if args.format == "html" and _lists_runs(out.parent):
+        write_index(out.parent)
     print(f"written to {out}" + ("/index.html" if args.format == "html" else ""))
     return 0

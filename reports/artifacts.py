@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FsPath
@@ -26,6 +24,7 @@ from invariants.snapshot import project
 from model.path import Path
 from model.trace import path_lines
 from reports.casestudy import describe_action, group_view
+from reports.publish import publishing
 from reports.render.html import write_index
 from reports.render.report import path_report
 
@@ -138,10 +137,8 @@ def write_counterexample(
     pictures, ``explanation.txt``) and refresh ``out/index.html``; returns the directory.
     Never leaves a partial directory. ``graph`` is the explored state graph (small BFS
     runs) with ``graph_path`` its node keys along the counterexample."""
-    out.mkdir(parents=True, exist_ok=True)
     final = out / run_name(name or default_run_label(ce))
-    tmp = FsPath(tempfile.mkdtemp(dir=out, prefix=".partial-"))
-    try:
+    with publishing(final, command="explore", property=ce.property) as tmp:
         (tmp / "counterexample.json").write_text(json.dumps(ce.to_json(), indent=1) + "\n")
         (tmp / "trace.ndjson").write_text("\n".join(path_lines(ce.path)) + "\n")
         itf = to_itf([project(s) for s in ce.path.states()], ce.path.config.name)
@@ -163,11 +160,5 @@ def write_counterexample(
             graph=graph,
             graph_path=graph_path,
         )
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     write_index(out)
     return final

@@ -6,7 +6,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from reports.publish import write_file_atomic
 from reports.render.escape import html_text
+
+GENERATOR = '<meta name="generator" content="groupcheck">'
+"""Marks the pages groupcheck writes, so an index it did not write is never replaced."""
 
 STYLE = """
 body { font-family: Helvetica, Arial, sans-serif; margin: 2em; color: #222; max-width: 1400px; }
@@ -49,7 +53,7 @@ def report_html(
     labels were escaped when the DOT text was written."""
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        f'<html lang="en"><head><meta charset="utf-8">{GENERATOR}',
         f"<title>{html_text(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{html_text(title)}</h1>",
     ]
@@ -86,7 +90,7 @@ def index_html(out: Path) -> str:
             name = html_text(run.name)
             rows.append(f'<tr><td><a href="{name}/index.html">{name}</a></td></tr>')
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR}'
         f"<title>groupcheck runs</title><style>{STYLE}</style></head><body>"
         '<h1>groupcheck runs</h1><table class="runs"><tr><th>run</th></tr>'
         + "".join(rows)
@@ -94,10 +98,20 @@ def index_html(out: Path) -> str:
     )
 
 
-def write_index(out: Path) -> Path:
-    """Rewrite ``out/index.html`` atomically."""
+def write_index(out: Path) -> Path | None:
+    """Rewrite ``out/index.html`` atomically — unless an ``index.html`` that groupcheck did
+    not write is there (then nothing is written and None is returned)."""
     target = out / "index.html"
-    tmp = out / ".index.html.partial"
-    tmp.write_text(index_html(out), encoding="utf-8")
-    tmp.replace(target)
+    if target.exists() and not _ours(target):
+        return None
+    write_file_atomic(target, index_html(out))
     return target
+
+
+def _ours(page: Path) -> bool:
+    try:
+        with page.open(encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return GENERATOR in head

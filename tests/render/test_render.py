@@ -423,13 +423,21 @@ def test_runs_of_other_seeds_do_not_replace_each_other() -> None:
 
 
 def test_render_refreshes_the_index_of_runs(tmp_path: Path) -> None:
+    from reports.render.html import write_index
+
     runs = tmp_path / "runs"
     runs.mkdir()
-    (runs / "index.html").write_text("old", encoding="utf-8")
+    write_index(runs)
     trace = tmp_path / "double.ndjson"
     _message_trace(trace, DOUBLE_OWNERSHIP, {"foo": 2})
     assert main(["render", str(trace), "--out", str(runs / "render-double")]) == 0
     assert 'href="render-double/index.html"' in (runs / "index.html").read_text(encoding="utf-8")
+    # An index.html that groupcheck did not write is never replaced.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "index.html").write_text("my page", encoding="utf-8")
+    assert main(["render", str(trace), "--out", str(mine / "r")]) == 0
+    assert (mine / "index.html").read_text(encoding="utf-8") == "my page"
     # A directory that keeps no index gets none.
     assert main(["render", str(trace), "--out", str(tmp_path / "elsewhere" / "r")]) == 0
     assert not (tmp_path / "elsewhere" / "index.html").exists()
