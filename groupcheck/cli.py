@@ -1,7 +1,8 @@
 """The ``groupcheck`` command line.
 
-Exit codes: 0 success, 1 a property violated (commands that check), 2 bad input or usage.
-Errors are one line on stderr, never a traceback.
+Exit statuses (``groupcheck.exitcodes``): 0 ok, 1 a property violated, 2 bad input or
+usage, 3 inconclusive (nothing violated, but the check was incomplete: a budget ran out,
+a witness was missed), 4 internal error. Errors are one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from groupcheck.argtypes import add_validation_options, non_negative, positive_float
+from groupcheck.argtypes import add_validation_options, non_negative, positive, positive_float
 from model.presets import PRESETS, preset
+from model.settings import config_to_mapping
 from model.status import ConfigError
 
 
@@ -42,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
             "epoch and partitions; each member's epoch, partitions, pending partitions)."
         ),
     )
-    sim.add_argument("--preset", required=True, help=f"preset name, one of: {', '.join(PRESETS)}")
+    add_config_options(sim, required=True)
     sim.add_argument("--seed", required=True, type=non_negative, help="PRNG seed (>= 0)")
     sim.add_argument("--steps", type=non_negative, default=40, help="steps to play (default 40)")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -51,30 +53,53 @@ def build_parser() -> argparse.ArgumentParser:
         "explore",
         help="explore a preset (or a mutant's scenario) and check every property",
         description=(
-            "Explore a preset with one engine and check every property. Exit 0 when nothing "
-            "is violated, 1 when a property is violated (the minimised counterexample is "
-            "written under reports/out/<run>/ with a reproducer), 2 on bad input."
+            "Explore a config with one engine and check every property (state and step "
+            "properties, Convergence, and the SOMETIMES witnesses). Exit 0 when the "
+            "exploration was complete (bfs: every reachable state, or every state within "
+            "--depth; walk: every walk; hypothesis: every example of the profile) and every "
+            "witness was hit; 1 when a property is violated (the minimised counterexample is "
+            "written under --out/<run>/ with a reproducer and an HTML report); 3 when "
+            "nothing was violated but the check was incomplete (the time budget or "
+            "--max-states cut it short, or a witness was missed); 2 on bad input."
         ),
     )
-    exp.add_argument(
-        "--preset",
-        help=f"preset name ({', '.join(PRESETS)}); default: the mutant's scenario, else SMALL",
+    add_config_options(
+        exp, required=False, default_help="default: the mutant's scenario, else SMALL"
     )
     exp.add_argument("--engine", choices=("bfs", "walk", "hypothesis"), default="bfs")
     exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
-    exp.add_argument("--seed", type=non_negative, default=0)
+    exp.add_argument("--seed", type=non_negative, default=0, help="walk, hypothesis: the seed")
     exp.add_argument(
         "--budget",
         type=positive_float,
         default=60.0,
         metavar="SECONDS",
-        help="time budget (default 60)",
+        help="wall-clock limit (default 60); a search it cuts short is inconclusive (exit 3)",
+    )
+    exp.add_argument(
+        "--max-states", type=positive, metavar="N", help="bfs: stop after N distinct states"
+    )
+    exp.add_argument(
+        "--depth",
+        type=positive,
+        metavar="K",
+        help="bfs: explore every state within K steps (ok means: no violation within K)",
+    )
+    exp.add_argument(
+        "--walks", type=positive, default=1000, metavar="N", help="walk: walks (default 1000)"
+    )
+    exp.add_argument(
+        "--max-steps",
+        type=positive,
+        default=60,
+        metavar="N",
+        help="walk: steps per walk (default 60)",
     )
     exp.add_argument(
         "--profile",
         choices=("ci", "dev", "deep"),
         default=None,
-        help="Hypothesis profile (default: ci under CI=true, else dev)",
+        help="hypothesis: effort profile (default: ci under CI=true, else dev)",
     )
     exp.add_argument(
         "--z3",
@@ -91,12 +116,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="after a violation, also shrink the config (fewer clients, partitions, topics, "
         "perturbations) while the same property fails",
     )
-    exp.add_argument("--out", default="reports/out", help="where run artifacts go")
+    exp.add_argument(
+        "--out",
+        default="reports/out",
+        help="directory of run directories (default reports/out); a run writes only its own "
+        "<out>/<run>/ and the index groupcheck keeps there",
+    )
     exp.add_argument("--json", action="store_true", help="print one JSON object")
+    exp.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     mut = sub.add_parser(
         "mutants",
         help="the mutant kill matrix: explore every mutant and report what killed it",
+        description=(
+            "Explore every mutant's scenario (BFS, then seeded walks) until a property "
+            "fails. Exit 0 when every mutant was killed; 1 when a mutant survived an "
+            "exhaustive BFS (a property is missing or the mutant is equivalent there); 3 "
+            "when a mutant was neither killed nor exhausted within its budget."
+        ),
     )
     mut.add_argument(
         "--budget",
@@ -107,15 +144,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mut.add_argument("--only", nargs="*", default=None, metavar="MUTANT", help="only these")
     mut.add_argument("--json", action="store_true", help="print a JSON list")
+    mut.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     rep = sub.add_parser(
         "replay",
         help="replay a path code on a preset or mutant scenario and check every property",
     )
-    rep.add_argument("--preset", help="preset name (default: the mutant's scenario)")
+    add_config_options(rep, required=False, default_help="default: the mutant's scenario")
     rep.add_argument("--mutant", help="replay with this mutant's rules")
     rep.add_argument("--path", required=True, help="the compact action-index code")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
+
+    cfg = sub.add_parser(
+        "config",
+        help="print a preset as a config file (TOML) to copy and edit for --config",
+        description=(
+            "Print a preset (or a mutant's scenario) in the --config file format: TOML "
+            "with the keys of a pipeline grid's options plus topics and clients "
+            "(docs/tutorial.md). Save it, edit it, and pass it as --config FILE."
+        ),
+    )
+    cfg_sub = cfg.add_subparsers(dest="config_command", metavar="SUBCOMMAND", required=True)
+    show = cfg_sub.add_parser("show", help="print one preset as TOML (or JSON)")
+    show.add_argument("name", metavar="PRESET", help=f"one of: {', '.join(PRESETS)}")
+    show.add_argument("--json", action="store_true", help="print JSON instead of TOML")
+    show.set_defaults(handler=cmd_config_show)
     val = sub.add_parser(
         "validate",
         help="validate trace files against the reference model",
@@ -133,27 +186,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config_for(preset_name: str | None, mutant_name: str | None, default: str = "SMALL"):  # type: ignore[no-untyped-def]
-    """The config a command runs on: the preset (or the mutant's scenario) with the
-    mutant's rules installed."""
+def add_config_options(
+    parser: argparse.ArgumentParser, *, required: bool, default_help: str = ""
+) -> None:
+    """``--preset NAME`` or ``--config FILE`` (one of them; ``required`` says whether one
+    must be given)."""
+    group = parser.add_mutually_exclusive_group(required=required)
+    group.add_argument(
+        "--preset",
+        help=f"preset name ({', '.join(PRESETS)})" + (f"; {default_help}" if default_help else ""),
+    )
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a config file (TOML or JSON; 'groupcheck config show PRESET' prints one)",
+    )
+
+
+def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Any:
+    """The config a command runs on — the preset, the config file, or the mutant's
+    scenario — with the mutant's rules installed; also the mutant and the preset label
+    (None for a config file: its reproducer names the file)."""
     from dataclasses import replace
 
     from groupcheck.mutants import MUTANTS
 
+    mutant_name = getattr(args, "mutant", None)
     mutant = None
     if mutant_name is not None:
         if mutant_name not in MUTANTS:
             raise ConfigError(f"unknown mutant {mutant_name!r}; known: {', '.join(MUTANTS)}")
         mutant = MUTANTS[mutant_name]
-    if preset_name is not None:
-        config = preset(preset_name)
+    preset_label = None
+    if getattr(args, "config", None) is not None:
+        from groupcheck.configfile import load_config_file
+
+        config = load_config_file(args.config)
+    elif args.preset is not None:
+        config = preset(args.preset)
+        preset_label = config.name
     elif mutant is not None:
         config = mutant.config
-    else:
+    elif default is not None:
         config = preset(default)
+        preset_label = config.name
+    else:
+        raise ConfigError("give --preset NAME, --config FILE or --mutant NAME")
     if mutant is not None:
         config = replace(config, rules=mutant.rules, name=f"{config.name}+{mutant.name}")
-    preset_label = preset_name.upper() if preset_name is not None else None
     return config, mutant, preset_label
 
 
@@ -161,7 +241,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from groupcheck.simulate import simulate
     from reports.casestudy import describe_action, group_view, render_group
 
-    config = preset(args.preset)
+    config, _, _ = _config_for(args)
     if args.json:
         steps = [
             {
@@ -176,7 +256,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return 0
     from model import system
 
-    print(f"# groupcheck simulate --preset {config.name} --seed {args.seed} --steps {args.steps}")
+    source = f"--config {args.config}" if args.config else f"--preset {config.name}"
+    print(f"# groupcheck simulate {source} --seed {args.seed} --steps {args.steps}")
     print(render_group(system.initial(config)))
     played = 0
     for s in simulate(config, args.seed, args.steps):
@@ -186,21 +267,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if played < args.steps:
         print(f"\nno action enabled after step {played}: the run ends here")
     return 0
-
-
-def _progress(enabled: bool):  # type: ignore[no-untyped-def]
-    """A progress printer on stderr (only when stderr is a terminal or asked for)."""
-    import time
-
-    last = [0.0]
-
-    def show(message: str) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 1.0:
-            last[0] = now
-            print(f"groupcheck: {message}", file=sys.stderr, flush=True)
-
-    return show if enabled else None
 
 
 STATE_GRAPH_LIMIT = 1500
@@ -224,12 +290,22 @@ def _small_state_graph(path: Any) -> tuple[Any, Sequence[Any]]:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     import os
+    from pathlib import Path
 
+    from groupcheck import exitcodes
     from groupcheck.explore.run import explore
-    from reports.artifacts import Counterexample, write_counterexample
+    from groupcheck.progress import progress_for
+    from reports.artifacts import Counterexample, run_label, run_name, write_counterexample
     from reports.casestudy import describe_action
+    from reports.publish import check_target
 
-    config, mutant, preset_label = _config_for(args.preset, args.mutant)
+    config, mutant, preset_label = _config_for(args)
+    from_file = args.config is not None
+    out = Path(args.out)
+    mutant_name = mutant.name if mutant else None
+    scenario = preset_label or config.name.split("+")[0]
+    run_dir = out / run_name(run_label(scenario, mutant_name, args.engine, args.seed))
+    check_target(run_dir)  # refuse an output location before exploring, not after
     profile = args.profile or ("ci" if os.environ.get("CI") == "true" else "dev")
     outcome = explore(
         config,
@@ -240,7 +316,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
         z3=args.z3,
         symmetry=args.symmetry,
         shrink=args.shrink_config,
-        progress=_progress(not args.json and sys.stderr.isatty()),
+        progress=progress_for(args.quiet),
+        max_states=args.max_states,
+        max_depth=args.depth,
+        walks=args.walks,
+        max_steps=args.max_steps,
     )
     trace = None
     reproduce = None
@@ -251,21 +331,21 @@ def cmd_explore(args: argparse.Namespace) -> int:
             property=outcome.property,
             message=outcome.message or "",
             preset=preset_label,
-            mutant=mutant.name if mutant else None,
-            named_config=not shrunk,
+            mutant=mutant_name,
+            named_config=not from_file and not shrunk,
             engine=outcome.engine,
             seed=args.seed,
             shortest=outcome.shortest,
             original_length=outcome.original_length,
         )
         graph, graph_path = _small_state_graph(outcome.path)
-        run_dir = write_counterexample(
-            ce, out=__import__("pathlib").Path(args.out), graph=graph, graph_path=graph_path
-        )
-        trace = str(run_dir / "trace.ndjson")
-        reproduce = ce.cli()
+        written = write_counterexample(ce, out=out, graph=graph, graph_path=graph_path)
+        trace = str(written / "trace.ndjson")
+        reproduce = ce.cli() if ce.named_config else f"sh {written / 'reproduce.sh'}"
     doc = {
         "result": outcome.result,
+        "reasons": outcome.reasons,
+        "checked": outcome.checked,
         "engine": outcome.engine,
         "config": config.name,
         "property": outcome.property,
@@ -274,7 +354,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         "original_length": outcome.original_length,
         "shortest": outcome.shortest,
         "trace": trace,
-        "report": str(__import__("pathlib").Path(trace).parent / "index.html") if trace else None,
+        "report": str(Path(trace).parent / "index.html") if trace else None,
         "reproduce": reproduce,
         "distinct_states": outcome.distinct_states,
         "exhausted": outcome.exhausted,
@@ -283,7 +363,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
         "witnesses": outcome.witnesses,
         "missed_witnesses": outcome.missed_witnesses,
         "z3": outcome.z3,
-        "shrunk_config": repr(outcome.shrunk_config) if outcome.shrunk_config else None,
+        "shrunk_config": config_to_mapping(outcome.shrunk_config)
+        if outcome.shrunk_config
+        else None,
         "seconds": round(outcome.seconds, 3),
         "steps_taken": (
             [describe_action(a) for a in outcome.path.actions] if outcome.path is not None else []
@@ -293,22 +375,21 @@ def cmd_explore(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1))
     else:
         _print_outcome(doc)
-    return 1 if outcome.result == "violation" else 0
+    return exitcodes.exit_code(outcome.result)
 
 
-def _print_outcome(doc: dict[str, object]) -> None:
+def _print_outcome(doc: dict[str, Any]) -> None:
     if doc["result"] == "violation":
         print(f"VIOLATION of {doc['property']} ({doc['engine']}, {doc['seconds']} s)")
-        print(f"  {doc['message']}")
+        print(f"  {printable(doc['message'] or '')}")
         print(
             f"  counterexample: {doc['length']} steps (found {doc['original_length']}, "
-            f"BFS-shortest {doc['shortest']})"
+            f"BFS-shortest {doc['shortest'] if doc['shortest'] is not None else 'unknown'})"
         )
         if doc["shrunk_config"]:
-            print(f"  config shrunk to: {doc['shrunk_config']}")
-        steps: list[str] = doc["steps_taken"]  # type: ignore[assignment]
-        for i, step in enumerate(steps, 1):
-            print(f"    {i:3}. {step}")
+            print(f"  config shrunk to: {json.dumps(doc['shrunk_config'])}")
+        for i, step in enumerate(doc["steps_taken"], 1):
+            print(f"    {i:3}. {printable(step)}")
         if doc["property"] == "Convergence":
             print("    …then, with no more perturbations, a fair schedule never converges")
         if doc["z3"]:
@@ -317,39 +398,41 @@ def _print_outcome(doc: dict[str, object]) -> None:
         print(f"  report: {doc['report']}")
         print(f"  reproduce: {doc['reproduce']}")
         return
-    size = (
-        f"{doc['distinct_states']} distinct states"
-        + ("" if doc["exhausted"] else " (bounded: budget reached)")
-        if doc["distinct_states"] is not None
-        else f"{doc['examples'] or 0} examples, {doc['steps']} steps"
-    )
-    print(f"ok: no property violated ({doc['engine']}, {size}, {doc['seconds']} s)")
-    print(f"  witnesses hit: {', '.join(doc['witnesses']) or 'none'}")  # type: ignore[arg-type]
-    if doc["missed_witnesses"]:
-        print(f"  WITNESSES MISSED (the run may be vacuous): {', '.join(doc['missed_witnesses'])}")  # type: ignore[arg-type]
+    head = "ok" if doc["result"] == "ok" else "INCONCLUSIVE"
+    what = "no property violated" if doc["result"] == "ok" else "nothing violated, but"
+    print(f"{head}: {what} ({doc['engine']}: {doc['checked']}; {doc['seconds']} s)")
+    for reason in doc["reasons"]:
+        print(f"  - {reason}")
+    print(f"  witnesses hit: {', '.join(doc['witnesses']) or 'none'}")
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
+    from groupcheck import exitcodes
     from groupcheck.mutants.matrix import kill_matrix
+    from groupcheck.progress import progress_for
 
-    rows = kill_matrix(
-        args.only,
-        budget_seconds=args.budget,
-        progress=_progress(not args.json and sys.stderr.isatty()),
-    )
+    rows = kill_matrix(args.only, budget_seconds=args.budget, progress=progress_for(args.quiet))
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
-        header = ("mutant", "killed", "property", "seconds", "length", "shortest")
-        print("{:36} {:7} {:36} {:>8} {:>6} {:>8}".format(*header))
+        header = ("mutant", "result", "property", "seconds", "length", "shortest")
+        print("{:36} {:12} {:36} {:>8} {:>6} {:>8}".format(*header))
         for r in rows:
             print(
-                f"{r['mutant']:36} {'yes' if r['killed'] else 'NO':7} {r['property']!s:36} "
+                f"{r['mutant']:36} {r['result']:12} {r['property']!s:36} "
                 f"{r['seconds']:8.2f} {r['length']!s:>6} {r['shortest']!s:>8}"
             )
+            for reason in r["reasons"]:
+                print(f"    - {reason}")
         killed = sum(1 for r in rows if r["killed"])
         print(f"{killed}/{len(rows)} mutants killed")
-    return 0 if all(r["killed"] for r in rows) else 1
+    codes = [exitcodes.OK]
+    for r in rows:
+        if r["result"] == "survived":
+            codes.append(exitcodes.VIOLATION)
+        elif r["result"] == "inconclusive":
+            codes.append(exitcodes.INCONCLUSIVE)
+    return exitcodes.worst(*codes)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -357,7 +440,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from model.path import Path
     from reports.casestudy import describe_action, render_group
 
-    config, _, _ = _config_for(args.preset, args.mutant)
+    config, _, _ = _config_for(args, default=None)
     path = Path.decode(config, args.path)
     found = replay(path)
     if args.json:
@@ -383,11 +466,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(render_group(st))
             if found and found[1] == i:
                 for v in found[0]:
-                    print(f"\n>>> VIOLATION of {v.property}: {v.message}")
+                    print(f"\n>>> VIOLATION of {v.property}: {printable(v.message)}")
                 break
         if not found:
             print("\nno property violated")
     return 1 if found else 0
+
+
+def cmd_config_show(args: argparse.Namespace) -> int:
+    from groupcheck.mutants import MUTANTS
+    from model.settings import config_to_toml
+
+    name = args.name
+    scenarios = {m.config.name: m.config for m in MUTANTS.values()}
+    config = scenarios.get(name.upper()) or preset(name)
+    if args.json:
+        print(json.dumps(config_to_mapping(config), indent=1))
+    else:
+        print(config_to_toml(config), end="")
+    return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -436,6 +533,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 COMMANDS = {
     "validate": cmd_validate,
+    "config": cmd_config_show,
     "simulate": cmd_simulate,
     "explore": cmd_explore,
     "mutants": cmd_mutants,

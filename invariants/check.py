@@ -6,15 +6,17 @@ property on the snapshot, and every step property on a pair of snapshots.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
 from invariants.expr import Snapshot, StepSnapshot
-from invariants.liveness import WITNESSES, Witness
+from invariants.liveness import DEFAULT_BOUND, WITNESSES, Witness
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.snapshot import project
+from model import system
 from model.actions import Action
+from model.config import Config
 from model.records import State
 
 
@@ -82,8 +84,35 @@ class Checker:
             if not p.holds(step)
         ]
 
-    def missed_witnesses(self) -> list[str]:
-        return [w.prop.name for w in self.witnesses if w.prop.name not in self.seen]
+    def missed_witnesses(self, required: Collection[str] | None = None) -> list[str]:
+        """The witnesses not seen so far (of ``required`` only, when given)."""
+        return [
+            w.prop.name
+            for w in self.witnesses
+            if w.prop.name not in self.seen and (required is None or w.prop.name in required)
+        ]
+
+
+def check_fair_tail(
+    state: State, config: Config, checker: Checker, bound: int = DEFAULT_BOUND
+) -> tuple[list[Action], Violation | None]:
+    """Convergence from ``state``, with every state and step property checked along the
+    fair schedule: the schedule's actions up to the first violating step and that
+    violation; else the whole schedule and a Convergence violation when it does not
+    converge; else the schedule and None. A safety violation on the way is reported as
+    such rather than as a failure to converge."""
+    from invariants.liveness import CONVERGENCE, fair_schedule
+
+    tail, _, ok = fair_schedule(state, config, bound)
+    for i, action in enumerate(tail):
+        new = system.step(state, action, config)
+        bad = checker.check_step(state, action, new) + checker.check_state(new)
+        if bad:
+            return tail[: i + 1], bad[0]
+        state = new
+    if not ok:
+        return tail, Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
+    return tail, None
 
 
 def all_properties() -> Iterable[Property]:

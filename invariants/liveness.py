@@ -19,7 +19,7 @@ from model.client import IN_GROUP
 from model.config import Config
 from model.coordinator import group_status
 from model.records import State
-from model.status import ClientStatus, GroupStatus, MemberState
+from model.status import ClientStatus, ConfigError, GroupStatus, MemberState
 
 DEFAULT_BOUND = 400
 """Default bound on fair progress steps until convergence."""
@@ -123,6 +123,21 @@ def _witness(
     name: str, description: str, reference: str, f: Callable[[State, Action, State], bool]
 ) -> Witness:
     return Witness(Property(name, Kind.SOMETIMES, description, reference, witness_of=f), f)
+
+
+def required_witnesses(config: Config) -> frozenset[str]:
+    """The witness names a complete run of ``config`` must hit (``Config.required_witnesses``;
+    every witness when it names none). Unknown names are a ``ConfigError``."""
+    names = frozenset(w.prop.name for w in WITNESSES)
+    if config.required_witnesses is None:
+        return names
+    unknown = sorted(set(config.required_witnesses) - names)
+    if unknown:
+        raise ConfigError(
+            f"config {config.name!r}: required_witnesses names unknown witness {unknown[0]!r}; "
+            f"known: {', '.join(sorted(names))}"
+        )
+    return frozenset(config.required_witnesses)
 
 
 WITNESSES: tuple[Witness, ...] = (

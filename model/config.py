@@ -77,6 +77,11 @@ class Config:
     auto_commit: bool = False
     commit_on_revoke: bool = True
     max_restarts: int = 1
+    required_witnesses: tuple[str, ...] | None = None
+    """The ``SOMETIMES`` witnesses a complete run of this config must hit for its result to
+    be ok (``invariants.liveness.WITNESSES`` names; None: every witness). A config that
+    cannot reach a behaviour — no perturbation that fences a member, say — names the ones
+    it can, so its exhaustive exploration is not reported as possibly vacuous."""
     rules: Rules = field(default=DEFAULT_RULES, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -3,14 +3,17 @@
 A counterexample is data (design.md): the config, the path of actions with its compact
 code, the states along it, the violated property. It is written as a trace file
 (``trace.ndjson``, docs/trace-format.md), as ``counterexample.json`` (the states in the
-KIP's layout) and as ``reproduce.sh`` and ``reproduce.py``; a directory that exists is
-complete (it is built under a temporary name and renamed into place).
+KIP's layout), with its config as ``config.toml`` (the ``--config`` format), and as
+``reproduce.sh`` and ``reproduce.py``; a directory that exists is complete
+(``reports.publish``: built under a temporary name and moved into place). Every artifact
+is a function of the run alone: the same seeded run gives the same bytes in any process.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pprint
 import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ import networkx as nx
 from invariants.itf import to_itf
 from invariants.snapshot import project
 from model.path import Path
+from model.settings import config_to_mapping, config_to_toml
 from model.trace import path_lines
 from reports.casestudy import describe_action, group_view
 from reports.publish import publishing
@@ -29,6 +33,11 @@ from reports.render.html import write_index
 from reports.render.report import path_report
 
 DEFAULT_OUT = FsPath("reports/out")
+CONFIG_FILE = "config.toml"
+"""Every run directory holds its config in the ``--config`` file format."""
+REPRODUCE_SH = (
+    '#!/bin/sh\n# Replays the counterexample from its run directory.\ncd "$(dirname "$0")"\n'
+)
 
 
 @dataclass(frozen=True)
@@ -47,12 +56,13 @@ class Counterexample:
     seed: int | None = None
 
     def cli(self) -> str:
-        """The command that replays this counterexample (the Python reproducer when the
-        config is not a named preset or mutant scenario)."""
-        if not self.named_config:
-            return "python reproduce.py  # the config was shrunk; see counterexample.json"
+        """The command that replays this counterexample: on a named preset (or mutant
+        scenario), or — for a shrunk config or one from a file — on the run directory's
+        ``config.toml``."""
         parts = ["groupcheck", "replay"]
-        if self.preset is not None:
+        if not self.named_config:
+            parts += ["--config", CONFIG_FILE]
+        elif self.preset is not None:
             parts += ["--preset", self.preset]
         if self.mutant is not None:
             parts += ["--mutant", self.mutant]
@@ -60,29 +70,34 @@ class Counterexample:
         return " ".join(parts)
 
     def python(self) -> str:
-        """A Python reproducer that rebuilds the config and replays the path."""
+        """A Python reproducer that rebuilds the config and replays the path, checking
+        every property (Convergence included) as ``groupcheck replay`` does."""
+        mapping = pprint.pformat(config_to_mapping(self.path.config), sort_dicts=False, width=88)
         lines = [
             "from dataclasses import replace",
-            "from model.config import ClientSpec, Config",
-            "from model.path import Path",
-            "from invariants.check import Checker",
             "",
-            f"config = {self.path.config!r}",
+            "from groupcheck.explore.run import replay",
+            "from model.path import Path",
+            "from model.presets import PRESETS",
+            "from model.settings import config_from_mapping",
+            "",
+            f"config = config_from_mapping({mapping}, 'reproduce.py', PRESETS)",
         ]
         if self.mutant is not None:
             lines += [
                 "from groupcheck.mutants import get_mutant",
+                "",
                 f"config = replace(config, rules=get_mutant({self.mutant!r}).rules)",
             ]
         lines += [
             f"path = Path.decode(config, {self.path.encode()!r})",
-            "checker = Checker()",
-            "states = list(path.states())",
-            "for pre, action, post in zip(states, path.actions, states[1:]):",
-            "    found = checker.check_step(pre, action, post) + checker.check_state(post)",
-            "    if found:",
-            "        print(action, found)",
-            "        break",
+            "found = replay(path)",
+            "if found is None:",
+            '    print("no property violated")',
+            "else:",
+            "    violations, step = found",
+            "    for v in violations:",
+            '        print(f"step {step}: {v.property}: {v.message}")',
         ]
         return "\n".join(lines) + "\n"
 
@@ -101,7 +116,7 @@ class Counterexample:
             "seed": self.seed,
             "preset": self.preset,
             "mutant": self.mutant,
-            "config": repr(self.path.config),
+            "config": config_to_mapping(self.path.config),
             "length": len(self.path.actions),
             "shortest": self.shortest,
             "original_length": self.original_length,
@@ -117,13 +132,18 @@ def run_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "-", label).strip("-") or "run"
 
 
-def default_run_label(ce: Counterexample) -> str:
+def run_label(scenario: str, mutant: str | None, engine: str, seed: int | None) -> str:
     """``<scenario>-<mutant or default>-<engine>[-seed<N>]``: a rerun of the same command
     replaces its own directory, and runs that differ in scenario, mutant, engine or seed
     never replace each other's."""
+    label = f"{scenario}-{mutant or 'default'}-{engine}"
+    return label if seed is None else f"{label}-seed{seed}"
+
+
+def default_run_label(ce: Counterexample) -> str:
+    """The run label of a counterexample (``run_label``)."""
     scenario = ce.preset or ce.path.config.name.split("+")[0]
-    label = f"{scenario}-{ce.mutant or 'default'}-{ce.engine}"
-    return label if ce.seed is None else f"{label}-seed{ce.seed}"
+    return run_label(scenario, ce.mutant, ce.engine, ce.seed)
 
 
 def write_counterexample(
@@ -143,9 +163,12 @@ def write_counterexample(
         (tmp / "trace.ndjson").write_text("\n".join(path_lines(ce.path)) + "\n")
         itf = to_itf([project(s) for s in ce.path.states()], ce.path.config.name)
         (tmp / "trace.itf.json").write_text(json.dumps(itf) + "\n")
-        if ce.named_config:
-            (tmp / "reproduce.sh").write_text("#!/bin/sh\n" + ce.cli() + "\n")
-            os.chmod(tmp / "reproduce.sh", 0o755)
+        (tmp / CONFIG_FILE).write_text(config_to_toml(ce.path.config))
+        script = (
+            '#!/bin/sh\n# Replays the counterexample from this directory.\ncd "$(dirname "$0")"\n'
+        )
+        (tmp / "reproduce.sh").write_text(script + ce.cli() + "\n")
+        os.chmod(tmp / "reproduce.sh", 0o755)
         (tmp / "reproduce.py").write_text(ce.python())
         states = list(ce.path.states())
         path_report(
@@ -155,7 +178,7 @@ def write_counterexample(
             ce.property,
             ce.message,
             title=f"{final.name}: {ce.property}",
-            config_text=repr(ce.path.config),
+            config_text=config_to_toml(ce.path.config),
             reproduce=ce.cli() + "\n\n" + ce.python(),
             graph=graph,
             graph_path=graph_path,

@@ -33,8 +33,9 @@ from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
-from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule, required_witnesses
 from invariants.snapshot import SnapshotKey, project_key, snapshot_key
+from invariants.verdict import conclude
 from model import system
 from model.actions import Action
 from model.config import Config
@@ -101,9 +102,15 @@ def bfs(
     """Explore ``config`` breadth-first. ``stop_on`` ignores violations of other properties
     (used to measure the shortest counterexample of one property). ``z3`` re-checks every
     state property on every visited state with Z3 as well. ``graph`` (a networkx DiGraph)
-    receives the state graph: nodes are canonical keys with ``depth``, edges carry ``kind``."""
+    receives the state graph: nodes are canonical keys with ``depth``, edges carry ``kind``.
+
+    The result is "ok" only when the search is complete — every reachable state visited
+    (``exhausted``), or every state within ``max_depth`` steps when a depth is given — and
+    every witness was hit; ``max_states`` or ``budget_seconds`` cutting it short makes it
+    "inconclusive" (``invariants.verdict``)."""
     start = time.perf_counter()
     checker = checker_factory()
+    required = required_witnesses(config)
     normal = channel_normal_form(config)
     if symmetry:
         by_symmetry = canonicaliser(config)
@@ -160,7 +167,7 @@ def bfs(
             depth=nodes[key].depth,
             steps=steps,
             witnesses=sorted(checker.seen),
-            missed_witnesses=checker.missed_witnesses(),
+            missed_witnesses=checker.missed_witnesses(required),
             seconds=time.perf_counter() - start,
             exhausted=False,
         )
@@ -173,12 +180,15 @@ def bfs(
         return found(bad[0], init_key, [])
     max_seen_depth = 0
     exhausted = True
+    cut: str | None = None  # why the search stopped before it was complete
     while queue:
         if max_states is not None and len(nodes) >= max_states:
             exhausted = False
+            cut = f"the state bound ({max_states} states) was reached before the search was done"
             break
         if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
             exhausted = False
+            cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
             break
         key, node = queue.popleft()
         state = node.state
@@ -247,16 +257,29 @@ def bfs(
             queue.append((new_key, new_node))
             if progress is not None and len(nodes) % 1000 == 0:
                 progress(len(nodes), node.depth + 1, len(queue))
+    missed = checker.missed_witnesses(required)
+    result, reasons = conclude(
+        violated=False,
+        complete=cut is None,
+        incomplete_reason=cut or "",
+        missed_witnesses=missed,
+    )
+    if cut is None and not exhausted:
+        scope = f"every state within {max_depth} steps ({len(nodes)} distinct states)"
+    else:
+        scope = f"{len(nodes)} distinct states" + (", exhausted" if exhausted else "")
     return ExploreResult(
         engine="bfs",
-        result="ok",
+        result=result.value,
         distinct_states=len(nodes),
         depth=max_seen_depth,
         steps=steps,
         witnesses=sorted(checker.seen),
-        missed_witnesses=checker.missed_witnesses(),
+        missed_witnesses=missed,
         seconds=time.perf_counter() - start,
         exhausted=exhausted,
+        reasons=reasons,
+        checked=scope,
     )
 
 

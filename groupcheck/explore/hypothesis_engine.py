@@ -1,15 +1,18 @@
 """The Hypothesis engine: run the model's state machine, shrink failures to a path.
 
-Profiles (design.md): ``ci`` (CI default), ``dev``, ``deep``. A run is a sequence of
-seeded Hypothesis batches until the profile's example count or the time budget is spent;
-the first failure's shrunk path is returned (Hypothesis replays the minimal example last,
-and the machine keeps its path).
+``PROFILES`` is the one table of Hypothesis effort (``ci``, the CI default; ``dev``;
+``deep``): the engine runs a profile's examples in seeded batches, and the test suite
+registers the same profiles as Hypothesis settings (``hypothesis_settings``). A run is
+complete when every example of the profile ran; a time budget that stops it first makes
+the result inconclusive. Every example ends with the Convergence check (the machine's
+``teardown``), so the engine checks every property the other engines check.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -24,21 +27,65 @@ from model.path import Path
 
 @dataclass(frozen=True)
 class Profile:
+    """Hypothesis effort: examples (state-machine runs, or examples of a property test),
+    steps per state-machine run, and examples per seeded batch of the engine."""
+
     examples: int
     steps: int
     batch: int
 
 
 PROFILES: dict[str, Profile] = {
-    "ci": Profile(examples=200, steps=40, batch=50),
+    "ci": Profile(examples=100, steps=40, batch=50),
     "dev": Profile(examples=1000, steps=60, batch=100),
     "deep": Profile(examples=10000, steps=100, batch=250),
 }
 
+SUPPRESSED_HEALTH_CHECKS = (HealthCheck.too_slow,)
+"""A state-machine step runs the model and checks every property: Hypothesis calls that
+slow. The other health checks stay on."""
+
+
+def hypothesis_settings(name: str, **overrides: object) -> settings:
+    """The Hypothesis settings of profile ``name`` (the test suite's profiles)."""
+    prof = PROFILES[name]
+    values: dict[str, object] = {
+        "max_examples": prof.examples,
+        "stateful_step_count": prof.steps,
+        "deadline": None,
+        "suppress_health_check": SUPPRESSED_HEALTH_CHECKS,
+    }
+    values.update(overrides)
+    return settings(**values)  # type: ignore[arg-type]
+
+
+@contextmanager
+def without_local_constants() -> Iterator[None]:
+    """Make a seeded Hypothesis run depend on its seed only.
+
+    Hypothesis sometimes draws an integer from the literals of the *local* modules that
+    happen to be imported (``hypothesis.internal.conjecture.providers._get_local_constants``),
+    e.g. the ``100`` of a CLI default becomes a candidate for the stateful machine's
+    ``draw_integer(0, 254)``. Which modules are imported differs between a CLI process, a
+    test process and a Spark worker, so the same seed gave different runs. The pool is
+    pinned to empty for the run (pinned hypothesis version; see pyproject.toml)."""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    saved = providers._get_local_constants
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = saved
+        providers.CONSTANTS_CACHE.cache.clear()
+
 
 @dataclass(frozen=True)
 class HypothesisOutcome:
-    """What a Hypothesis run found."""
+    """What a Hypothesis run found; ``complete`` says whether every example ran."""
 
     path: Path | None
     property: str | None
@@ -47,6 +94,7 @@ class HypothesisOutcome:
     steps: int
     seen: frozenset[str]
     seconds: float
+    complete: bool = True
 
 
 def run_hypothesis(
@@ -56,11 +104,12 @@ def run_hypothesis(
     budget_seconds: float | None = None,
     checker_factory: Callable[[], Checker] = Checker,
     progress: Callable[[int, int], None] | None = None,
+    check_convergence: bool = True,
 ) -> HypothesisOutcome:
     """Explore ``config`` with the Hypothesis state machine (``profile``: a profile name,
     or a ``Profile`` for callers that size their own runs, like the pipeline's sweeps)."""
     prof = profile if isinstance(profile, Profile) else PROFILES[profile]
-    machine = machine_for(config, checker_factory)
+    machine = machine_for(config, checker_factory, check_convergence=check_convergence)
     start = time.perf_counter()
     batch_settings = settings(
         max_examples=prof.batch,
@@ -68,34 +117,41 @@ def run_hypothesis(
         deadline=None,
         database=None,
         derandomize=False,
-        suppress_health_check=list(HealthCheck),
+        suppress_health_check=SUPPRESSED_HEALTH_CHECKS,
         phases=[Phase.generate, Phase.shrink],
         verbosity=Verbosity.quiet,
         report_multiple_bugs=False,
     )
     batches = max(1, prof.examples // prof.batch)
-    for b in range(batches):
-        test = hypothesis_seed(seed * 100_003 + b)(
-            get_state_machine_test(machine, settings=batch_settings)
-        )
-        try:
-            test()
-        except PropertyViolated:
-            violation = machine.last_violation
-            assert violation is not None
-            return HypothesisOutcome(
-                Path(config, machine.last_path),
-                violation.property,
-                violation.message,
-                machine.examples,
-                machine.steps,
-                frozenset(machine.seen),
-                time.perf_counter() - start,
+    complete = True
+    with without_local_constants():
+        for b in range(batches):
+            test = hypothesis_seed(seed * 100_003 + b)(
+                get_state_machine_test(machine, settings=batch_settings)
             )
-        if progress is not None:
-            progress(machine.examples, machine.steps)
-        if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
-            break
+            try:
+                test()
+            except PropertyViolated:
+                violation = machine.last_violation
+                assert violation is not None
+                return HypothesisOutcome(
+                    Path(config, machine.last_path),
+                    violation.property,
+                    violation.message,
+                    machine.examples,
+                    machine.steps,
+                    frozenset(machine.seen),
+                    time.perf_counter() - start,
+                )
+            if progress is not None:
+                progress(machine.examples, machine.steps)
+            if (
+                b + 1 < batches
+                and budget_seconds is not None
+                and time.perf_counter() - start > budget_seconds
+            ):
+                complete = False
+                break
     return HypothesisOutcome(
         None,
         None,
@@ -104,4 +160,5 @@ def run_hypothesis(
         machine.steps,
         frozenset(machine.seen),
         time.perf_counter() - start,
+        complete,
     )

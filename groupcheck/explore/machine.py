@@ -2,9 +2,12 @@
 
 One rule per action family (the action's class name, the model's vocabulary); each rule
 draws which of the enabled actions of its family to take. State properties are checked
-as invariants after every step, step properties inside the rule. A failure raises
-``PropertyViolated`` naming the property, and the path of the (shrunk) failing example is
-kept on the machine class so callers can report and minimise it.
+as invariants after every step, step properties inside the rule, and Convergence at the
+end of every example (``teardown``: from the last state, a fair schedule of progress
+actions must reach a converged group — the check the walk engine makes at the end of each
+walk). A failure raises ``PropertyViolated`` naming the property, and the path of the
+(shrunk) failing example is kept on the machine class so callers can report and minimise
+it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from invariants.check import Checker, Violation
+from invariants.check import Checker, Violation, check_fair_tail
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND
 from invariants.snapshot import project
 from model import system
 from model.actions import ACTION_TYPES, Action
@@ -35,6 +39,7 @@ class ModelMachine(RuleBasedStateMachine):
     """Base class; ``machine_for`` makes a subclass per config."""
 
     config: ClassVar[Config]
+    check_convergence: ClassVar[bool] = True
     checker_factory: ClassVar[Callable[[], Checker]] = Checker
     last_path: ClassVar[tuple[Action, ...]] = ()
     last_violation: ClassVar[Violation | None] = None
@@ -51,6 +56,7 @@ class ModelMachine(RuleBasedStateMachine):
         self.path: list[Action] = []
         self.checker = cls.checker_factory()
         self.enabled = system.enabled(self.state, cls.config)
+        self.failed = False
 
     def _family(self, kind: type[Action]) -> list[Action]:
         return [a for a in self.enabled if type(a) is kind]
@@ -71,6 +77,7 @@ class ModelMachine(RuleBasedStateMachine):
             self._fail(violations[0])
 
     def _fail(self, violation: Violation) -> None:
+        self.failed = True
         cls = type(self)
         cls.last_path = tuple(self.path)
         cls.last_violation = violation
@@ -81,6 +88,19 @@ class ModelMachine(RuleBasedStateMachine):
         violations = self.checker.check_state(self.state, self.snap)
         if violations:
             self._fail(violations[0])
+
+    def teardown(self) -> None:
+        """Convergence: with no more perturbations, the fair schedule converges (every
+        property checked on the way: a safety violation there is reported as such, with
+        the schedule's steps appended to the path)."""
+        cls = type(self)
+        if not cls.check_convergence or self.failed:
+            return  # a safety violation already ended this example
+        tail, violation = check_fair_tail(self.state, cls.config, self.checker, DEFAULT_BOUND)
+        if violation is not None:
+            if violation.property != CONVERGENCE.name:
+                self.path.extend(tail)  # the safety violation lies on the fair schedule
+            self._fail(violation)
 
 
 def _make_rule(kind: type[Action]) -> Any:
@@ -108,11 +128,15 @@ def Stutter(self: ModelMachine) -> None:
 
 
 def machine_for(
-    config: Config, checker_factory: Callable[[], Checker] = Checker
+    config: Config,
+    checker_factory: Callable[[], Checker] = Checker,
+    *,
+    check_convergence: bool = True,
 ) -> type[ModelMachine]:
     """A state-machine class for ``config``: one rule per action family."""
     namespace: dict[str, Any] = {
         "config": config,
+        "check_convergence": check_convergence,
         "checker_factory": staticmethod(checker_factory),
         "last_path": (),
         "last_violation": None,

@@ -174,25 +174,24 @@ def smaller_configs(config: Config) -> list[Config]:
     return out
 
 
-def shrink_config(
-    config: Config, prop: str, budget_seconds: float = 30.0
-) -> tuple[Config, Path | None]:
-    """Greedily shrink ``config`` while a bounded BFS still finds a violation of ``prop``;
-    returns the smallest config found and its shortest counterexample."""
-    import time
+SHRINK_MAX_STATES = 50_000
+"""States the BFS of each candidate config may visit while shrinking a config."""
 
+
+def shrink_config(
+    config: Config, prop: str, max_states: int = SHRINK_MAX_STATES
+) -> tuple[Config, Path | None]:
+    """Greedily shrink ``config`` while a BFS of at most ``max_states`` states still finds
+    a violation of ``prop``; returns the smallest config found and its shortest
+    counterexample. Bounded by states, so the result does not depend on the machine."""
     from groupcheck.explore.bfs import bfs
 
-    deadline = time.perf_counter() + budget_seconds
     best: Path | None = None
     improved = True
-    while improved and time.perf_counter() < deadline:
+    while improved:
         improved = False
         for candidate in smaller_configs(config):
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                break
-            res = bfs(candidate, stop_on=prop, budget_seconds=min(left, 10.0))
+            res = bfs(candidate, stop_on=prop, max_states=max_states)
             if res.property == prop and res.path is not None:
                 config, best = candidate, res.path
                 improved = True

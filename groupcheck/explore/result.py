@@ -10,9 +10,12 @@ from model.path import Path
 
 @dataclass
 class ExploreResult:
-    """``result`` is "ok" or "violation"; a violation carries the property, a message naming
-    the elements involved and a replayable path from the initial state. ``exhausted`` says
-    whether a bounded search saw everything (BFS) or stopped at its budget."""
+    """``result`` is "ok", "violation" or "inconclusive" (``invariants.verdict``); a
+    violation carries the property, a message naming the elements involved and a
+    replayable path from the initial state; an inconclusive result says why in
+    ``reasons``. ``exhausted`` says whether a bounded search saw every reachable state
+    (BFS); ``checked`` says in words what was checked (e.g. "27000 distinct states,
+    exhausted", "1000 walks of up to 60 steps")."""
 
     engine: str
     result: str = "ok"
@@ -28,6 +31,8 @@ class ExploreResult:
     exhausted: bool | None = None
     convergence_steps: int | None = None
     """Walk engine: the longest fair tail any walk needed to converge (None: none checked)."""
+    reasons: list[str] = field(default_factory=list)
+    checked: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,4 +48,6 @@ class ExploreResult:
             "missed_witnesses": self.missed_witnesses,
             "seconds": round(self.seconds, 3),
             "exhausted": self.exhausted,
+            "reasons": self.reasons,
+            "checked": self.checked,
         }

@@ -1,8 +1,14 @@
 """One entry point for every engine: explore a config, minimise what is found, report.
 
 ``explore`` runs the chosen engine, and on a violation delta-debugs the path, measures the
-BFS-shortest counterexample length for comparison (when the state space allows), re-checks
-the violation with Z3 for state properties, and returns an ``Outcome`` the CLI prints.
+BFS-shortest counterexample length for comparison (bounded by states, so the answer does
+not depend on how fast the machine is), re-checks the violation with Z3 for state
+properties, and returns an ``Outcome`` the CLI prints.
+
+The result is three-way (``invariants.verdict``): "ok" only when the engine's work was
+complete — BFS exhausted the state space (or every state within ``max_depth``), every walk
+ran, every Hypothesis example ran — and every witness was hit; "inconclusive" with the
+reasons otherwise.
 """
 
 from __future__ import annotations
@@ -14,10 +20,18 @@ from typing import Any
 
 from groupcheck.explore.minimise import first_violations, minimise_path, shrink_config
 from invariants.check import Violation
+from invariants.verdict import Result, conclude
 from model.config import Config
 from model.path import Path
 
 ENGINES = ("bfs", "walk", "hypothesis")
+
+SHORTEST_MAX_STATES = 100_000
+"""The BFS that measures the shortest counterexample of a walk or Hypothesis finding visits
+at most this many states; beyond it the shortest length is reported as unknown (None)."""
+
+DEFAULT_WALKS = 1000
+DEFAULT_MAX_STEPS = 60
 
 
 @dataclass
@@ -40,6 +54,8 @@ class Outcome:
     seconds: float = 0.0
     z3: str | None = None
     shrunk_config: Config | None = None
+    reasons: list[str] = field(default_factory=list)
+    checked: str = ""
 
 
 Progress = Callable[[str], None]
@@ -57,15 +73,23 @@ def explore(
     progress: Progress | None = None,
     symmetry: bool = False,
     shrink: bool = False,
+    *,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    walks: int = DEFAULT_WALKS,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> Outcome:
-    """Explore ``config`` with ``engine``; minimise and measure any counterexample."""
+    """Explore ``config`` with ``engine``; minimise and measure any counterexample.
+    ``budget_seconds`` stops a search early (the result is then inconclusive); the work
+    itself is fixed by ``max_states``/``max_depth`` (bfs), ``walks``/``max_steps`` (walk)
+    and the profile (hypothesis)."""
     start = time.perf_counter()
     if engine == "hypothesis":
         outcome = _hypothesis(config, seed, budget_seconds, profile, progress)
     elif engine == "bfs":
-        outcome = _bfs(config, budget_seconds, z3, progress, symmetry)
+        outcome = _bfs(config, budget_seconds, z3, progress, symmetry, max_states, max_depth)
     elif engine == "walk":
-        outcome = _walk(config, seed, budget_seconds, progress)
+        outcome = _walk(config, seed, budget_seconds, progress, walks, max_steps)
     else:
         raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     if outcome.path is not None and outcome.property is not None:
@@ -77,11 +101,13 @@ def explore(
         if engine == "bfs" and outcome.property != "Convergence":
             outcome.shortest = outcome.original_length  # BFS order: already a shortest one
         elif shortest:
-            outcome.shortest = shortest_length(config, outcome.property, budget_seconds)
+            if progress:
+                progress("measuring the shortest counterexample (bfs)")
+            outcome.shortest = shortest_length(config, outcome.property)
         if shrink:
             if progress:
                 progress("shrinking the config")
-            smaller, small_path = shrink_config(config, outcome.property, budget_seconds or 30.0)
+            smaller, small_path = shrink_config(config, outcome.property)
             if small_path is not None and smaller != config:
                 outcome.shrunk_config = smaller
                 outcome.path = minimise_path(small_path, outcome.property)
@@ -96,12 +122,12 @@ def explore(
     return outcome
 
 
-def shortest_length(config: Config, prop: str, budget_seconds: float | None) -> int | None:
-    """Length of the BFS-shortest path violating ``prop`` (None if BFS gave up)."""
+def shortest_length(config: Config, prop: str, max_states: int = SHORTEST_MAX_STATES) -> int | None:
+    """Length of the BFS-shortest path violating ``prop`` (None when BFS did not find one
+    within ``max_states`` states)."""
     from groupcheck.explore.bfs import bfs
 
-    budget = min(budget_seconds or 60.0, 60.0)
-    res = bfs(config, budget_seconds=budget, stop_on=prop)
+    res = bfs(config, max_states=max_states, stop_on=prop)
     if res.path is None or res.property != prop:
         return None
     return len(res.path.actions)
@@ -131,7 +157,7 @@ def z3_recheck(path: Path, prop: str) -> str:
 def _hypothesis(
     config: Config, seed: int, budget: float | None, profile: str, progress: Progress | None
 ) -> Outcome:
-    from groupcheck.explore.hypothesis_engine import run_hypothesis
+    from groupcheck.explore.hypothesis_engine import PROFILES, run_hypothesis
 
     out = run_hypothesis(
         config,
@@ -142,19 +168,31 @@ def _hypothesis(
         if progress
         else None,
     )
-    from invariants.liveness import WITNESSES
+    from invariants.liveness import WITNESSES, required_witnesses
 
-    names = [w.prop.name for w in WITNESSES]
+    required = required_witnesses(config)
+    missed = [w.prop.name for w in WITNESSES if w.prop.name in required - out.seen]
+    planned = PROFILES[profile].examples
+    result, reasons = conclude(
+        violated=out.path is not None,
+        complete=out.complete,
+        incomplete_reason=f"the time budget ({budget} s) ran out before the profile's "
+        f"{planned} examples were run",
+        missed_witnesses=missed,
+    )
     return Outcome(
         engine="hypothesis",
-        result="violation" if out.path is not None else "ok",
+        result=result.value,
         property=out.property,
         message=out.message,
         path=out.path,
         examples=out.examples,
         steps=out.steps,
         witnesses=sorted(out.seen),
-        missed_witnesses=[n for n in names if n not in out.seen],
+        missed_witnesses=missed,
+        reasons=reasons,
+        checked=f"profile {profile!r}: {out.examples} examples of up to "
+        f"{PROFILES[profile].steps} steps ({out.steps} steps)",
     )
 
 
@@ -162,44 +200,71 @@ def _from_result(engine: str, res: Any) -> Outcome:
     """Adapt an engine's result record to an ``Outcome``."""
     return Outcome(
         engine=engine,
-        result=str(getattr(res, "result", "ok")),
-        property=getattr(res, "property", None),
-        message=getattr(res, "message", None),
-        path=getattr(res, "path", None),
-        distinct_states=getattr(res, "distinct_states", None),
-        exhausted=getattr(res, "exhausted", None),
-        steps=int(getattr(res, "steps", 0) or 0),
-        witnesses=list(getattr(res, "witnesses", []) or []),
-        missed_witnesses=list(getattr(res, "missed_witnesses", []) or []),
+        result=str(res.result),
+        property=res.property,
+        message=res.message,
+        path=res.path,
+        distinct_states=res.distinct_states,
+        exhausted=res.exhausted,
+        steps=int(res.steps or 0),
+        witnesses=list(res.witnesses or []),
+        missed_witnesses=list(res.missed_witnesses or []),
+        reasons=list(res.reasons),
+        checked=res.checked,
     )
 
 
 def _bfs(
-    config: Config, budget: float | None, z3: bool, progress: Progress | None, symmetry: bool
+    config: Config,
+    budget: float | None,
+    z3: bool,
+    progress: Progress | None,
+    symmetry: bool,
+    max_states: int | None,
+    max_depth: int | None,
 ) -> Outcome:
     from groupcheck.explore.bfs import bfs
 
     cb = None
     if progress is not None:
+        started = time.perf_counter()
 
         def cb(states: int, depth: int, frontier: int) -> None:
-            progress(f"bfs: {states} states, depth {depth}, frontier {frontier}")
+            rate = states / max(time.perf_counter() - started, 1e-9)
+            progress(
+                f"bfs: {states} states, depth {depth}, frontier {frontier}, {rate:.0f} states/s"
+            )
 
-    res = bfs(config, budget_seconds=budget, progress=cb, z3=z3, symmetry=symmetry)
+    res = bfs(
+        config,
+        budget_seconds=budget,
+        progress=cb,
+        z3=z3,
+        symmetry=symmetry,
+        max_states=max_states,
+        max_depth=max_depth,
+    )
     return _from_result("bfs", res)
 
 
-def _walk(config: Config, seed: int, budget: float | None, progress: Progress | None) -> Outcome:
+def _walk(
+    config: Config,
+    seed: int,
+    budget: float | None,
+    progress: Progress | None,
+    walks: int,
+    max_steps: int,
+) -> Outcome:
     from groupcheck.explore.walk import walk
 
     cb = None
     if progress is not None:
 
-        def cb(walks: int, steps: int) -> None:
-            progress(f"walk: {walks} walks, {steps} steps")
+        def cb(done: int, steps: int) -> None:
+            progress(f"walk: {done}/{walks} walks, {steps} steps")
 
     res = walk(
-        config, seed=seed, walks=10_000, max_steps=60, budget_seconds=budget or 30.0, progress=cb
+        config, seed=seed, walks=walks, max_steps=max_steps, budget_seconds=budget, progress=cb
     )
     return _from_result("walk", res)
 
@@ -208,3 +273,6 @@ def replay(path: Path) -> tuple[list[Violation], int] | None:
     """Violations of the first violating step of ``path`` (and that step), or None."""
     found = first_violations(path.config, path.actions, check_convergence=True)
     return None if found is None else (list(found[0]), found[1])
+
+
+__all__ = ["ENGINES", "Outcome", "Result", "explore", "replay", "shortest_length"]

@@ -15,8 +15,9 @@ from collections.abc import Callable
 
 from groupcheck.explore.result import ExploreResult
 from invariants.check import Checker, Violation
-from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule, required_witnesses
 from invariants.snapshot import project
+from invariants.verdict import conclude
 from model import system
 from model.actions import Action
 from model.config import Config
@@ -46,14 +47,19 @@ def walk(
     convergence_bound: int = DEFAULT_BOUND,
     progress: ProgressFn | None = None,
 ) -> ExploreResult:
-    """Run up to ``walks`` walks of ``max_steps`` steps; stop at the first violation."""
+    """Run ``walks`` walks of up to ``max_steps`` steps; stop at the first violation. The
+    result is "ok" only when every walk was run (``budget_seconds`` cutting the series
+    short makes it "inconclusive") and every witness was hit."""
     start = time.perf_counter()
     checker = checker_factory()
+    required = required_witnesses(config)
     total = 0
+    done = 0
     longest_tail: int | None = None
     for w in range(walks):
         if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
             break
+        done += 1
         rng = random.Random(f"{seed}:{w}")
         kept = swarm(rng, config)
         state = system.initial(config)
@@ -94,17 +100,27 @@ def walk(
                 path=Path(config, tuple(path)),
                 steps=total,
                 witnesses=sorted(checker.seen),
-                missed_witnesses=checker.missed_witnesses(),
+                missed_witnesses=checker.missed_witnesses(required),
                 seconds=time.perf_counter() - start,
             )
         if progress is not None and w % 50 == 0:
             progress(w + 1, total)
+    missed = checker.missed_witnesses(required)
+    result, reasons = conclude(
+        violated=False,
+        complete=done == walks,
+        incomplete_reason=f"the time budget ({budget_seconds} s) ran out after {done} of "
+        f"{walks} walks",
+        missed_witnesses=missed,
+    )
     return ExploreResult(
         engine="walk",
-        result="ok",
+        result=result.value,
         steps=total,
         witnesses=sorted(checker.seen),
-        missed_witnesses=checker.missed_witnesses(),
+        missed_witnesses=missed,
         seconds=time.perf_counter() - start,
         convergence_steps=longest_tail,
+        reasons=reasons,
+        checked=f"{done} walks of up to {max_steps} steps ({total} steps)",
     )

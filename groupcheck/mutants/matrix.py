@@ -1,9 +1,12 @@
 """The mutant kill matrix: explore every mutant's scenario until a property fails.
 
-Each mutant gets a per-mutant budget. BFS runs first (it also yields the shortest
-counterexample); if it exhausts its share without a violation, seeded random walks get the
-rest. A mutant no engine kills within its budget *survives* — a finding: either a property
-is missing or the mutant is equivalent in the scenario.
+BFS runs first (it also yields the shortest counterexample), bounded by ``max_states``;
+if it exhausts the scenario without a violation the mutant *survived* — a finding: either
+a property is missing or the mutant is equivalent in the scenario. If BFS stopped at its
+bound, seeded random walks (``walks`` of ``max_steps``) get their turn; a mutant they do
+not kill either is *inconclusive*. The work is fixed by those bounds; ``budget_seconds``
+(the CLI's per-mutant limit) may only cut it short, which can only make a row
+inconclusive, never "survived" or "killed" by accident.
 """
 
 from __future__ import annotations
@@ -15,22 +18,64 @@ from typing import Any
 from groupcheck.explore.run import explore
 from groupcheck.mutants import MUTANTS, Mutant
 
+KILL_MAX_STATES = 200_000
+"""States the BFS of a mutant's scenario may visit before the walks take over."""
+KILL_WALKS = 2000
+KILL_MAX_STEPS = 60
 
-def kill(mutant: Mutant, budget_seconds: float = 60.0, seed: int = 0) -> dict[str, Any]:
-    """Explore one mutant; the row of the kill matrix."""
+
+def kill(
+    mutant: Mutant,
+    budget_seconds: float | None = None,
+    seed: int = 0,
+    *,
+    max_states: int = KILL_MAX_STATES,
+    walks: int = KILL_WALKS,
+    max_steps: int = KILL_MAX_STEPS,
+) -> dict[str, Any]:
+    """Explore one mutant; the row of the kill matrix (``result``: killed, survived or
+    inconclusive, with ``reasons``)."""
     config = mutant.mutated_config()
     start = time.perf_counter()
-    outcome = explore(config, engine="bfs", budget_seconds=budget_seconds * 0.6)
-    if outcome.result != "violation":
-        left = max(1.0, budget_seconds - (time.perf_counter() - start))
-        outcome = explore(config, engine="walk", seed=seed, budget_seconds=left)
+    outcome = explore(
+        config,
+        engine="bfs",
+        budget_seconds=None if budget_seconds is None else budget_seconds * 0.6,
+        max_states=max_states,
+    )
+    exhausted = bool(outcome.exhausted)
+    reasons: list[str] = []
+    if outcome.result != "violation" and not exhausted:
+        reasons.append(f"bfs: {'; '.join(outcome.reasons) or outcome.checked}")
+        left = None
+        if budget_seconds is not None:
+            left = max(1.0, budget_seconds - (time.perf_counter() - start))
+        outcome = explore(
+            config,
+            engine="walk",
+            seed=seed,
+            budget_seconds=left,
+            walks=walks,
+            max_steps=max_steps,
+        )
+        if outcome.result != "violation":
+            reasons.append(f"walk: {outcome.checked}" + "".join(f"; {r}" for r in outcome.reasons))
     seconds = time.perf_counter() - start
     killed = outcome.result == "violation"
+    if killed:
+        result, reasons = "killed", []
+    elif exhausted:
+        result = "survived"
+        reasons = [f"bfs exhausted the scenario ({outcome.checked}) without a violation"]
+    else:
+        result = "inconclusive"
     return {
         "mutant": mutant.name,
         "field": mutant.field,
         "bug": mutant.bug,
         "scenario": mutant.config.name,
+        "result": result,
+        "reasons": reasons,
         "killed": killed,
         "property": outcome.property,
         "engine": outcome.engine if killed else None,
@@ -44,7 +89,7 @@ def kill(mutant: Mutant, budget_seconds: float = 60.0, seed: int = 0) -> dict[st
 
 def kill_matrix(
     only: list[str] | None = None,
-    budget_seconds: float = 60.0,
+    budget_seconds: float | None = 60.0,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows for every mutant (or the named ones)."""

@@ -581,3 +581,87 @@ def test_report_in_a_headless_browser(
     assert all(n >= 50 for n in drawn.values()), (drawn, kept)
     background = pixels[b"\xff\xff\xff"] + pixels[bytes((0xF6, 0xF8, 0xFA))]
     assert sum(pixels.values()) - background > 20_000, kept  # not a blank page
+
+
+# --------------------------------------------------------------------------- safe outputs
+
+
+def test_render_never_destroys_a_users_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = tmp_path / "double.ndjson"
+    _message_trace(trace, DOUBLE_OWNERSHIP, {"foo": 2})
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work", encoding="utf-8")
+    assert main(["render", str(trace), "--out", str(mine)]) == 2
+    err = capsys.readouterr().err
+    assert "not written by groupcheck" in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+    # '--out .' in a working directory with files in it: refused, nothing removed.
+    monkeypatch.chdir(mine)
+    assert main(["render", str(trace), "--out", "."]) == 2
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+    # A file as --out: refused.
+    assert main(["render", str(trace), "--out", str(mine / "thesis.tex")]) == 2
+    assert (mine / "thesis.tex").read_text(encoding="utf-8") == "years of work"
+    # A directory render wrote before is replaced whole.
+    out = tmp_path / "r"
+    assert main(["render", str(trace), "--out", str(out)]) == 0
+    assert main(["render", str(trace), "--format", "svg", "--out", str(out)]) == 0
+    assert not (out / "index.html").exists()
+    assert (out / "sequence.svg").is_file()
+
+
+def test_render_into_an_unwritable_place_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "double.ndjson"
+    _message_trace(trace, DOUBLE_OWNERSHIP, {"foo": 2})
+    # Under a regular file: no user can create a directory there.
+    assert main(["render", str(trace), "--out", str(trace / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot create the directory" in err
+    assert len(err.strip().splitlines()) == 1
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who may write anywhere")
+        assert main(["render", str(trace), "--out", str(locked / "r")]) == 2
+        err = capsys.readouterr().err
+        assert "not writable" in err
+        assert len(err.strip().splitlines()) == 1
+    finally:
+        locked.chmod(0o700)
+
+
+def test_default_render_output_is_named_after_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    traces = []
+    for run in ("TINY-default-bfs-seed0", "MUT2-revoke-without-waiting-bfs-seed0"):
+        directory = tmp_path / "reports" / "out" / run
+        directory.mkdir(parents=True)
+        trace = directory / "trace.ndjson"
+        _message_trace(trace, DOUBLE_OWNERSHIP, {"foo": 2})
+        traces.append(trace)
+    for trace in traces:
+        assert main(["render", str(trace)]) == 0
+    names = sorted(p.name for p in (tmp_path / "reports" / "out").iterdir())
+    assert "render-TINY-default-bfs-seed0" in names
+    assert "render-MUT2-revoke-without-waiting-bfs-seed0" in names
+    # Two different files with the same name and run name: neither replaces the other.
+    other = tmp_path / "elsewhere" / "TINY-default-bfs-seed0" / "trace.ndjson"
+    other.parent.mkdir(parents=True)
+    _message_trace(other, DOUBLE_OWNERSHIP, {"foo": 2})
+    assert main(["render", str(other)]) == 0
+    out = capsys.readouterr().out
+    renders = [
+        p for p in (tmp_path / "reports" / "out").iterdir() if p.name.startswith("render-TINY")
+    ]
+    assert len(renders) == 2
+    assert "render-TINY-default-bfs-seed0-" in out

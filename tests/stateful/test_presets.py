@@ -9,11 +9,10 @@ preset must run clean under the active Hypothesis profile (``ci`` under CI=true)
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from groupcheck.explore.bfs import bfs
@@ -21,9 +20,6 @@ from groupcheck.explore.hypothesis_engine import run_hypothesis
 from groupcheck.explore.machine import PropertyViolated, machine_for
 from model.config import Config
 from model.presets import PRESETS
-
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") == "true" else "dev")
-EXAMPLES = {"ci": 60, "dev": 150, "deep": 1500}[PROFILE]
 
 
 def fixed(config: Config) -> Config:
@@ -33,17 +29,8 @@ def fixed(config: Config) -> Config:
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_preset_machine_runs_clean_with_the_f1_fix(name: str) -> None:
     machine = machine_for(fixed(PRESETS[name]))
-    run_state_machine_as_test(
-        machine,
-        settings=settings(
-            max_examples=EXAMPLES,
-            stateful_step_count=50,
-            deadline=None,
-            database=None,
-            derandomize=True,
-            suppress_health_check=list(HealthCheck),
-        ),
-    )
+    run_state_machine_as_test(machine)  # the loaded profile's examples and steps
+    assert machine.examples >= settings.default.max_examples
     assert machine.steps > 0
 
 
@@ -52,27 +39,22 @@ def test_machine_failure_is_reported_as_the_violated_property() -> None:
 
     machine = machine_for(get_mutant("assignor-assigns-twice").mutated_config())
     with pytest.raises(PropertyViolated, match=r"ValidTargetAssignment\.Unique"):
-        run_state_machine_as_test(
-            machine,
-            settings=settings(
-                max_examples=50,
-                deadline=None,
-                database=None,
-                derandomize=True,
-                suppress_health_check=list(HealthCheck),
-            ),
-        )
+        run_state_machine_as_test(machine)
     assert machine.last_path
 
 
 def test_kafka_rules_exhibit_f1_bfs() -> None:
-    result = bfs(PRESETS["STATIC"], budget_seconds=90)
+    result = bfs(PRESETS["STATIC"])
     assert result.result == "violation", "F1 not found on STATIC"
     assert result.property == "OwnedPartitionsAreHeld"
-    assert bfs(fixed(PRESETS["STATIC"]), budget_seconds=20).result == "ok"
+    # With the client-side fix, no violation within the depth at which F1 appears.
+    assert result.depth is not None
+    fixed_result = bfs(fixed(PRESETS["STATIC"]), max_depth=result.depth)
+    assert fixed_result.property is None, fixed_result.message
+    assert "every state within" in fixed_result.checked or fixed_result.exhausted
 
 
 def test_kafka_rules_exhibit_f2_hypothesis() -> None:
-    outcome = run_hypothesis(PRESETS["LOSSY"], seed=0, profile="dev", budget_seconds=90)
+    outcome = run_hypothesis(PRESETS["LOSSY"], seed=0, profile="dev")
     assert outcome.path is not None, "F2 not found on LOSSY"
     assert outcome.property in {"OwnedPartitionsAreHeld", "NoDoubleClientOwnership"}

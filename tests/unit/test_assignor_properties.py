@@ -4,7 +4,7 @@ random specs (validity, balance, stickiness, determinism)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from model.assignors import AssignmentSpec, MemberSubscription, get_assignor, subscription_type
@@ -123,7 +123,6 @@ def _check_valid(s: AssignmentSpec, result: dict[str, Assignment]) -> None:
                 assert (t, p) in owner, f"{(t, p)} unassigned"
 
 
-@settings(max_examples=200, deadline=None)
 @given(specs())
 def test_assignors_are_valid_and_deterministic(s: AssignmentSpec) -> None:
     for assignor in (UNIFORM, RANGE):
@@ -132,7 +131,6 @@ def test_assignors_are_valid_and_deterministic(s: AssignmentSpec) -> None:
         assert assignor.assign(s) == first
 
 
-@settings(max_examples=200, deadline=None)
 @given(specs())
 def test_uniform_balance_and_stickiness(s: AssignmentSpec) -> None:
     result = UNIFORM.assign(s)

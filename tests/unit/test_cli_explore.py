@@ -24,19 +24,75 @@ def test_explore_clean_preset_exits_0(capsys: pytest.CaptureFixture[str], tmp_pa
         "TINY",
         "--engine",
         "walk",
+        "--walks",
+        "500",
         "--budget",
-        "5",
+        "600",
         "--out",
         str(tmp_path),
         "--json",
     )
-    assert code == 0
+    assert code == 0, out
     doc = json.loads(out)
     for key in ("result", "property", "length", "trace", "distinct_states", "witnesses", "seconds"):
         assert key in doc
     assert doc["result"] == "ok"
+    assert doc["reasons"] == []
+    assert doc["checked"].startswith("500 walks of up to 60 steps")
     assert doc["trace"] is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_explore_cut_short_is_inconclusive_exit_3(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # SMALL is far larger than 2000 states (and violates OwnedPartitionsAreHeld 11 steps
+    # deep, finding F1): a cut-short BFS must not say "ok".
+    code, out, _ = run(
+        capsys,
+        "explore",
+        "--preset",
+        "SMALL",
+        "--max-states",
+        "2000",
+        "--out",
+        str(tmp_path),
+        "--json",
+    )
+    assert code == 3
+    doc = json.loads(out)
+    assert doc["result"] == "inconclusive"
+    assert doc["exhausted"] is False
+    assert any("state bound (2000 states)" in r for r in doc["reasons"])
+    code, out, _ = run(
+        capsys, "explore", "--preset", "SMALL", "--max-states", "2000", "--out", str(tmp_path)
+    )
+    assert code == 3
+    assert out.startswith("INCONCLUSIVE: nothing violated, but (bfs: 2000 distinct states")
+    assert "state bound" in out
+
+
+def test_missed_witness_is_inconclusive_exit_3(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "lone.toml"
+    config.write_text(
+        'name = "LONE"\n[topics]\nfoo = 1\n[[clients]]\nname = "A"\nsubscription = ["foo"]\n'
+    )
+    code, out, _ = run(capsys, "explore", "--config", str(config), "--out", str(tmp_path), "--json")
+    assert code == 3
+    doc = json.loads(out)
+    assert doc["exhausted"] is True
+    assert "RevocationCompletes" in doc["missed_witnesses"]
+    # Declaring the witnesses the config can reach makes the exhaustive search ok.
+    config.write_text(
+        config.read_text().replace(
+            'name = "LONE"\n', 'name = "LONE"\nrequired_witnesses = ["GroupConverges"]\n'
+        )
+    )
+    code, out, _ = run(capsys, "explore", "--config", str(config), "--out", str(tmp_path), "--json")
+    assert code == 0
+    assert json.loads(out)["missed_witnesses"] == []
 
 
 def test_explore_mutant_writes_counterexample_and_exits_1(

@@ -31,8 +31,10 @@ PIN_JOIN = replace(
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=1,
     perturbations=frozenset({"Subscribe"}),
+    required_witnesses=("RevocationCompletes", "WaitsOnUnreleasedPartitions", "GroupConverges"),
 )
-"""A settles alone or with B joining at any moment: revocation and waiting both happen."""
+"""A settles alone or with B joining at any moment: revocation and waiting both happen
+(nobody is fenced: nothing is lost or crashes)."""
 
 # Pinned distinct-state counts. They change when the model changes — on purpose: a changed
 # count means the reachable behaviour changed, and the new number must be reviewed and
@@ -47,7 +49,7 @@ PINNED = {
 @pytest.mark.parametrize(("config", "symmetry"), [(PIN0, True), (PIN0, False), (PIN_JOIN, False)])
 def test_bfs_exhausts_and_pins_distinct_states(config: Config, symmetry: bool) -> None:
     result = bfs(config, symmetry=symmetry)
-    assert result.result == "ok", result.message
+    assert result.property is None, result.message
     assert result.exhausted is True
     assert result.distinct_states == PINNED[(config.name, symmetry)]
 
@@ -74,7 +76,7 @@ def test_symmetry_halves_interchangeable_clients() -> None:
 
 def test_bfs_shortest_counterexample_replays() -> None:
     config = get_mutant("revoke-without-waiting").mutated_config()
-    result = bfs(config, symmetry=False, budget_seconds=60)
+    result = bfs(config, symmetry=False)
     assert result.result == "violation"
     assert result.path is not None
     assert result.property is not None
@@ -105,6 +107,7 @@ def test_walk_is_deterministic_and_finds_a_mutant() -> None:
 def test_walk_default_rules_clean_on_a_small_config() -> None:
     result = walk(PIN_JOIN, seed=0, walks=150, max_steps=40)
     assert result.result == "ok", result.message
+    assert result.checked.startswith("150 walks of up to 40 steps")
     assert result.steps > 0
 
 
@@ -119,7 +122,7 @@ def test_swarm_subsets_differ_across_walks() -> None:
 
 def test_hypothesis_engine_shrinks_a_mutant_counterexample() -> None:
     config = get_mutant("revoke-without-waiting").mutated_config()
-    outcome = run_hypothesis(config, seed=1, profile="ci", budget_seconds=60)
+    outcome = run_hypothesis(config, seed=1, profile="ci")
     assert outcome.path is not None, "the mutant survived the Hypothesis engine"
     assert outcome.property in {"OwnedPartitionsAreHeld", "NoDoubleClientOwnership"}
     found = first_violations(config, outcome.path.actions)
@@ -136,14 +139,14 @@ def test_minimisation_keeps_the_violation_and_shortens() -> None:
     found = first_violations(config, small.actions)
     assert found is not None
     assert result.property in {v.property for v in found[0]}
-    shortest = bfs(config, symmetry=False, budget_seconds=60, stop_on=result.property)
+    shortest = bfs(config, symmetry=False, stop_on=result.property)
     assert shortest.path is not None
     assert len(small.actions) <= len(shortest.path.actions) + 2
 
 
 def test_path_code_round_trip_of_a_counterexample() -> None:
     config = get_mutant("revoke-without-waiting").mutated_config()
-    result = bfs(config, symmetry=False, budget_seconds=60)
+    result = bfs(config, symmetry=False)
     assert result.path is not None
     again = Path.decode(config, result.path.encode())
     assert again.actions == result.path.actions
@@ -154,7 +157,7 @@ def test_config_shrinking_keeps_the_property() -> None:
 
     config = get_mutant("no-bump-on-metadata-change").mutated_config()
     assert all(c != config for c in smaller_configs(config))
-    smaller, path = shrink_config(config, "ValidTargetAssignment.Covers", budget_seconds=30)
+    smaller, path = shrink_config(config, "ValidTargetAssignment.Covers")
     assert path is not None
     assert len(smaller.clients) < len(config.clients) or len(smaller.topics) < len(config.topics)
     found = first_violations(smaller, path.actions)
@@ -165,8 +168,79 @@ def test_config_shrinking_keeps_the_property() -> None:
 def test_bfs_with_z3_checks_every_state_and_agrees() -> None:
     plain = bfs(PIN0, max_states=300, check_convergence=False)
     with_z3 = bfs(PIN0, max_states=300, check_convergence=False, z3=True)
-    assert with_z3.result == plain.result == "ok"
+    assert with_z3.property is None
+    assert plain.property is None
+    assert with_z3.result == plain.result == "inconclusive"  # cut at 300 states
     assert with_z3.distinct_states == plain.distinct_states
     broken = get_mutant("assignor-assigns-twice").mutated_config()
     found = bfs(broken, z3=True, check_convergence=False)
     assert found.property == "ValidTargetAssignment.Unique"
+
+
+# --------------------------------------------------------------------------- verdicts
+
+LONE = Config(name="LONE", topics=(("foo", 1),), clients=(ClientSpec("A", ("foo",)),))
+"""One client, no perturbations: the group converges, but nothing is ever revoked."""
+
+
+def test_bfs_cut_by_states_is_inconclusive_not_ok() -> None:
+    result = bfs(PIN_JOIN, symmetry=False, max_states=100)
+    assert result.property is None
+    assert result.result == "inconclusive"
+    assert result.exhausted is False
+    assert any("state bound (100 states)" in r for r in result.reasons)
+
+
+def test_bfs_cut_by_time_is_inconclusive() -> None:
+    result = bfs(PIN_JOIN, symmetry=False, budget_seconds=0.0)
+    assert result.result == "inconclusive"
+    assert any("time budget" in r for r in result.reasons)
+
+
+def test_bfs_depth_fully_explored_is_ok_within_that_depth() -> None:
+    result = bfs(PIN_JOIN, symmetry=False, max_depth=20)  # the space is 27 deep
+    assert result.result == "ok", result.reasons
+    assert result.exhausted is False
+    assert result.checked.startswith("every state within 20 steps")
+
+
+def test_missed_witnesses_make_an_exhaustive_search_inconclusive() -> None:
+    result = bfs(LONE)
+    assert result.exhausted is True
+    assert result.result == "inconclusive"
+    assert "RevocationCompletes" in result.missed_witnesses
+    assert any("witnesses missed" in r for r in result.reasons)
+    # A config that declares the witnesses it can reach is ok when it reaches them.
+    declared = bfs(replace(LONE, required_witnesses=("GroupConverges",)))
+    assert declared.result == "ok"
+    assert declared.missed_witnesses == []
+
+
+def test_unknown_required_witness_is_a_config_error() -> None:
+    from model.status import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown witness 'Nope'"):
+        bfs(replace(LONE, required_witnesses=("Nope",)))
+
+
+def test_walk_cut_by_its_budget_is_inconclusive() -> None:
+    result = walk(PIN_JOIN, seed=0, walks=50, max_steps=40, budget_seconds=0.0)
+    assert result.result == "inconclusive"
+    assert any("0 of 50 walks" in r for r in result.reasons)
+
+
+def test_hypothesis_checks_convergence() -> None:
+    # A liveness-only bug: the client never acknowledges, so nothing unsafe happens but
+    # the group never converges. The Hypothesis engine must report it.
+    from model.rules import DEFAULT_RULES
+
+    def never_send(client, config):  # type: ignore[no-untyped-def]
+        new, request = DEFAULT_RULES.client_build_heartbeat(client, config)
+        return new, replace(request, topic_partitions=None) if request.member_epoch > 0 else request
+
+    config = replace(
+        PIN_JOIN, name="NEVER_ACK", rules=replace(DEFAULT_RULES, client_build_heartbeat=never_send)
+    )
+    outcome = run_hypothesis(config, seed=0, profile="ci")
+    assert outcome.property == "Convergence"
+    assert outcome.path is not None

@@ -17,3 +17,17 @@ def test_tutorial_code_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:
     for i, block in enumerate(blocks):
         exec(compile(block, f"{DOC}:block{i}", "exec"), namespace)
     assert capsys.readouterr().out.strip() == "GroupStatus.STABLE"
+
+
+def test_tutorial_config_files_load() -> None:
+    import tomllib
+
+    from model.presets import PRESETS
+    from model.settings import config_from_mapping
+
+    blocks = re.findall(r"```toml\n(.*?)```", DOC.read_text(), flags=re.S)
+    assert len(blocks) >= 2
+    config = config_from_mapping(tomllib.loads(blocks[0]), "tutorial", PRESETS)
+    assert config.name == "SMALL_LOSSY"
+    extra = tomllib.loads(blocks[1])
+    assert config_from_mapping({**tomllib.loads(blocks[0]), **extra}, "tutorial", PRESETS)

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path as FsPath
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from tracelines import event, header, progress_walk
 from tracelines import heartbeat as hb
@@ -300,7 +300,6 @@ def test_millisecond_timestamps_are_accepted() -> None:
 _FUZZ_BASE = [line.encode() for line in path_lines(progress_walk(TINY, 4, steps=30))]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzzed_files_through_the_cli(data: st.DataObject) -> None:
     """``groupcheck validate`` on a damaged file, in both modes: truncated lines, invalid

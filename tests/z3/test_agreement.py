@@ -21,6 +21,7 @@ import z3
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from groupcheck.explore.hypothesis_engine import SUPPRESSED_HEALTH_CHECKS
 from invariants.check import Verdict
 from invariants.expr import (
     FUNCTION_DEFAULT,
@@ -181,11 +182,8 @@ def step_snapshots(draw: st.DrawFn) -> StepSnapshot:
 
 
 SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    # Random structures of a whole group are large by design.
+    suppress_health_check=[*SUPPRESSED_HEALTH_CHECKS, HealthCheck.data_too_large],
 )
 
 
@@ -233,7 +231,7 @@ def test_step_properties_agree_on_random_step_snapshots() -> None:
     _both_outcomes(STEP_PROPERTIES, seen)
 
 
-@settings(SETTINGS, max_examples=40)
+@SETTINGS
 @given(st.one_of(snapshots(), step_snapshots()))
 def test_decode_round_trips_and_recheck_matches(s: Structure) -> None:
     """A model of ``assert_snapshot`` decodes to the snapshot (restricted to the symbols

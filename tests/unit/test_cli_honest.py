@@ -1,0 +1,290 @@
+"""What the CLI promises a user: configs from files, progress on long work, internal errors
+as one line (exit 4), SIGTERM cleans up, outputs never destroy what groupcheck did not
+write, and a seeded run's artifacts are the same bytes in every process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from groupcheck import cli
+from groupcheck.cli import main
+from model.presets import PRESETS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --------------------------------------------------------------------------- --config FILE
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_config_show_round_trips_every_preset(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    from groupcheck.configfile import load_config_file
+
+    code, out, _ = run(capsys, "config", "show", name)
+    assert code == 0
+    (tmp_path / "c.toml").write_text(out)
+    assert load_config_file(str(tmp_path / "c.toml")) == PRESETS[name]
+    code, out, _ = run(capsys, "config", "show", name, "--json")
+    (tmp_path / "c.json").write_text(out)
+    assert load_config_file(str(tmp_path / "c.json")) == PRESETS[name]
+
+
+def test_config_show_knows_mutant_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "config", "show", "MUT2_CRASH")
+    assert code == 0
+    assert 'name = "MUT2_CRASH"' in out
+
+
+def test_a_config_file_drives_simulate_explore_and_replay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "two.toml"
+    config.write_text(
+        textwrap.dedent(
+            """\
+            preset = "TINY"
+            name = "TWO"
+            max_perturbations = 1
+            """
+        )
+    )
+    code, out, _ = run(capsys, "simulate", "--config", str(config), "--seed", "1", "--steps", "5")
+    assert code == 0
+    assert "--config" in out.splitlines()[0]
+    code, out, _ = run(
+        capsys,
+        "explore",
+        "--config",
+        str(config),
+        "--mutant",
+        "assignor-assigns-twice",
+        "--out",
+        str(tmp_path / "runs"),
+        "--json",
+    )
+    assert code == 1
+    doc = json.loads(out)
+    run_dir = Path(doc["trace"]).parent
+    assert run_dir.name.startswith("TWO-assignor-assigns-twice-bfs")
+    # The run directory carries its config; its reproducer replays it from there.
+    replay = subprocess.run(
+        ["sh", str(run_dir / "reproduce.sh")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
+        check=False,
+    )
+    assert replay.returncode == 1, replay.stderr
+    assert f"VIOLATION of {doc['property']}" in replay.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "suffix", "needle"),
+    [
+        ('preset = "NOPE"\n', ".toml", "preset: unknown preset 'NOPE'"),
+        (
+            'preset = "TINY"\nheartbeat_interval_ms = "5"\n',
+            ".toml",
+            "heartbeat_interval_ms: expected an integer",
+        ),
+        ('preset = "TINY"\ncolour = 1\n', ".toml", "unknown key 'colour'"),
+        (
+            '[topics]\nfoo = 1\n[[clients]]\nname = "A"\nsubscription = ["bar"]\n',
+            ".toml",
+            "unknown topic 'bar'",
+        ),
+        (
+            '[topics]\nfoo = 1\n[[clients]]\nname = "A"\n',
+            ".toml",
+            "clients[0].subscription: expected a list",
+        ),
+        ('{"preset": "TINY", "preset": "SMALL"}', ".json", ":1:20: key 'preset' given twice"),
+        ("preset = ", ".toml", "malformed TOML"),
+        ("{}", ".yaml", "name the file *.toml or *.json"),
+        ("[topics]\nfoo = 1\n", ".toml", "missing key 'clients'"),
+    ],
+)
+def test_bad_config_file_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, suffix: str, needle: str
+) -> None:
+    path = tmp_path / f"bad{suffix}"
+    path.write_text(text)
+    code, out, err = run(capsys, "explore", "--config", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert out == ""
+    assert needle in err, err
+    assert str(path) in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_preset_and_config_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "explore", "--preset", "TINY", "--config", "x.toml")
+    assert code == 2
+    assert "not allowed with" in err
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def test_progress_lines_also_when_stderr_is_not_a_terminal(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["explore", "--preset", "TINY", "--budget", "3600", "--out", str(tmp_path)]
+    code, _, err = run(capsys, *argv)
+    assert code == 0
+    assert "groupcheck: bfs: 1000 states, depth" in err
+    assert "states/s" in err
+    code, _, err = run(capsys, *argv, "--quiet")
+    assert code == 0
+    assert err == ""
+
+
+# --------------------------------------------------------------------------- internal errors
+
+
+def test_an_unexpected_exception_is_one_line_exit_4_with_a_saved_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(args: object) -> int:
+        raise RuntimeError("model crashed\nwith a second line")
+
+    monkeypatch.setitem(cli.COMMANDS, "simulate", broken)
+    monkeypatch.setenv("GROUPCHECK_CRASH_DIR", str(tmp_path))
+    code, out, err = run(capsys, "simulate", "--preset", "TINY", "--seed", "1")
+    assert code == 4
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("groupcheck: internal error: RuntimeError: model crashed with")
+    saved = list(tmp_path.glob("traceback-*.txt"))
+    assert len(saved) == 1
+    assert str(saved[0]) in lines[0]
+    text = saved[0].read_text()
+    assert "Traceback" in text
+    assert "groupcheck simulate --preset TINY --seed 1" in text
+
+
+def test_sigterm_while_writing_leaves_no_partial_directory(tmp_path: Path) -> None:
+    # The process sends itself SIGTERM while its run directory is being written.
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        import reports.artifacts as artifacts
+        from groupcheck.cli import main
+
+        real = artifacts.path_report
+        def path_report(*args, **kwargs):
+            real(*args, **kwargs)
+            os.kill(os.getpid(), signal.SIGTERM)
+        artifacts.path_report = path_report
+        sys.exit(main(["explore", "--mutant", "assignor-assigns-twice", "--quiet",
+                       "--out", {str(tmp_path)!r}]))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert "terminated" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".partial")]
+    assert leftovers == []
+    assert not any(p.is_dir() for p in tmp_path.iterdir())  # nothing that looks complete
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+def test_explore_out_naming_a_file_is_refused_before_exploring(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "file"
+    target.write_text("keep")
+    code, out, err = run(
+        capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(target)
+    )
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert target.read_text() == "keep"
+
+
+def test_explore_never_replaces_a_users_directory_or_index(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "runs"
+    users = out / "MUT2-assignor-assigns-twice-bfs-seed0"
+    users.mkdir(parents=True)
+    (users / "notes.txt").write_text("mine")
+    (out / "index.html").write_text("my index")
+    code, _, err = run(capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(out))
+    assert code == 2
+    assert "not written by groupcheck" in err
+    assert (users / "notes.txt").read_text() == "mine"
+    (users / "notes.txt").unlink()
+    users.rmdir()
+    code, _, _ = run(capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(out))
+    assert code == 1
+    assert (out / "index.html").read_text() == "my index"
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+def _artifacts(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(run_dir.iterdir()) if p.is_file()}
+
+
+def test_a_seeded_run_gives_byte_identical_artifacts_in_any_process(tmp_path: Path) -> None:
+    outs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"h{hash_seed}"
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "groupcheck",
+                "explore",
+                "--mutant",
+                "revoke-without-waiting",
+                "--engine",
+                "walk",
+                "--seed",
+                "3",
+                "--quiet",
+                "--json",
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            check=False,
+        )
+        assert proc.returncode == 1, proc.stderr
+        doc = json.loads(proc.stdout)
+        outs.append((doc, _artifacts(Path(doc["trace"]).parent)))
+    (doc1, files1), (doc2, files2) = outs
+    assert doc1["shortest"] == doc2["shortest"]
+    assert files1.keys() == files2.keys()
+    assert {"counterexample.json", "index.html", "reproduce.py", "config.toml"} <= files1.keys()
+    for name in files1:
+        assert files1[name] == files2[name], f"{name} differs between processes"
