@@ -12,6 +12,7 @@ import importlib
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from groupcheck.argtypes import add_validation_options, non_negative, positive, positive_float
@@ -45,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     add_config_options(sim, required=True)
+    sim.add_argument("--mutant", help="play with this mutant's rules")
+    add_rules_option(sim)
     sim.add_argument("--seed", required=True, type=non_negative, help="PRNG seed (>= 0)")
     sim.add_argument("--steps", type=non_negative, default=40, help="steps to play (default 40)")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -68,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("--engine", choices=("bfs", "walk", "hypothesis"), default="bfs")
     exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
+    add_rules_option(exp)
     exp.add_argument("--seed", type=non_negative, default=0, help="walk, hypothesis: the seed")
     exp.add_argument(
         "--budget",
@@ -100,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("ci", "dev", "deep"),
         default=None,
         help="hypothesis: effort profile (default: ci under CI=true, else dev)",
+    )
+    exp.add_argument(
+        "--only",
+        action="append",
+        metavar="PROPERTY",
+        help="check only this property (repeatable; a split invariant's name selects its "
+        "conjuncts; 'Convergence' for convergence); the output lists what was checked",
     )
     exp.add_argument(
         "--z3",
@@ -143,6 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="per-mutant time budget (default 60)",
     )
     mut.add_argument("--only", nargs="*", default=None, metavar="MUTANT", help="only these")
+    mut.add_argument(
+        "--from",
+        dest="from_files",
+        action="append",
+        default=[],
+        metavar="FILE.py",
+        help="also run the mutants FILE.py defines (MUTANTS: name, field, function, "
+        "scenario, expected property); may be repeated",
+    )
     mut.add_argument("--json", action="store_true", help="print a JSON list")
     mut.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -152,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_config_options(rep, required=False, default_help="default: the mutant's scenario")
     rep.add_argument("--mutant", help="replay with this mutant's rules")
+    add_rules_option(rep)
     rep.add_argument("--path", required=True, help="the compact action-index code")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -203,25 +224,48 @@ def add_config_options(
     )
 
 
-def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Any:
+@dataclass(frozen=True)
+class Chosen:
+    """The config a command runs on and where it came from: a preset (``preset``), a
+    config file (``config_file``) or a mutant's scenario; with a mutant's rules or rules
+    from a file (``rules``) installed."""
+
+    config: Any
+    mutant: Any = None
+    preset: str | None = None
+    config_file: str | None = None
+    rules: Any = None
+
+    @property
+    def change(self) -> str | None:
+        """The rules change's label in run names: the mutant, or ``rules-NAME``."""
+        if self.mutant is not None:
+            return str(self.mutant.name)
+        return None if self.rules is None else str(self.rules.label)
+
+
+def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Chosen:
     """The config a command runs on — the preset, the config file, or the mutant's
-    scenario — with the mutant's rules installed; also the mutant and the preset label
-    (None for a config file: its reproducer names the file)."""
+    scenario — with the mutant's rules or the ``--rules`` file's installed."""
     from dataclasses import replace
 
     from groupcheck.mutants import MUTANTS
 
     mutant_name = getattr(args, "mutant", None)
+    rules_spec = getattr(args, "rules", None)
+    if mutant_name is not None and rules_spec is not None:
+        raise ConfigError("--mutant and --rules both replace rules; give one of them")
     mutant = None
     if mutant_name is not None:
         if mutant_name not in MUTANTS:
             raise ConfigError(f"unknown mutant {mutant_name!r}; known: {', '.join(MUTANTS)}")
         mutant = MUTANTS[mutant_name]
     preset_label = None
-    if getattr(args, "config", None) is not None:
+    config_file = getattr(args, "config", None)
+    if config_file is not None:
         from groupcheck.configfile import load_config_file
 
-        config = load_config_file(args.config)
+        config = load_config_file(config_file)
     elif args.preset is not None:
         config = preset(args.preset)
         preset_label = config.name
@@ -232,16 +276,32 @@ def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Any:
         preset_label = config.name
     else:
         raise ConfigError("give --preset NAME, --config FILE or --mutant NAME")
+    source = None
     if mutant is not None:
         config = replace(config, rules=mutant.rules, name=f"{config.name}+{mutant.name}")
-    return config, mutant, preset_label
+    elif rules_spec is not None:
+        from groupcheck.rulesfile import load_rules, with_rules
+
+        rules, source = load_rules(rules_spec)
+        config = with_rules(config, rules, source)
+    return Chosen(config, mutant, preset_label, config_file, source)
+
+
+def add_rules_option(parser: argparse.ArgumentParser) -> None:
+    """``--rules FILE.py:NAME``: a protocol change of your own (groupcheck/rulesfile.py)."""
+    parser.add_argument(
+        "--rules",
+        metavar="FILE.py:NAME",
+        help="run with your own rules: NAME in FILE.py is a Rules value or a mapping of "
+        "Rules fields to functions (docs/tutorial.md, 'Checking your own protocol change')",
+    )
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from groupcheck.simulate import simulate
     from reports.casestudy import describe_action, group_view, render_group
 
-    config, _, _ = _config_for(args)
+    config = _config_for(args).config
     if args.json:
         steps = [
             {
@@ -299,12 +359,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from reports.casestudy import describe_action
     from reports.publish import check_target
 
-    config, mutant, preset_label = _config_for(args)
-    from_file = args.config is not None
+    chosen = _config_for(args)
+    config = chosen.config
     out = Path(args.out)
-    mutant_name = mutant.name if mutant else None
-    scenario = preset_label or config.name.split("+")[0]
-    run_dir = out / run_name(run_label(scenario, mutant_name, args.engine, args.seed))
+    scenario = chosen.preset or config.name.split("+")[0]
+    run_dir = out / run_name(run_label(scenario, chosen.change, args.engine, args.seed))
     check_target(run_dir)  # refuse an output location before exploring, not after
     profile = args.profile or ("ci" if os.environ.get("CI") == "true" else "dev")
     outcome = explore(
@@ -321,6 +380,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         max_depth=args.depth,
         walks=args.walks,
         max_steps=args.max_steps,
+        only=args.only,
     )
     trace = None
     reproduce = None
@@ -330,9 +390,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
             path=outcome.path,
             property=outcome.property,
             message=outcome.message or "",
-            preset=preset_label,
-            mutant=mutant_name,
-            named_config=not from_file and not shrunk,
+            preset=chosen.preset,
+            mutant=chosen.mutant.name if chosen.mutant else None,
+            named_config=chosen.config_file is None and not shrunk,
+            rules=chosen.rules.to_json() if chosen.rules else None,
             engine=outcome.engine,
             seed=args.seed,
             shortest=outcome.shortest,
@@ -346,6 +407,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
         "result": outcome.result,
         "reasons": outcome.reasons,
         "checked": outcome.checked,
+        "properties": outcome.properties,
+        "only": bool(args.only),
         "engine": outcome.engine,
         "config": config.name,
         "property": outcome.property,
@@ -403,6 +466,8 @@ def _print_outcome(doc: dict[str, Any]) -> None:
     print(f"{head}: {what} ({doc['engine']}: {doc['checked']}; {doc['seconds']} s)")
     for reason in doc["reasons"]:
         print(f"  - {reason}")
+    if doc["only"]:
+        print(f"  checked only: {', '.join(doc['properties'])}")
     print(f"  witnesses hit: {', '.join(doc['witnesses']) or 'none'}")
 
 
@@ -411,7 +476,19 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     from groupcheck.mutants.matrix import kill_matrix
     from groupcheck.progress import progress_for
 
-    rows = kill_matrix(args.only, budget_seconds=args.budget, progress=progress_for(args.quiet))
+    extra = []
+    if args.from_files:
+        from groupcheck.mutants import MUTANTS
+        from groupcheck.rulesfile import load_mutants
+
+        known: dict[str, Any] = dict(MUTANTS)
+        for path in args.from_files:
+            loaded = load_mutants(path, known)
+            known.update((m.name, m) for m in loaded)
+            extra.extend(loaded)
+    rows = kill_matrix(
+        args.only, budget_seconds=args.budget, progress=progress_for(args.quiet), extra=extra
+    )
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
@@ -424,6 +501,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
             )
             for reason in r["reasons"]:
                 print(f"    - {reason}")
+            if r["expected"] is not None and r["killed"] and not r["as_expected"]:
+                print(f"    - expected {r['expected']}, but {r['property']} failed first")
         killed = sum(1 for r in rows if r["killed"])
         print(f"{killed}/{len(rows)} mutants killed")
     codes = [exitcodes.OK]
@@ -440,7 +519,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from model.path import Path
     from reports.casestudy import describe_action, render_group
 
-    config, _, _ = _config_for(args, default=None)
+    config = _config_for(args, default=None).config
     path = Path.decode(config, args.path)
     found = replay(path)
     if args.json:

@@ -115,6 +115,35 @@ def check_fair_tail(
     return tail, None
 
 
+def select_properties(
+    names: Iterable[str],
+) -> tuple[tuple[Property, ...], tuple[Property, ...], bool]:
+    """The state and step properties ``names`` select, and whether Convergence is among
+    them. A name selects the property of that name or, for a split invariant, all its
+    conjuncts (``ValidTargetAssignment`` selects ``ValidTargetAssignment.Unique`` …).
+    Unknown names — and witnesses, which are not checked alone — are a ``ConfigError``."""
+    from invariants.liveness import CONVERGENCE
+    from model.status import ConfigError
+
+    state: list[Property] = []
+    step: list[Property] = []
+    convergence = False
+    checkable = [*STATE_PROPERTIES, *STEP_PROPERTIES]
+    for name in names:
+        if name == CONVERGENCE.name:
+            convergence = True
+            continue
+        chosen = [p for p in checkable if p.name == name or p.name.startswith(name + ".")]
+        if not chosen:
+            known = sorted({p.name for p in checkable} | {CONVERGENCE.name})
+            raise ConfigError(f"--only {name!r}: no such property; known: {', '.join(known)}")
+        for p in chosen:
+            target = state if p in STATE_PROPERTIES else step
+            if p not in target:
+                target.append(p)
+    return tuple(state), tuple(step), convergence
+
+
 def all_properties() -> Iterable[Property]:
     """Every named property, state and step first."""
     from invariants.liveness import CONVERGENCE

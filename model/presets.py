@@ -6,6 +6,8 @@ is computed as a separate coordinator step and epochs start at 0.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from model.config import ClientSpec, Config
 from model.status import ConfigError
 
@@ -87,9 +89,122 @@ KIP848_CASE_STUDY = Config(
 """The KIP-848 "Basic" case study: A, B and C join one by one; the target assignment is
 a step of its own."""
 
-PRESETS: dict[str, Config] = {
-    c.name: c for c in (TINY, SMALL, STATIC, LOSSY, TOPICS, KIP848_CASE_STUDY)
-}
+EXAMPLES: tuple[Config, ...] = (TINY, SMALL, STATIC, LOSSY, TOPICS, KIP848_CASE_STUDY)
+"""The presets that show the protocol (README), with Kafka's rules: some of them exhibit
+the findings of docs/findings.md."""
+
+
+# --------------------------------------------------------------------------- mutant scenarios
+# The scenarios the mutant kill matrix hunts in (groupcheck/mutants/catalogue.py). Each runs
+# with the client-side fix for finding F1 (docs/findings.md), so its baseline — the default
+# rules — violates nothing and a kill means the mutant's rule.
+
+MUT2 = Config(
+    name="MUT2",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "Leave", "Crash"}),
+    max_restarts=0,
+    report_pending_additions=True,
+)
+"""A consumes foo-0 and foo-1; B may join (A must revoke one); someone may leave or crash."""
+
+MUT3 = Config(
+    name="MUT3",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",)),
+        ClientSpec("B", ("foo",), subscribed=False),
+        ClientSpec("C", ("foo",), subscribed=False),
+    ),
+    max_perturbations=3,
+    perturbations=frozenset({"Subscribe", "Leave"}),
+    report_pending_additions=True,
+    commit_on_revoke=False,
+)
+"""KAFKA-16147's shape: B joins (A must revoke), B leaves before A acknowledges (the
+target gives the partition back to A), C joins (the target gives it to C)."""
+
+MUT2_CRASH = Config(
+    name="MUT2_CRASH",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
+    max_perturbations=2,
+    perturbations=frozenset({"Crash", "Restart"}),
+    max_restarts=1,
+    report_pending_additions=True,
+    commit_on_revoke=False,
+)
+"""KAFKA-16147 with two clients: B's arrival makes A revoke foo-1; B crashes before A
+acknowledges, its session expires and the target gives foo-1 back to A; B restarts under a
+new member id and the target gives foo-1 to it."""
+
+MUT2_LOSSY = replace(
+    MUT2,
+    name="MUT2_LOSSY",
+    max_perturbations=3,
+    perturbations=frozenset({"Subscribe", "LoseMessage", "Crash"}),
+)
+"""Two lost heartbeat responses in a row get a member fenced (FENCED_MEMBER_EPOCH)."""
+
+MUT2_COMMIT = replace(
+    MUT2,
+    name="MUT2_COMMIT",
+    perturbations=frozenset({"Subscribe", "Crash", "AbandonRequest"}),
+    max_perturbations=3,
+    auto_commit=True,
+    max_restarts=0,
+)
+"""Auto-commit on; a commit can be delayed past a rebalance or outlive its client."""
+
+MUT2_STATIC = Config(
+    name="MUT2_STATIC",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), instance_id="a"),
+        ClientSpec("B", ("foo",), instance_id="b"),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"TemporaryLeave", "Restart"}),
+    report_pending_additions=True,
+)
+"""A static member leaves temporarily (-2) and a new instance takes its place."""
+
+MUT2_TOPICS = Config(
+    name="MUT2_TOPICS",
+    topics=(("foo", 1), ("bar", 1)),
+    clients=(ClientSpec("A", ("foo", "bar")), ClientSpec("B", ("foo", "bar"))),
+    max_perturbations=1,
+    perturbations=frozenset({"ChangeSubscription", "AddPartitions"}),
+    subscription_choices=(("foo",),),
+    max_partitions_per_topic=2,
+    report_pending_additions=True,
+)
+"""A subscription change or a partition added must start a rebalance."""
+
+MUT2_REJOIN = replace(
+    MUT2,
+    name="MUT2_REJOIN",
+    perturbations=frozenset({"Leave", "Subscribe"}),
+    max_perturbations=2,
+)
+"""A client leaves and subscribes again while its leave heartbeat is in flight."""
+
+
+SCENARIOS: tuple[Config, ...] = (
+    MUT2,
+    MUT3,
+    MUT2_CRASH,
+    MUT2_LOSSY,
+    MUT2_COMMIT,
+    MUT2_STATIC,
+    MUT2_TOPICS,
+    MUT2_REJOIN,
+)
+"""The mutant scenarios, as presets of their own."""
+
+PRESETS: dict[str, Config] = {c.name: c for c in (*EXAMPLES, *SCENARIOS)}
 
 
 def preset(name: str) -> Config:

@@ -15,7 +15,8 @@ import json
 import os
 import pprint
 import re
-from collections.abc import Hashable, Sequence
+import shutil
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any
@@ -34,6 +35,8 @@ from reports.render.report import path_report
 
 DEFAULT_OUT = FsPath("reports/out")
 CONFIG_FILE = "config.toml"
+RULES_FILE = "rules.py"
+"""A run under rules from a file keeps a copy of that file (its reproducers import it)."""
 """Every run directory holds its config in the ``--config`` file format."""
 REPRODUCE_SH = (
     '#!/bin/sh\n# Replays the counterexample from its run directory.\ncd "$(dirname "$0")"\n'
@@ -54,6 +57,9 @@ class Counterexample:
     original_length: int | None = None
     named_config: bool = True
     seed: int | None = None
+    rules: Mapping[str, Any] | None = None
+    """Rules from a file (``--rules FILE.py:NAME``): ``file``, ``name``, ``sha256``,
+    ``fields``; the run directory keeps a copy of the file as ``rules.py``."""
 
     def cli(self) -> str:
         """The command that replays this counterexample: on a named preset (or mutant
@@ -66,6 +72,8 @@ class Counterexample:
             parts += ["--preset", self.preset]
         if self.mutant is not None:
             parts += ["--mutant", self.mutant]
+        if self.rules is not None:
+            parts += ["--rules", f"{RULES_FILE}:{self.rules['name']}"]
         parts += ["--path", self.path.encode()]
         return " ".join(parts)
 
@@ -88,6 +96,19 @@ class Counterexample:
                 "from groupcheck.mutants import get_mutant",
                 "",
                 f"config = replace(config, rules=get_mutant({self.mutant!r}).rules)",
+            ]
+        if self.rules is not None:
+            lines += [
+                "import os",
+                "",
+                "from groupcheck.rulesfile import file_sha256, load_rules",
+                "",
+                "os.chdir(os.path.dirname(os.path.abspath(__file__)))",
+                f"if file_sha256({RULES_FILE!r}) != {self.rules['sha256']!r}:",
+                f'    print("note: {RULES_FILE} differs from the file the counterexample was '
+                'found with")',
+                f"rules, _ = load_rules({RULES_FILE + ':' + str(self.rules['name'])!r})",
+                "config = replace(config, rules=rules)",
             ]
         lines += [
             f"path = Path.decode(config, {self.path.encode()!r})",
@@ -116,6 +137,7 @@ class Counterexample:
             "seed": self.seed,
             "preset": self.preset,
             "mutant": self.mutant,
+            "rules": dict(self.rules) if self.rules is not None else None,
             "config": config_to_mapping(self.path.config),
             "length": len(self.path.actions),
             "shortest": self.shortest,
@@ -143,7 +165,8 @@ def run_label(scenario: str, mutant: str | None, engine: str, seed: int | None) 
 def default_run_label(ce: Counterexample) -> str:
     """The run label of a counterexample (``run_label``)."""
     scenario = ce.preset or ce.path.config.name.split("+")[0]
-    return run_label(scenario, ce.mutant, ce.engine, ce.seed)
+    change = ce.mutant or (f"rules-{ce.rules['name']}" if ce.rules is not None else None)
+    return run_label(scenario, change, ce.engine, ce.seed)
 
 
 def write_counterexample(
@@ -164,6 +187,8 @@ def write_counterexample(
         itf = to_itf([project(s) for s in ce.path.states()], ce.path.config.name)
         (tmp / "trace.itf.json").write_text(json.dumps(itf) + "\n")
         (tmp / CONFIG_FILE).write_text(config_to_toml(ce.path.config))
+        if ce.rules is not None:
+            shutil.copyfile(str(ce.rules["file"]), tmp / RULES_FILE)
         script = (
             '#!/bin/sh\n# Replays the counterexample from this directory.\ncd "$(dirname "$0")"\n'
         )

@@ -14,12 +14,13 @@ reasons otherwise.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from groupcheck.explore.minimise import first_violations, minimise_path, shrink_config
-from invariants.check import Violation
+from invariants.check import Checker, Violation, select_properties
+from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.verdict import Result, conclude
 from model.config import Config
 from model.path import Path
@@ -56,9 +57,36 @@ class Outcome:
     shrunk_config: Config | None = None
     reasons: list[str] = field(default_factory=list)
     checked: str = ""
+    properties: list[str] = field(default_factory=list)
+    """The properties checked (every state and step property and Convergence, unless
+    ``--only`` chose some)."""
 
 
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which properties an exploration checks."""
+
+    state: tuple[Property, ...]
+    step: tuple[Property, ...]
+    convergence: bool
+
+    @staticmethod
+    def of(only: Sequence[str] | None) -> Selection:
+        if not only:
+            return Selection(STATE_PROPERTIES, STEP_PROPERTIES, True)
+        return Selection(*select_properties(only))
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in (*self.state, *self.step)] + (
+            ["Convergence"] if self.convergence else []
+        )
+
+    def checker(self) -> Checker:
+        return Checker(state_properties=self.state, step_properties=self.step)
 
 
 def explore(
@@ -78,20 +106,27 @@ def explore(
     max_depth: int | None = None,
     walks: int = DEFAULT_WALKS,
     max_steps: int = DEFAULT_MAX_STEPS,
+    only: Sequence[str] | None = None,
 ) -> Outcome:
     """Explore ``config`` with ``engine``; minimise and measure any counterexample.
     ``budget_seconds`` stops a search early (the result is then inconclusive); the work
     itself is fixed by ``max_states``/``max_depth`` (bfs), ``walks``/``max_steps`` (walk)
-    and the profile (hypothesis)."""
+    and the profile (hypothesis). ``only`` checks just the named properties
+    (``invariants.check.select_properties``); the result's ``properties`` lists what was
+    checked."""
     start = time.perf_counter()
+    selection = Selection.of(only)
     if engine == "hypothesis":
-        outcome = _hypothesis(config, seed, budget_seconds, profile, progress)
+        outcome = _hypothesis(config, seed, budget_seconds, profile, progress, selection)
     elif engine == "bfs":
-        outcome = _bfs(config, budget_seconds, z3, progress, symmetry, max_states, max_depth)
+        outcome = _bfs(
+            config, budget_seconds, z3, progress, symmetry, max_states, max_depth, selection
+        )
     elif engine == "walk":
-        outcome = _walk(config, seed, budget_seconds, progress, walks, max_steps)
+        outcome = _walk(config, seed, budget_seconds, progress, walks, max_steps, selection)
     else:
         raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    outcome.properties = selection.names
     if outcome.path is not None and outcome.property is not None:
         outcome.original_length = len(outcome.path.actions)
         if minimise:
@@ -155,7 +190,12 @@ def z3_recheck(path: Path, prop: str) -> str:
 
 
 def _hypothesis(
-    config: Config, seed: int, budget: float | None, profile: str, progress: Progress | None
+    config: Config,
+    seed: int,
+    budget: float | None,
+    profile: str,
+    progress: Progress | None,
+    selection: Selection,
 ) -> Outcome:
     from groupcheck.explore.hypothesis_engine import PROFILES, run_hypothesis
 
@@ -164,6 +204,8 @@ def _hypothesis(
         seed=seed,
         profile=profile,
         budget_seconds=budget,
+        checker_factory=selection.checker,
+        check_convergence=selection.convergence,
         progress=(lambda ex, st: progress(f"hypothesis: {ex} examples, {st} steps"))
         if progress
         else None,
@@ -222,6 +264,7 @@ def _bfs(
     symmetry: bool,
     max_states: int | None,
     max_depth: int | None,
+    selection: Selection,
 ) -> Outcome:
     from groupcheck.explore.bfs import bfs
 
@@ -243,6 +286,8 @@ def _bfs(
         symmetry=symmetry,
         max_states=max_states,
         max_depth=max_depth,
+        checker_factory=selection.checker,
+        check_convergence=selection.convergence,
     )
     return _from_result("bfs", res)
 
@@ -254,6 +299,7 @@ def _walk(
     progress: Progress | None,
     walks: int,
     max_steps: int,
+    selection: Selection,
 ) -> Outcome:
     from groupcheck.explore.walk import walk
 
@@ -264,7 +310,14 @@ def _walk(
             progress(f"walk: {done}/{walks} walks, {steps} steps")
 
     res = walk(
-        config, seed=seed, walks=walks, max_steps=max_steps, budget_seconds=budget, progress=cb
+        config,
+        seed=seed,
+        walks=walks,
+        max_steps=max_steps,
+        budget_seconds=budget,
+        progress=cb,
+        checker_factory=selection.checker,
+        check_convergence=selection.convergence,
     )
     return _from_result("walk", res)
 

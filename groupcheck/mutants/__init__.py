@@ -1,14 +1,18 @@
 """Mutants: the default rules with exactly one function replaced (design.md).
 
 Each mutant re-creates a plausible implementation bug — most of them a historical Kafka
-bug from the bug catalogue — so that the exploration engines can show they find it. The
-model itself carries no bug switches: a mutant is ``dataclasses.replace(DEFAULT_RULES,
-<field>=<buggy function>)`` installed in a config.
+bug (docs/bugs.md) — so that the exploration engines can show they find it. The model
+itself carries no bug switches: a mutant is ``dataclasses.replace(DEFAULT_RULES,
+<field>=<buggy function>)`` installed in a config. A mutant holds its function itself, so
+a mutant defined anywhere — a user's file (``groupcheck mutants --from FILE``) as well as
+the catalogue — can join the kill matrix.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from groupcheck.mutants import catalogue
 from model.config import Config
@@ -17,28 +21,33 @@ from model.rules import DEFAULT_RULES, Rules
 
 @dataclass(frozen=True)
 class Mutant:
-    """A named one-function change of the rules and the scenario it is hunted in."""
+    """A named one-function change of the rules and the scenario it is hunted in;
+    ``expected`` is the property it should violate (None: any)."""
 
     name: str
     summary: str
     bug: str
     field: str
     config: Config
+    function: Callable[..., Any]
+    expected: str | None = None
+    source: str | None = None
+    """Where the mutant was defined: None for the catalogue, else the file."""
 
     @property
     def rules(self) -> Rules:
-        return replace(DEFAULT_RULES, **{self.field: getattr(catalogue, _impl(self.name))})
+        return replace(DEFAULT_RULES, **{self.field: self.function})
 
     def mutated_config(self) -> Config:
         """The scenario config with this mutant's rules installed."""
         return replace(self.config, rules=self.rules, name=f"{self.config.name}+{self.name}")
 
 
-def _impl(name: str) -> str:
-    return name.replace("-", "_")
+def _catalogue_mutant(name: str, summary: str, bug: str, field: str, config: Config) -> Mutant:
+    return Mutant(name, summary, bug, field, config, getattr(catalogue, name.replace("-", "_")))
 
 
-MUTANTS: dict[str, Mutant] = {m.name: m for m in catalogue.build(Mutant)}
+MUTANTS: dict[str, Mutant] = {m.name: m for m in catalogue.build(_catalogue_mutant)}
 
 
 def get_mutant(name: str) -> Mutant:

@@ -11,8 +11,17 @@ from model import client as cl
 from model import coordinator as co
 from model import reconcile as rc
 from model import target as tg
-from model.config import ClientSpec, Config
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
+from model.presets import (
+    MUT2,
+    MUT2_COMMIT,
+    MUT2_CRASH,
+    MUT2_LOSSY,
+    MUT2_REJOIN,
+    MUT2_STATIC,
+    MUT2_TOPICS,
+    MUT3,
+)
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     Client,
@@ -27,99 +36,17 @@ from model.status import ClientStatus, ErrorCode, MemberState
 
 # --------------------------------------------------------------------------- scenarios
 
-# Every scenario runs with the client-side fix for finding F1 (docs/findings.md) so that its
-# baseline — the default rules — violates nothing, and a kill means the mutant's rule.
-TWO_ON_TWO = Config(
-    name="MUT2",
-    topics=(("foo", 2),),
-    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
-    max_perturbations=2,
-    perturbations=frozenset({"Subscribe", "Leave", "Crash"}),
-    max_restarts=0,
-    report_pending_additions=True,
-)
-"""A consumes foo-0 and foo-1; B may join (A must revoke one); someone may leave or crash."""
-
-THREE_ON_TWO = Config(
-    name="MUT3",
-    topics=(("foo", 2),),
-    clients=(
-        ClientSpec("A", ("foo",)),
-        ClientSpec("B", ("foo",), subscribed=False),
-        ClientSpec("C", ("foo",), subscribed=False),
-    ),
-    max_perturbations=3,
-    perturbations=frozenset({"Subscribe", "Leave"}),
-    report_pending_additions=True,
-    commit_on_revoke=False,
-)
-"""KAFKA-16147's shape: B joins (A must revoke), B leaves before A acknowledges (the
-target gives the partition back to A), C joins (the target gives it to C)."""
-
-CRASH_TWO = Config(
-    name="MUT2_CRASH",
-    topics=(("foo", 2),),
-    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
-    max_perturbations=2,
-    perturbations=frozenset({"Crash", "Restart"}),
-    max_restarts=1,
-    report_pending_additions=True,
-    commit_on_revoke=False,
-)
-"""KAFKA-16147 with two clients: B's arrival makes A revoke foo-1; B crashes before A
-acknowledges, its session expires and the target gives foo-1 back to A; B restarts under a
-new member id and the target gives foo-1 to it."""
-
-LOSSY_TWO = replace(
-    TWO_ON_TWO,
-    name="MUT2_LOSSY",
-    max_perturbations=3,
-    perturbations=frozenset({"Subscribe", "LoseMessage", "Crash"}),
-)
-"""Two lost heartbeat responses in a row get a member fenced (FENCED_MEMBER_EPOCH)."""
-
-COMMITTING = replace(
-    TWO_ON_TWO,
-    name="MUT2_COMMIT",
-    perturbations=frozenset({"Subscribe", "Crash", "AbandonRequest"}),
-    max_perturbations=3,
-    auto_commit=True,
-    max_restarts=0,
-)
-"""Auto-commit on; a commit can be delayed past a rebalance or outlive its client."""
-
-STATIC_TWO = Config(
-    name="MUT2_STATIC",
-    topics=(("foo", 2),),
-    clients=(
-        ClientSpec("A", ("foo",), instance_id="a"),
-        ClientSpec("B", ("foo",), instance_id="b"),
-    ),
-    max_perturbations=2,
-    perturbations=frozenset({"TemporaryLeave", "Restart"}),
-    report_pending_additions=True,
-)
-"""A static member leaves temporarily (-2) and a new instance takes its place."""
-
-TOPICS_TWO = Config(
-    name="MUT2_TOPICS",
-    topics=(("foo", 1), ("bar", 1)),
-    clients=(ClientSpec("A", ("foo", "bar")), ClientSpec("B", ("foo", "bar"))),
-    max_perturbations=1,
-    perturbations=frozenset({"ChangeSubscription", "AddPartitions"}),
-    subscription_choices=(("foo",),),
-    max_partitions_per_topic=2,
-    report_pending_additions=True,
-)
-"""A subscription change or a partition added must start a rebalance."""
-
-REJOIN = replace(
-    TWO_ON_TWO,
-    name="MUT2_REJOIN",
-    perturbations=frozenset({"Leave", "Subscribe"}),
-    max_perturbations=2,
-)
-"""A client leaves and subscribes again while its leave heartbeat is in flight."""
+# The scenarios are presets (model/presets.py, "Mutant scenarios"), so any command can name
+# them; every one runs with the client-side fix for finding F1 (docs/findings.md), so its
+# baseline — the default rules — violates nothing and a kill means the mutant's rule.
+TWO_ON_TWO = MUT2
+THREE_ON_TWO = MUT3
+CRASH_TWO = MUT2_CRASH
+LOSSY_TWO = MUT2_LOSSY
+COMMITTING = MUT2_COMMIT
+STATIC_TWO = MUT2_STATIC
+TOPICS_TWO = MUT2_TOPICS
+REJOIN = MUT2_REJOIN
 
 
 # --------------------------------------------------------------------------- coordinator

@@ -12,7 +12,7 @@ inconclusive, never "survived" or "killed" by accident.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from groupcheck.explore.run import explore
@@ -77,6 +77,9 @@ def kill(
         "result": result,
         "reasons": reasons,
         "killed": killed,
+        "expected": mutant.expected,
+        "as_expected": killed and mutant.expected in (None, outcome.property),
+        "source": mutant.source,
         "property": outcome.property,
         "engine": outcome.engine if killed else None,
         "seconds": round(seconds, 3),
@@ -91,17 +94,19 @@ def kill_matrix(
     only: list[str] | None = None,
     budget_seconds: float | None = 60.0,
     progress: Callable[[str], None] | None = None,
+    extra: Sequence[Mutant] = (),
 ) -> list[dict[str, Any]]:
-    """Rows for every mutant (or the named ones)."""
-    names = only if only else list(MUTANTS)
-    unknown = [n for n in names if n not in MUTANTS]
+    """Rows for every mutant of the catalogue and ``extra`` (or the named ones)."""
+    everyone = {**MUTANTS, **{m.name: m for m in extra}}
+    names = only if only else list(everyone)
+    unknown = [n for n in names if n not in everyone]
     if unknown:
         from model.status import ConfigError
 
-        raise ConfigError(f"unknown mutant(s) {unknown}; known: {', '.join(MUTANTS)}")
+        raise ConfigError(f"unknown mutant(s) {unknown}; known: {', '.join(everyone)}")
     rows = []
     for i, name in enumerate(names, 1):
         if progress is not None:
             progress(f"mutant {i}/{len(names)}: {name}")
-        rows.append(kill(MUTANTS[name], budget_seconds))
+        rows.append(kill(everyone[name], budget_seconds))
     return rows

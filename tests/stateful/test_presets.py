@@ -19,14 +19,14 @@ from groupcheck.explore.bfs import bfs
 from groupcheck.explore.hypothesis_engine import run_hypothesis
 from groupcheck.explore.machine import PropertyViolated, machine_for
 from model.config import Config
-from model.presets import PRESETS
+from model.presets import EXAMPLES, PRESETS
 
 
 def fixed(config: Config) -> Config:
     return replace(config, report_pending_additions=True, reorder=False)
 
 
-@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("name", sorted(c.name for c in EXAMPLES))
 def test_preset_machine_runs_clean_with_the_f1_fix(name: str) -> None:
     machine = machine_for(fixed(PRESETS[name]))
     run_state_machine_as_test(machine)  # the loaded profile's examples and steps

@@ -1,0 +1,255 @@
+"""Protocol changes from a file: ``--rules FILE.py:NAME`` and ``groupcheck mutants --from FILE``.
+
+A rules file is a Python module (it may import ``model``, ``invariants`` and
+``groupcheck``) that defines, under ``NAME``, either a ``model.rules.Rules`` value or a
+mapping of ``Rules`` field names to functions. Each function replaces the field of that
+name and must be callable the way the model calls the default (``model/rules.py`` lists
+every field and the Kafka rule it mirrors): the file is refused with one line naming the
+field and what does not fit. A mutants file defines ``MUTANTS``, a list of mutants
+(``groupcheck.mutants.Mutant`` values, or mappings with ``name``, ``field``,
+``function``, ``scenario`` — a preset name or a ``Config`` — and optionally ``expected``,
+``summary`` and ``bug``).
+
+The file's path and SHA-256 travel with every counterexample found under it
+(``counterexample.json``; the run directory keeps a copy of the file, which its
+reproducers import).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from model.config import Config
+from model.presets import PRESETS
+from model.rules import DEFAULT_RULES, Rules
+from model.status import ConfigError
+
+RULE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Rules))
+
+
+@dataclass(frozen=True)
+class RulesSource:
+    """Where a rules change came from: the file, the name in it, the file's SHA-256 and
+    the ``Rules`` fields it replaces."""
+
+    path: str
+    name: str
+    sha256: str
+    fields: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """A short name for run directories and config names: ``rules-NAME``."""
+        return f"rules-{self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "name": self.name,
+            "sha256": self.sha256,
+            "fields": list(self.fields),
+        }
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def import_file(path: str) -> ModuleType:
+    """Import a Python file as a module of its own (named after its content's hash, so the
+    same file imports once and two files never clash); one-line ``ConfigError``s."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"{path}: no such file")
+    try:
+        digest = file_sha256(file)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read ({e.strerror})") from None
+    module_name = f"groupcheck_user_{digest[:16]}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        del sys.modules[module_name]
+        raise ConfigError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    except Exception as e:
+        del sys.modules[module_name]
+        line = _line_in(e, file)
+        where = f"{path}:{line}" if line else path
+        raise ConfigError(f"{where}: importing it raised {type(e).__name__}: {e}") from None
+    return module
+
+
+def _line_in(error: BaseException, file: Path) -> int | None:
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if Path(frame.filename).resolve() == file.resolve():
+            return frame.lineno
+    return None
+
+
+def _parameters(fn: Callable[..., Any]) -> tuple[int, tuple[str, ...]]:
+    """How the model calls a rule: its positional arity and its keyword-only names."""
+    sig = inspect.signature(fn)
+    positional = sum(
+        1
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    )
+    keywords = tuple(
+        p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY and p.default is p.empty
+    )
+    return positional, keywords
+
+
+def check_rule(field: str, fn: object, where: str) -> Callable[..., Any]:
+    """``fn`` if it can replace the ``Rules`` field ``field``; else a one-line error."""
+    if field not in RULE_FIELDS:
+        raise ConfigError(
+            f"{where}: {field!r} is not a Rules field; fields: {', '.join(RULE_FIELDS)}"
+        )
+    if not callable(fn):
+        raise ConfigError(f"{where}: {field}: expected a function, got {type(fn).__name__}")
+    default = getattr(DEFAULT_RULES, field)
+    positional, keywords = _parameters(default)
+    expected = f"{field}{inspect.signature(default)}"
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn  # a builtin or C callable: nothing to check
+    try:
+        sig.bind(*([None] * positional), **dict.fromkeys(keywords))
+    except TypeError as e:
+        name = getattr(fn, "__name__", type(fn).__name__)
+        raise ConfigError(
+            f"{where}: {name}{sig} cannot replace {expected.split('(', maxsplit=1)[0]}: {e} "
+            f"(the model calls it as {_call_shape(positional, keywords)})"
+        ) from None
+    return fn
+
+
+def _call_shape(positional: int, keywords: tuple[str, ...]) -> str:
+    args = [f"arg{i + 1}" for i in range(positional)] + [f"{k}=…" for k in keywords]
+    return "f(" + ", ".join(args) + ")"
+
+
+def rules_from_value(value: object, where: str) -> tuple[Rules, tuple[str, ...]]:
+    """A ``Rules`` value, or a mapping field → function applied to the default rules; with
+    the fields that differ from the default."""
+    if isinstance(value, Rules):
+        changed = tuple(
+            f for f in RULE_FIELDS if getattr(value, f) is not getattr(DEFAULT_RULES, f)
+        )
+        for f in changed:
+            check_rule(f, getattr(value, f), where)
+        return value, changed
+    if isinstance(value, Mapping):
+        checked = {str(k): check_rule(str(k), fn, where) for k, fn in value.items()}
+        if not checked:
+            raise ConfigError(f"{where}: the mapping replaces no Rules field")
+        return replace(DEFAULT_RULES, **checked), tuple(checked)
+    raise ConfigError(
+        f"{where}: expected a Rules value or a mapping of Rules fields to functions, "
+        f"got {type(value).__name__}"
+    )
+
+
+def load_rules(spec: str) -> tuple[Rules, RulesSource]:
+    """``FILE.py:NAME`` → the rules it names and where they came from."""
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name.isidentifier():
+        raise ConfigError(f"--rules {spec!r}: expected FILE.py:NAME (NAME a Python identifier)")
+    module = import_file(path)
+    if not hasattr(module, name):
+        known = sorted(
+            k
+            for k, v in vars(module).items()
+            if not k.startswith("_") and isinstance(v, Rules | Mapping) and v is not DEFAULT_RULES
+        )
+        hint = f"; it defines: {', '.join(known)}" if known else ""
+        raise ConfigError(f"{path}: no name {name!r}{hint}")
+    rules, changed = rules_from_value(getattr(module, name), f"{path}:{name}")
+    source = RulesSource(str(Path(path).resolve()), name, file_sha256(path), changed)
+    return rules, source
+
+
+def with_rules(config: Config, rules: Rules, source: RulesSource) -> Config:
+    """``config`` running ``rules`` (its name says so: ``CONFIG+rules-NAME``)."""
+    return replace(config, rules=rules, name=f"{config.name}+{source.label}")
+
+
+MUTANT_KEYS = ("name", "field", "function", "scenario", "expected", "summary", "bug")
+
+
+def load_mutants(path: str, known: Mapping[str, Any]) -> list[Any]:
+    """The mutants a ``--from`` file defines (``MUTANTS``), checked: unique names (also
+    against ``known``), real fields, callable as the model calls the field, a scenario
+    that is a preset name or a ``Config``, an expected property that exists."""
+    from groupcheck.mutants import Mutant
+    from invariants.check import all_properties
+
+    module = import_file(path)
+    items = getattr(module, "MUTANTS", None)
+    if not isinstance(items, list | tuple):
+        raise ConfigError(f"{path}: define MUTANTS, a list of mutants")
+    properties = {p.name for p in all_properties()}
+    out: list[Mutant] = []
+    names = set(known)
+    for i, item in enumerate(items):
+        where = f"{path}: MUTANTS[{i}]"
+        if isinstance(item, Mutant):
+            mutant = item
+        elif isinstance(item, Mapping):
+            unknown = sorted(set(item) - set(MUTANT_KEYS))
+            if unknown:
+                raise ConfigError(
+                    f"{where}: unknown key {unknown[0]!r}; known: {', '.join(MUTANT_KEYS)}"
+                )
+            for key in ("name", "field", "function", "scenario"):
+                if key not in item:
+                    raise ConfigError(f"{where}: missing key {key!r}")
+            mutant = Mutant(
+                name=str(item["name"]),
+                summary=str(item.get("summary", "")),
+                bug=str(item.get("bug", "")),
+                field=str(item["field"]),
+                config=_scenario(item["scenario"], where),
+                function=item["function"],
+                expected=item.get("expected"),
+            )
+        else:
+            raise ConfigError(f"{where}: expected a Mutant or a mapping, got {type(item).__name__}")
+        where = f"{path}: mutant {mutant.name!r}"
+        if not mutant.name or mutant.name in names:
+            raise ConfigError(f"{where}: the name is empty or taken")
+        names.add(mutant.name)
+        check_rule(mutant.field, mutant.function, where)
+        if mutant.expected is not None and mutant.expected not in properties:
+            raise ConfigError(f"{where}: expected property {mutant.expected!r} does not exist")
+        out.append(replace(mutant, source=str(Path(path).resolve())))
+    return out
+
+
+def _scenario(value: object, where: str) -> Config:
+    if isinstance(value, Config):
+        return value
+    if isinstance(value, str) and value.upper() in PRESETS:
+        return PRESETS[value.upper()]
+    raise ConfigError(
+        f"{where}: scenario must be a preset name or a Config; known presets: {', '.join(PRESETS)}"
+    )
