@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from invariants.properties import Kind, Property
 from model import system
-from model.actions import Action, Rejoin
+from model.actions import Action, RebalanceTimeout, Rejoin
 from model.client import IN_GROUP
 from model.config import Config
 from model.coordinator import group_status
@@ -35,6 +35,8 @@ def converged(state: State) -> bool:
     for c in state.clients:
         if not c.alive or (c.status not in IN_GROUP and c.status is not ClientStatus.FENCED):
             continue
+        if c.stalled:
+            continue  # its application hangs: the group converges around it
         member = g.members.get(c.member_id)
         if c.status is not ClientStatus.STABLE or member is None:
             return False
@@ -89,10 +91,13 @@ CONVERGENCE = Property(
 
 @dataclass(frozen=True)
 class Witness:
-    """A ``SOMETIMES`` property: some run must show it, or a pass is vacuous."""
+    """A ``SOMETIMES`` property: some run must show it, or a pass is vacuous. ``applies``
+    says whether a config can show it at all (a config whose options rule the behaviour
+    out is not required to)."""
 
     prop: Property
     seen: Callable[[State, Action, State], bool]
+    applies: Callable[[Config], bool] = lambda config: True
 
 
 def _revocation_completes(pre: State, action: Action, post: State) -> bool:
@@ -119,18 +124,51 @@ def _group_converges(pre: State, action: Action, post: State) -> bool:
     return bool(post.group.members) and not converged(pre) and converged(post)
 
 
+def _zombie_overlap(pre: State, action: Action, post: State) -> bool:
+    members = post.group.members
+    zombies = [
+        c.owned
+        for c in post.clients
+        if c.alive and c.expired and c.member_id not in members and not c.stalled
+    ]
+    if not zombies:
+        return False
+    others = [
+        c.owned
+        for c in post.clients
+        if c.alive and not (c.expired and c.member_id not in members) and not c.stalled
+    ]
+    return any(z & o for z in zombies for o in others)
+
+
+def _stalled_member_removed(pre: State, action: Action, post: State) -> bool:
+    if not isinstance(action, RebalanceTimeout):
+        return False
+    return any(c.stalled and c.member_id == action.member_id for c in post.clients)
+
+
+def _live_timers(config: Config) -> bool:
+    return config.live_timers or config.slow_clients
+
+
 def _witness(
-    name: str, description: str, reference: str, f: Callable[[State, Action, State], bool]
+    name: str,
+    description: str,
+    reference: str,
+    f: Callable[[State, Action, State], bool],
+    applies: Callable[[Config], bool] = lambda config: True,
 ) -> Witness:
-    return Witness(Property(name, Kind.SOMETIMES, description, reference, witness_of=f), f)
+    prop = Property(name, Kind.SOMETIMES, description, reference, witness_of=f)
+    return Witness(prop, f, applies)
 
 
 def required_witnesses(config: Config) -> frozenset[str]:
     """The witness names a complete run of ``config`` must hit (``Config.required_witnesses``;
-    every witness when it names none). Unknown names are a ``ConfigError``."""
+    every witness that applies to the config when it names none). Unknown names are a
+    ``ConfigError``."""
     names = frozenset(w.prop.name for w in WITNESSES)
     if config.required_witnesses is None:
-        return names
+        return frozenset(w.prop.name for w in WITNESSES if w.applies(config))
     unknown = sorted(set(config.required_witnesses) - names)
     if unknown:
         raise ConfigError(
@@ -164,5 +202,20 @@ WITNESSES: tuple[Witness, ...] = (
         "The group converges: every member STABLE at the target epoch.",
         "KIP-848 Group States",
         _group_converges,
+    ),
+    _witness(
+        "ZombieOverlap",
+        "A zombie (a live client whose session the coordinator expired) still consumes a "
+        "partition that a member of the group consumes too.",
+        "KIP-848 Session timeout; offset commits fenced by member epoch",
+        _zombie_overlap,
+        _live_timers,
+    ),
+    _witness(
+        "StalledMemberRemoved",
+        "The rebalance timer removes a member whose application hangs in its revocation callback.",
+        "KIP-848 Rebalance timeout",
+        _stalled_member_removed,
+        lambda config: _live_timers(config) and config.allows("StallRevocation"),
     ),
 )

@@ -103,10 +103,20 @@ FRESH_TARGET = Cmp("==", F("group_epoch"), F("assignment_epoch"))
 NO_DOUBLE_CLIENT_OWNERSHIP = _prop(
     "NoDoubleClientOwnership",
     Kind.ALWAYS_STATE,
-    "No partition is consumed by two clients at once.",
-    "KIP-848 Member Epoch - Reconciliation (revoke before assign); bug catalogue I1",
+    "No partition is consumed by two clients at once — a zombie apart (a live client whose "
+    "member a coordinator timer removed: KIP-848 fences its offset commits instead, "
+    "OffsetCommitAtValidEpoch).",
+    "KIP-848 Member Epoch - Reconciliation (revoke before assign); KIP-848 Session timeout",
     forall(c1, c2, p)(
-        Implies(all_of(R("client_owns", c1, p), R("client_owns", c2, p)), Same(c1, c2))
+        Implies(
+            all_of(
+                R("client_owns", c1, p),
+                R("client_owns", c2, p),
+                Not(R("zombie", c1)),
+                Not(R("zombie", c2)),
+            ),
+            Same(c1, c2),
+        )
     ),
 )
 
@@ -121,11 +131,12 @@ NO_DOUBLE_MEMBER_ASSIGNMENT = _prop(
 OWNED_PARTITIONS_ARE_HELD = _prop(
     "OwnedPartitionsAreHeld",
     Kind.ALWAYS_STATE,
-    "A client consumes only partitions its member holds at the coordinator.",
+    "A client consumes only partitions its member holds at the coordinator (a zombie "
+    "apart: see NoDoubleClientOwnership).",
     "KIP-848 Member Epoch - Reconciliation; kafka-impl §6",
     forall(c, p)(
         Implies(
-            R("client_owns", c, p),
+            all_of(R("client_owns", c, p), Not(R("zombie", c))),
             exists(m)(all_of(R("client_member", c, m), R("holds", m, p))),
         )
     ),

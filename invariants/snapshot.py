@@ -3,7 +3,10 @@
 Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 
 ===================== ============================================================
-``client_owns(c,p)``   client process ``c`` is consuming partition ``p`` (client view)
+``client_owns(c,p)``   client process ``c`` is consuming partition ``p`` (client view;
+                       nothing while its application hangs in a callback)
+``zombie(c)``          ``c`` is alive but a coordinator timer removed its member, and it
+                       has not heard so (``Client.expired``): it may still consume
 ``client_member(c,m)`` ``c`` is alive and its current member id is ``m``
 ``client_in_group(c)`` ``c`` is JOINING, RECONCILING, ACKNOWLEDGING or STABLE
 ``is_member(m)``       the coordinator has member ``m``
@@ -33,7 +36,7 @@ from __future__ import annotations
 from invariants.expr import Snapshot
 from model.client import IN_GROUP
 from model.coordinator import group_status
-from model.ids import Assignment, FrozenMap, TopicPartition
+from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import Client, Group, State, TopicMetadata
 from model.status import ErrorCode, GroupStatus, MemberState
 
@@ -53,11 +56,21 @@ RELATIONS = (
     "unrevoked",
     "unreleased",
     "server_error",
+    "zombie",
 )
 """Every relation of the vocabulary (the table above)."""
 
 UNARY_RELATIONS = frozenset(
-    {"client_in_group", "is_member", "exists", "stable", "unrevoked", "unreleased", "server_error"}
+    {
+        "client_in_group",
+        "is_member",
+        "exists",
+        "stable",
+        "unrevoked",
+        "unreleased",
+        "server_error",
+        "zombie",
+    }
 )
 
 FUNCTIONS = (
@@ -83,10 +96,10 @@ STATUS_CODE = {
 }
 
 
-ClientView = tuple[str, str | None, str, int, int, bool, bool, bool, Assignment]
+ClientView = tuple[str, str | None, str, int, int, bool, bool, bool, Assignment, bool]
 """What the vocabulary reads of a client: name, instance id, member id, member epoch,
 incarnation, alive, in the group (alive and JOINING … STABLE), failed with
-UNKNOWN_SERVER_ERROR, owned partitions."""
+UNKNOWN_SERVER_ERROR, the partitions it consumes, expired by a timer while alive."""
 
 SnapshotKey = tuple[Group, FrozenMap[str, TopicMetadata], tuple[ClientView, ...]]
 """Everything ``project`` reads of a state: two states with equal keys have equal
@@ -105,7 +118,8 @@ def client_view(c: Client) -> ClientView:
         c.alive,
         c.alive and c.status in IN_GROUP,
         c.fatal_error is ErrorCode.UNKNOWN_SERVER_ERROR,
-        c.owned,
+        EMPTY if c.stalled else c.owned,
+        c.expired and c.alive,
     )
 
 
@@ -143,8 +157,21 @@ def project_key(key: SnapshotKey) -> Snapshot:
     members: dict[str, None] = {}
     clients = tuple(v[0] for v in views)
 
-    for name, _, member_id, member_epoch, incarnation, alive, in_group, failed, owned in views:
+    for (
+        name,
+        _,
+        member_id,
+        member_epoch,
+        incarnation,
+        alive,
+        in_group,
+        failed,
+        owned,
+        expired,
+    ) in views:
         members[member_id] = None
+        if expired and member_id not in g.members:
+            rel["zombie"].add((name,))
         fn["client_epoch"][(name,)] = member_epoch
         fn["client_incarnation"][(name,)] = incarnation
         if alive:

@@ -149,8 +149,9 @@ class ChangeServerAssignor(Action):
 @dataclass(frozen=True, slots=True)
 class SessionTimeout(Action):
     """The coordinator's session timer for a member expires: its client process is gone
-    (crashed, fatal, or left without being heard), or — with ``slow_clients`` — is
-    merely slow. A timer the coordinator always fires eventually, so not a perturbation."""
+    (crashed, fatal, or left without being heard), or — with ``live_timers`` — its
+    heartbeat was lost, or — with ``slow_clients`` — it is merely slow. A timer the
+    coordinator always fires eventually, so not a perturbation."""
 
     member_id: str
 
@@ -158,8 +159,9 @@ class SessionTimeout(Action):
 @dataclass(frozen=True, slots=True)
 class RebalanceTimeout(Action):
     """The coordinator's rebalance (revocation) timer for a member expires while the member
-    still has partitions pending revocation at the armed epoch (same conditions as
-    ``SessionTimeout``)."""
+    still has partitions pending revocation at the armed epoch: its client is gone, or —
+    with ``live_timers`` — hangs in its revocation callback (``slow_clients``: any
+    member)."""
 
     member_id: str
 
@@ -186,6 +188,17 @@ class LoseMessage(Action):
 
     PERTURBATION: ClassVar[bool] = True
     message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class StallRevocation(Action):
+    """The application hangs in ``onPartitionsRevoked``: the client never finishes the
+    revocation it started, consumes nothing, and only its background thread still
+    heartbeats. KIP-848 promises such a member is removed when its rebalance timeout
+    expires ("Rebalance timeout")."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +233,7 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     RecreateTopic,
     LoseMessage,
     AbandonRequest,
+    StallRevocation,
 )
 """Every action class, in the vocabulary's canonical order."""
 

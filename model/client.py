@@ -70,6 +70,11 @@ def release_assignment(client: Client) -> tuple[Client, OffsetCommitRequest | No
     )
 
 
+def stall(client: Client) -> Client:
+    """The application blocks in ``onPartitionsRevoked`` for good (``StallRevocation``)."""
+    return replace(client, stalled=True)
+
+
 def crash(client: Client) -> Client:
     """The process dies: nothing is consumed, nothing is sent any more."""
     return replace(
@@ -85,6 +90,8 @@ def crash(client: Client) -> Client:
         commit_in_flight=False,
         sent=None,
         fatal_error=None,
+        stalled=False,
+        expired=False,
     )
 
 

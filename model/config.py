@@ -29,6 +29,7 @@ PERTURBATIONS = frozenset(
         "RecreateTopic",
         "LoseMessage",
         "AbandonRequest",
+        "StallRevocation",
     }
 )
 """Names of the perturbation action families a config may switch on."""
@@ -74,6 +75,12 @@ class Config:
     report_pending_additions: bool = False
     reorder: bool = False
     slow_clients: bool = False
+    live_timers: bool = False
+    """The coordinator's timers as Kafka runs them for live clients too: the session timer
+    expires a live member whose heartbeat (or its response) was lost, and the rebalance
+    timer fences a live member whose application hangs in its revocation
+    (``StallRevocation``). A live client whose member was expired is a *zombie* until it
+    hears so (docs/fidelity.md N4)."""
     auto_commit: bool = False
     commit_on_revoke: bool = True
     max_restarts: int = 1

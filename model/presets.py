@@ -89,7 +89,22 @@ KIP848_CASE_STUDY = Config(
 """The KIP-848 "Basic" case study: A, B and C join one by one; the target assignment is
 a step of its own."""
 
-EXAMPLES: tuple[Config, ...] = (TINY, SMALL, STATIC, LOSSY, TOPICS, KIP848_CASE_STUDY)
+TIMERS = Config(
+    name="TIMERS",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "LoseMessage", "StallRevocation"}),
+    live_timers=True,
+    report_pending_additions=True,
+    max_restarts=0,
+)
+"""The coordinator's timers for live clients (``live_timers``): a lost heartbeat lets a
+live member's session expire (a zombie consumes beside the new owner until it hears so),
+and a member whose application hangs in its revocation callback is removed by the
+rebalance timer (KIP-848 "Rebalance timeout")."""
+
+EXAMPLES: tuple[Config, ...] = (TINY, SMALL, STATIC, LOSSY, TOPICS, KIP848_CASE_STUDY, TIMERS)
 """The presets that show the protocol (README), with Kafka's rules: some of them exhibit
 the findings of docs/findings.md."""
 

@@ -289,6 +289,14 @@ class Client:
     sent: SentFields | None = None
     leave_epoch: int = LEAVE_GROUP_MEMBER_EPOCH
     fatal_error: ErrorCode | None = None
+    stalled: bool = False
+    """The application hangs in its revocation callback (``onPartitionsRevoked`` never
+    returns): it consumes nothing and makes no reconciliation progress, while the
+    background thread keeps heartbeating (``StallRevocation``)."""
+    expired: bool = False
+    """Ghost bookkeeping, not a field of the Java client: the coordinator's session or
+    rebalance timer removed this live client's member and the client has not rejoined
+    since, so it may still consume as a *zombie* (``Config.live_timers``)."""
 
 
 # --------------------------------------------------------------------------- the system

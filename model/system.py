@@ -34,6 +34,7 @@ from model.actions import (
     Restart,
     SendHeartbeat,
     SessionTimeout,
+    StallRevocation,
     Subscribe,
     TemporaryLeave,
 )
@@ -133,6 +134,29 @@ def _client_process(state: State, member_id: str) -> Client | None:
     return None
 
 
+def _application_steps(c: Client, config: Config) -> list[Action]:
+    """Progress the client's application thread drives: reconciling, releasing before a
+    leave, rejoining after fencing, auto-commit."""
+    acts: list[Action] = []
+    status = c.status
+    if status is S.RECONCILING and c.reconciling is None and c.target is not None:
+        acts.append(Reconcile(c.name))
+    if status is S.PREPARE_LEAVING and c.reconciling is None:
+        acts.append(ReleaseAssignment(c.name))
+    if status is S.FENCED:
+        acts.append(Rejoin(c.name))
+    if (
+        config.auto_commit
+        and c.owned
+        and not c.commit_in_flight
+        and c.reconciling is None
+        and c.member_epoch > 0
+        and status in cl.IN_GROUP
+    ):
+        acts.append(CommitOffsets(c.name))
+    return acts
+
+
 def enabled(state: State, config: Config) -> tuple[Action, ...]:
     """Every action enabled in ``state``, in a deterministic order."""
     acts: list[Action] = []
@@ -152,21 +176,8 @@ def enabled(state: State, config: Config) -> tuple[Action, ...]:
         status = c.status
         if not c.heartbeat_in_flight and status in cl.HEARTBEATING:
             acts.append(SendHeartbeat(c.name))
-        if status is S.RECONCILING and c.reconciling is None and c.target is not None:
-            acts.append(Reconcile(c.name))
-        if status is S.PREPARE_LEAVING and c.reconciling is None:
-            acts.append(ReleaseAssignment(c.name))
-        if status is S.FENCED:
-            acts.append(Rejoin(c.name))
-        if (
-            config.auto_commit
-            and c.owned
-            and not c.commit_in_flight
-            and c.reconciling is None
-            and c.member_epoch > 0
-            and status in cl.IN_GROUP
-        ):
-            acts.append(CommitOffsets(c.name))
+        if not c.stalled:  # a stalled application makes no progress of its own
+            acts.extend(_application_steps(c, config))
         if c.heartbeat_in_flight or c.commit_in_flight:
             pending = _pending(state, c)
             if (c.heartbeat_in_flight and HEARTBEAT not in pending) or (
@@ -181,18 +192,32 @@ def enabled(state: State, config: Config) -> tuple[Action, ...]:
 
 
 def timeouts(state: State, config: Config) -> list[Action]:
-    """Coordinator timers that fire: the session timer of a member whose client process is
-    gone, and its rebalance timer while it still revokes at the armed epoch (kafka-impl §7).
-    A live client keeps its session unless ``config.slow_clients``."""
+    """Coordinator timers that fire (``GroupMetadataManager`` session and rebalance timers):
+    the session timer of a member whose client process is gone, and its rebalance timer
+    while it still revokes at the armed epoch (``scheduleConsumerGroupRebalanceTimeout``).
+    A live client keeps its session unless ``config.slow_clients``; with
+    ``config.live_timers`` a live client's session expires once its heartbeat or the
+    response was lost (the coordinator has not heard from it), and its rebalance timer
+    fires while its application hangs in the revocation (``StallRevocation``): a live
+    client that is merely working revokes long before the timer (its ``max.poll.interval.ms``
+    is the rebalance timeout it sends)."""
     acts: list[Action] = []
     for mid, member in state.group.members.items():
-        if not config.slow_clients and _client_process(state, mid) is not None:
-            continue
-        acts.append(SessionTimeout(mid))
-        if (
+        revoking = (
             member.rebalance_timer_epoch is not None
             and member.rebalance_timer_epoch == member.member_epoch
-        ):
+        )
+        process = None if config.slow_clients else _client_process(state, mid)
+        if process is None:
+            acts.append(SessionTimeout(mid))
+            if revoking:
+                acts.append(RebalanceTimeout(mid))
+            continue
+        if not config.live_timers:
+            continue
+        if process.heartbeat_in_flight and HEARTBEAT not in _pending(state, process):
+            acts.append(SessionTimeout(mid))
+        if revoking and process.stalled:
             acts.append(RebalanceTimeout(mid))
     return acts
 
@@ -201,7 +226,18 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
     allows = config.allows
     acts: list[Action] = []
     for c in state.clients:
-        if c.alive:
+        if c.alive and c.stalled:  # the application is blocked: it can only be killed
+            if allows("Crash"):
+                acts.append(Crash(c.name))
+        elif c.alive:
+            if (
+                allows("StallRevocation")
+                and c.status is S.RECONCILING
+                and c.reconciling is None
+                and c.target is not None
+                and not c.owned <= c.target
+            ):
+                acts.append(StallRevocation(c.name))
             # Java lets the application subscribe again while its leave heartbeat is still
             # in flight (the race behind KAFKA-19335).
             if allows("Subscribe") and c.status is S.UNSUBSCRIBED:
@@ -261,6 +297,8 @@ def _without(network: tuple[Message, ...], message: Message) -> tuple[Message, .
 def _send_heartbeat(state: State, a: SendHeartbeat, config: Config) -> State:
     c = state.client(a.client)
     new, req = config.rules.client_build_heartbeat(c, config)
+    if new.expired and req.member_epoch == 0:
+        new = replace(new, expired=False)  # it rejoins: no zombie any more
     return _set_client(state, new, req)
 
 
@@ -348,11 +386,28 @@ def _change_assignor(state: State, a: ChangeServerAssignor, config: Config) -> S
 
 
 def _session_timeout(state: State, a: SessionTimeout, config: Config) -> State:
-    return replace(state, group=config.rules.session_timeout(state.group, a.member_id, config))
+    group = config.rules.session_timeout(state.group, a.member_id, config)
+    return _mark_zombie(replace(state, group=group), a.member_id)
 
 
 def _rebalance_timeout(state: State, a: RebalanceTimeout, config: Config) -> State:
-    return replace(state, group=config.rules.rebalance_timeout(state.group, a.member_id, config))
+    group = config.rules.rebalance_timeout(state.group, a.member_id, config)
+    return _mark_zombie(replace(state, group=group), a.member_id)
+
+
+def _mark_zombie(state: State, member_id: str) -> State:
+    """A timer removed the member of a live client: the client does not know yet and may
+    go on consuming (ghost bookkeeping for the properties: ``Client.expired``)."""
+    if member_id in state.group.members:
+        return state
+    process = _client_process(state, member_id)
+    if process is None or process.expired:
+        return state
+    return _set_client(state, replace(process, expired=True))
+
+
+def _stall(state: State, a: StallRevocation, config: Config) -> State:
+    return _set_client(state, cl.stall(state.client(a.client)))
 
 
 def _add_partitions(state: State, a: AddPartitions, config: Config) -> State:
@@ -397,6 +452,7 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     RecreateTopic: _recreate_topic,  # type: ignore[dict-item]
     LoseMessage: _lose,  # type: ignore[dict-item]
     AbandonRequest: _timeout,  # type: ignore[dict-item]
+    StallRevocation: _stall,  # type: ignore[dict-item]
 }
 
 
