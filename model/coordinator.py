@@ -374,12 +374,12 @@ def _reconcile(
 ) -> Member:
     return rules.reconcile(
         member,
-        group.assignment_epoch,
-        group.target_assignment.get(member.member_id, EMPTY),
-        req.topic_partitions,
-        subscription_changed,
-        group.partition_epochs,
-        subscribed_ids,
+        target_epoch=group.assignment_epoch,
+        target=group.target_assignment.get(member.member_id, EMPTY),
+        partition_epochs=group.partition_epochs,
+        owned=req.topic_partitions,
+        subscription_changed=subscription_changed,
+        subscribed_topic_ids=subscribed_ids,
     )
 
 

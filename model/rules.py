@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from model import client, coordinator, reconcile, target
 
@@ -30,6 +30,24 @@ if TYPE_CHECKING:
     PartitionEpochs: TypeAlias = FrozenMap[TopicPartition, int]
     HeartbeatResult: TypeAlias = tuple[Group, ConsumerGroupHeartbeatResponse]
     Resolved: TypeAlias = tuple[Group, Member | None, Member]
+
+
+class ReconcileRule(Protocol):
+    """The signature of ``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``):
+    the member, then its inputs by keyword, named after the builder's ``with…`` calls."""
+
+    def __call__(
+        self,
+        member: Member,
+        /,
+        *,
+        target_epoch: int,
+        target: Assignment,
+        partition_epochs: Mapping[TopicPartition, int],
+        owned: Assignment | None,
+        subscription_changed: bool,
+        subscribed_topic_ids: frozenset[str],
+    ) -> Member: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,18 +71,7 @@ class Rules:
         target.compute_target_assignment
     )
     # CurrentAssignmentBuilder.build
-    reconcile: Callable[
-        [
-            Member,
-            int,
-            Assignment,
-            Assignment | None,
-            bool,
-            Mapping[TopicPartition, int],
-            frozenset[str],
-        ],
-        Member,
-    ] = reconcile.reconcile
+    reconcile: ReconcileRule = reconcile.reconcile
     # ConsumerGroup.maybeUpdatePartitionEpoch
     update_partition_epochs: Callable[
         [PartitionEpochs, Member | None, Member | None], PartitionEpochs

@@ -127,23 +127,24 @@ REJOIN = replace(
 
 def revoke_without_waiting(
     member: Member,
+    *,
     target_epoch: int,
     target: Assignment,
+    partition_epochs: Mapping[TopicPartition, int],
     owned: Assignment | None,
     subscription_changed: bool,
-    partition_epochs: Mapping[TopicPartition, int],
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
     """Jumps to the target at once, releasing revoked partitions before the client
     acknowledged (the revoke-before-assign rule dropped)."""
     out = rc.reconcile(
         member,
-        target_epoch,
-        target,
-        owned,
-        subscription_changed,
-        partition_epochs,
-        subscribed_topic_ids,
+        target_epoch=target_epoch,
+        target=target,
+        partition_epochs=partition_epochs,
+        owned=owned,
+        subscription_changed=subscription_changed,
+        subscribed_topic_ids=subscribed_topic_ids,
     )
     if out.state is MemberState.UNREVOKED_PARTITIONS:
         return rc.with_epoch(
@@ -154,26 +155,34 @@ def revoke_without_waiting(
 
 def ignore_partition_epochs(
     member: Member,
+    *,
     target_epoch: int,
     target: Assignment,
+    partition_epochs: Mapping[TopicPartition, int],
     owned: Assignment | None,
     subscription_changed: bool,
-    partition_epochs: Mapping[TopicPartition, int],
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
     """Hands out target partitions other members have not released yet."""
     return rc.reconcile(
-        member, target_epoch, target, owned, subscription_changed, {}, subscribed_topic_ids
+        member,
+        target_epoch=target_epoch,
+        target=target,
+        partition_epochs={},
+        owned=owned,
+        subscription_changed=subscription_changed,
+        subscribed_topic_ids=subscribed_topic_ids,
     )
 
 
 def ack_ignored(
     member: Member,
+    *,
     target_epoch: int,
     target: Assignment,
+    partition_epochs: Mapping[TopicPartition, int],
     owned: Assignment | None,
     subscription_changed: bool,
-    partition_epochs: Mapping[TopicPartition, int],
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
     """Never notices a revocation acknowledgement: a revoking member stays revoking."""
@@ -181,12 +190,12 @@ def ack_ignored(
         return member
     return rc.reconcile(
         member,
-        target_epoch,
-        target,
-        owned,
-        subscription_changed,
-        partition_epochs,
-        subscribed_topic_ids,
+        target_epoch=target_epoch,
+        target=target,
+        partition_epochs=partition_epochs,
+        owned=owned,
+        subscription_changed=subscription_changed,
+        subscribed_topic_ids=subscribed_topic_ids,
     )
 
 

@@ -7,14 +7,33 @@ equivalent in its scenario — both need a decision, not a looser test.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from groupcheck.explore.bfs import bfs
 from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import MUTANTS
 from groupcheck.mutants.matrix import kill
+from model.rules import DEFAULT_RULES
 
 BUDGET_SECONDS = 60.0
+
+
+def _shape(function: Callable[..., Any]) -> list[tuple[str, Any]]:
+    """Parameter names and kinds (positional, keyword-only, …) of a rule function."""
+    return [(p.name, p.kind) for p in inspect.signature(function).parameters.values()]
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_keeps_the_signature_of_the_rule_it_replaces(name: str) -> None:
+    mutant = MUTANTS[name]
+    default = getattr(DEFAULT_RULES, mutant.field)
+    replacement = getattr(mutant.rules, mutant.field)
+    assert replacement is not default
+    assert _shape(replacement) == _shape(default)
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
