@@ -1,7 +1,7 @@
 """Member reconciliation: revoke first, then assign (``CurrentAssignmentBuilder``).
 
-KIP-848 "Member Reconciliation" with the refinements of Apache Kafka's
-``modern.consumer.CurrentAssignmentBuilder`` (kafka-impl.md §5):
+KIP-848 "Member Epoch - Reconciliation of the group" with the refinements of Apache
+Kafka's ``modern.consumer.CurrentAssignmentBuilder`` (docs/kafka-rules.md, Reconciliation):
 
 * a member in ``UNREVOKED_PARTITIONS`` keeps its epoch until it acknowledges the
   revocation, then jumps to the target epoch (KAFKA-19974; KIP-848 text: "transitions to

@@ -1,5 +1,5 @@
 """The system: ``initial``, ``enabled`` and ``step``. Everything that explores, replays,
-simulates or renders goes through these three (design.md "The model's shape").
+simulates or renders goes through these three (README.md, Conventions).
 
 ``enabled`` lists the actions in a deterministic order: coordinator, network deliveries,
 client progress, then perturbations (while the budget lasts). ``step`` is pure and
@@ -182,7 +182,8 @@ def enabled(state: State, config: Config) -> tuple[Action, ...]:
 
 def timeouts(state: State, config: Config) -> list[Action]:
     """Coordinator timers that fire: the session timer of a member whose client process is
-    gone, and its rebalance timer while it still revokes at the armed epoch (kafka-impl §7).
+    gone, and its rebalance timer while it still revokes at the armed epoch
+    (docs/kafka-rules.md, Session and rebalance timers).
     A live client keeps its session unless ``config.slow_clients``."""
     acts: list[Action] = []
     for mid, member in state.group.members.items():

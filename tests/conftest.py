@@ -1,4 +1,4 @@
-"""Hypothesis profiles (design.md): ``ci`` is the default under CI=true, ``dev`` otherwise,
+"""Hypothesis profiles: ``ci`` is the default under CI=true, ``dev`` otherwise,
 ``deep`` on request (HYPOTHESIS_PROFILE=deep). The example database lives in .hypothesis/."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Hypothesis engine: run the model's state machine, shrink failures to a path.
 
-Profiles (design.md): ``ci`` (CI default), ``dev``, ``deep``. A run is a sequence of
+Profiles (``PROFILES``): ``ci`` (the default), ``dev``, ``deep``. A run is a sequence of
 seeded Hypothesis batches until the profile's example count or the time budget is spent;
 the first failure's shrunk path is returned (Hypothesis replays the minimal example last,
 and the machine keeps its path).

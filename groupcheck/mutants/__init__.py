@@ -1,7 +1,8 @@
-"""Mutants: the default rules with exactly one function replaced (design.md).
+"""Mutants: the default rules with exactly one function replaced.
 
 Each mutant re-creates a plausible implementation bug — most of them a historical Kafka
-bug from the bug catalogue — so that the exploration engines can show they find it. The
+bug, listed with its JIRA issue in docs/bugs.md — so that the exploration engines can show
+they find it. The
 model itself carries no bug switches: a mutant is ``dataclasses.replace(DEFAULT_RULES,
 <field>=<buggy function>)`` installed in a config.
 """

@@ -1,14 +1,14 @@
 """One test per edge of the coordinator's reconciliation state machine.
 
 ``model.reconcile.reconcile`` mirrors Kafka's ``CurrentAssignmentBuilder.build``
-(kafka-impl.md §5). Tests are named ``test_<from>_to_<to>`` over the member states
-stable / unrevoked_partitions / unreleased_partitions, with a suffix when one edge has
-several causes. Every test checks epoch, previous epoch, state, assigned partitions and
-partitions pending revocation of the result.
+(docs/kafka-rules.md, Reconciliation). Tests are named ``test_<from>_to_<to>`` over the
+member states stable / unrevoked_partitions / unreleased_partitions, with a suffix when one
+edge has several causes. Every test checks epoch, previous epoch, state, assigned
+partitions and partitions pending revocation of the result.
 
 Members are built by hand; topic ids are the topic names (``foo``, ``bar``). The partition
 epochs map is the group's ``currentPartitionEpoch``: a partition in it is held by the member
-whose epoch it records (kafka-impl.md §6).
+whose epoch it records (docs/kafka-rules.md, Partition epochs and unreleased partitions).
 """
 
 from __future__ import annotations
@@ -151,7 +151,8 @@ def test_stable_to_stable_on_subscription_change_keeping_every_topic() -> None:
 
 def test_stable_to_stable_when_revoked_partitions_already_released() -> None:
     """Revoked partitions the member already stopped reporting skip the revocation step:
-    they are dropped and the member moves to the target epoch (§5, last line of NEXT)."""
+    they are dropped and the member moves to the target epoch
+    (``CurrentAssignmentBuilder.ownsRevokedPartitions``)."""
     m = member(assigned=foo(0, 1))
     out = reconcile(
         m,
