@@ -21,7 +21,7 @@ from model.records import State
 
 
 class Verdict(Enum):
-    """Three-way results (design.md)."""
+    """Three-way results: proved, violated (with evidence) or unknown (with the reason)."""
 
     PROVED = "proved"
     VIOLATED = "violated"

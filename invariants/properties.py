@@ -1,4 +1,4 @@
-"""The named properties of the KIP-848 model (design.md "Properties").
+"""The named properties of the KIP-848 model (docs/invariants.md).
 
 Each property is a value: a name, a kind, a one-sentence description in KIP terms, the KIP
 section or Kafka rule it comes from and — for state and step properties — one expression
@@ -106,7 +106,8 @@ NO_DOUBLE_CLIENT_OWNERSHIP = _prop(
     "No partition is consumed by two clients at once — a zombie apart (a live client whose "
     "member a coordinator timer removed: KIP-848 fences its offset commits instead, "
     "OffsetCommitAtValidEpoch).",
-    "KIP-848 Member Epoch - Reconciliation (revoke before assign); KIP-848 Session timeout",
+    "KIP-848 Member Epoch - Reconciliation (revoke before assign); KAFKA-20332; KIP-848 "
+    "Session timeout",
     forall(c1, c2, p)(
         Implies(
             all_of(
@@ -133,7 +134,7 @@ OWNED_PARTITIONS_ARE_HELD = _prop(
     Kind.ALWAYS_STATE,
     "A client consumes only partitions its member holds at the coordinator (a zombie "
     "apart: see NoDoubleClientOwnership).",
-    "KIP-848 Member Epoch - Reconciliation; kafka-impl §6",
+    "KIP-848 Member Epoch - Reconciliation; ConsumerGroup.currentPartitionEpoch",
     forall(c, p)(
         Implies(
             all_of(R("client_owns", c, p), Not(R("zombie", c))),
@@ -181,7 +182,7 @@ ASSIGNMENT_EPOCH_BOUNDED = _prop(
     "EpochOrder.AssignmentEpoch",
     Kind.ALWAYS_STATE,
     "The assignment epoch never exceeds the group epoch.",
-    "KIP-848 Assignment Epoch; kafka-impl §3",
+    "KIP-848 Assignment Epoch; ConsumerGroup.maybeUpdateGroupState",
     Cmp("<=", F("assignment_epoch"), F("group_epoch")),
 )
 
@@ -189,7 +190,7 @@ MEMBER_EPOCH_BOUNDED = _prop(
     "EpochOrder.MemberEpoch",
     Kind.ALWAYS_STATE,
     "A member epoch never exceeds the assignment epoch.",
-    "KIP-848 Member Epoch; kafka-impl §3",
+    "KIP-848 Member Epoch; ConsumerGroup.maybeUpdateGroupState",
     forall(m)(Implies(R("is_member", m), Cmp("<=", F("member_epoch", m), F("assignment_epoch")))),
 )
 
@@ -251,7 +252,7 @@ MEMBER_EPOCH_MONOTONE = _prop(
     Kind.ALWAYS_STEP,
     "A member's epoch at the coordinator never decreases, except to -2 on a static "
     "member's temporary leave (fencing removes the member).",
-    "KIP-848 Member Epoch; bug catalogue I3",
+    "KIP-848 Member Epoch",
     forall(m)(
         Implies(
             all_of(R("is_member", m, when="pre"), R("is_member", m, when="post")),
@@ -268,7 +269,7 @@ CLIENT_EPOCH_MONOTONE = _prop(
     Kind.ALWAYS_STEP,
     "A client process's member epoch never decreases except when it is fenced or leaves "
     "(back to 0).",
-    "KIP-848 Consumer Group Heartbeat API; bug catalogue #26 (KAFKA-19335)",
+    "KIP-848 Consumer Group Heartbeat API; KAFKA-19335",
     forall(c)(
         Implies(
             Cmp(

@@ -1,5 +1,5 @@
 """The action alphabet. An action's class name is also the TLA+ action, the trace event
-kind and the Hypothesis rule (design.md "One vocabulary").
+kind and the Hypothesis rule (README.md, Conventions).
 
 All nondeterminism is a choice of action. ``PERTURBATION`` marks the actions bounded by
 ``Config.max_perturbations``; the others are progress and are never bounded.

@@ -1,8 +1,9 @@
 """The KIP-848 consumer: membership state machine and the partitions it consumes.
 
 Mirrors the Java client's ``AbstractMembershipManager`` / ``ConsumerMembershipManager``
-and ``ConsumerHeartbeatRequestManager`` (kafka-impl.md §16). The client view matters to
-users: ``Client.owned`` is what the application is processing right now.
+and ``ConsumerHeartbeatRequestManager`` (docs/kafka-rules.md, Client state machine). The
+client view matters to users: ``Client.owned`` is what the application is processing right
+now.
 """
 
 from __future__ import annotations
@@ -155,7 +156,8 @@ def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGro
         return done, req
     sent = client.sent
     owned = reported_partitions(client, config)
-    # A request at epoch 0 is a join and must carry every field (§4.1).
+    # A request at epoch 0 is a join and must carry every field
+    # (``GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid``).
     full = sent is None or client.status is S.JOINING or client.member_epoch == 0
     req = ConsumerGroupHeartbeatRequest(
         member_id=client.member_id,
@@ -192,7 +194,7 @@ def on_heartbeat_response(
     client: Client, resp: ConsumerGroupHeartbeatResponse, config: Config
 ) -> Client:
     """Handle a heartbeat response (``AbstractMembershipManager.onHeartbeatSuccess`` /
-    ``onHeartbeatFailure``; kafka-impl.md §9, §16)."""
+    ``onHeartbeatFailure``; docs/kafka-rules.md, Client state machine)."""
     if not client.heartbeat_in_flight:
         return client
     client = replace(client, heartbeat_in_flight=False)
@@ -318,7 +320,8 @@ def on_commit_response(client: Client, resp: OffsetCommitResponse | None) -> Cli
 
 def disconnect(client: Client) -> Client:
     """A request timed out: the connection is closed, every request on it fails, and the
-    next heartbeat is full (``NetworkClient`` disconnect; kafka-impl.md §9)."""
+    next heartbeat is full (``NetworkClient`` disconnect, then
+    ``AbstractHeartbeatRequestManager.resetHeartbeatState``)."""
     if client.commit_in_flight:
         client = on_commit_response(client, None)
     return replace(client, heartbeat_in_flight=False, sent=None, connection=client.connection + 1)

@@ -2,7 +2,7 @@
 
 Mirrors ``GroupMetadataManager`` (heartbeat pipeline, leave, static membership, timers),
 ``GroupCoordinatorService`` (request validation) and ``ConsumerGroup`` (partition epochs,
-offset-commit validation) of Apache Kafka's group coordinator; kafka-impl.md §4–§8, §11.
+offset-commit validation) of Apache Kafka's group coordinator (docs/kafka-rules.md).
 Every function is pure: it takes the group and returns a new one with the response.
 The sub-rules are called through ``config.rules`` so that a mutant can replace one.
 """
@@ -100,7 +100,7 @@ def write_member(group: Group, old: Member | None, new: Member, config: Config) 
 
 def remove_member(group: Group, member: Member, config: Config) -> Group:
     """Fence ``member``: its partitions are free at once, its target entry is deleted and
-    the group epoch is bumped (``GroupMetadataManager.fenceMember``; kafka-impl.md §8).
+    the group epoch is bumped (``GroupMetadataManager.consumerGroupFenceMember``).
 
     With ``config.realign_empty_group`` an emptied group also gets assignment epoch =
     group epoch (KAFKA-20442, Kafka 4.4)."""
@@ -127,7 +127,8 @@ def validate_heartbeat_request(
     req: ConsumerGroupHeartbeatRequest, config: Config
 ) -> ErrorCode | None:
     """Static checks before the state machine
-    (``GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid``, §4.1)."""
+    (``GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid``; KIP-848
+    "ConsumerGroupHeartbeat API", Request Validation)."""
     epoch = req.member_epoch
     if not req.member_id:
         return ErrorCode.INVALID_REQUEST
@@ -152,7 +153,7 @@ def validate_heartbeat_request(
 def check_member_epoch(
     member: Member, req: ConsumerGroupHeartbeatRequest, config: Config
 ) -> ErrorCode | None:
-    """The member-epoch check (``throwIfConsumerGroupMemberEpochIsInvalid``, §4.3 step 6).
+    """The member-epoch check (``GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid``).
 
     0 rejoins (KAFKA-19233; before it, 0 for a stored member was fenced); a higher epoch
     is fenced; a lower one is accepted only as a retry after a lost response: it equals
@@ -178,8 +179,9 @@ def check_member_epoch(
 
 
 def should_bump_group_epoch(group: Group, old: Member | None, new: Member, config: Config) -> bool:
-    """Whether a member update bumps the group epoch (§4.4): its subscribed topic names
-    changed, or the group's preferred server assignor changed (KAFKA-20434)."""
+    """Whether a member update bumps the group epoch (KIP-848 "Group Epoch - Trigger a
+    rebalance"; ``GroupMetadataManager.hasMemberSubscriptionChanged``): its subscribed topic
+    names changed, or the group's preferred server assignor changed (KAFKA-20434)."""
     old_names = old.subscribed_topic_names if old is not None else frozenset()
     if new.subscribed_topic_names != old_names:
         return True
@@ -208,7 +210,9 @@ def error_response(
 def resolve_member(
     group: Group, req: ConsumerGroupHeartbeatRequest, config: Config
 ) -> tuple[Group, Member | None, Member] | ErrorCode:
-    """Find or create the member a heartbeat is for (§4.3 steps 2–6).
+    """Find or create the member a heartbeat is for
+    (``GroupMetadataManager.getOrMaybeSubscribeDynamicConsumerGroupMember`` /
+    ``getOrMaybeSubscribeStaticConsumerGroupMember``).
 
     Returns the group (with a static replacement applied), the stored member before
     this request (``None`` for a new one) and the member to update.
@@ -255,8 +259,9 @@ def replace_static_member(
     group: Group, holder: Member, new_member_id: str, config: Config
 ) -> tuple[Group, Member | None, Member]:
     """A static member rejoining after a temporary leave replaces its old member id
-    (§4.3 step 4): the copy keeps state and assignment at epoch 0 / previous 0 and takes
-    over the old id's target assignment."""
+    (KIP-848 "Static Membership (KIP-345)"; ``GroupMetadataManager.replaceMember``): the
+    copy keeps state and assignment at epoch 0 / previous 0 and takes over the old id's
+    target assignment."""
     copy = replace(holder, member_id=new_member_id, member_epoch=0, previous_member_epoch=0)
     pe = config.rules.update_partition_epochs(group.partition_epochs, holder, copy)
     target = group.target_assignment
@@ -308,7 +313,7 @@ def _heartbeat(
         return group, error_response(req, resolved, config)
     group, stored, member = resolved
 
-    # Member update: null fields mean "unchanged" (§4.4).
+    # Member update: null fields mean "unchanged" (``ConsumerGroupMember.Builder.maybeUpdate…``).
     updated = replace(
         member,
         subscribed_topic_names=(
@@ -374,12 +379,12 @@ def _reconcile(
 ) -> Member:
     return rules.reconcile(
         member,
-        group.assignment_epoch,
-        group.target_assignment.get(member.member_id, EMPTY),
-        req.topic_partitions,
-        subscription_changed,
-        group.partition_epochs,
-        subscribed_ids,
+        target_epoch=group.assignment_epoch,
+        target=group.target_assignment.get(member.member_id, EMPTY),
+        partition_epochs=group.partition_epochs,
+        owned=req.topic_partitions,
+        subscription_changed=subscription_changed,
+        subscribed_topic_ids=subscribed_ids,
     )
 
 
@@ -387,7 +392,7 @@ def handle_leave(
     group: Group, req: ConsumerGroupHeartbeatRequest, config: Config
 ) -> HeartbeatResult:
     """Leave with epoch -1 (fence) or a static member's temporary leave with -2
-    (``consumerGroupLeave`` / ``consumerGroupStaticMemberGroupLeave``; §8)."""
+    (``GroupMetadataManager.consumerGroupLeave`` / ``consumerGroupStaticMemberGroupLeave``)."""
     if req.instance_id is None:
         member = group.members.get(req.member_id)
         if member is None:
@@ -425,7 +430,8 @@ def handle_leave(
 
 
 def session_timeout(group: Group, member_id: str, config: Config) -> Group:
-    """The member's session expired: fence it (``GroupMetadataManager`` session timer, §7)."""
+    """The member's session expired: fence it
+    (``GroupMetadataManager.scheduleConsumerGroupSessionTimeout``)."""
     member = group.members.get(member_id)
     if member is None:
         return group
@@ -437,7 +443,8 @@ def session_timeout(group: Group, member_id: str, config: Config) -> Group:
 
 def rebalance_timeout(group: Group, member_id: str, config: Config) -> Group:
     """The revocation did not complete in the rebalance timeout: fence the member if it is
-    still at the epoch the timer was armed with (``scheduleConsumerGroupRebalanceTimeout``, §7)."""
+    still at the epoch the timer was armed with
+    (``GroupMetadataManager.scheduleConsumerGroupRebalanceTimeout``)."""
     member = group.members.get(member_id)
     if member is None or member.rebalance_timer_epoch is None:
         return group
@@ -463,7 +470,8 @@ def on_metadata_change(group: Group, topic_name: str) -> Group:
 
 
 def drop_offsets_of_topic(group: Group, topic_id: str) -> Group:
-    """A deleted topic's committed offsets are removed at once (kafka-impl.md §12)."""
+    """A deleted topic's committed offsets are removed at once
+    (``OffsetMetadataManager.onPartitionsDeleted``)."""
     offsets = FrozenMap((tp, c) for tp, c in group.committed_offsets.items() if tp[0] != topic_id)
     if len(offsets) == len(group.committed_offsets):
         return group
@@ -474,7 +482,7 @@ def drop_offsets_of_topic(group: Group, topic_id: str) -> Group:
 
 
 def validate_offset_commit(group: Group, req: OffsetCommitRequest, config: Config) -> ErrorCode:
-    """OffsetCommit fencing by member epoch (``ConsumerGroup.validateOffsetCommit``, §11):
+    """OffsetCommit fencing by member epoch (``ConsumerGroup.validateOffsetCommit``):
     an unknown member is UNKNOWN_MEMBER_ID; any epoch other than the member's current
     one is STALE_MEMBER_EPOCH (KIP-848 strict equality, Kafka ≤ 4.2)."""
     epoch = req.generation_id_or_member_epoch

@@ -1,4 +1,5 @@
-"""Named configurations. Presets bound perturbations, never progress (design.md).
+"""Named configurations. Presets bound perturbations, never progress (README.md,
+Conventions).
 
 ``KIP848_CASE_STUDY`` reproduces the KIP text's own step structure: the target assignment
 is computed as a separate coordinator step and epochs start at 0.

@@ -1,7 +1,7 @@
 """Member reconciliation: revoke first, then assign (``CurrentAssignmentBuilder``).
 
-KIP-848 "Member Reconciliation" with the refinements of Apache Kafka's
-``modern.consumer.CurrentAssignmentBuilder`` (kafka-impl.md §5):
+KIP-848 "Member Epoch - Reconciliation of the group" with the refinements of Apache
+Kafka's ``modern.consumer.CurrentAssignmentBuilder`` (docs/kafka-rules.md, Reconciliation):
 
 * a member in ``UNREVOKED_PARTITIONS`` keeps its epoch until it acknowledges the
   revocation, then jumps to the target epoch (KAFKA-19974; KIP-848 text: "transitions to
@@ -41,10 +41,11 @@ def with_epoch(member: Member, epoch: int, **changes: Any) -> Member:
 
 def compute_next_assignment(
     member: Member,
+    *,
     target_epoch: int,
     target: Assignment,
-    owned: Assignment | None,
     partition_epochs: Mapping[TopicPartition, int],
+    owned: Assignment | None,
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
     """Move a member towards its target (``CurrentAssignmentBuilder.computeNextAssignment``).
@@ -116,14 +117,28 @@ def shrink_to_subscription(
 
 def reconcile(
     member: Member,
+    *,
     target_epoch: int,
     target: Assignment,
+    partition_epochs: Mapping[TopicPartition, int],
     owned: Assignment | None,
     subscription_changed: bool,
-    partition_epochs: Mapping[TopicPartition, int],
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
     """One reconciliation step for one heartbeat (``CurrentAssignmentBuilder.build``).
+
+    ``member`` is what the builder is constructed with; every other input is keyword-only
+    and named after the builder call that supplies it in Kafka:
+    ``withTargetAssignment(target_epoch, target)``,
+    ``withCurrentPartitionEpoch(partition_epochs)`` (a partition absent from the map is
+    free), ``withOwnedTopicPartitions(owned)`` (``None``: the request did not report
+    them), and the subscription inputs added with KAFKA-19431 (``subscription_changed``
+    and the member's ``subscribed_topic_ids``).
+
+    Keyword-only parameters rather than an input record: a call site reads like Kafka's
+    ``with…`` chain at no cost on the hot path (a record would be built on every
+    heartbeat the explorers replay), and ``model.rules.ReconcileRule`` types the exact
+    signature a mutant must keep.
 
     Returns the same object when nothing changes.
     """
@@ -131,7 +146,12 @@ def reconcile(
     if state is MemberState.STABLE:
         if member.member_epoch != target_epoch:
             return compute_next_assignment(
-                member, target_epoch, target, owned, partition_epochs, subscribed_topic_ids
+                member,
+                target_epoch=target_epoch,
+                target=target,
+                partition_epochs=partition_epochs,
+                owned=owned,
+                subscribed_topic_ids=subscribed_topic_ids,
             )
         if subscription_changed:
             return shrink_to_subscription(member, owned, subscribed_topic_ids)
@@ -142,9 +162,19 @@ def reconcile(
                 return shrink_to_subscription(member, owned, subscribed_topic_ids)
             return member
         return compute_next_assignment(
-            member, target_epoch, target, owned, partition_epochs, subscribed_topic_ids
+            member,
+            target_epoch=target_epoch,
+            target=target,
+            partition_epochs=partition_epochs,
+            owned=owned,
+            subscribed_topic_ids=subscribed_topic_ids,
         )
     # UNRELEASED_PARTITIONS: try again to collect partitions released meanwhile.
     return compute_next_assignment(
-        member, target_epoch, target, owned, partition_epochs, subscribed_topic_ids
+        member,
+        target_epoch=target_epoch,
+        target=target,
+        partition_epochs=partition_epochs,
+        owned=owned,
+        subscribed_topic_ids=subscribed_topic_ids,
     )

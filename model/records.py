@@ -100,7 +100,7 @@ class Member:
 
 def new_member(member_id: str, instance_id: str | None) -> Member:
     """A fresh member: epoch 0, previous epoch -1, STABLE, nothing assigned
-    (``ConsumerGroupMember.Builder`` defaults; kafka-impl.md §2)."""
+    (``ConsumerGroupMember.Builder`` defaults)."""
     return Member(
         member_id=member_id,
         instance_id=instance_id,
@@ -142,7 +142,8 @@ class Group:
 
     ``partition_epochs`` is the group-wide ``currentPartitionEpoch`` map: for each partition
     held by a member (assigned or pending revocation), the member epoch of its holder. A
-    partition absent from it is free (kafka-impl.md §6).
+    partition absent from it is free (``ConsumerGroup.currentPartitionEpoch``; see
+    docs/kafka-rules.md, Partition epochs and unreleased partitions).
     """
 
     group_epoch: int
@@ -307,8 +308,8 @@ class State:
     """The whole system: coordinator group, cluster metadata, clients and the network.
 
     ``network`` is in send order (per-channel FIFO unless reordering is on);
-    ``perturbations`` counts the perturbation actions taken so far (design.md: presets
-    bound perturbations, never progress).
+    ``perturbations`` counts the perturbation actions taken so far (presets bound
+    perturbations, never progress).
     """
 
     group: Group

@@ -1,4 +1,4 @@
-"""The injected rules: the record of step functions the model runs (design.md).
+"""The injected rules: the record of step functions the model runs.
 
 A mutant is this record with one function replaced; the model itself carries no bug
 switches. Every coordinator and client rule that a historical bug touched is a field,
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from model import client, coordinator, reconcile, target
 
@@ -32,6 +32,24 @@ if TYPE_CHECKING:
     Resolved: TypeAlias = tuple[Group, Member | None, Member]
 
 
+class ReconcileRule(Protocol):
+    """The signature of ``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``):
+    the member, then its inputs by keyword, named after the builder's ``with…`` calls."""
+
+    def __call__(
+        self,
+        member: Member,
+        /,
+        *,
+        target_epoch: int,
+        target: Assignment,
+        partition_epochs: Mapping[TopicPartition, int],
+        owned: Assignment | None,
+        subscription_changed: bool,
+        subscribed_topic_ids: frozenset[str],
+    ) -> Member: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     """Step functions of the coordinator and the client. Field = the Kafka rule it mirrors."""
@@ -44,7 +62,8 @@ class Rules:
     check_member_epoch: Callable[
         [Member, ConsumerGroupHeartbeatRequest, Config], ErrorCode | None
     ] = coordinator.check_member_epoch
-    # GroupMetadataManager: group-epoch bump decision (§4.4)
+    # GroupMetadataManager.consumerGroupHeartbeat: group-epoch bump decision
+    # (hasMemberSubscriptionChanged, ConsumerGroup.computePreferredServerAssignor)
     should_bump_group_epoch: Callable[[Group, Member | None, Member, Config], bool] = (
         coordinator.should_bump_group_epoch
     )
@@ -53,38 +72,30 @@ class Rules:
         target.compute_target_assignment
     )
     # CurrentAssignmentBuilder.build
-    reconcile: Callable[
-        [
-            Member,
-            int,
-            Assignment,
-            Assignment | None,
-            bool,
-            Mapping[TopicPartition, int],
-            frozenset[str],
-        ],
-        Member,
-    ] = reconcile.reconcile
+    reconcile: ReconcileRule = reconcile.reconcile
     # ConsumerGroup.maybeUpdatePartitionEpoch
     update_partition_epochs: Callable[
         [PartitionEpochs, Member | None, Member | None], PartitionEpochs
     ] = coordinator.update_partition_epochs
     # ConsumerGroup.updateMember
     write_member: Callable[[Group, Member | None, Member, Config], Group] = coordinator.write_member
-    # GroupMetadataManager.fenceMember / ConsumerGroup.removeMember
+    # GroupMetadataManager.consumerGroupFenceMember / ConsumerGroup.removeMember
     remove_member: Callable[[Group, Member, Config], Group] = coordinator.remove_member
     # GroupMetadataManager.consumerGroupLeave
     handle_leave: Callable[[Group, ConsumerGroupHeartbeatRequest, Config], HeartbeatResult] = (
         coordinator.handle_leave
     )
-    # static member replacement (§4.3 step 4)
+    # GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember: static member
+    # replacement (replaceMember)
     replace_static_member: Callable[[Group, Member, str, Config], Resolved] = (
         coordinator.replace_static_member
     )
-    # session and rebalance timers (§7)
+    # GroupMetadataManager.scheduleConsumerGroupSessionTimeout /
+    # scheduleConsumerGroupRebalanceTimeout: session and rebalance timers
     session_timeout: Callable[[Group, str, Config], Group] = coordinator.session_timeout
     rebalance_timeout: Callable[[Group, str, Config], Group] = coordinator.rebalance_timeout
-    # metadata change detection (§4.4)
+    # metadata change detection: subscription metadata hash in
+    # GroupMetadataManager.consumerGroupHeartbeat (KIP-1101)
     on_metadata_change: Callable[[Group, str], Group] = coordinator.on_metadata_change
     # ConsumerGroup.validateOffsetCommit
     validate_offset_commit: Callable[[Group, OffsetCommitRequest, Config], ErrorCode] = (

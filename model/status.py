@@ -1,6 +1,6 @@
 """Status enums and protocol error codes, named as Apache Kafka names them.
 
-"Status" names an enum, "state" a record (design.md). Error codes carry Kafka's numeric
+"Status" names an enum, "state" a record (README.md, Conventions). Error codes carry Kafka's numeric
 values (``org.apache.kafka.common.protocol.Errors``) so traces can use either form.
 """
 
@@ -61,7 +61,7 @@ class ErrorCode(IntEnum):
 
 FENCING_ERRORS = frozenset({ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID})
 """Errors after which the Java client releases everything and rejoins with epoch 0
-(``AbstractMembershipManager.transitionToFenced``; kafka-impl.md §9)."""
+(``AbstractMembershipManager.transitionToFenced``)."""
 
 FATAL_ERRORS = frozenset(
     {
@@ -74,11 +74,12 @@ FATAL_ERRORS = frozenset(
         ErrorCode.UNSUPPORTED_ASSIGNOR,
     }
 )
-"""Errors the Java client treats as fatal for the membership (kafka-impl.md §9)."""
+"""Errors the Java client treats as fatal for the membership
+(``AbstractHeartbeatRequestManager.onErrorResponse`` → ``handleFatalFailure``)."""
 
 
 class ConfigError(ValueError):
     """An impossible or inconsistent configuration: the one exception family of ``model``.
 
-    Raised early, with a message that says what to do instead (design.md).
+    Raised early, with a message that says what to do instead.
     """

@@ -1,5 +1,5 @@
 """The system: ``initial``, ``enabled`` and ``step``. Everything that explores, replays,
-simulates or renders goes through these three (design.md "The model's shape").
+simulates or renders goes through these three (README.md, Conventions).
 
 ``enabled`` lists the actions in a deterministic order: coordinator, network deliveries,
 client progress, then perturbations (while the budget lasts). ``step`` is pure and

@@ -1,6 +1,6 @@
 """A run's artifacts under ``reports/out/<run>/`` (git-ignored), written atomically.
 
-A counterexample is data (design.md): the config, the path of actions with its compact
+A counterexample is data (README.md, Conventions): the config, the path of actions with its compact
 code, the states along it, the violated property. It is written as a trace file
 (``trace.ndjson``, docs/trace-format.md), as ``counterexample.json`` (the states in the
 KIP's layout), with its config as ``config.toml`` (the ``--config`` format), and as

@@ -151,7 +151,8 @@ def explore(
                 if again is not None:
                     named = [v for v in again[0] if v.property == outcome.property]
                     outcome.message = (named or again[0])[0].message
-        # Every violation of a state or step property is re-checked with Z3 (design.md).
+        # Every violation of a state or step property is re-checked with Z3 (README.md,
+        # Conventions).
         outcome.z3 = z3_recheck(outcome.path, outcome.property)
     outcome.seconds = time.perf_counter() - start
     return outcome

@@ -1,4 +1,4 @@
-"""Mutants: the default rules with exactly one function replaced (design.md).
+"""Mutants: the default rules with exactly one function replaced.
 
 Each mutant re-creates a plausible implementation bug — most of them a historical Kafka
 bug (docs/bugs.md) — so that the exploration engines can show they find it. The model

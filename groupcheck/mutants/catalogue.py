@@ -1,5 +1,6 @@
 """The mutant functions and their scenarios. Each function has the signature of the
-``model.rules.Rules`` field it replaces and differs from the default in one rule."""
+``model.rules.Rules`` field it replaces and differs from the default in one rule; docs/bugs.md
+describes each one, the bug it stands for and the property that kills it."""
 
 from __future__ import annotations
 
@@ -54,23 +55,24 @@ REJOIN = MUT2_REJOIN
 
 def revoke_without_waiting(
     member: Member,
+    *,
     target_epoch: int,
     target: Assignment,
+    partition_epochs: Mapping[TopicPartition, int],
     owned: Assignment | None,
     subscription_changed: bool,
-    partition_epochs: Mapping[TopicPartition, int],
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
     """Jumps to the target at once, releasing revoked partitions before the client
     acknowledged (the revoke-before-assign rule dropped)."""
     out = rc.reconcile(
         member,
-        target_epoch,
-        target,
-        owned,
-        subscription_changed,
-        partition_epochs,
-        subscribed_topic_ids,
+        target_epoch=target_epoch,
+        target=target,
+        partition_epochs=partition_epochs,
+        owned=owned,
+        subscription_changed=subscription_changed,
+        subscribed_topic_ids=subscribed_topic_ids,
     )
     if out.state is MemberState.UNREVOKED_PARTITIONS:
         return rc.with_epoch(
@@ -81,26 +83,34 @@ def revoke_without_waiting(
 
 def ignore_partition_epochs(
     member: Member,
+    *,
     target_epoch: int,
     target: Assignment,
+    partition_epochs: Mapping[TopicPartition, int],
     owned: Assignment | None,
     subscription_changed: bool,
-    partition_epochs: Mapping[TopicPartition, int],
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
     """Hands out target partitions other members have not released yet."""
     return rc.reconcile(
-        member, target_epoch, target, owned, subscription_changed, {}, subscribed_topic_ids
+        member,
+        target_epoch=target_epoch,
+        target=target,
+        partition_epochs={},
+        owned=owned,
+        subscription_changed=subscription_changed,
+        subscribed_topic_ids=subscribed_topic_ids,
     )
 
 
 def ack_ignored(
     member: Member,
+    *,
     target_epoch: int,
     target: Assignment,
+    partition_epochs: Mapping[TopicPartition, int],
     owned: Assignment | None,
     subscription_changed: bool,
-    partition_epochs: Mapping[TopicPartition, int],
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
     """Never notices a revocation acknowledgement: a revoking member stays revoking."""
@@ -108,12 +118,12 @@ def ack_ignored(
         return member
     return rc.reconcile(
         member,
-        target_epoch,
-        target,
-        owned,
-        subscription_changed,
-        partition_epochs,
-        subscribed_topic_ids,
+        target_epoch=target_epoch,
+        target=target,
+        partition_epochs=partition_epochs,
+        owned=owned,
+        subscription_changed=subscription_changed,
+        subscribed_topic_ids=subscribed_topic_ids,
     )
 
 
@@ -272,42 +282,42 @@ def build(make: Callable[..., Any]) -> list[Any]:
         (
             "bookkeeping-drops-pending",
             "partition epochs of assigned and pending partitions updated separately",
-            "KAFKA-16147 (bug catalogue #12)",
+            "KAFKA-16147",
             "update_partition_epochs",
             CRASH_TWO,
         ),
         (
             "no-epoch-bump-on-fence",
             "no group-epoch bump when a member is fenced or expires",
-            "KAFKA-20442 neighbourhood (bug catalogue #17)",
+            "KAFKA-20442 neighbourhood",
             "remove_member",
             TWO_ON_TWO,
         ),
         (
             "reject-epoch-zero-rejoin",
             "a fenced member cannot rejoin with epoch 0",
-            "KAFKA-19233 (bug catalogue #14)",
+            "KAFKA-19233",
             "check_member_epoch",
             LOSSY_TWO,
         ),
         (
             "static-replacement-keeps-both",
             "static replacement keeps the old instance too",
-            "KAFKA-8500 shape (bug catalogue #6)",
+            "KAFKA-8500 shape",
             "replace_static_member",
             STATIC_TWO,
         ),
         (
             "assignor-assigns-twice",
             "an assignor gives one partition to two members",
-            "bug catalogue I1 via the assignor",
+            "KIP-848 Assignment Process (cf. KAFKA-7026)",
             "compute_target_assignment",
             TWO_ON_TWO,
         ),
         (
             "no-bump-on-subscription-change",
             "a changed subscription does not bump the group epoch",
-            "KAFKA-19891 shape (bug catalogue #20)",
+            "KAFKA-19891 shape",
             "should_bump_group_epoch",
             TOPICS_TWO,
         ),
@@ -321,28 +331,28 @@ def build(make: Callable[..., Any]) -> list[Any]:
         (
             "accept-commit-from-unknown-member",
             "offset commits from removed members accepted",
-            "zombie commits (bug catalogue I5)",
+            "zombie commits (KIP-848 OffsetCommit API)",
             "validate_offset_commit",
             COMMITTING,
         ),
         (
             "accept-stale-commit-epoch",
             "offset commits at a stale epoch accepted",
-            "KIP-848 offset fencing (bug catalogue #16, reversed)",
+            "KIP-848 offset fencing (KAFKA-20066 reversed)",
             "validate_offset_commit",
             COMMITTING,
         ),
         (
             "client-acks-before-revoking",
             "the client acknowledges before it stops consuming",
-            "KAFKA-20332 (bug catalogue #27)",
+            "KAFKA-20332",
             "client_build_heartbeat",
             TWO_ON_TWO,
         ),
         (
             "adopt-negative-epoch",
             "a late leave response sets epoch -1 on a joining client",
-            "KAFKA-19335 (bug catalogue #26)",
+            "KAFKA-19335",
             "client_on_heartbeat_response",
             REJOIN,
         ),

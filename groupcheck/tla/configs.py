@@ -73,8 +73,13 @@ def check_in_scope(config: Config) -> None:
         problems.append("the target computed and reconciled inside the heartbeat")
     if config.epoch_layout != "kip-848" or config.realign_empty_group:
         problems.append("the kip-848 epoch layout without realign_empty_group")
-    if not config.rejoin_with_epoch_zero or config.reorder or config.slow_clients:
-        problems.append("rejoin_with_epoch_zero, no reorder, no slow_clients")
+    if (
+        not config.rejoin_with_epoch_zero
+        or config.reorder
+        or config.slow_clients
+        or config.live_timers
+    ):
+        problems.append("rejoin_with_epoch_zero, no reorder, no slow_clients, no live_timers")
     if config.server_assignors[0] != "uniform" or config.max_group_size < len(config.clients):
         problems.append("the uniform assignor and no group size limit")
     if problems:

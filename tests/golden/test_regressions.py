@@ -45,8 +45,9 @@ class Watched(Script):
 
 
 def kafka_16147(script: Watched) -> State:
-    """Bug catalogue #12: M2 (here A) revokes foo-1 for B; B leaves before A acknowledges, so
-    the new target gives foo-1 back to A; then C joins and the target gives foo-1 to C."""
+    """KAFKA-16147 (docs/bugs.md): M2 (here A) revokes foo-1 for B; B leaves before A
+    acknowledges, so the new target gives foo-1 back to A; then C joins and the target gives
+    foo-1 to C."""
     script.heartbeat("A")
     script.reconcile("A")
     script.heartbeat("A")  # A owns foo-0 and foo-1

@@ -9,6 +9,10 @@ less.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from groupcheck.explore.bfs import bfs
@@ -16,6 +20,7 @@ from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import MUTANTS
 from groupcheck.mutants.matrix import kill
 from model.config import Config
+from model.rules import DEFAULT_RULES
 
 BASELINE_DEPTH = {
     "MUT2": 12,
@@ -29,6 +34,20 @@ BASELINE_DEPTH = {
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill
 is within the depth where the reference rules violate nothing."""
+
+
+def _shape(function: Callable[..., Any]) -> list[tuple[str, Any]]:
+    """Parameter names and kinds (positional, keyword-only, …) of a rule function."""
+    return [(p.name, p.kind) for p in inspect.signature(function).parameters.values()]
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_keeps_the_signature_of_the_rule_it_replaces(name: str) -> None:
+    mutant = MUTANTS[name]
+    default = getattr(DEFAULT_RULES, mutant.field)
+    replacement = getattr(mutant.rules, mutant.field)
+    assert replacement is not default
+    assert _shape(replacement) == _shape(default)
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))

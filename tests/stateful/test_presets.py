@@ -1,5 +1,5 @@
-"""Hypothesis state machines built from the model, one per preset (design.md: a rule per
-action family, every property after every step).
+"""Hypothesis state machines built from the model, one per preset: a rule per action
+family, every property after every step.
 
 With Kafka's rules the presets with losses or target churn exhibit finding F1
 (docs/findings.md) and the reordering preset F2; the machines must find them. With the F1

@@ -284,6 +284,7 @@ SPEC_LEAVES_OUT = {
     "AddPartitions": "a fixed partition count",
     "RecreateTopic": "one topic id",
     "AbandonRequest": "no duplicated or reordered requests",
+    "StallRevocation": "no live-client timers (live_timers off)",
 }
 
 

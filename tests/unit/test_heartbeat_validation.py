@@ -2,9 +2,10 @@
 group-epoch bumps, the response's ``Assignment`` and failed writes.
 
 Drives ``model.coordinator.handle_consumer_group_heartbeat`` directly on groups built with
-``model.scenario.stable_state`` / ``model.system.initial`` (kafka-impl.md §4, §8).
-Topic ids equal topic names in these states. The stable group is at epoch 5 with
-A = {foo-0, foo-1} and B = {foo-2}; every member's previous epoch is 4.
+``model.scenario.stable_state`` / ``model.system.initial``; the rules under test are
+listed in docs/kafka-rules.md. Topic ids equal topic names in these states. The stable
+group is at epoch 5 with A = {foo-0, foo-1} and B = {foo-2}; every member's previous epoch
+is 4.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ def join(
     subscription: frozenset[str] = frozenset({"foo"}),
     server_assignor: str | None = None,
 ) -> ConsumerGroupHeartbeatRequest:
-    """A valid join (or rejoin) heartbeat: epoch 0 with every field (§4.1)."""
+    """A valid join (or rejoin) heartbeat: epoch 0 with every field (KIP-848
+    "ConsumerGroupHeartbeat API", Request Validation)."""
     return ConsumerGroupHeartbeatRequest(
         member_id=member_id,
         member_epoch=0,
@@ -130,7 +132,7 @@ def member_of(group: Group, member_id: str) -> Member:
     return group.members[member_id]
 
 
-# --------------------------------------------------------------------------- §4.1 validation
+# --------------------------------------------------------------------------- validation
 
 
 def test_invalid_request_on_empty_member_id() -> None:
@@ -174,7 +176,7 @@ def test_invalid_request_on_join_with_null_subscribed_topic_names() -> None:
 
 
 def test_join_with_empty_subscription_is_accepted() -> None:
-    """KAFKA-18095: an empty (non-null) subscription is a valid join; no bump (§4.4)."""
+    """KAFKA-18095: an empty (non-null) subscription is a valid join; no group-epoch bump."""
     state = initial(DYNAMIC)
     group, resp = send(state, DYNAMIC, join("C", subscription=frozenset()))
     assert resp.error_code is E.NONE
@@ -196,7 +198,7 @@ def test_unsupported_assignor_not_configured_on_the_broker() -> None:
     )
 
 
-# --------------------------------------------------------------------------- §4.3 resolution
+# --------------------------------------------------------------------------- member resolution
 
 
 def test_unknown_member_id_for_unknown_dynamic_member() -> None:
@@ -216,7 +218,8 @@ def test_unknown_member_id_on_static_leave_of_unknown_instance() -> None:
 
 
 def test_fenced_member_epoch_when_epoch_is_greater() -> None:
-    """FENCED_MEMBER_EPOCH does not remove the member (§4.3 step 6)."""
+    """FENCED_MEMBER_EPOCH does not remove the member
+    (``GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid``)."""
     assert_rejected(stable(), DYNAMIC, beat("A", 6, owned=foo(0, 1)), E.FENCED_MEMBER_EPOCH)
 
 
@@ -301,8 +304,9 @@ def test_unreleased_instance_id() -> None:
 
 
 def test_static_replacement_copies_holder_at_epoch_zero() -> None:
-    """§4.3 step 4: the copy keeps state and assignment at epoch 0 / previous 0, takes over
-    the target entry, and the holder's partition epochs move to it."""
+    """Static replacement (``GroupMetadataManager.replaceMember``): the copy keeps state and
+    assignment at epoch 0 / previous 0, takes over the target entry, and the holder's
+    partition epochs move to it."""
     state = temporarily_left()
     holder = member_of(state.group, "A")
     group, stored, copy = coordinator.replace_static_member(state.group, holder, "A.1", STATIC)
@@ -347,7 +351,7 @@ def test_static_rejoin_with_same_member_id_is_accepted() -> None:
 
 
 def test_unreleased_instance_id_on_same_member_id_rejoin_when_disabled() -> None:
-    """Trunk behaviour (kafka-impl.md §8, open issue): the holder fences itself."""
+    """Kafka's behaviour while apache/kafka PR #23542 is open: the holder fences itself."""
     config = dataclasses.replace(STATIC, static_rejoin_same_member_id=False)
     assert_rejected(stable(config), config, join("A", instance_id="a"), E.UNRELEASED_INSTANCE_ID)
 
@@ -403,7 +407,7 @@ def test_group_max_size_allows_static_member_replacing_itself() -> None:
     assert set(group.members) == {"A.1", "B"}
 
 
-# --------------------------------------------------------------------------- §8 leave
+# --------------------------------------------------------------------------- leave
 
 
 def test_leave_fences_member() -> None:
@@ -471,7 +475,7 @@ def test_static_leave_keeps_previous_member_epoch() -> None:
     assert member_of(group, "A").previous_member_epoch == 4
 
 
-# --------------------------------------------------------------------------- §4.4 group epoch
+# --------------------------------------------------------------------------- group epoch
 
 
 def test_group_epoch_bump_on_subscription_change() -> None:
@@ -520,7 +524,7 @@ def test_group_epoch_bump_on_new_member_join() -> None:
     assert "C" in group.members
 
 
-# --------------------------------------------------------------------------- §4.6 response
+# --------------------------------------------------------------------------- response
 
 
 def test_assignment_sent_on_join() -> None:

@@ -1,5 +1,5 @@
-"""OffsetCommit fencing by member epoch (``ConsumerGroup.validateOffsetCommit``,
-kafka-impl.md §11) and storage (``OffsetMetadataManager.commitOffset``).
+"""OffsetCommit fencing by member epoch (``ConsumerGroup.validateOffsetCommit``; see
+docs/kafka-rules.md, Offset commits) and storage (``OffsetMetadataManager.commitOffset``).
 
 The model implements KIP-848's strict epoch equality (Kafka ≤ 4.2): any epoch other than
 the member's current one is STALE_MEMBER_EPOCH. The stable group is at epoch 5 with
@@ -69,7 +69,8 @@ def test_offset_commit_overwrites_previous_commit() -> None:
 
 
 def test_offset_commit_accepted_for_partition_not_owned() -> None:
-    """Epoch equality is the only check: no ownership check (kafka-impl.md §11, §18.10)."""
+    """Epoch equality is the only check: no ownership check (KIP-848 "OffsetCommit API"; Kafka
+    keeps this for equal epochs even after KIP-1251)."""
     out, resp = handle_offset_commit(stable_group(), commit("A", 5, foo(2)), CONFIG)
     assert resp.error_code is E.NONE
     assert out.committed_offsets == {("foo", 2): CommittedOffset("A", 5)}

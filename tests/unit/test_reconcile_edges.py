@@ -1,14 +1,14 @@
 """One test per edge of the coordinator's reconciliation state machine.
 
 ``model.reconcile.reconcile`` mirrors Kafka's ``CurrentAssignmentBuilder.build``
-(kafka-impl.md §5). Tests are named ``test_<from>_to_<to>`` over the member states
-stable / unrevoked_partitions / unreleased_partitions, with a suffix when one edge has
-several causes. Every test checks epoch, previous epoch, state, assigned partitions and
-partitions pending revocation of the result.
+(docs/kafka-rules.md, Reconciliation). Tests are named ``test_<from>_to_<to>`` over the
+member states stable / unrevoked_partitions / unreleased_partitions, with a suffix when one
+edge has several causes. Every test checks epoch, previous epoch, state, assigned
+partitions and partitions pending revocation of the result.
 
 Members are built by hand; topic ids are the topic names (``foo``, ``bar``). The partition
 epochs map is the group's ``currentPartitionEpoch``: a partition in it is held by the member
-whose epoch it records (kafka-impl.md §6).
+whose epoch it records (docs/kafka-rules.md, Partition epochs and unreleased partitions).
 """
 
 from __future__ import annotations
@@ -92,43 +92,92 @@ def assert_member(
 def test_stable_to_stable() -> None:
     """A new target epoch that only adds free partitions: jump to it at once (rule 2)."""
     m = member(assigned=foo(0))
-    out = reconcile(m, 6, foo(0, 1), foo(0), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 1),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=STABLE, assigned=foo(0, 1))
 
 
 def test_stable_to_stable_on_new_epoch_with_same_partitions() -> None:
     """A new target epoch with the same partitions: the epoch moves, nothing else (rule 4)."""
     m = member(assigned=foo(0, 1))
-    out = reconcile(m, 6, foo(0, 1), foo(0, 1), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 1),
+        partition_epochs=held(m),
+        owned=foo(0, 1),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=STABLE, assigned=foo(0, 1))
 
 
 def test_stable_to_stable_when_unchanged_returns_same_object() -> None:
     """STABLE at the target epoch, subscription unchanged: the very same member comes back."""
     m = member(assigned=foo(0, 1))
-    out = reconcile(m, 5, foo(0, 1, 2), None, False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=5,
+        target=foo(0, 1, 2),
+        partition_epochs=held(m),
+        owned=None,
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert out is m
 
 
 def test_stable_to_stable_on_subscription_change_keeping_every_topic() -> None:
     """SHRINK with nothing to move returns the member as is."""
     m = member(assigned=foo(0), subscribed=("foo", "bar"))
-    out = reconcile(m, 5, foo(0), foo(0), True, held(m), FOO_AND_BAR)
+    out = reconcile(
+        m,
+        target_epoch=5,
+        target=foo(0),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=True,
+        subscribed_topic_ids=FOO_AND_BAR,
+    )
     assert out is m
 
 
 def test_stable_to_stable_when_revoked_partitions_already_released() -> None:
     """Revoked partitions the member already stopped reporting skip the revocation step:
-    they are dropped and the member moves to the target epoch (§5, last line of NEXT)."""
+    they are dropped and the member moves to the target epoch
+    (``CurrentAssignmentBuilder.ownsRevokedPartitions``)."""
     m = member(assigned=foo(0, 1))
-    out = reconcile(m, 6, foo(0, 2), foo(0), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 2),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=STABLE, assigned=foo(0, 2))
 
 
 def test_stable_to_stable_when_nothing_owned_is_reported() -> None:
     """An empty owned set is a report ("I own nothing"), unlike ``None``: no revocation."""
     m = member(assigned=foo(0, 1))
-    out = reconcile(m, 6, foo(2), EMPTY, False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(2),
+        partition_epochs=held(m),
+        owned=EMPTY,
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=STABLE, assigned=foo(2))
 
 
@@ -136,7 +185,15 @@ def test_stable_to_stable_with_target_filtered_by_subscription() -> None:
     """KAFKA-19431: a target partition of a topic the member no longer subscribes to is not
     added, even though it is free."""
     m = member(assigned=foo(0))
-    out = reconcile(m, 6, foo(0) | bar(0), foo(0), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0) | bar(0),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=STABLE, assigned=foo(0))
 
 
@@ -144,7 +201,15 @@ def test_stable_to_stable_on_subscription_change_when_already_revoked() -> None:
     """SHRINK when the member no longer reports the unsubscribed partitions: they are just
     dropped from the assignment; the member stays STABLE at its epoch."""
     m = member(assigned=foo(0) | bar(0), subscribed=("foo",))
-    out = reconcile(m, 5, foo(0) | bar(0), foo(0), True, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=5,
+        target=foo(0) | bar(0),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=True,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert out.member_epoch == 5
     assert out.state is STABLE
     assert out.assigned_partitions == foo(0)
@@ -154,7 +219,15 @@ def test_stable_to_stable_on_subscription_change_when_already_revoked() -> None:
 def test_stable_to_stable_on_subscription_change_sets_previous_epoch() -> None:
     """Like the test above, and the write goes through ``updateMemberEpoch``."""
     m = member(assigned=foo(0) | bar(0), subscribed=("foo",))
-    out = reconcile(m, 5, foo(0) | bar(0), foo(0), True, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=5,
+        target=foo(0) | bar(0),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=True,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=5, previous=5, state=STABLE, assigned=foo(0))
 
 
@@ -162,7 +235,15 @@ def test_stable_to_unrevoked_partitions() -> None:
     """The target removes an owned partition: revoke first (rule 1). The epoch stays, the
     previous epoch becomes the current one, and the added free partition is not given yet."""
     m = member(assigned=foo(0, 1))
-    out = reconcile(m, 6, foo(0, 2), foo(0, 1), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 2),
+        partition_epochs=held(m),
+        owned=foo(0, 1),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=5, previous=5, state=UNREVOKED, assigned=foo(0), pending=foo(1))
 
 
@@ -170,7 +251,15 @@ def test_stable_to_unrevoked_partitions_when_owned_not_reported() -> None:
     """``TopicPartitions`` null: the member is assumed to still own everything
     (``ownsRevokedPartitions``)."""
     m = member(assigned=foo(0, 1))
-    out = reconcile(m, 6, foo(0), None, False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0),
+        partition_epochs=held(m),
+        owned=None,
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=5, previous=5, state=UNREVOKED, assigned=foo(0), pending=foo(1))
 
 
@@ -178,7 +267,15 @@ def test_stable_to_unrevoked_partitions_on_unsubscribed_target_topic() -> None:
     """KAFKA-19431: a new target still naming an unsubscribed topic counts as empty for it,
     so the member's partitions of that topic are revoked."""
     m = member(assigned=foo(0) | bar(0), subscribed=("foo",))
-    out = reconcile(m, 6, foo(0) | bar(0), foo(0) | bar(0), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0) | bar(0),
+        partition_epochs=held(m),
+        owned=foo(0) | bar(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=5, previous=5, state=UNREVOKED, assigned=foo(0), pending=bar(0))
 
 
@@ -186,14 +283,30 @@ def test_stable_to_unrevoked_partitions_on_subscription_change() -> None:
     """SHRINK (fast path at the target epoch): the unsubscribed topic moves to pending
     revocation at the same epoch."""
     m = member(assigned=foo(0) | bar(0, 1), subscribed=("foo",))
-    out = reconcile(m, 5, foo(0) | bar(0, 1), foo(0) | bar(0, 1), True, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=5,
+        target=foo(0) | bar(0, 1),
+        partition_epochs=held(m),
+        owned=foo(0) | bar(0, 1),
+        subscription_changed=True,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=5, previous=5, state=UNREVOKED, assigned=foo(0), pending=bar(0, 1))
 
 
 def test_stable_to_unrevoked_partitions_on_subscription_change_to_nothing() -> None:
     """SHRINK with an empty subscription moves the whole assignment to pending revocation."""
     m = member(assigned=foo(0, 1), subscribed=())
-    out = reconcile(m, 5, foo(0, 1), None, True, held(m), frozenset())
+    out = reconcile(
+        m,
+        target_epoch=5,
+        target=foo(0, 1),
+        partition_epochs=held(m),
+        owned=None,
+        subscription_changed=True,
+        subscribed_topic_ids=frozenset(),
+    )
     assert_member(out, epoch=5, previous=5, state=UNREVOKED, assigned=EMPTY, pending=foo(0, 1))
 
 
@@ -202,7 +315,15 @@ def test_stable_to_unreleased_partitions() -> None:
     the member jumps to the target epoch in UNRELEASED_PARTITIONS with what is free."""
     m = member(assigned=foo(0))
     epochs = held(m, B={("foo", 1): 5})
-    out = reconcile(m, 6, foo(0, 1, 2), foo(0), False, epochs, FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 1, 2),
+        partition_epochs=epochs,
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=UNRELEASED, assigned=foo(0, 2))
 
 
@@ -210,7 +331,15 @@ def test_stable_to_unreleased_partitions_with_nothing_free() -> None:
     """Nothing to revoke, nothing free to add, something unreleased (rule 3)."""
     m = member(assigned=foo(0))
     epochs = held(m, B={("foo", 1): 5})
-    out = reconcile(m, 6, foo(0, 1), foo(0), False, epochs, FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 1),
+        partition_epochs=epochs,
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=UNRELEASED, assigned=foo(0))
 
 
@@ -232,7 +361,15 @@ def revoking(assigned: Assignment | None = None, subscribed: Iterable[str] = ("f
 def test_unrevoked_partitions_to_unrevoked_partitions() -> None:
     """The member still reports the partition pending revocation: wait, same object."""
     m = revoking()
-    out = reconcile(m, 6, foo(0), foo(0, 1), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0),
+        partition_epochs=held(m),
+        owned=foo(0, 1),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert out is m
     assert_member(out, epoch=5, previous=5, state=UNREVOKED, assigned=foo(0), pending=foo(1))
 
@@ -240,7 +377,15 @@ def test_unrevoked_partitions_to_unrevoked_partitions() -> None:
 def test_unrevoked_partitions_to_unrevoked_partitions_when_owned_not_reported() -> None:
     """``TopicPartitions`` null means "assume still owned": keep waiting."""
     m = revoking()
-    out = reconcile(m, 6, foo(0), None, False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0),
+        partition_epochs=held(m),
+        owned=None,
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert out is m
 
 
@@ -248,7 +393,15 @@ def test_unrevoked_partitions_to_unrevoked_partitions_on_newer_target() -> None:
     """KAFKA-19974: the member acknowledges, but the newest target (epoch 7) revokes more.
     It re-enters UNREVOKED_PARTITIONS at its old epoch 5, not at 6 or 7."""
     m = revoking()
-    out = reconcile(m, 7, foo(2), foo(0), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=7,
+        target=foo(2),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=5, previous=5, state=UNREVOKED, assigned=EMPTY, pending=foo(0))
 
 
@@ -257,7 +410,15 @@ def test_unrevoked_partitions_to_unrevoked_partitions_on_subscription_change() -
     pending revocation, epoch unchanged."""
     m = revoking(assigned=foo(0) | bar(0), subscribed=("foo",))
     owned = foo(0, 1) | bar(0)
-    out = reconcile(m, 6, foo(0) | bar(0), owned, True, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0) | bar(0),
+        partition_epochs=held(m),
+        owned=owned,
+        subscription_changed=True,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(
         out, epoch=5, previous=5, state=UNREVOKED, assigned=foo(0), pending=foo(1) | bar(0)
     )
@@ -267,7 +428,15 @@ def test_unrevoked_partitions_to_stable() -> None:
     """Acknowledged (owned disjoint from the pending revocation): the member jumps to the
     target epoch and gets the free partition."""
     m = revoking()
-    out = reconcile(m, 6, foo(0, 2), foo(0), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 2),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=STABLE, assigned=foo(0, 2))
 
 
@@ -277,7 +446,15 @@ def test_unrevoked_partitions_to_stable_when_own_pending_revocation_is_free() ->
     m = revoking()
     epochs = held(m)
     assert ("foo", 1) in epochs
-    out = reconcile(m, 7, foo(0, 1), foo(0), False, epochs, FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=7,
+        target=foo(0, 1),
+        partition_epochs=epochs,
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=7, previous=5, state=STABLE, assigned=foo(0, 1))
 
 
@@ -285,7 +462,15 @@ def test_unrevoked_partitions_to_unreleased_partitions() -> None:
     """Acknowledged, but a new target partition is still held by another member."""
     m = revoking()
     epochs = held(m, B={("foo", 2): 5})
-    out = reconcile(m, 6, foo(0, 2), foo(0), False, epochs, FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 2),
+        partition_epochs=epochs,
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=5, state=UNRELEASED, assigned=foo(0))
 
 
@@ -301,7 +486,15 @@ def waiting(assigned: Assignment | None = None) -> Member:
 def test_unreleased_partitions_to_stable() -> None:
     """The partition got released: the member collects it on its next heartbeat."""
     m = waiting()
-    out = reconcile(m, 6, foo(0, 2), foo(0), False, held(m), FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 2),
+        partition_epochs=held(m),
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=6, state=STABLE, assigned=foo(0, 2))
 
 
@@ -309,7 +502,15 @@ def test_unreleased_partitions_to_unreleased_partitions() -> None:
     """The partition is still held elsewhere: keep waiting at the target epoch."""
     m = waiting()
     epochs = held(m, B={("foo", 2): 5})
-    out = reconcile(m, 6, foo(0, 2), foo(0), False, epochs, FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=6,
+        target=foo(0, 2),
+        partition_epochs=epochs,
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=6, state=UNRELEASED, assigned=foo(0))
 
 
@@ -318,7 +519,15 @@ def test_unreleased_partitions_to_unreleased_partitions_on_newer_target() -> Non
     at the newer epoch."""
     m = waiting()
     epochs = held(m, B={("foo", 2): 5})
-    out = reconcile(m, 7, foo(0, 1, 2), foo(0), False, epochs, FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=7,
+        target=foo(0, 1, 2),
+        partition_epochs=epochs,
+        owned=foo(0),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=7, previous=6, state=UNRELEASED, assigned=foo(0, 1))
 
 
@@ -326,5 +535,13 @@ def test_unreleased_partitions_to_unrevoked_partitions() -> None:
     """The target changed and now removes an owned partition: revoke at the current epoch."""
     m = waiting(assigned=foo(0, 1))
     epochs = held(m, B={("foo", 2): 5})
-    out = reconcile(m, 7, foo(1, 2), foo(0, 1), False, epochs, FOO_ONLY)
+    out = reconcile(
+        m,
+        target_epoch=7,
+        target=foo(1, 2),
+        partition_epochs=epochs,
+        owned=foo(0, 1),
+        subscription_changed=False,
+        subscribed_topic_ids=FOO_ONLY,
+    )
     assert_member(out, epoch=6, previous=6, state=UNREVOKED, assigned=foo(1), pending=foo(0))

@@ -4,16 +4,29 @@ error naming line and column, never a traceback."""
 from __future__ import annotations
 
 import json
+from pathlib import Path as FsPath
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from groupcheck.explore.bfs import bfs
 from groupcheck.explore.walk import walk
 from groupcheck.mutants import get_mutant
 from model.presets import PRESETS
-from model.trace import FORMAT, VERSION, TraceError, path_lines, read_path
+from model.trace import (
+    FORMAT,
+    VERSION,
+    TraceError,
+    decode_action,
+    parse_event,
+    parse_header,
+    path_lines,
+    read_path,
+)
+
+SCHEMA = FsPath(__file__).resolve().parents[2] / "docs" / "trace-format.schema.json"
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
@@ -229,52 +242,98 @@ def _trace_error(lines: list[str]) -> str | None:
     return None
 
 
+def _schema_validator() -> Draft202012Validator:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _codec_error(line: str) -> str | None:
+    """The TraceError the codec raises for ``line`` as the header (``"{"…``) or as an event."""
+    obj = json.loads(line)
+    try:
+        if "format" in obj:
+            parse_header(line)
+        else:
+            decode_action(parse_event(line, 2), line, 2)
+    except TraceError as e:
+        return str(e)
+    return None
+
+
 def test_model_traces_match_the_json_schema() -> None:
-    """docs/trace-format.schema.json describes what the codec writes (checked by a small
-    interpreter of the schema's keywords, so the test needs no extra dependency)."""
-    from pathlib import Path as FsPath
-
-    schema = json.loads(
-        (FsPath(__file__).resolve().parents[2] / "docs" / "trace-format.schema.json").read_text()
-    )
-    defs = schema["$defs"]
-
-    def check(value: object, s: dict[str, object]) -> bool:
-        if "$ref" in s:
-            return check(value, defs[str(s["$ref"]).split("/")[-1]])
-        if "oneOf" in s:
-            return sum(check(value, sub) for sub in s["oneOf"]) == 1  # type: ignore[attr-defined]
-        if "const" in s and value != s["const"]:
-            return False
-        if "enum" in s and value not in s["enum"]:  # type: ignore[operator]
-            return False
-        t = s.get("type")
-        types = {"object": dict, "array": list, "string": str, "integer": int, "null": type(None)}
-        if t is not None:
-            allowed = t if isinstance(t, list) else [t]
-            if not any(isinstance(value, types[x]) for x in allowed):
-                return False
-        if isinstance(value, int) and "minimum" in s and value < s["minimum"]:  # type: ignore[operator]
-            return False
-        if isinstance(value, dict):
-            props = s.get("properties", {})
-            if any(k not in value for k in s.get("required", [])):  # type: ignore[attr-defined]
-                return False
-            if s.get("additionalProperties") is False and set(value) - set(props):  # type: ignore[arg-type]
-                return False
-            for k, v in value.items():
-                if k in props and not check(v, props[k]):  # type: ignore[index]
-                    return False
-            for rule in s.get("allOf", []):  # type: ignore[attr-defined]
-                if check(value, rule["if"]) and not check(value, rule["then"]):
-                    return False
-        if isinstance(value, list) and "items" in s:
-            return all(check(v, s["items"]) for v in value)  # type: ignore[arg-type]
-        return True
-
+    """docs/trace-format.schema.json describes what the codec writes."""
+    validator = _schema_validator()
     config = get_mutant("client-acks-before-revoking").mutated_config()
     result = bfs(config)
     assert result.path is not None
     for line in [*GOOD, *path_lines(result.path)]:
-        assert check(json.loads(line), schema), line
-    assert not check({"format": FORMAT, "version": 2, "protocol": "consumer", "topics": {}}, schema)
+        errors = [e.message for e in validator.iter_errors(json.loads(line))]
+        assert not errors, (line, errors)
+    assert not validator.is_valid(
+        {"format": FORMAT, "version": 2, "protocol": "consumer", "topics": {}}
+    )
+
+
+def _message_event(**body: object) -> str:
+    heartbeat = {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": [], **body}
+    payload = {
+        "client": "A",
+        "incarnation": 0,
+        "connection": 0,
+        "direction": "request",
+        "api": "ConsumerGroupHeartbeat",
+        "body": heartbeat,
+    }
+    return json.dumps({"seq": 1, "source": "A", "kind": "DeliverMessage", "payload": payload})
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (_message_event(MemberEpoch=2**31), "int32 maximum"),
+        (_message_event(MemberEpoch=-(2**31) - 1), "int32 minimum"),
+        (
+            json.dumps(
+                {"seq": 2**63, "source": "A", "kind": "Subscribe", "payload": {"client": "A"}}
+            ),
+            "int64 maximum",
+        ),
+        (
+            _message_event(TopicPartitions=[{"TopicId": "foo", "Partitions": [2**31]}]),
+            "partition index maximum",
+        ),
+        (
+            json.dumps(
+                {"format": FORMAT, "version": 1, "protocol": "consumer", "topics": {"foo": 2**31}}
+            ),
+            "partition count maximum (schema-valued additionalProperties)",
+        ),
+        (
+            json.dumps(
+                {"format": FORMAT, "version": 1, "protocol": "consumer", "topics": {"foo": "two"}}
+            ),
+            "extra property of the wrong type under a schema-valued additionalProperties",
+        ),
+        (_message_event(Generation=1), "unknown body field"),
+    ],
+)
+def test_schema_and_codec_reject_the_same_values(line: str, why: str) -> None:
+    """What the codec refuses, the schema refuses too: values over a ``maximum`` and
+    properties that break a schema-valued ``additionalProperties`` included."""
+    assert not _schema_validator().is_valid(json.loads(line)), why
+    assert _codec_error(line) is not None, why
+
+
+def test_schema_and_codec_accept_the_extremes() -> None:
+    """The largest values both accept (the boundary of the ranges above)."""
+    line = _message_event(
+        MemberEpoch=2**31 - 1, TopicPartitions=[{"TopicId": "foo", "Partitions": [2**31 - 1]}]
+    )
+    assert _schema_validator().is_valid(json.loads(line))
+    assert _codec_error(line) is None
+    header = json.dumps(
+        {"format": FORMAT, "version": 1, "protocol": "consumer", "topics": {"foo": 2**31 - 1}}
+    )
+    assert _schema_validator().is_valid(json.loads(header))
+    assert _codec_error(header) is None
