@@ -113,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
         "conjuncts; 'Convergence' for convergence); the output lists what was checked",
     )
     exp.add_argument(
+        "--rebalance-time",
+        action="store_true",
+        help="bfs, walk: measure rebalance time (fair steps and heartbeat rounds from the last "
+        "perturbation to convergence: the worst case under bfs, a distribution under walk); "
+        "under a mutant or --rules, compare it with the reference rules on the same config",
+    )
+    exp.add_argument(
         "--z3",
         action="store_true",
         help="bfs: also check every visited state with Z3 (every reported violation is "
@@ -381,6 +388,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         walks=args.walks,
         max_steps=args.max_steps,
         only=args.only,
+        rebalance=args.rebalance_time,
     )
     trace = None
     reproduce = None
@@ -426,6 +434,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
         "witnesses": outcome.witnesses,
         "missed_witnesses": outcome.missed_witnesses,
         "z3": outcome.z3,
+        "rebalance": outcome.rebalance,
+        "findings": outcome.findings,
         "shrunk_config": config_to_mapping(outcome.shrunk_config)
         if outcome.shrunk_config
         else None,
@@ -469,6 +479,21 @@ def _print_outcome(doc: dict[str, Any]) -> None:
     if doc["only"]:
         print(f"  checked only: {', '.join(doc['properties'])}")
     print(f"  witnesses hit: {', '.join(doc['witnesses']) or 'none'}")
+    _print_rebalance(doc)
+
+
+def _print_rebalance(doc: dict[str, Any]) -> None:
+    times = doc["rebalance"]
+    if times and times["worst_steps"] is not None:
+        bound = f" (bound {times['bound']})" if times["bound"] is not None else ""
+        print(
+            f"  rebalance time: worst {times['worst_steps']} fair steps, "
+            f"{times['worst_heartbeat_rounds']} heartbeat rounds{bound}; median "
+            f"{times['median_steps']}, p95 {times['p95_steps']} over {times['starts']} starts"
+        )
+    for finding in doc["findings"]:
+        print(f"  FINDING {finding['kind']}: {finding['message']}")
+        print(f"    the path to that rebalance: {finding['path']}")
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:

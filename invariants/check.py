@@ -146,10 +146,11 @@ def select_properties(
 
 def all_properties() -> Iterable[Property]:
     """Every named property, state and step first."""
-    from invariants.liveness import CONVERGENCE
+    from invariants.liveness import CONVERGENCE, REBALANCE_TIME
 
     yield from STATE_PROPERTIES
     yield from STEP_PROPERTIES
     yield CONVERGENCE
+    yield REBALANCE_TIME
     for w in WITNESSES:
         yield w.prop

@@ -9,7 +9,7 @@ and requiring a converged state within ``bound`` steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from invariants.properties import Kind, Property
@@ -84,6 +84,27 @@ CONVERGENCE = Property(
     "epoch and the group is STABLE within the bound.",
     "KIP-848 Rebalance Process (members converge to the target assignment)",
 )
+
+
+REBALANCE_TIME = Property(
+    "RebalanceTimeBound",
+    Kind.EVENTUALLY,
+    "After the last perturbation the fair schedule converges within the config's declared "
+    "bound (max_rebalance_steps).",
+    "KIP-848 Rebalance Process; a config's declared rebalance-time bound",
+)
+
+
+def rebalance_start(config: Config, actions: Sequence[Action]) -> State:
+    """The state after the last perturbation of ``actions`` (the initial state when there
+    is none): where the rebalance the path ends in starts."""
+    state = system.initial(config)
+    start = state
+    for action in actions:
+        state = system.step(state, action, config)
+        if action.PERTURBATION:
+            start = state
+    return start
 
 
 # --------------------------------------------------------------------------- witnesses

@@ -84,6 +84,10 @@ class Config:
     auto_commit: bool = False
     commit_on_revoke: bool = True
     max_restarts: int = 1
+    max_rebalance_steps: int | None = None
+    """A declared bound on rebalance time: from the state after the last perturbation, the
+    fair schedule must converge within this many steps (``RebalanceTimeBound``; None: no
+    bound beyond Convergence's own)."""
     required_witnesses: tuple[str, ...] | None = None
     """The ``SOMETIMES`` witnesses a complete run of this config must hit for its result to
     be ok (``invariants.liveness.WITNESSES`` names; None: every witness). A config that
@@ -159,5 +163,7 @@ def check_config(config: Config) -> None:
         raise ConfigError(
             f"{where}: heartbeat_interval_ms must be below session_timeout_ms (KAFKA-17618)"
         )
+    if config.max_rebalance_steps is not None and config.max_rebalance_steps < 1:
+        raise ConfigError(f"{where}: max_rebalance_steps must be >= 1 (or absent)")
     if config.max_group_size < 1:
         raise ConfigError(f"{where}: max_group_size must be >= 1")

@@ -35,6 +35,8 @@ def _option_kinds() -> dict[str, str]:
             kinds[f.name] = "str"
         elif isinstance(default, frozenset | tuple) or f.name == "required_witnesses":
             kinds[f.name] = "strings"
+        elif f.name == "max_rebalance_steps":
+            kinds[f.name] = "int"
     return kinds
 
 

@@ -29,11 +29,18 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from groupcheck.explore.rebalance import RebalanceTimes
 from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
-from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule, required_witnesses
+from invariants.liveness import (
+    CONVERGENCE,
+    DEFAULT_BOUND,
+    REBALANCE_TIME,
+    fair_schedule,
+    required_witnesses,
+)
 from invariants.snapshot import SnapshotKey, project_key, snapshot_key
 from invariants.verdict import conclude
 from model import system
@@ -98,11 +105,15 @@ def bfs(
     stop_on: str | None = None,
     z3: bool = False,
     graph: nx.DiGraph | None = None,
+    rebalance: RebalanceTimes | None = None,
 ) -> ExploreResult:
     """Explore ``config`` breadth-first. ``stop_on`` ignores violations of other properties
     (used to measure the shortest counterexample of one property). ``z3`` re-checks every
     state property on every visited state with Z3 as well. ``graph`` (a networkx DiGraph)
     receives the state graph: nodes are canonical keys with ``depth``, edges carry ``kind``.
+    ``rebalance`` receives the rebalance time measured at every state a perturbation leads
+    to (``groupcheck.explore.rebalance``); a config that declares ``max_rebalance_steps``
+    is checked against it (``RebalanceTimeBound``).
 
     The result is "ok" only when the search is complete — every reachable state visited
     (``exhausted``), or every state within ``max_depth`` steps when a depth is given — and
@@ -178,6 +189,27 @@ def bfs(
     bad = relevant(check_state(init, view_of(init)))
     if bad:
         return found(bad[0], init_key, [])
+    bound = config.max_rebalance_steps if stop_on in (None, REBALANCE_TIME.name) else None
+    if bound is not None and rebalance is None:
+        rebalance = RebalanceTimes()
+
+    def too_slow(state: State, key: Hashable) -> Violation | None:
+        """Measure the rebalance starting at ``state``; a violation when it exceeds the
+        config's bound."""
+        assert rebalance is not None
+        tail = rebalance.note(state, config, key=key)
+        if bound is None or not tail.converged or tail.steps <= bound:
+            return None
+        message = (
+            f"after the last perturbation the group needs {tail.steps} fair steps to "
+            f"converge; the config allows {bound}"
+        )
+        return Violation(REBALANCE_TIME.name, message, REBALANCE_TIME.kind.value)
+
+    if rebalance is not None:
+        slow = too_slow(init, init_key)
+        if slow is not None:
+            return found(slow, init_key, [])
     max_seen_depth = 0
     exhausted = True
     cut: str | None = None  # why the search stopped before it was complete
@@ -254,9 +286,15 @@ def bfs(
                 bad = relevant(z3_check(snapshots[post_view]))
             if bad:
                 return found(bad[0], new_key, [])
+            if rebalance is not None and action.PERTURBATION:
+                slow = too_slow(new, new_key)
+                if slow is not None:
+                    return found(slow, new_key, [])
             queue.append((new_key, new_node))
             if progress is not None and len(nodes) % 1000 == 0:
                 progress(len(nodes), node.depth + 1, len(queue))
+    if rebalance is not None and rebalance.worst_key is not None:
+        rebalance.worst_actions = tuple(_path_to(nodes, rebalance.worst_key, config))
     missed = checker.missed_witnesses(required)
     result, reasons = conclude(
         violated=False,

@@ -84,6 +84,18 @@ def first_violations(
 
             violation = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
             return [violation], len(actions)
+        if config.max_rebalance_steps is not None:
+            from invariants.liveness import REBALANCE_TIME, rebalance_start
+
+            _, steps, _ = run_fair(rebalance_start(config, actions), config, bound)
+            if steps > config.max_rebalance_steps:
+                message = (
+                    f"after the last perturbation the group needs {steps} fair steps to "
+                    f"converge; the config allows {config.max_rebalance_steps}"
+                )
+                return [Violation(REBALANCE_TIME.name, message, REBALANCE_TIME.kind.value)], len(
+                    actions
+                )
     return None
 
 
@@ -95,14 +107,15 @@ def ddmin(
     deadline: Callable[[], bool] | None = None,
 ) -> list[Action]:
     """Delta-debug ``actions`` down to a path that still violates ``prop``."""
-    conv = prop == "Convergence" if check_convergence is None else check_convergence
+    liveness = prop in ("Convergence", "RebalanceTimeBound")
+    conv = liveness if check_convergence is None else check_convergence
 
     def fails(candidate: Sequence[Action]) -> list[Action] | None:
         repaired = relaxed_replay(config, candidate)
         found = first_violations(config, repaired, conv)
         if found is None or prop not in {v.property for v in found[0]}:
             return None
-        return repaired[: found[1]] if prop != "Convergence" else repaired
+        return repaired[: found[1]] if not liveness else repaired
 
     current = fails(actions)
     if current is None:

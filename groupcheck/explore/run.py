@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupcheck.explore.minimise import first_violations, minimise_path, shrink_config
+from groupcheck.explore.rebalance import RebalanceTimes, measure
 from invariants.check import Checker, Violation, select_properties
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.verdict import Result, conclude
+from model import system
 from model.config import Config
 from model.path import Path
+from model.rules import DEFAULT_RULES
 
 ENGINES = ("bfs", "walk", "hypothesis")
 
@@ -60,6 +63,11 @@ class Outcome:
     properties: list[str] = field(default_factory=list)
     """The properties checked (every state and step property and Convergence, unless
     ``--only`` chose some)."""
+    rebalance: dict[str, Any] | None = None
+    """Rebalance time (``groupcheck.explore.rebalance``) when measured."""
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    """Findings that are not property violations: a rule change that makes rebalances
+    slower than the reference rules on the same config."""
 
 
 Progress = Callable[[str], None]
@@ -107,26 +115,62 @@ def explore(
     walks: int = DEFAULT_WALKS,
     max_steps: int = DEFAULT_MAX_STEPS,
     only: Sequence[str] | None = None,
+    rebalance: bool = False,
 ) -> Outcome:
     """Explore ``config`` with ``engine``; minimise and measure any counterexample.
     ``budget_seconds`` stops a search early (the result is then inconclusive); the work
     itself is fixed by ``max_states``/``max_depth`` (bfs), ``walks``/``max_steps`` (walk)
     and the profile (hypothesis). ``only`` checks just the named properties
     (``invariants.check.select_properties``); the result's ``properties`` lists what was
-    checked."""
+    checked. ``rebalance`` measures rebalance time (bfs and walk; always when the config
+    declares ``max_rebalance_steps``) and, under rules other than the reference ones,
+    compares it with the reference rules' on the same config."""
     start = time.perf_counter()
     selection = Selection.of(only)
+    times = None
+    if engine != "hypothesis" and (rebalance or config.max_rebalance_steps is not None):
+        times = RebalanceTimes()
     if engine == "hypothesis":
         outcome = _hypothesis(config, seed, budget_seconds, profile, progress, selection)
     elif engine == "bfs":
         outcome = _bfs(
-            config, budget_seconds, z3, progress, symmetry, max_states, max_depth, selection
+            config,
+            budget_seconds,
+            z3,
+            progress,
+            symmetry,
+            max_states,
+            max_depth,
+            selection,
+            times,
         )
     elif engine == "walk":
-        outcome = _walk(config, seed, budget_seconds, progress, walks, max_steps, selection)
+        outcome = _walk(config, seed, budget_seconds, progress, walks, max_steps, selection, times)
     else:
         raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     outcome.properties = selection.names
+    if times is not None:
+        outcome.rebalance = _rebalance_json(config, times)
+        if config.rules != DEFAULT_RULES and outcome.result != "violation":
+            if progress:
+                progress("measuring the reference rules' rebalance time on the same config")
+            reference = explore(
+                replace(config, rules=DEFAULT_RULES, name=f"{config.name}-reference"),
+                engine=engine,
+                seed=seed,
+                budget_seconds=budget_seconds,
+                minimise=False,
+                shortest=False,
+                symmetry=symmetry,
+                max_states=max_states,
+                max_depth=max_depth,
+                walks=walks,
+                max_steps=max_steps,
+                rebalance=True,
+            )
+            slower = slower_rebalance(config, times, reference.rebalance)
+            if slower is not None:
+                outcome.findings.append(slower)
     if outcome.path is not None and outcome.property is not None:
         outcome.original_length = len(outcome.path.actions)
         if minimise:
@@ -156,6 +200,53 @@ def explore(
         outcome.z3 = z3_recheck(outcome.path, outcome.property)
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def _rebalance_json(config: Config, times: RebalanceTimes) -> dict[str, Any]:
+    path = Path(config, times.worst_actions) if times.worst_actions is not None else None
+    doc = times.to_json(path)
+    doc["bound"] = config.max_rebalance_steps
+    return doc
+
+
+def slower_rebalance(
+    config: Config, times: RebalanceTimes, reference: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """A finding when the rules of ``config`` make the worst rebalance slower than the
+    reference rules' worst on the same config: the path to the start of the slowest
+    rebalance, its steps, and what the reference rules need from the same path when it is
+    one of theirs too."""
+    if reference is None or times.worst is None or reference.get("worst_steps") is None:
+        return None
+    if times.worst.steps <= reference["worst_steps"]:
+        return None
+    actions = times.worst_actions or ()
+    at_start = None
+    reference_config = replace(config, rules=DEFAULT_RULES)
+    state = system.initial(reference_config)
+    replayable = True
+    for action in actions:
+        if action not in system.enabled(state, reference_config):
+            replayable = False
+            break
+        state = system.step(state, action, reference_config)
+    if replayable:
+        at_start = measure(state, reference_config).steps
+    return {
+        "kind": "slower-rebalance",
+        "steps": times.worst.steps,
+        "heartbeat_rounds": times.worst.rounds,
+        "reference_worst_steps": reference["worst_steps"],
+        "reference_steps_from_the_same_path": at_start,
+        "path": Path(config, tuple(actions)).encode(),
+        "length": len(actions),
+        "message": (
+            f"these rules need {times.worst.steps} fair steps to converge after the path's "
+            f"last perturbation; the reference rules need at most "
+            f"{reference['worst_steps']} on this config"
+            + (f" ({at_start} from the same path)" if at_start is not None else "")
+        ),
+    }
 
 
 def shortest_length(config: Config, prop: str, max_states: int = SHORTEST_MAX_STATES) -> int | None:
@@ -266,6 +357,7 @@ def _bfs(
     max_states: int | None,
     max_depth: int | None,
     selection: Selection,
+    times: RebalanceTimes | None,
 ) -> Outcome:
     from groupcheck.explore.bfs import bfs
 
@@ -289,6 +381,7 @@ def _bfs(
         max_depth=max_depth,
         checker_factory=selection.checker,
         check_convergence=selection.convergence,
+        rebalance=times,
     )
     return _from_result("bfs", res)
 
@@ -301,6 +394,7 @@ def _walk(
     walks: int,
     max_steps: int,
     selection: Selection,
+    times: RebalanceTimes | None,
 ) -> Outcome:
     from groupcheck.explore.walk import walk
 
@@ -319,6 +413,7 @@ def _walk(
         progress=cb,
         checker_factory=selection.checker,
         check_convergence=selection.convergence,
+        rebalance=times,
     )
     return _from_result("walk", res)
 

@@ -13,9 +13,16 @@ import random
 import time
 from collections.abc import Callable
 
+from groupcheck.explore.rebalance import RebalanceTimes
 from groupcheck.explore.result import ExploreResult
 from invariants.check import Checker, Violation
-from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule, required_witnesses
+from invariants.liveness import (
+    CONVERGENCE,
+    DEFAULT_BOUND,
+    REBALANCE_TIME,
+    fair_schedule,
+    required_witnesses,
+)
 from invariants.snapshot import project
 from invariants.verdict import conclude
 from model import system
@@ -47,10 +54,17 @@ def walk(
     convergence_bound: int = DEFAULT_BOUND,
     progress: ProgressFn | None = None,
     check_convergence: bool = True,
+    rebalance: RebalanceTimes | None = None,
 ) -> ExploreResult:
     """Run ``walks`` walks of up to ``max_steps`` steps; stop at the first violation. The
     result is "ok" only when every walk was run (``budget_seconds`` cutting the series
-    short makes it "inconclusive") and every witness was hit."""
+    short makes it "inconclusive") and every witness was hit. ``rebalance`` receives each
+    walk's rebalance time, measured from the state after its last perturbation
+    (``groupcheck.explore.rebalance``); a config's ``max_rebalance_steps`` is checked
+    against it."""
+    bound = config.max_rebalance_steps
+    if bound is not None and rebalance is None:
+        rebalance = RebalanceTimes()
     start = time.perf_counter()
     checker = checker_factory()
     required = required_witnesses(config)
@@ -67,6 +81,7 @@ def walk(
         snap = project(state)
         path: list[Action] = []
         violation: Violation | None = None
+        rebalance_from, rebalance_after = state, 0  # where the walk's last rebalance starts
         for _ in range(max_steps):
             enabled = system.enabled(state, config)
             choices = [a for a in enabled if not a.PERTURBATION or a.kind in kept] or list(enabled)
@@ -81,6 +96,8 @@ def walk(
                 new, new_snap
             )
             state, snap = new, new_snap
+            if action.PERTURBATION:
+                rebalance_from, rebalance_after = state, len(path)
             if bad:
                 violation = bad[0]
                 break
@@ -91,6 +108,15 @@ def walk(
             else:
                 violation = Violation(
                     CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
+                )
+        if violation is None and rebalance is not None:
+            measured = rebalance.note(rebalance_from, config, actions=tuple(path[:rebalance_after]))
+            if bound is not None and measured.converged and measured.steps > bound:
+                violation = Violation(
+                    REBALANCE_TIME.name,
+                    f"after the last perturbation the group needs {measured.steps} fair steps "
+                    f"to converge; the config allows {bound}",
+                    REBALANCE_TIME.kind.value,
                 )
         if violation is not None:
             return ExploreResult(
