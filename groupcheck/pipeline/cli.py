@@ -116,10 +116,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--connect-timeout",
-        type=positive_float,
+        type=_connect_timeout,
         default=60.0,
         metavar="SECONDS",
-        help="how long to wait for a cluster's first executor (default 60)",
+        help="how long to wait for a cluster's first executor (default 60, at most 3600)",
     )
     p.add_argument(
         "--conf",
@@ -139,6 +139,20 @@ def _usage(p: argparse.ArgumentParser) -> int:
         "groupcheck: error: pipeline: choose a step: explore, validate or report", file=sys.stderr
     )
     return 2
+
+
+MAX_CONNECT_TIMEOUT = 3600.0
+"""The longest ``--connect-timeout`` (seconds)."""
+
+
+def _connect_timeout(text: str) -> float:
+    """A finite number of seconds in (0, ``MAX_CONNECT_TIMEOUT``]."""
+    value = positive_float(text)
+    if not value <= MAX_CONNECT_TIMEOUT:  # inf included
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_CONNECT_TIMEOUT:g} seconds, got {text}"
+        )
+    return value
 
 
 def _conf(text: str) -> tuple[str, str]:

@@ -399,3 +399,15 @@ def test_report_says_what_it_leaves_out(
 
     monkeypatch.setattr(report, "MAX_TRACE_ROWS", 500)
     assert "more:" not in report.build_report(checks).read_text()
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "-1", "3601"])
+def test_connect_timeout_is_a_bounded_number_of_seconds(
+    tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    args = ["pipeline", "explore", "--grid", str(grid_file), "--runs", "1"]
+    code, out, err = run(capsys, *args, "--out", str(tmp_path / "o"), f"--connect-timeout={value}")
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith("groupcheck pipeline explore: argument --connect-timeout: expected")
+    assert not (tmp_path / "o").exists()
