@@ -103,9 +103,80 @@ class Config:
         return perturbation in self.perturbations
 
 
+INT32_MAX = 2**31 - 1
+"""The largest Kafka ``int`` (a protocol ``int32``)."""
+
+KAFKA_INT_FIELDS: dict[str, str] = {
+    "heartbeat_interval_ms": "group.consumer.heartbeat.interval.ms",
+    "session_timeout_ms": "group.consumer.session.timeout.ms",
+    "rebalance_timeout_ms": "max.poll.interval.ms, sent as RebalanceTimeoutMs",
+    "max_group_size": "group.consumer.max.size",
+}
+"""Fields that stand for a Kafka setting of type ``int`` with ``atLeast(1)``
+(``GroupCoordinatorConfig.CONFIG_DEF``, ``ConsumerConfig``; the ConsumerGroupHeartbeat
+fields are ``int32``): each must be in 1..``INT32_MAX``."""
+
+MODEL_BOUNDS: dict[str, int] = {
+    "max_partitions_per_topic": 1000,
+    "max_restarts": 100,
+    "max_perturbations": 10_000,
+}
+"""Bounds of the model itself (each field must be in 0..bound): a state holds every
+partition and every incarnation, so larger values only make states that no engine can
+explore."""
+
+_BOOL_FIELDS = (
+    "compute_target_in_heartbeat",
+    "reconcile_while_assigning",
+    "rejoin_with_epoch_zero",
+    "realign_empty_group",
+    "static_rejoin_same_member_id",
+    "report_pending_additions",
+    "reorder",
+    "slow_clients",
+    "live_timers",
+    "auto_commit",
+    "commit_on_revoke",
+)
+
+
+def _number(value: int) -> str:
+    """An integer for a message (a huge one is not spelt out)."""
+    return str(value) if -(10**20) < value < 10**20 else "a number beyond 10**20 in size"
+
+
+def _check_ranges(config: Config, where: str) -> None:
+    """Types and ranges of the scalar fields (before anything compares them)."""
+    for name in _BOOL_FIELDS:
+        value = getattr(config, name)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {name} must be true or false, got {value!r:.40}")
+    for name, setting in KAFKA_INT_FIELDS.items():
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: {name} must be an integer, got {value!r:.40}")
+        if not 1 <= value <= INT32_MAX:
+            raise ConfigError(
+                f"{where}: {name} must be in 1..{INT32_MAX} (Kafka's {setting}: an int "
+                f"of at least 1), got {_number(value)}"
+            )
+    for name, bound in MODEL_BOUNDS.items():
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: {name} must be an integer, got {value!r:.40}")
+        if not 0 <= value <= bound:
+            raise ConfigError(f"{where}: {name} must be in 0..{bound}, got {_number(value)}")
+    for topic, partitions in config.topics:
+        if isinstance(partitions, bool) or not isinstance(partitions, int):
+            raise ConfigError(
+                f"{where}: topic {topic!r:.40} has {partitions!r:.40} partitions; give an integer"
+            )
+
+
 def check_config(config: Config) -> None:
     """Reject impossible configurations early, saying what to do instead."""
     where = f"config {config.name!r}"
+    _check_ranges(config, where)
     if not config.topics:
         raise ConfigError(f"{where}: no topics; give at least one (name, partitions) pair")
     names = [t for t, _ in config.topics]
@@ -141,8 +212,6 @@ def check_config(config: Config) -> None:
         raise ConfigError(
             f"{where}: unknown perturbations {sorted(unknown)}; known: {sorted(PERTURBATIONS)}"
         )
-    if config.max_perturbations < 0:
-        raise ConfigError(f"{where}: max_perturbations must be >= 0")
     if not config.server_assignors or any(
         a not in KNOWN_ASSIGNORS for a in config.server_assignors
     ):
@@ -163,7 +232,9 @@ def check_config(config: Config) -> None:
         raise ConfigError(
             f"{where}: heartbeat_interval_ms must be below session_timeout_ms (KAFKA-17618)"
         )
-    if config.max_rebalance_steps is not None and config.max_rebalance_steps < 1:
-        raise ConfigError(f"{where}: max_rebalance_steps must be >= 1 (or absent)")
-    if config.max_group_size < 1:
-        raise ConfigError(f"{where}: max_group_size must be >= 1")
+    if config.max_rebalance_steps is not None and not (
+        isinstance(config.max_rebalance_steps, int) and 1 <= config.max_rebalance_steps <= 100_000
+    ):
+        raise ConfigError(
+            f"{where}: max_rebalance_steps must be an integer in 1..100000 (or absent)"
+        )

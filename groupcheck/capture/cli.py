@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -17,15 +18,32 @@ def register(sub: Any) -> None:
             "cluster). Clients bootstrap from --listen; broker addresses in Metadata and "
             "FindCoordinator responses are rewritten to further proxy ports. Every "
             "ConsumerGroupHeartbeat and OffsetCommit exchange is written to --out as trace "
-            "events (docs/capture.md). Stop with Ctrl-C or SIGTERM; the file is complete "
-            "once it has its final name."
+            "events (docs/capture.md). Stop with Ctrl-C or SIGTERM, or let --duration "
+            "end it: the connections are closed, the file gets its final name (it is "
+            "complete once it has it) and the exit status is 0. Exit 2 on bad options."
         ),
     )
     p.add_argument("--listen", required=True, help="loopback HOST:PORT to accept clients on")
     p.add_argument("--upstream", required=True, help="bootstrap broker HOST:PORT")
     p.add_argument("--out", required=True, help="trace file to write (NDJSON)")
-    p.add_argument("--duration", type=float, help="stop after this many seconds")
+    p.add_argument(
+        "--duration",
+        type=duration,
+        metavar="SECONDS",
+        help="stop after this many seconds (a finite number > 0)",
+    )
     p.set_defaults(handler=cmd_capture)
+
+
+def duration(text: str) -> float:
+    """A number of seconds: finite and > 0 (not ``nan``, ``inf`` or negative)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text}")
+    return value
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
@@ -50,22 +68,27 @@ def cmd_capture(args: argparse.Namespace) -> int:
         print(f"capture: {message}", file=sys.stderr, flush=True)
 
     async def run() -> int:
+        # Ctrl-C and SIGTERM stop the capture from the start: set before anything listens.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         trace = TraceWriter(out)
         proxy = Proxy(host, trace, log)
         try:
             await proxy.listen(upstream, port)
         except OSError as e:
-            log(f"cannot listen on {host}:{port}: {e.strerror or e}")
+            print(
+                f"groupcheck: error: cannot listen on {host}:{port}: {e.strerror or e}",
+                file=sys.stderr,
+            )
+            await proxy.close()
             return 2
         trace.open()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         if args.duration is not None:
             loop.call_later(args.duration, stop.set)
         await stop.wait()
-        await proxy.close()
+        await proxy.close()  # every connection is closed: nothing writes to the trace now
         trace.close()
         log(f"{proxy.exchanges} exchanges written to {out}")
         return 0

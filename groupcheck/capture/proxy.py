@@ -133,14 +133,23 @@ class Proxy:
     names: dict[str, str] = field(default_factory=dict)
     connections: int = 0
     exchanges: int = 0
+    serving: set[asyncio.Task[None]] = field(default_factory=set)
+    """The tasks serving client connections (``close`` ends them)."""
+    closing: bool = False
 
     async def listen(self, upstream: tuple[str, int], port: int = 0) -> int:
         """Open (or reuse) the listener that forwards to ``upstream``; its local port."""
         if upstream in self.listeners:
             return self.listeners[upstream]
 
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await self._connection(reader, writer, upstream)
+        def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            # A plain callback that starts the proxy's own task: asyncio's stream machinery
+            # then keeps no task of its own, whose cancellation at shutdown it would report
+            # as an error with a traceback (Python 3.11 asks a cancelled task for its
+            # exception).
+            task = asyncio.get_running_loop().create_task(self._serve(reader, writer, upstream))
+            self.serving.add(task)
+            task.add_done_callback(self.serving.discard)
 
         server = await asyncio.start_server(handle, self.listen_host, port)
         local = int(server.sockets[0].getsockname()[1])
@@ -148,6 +157,20 @@ class Proxy:
         self.servers.append(server)
         self.log(f"listening on {self.listen_host}:{local} for {upstream[0]}:{upstream[1]}")
         return local
+
+    async def _serve(
+        self,
+        client_r: asyncio.StreamReader,
+        client_w: asyncio.StreamWriter,
+        upstream: tuple[str, int],
+    ) -> None:
+        if self.closing:  # accepted just as the proxy stopped
+            client_w.close()
+            return
+        try:
+            await self._connection(client_r, client_w, upstream)
+        except asyncio.CancelledError:
+            client_w.close()  # the proxy is stopping: the connection ends with it
 
     async def _connection(
         self,
@@ -164,13 +187,15 @@ class Proxy:
             client_w.close()
             return
         pending: dict[int, tuple[int, int, Any, int]] = {}
-        await asyncio.gather(
-            self._requests(client_r, up_w, pending),
-            self._responses(up_r, client_w, pending, conn),
-            return_exceptions=True,
-        )
-        for w in (client_w, up_w):
-            w.close()
+        try:
+            await asyncio.gather(
+                self._requests(client_r, up_w, pending),
+                self._responses(up_r, client_w, pending, conn),
+                return_exceptions=True,
+            )
+        finally:
+            for w in (client_w, up_w):
+                w.close()
 
     async def _requests(
         self,
@@ -259,6 +284,8 @@ class Proxy:
         member: str,
         times: tuple[int, int],
     ) -> None:
+        if self.closing:  # the trace is being closed: nothing more is recorded
+            return
         if resp["ErrorCode"] not in d.KNOWN_ERRORS:
             # A coordinator error outside the protocol's state machine (NOT_COORDINATOR,
             # COORDINATOR_LOAD_IN_PROGRESS …): the group did not process the request.
@@ -272,8 +299,15 @@ class Proxy:
         self.trace.event(member, conn, "response", api, resp, times[1])
 
     async def close(self) -> None:
+        """Stop accepting, end every connection (an exchange whose response has not come
+        back is not recorded) and wait until they are all closed."""
+        self.closing = True
         for s in self.servers:
             s.close()
+        serving = list(self.serving)
+        for task in serving:
+            task.cancel()
+        await asyncio.gather(*serving, return_exceptions=True)
         for s in self.servers:
             await s.wait_closed()
 

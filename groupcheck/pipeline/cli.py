@@ -2,10 +2,13 @@
 ``groupcheck.cli.COMMAND_MODULES``). Importing this module imports neither pyspark nor
 pyarrow; the handlers do when they run.
 
-Exit status: explore 0 when no run found a violation or raised an error, else 1;
-validate 0 when every trace is valid, 1 when a trace violates a property, 2 when a trace is
-malformed or unreadable (every other trace is still validated); 2 for bad input (a grid,
-a master that cannot be reached, an output directory of another job).
+Exit status (``groupcheck.exitcodes``; the summary's ``result`` and ``reasons`` say why,
+``groupcheck/pipeline/verdict.py``): explore 1 when a run found a violation, else 4 when a
+run raised an error (a crash of the model), else 3 when the runs of a cell missed a
+``SOMETIMES`` witness, else 0; validate 1 when a trace violates a property, else 2 when a
+trace is malformed or unreadable (every other trace is still validated), else 3 when a
+trace is inconclusive, else 0; 2 for bad input (a grid, a master that cannot be reached,
+an output directory of another job).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from groupcheck import exitcodes
 from groupcheck.argtypes import add_validation_options, positive, positive_float
 
 Say = Callable[[str], None]
@@ -44,8 +48,10 @@ def register(sub: Any) -> None:
         help="fan seeded walks and Hypothesis runs over a grid of presets and options",
         description=(
             "Run every cell of a grid (presets × mutants × Config options × engines) once "
-            "per seed and record each run's metrics. Exit 0 when no run found a violation, "
-            "1 when some did, 2 on bad input."
+            "per seed and record each run's metrics. Exit 1 when a run found a violation; "
+            "else 4 when a run raised an error (a model crash); else 3 (inconclusive) when "
+            "the runs of a cell missed a SOMETIMES witness; else 0. Exit 2 on bad input (a "
+            "grid over the limits of docs/pipeline.md included)."
         ),
     )
     exp.add_argument("--grid", required=True, metavar="FILE", help="grid file (*.json or *.toml)")
@@ -53,7 +59,8 @@ def register(sub: Any) -> None:
         "--runs",
         type=positive,
         metavar="N",
-        help="runs (seeds) per grid cell; required unless the grid lists its seeds",
+        help="runs (seeds) per grid cell, at most 10,000,000 in all; required unless the "
+        "grid lists its seeds",
     )
     exp.add_argument(
         "--part-size",
@@ -70,7 +77,9 @@ def register(sub: Any) -> None:
         description=(
             "Validate every trace file the globs match (as 'groupcheck validate' does) and "
             "record each trace's verdict and violations. An unreadable or malformed trace "
-            "is reported for that trace; the others are still validated."
+            "is reported for that trace; the others are still validated. Exit 1 when a "
+            "trace violates a property; else 2 when a trace is malformed or unreadable; "
+            "else 3 when a trace is inconclusive; else 0."
         ),
     )
     val.add_argument(
@@ -87,7 +96,11 @@ def register(sub: Any) -> None:
     rep = steps.add_parser(
         "report",
         help="Parquet tables and an HTML summary of a finished job",
-        description="Write DIR/report/: Parquet tables and report.html with SVG plots.",
+        description=(
+            "Write DIR/report/ (replacing a report groupcheck wrote before): Parquet tables "
+            "and report.html with SVG plots, the job's result and its reasons. Exit 0 when "
+            "the report is written, 2 when DIR is not a finished job."
+        ),
     )
     rep.add_argument("dir", metavar="DIR", help="the --out directory of a finished job")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
@@ -103,10 +116,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--connect-timeout",
-        type=positive_float,
+        type=_connect_timeout,
         default=60.0,
         metavar="SECONDS",
-        help="how long to wait for a cluster's first executor (default 60)",
+        help="how long to wait for a cluster's first executor (default 60, at most 3600)",
     )
     p.add_argument(
         "--conf",
@@ -126,6 +139,20 @@ def _usage(p: argparse.ArgumentParser) -> int:
         "groupcheck: error: pipeline: choose a step: explore, validate or report", file=sys.stderr
     )
     return 2
+
+
+MAX_CONNECT_TIMEOUT = 3600.0
+"""The longest ``--connect-timeout`` (seconds)."""
+
+
+def _connect_timeout(text: str) -> float:
+    """A finite number of seconds in (0, ``MAX_CONNECT_TIMEOUT``]."""
+    value = positive_float(text)
+    if not value <= MAX_CONNECT_TIMEOUT:  # inf included
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_CONNECT_TIMEOUT:g} seconds, got {text}"
+        )
+    return value
 
 
 def _conf(text: str) -> tuple[str, str]:
@@ -164,19 +191,12 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def _explore_findings(job: Any) -> dict[str, Any]:
-    import pyarrow.compute as pc
-
     from groupcheck.pipeline.store import read_parts
+    from groupcheck.pipeline.verdict import explore_verdict
 
-    table = read_parts(Path(job.out), len(job.parts), ["violation", "error"])
-    counts = pc.value_counts(table["violation"].drop_null()).to_pylist()
-    by_property = {d["values"]: d["counts"] for d in counts}
-    return {
-        "runs": table.num_rows,
-        "violations": sum(by_property.values()),
-        "by_property": dict(sorted(by_property.items())),
-        "errors": table.num_rows - table["error"].null_count,
-    }
+    columns = ["cell", "seed", "witnesses", "violation", "error"]
+    table = read_parts(Path(job.out), len(job.parts), columns)
+    return explore_verdict(table, {c.index: c.label for c in job.plan.cells})
 
 
 def _print_explore(s: dict[str, Any]) -> None:
@@ -184,6 +204,7 @@ def _print_explore(s: dict[str, Any]) -> None:
         f"explore: {s['runs']} runs in {s['parts']} parts ({s['computed']} computed, "
         f"{s['reused']} reused) in {s['seconds']:.1f} s"
     )
+    _print_result(s)
     props = ", ".join(f"{k} {v}" for k, v in s["by_property"].items())
     print(f"  runs with a violation: {s['violations']}" + (f" ({props})" if props else ""))
     print(f"  runs that raised an error: {s['errors']}")
@@ -207,21 +228,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _validate_findings(job: Any) -> dict[str, Any]:
-    import pyarrow.compute as pc
-
     from groupcheck.pipeline.store import read_parts
+    from groupcheck.pipeline.verdict import validate_verdict
 
-    table = read_parts(Path(job.out), len(job.parts), ["result", "violations"])
-    results = {d["values"]: d["counts"] for d in pc.value_counts(table["result"]).to_pylist()}
-    flat = pc.list_flatten(table["violations"])
-    props = pc.value_counts(pc.struct_field(flat, "property")).to_pylist() if len(flat) else []
-    return {
-        "traces": table.num_rows,
-        "valid": results.get("valid", 0),
-        "with_violations": results.get("violations", 0),
-        "malformed": results.get("malformed", 0),
-        "by_property": dict(sorted((d["values"], d["counts"]) for d in props)),
-    }
+    table = read_parts(Path(job.out), len(job.parts), ["result", "notes", "violations"])
+    return validate_verdict(table)
 
 
 def _print_validate(s: dict[str, Any]) -> None:
@@ -229,9 +240,10 @@ def _print_validate(s: dict[str, Any]) -> None:
         f"validate: {s['traces']} traces in {s['parts']} parts ({s['computed']} computed, "
         f"{s['reused']} reused) in {s['seconds']:.1f} s"
     )
+    _print_result(s)
     print(
-        f"  valid {s['valid']}, with violations {s['with_violations']}, "
-        f"malformed or unreadable {s['malformed']}"
+        f"  ok {s['ok']}, with violations {s['with_violations']}, inconclusive "
+        f"{s['inconclusive']}, malformed or unreadable {s['malformed']}"
     )
     if s["by_property"]:
         print("  findings: " + ", ".join(f"{k} {v}" for k, v in s["by_property"].items()))
@@ -239,6 +251,12 @@ def _print_validate(s: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------- shared
+
+
+def _print_result(s: dict[str, Any], indent: str = "  ") -> None:
+    print(f"{indent}result: {s['result']}")
+    for reason in s["reasons"]:
+        print(f"{indent}  {reason}")
 
 
 def _prepare(
@@ -364,6 +382,7 @@ def _finish(
     show: Callable[[dict[str, Any]], None],
 ) -> int:
     from groupcheck.pipeline.store import SUCCESS, write_json_atomic
+    from groupcheck.pipeline.verdict import explore_exit, validate_exit
 
     write_json_atomic(Path(job.out) / SUCCESS, summary)
     if args.json:
@@ -371,24 +390,27 @@ def _finish(
     else:
         show(summary)
     if job.kind == "explore":
-        return 1 if summary["violations"] or summary["errors"] else 0
-    if summary["malformed"]:
-        return 2
-    return 1 if summary["with_violations"] else 0
+        code = explore_exit(summary)
+        if code == exitcodes.INTERNAL_ERROR:
+            print(f"groupcheck: internal error: {summary['reasons'][0]}", file=sys.stderr)
+        return code
+    return validate_exit(summary)
 
 
 # --------------------------------------------------------------------------- report
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from groupcheck.pipeline.report import build_report
+    from groupcheck.pipeline.report import write_report
 
-    html = build_report(Path(args.dir).expanduser().resolve())
+    html, verdict = write_report(Path(args.dir).expanduser().resolve())
+    tables = sorted(str(p) for p in html.parent.glob("*.parquet"))
     if args.json:
-        tables = sorted(str(p) for p in html.parent.glob("*.parquet"))
-        print(json.dumps({"html": str(html), "tables": tables}, indent=1))
+        doc = {"html": str(html), "tables": tables, **verdict}
+        print(json.dumps(doc, indent=1))
     else:
         print(f"report: {html}")
-        for p in sorted(html.parent.glob("*.parquet")):
-            print(f"  table: {p}")
-    return 0
+        _print_result(verdict)
+        for table in tables:
+            print(f"  table: {table}")
+    return exitcodes.OK

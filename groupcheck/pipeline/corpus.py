@@ -5,7 +5,8 @@ driver). Each file is validated on its own, exactly as ``groupcheck validate`` d
 (``groupcheck.validate``: safety or conformance mode; ITF for ``*.itf.json``); a file that
 cannot be read (missing, a directory, not UTF-8) or is malformed is reported for that
 file — the others are still validated. Files are read where the task runs, so in cluster
-mode the corpus must be on a filesystem every executor sees (docs/pipeline.md).
+mode the corpus must be on a filesystem every executor sees (docs/pipeline.md). A trace's
+``result`` is ``ok | violation | inconclusive | malformed`` (``pipeline/verdict.py``).
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ def validate_range(plan: CorpusPlan, start: int, stop: int) -> pa.Table:
     """Validate files ``start`` … ``stop - 1`` of the corpus into a table of verdicts."""
     import pyarrow as pa
 
+    from groupcheck.pipeline.verdict import trace_verdict
     from groupcheck.validate import validate_file
 
     rows: dict[str, list[Any]] = {name: [] for name in trace_schema().names}
@@ -143,7 +145,7 @@ def validate_range(plan: CorpusPlan, start: int, stop: int) -> pa.Table:
         rows["trace"].append(name)
         rows["bytes"].append(plan.sizes[i] if plan.sizes[i] >= 0 else None)
         rows["mode"].append(report.mode)
-        rows["result"].append(report.result)
+        rows["result"].append(trace_verdict(report.result, report.notes))
         rows["events"].append(report.events)
         rows["violations"].append(
             [

@@ -23,6 +23,10 @@ mutant × options × engine is a *cell*; every cell runs once per seed. Example
 The plan is pure data (picklable, JSON-able): the cells, the seeds, the engine parameters.
 Run ``i`` of the plan is cell ``i // len(seeds)`` with seed ``seeds[i % len(seeds)]``, so a
 run's result depends only on its cell and seed, never on how the runs are split up.
+
+A grid is refused before any cell is built when it is larger than the limits below
+(docs/pipeline.md, "Limits"): the grid file's size, its cells, the plan's runs, the seeds and
+the engine parameters.
 """
 
 from __future__ import annotations
@@ -30,16 +34,21 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import tomllib
-from dataclasses import dataclass, fields, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from groupcheck.pipeline.errors import PipelineError
-from model.config import PERTURBATIONS, Config
+from model.config import INT32_MAX, KAFKA_INT_FIELDS, MODEL_BOUNDS, PERTURBATIONS, Config
 from model.presets import PRESETS
+from model.settings import OPTION_KINDS
 from model.status import ConfigError
+from model.trace.strict_json import MAX_INT_DIGITS, JsonTextError
+from model.trace.strict_json import loads as strict_loads
 
 ENGINES = ("walk", "hypothesis")
 """The engines a sweep fans out (BFS is exhaustive, not seeded: use ``groupcheck explore``)."""
@@ -49,30 +58,16 @@ GRID_KEYS = ("presets", "mutants", "options", "engines", "seed", "seeds", "walk"
 WALK_DEFAULTS = {"max_steps": 60}
 HYPOTHESIS_DEFAULTS = {"examples": 10, "steps": 30}
 
-_NOT_OPTIONS = {"name", "topics", "clients", "subscription_choices", "rules"}
-
-
-def _option_kinds() -> dict[str, str]:
-    """The ``Config`` fields a grid may set, each with the kind of value it takes."""
-    defaults = Config.__dataclass_fields__
-    kinds: dict[str, str] = {}
-    for f in fields(Config):
-        if f.name in _NOT_OPTIONS:
-            continue
-        default = defaults[f.name].default
-        if isinstance(default, bool):
-            kinds[f.name] = "bool"
-        elif isinstance(default, int):
-            kinds[f.name] = "int"
-        elif isinstance(default, str):
-            kinds[f.name] = "str"
-        elif isinstance(default, frozenset | tuple):
-            kinds[f.name] = "strings"
-    return kinds
-
-
-OPTION_KINDS = _option_kinds()
-"""Option name → ``bool`` | ``int`` | ``str`` | ``strings`` (a list of names)."""
+MAX_GRID_BYTES = 1024 * 1024
+"""The largest grid file read (1 MiB)."""
+MAX_CELLS = 100_000
+"""The most cells a grid may have (presets × mutants × option values × engines)."""
+MAX_RUNS = 10_000_000
+"""The most runs a plan may have (cells × seeds), and so the largest ``--runs``."""
+MAX_SEED = 2**63 - 1
+"""The largest seed (the ``seed`` column is an int64)."""
+PARAM_LIMITS = {"max_steps": 100_000, "examples": 100_000, "steps": 10_000}
+"""The largest value of each engine parameter (``walk.max_steps``, ``hypothesis.*``)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +128,7 @@ class ExplorePlan:
     """Everything that fixes a sweep's results: cells, seeds, engine parameters."""
 
     cells: tuple[Cell, ...]
-    seeds: tuple[int, ...]
+    seeds: Sequence[int]  # a range for ``seed`` + ``--runs``, a tuple for a ``seeds`` list
     walk_max_steps: int
     hypothesis_examples: int
     hypothesis_steps: int
@@ -160,8 +155,10 @@ class ExplorePlan:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _seeds_json(seeds: tuple[int, ...]) -> Any:
-    if seeds and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+def _seeds_json(seeds: Sequence[int]) -> Any:
+    if isinstance(seeds, range) or (
+        seeds and all(b == a + 1 for a, b in itertools.pairwise(seeds))
+    ):
         return {"first": seeds[0], "count": len(seeds)}
     return list(seeds)
 
@@ -174,13 +171,18 @@ def load_grid(path: str | Path, runs: int | None) -> ExplorePlan:
     p = Path(path)
     where = str(path)
     try:
-        data = p.read_bytes()
+        with p.open("rb") as f:
+            data = f.read(MAX_GRID_BYTES + 1)
     except FileNotFoundError:
         raise PipelineError(f"{where}: no such grid file") from None
     except IsADirectoryError:
         raise PipelineError(f"{where}: is a directory, not a grid file") from None
     except OSError as e:
         raise PipelineError(f"{where}: cannot read the grid file ({e.strerror})") from None
+    if len(data) > MAX_GRID_BYTES:
+        raise PipelineError(
+            f"{where}: a grid file is at most {MAX_GRID_BYTES} bytes; this one is larger"
+        )
     suffix = p.suffix.lower()
     try:
         text = data.decode("utf-8")
@@ -188,16 +190,23 @@ def load_grid(path: str | Path, runs: int | None) -> ExplorePlan:
         raise PipelineError(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     if suffix == ".json":
         try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
+            doc = strict_loads(text)
+        except JsonTextError as e:
             raise PipelineError(
-                f"{where}:{e.lineno}:{e.colno}: malformed JSON grid: {e.msg}"
+                f"{where}:{e.line}:{e.column}: malformed JSON grid: {e.reason}"
             ) from None
     elif suffix == ".toml":
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            raise PipelineError(f"{where}: malformed TOML grid: {e}") from None
+            reason = " ".join(str(e).split())
+            raise PipelineError(f"{where}: malformed TOML grid: {reason}") from None
+        except RecursionError:
+            raise PipelineError(f"{where}: malformed TOML grid: nested too deeply") from None
+        except ValueError:  # an integer longer than int() converts
+            raise PipelineError(
+                f"{where}: malformed TOML grid: an integer with more than {MAX_INT_DIGITS} digits"
+            ) from None
     else:
         raise PipelineError(f"{where}: unknown grid format; name the file *.json or *.toml")
     return parse_grid(doc, runs, where)
@@ -245,6 +254,17 @@ def parse_grid(doc: object, runs: int | None, where: str = "grid") -> ExplorePla
     hyp = _params(doc, "hypothesis", HYPOTHESIS_DEFAULTS, where)
 
     names = sorted(options)
+    count = math.prod(len(options[n]) for n in names) * len(presets) * len(mutants) * len(engines)
+    if count > MAX_CELLS:
+        raise PipelineError(
+            f"{where}: the grid has {count:,} cells (presets × mutants × option values × "
+            f"engines); at most {MAX_CELLS:,}: split it into several grids"
+        )
+    if count * len(seeds) > MAX_RUNS:
+        raise PipelineError(
+            f"{where}: {count:,} cells × {len(seeds):,} seeds are {count * len(seeds):,} runs; "
+            f"a plan has at most {MAX_RUNS:,}: use fewer seeds or a smaller grid"
+        )
     cells: list[Cell] = []
     for preset, mutant in itertools.product(presets, mutants):
         for values in itertools.product(*(options[n] for n in names)):
@@ -270,10 +290,12 @@ def parse_grid(doc: object, runs: int | None, where: str = "grid") -> ExplorePla
 def _kind(value: object) -> str:
     if isinstance(value, bool):
         return f"a boolean ({json.dumps(value)})"
+    if isinstance(value, int) and not -(10**20) < value < 10**20:
+        return "a number beyond 10**20 in size"
     if isinstance(value, int | float):
         return f"a number ({value!r})"
     if isinstance(value, str):
-        return f"a string ({value!r})"
+        return f"a string ({value!r:.60})"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
@@ -338,6 +360,11 @@ def _option_value(name: str, kind: str, value: object, where: str) -> Any:
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise PipelineError(f"{at}: expected an integer, got {_kind(value)}")
+        # The ranges Config checks (model/config.py), named here by the option.
+        low, high = (1, INT32_MAX) if name in KAFKA_INT_FIELDS else (0, MODEL_BOUNDS.get(name))
+        if value < low or (high is not None and value > high):
+            span = f"{low}..{high}" if high is not None else f">= {low}"
+            raise PipelineError(f"{at}: expected an integer in {span}, got {_kind(value)}")
         return value
     if kind == "str":
         if not isinstance(value, str):
@@ -355,9 +382,11 @@ def _option_value(name: str, kind: str, value: object, where: str) -> Any:
     return tuple(value)
 
 
-def _seeds(doc: dict[str, Any], runs: int | None, where: str) -> tuple[int, ...]:
+def _seeds(doc: dict[str, Any], runs: int | None, where: str) -> Sequence[int]:
     if runs is not None and runs < 1:
         raise PipelineError(f"--runs must be at least 1, got {runs}")
+    if runs is not None and runs > MAX_RUNS:
+        raise PipelineError(f"--runs: at most {MAX_RUNS:,} runs per cell, got {runs:,}")
     if "seeds" in doc:
         if "seed" in doc:
             raise PipelineError(
@@ -367,9 +396,13 @@ def _seeds(doc: dict[str, Any], runs: int | None, where: str) -> tuple[int, ...]
         if (
             not isinstance(seeds, list)
             or not seeds
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+            or not all(
+                isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_SEED for s in seeds
+            )
         ):
-            raise PipelineError(f"{where}: seeds: expected a non-empty list of integers >= 0")
+            raise PipelineError(
+                f"{where}: seeds: expected a non-empty list of integers in 0..{MAX_SEED}"
+            )
         if len(set(seeds)) != len(seeds):
             raise PipelineError(f"{where}: seeds: a seed is listed twice")
         if runs is not None:
@@ -380,13 +413,19 @@ def _seeds(doc: dict[str, Any], runs: int | None, where: str) -> tuple[int, ...]
             seeds = seeds[:runs]
         return tuple(seeds)
     first = doc.get("seed", 0)
-    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
-        raise PipelineError(f"{where}: seed: expected an integer >= 0, got {_kind(first)}")
+    if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first <= MAX_SEED:
+        raise PipelineError(
+            f"{where}: seed: expected an integer in 0..{MAX_SEED}, got {_kind(first)}"
+        )
     if runs is None:
         raise PipelineError(
             f"{where}: no 'seeds' list in the grid; give --runs N (runs per grid cell)"
         )
-    return tuple(range(first, first + runs))
+    if first + runs - 1 > MAX_SEED:
+        raise PipelineError(
+            f"{where}: seed: seeds {first} … {first} + {runs - 1} go beyond {MAX_SEED}"
+        )
+    return range(first, first + runs)
 
 
 def _params(doc: dict[str, Any], key: str, defaults: dict[str, int], where: str) -> dict[str, int]:
@@ -399,9 +438,10 @@ def _params(doc: dict[str, Any], key: str, defaults: dict[str, int], where: str)
             raise PipelineError(
                 f"{where}: {key}.{name}: unknown parameter; known: {', '.join(defaults)}"
             )
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        limit = PARAM_LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
             raise PipelineError(
-                f"{where}: {key}.{name}: expected an integer >= 1, got {_kind(value)}"
+                f"{where}: {key}.{name}: expected an integer in 1..{limit:,}, got {_kind(value)}"
             )
         out[name] = value
     return out

@@ -1,8 +1,11 @@
 """``groupcheck pipeline report DIR``: Parquet tables and an HTML summary with SVG plots.
 
 The job's parts are already reduced data (one row per run or per trace), so the report is
-made on the driver with pyarrow, without a JVM. It is written to a hidden directory and
-renamed to ``DIR/report/`` when whole.
+made on the driver with pyarrow, without a JVM. It is published with
+``reports.publish.publishing``: built in a hidden directory next to ``DIR/report/`` and moved
+into place whole, replacing a report groupcheck wrote before and refusing a ``DIR/report``
+it did not write. The page opens with the job's result and its reasons
+(``groupcheck/pipeline/verdict.py``).
 
 Sweep (``explore``) tables:
 
@@ -23,9 +26,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import shutil
-import tempfile
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,8 @@ import pyarrow.parquet as pq
 
 from groupcheck.pipeline import svg
 from groupcheck.pipeline.store import load_complete, read_parts
+from groupcheck.pipeline.verdict import explore_verdict, trace_verdict, validate_verdict
+from reports.publish import MARKER, owned, publishing
 
 MAX_BARS = 40
 """Rows of the violations chart (cell · property): the ones with the most runs."""
@@ -46,42 +48,79 @@ MAX_TRACE_ROWS = 500
 
 REPORT_DIR = "report"
 
+REPORT_FILES = frozenset(
+    {
+        "report.html",
+        *(
+            f"{name}.parquet"
+            for name in (
+                "cells",
+                "violations",
+                "convergence",
+                "coverage",
+                "witnesses",
+                "traces",
+                "findings",
+                "by_property",
+            )
+        ),
+    }
+)
+"""The files of a report directory."""
+
 
 def build_report(out: Path) -> Path:
     """Write ``out/report/`` for a finished job; returns the HTML file's path."""
+    return write_report(out)[0]
+
+
+def write_report(out: Path) -> tuple[Path, dict[str, Any]]:
+    """Write ``out/report/`` for a finished job; the HTML file's path and the job's
+    verdict (``result``, ``reasons`` and the counts behind them)."""
     manifest, success = load_complete(out)
     count = len(manifest["parts"])
-    table = read_parts(out, count)
-    tmp = Path(tempfile.mkdtemp(dir=out, prefix=".report-"))
-    try:
+    final = out / REPORT_DIR
+    _adopt_unmarked_report(final)
+    info = {"command": "pipeline report", "job": manifest["kind"], "plan": manifest["fingerprint"]}
+    with publishing(final, **info) as tmp:
+        table = read_parts(out, count)
         if manifest["kind"] == "explore":
-            tables, html = _explore(manifest, success, table)
+            tables, html, verdict = _explore(manifest, success, table)
         else:
-            tables, html = _validate(manifest, success, table)
+            tables, html, verdict = _validate(manifest, success, table)
         for name, t in tables.items():
             pq.write_table(t, tmp / f"{name}.parquet", compression="zstd")
         (tmp / "report.html").write_text(html, encoding="utf-8")
-        tmp.chmod(0o777 & ~_umask())
-        for f in tmp.iterdir():
-            f.chmod(0o666 & ~_umask())
-        final = out / REPORT_DIR
-        old = None
-        if final.exists():
-            old = Path(tempfile.mkdtemp(dir=out, prefix=".report-old-"))
-            os.replace(final, old / REPORT_DIR)
-        os.replace(tmp, final)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return final / "report.html"
+    return final / "report.html", verdict
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+def _adopt_unmarked_report(final: Path) -> None:
+    """A report directory written before reports carried ``reports.publish.MARKER`` holds
+    nothing but report files: mark it as groupcheck's, so that it is replaced rather than
+    refused. Anything else under that name is left for ``publishing`` to refuse."""
+    if final.is_symlink() or not final.is_dir() or owned(final):
+        return
+    entries = list(final.iterdir())
+    names = {e.name for e in entries}
+    if (
+        "report.html" in names
+        and names <= REPORT_FILES
+        and all(e.is_file() and not e.is_symlink() for e in entries)
+    ):
+        (final / MARKER).write_text(
+            json.dumps({"command": "pipeline report", "adopted": True}) + "\n", encoding="utf-8"
+        )
+
+
+def _verdict_html(verdict: dict[str, Any]) -> str:
+    """The job's result and its reasons, at the top of the page."""
+    colour = {"ok": "#2a7", "violation": "#c22", "inconclusive": "#b70"}.get(
+        verdict["result"], "#000"
+    )
+    reasons = "".join(f"<li>{escape(r)}</li>" for r in verdict["reasons"])
+    return f'<p>Result: <b style="color:{colour}">{escape(verdict["result"])}</b></p>' + (
+        f"<ul>{reasons}</ul>" if reasons else ""
+    )
 
 
 # --------------------------------------------------------------------------- sweeps
@@ -120,10 +159,11 @@ def _quantile(pairs: list[tuple[int, int]], q: float) -> int | None:
 
 def _explore(
     manifest: dict[str, Any], success: dict[str, Any], runs: pa.Table
-) -> tuple[dict[str, pa.Table], str]:
+) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
     from model.actions import ACTION_TYPES
 
     cells_meta = {c["index"]: c for c in manifest["plan"]["cells"]}
+    verdict = explore_verdict(runs, {i: c["label"] for i, c in cells_meta.items()})
     hist = _histogram_rows(runs)
     violated = pc.is_valid(runs["violation"])
     errored = pc.is_valid(runs["error"])
@@ -288,12 +328,13 @@ def _explore(
         "coverage": coverage,
         "witnesses": witnesses,
     }
-    return tables, _explore_html(manifest, success, tables, hist, cells_meta, runs.num_rows)
+    html = _explore_html(manifest, verdict, tables, hist, cells_meta, runs.num_rows)
+    return tables, html, verdict
 
 
 def _explore_html(
     manifest: dict[str, Any],
-    success: dict[str, Any],
+    verdict: dict[str, Any],
     tables: dict[str, pa.Table],
     hist: dict[int, list[tuple[int, int]]],
     cells_meta: dict[int, dict[str, Any]],
@@ -310,6 +351,7 @@ def _explore_html(
     per_cell = seeds["count"] if isinstance(seeds, dict) else len(seeds)
     parts = [
         _head("groupcheck pipeline: exploration sweep"),
+        _verdict_html(verdict),
         f"<p>{total} runs over {len(cells_meta)} grid cells ({per_cell} seeds each), "
         f"{len(manifest['parts'])} parts, plan {escape(manifest['fingerprint'])}. "
         f"Runs with a violation: <b>{vio_runs}</b>; "
@@ -424,14 +466,22 @@ def _explore_html(
 
 def _validate(
     manifest: dict[str, Any], success: dict[str, Any], traces: pa.Table
-) -> tuple[dict[str, pa.Table], str]:
+) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
+    verdict = validate_verdict(traces)
     lengths = pc.list_value_length(traces["violations"])
+    results = pa.array(
+        [
+            trace_verdict(r, n or ())
+            for r, n in zip(traces["result"].to_pylist(), traces["notes"].to_pylist(), strict=True)
+        ],
+        pa.string(),
+    )
     verdicts = pa.table(
         {
             "trace": traces["trace"],
             "bytes": traces["bytes"],
             "mode": traces["mode"],
-            "result": traces["result"],
+            "result": results,
             "events": traces["events"],
             "violations": pc.cast(lengths, pa.int64()),
             "error": traces["error"],
@@ -467,20 +517,25 @@ def _validate(
                 "findings": pa.array([], pa.int64()),
             }
         )
-    results = pc.value_counts(traces["result"]).to_pylist()
-    result_counts = {d["values"]: d["counts"] for d in results}
+    result_counts = {
+        "ok": verdict["ok"],
+        "violation": verdict["with_violations"],
+        "inconclusive": verdict["inconclusive"],
+        "malformed": verdict["malformed"],
+    }
     tables = {"traces": verdicts, "findings": findings, "by_property": by_property}
-    bad = verdicts.filter(pc.not_equal(verdicts["result"], "valid")).to_pylist()
+    bad = verdicts.filter(pc.not_equal(verdicts["result"], "ok")).to_pylist()
     plan = manifest["plan"]
     html = "\n".join(
         [
             _head("groupcheck pipeline: trace-corpus validation"),
+            _verdict_html(verdict),
             f"<p>{traces.num_rows} traces, {plan['bytes']} bytes, {plan['mode']} mode, "
             f"{int(pc.sum(traces['events']).as_py() or 0)} events validated.</p>",
             svg.bars(
-                [(k, result_counts.get(k, 0)) for k in ("valid", "violations", "malformed")],
+                list(result_counts.items()),
                 title="traces by verdict",
-                highlight=frozenset({"violations", "malformed"}),
+                highlight=frozenset({"violation", "inconclusive", "malformed"}),
                 label_width=120,
             ),
             "<h2>Violations by property</h2>",
@@ -489,32 +544,34 @@ def _validate(
                 title="traces violating each property",
                 label_width=240,
             ),
-            "<h2>Traces that are not valid</h2>",
+            "<h2>Traces that are not ok</h2>",
             _table(
-                ["trace", "result", "events", "violations", "error / first finding"],
+                ["trace", "result", "events", "violations", "error / first finding / note"],
                 [
                     [
                         r["trace"],
                         r["result"],
                         r["events"],
                         r["violations"],
-                        r["error"] or _first_finding(findings, r["trace"]),
+                        r["error"]
+                        or _first_finding(findings, r["trace"])
+                        or "; ".join(r["notes"] or ()),
                     ]
                     for r in bad[:MAX_TRACE_ROWS]
                 ],
             )
             if bad
-            else "<p>Every trace is valid.</p>",
+            else "<p>Every trace is ok.</p>",
             _more(
                 min(len(bad), MAX_TRACE_ROWS),
                 len(bad),
-                "traces that are not valid are listed",
+                "traces that are not ok are listed",
                 "<code>traces.parquet</code> and <code>findings.parquet</code> have them all",
             ),
             _foot(),
         ]
     )
-    return tables, html
+    return tables, html, verdict
 
 
 def _first_finding(findings: pa.Table, trace: str) -> str:

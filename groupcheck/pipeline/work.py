@@ -80,12 +80,13 @@ def execute_table(job: Job, start: int, stop: int) -> pa.Table:
 
 def findings(table: pa.Table) -> int:
     """Rows that are findings: a violation, an error, a malformed trace."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if "path_code" in table.column_names:  # runs
         bad = pc.or_(pc.is_valid(table["violation"]), pc.is_valid(table["error"]))
-    else:  # traces
-        bad = pc.not_equal(table["result"], "valid")
+    else:  # traces: a violation or a malformed trace, in either spelling (pipeline/verdict.py)
+        bad = pc.is_in(table["result"], pa.array(["violation", "violations", "malformed"]))
     return int(pc.sum(pc.cast(bad, "int64")).as_py() or 0)
 
 

@@ -2,13 +2,16 @@
 
 * ``crosscheck``: the reachable states of the Python model, projected onto the TLA+
   variables (``project``), equal the states TLC reaches — as sets, read from TLC's state
-  dump.
+  dump. A state one side reaches and the other, having explored everything, does not is
+  a disagreement (``violation``); when a side was cut short (``max_states``, or TLC stopped
+  at a violation) and no such state shows, the result is ``inconclusive``.
 * ``convergence_agreement``: TLC's liveness check of ``Convergence`` under ``FairSpec``
   and the Python engine's bounded fair-schedule check give the same verdict.
 * ``mutant_agreement``: for a mutant with a TLA+ counterpart (the same rule replaced
   under ``Mutant = "<name>"``), TLC reports the same violated property as the Python
   engine, and the Python counterexample replays in TLC as a behaviour of the mutated spec
-  that ends in the violation.
+  that ends in the violation. Anything else is a disagreement (``violation``), unless the
+  Python search stopped at its budget without finding a violation (``inconclusive``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from groupcheck.tla.configs import (
 from groupcheck.tla.project import project
 from groupcheck.tla.tlc import TlcResult, run_tlc, with_mutant
 from groupcheck.tla.values import Fn, Seq, State, read_dump
+from invariants.verdict import Result
 from model import system
 from model.config import Config
 from model.path import Path as ModelPath
@@ -53,52 +57,94 @@ Python counterexample violates a safety property. (``ack-ignored`` and
 
 def python_states(config: Config, progress: Progress | None = None) -> set[State]:
     """Every reachable state of the Python model, projected onto the TLA+ variables."""
+    return bounded_python_states(config, progress)[0]
+
+
+def bounded_python_states(
+    config: Config, progress: Progress | None = None, max_states: int | None = None
+) -> tuple[set[State], bool]:
+    """The reachable states of the Python model (breadth-first, at most ``max_states``
+    model states), projected onto the TLA+ variables, and whether they are all of them."""
     partitions = config.topics[0][1]
     init = system.initial(config)
     seen = {init}
     queue = deque([init])
-    while queue:
+    complete = True
+    while queue and complete:
         state = queue.popleft()
         for action in system.enabled(state, config):
             nxt = system.step(state, action, config)
             if nxt not in seen:
+                if max_states is not None and len(seen) >= max_states:
+                    complete = False
+                    break
                 seen.add(nxt)
                 queue.append(nxt)
                 if progress and len(seen) % 20000 == 0:
                     progress(f"Python model: {len(seen)} states")
-    return {project(s, partitions) for s in seen}
+    return {project(s, partitions) for s in seen}, complete
 
 
-def tlc_states(config: Config, progress: Progress | None = None) -> tuple[set[State], TlcResult]:
+def tlc_states(
+    config: Config, progress: Progress | None = None, max_states: int | None = None
+) -> tuple[set[State], TlcResult]:
     """The states TLC reaches on ``config`` (its ``-dump``), and the run's result."""
     with tempfile.TemporaryDirectory(prefix="groupcheck-dump-") as tmp:
         dump = Path(tmp) / "states.dump"
-        result = run_tlc(cfg_text(config), dump=dump, progress=progress)
+        result = run_tlc(cfg_text(config), dump=dump, progress=progress, max_states=max_states)
         states = set(read_dump(str(dump)))
     return states, result
+
+
+def _verdict(disagree: bool, cut: list[str]) -> Result:
+    if disagree:
+        return Result.VIOLATION
+    return Result.INCONCLUSIVE if cut else Result.OK
 
 
 def _show(state: State) -> dict[str, Any]:
     return {name: to_tla(value) for name, value in state}
 
 
-def crosscheck(name: str, examples: int = 3, progress: Progress | None = None) -> dict[str, Any]:
-    """Compare the reachable state sets of configuration ``name``."""
+def crosscheck(
+    name: str,
+    examples: int = 3,
+    progress: Progress | None = None,
+    max_states: int | None = None,
+) -> dict[str, Any]:
+    """Compare the reachable state sets of configuration ``name``; ``max_states`` bounds
+    each side's search (Python: model states; TLC: distinct states)."""
     config = config_named(name)
     check_in_scope(config)
     if progress:
         progress(f"exploring {config.name} with the Python model")
-    py = python_states(config, progress)
+    py, py_complete = bounded_python_states(config, progress, max_states)
     if progress:
         progress(f"exploring {config.name} with TLC")
-    tl, result = tlc_states(config, progress)
+    tl, result = tlc_states(config, progress, max_states)
     only_py = sorted(py - tl, key=repr)[:examples]
     only_tlc = sorted(tl - py, key=repr)[:examples]
+    cut: list[str] = []
+    if not py_complete:
+        cut.append(
+            f"the Python search stopped at the bound of {max_states} model states: "
+            "the state space may be larger"
+        )
+    if result.result == "violation":
+        cut.append(f"TLC stopped at a violation of {result.violated}")
+    cut += result.reasons
+    # A state one side reaches is a disagreement only if the other side saw everything.
+    disagree = (bool(py - tl) and result.complete) or (bool(tl - py) and py_complete)
+    verdict = _verdict(disagree, cut)
     return {
         "config": config.name,
+        "result": str(verdict),
+        "reasons": cut if verdict is Result.INCONCLUSIVE else [],
         "python_states": len(py),
+        "python_complete": py_complete,
         "tlc_states": len(tl),
         "tlc_distinct_states": result.distinct_states,
+        "tlc_complete": result.complete,
         "equal": py == tl,
         "only_in_python": [_show(s) for s in only_py],
         "only_in_tlc": [_show(s) for s in only_tlc],
@@ -218,6 +264,19 @@ def mutant_agreement(mutant: str, budget: float = 120.0) -> dict[str, Any]:
         doc["replayed_in_tlc"] = replay.result == "violation"
     else:
         doc["replayed_in_tlc"] = False
+    agree = doc["same_property"] and doc["replayed_in_tlc"]
+    cut: list[str] = []
+    if not agree and outcome.property is None and not outcome.exhausted:
+        cut.append(
+            f"{mutant}: the Python BFS stopped at its budget ({budget:g} s) without a violation"
+        )
+    if not agree and tlc.violated is None and not tlc.complete:
+        cut += [f"{mutant}: {r}" for r in tlc.reasons]
+    # Disagreement is a violation of agreement, unless a side was cut short before it could
+    # find the mutant's violation.
+    verdict = _verdict(not agree and not cut, cut)
+    doc["result"] = str(verdict)
+    doc["reasons"] = cut if verdict is Result.INCONCLUSIVE else []
     return doc
 
 

@@ -4,6 +4,15 @@ Each run copies the modules into a fresh temporary directory with the model
 configuration (optionally with a mutant switched on), runs TLC there and reads its
 output: the result, the distinct-state count, the violated invariant or property named
 in the Python vocabulary, and the counterexample's states.
+
+The result is three-way (``invariants.verdict``): ``violation`` when TLC reports one (its
+trace is a real behaviour, bounded search or not); ``ok`` only when TLC says "Model checking
+completed" and no bound stopped it; ``inconclusive`` when a bound cut the search short —
+``max_states`` (a state constraint on ``TLCGet("distinct")``: once that many distinct
+states are found no state is expanded further, so a run that ends with at least that many
+may have left states unexplored) or ``timeout`` (TLC is stopped). TLC that cannot run, or
+that ends without one of these outcomes (a crash, an error in the spec), is a
+:class:`TlcError`.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,13 +60,21 @@ def java() -> str:
 class TlcResult:
     """What one TLC run found."""
 
-    result: str  # "ok" | "violation"
+    result: str  # "ok" | "violation" | "inconclusive"
     distinct_states: int | None
     states_generated: int | None
     violated: str | None = None  # Python vocabulary name
     trace: list[State] = field(default_factory=list)
     seconds: float = 0.0
     output: str = ""
+    reasons: list[str] = field(default_factory=list)
+    """Why the search is incomplete (``inconclusive``)."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether TLC explored every reachable state (it did not stop at a violation or
+        a bound)."""
+        return self.result == "ok"
 
 
 _COUNTS = re.compile(r"([\d,]+) states generated, ([\d,]+) distinct states found")
@@ -127,6 +145,22 @@ def with_mutant(cfg_text: str, mutant: str | None) -> str:
     return out
 
 
+BOUNDED = "GroupcheckBound"
+"""The module ``run_tlc`` wraps around the checked one to bound its distinct states."""
+
+
+def bounded(module: str, max_states: int) -> tuple[str, str, str]:
+    """The wrapper module (name, text) that bounds ``module`` to ``max_states`` distinct
+    states, and the configuration line that switches the bound on."""
+    text = (
+        f"---- MODULE {BOUNDED} ----\n"
+        f"EXTENDS {module}, TLC\n"
+        f'StateBound == TLCGet("distinct") < {max_states}\n'
+        "====\n"
+    )
+    return BOUNDED, text, "CONSTRAINT StateBound\n"
+
+
 def run_tlc(
     cfg_text: str,
     *,
@@ -136,9 +170,16 @@ def run_tlc(
     extra_modules: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
     timeout: float | None = None,
+    max_states: int | None = None,
 ) -> TlcResult:
-    """Run TLC on ``module`` with the model configuration ``cfg_text``."""
+    """Run TLC on ``module`` with the model configuration ``cfg_text``; ``max_states`` and
+    ``timeout`` (seconds) bound the search (the module docstring says how)."""
     jar = jar_path()
+    extra_modules = dict(extra_modules or {})
+    if max_states is not None:
+        module, text, line = bounded(module, max_states)
+        extra_modules[f"{module}.tla"] = text
+        cfg_text = cfg_text.rstrip("\n") + "\n" + line
     with tempfile.TemporaryDirectory(prefix="groupcheck-tlc-") as tmp:
         work = Path(tmp)
         cfg = prepare(work, cfg_text, extra_modules)
@@ -163,22 +204,37 @@ def run_tlc(
         cmd.append(f"{module}.tla")
         start = time.perf_counter()
         lines: list[str] = []
-        with subprocess.Popen(
-            cmd,
-            cwd=work,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "JAVA_TOOL_OPTIONS": ""},
-        ) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                lines.append(line)
-                if progress and line.startswith("Progress("):
-                    progress("TLC " + line.split(": ", 1)[-1].strip())
-                if timeout is not None and time.perf_counter() - start > timeout:
-                    proc.kill()
-                    raise TlcError(f"TLC did not finish within {timeout:.0f} s")
+        timed_out = threading.Event()
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                cwd=work,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env={**os.environ, "JAVA_TOOL_OPTIONS": ""},
+            )
+        except OSError as e:
+            raise TlcError(f"cannot start TLC ({cmd[0]}): {e.strerror or e}") from None
+        with proc:
+
+            def stop() -> None:
+                timed_out.set()
+                proc.kill()
+
+            timer = threading.Timer(timeout, stop) if timeout is not None else None
+            if timer is not None:
+                timer.daemon = True
+                timer.start()
+            try:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    lines.append(line)
+                    if progress and line.startswith("Progress("):
+                        progress("TLC " + line.split(": ", 1)[-1].strip())
+            finally:
+                if timer is not None:
+                    timer.cancel()
         seconds = time.perf_counter() - start
         output = "".join(lines)
         counts = _COUNTS.findall(output)
@@ -189,7 +245,20 @@ def run_tlc(
             return TlcResult(
                 "violation", distinct, generated, violated, _trace(output), seconds, output
             )
+        if timed_out.is_set():
+            reason = f"TLC was stopped after {timeout:g} s, before it exhausted the state space"
+            return TlcResult(
+                "inconclusive", distinct, generated, None, [], seconds, output, [reason]
+            )
         if "Model checking completed. No error has been found." in output:
+            if max_states is not None and distinct is not None and distinct >= max_states:
+                reason = (
+                    f"TLC stopped expanding states at the bound of {max_states} distinct "
+                    f"states ({distinct} found): the state space may be larger"
+                )
+                return TlcResult(
+                    "inconclusive", distinct, generated, None, [], seconds, output, [reason]
+                )
             return TlcResult("ok", distinct, generated, None, [], seconds, output)
         errors = [ln.strip() for ln in lines if ln.startswith("Error") or "Exception" in ln]
         detail = errors[0] if errors else (lines[-1].strip() if lines else "no output")

@@ -219,3 +219,25 @@ def test_listen_must_be_loopback(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert main(["capture", "--listen", "127.0.0.1", "--upstream", "x:1", "--out", str(out)]) == 2
     assert "HOST:PORT" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_ctrl_c_while_a_consumer_is_connected(capture: Capture) -> None:
+    """Ctrl-C is the documented way to end a capture: with a consumer still heartbeating
+    through the proxy, the trace gets its final name with whole exchanges, the proxy says
+    one line and exits 0."""
+    consumer = capture.consumer("c1", 30.0)
+    _line(consumer, "stdout", "assigned", timeout=30)  # it has joined through the proxy
+    capture.proxy.send_signal(signal.SIGINT)
+    assert capture.proxy.wait(timeout=20) == 0
+    assert consumer.poll() is None  # the client was still connected
+    assert capture.proxy.stderr is not None
+    rest = capture.proxy.stderr.read()
+    assert re.fullmatch(
+        rf"capture: [1-9]\d* exchanges written to {re.escape(str(capture.out))}\n", rest
+    )
+    assert not list(capture.out.parent.glob(".*.partial"))
+    events = _events(capture.out)
+    assert events
+    for e, f in zip(events[::2], events[1::2], strict=True):  # whole exchanges only
+        assert (e["payload"]["direction"], f["payload"]["direction"]) == ("request", "response")
+    assert _requests(events, 0) == {events[0]["payload"]["body"]["MemberId"]}

@@ -37,7 +37,7 @@ examples = 3
     plan = load_grid(grid, runs=4)
     # 2 presets × 2 mutants × 2 reorder values × 2 engines
     assert len(plan.cells) == 16
-    assert plan.seeds == (7, 8, 9, 10)
+    assert tuple(plan.seeds) == (7, 8, 9, 10)
     assert plan.total == 64
     assert plan.hypothesis_examples == 3
     assert plan.hypothesis_steps == 30
@@ -141,7 +141,7 @@ def test_parts_cover_every_run_once() -> None:
         (
             "g.json",
             '{"presets": ["TINY"], "walk": {"max_steps": 0}}',
-            "walk.max_steps: expected an integer >= 1",
+            "walk.max_steps: expected an integer in 1..100,000, got a number (0)",
         ),
         ("g.json", '{"presets": ["TINY"], "seeds": [1, 1]}', "seeds: a seed is listed twice"),
         (
@@ -172,3 +172,184 @@ def test_missing_grid_and_missing_runs(tmp_path: Path) -> None:
     seeds = write(tmp_path, "s.toml", 'presets = ["TINY"]\nseeds = [1, 2]\n')
     with pytest.raises(PipelineError, match=r"--runs 3 but the grid lists only 2 seeds"):
         load_grid(seeds, runs=3)
+
+
+# --------------------------------------------------------------------------- limits
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        (
+            "g.json",
+            '{"presets": ["TINY"],\n "presets": ["SMALL"]}',
+            "g.json:2:2: malformed JSON grid: key 'presets' given twice",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "options": {"reorder": [true], "reorder": [false]}}',
+            "g.json:1:54: malformed JSON grid: key 'reorder' given twice",
+        ),
+        ("g.json", '{"presets": ["TINY"], "seed": NaN}', "g.json:1:31: malformed JSON grid: NaN"),
+        (
+            "g.toml",
+            'presets = ["TINY"]\npresets = ["SMALL"]\n',
+            "g.toml: malformed TOML grid: Cannot overwrite a value (at line 2, column 20)",
+        ),
+        (
+            "g.toml",
+            'presets = ["TINY"]\nseed = ' + "9" * 5000 + "\n",
+            "g.toml: malformed TOML grid: an integer with more than 4300 digits",
+        ),
+        (
+            "g.toml",
+            'presets = ["TINY"]\nx = ' + "[" * 5000 + "\n",
+            "g.toml: malformed TOML grid: nested too deeply",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "options": {"heartbeat_interval_ms": [-1]}}',
+            "options.heartbeat_interval_ms: expected an integer in 1..2147483647, "
+            "got a number (-1)",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "options": {"max_group_size": 1' + "0" * 30 + "}}",
+            "options.max_group_size: expected an integer in 1..2147483647, "
+            "got a number beyond 10**20 in size",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "options": {"max_restarts": [1000]}}',
+            "options.max_restarts: expected an integer in 0..100, got a number (1000)",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "options": {"session_timeout_ms": [true]}}',
+            "options.session_timeout_ms: expected an integer, got a boolean (true)",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "options": {"rebalance_timeout_ms": [1.5]}}',
+            "options.rebalance_timeout_ms: expected an integer, got a number (1.5)",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "seeds": [9223372036854775808]}',
+            "seeds: expected a non-empty list of integers in 0..9223372036854775807",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "seed": 9223372036854775807}',
+            "seed: seeds 9223372036854775807 … 9223372036854775807 + 2 go beyond",
+        ),
+        (
+            "g.json",
+            '{"presets": ["TINY"], "hypothesis": {"steps": 1000000}}',
+            "hypothesis.steps: expected an integer in 1..10,000, got a number (1000000)",
+        ),
+    ],
+)
+def test_grids_beyond_the_limits_are_one_line_errors(
+    tmp_path: Path, name: str, text: str, expected: str
+) -> None:
+    path = write(tmp_path, name, text)
+    with pytest.raises(PipelineError) as info:
+        load_grid(path, runs=3)
+    message = str(info.value)
+    assert message.startswith(f"{path}:")
+    assert expected in message
+    assert "\n" not in message
+    assert len(message) < 400
+
+
+def test_a_grid_with_too_many_cells_is_refused_before_building_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """9.6 million cells (2 presets × 400 × 100 × 120 option values): refused from the
+    list lengths alone, before any cell exists."""
+    from groupcheck.pipeline import grid
+
+    def no_cells(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a cell was built")
+
+    monkeypatch.setattr(grid, "Cell", no_cells)
+    doc = {
+        "presets": ["TINY", "SMALL"],
+        "options": {
+            "max_perturbations": list(range(400)),
+            "max_restarts": list(range(100)),
+            "rebalance_timeout_ms": list(range(1, 121)),
+        },
+    }
+    path = write(tmp_path, "big.json", json.dumps(doc))
+    with pytest.raises(PipelineError) as info:
+        load_grid(path, runs=1)
+    assert str(info.value) == (
+        f"{path}: the grid has 9,600,000 cells (presets × mutants × option values × engines); "
+        "at most 100,000: split it into several grids"
+    )
+    doc["options"] = {"max_restarts": list(range(100))}  # 200 cells × 60,000 seeds
+    path = write(tmp_path, "runs.json", json.dumps(doc))
+    with pytest.raises(PipelineError) as info:
+        load_grid(path, runs=60_000)
+    assert str(info.value) == (
+        f"{path}: 200 cells × 60,000 seeds are 12,000,000 runs; a plan has at most "
+        "10,000,000: use fewer seeds or a smaller grid"
+    )
+
+
+def test_runs_and_grid_size_are_capped(tmp_path: Path) -> None:
+    grid = write(tmp_path, "g.toml", 'presets = ["TINY"]\n')
+    with pytest.raises(PipelineError) as info:
+        load_grid(grid, runs=99999999999999999999)
+    assert str(info.value) == (
+        "--runs: at most 10,000,000 runs per cell, got 99,999,999,999,999,999,999"
+    )
+    plan = load_grid(grid, runs=10_000_000)  # the limit itself: seeds are a range, not a list
+    assert plan.total == 10_000_000
+    assert plan.to_json()["seeds"] == {"first": 0, "count": 10_000_000}
+    big = write(tmp_path, "big.toml", 'presets = ["TINY"]\n' + "# padding\n" * 110_000)
+    with pytest.raises(PipelineError, match=r"big\.toml: a grid file is at most 1048576 bytes"):
+        load_grid(big, runs=1)
+
+
+def test_config_ranges_hold_however_a_config_is_built() -> None:
+    """``check_config`` runs for every Config (presets, replace, grids): Kafka's int
+    settings are 1..2**31-1, the model's bounds small and non-negative, and the fields have
+    their types."""
+    from dataclasses import replace
+
+    from model.config import Config
+    from model.presets import TINY
+    from model.status import ConfigError
+
+    bad: list[tuple[dict[str, object], str]] = [
+        ({"heartbeat_interval_ms": -1}, "heartbeat_interval_ms must be in 1..2147483647"),
+        ({"session_timeout_ms": 0}, "session_timeout_ms must be in 1..2147483647"),
+        ({"rebalance_timeout_ms": 2**31}, "rebalance_timeout_ms must be in 1..2147483647"),
+        ({"max_group_size": 10**30}, "got a number beyond 10**20 in size"),
+        ({"max_group_size": 0}, "max_group_size must be in 1..2147483647"),
+        ({"max_restarts": -1}, "max_restarts must be in 0..100, got -1"),
+        ({"max_partitions_per_topic": 10**6}, "max_partitions_per_topic must be in 0..1000"),
+        ({"max_perturbations": 10**9}, "max_perturbations must be in 0..10000"),
+        ({"max_restarts": True}, "max_restarts must be an integer, got True"),
+        ({"heartbeat_interval_ms": 5.0}, "heartbeat_interval_ms must be an integer, got 5.0"),
+        ({"reorder": 1}, "reorder must be true or false, got 1"),
+        ({"topics": (("foo", "2"),)}, "topic 'foo' has '2' partitions; give an integer"),
+    ]
+    for change, message in bad:
+        with pytest.raises(ConfigError) as info:
+            replace(TINY, **change)  # type: ignore[arg-type]
+        assert message in str(info.value), change
+        assert str(info.value).startswith("config 'TINY': ")
+    with pytest.raises(ConfigError, match="heartbeat_interval_ms must be in"):
+        Config(name="x", topics=(("foo", 1),), clients=(), heartbeat_interval_ms=-5)
+    edge = replace(
+        TINY,
+        heartbeat_interval_ms=1,
+        session_timeout_ms=2**31 - 1,
+        max_group_size=2**31 - 1,
+        max_restarts=100,
+    )
+    assert edge.max_restarts == 100

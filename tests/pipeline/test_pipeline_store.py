@@ -17,6 +17,7 @@ from groupcheck.pipeline import store
 from groupcheck.pipeline.corpus import byte_parts, plan_corpus
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.grid import load_grid
+from groupcheck.pipeline.verdict import trace_verdict
 from groupcheck.pipeline.work import Job, execute_part, run_parts
 from groupcheck.validate import validate_file
 from model.actions import ACTION_TYPES
@@ -276,7 +277,7 @@ def test_corpus_plan_and_per_file_verdicts(corpus: dict[str, str], tmp_path: Pat
     plan = plan_corpus([str(tmp_path / "corpus" / "**" / "*.ndjson")])
     assert list(plan.files) == sorted(corpus)
     verdicts = {name: validate_file(name, "safety", 100, "auto") for name in plan.files}
-    assert {n: r.result for n, r in verdicts.items()} == corpus
+    assert {n: trace_verdict(r.result, r.notes) for n, r in verdicts.items()} == corpus
     errors = {Path(n).name: r.error for n, r in verdicts.items() if r.error}
     assert errors["dir.ndjson"].endswith("Is a directory")
     assert errors["dangling.ndjson"].endswith("No such file or directory")
@@ -390,10 +391,23 @@ def test_report_says_what_it_leaves_out(
     for i in range(len(parts)):
         execute_part(job, i)
     pattern = str(tmp_path / "corpus" / "**" / "*.ndjson")
-    assert run(capsys, "pipeline", "validate", "--traces", pattern, "--out", str(checks))[0] == 2
+    # A violation (double.ndjson) comes before malformed traces (exitcodes.worst).
+    assert run(capsys, "pipeline", "validate", "--traces", pattern, "--out", str(checks))[0] == 1
     html = report.build_report(checks).read_text()
-    bad = sum(1 for v in corpus.values() if v != "valid")
-    assert f"… and {bad - 2} more: only 2 of {bad} traces that are not valid are listed" in html
+    bad = sum(1 for v in corpus.values() if v != "ok")
+    assert f"… and {bad - 2} more: only 2 of {bad} traces that are not ok are listed" in html
 
     monkeypatch.setattr(report, "MAX_TRACE_ROWS", 500)
     assert "more:" not in report.build_report(checks).read_text()
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "-1", "3601"])
+def test_connect_timeout_is_a_bounded_number_of_seconds(
+    tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    args = ["pipeline", "explore", "--grid", str(grid_file), "--runs", "1"]
+    code, out, err = run(capsys, *args, "--out", str(tmp_path / "o"), f"--connect-timeout={value}")
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith("groupcheck pipeline explore: argument --connect-timeout: expected")
+    assert not (tmp_path / "o").exists()

@@ -318,3 +318,133 @@ def test_spec_properties_are_the_python_properties() -> None:
     for name in STEP_PROPERTIES:
         assert props[name].split("\n", 1)[0].strip() == f"[][{name}_Step]_vars"
     assert CONVERGENCE.name in props
+
+
+# --------------------------------------------------------------------------- results
+
+
+def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+    code = main(["tla", *argv, "--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out else {}), err
+
+
+def test_check_cut_short_by_the_state_bound_is_inconclusive(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    states = MANIFEST["configs"]["TINY1"]["distinct_states"]
+    code, doc, _ = _cli_json(capsys, "check", "--config", "TINY1", "--max-states", "100")
+    assert (code, doc["result"]) == (3, "inconclusive")
+    assert 100 <= doc["distinct_states"] < states
+    (reason,) = doc["reasons"]
+    assert reason.startswith("TLC stopped expanding states at the bound of 100 distinct states")
+    # A bound the state space stays below does not change the result.
+    bound = str(states + 1)
+    code, doc, _ = _cli_json(capsys, "check", "--config", "TINY1", "--max-states", bound)
+    assert (code, doc["result"], doc["reasons"]) == (0, "ok", [])
+    assert doc["distinct_states"] == states
+    # Exactly at the bound, TLC cannot tell it saw everything: inconclusive.
+    code, doc, _ = _cli_json(capsys, "check", "--config", "TINY1", "--max-states", str(states))
+    assert (code, doc["result"]) == (3, "inconclusive")
+
+
+def test_a_violation_within_the_state_bound_is_a_violation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pinned = MANIFEST["mutants"]["revoke-without-waiting"]
+    argv = ["check", "--config", pinned["config"], "--mutant", "revoke-without-waiting"]
+    code, doc, _ = _cli_json(capsys, *argv, "--max-states", "1000000")
+    assert (code, doc["result"], doc["violated"]) == (1, "violation", pinned["violated"])
+    assert doc["reasons"] == []
+
+
+def test_tlc_that_cannot_run_is_an_internal_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groupcheck.tla import tlc
+
+    def no_java() -> str:
+        raise tlc.TlcError("java not found on PATH; TLC needs a Java runtime (11 or newer)")
+
+    monkeypatch.setattr(tlc, "java", no_java)
+    code, doc, err = _cli_json(capsys, "check", "--config", "TINY1")
+    assert (code, doc) == (4, {})
+    assert err == (
+        "groupcheck: internal error: java not found on PATH; TLC needs a Java runtime "
+        "(11 or newer)\n"
+    )
+    monkeypatch.setattr(tlc, "java", lambda: "false")  # "java" that exits 1 and says nothing
+    for argv in (["check", "--config", "TINY1"], ["crosscheck", "--config", "TINY1"]):
+        code, doc, err = _cli_json(capsys, *argv)
+        assert (code, doc) == (4, {})
+        assert err.splitlines()[-1] == "groupcheck: internal error: TLC failed (exit 1): no output"
+    # Bad input stays exit status 2.
+    assert _cli_json(capsys, "check", "--config", "NOPE")[0] == 2
+    code, _, err = _cli_json(
+        capsys, "check", "--config", "TINY1", "--liveness", "--max-states", "9"
+    )
+    assert code == 2
+    assert err.startswith("groupcheck: error: --max-states cannot bound a liveness check")
+    assert _cli_json(capsys, "check", "--config", "TINY1", "--workers", "0")[0] == 2
+    assert _cli_json(capsys, "mutants", "no-such-mutant")[0] == 2
+
+
+def test_crosscheck_results(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, doc, _ = _cli_json(capsys, "crosscheck", "--config", "TINY1", "--max-states", "300")
+    assert (code, doc["result"]) == (3, "inconclusive")
+    assert (doc["python_complete"], doc["tlc_complete"]) == (False, False)
+    assert doc["only_in_python_count"] == 0  # every state Python saw is one TLC reaches
+    assert doc["reasons"][0] == (
+        "the Python search stopped at the bound of 300 model states: the state space may be larger"
+    )
+    assert doc["reasons"][1].startswith("TLC stopped expanding states at the bound of 300")
+
+    # A model that differs from the spec: both searches complete, the sets differ.
+    from groupcheck.tla import configs
+    from model import coordinator
+    from model.rules import DEFAULT_RULES
+
+    def no_bump_for_new_members(group, old, new, config):  # type: ignore[no-untyped-def]
+        return old is not None and coordinator.should_bump_group_epoch(group, old, new, config)
+
+    rules = replace(DEFAULT_RULES, should_bump_group_epoch=no_bump_for_new_members)
+    monkeypatch.setitem(configs.CONFIGS, "TINY1", replace(CONFIGS["TINY1"], rules=rules))
+    code, doc, _ = _cli_json(capsys, "crosscheck", "--config", "TINY1", "--examples", "1")
+    assert (code, doc["result"], doc["reasons"]) == (1, "violation", [])
+    assert len(doc["only_in_python"]) == 1
+
+
+def test_mutants_disagreement_is_a_violation_and_a_cut_search_inconclusive(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groupcheck.explore import run as run_module
+
+    pinned = MANIFEST["mutants"]["revoke-without-waiting"]
+
+    def python_found(prop: str | None, exhausted: bool):  # type: ignore[no-untyped-def]
+        def fake(config, **kwargs):  # type: ignore[no-untyped-def]
+            result = "violation" if prop else "ok"
+            return run_module.Outcome("bfs", result, property=prop, exhausted=exhausted)
+
+        return fake
+
+    # The Python engine names another property than TLC: a disagreement.
+    monkeypatch.setattr(run_module, "explore", python_found("NoServerError", True))
+    code, doc, _ = _cli_json(capsys, "mutants", "revoke-without-waiting")
+    (row,) = doc["mutants"]
+    assert (code, doc["result"], doc["agree"], row["result"]) == (
+        1,
+        "violation",
+        False,
+        "violation",
+    )
+    assert (row["python_violated"], row["tlc_violated"]) == ("NoServerError", pinned["violated"])
+    # The Python search ran out of budget before finding anything: not a disagreement.
+    monkeypatch.setattr(run_module, "explore", python_found(None, False))
+    code, doc, _ = _cli_json(capsys, "mutants", "revoke-without-waiting")
+    assert (code, doc["result"], doc["agree"]) == (3, "inconclusive", False)
+    assert doc["reasons"] == [
+        "revoke-without-waiting: the Python BFS stopped at its budget (120 s) without a violation"
+    ]

@@ -1,0 +1,185 @@
+"""The result of a pipeline job — ok, violation or inconclusive (``invariants.verdict``) —
+its reasons, and the exit status (``groupcheck.exitcodes``).
+
+A sweep (``explore``) is
+
+- a **violation** when a run violated a property;
+- otherwise **inconclusive** when a run raised an error (a crash of the model: exit status
+  4, an internal error) or when the runs of some cell together missed a ``SOMETIMES``
+  witness (``invariants.liveness.WITNESSES``): that cell's runs may be vacuous;
+- otherwise **ok**.
+
+A corpus (``validate``) is a violation when a trace violates a property; otherwise
+inconclusive when a trace is inconclusive (say, too few events after the last perturbation
+to require convergence) or malformed (not validated: exit status 2); otherwise ok.
+
+Trace verdicts come in two spellings: ``ok | violation | inconclusive | malformed`` and the
+older ``valid | violations | malformed`` (``groupcheck.validate.Report.result``), where a
+``valid`` trace whose notes say convergence was inconclusive is inconclusive. Both are
+read (parts written before the change count the same), and rows are written in the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from groupcheck import exitcodes
+from invariants.verdict import Result
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+MAX_REASONS = 20
+"""Cells named one by one in the reasons; the summary's ``missed_witnesses`` has them all."""
+
+TRACE_VERDICTS = ("ok", "violation", "inconclusive", "malformed")
+
+_SPELLINGS = {
+    "ok": "ok",
+    "valid": "ok",
+    "violation": "violation",
+    "violations": "violation",
+    "inconclusive": "inconclusive",
+    "malformed": "malformed",
+}
+
+
+def trace_verdict(result: str, notes: Iterable[str] = ()) -> str:
+    """One trace's verdict in the spelling ``ok | violation | inconclusive | malformed``."""
+    verdict = _SPELLINGS.get(result)
+    if verdict is None:
+        raise ValueError(f"unknown trace verdict {result!r}")
+    if result == "valid" and any("inconclusive" in note for note in notes):
+        return "inconclusive"
+    return verdict
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+def explore_verdict(runs: pa.Table, labels: Mapping[int, str]) -> dict[str, Any]:
+    """The findings and result of a sweep from its run rows (columns ``cell``, ``seed``,
+    ``witnesses``, ``violation``, ``error``); ``labels`` names each cell."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from invariants.liveness import WITNESSES
+
+    counts = pc.value_counts(runs["violation"].drop_null()).to_pylist()
+    by_property = {d["values"]: d["counts"] for d in counts}
+    violations = sum(by_property.values())
+    errored = runs.filter(pc.is_valid(runs["error"]))
+    errors = errored.num_rows
+
+    names = [w.prop.name for w in WITNESSES]
+    parents = pc.list_parent_indices(runs["witnesses"])
+    hits = pa.table(
+        {
+            "cell": pc.take(runs["cell"], parents),
+            "witness": pc.list_flatten(runs["witnesses"]),
+        }
+    )
+    distinct = hits.group_by(["cell", "witness"]).aggregate([])
+    hit: dict[int, set[str]] = {}
+    for cell, witness in zip(
+        distinct["cell"].to_pylist(), distinct["witness"].to_pylist(), strict=True
+    ):
+        hit.setdefault(cell, set()).add(witness)
+    cells = sorted(pc.unique(runs["cell"]).to_pylist())
+    missed: list[dict[str, Any]] = []
+    for c in cells:
+        lost = [n for n in names if n not in hit.get(c, set())]
+        if lost:
+            missed.append({"cell": c, "config": labels.get(c, str(c)), "missed": lost})
+
+    reasons: list[str] = []
+    if errors:
+        first = errored.slice(0, 1).select(["cell", "seed", "error"]).to_pylist()[0]
+        reasons.append(
+            f"{errors} runs raised an error (a model crash, an internal error); the first: "
+            f"{labels.get(first['cell'], first['cell'])} seed {first['seed']}: {first['error']}"
+        )
+    if missed:
+        reasons.append(
+            f"{len(missed)} of {len(cells)} cells missed SOMETIMES witnesses "
+            "(their runs may be vacuous)"
+        )
+        reasons += [f"{m['config']}: missed {', '.join(m['missed'])}" for m in missed[:MAX_REASONS]]
+        if len(missed) > MAX_REASONS:
+            reasons.append(
+                f"… and {len(missed) - MAX_REASONS} more cells (missed_witnesses lists them all)"
+            )
+    if violations:
+        result = Result.VIOLATION
+        reasons = []
+    else:
+        result = Result.INCONCLUSIVE if reasons else Result.OK
+    return {
+        "result": str(result),
+        "reasons": reasons,
+        "runs": runs.num_rows,
+        "violations": violations,
+        "by_property": dict(sorted(by_property.items())),
+        "errors": errors,
+        "missed_witnesses": missed,
+    }
+
+
+def explore_exit(summary: Mapping[str, Any]) -> int:
+    """Violation 1; else a run that raised an error 4; else inconclusive 3; else 0."""
+    crashed = exitcodes.INTERNAL_ERROR if summary["errors"] else exitcodes.OK
+    return exitcodes.worst(exitcodes.exit_code(summary["result"]), crashed)
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+def validate_verdict(traces: pa.Table) -> dict[str, Any]:
+    """The counts and result of a corpus from its trace rows (columns ``result``,
+    ``notes``, ``violations``)."""
+    import pyarrow.compute as pc
+
+    verdicts = [
+        trace_verdict(r, n or ())
+        for r, n in zip(traces["result"].to_pylist(), traces["notes"].to_pylist(), strict=True)
+    ]
+    count = {v: verdicts.count(v) for v in TRACE_VERDICTS}
+    flat = pc.list_flatten(traces["violations"])
+    props = pc.value_counts(pc.struct_field(flat, "property")).to_pylist() if len(flat) else []
+    reasons: list[str] = []
+    if count["malformed"]:
+        reasons.append(f"{count['malformed']} traces are malformed or unreadable (not validated)")
+    if count["inconclusive"]:
+        notes = traces["notes"].to_pylist()
+        first = next(
+            (n for v, n in zip(verdicts, notes, strict=True) if n and v == "inconclusive"), None
+        )
+        reasons.append(
+            f"{count['inconclusive']} traces are inconclusive"
+            + (f"; the first: {first[0]}" if first else "")
+        )
+    if count["violation"]:
+        result = Result.VIOLATION
+        reasons = []
+    else:
+        result = Result.INCONCLUSIVE if reasons else Result.OK
+    return {
+        "result": str(result),
+        "reasons": reasons,
+        "traces": traces.num_rows,
+        "ok": count["ok"],
+        "with_violations": count["violation"],
+        "inconclusive": count["inconclusive"],
+        "malformed": count["malformed"],
+        "by_property": dict(sorted((d["values"], d["counts"]) for d in props)),
+    }
+
+
+def validate_exit(summary: Mapping[str, Any]) -> int:
+    """Violation 1; else a malformed trace 2; else inconclusive 3; else 0."""
+    return exitcodes.worst(
+        exitcodes.VIOLATION if summary["with_violations"] else exitcodes.OK,
+        exitcodes.BAD_INPUT if summary["malformed"] else exitcodes.OK,
+        exitcodes.INCONCLUSIVE if summary["inconclusive"] else exitcodes.OK,
+    )

@@ -1,0 +1,99 @@
+"""The capture command's options and how it stops, with a plain TCP server upstream (no
+Kafka needed): bad ``--duration`` values are one-line errors, and Ctrl-C while a client is
+connected ends the capture cleanly — the trace complete under its final name, one line on
+stderr, exit status 0 (docs/capture.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groupcheck.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("-5", "expected a finite number of seconds > 0, got -5"),
+        ("0", "expected a finite number of seconds > 0, got 0"),
+        ("nan", "expected a finite number of seconds > 0, got nan"),
+        ("inf", "expected a finite number of seconds > 0, got inf"),
+        ("-inf", "expected a finite number of seconds > 0, got -inf"),
+        ("soon", "expected a number of seconds, got 'soon'"),
+    ],
+)
+def test_bad_duration_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, why: str
+) -> None:
+    out = tmp_path / "c.ndjson"
+    argv = ["capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--out", str(out)]
+    assert main([*argv, f"--duration={value}"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"groupcheck capture: argument --duration: {why} (see 'groupcheck --help')\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_with_a_client_connected_stops_cleanly(tmp_path: Path) -> None:
+    out = tmp_path / "c.ndjson"
+    with socket.socket() as upstream:
+        upstream.bind(("127.0.0.1", 0))
+        upstream.listen()
+        upstream.settimeout(30)
+        port = upstream.getsockname()[1]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        argv = ["capture", "--listen", "127.0.0.1:0", "--upstream", f"127.0.0.1:{port}"]
+        proxy = subprocess.Popen(
+            [sys.executable, "-m", "groupcheck", *argv, "--out", str(out)],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert proxy.stderr is not None
+            first = proxy.stderr.readline()
+            match = re.fullmatch(
+                rf"capture: listening on 127\.0\.0\.1:(\d+) for 127\.0\.0\.1:{port}\n", first
+            )
+            assert match, first
+            with socket.create_connection(("127.0.0.1", int(match.group(1))), timeout=30) as client:
+                # An ApiVersions v0 request: the proxy forwards it, so by the time the
+                # upstream reads it the connection is being served.
+                request = struct.pack(">hhih", 18, 0, 7, -1)
+                client.sendall(struct.pack(">i", len(request)) + request)
+                served, _ = upstream.accept()
+                with served:
+                    served.settimeout(30)
+                    got = b""
+                    while len(got) < 4 + len(request):
+                        chunk = served.recv(64)
+                        assert chunk
+                        got += chunk
+                    assert got == struct.pack(">i", len(request)) + request
+                    proxy.send_signal(signal.SIGINT)
+                    assert proxy.wait(timeout=30) == 0
+                    # The proxy closed the client's connection on its way out.
+                    client.settimeout(30)
+                    assert client.recv(64) == b""
+            rest = proxy.stderr.read()
+        finally:
+            if proxy.poll() is None:
+                proxy.kill()
+                proxy.wait()
+    assert rest == f"capture: 0 exchanges written to {out}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ndjson"]  # no .partial left
+    (header,) = out.read_text(encoding="utf-8").splitlines()
+    assert json.loads(header)["format"] == "groupcheck-trace"
