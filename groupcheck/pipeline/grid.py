@@ -35,6 +35,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -45,6 +46,7 @@ from typing import Any
 from groupcheck.pipeline.errors import PipelineError
 from model.config import INT32_MAX, KAFKA_INT_FIELDS, MODEL_BOUNDS, PERTURBATIONS, Config
 from model.presets import PRESETS
+from model.rules import Rules
 from model.settings import OPTION_KINDS
 from model.status import ConfigError
 from model.trace.strict_json import MAX_INT_DIGITS, JsonTextError
@@ -53,7 +55,17 @@ from model.trace.strict_json import loads as strict_loads
 ENGINES = ("walk", "hypothesis")
 """The engines a sweep fans out (BFS is exhaustive, not seeded: use ``groupcheck explore``)."""
 
-GRID_KEYS = ("presets", "mutants", "options", "engines", "seed", "seeds", "walk", "hypothesis")
+GRID_KEYS = (
+    "presets",
+    "mutants",
+    "rules",
+    "options",
+    "engines",
+    "seed",
+    "seeds",
+    "walk",
+    "hypothesis",
+)
 
 WALK_DEFAULTS = {"max_steps": 60}
 HYPOTHESIS_DEFAULTS = {"examples": 10, "steps": 30}
@@ -79,11 +91,17 @@ class Cell:
     mutant: str | None
     options: tuple[tuple[str, Any], ...]
     engine: str
+    rules: RulesRef | None = None
+
+    @property
+    def change(self) -> str | None:
+        """The rules change of the cell: the mutant's name, ``rules-NAME``, or None."""
+        return self.mutant or (self.rules.label if self.rules is not None else None)
 
     @property
     def label(self) -> str:
         """A readable, unique name: ``SMALL+mutant walk reorder=true``."""
-        head = self.preset + (f"+{self.mutant}" if self.mutant else "")
+        head = self.preset + (f"+{self.change}" if self.change else "")
         opts = " ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in self.options)
         return " ".join(part for part in (head, self.engine, opts) if part)
 
@@ -93,21 +111,78 @@ class Cell:
 
     def config(self) -> Config:
         """The model config of this cell (cached per process)."""
-        return _build_config(self.preset, self.mutant, self.options)
+        return _build_config(self.preset, self.mutant, self.rules, self.options)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "preset": self.preset,
             "mutant": self.mutant,
+            "rules": self.rules.to_json() if self.rules is not None else None,
             "options": dict(self.options),
             "engine": self.engine,
             "label": self.label,
         }
 
 
+@dataclass(frozen=True)
+class RulesRef:
+    """Rules from a file in a grid (``rules = ["file.py:NAME"]``): the file's text travels
+    with the plan, so an executor on another machine imports the very file the driver read
+    (``groupcheck.rulesfile``); its SHA-256 is part of the plan's fingerprint."""
+
+    file: str
+    name: str
+    sha256: str
+    source: str
+
+    @property
+    def label(self) -> str:
+        return f"rules-{self.name}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "name": self.name, "sha256": self.sha256}
+
+    def load(self) -> Rules:
+        """The rules, imported from a copy of the file's text (one per process)."""
+        import tempfile
+
+        from groupcheck.rulesfile import load_rules
+
+        copy = Path(tempfile.gettempdir()) / f"groupcheck-rules-{self.sha256[:16]}.py"
+        if not copy.is_file():
+            tmp = copy.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(self.source, encoding="utf-8")
+            os.replace(tmp, copy)
+        rules, source = load_rules(f"{copy}:{self.name}")
+        if source.sha256 != self.sha256:
+            raise PipelineError(f"{copy}: does not hold the rules file {self.file} any more")
+        return rules
+
+
+def read_rules_ref(spec: str, where: str, base: Path) -> RulesRef:
+    """A grid's ``rules`` entry ``FILE.py:NAME`` (FILE relative to the grid file's
+    directory), checked and read."""
+    from groupcheck.rulesfile import load_rules
+
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path:
+        raise PipelineError(f"{where}: rules: expected FILE.py:NAME, got {spec!r:.60}")
+    file = Path(path) if Path(path).is_absolute() else base / path
+    try:
+        _, source = load_rules(f"{file}:{name}")
+    except ConfigError as e:
+        raise PipelineError(f"{where}: rules: {e}") from None
+    return RulesRef(str(file.resolve()), name, source.sha256, file.read_text(encoding="utf-8"))
+
+
 @lru_cache(maxsize=256)
-def _build_config(preset: str, mutant: str | None, options: tuple[tuple[str, Any], ...]) -> Config:
+def _build_config(
+    preset: str,
+    mutant: str | None,
+    rules: RulesRef | None,
+    options: tuple[tuple[str, Any], ...],
+) -> Config:
     config = PRESETS[preset]
     changes: dict[str, Any] = {}
     for name, value in options:
@@ -119,7 +194,10 @@ def _build_config(preset: str, mutant: str | None, options: tuple[tuple[str, Any
         from groupcheck.mutants import MUTANTS
 
         changes["rules"] = MUTANTS[mutant].rules
-    name = config.name + (f"+{mutant}" if mutant else "")
+    elif rules is not None:
+        changes["rules"] = rules.load()
+    change = mutant or (rules.label if rules is not None else None)
+    name = config.name + (f"+{change}" if change else "")
     return replace(config, name=name, **changes)
 
 
@@ -248,13 +326,18 @@ def parse_grid(doc: object, runs: int | None, where: str = "grid") -> ExplorePla
                 )
             else:
                 mutants.append(name)
+    changes: list[tuple[str | None, RulesRef | None]] = [(m, None) for m in mutants]
+    if "rules" in doc:
+        base = Path(where).parent if where != "grid" else Path()
+        for spec in _names(doc, "rules", where, required=True):
+            changes.append((None, read_rules_ref(spec, where, base)))
     options = _options(doc.get("options", {}), where)
     seeds = _seeds(doc, runs, where)
     walk = _params(doc, "walk", WALK_DEFAULTS, where)
     hyp = _params(doc, "hypothesis", HYPOTHESIS_DEFAULTS, where)
 
     names = sorted(options)
-    count = math.prod(len(options[n]) for n in names) * len(presets) * len(mutants) * len(engines)
+    count = math.prod(len(options[n]) for n in names) * len(presets) * len(changes) * len(engines)
     if count > MAX_CELLS:
         raise PipelineError(
             f"{where}: the grid has {count:,} cells (presets × mutants × option values × "
@@ -266,11 +349,11 @@ def parse_grid(doc: object, runs: int | None, where: str = "grid") -> ExplorePla
             f"a plan has at most {MAX_RUNS:,}: use fewer seeds or a smaller grid"
         )
     cells: list[Cell] = []
-    for preset, mutant in itertools.product(presets, mutants):
+    for preset, (mutant, rules_ref) in itertools.product(presets, changes):
         for values in itertools.product(*(options[n] for n in names)):
             opts = tuple(zip(names, values, strict=True))
             for engine in engines:
-                cell = Cell(len(cells), preset, mutant, opts, engine)
+                cell = Cell(len(cells), preset, mutant, opts, engine, rules_ref)
                 try:
                     cell.config()
                 except ConfigError as e:

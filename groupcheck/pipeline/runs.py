@@ -169,7 +169,7 @@ def run_one(plan: ExplorePlan, index: int) -> RunRow:
         cell=cell.index,
         config=cell.label,
         preset=cell.preset,
-        mutant=cell.mutant,
+        mutant=cell.change,
         engine=cell.engine,
         options=cell.options_json,
         seed=seed,

@@ -353,3 +353,56 @@ def test_config_ranges_hold_however_a_config_is_built() -> None:
         max_restarts=100,
     )
     assert edge.max_restarts == 100
+
+
+LATE_ACK = Path(__file__).resolve().parents[1] / "unit" / "data" / "late_ack_rules.py"
+
+
+def test_a_grid_runs_rules_from_a_file_on_executors_elsewhere(tmp_path: Path) -> None:
+    import pickle
+    import subprocess
+    import sys
+
+    (tmp_path / "late_ack_rules.py").write_text(LATE_ACK.read_text())
+    grid = tmp_path / "g.toml"
+    grid.write_text('presets = ["MUT2"]\nrules = ["late_ack_rules.py:SLOW"]\n')
+    plan = load_grid(grid, 2)
+    assert [c.label for c in plan.cells] == ["MUT2 walk", "MUT2+rules-SLOW walk"]
+    ruled = plan.cells[1]
+    assert ruled.rules is not None
+    assert ruled.to_json()["rules"]["file"] == str((tmp_path / "late_ack_rules.py").resolve())
+    assert ruled.config().rules.client_build_heartbeat.__name__ == "late_ack"
+    # The file's hash is part of the plan: a changed file is another plan.
+    before = plan.fingerprint()
+    (tmp_path / "late_ack_rules.py").write_text(LATE_ACK.read_text() + "\n# changed\n")
+    assert load_grid(grid, 2).fingerprint() != before
+    # An executor on another machine has neither the file nor its copy: the plan carries
+    # the text. A fresh process with its own temp directory and the file gone builds it.
+    (tmp_path / "late_ack_rules.py").unlink(missing_ok=True)
+    pickled = tmp_path / "plan.pickle"
+    pickled.write_bytes(pickle.dumps(plan))
+    other_tmp = tmp_path / "executor-tmp"
+    other_tmp.mkdir()
+    code = (
+        "import pickle, sys; plan = pickle.load(open(sys.argv[1], 'rb')); "
+        "print(plan.cells[1].config().rules.client_build_heartbeat.__name__)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(pickled)],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "TMPDIR": str(other_tmp)},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "late_ack"
+
+
+def test_bad_rules_in_a_grid_are_one_line(tmp_path: Path) -> None:
+    grid = tmp_path / "g.toml"
+    grid.write_text('presets = ["MUT2"]\nrules = ["missing.py:X"]\n')
+    with pytest.raises(PipelineError, match=r"g\.toml: rules: .*missing\.py: no such file"):
+        load_grid(grid, 1)
+    grid.write_text('presets = ["MUT2"]\nrules = ["nocolon"]\n')
+    with pytest.raises(PipelineError, match=r"expected FILE\.py:NAME"):
+        load_grid(grid, 1)
