@@ -70,7 +70,11 @@ def register(sub: Any) -> None:
             "first, 2 on bad input, 4 when TLC cannot run or fails."
         ),
     )
-    check.add_argument("--config", required=True, help="configuration name (tla/<NAME>.cfg)")
+    check.add_argument(
+        "--config",
+        required=True,
+        help="configuration name (tla/<NAME>.cfg) or a config file (*.toml, *.json) in scope",
+    )
     check.add_argument("--mutant", help="switch a mutant on in the spec")
     check.add_argument(
         "--liveness",
@@ -107,7 +111,17 @@ def register(sub: Any) -> None:
             "input, 4 when TLC cannot run or fails."
         ),
     )
-    cross.add_argument("--config", required=True, help="configuration name (tla/<NAME>.cfg)")
+    cross.add_argument(
+        "--config",
+        required=True,
+        help="configuration name (tla/<NAME>.cfg) or a config file (*.toml, *.json) in scope",
+    )
+    cross.add_argument(
+        "--rules",
+        metavar="FILE.py:NAME",
+        help="run the Python side under your own rules: the states only one side reaches are "
+        "what the change adds or removes against the reference specification",
+    )
     cross.add_argument(
         "--examples",
         type=_bounded(0, MAX_EXAMPLES),
@@ -226,6 +240,7 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
             examples=args.examples,
             progress=_progress(not args.json),
             max_states=args.max_states,
+            rules_spec=args.rules,
         )
     except ConfigError as e:
         return _error(str(e))

@@ -208,7 +208,13 @@ def tla_name(python: str) -> str:
 
 
 def config_named(name: str) -> Config:
-    """The configuration called ``name``; ConfigError lists the known ones."""
+    """The configuration called ``name`` — or read from a config file (``*.toml``,
+    ``*.json``: the ``--config`` format of ``groupcheck explore``, README "Configs");
+    ConfigError lists the known names."""
+    if name.lower().endswith((".toml", ".json")):
+        from groupcheck.configfile import load_config_file
+
+        return load_config_file(name)
     config = CONFIGS.get(name.upper())
     if config is None:
         raise ConfigError(f"unknown TLA+ configuration {name!r}; known: {', '.join(CONFIGS)}")

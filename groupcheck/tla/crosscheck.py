@@ -111,11 +111,20 @@ def crosscheck(
     examples: int = 3,
     progress: Progress | None = None,
     max_states: int | None = None,
+    rules_spec: str | None = None,
 ) -> dict[str, Any]:
     """Compare the reachable state sets of configuration ``name``; ``max_states`` bounds
-    each side's search (Python: model states; TLC: distinct states)."""
+    each side's search (Python: model states; TLC: distinct states). ``rules_spec``
+    (``FILE.py:NAME``) runs the Python side under rules from a file against the reference
+    specification: the states only one side reaches are what the rule change adds or
+    removes."""
     config = config_named(name)
     check_in_scope(config)
+    if rules_spec is not None:
+        from groupcheck.rulesfile import load_rules, with_rules
+
+        rules, source = load_rules(rules_spec)
+        config = with_rules(config, rules, source)
     if progress:
         progress(f"exploring {config.name} with the Python model")
     py, py_complete = bounded_python_states(config, progress, max_states)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from pathlib import Path as FsPath
 
 import pytest
 
@@ -448,3 +449,21 @@ def test_mutants_disagreement_is_a_violation_and_a_cut_search_inconclusive(
     assert doc["reasons"] == [
         "revoke-without-waiting: the Python BFS stopped at its budget (120 s) without a violation"
     ]
+
+
+def test_crosscheck_takes_a_config_file_and_rules(
+    capsys: pytest.CaptureFixture[str], tmp_path: FsPath
+) -> None:
+    from model.settings import config_to_toml
+
+    config = tmp_path / "tiny1.toml"
+    config.write_text(config_to_toml(CONFIGS["TINY1"]))
+    assert main(["tla", "crosscheck", "--config", str(config), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["equal"] is True
+    rules = FsPath(__file__).resolve().parents[1] / "unit" / "data" / "late_ack_rules.py"
+    argv = ["tla", "crosscheck", "--config", str(config), "--rules", f"{rules}:SLOW", "--json"]
+    assert main(argv) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"] == "TINY1+rules-SLOW"
+    assert doc["only_in_python_count"] > 0  # the late acknowledgement adds states
