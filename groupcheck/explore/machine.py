@@ -96,7 +96,13 @@ class ModelMachine(RuleBasedStateMachine):
         cls = type(self)
         if not cls.check_convergence or self.failed:
             return  # a safety violation already ended this example
-        tail, violation = check_fair_tail(self.state, cls.config, self.checker, DEFAULT_BOUND)
+        # A checker of its own for the tail: the schedule is not a step of the example
+        # (callers that record the example's steps through their checker see only those).
+        tail_checker = Checker(
+            state_properties=self.checker.state_properties,
+            step_properties=self.checker.step_properties,
+        )
+        tail, violation = check_fair_tail(self.state, cls.config, tail_checker, DEFAULT_BOUND)
         if violation is not None:
             if violation.property != CONVERGENCE.name:
                 self.path.extend(tail)  # the safety violation lies on the fair schedule
