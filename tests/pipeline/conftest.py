@@ -59,10 +59,10 @@ def corpus(tmp_path: FsPath) -> dict[str, str]:
     for seed in range(6):
         name = root / ("nested" if seed % 2 else "") / f"valid-{seed}.ndjson"
         name.write_text(
-            "\n".join(path_lines(progress_walk(TINY, seed, 60, idle="stop"))) + "\n",
+            "\n".join(path_lines(progress_walk(TINY, seed, 160, idle="stop"))) + "\n",
             encoding="utf-8",
         )
-        expected[str(name)] = "valid"
+        expected[str(name)] = "ok"
     header = trace_header()
     double = root / "double.ndjson"
     double.write_text(
@@ -79,7 +79,7 @@ def corpus(tmp_path: FsPath) -> dict[str, str]:
         + "\n",
         encoding="utf-8",
     )
-    expected[str(double)] = "violations"
+    expected[str(double)] = "violation"
     broken = root / "broken.ndjson"
     broken.write_text(header + '\n{"seq": 1, "kind": \n', encoding="utf-8")
     expected[str(broken)] = "malformed"
