@@ -60,11 +60,17 @@ def test_interrupted_block_leaves_nothing(tmp_path: Path) -> None:
     final = tmp_path / "run"
     with publishing(final) as tmp:
         (tmp / "a").write_text("a")
-    with pytest.raises(KeyboardInterrupt), publishing(final) as tmp:
-        (tmp / "b").write_text("b")
-        raise KeyboardInterrupt
+
+    def interrupted() -> None:
+        with publishing(final) as tmp:
+            (tmp / "b").write_text("b")
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        interrupted()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
-    assert (final / "a").is_file() and not (final / "b").exists()
+    assert (final / "a").is_file()
+    assert not (final / "b").exists()
 
 
 def test_partials_of_dead_processes_are_swept(tmp_path: Path) -> None:
@@ -81,4 +87,6 @@ def test_partials_of_dead_processes_are_swept(tmp_path: Path) -> None:
     user = tmp_path / ".partial-notes"
     user.mkdir()
     assert sweep_partials(tmp_path) == [stale]
-    assert mine.exists() and user.exists() and not stale.exists()
+    assert mine.exists()
+    assert user.exists()
+    assert not stale.exists()
