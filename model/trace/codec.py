@@ -231,8 +231,13 @@ def _get(
     optional: bool = False,
     int64: bool = False,
 ) -> Any:
-    value = obj.get(key, _MISSING)
-    if type(value) is kind and kind is not int:  # the common case: a str, list or dict
+    value = number = obj.get(key, _MISSING)
+    # The common cases first: a str, list or dict; an int in range (no bool: type, not
+    # isinstance). Anything else, and every error, is sorted out below.
+    if type(value) is kind and (
+        kind is not int
+        or (MIN_INT <= number <= MAX_INT if not int64 else MIN_INT64 <= number <= MAX_INT64)
+    ):
         return value
     if value is _MISSING:
         if optional:
