@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from groupcheck.argtypes import add_validation_options, non_negative, positive, positive_float
+from groupcheck.argtypes import non_negative, positive, positive_float
 from model.presets import PRESETS, preset
 from model.settings import config_to_mapping
 from model.status import ConfigError
@@ -197,18 +197,6 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("name", metavar="PRESET", help=f"one of: {', '.join(PRESETS)}")
     show.add_argument("--json", action="store_true", help="print JSON instead of TOML")
     show.set_defaults(handler=cmd_config_show)
-    val = sub.add_parser(
-        "validate",
-        help="validate trace files against the reference model",
-        description=(
-            "Validate trace files (docs/trace-format.md). Exit 0 when every file is valid, "
-            "1 when a property is violated (file, line, property, message), 2 when an input "
-            "is malformed (file:line:column and the reason)."
-        ),
-    )
-    val.add_argument("files", nargs="+", metavar="FILE")
-    add_validation_options(val)
-    val.add_argument("--json", action="store_true", help="print one JSON object")
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(sub)
     return parser
@@ -591,44 +579,11 @@ def cmd_config_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
-    from groupcheck.validate import validate_file
-
-    reports = [validate_file(name, args.mode, args.settle, args.format) for name in args.files]
-    violations = [v for r in reports for v in r.violations]
-    errors: list[str] = [r.error for r in reports if r.error]
-    result = "malformed" if errors else ("violations" if violations else "valid")
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "result": result,
-                    "events": sum(r.events for r in reports),
-                    "violations": [v.to_json() for v in violations],
-                    "errors": errors,
-                    "notes": [note for r in reports for note in r.notes],
-                },
-                indent=1,
-            )
-        )
-    else:
-        for v in violations:
-            print(f"{v.file}:{v.line}: {v.property}: {v.message}")
-        for message in errors:
-            print(f"groupcheck: error: {message}", file=sys.stderr)
-        for r in reports:
-            for note in r.notes:
-                print(f"note: {note}")
-        if not violations and not errors:
-            print(f"valid: {sum(r.events for r in reports)} events in {len(reports)} file(s)")
-    return 2 if errors else (1 if violations else 0)
-
-
-# Subcommands that live in their own room (capture, render, tla, pipeline) register
 # themselves: each module's ``register(sub)`` adds its parser and sets ``handler`` with
 # ``set_defaults``. ``register`` must not import heavy dependencies (pyspark, kio); the
 # handler imports them when it runs.
 COMMAND_MODULES: tuple[str, ...] = (
+    "groupcheck.validate.command",
     "groupcheck.tla.cli",
     "groupcheck.render",
     "groupcheck.capture.cli",
@@ -636,7 +591,6 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 COMMANDS = {
-    "validate": cmd_validate,
     "config": cmd_config_show,
     "simulate": cmd_simulate,
     "explore": cmd_explore,
@@ -703,8 +657,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def printable(text: str) -> str:
-    """``text`` safe for a terminal: control and invisible formatting characters escaped."""
-    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+    """``text`` safe for a terminal: control and invisible formatting characters escaped
+    (``reports.render.escape.visible``)."""
+    from reports.render.escape import visible
+
+    return visible(text)
 
 
 def _quiet_stdout() -> None:

@@ -62,8 +62,10 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
     """The view of the trace, its explanation and a config description."""
     from groupcheck.explore.minimise import first_violations
     from groupcheck.validate import validate_safety
+    from model.status import ConfigError
     from model.trace import read_path
     from model.trace.codec import TraceError, decode_action, parse_event, parse_header
+    from reports.render.escape import cut
     from reports.render.explain import explain, explain_events
     from reports.render.report import property_text
     from reports.render.view import view_of_events, view_of_path
@@ -104,15 +106,28 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
             continue
         events.append((n, decode_action(parse_event(line, n), line, n)))
     report = validate_safety(file, lines)
-    if report.error:
-        raise TraceError(1, 1, report.error)
+    if report.error:  # the lines were all read above: the same reader finds nothing new
+        raise ConfigError(report.error)
     where = {v.line: v.property for v in report.violations}
     view = view_of_events(events, where)
     findings = [(v.line, v.property, v.message) for v in report.violations]
-    text = explain_events(events, view, findings, property_text, header.protocol)
-    if report.notes:
-        text += "\n".join(report.notes) + "\n"
-    return view, text, f"header: {lines[0].strip()}"
+    text = explain_events(events, view, findings, describe, header.protocol)
+    if report.reasons or report.notes:
+        text += "\n".join([*report.reasons, *report.notes]) + "\n"
+    return view, text, f"header: {cut(lines[0].strip(), HEADER_SHOWN)}"
+
+
+HEADER_SHOWN = 2000
+"""An external trace's header line is shown in the report cut to this many characters."""
+
+
+def describe(name: str | None) -> tuple[str, str]:
+    """(description, reference) of a model property or of a safety-mode check."""
+    from groupcheck.validate.safety import observed_text
+    from reports.render.report import property_text
+
+    found = observed_text(name)
+    return found if found[0] else property_text(name)
 
 
 DEFAULT_OUT = Path("reports/out")
@@ -146,28 +161,25 @@ def default_out(file: str) -> Path:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from groupcheck.validate.files import trace_lines
     from model.trace.codec import TraceError
     from reports.publish import check_target, publishing
     from reports.render.dot import RenderError
+    from reports.render.escape import visible
     from reports.render.html import write_index
     from reports.render.report import dot_sources, write_pictures, write_report
 
     out = Path(args.out) if args.out else default_out(args.file)
     check_target(out)  # refuse before any work
     try:
-        with open(args.file, encoding="utf-8", errors="strict") as f:
-            lines = [line.rstrip("\n") for line in f]
-    except UnicodeDecodeError as e:
-        print(f"groupcheck: error: {args.file}: not UTF-8 ({e.reason})", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"groupcheck: error: {args.file}: {e.strerror}", file=sys.stderr)
-        return 2
-    try:
+        with trace_lines(args.file) as it:
+            lines = list(it)
         view, text, config_text = build(args.file, lines)
     except TraceError as e:
-        message = str(e) if str(e).startswith(args.file) else f"{args.file}:{e}"
-        print(f"groupcheck: error: {message}", file=sys.stderr)
+        print(f"groupcheck: error: {visible(f'{args.file}:{e}')}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"groupcheck: error: {visible(f'{args.file}: {e.strerror or e}')}", file=sys.stderr)
         return 2
     try:
         with publishing(
@@ -177,6 +189,7 @@ def cmd_render(args: argparse.Namespace) -> int:
                 write_report(
                     tmp,
                     title=f"{Path(args.file).name}",
+                    describe=describe,
                     view=view,
                     explanation=text,
                     config_text=config_text,
@@ -186,9 +199,9 @@ def cmd_render(args: argparse.Namespace) -> int:
             else:
                 write_pictures(tmp, dot_sources(view), args.format)
     except RenderError as e:
-        print(f"groupcheck: error: {e}", file=sys.stderr)
+        print(f"groupcheck: error: {visible(str(e))}", file=sys.stderr)
         return 2
     if args.format == "html" and _lists_runs(out.parent):
         write_index(out.parent)
-    print(f"written to {out}" + ("/index.html" if args.format == "html" else ""))
+    print(visible(f"written to {out}" + ("/index.html" if args.format == "html" else "")))
     return 0

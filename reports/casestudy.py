@@ -30,6 +30,7 @@ from model.records import (
     OffsetCommitResponse,
     State,
 )
+from reports.render.escape import partitions, shown
 
 
 def _parts(partitions: frozenset[tuple[str, int]] | None) -> list[str] | None:
@@ -109,30 +110,32 @@ def render_group(state: State) -> str:
 def describe_body(body: object) -> str:
     """A request or response with Kafka's field names; unset fields are omitted."""
     if isinstance(body, ConsumerGroupHeartbeatRequest):
-        bits = [f"MemberId={body.member_id}", f"MemberEpoch={body.member_epoch}"]
+        bits = [f"MemberId={shown(body.member_id)}", f"MemberEpoch={body.member_epoch}"]
         if body.instance_id is not None:
-            bits.append(f"InstanceId={body.instance_id}")
+            bits.append(f"InstanceId={shown(body.instance_id)}")
         if body.subscribed_topic_names is not None:
             bits.append(
-                "SubscribedTopicNames=[" + ", ".join(sorted(body.subscribed_topic_names)) + "]"
+                "SubscribedTopicNames=["
+                + ", ".join(shown(t) for t in sorted(body.subscribed_topic_names))
+                + "]"
             )
         if body.server_assignor is not None:
-            bits.append(f"ServerAssignor={body.server_assignor}")
+            bits.append(f"ServerAssignor={shown(body.server_assignor)}")
         if body.topic_partitions is not None:
-            bits.append(f"TopicPartitions={format_partitions(body.topic_partitions)}")
+            bits.append(f"TopicPartitions={partitions(body.topic_partitions)}")
         return "ConsumerGroupHeartbeat(" + ", ".join(bits) + ")"
     if isinstance(body, ConsumerGroupHeartbeatResponse):
         bits = [f"ErrorCode={body.error_code.name}"]
         if body.error_code == 0:
             bits.append(f"MemberEpoch={body.member_epoch}")
         if body.assignment is not None:
-            bits.append(f"Assignment={format_partitions(body.assignment)}")
+            bits.append(f"Assignment={partitions(body.assignment)}")
         return "ConsumerGroupHeartbeatResponse(" + ", ".join(bits) + ")"
     if isinstance(body, OffsetCommitRequest):
         return (
-            f"OffsetCommit(MemberId={body.member_id}, "
+            f"OffsetCommit(MemberId={shown(body.member_id)}, "
             f"GenerationIdOrMemberEpoch={body.generation_id_or_member_epoch}, "
-            f"Topics={format_partitions(body.topics)})"
+            f"Topics={partitions(body.topics)})"
         )
     if isinstance(body, OffsetCommitResponse):
         return f"OffsetCommitResponse(ErrorCode={body.error_code.name})"
@@ -141,7 +144,8 @@ def describe_body(body: object) -> str:
 
 def describe_message(m: Message) -> str:
     """``A → coordinator: ConsumerGroupHeartbeat(...)``."""
-    arrow = f"{m.client} → coordinator" if m.to_coordinator else f"coordinator → {m.client}"
+    client = shown(m.client)
+    arrow = f"{client} → coordinator" if m.to_coordinator else f"coordinator → {client}"
     return f"{arrow}: {describe_body(m.body)}"
 
 
@@ -149,5 +153,15 @@ def describe_action(action: Action) -> str:
     """One line naming the action in the model's vocabulary."""
     if isinstance(action, DeliverMessage | LoseMessage):
         return f"{action.kind} {describe_message(action.message)}"
-    args = ", ".join(str(getattr(action, f.name)) for f in fields(action))
+    args = ", ".join(_argument(getattr(action, f.name)) for f in fields(action))
     return f"{action.kind}({args})"
+
+
+def _argument(value: object) -> str:
+    """An action's field as ``describe_action`` shows it: ids (and tuples of topic names)
+    cut and made visible (``reports.render.escape.shown``)."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, tuple):
+        return str(tuple(shown(v) if isinstance(v, str) else v for v in value))
+    return str(value)

@@ -196,7 +196,11 @@ def _explore_findings(job: Any) -> dict[str, Any]:
 
     columns = ["cell", "seed", "witnesses", "violation", "error"]
     table = read_parts(Path(job.out), len(job.parts), columns)
-    return explore_verdict(table, {c.index: c.label for c in job.plan.cells})
+    from invariants.liveness import required_witnesses
+
+    cells = job.plan.cells
+    required = {c.index: required_witnesses(c.config()) for c in cells}
+    return explore_verdict(table, {c.index: c.label for c in cells}, required)
 
 
 def _print_explore(s: dict[str, Any]) -> None:

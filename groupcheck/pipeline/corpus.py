@@ -154,5 +154,6 @@ def validate_range(plan: CorpusPlan, start: int, stop: int) -> pa.Table:
             ]
         )
         rows["error"].append(report.error)
-        rows["notes"].append(list(report.notes))
+        # Why a trace is inconclusive comes first among its notes.
+        rows["notes"].append([*getattr(report, "reasons", []), *report.notes])
     return pa.table(rows, schema=trace_schema())

@@ -36,7 +36,12 @@ import pyarrow.parquet as pq
 
 from groupcheck.pipeline import svg
 from groupcheck.pipeline.store import load_complete, read_parts
-from groupcheck.pipeline.verdict import explore_verdict, trace_verdict, validate_verdict
+from groupcheck.pipeline.verdict import (
+    explore_verdict,
+    required_of_cell,
+    trace_verdict,
+    validate_verdict,
+)
 from reports.publish import MARKER, owned, publishing
 
 MAX_BARS = 40
@@ -163,7 +168,8 @@ def _explore(
     from model.actions import ACTION_TYPES
 
     cells_meta = {c["index"]: c for c in manifest["plan"]["cells"]}
-    verdict = explore_verdict(runs, {i: c["label"] for i, c in cells_meta.items()})
+    required = {i: required_of_cell(c) for i, c in cells_meta.items()}
+    verdict = explore_verdict(runs, {i: c["label"] for i, c in cells_meta.items()}, required)
     hist = _histogram_rows(runs)
     violated = pc.is_valid(runs["violation"])
     errored = pc.is_valid(runs["error"])

@@ -21,7 +21,7 @@ read (parts written before the change count the same), and rows are written in t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from groupcheck import exitcodes
@@ -58,9 +58,28 @@ def trace_verdict(result: str, notes: Iterable[str] = ()) -> str:
 # --------------------------------------------------------------------------- sweeps
 
 
-def explore_verdict(runs: pa.Table, labels: Mapping[int, str]) -> dict[str, Any]:
+def required_of_cell(cell: Mapping[str, Any]) -> frozenset[str]:
+    """The witnesses a cell (as a plan's JSON lists it: preset and options) must hit
+    (``invariants.liveness.required_witnesses``: the ones its config can show)."""
+    from dataclasses import replace
+
+    from invariants.liveness import required_witnesses
+    from model.presets import PRESETS
+    from model.settings import option_value
+
+    options = cell.get("options", {})
+    changes = {k: option_value(k, v, f"cell {cell.get('label')!r}") for k, v in options.items()}
+    return required_witnesses(replace(PRESETS[cell["preset"]], **changes))
+
+
+def explore_verdict(
+    runs: pa.Table,
+    labels: Mapping[int, str],
+    required: Mapping[int, Collection[str]] | None = None,
+) -> dict[str, Any]:
     """The findings and result of a sweep from its run rows (columns ``cell``, ``seed``,
-    ``witnesses``, ``violation``, ``error``); ``labels`` names each cell."""
+    ``witnesses``, ``violation``, ``error``); ``labels`` names each cell, ``required``
+    says which witnesses each cell must hit (every witness when not given)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -89,7 +108,8 @@ def explore_verdict(runs: pa.Table, labels: Mapping[int, str]) -> dict[str, Any]
     cells = sorted(pc.unique(runs["cell"]).to_pylist())
     missed: list[dict[str, Any]] = []
     for c in cells:
-        lost = [n for n in names if n not in hit.get(c, set())]
+        wanted = required.get(c, names) if required is not None else names
+        lost = [n for n in names if n in wanted and n not in hit.get(c, set())]
         if lost:
             missed.append({"cell": c, "config": labels.get(c, str(c)), "missed": lost})
 

@@ -38,6 +38,7 @@ from model.records import (
     OffsetCommitResponse,
 )
 from model.status import ConfigError, ErrorCode
+from model.trace.strict_json import JsonTextError, raw_decode
 
 FORMAT = "groupcheck-trace"
 VERSION = 1
@@ -48,10 +49,12 @@ MIN_INT64 = -(2**63)
 
 
 class TraceError(ConfigError):
-    """A malformed trace: ``line`` and ``column`` are 1-based."""
+    """A malformed trace: ``line`` and ``column`` are 1-based; ``column`` is None where
+    no column means anything (a line too long to read to its end)."""
 
-    def __init__(self, line: int, column: int, reason: str) -> None:
-        super().__init__(f"{line}:{column}: {reason}")
+    def __init__(self, line: int, column: int | None, reason: str) -> None:
+        where = f"{line}" if column is None else f"{line}:{column}"
+        super().__init__(f"{where}: {reason}")
         self.line, self.column, self.reason = line, column, reason
 
 
@@ -158,24 +161,30 @@ def path_lines(path: Path, config_name: str | None = None) -> Iterator[str]:
 # --------------------------------------------------------------------------- decoding
 
 
-_DECODE = json.JSONDecoder().raw_decode
+_BLANK = frozenset(" \t\r")
+"""JSON's white space that may begin a line (a line holds no ``\n``)."""
 
 
 def _load(line: str, n: int) -> dict[str, Any]:
-    """One line as a JSON object (``json.loads`` without its per-call set-up: this runs
-    once per event of traces with millions of events)."""
-    start = len(line) - len(line.lstrip())
+    """One line as a JSON object, read strictly (``strict_json``: a key given twice, NaN,
+    an integer of more than 4,300 digits or an escaped lone surrogate is an error at its
+    column)."""
+    start = len(line) - len(line.lstrip(" \t\r")) if line[:1] in _BLANK else 0
     try:
-        value, end = _DECODE(line, start)
-    except json.JSONDecodeError as e:
-        raise TraceError(n, e.colno, f"not JSON: {e.msg}") from None
-    except RecursionError:
-        raise TraceError(n, 1, "JSON nested too deeply") from None
+        value, end = raw_decode(line, start)
+    except JsonTextError as e:
+        raise TraceError(n, e.column, e.reason) from None
     if end < len(line) and not line[end:].isspace():
         raise TraceError(n, end + 1, "not JSON: Extra data")
     if not isinstance(value, dict):
         raise TraceError(n, 1, f"expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def _brief(value: object, limit: int = 40) -> str:
+    """``value`` as a message shows it: at most ``limit`` characters."""
+    text = repr(value) if isinstance(value, dict) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _col(line: str, key: str) -> int:
@@ -222,8 +231,13 @@ def _get(
     optional: bool = False,
     int64: bool = False,
 ) -> Any:
-    value = obj.get(key, _MISSING)
-    if type(value) is kind and kind is not int:  # the common case: a str, list or dict
+    value = number = obj.get(key, _MISSING)
+    # The common cases first: a str, list or dict; an int in range (no bool: type, not
+    # isinstance). Anything else, and every error, is sorted out below.
+    if type(value) is kind and (
+        kind is not int
+        or (MIN_INT <= number <= MAX_INT if not int64 else MIN_INT64 <= number <= MAX_INT64)
+    ):
         return value
     if value is _MISSING:
         if optional:
@@ -237,7 +251,9 @@ def _get(
         low, high = (MIN_INT64, MAX_INT64) if int64 else (MIN_INT, MAX_INT)
         if not low <= value <= high:
             width = "int64" if int64 else "int32"
-            raise TraceError(n, _col(line, key), f"field {key!r} out of the {width} range: {value}")
+            raise TraceError(
+                n, _col(line, key), f"field {key!r} out of the {width} range: {_brief(value)}"
+            )
         return value
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         _wrong_type(key, kind, value, line, n)
@@ -257,7 +273,7 @@ def _unknown(
     extra = set(obj) - allowed
     if extra:
         key = sorted(extra)[0]
-        raise TraceError(n, _col(line, key), f"unknown field {key!r} in {where}")
+        raise TraceError(n, _col(line, key), f"unknown field {key!r:.60} in {where}")
 
 
 def parse_header(line: str, n: int = 1) -> TraceHeader:
@@ -269,7 +285,7 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
     version = _get(obj, "version", int, line, n)
     if version != VERSION:
         raise TraceError(
-            n, _col(line, "version"), f"unsupported version {version}; this reads {VERSION}"
+            n, _col(line, "version"), f"unsupported version {_brief(version)}; this reads {VERSION}"
         )
     protocol = _get(obj, "protocol", str, line, n)
     if protocol != "consumer":
@@ -315,7 +331,7 @@ def _parts(value: Any, line: str, n: int, key: str) -> Assignment:
 def _error_code(value: int, line: str, n: int) -> ErrorCode:
     code = _ERROR_CODES.get(value)
     if code is None:
-        raise TraceError(n, _col(line, "ErrorCode"), f"unknown error code {value}")
+        raise TraceError(n, _col(line, "ErrorCode"), f"unknown error code {_brief(value)}")
     return code
 
 
@@ -409,7 +425,8 @@ def read_path(config: Config, lines: Iterable[str]) -> Path:
         raise TraceError(1, 1, "empty trace: no header line")
     header = parse_header(first, 1)
     if dict(header.topics) != dict(config.topics):
-        raise TraceError(1, 1, f"trace topics {dict(header.topics)} differ from the config's")
+        topics = _brief(dict(header.topics), 200)
+        raise TraceError(1, 1, f"trace topics {topics} differ from the config's")
     state = system.initial(config)
     actions: list[Action] = []
     for n, line in enumerate(it, 2):

@@ -10,7 +10,7 @@ from collections.abc import Hashable, Sequence
 
 import networkx as nx
 
-from reports.render.escape import dot_quote, html_text, short
+from reports.render.escape import dot_quote, html_text, short, tooltip
 from reports.render.view import Row, TraceView, collapse
 
 
@@ -52,7 +52,7 @@ def sequence_dot(view: TraceView) -> str:
     for name, i in lanes.items():
         heads.append(
             f'  h{i} [shape=box, style=filled, fillcolor="#e8eef7", group={_lane_id(i)}, '
-            f"label={dot_quote(short(name))}, tooltip={dot_quote(name)}];"
+            f"label={dot_quote(short(name))}, tooltip={dot_quote(tooltip(name))}];"
         )
     # Invisible edges keep the lanes in order: coordinator, then clients as they appear.
     order = [f"h{i}" for i in lanes.values()]

@@ -19,6 +19,7 @@ from model.records import (
 )
 from model.status import FENCING_ERRORS, ErrorCode
 from reports.casestudy import describe_action
+from reports.render.escape import partitions, shown
 from reports.render.view import Row, TraceView
 
 
@@ -97,40 +98,41 @@ def _say_event(action: Action) -> str:
         return describe_action(action)
     m = action.message
     b = m.body
+    client = shown(m.client)
     lost = " (lost on the way)" if isinstance(action, LoseMessage) else ""
     if isinstance(b, ConsumerGroupHeartbeatRequest):
         owned = (
             ""
             if b.topic_partitions is None
-            else f", reporting it owns {format_partitions(b.topic_partitions)}"
+            else f", reporting it owns {partitions(b.topic_partitions)}"
         )
         if b.member_epoch == 0:
-            text = f"{m.client} joins with a heartbeat at member epoch 0{owned}"
+            text = f"{client} joins with a heartbeat at member epoch 0{owned}"
         elif b.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            text = f"{m.client} leaves the group (member epoch {LEAVE_GROUP_MEMBER_EPOCH})"
+            text = f"{client} leaves the group (member epoch {LEAVE_GROUP_MEMBER_EPOCH})"
         elif b.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             text = (
-                f"{m.client} leaves temporarily as a static member "
+                f"{client} leaves temporarily as a static member "
                 f"(member epoch {LEAVE_GROUP_STATIC_MEMBER_EPOCH})"
             )
         else:
-            text = f"{m.client} heartbeats at member epoch {b.member_epoch}{owned}"
+            text = f"{client} heartbeats at member epoch {b.member_epoch}{owned}"
     elif isinstance(b, ConsumerGroupHeartbeatResponse):
         if b.error_code is not ErrorCode.NONE:
-            text = f"the coordinator answers {m.client} with {b.error_code.name}"
+            text = f"the coordinator answers {client} with {b.error_code.name}"
             if b.error_code in FENCING_ERRORS:
                 text += " (it must release its partitions and rejoin at member epoch 0)"
         else:
-            given = "" if b.assignment is None else f", assigning {format_partitions(b.assignment)}"
-            text = f"the coordinator answers {m.client}: member epoch {b.member_epoch}{given}"
+            given = "" if b.assignment is None else f", assigning {partitions(b.assignment)}"
+            text = f"the coordinator answers {client}: member epoch {b.member_epoch}{given}"
     elif isinstance(b, OffsetCommitRequest):
         text = (
-            f"{m.client} commits offsets of {format_partitions(b.topics)} "
+            f"{client} commits offsets of {partitions(b.topics)} "
             f"at epoch {b.generation_id_or_member_epoch}"
         )
     else:
         assert isinstance(b, OffsetCommitResponse)
-        text = f"the coordinator answers {m.client}'s offset commit with {b.error_code.name}"
+        text = f"the coordinator answers {client}'s offset commit with {b.error_code.name}"
     return text + lost
 
 
@@ -145,29 +147,33 @@ def _holdings(row: Row | None) -> dict[str, frozenset[TopicPartition]]:
 
 def _row_changes(before: Row | None, row: Row) -> list[str]:
     out: list[str] = []
+    target = shown(row.target)
     if row.revoked:
-        out.append(f"{row.target} is revoked {format_partitions(row.revoked)}")
+        out.append(f"{target} is revoked {partitions(row.revoked)}")
     if row.member_pending:
         held = before.owners if before is not None else {}
         holders = sorted({n for tp in row.member_pending for n in held.get(tp, ())} - {row.target})
         out.append(
-            f"{row.target} is given {format_partitions(row.member_pending)} "
-            f"while {', '.join(holders) or 'another member'} still holds them"
+            f"{target} is given {partitions(row.member_pending)} while "
+            f"{', '.join(shown(h) for h in holders) or 'another member'} still holds them"
         )
     old = before.epochs if before is not None else {}
     for name, epoch in row.epochs.items():
         if name not in old and epoch > 0:
-            out.append(f"member {name} is at member epoch {epoch}")
+            out.append(f"member {shown(name)} is at member epoch {epoch}")
         elif name in old and old[name] != epoch:
-            out.append(f"member {name} moves to member epoch {epoch}")
+            out.append(f"member {shown(name)} moves to member epoch {epoch}")
     h0, h1 = _holdings(before), _holdings(row)
     for name in sorted(set(h0) | set(h1)):
         if h0.get(name, frozenset()) != h1.get(name, frozenset()):
             now = h1.get(name, frozenset())
-            out.append(f"{name} may now consume {format_partitions(now)}")
+            out.append(f"{shown(name)} may now consume {partitions(now)}")
     doubled = sorted(tp for tp, names in row.owners.items() if len(names) > 1)
     if doubled and (before is None or any(len(before.owners.get(tp, ())) < 2 for tp in doubled)):
-        parts = "; ".join(f"{t}-{p} by {', '.join(row.owners[(t, p)])}" for t, p in doubled)
+        parts = "; ".join(
+            f"{shown(t)}-{p} by {', '.join(shown(n) for n in row.owners[(t, p)])}"
+            for t, p in doubled
+        )
         out.append(f"partitions are owned twice: {parts}")
     return out
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path as FsPath
 
 import networkx as nx
@@ -87,10 +87,12 @@ def write_report(
     reproduce: str,
     graph: nx.DiGraph | None = None,
     graph_path: Sequence[Hashable] = (),
+    describe: Callable[[str | None], tuple[str, str]] = property_text,
 ) -> FsPath:
     """Write the pictures and ``index.html`` into ``directory`` (which the caller renames
-    into place, so a report that exists is complete)."""
-    description, reference = property_text(view.violation)
+    into place, so a report that exists is complete). ``describe`` gives the violated
+    property's description and reference (default: the model's properties)."""
+    description, reference = describe(view.violation)
     try:
         svgs = write_pictures(directory, dot_sources(view, graph, graph_path))
         note = collapsed_note(view)

@@ -30,6 +30,7 @@ from model.records import (
     State,
 )
 from model.status import ErrorCode
+from reports.render.escape import shown
 
 COORDINATOR = "coordinator"
 
@@ -72,7 +73,9 @@ def _parts(a: Assignment | None) -> str:
     by_topic: dict[str, list[int]] = {}
     for t, p in sorted(a):
         by_topic.setdefault(t, []).append(p)
-    return "[" + ", ".join(f"{t}-{','.join(map(str, ps))}" for t, ps in by_topic.items()) + "]"
+    return (
+        "[" + ", ".join(f"{shown(t)}-{','.join(map(str, ps))}" for t, ps in by_topic.items()) + "]"
+    )
 
 
 def response_detail(revoked: Assignment, pending: Assignment) -> str:
@@ -131,7 +134,7 @@ def message_label(action: Action) -> tuple[str, str, str, bool]:
         return src, dst, ("lost: " if lost else "") + text, lost
     lane = getattr(action, "client", None) or COORDINATOR
     detail = getattr(action, "member_id", None)
-    label = action.kind + (f" {detail}" if detail else "")
+    label = action.kind + (f" {shown(detail)}" if detail else "")
     return lane, lane, label, False
 
 

@@ -194,7 +194,7 @@ def test_a_killed_consumer(capture: Capture, tmp_path: Path) -> None:
     assert report.error is None
     # docs/capture.md explains this report: the coordinator expired the killed member's
     # session and handed its partitions on, and a wire capture cannot see the expiry.
-    assert {v.property for v in report.violations} == {"NoDoubleClientOwnership"}
+    assert {v.property for v in report.violations} == {"Observed.NoDoubleOwnership"}
     for v in report.violations:
         assert f"while {victim_member} has not released it" in v.message
 

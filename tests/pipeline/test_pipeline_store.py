@@ -284,7 +284,7 @@ def test_corpus_plan_and_per_file_verdicts(corpus: dict[str, str], tmp_path: Pat
     assert "not UTF-8" in errors["latin1.ndjson"]
     assert errors["broken.ndjson"].startswith(str(tmp_path / "corpus" / "broken.ndjson") + ":2:")
     (finding,) = verdicts[str(tmp_path / "corpus" / "double.ndjson")].violations
-    assert (finding.line, finding.property) == (6, "NoDoubleClientOwnership")
+    assert (finding.line, finding.property) == (6, "Observed.NoDoubleOwnership")
 
 
 def test_byte_parts_cover_the_corpus() -> None:

@@ -13,6 +13,7 @@ import tempfile
 import zlib
 from collections import Counter
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -367,14 +368,16 @@ def test_external_trace_is_explained_in_kip_terms(tmp_path: Path) -> None:
         "then (5, line 6) the coordinator answers B: member epoch 2, assigning [foo-1]: "
         "B is given [foo-1] while A still holds them"
     )
-    assert lines[6].startswith("  here NoDoubleClientOwnership is violated")
+    assert lines[6].startswith("  here Observed.NoDoubleOwnership is violated")
     assert lines[7].startswith(
         "then (6, line 7) the coordinator answers A: member epoch 2, assigning [foo-0]: "
         "A is revoked [foo-1]"
     )
     now = [line for line in lines if line.startswith("Now ")]
     assert now == [line for line in lines if "(line 6):" in line]
-    assert any(line.startswith("NoDoubleClientOwnership: ") and "KIP-848" in line for line in lines)
+    assert any(
+        line.startswith("Observed.NoDoubleOwnership: ") and "KIP-848" in line for line in lines
+    )
     # The same words label the arrows.
     seq = (out / "sequence.dot").read_text(encoding="utf-8")
     assert 'label="5. HB epoch=2 assigned=[foo-1]\\npending=[foo-1]\\nVIOLATES' in seq
@@ -665,3 +668,107 @@ def test_default_render_output_is_named_after_the_run(
     ]
     assert len(renders) == 2
     assert "render-TINY-default-bfs-seed0-" in out
+
+
+def _takeover(a: str, b: str, member_a: str, member_b: str, topic: str) -> list[Message]:
+    """Client ``a`` (member ``member_a``) gets both partitions of ``topic``; then ``b`` is
+    given one of them before ``a`` released it (an Observed.NoDoubleOwnership finding)."""
+    both = frozenset({(topic, 0), (topic, 1)})
+
+    def request(client: str, member: str, epoch: int, owned: Assignment) -> Message:
+        body = ConsumerGroupHeartbeatRequest(
+            member_id=member,
+            member_epoch=epoch,
+            rebalance_timeout_ms=1000,
+            subscribed_topic_names=frozenset({topic}),
+            topic_partitions=owned,
+        )
+        return Message(client, 0, 0, True, body)
+
+    def response(client: str, member: str, epoch: int, given: Assignment) -> Message:
+        body = ConsumerGroupHeartbeatResponse(ErrorCode.NONE, member, epoch, 100, given)
+        return Message(client, 0, 0, False, body)
+
+    return [
+        request(a, member_a, 0, frozenset()),
+        response(a, member_a, 1, both),
+        request(a, member_a, 1, both),
+        request(b, member_b, 0, frozenset()),
+        response(b, member_b, 2, frozenset({(topic, 1)})),
+    ]
+
+
+SPOOFING = "\x1b[2J\x1b]0;title\x07\u202e\u200b\u2028\x85\ufeff"
+"""Characters a terminal obeys, or that hide or turn text around (Cc, Cf, Zl)."""
+
+
+def test_control_and_format_characters_never_reach_output_raw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ids with ESC sequences, a right-to-left override, zero-width and line-separator
+    characters: the SVGs are well-formed XML, and no such character reaches a page, a
+    picture, the explanation, stdout or stderr — they are shown as escapes."""
+    trace = tmp_path / "spoof.ndjson"
+    names = [f"A{SPOOFING}", f"B{SPOOFING}", f"mA{SPOOFING}", f"mB{SPOOFING}", f"t{SPOOFING}"]
+    _message_trace(trace, _takeover(*names), {names[-1]: 2})
+    out = tmp_path / "out"
+    assert main(["render", str(trace), "--out", str(out)]) == 0
+    assert main(["validate", str(trace)]) == 1
+    assert main(["validate", "--mode", "conformance", str(trace)]) == 2
+    printed = capsys.readouterr()
+    for name in ("sequence.svg", "ownership.svg"):
+        ElementTree.parse(out / name)  # raises on a control character
+    texts = [printed.out, printed.err] + [p.read_text(encoding="utf-8") for p in out.iterdir()]
+    hidden = {ch for ch in SPOOFING if not ch.isprintable()}
+    for text in texts:
+        assert not hidden & set(text)
+    assert "A\\x1b[2J\\x1b]0;title\\x07\\u202e\\u200b\\u2028\\x85\\ufeff" in printed.out
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "Observed.NoDoubleOwnership" in page
+    assert "\\u202e" in (out / "explanation.txt").read_text(encoding="utf-8")
+
+
+def test_a_huge_id_keeps_the_report_small(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 10 MB client id and a 10 MB member id are cut to 64 characters in labels and text
+    (4096 in a tooltip): the report stays small and has its pictures."""
+    client, member = "C" * 10_000_000, "M" * 10_000_000
+    trace = tmp_path / "huge.ndjson"
+    _message_trace(trace, _takeover(client, "B", "A", member, "foo"), {"foo": 2})
+    out = tmp_path / "out"
+    assert main(["render", str(trace), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert len(page) < 2_000_000
+    assert page.count("<svg") == 2
+    assert "C" * 63 + "…" in page
+    assert "C" * 4096 not in page
+    assert "M" * 65 not in page
+    assert (out / "explanation.txt").stat().st_size < 20_000
+    capsys.readouterr()
+    assert main(["validate", str(trace)]) == 1
+    assert max(len(line) for line in capsys.readouterr().out.splitlines()) < 500
+
+
+def test_unreadable_traces_are_one_line_and_leave_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An endless line (``/dev/zero``) is refused after 16 MiB; a 5,001-digit integer and a
+    key given twice are errors at their line and column (the integer was a traceback)."""
+    out = tmp_path / "out"
+    assert main(["render", "/dev/zero", "--out", str(out)]) == 2
+    (message,) = capsys.readouterr().err.splitlines()
+    assert message == "groupcheck: error: /dev/zero:1: line longer than 16 MiB"
+    trace = tmp_path / "digits.ndjson"
+    _message_trace(trace, DOUBLE_OWNERSHIP, {"foo": 2})
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    for name, old, new, column in [
+        ("digits", '"seq": 2', '"seq": 2' + "9" * 5000, lines[2].index('"seq": 2') + 8),
+        ("twice", '"seq": 2,', '"seq": 2, "seq": 2,', lines[2].index('"seq": 2') + 11),
+    ]:
+        bad = tmp_path / f"{name}.ndjson"
+        bad.write_text("\n".join([*lines[:2], lines[2].replace(old, new), *lines[3:]]) + "\n")
+        assert main(["render", str(bad), "--out", str(out)]) == 2
+        (message,) = capsys.readouterr().err.splitlines()
+        assert message.startswith(f"groupcheck: error: {bad}:3:{column}: "), message
+    assert not out.exists()

@@ -68,7 +68,7 @@ def test_itf_validation_finds_the_violating_state() -> None:
     assert report.violations[0].line == len(snaps) - 1
     assert report.violations[0].property == "ValidTargetAssignment.Unique"
     clean = [project(s) for s in system_walk(PRESETS["TINY"])]
-    assert validate_itf("c.itf.json", to_itf(clean, "TINY")).result == "valid"
+    assert validate_itf("c.itf.json", to_itf(clean, "TINY")).result == "ok"
 
 
 @pytest.mark.parametrize(

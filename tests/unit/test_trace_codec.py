@@ -337,3 +337,57 @@ def test_schema_and_codec_accept_the_extremes() -> None:
     )
     assert _schema_validator().is_valid(json.loads(header))
     assert _codec_error(header) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "column", "reason"),
+    [
+        # "kind" twice: the second one, where it stands (it used to win silently).
+        (
+            '{"seq": 1, "ts": null, "source": "x", "kind": "Crash", "kind": "SendHeartbeat", '
+            '"payload": {"client": "A"}}',
+            56,
+            "key 'kind' given twice",
+        ),
+        (
+            '{"seq": 1, "ts": null, "source": "x", "kind": "SendHeartbeat", '
+            '"payload": {"client": "A", "client": "B"}}',
+            91,
+            "key 'client' given twice",
+        ),
+        (
+            '{"seq": 1' + "7" * 5000 + ', "ts": null, "source": "x", "kind": "SendHeartbeat", '
+            '"payload": {"client": "A"}}',
+            9,
+            "number with more than 4300 digits",
+        ),
+        (
+            '{"seq": 1, "ts": null, "source": "x", "kind": "SendHeartbeat", '
+            '"payload": {"client": "A\\ud800"}}',
+            88,
+            "lone surrogate escape",
+        ),
+        (
+            '{"seq": NaN, "ts": null, "source": "x", "kind": "SendHeartbeat", "payload": {}}',
+            9,
+            "NaN is not JSON",
+        ),
+    ],
+)
+def test_strict_json_errors_at_their_column(line: str, column: int, reason: str) -> None:
+    """Every event line is read with ``model.trace.strict_json``: what ``json`` accepts
+    silently or reports without a position is a TraceError at the offending column."""
+    with pytest.raises(TraceError) as info:
+        read_path(PRESETS["TINY"], [_header(), line])
+    assert (info.value.line, info.value.column, info.value.reason) == (2, column, reason)
+
+
+def test_error_messages_stay_short_whatever_the_input() -> None:
+    """A field name or a config name of a megabyte is cut in the message that names it."""
+    huge = "k" * 1_000_000
+    event = {"seq": 1, "ts": None, "source": "x", "kind": "SendHeartbeat", "payload": {}}
+    for obj in ({**event, huge: 1}, {**event, "payload": {"client": "A", huge: 1}}):
+        with pytest.raises(TraceError) as info:
+            read_path(PRESETS["TINY"], [_header(), json.dumps(obj)])
+        assert "unknown field 'kkkk" in str(info.value)
+        assert len(str(info.value)) < 200

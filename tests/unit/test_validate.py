@@ -7,6 +7,7 @@ import io
 import json
 import re
 import tempfile
+import tracemalloc
 from pathlib import Path as FsPath
 
 import pytest
@@ -31,9 +32,11 @@ from model.trace import path_lines
 def test_model_trace_is_valid_in_both_modes() -> None:
     lines = list(path_lines(progress_walk(TINY, 1)))
     conformance = validate_conformance("t", lines)
-    assert conformance.result == "valid", conformance.violations
+    assert conformance.result == "ok", conformance.violations
     assert conformance.events == len(lines) - 1
-    assert validate_safety("t", lines).result == "valid"
+    # 80 events: convergence needs --settle quiet events, fewer here than the default 100.
+    assert validate_safety("t", lines).result == "inconclusive"
+    assert validate_safety("t", lines, settle=10).result == "ok"
 
 
 def first_divergence(seed: int) -> tuple[list[str], int] | None:
@@ -54,7 +57,7 @@ def test_conformance_reports_the_first_divergent_event() -> None:
     found = next(d for d in (first_divergence(s) for s in range(40)) if d is not None)
     lines, line_no = found
     report = validate_conformance("mutant.ndjson", lines)
-    assert report.result == "violations"
+    assert report.result == "violation"
     (finding,) = [v for v in report.violations if v.property == "Conformance"]
     assert finding.line == line_no
     assert "enabled:" in finding.message
@@ -87,7 +90,7 @@ def test_safety_reports_a_partition_given_before_it_was_released() -> None:
     ]
     report = validate_safety("edited.ndjson", lines)
     (finding,) = report.violations
-    assert (finding.line, finding.property) == (6, "NoDoubleClientOwnership")
+    assert (finding.line, finding.property) == (6, "Observed.NoDoubleOwnership")
     assert "foo-1" in finding.message
     assert "A" in finding.message
 
@@ -99,7 +102,9 @@ def test_safety_accepts_the_same_hand_out_after_release() -> None:
         hb("A", {"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": parts(0)}, True),
         hb("B", ok("B", 2, parts(1)), False),
     ]
-    assert validate_safety("t", lines).result == "valid"
+    report = validate_safety("t", lines)
+    assert report.violations == []
+    assert report.result == "inconclusive"  # B has not acknowledged foo-1 yet
 
 
 def test_safety_epoch_regression_and_fencing() -> None:
@@ -115,13 +120,13 @@ def test_safety_epoch_regression_and_fencing() -> None:
         hb("A", {"MemberId": "A", "MemberEpoch": 2}, True),  # line 5: ignores the fencing
     ]
     props = [(v.line, v.property) for v in validate_safety("t", lines).violations]
-    assert props == [(3, "MemberEpochMonotone"), (5, "FencingRespected")]
+    assert props == [(3, "Observed.MemberEpochMonotone"), (5, "Observed.FencingRespected")]
 
 
 def test_cli_exit_codes_and_json(tmp_path: FsPath, capsys: pytest.CaptureFixture[str]) -> None:
     good = tmp_path / "good.ndjson"
     good.write_text("\n".join(path_lines(progress_walk(TINY, 2))) + "\n")
-    assert main(["validate", str(good)]) == 0
+    assert main(["validate", "--settle", "10", str(good)]) == 0
     bad = tmp_path / "bad.ndjson"
     bad.write_text(
         header()
@@ -132,11 +137,12 @@ def test_cli_exit_codes_and_json(tmp_path: FsPath, capsys: pytest.CaptureFixture
         + "\n"
     )
     capsys.readouterr()
-    assert main(["validate", "--json", str(good), str(bad)]) == 1
+    assert main(["validate", "--settle", "10", "--json", str(good), str(bad)]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["result"] == "violations"
+    assert doc["result"] == "violation"
     assert doc["violations"][0]["file"] == str(bad)
     assert doc["violations"][0]["line"] == 3
+    assert [f["result"] for f in doc["files"]] == ["ok", "violation"]
     broken = tmp_path / "broken.ndjson"
     broken.write_bytes(b'{"format": "groupcheck-trace", "version": 1}\n\xff\xfe\n')
     assert main(["validate", str(broken)]) == 2
@@ -146,11 +152,72 @@ def test_cli_exit_codes_and_json(tmp_path: FsPath, capsys: pytest.CaptureFixture
     assert main(["validate", str(tmp_path / "missing.ndjson")]) == 2
 
 
+def test_cli_results_ok_violation_inconclusive_malformed(
+    tmp_path: FsPath, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each file and the run are ok, violation, inconclusive or malformed; the exit status
+    is the worst (groupcheck.exitcodes), and text output says which and why."""
+    short = tmp_path / "short.ndjson"  # 80 events: fewer than --settle 100 after a join
+    short.write_text("\n".join(path_lines(progress_walk(TINY, 2))) + "\n")
+    assert main(["validate", str(short)]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"inconclusive: {short}: Observed.Convergence not checked: only ")
+    assert out[-1].startswith("inconclusive: nothing violated, but not everything could be")
+    assert main(["validate", "--json", str(short)]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"] == "inconclusive"
+    (file,) = doc["files"]
+    assert file["result"] == "inconclusive"
+    assert file["reasons"][0].startswith("Observed.Convergence not checked")
+    assert doc["reasons"] == [f"{short}: {file['reasons'][0]}"]
+    assert file["events"] == 80
+    assert file["violations"] == file["notes"] == []
+    broken = tmp_path / "broken.ndjson"
+    broken.write_text(header() + '\n{"seq": 1, "kind": \n')
+    double = tmp_path / "double.ndjson"
+    double.write_text(
+        "\n".join(
+            [header(), hb("B", ok("B", 2, parts(1)), False), hb("A", ok("A", 2, parts(1)), False)]
+        )
+    )
+    # Malformed input does not stop the other files; a violation outranks it.
+    assert main(["validate", "--json", str(broken), str(short)]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["result"], [f["result"] for f in doc["files"]]) == (
+        "malformed",
+        ["malformed", "inconclusive"],
+    )
+    assert doc["files"][1]["events"] == 80
+    assert main(["validate", "--json", str(broken), str(short), str(double)]) == 1
+    assert json.loads(capsys.readouterr().out)["result"] == "violation"
+    assert main(["validate", "--settle", "10", str(short)]) == 0
+    assert capsys.readouterr().out.startswith("ok: nothing violated (80 events in 1 file(s)")
+
+
+def test_stdin_in_both_modes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-`` reads the trace from standard input, named <stdin> in messages."""
+    lines = list(path_lines(progress_walk(TINY, 2)))
+    text = ("\n".join(lines) + "\n").encode()
+    for mode in ("safety", "conformance"):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text)))
+        assert main(["validate", "--mode", mode, "--settle", "10", "--json", "-"]) == 0
+        (file,) = json.loads(capsys.readouterr().out)["files"]
+        assert (file["file"], file["result"], file["events"]) == ("<stdin>", "ok", 80)
+    broken = text.replace(b'"seq": 3', b'"seq": 3, "seq": 3', 1)
+    for mode in ("safety", "conformance"):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(broken)))
+        assert main(["validate", "--mode", mode, "-"]) == 2
+        (message,) = capsys.readouterr().err.splitlines()
+        assert re.fullmatch(r"groupcheck: error: <stdin>:4:\d+: key 'seq' given twice", message)
+
+
 def test_safety_convergence_holds_on_a_settled_model_trace() -> None:
     path = progress_walk(TINY, 3, steps=300)
     report = validate_safety("t", list(path_lines(path)), settle=50)
-    assert report.result == "valid"
-    assert report.notes == []
+    assert report.result == "ok"
+    assert report.notes == report.reasons == []
 
 
 def test_safety_reports_non_convergence_after_the_last_perturbation() -> None:
@@ -164,13 +231,17 @@ def test_safety_reports_non_convergence_after_the_last_perturbation() -> None:
     quiet = [hb("B", {"MemberId": "B", "MemberEpoch": 2}, True), hb("B", ok("B", 2, None), False)]
     report = validate_safety("t", lines + quiet * 10, settle=20)
     (finding,) = report.violations
-    assert finding.property == "Convergence"
+    assert finding.property == "Observed.Convergence"
     assert "A=1" in finding.message
     assert "B=2" in finding.message
     short = validate_safety("t", lines + quiet, settle=20)
     assert short.violations == []
-    assert short.notes
-    assert "inconclusive" in short.notes[0]
+    assert short.result == "inconclusive"
+    (reason,) = short.reasons
+    assert reason == (
+        "Observed.Convergence not checked: only 3 events follow the last perturbation "
+        "(line 4), and --settle asks for 20"
+    )
 
 
 def test_safety_reports_a_member_reporting_a_partition_another_still_owns() -> None:
@@ -183,7 +254,7 @@ def test_safety_reports_a_member_reporting_a_partition_another_still_owns() -> N
         hb("A", {"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": parts(0, 1)}, True),
     ]
     (finding,) = validate_safety("t", lines).violations
-    assert (finding.line, finding.property) == (4, "NoDoubleClientOwnership")
+    assert (finding.line, finding.property) == (4, "Observed.NoDoubleOwnership")
     assert finding.message == "A reports owning foo-1 while B has not released it"
 
 
@@ -204,7 +275,7 @@ def test_safety_follows_process_events_of_model_traces() -> None:
     assert validate_safety("t", crashed).violations == []
     alive = [*joined, *b_takes_over]  # a zombie: A still consumes behind an expired session
     assert [v.property for v in validate_safety("t", alive).violations] == [
-        "NoDoubleClientOwnership"
+        "Observed.NoDoubleOwnership"
     ]
     # A's join response arrives on a connection A closed after a request timeout: unread.
     unread = [
@@ -255,7 +326,7 @@ def test_safety_mode_finds_the_double_ownership_a_mutant_coordinator_causes(muta
     assert found.path is not None
     lines = list(path_lines(found.path, get_mutant(mutant).config.name))
     props = [v.property for v in validate_safety("t", lines, settle=10**6).violations]
-    assert props[:1] == ["NoDoubleClientOwnership"]
+    assert props[:1] == ["Observed.NoDoubleOwnership"]
 
 
 def test_round_trip_path_trace_conformance_path() -> None:
@@ -263,7 +334,7 @@ def test_round_trip_path_trace_conformance_path() -> None:
     path = progress_walk(PRESETS["SMALL"], 5, steps=120, perturb=True)
     replayed: list[Action] = []
     report = validate_conformance("t", path_lines(path), on_step=replayed.append)
-    assert report.result == "valid"
+    assert report.result == "ok"
     assert tuple(replayed) == path.actions
 
 
@@ -286,7 +357,8 @@ def test_millisecond_timestamps_are_accepted() -> None:
     """``ts`` and ``seq`` are int64: a Unix-epoch millisecond timestamp is a valid ``ts``."""
     line = json.loads(hb("A", ok("A", 1, parts(0)), False))
     line["ts"], line["seq"] = 1_795_000_000_000, 2**40
-    assert validate_safety("t", [header(), json.dumps(line)]).result == "valid"
+    report = validate_safety("t", [header(), json.dumps(line)])
+    assert (report.error, report.violations) == (None, [])
     line["ts"] = 2**63
     report = validate_safety("t", [header(), json.dumps(line)])
     assert report.error is not None
@@ -339,9 +411,116 @@ def test_fuzzed_files_through_the_cli(data: st.DataObject) -> None:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(["validate", "--mode", mode, str(trace)])
-    assert code in (0, 1, 2)
+    assert code in (0, 1, 2, 3)
     assert "Traceback" not in err.getvalue()
     if code == 2:
         (message,) = err.getvalue().splitlines()
         assert re.match(rf"groupcheck: error: {re.escape(str(trace))}:\d+:\d+: \S", message)
         assert "validator failed" not in message
+
+
+def _one_error(err: str) -> str:
+    (line,) = err.splitlines()
+    assert "Traceback" not in line
+    return line
+
+
+@pytest.mark.parametrize("mode", ["safety", "conformance"])
+def test_an_endless_line_is_one_error_in_bounded_memory(
+    mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``/dev/zero`` is one line that never ends: refused after 16 MiB, not read to the end
+    of memory."""
+    tracemalloc.start()
+    try:
+        assert main(["validate", "--mode", mode, "/dev/zero"]) == 2
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert _one_error(capsys.readouterr().err) == (
+        "groupcheck: error: /dev/zero:1: line longer than 16 MiB"
+    )
+    assert peak < 48 * 2**20
+
+
+def test_bom_is_accepted_and_bad_json_is_one_line_with_its_position(
+    tmp_path: FsPath, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = list(path_lines(progress_walk(TINY, 2)))
+    trace = tmp_path / "bom.ndjson"
+    trace.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())
+    for mode in ("safety", "conformance"):
+        assert main(["validate", "--mode", mode, "--settle", "10", str(trace)]) == 0
+    capsys.readouterr()
+    seq, member = lines[2].index('"seq": 2'), lines[2].index('"MemberId": "A"')
+    cases = {
+        # a 5,001-digit integer: was "validator failed: ValueError", without a position
+        "digits": (
+            lines[2].replace('"seq": 2', '"seq": 2' + "0" * 5000),
+            f":3:{seq + 8}: number with more than 4300 digits",
+        ),
+        "surrogate": (  # in a member id: was accepted, and crashed the text output
+            lines[2].replace('"MemberId": "A"', '"MemberId": "A\\ud800"'),
+            f":3:{member + 15}: lone surrogate escape",
+        ),
+        "twice": (
+            lines[2].replace('"seq": 2,', '"seq": 2, "seq": 2,'),
+            f":3:{seq + 11}: key 'seq' given twice",
+        ),
+    }
+    for name, (line, needle) in cases.items():
+        bad = tmp_path / f"{name}.ndjson"
+        bad.write_text("\n".join([lines[0], lines[1], line, *lines[3:]]) + "\n")
+        for mode in ("safety", "conformance"):
+            assert main(["validate", "--mode", mode, str(bad)]) == 2, name
+            message = _one_error(capsys.readouterr().err)
+            assert message.startswith(f"groupcheck: error: {bad}:3:"), message
+            assert needle in message, message
+
+
+def test_itf_size_cap_nesting_and_strict_json(
+    tmp_path: FsPath, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / "deep.itf.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["validate", str(deep)]) == 2
+    assert _one_error(capsys.readouterr().err) == (
+        f"groupcheck: error: {deep}:1:1: JSON nested too deeply"
+    )
+    twice = tmp_path / "twice.itf.json"
+    twice.write_text('{\n  "states": [],\n  "states": []\n}')
+    assert main(["validate", str(twice)]) == 2
+    assert _one_error(capsys.readouterr().err) == (
+        f"groupcheck: error: {twice}:3:3: key 'states' given twice"
+    )
+    monkeypatch.setattr("groupcheck.validate.files.MAX_ITF_BYTES", 10)
+    assert main(["validate", "--format", "itf", str(twice)]) == 2
+    assert _one_error(capsys.readouterr().err) == (
+        f"groupcheck: error: {twice}: larger than 0 MiB, the most an ITF document may be"
+    )
+
+
+def test_a_failing_validator_is_an_internal_error_not_malformed_input(
+    tmp_path: FsPath,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bug in a validator is exit 4 with the traceback saved, never "malformed" (2);
+    ``validate_file`` (many files: the pipeline) marks it as an internal error."""
+    from groupcheck.validate import validate_file
+
+    trace = tmp_path / "t.ndjson"
+    trace.write_text("\n".join(path_lines(progress_walk(TINY, 2))) + "\n")
+    monkeypatch.setenv("GROUPCHECK_CRASH_DIR", str(tmp_path / "crashes"))
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr("groupcheck.validate.files.validate_safety", broken)
+    assert main(["validate", str(trace)]) == 4
+    message = _one_error(capsys.readouterr().err)
+    assert message.startswith("groupcheck: internal error: ValueError: a bug (traceback saved to ")
+    assert len(list((tmp_path / "crashes").iterdir())) == 1
+    report = validate_file(str(trace), "safety")
+    assert (report.result, report.error) == ("internal-error", None)
+    assert report.internal_error == "ValueError: a bug"

@@ -1,37 +1,32 @@
-"""Validate traces of other implementations (or of the model) against the reference.
+"""Safety mode: what a (possibly partial) trace of another implementation shows.
 
-Two modes, both streaming (one pass, memory independent of trace length):
+An implementation with another assignor, or a log of only what crossed the wire, cannot be
+replayed against the model. Safety mode reads what the trace observes — the heartbeat
+requests (what a member reports owning, ``TopicPartitions``) and responses (what the
+coordinator assigns, ``Assignment``), in the order the coordinator processed them — and
+tracks what each member may be consuming: what it last reported, plus what it was given
+since. From that it checks the :data:`OBSERVED_CHECKS`, named ``Observed.*`` because they
+are not the model's properties of similar name (``invariants.properties``): those look at
+what clients really consume and at the coordinator's own state, which a trace does not
+show. ``docs/trace-format.md`` ("Validation modes") describes each.
 
-* **conformance** replays the trace against the model: every event must be an action the
-  model has enabled at that point — a delivered response must be exactly the response the
-  model's coordinator produced — and every property must hold. The first divergent event
-  is reported with the actions the model had enabled there.
-* **safety** is for implementations with other assignors or partial logs. From requests
-  (what a member reports owning) and responses (what the coordinator assigns) it tracks
-  what each member may be consuming and checks: no partition owned by two members at once,
-  member epochs monotone except through fencing, fencing respected (a fenced member's
-  next heartbeat rejoins with epoch 0 or leaves), and convergence: when the trace goes on
-  for at least ``settle`` events after the last perturbation (a join, a leave, a fencing),
-  every member still in the group ends at one member epoch having acknowledged exactly
-  its last assignment. A shorter tail is reported as inconclusive, not as passing.
-  Process events, when a trace has them (the model's traces do: ``Crash``, ``Restart``,
-  ``RequestTimeout``, ``ReleaseAssignment``, ``SessionTimeout`` …), say which responses a
-  live process read and when a client stopped consuming; a wire capture has none, so a
-  client that dies silently still counts as consuming (docs/capture.md).
+Process events, when a trace has them (the model's traces do: ``Crash``, ``Restart``,
+``RequestTimeout``, ``ReleaseAssignment``, ``SessionTimeout`` …), say which responses a
+live process read and when a client stopped consuming; a wire capture has none, so a client
+that dies silently still counts as consuming (docs/capture.md).
+
+Convergence needs a quiet tail: when fewer than ``settle`` events follow the last
+perturbation, it is not checked and the result is *inconclusive*, not ok.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from invariants.check import Checker
-from model import system
+from groupcheck.validate.report import Finding, Report
 from model.actions import (
     AbandonRequest,
-    Action,
     Crash,
     DeliverMessage,
     RebalanceTimeout,
@@ -41,9 +36,7 @@ from model.actions import (
     SessionTimeout,
     Subscribe,
 )
-from model.config import Config
 from model.ids import EMPTY, Assignment
-from model.presets import PRESETS
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -51,115 +44,61 @@ from model.records import (
 )
 from model.status import FENCING_ERRORS, ErrorCode
 from model.trace import TraceError, decode_action, parse_event, parse_header
-from reports.casestudy import describe_action
-
-MODES = ("conformance", "safety")
+from reports.render.escape import shown
 
 
 @dataclass(frozen=True)
-class Finding:
-    """A violation at a line of a trace file."""
+class ObservedCheck:
+    """A check of safety mode: its finding's name, what it checks, where the protocol
+    asks for it, and the model property of similar name it stands in for."""
 
-    file: str
-    line: int
-    property: str
-    message: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "property": self.property,
-            "message": self.message,
-        }
+    name: str
+    description: str
+    reference: str
+    model_property: str
 
 
-@dataclass
-class Report:
-    """The outcome for one file: events read, violations, or a malformed-input error."""
-
-    file: str
-    mode: str
-    events: int = 0
-    violations: list[Finding] = field(default_factory=list)
-    error: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def result(self) -> str:
-        if self.error is not None:
-            return "malformed"
-        return "violations" if self.violations else "valid"
-
-
-def _config_for(header_config: str | None, topics: dict[str, int]) -> Config:
-    """The reference config a trace names: a preset, or a mutant scenario (``SCENARIO`` or
-    ``SCENARIO+mutant``) with the *default* rules — so replaying a mutant's trace shows
-    where that implementation departs from the reference."""
-    from groupcheck.mutants import MUTANTS
-
-    name = (header_config or "").split("+")[0]
-    candidates = [PRESETS.get(name.upper())]
-    candidates += [m.config for m in MUTANTS.values() if m.config.name == name]
-    for config in candidates:
-        if config is not None and dict(config.topics) == topics:
-            return config
-    raise TraceError(
-        1,
-        1,
-        f"conformance needs the model config: the header names {header_config!r}, "
-        f"which is no preset or mutant scenario with topics {topics}",
-    )
+NO_DOUBLE_OWNERSHIP = ObservedCheck(
+    "Observed.NoDoubleOwnership",
+    "No partition is given to a member, or reported owned by a member that was not given "
+    "it since, while another member may still be consuming it (has not reported releasing "
+    "it): read from heartbeat requests (TopicPartitions) and responses (Assignment).",
+    "KIP-848 Member Epoch - Reconciliation (revoke before assign)",
+    "NoDoubleClientOwnership",
+)
+MEMBER_EPOCH_MONOTONE = ObservedCheck(
+    "Observed.MemberEpochMonotone",
+    "A member's epoch in successful heartbeat responses never decreases, unless the "
+    "member was fenced (a fencing error) or removed by the coordinator (an expiry) in "
+    "between.",
+    "KIP-848 Member Epoch",
+    "MemberEpochMonotone",
+)
+FENCING_RESPECTED = ObservedCheck(
+    "Observed.FencingRespected",
+    "After a response with a fencing error (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID), the "
+    "member's next heartbeat rejoins with member epoch 0 or leaves.",
+    "KIP-848 Consumer Group Heartbeat API (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)",
+    "",
+)
+CONVERGENCE = ObservedCheck(
+    "Observed.Convergence",
+    "When at least --settle events follow the last perturbation (a join, a leave, a "
+    "fencing, an expiry), every member still in the group is at one member epoch and has "
+    "acknowledged (reported owning) exactly its last assignment.",
+    "KIP-848 Rebalance Process (members converge to the target assignment)",
+    "Convergence",
+)
+OBSERVED_CHECKS = (NO_DOUBLE_OWNERSHIP, MEMBER_EPOCH_MONOTONE, FENCING_RESPECTED, CONVERGENCE)
+"""Every check of safety mode."""
 
 
-def validate_conformance(
-    file: str,
-    lines: Iterable[str],
-    config: Config | None = None,
-    on_step: Callable[[Action], None] | None = None,
-) -> Report:
-    """Replay ``lines`` against the model (see the module docstring). ``on_step`` is called
-    with every action the replay took, in order — the path the trace describes — without
-    the validator keeping them."""
-    report = Report(file, "conformance")
-    it = iter(lines)
-    try:
-        first = next(it, None)
-        if first is None:
-            raise TraceError(1, 1, "empty trace: no header line")
-        header = parse_header(first)
-        config = config or _config_for(header.config, dict(header.topics))
-        checker = Checker()
-        state = system.initial(config)
-        for n, line in enumerate(it, 2):
-            if not line.strip():
-                continue
-            event = parse_event(line, n)
-            action = decode_action(event, line, n)
-            report.events += 1
-            enabled = system.enabled(state, config)
-            if action not in enabled:
-                shown = "; ".join(describe_action(a) for a in enabled[:8])
-                more = f" (+{len(enabled) - 8} more)" if len(enabled) > 8 else ""
-                report.violations.append(
-                    Finding(
-                        file,
-                        n,
-                        "Conformance",
-                        f"{describe_action(action)} is not what the model does here; "
-                        f"enabled: {shown}{more}",
-                    )
-                )
-                return report
-            new = system.step(state, action, config)
-            if on_step is not None:
-                on_step(action)
-            for v in checker.check_step(state, action, new) + checker.check_state(new):
-                report.violations.append(Finding(file, n, v.property, v.message))
-            state = new
-    except TraceError as e:
-        report.error = f"{file}:{e.line}:{e.column}: {e.reason}"
-    return report
+def observed_text(name: str | None) -> tuple[str, str]:
+    """(description, reference) of the safety-mode check called ``name``, else empty."""
+    for check in OBSERVED_CHECKS:
+        if check.name == name:
+            return check.description, check.reference
+    return "", ""
 
 
 @dataclass
@@ -251,12 +190,13 @@ class _MemberView:
 
 
 def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Report:
-    """Check the safety properties and convergence on a (possibly partial) trace."""
+    """Check the :data:`OBSERVED_CHECKS` on a (possibly partial) trace."""
     report = Report(file, "safety")
     members: dict[str, _MemberView] = {}
     processes = _Processes()
     last_perturbation = 0
     last_line = 1
+    perturbation_line: int | None = None
     it = iter(lines)
     try:
         first = next(it, None)
@@ -271,7 +211,7 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
             report.events += 1
             last_line = n
             if action.PERTURBATION:
-                last_perturbation = report.events
+                last_perturbation, perturbation_line = report.events, n
             if not isinstance(action, DeliverMessage):
                 if isinstance(action, _PROCESS_EVENTS):
                     processes.on_event(action)
@@ -279,32 +219,39 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
                         _on_stopped_consuming(action.client, members)
                 elif isinstance(action, _EXPIRIES):
                     _on_expiry(action.member_id, members)
-                    last_perturbation = report.events
+                    last_perturbation, perturbation_line = report.events, n
                 continue
             message = action.message
             body = message.body
             process = processes.of(message.client)
             if isinstance(body, ConsumerGroupHeartbeatRequest):
-                if body.member_epoch <= 0:
-                    last_perturbation = report.events  # a join or a leave
+                if body.member_epoch <= 0:  # a join or a leave
+                    last_perturbation, perturbation_line = report.events, n
                 if process.sent(message):
                     _on_request(file, n, message.client, body, members, report)
             elif isinstance(body, ConsumerGroupHeartbeatResponse) and process.reads(message):
                 if body.error_code in FENCING_ERRORS:
-                    last_perturbation = report.events
+                    last_perturbation, perturbation_line = report.events, n
                 takes = not process.leaving
                 _on_response(file, n, message.client, body, takes, members, report)
             elif message.to_coordinator:
                 process.sent(message)  # an OffsetCommit request: it names the connection
     except TraceError as e:
-        report.error = f"{file}:{e.line}:{e.column}: {e.reason}"
+        report.error = f"{file}:{e}"
         return report
-    _check_convergence(file, last_line, report, members, report.events - last_perturbation, settle)
+    quiet = report.events - last_perturbation
+    _check_convergence(file, last_line, perturbation_line, report, members, quiet, settle)
     return report
 
 
 def _check_convergence(
-    file: str, line: int, report: Report, members: dict[str, _MemberView], quiet: int, settle: int
+    file: str,
+    line: int,
+    perturbation_line: int | None,
+    report: Report,
+    members: dict[str, _MemberView],
+    quiet: int,
+    settle: int,
 ) -> None:
     live = {
         m: v
@@ -314,9 +261,14 @@ def _check_convergence(
     if not live:
         return
     if quiet < settle:
-        report.notes.append(
-            f"{file}: convergence inconclusive: only {quiet} events after the last "
-            f"perturbation (need {settle})"
+        after = (
+            f"follow the last perturbation (line {perturbation_line})"
+            if perturbation_line is not None
+            else "are in the trace"
+        )
+        report.reasons.append(
+            f"{CONVERGENCE.name} not checked: only {quiet} events {after}, and --settle "
+            f"asks for {settle}"
         )
         return
     epochs = {v.epoch for v in live.values()}
@@ -325,9 +277,9 @@ def _check_convergence(
             Finding(
                 file,
                 line,
-                "Convergence",
+                CONVERGENCE.name,
                 f"{quiet} events after the last perturbation the members are at different "
-                f"epochs: " + ", ".join(f"{m}={v.epoch}" for m, v in sorted(live.items())),
+                f"epochs: " + ", ".join(f"{shown(m)}={v.epoch}" for m, v in sorted(live.items())),
             )
         )
         return
@@ -337,9 +289,9 @@ def _check_convergence(
                 Finding(
                     file,
                     line,
-                    "Convergence",
-                    f"{quiet} events after the last perturbation {m} has not acknowledged its "
-                    f"assignment",
+                    CONVERGENCE.name,
+                    f"{quiet} events after the last perturbation {shown(m)} has not "
+                    "acknowledged its assignment",
                 )
             )
 
@@ -382,8 +334,8 @@ def _on_request(
             Finding(
                 file,
                 n,
-                "FencingRespected",
-                f"{req.member_id} was fenced but heartbeats with epoch {req.member_epoch} "
+                FENCING_RESPECTED.name,
+                f"{shown(req.member_id)} was fenced but heartbeats with epoch {req.member_epoch} "
                 "instead of rejoining with 0",
             )
         )
@@ -419,17 +371,18 @@ def _double_ownership(
         clash = partitions & other.owns()
         if clash:
             topic, index = sorted(clash)[0]
+            member, partition = shown(member_id), f"{shown(topic)}-{index}"
             what = (
-                f"{topic}-{index} is given to {member_id}"
+                f"{partition} is given to {member}"
                 if given
-                else f"{member_id} reports owning {topic}-{index}"
+                else f"{member} reports owning {partition}"
             )
             report.violations.append(
                 Finding(
                     file,
                     n,
-                    "NoDoubleClientOwnership",
-                    f"{what} while {other_id} has not released it",
+                    NO_DOUBLE_OWNERSHIP.name,
+                    f"{what} while {shown(other_id)} has not released it",
                 )
             )
 
@@ -456,8 +409,8 @@ def _on_response(
             Finding(
                 file,
                 n,
-                "MemberEpochMonotone",
-                f"{member_id}'s epoch went from {view.epoch} to {resp.member_epoch}",
+                MEMBER_EPOCH_MONOTONE.name,
+                f"{shown(member_id)}'s epoch went from {view.epoch} to {resp.member_epoch}",
             )
         )
     view.epoch = resp.member_epoch
@@ -466,73 +419,3 @@ def _on_response(
     _double_ownership(file, n, member_id, resp.assignment, True, members, report)
     view.received = resp.assignment
     view.assignment = resp.assignment
-
-
-def validate_itf(file: str, doc: object) -> Report:
-    """Check an ITF state sequence (``invariants.itf``): every state property on every state,
-    every step property on every pair of consecutive states. ``line`` is the state index."""
-    from invariants.expr import StepSnapshot
-    from invariants.itf import ItfError, from_itf
-    from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES
-
-    report = Report(file, "itf")
-    try:
-        if not isinstance(doc, dict):
-            raise ItfError("not an ITF trace: expected a JSON object")
-        snaps = from_itf(doc)
-    except ItfError as e:
-        report.error = f"{file}: {e}"
-        return report
-    for i, snap in enumerate(snaps):
-        report.events += 1
-        for prop in STATE_PROPERTIES:
-            if not prop.holds(snap):
-                report.violations.append(Finding(file, i, prop.name, prop.explain(snap)))
-        if i:
-            step = StepSnapshot(snaps[i - 1], snap)
-            for prop in STEP_PROPERTIES:
-                if not prop.holds(step):
-                    report.violations.append(Finding(file, i, prop.name, prop.explain(step)))
-    return report
-
-
-def utf8_error(name: str) -> TraceError | None:
-    """Where a file is not UTF-8: the first undecodable line, with the byte column."""
-    with open(name, "rb") as binary:
-        for n, raw in enumerate(binary, 1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                return TraceError(n, e.start + 1, f"not UTF-8: {e.reason}")
-    return None
-
-
-def validate_file(name: str, mode: str, settle: int = 100, fmt: str = "auto") -> Report:
-    """Validate one trace file as ``groupcheck validate`` does: ITF for ``fmt == "itf"``
-    (or ``"auto"`` and a name ending ``.itf.json``), else the NDJSON trace format in
-    ``mode``. An unreadable or malformed file — or a validator failure — gives a report
-    with ``error`` set, never an exception."""
-    itf = fmt == "itf" or (fmt == "auto" and name.endswith(".itf.json"))
-    try:
-        if itf:
-            with open(name, encoding="utf-8", errors="strict") as f:
-                try:
-                    doc = json.load(f)
-                except json.JSONDecodeError as e:
-                    return Report(name, "itf", error=f"{name}:{e.lineno}:{e.colno}: {e.msg}")
-            return validate_itf(name, doc)
-        # Lines keep their line break: the trace reader allows white space around an event.
-        with open(name, encoding="utf-8", errors="strict") as lines:
-            if mode == "conformance":
-                return validate_conformance(name, lines)
-            return validate_safety(name, lines, settle=settle)
-    except UnicodeDecodeError as e:
-        # Decoding runs ahead of the lines read, so find the line and column anew.
-        where = utf8_error(name)
-        if where is None:
-            return Report(name, mode, error=f"{name}: not UTF-8 ({e.reason})")
-        return Report(name, mode, error=f"{name}:{where.line}:{where.column}: {where.reason}")
-    except OSError as e:
-        return Report(name, mode, error=f"{name}: {e.strerror or e}")
-    except Exception as e:  # one file's validator failure is reported for that file only
-        return Report(name, mode, error=f"{name}: validator failed: {type(e).__name__}: {e}")

@@ -1,0 +1,87 @@
+"""``groupcheck validate FILE…``: validate trace files, or standard input (``-``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+DESCRIPTION = (
+    "Validate trace files (docs/trace-format.md); '-' reads standard input. Each file, "
+    "and the whole run, is ok, violation, inconclusive or malformed. Exit 0 when every file "
+    "is ok; 1 when a property is violated (file, line, property, message); 2 when an input "
+    "is malformed or unreadable (FILE:LINE:COLUMN and the reason; the other files are still "
+    "validated); 3 when nothing is violated but a check could not be completed (safety "
+    "mode: fewer than --settle events after the last perturbation, so convergence was not "
+    "checked); 4 on an internal error."
+)
+
+
+def register(sub: Any) -> None:
+    """Add the ``validate`` command."""
+    from groupcheck.argtypes import add_validation_options
+
+    p = sub.add_parser(
+        "validate",
+        help="validate trace files against the reference model",
+        description=DESCRIPTION,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="trace file, or - for standard input")
+    add_validation_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_validate)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Validate every file; a failure of the validator itself is raised (``main`` reports
+    it as an internal error, exit status 4)."""
+    from groupcheck.validate.files import validate_path
+    from groupcheck.validate.report import overall
+
+    reports = [validate_path(name, args.mode, args.settle, args.format) for name in args.files]
+    result, code = overall(reports)
+    if args.json:
+        print(json.dumps(_document(reports, result), indent=1))
+    else:
+        _print_text(reports, result)
+    return code
+
+
+def _document(reports: list[Any], result: str) -> dict[str, Any]:
+    return {
+        "result": result,
+        "events": sum(r.events for r in reports),
+        "violations": [v.to_json() for r in reports for v in r.violations],
+        "errors": [r.error for r in reports if r.error],
+        "reasons": [f"{r.file}: {reason}" for r in reports for reason in r.reasons],
+        "notes": [note for r in reports for note in r.notes],
+        "files": [r.to_json() for r in reports],
+    }
+
+
+def _print_text(reports: list[Any], result: str) -> None:
+    from reports.render.escape import visible
+
+    for r in reports:
+        for v in r.violations:
+            print(visible(f"{v.file}:{v.line}: {v.property}: {v.message}"))
+        if r.error:
+            print(visible(f"groupcheck: error: {r.error}"), file=sys.stderr)
+        for reason in r.reasons:  # with a violation or an error, they are by the way
+            label = "inconclusive" if r.result == "inconclusive" else "note"
+            print(visible(f"{label}: {r.file}: {reason}"))
+        for note in r.notes:
+            print(visible(f"note: {note}"))
+    events = sum(r.events for r in reports)
+    counts: dict[str, int] = {}
+    for r in reports:
+        counts[r.result] = counts.get(r.result, 0) + 1
+    files = ", ".join(f"{n} {name}" for name, n in counts.items())
+    said = {
+        "ok": "nothing violated",
+        "violation": "a property is violated",
+        "inconclusive": "nothing violated, but not everything could be checked",
+        "malformed": "an input is malformed or unreadable",
+    }.get(result, result)
+    print(f"{result}: {said} ({events} events in {len(reports)} file(s): {files})")
