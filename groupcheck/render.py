@@ -40,22 +40,18 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_render)
 
 
-def _config_named(name: str | None) -> Any:
-    from groupcheck.mutants import MUTANTS
-    from model.presets import PRESETS
+def _config_of(header: Any) -> Any:
+    """The model config (with the rules it ran) a trace header names, or None for a trace
+    that is not a model trace (``groupcheck.validate.conformance.config_of_header``)."""
+    from groupcheck.validate.conformance import config_of_header
+    from model.status import ConfigError
 
-    if not name:
+    if header.settings is None and not header.config:
         return None
-    scenario, _, mutant = name.partition("+")
-    if mutant:
-        m = MUTANTS.get(mutant)
-        return m.mutated_config() if m is not None and m.config.name == scenario else None
-    if scenario in PRESETS:
-        return PRESETS[scenario]
-    for m in MUTANTS.values():
-        if m.config.name == scenario:
-            return m.config
-    return None
+    try:
+        return config_of_header(header)
+    except ConfigError:
+        return None
 
 
 def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
@@ -73,7 +69,7 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
     if not lines:
         raise TraceError(1, 1, "empty trace: no header line")
     header = parse_header(lines[0], 1)
-    config = _config_named(header.config)
+    config = _config_of(header)
     if config is not None:
         try:
             path = read_path(config, lines)

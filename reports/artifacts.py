@@ -183,7 +183,8 @@ def write_counterexample(
     final = out / run_name(name or default_run_label(ce))
     with publishing(final, command="explore", property=ce.property) as tmp:
         (tmp / "counterexample.json").write_text(json.dumps(ce.to_json(), indent=1) + "\n")
-        (tmp / "trace.ndjson").write_text("\n".join(path_lines(ce.path)) + "\n")
+        lines = path_lines(ce.path, mutant=ce.mutant, rules=ce.rules)
+        (tmp / "trace.ndjson").write_text("\n".join(lines) + "\n")
         itf = to_itf([project(s) for s in ce.path.states()], ce.path.config.name)
         (tmp / "trace.itf.json").write_text(json.dumps(itf) + "\n")
         (tmp / CONFIG_FILE).write_text(config_to_toml(ce.path.config))

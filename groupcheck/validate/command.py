@@ -29,6 +29,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="trace file, or - for standard input")
     add_validation_options(p)
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="conformance: replay under the reference rules even when the header names the "
+        "mutant or rules file the trace was made under (where does that change depart?)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_validate)
 
@@ -39,7 +45,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from groupcheck.validate.files import validate_path
     from groupcheck.validate.report import overall
 
-    reports = [validate_path(name, args.mode, args.settle, args.format) for name in args.files]
+    reports = [
+        validate_path(name, args.mode, args.settle, args.format, reference=args.reference)
+        for name in args.files
+    ]
     result, code = overall(reports)
     if args.json:
         print(json.dumps(_document(reports, result), indent=1))

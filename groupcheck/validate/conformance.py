@@ -11,6 +11,7 @@ names its configuration.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from groupcheck.validate.report import Finding, Report
 from invariants.check import Checker
@@ -18,7 +19,11 @@ from model import system
 from model.actions import Action
 from model.config import Config
 from model.presets import PRESETS
+from model.rules import DEFAULT_RULES
+from model.settings import config_from_mapping
+from model.status import ConfigError
 from model.trace import TraceError, decode_action, parse_event, parse_header
+from model.trace.codec import TraceHeader
 from reports.casestudy import describe_action
 from reports.render.escape import cut
 
@@ -26,23 +31,72 @@ CONFORMANCE = "Conformance"
 """The finding of an event the model does not take at that point."""
 
 
-def _config_for(header_config: str | None, topics: dict[str, int]) -> Config:
-    """The reference config a trace names: a preset, or a mutant scenario (``SCENARIO`` or
-    ``SCENARIO+mutant``) with the *default* rules — so replaying a mutant's trace shows
-    where that implementation departs from the reference."""
+def config_of_header(header: TraceHeader, *, reference: bool = False) -> Config:
+    """The model config a trace was made under, with the rules it ran: the header's
+    ``settings`` (the whole config, as model runs write it) or else the preset or mutant
+    scenario its ``config`` names; then the header's ``mutant`` or ``rules`` file, so a
+    counterexample replays under the very rules that produced it. ``reference`` replays
+    under the reference rules instead — to see where a rule change departs from them."""
     from groupcheck.mutants import MUTANTS
 
+    topics = dict(header.topics)
+    if header.settings is not None:
+        try:
+            config = config_from_mapping(header.settings, "header settings", PRESETS)
+        except ConfigError as e:
+            raise TraceError(1, 1, cut(str(e), 300)) from None
+        if dict(config.topics) != topics:
+            raise TraceError(1, 1, "header settings and topics disagree")
+    else:
+        config = _named_config(header.config, topics)
+    if reference:
+        return replace(config, rules=DEFAULT_RULES)
+    # A model run names its mutant in the header; an older trace only in its config name
+    # (``SCENARIO+mutant``).
+    named = (header.config or "").partition("+")[2]
+    mutant_name = header.mutant or (named if named in MUTANTS else None)
+    if mutant_name is not None:
+        mutant = MUTANTS.get(mutant_name)
+        if mutant is None:
+            raise TraceError(1, 1, f"the header names an unknown mutant {mutant_name!r:.60}")
+        return replace(config, rules=mutant.rules)
+    if header.rules is not None:
+        from groupcheck.rulesfile import file_sha256, load_rules
+
+        file, name = header.rules["file"], header.rules["name"]
+        try:
+            changed = file_sha256(file) != header.rules["sha256"]
+        except OSError:
+            raise TraceError(
+                1,
+                1,
+                f"the header's rules file {file!r:.200} cannot be read; replay with "
+                "--reference to check the trace against the reference rules",
+            ) from None
+        if changed:
+            raise TraceError(
+                1,
+                1,
+                f"the rules file {file!r:.200} changed since the trace was written "
+                "(its SHA-256 differs from the header's)",
+            )
+        rules, _ = load_rules(f"{file}:{name}")
+        return replace(config, rules=rules)
+    return config
+
+
+def _named_config(header_config: str | None, topics: dict[str, int]) -> Config:
+    """A preset or mutant scenario named by ``SCENARIO`` or ``SCENARIO+change`` (traces
+    written before headers carried their settings)."""
     name = (header_config or "").split("+")[0]
-    candidates = [PRESETS.get(name.upper())]
-    candidates += [m.config for m in MUTANTS.values() if m.config.name == name]
-    for config in candidates:
-        if config is not None and dict(config.topics) == topics:
-            return config
+    config = PRESETS.get(name.upper())
+    if config is not None and dict(config.topics) == topics:
+        return config
     raise TraceError(
         1,
         1,
-        f"conformance needs the model config: the header names {header_config!r:.80}, "
-        f"which is no preset or mutant scenario with topics {cut(repr(topics), 200)}",
+        f"conformance needs the model config: the header has no settings and names "
+        f"{header_config!r:.80}, which is no preset with topics {cut(repr(topics), 200)}",
     )
 
 
@@ -51,6 +105,8 @@ def validate_conformance(
     lines: Iterable[str],
     config: Config | None = None,
     on_step: Callable[[Action], None] | None = None,
+    *,
+    reference: bool = False,
 ) -> Report:
     """Replay ``lines`` against the model (see the module docstring). ``on_step`` is called
     with every action the replay took, in order — the path the trace describes — without
@@ -62,7 +118,7 @@ def validate_conformance(
         if first is None:
             raise TraceError(1, 1, "empty trace: no header line")
         header = parse_header(first)
-        config = config or _config_for(header.config, dict(header.topics))
+        config = config or config_of_header(header, reference=reference)
         checker = Checker()
         state = system.initial(config)
         for n, line in enumerate(it, 2):

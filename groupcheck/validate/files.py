@@ -59,7 +59,9 @@ def is_itf(name: str, fmt: str) -> bool:
     return fmt == "itf" or (fmt == "auto" and name.endswith(".itf.json"))
 
 
-def validate_path(name: str, mode: str, settle: int = 100, fmt: str = "auto") -> Report:
+def validate_path(
+    name: str, mode: str, settle: int = 100, fmt: str = "auto", *, reference: bool = False
+) -> Report:
     """Validate one trace file (``-``: standard input): ITF when :func:`is_itf`, else the
     NDJSON trace format in ``mode`` (``safety`` or ``conformance``). A file that cannot be
     read or is malformed gives a report with ``error`` set; a failure of the validator
@@ -78,7 +80,7 @@ def validate_path(name: str, mode: str, settle: int = 100, fmt: str = "auto") ->
             return doc if isinstance(doc, Report) else validate_itf(shown, doc)
         with trace_lines(name) as lines:
             if mode == "conformance":
-                return validate_conformance(shown, lines)
+                return validate_conformance(shown, lines, reference=reference)
             return validate_safety(shown, lines, settle=settle)
     except OSError as e:
         return Report(shown, "itf" if itf else mode, error=f"{shown}: {e.strerror or e}")

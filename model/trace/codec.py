@@ -65,6 +65,13 @@ class TraceHeader:
     protocol: str
     topics: Mapping[str, int]
     config: str | None = None
+    settings: Mapping[str, Any] | None = None
+    """The model config the trace was made under (``model.settings.config_to_mapping``),
+    when a model run wrote it."""
+    mutant: str | None = None
+    """The mutant whose rules the run used (``groupcheck mutants``)."""
+    rules: Mapping[str, str] | None = None
+    """Rules from a file the run used: ``file``, ``name``, ``sha256``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,15 +149,30 @@ def encode_action(action: Action) -> tuple[str, dict[str, Any]]:
     return source, payload
 
 
-def path_lines(path: Path, config_name: str | None = None) -> Iterator[str]:
-    """The NDJSON lines of a model path: header, then one event per action."""
-    header = {
+def path_lines(
+    path: Path,
+    config_name: str | None = None,
+    *,
+    mutant: str | None = None,
+    rules: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """The NDJSON lines of a model path: header, then one event per action. The header
+    carries the whole config (``settings``) and the rules change the run used (a
+    ``mutant``'s name, or ``rules`` from a file), so the trace replays under them."""
+    from model.settings import config_to_mapping
+
+    header: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "protocol": "consumer",
         "topics": dict(path.config.topics),
         "config": config_name or path.config.name,
+        "settings": config_to_mapping(path.config),
     }
+    if mutant is not None:
+        header["mutant"] = mutant
+    if rules is not None:
+        header["rules"] = {k: str(rules[k]) for k in sorted(_RULES_FIELDS)}
     yield json.dumps(header, sort_keys=True)
     for seq, action in enumerate(path.actions, 1):
         source, payload = encode_action(action)
@@ -193,7 +215,10 @@ def _col(line: str, key: str) -> int:
 
 
 _MISSING = object()
-_HEADER_FIELDS = frozenset({"format", "version", "protocol", "topics", "config"})
+_HEADER_FIELDS = frozenset(
+    {"format", "version", "protocol", "topics", "config", "settings", "mutant", "rules"}
+)
+_RULES_FIELDS = frozenset({"file", "name", "sha256"})
 _EVENT_FIELDS = frozenset({"seq", "ts", "source", "kind", "payload", "state"})
 _MESSAGE_FIELDS = frozenset({"client", "incarnation", "connection", "direction", "api", "body"})
 _PARTITIONS_FIELDS = frozenset({"TopicId", "Partitions"})
@@ -294,7 +319,19 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
     for name, count in topics.items():
         if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_INT:
             raise TraceError(n, _col(line, name), f"topic {name!r:.40} needs a partition count")
-    return TraceHeader(protocol, dict(topics), _get(obj, "config", str, line, n, optional=True))
+    rules = _get(obj, "rules", dict, line, n, optional=True)
+    if rules is not None:
+        _unknown(rules, _RULES_FIELDS, line, n, "rules")
+        for key in sorted(_RULES_FIELDS):
+            _get(rules, key, str, line, n)
+    return TraceHeader(
+        protocol,
+        dict(topics),
+        _get(obj, "config", str, line, n, optional=True),
+        settings=_get(obj, "settings", dict, line, n, optional=True),
+        mutant=_get(obj, "mutant", str, line, n, optional=True),
+        rules=rules,
+    )
 
 
 def parse_event(line: str, n: int) -> TraceEvent:
