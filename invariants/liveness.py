@@ -14,8 +14,13 @@ from dataclasses import dataclass
 
 from invariants.properties import Kind, Property
 from model import system
-from model.actions import Action, RebalanceTimeout, Rejoin
-from model.client import IN_GROUP
+from model.actions import Action, CompleteCallback, Poll, RebalanceTimeout, Rejoin
+from model.client import (
+    IN_GROUP,
+    ON_PARTITIONS_ASSIGNED,
+    ON_PARTITIONS_REVOKED,
+    reconciliation_aborted,
+)
 from model.config import Config
 from model.coordinator import group_status
 from model.records import State
@@ -138,7 +143,14 @@ def _waits_on_unreleased(pre: State, action: Action, post: State) -> bool:
 
 
 def _fenced_and_rejoins(pre: State, action: Action, post: State) -> bool:
-    return isinstance(action, Rejoin)
+    if isinstance(action, Rejoin):
+        return True
+    # With callback steps the end of onPartitionsLost rejoins.
+    return (
+        isinstance(action, CompleteCallback)
+        and pre.client(action.client).status is ClientStatus.FENCED
+        and post.client(action.client).status is ClientStatus.JOINING
+    )
 
 
 def _group_converges(pre: State, action: Action, post: State) -> bool:
@@ -166,6 +178,21 @@ def _stalled_member_removed(pre: State, action: Action, post: State) -> bool:
     if not isinstance(action, RebalanceTimeout):
         return False
     return any(c.stalled and c.member_id == action.member_id for c in post.clients)
+
+
+def _reconciliation_aborted(pre: State, action: Action, post: State) -> bool:
+    if not isinstance(action, CompleteCallback):
+        return False
+    c = pre.client(action.client)
+    return (
+        c.callback in (ON_PARTITIONS_REVOKED, ON_PARTITIONS_ASSIGNED)
+        and c.reconciling is not None
+        and reconciliation_aborted(c)
+    )
+
+
+def _stale_member_rejoins(pre: State, action: Action, post: State) -> bool:
+    return isinstance(action, Poll)
 
 
 def _live_timers(config: Config) -> bool:
@@ -238,5 +265,20 @@ WITNESSES: tuple[Witness, ...] = (
         "KIP-848 Rebalance timeout",
         _stalled_member_removed,
         lambda config: _live_timers(config) and config.allows("StallRevocation"),
+    ),
+    _witness(
+        "ReconciliationAborted",
+        "A rebalance callback finishes after the client was fenced, left or rejoined, and "
+        "the reconciliation it belonged to is dropped.",
+        "AbstractMembershipManager.maybeAbortReconciliation",
+        _reconciliation_aborted,
+        lambda config: config.callback_steps,
+    ),
+    _witness(
+        "StaleMemberRejoins",
+        "A client whose poll timer expired (it left, STALE) polls again and rejoins.",
+        "AbstractMembershipManager.maybeRejoinStaleMember (max.poll.interval.ms)",
+        _stale_member_rejoins,
+        lambda config: config.allows("PollTimerExpires"),
     ),
 )

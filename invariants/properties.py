@@ -143,6 +143,36 @@ OWNED_PARTITIONS_ARE_HELD = _prop(
     ),
 )
 
+REVOKED_BEFORE_REASSIGNED = _prop(
+    "RevokedBeforeReassigned",
+    Kind.ALWAYS_STATE,
+    "A partition a client is still revoking — its offset being committed or "
+    "onPartitionsRevoked running — is consumed by no other client (zombies apart).",
+    "KIP-848 Consumer Group Heartbeat API (the member acknowledges a revocation only after "
+    "its callback); ConsumerRebalanceListener.onPartitionsRevoked",
+    forall(c1, c2, p)(
+        Implies(
+            all_of(
+                R("client_revoking", c1, p),
+                R("client_owns", c2, p),
+                Not(R("zombie", c1)),
+                Not(R("zombie", c2)),
+            ),
+            Same(c1, c2),
+        )
+    ),
+)
+
+JOINING_OWNS_NOTHING = _prop(
+    "JoiningClientOwnsNothing",
+    Kind.ALWAYS_STATE,
+    "A client joins or rejoins at epoch 0 owning no partition: what it held was revoked or "
+    "lost first (onPartitionsLost before a rejoin).",
+    "KIP-848 Consumer Group Heartbeat API (FENCED_MEMBER_EPOCH); "
+    "AbstractMembershipManager.transitionToFenced, transitionToStale",
+    forall(c, p)(Implies(R("client_joining", c), Not(R("client_owns", c, p)))),
+)
+
 TARGET_UNIQUE = _prop(
     "ValidTargetAssignment.Unique",
     Kind.ALWAYS_STATE,
@@ -349,6 +379,8 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     STATUS_EMPTY,
     STATUS_STABLE,
     NO_SERVER_ERROR,
+    REVOKED_BEFORE_REASSIGNED,
+    JOINING_OWNS_NOTHING,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

@@ -5,6 +5,9 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 ===================== ============================================================
 ``client_owns(c,p)``   client process ``c`` is consuming partition ``p`` (client view;
                        nothing while its application hangs in a callback)
+``client_revoking(c,p)`` ``c`` is RECONCILING and still revoking ``p`` (committing its
+                       offset, or in ``onPartitionsRevoked``)
+``client_joining(c)``  ``c`` is alive and JOINING (joining or rejoining at epoch 0)
 ``zombie(c)``          ``c`` is alive but a coordinator timer removed its member, and it
                        has not heard so (``Client.expired``): it may still consume
 ``client_member(c,m)`` ``c`` is alive and its current member id is ``m``
@@ -38,7 +41,7 @@ from model.client import IN_GROUP
 from model.coordinator import group_status
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import Client, Group, State, TopicMetadata
-from model.status import ErrorCode, GroupStatus, MemberState
+from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 
 RELATIONS = (
     "client_owns",
@@ -57,6 +60,8 @@ RELATIONS = (
     "unreleased",
     "server_error",
     "zombie",
+    "client_revoking",
+    "client_joining",
 )
 """Every relation of the vocabulary (the table above)."""
 
@@ -70,6 +75,7 @@ UNARY_RELATIONS = frozenset(
         "unreleased",
         "server_error",
         "zombie",
+        "client_joining",
     }
 )
 
@@ -96,10 +102,13 @@ STATUS_CODE = {
 }
 
 
-ClientView = tuple[str, str | None, str, int, int, bool, bool, bool, Assignment, bool]
+ClientView = tuple[
+    str, str | None, str, int, int, bool, bool, bool, Assignment, bool, Assignment, bool
+]
 """What the vocabulary reads of a client: name, instance id, member id, member epoch,
 incarnation, alive, in the group (alive and JOINING … STABLE), failed with
-UNKNOWN_SERVER_ERROR, the partitions it consumes, expired by a timer while alive."""
+UNKNOWN_SERVER_ERROR, the partitions it consumes, expired by a timer while alive, the
+partitions it is still revoking, joining."""
 
 SnapshotKey = tuple[Group, FrozenMap[str, TopicMetadata], tuple[ClientView, ...]]
 """Everything ``project`` reads of a state: two states with equal keys have equal
@@ -120,6 +129,8 @@ def client_view(c: Client) -> ClientView:
         c.fatal_error is ErrorCode.UNKNOWN_SERVER_ERROR,
         EMPTY if c.stalled else c.owned,
         c.expired and c.alive,
+        c.revoking if c.alive and c.status is ClientStatus.RECONCILING else EMPTY,
+        c.alive and c.status is ClientStatus.JOINING,
     )
 
 
@@ -157,19 +168,15 @@ def project_key(key: SnapshotKey) -> Snapshot:
     members: dict[str, None] = {}
     clients = tuple(v[0] for v in views)
 
-    for (
-        name,
-        _,
-        member_id,
-        member_epoch,
-        incarnation,
-        alive,
-        in_group,
-        failed,
-        owned,
-        expired,
-    ) in views:
+    for view in views:
+        name, _, member_id, member_epoch, incarnation, alive, in_group, failed, owned = view[:9]
+        expired, revoking, joining = view[9:]
         members[member_id] = None
+        if joining:
+            rel["client_joining"].add((name,))
+        for tp in revoking:
+            rel["client_revoking"].add((name, tp))
+            partitions.add(tp)
         if expired and member_id not in g.members:
             rel["zombie"].add((name,))
         fn["client_epoch"][(name,)] = member_epoch

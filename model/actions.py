@@ -191,6 +191,34 @@ class LoseMessage(Action):
 
 
 @dataclass(frozen=True, slots=True)
+class CompleteCallback(Action):
+    """The application thread finishes the rebalance callback it runs
+    (``Config.callback_steps``); the reconciliation it belongs to goes on, unless the
+    client was fenced, left or rejoined meanwhile (``maybeAbortReconciliation``)."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class Poll(Action):
+    """The application polls again after its poll timer expired: a STALE client rejoins
+    (``AbstractMembershipManager.maybeRejoinStaleMember``)."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class PollTimerExpires(Action):
+    """The application did not poll within ``max.poll.interval.ms``: the client leaves
+    the group (epoch -1; -2 for a static member), then releases its partitions with
+    ``onPartitionsLost`` and stays STALE until the next poll
+    (``AbstractMembershipManager.transitionToSendingLeaveGroup(true)``)."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
 class StallRevocation(Action):
     """The application hangs in ``onPartitionsRevoked``: the client never finishes the
     revocation it started, consumes nothing, and only its background thread still
@@ -234,6 +262,9 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     LoseMessage,
     AbandonRequest,
     StallRevocation,
+    CompleteCallback,
+    Poll,
+    PollTimerExpires,
 )
 """Every action class, in the vocabulary's canonical order."""
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from model.ids import EMPTY, Assignment
 from model.records import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     Client,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -34,6 +36,13 @@ and the leave heartbeat of LEAVING)."""
 IN_GROUP = frozenset({S.JOINING, S.RECONCILING, S.ACKNOWLEDGING, S.STABLE})
 """States that accept an assignment from a heartbeat response."""
 
+ON_PARTITIONS_REVOKED = "onPartitionsRevoked"
+ON_PARTITIONS_ASSIGNED = "onPartitionsAssigned"
+ON_PARTITIONS_LOST = "onPartitionsLost"
+RELEASE_ASSIGNMENT = "releaseAssignment"
+"""The callbacks a ``ConsumerRebalanceListener`` runs (``releaseAssignment``: the
+revocation before a leave, ``AbstractMembershipManager.signalMemberLeavingGroup``)."""
+
 
 def member_id_for(name: str, incarnation: int) -> str:
     """The client-generated member id (KIP-1082) of a process incarnation."""
@@ -49,6 +58,14 @@ def leave(client: Client, leave_epoch: int) -> Client:
     """``unsubscribe()``/``close()``: → PREPARE_LEAVING. ``leave_epoch`` is -1, or -2 for a
     static member that will come back (KIP-848 "Static Membership")."""
     return replace(client, status=S.PREPARE_LEAVING, leave_epoch=leave_epoch)
+
+
+def start_release(client: Client, config: Config) -> tuple[Client, OffsetCommitRequest | None]:
+    """PREPARE_LEAVING: run the revocation callback before leaving — a step of its own with
+    ``config.callback_steps`` (finished by ``complete_callback``), else at once."""
+    if config.callback_steps:
+        return replace(client, callback=RELEASE_ASSIGNMENT), None
+    return release_assignment(client)
 
 
 def release_assignment(client: Client) -> tuple[Client, OffsetCommitRequest | None]:
@@ -123,17 +140,21 @@ def change_server_assignor(client: Client, name: str) -> Client:
 
 def reported_partitions(client: Client, config: Config) -> Assignment:
     """The partitions a heartbeat reports as owned: the last reconciled assignment
-    (``AbstractMembershipManager.currentAssignment``). With
+    (``AbstractMembershipManager.currentAssignment``, updated only when a reconciliation
+    completes) — while one runs, what the client owned before it, the partitions it is
+    still revoking included: a revocation is acknowledged only once its offsets are
+    committed and ``onPartitionsRevoked`` returned (docs/fidelity.md C2). With
     ``config.report_pending_additions`` a client that still has to apply a target also
     reports the partitions it is about to add, so the coordinator never takes an
     unreported partition for a revoked one (docs/findings.md, F1)."""
+    reconciled = client.owned | client.revoking if client.revoking else client.owned
     if (
         config.report_pending_additions
         and client.target is not None
         and client.status in (S.RECONCILING, S.ACKNOWLEDGING)
     ):
-        return client.owned | client.target | (client.reconciling or EMPTY)
-    return client.owned
+        return reconciled | client.target | (client.reconciling or EMPTY)
+    return reconciled
 
 
 def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGroupHeartbeatRequest]:
@@ -150,6 +171,9 @@ def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGro
             member_epoch=client.leave_epoch,
             instance_id=client.instance_id,
         )
+        if client.poll_expired:  # STALE until the next poll, after onPartitionsLost
+            stale = replace(client, status=S.STALE, member_epoch=0, heartbeat_in_flight=True)
+            return lose_partitions(stale, config), req
         done = replace(
             client, status=S.UNSUBSCRIBED, member_epoch=0, heartbeat_in_flight=True, sent=None
         )
@@ -199,7 +223,7 @@ def on_heartbeat_response(
         return client
     client = replace(client, heartbeat_in_flight=False)
     if resp.error_code is not ErrorCode.NONE:
-        return on_heartbeat_error(client, resp.error_code)
+        return on_heartbeat_error(client, resp.error_code, config)
     if client.status not in IN_GROUP or resp.member_epoch < 0:
         return client  # ignored in UNSUBSCRIBED, FENCED, FATAL, PREPARE_LEAVING, LEAVING
     client = replace(client, member_epoch=resp.member_epoch)
@@ -207,27 +231,22 @@ def on_heartbeat_response(
         return client
     # A new target (Java bumps its local epoch, ``LocalAssignment.updateWith``) is never
     # "already reconciled": the client reconciles it and acknowledges with its owned
-    # partitions even when they are unchanged (``processAssignmentReceived``).
-    status = S.ACKNOWLEDGING if client.status is S.ACKNOWLEDGING else S.RECONCILING
-    return replace(client, target=resp.assignment, status=status)
+    # partitions even when they are unchanged — RECONCILING, also from ACKNOWLEDGING
+    # (``processAssignmentReceived``); the owned partitions of the reconciliation just
+    # completed go out with the next heartbeat.
+    return replace(client, target=resp.assignment, status=S.RECONCILING)
 
 
-def on_heartbeat_error(client: Client, error: ErrorCode) -> Client:
+def on_heartbeat_error(client: Client, error: ErrorCode, config: Config) -> Client:
     """FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID: lose everything and rejoin at epoch 0
-    (``transitionToFenced``), or finish leaving; fatal errors end the membership."""
+    (``transitionToFenced``: ``onPartitionsLost``, then JOINING), or finish leaving;
+    fatal errors end the membership."""
     if error in FENCING_ERRORS:
-        if client.status in (S.PREPARE_LEAVING, S.LEAVING, S.UNSUBSCRIBED):
-            return replace(client, status=S.UNSUBSCRIBED, member_epoch=0, sent=None)
-        return replace(
-            client,
-            status=S.FENCED,
-            member_epoch=0,
-            owned=EMPTY,
-            target=None,
-            reconciling=None,
-            revoking=EMPTY,
-            sent=None,
-        )
+        if client.status in (S.PREPARE_LEAVING, S.LEAVING, S.UNSUBSCRIBED, S.STALE):
+            status = S.STALE if client.status is S.STALE else S.UNSUBSCRIBED
+            return replace(client, status=status, member_epoch=0, sent=None)
+        fenced = replace(client, status=S.FENCED, member_epoch=0)
+        return lose_partitions(fenced, config)
     if error in FATAL_ERRORS and client.status is not S.UNSUBSCRIBED:
         return replace(
             client,
@@ -243,8 +262,93 @@ def on_heartbeat_error(client: Client, error: ErrorCode) -> Client:
 
 
 def rejoin(client: Client) -> Client:
-    """FENCED → JOINING after onPartitionsLost, same member id, epoch 0."""
-    return replace(client, status=S.JOINING, member_epoch=0)
+    """FENCED → JOINING after onPartitionsLost, same member id, epoch 0
+    (``transitionToJoining``; a reconciliation still in progress must not be applied
+    any more: ``rejoinedWhileReconciliationInProgress``)."""
+    return replace(
+        client,
+        status=S.JOINING,
+        member_epoch=0,
+        rejoined_while_reconciling=client.reconciling is not None,
+    )
+
+
+def lose_partitions(client: Client, config: Config) -> Client:
+    """Release everything with ``onPartitionsLost``: the application stops consuming at
+    once; with ``config.callback_steps`` the callback runs as a step of its own (after
+    the one that runs, if any), and what follows it — a rejoin, or waiting STALE for the
+    next poll — happens when it finishes."""
+    client = replace(client, owned=EMPTY, revoking=EMPTY, target=None, sent=None)
+    if not config.callback_steps:
+        return replace(client, reconciling=None)
+    if client.callback is None:
+        return replace(client, callback=ON_PARTITIONS_LOST)
+    return replace(client, lost_queued=True)
+
+
+def reconciliation_aborted(client: Client) -> bool:
+    """Whether the reconciliation in progress must stop: the client left RECONCILING
+    (fenced, leaving, stale) or rejoined meanwhile
+    (``AbstractMembershipManager.maybeAbortReconciliation``)."""
+    return client.status is not S.RECONCILING or client.rejoined_while_reconciling
+
+
+def _reconciliation_done(client: Client) -> Client:
+    return replace(client, reconciling=None, revoking=EMPTY, rejoined_while_reconciling=False)
+
+
+def complete_callback(client: Client, config: Config) -> tuple[Client, OffsetCommitRequest | None]:
+    """The application finishes its callback (``Config.callback_steps``) and the step that
+    waited for it goes on (``revokeAndAssign``; ``transitionToFenced``; ``leaveGroup``):
+    after ``onPartitionsRevoked`` the assignment is applied, after
+    ``onPartitionsAssigned`` the client acknowledges — unless the reconciliation was
+    aborted meanwhile; after ``onPartitionsLost`` a fenced client rejoins; after the
+    release before a leave the client leaves. A queued ``onPartitionsLost`` starts next."""
+    name = client.callback
+    client = replace(client, callback=None)
+    commit = None
+    if name == ON_PARTITIONS_REVOKED:
+        if reconciliation_aborted(client):
+            client = _reconciliation_done(client)
+        else:  # still reported as owned until the whole reconciliation completes
+            client = replace(client, callback=ON_PARTITIONS_ASSIGNED)
+    elif name == ON_PARTITIONS_ASSIGNED:
+        if reconciliation_aborted(client) or client.reconciling is None:
+            client = _reconciliation_done(client)
+        else:
+            client = replace(
+                _reconciliation_done(client),
+                owned=client.reconciling,
+                status=S.ACKNOWLEDGING,
+                sent=_resend_owned(client),
+            )
+    elif name == ON_PARTITIONS_LOST:
+        if client.status is S.FENCED:
+            client = rejoin(client)
+    elif name == RELEASE_ASSIGNMENT:
+        client, commit = release_assignment(client)
+    if client.callback is None and client.lost_queued:
+        client = replace(client, callback=ON_PARTITIONS_LOST, lost_queued=False)
+    return client, commit
+
+
+def poll_timer_expires(client: Client) -> Client:
+    """The application did not poll in time: leave at once, without releasing first
+    (``transitionToSendingLeaveGroup(dueToExpiredPollTimer=true)``); ``onPartitionsLost``
+    follows the leave heartbeat. Until then the application may still be working on what
+    it fetched: a zombie once its member is gone (``Client.expired``)."""
+    static = client.instance_id is not None
+    leave_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH if static else LEAVE_GROUP_MEMBER_EPOCH
+    return replace(
+        client, status=S.LEAVING, leave_epoch=leave_epoch, poll_expired=True, expired=True
+    )
+
+
+def poll(client: Client) -> Client:
+    """The next poll after the timer expired: a STALE client that released its
+    partitions rejoins at epoch 0 (``maybeRejoinStaleMember`` → ``transitionToJoining``,
+    which marks a reconciliation still in progress as not to be applied)."""
+    return replace(rejoin(client), member_epoch=0, poll_expired=False, sent=None)
 
 
 def reconcile(client: Client, config: Config) -> tuple[Client, OffsetCommitRequest | None]:
@@ -266,6 +370,12 @@ def reconcile(client: Client, config: Config) -> tuple[Client, OffsetCommitReque
             ),
             commit,
         )
+    if config.callback_steps:  # revoke, then assign, each callback a step of its own
+        first = ON_PARTITIONS_REVOKED if revoked else ON_PARTITIONS_ASSIGNED
+        started = replace(
+            client, owned=client.owned - revoked, reconciling=target, revoking=revoked
+        )
+        return replace(started, callback=first), None
     return (
         replace(
             client,
@@ -278,10 +388,18 @@ def reconcile(client: Client, config: Config) -> tuple[Client, OffsetCommitReque
     )
 
 
-def finish_reconcile(client: Client) -> Client:
+def finish_reconcile(client: Client, config: Config) -> Client:
     """The revocation commit completed (or failed): onPartitionsRevoked is done, the added
-    partitions are taken and the next heartbeat acknowledges."""
+    partitions are taken and the next heartbeat acknowledges. With
+    ``config.callback_steps`` the revocation callback starts now — unless the
+    reconciliation was aborted meanwhile (``maybeReconcile`` after the commit)."""
     if client.reconciling is None:
+        return client
+    if config.callback_steps:
+        if reconciliation_aborted(client):
+            return _reconciliation_done(client)
+        if client.callback is None:
+            return replace(client, callback=ON_PARTITIONS_REVOKED)
         return client
     return replace(
         client,
@@ -308,20 +426,20 @@ def auto_commit(client: Client) -> tuple[Client, OffsetCommitRequest]:
     return replace(client, commit_in_flight=True), req
 
 
-def on_commit_response(client: Client, resp: OffsetCommitResponse | None) -> Client:
+def on_commit_response(client: Client, resp: OffsetCommitResponse | None, config: Config) -> Client:
     """An OffsetCommit completed (``resp``) or timed out (``None``)."""
     if not client.commit_in_flight:
         return client
     client = replace(client, commit_in_flight=False)
-    if client.revoking and client.reconciling is not None:
-        return finish_reconcile(client)
+    if client.reconciling is not None:  # the commit a reconciliation waited for
+        return finish_reconcile(client, config)
     return client
 
 
-def disconnect(client: Client) -> Client:
+def disconnect(client: Client, config: Config) -> Client:
     """A request timed out: the connection is closed, every request on it fails, and the
     next heartbeat is full (``NetworkClient`` disconnect, then
     ``AbstractHeartbeatRequestManager.resetHeartbeatState``)."""
     if client.commit_in_flight:
-        client = on_commit_response(client, None)
+        client = on_commit_response(client, None, config)
     return replace(client, heartbeat_in_flight=False, sent=None, connection=client.connection + 1)

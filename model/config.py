@@ -30,6 +30,7 @@ PERTURBATIONS = frozenset(
         "LoseMessage",
         "AbandonRequest",
         "StallRevocation",
+        "PollTimerExpires",
     }
 )
 """Names of the perturbation action families a config may switch on."""
@@ -81,6 +82,12 @@ class Config:
     timer fences a live member whose application hangs in its revocation
     (``StallRevocation``). A live client whose member was expired is a *zombie* until it
     hears so (docs/fidelity.md N4)."""
+    callback_steps: bool = False
+    """Rebalance callbacks run as steps of their own: ``onPartitionsRevoked``,
+    ``onPartitionsAssigned`` and ``onPartitionsLost`` start, and finish with
+    ``CompleteCallback``, so a response, a fencing or a rejoin can arrive while one runs
+    (``AbstractMembershipManager.revokeAndAssign``, ``maybeAbortReconciliation``). With
+    False a callback finishes in the step that starts it."""
     auto_commit: bool = False
     commit_on_revoke: bool = True
     max_restarts: int = 1
@@ -135,6 +142,7 @@ _BOOL_FIELDS = (
     "reorder",
     "slow_clients",
     "live_timers",
+    "callback_steps",
     "auto_commit",
     "commit_on_revoke",
 )

@@ -105,7 +105,31 @@ live member's session expire (a zombie consumes beside the new owner until it he
 and a member whose application hangs in its revocation callback is removed by the
 rebalance timer (KIP-848 "Rebalance timeout")."""
 
-EXAMPLES: tuple[Config, ...] = (TINY, SMALL, STATIC, LOSSY, TOPICS, KIP848_CASE_STUDY, TIMERS)
+CALLBACKS = Config(
+    name="CALLBACKS",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "LoseMessage", "PollTimerExpires"}),
+    callback_steps=True,
+    report_pending_additions=True,
+    max_restarts=0,
+)
+"""Rebalance callbacks as steps of their own (``callback_steps``): a heartbeat response,
+a fencing or the poll timer can arrive while ``onPartitionsRevoked``,
+``onPartitionsAssigned`` or ``onPartitionsLost`` runs, and a reconciliation that outlived
+its membership is dropped (``maybeAbortReconciliation``)."""
+
+EXAMPLES: tuple[Config, ...] = (
+    TINY,
+    SMALL,
+    STATIC,
+    LOSSY,
+    TOPICS,
+    KIP848_CASE_STUDY,
+    TIMERS,
+    CALLBACKS,
+)
 """The presets that show the protocol (README), with Kafka's rules: some of them exhibit
 the findings of docs/findings.md."""
 
@@ -208,6 +232,22 @@ MUT2_REJOIN = replace(
 """A client leaves and subscribes again while its leave heartbeat is in flight."""
 
 
+MUT2_CALLBACKS = replace(
+    MUT2,
+    name="MUT2_CALLBACKS",
+    perturbations=frozenset({"Subscribe", "PollTimerExpires"}),
+    callback_steps=True,
+)
+"""Rebalance callbacks as steps of their own; the poll timer may expire while one runs."""
+
+MUT2_POLL = replace(
+    MUT2,
+    name="MUT2_POLL",
+    perturbations=frozenset({"Subscribe", "PollTimerExpires"}),
+)
+"""A client's poll timer expires (max.poll.interval.ms): it leaves, goes STALE, rejoins."""
+
+
 SCENARIOS: tuple[Config, ...] = (
     MUT2,
     MUT3,
@@ -217,6 +257,8 @@ SCENARIOS: tuple[Config, ...] = (
     MUT2_STATIC,
     MUT2_TOPICS,
     MUT2_REJOIN,
+    MUT2_CALLBACKS,
+    MUT2_POLL,
 )
 """The mutant scenarios, as presets of their own."""
 

@@ -296,8 +296,22 @@ class Client:
     background thread keeps heartbeating (``StallRevocation``)."""
     expired: bool = False
     """Ghost bookkeeping, not a field of the Java client: the coordinator's session or
-    rebalance timer removed this live client's member and the client has not rejoined
-    since, so it may still consume as a *zombie* (``Config.live_timers``)."""
+    rebalance timer removed this live client's member (or its poll timer made it leave)
+    and the client has not rejoined since, so it may still consume as a *zombie*
+    (``Config.live_timers``, ``PollTimerExpires``)."""
+    callback: str | None = None
+    """The rebalance callback the application thread runs (``Config.callback_steps``):
+    ``onPartitionsRevoked``, ``onPartitionsAssigned``, ``onPartitionsLost``, or the
+    revocation before a leave (``releaseAssignment``); None when it runs none."""
+    lost_queued: bool = False
+    """``onPartitionsLost`` waits for the callback that runs to finish (callbacks run one
+    at a time on the application thread)."""
+    rejoined_while_reconciling: bool = False
+    """The client rejoined while a reconciliation was in progress: that reconciliation
+    must not be applied (``rejoinedWhileReconciliationInProgress``)."""
+    poll_expired: bool = False
+    """The poll timer expired: the leave heartbeat makes the client STALE, not
+    UNSUBSCRIBED (``AbstractMembershipManager.isPollTimerExpired``)."""
 
 
 # --------------------------------------------------------------------------- the system

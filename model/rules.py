@@ -111,6 +111,11 @@ class Rules:
     client_build_heartbeat: Callable[
         [Client, Config], tuple[Client, ConsumerGroupHeartbeatRequest]
     ] = client.build_heartbeat
+    # AbstractMembershipManager: the end of a rebalance callback (revokeAndAssign,
+    # maybeAbortReconciliation, transitionToFenced, leaveGroup)
+    client_complete_callback: Callable[
+        [Client, Config], tuple[Client, OffsetCommitRequest | None]
+    ] = client.complete_callback
 
 
 DEFAULT_RULES = Rules()

@@ -39,6 +39,9 @@ class ClientStatus(Enum):
     PREPARE_LEAVING = "PREPARE_LEAVING"
     LEAVING = "LEAVING"
     FATAL = "FATAL"
+    STALE = "STALE"
+    """Left the group because the application did not poll within max.poll.interval.ms;
+    rejoins on the next poll (``AbstractMembershipManager.transitionToStale``)."""
 
 
 class ErrorCode(IntEnum):

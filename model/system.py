@@ -20,11 +20,14 @@ from model.actions import (
     ChangeServerAssignor,
     ChangeSubscription,
     CommitOffsets,
+    CompleteCallback,
     ComputeTargetAssignment,
     Crash,
     DeliverMessage,
     Leave,
     LoseMessage,
+    Poll,
+    PollTimerExpires,
     RebalanceTimeout,
     Reconcile,
     RecreateTopic,
@@ -136,15 +139,20 @@ def _client_process(state: State, member_id: str) -> Client | None:
 
 def _application_steps(c: Client, config: Config) -> list[Action]:
     """Progress the client's application thread drives: reconciling, releasing before a
-    leave, rejoining after fencing, auto-commit."""
+    leave, rejoining after fencing, auto-commit, polling again after the poll timer
+    expired — or, while it runs a rebalance callback, finishing it."""
+    if c.callback is not None:
+        return [CompleteCallback(c.name)]
     acts: list[Action] = []
     status = c.status
     if status is S.RECONCILING and c.reconciling is None and c.target is not None:
         acts.append(Reconcile(c.name))
     if status is S.PREPARE_LEAVING and c.reconciling is None:
         acts.append(ReleaseAssignment(c.name))
-    if status is S.FENCED:
-        acts.append(Rejoin(c.name))
+    if status is S.FENCED and not config.callback_steps:
+        acts.append(Rejoin(c.name))  # with callback steps, onPartitionsLost's end rejoins
+    if status is S.STALE and not c.lost_queued:
+        acts.append(Poll(c.name))
     if (
         config.auto_commit
         and c.owned
@@ -242,13 +250,21 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
             # in flight (the race behind KAFKA-19335).
             if allows("Subscribe") and c.status is S.UNSUBSCRIBED:
                 acts.append(Subscribe(c.name))
-            if allows("Leave") and c.status in cl.IN_GROUP:
+            # unsubscribe(), close() and subscribe() run on the application thread: not while
+            # it runs a rebalance callback.
+            app_free = c.callback is None
+            if allows("Leave") and c.status in cl.IN_GROUP and app_free:
                 acts.append(Leave(c.name))
-            if allows("TemporaryLeave") and c.instance_id is not None and c.status in cl.IN_GROUP:
+            if (
+                allows("TemporaryLeave")
+                and c.instance_id is not None
+                and c.status in cl.IN_GROUP
+                and app_free
+            ):
                 acts.append(TemporaryLeave(c.name))
             if allows("Crash"):
                 acts.append(Crash(c.name))
-            if allows("ChangeSubscription") and c.status in cl.IN_GROUP:
+            if allows("ChangeSubscription") and c.status in cl.IN_GROUP and app_free:
                 for choice in config.subscription_choices:
                     if frozenset(choice) != c.subscription:
                         acts.append(ChangeSubscription(c.name, tuple(sorted(choice))))
@@ -258,7 +274,13 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
                     c.commit_in_flight and OFFSET_COMMIT in pending
                 ):
                     acts.append(AbandonRequest(c.name))
-            if allows("ChangeServerAssignor") and c.status in cl.IN_GROUP:
+            if (
+                allows("PollTimerExpires")
+                and c.status in (S.RECONCILING, S.ACKNOWLEDGING, S.STABLE)
+                and c.member_epoch > 0
+            ):
+                acts.append(PollTimerExpires(c.name))
+            if allows("ChangeServerAssignor") and c.status in cl.IN_GROUP and app_free:
                 for name in config.server_assignors:
                     if name != c.server_assignor:
                         acts.append(ChangeServerAssignor(c.name, name))
@@ -308,7 +330,7 @@ def _reconcile(state: State, a: Reconcile, config: Config) -> State:
 
 
 def _release(state: State, a: ReleaseAssignment, config: Config) -> State:
-    new, commit = cl.release_assignment(state.client(a.client))
+    new, commit = cl.start_release(state.client(a.client), config)
     return _set_client(state, new, commit)
 
 
@@ -342,12 +364,12 @@ def _deliver(state: State, a: DeliverMessage, config: Config) -> State:
         new = config.rules.client_on_heartbeat_response(c, body, config)
     else:
         assert isinstance(body, OffsetCommitResponse)
-        new = cl.on_commit_response(c, body)
+        new = cl.on_commit_response(c, body, config)
     return replace(_set_client(state, new), network=network)
 
 
 def _timeout(state: State, a: RequestTimeout | AbandonRequest, config: Config) -> State:
-    return _set_client(state, cl.disconnect(state.client(a.client)))
+    return _set_client(state, cl.disconnect(state.client(a.client), config))
 
 
 def _compute(state: State, a: ComputeTargetAssignment, config: Config) -> State:
@@ -410,6 +432,19 @@ def _stall(state: State, a: StallRevocation, config: Config) -> State:
     return _set_client(state, cl.stall(state.client(a.client)))
 
 
+def _complete_callback(state: State, a: CompleteCallback, config: Config) -> State:
+    new, commit = config.rules.client_complete_callback(state.client(a.client), config)
+    return _set_client(state, new, commit)
+
+
+def _poll(state: State, a: Poll, config: Config) -> State:
+    return _set_client(state, cl.poll(state.client(a.client)))
+
+
+def _poll_timer_expires(state: State, a: PollTimerExpires, config: Config) -> State:
+    return _set_client(state, cl.poll_timer_expires(state.client(a.client)))
+
+
 def _add_partitions(state: State, a: AddPartitions, config: Config) -> State:
     meta = state.topics[a.topic]
     topics = state.topics.set(a.topic, TopicMetadata(meta.topic_id, meta.partitions + 1))
@@ -453,6 +488,9 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     LoseMessage: _lose,  # type: ignore[dict-item]
     AbandonRequest: _timeout,  # type: ignore[dict-item]
     StallRevocation: _stall,  # type: ignore[dict-item]
+    CompleteCallback: _complete_callback,  # type: ignore[dict-item]
+    Poll: _poll,  # type: ignore[dict-item]
+    PollTimerExpires: _poll_timer_expires,  # type: ignore[dict-item]
 }
 
 

@@ -330,10 +330,13 @@ SetGroup(G) ==
 ----------------------------------------------------------------------------
 (* The client (model/client.py, AbstractMembershipManager).               *)
 
+\* The last reconciled assignment (AbstractMembershipManager.currentAssignment): while a
+\* reconciliation runs, what the client owned before it, revoked partitions included.
 ReportedPartitions(cl) ==
+    LET reconciled == cl.owned \cup cl.revoking IN
     IF ReportPendingAdditions /\ cl.target # None /\ cl.status \in {"RECONCILING", "ACKNOWLEDGING"}
-    THEN cl.owned \cup cl.target[1] \cup (IF cl.reconciling = None THEN {} ELSE cl.reconciling[1])
-    ELSE cl.owned
+    THEN reconciled \cup cl.target[1] \cup (IF cl.reconciling = None THEN {} ELSE cl.reconciling[1])
+    ELSE reconciled
 
 ResendOwned(sent) == IF sent = None THEN None ELSE Some([parts |-> None])
 
@@ -366,8 +369,7 @@ OnHeartbeatResponse(cl0, resp) ==
     ELSE IF cl.status \notin InGroup \/ resp.epoch < 0 THEN cl
     ELSE LET c2 == [cl EXCEPT !.epoch = resp.epoch] IN
          IF resp.assignment = None \/ Some(resp.assignment[1]) = c2.target THEN c2
-         ELSE [c2 EXCEPT !.target = resp.assignment,
-                         !.status = IF @ = "ACKNOWLEDGING" THEN "ACKNOWLEDGING" ELSE "RECONCILING"]
+         ELSE [c2 EXCEPT !.target = resp.assignment, !.status = "RECONCILING"]
 
 Disconnect(cl) ==
     LET c1 == IF cl.commitInFlight THEN OnCommitResponse(cl) ELSE cl

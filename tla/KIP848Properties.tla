@@ -68,6 +68,15 @@ GroupStatusConsistent_Stable ==
 
 NoServerError == \A c \in Clients : clients[c].fatal # UNKNOWN_SERVER_ERROR
 
+\* No zombies in the spec's scope (no live-client timers, no poll timeouts).
+RevokedBeforeReassigned ==
+    \A c1, c2 \in Clients, p \in Partitions :
+        clients[c1].alive /\ clients[c1].status = "RECONCILING" /\ p \in clients[c1].revoking
+            /\ p \in clients[c2].owned => c1 = c2
+
+JoiningClientOwnsNothing ==
+    \A c \in Clients : clients[c].alive /\ clients[c].status = "JOINING" => clients[c].owned = {}
+
 ---------------------------------------------------------------------------
 (* Step properties (action formulas over a step). *)
 

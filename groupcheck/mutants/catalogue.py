@@ -15,9 +15,11 @@ from model import target as tg
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.presets import (
     MUT2,
+    MUT2_CALLBACKS,
     MUT2_COMMIT,
     MUT2_CRASH,
     MUT2_LOSSY,
+    MUT2_POLL,
     MUT2_REJOIN,
     MUT2_STATIC,
     MUT2_TOPICS,
@@ -255,6 +257,38 @@ def adopt_negative_epoch(
     return out
 
 
+def callback_ignores_abort(client: Client, config: Any) -> tuple[Client, Any]:
+    """The end of a rebalance callback applies its reconciliation even when the client
+    was fenced, left or rejoined meanwhile (``maybeAbortReconciliation`` dropped)."""
+    if client.callback in (cl.ON_PARTITIONS_REVOKED, cl.ON_PARTITIONS_ASSIGNED):
+        pretend = replace(client, status=ClientStatus.RECONCILING, rejoined_while_reconciling=False)
+        done, commit = cl.complete_callback(pretend, config)
+        if client.status is not ClientStatus.RECONCILING and done.callback is None:
+            done = replace(done, status=ClientStatus.ACKNOWLEDGING)
+        return done, commit
+    return cl.complete_callback(client, config)
+
+
+def poll_timeout_keeps_partitions(client: Client, config: Any) -> tuple[Client, Any]:
+    """A client whose poll timer expired leaves the group but never runs
+    onPartitionsLost: it keeps its partitions into its rejoin."""
+    new, request = cl.build_heartbeat(client, config)
+    if client.poll_expired and new.status is ClientStatus.STALE:
+        new = replace(new, owned=client.owned, callback=None, lost_queued=False)
+    return new, request
+
+
+def ack_while_revoking(client: Client, config: Any) -> tuple[Client, Any]:
+    """The heartbeat reports partitions being revoked as gone while their offsets are
+    still being committed: the coordinator releases them before the revocation ends
+    (the client reports what it consumes, not its last reconciled assignment)."""
+    new, request = cl.build_heartbeat(client, config)
+    if request.topic_partitions is not None and client.revoking:
+        early = request.topic_partitions - client.revoking
+        return new, replace(request, topic_partitions=early)
+    return new, request
+
+
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: (name, summary, bug, rules field, scenario)."""
     rows = [
@@ -355,6 +389,27 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-19335",
             "client_on_heartbeat_response",
             REJOIN,
+        ),
+        (
+            "callback-ignores-abort",
+            "a reconciliation is applied after its member was fenced, left or rejoined",
+            "AbstractMembershipManager.maybeAbortReconciliation dropped",
+            "client_complete_callback",
+            MUT2_CALLBACKS,
+        ),
+        (
+            "poll-timeout-keeps-partitions",
+            "a client whose poll timer expired keeps its partitions into its rejoin",
+            "AbstractMembershipManager.transitionToStale without onPartitionsLost",
+            "client_build_heartbeat",
+            MUT2_POLL,
+        ),
+        (
+            "ack-while-revoking",
+            "a revocation is reported done while its offsets are still being committed",
+            "ConsumerHeartbeatRequestManager reporting consumption, not currentAssignment",
+            "client_build_heartbeat",
+            TWO_ON_TWO,
         ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]

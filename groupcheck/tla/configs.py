@@ -78,8 +78,11 @@ def check_in_scope(config: Config) -> None:
         or config.reorder
         or config.slow_clients
         or config.live_timers
+        or config.callback_steps
     ):
-        problems.append("rejoin_with_epoch_zero, no reorder, no slow_clients, no live_timers")
+        problems.append(
+            "rejoin_with_epoch_zero, no reorder, no slow_clients, no live_timers, no callback_steps"
+        )
     if config.server_assignors[0] != "uniform" or config.max_group_size < len(config.clients):
         problems.append("the uniform assignor and no group size limit")
     if problems:
@@ -161,6 +164,8 @@ STATE_INVARIANTS = (
     "GroupStatusConsistent_Empty",
     "GroupStatusConsistent_Stable",
     "NoServerError",
+    "RevokedBeforeReassigned",
+    "JoiningClientOwnsNothing",
 )
 """State properties, in TLA+ spelling (``Parent.Conjunct`` becomes ``Parent_Conjunct``)."""
 

@@ -23,10 +23,12 @@ from model.config import Config
 from model.rules import DEFAULT_RULES
 
 BASELINE_DEPTH = {
-    "MUT2": 12,
+    "MUT2": 19,
+    "MUT2_CALLBACKS": 10,
     "MUT2_COMMIT": 13,
     "MUT2_CRASH": 15,
     "MUT2_LOSSY": 12,
+    "MUT2_POLL": 8,
     "MUT2_REJOIN": 12,
     "MUT2_STATIC": 11,
     "MUT2_TOPICS": 8,

@@ -286,6 +286,9 @@ SPEC_LEAVES_OUT = {
     "RecreateTopic": "one topic id",
     "AbandonRequest": "no duplicated or reordered requests",
     "StallRevocation": "no live-client timers (live_timers off)",
+    "CompleteCallback": "callbacks finish in the step that starts them (callback_steps off)",
+    "Poll": "no poll timer",
+    "PollTimerExpires": "no poll timer",
 }
 
 
