@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from invariants.expr import Snapshot
-from invariants.snapshot import FUNCTIONS, NULLARY_FUNCTIONS, RELATIONS, UNARY_RELATIONS
+from invariants.snapshot import (
+    BINARY_FUNCTIONS,
+    FUNCTIONS,
+    NULLARY_FUNCTIONS,
+    RELATIONS,
+    UNARY_RELATIONS,
+)
 
 ITF_RELATIONS = RELATIONS
 ITF_FUNCTIONS = FUNCTIONS
@@ -61,7 +67,10 @@ def snapshot_to_itf(snap: Snapshot, index: int) -> dict[str, Any]:
             state[name] = _value(table.get((), 0))
             continue
         state[name] = {
-            "#map": [[_value(k[0]), _value(v)] for k, v in sorted(table.items(), key=repr)]
+            "#map": [
+                [_value(k if name in BINARY_FUNCTIONS else k[0]), _value(v)]
+                for k, v in sorted(table.items(), key=repr)
+            ]
         }
     return state
 
@@ -134,6 +143,11 @@ def snapshot_from_itf(state: Mapping[str, Any], index: int) -> Snapshot:
                 continue
             if not isinstance(value, dict) or not all(isinstance(v, int) for v in value.values()):
                 raise ItfError(f"{where}, {name}: expected a map to integers")
+            if name in BINARY_FUNCTIONS:
+                if not all(isinstance(k, tuple) and len(k) == 2 for k in value):
+                    raise ItfError(f"{where}, {name}: expected pairs as keys")
+                functions[name] = dict(value.items())
+                continue
             functions[name] = {(k,): v for k, v in value.items()}
     return Snapshot(
         clients=domain("clients"),

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from invariants.properties import Kind, Property
 from model import system
-from model.actions import Action, CompleteCallback, Poll, RebalanceTimeout, Rejoin
+from model.actions import (
+    Action,
+    CompleteCallback,
+    DeliverMessage,
+    Poll,
+    RebalanceTimeout,
+    Rejoin,
+)
 from model.client import (
     IN_GROUP,
     ON_PARTITIONS_ASSIGNED,
@@ -23,7 +30,7 @@ from model.client import (
 )
 from model.config import Config
 from model.coordinator import group_status
-from model.records import State
+from model.records import CommittedOffset, OffsetCommitRequest, State
 from model.status import ClientStatus, ConfigError, GroupStatus, MemberState
 
 DEFAULT_BOUND = 400
@@ -195,6 +202,19 @@ def _stale_member_rejoins(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, Poll)
 
 
+def _older_epoch_commit_accepted(pre: State, action: Action, post: State) -> bool:
+    if not isinstance(action, DeliverMessage):
+        return False
+    req = action.message.body
+    if not isinstance(req, OffsetCommitRequest) or not req.topics:
+        return False
+    member = pre.group.members.get(req.member_id)
+    if member is None or req.generation_id_or_member_epoch >= member.member_epoch:
+        return False
+    record = post.group.committed_offsets.get(next(iter(req.topics)))
+    return record == CommittedOffset(req.member_id, req.generation_id_or_member_epoch)
+
+
 def _live_timers(config: Config) -> bool:
     return config.live_timers or config.slow_clients
 
@@ -280,5 +300,13 @@ WITNESSES: tuple[Witness, ...] = (
         "AbstractMembershipManager.maybeRejoinStaleMember (max.poll.interval.ms)",
         _stale_member_rejoins,
         lambda config: config.allows("PollTimerExpires"),
+    ),
+    _witness(
+        "OlderEpochCommitAccepted",
+        "An offset commit sent at a member epoch older than the member's current one is "
+        "accepted: the member held its partitions since then.",
+        "KIP-1251; ConsumerGroup.validateOffsetCommit",
+        _older_epoch_commit_accepted,
+        lambda config: config.assignment_epochs,
     ),
 )

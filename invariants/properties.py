@@ -343,9 +343,10 @@ HAND_OUT_ONLY_RELEASED = _prop(
 OFFSET_COMMIT_AT_VALID_EPOCH = _prop(
     "OffsetCommitAtValidEpoch",
     Kind.ALWAYS_STEP,
-    "An offset is committed only by a member of the group at its current member epoch "
-    "(no zombie commits).",
-    "KIP-848 OffsetCommit API; ConsumerGroup.validateOffsetCommit",
+    "An offset is committed only by a member of the group at its current member epoch, "
+    "or (KIP-1251) at an older epoch by the member that holds the partition since an epoch "
+    "no newer than that (no zombie commits).",
+    "KIP-848 OffsetCommit API; KIP-1251; ConsumerGroup.validateOffsetCommit",
     forall(m, p)(
         Implies(
             all_of(
@@ -361,10 +362,40 @@ OFFSET_COMMIT_AT_VALID_EPOCH = _prop(
             ),
             all_of(
                 R("is_member", m, when="pre"),
-                Cmp("==", F("member_epoch", m, when="pre"), F("committed_epoch", p, when="post")),
+                any_of(
+                    Cmp(
+                        "==",
+                        F("member_epoch", m, when="pre"),
+                        F("committed_epoch", p, when="post"),
+                    ),
+                    all_of(
+                        R("holds", m, p, when="pre"),
+                        Cmp("<=", Const(0), F("assigned_since", m, p, when="pre")),
+                        Cmp(
+                            "<=",
+                            F("assigned_since", m, p, when="pre"),
+                            F("committed_epoch", p, when="post"),
+                        ),
+                        Cmp(
+                            "<",
+                            F("committed_epoch", p, when="post"),
+                            F("member_epoch", m, when="pre"),
+                        ),
+                    ),
+                ),
             ),
         )
     ),
+)
+
+HOLDER_COMMITS_ACCEPTED = _prop(
+    "HolderCommitsAccepted",
+    Kind.ALWAYS_STATE,
+    "An offset commit from the member that holds every partition of it since an epoch no "
+    "newer than the request's is accepted, even when the member epoch moved on meanwhile "
+    "(no false fencing of the true owner; read only with KIP-1251 assignment epochs).",
+    "KIP-1251; KAFKA-20066; ConsumerGroup.validateOffsetCommit",
+    Cmp("==", F("holder_commit_rejected"), Const(0)),
 )
 
 STATE_PROPERTIES: tuple[Property, ...] = (
@@ -381,6 +412,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     NO_SERVER_ERROR,
     REVOKED_BEFORE_REASSIGNED,
     JOINING_OWNS_NOTHING,
+    HOLDER_COMMITS_ACCEPTED,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

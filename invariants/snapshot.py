@@ -28,6 +28,9 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 ``member_epoch(m)``    ``m``'s member epoch
 ``client_epoch(c)``    the member epoch ``c`` knows; ``client_incarnation(c)`` its process
 ``committed_epoch(p)`` the member epoch the committed offset of ``p`` was written at
+``assigned_since(m,p)`` KIP-1251: the epoch at which ``m`` was assigned ``p`` it holds
+                       (undefined without ``Config.assignment_epochs``)
+``holder_commit_rejected()`` 1 once a commit KIP-1251 must accept was refused, else 0
 ``group_status()``     0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE
 ``instance(m)``        1 + the index of ``m``'s static instance id among the clients'
                        instance ids; 0 for a dynamic member
@@ -88,10 +91,17 @@ FUNCTIONS = (
     "client_incarnation",
     "committed_epoch",
     "instance",
+    "assigned_since",
+    "holder_commit_rejected",
 )
 """Every function of the vocabulary."""
 
-NULLARY_FUNCTIONS = frozenset({"group_epoch", "assignment_epoch", "group_status"})
+BINARY_FUNCTIONS = frozenset({"assigned_since"})
+"""Functions of two arguments (the others take none or one)."""
+
+NULLARY_FUNCTIONS = frozenset(
+    {"group_epoch", "assignment_epoch", "group_status", "holder_commit_rejected"}
+)
 
 STATUS_CODE = {
     GroupStatus.EMPTY: 0,
@@ -162,6 +172,8 @@ def project_key(key: SnapshotKey) -> Snapshot:
         "client_incarnation": {},
         "committed_epoch": {},
         "instance": {},
+        "assigned_since": {},
+        "holder_commit_rejected": {(): int(g.holder_commit_rejected)},
     }
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)
@@ -210,6 +222,8 @@ def project_key(key: SnapshotKey) -> Snapshot:
             rel["revoking"].add((mid, tp))
             rel["holds"].add((mid, tp))
             partitions.add(tp)
+        for tp, since in m.assignment_epochs.items():
+            fn["assigned_since"][(mid, tp)] = since
         subscribed_ids = {name_to_id[n] for n in m.subscribed_topic_names if n in name_to_id}
         for tp in existing:
             if tp[0] in subscribed_ids:

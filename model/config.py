@@ -88,6 +88,11 @@ class Config:
     ``CompleteCallback``, so a response, a fencing or a rejoin can arrive while one runs
     (``AbstractMembershipManager.revokeAndAssign``, ``maybeAbortReconciliation``). With
     False a callback finishes in the step that starts it."""
+    assignment_epochs: bool = False
+    """KIP-1251 (Kafka 4.3+): the coordinator records, for every partition a member holds,
+    the epoch at which it was assigned, and accepts an offset commit at an older member
+    epoch for partitions the member held since that epoch
+    (``ConsumerGroup.validateOffsetCommit``). False: strict epoch equality (Kafka ≤ 4.2)."""
     auto_commit: bool = False
     commit_on_revoke: bool = True
     max_restarts: int = 1
@@ -143,6 +148,7 @@ _BOOL_FIELDS = (
     "slow_clients",
     "live_timers",
     "callback_steps",
+    "assignment_epochs",
     "auto_commit",
     "commit_on_revoke",
 )

@@ -92,8 +92,23 @@ def update_partition_epochs(
     return FrozenMap(d)
 
 
+def stamp_assignment_epochs(old: Member | None, new: Member) -> FrozenMap[TopicPartition, int]:
+    """KIP-1251 assignment epochs of ``new``'s partitions: a partition the member already
+    held keeps its epoch, a partition it gains gets the member epoch it is assigned at, and
+    a static member's temporary leave (epoch -2) resets them to 0
+    (``CurrentAssignmentBuilder``, ``ConsumerGroupMember.assignmentEpochs``)."""
+    held = new.owned_or_pending()
+    if new.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        return FrozenMap((tp, 0) for tp in sorted(held))
+    before = old.assignment_epochs if old is not None else FrozenMap()
+    return FrozenMap((tp, before.get(tp, new.member_epoch)) for tp in sorted(held))
+
+
 def write_member(group: Group, old: Member | None, new: Member, config: Config) -> Group:
-    """Store ``new`` in place of ``old`` (``ConsumerGroup.updateMember``)."""
+    """Store ``new`` in place of ``old`` (``ConsumerGroup.updateMember``), with its KIP-1251
+    assignment epochs when ``config.assignment_epochs``."""
+    if config.assignment_epochs:
+        new = replace(new, assignment_epochs=stamp_assignment_epochs(old, new))
     pe = config.rules.update_partition_epochs(group.partition_epochs, old, new)
     return replace(group, members=group.members.set(new.member_id, new), partition_epochs=pe)
 
@@ -117,6 +132,7 @@ def remove_member(group: Group, member: Member, config: Config) -> Group:
         members=members,
         partition_epochs=pe,
         committed_offsets=group.committed_offsets,
+        holder_commit_rejected=group.holder_commit_rejected,
     )
 
 
@@ -483,17 +499,45 @@ def drop_offsets_of_topic(group: Group, topic_id: str) -> Group:
 
 def validate_offset_commit(group: Group, req: OffsetCommitRequest, config: Config) -> ErrorCode:
     """OffsetCommit fencing by member epoch (``ConsumerGroup.validateOffsetCommit``):
-    an unknown member is UNKNOWN_MEMBER_ID; any epoch other than the member's current
-    one is STALE_MEMBER_EPOCH (KIP-848 strict equality, Kafka ≤ 4.2)."""
+    an unknown member is UNKNOWN_MEMBER_ID; the member's current epoch is accepted for
+    every partition; a newer epoch is STALE_MEMBER_EPOCH; an older one is
+    STALE_MEMBER_EPOCH too (KIP-848 strict equality, Kafka ≤ 4.2) unless
+    ``config.assignment_epochs``, where it is accepted when every partition of the commit
+    is held by the member since an epoch no newer than the request's (KIP-1251)."""
     epoch = req.generation_id_or_member_epoch
     if epoch < 0 and not group.members:
         return ErrorCode.NONE
     member = group.members.get(req.member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    if epoch != member.member_epoch:
-        return ErrorCode.STALE_MEMBER_EPOCH
-    return ErrorCode.NONE
+    if epoch == member.member_epoch:
+        return ErrorCode.NONE
+    if epoch < member.member_epoch and config.assignment_epochs and held_since(member, req):
+        return ErrorCode.NONE
+    return ErrorCode.STALE_MEMBER_EPOCH
+
+
+def held_since(member: Member, req: OffsetCommitRequest) -> bool:
+    """Whether ``member`` holds every partition of ``req`` (assigned or pending
+    revocation) with an assignment epoch no newer than the request's epoch (KIP-1251,
+    ``ConsumerGroup.validateOffsetCommit`` for an older epoch)."""
+    epoch = req.generation_id_or_member_epoch
+    held = member.owned_or_pending()
+    return all(
+        tp in held and member.assignment_epochs.get(tp, epoch + 1) <= epoch for tp in req.topics
+    )
+
+
+def falsely_fenced(group: Group, req: OffsetCommitRequest, error: ErrorCode) -> bool:
+    """Whether a refused commit came from a member that held all its partitions since the
+    request's epoch — what KIP-1251 guarantees to accept (KAFKA-20066)."""
+    member = group.members.get(req.member_id)
+    return (
+        error is ErrorCode.STALE_MEMBER_EPOCH
+        and member is not None
+        and 0 <= req.generation_id_or_member_epoch <= member.member_epoch
+        and held_since(member, req)
+    )
 
 
 def handle_offset_commit(
@@ -502,6 +546,8 @@ def handle_offset_commit(
     """Validate and store committed offsets per partition
     (``OffsetMetadataManager.commitOffset``)."""
     error = config.rules.validate_offset_commit(group, req, config)
+    if config.assignment_epochs and falsely_fenced(group, req, error):
+        group = replace(group, holder_commit_rejected=True)
     if error is not ErrorCode.NONE or not req.topics:
         return group, OffsetCommitResponse(error_code=error, topics=req.topics)
     record = CommittedOffset(req.member_id, req.generation_id_or_member_epoch)

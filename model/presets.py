@@ -198,6 +198,10 @@ MUT2_COMMIT = replace(
 )
 """Auto-commit on; a commit can be delayed past a rebalance or outlive its client."""
 
+MUT2_COMMIT_EPOCHS = replace(MUT2_COMMIT, name="MUT2_COMMIT_EPOCHS", assignment_epochs=True)
+"""``MUT2_COMMIT`` with KIP-1251 assignment epochs: a commit at an older epoch is accepted
+for partitions its member held since then."""
+
 MUT2_STATIC = Config(
     name="MUT2_STATIC",
     topics=(("foo", 2),),
@@ -259,6 +263,7 @@ SCENARIOS: tuple[Config, ...] = (
     MUT2_REJOIN,
     MUT2_CALLBACKS,
     MUT2_POLL,
+    MUT2_COMMIT_EPOCHS,
 )
 """The mutant scenarios, as presets of their own."""
 

@@ -69,6 +69,10 @@ def replace(record: R, /, **changes: Any) -> R:
 # --------------------------------------------------------------------------- coordinator
 
 
+NO_ASSIGNMENT_EPOCHS: FrozenMap[TopicPartition, int] = FrozenMap()
+"""The KIP-1251 assignment epochs of a member whose coordinator does not record them."""
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     """A member as the group coordinator stores it (``ConsumerGroupMember``).
@@ -90,6 +94,10 @@ class Member:
     server_assignor: str | None
     rebalance_timeout_ms: int
     rebalance_timer_epoch: int | None = None
+    assignment_epochs: FrozenMap[TopicPartition, int] = NO_ASSIGNMENT_EPOCHS
+    """KIP-1251: for each partition assigned or pending revocation, the member epoch at
+    which it was assigned (``CurrentMemberAssignment.AssignmentEpochs``); empty unless
+    ``Config.assignment_epochs``."""
 
     def owned_or_pending(self) -> Assignment:
         """Partitions the coordinator counts as held by this member (assigned ∪ revoking)."""
@@ -152,6 +160,11 @@ class Group:
     members: FrozenMap[str, Member]
     partition_epochs: FrozenMap[TopicPartition, int]
     committed_offsets: FrozenMap[TopicPartition, CommittedOffset]
+    holder_commit_rejected: bool = False
+    """Ghost bookkeeping, not a field of Kafka's group: an offset commit was refused
+    although its member held every partition of it since an epoch no newer than the
+    request's (what KIP-1251 guarantees to accept; KAFKA-20066). Set only when
+    ``Config.assignment_epochs`` records the epochs that judgement needs."""
 
     def static_member_id(self, instance_id: str) -> str | None:
         """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``)."""

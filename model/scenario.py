@@ -50,6 +50,11 @@ def stable_state(config: Config, epoch: int, assignment: Mapping[str, Assignment
             subscribed_topic_names=c.subscription,
             server_assignor=c.server_assignor,
             rebalance_timeout_ms=config.rebalance_timeout_ms,
+            assignment_epochs=(
+                FrozenMap((tp, epoch) for tp in sorted(parts))
+                if config.assignment_epochs
+                else FrozenMap()
+            ),
         )
         members[member.member_id] = member
         for tp in parts:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from model.assignors import get_assignor
 from model.assignors.spec import AssignmentSpec, MemberSubscription
@@ -57,11 +58,4 @@ def compute_target_assignment(
     spec = assignment_spec(group.members, topics, group.target_assignment)
     result = assignor.assign(spec)
     target = FrozenMap((mid, frozenset(result.get(mid, frozenset()))) for mid in group.members)
-    return Group(
-        group_epoch=group.group_epoch,
-        assignment_epoch=group.group_epoch,
-        target_assignment=target,
-        members=group.members,
-        partition_epochs=group.partition_epochs,
-        committed_offsets=group.committed_offsets,
-    )
+    return replace(group, assignment_epoch=group.group_epoch, target_assignment=target)

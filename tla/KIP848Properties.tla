@@ -77,6 +77,11 @@ RevokedBeforeReassigned ==
 JoiningClientOwnsNothing ==
     \A c \in Clients : clients[c].alive /\ clients[c].status = "JOINING" => clients[c].owned = {}
 
+\* KIP-1251 assignment epochs are outside the spec (groupcheck/tla/configs.py refuses
+\* assignment_epochs): every commit is judged by strict epoch equality, and no commit
+\* KIP-1251 must accept exists to be refused.
+HolderCommitsAccepted == TRUE
+
 ---------------------------------------------------------------------------
 (* Step properties (action formulas over a step). *)
 

@@ -17,6 +17,7 @@ from model.presets import (
     MUT2,
     MUT2_CALLBACKS,
     MUT2_COMMIT,
+    MUT2_COMMIT_EPOCHS,
     MUT2_CRASH,
     MUT2_LOSSY,
     MUT2_POLL,
@@ -47,6 +48,7 @@ THREE_ON_TWO = MUT3
 CRASH_TWO = MUT2_CRASH
 LOSSY_TWO = MUT2_LOSSY
 COMMITTING = MUT2_COMMIT
+COMMIT_EPOCHS = MUT2_COMMIT_EPOCHS
 STATIC_TWO = MUT2_STATIC
 TOPICS_TWO = MUT2_TOPICS
 REJOIN = MUT2_REJOIN
@@ -231,6 +233,21 @@ def accept_stale_commit_epoch(group: Group, req: OffsetCommitRequest, config: An
     return ErrorCode.NONE if error is ErrorCode.STALE_MEMBER_EPOCH else error
 
 
+def strict_commit_epoch(group: Group, req: OffsetCommitRequest, config: Any) -> ErrorCode:
+    """Kafka ≤ 4.2's strict epoch equality kept where KIP-1251 assignment epochs are
+    recorded: a commit at an older epoch is refused even for partitions the member held
+    since then (KAFKA-20066)."""
+    member = group.members.get(req.member_id)
+    error = co.validate_offset_commit(group, req, config)
+    if (
+        error is ErrorCode.NONE
+        and member is not None
+        and req.generation_id_or_member_epoch != member.member_epoch
+    ):
+        return ErrorCode.STALE_MEMBER_EPOCH
+    return error
+
+
 # --------------------------------------------------------------------------- client
 
 
@@ -403,6 +420,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "AbstractMembershipManager.transitionToStale without onPartitionsLost",
             "client_build_heartbeat",
             MUT2_POLL,
+        ),
+        (
+            "strict-commit-epoch",
+            "commits at an older epoch refused although the member held the partitions",
+            "KAFKA-20066 (KIP-1251, Kafka 4.3)",
+            "validate_offset_commit",
+            COMMIT_EPOCHS,
         ),
         (
             "ack-while-revoking",

@@ -79,9 +79,11 @@ def check_in_scope(config: Config) -> None:
         or config.slow_clients
         or config.live_timers
         or config.callback_steps
+        or config.assignment_epochs
     ):
         problems.append(
-            "rejoin_with_epoch_zero, no reorder, no slow_clients, no live_timers, no callback_steps"
+            "rejoin_with_epoch_zero, no reorder, no slow_clients, no live_timers, "
+            "no callback_steps, no assignment_epochs"
         )
     if config.server_assignors[0] != "uniform" or config.max_group_size < len(config.clients):
         problems.append("the uniform assignor and no group size limit")
@@ -166,6 +168,7 @@ STATE_INVARIANTS = (
     "NoServerError",
     "RevokedBeforeReassigned",
     "JoiningClientOwnsNothing",
+    "HolderCommitsAccepted",
 )
 """State properties, in TLA+ spelling (``Parent.Conjunct`` becomes ``Parent_Conjunct``)."""
 

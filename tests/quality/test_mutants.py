@@ -26,6 +26,7 @@ BASELINE_DEPTH = {
     "MUT2": 19,
     "MUT2_CALLBACKS": 10,
     "MUT2_COMMIT": 13,
+    "MUT2_COMMIT_EPOCHS": 13,
     "MUT2_CRASH": 15,
     "MUT2_LOSSY": 12,
     "MUT2_POLL": 8,
@@ -71,7 +72,9 @@ def test_mutant_is_killed(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "scenario", sorted({m.config.name: m.config for m in MUTANTS.values()}.items())
+    "scenario",
+    sorted({m.config.name: m.config for m in MUTANTS.values()}.items()),
+    ids=lambda scenario: scenario[0],
 )
 def test_mutant_scenario_baseline_is_clean(scenario: tuple[str, Config]) -> None:
     name, config = scenario

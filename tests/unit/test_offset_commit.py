@@ -1,8 +1,9 @@
 """OffsetCommit fencing by member epoch (``ConsumerGroup.validateOffsetCommit``; see
 docs/kafka-rules.md, Offset commits) and storage (``OffsetMetadataManager.commitOffset``).
 
-The model implements KIP-848's strict epoch equality (Kafka ≤ 4.2): any epoch other than
-the member's current one is STALE_MEMBER_EPOCH. The stable group is at epoch 5 with
+By default the model implements KIP-848's strict epoch equality (Kafka ≤ 4.2): any epoch
+other than the member's current one is STALE_MEMBER_EPOCH (KIP-1251's relaxation:
+tests/unit/test_assignment_epochs.py). The stable group is at epoch 5 with
 A = {foo-0, foo-1} and B = {foo-2}.
 """
 
