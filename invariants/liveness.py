@@ -17,6 +17,7 @@ from model import system
 from model.actions import (
     Action,
     CompleteCallback,
+    CoordinatorLoaded,
     DeliverMessage,
     Poll,
     RebalanceTimeout,
@@ -215,6 +216,10 @@ def _older_epoch_commit_accepted(pre: State, action: Action, post: State) -> boo
     return record == CommittedOffset(req.member_id, req.generation_id_or_member_epoch)
 
 
+def _group_reloaded(pre: State, action: Action, post: State) -> bool:
+    return isinstance(action, CoordinatorLoaded) and bool(pre.group.members)
+
+
 def _live_timers(config: Config) -> bool:
     return config.live_timers or config.slow_clients
 
@@ -308,5 +313,12 @@ WITNESSES: tuple[Witness, ...] = (
         "KIP-1251; ConsumerGroup.validateOffsetCommit",
         _older_epoch_commit_accepted,
         lambda config: config.assignment_epochs,
+    ),
+    _witness(
+        "GroupReloadedAfterFailover",
+        "A new coordinator loads a group that has members from its records after a failover.",
+        "GroupMetadataManager.onLoaded",
+        _group_reloaded,
+        lambda config: config.allows("CoordinatorFailover"),
     ),
 )

@@ -219,6 +219,23 @@ class PollTimerExpires(Action):
 
 
 @dataclass(frozen=True, slots=True)
+class CoordinatorFailover(Action):
+    """The group's coordinator moves to another broker (a leader change of its
+    ``__consumer_offsets`` partition): every request in flight to the old one fails with
+    NOT_COORDINATOR, and the new one starts loading the group from its records
+    (``CoordinatorRuntime`` loading, ``GroupMetadataManager.onLoaded``)."""
+
+    PERTURBATION: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorLoaded(Action):
+    """The new coordinator finished replaying the group's records: the group is what the
+    records say, and its session and rebalance timers restart
+    (``GroupMetadataManager.onLoaded``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class StallRevocation(Action):
     """The application hangs in ``onPartitionsRevoked``: the client never finishes the
     revocation it started, consumes nothing, and only its background thread still
@@ -265,6 +282,8 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     CompleteCallback,
     Poll,
     PollTimerExpires,
+    CoordinatorFailover,
+    CoordinatorLoaded,
 )
 """Every action class, in the vocabulary's canonical order."""
 

@@ -31,6 +31,7 @@ PERTURBATIONS = frozenset(
         "AbandonRequest",
         "StallRevocation",
         "PollTimerExpires",
+        "CoordinatorFailover",
     }
 )
 """Names of the perturbation action families a config may switch on."""

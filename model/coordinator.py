@@ -136,6 +136,31 @@ def remove_member(group: Group, member: Member, config: Config) -> Group:
     )
 
 
+def rebuild_group(group: Group, config: Config) -> Group:
+    """The group as a new coordinator loads it after a failover: members (their epochs,
+    state, assigned partitions and partitions pending revocation: the
+    ``ConsumerGroupCurrentMemberAssignment`` records), target assignment, group and
+    assignment epochs and committed offsets as written; the partition epochs derived again
+    from the members' current assignments; a rebalance timer restarted for every member in
+    UNREVOKED_PARTITIONS (``GroupMetadataManager.onLoaded``)."""
+    members = FrozenMap(
+        (
+            mid,
+            replace(
+                m,
+                rebalance_timer_epoch=(
+                    m.member_epoch if m.state is MemberState.UNREVOKED_PARTITIONS else None
+                ),
+            ),
+        )
+        for mid, m in group.members.items()
+    )
+    partition_epochs = FrozenMap(
+        (tp, m.member_epoch) for m in members.values() for tp in sorted(m.owned_or_pending())
+    )
+    return replace(group, members=members, partition_epochs=partition_epochs)
+
+
 # --------------------------------------------------------------------------- validation
 
 

@@ -198,6 +198,14 @@ MUT2_COMMIT = replace(
 )
 """Auto-commit on; a commit can be delayed past a rebalance or outlive its client."""
 
+MUT2_FAILOVER = replace(
+    MUT2,
+    name="MUT2_FAILOVER",
+    perturbations=frozenset({"Subscribe", "CoordinatorFailover"}),
+)
+"""B may join; the coordinator may fail over (requests in flight fail with NOT_COORDINATOR,
+the new coordinator loads the group from its records)."""
+
 MUT2_COMMIT_EPOCHS = replace(MUT2_COMMIT, name="MUT2_COMMIT_EPOCHS", assignment_epochs=True)
 """``MUT2_COMMIT`` with KIP-1251 assignment epochs: a commit at an older epoch is accepted
 for partitions its member held since then."""
@@ -264,6 +272,7 @@ SCENARIOS: tuple[Config, ...] = (
     MUT2_CALLBACKS,
     MUT2_POLL,
     MUT2_COMMIT_EPOCHS,
+    MUT2_FAILOVER,
 )
 """The mutant scenarios, as presets of their own."""
 

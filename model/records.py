@@ -345,6 +345,10 @@ class State:
     network: tuple[Message, ...]
     perturbations: int = 0
     topic_generation: int = 0
+    coordinator_loading: bool = False
+    """A new coordinator is loading the group from its records after a failover
+    (``CoordinatorFailover``): requests get COORDINATOR_LOAD_IN_PROGRESS and no timer fires
+    until ``CoordinatorLoaded``."""
 
     def client(self, name: str) -> Client:
         """The client called ``name``."""

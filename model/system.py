@@ -22,6 +22,8 @@ from model.actions import (
     CommitOffsets,
     CompleteCallback,
     ComputeTargetAssignment,
+    CoordinatorFailover,
+    CoordinatorLoaded,
     Crash,
     DeliverMessage,
     Leave,
@@ -60,7 +62,7 @@ from model.records import (
     TopicMetadata,
     replace,
 )
-from model.status import ClientStatus
+from model.status import ClientStatus, ErrorCode
 
 S = ClientStatus
 
@@ -193,7 +195,10 @@ def enabled(state: State, config: Config) -> tuple[Action, ...]:
             ):
                 acts.append(RequestTimeout(c.name))
 
-    acts.extend(timeouts(state, config))
+    if state.coordinator_loading:
+        acts.append(CoordinatorLoaded())
+    else:
+        acts.extend(timeouts(state, config))
     if state.perturbations < config.max_perturbations:
         acts.extend(_perturbations(state, config, deliverable))
     return tuple(acts)
@@ -233,6 +238,8 @@ def timeouts(state: State, config: Config) -> list[Action]:
 def _perturbations(state: State, config: Config, deliverable: list[Message]) -> list[Action]:
     allows = config.allows
     acts: list[Action] = []
+    if allows("CoordinatorFailover") and not state.coordinator_loading:
+        acts.append(CoordinatorFailover())
     for c in state.clients:
         if c.alive and c.stalled:  # the application is blocked: it can only be killed
             if allows("Crash"):
@@ -347,6 +354,9 @@ def _deliver(state: State, a: DeliverMessage, config: Config) -> State:
     m = a.message
     network = _without(state.network, m)
     body = m.body
+    if m.to_coordinator and state.coordinator_loading:
+        reply = _coordinator_error(m, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+        return replace(state, network=(*network, reply))
     if m.to_coordinator:
         group = state.group
         response: Body
@@ -366,6 +376,36 @@ def _deliver(state: State, a: DeliverMessage, config: Config) -> State:
         assert isinstance(body, OffsetCommitResponse)
         new = cl.on_commit_response(c, body, config)
     return replace(_set_client(state, new), network=network)
+
+
+def _coordinator_error(request: Message, error: ErrorCode) -> Message:
+    """The response a coordinator that does not serve the group gives ``request``
+    (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS): nothing else is read or written."""
+    body = request.body
+    response: Body
+    if isinstance(body, ConsumerGroupHeartbeatRequest):
+        response = ConsumerGroupHeartbeatResponse(
+            error_code=error, member_id=None, member_epoch=0, heartbeat_interval_ms=0
+        )
+    else:
+        assert isinstance(body, OffsetCommitRequest)
+        response = OffsetCommitResponse(error_code=error, topics=body.topics)
+    return Message(request.client, request.incarnation, request.connection, False, response)
+
+
+def _failover(state: State, a: CoordinatorFailover, config: Config) -> State:
+    """Requests in flight to the old coordinator fail with NOT_COORDINATOR; the new one
+    starts loading the group."""
+    network = tuple(
+        _coordinator_error(m, ErrorCode.NOT_COORDINATOR) if m.to_coordinator else m
+        for m in state.network
+    )
+    return replace(state, network=network, coordinator_loading=True)
+
+
+def _loaded(state: State, a: CoordinatorLoaded, config: Config) -> State:
+    group = config.rules.rebuild_group(state.group, config)
+    return replace(state, group=group, coordinator_loading=False)
 
 
 def _timeout(state: State, a: RequestTimeout | AbandonRequest, config: Config) -> State:
@@ -491,6 +531,8 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     CompleteCallback: _complete_callback,  # type: ignore[dict-item]
     Poll: _poll,  # type: ignore[dict-item]
     PollTimerExpires: _poll_timer_expires,  # type: ignore[dict-item]
+    CoordinatorFailover: _failover,  # type: ignore[dict-item]
+    CoordinatorLoaded: _loaded,  # type: ignore[dict-item]
 }
 
 

@@ -19,6 +19,7 @@ from model.presets import (
     MUT2_COMMIT,
     MUT2_COMMIT_EPOCHS,
     MUT2_CRASH,
+    MUT2_FAILOVER,
     MUT2_LOSSY,
     MUT2_POLL,
     MUT2_REJOIN,
@@ -49,6 +50,7 @@ CRASH_TWO = MUT2_CRASH
 LOSSY_TWO = MUT2_LOSSY
 COMMITTING = MUT2_COMMIT
 COMMIT_EPOCHS = MUT2_COMMIT_EPOCHS
+FAILOVER = MUT2_FAILOVER
 STATIC_TWO = MUT2_STATIC
 TOPICS_TWO = MUT2_TOPICS
 REJOIN = MUT2_REJOIN
@@ -248,6 +250,19 @@ def strict_commit_epoch(group: Group, req: OffsetCommitRequest, config: Any) -> 
     return error
 
 
+def failover_drops_pending_revocation(group: Group, config: Any) -> Group:
+    """A failover loses the partitions members were still revoking (a current-assignment
+    record without its pending revocations): the new coordinator takes them for free."""
+    rebuilt = co.rebuild_group(group, config)
+    members = FrozenMap(
+        (mid, replace(m, partitions_pending_revocation=EMPTY)) for mid, m in rebuilt.members.items()
+    )
+    partition_epochs = FrozenMap(
+        (tp, m.member_epoch) for m in members.values() for tp in sorted(m.assigned_partitions)
+    )
+    return replace(rebuilt, members=members, partition_epochs=partition_epochs)
+
+
 # --------------------------------------------------------------------------- client
 
 
@@ -427,6 +442,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-20066 (KIP-1251, Kafka 4.3)",
             "validate_offset_commit",
             COMMIT_EPOCHS,
+        ),
+        (
+            "failover-drops-pending-revocation",
+            "a coordinator failover forgets the partitions members are still revoking",
+            "ConsumerGroupCurrentMemberAssignment record without PartitionsPendingRevocation",
+            "rebuild_group",
+            FAILOVER,
         ),
         (
             "ack-while-revoking",

@@ -289,6 +289,8 @@ SPEC_LEAVES_OUT = {
     "CompleteCallback": "callbacks finish in the step that starts them (callback_steps off)",
     "Poll": "no poll timer",
     "PollTimerExpires": "no poll timer",
+    "CoordinatorFailover": "one coordinator",
+    "CoordinatorLoaded": "one coordinator",
 }
 
 
