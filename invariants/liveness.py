@@ -22,6 +22,7 @@ from model.actions import (
     Poll,
     RebalanceTimeout,
     Rejoin,
+    ResolveRegularExpressions,
 )
 from model.client import (
     IN_GROUP,
@@ -30,7 +31,7 @@ from model.client import (
     reconciliation_aborted,
 )
 from model.config import Config
-from model.coordinator import group_status
+from model.coordinator import group_status, regexes_stale
 from model.records import CommittedOffset, OffsetCommitRequest, State
 from model.status import ClientStatus, ConfigError, GroupStatus, MemberState
 
@@ -39,12 +40,15 @@ DEFAULT_BOUND = 400
 
 
 def converged(state: State) -> bool:
-    """The group is STABLE (or EMPTY) and every client in the group is STABLE at its
+    """The group is STABLE (or EMPTY), its coordinator loaded and its regular expressions
+    resolved against the current topics, and every client in the group is STABLE at its
     member's epoch, consuming exactly what its member is assigned."""
     g = state.group
     status = group_status(g)
     if status not in (GroupStatus.STABLE, GroupStatus.EMPTY):
         return False
+    if state.coordinator_loading or regexes_stale(g, state.topics):
+        return False  # a coordinator still loading, or a regex refresh due, is not settled
     for c in state.clients:
         if not c.alive or (c.status not in IN_GROUP and c.status is not ClientStatus.FENCED):
             continue
@@ -216,6 +220,14 @@ def _older_epoch_commit_accepted(pre: State, action: Action, post: State) -> boo
     return record == CommittedOffset(req.member_id, req.generation_id_or_member_epoch)
 
 
+def _regex_resolved(pre: State, action: Action, post: State) -> bool:
+    return (
+        isinstance(action, ResolveRegularExpressions)
+        and post.group.resolved_regexes != pre.group.resolved_regexes
+        and any(post.group.resolved_regexes.values())
+    )
+
+
 def _group_reloaded(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, CoordinatorLoaded) and bool(pre.group.members)
 
@@ -320,5 +332,13 @@ WITNESSES: tuple[Witness, ...] = (
         "GroupMetadataManager.onLoaded",
         _group_reloaded,
         lambda config: config.allows("CoordinatorFailover"),
+    ),
+    _witness(
+        "RegexSubscriptionResolved",
+        "The coordinator resolves a member's regular expression to topics, or to other "
+        "topics after the metadata changed.",
+        "GroupMetadataManager.handleRegularExpressionsResult",
+        _regex_resolved,
+        lambda config: any(c.regex is not None for c in config.clients),
     ),
 )

@@ -45,6 +45,7 @@ from model.coordinator import group_status
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import Client, Group, State, TopicMetadata
 from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
+from model.target import member_topics
 
 RELATIONS = (
     "client_owns",
@@ -224,7 +225,9 @@ def project_key(key: SnapshotKey) -> Snapshot:
             partitions.add(tp)
         for tp, since in m.assignment_epochs.items():
             fn["assigned_since"][(mid, tp)] = since
-        subscribed_ids = {name_to_id[n] for n in m.subscribed_topic_names if n in name_to_id}
+        subscribed_ids = {
+            name_to_id[n] for n in member_topics(m, g.resolved_regexes) if n in name_to_id
+        }
         for tp in existing:
             if tp[0] in subscribed_ids:
                 rel["subscribed"].add((mid, tp))

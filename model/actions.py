@@ -183,6 +183,29 @@ class RecreateTopic(Action):
 
 
 @dataclass(frozen=True, slots=True)
+class CreateTopic(Action):
+    """An administrator creates a topic (one of ``Config.absent_topics``)."""
+
+    PERTURBATION: ClassVar[bool] = True
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteTopic(Action):
+    """An administrator deletes a topic: its partitions and committed offsets are gone."""
+
+    PERTURBATION: ClassVar[bool] = True
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveRegularExpressions(Action):
+    """The coordinator resolves its members' regular expressions against the topics again
+    (``GroupMetadataManager.maybeUpdateRegularExpressions``, run on the coordinator's
+    executor when a new regex appears or the metadata changed)."""
+
+
+@dataclass(frozen=True, slots=True)
 class LoseMessage(Action):
     """The network loses a request or a response."""
 
@@ -284,6 +307,9 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     PollTimerExpires,
     CoordinatorFailover,
     CoordinatorLoaded,
+    CreateTopic,
+    DeleteTopic,
+    ResolveRegularExpressions,
 )
 """Every action class, in the vocabulary's canonical order."""
 

@@ -201,6 +201,12 @@ def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGro
         topic_partitions=(
             owned if full or sent is None or sent.topic_partitions != owned else None
         ),
+        subscribed_topic_regex=(
+            client.regex
+            if client.regex is not None
+            and (full or sent is None or sent.subscribed_topic_regex != client.regex)
+            else None
+        ),
     )
     status = client.status
     if status is S.ACKNOWLEDGING:
@@ -209,7 +215,7 @@ def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGro
         client,
         status=status,
         heartbeat_in_flight=True,
-        sent=SentFields(client.subscription, client.server_assignor, owned),
+        sent=SentFields(client.subscription, client.server_assignor, owned, client.regex),
     )
     return updated, req
 

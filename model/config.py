@@ -4,6 +4,7 @@ budget and the injected rules. Impossible configurations raise :class:`ConfigErr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -32,6 +33,8 @@ PERTURBATIONS = frozenset(
         "StallRevocation",
         "PollTimerExpires",
         "CoordinatorFailover",
+        "CreateTopic",
+        "DeleteTopic",
     }
 )
 """Names of the perturbation action families a config may switch on."""
@@ -50,6 +53,10 @@ class ClientSpec:
     instance_id: str | None = None
     server_assignor: str | None = None
     subscribed: bool = True
+    regex: str | None = None
+    """A regular-expression subscription (``subscribe(SubscriptionPattern)``, KIP-848
+    ``SubscribedTopicRegex``) the coordinator resolves against the topics; used with an
+    empty ``subscription``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +69,9 @@ class Config:
     max_perturbations: int = 0
     perturbations: frozenset[str] = frozenset()
     subscription_choices: tuple[tuple[str, ...], ...] = ()
+    absent_topics: tuple[tuple[str, int], ...] = ()
+    """Topics (name, partitions) that do not exist at first and that ``CreateTopic`` may
+    create; ``DeleteTopic`` may delete any topic."""
     server_assignors: tuple[str, ...] = KNOWN_ASSIGNORS
     max_partitions_per_topic: int = 4
     max_group_size: int = 2**31 - 1
@@ -188,6 +198,22 @@ def _check_ranges(config: Config, where: str) -> None:
             )
 
 
+def _check_regex(client: ClientSpec, where: str) -> None:
+    """A regular-expression subscription must compile and stand alone (the Java client
+    subscribes either to names or to a pattern; the coordinator answers
+    INVALID_REGULAR_EXPRESSION to one that does not compile)."""
+    if client.subscription:
+        raise ConfigError(
+            f"{where}: client {client.name} subscribes to topic names and a regex; give one"
+        )
+    try:
+        re.compile(client.regex or "")
+    except re.error as e:
+        raise ConfigError(
+            f"{where}: client {client.name} regex {client.regex!r:.60} does not compile: {e}"
+        ) from None
+
+
 def check_config(config: Config) -> None:
     """Reject impossible configurations early, saying what to do instead."""
     where = f"config {config.name!r}"
@@ -211,12 +237,23 @@ def check_config(config: Config) -> None:
     instance_ids = [c.instance_id for c in config.clients if c.instance_id is not None]
     if len(set(instance_ids)) != len(instance_ids):
         raise ConfigError(f"{where}: two clients share a group.instance.id")
+    absent = [t for t, _ in config.absent_topics]
+    if set(absent) & set(names) or len(set(absent)) != len(absent):
+        raise ConfigError(f"{where}: absent_topics must name topics once, none of topics")
+    for topic, partitions in config.absent_topics:
+        if partitions < 1 or partitions > config.max_partitions_per_topic:
+            raise ConfigError(
+                f"{where}: absent topic {topic!r} has {partitions} partitions; use 1.."
+                f"{config.max_partitions_per_topic}"
+            )
     for c in config.clients:
         if not c.name or "." in c.name:
             raise ConfigError(f"{where}: client name {c.name!r} must be non-empty without '.'")
         for t in c.subscription:
-            if t not in names:
+            if t not in names and t not in absent:
                 raise ConfigError(f"{where}: client {c.name} subscribes to unknown topic {t!r}")
+        if c.regex is not None:
+            _check_regex(c, where)
         if c.server_assignor is not None and c.server_assignor not in config.server_assignors:
             raise ConfigError(
                 f"{where}: client {c.name} asks for assignor {c.server_assignor!r}; "

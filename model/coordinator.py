@@ -9,7 +9,8 @@ The sub-rules are called through ``config.rules`` so that a mutant can replace o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
@@ -28,7 +29,7 @@ from model.records import (
     replace,
 )
 from model.status import ErrorCode, GroupStatus, MemberState
-from model.target import preferred_server_assignor
+from model.target import member_topics, preferred_server_assignor
 
 if TYPE_CHECKING:
     from model.config import Config
@@ -184,7 +185,7 @@ def validate_heartbeat_request(
             return ErrorCode.INVALID_REQUEST
         if req.topic_partitions is None or req.topic_partitions:
             return ErrorCode.INVALID_REQUEST
-        if req.subscribed_topic_names is None:
+        if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
             return ErrorCode.INVALID_REQUEST
     if req.server_assignor is not None and req.server_assignor not in config.server_assignors:
         return ErrorCode.UNSUPPORTED_ASSIGNOR
@@ -222,9 +223,11 @@ def check_member_epoch(
 def should_bump_group_epoch(group: Group, old: Member | None, new: Member, config: Config) -> bool:
     """Whether a member update bumps the group epoch (KIP-848 "Group Epoch - Trigger a
     rebalance"; ``GroupMetadataManager.hasMemberSubscriptionChanged``): its subscribed topic
-    names changed, or the group's preferred server assignor changed (KAFKA-20434)."""
-    old_names = old.subscribed_topic_names if old is not None else frozenset()
-    if new.subscribed_topic_names != old_names:
+    names changed (a regular expression counts once resolved: a new one bumps the epoch
+    when its resolution is written), or the group's preferred server assignor changed
+    (KAFKA-20434)."""
+    old_names = subscribed_topics(old, group) if old is not None else frozenset()
+    if subscribed_topics(new, group) != old_names:
         return True
     old_assignor = old.server_assignor if old is not None else None
     if new.server_assignor == old_assignor:
@@ -371,8 +374,13 @@ def _heartbeat(
             if req.rebalance_timeout_ms != -1
             else member.rebalance_timeout_ms
         ),
+        subscribed_topic_regex=(
+            req.subscribed_topic_regex
+            if req.subscribed_topic_regex is not None
+            else member.subscribed_topic_regex
+        ),
     )
-    subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
+    subscription_changed = subscribed_topics(updated, group) != subscribed_topics(member, group)
     if rules.should_bump_group_epoch(group, stored, updated, config):
         group = replace(group, group_epoch=group.group_epoch + 1)
     group = replace(group, members=group.members.set(updated.member_id, updated))
@@ -380,7 +388,7 @@ def _heartbeat(
         group = rules.compute_target_assignment(group, topics, config.server_assignors[0])
 
     subscribed_ids = frozenset(
-        topics[n].topic_id for n in updated.subscribed_topic_names if n in topics
+        topics[n].topic_id for n in subscribed_topics(updated, group) if n in topics
     )
     if not config.reconcile_while_assigning and group.group_epoch > group.assignment_epoch:
         # KIP-848 "Member Epoch": members reconcile once the new target is installed.
@@ -500,12 +508,58 @@ def rebalance_timeout(group: Group, member_id: str, config: Config) -> Group:
 # --------------------------------------------------------------------------- metadata
 
 
+def regex_matches(regex: str, topic_names: Iterable[str]) -> frozenset[str]:
+    """The topic names ``regex`` matches as a whole (the coordinator's resolution,
+    ``GroupMetadataManager.refreshRegularExpressions``; RE2/J there, Python's ``re`` here:
+    docs/fidelity.md, row 22)."""
+    pattern = re.compile(regex)
+    return frozenset(name for name in topic_names if pattern.fullmatch(name))
+
+
+def subscribed_topics(member: Member, group: Group) -> frozenset[str]:
+    """The topic names a member of ``group`` subscribes to (``target.member_topics``)."""
+    return member_topics(member, group.resolved_regexes)
+
+
+def regexes_in_use(group: Group) -> frozenset[str]:
+    """The regular expressions some member subscribes with."""
+    return frozenset(
+        m.subscribed_topic_regex
+        for m in group.members.values()
+        if m.subscribed_topic_regex is not None
+    )
+
+
+def regexes_stale(group: Group, topics: Mapping[str, TopicMetadata]) -> bool:
+    """Whether the group's resolutions differ from what its regular expressions match in
+    the current metadata, or keep one no member uses: a refresh is due
+    (``GroupMetadataManager.maybeUpdateRegularExpressions``)."""
+    used = regexes_in_use(group)
+    if frozenset(group.resolved_regexes) != used:
+        return True
+    return any(group.resolved_regexes[r] != regex_matches(r, topics) for r in used)
+
+
+def resolve_regular_expressions(
+    group: Group, topics: Mapping[str, TopicMetadata], config: Config
+) -> Group:
+    """Resolve every regular expression in use against the topics and drop the unused
+    ones; a changed resolution bumps the group epoch, so the next heartbeat computes a new
+    target (``GroupMetadataManager.handleRegularExpressionsResult``, written as
+    ``ConsumerGroupRegularExpression`` records)."""
+    used = sorted(regexes_in_use(group))
+    resolved = FrozenMap((r, regex_matches(r, topics)) for r in used)
+    changed = any(group.resolved_regexes.get(r) != resolved[r] for r in used)
+    epoch = group.group_epoch + 1 if changed else group.group_epoch
+    return replace(group, resolved_regexes=resolved, group_epoch=epoch)
+
+
 def on_metadata_change(group: Group, topic_name: str) -> Group:
     """A subscribed topic changed (partitions added, or deleted and recreated under a new
     topic id): bump the group epoch so a new target is computed (KIP-848 "Group Epoch";
     Kafka detects it through the subscription metadata hash, KIP-1101)."""
     for m in group.members.values():
-        if topic_name in m.subscribed_topic_names:
+        if topic_name in subscribed_topics(m, group):
             return replace(group, group_epoch=group.group_epoch + 1)
     return group
 

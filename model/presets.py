@@ -206,6 +206,19 @@ MUT2_FAILOVER = replace(
 """B may join; the coordinator may fail over (requests in flight fail with NOT_COORDINATOR,
 the new coordinator loads the group from its records)."""
 
+MUT2_REGEX = Config(
+    name="MUT2_REGEX",
+    topics=(("foo", 1),),
+    absent_topics=(("foo2", 1),),
+    clients=(ClientSpec("A", (), regex="foo.*"), ClientSpec("B", ("foo",))),
+    max_perturbations=1,
+    perturbations=frozenset({"CreateTopic", "DeleteTopic"}),
+    max_restarts=0,
+    report_pending_additions=True,
+)
+"""A subscribes with the regular expression ``foo.*``, B to ``foo`` by name; ``foo2`` may
+be created or a topic deleted: the coordinator resolves the expression again."""
+
 MUT2_COMMIT_EPOCHS = replace(MUT2_COMMIT, name="MUT2_COMMIT_EPOCHS", assignment_epochs=True)
 """``MUT2_COMMIT`` with KIP-1251 assignment epochs: a commit at an older epoch is accepted
 for partitions its member held since then."""
@@ -273,6 +286,7 @@ SCENARIOS: tuple[Config, ...] = (
     MUT2_POLL,
     MUT2_COMMIT_EPOCHS,
     MUT2_FAILOVER,
+    MUT2_REGEX,
 )
 """The mutant scenarios, as presets of their own."""
 

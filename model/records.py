@@ -70,6 +70,7 @@ def replace(record: R, /, **changes: Any) -> R:
 
 
 NO_ASSIGNMENT_EPOCHS: FrozenMap[TopicPartition, int] = FrozenMap()
+NO_RESOLVED_REGEXES: FrozenMap[str, frozenset[str]] = FrozenMap()
 """The KIP-1251 assignment epochs of a member whose coordinator does not record them."""
 
 
@@ -94,6 +95,9 @@ class Member:
     server_assignor: str | None
     rebalance_timeout_ms: int
     rebalance_timer_epoch: int | None = None
+    subscribed_topic_regex: str | None = None
+    """The member's regular-expression subscription (``ConsumerGroupMember.subscribedTopicRegex``);
+    the topics it stands for are the group's resolution of it (``Group.resolved_regexes``)."""
     assignment_epochs: FrozenMap[TopicPartition, int] = NO_ASSIGNMENT_EPOCHS
     """KIP-1251: for each partition assigned or pending revocation, the member epoch at
     which it was assigned (``CurrentMemberAssignment.AssignmentEpochs``); empty unless
@@ -160,6 +164,10 @@ class Group:
     members: FrozenMap[str, Member]
     partition_epochs: FrozenMap[TopicPartition, int]
     committed_offsets: FrozenMap[TopicPartition, CommittedOffset]
+    resolved_regexes: FrozenMap[str, frozenset[str]] = NO_RESOLVED_REGEXES
+    """The coordinator's resolution of every regular expression a member subscribes with:
+    the topic names it matched when last resolved (``ConsumerGroup.resolvedRegularExpressions``,
+    written as ``ConsumerGroupRegularExpression`` records)."""
     holder_commit_rejected: bool = False
     """Ghost bookkeeping, not a field of Kafka's group: an offset commit was refused
     although its member held every partition of it since an epoch no newer than the
@@ -188,6 +196,7 @@ class ConsumerGroupHeartbeatRequest:
     subscribed_topic_names: frozenset[str] | None = None
     server_assignor: str | None = None
     topic_partitions: Assignment | None = None
+    subscribed_topic_regex: str | None = None
 
     def is_full(self) -> bool:
         """A "full" request re-sends everything (KAFKA-16367): the coordinator then always
@@ -272,6 +281,7 @@ class SentFields:
     subscribed_topic_names: frozenset[str]
     server_assignor: str | None
     topic_partitions: Assignment | None
+    subscribed_topic_regex: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +335,9 @@ class Client:
     poll_expired: bool = False
     """The poll timer expired: the leave heartbeat makes the client STALE, not
     UNSUBSCRIBED (``AbstractMembershipManager.isPollTimerExpired``)."""
+    regex: str | None = None
+    """The regular expression the application subscribed with
+    (``subscribe(SubscriptionPattern)``), sent as ``SubscribedTopicRegex``."""
 
 
 # --------------------------------------------------------------------------- the system

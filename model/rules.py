@@ -81,6 +81,10 @@ class Rules:
     write_member: Callable[[Group, Member | None, Member, Config], Group] = coordinator.write_member
     # GroupMetadataManager.consumerGroupFenceMember / ConsumerGroup.removeMember
     remove_member: Callable[[Group, Member, Config], Group] = coordinator.remove_member
+    # GroupMetadataManager.handleRegularExpressionsResult
+    resolve_regular_expressions: Callable[[Group, Mapping[str, TopicMetadata], Config], Group] = (
+        coordinator.resolve_regular_expressions
+    )
     # GroupMetadataManager.onLoaded (the group rebuilt from its records after a failover)
     rebuild_group: Callable[[Group, Config], Group] = coordinator.rebuild_group
     # GroupMetadataManager.consumerGroupLeave

@@ -1,8 +1,9 @@
 """Configs as plain data: the mapping behind ``--config FILE`` and ``groupcheck config show``.
 
 A config file (TOML or JSON) holds the keys of :class:`model.config.Config` — ``topics``
-(name → partition count), ``clients`` (a list of ``{name, subscription, instance_id,
-server_assignor, subscribed}``), ``subscription_choices`` and every option a pipeline grid
+(name → partition count), ``absent_topics`` (likewise: topics ``CreateTopic`` may create),
+``clients`` (a list of ``{name, subscription, instance_id, server_assignor, subscribed,
+regex}``), ``subscription_choices`` and every option a pipeline grid
 may set (:data:`OPTION_KINDS`) — and optionally ``preset``, a preset whose values the other
 keys override. Every value is checked; an error names the key (``clients[1].subscription``)
 and what is wrong. Pure: the caller reads the file.
@@ -17,8 +18,10 @@ from typing import Any
 from model.config import ClientSpec, Config
 from model.status import ConfigError
 
-_NOT_OPTIONS = frozenset({"name", "topics", "clients", "subscription_choices", "rules"})
-CLIENT_KEYS = ("name", "subscription", "instance_id", "server_assignor", "subscribed")
+_NOT_OPTIONS = frozenset(
+    {"name", "topics", "absent_topics", "clients", "subscription_choices", "rules"}
+)
+CLIENT_KEYS = ("name", "subscription", "instance_id", "server_assignor", "subscribed", "regex")
 
 
 def _option_kinds() -> dict[str, str]:
@@ -44,7 +47,15 @@ OPTION_KINDS: dict[str, str] = _option_kinds()
 """Option name → ``bool`` | ``int`` | ``str`` | ``strings`` (a list of names): the
 ``Config`` fields a config file or a pipeline grid may set besides topics and clients."""
 
-CONFIG_KEYS = ("name", "preset", "topics", "clients", "subscription_choices", *OPTION_KINDS)
+CONFIG_KEYS = (
+    "name",
+    "preset",
+    "topics",
+    "absent_topics",
+    "clients",
+    "subscription_choices",
+    *OPTION_KINDS,
+)
 
 
 def _kind(value: object) -> str:
@@ -112,7 +123,7 @@ def _client(value: object, where: str) -> ClientSpec:
         raise ConfigError(f"{where}.name: expected a string, got {_kind(name)}")
     subscription = _strings(table.get("subscription"), f"{where}.subscription")
     optional: dict[str, str | None] = {}
-    for key in ("instance_id", "server_assignor"):
+    for key in ("instance_id", "server_assignor", "regex"):
         item = table.get(key)
         if item is not None and not isinstance(item, str):
             raise ConfigError(f"{where}.{key}: expected a string, got {_kind(item)}")
@@ -126,6 +137,7 @@ def _client(value: object, where: str) -> ClientSpec:
         instance_id=optional["instance_id"],
         server_assignor=optional["server_assignor"],
         subscribed=subscribed,
+        regex=optional["regex"],
     )
 
 
@@ -159,6 +171,8 @@ def config_from_mapping(
     changes["name"] = name
     if "topics" in table:
         changes["topics"] = _topics(table["topics"], f"{where}: topics")
+    if "absent_topics" in table:
+        changes["absent_topics"] = _topics(table["absent_topics"], f"{where}: absent_topics")
     if "clients" in table:
         clients = table["clients"]
         if not isinstance(clients, list):
@@ -195,6 +209,8 @@ def config_to_mapping(config: Config) -> dict[str, Any]:
     """Every setting of ``config`` (except its rules) as plain data, in field order; sets
     become sorted lists, so the same config always gives the same text."""
     out: dict[str, Any] = {"name": config.name, "topics": dict(config.topics)}
+    if config.absent_topics:
+        out["absent_topics"] = dict(config.absent_topics)
     clients = []
     for c in config.clients:
         client: dict[str, Any] = {"name": c.name, "subscription": list(c.subscription)}
@@ -203,6 +219,8 @@ def config_to_mapping(config: Config) -> dict[str, Any]:
         if c.server_assignor is not None:
             client["server_assignor"] = c.server_assignor
         client["subscribed"] = c.subscribed
+        if c.regex is not None:
+            client["regex"] = c.regex
         clients.append(client)
     out["clients"] = clients
     out["subscription_choices"] = [list(c) for c in config.subscription_choices]
@@ -245,10 +263,12 @@ def config_to_toml(config: Config) -> str:
     data = config_to_mapping(config)
     lines = [f"# groupcheck config: {config.name}", f"name = {_toml_value(data['name'])}"]
     for key, value in data.items():
-        if key not in ("name", "topics", "clients"):
+        if key not in ("name", "topics", "absent_topics", "clients"):
             lines.append(f"{key} = {_toml_value(value)}")
-    lines += ["", "[topics]"]
-    lines += [f"{_toml_key(t)} = {n}" for t, n in data["topics"].items()]
+    for table in ("topics", "absent_topics"):
+        if table in data:
+            lines += ["", f"[{table}]"]
+            lines += [f"{_toml_key(t)} = {n}" for t, n in data[table].items()]
     for client in data["clients"]:
         lines += ["", "[[clients]]"]
         lines += [f"{k} = {_toml_value(v)}" for k, v in client.items()]

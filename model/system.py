@@ -25,6 +25,8 @@ from model.actions import (
     CoordinatorFailover,
     CoordinatorLoaded,
     Crash,
+    CreateTopic,
+    DeleteTopic,
     DeliverMessage,
     Leave,
     LoseMessage,
@@ -36,6 +38,7 @@ from model.actions import (
     Rejoin,
     ReleaseAssignment,
     RequestTimeout,
+    ResolveRegularExpressions,
     Restart,
     SendHeartbeat,
     SessionTimeout,
@@ -99,6 +102,7 @@ def initial(config: Config) -> State:
             member_epoch=0,
             subscription=frozenset(spec.subscription),
             server_assignor=spec.server_assignor,
+            regex=spec.regex,
         )
         for spec in config.clients
     )
@@ -199,6 +203,8 @@ def enabled(state: State, config: Config) -> tuple[Action, ...]:
         acts.append(CoordinatorLoaded())
     else:
         acts.extend(timeouts(state, config))
+        if co.regexes_stale(group, state.topics):
+            acts.append(ResolveRegularExpressions())
     if state.perturbations < config.max_perturbations:
         acts.extend(_perturbations(state, config, deliverable))
     return tuple(acts)
@@ -302,6 +308,12 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
             acts.append(AddPartitions(name))
         if allows("RecreateTopic"):
             acts.append(RecreateTopic(name))
+        if allows("DeleteTopic"):
+            acts.append(DeleteTopic(name))
+    if allows("CreateTopic"):
+        acts.extend(
+            CreateTopic(name) for name, _ in config.absent_topics if name not in state.topics
+        )
     if allows("LoseMessage"):
         acts.extend(LoseMessage(m) for m in deliverable)
     return acts
@@ -501,6 +513,28 @@ def _recreate_topic(state: State, a: RecreateTopic, config: Config) -> State:
     return replace(state, topics=topics, group=group, topic_generation=generation)
 
 
+def _create_topic(state: State, a: CreateTopic, config: Config) -> State:
+    partitions = dict(config.absent_topics)[a.topic]
+    generation = state.topic_generation + 1
+    meta = TopicMetadata(f"{a.topic}~{generation}", partitions)
+    topics = FrozenMap({**state.topics.as_dict(), a.topic: meta})
+    group = config.rules.on_metadata_change(state.group, a.topic)
+    return replace(state, topics=topics, group=group, topic_generation=generation)
+
+
+def _delete_topic(state: State, a: DeleteTopic, config: Config) -> State:
+    meta = state.topics[a.topic]
+    topics = FrozenMap({n: t for n, t in state.topics.items() if n != a.topic})
+    group = co.drop_offsets_of_topic(state.group, meta.topic_id)
+    group = config.rules.on_metadata_change(group, a.topic)
+    return replace(state, topics=topics, group=group)
+
+
+def _resolve_regexes(state: State, a: ResolveRegularExpressions, config: Config) -> State:
+    group = config.rules.resolve_regular_expressions(state.group, state.topics, config)
+    return replace(state, group=group)
+
+
 def _lose(state: State, a: LoseMessage, config: Config) -> State:
     return replace(state, network=_without(state.network, a.message))
 
@@ -533,6 +567,9 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     PollTimerExpires: _poll_timer_expires,  # type: ignore[dict-item]
     CoordinatorFailover: _failover,  # type: ignore[dict-item]
     CoordinatorLoaded: _loaded,  # type: ignore[dict-item]
+    CreateTopic: _create_topic,  # type: ignore[dict-item]
+    DeleteTopic: _delete_topic,  # type: ignore[dict-item]
+    ResolveRegularExpressions: _resolve_regexes,  # type: ignore[dict-item]
 }
 
 

@@ -145,6 +145,9 @@ def heartbeat_request_body(req: Any, names: dict[str, str]) -> dict[str, Any]:
     out["RebalanceTimeoutMs"] = int(timeout.total_seconds() * 1000) if timeout is not None else -1
     if req.subscribed_topic_names is not None:
         out["SubscribedTopicNames"] = sorted(req.subscribed_topic_names)
+    regex = getattr(req, "subscribed_topic_regex", None)  # version 1 and later
+    if regex is not None:
+        out["SubscribedTopicRegex"] = regex
     if req.server_assignor is not None:
         out["ServerAssignor"] = req.server_assignor
     if req.topic_partitions is not None:

@@ -22,6 +22,7 @@ from model.presets import (
     MUT2_FAILOVER,
     MUT2_LOSSY,
     MUT2_POLL,
+    MUT2_REGEX,
     MUT2_REJOIN,
     MUT2_STATIC,
     MUT2_TOPICS,
@@ -51,6 +52,7 @@ LOSSY_TWO = MUT2_LOSSY
 COMMITTING = MUT2_COMMIT
 COMMIT_EPOCHS = MUT2_COMMIT_EPOCHS
 FAILOVER = MUT2_FAILOVER
+REGEX = MUT2_REGEX
 STATIC_TWO = MUT2_STATIC
 TOPICS_TWO = MUT2_TOPICS
 REJOIN = MUT2_REJOIN
@@ -263,6 +265,13 @@ def failover_drops_pending_revocation(group: Group, config: Any) -> Group:
     return replace(rebuilt, members=members, partition_epochs=partition_epochs)
 
 
+def regex_resolution_without_bump(group: Group, topics: Any, config: Any) -> Group:
+    """A new resolution of the regular expressions is stored without bumping the group
+    epoch: no new target is computed for the topics it adds or drops."""
+    resolved = co.resolve_regular_expressions(group, topics, config)
+    return replace(resolved, group_epoch=group.group_epoch)
+
+
 # --------------------------------------------------------------------------- client
 
 
@@ -449,6 +458,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "ConsumerGroupCurrentMemberAssignment record without PartitionsPendingRevocation",
             "rebuild_group",
             FAILOVER,
+        ),
+        (
+            "regex-resolution-without-bump",
+            "a regex resolution that changes the subscribed topics triggers no rebalance",
+            "GroupMetadataManager.handleRegularExpressionsResult without the epoch bump",
+            "resolve_regular_expressions",
+            REGEX,
         ),
         (
             "ack-while-revoking",

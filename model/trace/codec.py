@@ -103,6 +103,8 @@ def _body(body: object) -> tuple[str, dict[str, Any]]:
         out["RebalanceTimeoutMs"] = body.rebalance_timeout_ms
         if body.subscribed_topic_names is not None:
             out["SubscribedTopicNames"] = sorted(body.subscribed_topic_names)
+        if body.subscribed_topic_regex is not None:
+            out["SubscribedTopicRegex"] = body.subscribed_topic_regex
         if body.server_assignor is not None:
             out["ServerAssignor"] = body.server_assignor
         if body.topic_partitions is not None:
@@ -227,6 +229,7 @@ _HEARTBEAT_REQUEST_FIELDS = frozenset(
         "MemberId",
         "MemberEpoch",
         "InstanceId",
+        "SubscribedTopicRegex",
         "RebalanceTimeoutMs",
         "SubscribedTopicNames",
         "ServerAssignor",
@@ -385,6 +388,7 @@ def _decode_body(api: str, direction: str, b: Mapping[str, Any], line: str, n: i
             instance_id=_get(b, "InstanceId", str, line, n, optional=True),
             rebalance_timeout_ms=_get(b, "RebalanceTimeoutMs", int, line, n, optional=True) or -1,
             subscribed_topic_names=frozenset(names) if names is not None else None,
+            subscribed_topic_regex=_get(b, "SubscribedTopicRegex", str, line, n, optional=True),
             server_assignor=_get(b, "ServerAssignor", str, line, n, optional=True),
             topic_partitions=(
                 _parts(owned, line, n, "TopicPartitions") if owned is not None else None

@@ -31,6 +31,7 @@ BASELINE_DEPTH = {
     "MUT2_FAILOVER": 11,
     "MUT2_LOSSY": 12,
     "MUT2_POLL": 8,
+    "MUT2_REGEX": 8,
     "MUT2_REJOIN": 12,
     "MUT2_STATIC": 11,
     "MUT2_TOPICS": 8,

@@ -291,6 +291,9 @@ SPEC_LEAVES_OUT = {
     "PollTimerExpires": "no poll timer",
     "CoordinatorFailover": "one coordinator",
     "CoordinatorLoaded": "one coordinator",
+    "CreateTopic": "one topic, always there",
+    "DeleteTopic": "one topic, always there",
+    "ResolveRegularExpressions": "no regular-expression subscriptions",
 }
 
 
