@@ -16,6 +16,7 @@ from invariants.properties import Kind, Property
 from model import system
 from model.actions import (
     Action,
+    ChangePartitionRacks,
     CompleteCallback,
     CoordinatorLoaded,
     DeliverMessage,
@@ -228,6 +229,12 @@ def _regex_resolved(pre: State, action: Action, post: State) -> bool:
     )
 
 
+def _rack_change_rebalances(pre: State, action: Action, post: State) -> bool:
+    return (
+        isinstance(action, ChangePartitionRacks) and post.group.group_epoch > pre.group.group_epoch
+    )
+
+
 def _group_reloaded(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, CoordinatorLoaded) and bool(pre.group.members)
 
@@ -340,5 +347,13 @@ WITNESSES: tuple[Witness, ...] = (
         "GroupMetadataManager.handleRegularExpressionsResult",
         _regex_resolved,
         lambda config: any(c.regex is not None for c in config.clients),
+    ),
+    _witness(
+        "RackChangeRebalances",
+        "The racks of a subscribed topic's partitions change and the group epoch is bumped "
+        "(the metadata hash includes partition racks).",
+        "GroupMetadataManager metadata hash (KIP-1101)",
+        _rack_change_rebalances,
+        lambda config: config.allows("ChangePartitionRacks"),
     ),
 )

@@ -199,6 +199,16 @@ class DeleteTopic(Action):
 
 
 @dataclass(frozen=True, slots=True)
+class ChangePartitionRacks(Action):
+    """The replicas of a topic's partitions move to brokers on other racks (a partition
+    reassignment): the group's metadata hash, which includes partition racks, changes
+    (``GroupMetadataManager`` metadata hash, KIP-1101)."""
+
+    PERTURBATION: ClassVar[bool] = True
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
 class ResolveRegularExpressions(Action):
     """The coordinator resolves its members' regular expressions against the topics again
     (``GroupMetadataManager.maybeUpdateRegularExpressions``, run on the coordinator's
@@ -310,6 +320,7 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     CreateTopic,
     DeleteTopic,
     ResolveRegularExpressions,
+    ChangePartitionRacks,
 )
 """Every action class, in the vocabulary's canonical order."""
 

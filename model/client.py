@@ -201,6 +201,7 @@ def build_heartbeat(client: Client, config: Config) -> tuple[Client, ConsumerGro
         topic_partitions=(
             owned if full or sent is None or sent.topic_partitions != owned else None
         ),
+        rack_id=client.rack if full else None,
         subscribed_topic_regex=(
             client.regex
             if client.regex is not None

@@ -35,6 +35,7 @@ PERTURBATIONS = frozenset(
         "CoordinatorFailover",
         "CreateTopic",
         "DeleteTopic",
+        "ChangePartitionRacks",
     }
 )
 """Names of the perturbation action families a config may switch on."""
@@ -53,6 +54,8 @@ class ClientSpec:
     instance_id: str | None = None
     server_assignor: str | None = None
     subscribed: bool = True
+    rack: str | None = None
+    """The client's ``client.rack`` (sent as ``RackId``)."""
     regex: str | None = None
     """A regular-expression subscription (``subscribe(SubscriptionPattern)``, KIP-848
     ``SubscribedTopicRegex``) the coordinator resolves against the topics; used with an

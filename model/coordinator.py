@@ -379,6 +379,7 @@ def _heartbeat(
             if req.subscribed_topic_regex is not None
             else member.subscribed_topic_regex
         ),
+        rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
     )
     subscription_changed = subscribed_topics(updated, group) != subscribed_topics(member, group)
     if rules.should_bump_group_epoch(group, stored, updated, config):
@@ -555,9 +556,10 @@ def resolve_regular_expressions(
 
 
 def on_metadata_change(group: Group, topic_name: str) -> Group:
-    """A subscribed topic changed (partitions added, or deleted and recreated under a new
-    topic id): bump the group epoch so a new target is computed (KIP-848 "Group Epoch";
-    Kafka detects it through the subscription metadata hash, KIP-1101)."""
+    """A subscribed topic changed (partitions added, deleted or created, recreated under a
+    new topic id, or its partitions' racks changed): bump the group epoch so a new target
+    is computed (KIP-848 "Group Epoch"; Kafka detects it through the subscription metadata
+    hash, KIP-1101)."""
     for m in group.members.values():
         if topic_name in subscribed_topics(m, group):
             return replace(group, group_epoch=group.group_epoch + 1)

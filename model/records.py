@@ -95,6 +95,9 @@ class Member:
     server_assignor: str | None
     rebalance_timeout_ms: int
     rebalance_timer_epoch: int | None = None
+    rack_id: str | None = None
+    """The rack the member's client announced (``ConsumerGroupMember.rackId``): exposed to
+    assignors; Kafka's built-in ones ignore it (KAFKA-16694)."""
     subscribed_topic_regex: str | None = None
     """The member's regular-expression subscription (``ConsumerGroupMember.subscribedTopicRegex``);
     the topics it stands for are the group's resolution of it (``Group.resolved_regexes``)."""
@@ -142,10 +145,13 @@ class CommittedOffset:
 
 @dataclass(frozen=True, slots=True)
 class TopicMetadata:
-    """A topic in the cluster metadata image: its id (KIP-516) and partition count."""
+    """A topic in the cluster metadata image: its id (KIP-516), partition count, and which
+    placement of its replicas on racks it has (``rack_layout``: a new value each time the
+    racks of its partitions change; only the group's metadata hash reads it)."""
 
     topic_id: str
     partitions: int
+    rack_layout: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +203,7 @@ class ConsumerGroupHeartbeatRequest:
     server_assignor: str | None = None
     topic_partitions: Assignment | None = None
     subscribed_topic_regex: str | None = None
+    rack_id: str | None = None
 
     def is_full(self) -> bool:
         """A "full" request re-sends everything (KAFKA-16367): the coordinator then always
@@ -335,6 +342,8 @@ class Client:
     poll_expired: bool = False
     """The poll timer expired: the leave heartbeat makes the client STALE, not
     UNSUBSCRIBED (``AbstractMembershipManager.isPollTimerExpired``)."""
+    rack: str | None = None
+    """The client's ``client.rack``, sent as ``RackId`` when it joins."""
     regex: str | None = None
     """The regular expression the application subscribed with
     (``subscribe(SubscriptionPattern)``), sent as ``SubscribedTopicRegex``."""

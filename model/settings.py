@@ -3,7 +3,7 @@
 A config file (TOML or JSON) holds the keys of :class:`model.config.Config` — ``topics``
 (name → partition count), ``absent_topics`` (likewise: topics ``CreateTopic`` may create),
 ``clients`` (a list of ``{name, subscription, instance_id, server_assignor, subscribed,
-regex}``), ``subscription_choices`` and every option a pipeline grid
+regex, rack}``), ``subscription_choices`` and every option a pipeline grid
 may set (:data:`OPTION_KINDS`) — and optionally ``preset``, a preset whose values the other
 keys override. Every value is checked; an error names the key (``clients[1].subscription``)
 and what is wrong. Pure: the caller reads the file.
@@ -21,7 +21,15 @@ from model.status import ConfigError
 _NOT_OPTIONS = frozenset(
     {"name", "topics", "absent_topics", "clients", "subscription_choices", "rules"}
 )
-CLIENT_KEYS = ("name", "subscription", "instance_id", "server_assignor", "subscribed", "regex")
+CLIENT_KEYS = (
+    "name",
+    "subscription",
+    "instance_id",
+    "server_assignor",
+    "subscribed",
+    "regex",
+    "rack",
+)
 
 
 def _option_kinds() -> dict[str, str]:
@@ -123,7 +131,7 @@ def _client(value: object, where: str) -> ClientSpec:
         raise ConfigError(f"{where}.name: expected a string, got {_kind(name)}")
     subscription = _strings(table.get("subscription"), f"{where}.subscription")
     optional: dict[str, str | None] = {}
-    for key in ("instance_id", "server_assignor", "regex"):
+    for key in ("instance_id", "server_assignor", "regex", "rack"):
         item = table.get(key)
         if item is not None and not isinstance(item, str):
             raise ConfigError(f"{where}.{key}: expected a string, got {_kind(item)}")
@@ -138,6 +146,7 @@ def _client(value: object, where: str) -> ClientSpec:
         server_assignor=optional["server_assignor"],
         subscribed=subscribed,
         regex=optional["regex"],
+        rack=optional["rack"],
     )
 
 
@@ -221,6 +230,8 @@ def config_to_mapping(config: Config) -> dict[str, Any]:
         client["subscribed"] = c.subscribed
         if c.regex is not None:
             client["regex"] = c.regex
+        if c.rack is not None:
+            client["rack"] = c.rack
         clients.append(client)
     out["clients"] = clients
     out["subscription_choices"] = [list(c) for c in config.subscription_choices]

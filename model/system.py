@@ -17,6 +17,7 @@ from model.actions import (
     AbandonRequest,
     Action,
     AddPartitions,
+    ChangePartitionRacks,
     ChangeServerAssignor,
     ChangeSubscription,
     CommitOffsets,
@@ -103,6 +104,7 @@ def initial(config: Config) -> State:
             subscription=frozenset(spec.subscription),
             server_assignor=spec.server_assignor,
             regex=spec.regex,
+            rack=spec.rack,
         )
         for spec in config.clients
     )
@@ -310,6 +312,8 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
             acts.append(RecreateTopic(name))
         if allows("DeleteTopic"):
             acts.append(DeleteTopic(name))
+        if allows("ChangePartitionRacks"):
+            acts.append(ChangePartitionRacks(name))
     if allows("CreateTopic"):
         acts.extend(
             CreateTopic(name) for name, _ in config.absent_topics if name not in state.topics
@@ -499,7 +503,7 @@ def _poll_timer_expires(state: State, a: PollTimerExpires, config: Config) -> St
 
 def _add_partitions(state: State, a: AddPartitions, config: Config) -> State:
     meta = state.topics[a.topic]
-    topics = state.topics.set(a.topic, TopicMetadata(meta.topic_id, meta.partitions + 1))
+    topics = state.topics.set(a.topic, replace(meta, partitions=meta.partitions + 1))
     group = config.rules.on_metadata_change(state.group, a.topic)
     return replace(state, topics=topics, group=group)
 
@@ -527,6 +531,13 @@ def _delete_topic(state: State, a: DeleteTopic, config: Config) -> State:
     topics = FrozenMap({n: t for n, t in state.topics.items() if n != a.topic})
     group = co.drop_offsets_of_topic(state.group, meta.topic_id)
     group = config.rules.on_metadata_change(group, a.topic)
+    return replace(state, topics=topics, group=group)
+
+
+def _change_racks(state: State, a: ChangePartitionRacks, config: Config) -> State:
+    meta = state.topics[a.topic]
+    topics = state.topics.set(a.topic, replace(meta, rack_layout=meta.rack_layout + 1))
+    group = config.rules.on_metadata_change(state.group, a.topic)
     return replace(state, topics=topics, group=group)
 
 
@@ -570,6 +581,7 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     CreateTopic: _create_topic,  # type: ignore[dict-item]
     DeleteTopic: _delete_topic,  # type: ignore[dict-item]
     ResolveRegularExpressions: _resolve_regexes,  # type: ignore[dict-item]
+    ChangePartitionRacks: _change_racks,  # type: ignore[dict-item]
 }
 
 

@@ -148,6 +148,9 @@ def heartbeat_request_body(req: Any, names: dict[str, str]) -> dict[str, Any]:
     regex = getattr(req, "subscribed_topic_regex", None)  # version 1 and later
     if regex is not None:
         out["SubscribedTopicRegex"] = regex
+    rack = getattr(req, "rack_id", None)
+    if rack is not None:
+        out["RackId"] = rack
     if req.server_assignor is not None:
         out["ServerAssignor"] = req.server_assignor
     if req.topic_partitions is not None:

@@ -64,6 +64,8 @@ def check_in_scope(config: Config) -> None:
             problems.append(f"clients named {', '.join(MODEL_VALUES)} in order")
         if spec.instance_id is not None:
             problems.append("no static members")
+        if spec.rack is not None or spec.regex is not None:
+            problems.append("no racks and no regular-expression subscriptions")
         if spec.subscription != ("foo",) or spec.server_assignor is not None:
             problems.append("every client subscribed to ('foo',) with no server assignor")
     extra = config.perturbations - SPEC_PERTURBATIONS

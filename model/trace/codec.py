@@ -105,6 +105,8 @@ def _body(body: object) -> tuple[str, dict[str, Any]]:
             out["SubscribedTopicNames"] = sorted(body.subscribed_topic_names)
         if body.subscribed_topic_regex is not None:
             out["SubscribedTopicRegex"] = body.subscribed_topic_regex
+        if body.rack_id is not None:
+            out["RackId"] = body.rack_id
         if body.server_assignor is not None:
             out["ServerAssignor"] = body.server_assignor
         if body.topic_partitions is not None:
@@ -230,6 +232,7 @@ _HEARTBEAT_REQUEST_FIELDS = frozenset(
         "MemberEpoch",
         "InstanceId",
         "SubscribedTopicRegex",
+        "RackId",
         "RebalanceTimeoutMs",
         "SubscribedTopicNames",
         "ServerAssignor",
@@ -389,6 +392,7 @@ def _decode_body(api: str, direction: str, b: Mapping[str, Any], line: str, n: i
             rebalance_timeout_ms=_get(b, "RebalanceTimeoutMs", int, line, n, optional=True) or -1,
             subscribed_topic_names=frozenset(names) if names is not None else None,
             subscribed_topic_regex=_get(b, "SubscribedTopicRegex", str, line, n, optional=True),
+            rack_id=_get(b, "RackId", str, line, n, optional=True),
             server_assignor=_get(b, "ServerAssignor", str, line, n, optional=True),
             topic_partitions=(
                 _parts(owned, line, n, "TopicPartitions") if owned is not None else None

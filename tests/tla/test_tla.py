@@ -294,6 +294,7 @@ SPEC_LEAVES_OUT = {
     "CreateTopic": "one topic, always there",
     "DeleteTopic": "one topic, always there",
     "ResolveRegularExpressions": "no regular-expression subscriptions",
+    "ChangePartitionRacks": "no racks",
 }
 
 

@@ -163,22 +163,28 @@ def test_explore_text_output_names_property_and_steps(
 
 
 def test_explore_hypothesis_engine(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = run(
-        capsys,
-        "explore",
-        "--mutant",
-        "revoke-without-waiting",
-        "--engine",
-        "hypothesis",
-        "--seed",
-        "0",  # a seed whose 100 examples reach the mutant's violation (seed 1's do not)
-        "--profile",
-        "ci",
-        "--out",
-        str(tmp_path),
-        "--json",
-    )
-    assert code == 1
+    # A seeded ci-profile run (100 examples) finds the mutant about three times in four:
+    # the first of five seeds that does is checked; a run that misses says inconclusive.
+    for seed in range(5):
+        code, out, _ = run(
+            capsys,
+            "explore",
+            "--mutant",
+            "revoke-without-waiting",
+            "--engine",
+            "hypothesis",
+            "--seed",
+            str(seed),
+            "--profile",
+            "ci",
+            "--out",
+            str(tmp_path / str(seed)),
+            "--json",
+        )
+        assert code in (1, 3)
+        if code == 1:
+            break
+    assert code == 1, "the mutant survived five seeded Hypothesis runs"
     doc = json.loads(out)
     assert doc["engine"] == "hypothesis"
     assert doc["length"] <= doc["original_length"]
