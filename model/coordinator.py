@@ -535,6 +535,10 @@ def regexes_stale(group: Group, topics: Mapping[str, TopicMetadata]) -> bool:
     """Whether the group's resolutions differ from what its regular expressions match in
     the current metadata, or keep one no member uses: a refresh is due
     (``GroupMetadataManager.maybeUpdateRegularExpressions``)."""
+    if not group.resolved_regexes and all(
+        m.subscribed_topic_regex is None for m in group.members.values()
+    ):
+        return False  # no regular expression at all: the common case, answered quickly
     used = regexes_in_use(group)
     if frozenset(group.resolved_regexes) != used:
         return True

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, TypeVar
 
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
@@ -26,19 +25,32 @@ LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 R = TypeVar("R")
 
-_Shape = tuple[tuple[str, ...], frozenset[str], Callable[[Any], tuple[Any, ...]]]
+_Copier = Callable[[Any, dict[str, Any]], Any]
+_Shape = tuple[frozenset[str], _Copier]
 _SHAPES: dict[type, _Shape | None] = {}
-_set_field = object.__setattr__
 
 
 def _shape(cls: type) -> _Shape | None:
-    """Field names, their set and a reader of all field values of a record class that
-    ``replace`` may copy field by field; ``None`` for a class that needs ``__init__``."""
+    """The field names of a record class that ``replace`` may copy field by field, and a
+    copier generated for the class (one slot write per field, no loop); ``None`` for a
+    class that needs ``__init__``."""
     fields = dataclasses.fields(cls)
     if len(fields) < 2 or hasattr(cls, "__post_init__") or not all(f.init for f in fields):
         return None
     names = tuple(f.name for f in fields)
-    return names, frozenset(names), attrgetter(*names)
+    slots = [cls.__dict__.get(n) for n in names]
+    if not all(hasattr(s, "__set__") for s in slots):
+        return None  # not a slotted record
+    setters = [s.__set__ for s in slots]  # type: ignore[union-attr]
+    body = "".join(
+        f"    _set{i}(new, changes[{n!r}] if {n!r} in changes else record.{n})\n"
+        for i, n in enumerate(names)
+    )
+    source = f"def copy(record, changes):\n    new = _new(_cls)\n{body}    return new\n"
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    scope.update({f"_set{i}": s for i, s in enumerate(setters)})
+    exec(source, scope)
+    return frozenset(names), scope["copy"]
 
 
 def replace(record: R, /, **changes: Any) -> R:
@@ -54,15 +66,11 @@ def replace(record: R, /, **changes: Any) -> R:
         shape = _SHAPES[cls] = _shape(cls)
     if shape is None:
         return dataclasses.replace(record, **changes)  # type: ignore[type-var]
-    names, known, read = shape
+    known, copy = shape
     if not known.issuperset(changes):
         unknown = ", ".join(sorted(set(changes) - known))
         raise TypeError(f"{cls.__name__} has no field {unknown}")
-    new: R = object.__new__(cls)
-    for name, value in zip(names, read(record), strict=True):
-        _set_field(new, name, value)
-    for name, value in changes.items():
-        _set_field(new, name, value)
+    new: R = copy(record, changes)
     return new
 
 
