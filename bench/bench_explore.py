@@ -1,6 +1,7 @@
 """Exploration throughput and the mutant kill matrix.
 
-BFS distinct states per second (with all properties checked) on a small config, random-walk
+BFS distinct states per second (with all properties checked) on a small config and on the
+classic protocol's ``CLASSIC_COOPERATIVE``, random-walk
 steps per second on SMALL, and per mutant: seconds to the first counterexample and the
 minimised against the BFS-shortest length. Goals (issue: mutants): every mutant killed
 within 60 s, median ≤ 10 s, minimised length ≤ shortest + 2.
@@ -29,6 +30,7 @@ BFS_CONFIG = Config(
 def run() -> dict[str, object]:
     plain = bfs(BFS_CONFIG)
     sym = bfs(BFS_CONFIG, symmetry=True)
+    classic = bfs(preset("CLASSIC_COOPERATIVE"))
     walked = walk(preset("SMALL"), seed=1, walks=300, max_steps=60)
     rows = kill_matrix(budget_seconds=60)
     seconds = [r["seconds"] for r in rows]
@@ -48,6 +50,13 @@ def run() -> dict[str, object]:
                 "distinct_states": sym.distinct_states,
                 "seconds": round(sym.seconds, 3),
             },
+        },
+        "bfs_classic": {
+            "preset": "CLASSIC_COOPERATIVE",
+            "distinct_states": classic.distinct_states,
+            "seconds": round(classic.seconds, 3),
+            "states_per_second": round((classic.distinct_states or 0) / classic.seconds),
+            "exhausted": classic.exhausted,
         },
         "walk": {
             "preset": "SMALL",

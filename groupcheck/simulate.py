@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from model import system
 from model.actions import Action
 from model.config import Config
-from model.records import State
+from model.system import AnyState
 
 PERTURBATION_RATE = 0.15
 
@@ -26,7 +26,7 @@ class SimStep:
 
     index: int
     action: Action
-    state: State
+    state: AnyState
 
 
 def choose(rng: random.Random, actions: tuple[Action, ...]) -> Action:

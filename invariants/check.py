@@ -16,8 +16,9 @@ from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.snapshot import project
 from model import system
 from model.actions import Action
+from model.classic.records import ClassicState
 from model.config import Config
-from model.records import State
+from model.system import AnyState
 
 
 class Verdict(Enum):
@@ -46,28 +47,33 @@ class Checker:
     witnesses: tuple[Witness, ...] = WITNESSES
     seen: set[str] = field(default_factory=set)
 
-    def snapshot(self, state: State) -> Snapshot:
+    def snapshot(self, state: AnyState) -> Snapshot:
         return project(state)
 
-    def check_state(self, state: State, snap: Snapshot | None = None) -> list[Violation]:
+    def check_state(self, state: AnyState, snap: Snapshot | None = None) -> list[Violation]:
         snap = snap if snap is not None else project(state)
         return [
             Violation(p.name, p.explain(snap), p.kind.value)
             for p in self.state_properties
-            if not p.holds(snap)
+            if p.applies(snap) and not p.holds(snap)
         ]
 
-    def note_witnesses(self, pre: State, action: Action, post: State) -> None:
+    def note_witnesses(self, pre: AnyState, action: Action, post: AnyState) -> None:
         """Record the ``SOMETIMES`` witnesses a step shows (without checking properties)."""
+        family = "classic" if isinstance(pre, ClassicState) else "consumer"
         for w in self.witnesses:
-            if w.prop.name not in self.seen and w.seen(pre, action, post):
+            if (
+                w.prop.name not in self.seen
+                and family in w.prop.families
+                and w.seen(pre, action, post)
+            ):
                 self.seen.add(w.prop.name)
 
     def check_step(
         self,
-        pre: State,
+        pre: AnyState,
         action: Action,
-        post: State,
+        post: AnyState,
         pre_snap: Snapshot | None = None,
         post_snap: Snapshot | None = None,
     ) -> list[Violation]:
@@ -81,7 +87,7 @@ class Checker:
         return [
             Violation(p.name, p.explain(step), p.kind.value)
             for p in self.step_properties
-            if not p.holds(step)
+            if p.applies(step) and not p.holds(step)
         ]
 
     def missed_witnesses(self, required: Collection[str] | None = None) -> list[str]:
@@ -94,7 +100,7 @@ class Checker:
 
 
 def check_fair_tail(
-    state: State, config: Config, checker: Checker, bound: int = DEFAULT_BOUND
+    state: AnyState, config: Config, checker: Checker, bound: int = DEFAULT_BOUND
 ) -> tuple[list[Action], Violation | None]:
     """Convergence from ``state``, with every state and step property checked along the
     fair schedule: the schedule's actions up to the first violating step and that

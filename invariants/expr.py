@@ -146,6 +146,8 @@ class Snapshot:
     partitions: tuple[tuple[str, int], ...]
     relations: Mapping[str, frozenset[tuple[object, ...]]]
     functions: Mapping[str, Mapping[tuple[object, ...], int]]
+    family: str = "consumer"
+    """The protocol family of the state it projects: ``consumer`` or ``classic``."""
 
     def domain(self, sort: Sort) -> tuple[object, ...]:
         if sort == "client":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from invariants.properties import Kind, Property
 from model import system
@@ -25,6 +26,9 @@ from model.actions import (
     Rejoin,
     ResolveRegularExpressions,
 )
+from model.classic.client import rebalance_protocol
+from model.classic.messages import SyncGroupResponse
+from model.classic.records import ClassicState
 from model.client import (
     IN_GROUP,
     ON_PARTITIONS_ASSIGNED,
@@ -34,16 +38,28 @@ from model.client import (
 from model.config import Config
 from model.coordinator import group_status, regexes_stale
 from model.records import CommittedOffset, OffsetCommitRequest, State
-from model.status import ClientStatus, ConfigError, GroupStatus, MemberState
+from model.status import (
+    ClassicClientStatus,
+    ClassicGroupStatus,
+    ClientStatus,
+    ConfigError,
+    GroupStatus,
+    MemberState,
+    RebalanceProtocol,
+)
+from model.system import AnyState
 
 DEFAULT_BOUND = 400
 """Default bound on fair progress steps until convergence."""
 
 
-def converged(state: State) -> bool:
+def converged(state: AnyState) -> bool:
     """The group is STABLE (or EMPTY), its coordinator loaded and its regular expressions
     resolved against the current topics, and every client in the group is STABLE at its
-    member's epoch, consuming exactly what its member is assigned."""
+    member's epoch, consuming exactly what its member is assigned (classic:
+    ``classic_converged``)."""
+    if isinstance(state, ClassicState):
+        return classic_converged(state)
     g = state.group
     status = group_status(g)
     if status not in (GroupStatus.STABLE, GroupStatus.EMPTY):
@@ -63,12 +79,52 @@ def converged(state: State) -> bool:
     return True
 
 
-def fair_actions(state: State, config: Config) -> list[Action]:
+def classic_converged(state: ClassicState) -> bool:
+    """A classic group has converged when it is STABLE (or EMPTY), nothing is in flight,
+    every subscribed client whose application runs is STABLE at the group's generation with
+    no rejoin pending — a cooperative follow-up rebalance included — consuming exactly its
+    member's assignment, and every subscribed partition is assigned."""
+    g = state.group
+    if g.status not in (ClassicGroupStatus.STABLE, ClassicGroupStatus.EMPTY):
+        return False
+    if state.network:
+        return False
+    for c in state.clients:
+        if not c.alive or c.status is ClassicClientStatus.UNSUBSCRIBED or c.stalled:
+            continue
+        member = g.members.get(c.member_id)
+        rejoin = c.rejoin_needed or c.assignment_stale
+        if c.status is not ClassicClientStatus.STABLE or member is None or rejoin:
+            return False
+        if c.generation_id != g.generation_id or c.owned != member.assignment:
+            return False
+    return _classic_covered(state)
+
+
+def _classic_covered(state: ClassicState) -> bool:
+    """Every existing partition of a topic some member subscribes to is assigned to a
+    member: a cooperative group converges only after its follow-up rebalance gave out what
+    it held back (KIP-429)."""
+    g = state.group
+    assigned = {tp for m in g.members.values() for tp in m.assignment}
+    for m in g.members.values():
+        for name in m.subscription.topics:
+            meta = state.topics.get(name)
+            if meta is None:
+                continue
+            if any((meta.topic_id, i) not in assigned for i in range(meta.partitions)):
+                return False
+    return True
+
+
+def fair_actions(state: AnyState, config: Config) -> list[Action]:
     """Progress actions only (no perturbations)."""
     return [a for a in system.enabled(state, config) if not a.PERTURBATION]
 
 
-def fair_schedule(state: State, config: Config, bound: int) -> tuple[list[Action], State, bool]:
+def fair_schedule(
+    state: AnyState, config: Config, bound: int
+) -> tuple[list[Action], AnyState, bool]:
     """Run a round-robin fair schedule of progress actions from ``state`` for up to
     ``bound`` steps: the enabled action that has waited longest goes first (ties: enabled
     order). Returns the actions taken, the last state and whether it converged."""
@@ -89,7 +145,7 @@ def fair_schedule(state: State, config: Config, bound: int) -> tuple[list[Action
     return taken, state, False
 
 
-def run_fair(state: State, config: Config, bound: int) -> tuple[State, int, bool]:
+def run_fair(state: AnyState, config: Config, bound: int) -> tuple[AnyState, int, bool]:
     """``fair_schedule`` without the actions: the last state, the steps taken, converged."""
     taken, last, ok = fair_schedule(state, config, bound)
     return last, len(taken), ok
@@ -113,7 +169,7 @@ REBALANCE_TIME = Property(
 )
 
 
-def rebalance_start(config: Config, actions: Sequence[Action]) -> State:
+def rebalance_start(config: Config, actions: Sequence[Action]) -> AnyState:
     """The state after the last perturbation of ``actions`` (the initial state when there
     is none): where the rebalance the path ends in starts."""
     state = system.initial(config)
@@ -135,7 +191,7 @@ class Witness:
     out is not required to)."""
 
     prop: Property
-    seen: Callable[[State, Action, State], bool]
+    seen: Callable[[Any, Action, Any], bool]
     applies: Callable[[Config], bool] = lambda config: True
 
 
@@ -166,7 +222,7 @@ def _fenced_and_rejoins(pre: State, action: Action, post: State) -> bool:
     )
 
 
-def _group_converges(pre: State, action: Action, post: State) -> bool:
+def _group_converges(pre: AnyState, action: Action, post: AnyState) -> bool:
     return bool(post.group.members) and not converged(pre) and converged(post)
 
 
@@ -247,11 +303,60 @@ def _witness(
     name: str,
     description: str,
     reference: str,
-    f: Callable[[State, Action, State], bool],
+    f: Callable[[Any, Action, Any], bool],
     applies: Callable[[Config], bool] = lambda config: True,
+    families: frozenset[str] = frozenset({"consumer"}),
 ) -> Witness:
-    prop = Property(name, Kind.SOMETIMES, description, reference, witness_of=f)
+    prop = Property(name, Kind.SOMETIMES, description, reference, witness_of=f, families=families)
     return Witness(prop, f, applies)
+
+
+def _cooperative_keeps(pre: ClassicState, action: Action, post: ClassicState) -> bool:
+    """A cooperative client applies a SyncGroup assignment of a later generation and keeps
+    a partition it consumed before."""
+    if not isinstance(action, DeliverMessage) or not isinstance(
+        action.message.body, SyncGroupResponse
+    ):
+        return False
+    before, after = pre.client(action.message.client), post.client(action.message.client)
+    return (
+        rebalance_protocol(after) is RebalanceProtocol.COOPERATIVE
+        and before.assigned_generation >= 0
+        and after.assigned_generation > before.assigned_generation
+        and bool(before.owned & after.owned)
+    )
+
+
+def _follow_up_rebalance(pre: ClassicState, action: Action, post: ClassicState) -> bool:
+    """A cooperative client revokes what a SyncGroup assignment took away and asks for the
+    follow-up rebalance (KIP-429)."""
+    if not isinstance(action, DeliverMessage) or not isinstance(
+        action.message.body, SyncGroupResponse
+    ):
+        return False
+    before, after = pre.client(action.message.client), post.client(action.message.client)
+    return bool(before.owned - after.owned) and after.rejoin_needed
+
+
+def _static_member_replaced(pre: ClassicState, action: Action, post: ClassicState) -> bool:
+    """A new process of a static member takes over its instance id under a new member id."""
+    old = {m.instance_id: mid for mid, m in pre.group.members.items() if m.instance_id}
+    return any(
+        m.instance_id in old and old[m.instance_id] != mid for mid, m in post.group.members.items()
+    )
+
+
+def _classic_member_removed(pre: ClassicState, action: Action, post: ClassicState) -> bool:
+    """The coordinator's join or SyncGroup timer removes a member that does not take part."""
+    return isinstance(action, RebalanceTimeout) and action.member_id not in post.group.members
+
+
+def _cooperative(config: Config) -> bool:
+    return config.protocol == "classic" and any(
+        all(a == "cooperative-sticky" for a in assignors)
+        for spec in config.clients
+        for assignors in (spec.assignors if spec.kip429 else ("range",), *spec.bounces)
+    )
 
 
 def required_witnesses(config: Config) -> frozenset[str]:
@@ -260,7 +365,11 @@ def required_witnesses(config: Config) -> frozenset[str]:
     ``ConfigError``."""
     names = frozenset(w.prop.name for w in WITNESSES)
     if config.required_witnesses is None:
-        return frozenset(w.prop.name for w in WITNESSES if w.applies(config))
+        return frozenset(
+            w.prop.name
+            for w in WITNESSES
+            if config.protocol in w.prop.families and w.applies(config)
+        )
     unknown = sorted(set(config.required_witnesses) - names)
     if unknown:
         raise ConfigError(
@@ -269,6 +378,46 @@ def required_witnesses(config: Config) -> frozenset[str]:
         )
     return frozenset(config.required_witnesses)
 
+
+CLASSIC_WITNESSES: tuple[Witness, ...] = (
+    _witness(
+        "CooperativeMemberKeepsPartition",
+        "A cooperative member keeps a partition it consumed across a rebalance.",
+        "KIP-429 Proposed Changes (incremental cooperative rebalancing)",
+        _cooperative_keeps,
+        _cooperative,
+        families=frozenset({"classic"}),
+    ),
+    _witness(
+        "FollowUpRebalance",
+        "A cooperative member revokes a partition its new assignment took away and rejoins "
+        "for the follow-up rebalance.",
+        "KIP-429 Proposed Changes; ConsumerCoordinator.onJoinComplete",
+        _follow_up_rebalance,
+        _cooperative,
+        families=frozenset({"classic"}),
+    ),
+    _witness(
+        "StaticMemberReplaced",
+        "A restarted static member takes over its group.instance.id under a new member id.",
+        "KIP-345; GroupMetadataManager.classicGroupJoinNewStaticMember",
+        _static_member_replaced,
+        lambda config: (
+            config.protocol == "classic"
+            and any(c.instance_id for c in config.clients)
+            and config.allows("Restart")
+        ),
+        families=frozenset({"classic"}),
+    ),
+    _witness(
+        "ClassicMemberRemovedByTimer",
+        "The join or SyncGroup timer removes a member that does not rejoin or sync in time.",
+        "GroupMetadataManager classic join and pending-sync timers (KAFKA-12890)",
+        _classic_member_removed,
+        lambda config: config.protocol == "classic" and config.allows("StallAssignment"),
+        families=frozenset({"classic"}),
+    ),
+)
 
 WITNESSES: tuple[Witness, ...] = (
     _witness(
@@ -291,9 +440,11 @@ WITNESSES: tuple[Witness, ...] = (
     ),
     _witness(
         "GroupConverges",
-        "The group converges: every member STABLE at the target epoch.",
-        "KIP-848 Group States",
+        "The group converges: every member STABLE at the target epoch (classic: at the "
+        "group's generation).",
+        "KIP-848 Group States; ClassicGroupState STABLE",
         _group_converges,
+        families=frozenset({"consumer", "classic"}),
     ),
     _witness(
         "ZombieOverlap",
@@ -356,4 +507,5 @@ WITNESSES: tuple[Witness, ...] = (
         _rack_change_rebalances,
         lambda config: config.allows("ChangePartitionRacks"),
     ),
+    *CLASSIC_WITNESSES,
 )

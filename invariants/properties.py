@@ -35,7 +35,11 @@ from invariants.expr import (
     witness,
 )
 from model.actions import Action
-from model.records import State
+from model.system import AnyState
+
+CONSUMER = frozenset({"consumer"})
+CLASSIC = frozenset({"classic"})
+BOTH = frozenset({"consumer", "classic"})
 
 
 class Kind(Enum):
@@ -57,8 +61,15 @@ class Property:
     description: str
     reference: str
     expr: Expr | None = None
-    witness_of: Callable[[State, Action, State], bool] | None = None
+    witness_of: Callable[[AnyState, Action, AnyState], bool] | None = None
     compiled: Compiled | None = field(default=None, compare=False, repr=False)
+    families: frozenset[str] = CONSUMER
+    """The protocol families whose states the property reads (``Snapshot.family``)."""
+
+    def applies(self, structure: Snapshot | StepSnapshot) -> bool:
+        """Whether the property reads states of ``structure``'s protocol family."""
+        family = structure.family if isinstance(structure, Snapshot) else structure.pre.family
+        return family in self.families
 
     def holds(self, structure: Snapshot | StepSnapshot) -> bool:
         """Evaluate the Python reading of the expression."""
@@ -77,8 +88,17 @@ class Property:
         return f"{self.description} Counterexample: " + ", ".join(parts) + "."
 
 
-def _prop(name: str, kind: Kind, description: str, reference: str, expr: Expr) -> Property:
-    return Property(name, kind, description, reference, expr, None, compile_expr(expr))
+def _prop(
+    name: str,
+    kind: Kind,
+    description: str,
+    reference: str,
+    expr: Expr,
+    families: frozenset[str] = frozenset({"consumer"}),
+) -> Property:
+    return Property(
+        name, kind, description, reference, expr, None, compile_expr(expr), families=families
+    )
 
 
 c1, c2, c = Var("c1", "client"), Var("c2", "client"), Var("c", "client")
@@ -119,6 +139,7 @@ NO_DOUBLE_CLIENT_OWNERSHIP = _prop(
             Same(c1, c2),
         )
     ),
+    families=BOTH,
 )
 
 NO_DOUBLE_MEMBER_ASSIGNMENT = _prop(
@@ -127,20 +148,24 @@ NO_DOUBLE_MEMBER_ASSIGNMENT = _prop(
     "No partition is assigned to, or pending revocation from, two members at once.",
     "KIP-848 Member Epoch - Reconciliation; ConsumerGroup partition epochs (KAFKA-16147)",
     forall(m1, m2, p)(Implies(all_of(R("holds", m1, p), R("holds", m2, p)), Same(m1, m2))),
+    families=BOTH,
 )
 
 OWNED_PARTITIONS_ARE_HELD = _prop(
     "OwnedPartitionsAreHeld",
     Kind.ALWAYS_STATE,
     "A client consumes only partitions its member holds at the coordinator (a zombie "
-    "apart: see NoDoubleClientOwnership).",
-    "KIP-848 Member Epoch - Reconciliation; ConsumerGroup.currentPartitionEpoch",
+    "apart: see NoDoubleClientOwnership); classic: a client that completed the group's "
+    "current generation consumes only what that generation assigned its member.",
+    "KIP-848 Member Epoch - Reconciliation; ConsumerGroup.currentPartitionEpoch; "
+    "ClassicGroup.setAndPropagateAssignment",
     forall(c, p)(
         Implies(
-            all_of(R("client_owns", c, p), Not(R("zombie", c))),
+            all_of(R("client_owns", c, p), Not(R("zombie", c)), R("client_synced", c)),
             exists(m)(all_of(R("client_member", c, m), R("holds", m, p))),
         )
     ),
+    families=BOTH,
 )
 
 REVOKED_BEFORE_REASSIGNED = _prop(
@@ -292,6 +317,7 @@ MEMBER_EPOCH_MONOTONE = _prop(
             ),
         )
     ),
+    families=BOTH,
 )
 
 CLIENT_EPOCH_MONOTONE = _prop(
@@ -386,6 +412,7 @@ OFFSET_COMMIT_AT_VALID_EPOCH = _prop(
             ),
         )
     ),
+    families=BOTH,
 )
 
 HOLDER_COMMITS_ACCEPTED = _prop(
@@ -396,6 +423,54 @@ HOLDER_COMMITS_ACCEPTED = _prop(
     "(no false fencing of the true owner; read only with KIP-1251 assignment epochs).",
     "KIP-1251; KAFKA-20066; ConsumerGroup.validateOffsetCommit",
     Cmp("==", F("holder_commit_rejected"), Const(0)),
+)
+
+# --------------------------------------------------------------------------- the classic protocol
+
+GENERATION_MONOTONE = _prop(
+    "GenerationMonotone",
+    Kind.ALWAYS_STEP,
+    "The group's generation never decreases, nor does a client process's generation, "
+    "except when it is reset (-1) to rejoin.",
+    "ClassicGroup.initNextGeneration; AbstractCoordinator.resetStateAndGeneration",
+    all_of(
+        Cmp(">=", F("group_epoch", when="post"), F("group_epoch", when="pre")),
+        forall(c)(
+            Implies(
+                Cmp(
+                    "==",
+                    F("client_incarnation", c, when="pre"),
+                    F("client_incarnation", c, when="post"),
+                ),
+                any_of(
+                    Cmp(">=", F("client_epoch", c, when="post"), F("client_epoch", c, when="pre")),
+                    Cmp("==", F("client_epoch", c, when="post"), Const(-1)),
+                ),
+            )
+        ),
+    ),
+    families=CLASSIC,
+)
+
+MOVES_ONLY_RELEASED = _prop(
+    "MovesOnlyReleased",
+    Kind.ALWAYS_STEP,
+    "A member is assigned a partition only when no other member still reports owning it "
+    "at the current generation: under the cooperative protocol a partition moves only "
+    "after its owner revoked it, across two rebalances.",
+    "KIP-429 Cooperative Sticky Assignor; ConsumerCoordinator.validateCooperativeAssignment",
+    forall(m1, m2, p)(
+        Implies(
+            all_of(
+                R("assigned", m1, p, when="post"),
+                Not(R("assigned", m1, p, when="pre")),
+                R("claims", m2, p, when="post"),
+                R("is_member", m2, when="post"),
+            ),
+            Same(m1, m2),
+        )
+    ),
+    families=CLASSIC,
 )
 
 STATE_PROPERTIES: tuple[Property, ...] = (
@@ -420,4 +495,6 @@ STEP_PROPERTIES: tuple[Property, ...] = (
     CLIENT_EPOCH_MONOTONE,
     HAND_OUT_ONLY_RELEASED,
     OFFSET_COMMIT_AT_VALID_EPOCH,
+    GENERATION_MONOTONE,
+    MOVES_ONLY_RELEASED,
 )

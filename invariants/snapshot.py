@@ -8,6 +8,10 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 ``client_revoking(c,p)`` ``c`` is RECONCILING and still revoking ``p`` (committing its
                        offset, or in ``onPartitionsRevoked``)
 ``client_joining(c)``  ``c`` is alive and JOINING (joining or rejoining at epoch 0)
+``client_synced(c)``   every client (KIP-848); classic: ``c`` completed the group's current
+                       generation (STABLE at it, the group STABLE)
+``claims(m,p)``        classic: ``m`` reported owning ``p`` in its JoinGroup (KIP-429
+                       ``OwnedPartitions``); nothing for KIP-848
 ``zombie(c)``          ``c`` is alive but a coordinator timer removed its member, and it
                        has not heard so (``Client.expired``): it may still consume
 ``client_member(c,m)`` ``c`` is alive and its current member id is ``m``
@@ -39,12 +43,19 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 
 from __future__ import annotations
 
+from invariants.classic_snapshot import (
+    ClassicSnapshotKey,
+    classic_snapshot_key,
+    project_classic_key,
+)
 from invariants.expr import Snapshot
+from model.classic.records import ClassicGroup, ClassicState
 from model.client import IN_GROUP
 from model.coordinator import group_status
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
-from model.records import Client, Group, State, TopicMetadata
+from model.records import Client, Group, TopicMetadata
 from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
+from model.system import AnyState
 from model.target import member_topics
 
 RELATIONS = (
@@ -66,6 +77,8 @@ RELATIONS = (
     "zombie",
     "client_revoking",
     "client_joining",
+    "client_synced",
+    "claims",
 )
 """Every relation of the vocabulary (the table above)."""
 
@@ -80,6 +93,7 @@ UNARY_RELATIONS = frozenset(
         "server_error",
         "zombie",
         "client_joining",
+        "client_synced",
     }
 )
 
@@ -145,18 +159,22 @@ def client_view(c: Client) -> ClientView:
     )
 
 
-def snapshot_key(state: State) -> SnapshotKey:
+def snapshot_key(state: AnyState) -> SnapshotKey | ClassicSnapshotKey:
     """The part of ``state`` its snapshot is a function of (``SnapshotKey``)."""
+    if isinstance(state, ClassicState):
+        return classic_snapshot_key(state)
     return (state.group, state.topics, tuple(map(client_view, state.clients)))
 
 
-def project(state: State) -> Snapshot:
+def project(state: AnyState) -> Snapshot:
     """The snapshot of ``state``."""
     return project_key(snapshot_key(state))
 
 
-def project_key(key: SnapshotKey) -> Snapshot:
+def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
     """The snapshot of every state whose ``snapshot_key`` is ``key``."""
+    if isinstance(key[0], ClassicGroup):
+        return project_classic_key(key)
     g, topics, views = key
     existing: set[TopicPartition] = {
         (meta.topic_id, i) for meta in topics.values() for i in range(meta.partitions)
@@ -185,6 +203,7 @@ def project_key(key: SnapshotKey) -> Snapshot:
         name, _, member_id, member_epoch, incarnation, alive, in_group, failed, owned = view[:9]
         expired, revoking, joining = view[9:]
         members[member_id] = None
+        rel["client_synced"].add((name,))
         if joining:
             rel["client_joining"].add((name,))
         for tp in revoking:

@@ -289,6 +289,46 @@ class AbandonRequest(Action):
     client: str
 
 
+# --------------------------------------------------------------------------- the classic protocol
+
+
+@dataclass(frozen=True, slots=True)
+class SendJoinGroup(Action):
+    """A classic client (re)joins: ``onJoinPrepare`` (commit, then revoke: everything under
+    EAGER, the partitions of unsubscribed topics under COOPERATIVE), then JoinGroup
+    (``AbstractCoordinator.joinGroupIfNeeded``)."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class SendSyncGroup(Action):
+    """A classic client that received its JoinGroup response sends SyncGroup; the leader
+    first runs the selected assignor (``onLeaderElected``)."""
+
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bounce(Action):
+    """A rolling bounce of a classic client: the process is closed (commit, revoke,
+    LeaveGroup for a dynamic member) and a new one starts with the client's next
+    configuration (``ClientSpec.bounces``), byte code that knows KIP-429."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class StallAssignment(Action):
+    """A classic client's application thread hangs after the JoinGroup response (the
+    leader's assignor, or a client that never syncs): no SyncGroup is sent while its
+    heartbeat thread keeps the session alive (KAFKA-12890's trigger)."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
 ACTION_TYPES: tuple[type[Action], ...] = (
     SendHeartbeat,
     Reconcile,
@@ -321,6 +361,10 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     DeleteTopic,
     ResolveRegularExpressions,
     ChangePartitionRacks,
+    SendJoinGroup,
+    SendSyncGroup,
+    Bounce,
+    StallAssignment,
 )
 """Every action class, in the vocabulary's canonical order."""
 

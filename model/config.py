@@ -36,9 +36,47 @@ PERTURBATIONS = frozenset(
         "CreateTopic",
         "DeleteTopic",
         "ChangePartitionRacks",
+        "Bounce",
+        "StallAssignment",
     }
 )
 """Names of the perturbation action families a config may switch on."""
+
+Protocol = Literal["consumer", "classic"]
+"""The group protocol of a config's clients: ``consumer`` (KIP-848) or ``classic``
+(JoinGroup/SyncGroup; each client eager or cooperative by its assignors, KIP-429)."""
+
+CLASSIC_PERTURBATIONS = frozenset(
+    {
+        "Subscribe",
+        "Leave",
+        "Crash",
+        "Restart",
+        "Bounce",
+        "ChangeSubscription",
+        "AddPartitions",
+        "LoseMessage",
+        "AbandonRequest",
+        "StallAssignment",
+    }
+)
+"""The perturbations the classic protocol family models."""
+
+CONSUMER_ONLY_OPTIONS = (
+    "compute_target_in_heartbeat",
+    "reconcile_while_assigning",
+    "rejoin_with_epoch_zero",
+    "realign_empty_group",
+    "static_rejoin_same_member_id",
+    "report_pending_additions",
+    "callback_steps",
+    "assignment_epochs",
+)
+"""Options of the consumer protocol that a classic config must leave at their defaults."""
+
+DEFAULT_CLIENT_ASSIGNORS = ("range", "cooperative-sticky")
+"""``partition.assignment.strategy``'s default (``ConsumerConfig``, Kafka 3.0+): the range
+assignor, EAGER, with cooperative-sticky listed for the upgrade path."""
 
 KNOWN_ASSIGNORS = ("uniform", "range")
 
@@ -60,6 +98,15 @@ class ClientSpec:
     """A regular-expression subscription (``subscribe(SubscriptionPattern)``, KIP-848
     ``SubscribedTopicRegex``) the coordinator resolves against the topics; used with an
     empty ``subscription``."""
+    assignors: tuple[str, ...] = DEFAULT_CLIENT_ASSIGNORS
+    """Classic protocol: the client-side assignors (``partition.assignment.strategy``) in
+    preference order; the client is COOPERATIVE when every one supports it (KIP-429)."""
+    kip429: bool = True
+    """Classic protocol: False for byte code older than KIP-429 (Kafka ≤ 2.3), which knows
+    only EAGER and, as leader, reads no owned partitions."""
+    bounces: tuple[tuple[str, ...], ...] = ()
+    """Classic protocol: the assignors of the processes a rolling bounce starts, in order
+    (``Bounce``; every bounced process runs byte code that knows KIP-429)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +116,7 @@ class Config:
     name: str
     topics: tuple[tuple[str, int], ...]
     clients: tuple[ClientSpec, ...]
+    protocol: Protocol = "consumer"
     max_perturbations: int = 0
     perturbations: frozenset[str] = frozenset()
     subscription_choices: tuple[tuple[str, ...], ...] = ()
@@ -109,6 +157,10 @@ class Config:
     (``ConsumerGroup.validateOffsetCommit``). False: strict epoch equality (Kafka ≤ 4.2)."""
     auto_commit: bool = False
     commit_on_revoke: bool = True
+    warm_start: bool = False
+    """Classic protocol: start from the group already formed — the state where the clients
+    that start subscribed have joined and the group is STABLE (the first progress action
+    enabled taken until none is), so a preset's perturbations explore what follows."""
     max_restarts: int = 1
     max_rebalance_steps: int | None = None
     """A declared bound on rebalance time: from the state after the last perturbation, the
@@ -165,6 +217,7 @@ _BOOL_FIELDS = (
     "assignment_epochs",
     "auto_commit",
     "commit_on_revoke",
+    "warm_start",
 )
 
 
@@ -217,10 +270,58 @@ def _check_regex(client: ClientSpec, where: str) -> None:
         ) from None
 
 
+def _check_classic(config: Config, where: str) -> None:
+    """A classic config: classic perturbations only, consumer options at their defaults,
+    known client assignors."""
+    from model.classic.assignors import CLIENT_ASSIGNORS
+
+    unknown = sorted(config.perturbations - CLASSIC_PERTURBATIONS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: perturbation {unknown[0]} is not modelled for the classic protocol; "
+            f"use {', '.join(sorted(CLASSIC_PERTURBATIONS))}"
+        )
+    defaults = Config.__dataclass_fields__
+    for option in CONSUMER_ONLY_OPTIONS:
+        if getattr(config, option) != defaults[option].default:
+            raise ConfigError(f"{where}: {option} is a consumer-protocol option; drop it")
+    for c in config.clients:
+        if c.regex is not None or c.rack is not None or c.server_assignor is not None:
+            raise ConfigError(
+                f"{where}: client {c.name}: regex, rack and server_assignor are "
+                "consumer-protocol fields; a classic client has assignors"
+            )
+        for assignors in (c.assignors, *c.bounces):
+            if not assignors:
+                raise ConfigError(f"{where}: client {c.name} has an empty assignors list")
+            for name in assignors:
+                if name not in CLIENT_ASSIGNORS:
+                    raise ConfigError(
+                        f"{where}: client {c.name} names assignor {name!r}; "
+                        f"known: {', '.join(CLIENT_ASSIGNORS)}"
+                    )
+    if "Bounce" in config.perturbations and not any(c.bounces for c in config.clients):
+        raise ConfigError(f"{where}: Bounce needs a client with bounces (its next assignors)")
+
+
 def check_config(config: Config) -> None:
     """Reject impossible configurations early, saying what to do instead."""
     where = f"config {config.name!r}"
     _check_ranges(config, where)
+    if config.protocol not in ("consumer", "classic"):
+        raise ConfigError(f"{where}: protocol must be 'consumer' or 'classic'")
+    if config.protocol == "classic":
+        _check_classic(config, where)
+    elif config.warm_start:
+        raise ConfigError(f"{where}: warm_start is a classic-protocol option")
+    elif any(c.bounces or not c.kip429 for c in config.clients) or config.perturbations & {
+        "Bounce",
+        "StallAssignment",
+    }:
+        raise ConfigError(
+            f"{where}: bounces, kip429, Bounce and StallAssignment are classic-protocol "
+            "settings; set protocol = 'classic'"
+        )
     if not config.topics:
         raise ConfigError(f"{where}: no topics; give at least one (name, partitions) pair")
     names = [t for t, _ in config.topics]

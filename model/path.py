@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from model import system
 from model.actions import Action
 from model.config import Config
-from model.records import State
 from model.status import ConfigError
+from model.system import AnyState
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _BASE = len(_DIGITS)
@@ -31,7 +31,7 @@ class Path:
     config: Config
     actions: tuple[Action, ...]
 
-    def states(self) -> Iterator[State]:
+    def states(self) -> Iterator[AnyState]:
         """The initial state and the state after every action (checks enabledness)."""
         state = system.initial(self.config)
         yield state
@@ -41,7 +41,7 @@ class Path:
             state = system.step(state, action, self.config)
             yield state
 
-    def final(self) -> State:
+    def final(self) -> AnyState:
         """The last state of the path."""
         last = None
         for last in self.states():  # noqa: B007 - the last state is the result

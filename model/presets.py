@@ -299,3 +299,196 @@ def preset(name: str) -> Config:
     if config is None:
         raise ConfigError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}")
     return config
+
+
+# --------------------------------------------------------------------------- the classic protocol
+# Classic groups (JoinGroup / SyncGroup), eager and cooperative (KIP-429), with client-side
+# assignors run by the leader.
+
+CLASSIC_EAGER = Config(
+    name="CLASSIC_EAGER",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("range",)),
+        ClientSpec("B", ("foo",), assignors=("range",), subscribed=False),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "Leave", "Crash"}),
+    max_restarts=0,
+)
+"""Eager rebalancing with the range assignor: B may join (A revokes everything before it
+rejoins), someone may leave or crash."""
+
+CLASSIC_COOPERATIVE = Config(
+    name="CLASSIC_COOPERATIVE",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), assignors=("cooperative-sticky",), subscribed=False),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "Leave", "Crash"}),
+    max_restarts=0,
+)
+"""Incremental cooperative rebalancing (KIP-429): A keeps what it owns across B's join,
+revokes one partition after the first rebalance and a follow-up rebalance gives it to B."""
+
+CLASSIC_STATIC = Config(
+    name="CLASSIC_STATIC",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), instance_id="a", assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), instance_id="b", assignors=("cooperative-sticky",)),
+    ),
+    max_perturbations=3,
+    perturbations=frozenset({"Crash", "Restart", "LoseMessage"}),
+    max_restarts=1,
+    warm_start=True,
+)
+"""Two static members (KIP-345) of a group already formed: a restarted instance replaces
+its old member id without a rebalance in a STABLE group; the old id is fenced
+(FENCED_INSTANCE_ID)."""
+
+UPGRADE_TWO_BOUNCES = Config(
+    name="UPGRADE_TWO_BOUNCES",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec(
+            "A",
+            ("foo",),
+            assignors=("range",),
+            kip429=False,
+            bounces=(("range", "cooperative-sticky"), ("cooperative-sticky",)),
+        ),
+        ClientSpec(
+            "B",
+            ("foo",),
+            assignors=("range",),
+            kip429=False,
+            bounces=(("range", "cooperative-sticky"), ("cooperative-sticky",)),
+        ),
+    ),
+    max_perturbations=4,
+    perturbations=frozenset({"Bounce", "AddPartitions"}),
+    max_partitions_per_topic=3,
+    warm_start=True,
+)
+"""KIP-429's upgrade path: byte code without KIP-429 running ``range`` is bounced to
+``range, cooperative-sticky`` (still EAGER), then to ``cooperative-sticky`` alone
+(COOPERATIVE), one instance at a time once the group settled; a partition may be added
+on the way. Starts from the group formed on the old byte code."""
+
+UPGRADE_ONE_BOUNCE = Config(
+    name="UPGRADE_ONE_BOUNCE",
+    protocol="classic",
+    topics=(("foo", 4),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("cooperative-sticky",), kip429=False),
+        ClientSpec(
+            "B",
+            ("foo",),
+            assignors=("cooperative-sticky",),
+            kip429=False,
+            bounces=(("cooperative-sticky",),),
+        ),
+        ClientSpec(
+            "C", ("foo",), assignors=("cooperative-sticky",), kip429=False, subscribed=False
+        ),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Bounce", "Subscribe"}),
+    warm_start=True,
+)
+"""The upgrade done wrong, in one bounce: an assignor that gained COOPERATIVE support
+(as ``cooperative-sticky`` stands for here) is kept while the byte code is upgraded, so
+a bounced member follows COOPERATIVE and keeps its partitions while the leader, still on
+the old byte code, assigns as if everyone had revoked (KIP-429 "Compatibility and Upgrade
+Path"). A and B start on four partitions; B is bounced; C may join."""
+
+CLASSIC: tuple[Config, ...] = (
+    CLASSIC_EAGER,
+    CLASSIC_COOPERATIVE,
+    CLASSIC_STATIC,
+    UPGRADE_TWO_BOUNCES,
+    UPGRADE_ONE_BOUNCE,
+)
+"""The classic protocol's presets."""
+
+PRESETS.update({c.name: c for c in CLASSIC})
+
+
+# The classic protocol's mutant scenarios (groupcheck/mutants/catalogue.py).
+
+MUTC_STICKY = Config(
+    name="MUTC_STICKY",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("sticky",)),
+        ClientSpec("B", ("foo",), assignors=("sticky",)),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"AddPartitions", "LoseMessage"}),
+    live_timers=True,
+    max_partitions_per_topic=3,
+    warm_start=True,
+)
+"""Eager ``sticky`` (KIP-341) in a formed group: a partition is added; a lost request lets
+the coordinator's timer remove a live member, which rejoins with the previous assignment
+of an older generation in its user data."""
+
+MUTC_COOPERATIVE = Config(
+    name="MUTC_COOPERATIVE",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), assignors=("cooperative-sticky",), subscribed=False),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "LoseMessage"}),
+    live_timers=True,
+    max_restarts=0,
+)
+"""``cooperative-sticky``: B joins (A revokes one partition in a follow-up rebalance); a
+lost request lets the coordinator's timer remove a live member, which rejoins with owned
+partitions of an older generation."""
+
+MUTC_STATIC = Config(
+    name="MUTC_STATIC",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), instance_id="a", assignors=("range",)),
+        ClientSpec("B", ("foo",), instance_id="b", assignors=("range",)),
+        ClientSpec("C", ("foo",), assignors=("range",), subscribed=False),
+    ),
+    max_perturbations=3,
+    perturbations=frozenset({"Subscribe", "Crash", "Restart"}),
+    max_restarts=1,
+    warm_start=True,
+)
+"""Two static members of a formed group; a dynamic member may join while a static member's
+process is replaced by a new one."""
+
+MUTC_STALL = replace(
+    MUTC_STICKY,
+    name="MUTC_STALL",
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("range",)),
+        ClientSpec("B", ("foo",), assignors=("range",), subscribed=False),
+    ),
+    perturbations=frozenset({"Subscribe", "StallAssignment"}),
+    live_timers=False,
+)
+"""B joins; a member's application may hang after its JoinGroup response, before it sends
+SyncGroup, while its heartbeat thread keeps the session."""
+
+CLASSIC_SCENARIOS: tuple[Config, ...] = (MUTC_STICKY, MUTC_COOPERATIVE, MUTC_STATIC, MUTC_STALL)
+"""The classic protocol's mutant scenarios, as presets of their own."""
+
+PRESETS.update({c.name: c for c in CLASSIC_SCENARIOS})

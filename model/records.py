@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from model.classic.messages import ClassicBody, classic_api
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.status import ClientStatus, ErrorCode, MemberState
 
@@ -253,7 +254,7 @@ class OffsetCommitResponse:
 
 Request = ConsumerGroupHeartbeatRequest | OffsetCommitRequest
 Response = ConsumerGroupHeartbeatResponse | OffsetCommitResponse
-Body = Request | Response
+Body = Request | Response | ClassicBody
 
 HEARTBEAT = "heartbeat"
 OFFSET_COMMIT = "offset_commit"
@@ -277,10 +278,16 @@ class Message:
 
     @property
     def api(self) -> str:
-        """``heartbeat`` or ``offset_commit``."""
-        if isinstance(self.body, ConsumerGroupHeartbeatRequest | ConsumerGroupHeartbeatResponse):
+        """``heartbeat`` or ``offset_commit`` (the classic APIs: ``join``, ``sync``,
+        ``classic_heartbeat``, ``leave``)."""
+        body = self.body
+        if isinstance(body, ConsumerGroupHeartbeatRequest | ConsumerGroupHeartbeatResponse):
             return HEARTBEAT
-        return OFFSET_COMMIT
+        if isinstance(body, OffsetCommitRequest | OffsetCommitResponse):
+            return OFFSET_COMMIT
+        api = classic_api(body)
+        assert api is not None
+        return api
 
 
 # --------------------------------------------------------------------------- clients

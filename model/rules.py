@@ -12,11 +12,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from model import client, coordinator, reconcile, target
+from model.classic import assignors as classic_assignors
+from model.classic import client as classic_client
+from model.classic import coordinator as classic_coordinator
 
 if TYPE_CHECKING:
+    from model.classic.messages import HeartbeatResponse, SyncGroupResponse
     from model.config import Config
     from model.ids import Assignment, FrozenMap, TopicPartition
     from model.records import (
+        Body,
         Client,
         ConsumerGroupHeartbeatRequest,
         ConsumerGroupHeartbeatResponse,
@@ -29,6 +34,10 @@ if TYPE_CHECKING:
 
     PartitionEpochs: TypeAlias = FrozenMap[TopicPartition, int]
     HeartbeatResult: TypeAlias = tuple[Group, ConsumerGroupHeartbeatResponse]
+    from model.classic.messages import JoinGroupRequest, JoinGroupResponseMember
+    from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
+
+    ClassicResult: TypeAlias = classic_coordinator.Result
     Resolved: TypeAlias = tuple[Group, Member | None, Member]
 
 
@@ -122,6 +131,50 @@ class Rules:
     client_complete_callback: Callable[
         [Client, Config], tuple[Client, OffsetCommitRequest | None]
     ] = client.complete_callback
+
+    # ---- the classic protocol (model/classic/)
+    # GroupMetadataManager.completeClassicGroupJoin (ClassicGroup.initNextGeneration)
+    classic_complete_join: Callable[[ClassicGroup, Config], ClassicResult] = (
+        classic_coordinator.complete_join
+    )
+    # GroupMetadataManager.classicGroupJoinNewStaticMember /
+    # updateStaticMemberThenRebalanceOrCompleteJoin (KAFKA-8500, KAFKA-9801, KAFKA-10284)
+    classic_join_static_member: Callable[
+        [ClassicGroup, JoinGroupRequest, ReplyTo, Config], ClassicResult
+    ] = classic_coordinator.join_static_member
+    # ClassicGroup.setAndPropagateAssignment (the leader's SyncGroup)
+    classic_install_assignment: Callable[
+        [ClassicGroup, FrozenMap[str, Assignment], Config], ClassicResult
+    ] = classic_coordinator.install_assignment
+    # GroupMetadataManager classic session / join / pending-sync timers (KAFKA-12890)
+    classic_session_timeout: Callable[[ClassicGroup, str, Config], ClassicResult] = (
+        classic_coordinator.session_timeout
+    )
+    classic_rebalance_timeout: Callable[[ClassicGroup, str, Config], ClassicResult] = (
+        classic_coordinator.rebalance_timeout
+    )
+    # ClassicGroup.validateOffsetCommit
+    classic_validate_offset_commit: Callable[
+        [ClassicGroup, OffsetCommitRequest, Config], ErrorCode
+    ] = classic_coordinator.validate_offset_commit
+    # AbstractStickyAssignor: KIP-341 arbitration of ownership claims (KAFKA-7026, KAFKA-12984,
+    # KAFKA-14639)
+    classic_arbitrate_claims: classic_assignors.ClaimsRule = classic_assignors.arbitrate_claims
+    # ConsumerCoordinator.onLeaderElected (with validateCooperativeAssignment, KAFKA-13406)
+    classic_leader_assignment: Callable[
+        [ClassicClient, tuple[JoinGroupResponseMember, ...], Mapping[str, TopicMetadata], Config],
+        FrozenMap[str, Assignment] | None,
+    ] = classic_client.leader_assignment
+    # ConsumerCoordinator.onJoinPrepare / AbstractCoordinator response handlers
+    classic_join_group: Callable[
+        [ClassicClient, Config], tuple[ClassicClient, tuple[Body, ...]]
+    ] = classic_client.join_group
+    classic_on_sync_response: Callable[
+        [ClassicClient, SyncGroupResponse, Config], tuple[ClassicClient, OffsetCommitRequest | None]
+    ] = classic_client.on_sync_response
+    classic_on_heartbeat_response: Callable[[ClassicClient, HeartbeatResponse], ClassicClient] = (
+        classic_client.on_heartbeat_response
+    )
 
 
 DEFAULT_RULES = Rules()

@@ -29,6 +29,9 @@ CLIENT_KEYS = (
     "subscribed",
     "regex",
     "rack",
+    "assignors",
+    "kip429",
+    "bounces",
 )
 
 
@@ -136,17 +139,32 @@ def _client(value: object, where: str) -> ClientSpec:
         if item is not None and not isinstance(item, str):
             raise ConfigError(f"{where}.{key}: expected a string, got {_kind(item)}")
         optional[key] = item
-    subscribed = table.get("subscribed", True)
-    if not isinstance(subscribed, bool):
-        raise ConfigError(f"{where}.subscribed: expected true or false, got {_kind(subscribed)}")
+    flags: dict[str, bool] = {}
+    for key, default in (("subscribed", True), ("kip429", True)):
+        flag = table.get(key, default)
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{where}.{key}: expected true or false, got {_kind(flag)}")
+        flags[key] = flag
+    classic: dict[str, Any] = {}
+    if "assignors" in table:
+        classic["assignors"] = tuple(_strings(table["assignors"], f"{where}.assignors"))
+    if "bounces" in table:
+        bounces = table["bounces"]
+        if not isinstance(bounces, list):
+            raise ConfigError(f"{where}.bounces: expected a list of assignor lists")
+        classic["bounces"] = tuple(
+            tuple(_strings(b, f"{where}.bounces[{i}]")) for i, b in enumerate(bounces)
+        )
     return ClientSpec(
         name=name,
         subscription=tuple(subscription),
         instance_id=optional["instance_id"],
         server_assignor=optional["server_assignor"],
-        subscribed=subscribed,
+        subscribed=flags["subscribed"],
         regex=optional["regex"],
         rack=optional["rack"],
+        kip429=flags["kip429"],
+        **classic,
     )
 
 
@@ -232,6 +250,11 @@ def config_to_mapping(config: Config) -> dict[str, Any]:
             client["regex"] = c.regex
         if c.rack is not None:
             client["rack"] = c.rack
+        if config.protocol == "classic":
+            client["assignors"] = list(c.assignors)
+            client["kip429"] = c.kip429
+            if c.bounces:
+                client["bounces"] = [list(b) for b in c.bounces]
         clients.append(client)
     out["clients"] = clients
     out["subscription_choices"] = [list(c) for c in config.subscription_choices]

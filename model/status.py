@@ -53,10 +53,12 @@ class ErrorCode(IntEnum):
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16
     ILLEGAL_GENERATION = 22
+    INCONSISTENT_GROUP_PROTOCOL = 23
     UNKNOWN_MEMBER_ID = 25
     REBALANCE_IN_PROGRESS = 27
     INVALID_REQUEST = 42
     GROUP_ID_NOT_FOUND = 69
+    MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
     FENCED_MEMBER_EPOCH = 110
@@ -82,6 +84,37 @@ FATAL_ERRORS = frozenset(
 )
 """Errors the Java client treats as fatal for the membership
 (``AbstractHeartbeatRequestManager.onErrorResponse`` → ``handleFatalFailure``)."""
+
+
+class ClassicGroupStatus(Enum):
+    """Classic group state (``ClassicGroupState``): a rebalance goes PREPARING_REBALANCE
+    (JoinGroup phase) → COMPLETING_REBALANCE (SyncGroup phase) → STABLE."""
+
+    EMPTY = "EMPTY"
+    PREPARING_REBALANCE = "PREPARING_REBALANCE"
+    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
+    STABLE = "STABLE"
+    DEAD = "DEAD"
+
+
+class ClassicClientStatus(Enum):
+    """A classic consumer's membership state (``AbstractCoordinator.MemberState``), plus
+    UNSUBSCRIBED before ``subscribe()`` and after ``close()``."""
+
+    UNSUBSCRIBED = "UNSUBSCRIBED"
+    UNJOINED = "UNJOINED"
+    PREPARING_REBALANCE = "PREPARING_REBALANCE"
+    """A JoinGroup request is out."""
+    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
+    """The JoinGroup response arrived; the SyncGroup request is due or out."""
+    STABLE = "STABLE"
+
+
+class RebalanceProtocol(Enum):
+    """``ConsumerPartitionAssignor.RebalanceProtocol`` (KIP-429)."""
+
+    EAGER = "EAGER"
+    COOPERATIVE = "COOPERATIVE"
 
 
 class ConfigError(ValueError):

@@ -47,8 +47,11 @@ from model.actions import (
     Subscribe,
     TemporaryLeave,
 )
+from model.classic import system as classic_system
+from model.classic.records import ClassicState
 from model.config import Config
 from model.ids import FrozenMap
+from model.network import deliverable, without
 from model.records import (
     HEARTBEAT,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -70,6 +73,9 @@ from model.status import ClientStatus, ErrorCode
 
 S = ClientStatus
 
+AnyState = State | ClassicState
+"""A state of either protocol family: ``State`` (KIP-848) or ``ClassicState``."""
+
 LIVE = frozenset(
     {S.JOINING, S.RECONCILING, S.ACKNOWLEDGING, S.STABLE, S.FENCED, S.PREPARE_LEAVING, S.LEAVING}
 )
@@ -79,7 +85,14 @@ LIVE = frozenset(
 # --------------------------------------------------------------------------- initial
 
 
-def initial(config: Config) -> State:
+def initial(config: Config) -> AnyState:
+    """The initial state of ``config``'s protocol family."""
+    if config.protocol == "classic":
+        return classic_system.initial(config)
+    return consumer_initial(config)
+
+
+def consumer_initial(config: Config) -> State:
     """The initial state: an empty group, the configured topics (topic id = name), and
     every client either JOINING (already subscribed) or UNSUBSCRIBED."""
     start = 1 if config.epoch_layout == "kafka-4.3" else 0
@@ -115,18 +128,8 @@ def initial(config: Config) -> State:
 
 
 def _deliverable(state: State, config: Config) -> list[Message]:
-    """Messages the network may deliver now: the head of each channel. A channel is one
-    direction of one TCP connection; without ``config.reorder`` a client's successive
-    connections form one channel (an old connection's messages arrive first)."""
-    seen_channels: set[tuple[str, int, int, bool]] = set()
-    out: list[Message] = []
-    for m in state.network:
-        channel = (m.client, m.incarnation, m.connection if config.reorder else 0, m.to_coordinator)
-        if channel in seen_channels:
-            continue
-        seen_channels.add(channel)
-        out.append(m)
-    return out
+    """Messages the network may deliver now (``model.network.deliverable``)."""
+    return deliverable(state.network, config.reorder)
 
 
 def _pending(state: State, c: Client) -> set[str]:
@@ -173,8 +176,15 @@ def _application_steps(c: Client, config: Config) -> list[Action]:
     return acts
 
 
-def enabled(state: State, config: Config) -> tuple[Action, ...]:
+def enabled(state: AnyState, config: Config) -> tuple[Action, ...]:
     """Every action enabled in ``state``, in a deterministic order."""
+    if isinstance(state, ClassicState):
+        return classic_system.enabled(state, config)
+    return consumer_enabled(state, config)
+
+
+def consumer_enabled(state: State, config: Config) -> tuple[Action, ...]:
+    """Every action enabled in a KIP-848 ``state``, in a deterministic order."""
     acts: list[Action] = []
     group = state.group
     if (
@@ -334,9 +344,7 @@ def _set_client(state: State, new: Client, sent: Body | None = None, **changes: 
     return replace(state, clients=clients, network=network, **changes)
 
 
-def _without(network: tuple[Message, ...], message: Message) -> tuple[Message, ...]:
-    i = network.index(message)
-    return network[:i] + network[i + 1 :]
+_without = without
 
 
 def _send_heartbeat(state: State, a: SendHeartbeat, config: Config) -> State:
@@ -585,9 +593,16 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
 }
 
 
-def step(state: State, action: Action, config: Config) -> State:
+def step(state: AnyState, action: Action, config: Config) -> AnyState:
     """Apply ``action`` to ``state``. The caller guarantees the action is enabled
     (``replay`` checks it). A perturbation spends one unit of the budget."""
+    if isinstance(state, ClassicState):
+        return classic_system.step(state, action, config)
+    return consumer_step(state, action, config)
+
+
+def consumer_step(state: State, action: Action, config: Config) -> State:
+    """``step`` for a KIP-848 state."""
     new = _HANDLERS[type(action)](state, action, config)
     if action.PERTURBATION:
         new = replace(new, perturbations=new.perturbations + 1)
@@ -596,6 +611,6 @@ def step(state: State, action: Action, config: Config) -> State:
     return new
 
 
-def is_enabled(state: State, action: Action, config: Config) -> bool:
+def is_enabled(state: AnyState, action: Action, config: Config) -> bool:
     """Whether ``action`` is enabled in ``state``."""
     return action in enabled(state, config)

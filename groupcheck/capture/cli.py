@@ -12,15 +12,18 @@ def register(sub: Any) -> None:
     """Add the ``capture`` command."""
     p = sub.add_parser(
         "capture",
-        help="record ConsumerGroupHeartbeat/OffsetCommit traffic through a loopback proxy",
+        help="record a consumer group's traffic (either protocol) through a loopback proxy",
         description=(
             "A loopback proxy between Kafka clients and a broker (or librdkafka's mock "
             "cluster). Clients bootstrap from --listen; broker addresses in Metadata and "
             "FindCoordinator responses are rewritten to further proxy ports. Every "
-            "ConsumerGroupHeartbeat and OffsetCommit exchange is written to --out as trace "
-            "events (docs/capture.md). Stop with Ctrl-C or SIGTERM, or let --duration "
-            "end it: the connections are closed, the file gets its final name (it is "
-            "complete once it has it) and the exit status is 0. Exit 2 on bad options."
+            "ConsumerGroupHeartbeat (KIP-848) or JoinGroup, SyncGroup, Heartbeat and "
+            "LeaveGroup (classic) exchange, and every OffsetCommit, is written to --out as "
+            "trace events; the first group API seen sets the trace's protocol and the other "
+            "protocol's exchanges are skipped with a note (docs/capture.md). Stop with "
+            "Ctrl-C or SIGTERM, or let --duration end it: the connections are closed, the "
+            "file gets its final name (it is complete once it has it) and the exit status "
+            "is 0. Exit 2 on bad options."
         ),
     )
     p.add_argument("--listen", required=True, help="loopback HOST:PORT to accept clients on")

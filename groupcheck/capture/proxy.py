@@ -1,7 +1,14 @@
 """The capture proxy: loopback listeners that forward Kafka protocol traffic to the
 upstream brokers, keep clients on the proxy by rewriting broker addresses in Metadata and
-FindCoordinator responses, and record each ConsumerGroupHeartbeat and OffsetCommit
-exchange (request, then response, when the response arrives) as trace events.
+FindCoordinator responses, and record each group exchange (request, then response, when
+the response arrives) as trace events: ConsumerGroupHeartbeat (the consumer protocol,
+KIP-848), JoinGroup, SyncGroup, Heartbeat and LeaveGroup (the classic protocol), and
+OffsetCommit (both).
+
+A trace holds one protocol (its header's ``protocol``): the first group API the proxy
+records settles it — ConsumerGroupHeartbeat ``consumer``, a classic API ``classic`` — and
+exchanges of the other protocol are then skipped, with a note on stderr. OffsetCommit
+belongs to both, so the commits recorded before that are held back until it is settled.
 """
 
 from __future__ import annotations
@@ -21,15 +28,29 @@ from groupcheck.capture import decode as d
 
 MAX_FRAME = 100 * 1024 * 1024
 
-RECORDED: dict[int, tuple[str, Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]] = {
-    d.CONSUMER_GROUP_HEARTBEAT: (
-        "ConsumerGroupHeartbeat",
-        d.heartbeat_request_body,
-        d.heartbeat_response_body,
-    ),
-    d.OFFSET_COMMIT: ("OffsetCommit", d.commit_request_body, d.commit_response_body),
+RECORDED: dict[int, tuple[str, str | None]] = {
+    d.CONSUMER_GROUP_HEARTBEAT: ("ConsumerGroupHeartbeat", "consumer"),
+    d.JOIN_GROUP: ("JoinGroup", "classic"),
+    d.SYNC_GROUP: ("SyncGroup", "classic"),
+    d.HEARTBEAT: ("Heartbeat", "classic"),
+    d.LEAVE_GROUP: ("LeaveGroup", "classic"),
+    d.OFFSET_COMMIT: ("OffsetCommit", None),
 }
-"""API key → (trace api name, request body, response body) of the exchanges recorded."""
+"""API key → (trace api name, the protocol it belongs to: None for both) of the exchanges
+recorded."""
+
+_CLASSIC_BODIES: dict[
+    int, tuple[Callable[[Any], dict[str, Any]], Callable[[Any], dict[str, Any]]]
+] = {
+    d.JOIN_GROUP: (d.join_request_body, d.join_response_body),
+    d.SYNC_GROUP: (d.sync_request_body, d.sync_response_body),
+    d.HEARTBEAT: (d.classic_heartbeat_request_body, d.error_only_body),
+    d.LEAVE_GROUP: (d.leave_request_body, d.leave_response_body),
+}
+"""Classic API key → (request body, response body) in the trace format's field names."""
+
+DEFAULT_PROTOCOL = "consumer"
+"""The header's protocol of a capture that saw no group API (offset commits at most)."""
 
 
 class CaptureError(Exception):
@@ -58,21 +79,30 @@ def host_port(text: str, what: str) -> tuple[str, int]:
 @dataclass
 class TraceWriter:
     """Writes the trace under a temporary name and renames it into place on ``close``;
-    every event is flushed as it is written."""
+    every event is flushed as it is written. The header (trace format version 2) is
+    written by ``start`` once the capture's protocol is known, else by ``close``."""
 
     path: Path
     _file: IO[str] | None = None
     _tmp: Path | None = None
     seq: int = 0
     notes: list[str] = field(default_factory=list)
+    protocol: str | None = None
+    """The header's ``protocol``, once written."""
 
     def open(self) -> None:
         self._tmp = self.path.with_name(f".{self.path.name}.partial")
         self._file = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 (kept open for the run)
+
+    def start(self, protocol: str) -> None:
+        """Write the header line: ``protocol`` is ``consumer`` or ``classic``."""
+        assert self._file is not None
+        assert self.protocol is None
+        self.protocol = protocol
         header = {
             "format": "groupcheck-trace",
-            "version": 1,
-            "protocol": "consumer",
+            "version": 2,
+            "protocol": protocol,
             "topics": {},
             "config": None,
         }
@@ -90,6 +120,7 @@ class TraceWriter:
     ) -> None:
         """Write one delivered message; ``ts`` is when the proxy forwarded it (Unix ms)."""
         assert self._file is not None
+        assert self.protocol is not None
         self.seq += 1
         payload = {
             "client": client,
@@ -110,7 +141,10 @@ class TraceWriter:
         self._file.flush()
 
     def close(self) -> None:
+        """Rename the trace into place (with a header, whatever was recorded)."""
         if self._file is not None and self._tmp is not None:
+            if self.protocol is None:
+                self.start(DEFAULT_PROTOCOL)
             self._file.close()
             os.replace(self._tmp, self.path)
             self._file = None
@@ -119,6 +153,34 @@ class TraceWriter:
 def now_ms() -> int:
     """The wall-clock time in Unix milliseconds (a trace event's ``ts``)."""
     return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    """A decoded request and its response, on proxy connection ``conn``; ``times`` are
+    when the proxy forwarded each (Unix ms)."""
+
+    conn: int
+    api_key: int
+    request: Any
+    response: Any
+    times: tuple[int, int]
+
+
+def _request_member(ex: _Exchange) -> str:
+    """The member id a request names (``""``: none yet)."""
+    if ex.api_key == d.LEAVE_GROUP:
+        return d.leave_member(ex.request)
+    return str(ex.request.member_id)
+
+
+def _member_ids(ex: _Exchange) -> list[str]:
+    """The non-empty member ids an exchange names: the request's, then the one a JoinGroup
+    response gives."""
+    ids = [_request_member(ex)]
+    if ex.api_key == d.JOIN_GROUP:
+        ids.append(str(ex.response.member_id))
+    return [m for m in dict.fromkeys(ids) if m]
 
 
 @dataclass
@@ -136,6 +198,18 @@ class Proxy:
     serving: set[asyncio.Task[None]] = field(default_factory=set)
     """The tasks serving client connections (``close`` ends them)."""
     closing: bool = False
+    group: str | None = None
+    """The group id of the first group exchange: the one the capture records."""
+    held: list[_Exchange] = field(default_factory=list)
+    """OffsetCommit exchanges recorded before the protocol was settled."""
+    foreign: set[str] = field(default_factory=set)
+    """Member ids seen in the skipped exchanges of the other protocol."""
+    conn_clients: dict[int, str] = field(default_factory=dict)
+    """Connection → the client process it belongs to (classic traces)."""
+    member_clients: dict[str, str] = field(default_factory=dict)
+    """Member id → the client process that used it last (classic traces)."""
+    client_names: set[str] = field(default_factory=set)
+    """The client names given so far (classic traces)."""
 
     async def listen(self, upstream: tuple[str, int], port: int = 0) -> int:
         """Open (or reuse) the listener that forwards to ``upstream``; its local port."""
@@ -210,7 +284,7 @@ class Proxy:
                     break
                 api_key, version, corr = d.request_key(frame)
                 body = None
-                if api_key in (d.CONSUMER_GROUP_HEARTBEAT, d.OFFSET_COMMIT):
+                if api_key in RECORDED:
                     try:
                         _, body = d.read_request(frame)
                     except Exception as e:  # an unknown version is forwarded untouched
@@ -261,42 +335,103 @@ class Proxy:
                 api_key, body, lambda h, p: (self.listen_host, self.listeners[(h, p)])
             )
             return d.write_response(api_key, version, frame, body)
-        bodies = RECORDED.get(api_key)
-        if request is not None and bodies is not None:
-            api, request_body, response_body = bodies
+        if request is not None and api_key in RECORDED:
             resp = d.read_response(api_key, version, frame)
-            self._record(
-                conn,
-                api,
-                request_body(request, self.names),
-                response_body(resp, self.names),
-                request.member_id,
-                (sent, now_ms()),
-            )
+            self._exchange(_Exchange(conn, api_key, request, resp, (sent, now_ms())))
         return frame
 
-    def _record(
-        self,
-        conn: int,
-        api: str,
-        req: dict[str, Any],
-        resp: dict[str, Any],
-        member: str,
-        times: tuple[int, int],
-    ) -> None:
+    def _note(self, note: str) -> None:
+        """Say ``note`` on stderr, once per capture."""
+        if note not in self.trace.notes:
+            self.trace.notes.append(note)
+            self.log(note)
+
+    def _exchange(self, ex: _Exchange) -> None:
+        """Record an exchange of a group API, or hold or skip it (module docstring)."""
         if self.closing:  # the trace is being closed: nothing more is recorded
             return
+        api, protocol = RECORDED[ex.api_key]
+        group = str(ex.request.group_id)
+        if self.group is None:
+            self.group = group
+        elif group != self.group:
+            self._note(f"skipped {api} of group {group!r}: the capture records {self.group!r}")
+            return
+        if protocol is None:  # OffsetCommit: of the member's protocol
+            if ex.request.member_id in self.foreign:
+                self._note(
+                    "skipped OffsetCommit of a member of the other protocol than "
+                    f"{self.trace.protocol!r}"
+                )
+                return
+            if self.trace.protocol is None:
+                self.held.append(ex)
+                return
+        elif self.trace.protocol is None:
+            self.trace.start(protocol)
+            held, self.held = self.held, []
+            for h in held:
+                self._write(h)
+        elif protocol != self.trace.protocol:
+            self.foreign.update(_member_ids(ex))
+            self._note(
+                f"skipped {api}: this capture's protocol is {self.trace.protocol!r} (set by "
+                "the first group API it recorded); a trace holds one protocol"
+            )
+            return
+        self._write(ex)
+
+    def _write(self, ex: _Exchange) -> None:
+        """Write an exchange as two events in the trace's protocol."""
+        api, _ = RECORDED[ex.api_key]
+        classic = self.trace.protocol == "classic"
+        if ex.api_key in _CLASSIC_BODIES:
+            request_body, response_body = _CLASSIC_BODIES[ex.api_key]
+            req, resp = request_body(ex.request), response_body(ex.response)
+        else:
+            # Partitions by topic id in a consumer trace, by topic name in a classic one.
+            names = {i: n for n, i in self.names.items()} if classic else self.names
+            if ex.api_key == d.CONSUMER_GROUP_HEARTBEAT:
+                req = d.heartbeat_request_body(ex.request, names)
+                resp = d.heartbeat_response_body(ex.response, names)
+            else:
+                req = d.commit_request_body(ex.request, names)
+                resp = d.commit_response_body(ex.response, names)
         if resp["ErrorCode"] not in d.KNOWN_ERRORS:
             # A coordinator error outside the protocol's state machine (NOT_COORDINATOR,
             # COORDINATOR_LOAD_IN_PROGRESS …): the group did not process the request.
-            note = f"skipped an exchange answered with error {resp['ErrorCode']}"
-            if note not in self.trace.notes:
-                self.trace.notes.append(note)
-                self.log(note)
+            self._note(f"skipped an exchange answered with error {resp['ErrorCode']}")
             return
+        client = self._classic_client(ex) if classic else str(ex.request.member_id)
         self.exchanges += 1
-        self.trace.event(member, conn, "request", api, req, times[0])
-        self.trace.event(member, conn, "response", api, resp, times[1])
+        self.trace.event(client, ex.conn, "request", api, req, ex.times[0])
+        self.trace.event(client, ex.conn, "response", api, resp, ex.times[1])
+
+    def _classic_client(self, ex: _Exchange) -> str:
+        """The trace's ``client`` of a classic exchange: the client process behind it.
+
+        The coordinator gives a classic member its id (a first JoinGroup sends ``""``, and
+        so does a member that lost its id), so the id does not name the process. A
+        connection is one process's: its client is named by the first member id seen on
+        it (in the request, else in the JoinGroup response that gave it; made unique with
+        ``#2``, ``#3`` … if an earlier client had that name), and a request naming a
+        member id an earlier connection used is of that connection's client."""
+        ids = _member_ids(ex)
+        name = self.conn_clients.get(ex.conn)
+        sent = _request_member(ex)
+        if name is None and sent:
+            name = self.member_clients.get(sent)
+        if name is None:
+            base = ids[0] if ids else f"connection-{ex.conn}"
+            name, k = base, 1
+            while name in self.client_names:
+                k += 1
+                name = f"{base}#{k}"
+            self.client_names.add(name)
+        self.conn_clients[ex.conn] = name
+        for m in ids:
+            self.member_clients[m] = name  # the latest user of a member id holds it
+        return name
 
     async def close(self) -> None:
         """Stop accepting, end every connection (an exchange whose response has not come
@@ -310,6 +445,11 @@ class Proxy:
         await asyncio.gather(*serving, return_exceptions=True)
         for s in self.servers:
             await s.wait_closed()
+        if self.held and self.trace.protocol is None:  # offset commits, and no group API
+            self.trace.start(DEFAULT_PROTOCOL)
+            for ex in self.held:
+                self._write(ex)
+        self.held = []
 
 
 async def _read_frame(r: asyncio.StreamReader) -> bytes | None:

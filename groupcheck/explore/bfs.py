@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -41,20 +41,22 @@ from invariants.liveness import (
     fair_schedule,
     required_witnesses,
 )
-from invariants.snapshot import SnapshotKey, project_key, snapshot_key
+from invariants.snapshot import project_key, snapshot_key
 from invariants.verdict import conclude
 from model import system
 from model.actions import Action
+from model.classic.records import ClassicClient
 from model.config import Config
 from model.path import Path
-from model.records import Message, State, replace
+from model.records import Client, Message, replace
+from model.system import AnyState
 
 ProgressFn = Callable[[int, int, int], None]
 
 
 @dataclass
 class _Node:
-    state: State
+    state: AnyState
     depth: int
     parent: Hashable | None
     action: Action | None
@@ -64,13 +66,13 @@ def _channel_key(m: Message) -> tuple[str, int, bool]:
     return (m.client, m.incarnation, m.to_coordinator)
 
 
-def channel_normal_form(config: Config) -> Callable[[State], State]:
+def channel_normal_form(config: Config) -> Callable[[AnyState], AnyState]:
     """Order the network by channel, keeping each channel's order (the identity with
     ``config.reorder``, where connections are channels of their own and may overtake)."""
     if config.reorder:
         return lambda state: state
 
-    def normal(state: State) -> State:
+    def normal(state: AnyState) -> AnyState:
         net = state.network
         if len(net) < 2:
             return state
@@ -126,7 +128,7 @@ def bfs(
     if symmetry:
         by_symmetry = canonicaliser(config)
 
-        def canonical(s: State) -> Hashable:
+        def canonical(s: AnyState) -> Hashable:
             return normal(by_symmetry(normal(s)))  # type: ignore[arg-type]
 
     else:
@@ -136,12 +138,12 @@ def bfs(
     # many states differ only in messages in flight or client bookkeeping the properties
     # do not read. Each distinct key is projected once and numbered; state verdicts are
     # memoised per key, step verdicts per pair of keys.
-    view_index: dict[SnapshotKey, int] = {}
+    view_index: dict[Hashable, int] = {}
     snapshots: list[Snapshot] = []
     state_verdicts: list[list[Violation] | None] = []
     step_memo: dict[tuple[int, int], list[Violation]] = {}
 
-    def view_of(s: State) -> int:
+    def view_of(s: AnyState) -> int:
         view = snapshot_key(s)
         i = view_index.get(view)
         if i is None:
@@ -150,7 +152,7 @@ def bfs(
             state_verdicts.append(None)
         return i
 
-    def check_state(s: State, view: int) -> list[Violation]:
+    def check_state(s: AnyState, view: int) -> list[Violation]:
         verdict = state_verdicts[view]
         if verdict is None:
             verdict = state_verdicts[view] = checker.check_state(s, snapshots[view])
@@ -193,7 +195,7 @@ def bfs(
     if bound is not None and rebalance is None:
         rebalance = RebalanceTimes()
 
-    def too_slow(state: State, key: Hashable) -> Violation | None:
+    def too_slow(state: AnyState, key: Hashable) -> Violation | None:
         """Measure the rebalance starting at ``state``; a violation when it exceeds the
         config's bound."""
         assert rebalance is not None
@@ -321,17 +323,24 @@ def bfs(
     )
 
 
-def _step_may_matter(pre: State, post: State) -> bool:
+def _step_may_matter(pre: AnyState, post: AnyState) -> bool:
     """Whether a step property could be falsified by this transition: every step property
     reads only the group and the clients' member epochs and incarnations."""
     if post is pre:
         return False
     if post.group is not pre.group:
         return True
-    return any(
-        a.member_epoch != b.member_epoch or a.incarnation != b.incarnation
-        for a, b in zip(pre.clients, post.clients, strict=True)
+    pairs: Iterable[tuple[Client | ClassicClient, Client | ClassicClient]] = zip(
+        pre.clients, post.clients, strict=True
     )
+    return any(
+        client_epoch(a) != client_epoch(b) or a.incarnation != b.incarnation for a, b in pairs
+    )
+
+
+def client_epoch(c: Client | ClassicClient) -> int:
+    """The epoch a client knows: its member epoch (KIP-848) or generation (classic)."""
+    return c.member_epoch if isinstance(c, Client) else c.generation_id
 
 
 def _z3_checker(checker: Checker) -> Callable[[object], list[Violation]]:

@@ -24,7 +24,7 @@ from invariants.snapshot import project
 from model import system
 from model.actions import ACTION_TYPES, Action
 from model.config import Config
-from model.records import State
+from model.system import AnyState
 
 
 class PropertyViolated(AssertionError):
@@ -51,7 +51,7 @@ class ModelMachine(RuleBasedStateMachine):
         super().__init__()
         cls = type(self)
         cls.examples += 1
-        self.state: State = system.initial(cls.config)
+        self.state: AnyState = system.initial(cls.config)
         self.snap = project(self.state)
         self.path: list[Action] = []
         self.checker = cls.checker_factory()

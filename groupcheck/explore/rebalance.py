@@ -26,7 +26,7 @@ from invariants.liveness import DEFAULT_BOUND, fair_schedule
 from model.actions import Action, SendHeartbeat
 from model.config import Config
 from model.path import Path
-from model.records import State
+from model.system import AnyState
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Tail:
     converged: bool
 
 
-def measure(state: State, config: Config, bound: int = DEFAULT_BOUND) -> Tail:
+def measure(state: AnyState, config: Config, bound: int = DEFAULT_BOUND) -> Tail:
     """The rebalance that starts at ``state``."""
     schedule, _, ok = fair_schedule(state, config, bound)
     return Tail(len(schedule), heartbeat_rounds(schedule), ok)
@@ -62,7 +62,11 @@ class RebalanceTimes:
     unconverged: int = 0
 
     def note(
-        self, state: State, config: Config, key: Hashable = None, actions: tuple[Action, ...] = ()
+        self,
+        state: AnyState,
+        config: Config,
+        key: Hashable = None,
+        actions: tuple[Action, ...] = (),
     ) -> Tail:
         """Measure the rebalance starting at ``state`` (reached by ``actions``, or known to
         BFS by ``key``)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from model.config import ClientSpec, Config
 from model.ids import FrozenMap
-from model.records import State
+from model.system import AnyState
 
 
 def symmetry_classes(config: Config) -> list[list[str]]:
@@ -69,13 +69,14 @@ def rename_value(value: Any, rename: Callable[[str], str]) -> Any:
     return value
 
 
-def permute(state: State, mapping: dict[str, str]) -> State:
+def permute(state: AnyState, mapping: dict[str, str]) -> AnyState:
     """``state`` with clients renamed by ``mapping`` (clients re-sorted by name)."""
-    renamed: State = rename_value(state, _renamer(mapping))
-    return replace(renamed, clients=tuple(sorted(renamed.clients, key=lambda c: c.name)))
+    renamed: AnyState = rename_value(state, _renamer(mapping))
+    clients = tuple(sorted(renamed.clients, key=lambda c: c.name))
+    return replace(renamed, clients=clients)  # type: ignore[arg-type]
 
 
-def canonicaliser(config: Config) -> Callable[[State], Hashable]:
+def canonicaliser(config: Config) -> Callable[[AnyState], Hashable]:
     """A function mapping each state to the representative of its symmetry orbit."""
     classes = symmetry_classes(config)
     if not classes:
@@ -88,8 +89,8 @@ def canonicaliser(config: Config) -> Callable[[State], Hashable]:
         if any(k != v for k, v in mapping.items()):
             perms.append(mapping)
 
-    def canonical(state: State) -> Hashable:
-        best: State = state
+    def canonical(state: AnyState) -> Hashable:
+        best: AnyState = state
         best_key = repr(state)
         for mapping in perms:
             other = permute(state, mapping)

@@ -12,6 +12,11 @@ from model import client as cl
 from model import coordinator as co
 from model import reconcile as rc
 from model import target as tg
+from model.classic import client as cc
+from model.classic import coordinator as clco
+from model.classic.assignors import Subscription
+from model.classic.messages import JoinGroupRequest, JoinGroupResponseMember
+from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.presets import (
     MUT2,
@@ -27,6 +32,10 @@ from model.presets import (
     MUT2_STATIC,
     MUT2_TOPICS,
     MUT3,
+    MUTC_COOPERATIVE,
+    MUTC_STALL,
+    MUTC_STATIC,
+    MUTC_STICKY,
 )
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -38,7 +47,7 @@ from model.records import (
     OffsetCommitRequest,
     TopicMetadata,
 )
-from model.status import ClientStatus, ErrorCode, MemberState
+from model.status import ClassicGroupStatus, ClientStatus, ErrorCode, MemberState
 
 # --------------------------------------------------------------------------- scenarios
 
@@ -330,6 +339,69 @@ def ack_while_revoking(client: Client, config: Any) -> tuple[Client, Any]:
     return new, request
 
 
+# --------------------------------------------------------------------------- the classic protocol
+
+
+def sticky_without_generation(
+    subscriptions: Mapping[str, Subscription], partitions: frozenset[TopicPartition]
+) -> dict[str, Assignment]:
+    """KAFKA-7026: the sticky assignor takes every member's claim at face value, without
+    the KIP-341 generation: a partition two members claim stays with both."""
+    return {
+        mid: frozenset(
+            tp for tp in sub.owned_partitions if tp in partitions and tp[0] in sub.topics
+        )
+        for mid, sub in subscriptions.items()
+    }
+
+
+def lost_partitions_kept(client: ClassicClient, config: Any) -> tuple[ClassicClient, Any]:
+    """KAFKA-12983/12984: a cooperative member whose generation was reset skips
+    ``onPartitionsLost`` and rejoins still consuming, and reporting, the partitions of its
+    old generation."""
+    reset = client.generation_id < 0 or not client.member_id
+    if reset and client.needs_join_prepare and client.owned:
+        kept = client.owned
+        new, bodies = cc.join_group(replace(client, needs_join_prepare=False), config)
+        join = bodies[-1]
+        assert isinstance(join, JoinGroupRequest)
+        subscription = replace(join.subscription, owned_partitions=kept)
+        return replace(new, owned=kept), (*bodies[:-1], replace(join, subscription=subscription))
+    return cc.join_group(client, config)
+
+
+def assign_without_withholding(
+    client: ClassicClient,
+    members: tuple[JoinGroupResponseMember, ...],
+    topics: Mapping[str, TopicMetadata],
+    config: Any,
+) -> FrozenMap[str, Assignment] | None:
+    """The cooperative-sticky assignor without ``adjustAssignment``: a partition moves to
+    its new owner in the same round its old owner is told to revoke it (KIP-429's two
+    rebalances collapsed into one)."""
+    return cc.leader_assignment(replace(client, kip429=False), members, topics, config)
+
+
+def static_replace_without_rebalance(
+    group: ClassicGroup, req: JoinGroupRequest, reply: ReplyTo, config: Any
+) -> Any:
+    """KAFKA-9801: a static member rejoining during COMPLETING_REBALANCE has its member id
+    swapped without a new rebalance, though the leader assigns by the old id."""
+    if group.status is not ClassicGroupStatus.COMPLETING_REBALANCE:
+        return clco.join_static_member(group, req, reply, config)
+    stable = replace(group, status=ClassicGroupStatus.STABLE)
+    out, replies = clco.join_static_member(stable, req, reply, config)
+    return replace(out, status=ClassicGroupStatus.COMPLETING_REBALANCE), replies
+
+
+def no_pending_sync_timer(group: ClassicGroup, member_id: str, config: Any) -> Any:
+    """KAFKA-12890: no timer removes members that joined but never sent SyncGroup; a
+    member that heartbeats without syncing keeps the group in COMPLETING_REBALANCE."""
+    if group.status is ClassicGroupStatus.COMPLETING_REBALANCE:
+        return group, ()
+    return clco.rebalance_timeout(group, member_id, config)
+
+
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: (name, summary, bug, rules field, scenario)."""
     rows = [
@@ -472,6 +544,41 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "ConsumerHeartbeatRequestManager reporting consumption, not currentAssignment",
             "client_build_heartbeat",
             TWO_ON_TWO,
+        ),
+        (
+            "sticky-without-generation",
+            "the sticky assignor trusts every ownership claim, without the generation",
+            "KAFKA-7026 (KIP-341)",
+            "classic_arbitrate_claims",
+            MUTC_STICKY,
+        ),
+        (
+            "lost-partitions-kept",
+            "a member whose generation was reset keeps and reports its old partitions",
+            "KAFKA-12983 / KAFKA-12984",
+            "classic_join_group",
+            MUTC_COOPERATIVE,
+        ),
+        (
+            "assign-without-withholding",
+            "cooperative-sticky moves a partition in the round its owner revokes it",
+            "KIP-429 CooperativeStickyAssignor.adjustAssignment dropped",
+            "classic_leader_assignment",
+            MUTC_COOPERATIVE,
+        ),
+        (
+            "static-replace-without-rebalance",
+            "a static member rejoining in COMPLETING_REBALANCE is swapped in without a rebalance",
+            "KAFKA-9801",
+            "classic_join_static_member",
+            MUTC_STATIC,
+        ),
+        (
+            "no-pending-sync-timer",
+            "members that never send SyncGroup are never removed",
+            "KAFKA-12890",
+            "classic_rebalance_timeout",
+            MUTC_STALL,
         ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]

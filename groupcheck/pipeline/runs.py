@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
 from model.actions import Action
+from model.classic.records import ClassicState
 from model.config import Config
 from model.path import Path
-from model.records import State
 from model.status import MemberState
+from model.system import AnyState
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -55,12 +56,14 @@ class Trajectory:
     revocations: int = 0
     longest_wait: int = 0
     waiting: dict[str, int] = field(default_factory=dict)
-    last: State | None = None
+    last: AnyState | None = None
 
-    def observe(self, pre: State, action: Action, post: State) -> None:
+    def observe(self, pre: AnyState, action: Action, post: AnyState) -> None:
         self.actions.append(action)
         self.kinds[action.kind] += 1
         self.last = post
+        if isinstance(pre, ClassicState) or isinstance(post, ClassicState):
+            return  # revocations and waits on unreleased partitions are KIP-848 notions
         before = pre.group.members
         for mid, member in post.group.members.items():
             old = before.get(mid)
@@ -88,9 +91,9 @@ class MetricsChecker(Checker):
 
     def check_step(
         self,
-        pre: State,
+        pre: AnyState,
         action: Action,
-        post: State,
+        post: AnyState,
         pre_snap: Snapshot | None = None,
         post_snap: Snapshot | None = None,
     ) -> list[Violation]:

@@ -51,6 +51,11 @@ CI_CONFIGS = ("TINY1", "LOSSY1", "REJOIN1")
 
 def check_in_scope(config: Config) -> None:
     """Raise ConfigError unless the specification models everything ``config`` uses."""
+    if config.protocol != "consumer":
+        raise ConfigError(
+            f"config {config.name!r} uses the {config.protocol} protocol; the TLA+ "
+            "specification models the KIP-848 consumer protocol only (tla/README.md)"
+        )
     where = f"config {config.name!r}"
     problems: list[str] = []
     if len(config.topics) != 1 or config.topics[0][0] != "foo":

@@ -38,6 +38,7 @@ from invariants.verdict import Result
 from model import system
 from model.config import Config
 from model.path import Path as ModelPath
+from model.records import State as ModelState
 from model.status import ConfigError
 
 Progress = Callable[[str], None]
@@ -82,7 +83,7 @@ def bounded_python_states(
                 queue.append(nxt)
                 if progress and len(seen) % 20000 == 0:
                     progress(f"Python model: {len(seen)} states")
-    return {project(s, partitions) for s in seen}, complete
+    return {project(s, partitions) for s in seen if isinstance(s, ModelState)}, complete
 
 
 def tlc_states(
@@ -231,7 +232,7 @@ def replay_in_tlc(path: ModelPath, violated: str, mutant: str | None) -> TlcResu
     """Replay a Python path in TLC (with ``mutant`` switched on in the spec)."""
     config = path.config
     partitions = config.topics[0][1]
-    states = [project(s, partitions) for s in path.states()]
+    states = [project(s, partitions) for s in path.states() if isinstance(s, ModelState)]
     base = with_mutant(cfg_text(config), mutant)
     return run_tlc(
         trace_cfg(base),

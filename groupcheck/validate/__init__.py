@@ -7,7 +7,9 @@ trace's length):
   must be an action the model has enabled, every model property must hold;
 * **safety** (``safety``) reads what a partial trace observes — heartbeat requests and
   responses — and checks the ``Observed.*`` checks: no partition owned twice, member
-  epochs monotone, fencing respected, convergence after a quiet tail;
+  epochs monotone, fencing respected, convergence after a quiet tail; a classic trace
+  (``safety_classic``) from its JoinGroup, SyncGroup, LeaveGroup and OffsetCommit
+  messages: no partition owned twice, generations monotone, offset commits fenced;
 * **itf** (``itf``) checks an ITF state sequence against every model property.
 
 ``files`` reads a file (or standard input) with bounded memory and validates it as
@@ -20,10 +22,12 @@ from groupcheck.validate.files import validate_file, validate_path
 from groupcheck.validate.itf import validate_itf
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import OBSERVED_CHECKS, validate_safety
+from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
 
 MODES = ("conformance", "safety")
 
 __all__ = [
+    "CLASSIC_OBSERVED_CHECKS",
     "MODES",
     "OBSERVED_CHECKS",
     "Finding",

@@ -119,13 +119,20 @@ def validate_conformance(
             raise TraceError(1, 1, "empty trace: no header line")
         header = parse_header(first)
         config = config or config_of_header(header, reference=reference)
+        if header.protocol != config.protocol:
+            raise TraceError(
+                1,
+                1,
+                f"the header's protocol {header.protocol!r} is not its config's "
+                f"({config.protocol!r})",
+            )
         checker = Checker()
         state = system.initial(config)
         for n, line in enumerate(it, 2):
             if not line.strip():
                 continue
             event = parse_event(line, n)
-            action = decode_action(event, line, n)
+            action = decode_action(event, line, n, header)
             report.events += 1
             enabled = system.enabled(state, config)
             if action not in enabled:

@@ -1,5 +1,9 @@
 """Safety mode: what a (possibly partial) trace of another implementation shows.
 
+A trace of the classic protocol (header ``"protocol": "classic"``) is checked by
+``groupcheck.validate.safety_classic`` instead; this module reads the consumer
+protocol's ConsumerGroupHeartbeat messages.
+
 An implementation with another assignor, or a log of only what crossed the wire, cannot be
 replayed against the model. Safety mode reads what the trace observes — the heartbeat
 requests (what a member reports owning, ``TopicPartitions``) and responses (what the
@@ -94,8 +98,11 @@ OBSERVED_CHECKS = (NO_DOUBLE_OWNERSHIP, MEMBER_EPOCH_MONOTONE, FENCING_RESPECTED
 
 
 def observed_text(name: str | None) -> tuple[str, str]:
-    """(description, reference) of the safety-mode check called ``name``, else empty."""
-    for check in OBSERVED_CHECKS:
+    """(description, reference) of the safety-mode check called ``name``, else empty (the
+    consumer protocol's first; then those of classic traces, ``safety_classic``)."""
+    from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
+
+    for check in (*OBSERVED_CHECKS, *CLASSIC_OBSERVED_CHECKS):
         if check.name == name:
             return check.description, check.reference
     return "", ""
@@ -202,12 +209,16 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
         first = next(it, None)
         if first is None:
             raise TraceError(1, 1, "empty trace: no header line")
-        parse_header(first)
+        header = parse_header(first)
+        if header.protocol == "classic":
+            from groupcheck.validate.safety_classic import validate_classic_safety
+
+            return validate_classic_safety(file, header, it)
         for n, line in enumerate(it, 2):
             if not line.strip():
                 continue
             event = parse_event(line, n)
-            action = decode_action(event, line, n)
+            action = decode_action(event, line, n, header)
             report.events += 1
             last_line = n
             if action.PERTURBATION:

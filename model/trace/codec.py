@@ -2,7 +2,7 @@
 
 Line 1 is the header::
 
-    {"format": "groupcheck-trace", "version": 1, "protocol": "consumer",
+    {"format": "groupcheck-trace", "version": 2, "protocol": "consumer",
      "topics": {"foo": 2}, "config": "TINY"}
 
 then one event per line::
@@ -13,22 +13,41 @@ then one event per line::
                  "body": {"MemberId": "A", "MemberEpoch": 0, ...}}}
 
 ``kind`` is the model's action vocabulary; request and response bodies use the field names
-of Kafka's ConsumerGroupHeartbeat and OffsetCommit messages. Decoding is strict: unknown
-kinds, fields or types raise :class:`TraceError` naming the line, the column and the
-reason.
+of Kafka's messages: ``ConsumerGroupHeartbeatRequest`` and ``OffsetCommitRequest`` (and
+their responses) for the consumer protocol (KIP-848); ``JoinGroupRequest``,
+``SyncGroupRequest``, ``HeartbeatRequest``, ``LeaveGroupRequest`` and
+``OffsetCommitRequest`` (and their responses) for the classic protocol, whose JoinGroup
+metadata is a ``ConsumerProtocolSubscription``. Decoding is strict: unknown kinds, fields
+or types raise :class:`TraceError` naming the line, the column and the reason.
+
+Writers write version 2 (:data:`VERSION`); version 1 files, which know the consumer
+protocol only, are still read, and a classic API or event kind in one is an error.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, NoReturn
 
 from model import system
 from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
+from model.classic.messages import (
+    NO_GENERATION,
+    ClassicSubscription,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
 from model.config import Config
-from model.ids import Assignment
+from model.ids import EMPTY, Assignment, FrozenMap
 from model.path import Path
 from model.records import (
     ConsumerGroupHeartbeatRequest,
@@ -41,7 +60,23 @@ from model.status import ConfigError, ErrorCode
 from model.trace.strict_json import JsonTextError, raw_decode
 
 FORMAT = "groupcheck-trace"
-VERSION = 1
+VERSION = 2
+"""The version writers write."""
+VERSIONS = (1, 2)
+"""The versions this module reads: 1 (the consumer protocol only) and 2 (also the classic
+protocol's APIs and event kinds)."""
+PROTOCOLS: dict[int, tuple[str, ...]] = {1: ("consumer",), 2: ("consumer", "classic")}
+"""The header's ``protocol`` values each version allows."""
+CONSUMER_APIS = ("ConsumerGroupHeartbeat", "OffsetCommit")
+"""The message APIs of a ``consumer`` (KIP-848) trace."""
+CLASSIC_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+"""The message APIs of a ``classic`` trace (offset commits carry the generation)."""
+APIS: dict[str, tuple[str, ...]] = {"consumer": CONSUMER_APIS, "classic": CLASSIC_APIS}
+"""Per header ``protocol``, the APIs its messages may use."""
+CLASSIC_KINDS = frozenset({"SendJoinGroup", "SendSyncGroup", "Bounce", "StallAssignment"})
+"""Event kinds version 2 added (the classic protocol's actions); a version 1 file has none."""
+PROTOCOL_TYPE = "consumer"
+"""A consumer's JoinGroup ``ProtocolType`` (``ConsumerProtocol.PROTOCOL_TYPE``)."""
 MAX_INT = 2**31 - 1
 MIN_INT = -(2**31)
 MAX_INT64 = 2**63 - 1
@@ -72,6 +107,8 @@ class TraceHeader:
     """The mutant whose rules the run used (``groupcheck mutants``)."""
     rules: Mapping[str, str] | None = None
     """Rules from a file the run used: ``file``, ``name``, ``sha256``."""
+    version: int = VERSION
+    """The format version the file declares (:data:`VERSIONS`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +165,90 @@ def _body(body: object) -> tuple[str, dict[str, Any]]:
             "GenerationIdOrMemberEpoch": body.generation_id_or_member_epoch,
             "Topics": _partitions(body.topics),
         }
-    assert isinstance(body, OffsetCommitResponse)
-    return "OffsetCommit", {"ErrorCode": int(body.error_code), "Topics": _partitions(body.topics)}
+    if isinstance(body, OffsetCommitResponse):
+        return "OffsetCommit", {
+            "ErrorCode": int(body.error_code),
+            "Topics": _partitions(body.topics),
+        }
+    return _classic_body(body)
+
+
+def _subscription(sub: ClassicSubscription) -> dict[str, Any]:
+    """JoinGroup metadata (``ConsumerProtocolSubscription``): ``UserData`` holds the
+    previous assignment the eager ``sticky`` assignor encodes there (KIP-341), as
+    partitions."""
+    return {
+        "Topics": sorted(sub.topics),
+        "OwnedPartitions": _partitions(sub.owned_partitions),
+        "GenerationId": sub.generation_id,
+        "UserData": _partitions(sub.user_data),
+    }
+
+
+def _classic_body(body: object) -> tuple[str, dict[str, Any]]:
+    """A classic body with the field names of ``JoinGroupRequest``, ``SyncGroupRequest``,
+    ``HeartbeatRequest``, ``LeaveGroupRequest`` and their responses."""
+    out: dict[str, Any]
+    if isinstance(body, JoinGroupRequest):
+        out = {"MemberId": body.member_id}
+        if body.instance_id is not None:
+            out["GroupInstanceId"] = body.instance_id
+        metadata = _subscription(body.subscription)
+        out["ProtocolType"] = PROTOCOL_TYPE
+        # The model sends one subscription for every protocol; Kafka encodes it once per
+        # protocol (``ConsumerCoordinator.metadata``), and so does the trace.
+        out["Protocols"] = [{"Name": name, "Metadata": metadata} for name in body.protocols]
+        out["RebalanceTimeoutMs"] = body.rebalance_timeout_ms
+        out["SessionTimeoutMs"] = body.session_timeout_ms
+        return "JoinGroup", out
+    if isinstance(body, JoinGroupResponse):
+        out = {"ErrorCode": int(body.error_code), "GenerationId": body.generation_id}
+        if body.protocol_name is not None:
+            out["ProtocolName"] = body.protocol_name
+        out["Leader"] = body.leader
+        out["MemberId"] = body.member_id
+        out["Members"] = [_join_member(m) for m in body.members]
+        return "JoinGroup", out
+    if isinstance(body, SyncGroupRequest):
+        out = {"MemberId": body.member_id, "GenerationId": body.generation_id}
+        if body.instance_id is not None:
+            out["GroupInstanceId"] = body.instance_id
+        if body.protocol_name is not None:
+            out["ProtocolName"] = body.protocol_name
+        out["Assignments"] = [
+            {"MemberId": member, "Assignment": _partitions(parts)}
+            for member, parts in body.assignments.items()
+        ]
+        return "SyncGroup", out
+    if isinstance(body, SyncGroupResponse):
+        out = {"ErrorCode": int(body.error_code)}
+        if body.protocol_name is not None:
+            out["ProtocolName"] = body.protocol_name
+        out["Assignment"] = _partitions(body.assignment)
+        return "SyncGroup", out
+    if isinstance(body, HeartbeatRequest):
+        out = {"MemberId": body.member_id, "GenerationId": body.generation_id}
+        if body.instance_id is not None:
+            out["GroupInstanceId"] = body.instance_id
+        return "Heartbeat", out
+    if isinstance(body, HeartbeatResponse):
+        return "Heartbeat", {"ErrorCode": int(body.error_code)}
+    if isinstance(body, LeaveGroupRequest):
+        member: dict[str, Any] = {"MemberId": body.member_id}
+        if body.instance_id is not None:
+            member["GroupInstanceId"] = body.instance_id
+        return "LeaveGroup", {"Members": [member]}
+    assert isinstance(body, LeaveGroupResponse), type(body)
+    return "LeaveGroup", {"ErrorCode": int(body.error_code)}
+
+
+def _join_member(m: JoinGroupResponseMember) -> dict[str, Any]:
+    """A member of the leader's JoinGroup response (``JoinGroupResponseMember``)."""
+    out: dict[str, Any] = {"MemberId": m.member_id}
+    if m.instance_id is not None:
+        out["GroupInstanceId"] = m.instance_id
+    out["Metadata"] = _subscription(m.subscription)
+    return out
 
 
 def encode_action(action: Action) -> tuple[str, dict[str, Any]]:
@@ -168,7 +287,7 @@ def path_lines(
     header: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
-        "protocol": "consumer",
+        "protocol": path.config.protocol,
         "topics": dict(path.config.topics),
         "config": config_name or path.config.name,
         "settings": config_to_mapping(path.config),
@@ -244,6 +363,31 @@ _HEARTBEAT_RESPONSE_FIELDS = frozenset(
 )
 _COMMIT_REQUEST_FIELDS = frozenset({"MemberId", "GenerationIdOrMemberEpoch", "Topics"})
 _COMMIT_RESPONSE_FIELDS = frozenset({"ErrorCode", "Topics"})
+_JOIN_REQUEST_FIELDS = frozenset(
+    {
+        "MemberId",
+        "GroupInstanceId",
+        "ProtocolType",
+        "Protocols",
+        "RebalanceTimeoutMs",
+        "SessionTimeoutMs",
+    }
+)
+_JOIN_PROTOCOL_FIELDS = frozenset({"Name", "Metadata"})
+_SUBSCRIPTION_FIELDS = frozenset({"Topics", "OwnedPartitions", "GenerationId", "UserData"})
+_JOIN_RESPONSE_FIELDS = frozenset(
+    {"ErrorCode", "GenerationId", "ProtocolName", "Leader", "MemberId", "Members"}
+)
+_JOIN_MEMBER_FIELDS = frozenset({"MemberId", "GroupInstanceId", "Metadata"})
+_SYNC_REQUEST_FIELDS = frozenset(
+    {"MemberId", "GenerationId", "GroupInstanceId", "ProtocolName", "Assignments"}
+)
+_SYNC_ASSIGNMENT_FIELDS = frozenset({"MemberId", "Assignment"})
+_SYNC_RESPONSE_FIELDS = frozenset({"ErrorCode", "ProtocolName", "Assignment"})
+_HEARTBEAT_FIELDS = frozenset({"MemberId", "GenerationId", "GroupInstanceId"})
+_ERROR_ONLY_FIELDS = frozenset({"ErrorCode"})
+_LEAVE_REQUEST_FIELDS = frozenset({"Members"})
+_LEAVE_MEMBER_FIELDS = frozenset({"MemberId", "GroupInstanceId"})
 _ERROR_CODES = {int(code.value): code for code in ErrorCode}
 _PAYLOAD_FIELDS = {
     kind: (names, frozenset(names))
@@ -261,7 +405,11 @@ def _get(
     n: int,
     optional: bool = False,
     int64: bool = False,
+    within: str | None = None,
 ) -> Any:
+    """``obj[key]``, checked to be of ``kind`` (an int in the int32 range, or int64); an
+    absent or null ``optional`` field is None. A missing field is an error at the column
+    of ``within``, the key of the object that lacks it (else at column 1)."""
     value = number = obj.get(key, _MISSING)
     # The common cases first: a str, list or dict; an int in range (no bool: type, not
     # isinstance). Anything else, and every error, is sorted out below.
@@ -273,7 +421,8 @@ def _get(
     if value is _MISSING:
         if optional:
             return None
-        raise TraceError(n, 1, f"missing field {key!r}")
+        column = 1 if within is None else _col(line, within)
+        raise TraceError(n, column, f"missing field {key!r}")
     if value is None and optional:
         return None
     if type(value) is int:  # the common case first (a bool is no int here: type, not isinstance)
@@ -314,13 +463,18 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
     if _get(obj, "format", str, line, n) != FORMAT:
         raise TraceError(n, _col(line, "format"), f"not a {FORMAT} file: {obj['format']!r:.40}")
     version = _get(obj, "version", int, line, n)
-    if version != VERSION:
+    if version not in VERSIONS:
+        reads = " and ".join(str(v) for v in VERSIONS)
         raise TraceError(
-            n, _col(line, "version"), f"unsupported version {_brief(version)}; this reads {VERSION}"
+            n, _col(line, "version"), f"unsupported version {_brief(version)}; this reads {reads}"
         )
     protocol = _get(obj, "protocol", str, line, n)
-    if protocol != "consumer":
-        raise TraceError(n, _col(line, "protocol"), f"unsupported protocol {protocol!r:.40}")
+    if protocol not in PROTOCOLS[version]:
+        if any(protocol in allowed for allowed in PROTOCOLS.values()):
+            reason = f"protocol {protocol!r} needs version {VERSION}; the header says {version}"
+        else:
+            reason = f"unsupported protocol {protocol!r:.40}"
+        raise TraceError(n, _col(line, "protocol"), reason)
     topics = _get(obj, "topics", dict, line, n)
     for name, count in topics.items():
         if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_INT:
@@ -337,6 +491,7 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         settings=_get(obj, "settings", dict, line, n, optional=True),
         mutant=_get(obj, "mutant", str, line, n, optional=True),
         rules=rules,
+        version=version,
     )
 
 
@@ -412,6 +567,8 @@ def _decode_body(api: str, direction: str, b: Mapping[str, Any], line: str, n: i
                 else None
             ),
         )
+    if api != "OffsetCommit":
+        return _CLASSIC_DECODERS[api, direction == "request"](b, line, n)
     if direction == "request":
         _unknown(b, _COMMIT_REQUEST_FIELDS, line, n, "body")
         return OffsetCommitRequest(
@@ -426,18 +583,249 @@ def _decode_body(api: str, direction: str, b: Mapping[str, Any], line: str, n: i
     )
 
 
-def decode_action(event: TraceEvent, line: str, n: int) -> Action:
-    """The model action an event records."""
+def _nth_col(line: str, key: str, k: int) -> int:
+    """The column of the ``k``-th (0-based) occurrence of ``"key"`` in ``line`` (else of
+    the first)."""
+    i = -1
+    for _ in range(k + 1):
+        i = line.find(f'"{key}"', i + 1)
+        if i < 0:
+            return _col(line, key)
+    return i + 1
+
+
+def _objects(
+    b: Mapping[str, Any], key: str, allowed: frozenset[str], line: str, n: int
+) -> list[Mapping[str, Any]]:
+    """The list of objects under ``key`` (required), each with only ``allowed`` fields."""
+    items: list[Mapping[str, Any]] = _get(b, key, list, line, n, within="body")
+    for item in items:
+        if not isinstance(item, dict):
+            raise TraceError(n, _col(line, key), f"{key} entries must be objects")
+        _unknown(item, allowed, line, n, key)
+    return items
+
+
+def _decode_subscription(meta: Mapping[str, Any], line: str, n: int) -> ClassicSubscription:
+    """JoinGroup metadata (``ConsumerProtocolSubscription``): ``Topics`` is required; the
+    fields later versions added default as in Kafka when absent (``OwnedPartitions`` v1
+    and ``UserData``: none; ``GenerationId`` v2: -1)."""
+    _unknown(meta, _SUBSCRIPTION_FIELDS, line, n, "Metadata")
+    topics = _get(meta, "Topics", list, line, n, within="Metadata")
+    if not all(isinstance(t, str) for t in topics):
+        raise TraceError(n, _col(line, "Topics"), "Topics must be a list of topic names")
+    owned = meta.get("OwnedPartitions")
+    generation = _get(meta, "GenerationId", int, line, n, optional=True)
+    user_data = meta.get("UserData")
+    return ClassicSubscription(
+        topics=frozenset(topics),
+        owned_partitions=(
+            _parts(owned, line, n, "OwnedPartitions") if owned is not None else EMPTY
+        ),
+        generation_id=NO_GENERATION if generation is None else generation,
+        user_data=_parts(user_data, line, n, "UserData") if user_data is not None else EMPTY,
+    )
+
+
+def _decode_join_request(b: Mapping[str, Any], line: str, n: int) -> JoinGroupRequest:
+    """``JoinGroupRequest``: every protocol must carry the same metadata, as the model's
+    consumer (and Kafka's, for the built-in assignors) sends."""
+    _unknown(b, _JOIN_REQUEST_FIELDS, line, n, "body")
+    member_id = _get(b, "MemberId", str, line, n, within="body")
+    instance_id = _get(b, "GroupInstanceId", str, line, n, optional=True)
+    protocol_type = _get(b, "ProtocolType", str, line, n, within="body")
+    if protocol_type != PROTOCOL_TYPE:
+        raise TraceError(
+            n,
+            _col(line, "ProtocolType"),
+            f"ProtocolType must be {PROTOCOL_TYPE!r}, got {protocol_type!r:.40}",
+        )
+    protocols = _objects(b, "Protocols", _JOIN_PROTOCOL_FIELDS, line, n)
+    if not protocols:
+        raise TraceError(n, _col(line, "Protocols"), "Protocols must name at least one assignor")
+    names: list[str] = []
+    subscription: ClassicSubscription | None = None
+    for i, item in enumerate(protocols):
+        names.append(_get(item, "Name", str, line, n, within="Protocols"))
+        metadata = _decode_subscription(
+            _get(item, "Metadata", dict, line, n, within="Protocols"), line, n
+        )
+        if subscription is None:
+            subscription = metadata
+        elif metadata != subscription:
+            raise TraceError(
+                n,
+                _nth_col(line, "Metadata", i),
+                f"protocol {names[-1]!r:.40} carries other Metadata than {names[0]!r:.40}; "
+                "a consumer sends one subscription for every protocol",
+            )
+    assert subscription is not None
+    return JoinGroupRequest(
+        member_id=member_id,
+        instance_id=instance_id,
+        protocols=tuple(names),
+        subscription=subscription,
+        rebalance_timeout_ms=_get(b, "RebalanceTimeoutMs", int, line, n, within="body"),
+        session_timeout_ms=_get(b, "SessionTimeoutMs", int, line, n, within="body"),
+    )
+
+
+def _decode_join_response(b: Mapping[str, Any], line: str, n: int) -> JoinGroupResponse:
+    """``JoinGroupResponse``; ``Members`` is empty but for the leader."""
+    _unknown(b, _JOIN_RESPONSE_FIELDS, line, n, "body")
+    members = tuple(
+        JoinGroupResponseMember(
+            member_id=_get(m, "MemberId", str, line, n, within="Members"),
+            instance_id=_get(m, "GroupInstanceId", str, line, n, optional=True),
+            subscription=_decode_subscription(
+                _get(m, "Metadata", dict, line, n, within="Members"), line, n
+            ),
+        )
+        for m in _objects(b, "Members", _JOIN_MEMBER_FIELDS, line, n)
+    )
+    return JoinGroupResponse(
+        error_code=_error_code(_get(b, "ErrorCode", int, line, n, within="body"), line, n),
+        generation_id=_get(b, "GenerationId", int, line, n, within="body"),
+        protocol_name=_get(b, "ProtocolName", str, line, n, optional=True),
+        leader=_get(b, "Leader", str, line, n, within="body"),
+        member_id=_get(b, "MemberId", str, line, n, within="body"),
+        members=members,
+    )
+
+
+def _decode_sync_request(b: Mapping[str, Any], line: str, n: int) -> SyncGroupRequest:
+    """``SyncGroupRequest``: the leader's ``Assignments`` name each member once."""
+    _unknown(b, _SYNC_REQUEST_FIELDS, line, n, "body")
+    assignments: dict[str, Assignment] = {}
+    for item in _objects(b, "Assignments", _SYNC_ASSIGNMENT_FIELDS, line, n):
+        member = _get(item, "MemberId", str, line, n, within="Assignments")
+        if member in assignments:
+            raise TraceError(
+                n, _col(line, "Assignments"), f"Assignments names member {member!r:.40} twice"
+            )
+        parts = _get(item, "Assignment", list, line, n, within="Assignments")
+        assignments[member] = _parts(parts, line, n, "Assignment")
+    return SyncGroupRequest(
+        member_id=_get(b, "MemberId", str, line, n, within="body"),
+        generation_id=_get(b, "GenerationId", int, line, n, within="body"),
+        instance_id=_get(b, "GroupInstanceId", str, line, n, optional=True),
+        protocol_name=_get(b, "ProtocolName", str, line, n, optional=True),
+        assignments=FrozenMap(assignments),
+    )
+
+
+def _decode_sync_response(b: Mapping[str, Any], line: str, n: int) -> SyncGroupResponse:
+    """``SyncGroupResponse``: the member's assignment (``ConsumerProtocolAssignment``), as
+    partitions."""
+    _unknown(b, _SYNC_RESPONSE_FIELDS, line, n, "body")
+    parts = _get(b, "Assignment", list, line, n, within="body")
+    return SyncGroupResponse(
+        error_code=_error_code(_get(b, "ErrorCode", int, line, n, within="body"), line, n),
+        protocol_name=_get(b, "ProtocolName", str, line, n, optional=True),
+        assignment=_parts(parts, line, n, "Assignment"),
+    )
+
+
+def _decode_heartbeat_request(b: Mapping[str, Any], line: str, n: int) -> HeartbeatRequest:
+    """``HeartbeatRequest`` (the classic protocol's)."""
+    _unknown(b, _HEARTBEAT_FIELDS, line, n, "body")
+    return HeartbeatRequest(
+        member_id=_get(b, "MemberId", str, line, n, within="body"),
+        generation_id=_get(b, "GenerationId", int, line, n, within="body"),
+        instance_id=_get(b, "GroupInstanceId", str, line, n, optional=True),
+    )
+
+
+def _decode_heartbeat_response(b: Mapping[str, Any], line: str, n: int) -> HeartbeatResponse:
+    """``HeartbeatResponse``: an error code."""
+    _unknown(b, _ERROR_ONLY_FIELDS, line, n, "body")
+    return HeartbeatResponse(
+        _error_code(_get(b, "ErrorCode", int, line, n, within="body"), line, n)
+    )
+
+
+def _decode_leave_request(b: Mapping[str, Any], line: str, n: int) -> LeaveGroupRequest:
+    """``LeaveGroupRequest`` v3+: a consumer names one member, itself."""
+    _unknown(b, _LEAVE_REQUEST_FIELDS, line, n, "body")
+    members = _objects(b, "Members", _LEAVE_MEMBER_FIELDS, line, n)
+    if len(members) != 1:
+        raise TraceError(
+            n,
+            _col(line, "Members"),
+            f"Members must name exactly one member (a consumer leaves alone), got {len(members)}",
+        )
+    (member,) = members
+    return LeaveGroupRequest(
+        member_id=_get(member, "MemberId", str, line, n, within="Members"),
+        instance_id=_get(member, "GroupInstanceId", str, line, n, optional=True),
+    )
+
+
+def _decode_leave_response(b: Mapping[str, Any], line: str, n: int) -> LeaveGroupResponse:
+    """``LeaveGroupResponse``, the member's error flattened into the top-level one."""
+    _unknown(b, _ERROR_ONLY_FIELDS, line, n, "body")
+    return LeaveGroupResponse(
+        _error_code(_get(b, "ErrorCode", int, line, n, within="body"), line, n)
+    )
+
+
+_CLASSIC_DECODERS: dict[tuple[str, bool], Callable[[Mapping[str, Any], str, int], Any]] = {
+    ("JoinGroup", True): _decode_join_request,
+    ("JoinGroup", False): _decode_join_response,
+    ("SyncGroup", True): _decode_sync_request,
+    ("SyncGroup", False): _decode_sync_response,
+    ("Heartbeat", True): _decode_heartbeat_request,
+    ("Heartbeat", False): _decode_heartbeat_response,
+    ("LeaveGroup", True): _decode_leave_request,
+    ("LeaveGroup", False): _decode_leave_response,
+}
+"""Per classic API and direction (request: True), its body decoder."""
+
+
+_ALL_APIS = frozenset(api for apis in APIS.values() for api in apis)
+
+
+def _check_api(api: str, header: TraceHeader | None, line: str, n: int) -> None:
+    """``api`` must be one the header's version and protocol allow (any known api
+    without a header)."""
+    if header is None or api in APIS[header.protocol]:
+        if api in _ALL_APIS:
+            return
+        raise TraceError(n, _col(line, "api"), f"unsupported api {api!r:.40}")
+    if api not in _ALL_APIS:
+        reason = f"unsupported api {api!r:.40}"
+    elif header.version == 1:
+        reason = (
+            f"api {api!r} is not in trace format version 1 (the consumer protocol only); "
+            f"a classic trace is version {VERSION} with protocol 'classic'"
+        )
+    else:
+        reason = f"api {api!r} is not an api of the header's protocol {header.protocol!r}"
+    raise TraceError(n, _col(line, "api"), reason)
+
+
+def decode_action(
+    event: TraceEvent, line: str, n: int, header: TraceHeader | None = None
+) -> Action:
+    """The model action an event records. With the file's ``header``, the event must be
+    one its version and protocol allow (a version 1 file has no classic API or event
+    kind; a message's api must be of the header's protocol)."""
     cls = ACTIONS_BY_KIND[event.kind]
     p = event.payload
+    if header is not None and header.version == 1 and event.kind in CLASSIC_KINDS:
+        raise TraceError(
+            n,
+            _col(line, "kind"),
+            f"event kind {event.kind!r} is not in trace format version 1 (the consumer "
+            f"protocol only); a classic trace is version {VERSION}",
+        )
     if cls in (DeliverMessage, LoseMessage):
         _unknown(p, _MESSAGE_FIELDS, line, n, "payload")
         direction = _get(p, "direction", str, line, n)
         api = _get(p, "api", str, line, n)
         if direction not in ("request", "response"):
             raise TraceError(n, _col(line, "direction"), "direction must be request or response")
-        if api not in ("ConsumerGroupHeartbeat", "OffsetCommit"):
-            raise TraceError(n, _col(line, "api"), f"unsupported api {api!r:.40}")
+        _check_api(api, header, line, n)
         body = _decode_body(api, direction, _get(p, "body", dict, line, n), line, n)
         message = Message(
             client=_get(p, "client", str, line, n),
@@ -472,13 +860,19 @@ def read_path(config: Config, lines: Iterable[str]) -> Path:
     if dict(header.topics) != dict(config.topics):
         topics = _brief(dict(header.topics), 200)
         raise TraceError(1, 1, f"trace topics {topics} differ from the config's")
+    if header.protocol != config.protocol:
+        raise TraceError(
+            1,
+            _col(first, "protocol"),
+            f"trace protocol {header.protocol!r} differs from the config's {config.protocol!r}",
+        )
     state = system.initial(config)
     actions: list[Action] = []
     for n, line in enumerate(it, 2):
         if not line.strip():
             continue
         event = parse_event(line, n)
-        action = decode_action(event, line, n)
+        action = decode_action(event, line, n, header)
         if action not in system.enabled(state, config):
             raise TraceError(n, 1, f"{event.kind} is not enabled here")
         state = system.step(state, action, config)

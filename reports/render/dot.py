@@ -101,10 +101,35 @@ def sequence_dot(view: TraceView) -> str:
     return "\n".join(out) + "\n"
 
 
+def _owners_text(view: TraceView, row: Row, tp: tuple[str, int]) -> str:
+    """A timeline cell: the clients consuming ``tp`` after ``row``; in a classic view each
+    with the generation it knows (``A g3``)."""
+    owners = row.owners.get(tp, ())
+    if view.protocol != "classic":
+        return ", ".join(short(o, 12) for o in owners)
+    return ", ".join(f"{short(o, 12)} g{row.epochs.get(o, -1)}" for o in owners)
+
+
+def _generation_row(drawn: Sequence[Row | int]) -> str:
+    """The classic timeline's second row: the group's generation after each drawn step."""
+    cells = ['<td bgcolor="#e8eef7"><b>generation</b></td>']
+    last: Row | None = None
+    for item in drawn:
+        if isinstance(item, int):
+            text = "" if last is None or last.generation is None else str(last.generation)
+            cells.append(f'<td bgcolor="#f2f2f2">{text}</td>')
+            continue
+        last = item
+        cells.append(f"<td>{'' if item.generation is None else item.generation}</td>")
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
 def timeline_dot(view: TraceView) -> str:
     """The ownership timeline: partitions by drawn step, each cell the owner(s); a
     partition owned twice is red, a pending one (revoking, or given but not released
-    elsewhere) is shaded; collapsed stretches are one narrow column."""
+    elsewhere) is shaded; collapsed stretches are one narrow column. A classic view has a
+    row with the group's generation after each step, and names each owner with the
+    generation it knows."""
     drawn = collapse(view.rows)
     header = ['<td bgcolor="#e8eef7"><b>partition</b></td>']
     for item in drawn:
@@ -114,15 +139,15 @@ def timeline_dot(view: TraceView) -> str:
             mark = ' bgcolor="#ffd6d6"' if item.violation else ' bgcolor="#e8eef7"'
             header.append(f"<td{mark}><b>{item.index}</b></td>")
     rows = ["<tr>" + "".join(header) + "</tr>"]
+    if view.protocol == "classic":
+        rows.append(_generation_row(drawn))
     last: Row | None = None
     for tp in view.partitions:
         cells = [f"<td>{html_text(short(_fmt_partition(tp)))}</td>"]
         for item in drawn:
             if isinstance(item, int):
                 row = last
-                cells_text = (
-                    "" if row is None else ", ".join(short(o, 12) for o in row.owners.get(tp, ()))
-                )
+                cells_text = "" if row is None else _owners_text(view, row, tp)
                 cells.append(f'<td bgcolor="#f2f2f2">{html_text(cells_text)}</td>')
                 continue
             last = item
@@ -132,7 +157,7 @@ def timeline_dot(view: TraceView) -> str:
                 colour = ' bgcolor="#ff6b6b"'
             elif tp in item.pending:
                 colour = ' bgcolor="#d9d9d9"'
-            cells.append(f"<td{colour}>{html_text(', '.join(short(o, 12) for o in owners))}</td>")
+            cells.append(f"<td{colour}>{html_text(_owners_text(view, item, tp))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     table = (
         '<<table border="0" cellborder="1" cellspacing="0" cellpadding="3">'

@@ -1,11 +1,28 @@
 """A plain-text "let / then" account of a counterexample in KIP-848 terms: of a model path
-from its states (``explain``), of an external trace from its messages (``explain_events``)."""
+from its states (``explain``), of an external trace from its messages (``explain_events``).
+
+A classic group (JoinGroup / SyncGroup) is explained in its own terms: the generation, the
+group's status, selected protocol and leader, each member's assignment and the partitions
+it reported owning in its JoinGroup (KIP-429), each client's status, generation and what
+it consumes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 from model.actions import Action, DeliverMessage, LoseMessage
+from model.classic.client import rebalance_protocol
+from model.classic.messages import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from model.classic.records import ClassicState
 from model.coordinator import pending_partitions
 from model.ids import TopicPartition, format_partitions
 from model.records import (
@@ -18,12 +35,73 @@ from model.records import (
     State,
 )
 from model.status import FENCING_ERRORS, ErrorCode
+from model.system import AnyState
 from reports.casestudy import describe_action
 from reports.render.escape import partitions, shown
-from reports.render.view import Row, TraceView
+from reports.render.view import CLASSIC_RESETS, Row, TraceView, consumes
 
 
-def _changes(pre: State, post: State) -> list[str]:
+def _classic_changes(pre: ClassicState, post: ClassicState) -> list[str]:
+    """What a step changed in a classic group and its clients."""
+    out: list[str] = []
+    g0, g1 = pre.group, post.group
+    if g1.generation_id != g0.generation_id:
+        out.append(f"the group moves to generation {g1.generation_id}")
+    if g1.status != g0.status:
+        out.append(f"the group is {g1.status.value}")
+    if g1.protocol_name != g0.protocol_name and g1.protocol_name is not None:
+        out.append(f"the group's protocol is {shown(g1.protocol_name)}")
+    if g1.leader_id != g0.leader_id and g1.leader_id:
+        out.append(f"the leader is {shown(g1.leader_id)}")
+    for mid in sorted(set(g0.members) | set(g1.members)):
+        a, b = g0.members.get(mid), g1.members.get(mid)
+        name = shown(mid)
+        if b is None:
+            out.append(f"member {name} is removed from the group")
+            continue
+        if a is None:
+            out.append(f"member {name} joins the group")
+        claims = b.subscription.owned_partitions
+        if (a is None or a.subscription.owned_partitions != claims) and claims:
+            generation = b.subscription.generation_id
+            at = f" (generation {generation})" if generation >= 0 else ""
+            out.append(f"{name} reports owning {partitions(claims)}{at}")
+        if (a is None and b.assignment) or (a is not None and a.assignment != b.assignment):
+            out.append(
+                f"{name} is assigned {partitions(b.assignment)} (generation {g1.generation_id})"
+            )
+    for c0, c1 in zip(pre.clients, post.clients, strict=True):
+        name = shown(c1.name)
+        if c0.alive != c1.alive:
+            out.append(f"client {name} is {'up' if c1.alive else 'down'}")
+        protocol = rebalance_protocol(c1)
+        if c0.assignors != c1.assignors or protocol is not rebalance_protocol(c0):
+            assignors = ", ".join(shown(a) for a in c1.assignors)
+            out.append(
+                f"client {name} runs assignors [{assignors}] and follows the "
+                f"{protocol.value} protocol"
+            )
+        if c0.member_id != c1.member_id and c1.member_id:
+            out.append(f"client {name} is member {shown(c1.member_id)}")
+        if c0.generation_id != c1.generation_id:
+            out.append(f"client {name} is at generation {c1.generation_id}")
+        if c0.status != c1.status:
+            out.append(f"client {name} is {c1.status.value}")
+        if c1.stalled and not c0.stalled:
+            out.append(f"client {name}'s application hangs")
+        if consumes(c0) != consumes(c1):
+            out.append(f"client {name} now consumes {partitions(consumes(c1))}")
+        if c1.expired and not c0.expired:
+            out.append(f"client {name}'s member was removed but it still consumes")
+    return out
+
+
+def _changes(pre: AnyState, post: AnyState) -> list[str]:
+    """What a step changed, in the KIP's terms (a classic step: ``_classic_changes``)."""
+    if isinstance(pre, ClassicState) and isinstance(post, ClassicState):
+        return _classic_changes(pre, post)
+    assert isinstance(pre, State)
+    assert isinstance(post, State)
     out: list[str] = []
     g0, g1 = pre.group, post.group
     if g1.group_epoch != g0.group_epoch:
@@ -57,8 +135,33 @@ def _changes(pre: State, post: State) -> list[str]:
     return out
 
 
+def _opening(s0: AnyState) -> str:
+    """The explanation's first line: the group and the clients before the first step."""
+    if isinstance(s0, ClassicState):
+        cg = s0.group
+        clients = ", ".join(
+            f"{shown(c.name)} {c.status.value} ({rebalance_protocol(c).value})"
+            + (f" at generation {c.generation_id}" if c.generation_id >= 0 else "")
+            + (f" consuming {partitions(consumes(c))}" if consumes(c) else "")
+            for c in s0.clients
+        )
+        protocol = f", protocol {shown(cg.protocol_name)}" if cg.protocol_name else ""
+        leader = f", leader {shown(cg.leader_id)}" if cg.leader_id else ""
+        return (
+            f"Let the classic group be at generation {cg.generation_id} "
+            f"({cg.status.value}{protocol}{leader}) with {len(cg.members)} member(s); "
+            f"clients: {clients}."
+        )
+    g = s0.group
+    clients = ", ".join(f"{c.name} {c.status.value}" for c in s0.clients)
+    return (
+        f"Let the group be at group epoch {g.group_epoch} and assignment epoch "
+        f"{g.assignment_epoch} with {len(g.members)} member(s); clients: {clients}."
+    )
+
+
 def explain(
-    states: Sequence[State],
+    states: Sequence[AnyState],
     actions: Sequence[Action],
     prop: str,
     message: str,
@@ -66,14 +169,14 @@ def explain(
     reference: str = "",
     max_steps: int = 60,
 ) -> str:
-    """The explanation: the initial group, each step with what it changed, the violation."""
-    s0 = states[0]
-    g = s0.group
-    clients = ", ".join(f"{c.name} {c.status.value}" for c in s0.clients)
-    lines = [
-        f"Let the group be at group epoch {g.group_epoch} and assignment epoch "
-        f"{g.assignment_epoch} with {len(g.members)} member(s); clients: {clients}."
-    ]
+    """The explanation: the initial group, each step with what it changed, the violation
+    (a classic path in generations, assignments and reported owned partitions)."""
+    lines = [_opening(states[0])]
+    unchanged = (
+        "generation, assignment, status or ownership"
+        if isinstance(states[0], ClassicState)
+        else "epoch or assignment"
+    )
     skipped = 0
     for i, (a, pre, post) in enumerate(zip(actions, states, states[1:], strict=False), 1):
         changes = _changes(pre, post)
@@ -81,7 +184,7 @@ def explain(
             skipped += 1
             continue
         if skipped:
-            lines.append(f"  ({skipped} steps that change no epoch or assignment)")
+            lines.append(f"  ({skipped} steps that change no {unchanged})")
             skipped = 0
         tail = ": " + "; ".join(changes) if changes else ""
         lines.append(f"then ({i}) {describe_action(a)}{tail}.")
@@ -91,16 +194,75 @@ def explain(
     return "\n".join(lines) + "\n"
 
 
-def _say_event(action: Action) -> str:
+def _classic_error(client: str, request: str, error: ErrorCode) -> str:
+    """``the coordinator answers A's SyncGroup with ILLEGAL_GENERATION (…)``."""
+    text = f"the coordinator answers {client}'s {request} with {error.name}"
+    if error in CLASSIC_RESETS:
+        text += " (it loses its partitions and joins again)"
+    return text
+
+
+def _say_classic(client: str, b: object) -> str | None:
+    """What a classic group request or response says, in Kafka's words (None for another
+    body)."""
+    if isinstance(b, JoinGroupRequest):
+        sub = b.subscription
+        who = f" as {shown(b.member_id)}" if b.member_id else " without a member id"
+        at = f" at generation {sub.generation_id}" if sub.generation_id >= 0 else ""
+        return (
+            f"{client} sends JoinGroup{who}, reporting it owns "
+            f"{partitions(sub.owned_partitions)}{at}"
+        )
+    if isinstance(b, JoinGroupResponse):
+        if b.error_code is ErrorCode.MEMBER_ID_REQUIRED:
+            member = shown(b.member_id)
+            return f"the coordinator answers {client}'s JoinGroup: join again as {member}"
+        if b.error_code is not ErrorCode.NONE:
+            return _classic_error(client, "JoinGroup", b.error_code)
+        leads = b.member_id and b.member_id == b.leader
+        role = "the leader" if leads else f"leader {shown(b.leader)}"
+        return (
+            f"the coordinator answers {client}'s JoinGroup: generation {b.generation_id}, "
+            f"member {shown(b.member_id)}, {role}"
+        )
+    if isinstance(b, SyncGroupRequest):
+        given = ", ".join(f"{shown(m)} {partitions(a)}" for m, a in b.assignments.items())
+        assigning = f", assigning {given}" if given else ""
+        return f"{client} sends SyncGroup at generation {b.generation_id}{assigning}"
+    if isinstance(b, SyncGroupResponse):
+        if b.error_code is not ErrorCode.NONE:
+            return _classic_error(client, "SyncGroup", b.error_code)
+        given = partitions(b.assignment)
+        return f"the coordinator answers {client}'s SyncGroup: assignment {given}"
+    if isinstance(b, HeartbeatRequest):
+        return f"{client} heartbeats at generation {b.generation_id}"
+    if isinstance(b, HeartbeatResponse):
+        text = _classic_error(client, "heartbeat", b.error_code)
+        if b.error_code is ErrorCode.REBALANCE_IN_PROGRESS:
+            text += " (it must rejoin)"
+        return text
+    if isinstance(b, LeaveGroupRequest):
+        return f"{client} leaves the group (LeaveGroup as {shown(b.member_id)})"
+    if isinstance(b, LeaveGroupResponse):
+        return f"the coordinator answers {client}'s LeaveGroup with {b.error_code.name}"
+    return None
+
+
+def _say_event(action: Action, classic: bool = False) -> str:
     """What an external trace's event does, in KIP-848 words (the heartbeat fields of
-    ``ConsumerGroupHeartbeatRequest`` / ``ConsumerGroupHeartbeatResponse``)."""
+    ``ConsumerGroupHeartbeatRequest`` / ``ConsumerGroupHeartbeatResponse``), or in the
+    classic protocol's (JoinGroup, SyncGroup, Heartbeat, LeaveGroup; ``classic``: an offset
+    commit carries a generation)."""
     if not isinstance(action, DeliverMessage | LoseMessage):
         return describe_action(action)
     m = action.message
     b = m.body
     client = shown(m.client)
     lost = " (lost on the way)" if isinstance(action, LoseMessage) else ""
-    if isinstance(b, ConsumerGroupHeartbeatRequest):
+    said = _say_classic(client, b)
+    if said is not None:
+        text = said
+    elif isinstance(b, ConsumerGroupHeartbeatRequest):
         owned = (
             ""
             if b.topic_partitions is None
@@ -128,7 +290,7 @@ def _say_event(action: Action) -> str:
     elif isinstance(b, OffsetCommitRequest):
         text = (
             f"{client} commits offsets of {partitions(b.topics)} "
-            f"at epoch {b.generation_id_or_member_epoch}"
+            f"at {'generation' if classic else 'epoch'} {b.generation_id_or_member_epoch}"
         )
     else:
         assert isinstance(b, OffsetCommitResponse)
@@ -145,7 +307,7 @@ def _holdings(row: Row | None) -> dict[str, frozenset[TopicPartition]]:
     return {name: frozenset(tps) for name, tps in out.items()}
 
 
-def _row_changes(before: Row | None, row: Row) -> list[str]:
+def _row_changes(before: Row | None, row: Row, classic: bool = False) -> list[str]:
     out: list[str] = []
     target = shown(row.target)
     if row.revoked:
@@ -158,11 +320,12 @@ def _row_changes(before: Row | None, row: Row) -> list[str]:
             f"{', '.join(shown(h) for h in holders) or 'another member'} still holds them"
         )
     old = before.epochs if before is not None else {}
+    word = "generation" if classic else "member epoch"
     for name, epoch in row.epochs.items():
         if name not in old and epoch > 0:
-            out.append(f"member {shown(name)} is at member epoch {epoch}")
+            out.append(f"member {shown(name)} is at {word} {epoch}")
         elif name in old and old[name] != epoch:
-            out.append(f"member {shown(name)} moves to member epoch {epoch}")
+            out.append(f"member {shown(name)} moves to {word} {epoch}")
     h0, h1 = _holdings(before), _holdings(row)
     for name in sorted(set(h0) | set(h1)):
         if h0.get(name, frozenset()) != h1.get(name, frozenset()):
@@ -190,12 +353,20 @@ def explain_events(
     each event in KIP-848 words with what it changed in the safety validator's reading —
     member epochs, what each member may consume (what it last reported plus what it was
     given since), partitions revoked or given while another member still holds them — and
-    the ``(line, property, message)`` findings where they are reported. ``describe`` gives
+    the ``(line, property, message)`` findings where they are reported. A classic trace
+    (``view.protocol``, or ``protocol``, is ``classic``) is told in generations, JoinGroup
+    and SyncGroup: a member may consume what it reported owning in its last JoinGroup,
+    then what its SyncGroup response assigned. ``describe`` gives
     a property's description and KIP reference. ``view`` is ``view_of_events(events)``."""
+    classic = view.protocol == "classic" or protocol == "classic"
+    reading = (
+        "what it last reported owning in a JoinGroup, then what its SyncGroup response assigned"
+        if classic
+        else "what it last reported owning plus what it was given since"
+    )
     lines = [
         f"Let an external implementation ({protocol} protocol) log {len(events)} events; "
-        "the group starts empty and a member may consume what it last reported owning "
-        "plus what it was given since."
+        f"the group starts empty and a member may consume {reading}."
     ]
     at: dict[int, list[tuple[str, str]]] = {}
     for line, prop, message in findings:
@@ -203,7 +374,7 @@ def explain_events(
     skipped = 0
     before: Row | None = None
     for (line, action), row in zip(events, view.rows, strict=True):
-        changes = _row_changes(before, row)
+        changes = _row_changes(before, row, classic)
         before = row
         reported = at.get(line, [])
         if len(events) > max_steps and not changes and not reported and row is not view.rows[-1]:
@@ -213,7 +384,7 @@ def explain_events(
             lines.append(f"  ({skipped} events that change no epoch or ownership)")
             skipped = 0
         tail = ": " + "; ".join(changes) if changes else ""
-        lines.append(f"then ({row.index}, line {line}) {_say_event(action)}{tail}.")
+        lines.append(f"then ({row.index}, line {line}) {_say_event(action, classic)}{tail}.")
         for prop, message in reported:
             lines.append(f"  here {prop} is violated: {message}")
     if not findings:

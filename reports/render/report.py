@@ -10,7 +10,7 @@ import networkx as nx
 from invariants.check import all_properties
 from invariants.liveness import CONVERGENCE
 from model.actions import Action
-from model.records import State
+from model.system import AnyState
 from reports.render.dot import (
     STATE_GRAPH_MAX_NODES,
     RenderError,
@@ -55,6 +55,18 @@ CAPTIONS = {
     "states' successors only.",
 }
 
+CLASSIC_CAPTIONS = {
+    **CAPTIONS,
+    "sequence": "JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit requests and "
+    "responses between the coordinator and each client; a SyncGroup response also names "
+    "the partitions it revokes and those it gives while another client still consumes "
+    "them (pending); the violating step is red.",
+    "ownership": "Who consumes each partition after each step, with the generation each "
+    "client knows (A g3), under the group's generation: red when two clients do, grey when "
+    "the partition is pending (a member's assignment and what its client consumes differ).",
+}
+"""Captions of a classic group's pictures (``TraceView.protocol`` is ``classic``)."""
+
 TITLES = {"sequence": "Sequence chart", "ownership": "Ownership timeline", "states": "State graph"}
 
 
@@ -96,8 +108,9 @@ def write_report(
     try:
         svgs = write_pictures(directory, dot_sources(view, graph, graph_path))
         note = collapsed_note(view)
+        captions = CLASSIC_CAPTIONS if view.protocol == "classic" else CAPTIONS
         figures = [
-            Figure(TITLES[k], svg, CAPTIONS[k] + (note if k != "states" else ""))
+            Figure(TITLES[k], svg, captions[k] + (note if k != "states" else ""))
             for k, svg in svgs.items()
         ]
     except RenderError as e:
@@ -120,7 +133,7 @@ def write_report(
 
 def path_report(
     directory: FsPath,
-    states: Sequence[State],
+    states: Sequence[AnyState],
     actions: Sequence[Action],
     prop: str,
     message: str,
@@ -131,7 +144,8 @@ def path_report(
     graph: nx.DiGraph | None = None,
     graph_path: Sequence[Hashable] = (),
 ) -> FsPath:
-    """The report of a model counterexample (its last step is the violation)."""
+    """The report of a model counterexample (its last step is the violation), of either
+    protocol family."""
     view = view_of_path(states, actions, prop, message, violation_step=len(actions))
     description, reference = property_text(prop)
     text = explain(states, actions, prop, message, description, reference)

@@ -12,6 +12,19 @@ no longer contains them — and its **pending** partitions — in a model path t
 partitions the coordinator withholds until their previous owner releases them
 (``UNRELEASED_PARTITIONS``, ``CurrentAssignmentBuilder``); in an external trace the
 partitions it is given that another member still holds.
+
+A classic group (JoinGroup / SyncGroup, ``model.classic``) has no member epochs and no
+target assignment. Its rows keep, per client, the **generation** it knows (where a consumer
+row keeps member epochs) and the group's generation after the step; a client consumes
+what it owns unless its application hangs (``StallAssignment``), as
+``invariants.classic_snapshot`` reads it. "Pending" is what a member's assignment of the
+last SyncGroup phase and what its client consumes disagree on: given but not yet taken up,
+or still consumed though no longer assigned. A SyncGroup response's arrow names the
+partitions it revokes (the client owned them and the assignment no longer contains them,
+KIP-429) and as **pending** the partitions it gives that another client still consumes. In
+an external classic trace a member consumes what it reported owning in its last JoinGroup
+(KIP-429 ``OwnedPartitions``; an eager member reports none, having revoked everything) and,
+from its SyncGroup response on, what that assigned.
 """
 
 from __future__ import annotations
@@ -20,8 +33,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
+from model.classic.messages import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+    classic_api,
+)
+from model.classic.records import ClassicClient, ClassicState
 from model.coordinator import pending_partitions
-from model.ids import Assignment, TopicPartition
+from model.ids import EMPTY, Assignment, TopicPartition
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -30,6 +55,7 @@ from model.records import (
     State,
 )
 from model.status import ErrorCode
+from model.system import AnyState
 from reports.render.escape import shown
 
 COORDINATOR = "coordinator"
@@ -53,6 +79,7 @@ class Row:
     violation: bool = False
     revoked: frozenset[TopicPartition] = frozenset()  # a response takes these away
     member_pending: frozenset[TopicPartition] = frozenset()  # a response leaves these pending
+    generation: int | None = None  # classic: the group's generation after the step
 
 
 @dataclass
@@ -65,6 +92,9 @@ class TraceView:
     violation: str | None = None
     message: str | None = None
     notes: list[str] = field(default_factory=list)
+    protocol: str = "consumer"
+    """``consumer`` (KIP-848) or ``classic``: classic rows' ``epochs`` are the generation
+    each client knows, and their ``generation`` the group's."""
 
 
 def _parts(a: Assignment | None) -> str:
@@ -79,7 +109,8 @@ def _parts(a: Assignment | None) -> str:
 
 
 def response_detail(revoked: Assignment, pending: Assignment) -> str:
-    """The second line of a heartbeat response's label: revoked and pending partitions."""
+    """The second line of a heartbeat (or SyncGroup) response's label: revoked and pending
+    partitions."""
     bits = []
     if revoked:
         bits.append(f"revoked={_parts(revoked)}")
@@ -88,17 +119,21 @@ def response_detail(revoked: Assignment, pending: Assignment) -> str:
     return ("\n" + " ".join(bits)) if bits else ""
 
 
-def _response(action: Action) -> tuple[str, ConsumerGroupHeartbeatResponse] | None:
-    """(client, response) when ``action`` delivers or loses a successful heartbeat response
-    that carries an assignment."""
+def _response(action: Action) -> tuple[str, Assignment] | None:
+    """(client, assignment) when ``action`` delivers or loses a successful heartbeat
+    response that carries an assignment, or a successful SyncGroup response."""
     if not isinstance(action, DeliverMessage | LoseMessage):
         return None
     b = action.message.body
+    if isinstance(b, SyncGroupResponse):
+        if b.error_code is not ErrorCode.NONE:
+            return None
+        return action.message.client, b.assignment
     if not isinstance(b, ConsumerGroupHeartbeatResponse):
         return None
     if b.error_code is not ErrorCode.NONE or b.assignment is None:
         return None
-    return action.message.client, b
+    return action.message.client, b.assignment
 
 
 def _request_client(action: Action) -> str | None:
@@ -110,14 +145,52 @@ def _request_client(action: Action) -> str | None:
     return None
 
 
-def message_label(action: Action) -> tuple[str, str, str, bool]:
-    """(source lane, target lane, label, lost) of a message action, else of a local one."""
+def _classic_label(b: object) -> str | None:
+    """The label of a classic group request or response (None for another body):
+    ``JoinGroup member=B.m2 owned=[foo-1,3] gen=3``, ``JoinGroup gen=4 member=A.m1
+    leader=A.m1``, ``SyncGroup gen=4 A.m1=[foo-0,3] …``, ``SyncGroup assigned=[foo-1]``,
+    ``Heartbeat gen=3``, ``Heartbeat REBALANCE_IN_PROGRESS``, ``LeaveGroup member=B.m1``."""
+    if isinstance(b, JoinGroupRequest):
+        who = f" member={shown(b.member_id)}" if b.member_id else ""
+        sub = b.subscription
+        gen = f" gen={sub.generation_id}" if sub.generation_id >= 0 else ""
+        return f"JoinGroup{who} owned={_parts(sub.owned_partitions)}{gen}"
+    if isinstance(b, JoinGroupResponse):
+        who = f" member={shown(b.member_id)}" if b.member_id else ""
+        if b.error_code is not ErrorCode.NONE:
+            return f"JoinGroup {b.error_code.name}{who}"
+        return f"JoinGroup gen={b.generation_id}{who} leader={shown(b.leader)}"
+    if isinstance(b, SyncGroupRequest):
+        given = "".join(f" {shown(m)}={_parts(a)}" for m, a in b.assignments.items())
+        return f"SyncGroup gen={b.generation_id}{given}"
+    if isinstance(b, SyncGroupResponse):
+        if b.error_code is not ErrorCode.NONE:
+            return f"SyncGroup {b.error_code.name}"
+        return f"SyncGroup assigned={_parts(b.assignment)}"
+    if isinstance(b, HeartbeatRequest):
+        return f"Heartbeat gen={b.generation_id}"
+    if isinstance(b, HeartbeatResponse):
+        return f"Heartbeat {b.error_code.name}"
+    if isinstance(b, LeaveGroupRequest):
+        return f"LeaveGroup member={shown(b.member_id)}"
+    if isinstance(b, LeaveGroupResponse):
+        return f"LeaveGroup {b.error_code.name}"
+    return None
+
+
+def message_label(action: Action, classic: bool = False) -> tuple[str, str, str, bool]:
+    """(source lane, target lane, label, lost) of a message action, else of a local one.
+    ``classic``: an offset commit carries a generation (``commit gen=3``), not a member
+    epoch."""
     if isinstance(action, DeliverMessage | LoseMessage):
         m = action.message
         b = m.body
         lost = isinstance(action, LoseMessage)
         src, dst = (m.client, COORDINATOR) if m.to_coordinator else (COORDINATOR, m.client)
-        if isinstance(b, ConsumerGroupHeartbeatRequest):
+        classic_text = _classic_label(b)
+        if classic_text is not None:
+            text = classic_text
+        elif isinstance(b, ConsumerGroupHeartbeatRequest):
             owned = "" if b.topic_partitions is None else f" owned={_parts(b.topic_partitions)}"
             text = f"HB epoch={b.member_epoch}{owned}"
         elif isinstance(b, ConsumerGroupHeartbeatResponse):
@@ -127,7 +200,8 @@ def message_label(action: Action) -> tuple[str, str, str, bool]:
                 given = "" if b.assignment is None else f" assigned={_parts(b.assignment)}"
                 text = f"HB epoch={b.member_epoch}{given}"
         elif isinstance(b, OffsetCommitRequest):
-            text = f"commit epoch={b.generation_id_or_member_epoch} {_parts(b.topics)}"
+            field_name = "gen" if classic else "epoch"
+            text = f"commit {field_name}={b.generation_id_or_member_epoch} {_parts(b.topics)}"
         else:
             assert isinstance(b, OffsetCommitResponse)
             text = f"commit {b.error_code.name}"
@@ -146,12 +220,43 @@ def _routine(action: Action) -> bool:
         return b.member_epoch > 0 and b.topic_partitions is None
     if isinstance(b, ConsumerGroupHeartbeatResponse):
         return b.error_code is ErrorCode.NONE and b.assignment is None
+    if isinstance(b, HeartbeatRequest):
+        return True
+    if isinstance(b, HeartbeatResponse):
+        return b.error_code is ErrorCode.NONE
     return False
 
 
-def _state_ownership(
-    state: State,
+def consumes(c: ClassicClient) -> Assignment:
+    """What a classic client consumes: what it owns, unless its process is down or its
+    application hangs (``invariants.classic_snapshot``'s ``client_owns``)."""
+    return EMPTY if c.stalled or not c.alive else c.owned
+
+
+def _classic_ownership(
+    state: ClassicState,
 ) -> tuple[dict[TopicPartition, tuple[str, ...]], frozenset[TopicPartition], dict[str, int]]:
+    """Owners (clients consuming each partition), pending partitions (a member's
+    assignment and its client's consumption disagree) and each client's generation."""
+    owners: dict[TopicPartition, list[str]] = {}
+    pending: set[TopicPartition] = set()
+    members = state.group.members
+    for c in state.clients:
+        now = consumes(c)
+        for tp in now:
+            owners.setdefault(tp, []).append(c.name)
+        member = members.get(c.member_id) if c.alive and c.member_id else None
+        if member is not None:
+            pending |= member.assignment ^ now
+    generations = {c.name: c.generation_id for c in state.clients}
+    return {tp: tuple(v) for tp, v in owners.items()}, frozenset(pending), generations
+
+
+def _state_ownership(
+    state: AnyState,
+) -> tuple[dict[TopicPartition, tuple[str, ...]], frozenset[TopicPartition], dict[str, int]]:
+    if isinstance(state, ClassicState):
+        return _classic_ownership(state)
     owners: dict[TopicPartition, list[str]] = {}
     for c in state.clients:
         for tp in c.owned:
@@ -165,13 +270,15 @@ def _state_ownership(
 
 
 def view_of_path(
-    states: Sequence[State],
+    states: Sequence[AnyState],
     actions: Sequence[Action],
     violation: str | None = None,
     message: str | None = None,
     violation_step: int | None = None,
 ) -> TraceView:
-    """The view of a model path (``states`` has one more element than ``actions``)."""
+    """The view of a model path (``states`` has one more element than ``actions``), of
+    either protocol family."""
+    classic = isinstance(states[0], ClassicState)
     lanes = [COORDINATOR, *(c.name for c in states[0].clients)]
     partitions: set[TopicPartition] = set()
     for s in states:
@@ -183,21 +290,25 @@ def view_of_path(
     # request it handled: the response to that request is the one delivered next.
     withheld: dict[str, Assignment] = {}
     for i, (action, pre, post) in enumerate(zip(actions, states[:-1], states[1:], strict=True), 1):
-        src, dst, label, lost = message_label(action)
+        src, dst, label, lost = message_label(action, classic)
         owners, pending, epochs = _state_ownership(post)
         asked = _request_client(action)
-        if asked is not None:
+        if asked is not None and isinstance(post, State):
             withheld[asked] = _withheld(post, asked)
         revoked: Assignment = frozenset()
         member_pending: Assignment = frozenset()
         answer = _response(action)
         if answer is not None:
-            name, body = answer
-            client = next((c for c in pre.clients if c.name == name), None)
-            held = client.owned if client is not None else frozenset()
-            assert body.assignment is not None
-            revoked = held - body.assignment
-            member_pending = withheld.get(name, frozenset())
+            name, assignment = answer
+            held: Assignment = frozenset()
+            for c in pre.clients:
+                if c.name == name:
+                    held = c.owned
+            revoked = held - assignment
+            if isinstance(pre, ClassicState):
+                member_pending = assignment & _consumed_elsewhere(pre, name)
+            else:
+                member_pending = withheld.get(name, frozenset())
             label += response_detail(revoked, member_pending)
         rows.append(
             Row(
@@ -215,9 +326,20 @@ def view_of_path(
                 violation=i == violation_step,
                 revoked=revoked,
                 member_pending=member_pending,
+                generation=post.group.generation_id if isinstance(post, ClassicState) else None,
             )
         )
-    return TraceView(lanes, sorted(partitions), rows, violation, message)
+    protocol = "classic" if classic else "consumer"
+    return TraceView(lanes, sorted(partitions), rows, violation, message, protocol=protocol)
+
+
+def _consumed_elsewhere(state: ClassicState, client_name: str) -> Assignment:
+    """What the classic clients other than ``client_name`` consume in ``state``."""
+    out: set[TopicPartition] = set()
+    for c in state.clients:
+        if c.name != client_name:
+            out |= consumes(c)
+    return frozenset(out)
 
 
 def _withheld(state: State, client_name: str) -> Assignment:
@@ -234,33 +356,65 @@ class _Member:
     epoch: int = 0
 
 
+CLASSIC_RESETS = frozenset(
+    {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION, ErrorCode.FENCED_INSTANCE_ID}
+)
+"""Classic errors after which a member has lost its partitions (``resetStateAndRejoin``:
+``onPartitionsLost`` before it joins again, or a fatal error)."""
+
+
+def _read_classic(members: dict[str, _Member], client: str, b: object) -> Assignment:
+    """Update the member views with a delivered classic body; returns the partitions of
+    the assignment it gives (for the trace's set of partitions)."""
+    view = members.setdefault(client, _Member(epoch=-1))
+    if isinstance(b, JoinGroupRequest):
+        view.reported = b.subscription.owned_partitions
+        view.received = frozenset()
+    elif isinstance(b, LeaveGroupRequest):
+        members[client] = _Member(epoch=-1)
+    elif isinstance(b, JoinGroupResponse | SyncGroupResponse | HeartbeatResponse):
+        if b.error_code in CLASSIC_RESETS:
+            members[client] = _Member(epoch=-1)
+        elif isinstance(b, JoinGroupResponse) and b.error_code is ErrorCode.NONE:
+            view.epoch = b.generation_id
+        elif isinstance(b, SyncGroupResponse) and b.error_code is ErrorCode.NONE:
+            view.reported = b.assignment
+            view.received = frozenset()
+            return b.assignment
+    return frozenset()
+
+
 def view_of_events(
     actions: Iterable[tuple[int, Action]],
     violations: dict[int, str] | None = None,
 ) -> TraceView:
     """The view of an external trace's (line, action) events; ``violations`` maps a line
-    to the property the validator reported there."""
+    to the property the validator reported there. A trace with classic bodies (JoinGroup,
+    SyncGroup …) is read as a classic one: its rows' ``epochs`` are generations."""
     violations = violations or {}
     members: dict[str, _Member] = {}
     lanes = [COORDINATOR]
     partitions: set[TopicPartition] = set()
     rows: list[Row] = []
     first: tuple[str, str] | None = None
+    classic = False
+    generation: int | None = None
     for i, (line, action) in enumerate(actions, 1):
-        src, dst, label, lost = message_label(action)
+        if isinstance(action, DeliverMessage | LoseMessage):
+            classic = classic or classic_api(action.message.body) is not None
+        src, dst, label, lost = message_label(action, classic)
         revoked: Assignment = frozenset()
         member_pending: Assignment = frozenset()
         answer = _response(action)
         if answer is not None:
-            name, body = answer
-            assert body.assignment is not None
+            name, assignment = answer
             before = members.get(name, _Member())
-            revoked = (before.reported | before.received) - body.assignment
+            revoked = (before.reported | before.received) - assignment
             elsewhere: set[TopicPartition] = set()
             for other, mv in members.items():
                 if other != name:
                     elsewhere |= mv.reported | mv.received
-            member_pending = (body.assignment - before.reported) & frozenset(elsewhere)
+            member_pending = (assignment - before.reported) & frozenset(elsewhere)
             label += response_detail(revoked, member_pending)
         for lane in (src, dst):
             if lane not in lanes:
@@ -268,22 +422,27 @@ def view_of_events(
         if isinstance(action, DeliverMessage):
             m = action.message
             b = m.body
-            view = members.setdefault(m.client, _Member())
-            if isinstance(b, ConsumerGroupHeartbeatRequest):
-                if b.member_epoch < 0:
-                    members[m.client] = _Member()
-                elif b.topic_partitions is not None:
-                    view.reported = b.topic_partitions
-                    view.received = view.received & b.topic_partitions
-            elif isinstance(b, ConsumerGroupHeartbeatResponse):
-                if b.error_code is not ErrorCode.NONE:
-                    if b.error_code.name in ("FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID"):
+            if classic_api(b) is not None:
+                partitions.update(_read_classic(members, m.client, b))
+                if isinstance(b, JoinGroupResponse) and b.error_code is ErrorCode.NONE:
+                    generation = max(generation or 0, b.generation_id)
+            else:
+                view = members.setdefault(m.client, _Member(epoch=-1 if classic else 0))
+                if isinstance(b, ConsumerGroupHeartbeatRequest):
+                    if b.member_epoch < 0:
                         members[m.client] = _Member()
-                else:
-                    view.epoch = max(view.epoch, b.member_epoch)
-                    if b.assignment is not None:
-                        view.received = b.assignment
-                        partitions.update(b.assignment)
+                    elif b.topic_partitions is not None:
+                        view.reported = b.topic_partitions
+                        view.received = view.received & b.topic_partitions
+                elif isinstance(b, ConsumerGroupHeartbeatResponse):
+                    if b.error_code is not ErrorCode.NONE:
+                        if b.error_code.name in ("FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID"):
+                            members[m.client] = _Member()
+                    else:
+                        view.epoch = max(view.epoch, b.member_epoch)
+                        if b.assignment is not None:
+                            view.received = b.assignment
+                            partitions.update(b.assignment)
         owners: dict[TopicPartition, list[str]] = {}
         pending: set[TopicPartition] = set()
         for name, mv in members.items():
@@ -310,6 +469,7 @@ def view_of_events(
                 violation=bad,
                 revoked=revoked,
                 member_pending=member_pending,
+                generation=generation if classic else None,
             )
         )
     return TraceView(
@@ -318,6 +478,7 @@ def view_of_events(
         rows,
         first[0] if first else None,
         f"reported at {first[1]}" if first else None,
+        protocol="classic" if classic else "consumer",
     )
 
 

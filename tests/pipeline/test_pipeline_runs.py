@@ -157,3 +157,15 @@ def test_rows_table_has_the_schema() -> None:
     assert table.schema == run_schema()
     assert table.column("run").to_pylist() == [0, 1, 2]
     assert table.column("seed").to_pylist() == [0, 1, 2]
+
+
+def test_classic_presets_run_in_a_sweep() -> None:
+    plan = parse_grid({"presets": ["CLASSIC_COOPERATIVE", "UPGRADE_ONE_BOUNCE"]}, 6)
+    rows = [run_one(plan, i) for i in range(plan.total)]
+    for row in rows:
+        consistent(row)
+        assert 0 < row.steps <= 60
+    assert {r.preset for r in rows} == {"CLASSIC_COOPERATIVE", "UPGRADE_ONE_BOUNCE"}
+    # KIP-848's revocation bookkeeping does not exist in a classic group
+    assert all(r.revocations == 0 and r.longest_unreleased_wait == 0 for r in rows)
+    assert any(r.converged for r in rows)

@@ -35,6 +35,10 @@ BASELINE_DEPTH = {
     "MUT2_REJOIN": 12,
     "MUT2_STATIC": 11,
     "MUT2_TOPICS": 8,
+    "MUTC_COOPERATIVE": 27,
+    "MUTC_STALL": 15,
+    "MUTC_STATIC": 8,
+    "MUTC_STICKY": 31,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill

@@ -295,6 +295,10 @@ SPEC_LEAVES_OUT = {
     "DeleteTopic": "one topic, always there",
     "ResolveRegularExpressions": "no regular-expression subscriptions",
     "ChangePartitionRacks": "no racks",
+    "SendJoinGroup": "the classic protocol is not in the spec (tla/README.md)",
+    "SendSyncGroup": "the classic protocol is not in the spec (tla/README.md)",
+    "Bounce": "the classic protocol is not in the spec (tla/README.md)",
+    "StallAssignment": "the classic protocol is not in the spec (tla/README.md)",
 }
 
 
@@ -321,8 +325,10 @@ def test_spec_properties_are_the_python_properties() -> None:
     from invariants.properties import STEP_PROPERTIES as PY_STEP
 
     props = _definitions("KIP848Properties")
-    assert tuple(tla_name(p.name) for p in STATE_PROPERTIES) == STATE_INVARIANTS
-    assert tuple(tla_name(p.name) for p in PY_STEP) == STEP_PROPERTIES
+    consumer_state = [p for p in STATE_PROPERTIES if "consumer" in p.families]
+    consumer_step = [p for p in PY_STEP if "consumer" in p.families]
+    assert tuple(tla_name(p.name) for p in consumer_state) == STATE_INVARIANTS
+    assert tuple(tla_name(p.name) for p in consumer_step) == STEP_PROPERTIES
     for name in STATE_INVARIANTS:
         assert name in props
     for name in STEP_PROPERTIES:

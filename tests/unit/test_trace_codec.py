@@ -271,7 +271,7 @@ def test_model_traces_match_the_json_schema() -> None:
         errors = [e.message for e in validator.iter_errors(json.loads(line))]
         assert not errors, (line, errors)
     assert not validator.is_valid(
-        {"format": FORMAT, "version": 2, "protocol": "consumer", "topics": {}}
+        {"format": FORMAT, "version": 3, "protocol": "consumer", "topics": {}}
     )
 
 

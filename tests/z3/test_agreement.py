@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import pytest
 import z3
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from groupcheck.explore.hypothesis_engine import SUPPRESSED_HEALTH_CHECKS
@@ -205,11 +205,28 @@ def _both_outcomes(props: tuple[Property, ...], seen: Counter[tuple[str, bool]])
 # --------------------------------------------------------------------------- random structures
 
 
+STABLE_BUT_BEHIND = Snapshot(
+    CLIENTS[:1],
+    MEMBERS[:1],
+    PARTITIONS[:1],
+    {"is_member": frozenset({(MEMBERS[0],)})},
+    {
+        "group_status": {(): 3},
+        "group_epoch": {(): 2},
+        "assignment_epoch": {(): 2},
+        "member_epoch": {(MEMBERS[0],): 1},
+    },
+)
+"""A STABLE group whose member lags behind the assignment epoch: violates
+``GroupStatusConsistent.Stable`` whatever the random draws are."""
+
+
 def test_state_properties_agree_on_random_snapshots() -> None:
     seen: Counter[tuple[str, bool]] = Counter()
 
     @SETTINGS
     @given(snapshots())
+    @example(STABLE_BUT_BEHIND)
     def run(s: Snapshot) -> None:
         for prop in STATE_PROPERTIES:
             _agree(prop, s, seen)

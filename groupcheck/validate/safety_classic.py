@@ -1,0 +1,363 @@
+"""Safety mode on a classic-protocol trace: what its JoinGroup, SyncGroup, Heartbeat,
+LeaveGroup and OffsetCommit messages observe.
+
+A trace whose header says ``"protocol": "classic"`` has no ConsumerGroupHeartbeat; its
+members report what they still own in their JoinGroup metadata
+(``ConsumerProtocolSubscription.OwnedPartitions``, KIP-429) and are given partitions in
+SyncGroup responses. Read in the order the coordinator processed them, these messages
+tell what each client process may be consuming:
+
+* a successful SyncGroup response it reads: exactly its assignment — under EAGER it
+  revoked everything before joining, under COOPERATIVE it revokes what it owned and was
+  not given, then takes the rest (``ConsumerCoordinator.onJoinComplete``) — unless the
+  assignment names a topic it does not subscribe to, which it does not take (it rejoins);
+* a JoinGroup request it sends: what it reports in ``OwnedPartitions`` — an EAGER member
+  (and byte code without KIP-429, which knows only EAGER) reports none, having revoked
+  everything in ``onJoinPrepare``; one whose generation was reset reports none, having
+  lost everything;
+* a LeaveGroup request, a response with a fatal error (``FENCED_INSTANCE_ID``,
+  ``INCONSISTENT_GROUP_PROTOCOL``: ``poll()`` throws and the application closes the
+  consumer) and, in model traces, ``Leave``, ``Bounce``, ``Crash``, ``Restart`` and
+  ``StallAssignment`` (a hung application consumes nothing): nothing.
+
+A live process behind a member the coordinator removed (``SessionTimeout``,
+``RebalanceTimeout``) still counts as consuming — a zombie, which Kafka fences at its
+offset commits (``ClassicGroup.validateOffsetCommit``), not by exclusivity. Responses are
+read only by the live process of the incarnation, on the connection, they were sent to
+(``groupcheck.validate.safety._Processes``).
+
+The checks (:data:`CLASSIC_OBSERVED_CHECKS`, ``docs/trace-format.md``) are named
+``Observed.*`` like those of the consumer protocol's safety mode: they read messages, not
+the coordinator's state the model's properties of similar name read. A trace that starts
+from a group already formed (the model's ``warm_start`` presets, a capture started late)
+tells nothing of what its members owned before their first message, so nothing is checked
+against it; an offset commit of a member whose JoinGroup response the trace does not show
+is not checked, and a note says how many were not.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from groupcheck.validate.report import Finding, Report
+from groupcheck.validate.safety import ObservedCheck, _Processes
+from model.actions import (
+    AbandonRequest,
+    Bounce,
+    ChangeSubscription,
+    Crash,
+    DeliverMessage,
+    Leave,
+    LoseMessage,
+    RebalanceTimeout,
+    RequestTimeout,
+    Restart,
+    SessionTimeout,
+    StallAssignment,
+)
+from model.classic.client import CLASSIC_FATAL_ERRORS
+from model.classic.messages import (
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupResponse,
+)
+from model.ids import EMPTY, Assignment
+from model.records import Message, OffsetCommitRequest, OffsetCommitResponse
+from model.status import ErrorCode
+from model.trace import TraceError, decode_action, parse_event
+from model.trace.codec import TraceHeader
+from reports.render.escape import shown
+
+CLASSIC_NO_DOUBLE_OWNERSHIP = ObservedCheck(
+    "Observed.NoDoubleOwnership",
+    "No partition is given to a member in a SyncGroup response while another client may "
+    "still be consuming it: it was given that partition earlier and has not rejoined since "
+    "(an EAGER member), or its JoinGroup of the current rebalance still reported it in "
+    "OwnedPartitions (a COOPERATIVE member).",
+    "KIP-429 Rebalance Protocol (revoke before the partition moves); "
+    "ConsumerCoordinator.onJoinPrepare, ConsumerCoordinator.onJoinComplete",
+    "NoDoubleClientOwnership",
+)
+GENERATION_MONOTONE = ObservedCheck(
+    "Observed.GenerationMonotone",
+    "The generation id in the successful JoinGroup responses a member reads never decreases.",
+    "ClassicGroup.initNextGeneration; JoinGroupResponse.GenerationId",
+    "GenerationMonotone",
+)
+COMMIT_FENCED = ObservedCheck(
+    "Observed.CommitFenced",
+    "An offset commit is accepted (ErrorCode 0) only from a member of the group at the "
+    "generation it last got in a JoinGroup response: the commit of a member the "
+    "coordinator removed (a timer, a LeaveGroup) and that has not joined since, or of a "
+    "stale generation, is refused.",
+    "ClassicGroup.validateOffsetCommit (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID)",
+    "OffsetCommitAtValidEpoch",
+)
+CLASSIC_OBSERVED_CHECKS = (CLASSIC_NO_DOUBLE_OWNERSHIP, GENERATION_MONOTONE, COMMIT_FENCED)
+"""Every check of safety mode on a classic trace."""
+
+_STOPS_CONSUMING = (Leave, Bounce, Crash, Restart, StallAssignment)
+
+
+@dataclass
+class _ClientView:
+    """What the trace tells of one client (its live process)."""
+
+    member_id: str | None = None
+    """The member id it last used or was given."""
+    consumes: Assignment = EMPTY
+    """What it may be consuming."""
+    why: str = ""
+    """How the trace shows it may consume ``consumes``: a line and what happened there."""
+    topics: frozenset[str] | None = None
+    """Its subscription, as its last JoinGroup (or ``ChangeSubscription``) told."""
+    generation: int | None = None
+    """The generation of the last successful JoinGroup response it read."""
+    stalled: bool = False
+    """Its application hangs (``StallAssignment``): it consumes and takes nothing until a
+    new process replaces it."""
+
+
+@dataclass
+class _PendingCommit:
+    """An OffsetCommit request the coordinator processed, waiting for its response."""
+
+    line: int
+    member_id: str
+    generation: int
+    expected: int | None
+    """The member's generation from its last JoinGroup response then (None: unknown)."""
+    removed: int | None
+    """The line where the coordinator removed the member, if it had then (and the member
+    has not joined since)."""
+
+
+@dataclass
+class _ClassicSafety:
+    """The state of one pass over a classic trace."""
+
+    file: str
+    report: Report
+    processes: _Processes = field(default_factory=_Processes)
+    clients: dict[str, _ClientView] = field(default_factory=dict)
+    generations: dict[str, int] = field(default_factory=dict)
+    """Per member id, the generation of the last successful JoinGroup response read."""
+    removed: dict[str, int] = field(default_factory=dict)
+    """Member ids the coordinator removed (a session or rebalance timer, a LeaveGroup) and
+    which have not joined again since, with the line where it happened."""
+    commits: dict[tuple[str, int, int], deque[_PendingCommit]] = field(default_factory=dict)
+    """Per connection (client, incarnation, connection), its OffsetCommit requests the
+    coordinator processed, oldest first: a connection answers them in order."""
+    unchecked_commits: int = 0
+
+    def client(self, name: str) -> _ClientView:
+        view = self.clients.get(name)
+        if view is None:
+            view = self.clients[name] = _ClientView()
+        return view
+
+    def stop(self, name: str) -> None:
+        """The client consumes nothing (until it is given partitions again)."""
+        view = self.client(name)
+        view.consumes, view.why = EMPTY, ""
+
+    def on_event(self, n: int, action: object) -> None:
+        """A non-message event of a model trace."""
+        if isinstance(action, SessionTimeout | RebalanceTimeout):
+            self.removed[action.member_id] = n
+        if isinstance(action, Crash | Restart | RequestTimeout | AbandonRequest):
+            self.processes.on_event(action)
+        if isinstance(action, _STOPS_CONSUMING):
+            self.stop(action.client)
+            view = self.client(action.client)
+            view.stalled = isinstance(action, StallAssignment)
+        if isinstance(action, Leave | Bounce):
+            # close(): the connection is dropped (responses to it are read by nobody);
+            # a bounce starts the next process.
+            p = self.processes.of(action.client)
+            p.connection += 1
+            if isinstance(action, Bounce):
+                p.alive, p.incarnation = True, p.incarnation + 1
+        if isinstance(action, ChangeSubscription):
+            self.client(action.client).topics = frozenset(action.topics)
+        if isinstance(action, LoseMessage) and isinstance(
+            action.message.body, OffsetCommitResponse
+        ):
+            queue = self.pending(action.message)
+            if queue:  # the response to its oldest commit is lost
+                queue.popleft()
+
+    def pending(self, m: Message) -> deque[_PendingCommit]:
+        key = (m.client, m.incarnation, m.connection)
+        queue = self.commits.get(key)
+        if queue is None:
+            queue = self.commits[key] = deque()
+        return queue
+
+    def on_request(self, n: int, m: Message) -> None:
+        body = m.body
+        process = self.processes.of(m.client)
+        # Sent by the running process on its current connection: a request from a process
+        # that is gone, or from before the connection was closed (a request timeout, a
+        # leave), says nothing of what the client consumes now.
+        current = process.sent(m) and m.connection == process.connection
+        if isinstance(body, OffsetCommitRequest):
+            member = body.member_id
+            commit = _PendingCommit(
+                n,
+                member,
+                body.generation_id_or_member_epoch,
+                self.generations.get(member),
+                self.removed.get(member),
+            )
+            self.pending(m).append(commit)
+            return
+        if isinstance(body, LeaveGroupRequest) and body.instance_id is None:
+            # A dynamic member leaves (a static one named with another member id would be
+            # fenced instead: FENCED_INSTANCE_ID).
+            self.removed[body.member_id] = n
+        if not current:
+            return
+        view = self.client(m.client)
+        if isinstance(body, JoinGroupRequest):
+            sub = body.subscription
+            view.member_id = body.member_id or view.member_id
+            view.topics = sub.topics
+            view.consumes = sub.owned_partitions
+            view.why = f"its JoinGroup at line {n} reported owning it"
+        elif isinstance(body, LeaveGroupRequest):
+            view.consumes, view.why = EMPTY, ""
+
+    def on_response(self, n: int, m: Message) -> None:
+        body = m.body
+        if isinstance(body, OffsetCommitResponse):
+            queue = self.pending(m)
+            if queue:
+                self.check_commit(n, queue.popleft(), body)
+            return
+        process = self.processes.of(m.client)
+        if not process.reads(m):
+            return
+        view = self.client(m.client)
+        assert isinstance(
+            body, JoinGroupResponse | SyncGroupResponse | HeartbeatResponse | LeaveGroupResponse
+        ), type(body)
+        error = body.error_code
+        if error in CLASSIC_FATAL_ERRORS:
+            self.stop(m.client)  # poll() throws: the application closes the consumer
+            process.connection += 1
+            return
+        if error is not ErrorCode.NONE:
+            return
+        if isinstance(body, JoinGroupResponse):
+            self.check_generation(n, body)
+            self.removed.pop(body.member_id, None)
+            view.member_id, view.generation = body.member_id, body.generation_id
+        elif isinstance(body, SyncGroupResponse) and not view.stalled:
+            assigned = body.assignment
+            if view.topics is not None and any(t not in view.topics for t, _ in assigned):
+                return  # an assignment of topics it does not subscribe to: it rejoins
+            self.check_hand_out(n, m.client, view, assigned)
+            generation = "?" if view.generation is None else str(view.generation)
+            view.consumes = assigned
+            view.why = f"it was given it at line {n} (generation {generation})"
+
+    def check_hand_out(self, n: int, client: str, view: _ClientView, assigned: Assignment) -> None:
+        """:data:`CLASSIC_NO_DOUBLE_OWNERSHIP` for ``assigned`` given to ``client``."""
+        for other_name, other in sorted(self.clients.items()):
+            if other_name == client:
+                continue
+            clash = assigned & other.consumes
+            if not clash:
+                continue
+            topic, index = sorted(clash)[0]
+            member = shown(view.member_id or client)
+            owner = shown(other.member_id or other_name)
+            self.report.violations.append(
+                Finding(
+                    self.file,
+                    n,
+                    CLASSIC_NO_DOUBLE_OWNERSHIP.name,
+                    f"{shown(topic)}-{index} is given to {member} while {owner} may still be "
+                    f"consuming it ({other.why})",
+                )
+            )
+
+    def check_generation(self, n: int, body: JoinGroupResponse) -> None:
+        """:data:`GENERATION_MONOTONE` for a successful JoinGroup response."""
+        member = body.member_id
+        before = self.generations.get(member)
+        if before is not None and body.generation_id < before:
+            self.report.violations.append(
+                Finding(
+                    self.file,
+                    n,
+                    GENERATION_MONOTONE.name,
+                    f"{shown(member)}'s generation went from {before} to {body.generation_id}",
+                )
+            )
+        self.generations[member] = body.generation_id
+
+    def check_commit(self, n: int, commit: _PendingCommit, body: OffsetCommitResponse) -> None:
+        """:data:`COMMIT_FENCED` for the response to ``commit``."""
+        if body.error_code is not ErrorCode.NONE:
+            return
+        if commit.removed is not None:
+            self.report.violations.append(
+                Finding(
+                    self.file,
+                    n,
+                    COMMIT_FENCED.name,
+                    f"an offset commit of {shown(commit.member_id)} (line {commit.line}) is "
+                    f"accepted, but the coordinator removed the member at line "
+                    f"{commit.removed} and it has not joined since",
+                )
+            )
+            return
+        if commit.expected is None:
+            self.unchecked_commits += 1
+            return
+        if commit.generation != commit.expected:
+            self.report.violations.append(
+                Finding(
+                    self.file,
+                    n,
+                    COMMIT_FENCED.name,
+                    f"an offset commit of {shown(commit.member_id)} at generation "
+                    f"{commit.generation} (line {commit.line}) is accepted, but its last "
+                    f"JoinGroup response gave it generation {commit.expected}",
+                )
+            )
+
+
+def validate_classic_safety(file: str, header: TraceHeader, lines: Iterator[str]) -> Report:
+    """Check the :data:`CLASSIC_OBSERVED_CHECKS` on the events of a classic trace whose
+    header (line 1) has been read (``lines`` goes on from line 2)."""
+    report = Report(file, "safety")
+    run = _ClassicSafety(file, report)
+    try:
+        for n, line in enumerate(lines, 2):
+            if not line.strip():
+                continue
+            action = decode_action(parse_event(line, n), line, n, header)
+            report.events += 1
+            if not isinstance(action, DeliverMessage):
+                run.on_event(n, action)
+            elif action.message.to_coordinator:
+                run.on_request(n, action.message)
+            else:
+                run.on_response(n, action.message)
+    except TraceError as e:
+        report.error = f"{file}:{e}"
+        return report
+    if run.unchecked_commits:
+        report.notes.append(
+            f"{file}: {COMMIT_FENCED.name}: {run.unchecked_commits} accepted offset commit(s) "
+            "of members whose JoinGroup response the trace does not show were not checked"
+        )
+    return report
