@@ -58,3 +58,20 @@ def test_kafka_rules_exhibit_f2_hypothesis() -> None:
     outcome = run_hypothesis(PRESETS["LOSSY"], seed=0, profile="dev")
     assert outcome.path is not None, "F2 not found on LOSSY"
     assert outcome.property in {"OwnedPartitionsAreHeld", "NoDoubleClientOwnership"}
+
+
+@pytest.mark.parametrize("name", ["CLASSIC_EAGER", "CLASSIC_COOPERATIVE", "CLASSIC_STATIC"])
+def test_classic_preset_machine_runs_clean(name: str) -> None:
+    machine = machine_for(PRESETS[name])
+    run_state_machine_as_test(machine)  # the loaded profile's examples and steps
+    assert machine.examples >= settings.default.max_examples
+    assert machine.steps > 0
+
+
+def test_classic_machine_failure_is_reported_as_the_violated_property() -> None:
+    from groupcheck.mutants import get_mutant
+
+    machine = machine_for(get_mutant("assign-without-withholding").mutated_config())
+    with pytest.raises(PropertyViolated, match="MovesOnlyReleased"):
+        run_state_machine_as_test(machine)
+    assert machine.last_path
