@@ -27,3 +27,15 @@ def without(network: tuple[Message, ...], message: Message) -> tuple[Message, ..
     """``network`` less one occurrence of ``message``."""
     i = network.index(message)
     return network[:i] + network[i + 1 :]
+
+
+def apis_in_flight(
+    network: tuple[Message, ...], client: str, incarnation: int, connection: int
+) -> set[str]:
+    """The APIs (``Message.api``) with a request or response in the network on one
+    connection of a client process."""
+    return {
+        m.api
+        for m in network
+        if m.client == client and m.incarnation == incarnation and m.connection == connection
+    }

@@ -51,7 +51,7 @@ from model.classic import system as classic_system
 from model.classic.records import ClassicState
 from model.config import Config
 from model.ids import FrozenMap
-from model.network import deliverable, without
+from model.network import apis_in_flight, deliverable, without
 from model.records import (
     HEARTBEAT,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -133,12 +133,8 @@ def _deliverable(state: State, config: Config) -> list[Message]:
 
 
 def _pending(state: State, c: Client) -> set[str]:
-    """APIs with a request or response still in the network on the client's connection."""
-    return {
-        m.api
-        for m in state.network
-        if m.client == c.name and m.incarnation == c.incarnation and m.connection == c.connection
-    }
+    """APIs with a request or response in the network on the client's connection."""
+    return apis_in_flight(state.network, c.name, c.incarnation, c.connection)
 
 
 def _client_process(state: State, member_id: str) -> Client | None:

@@ -185,8 +185,3 @@ class ClassicState:
             if c.name == name:
                 return c
         raise KeyError(name)
-
-    def subscribed_topic_ids(self, names: frozenset[str]) -> frozenset[str]:
-        """Topic ids of the subscribed names that exist in the metadata image."""
-        topics = self.topics
-        return frozenset(topics[n].topic_id for n in names if n in topics)

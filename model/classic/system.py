@@ -47,7 +47,7 @@ from model.classic.messages import (
 from model.classic.records import ClassicClient, ClassicState, ReplyTo, new_classic_group
 from model.config import Config
 from model.ids import FrozenMap
-from model.network import deliverable, without
+from model.network import apis_in_flight, deliverable, without
 from model.records import (
     OFFSET_COMMIT,
     Body,
@@ -116,11 +116,7 @@ def _deliverable(state: ClassicState, config: Config) -> list[Message]:
 
 def _in_network(state: ClassicState, c: ClassicClient) -> set[str]:
     """APIs with a request or response in the network on the client's connection."""
-    return {
-        m.api
-        for m in state.network
-        if m.client == c.name and m.incarnation == c.incarnation and m.connection == c.connection
-    }
+    return apis_in_flight(state.network, c.name, c.incarnation, c.connection)
 
 
 def _held(state: ClassicState, c: ClassicClient) -> bool:

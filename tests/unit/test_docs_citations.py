@@ -66,7 +66,7 @@ def test_the_pattern_catches_what_it_should() -> None:
         "(" + section + "4.3 step 4)",
         "design" + ".md",
         "Bug " + "Catalogue #12",
-        "../" + "shared/research",
+        "../" + "shared/" + "research",
     ):
         assert OUTSIDE_NOTES.search(text), text
     for text in ("docs/kafka-rules.md, Reconciliation", "KAFKA-16147", "KIP-848 Fencing"):
