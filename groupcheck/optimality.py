@@ -233,8 +233,8 @@ def register(sub: Any) -> None:
             "For hand-made adversarial cases and seeded random ones (a member joins or "
             "leaves, a subscription changes, partitions are added, the assignor changes), "
             "compare the partitions the uniform assignor moves with the fewest moves any "
-            "valid, balanced assignment needs (proved minimal with Z3). Exit 0 when Z3 decided every "
-            "case, 3 when it answered unknown for any, 2 on bad options."
+            "valid, balanced assignment needs (proved minimal with Z3). Exit 0 when Z3 "
+            "decided every case, 3 when it answered unknown for any, 2 on bad options."
         ),
     )
     p.add_argument("--seed", type=non_negative, default=1, help="seed of the random cases")

@@ -21,6 +21,7 @@ from model.actions import (
     CompleteCallback,
     CoordinatorLoaded,
     DeliverMessage,
+    ExpireOffsets,
     Poll,
     RebalanceTimeout,
     Rejoin,
@@ -295,6 +296,15 @@ def _group_reloaded(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, CoordinatorLoaded) and bool(pre.group.members)
 
 
+def _offset_expired_after_empty(pre: AnyState, action: Action, post: AnyState) -> bool:
+    """The cleanup removes offsets of a group with no members."""
+    return (
+        isinstance(action, ExpireOffsets)
+        and not pre.group.members
+        and post.group.committed_offsets != pre.group.committed_offsets
+    )
+
+
 def _live_timers(config: Config) -> bool:
     return config.live_timers or config.slow_clients
 
@@ -506,6 +516,14 @@ WITNESSES: tuple[Witness, ...] = (
         "GroupMetadataManager metadata hash (KIP-1101)",
         _rack_change_rebalances,
         lambda config: config.allows("ChangePartitionRacks"),
+    ),
+    _witness(
+        "OffsetExpiredAfterEmpty",
+        "The committed offsets of a group that has emptied expire.",
+        "KIP-211 Proposed Changes (expiry once the group is Empty)",
+        _offset_expired_after_empty,
+        lambda config: config.allows("ExpireOffsets"),
+        families=frozenset({"consumer", "classic"}),
     ),
     *CLASSIC_WITNESSES,
 )

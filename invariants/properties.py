@@ -473,6 +473,27 @@ MOVES_ONLY_RELEASED = _prop(
     families=CLASSIC,
 )
 
+NO_LIVE_OFFSET_EXPIRES = _prop(
+    "NoLiveOffsetExpires",
+    Kind.ALWAYS_STEP,
+    "A committed offset is removed only when its partition is gone or no member of the "
+    "group subscribes to its topic: the offsets of a topic a live group consumes never "
+    "expire.",
+    "KIP-211 Proposed Changes; OffsetMetadataManager.cleanupExpiredOffsets (KAFKA-4682, "
+    "KAFKA-13636)",
+    forall(p)(
+        Implies(
+            all_of(
+                exists(m1)(R("committed_by", m1, p, when="pre")),
+                Not(exists(m2)(R("committed_by", m2, p, when="post"))),
+                R("exists", p, when="post"),
+            ),
+            Not(exists(m)(R("subscribed", m, p, when="pre"))),
+        )
+    ),
+    families=BOTH,
+)
+
 STATE_PROPERTIES: tuple[Property, ...] = (
     NO_DOUBLE_CLIENT_OWNERSHIP,
     NO_DOUBLE_MEMBER_ASSIGNMENT,
@@ -497,4 +518,5 @@ STEP_PROPERTIES: tuple[Property, ...] = (
     OFFSET_COMMIT_AT_VALID_EPOCH,
     GENERATION_MONOTONE,
     MOVES_ONLY_RELEASED,
+    NO_LIVE_OFFSET_EXPIRES,
 )

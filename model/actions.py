@@ -199,6 +199,17 @@ class DeleteTopic(Action):
 
 
 @dataclass(frozen=True, slots=True)
+class ExpireOffsets(Action):
+    """The offset retention period (``offsets.retention.minutes``) has passed for the
+    group's expirable committed offsets of a topic, and the coordinator's cleanup removes
+    them (``OffsetMetadataManager.cleanupExpiredOffsets``; KIP-211). Time is logical: the
+    action may happen whenever an offset is expirable."""
+
+    PERTURBATION: ClassVar[bool] = True
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
 class ChangePartitionRacks(Action):
     """The replicas of a topic's partitions move to brokers on other racks (a partition
     reassignment): the group's metadata hash, which includes partition racks, changes
@@ -361,6 +372,7 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     DeleteTopic,
     ResolveRegularExpressions,
     ChangePartitionRacks,
+    ExpireOffsets,
     SendJoinGroup,
     SendSyncGroup,
     Bounce,

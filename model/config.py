@@ -38,6 +38,7 @@ PERTURBATIONS = frozenset(
         "ChangePartitionRacks",
         "Bounce",
         "StallAssignment",
+        "ExpireOffsets",
     }
 )
 """Names of the perturbation action families a config may switch on."""
@@ -58,6 +59,7 @@ CLASSIC_PERTURBATIONS = frozenset(
         "LoseMessage",
         "AbandonRequest",
         "StallAssignment",
+        "ExpireOffsets",
     }
 )
 """The perturbations the classic protocol family models."""

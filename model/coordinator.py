@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from model.actions import ExpireOffsets
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -580,6 +581,40 @@ def drop_offsets_of_topic(group: Group, topic_id: str) -> Group:
 
 
 # --------------------------------------------------------------------------- offsets
+
+
+def expirable_offsets(
+    group: Group, topics: Mapping[str, TopicMetadata]
+) -> frozenset[TopicPartition]:
+    """The committed offsets whose retention may have passed (``ConsumerGroup``'s offset
+    expiration condition, ``OffsetMetadataManager.cleanupExpiredOffsets``): in a consumer
+    group, in any state, the offsets of every topic no member subscribes to, counted from
+    their commit time. An empty group subscribes to nothing, so all its offsets expire
+    retention after their last commit (docs/fidelity.md: KIP-211 counts from the moment
+    the group became Empty)."""
+    subscribed = {
+        topics[name].topic_id
+        for member in group.members.values()
+        for name in subscribed_topics(member, group)
+        if name in topics
+    }
+    return frozenset(tp for tp in group.committed_offsets if tp[0] not in subscribed)
+
+
+def expirations(
+    topics: Mapping[str, TopicMetadata], expirable: frozenset[TopicPartition]
+) -> list[ExpireOffsets]:
+    """One ``ExpireOffsets`` per topic (by name) with expirable offsets, in topic order."""
+    ids = {tp[0] for tp in expirable}
+    return [ExpireOffsets(name) for name, meta in topics.items() if meta.topic_id in ids]
+
+
+def expire_offsets(group: Group, expired: frozenset[TopicPartition]) -> Group:
+    """The cleanup removes the ``expired`` offsets (an ``OffsetCommit`` tombstone each)."""
+    if not expired:
+        return group
+    offsets = FrozenMap((tp, c) for tp, c in group.committed_offsets.items() if tp not in expired)
+    return replace(group, committed_offsets=offsets)
 
 
 def validate_offset_commit(group: Group, req: OffsetCommitRequest, config: Config) -> ErrorCode:

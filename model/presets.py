@@ -492,3 +492,42 @@ CLASSIC_SCENARIOS: tuple[Config, ...] = (MUTC_STICKY, MUTC_COOPERATIVE, MUTC_STA
 """The classic protocol's mutant scenarios, as presets of their own."""
 
 PRESETS.update({c.name: c for c in CLASSIC_SCENARIOS})
+
+
+# Offset expiry (KIP-211).
+
+OFFSETS_EXPIRY = Config(
+    name="OFFSETS_EXPIRY",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
+    max_perturbations=3,
+    perturbations=frozenset({"Leave", "ExpireOffsets"}),
+    max_restarts=0,
+    required_witnesses=("RevocationCompletes", "GroupConverges", "OffsetExpiredAfterEmpty"),
+)
+"""KIP-211 in a consumer group: A and B share ``foo`` and commit a partition's offset when
+they give it up; a member may leave, and the offsets of topics no member subscribes to
+may expire (``ExpireOffsets``) — with both gone, those of the emptied group."""
+
+CLASSIC_OFFSETS_EXPIRY = Config(
+    name="CLASSIC_OFFSETS_EXPIRY",
+    protocol="classic",
+    topics=(("foo", 1), ("bar", 1)),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("range",)),
+        ClientSpec("B", ("bar",), assignors=("range",)),
+    ),
+    max_perturbations=3,
+    perturbations=frozenset({"Leave", "ExpireOffsets"}),
+    auto_commit=True,
+    max_restarts=0,
+    warm_start=True,
+    required_witnesses=("GroupConverges", "OffsetExpiredAfterEmpty"),
+)
+"""KIP-211 in a formed classic group: A consumes ``foo`` and B ``bar``; a member may leave
+(the group rebalances: while it does nothing expires, KAFKA-13636), and the offsets of an
+Empty group, or of a Stable group's unsubscribed topics, may expire."""
+
+OFFSET_PRESETS: tuple[Config, ...] = (OFFSETS_EXPIRY, CLASSIC_OFFSETS_EXPIRY)
+
+PRESETS.update({c.name: c for c in OFFSET_PRESETS})

@@ -157,6 +157,14 @@ class Rules:
     classic_validate_offset_commit: Callable[
         [ClassicGroup, OffsetCommitRequest, Config], ErrorCode
     ] = classic_coordinator.validate_offset_commit
+    # OffsetMetadataManager.cleanupExpiredOffsets with ConsumerGroup's and ClassicGroup's
+    # offset expiration conditions (KIP-211; KAFKA-4682, KAFKA-13636)
+    expirable_offsets: Callable[[Group, Mapping[str, TopicMetadata]], frozenset[TopicPartition]] = (
+        coordinator.expirable_offsets
+    )
+    classic_expirable_offsets: Callable[
+        [ClassicGroup, Mapping[str, TopicMetadata]], frozenset[TopicPartition]
+    ] = classic_coordinator.classic_expirable_offsets
     # AbstractStickyAssignor: KIP-341 arbitration of ownership claims (KAFKA-7026, KAFKA-12984,
     # KAFKA-14639)
     classic_arbitrate_claims: classic_assignors.ClaimsRule = classic_assignors.arbitrate_claims

@@ -29,6 +29,7 @@ from model.actions import (
     CreateTopic,
     DeleteTopic,
     DeliverMessage,
+    ExpireOffsets,
     Leave,
     LoseMessage,
     Poll,
@@ -324,6 +325,10 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
         acts.extend(
             CreateTopic(name) for name, _ in config.absent_topics if name not in state.topics
         )
+    if allows("ExpireOffsets"):
+        acts.extend(
+            co.expirations(state.topics, config.rules.expirable_offsets(state.group, state.topics))
+        )
     if allows("LoseMessage"):
         acts.extend(LoseMessage(m) for m in deliverable)
     return acts
@@ -538,6 +543,13 @@ def _delete_topic(state: State, a: DeleteTopic, config: Config) -> State:
     return replace(state, topics=topics, group=group)
 
 
+def _expire_offsets(state: State, a: ExpireOffsets, config: Config) -> State:
+    topic_id = state.topics[a.topic].topic_id
+    expirable = config.rules.expirable_offsets(state.group, state.topics)
+    expired = frozenset(tp for tp in expirable if tp[0] == topic_id)
+    return replace(state, group=co.expire_offsets(state.group, expired))
+
+
 def _change_racks(state: State, a: ChangePartitionRacks, config: Config) -> State:
     meta = state.topics[a.topic]
     topics = state.topics.set(a.topic, replace(meta, rack_layout=meta.rack_layout + 1))
@@ -586,6 +598,7 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     DeleteTopic: _delete_topic,  # type: ignore[dict-item]
     ResolveRegularExpressions: _resolve_regexes,  # type: ignore[dict-item]
     ChangePartitionRacks: _change_racks,  # type: ignore[dict-item]
+    ExpireOffsets: _expire_offsets,  # type: ignore[dict-item]
 }
 
 

@@ -107,10 +107,18 @@ OffsetCommitAtValidEpoch_Step ==
             LET m == committedOffsets'[p][1].member IN
             m \in DOMAIN members /\ members[m].epoch = committedOffsets'[p][1].epoch
 
+\* KIP-211 offset expiry is outside the spec (no ExpireOffsets action, one topic that
+\* always exists): no committed offset is ever removed, so every step satisfies it.
+NoLiveOffsetExpires_Step ==
+    \A p \in Partitions :
+        (committedOffsets[p] # None /\ committedOffsets'[p] = None) =>
+            \A m \in DOMAIN members : Topic \notin members[m].subscribed
+
 MemberEpochMonotone == [][MemberEpochMonotone_Step]_vars
 ClientEpochMonotone == [][ClientEpochMonotone_Step]_vars
 HandOutOnlyReleased == [][HandOutOnlyReleased_Step]_vars
 OffsetCommitAtValidEpoch == [][OffsetCommitAtValidEpoch_Step]_vars
+NoLiveOffsetExpires == [][NoLiveOffsetExpires_Step]_vars
 
 ---------------------------------------------------------------------------
 (* Convergence (invariants/liveness.py): once perturbations stop and       *)

@@ -19,6 +19,7 @@ from model.classic.messages import JoinGroupRequest, JoinGroupResponseMember
 from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.presets import (
+    CLASSIC_OFFSETS_EXPIRY,
     MUT2,
     MUT2_CALLBACKS,
     MUT2_COMMIT,
@@ -36,6 +37,7 @@ from model.presets import (
     MUTC_STALL,
     MUTC_STATIC,
     MUTC_STICKY,
+    OFFSETS_EXPIRY,
 )
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -402,6 +404,28 @@ def no_pending_sync_timer(group: ClassicGroup, member_id: str, config: Any) -> A
     return clco.rebalance_timeout(group, member_id, config)
 
 
+def expire_by_commit_time(group: Group, topics: Any) -> frozenset[TopicPartition]:
+    """KAFKA-4682: every offset expires retention after its commit, whatever the group
+    does (before KIP-211)."""
+    return frozenset(group.committed_offsets)
+
+
+def expire_while_rebalancing(group: ClassicGroup, topics: Any) -> frozenset[TopicPartition]:
+    """KAFKA-13636: subscription-based expiry in every state but Empty, reading during a
+    rebalance only the subscriptions of the members that have rejoined so far."""
+    if group.status is ClassicGroupStatus.EMPTY:
+        return frozenset(group.committed_offsets)
+    rejoined = [
+        m
+        for m in group.members.values()
+        if group.status is not ClassicGroupStatus.PREPARING_REBALANCE or m.awaiting_join
+    ]
+    subscribed = {
+        topics[name].topic_id for m in rejoined for name in m.subscription.topics if name in topics
+    }
+    return frozenset(tp for tp in group.committed_offsets if tp[0] not in subscribed)
+
+
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: (name, summary, bug, rules field, scenario)."""
     rows = [
@@ -579,6 +603,20 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-12890",
             "classic_rebalance_timeout",
             MUTC_STALL,
+        ),
+        (
+            "expire-by-commit-time",
+            "offsets expire retention after their commit, even while the group consumes them",
+            "KAFKA-4682 (KIP-211)",
+            "expirable_offsets",
+            OFFSETS_EXPIRY,
+        ),
+        (
+            "expire-while-rebalancing",
+            "a rebalancing classic group expires the offsets of members that have not rejoined",
+            "KAFKA-13636",
+            "classic_expirable_offsets",
+            CLASSIC_OFFSETS_EXPIRY,
         ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]

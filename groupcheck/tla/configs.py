@@ -184,6 +184,7 @@ STEP_PROPERTIES = (
     "ClientEpochMonotone",
     "HandOutOnlyReleased",
     "OffsetCommitAtValidEpoch",
+    "NoLiveOffsetExpires",
 )
 """Step properties, checked by TLC as ``[][P_Step]_vars``."""
 

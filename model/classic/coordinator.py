@@ -14,6 +14,7 @@ the phase completes). The sub-rules a historical bug touched are called through
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from model.classic.messages import (
@@ -30,8 +31,14 @@ from model.classic.messages import (
     SyncGroupResponse,
 )
 from model.classic.records import ClassicGroup, ClassicMember, ReplyTo
-from model.ids import EMPTY, FrozenMap
-from model.records import CommittedOffset, OffsetCommitRequest, OffsetCommitResponse, replace
+from model.ids import EMPTY, FrozenMap, TopicPartition
+from model.records import (
+    CommittedOffset,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    TopicMetadata,
+    replace,
+)
 from model.status import ClassicGroupStatus, ErrorCode
 
 if TYPE_CHECKING:
@@ -522,3 +529,35 @@ def handle_offset_commit(
     return replace(group, committed_offsets=FrozenMap(offsets)), OffsetCommitResponse(
         ErrorCode.NONE, req.topics
     )
+
+
+# --------------------------------------------------------------------------- offset expiry
+
+
+def classic_expirable_offsets(
+    group: ClassicGroup, topics: Mapping[str, TopicMetadata]
+) -> frozenset[TopicPartition]:
+    """The committed offsets whose retention may have passed (KIP-211 "Proposed Changes";
+    ``ClassicGroup.offsetExpirationCondition``): an Empty group's offsets all expire,
+    counted from when it became Empty; a Stable group's, counted from their commit time,
+    only for topics no member subscribes to; in a rebalance nothing expires, since the
+    subscriptions are not all known (KAFKA-13636)."""
+    if group.status is G.EMPTY:
+        return frozenset(group.committed_offsets)
+    if group.status is not G.STABLE:
+        return frozenset()
+    subscribed = {
+        topics[name].topic_id
+        for member in group.members.values()
+        for name in member.subscription.topics
+        if name in topics
+    }
+    return frozenset(tp for tp in group.committed_offsets if tp[0] not in subscribed)
+
+
+def classic_expire_offsets(group: ClassicGroup, expired: frozenset[TopicPartition]) -> ClassicGroup:
+    """The cleanup removes the ``expired`` offsets."""
+    if not expired:
+        return group
+    offsets = FrozenMap((tp, c) for tp, c in group.committed_offsets.items() if tp not in expired)
+    return replace(group, committed_offsets=offsets)

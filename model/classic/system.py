@@ -20,6 +20,7 @@ from model.actions import (
     CommitOffsets,
     Crash,
     DeliverMessage,
+    ExpireOffsets,
     Leave,
     LoseMessage,
     RebalanceTimeout,
@@ -46,6 +47,7 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicClient, ClassicState, ReplyTo, new_classic_group
 from model.config import Config
+from model.coordinator import expirations
 from model.ids import FrozenMap
 from model.network import apis_in_flight, deliverable, without
 from model.records import (
@@ -290,6 +292,9 @@ def _perturbations(state: ClassicState, config: Config, deliverable: list[Messag
     for name, meta in state.topics.items():
         if allows("AddPartitions") and meta.partitions < config.max_partitions_per_topic:
             acts.append(AddPartitions(name))
+    if allows("ExpireOffsets"):
+        expirable = config.rules.classic_expirable_offsets(state.group, state.topics)
+        acts.extend(expirations(state.topics, expirable))
     if allows("LoseMessage"):
         acts.extend(LoseMessage(m) for m in deliverable)
     return acts
@@ -497,6 +502,13 @@ def _add_partitions(state: ClassicState, a: AddPartitions, config: Config) -> Cl
     return replace(state, topics=topics, clients=clients)
 
 
+def _expire_offsets(state: ClassicState, a: ExpireOffsets, config: Config) -> ClassicState:
+    topic_id = state.topics[a.topic].topic_id
+    expirable = config.rules.classic_expirable_offsets(state.group, state.topics)
+    expired = frozenset(tp for tp in expirable if tp[0] == topic_id)
+    return replace(state, group=co.classic_expire_offsets(state.group, expired))
+
+
 def _lose(state: ClassicState, a: LoseMessage, config: Config) -> ClassicState:
     return replace(state, network=_without(state.network, a.message))
 
@@ -520,6 +532,7 @@ _HANDLERS: dict[type[Action], Callable[[ClassicState, Action, Config], ClassicSt
     StallAssignment: _stall,  # type: ignore[dict-item]
     AddPartitions: _add_partitions,  # type: ignore[dict-item]
     LoseMessage: _lose,  # type: ignore[dict-item]
+    ExpireOffsets: _expire_offsets,  # type: ignore[dict-item]
 }
 
 

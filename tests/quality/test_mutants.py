@@ -39,6 +39,8 @@ BASELINE_DEPTH = {
     "MUTC_STALL": 15,
     "MUTC_STATIC": 8,
     "MUTC_STICKY": 31,
+    "OFFSETS_EXPIRY": 12,
+    "CLASSIC_OFFSETS_EXPIRY": 10,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill

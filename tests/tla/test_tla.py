@@ -295,6 +295,7 @@ SPEC_LEAVES_OUT = {
     "DeleteTopic": "one topic, always there",
     "ResolveRegularExpressions": "no regular-expression subscriptions",
     "ChangePartitionRacks": "no racks",
+    "ExpireOffsets": "no offset expiry (KIP-211)",
     "SendJoinGroup": "the classic protocol is not in the spec (tla/README.md)",
     "SendSyncGroup": "the classic protocol is not in the spec (tla/README.md)",
     "Bounce": "the classic protocol is not in the spec (tla/README.md)",
