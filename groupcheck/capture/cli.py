@@ -35,6 +35,13 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help="stop after this many seconds (a finite number > 0)",
     )
+    p.add_argument(
+        "--control",
+        action="store_true",
+        help="read commands from standard input, one a line: 'cut CLIENT_ID' drops all "
+        "traffic of the client with that client.id both ways (a network partition), "
+        "'heal CLIENT_ID' ends it, 'sever CLIENT_ID' closes its connections",
+    )
     p.set_defaults(handler=cmd_capture)
 
 
@@ -90,10 +97,30 @@ def cmd_capture(args: argparse.Namespace) -> int:
         trace.open()
         if args.duration is not None:
             loop.call_later(args.duration, stop.set)
+        if args.control:
+            controls = loop.create_task(_controls(proxy, log))
         await stop.wait()
+        if args.control:
+            controls.cancel()
+            await asyncio.gather(controls, return_exceptions=True)
         await proxy.close()  # every connection is closed: nothing writes to the trace now
         trace.close()
         log(f"{proxy.exchanges} exchanges written to {out}")
         return 0
 
     return asyncio.run(run())
+
+
+async def _controls(proxy: Any, log: Any) -> None:
+    """Apply the control commands read from standard input (``--control``) until it ends."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while True:
+        line = await reader.readline()
+        if not line:
+            return
+        if line.strip():
+            log(proxy.control(line.decode("utf-8", "replace")))

@@ -210,6 +210,14 @@ class Proxy:
     """Member id → the client process that used it last (classic traces)."""
     client_names: set[str] = field(default_factory=set)
     """The client names given so far (classic traces)."""
+    conn_client_ids: dict[int, str] = field(default_factory=dict)
+    """Connection → the ``client.id`` its request headers carry."""
+    cut: set[str] = field(default_factory=set)
+    """Client ids whose traffic is dropped (``control``: a network partition)."""
+    writers: dict[int, tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = field(
+        default_factory=dict
+    )
+    """Connection → its (client, broker) writers, while it is open."""
 
     async def listen(self, upstream: tuple[str, int], port: int = 0) -> int:
         """Open (or reuse) the listener that forwards to ``upstream``; its local port."""
@@ -261,21 +269,31 @@ class Proxy:
             client_w.close()
             return
         pending: dict[int, tuple[int, int, Any, int]] = {}
+        self.writers[conn] = (client_w, up_w)
+        # Each direction ends when its side closes; the connection ends with the first.
+        # A broker that closes its side (EOF upstream) closes the client's too, as a
+        # direct connection would: the client sees the close and reconnects, rather than
+        # sending its next request into a connection nobody answers.
+        directions = [
+            asyncio.ensure_future(self._requests(client_r, up_w, pending, conn)),
+            asyncio.ensure_future(self._responses(up_r, client_w, pending, conn)),
+        ]
         try:
-            await asyncio.gather(
-                self._requests(client_r, up_w, pending),
-                self._responses(up_r, client_w, pending, conn),
-                return_exceptions=True,
-            )
+            await asyncio.wait(directions, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for w in (client_w, up_w):
                 w.close()
+            for task in directions:
+                task.cancel()
+            await asyncio.gather(*directions, return_exceptions=True)
+            self.writers.pop(conn, None)
 
     async def _requests(
         self,
         r: asyncio.StreamReader,
         w: asyncio.StreamWriter,
         pending: dict[int, tuple[int, int, Any, int]],
+        conn: int,
     ) -> None:
         try:
             while True:
@@ -283,6 +301,11 @@ class Proxy:
                 if frame is None:
                     break
                 api_key, version, corr = d.request_key(frame)
+                client_id = d.request_client_id(frame)
+                if client_id is not None:
+                    self.conn_client_ids[conn] = client_id
+                if self.conn_client_ids.get(conn) in self.cut:
+                    continue  # a network partition: the request never reaches the broker
                 body = None
                 if api_key in RECORDED:
                     try:
@@ -312,8 +335,32 @@ class Proxy:
                 frame = await self._on_response(api_key, version, frame, request, conn, sent)
             except Exception as e:  # never let one odd frame stop the proxy
                 self.log(f"not decoded: api {api_key} v{version} response ({e})")
+            if self.conn_client_ids.get(conn) in self.cut:
+                continue  # a network partition: the client never reads it
             w.write(struct.pack(">i", len(frame)) + frame)
             await w.drain()
+
+    def control(self, command: str) -> str:
+        """Apply one control command (``--control``), and say what was done:
+        ``cut CLIENT_ID`` drops every frame, both ways, of the connections of the client
+        that sends ``CLIENT_ID`` in its request headers (a network partition: the
+        connections stay open, nothing arrives), ``heal CLIENT_ID`` ends that, and
+        ``sever CLIENT_ID`` closes its connections (both sides, as a broker restart or a
+        reset would)."""
+        words = command.split()
+        if len(words) != 2 or words[0] not in ("cut", "heal", "sever"):
+            return f"control: unknown command {command.strip()!r} (cut|heal|sever CLIENT_ID)"
+        verb, client = words
+        conns = sorted(c for c, name in self.conn_client_ids.items() if name == client)
+        if verb == "cut":
+            self.cut.add(client)
+        elif verb == "heal":
+            self.cut.discard(client)
+        else:
+            for c in conns:
+                for writer in self.writers.get(c, ()):
+                    writer.close()
+        return f"control: {verb} {client} ({len(conns)} connection(s))"
 
     async def _on_response(
         self, api_key: int, version: int, frame: bytes, request: Any, conn: int, sent: int
