@@ -56,3 +56,45 @@ def add_validation_options(parser: argparse.ArgumentParser) -> None:
         help="safety: events after the last perturbation before convergence is required "
         "(default 100)",
     )
+
+
+def milliseconds(text: str) -> int:
+    """A duration in milliseconds: an integer from 1 to 2^31 - 1 (a trace's int32)."""
+    value = positive(text)
+    if value > 2**31 - 1:
+        raise argparse.ArgumentTypeError(f"expected at most 2147483647 ms, got {value}")
+    return value
+
+
+def add_timing_options(parser: argparse.ArgumentParser) -> None:
+    """The timing ``groupcheck validate`` classifies hand-overs with (each overrides the
+    trace header's), the clock tolerance, and ``--fail-on-zombie``."""
+    group = parser.add_argument_group(
+        "timing (safety mode, consumer traces; docs/trace-format.md, 'Hand-overs of "
+        "unreleased partitions')"
+    )
+    for name, what in (
+        ("session-timeout-ms", "the session timeout the coordinator applies"),
+        ("rebalance-timeout-ms", "the members' rebalance timeout"),
+        ("heartbeat-interval-ms", "the heartbeat interval"),
+    ):
+        group.add_argument(
+            f"--{name}",
+            type=milliseconds,
+            metavar="MS",
+            help=f"{what}, in ms (supplies or overrides the header's {name.replace('-', '_')})",
+        )
+    group.add_argument(
+        "--clock-tolerance-ms",
+        type=non_negative,
+        default=100,
+        metavar="MS",
+        help="a hand-over is premature only if it came more than this before the owner's "
+        "deadline (timestamps of several clocks, timers firing late; default 100)",
+    )
+    group.add_argument(
+        "--fail-on-zombie",
+        action="store_true",
+        help="report a hand-over after the owner's session expired, while nothing shows "
+        "the owner stopped (Observed.ZombieWindow), as a violation",
+    )

@@ -20,7 +20,7 @@ DESCRIPTION = (
 
 def register(sub: Any) -> None:
     """Add the ``validate`` command."""
-    from groupcheck.argtypes import add_validation_options
+    from groupcheck.argtypes import add_timing_options, add_validation_options
 
     p = sub.add_parser(
         "validate",
@@ -29,6 +29,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="trace file, or - for standard input")
     add_validation_options(p)
+    add_timing_options(p)
     p.add_argument(
         "--reference",
         action="store_true",
@@ -44,9 +45,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     it as an internal error, exit status 4)."""
     from groupcheck.validate.files import validate_path
     from groupcheck.validate.report import overall
+    from groupcheck.validate.timing import TimingOptions
 
+    timing = TimingOptions(
+        args.session_timeout_ms,
+        args.rebalance_timeout_ms,
+        args.heartbeat_interval_ms,
+        args.clock_tolerance_ms,
+        args.fail_on_zombie,
+    )
     reports = [
-        validate_path(name, args.mode, args.settle, args.format, reference=args.reference)
+        validate_path(
+            name, args.mode, args.settle, args.format, reference=args.reference, timing=timing
+        )
         for name in args.files
     ]
     result, code = overall(reports)
@@ -65,6 +76,7 @@ def _document(reports: list[Any], result: str) -> dict[str, Any]:
         "errors": [r.error for r in reports if r.error],
         "reasons": [f"{r.file}: {reason}" for r in reports for reason in r.reasons],
         "notes": [note for r in reports for note in r.notes],
+        "zombie_windows": [z.to_json() for r in reports for z in r.zombie_windows],
         "files": [r.to_json() for r in reports],
     }
 
@@ -75,6 +87,18 @@ def _print_text(reports: list[Any], result: str) -> None:
     for r in reports:
         for v in r.violations:
             print(visible(f"{v.file}:{v.line}: {v.property}: {v.message}"))
+        for z in r.zombie_windows:
+            print(visible(f"zombie-window: {z.file}:{z.line}: {z.property}: {z.message}"))
+        if r.timing is not None and r.timing.get("session_timeout_ms") is not None:
+            t = r.timing
+            print(
+                visible(
+                    f"timing: {r.file}: session timeout {t['session_timeout_ms']} ms "
+                    f"({t['sources'].get('session_timeout_ms')}), clock tolerance "
+                    f"{t['clock_tolerance_ms']} ms; hand-overs of unreleased partitions: "
+                    + _classes(r.handovers)
+                )
+            )
         if r.error:
             print(visible(f"groupcheck: error: {r.error}"), file=sys.stderr)
         for reason in r.reasons:  # with a violation or an error, they are by the way
@@ -94,3 +118,10 @@ def _print_text(reports: list[Any], result: str) -> None:
         "malformed": "an input is malformed or unreadable",
     }.get(result, result)
     print(f"{result}: {said} ({events} events in {len(reports)} file(s): {files})")
+
+
+def _classes(handovers: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for h in handovers:
+        counts[h["classification"]] = counts.get(h["classification"], 0) + 1
+    return ", ".join(f"{n} {c}" for c, n in sorted(counts.items())) or "none"

@@ -20,6 +20,7 @@ from groupcheck.validate.conformance import validate_conformance
 from groupcheck.validate.itf import MAX_ITF_BYTES, parse_itf, validate_itf
 from groupcheck.validate.report import Report
 from groupcheck.validate.safety import validate_safety
+from groupcheck.validate.timing import TimingOptions
 from model.trace.lines import text_lines
 
 STDIN = "-"
@@ -60,7 +61,13 @@ def is_itf(name: str, fmt: str) -> bool:
 
 
 def validate_path(
-    name: str, mode: str, settle: int = 100, fmt: str = "auto", *, reference: bool = False
+    name: str,
+    mode: str,
+    settle: int = 100,
+    fmt: str = "auto",
+    *,
+    reference: bool = False,
+    timing: TimingOptions | None = None,
 ) -> Report:
     """Validate one trace file (``-``: standard input): ITF when :func:`is_itf`, else the
     NDJSON trace format in ``mode`` (``safety`` or ``conformance``). A file that cannot be
@@ -81,7 +88,7 @@ def validate_path(
         with trace_lines(name) as lines:
             if mode == "conformance":
                 return validate_conformance(shown, lines, reference=reference)
-            return validate_safety(shown, lines, settle=settle)
+            return validate_safety(shown, lines, settle=settle, timing=timing)
     except OSError as e:
         return Report(shown, "itf" if itf else mode, error=f"{shown}: {e.strerror or e}")
 

@@ -109,6 +109,14 @@ class TraceHeader:
     """Rules from a file the run used: ``file``, ``name``, ``sha256``."""
     version: int = VERSION
     """The format version the file declares (:data:`VERSIONS`)."""
+    session_timeout_ms: int | None = None
+    """The session timeout the coordinator applies (KIP-848: the group's
+    ``group.consumer.session.timeout.ms``; classic: the members' ``SessionTimeoutMs``), when
+    known; wall-clock milliseconds, like the events' ``ts``."""
+    rebalance_timeout_ms: int | None = None
+    """The rebalance timeout (``RebalanceTimeoutMs`` of the members' requests), when known."""
+    heartbeat_interval_ms: int | None = None
+    """The heartbeat interval the coordinator asks for (``HeartbeatIntervalMs``), when known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,8 +346,12 @@ def _col(line: str, key: str) -> int:
 
 
 _MISSING = object()
+TIMING_FIELDS = ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms")
+"""The header's optional timing fields (milliseconds, > 0): the group's session timeout,
+the members' rebalance timeout and the heartbeat interval the coordinator asks for."""
 _HEADER_FIELDS = frozenset(
     {"format", "version", "protocol", "topics", "config", "settings", "mutant", "rules"}
+    | set(TIMING_FIELDS)
 )
 _RULES_FIELDS = frozenset({"file", "name", "sha256"})
 _EVENT_FIELDS = frozenset({"seq", "ts", "source", "kind", "payload", "state"})
@@ -484,6 +496,12 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         _unknown(rules, _RULES_FIELDS, line, n, "rules")
         for key in sorted(_RULES_FIELDS):
             _get(rules, key, str, line, n)
+    timing = {}
+    for key in TIMING_FIELDS:
+        value = _get(obj, key, int, line, n, optional=True)
+        if value is not None and value <= 0:
+            raise TraceError(n, _col(line, key), f"{key} must be > 0, got {value}")
+        timing[key] = value
     return TraceHeader(
         protocol,
         dict(topics),
@@ -492,6 +510,7 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         mutant=_get(obj, "mutant", str, line, n, optional=True),
         rules=rules,
         version=version,
+        **timing,
     )
 
 
