@@ -93,6 +93,14 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         "deadline (timestamps of several clocks, timers firing late; default 100)",
     )
     group.add_argument(
+        "--settle-ms",
+        type=non_negative,
+        default=0,
+        metavar="MS",
+        help="convergence is required of a quiet window only once it also lasts this long "
+        "by its timestamps (default 0: --settle events suffice)",
+    )
+    group.add_argument(
         "--fail-on-zombie",
         action="store_true",
         help="report a hand-over after the owner's session expired, while nothing shows "

@@ -10,6 +10,8 @@ from typing import Any
 
 def register(sub: Any) -> None:
     """Add the ``capture`` command."""
+    from groupcheck.argtypes import milliseconds
+
     p = sub.add_parser(
         "capture",
         help="record a consumer group's traffic (either protocol) through a loopback proxy",
@@ -35,6 +37,25 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help="stop after this many seconds (a finite number > 0)",
     )
+    for name, what in (
+        (
+            "session-timeout-ms",
+            "the session timeout the coordinator applies (KIP-848: the "
+            "group's group.consumer.session.timeout.ms, which is not on the wire)",
+        ),
+        ("rebalance-timeout-ms", "the members' rebalance timeout, if no request shows it"),
+        (
+            "heartbeat-interval-ms",
+            "the heartbeat interval, if no response shows it "
+            "(classic: the clients' heartbeat.interval.ms)",
+        ),
+    ):
+        p.add_argument(
+            f"--{name}",
+            type=milliseconds,
+            metavar="MS",
+            help=f"{what}: written to the trace header; what the wire shows wins",
+        )
     p.add_argument(
         "--control",
         action="store_true",
@@ -83,7 +104,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        trace = TraceWriter(out)
+        options = {
+            key: value
+            for key in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms")
+            if (value := getattr(args, key)) is not None
+        }
+        trace = TraceWriter(out, options=options, log=log)
         proxy = Proxy(host, trace, log)
         try:
             await proxy.listen(upstream, port)

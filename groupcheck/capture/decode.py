@@ -201,6 +201,15 @@ def topic_ids(metadata: Any) -> dict[str, str]:
     return out
 
 
+def partition_counts(metadata: Any) -> dict[str, int]:
+    """Topic name → its number of partitions, from a Metadata response."""
+    out = {}
+    for t in getattr(metadata, "topics", ()) or ():
+        if t.name and _code(t.error_code) == 0:
+            out[str(t.name)] = len(t.partitions)
+    return out
+
+
 def _parts_of(topics: Any, names: dict[str, str]) -> list[dict[str, Any]]:
     out = []
     for t in topics or ():

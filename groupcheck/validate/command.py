@@ -53,6 +53,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         args.heartbeat_interval_ms,
         args.clock_tolerance_ms,
         args.fail_on_zombie,
+        args.settle_ms,
     )
     reports = [
         validate_path(
@@ -97,6 +98,7 @@ def _print_text(reports: list[Any], result: str) -> None:
                     f"({t['sources'].get('session_timeout_ms')}), clock tolerance "
                     f"{t['clock_tolerance_ms']} ms; hand-overs of unreleased partitions: "
                     + _classes(r.handovers)
+                    + f"; convergence checked in {len(r.windows)} quiet window(s)"
                 )
             )
         if r.error:

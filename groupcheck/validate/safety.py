@@ -221,6 +221,30 @@ class _MemberView:
         return not (self.fenced or self.left or self.expired) and self.epoch is not None
 
 
+class Names:
+    """How messages name members and partitions: by the ``client.id`` and topic name the
+    header's ``clients`` and ``topic_names`` give (a capture's), else by their ids."""
+
+    def __init__(self, header: TraceHeader) -> None:
+        self.topics = dict(header.topic_names or {})
+        self.clients = dict(header.clients or {})
+        counts: dict[str, int] = {}
+        for name in self.clients.values():
+            counts[name] = counts.get(name, 0) + 1
+        self.shared = {name for name, k in counts.items() if k > 1}
+
+    def member(self, member_id: str) -> str:
+        """``consumer-2``; ``consumer-2 (ID)`` when several members had that client.id."""
+        name = self.clients.get(member_id)
+        if name is None:
+            return shown(member_id)
+        return shown(name) if name not in self.shared else f"{shown(name)} ({shown(member_id)})"
+
+    def partition(self, topic: str, index: int) -> str:
+        """``orders-3``."""
+        return f"{shown(self.topics.get(topic, topic))}-{index}"
+
+
 @dataclass
 class _Window:
     """A quiet window: the events between two perturbations."""
@@ -304,6 +328,7 @@ class _Safety:
     windows_checked: int = 0
 
     def __post_init__(self) -> None:
+        self.names = Names(self.header)
         self.timing = self.options.resolve(self.header)
         self.report.timing = self.timing.to_json()
 
@@ -311,7 +336,7 @@ class _Safety:
 
     def on_event(self, n: int, ts: int | None, action: Action) -> None:
         # The convergence of the state before this event, in case it ends a quiet window.
-        before = self._convergence() if self.window.events >= self.settle else None
+        before = self._convergence() if self._long_enough(self.window) else None
         self.perturbed = bool(action.PERTURBATION)
         self._implied_expiries(ts)
         self._apply(n, ts, action)
@@ -383,7 +408,7 @@ class _Safety:
             self._violation(
                 n,
                 FENCING_RESPECTED.name,
-                f"{shown(req.member_id)} was fenced but heartbeats with epoch "
+                f"{self._m(req.member_id)} was fenced but heartbeats with epoch "
                 f"{req.member_epoch} instead of rejoining with 0",
             )
         if req.member_epoch < 0:  # leaving: it has stopped consuming
@@ -419,7 +444,7 @@ class _Safety:
             self._violation(
                 n,
                 MEMBER_EPOCH_MONOTONE.name,
-                f"{shown(member_id)}'s epoch went from {view.epoch} to {resp.member_epoch}",
+                f"{self._m(member_id)}'s epoch went from {view.epoch} to {resp.member_epoch}",
             )
         view.epoch = resp.member_epoch
         if resp.assignment is None:
@@ -451,8 +476,8 @@ class _Safety:
                 self._violation(
                     n,
                     NO_DOUBLE_OWNERSHIP.name,
-                    f"{shown(member_id)} reports owning {shown(topic)}-{index} while "
-                    f"{shown(other_id)} has not released it",
+                    f"{self._m(member_id)} reports owning {self._p(topic, index)} while "
+                    f"{self._m(other_id)} has not released it",
                 )
 
     def _hand_over(self, n: int, ts: int | None, member_id: str, given: Assignment) -> None:
@@ -472,7 +497,7 @@ class _Safety:
             for tp in clash:
                 h = HandOver(
                     n,
-                    f"{tp[0]}-{tp[1]}",
+                    self.names.partition(*tp),
                     other_id,
                     member_id,
                     ts,
@@ -504,8 +529,8 @@ class _Safety:
                 self._violation(
                     n,
                     NO_DOUBLE_OWNERSHIP.name,
-                    f"{shown(topic)}-{index} is given to {shown(member_id)} while "
-                    f"{shown(other_id)} has not released it",
+                    f"{self._p(topic, index)} is given to {self._m(member_id)} while "
+                    f"{self._m(other_id)} has not released it",
                 )
 
     def _premature(self, group: list[HandOver]) -> None:
@@ -523,8 +548,8 @@ class _Safety:
         self._violation(
             h.line,
             NO_HAND_OVER_BEFORE_EXPIRY.name,
-            f"{_partitions(group)} given to {shown(h.to)} {since} after the last heartbeat "
-            f"of {shown(h.owner)} (line {h.last_heartbeat_line}), {state}, which has not "
+            f"{_partitions(group)} given to {self._m(h.to)} {since} after the last heartbeat "
+            f"of {self._m(h.owner)} (line {h.last_heartbeat_line}), {state}, which has not "
             f"released it: {limit} (clock tolerance {self.timing.tolerance_ms} ms)",
         )
 
@@ -533,6 +558,12 @@ class _Safety:
         for h in self.handovers:
             if h.owner == member_id and h.classification == ZOMBIE and h.zombie_until_line is None:
                 h.zombie_until_line, h.zombie_until_ts = n, ts
+
+    def _m(self, member_id: str) -> str:
+        return self.names.member(member_id)
+
+    def _p(self, topic: str, index: int) -> str:
+        return self.names.partition(topic, index)
 
     def _violation(self, n: int, name: str, message: str) -> None:
         self.report.violations.append(Finding(self.file, n, name, message))
@@ -545,18 +576,26 @@ class _Safety:
         epochs = {v.epoch for v in live.values()}
         if len(epochs) > 1:
             return "the members are at different epochs: " + ", ".join(
-                f"{shown(m)}={v.epoch}" for m, v in sorted(live.items())
+                f"{self._m(m)}={v.epoch}" for m, v in sorted(live.items())
             )
         for m, v in sorted(live.items()):
             if v.assignment is not None and v.reported != v.assignment:
-                return f"{shown(m)} has not acknowledged its assignment"
+                return f"{self._m(m)} has not acknowledged its assignment"
         return None
+
+    def _long_enough(self, w: _Window) -> bool:
+        """Whether the quiet window ``w`` is long enough to require convergence: at least
+        --settle events, and (with --settle-ms) timestamps at least that far apart."""
+        if w.events < self.settle:
+            return False
+        settle_ms = self.options.settle_ms
+        return not settle_ms or (w.ms is not None and w.ms >= settle_ms)
 
     def _close_window(self, verdict: str | None) -> None:
         """A perturbation ends the quiet window: with --settle events in it, the members
         must have converged by its end (``verdict``: why they had not)."""
         w = self.window
-        if w.events < self.settle or w.last_line is None:
+        if not self._long_enough(w) or w.last_line is None:
             return
         self.windows_checked += 1
         self.report.windows.append(_window_json(w, verdict))
@@ -571,7 +610,7 @@ class _Safety:
         self._implied_expiries(self.last_ts)
         report, w = self.report, self.window
         live = any(v.in_group() for v in self.members.values())
-        if w.events >= self.settle:
+        if self._long_enough(w):
             verdict = self._convergence()
             self.windows_checked += 1
             report.windows.append(_window_json(w, verdict))
@@ -587,15 +626,26 @@ class _Safety:
                 if self.perturbation_line is not None
                 else "are in the trace"
             )
+            settle_ms = self.options.settle_ms
+            asks = f"--settle asks for {self.settle}"
+            if settle_ms:
+                asks += f" and --settle-ms for {seconds(settle_ms)}"
+            span = f" over {seconds(w.ms)}" if settle_ms and w.ms is not None else ""
             report.reasons.append(
-                f"{CONVERGENCE.name} not checked: only {w.events} events {after}, and "
-                f"--settle asks for {self.settle}"
+                f"{CONVERGENCE.name} not checked: only {w.events} events{span} {after}, and {asks}"
             )
         self._report_handovers()
 
     def _report_handovers(self) -> None:
         report = self.report
-        report.handovers = [h.to_json() for h in self.handovers]
+        report.handovers = [
+            {
+                **h.to_json(),
+                "from_name": self.names.member(h.owner),
+                "to_name": self.names.member(h.to),
+            }
+            for h in self.handovers
+        ]
         counts: dict[str, int] = {}
         for h in self.handovers:
             counts[h.classification] = counts.get(h.classification, 0) + 1
@@ -635,10 +685,10 @@ class _Safety:
                 self.file,
                 h.line,
                 ZOMBIE_WINDOW.name,
-                f"{_partitions(group)} given to {shown(h.to)} "
-                f"{seconds(h.ts - h.deadline_ts)} after the {h.deadline} of {shown(h.owner)} "
+                f"{_partitions(group)} given to {self._m(h.to)} "
+                f"{seconds(h.ts - h.deadline_ts)} after the {h.deadline} of {self._m(h.owner)} "
                 f"expired (last heartbeat at line {h.last_heartbeat_line}); nothing shows "
-                f"{shown(h.owner)} stopped, so it may still consume it {until}",
+                f"{self._m(h.owner)} stopped, so it may still consume it {until}",
             )
             if self.options.fail_on_zombie:
                 report.violations.append(finding)
@@ -648,7 +698,7 @@ class _Safety:
 
 def _partitions(group: list[HandOver]) -> str:
     """``orders-0 is`` or ``orders-0, orders-1 are``."""
-    names = ", ".join(shown(h.partition) for h in group)
+    names = ", ".join(h.partition for h in group)
     return f"{names} {'is' if len(group) == 1 else 'are'}"
 
 

@@ -105,6 +105,8 @@ class TimingOptions:
     heartbeat_interval_ms: int | None = None
     tolerance_ms: int = DEFAULT_TOLERANCE_MS
     fail_on_zombie: bool = False
+    settle_ms: int = 0
+    """Convergence: a quiet window must also last this long (ms) to be checked."""
 
     def resolve(self, header: TraceHeader) -> Timing:
         values: dict[str, int | None] = {}
