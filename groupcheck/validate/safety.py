@@ -19,8 +19,11 @@ Process events, when a trace has them (the model's traces do: ``Crash``, ``Resta
 live process read and when a client stopped consuming; a wire capture has none, so a client
 that dies silently still counts as consuming (docs/capture.md).
 
-Convergence needs a quiet tail: when fewer than ``settle`` events follow the last
-perturbation, it is not checked and the result is *inconclusive*, not ok.
+Convergence is checked at the end of every quiet window between perturbations that holds
+``settle`` events (and lasts ``--settle-ms``); when the last window is shorter, the result
+is *inconclusive*, not ok. With timing (``groupcheck.validate.timing``) every hand-over of
+an unreleased partition is classified: premature, after expiry with its owner dead, or a
+zombie window.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from groupcheck.validate.timing import (
     AFTER_EXPIRY_DEAD,
     NO_HAND_OVER_BEFORE_EXPIRY,
     PREMATURE,
+    TIMED_CHECKS,
     UNCLASSIFIED,
     ZOMBIE,
     ZOMBIE_WINDOW,
@@ -100,9 +104,10 @@ FENCING_RESPECTED = ObservedCheck(
 )
 CONVERGENCE = ObservedCheck(
     "Observed.Convergence",
-    "When at least --settle events follow the last perturbation (a join, a leave, a "
-    "fencing, an expiry), every member still in the group is at one member epoch and has "
-    "acknowledged (reported owning) exactly its last assignment.",
+    "At the end of every quiet window of at least --settle events (and --settle-ms) between "
+    "perturbations (a join, a leave, a fencing, an expiry), every member still in the group "
+    "is at one member epoch and has acknowledged (reported owning) exactly its last "
+    "assignment.",
     "KIP-848 Rebalance Process (members converge to the target assignment)",
     "Convergence",
 )
@@ -115,7 +120,7 @@ def observed_text(name: str | None) -> tuple[str, str]:
     consumer protocol's first; then those of classic traces, ``safety_classic``)."""
     from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
 
-    for check in (*OBSERVED_CHECKS, *CLASSIC_OBSERVED_CHECKS):
+    for check in (*OBSERVED_CHECKS, *TIMED_CHECKS, *CLASSIC_OBSERVED_CHECKS):
         if check.name == name:
             return check.description, check.reference
     return "", ""
