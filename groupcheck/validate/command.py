@@ -98,7 +98,11 @@ def _print_text(reports: list[Any], result: str) -> None:
                     f"({t['sources'].get('session_timeout_ms')}), clock tolerance "
                     f"{t['clock_tolerance_ms']} ms; hand-overs of unreleased partitions: "
                     + _classes(r.handovers)
-                    + f"; convergence checked in {len(r.windows)} quiet window(s)"
+                    + (
+                        f"; convergence checked in {len(r.windows)} quiet window(s)"
+                        if r.protocol == "consumer"
+                        else ""
+                    )
                 )
             )
         if r.error:

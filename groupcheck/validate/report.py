@@ -58,6 +58,8 @@ class Report:
     """Safety mode: the quiet windows whose convergence was checked."""
     timing: dict[str, Any] | None = None
     """Safety mode: the timing the trace was validated with."""
+    protocol: str | None = None
+    """Safety mode: the trace's protocol (``consumer`` or ``classic``)."""
 
     @property
     def result(self) -> str:

@@ -33,16 +33,15 @@ from dataclasses import dataclass, field
 
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.timing import (
-    AFTER_EXPIRY_DEAD,
-    NO_HAND_OVER_BEFORE_EXPIRY,
     PREMATURE,
     TIMED_CHECKS,
     UNCLASSIFIED,
     ZOMBIE,
-    ZOMBIE_WINDOW,
     HandOver,
     TimingOptions,
     classify,
+    premature_finding,
+    report_handovers,
     seconds,
 )
 from model.actions import (
@@ -298,7 +297,7 @@ def validate_safety(
         if header.protocol == "classic":
             from groupcheck.validate.safety_classic import validate_classic_safety
 
-            return validate_classic_safety(file, header, it)
+            return validate_classic_safety(file, header, it, timing)
         checker = _Safety(file, report, settle, timing or TimingOptions(), header)
         for n, line in enumerate(it, 2):
             if not line.strip():
@@ -336,6 +335,7 @@ class _Safety:
         self.names = Names(self.header)
         self.timing = self.options.resolve(self.header)
         self.report.timing = self.timing.to_json()
+        self.report.protocol = "consumer"
 
     # ----------------------------------------------------------------- events
 
@@ -539,23 +539,8 @@ class _Safety:
                 )
 
     def _premature(self, group: list[HandOver]) -> None:
-        """One finding for the partitions of one owner given away too early at once."""
-        h = group[0]
-        assert h.ts is not None
-        assert h.deadline_ts is not None
-        assert h.last_heartbeat_ts is not None
-        since = seconds(h.ts - h.last_heartbeat_ts)
-        if h.deadline == "session":
-            limit = f"the session timeout is {seconds(h.deadline_ts - h.last_heartbeat_ts)}"
-        else:
-            limit = "its rebalance timeout for revoking it had not run out"
-        state = "whose process had died" if h.owner_dead else "which may still be consuming it"
-        self._violation(
-            h.line,
-            NO_HAND_OVER_BEFORE_EXPIRY.name,
-            f"{_partitions(group)} given to {self._m(h.to)} {since} after the last heartbeat "
-            f"of {self._m(h.owner)} (line {h.last_heartbeat_line}), {state}, which has not "
-            f"released it: {limit} (clock tolerance {self.timing.tolerance_ms} ms)",
+        self.report.violations.append(
+            premature_finding(self.file, group, self._m, self.timing.tolerance_ms)
         )
 
     def _zombie_fenced(self, member_id: str, n: int, ts: int | None) -> None:
@@ -642,69 +627,15 @@ class _Safety:
         self._report_handovers()
 
     def _report_handovers(self) -> None:
-        report = self.report
-        report.handovers = [
-            {
-                **h.to_json(),
-                "from_name": self.names.member(h.owner),
-                "to_name": self.names.member(h.to),
-            }
-            for h in self.handovers
-        ]
-        counts: dict[str, int] = {}
-        for h in self.handovers:
-            counts[h.classification] = counts.get(h.classification, 0) + 1
-        if counts.get(UNCLASSIFIED):
-            if not self.timing.known:
-                why = "the timing is unknown (no session_timeout_ms in the header; "
-                why += "--session-timeout-ms gives it)"
-            else:
-                why = "an event has no timestamp (ts)"
-            report.notes.append(
-                f"{self.file}: {counts[UNCLASSIFIED]} hand-over(s) of unreleased partitions "
-                f"not classified: {why}; one given while its owner may still consume it is "
-                f"reported as {NO_DOUBLE_OWNERSHIP.name}"
-            )
-        dead = counts.get(AFTER_EXPIRY_DEAD, 0)
-        if dead:
-            report.notes.append(
-                f"{self.file}: {dead} hand-over(s) after the owner's session expired, its "
-                "process known dead (Crash): valid"
-            )
-        zombies: dict[tuple[int, str, str], list[HandOver]] = {}
-        for h in self.handovers:
-            if h.classification == ZOMBIE:
-                zombies.setdefault((h.line, h.owner, h.to), []).append(h)
-        for group in zombies.values():
-            h = group[0]
-            assert h.ts is not None
-            assert h.deadline_ts is not None
-            if h.zombie_until_line is not None and h.zombie_until_ts is not None:
-                until = (
-                    f"until it was fenced at line {h.zombie_until_line} "
-                    f"({seconds(h.zombie_until_ts - h.ts)})"
-                )
-            else:
-                until = "until the trace ends"
-            finding = Finding(
-                self.file,
-                h.line,
-                ZOMBIE_WINDOW.name,
-                f"{_partitions(group)} given to {self._m(h.to)} "
-                f"{seconds(h.ts - h.deadline_ts)} after the {h.deadline} of {self._m(h.owner)} "
-                f"expired (last heartbeat at line {h.last_heartbeat_line}); nothing shows "
-                f"{self._m(h.owner)} stopped, so it may still consume it {until}",
-            )
-            if self.options.fail_on_zombie:
-                report.violations.append(finding)
-            else:
-                report.zombie_windows.append(finding)
-
-
-def _partitions(group: list[HandOver]) -> str:
-    """``orders-0 is`` or ``orders-0, orders-1 are``."""
-    names = ", ".join(h.partition for h in group)
-    return f"{names} {'is' if len(group) == 1 else 'are'}"
+        report_handovers(
+            self.report,
+            self.file,
+            self.handovers,
+            self._m,
+            self.timing,
+            self.options.fail_on_zombie,
+            NO_DOUBLE_OWNERSHIP.name,
+        )
 
 
 def _window_json(w: _Window, verdict: str | None) -> dict[str, object]:

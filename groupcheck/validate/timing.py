@@ -27,9 +27,11 @@ timestamps of several clocks, or a coordinator whose timers fire a little late.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from groupcheck.validate.report import Finding, Report
 from model.trace import TIMING_FIELDS, TraceHeader
 
 DEFAULT_TOLERANCE_MS = 100
@@ -181,14 +183,16 @@ def classify(
     timing: Timing,
     rebalance_ms: int | None,
     revoke_asked_ts: int | None,
+    session_ms: int | None = None,
 ) -> None:
     """Set ``h``'s class from the owner's last heartbeat (``h.last_heartbeat_ts``), its
-    rebalance timeout and when it was asked to revoke the partition (None: never)."""
-    if not timing.known or h.ts is None or h.last_heartbeat_ts is None:
+    session timeout (``session_ms``, else the timing's), its rebalance timeout and the
+    earliest its rebalance timer can have started (``revoke_asked_ts``; None: never)."""
+    session = session_ms if session_ms is not None else timing.session_timeout_ms
+    if session is None or h.ts is None or h.last_heartbeat_ts is None:
         h.classification = UNCLASSIFIED
         return
-    assert timing.session_timeout_ms is not None
-    deadline, what = h.last_heartbeat_ts + timing.session_timeout_ms, "session"
+    deadline, what = h.last_heartbeat_ts + session, "session"
     if (
         rebalance_ms is not None
         and revoke_asked_ts is not None
@@ -200,6 +204,103 @@ def classify(
         h.classification = PREMATURE
     else:
         h.classification = AFTER_EXPIRY_DEAD if h.owner_dead else ZOMBIE
+
+
+def _partitions(group: list[HandOver]) -> str:
+    """``orders-0 is`` or ``orders-0, orders-1 are``."""
+    names = ", ".join(h.partition for h in group)
+    return f"{names} {'is' if len(group) == 1 else 'are'}"
+
+
+def premature_finding(
+    file: str, group: list[HandOver], name: Callable[[str], str], tolerance_ms: int
+) -> Finding:
+    """One :data:`NO_HAND_OVER_BEFORE_EXPIRY` finding for the partitions of one owner given
+    away too early at once (``group``)."""
+    h = group[0]
+    assert h.ts is not None
+    assert h.deadline_ts is not None
+    assert h.last_heartbeat_ts is not None
+    since = seconds(h.ts - h.last_heartbeat_ts)
+    if h.deadline == "session":
+        limit = f"the session timeout is {seconds(h.deadline_ts - h.last_heartbeat_ts)}"
+    else:
+        limit = "its rebalance timeout had not run out"
+    state = "whose process had died" if h.owner_dead else "which may still be consuming it"
+    return Finding(
+        file,
+        h.line,
+        NO_HAND_OVER_BEFORE_EXPIRY.name,
+        f"{_partitions(group)} given to {name(h.to)} {since} after the last heartbeat "
+        f"of {name(h.owner)} (line {h.last_heartbeat_line}), {state}, which has not "
+        f"released it: {limit} (clock tolerance {tolerance_ms} ms)",
+    )
+
+
+def report_handovers(
+    report: Report,
+    file: str,
+    handovers: list[HandOver],
+    name: Callable[[str], str],
+    timing: Timing,
+    fail_on_zombie: bool,
+    unclassified_property: str,
+) -> None:
+    """Put the classified hand-overs into ``report``: all of them (``handovers``), a note
+    on those not classified and on those valid, and the zombie-window findings (grouped by
+    line and owner; violations with ``fail_on_zombie``)."""
+    report.handovers = [
+        {**h.to_json(), "from_name": name(h.owner), "to_name": name(h.to)} for h in handovers
+    ]
+    counts: dict[str, int] = {}
+    for h in handovers:
+        counts[h.classification] = counts.get(h.classification, 0) + 1
+    if counts.get(UNCLASSIFIED):
+        unclassified = [h for h in handovers if h.classification == UNCLASSIFIED]
+        if any(h.ts is None or h.last_heartbeat_ts is None for h in unclassified):
+            why = "a timestamp (ts) is missing"
+        else:
+            why = "the timing is unknown (no session_timeout_ms in the header; "
+            why += "--session-timeout-ms gives it)"
+        report.notes.append(
+            f"{file}: {counts[UNCLASSIFIED]} hand-over(s) of unreleased partitions "
+            f"not classified: {why}; one given while its owner may still consume it is "
+            f"reported as {unclassified_property}"
+        )
+    dead = counts.get(AFTER_EXPIRY_DEAD, 0)
+    if dead:
+        report.notes.append(
+            f"{file}: {dead} hand-over(s) after the owner's session expired, its "
+            "process known dead (Crash): valid"
+        )
+    zombies: dict[tuple[int, str, str], list[HandOver]] = {}
+    for h in handovers:
+        if h.classification == ZOMBIE:
+            zombies.setdefault((h.line, h.owner, h.to), []).append(h)
+    for group in zombies.values():
+        h = group[0]
+        assert h.ts is not None
+        assert h.deadline_ts is not None
+        if h.zombie_until_line is not None and h.zombie_until_ts is not None:
+            until = (
+                f"until it was fenced at line {h.zombie_until_line} "
+                f"({seconds(h.zombie_until_ts - h.ts)})"
+            )
+        else:
+            until = "until the trace ends"
+        finding = Finding(
+            file,
+            h.line,
+            ZOMBIE_WINDOW.name,
+            f"{_partitions(group)} given to {name(h.to)} "
+            f"{seconds(h.ts - h.deadline_ts)} after the {h.deadline} of {name(h.owner)} "
+            f"expired (last heartbeat at line {h.last_heartbeat_line}); nothing shows "
+            f"{name(h.owner)} stopped, so it may still consume it {until}",
+        )
+        if fail_on_zombie:
+            report.violations.append(finding)
+        else:
+            report.zombie_windows.append(finding)
 
 
 def seconds(ms: int) -> str:

@@ -210,7 +210,7 @@ def test_without_timing_the_old_check_stands_and_says_timing_is_unknown() -> Non
     untimed = [json.dumps({**json.loads(x), "ts": None}) for x in cut_off(header())[1:]]
     report = validate_safety("t", [header(session_timeout_ms=SESSION_MS), *untimed], settle=10**6)
     assert [v.property for v in report.violations] == ["Observed.NoDoubleOwnership"]
-    assert any("no timestamp" in note for note in report.notes)
+    assert any("a timestamp (ts) is missing" in note for note in report.notes), report.notes
 
 
 def test_cli_timing_options_json_and_exit_codes(
@@ -296,3 +296,92 @@ def test_convergence_is_checked_in_every_quiet_window_with_its_length_in_time() 
     assert report.windows[0]["converged"] is True
     # A window shorter than --settle is not checked.
     assert validate_safety("t", stuck, settle=5).windows == []
+
+
+def classic_msg(client: str, api: str, body: dict[str, object], request: bool, ms: int) -> str:
+    return json.dumps(
+        {
+            "seq": 0,
+            "ts": T0 + ms,
+            "source": "network",
+            "kind": "DeliverMessage",
+            "payload": {
+                "client": client,
+                "incarnation": 0,
+                "connection": 0,
+                "direction": "request" if request else "response",
+                "api": api,
+                "body": body,
+            },
+        }
+    )
+
+
+def classic_join(client: str, member: str, generation: int, given: list[int], at: int) -> list[str]:
+    """``client`` joins generation ``generation`` as ``member`` and is given ``given`` at
+    ``at`` ms (its SyncGroup response)."""
+    join = {
+        "MemberId": "",
+        "ProtocolType": "consumer",
+        "Protocols": [{"Name": "range", "Metadata": {"Topics": ["orders"]}}],
+        "RebalanceTimeoutMs": 30000,
+        "SessionTimeoutMs": SESSION_MS,
+    }
+    joined = {
+        "ErrorCode": 0,
+        "GenerationId": generation,
+        "ProtocolName": "range",
+        "Leader": member,
+        "MemberId": member,
+        "Members": [],
+    }
+    sync = {"MemberId": member, "GenerationId": generation, "Assignments": []}
+    synced = {"ErrorCode": 0, "Assignment": [{"TopicId": "orders", "Partitions": given}]}
+    return [
+        classic_msg(client, "JoinGroup", join, True, at - 20),
+        classic_msg(client, "JoinGroup", joined, False, at - 15),
+        classic_msg(client, "SyncGroup", sync, True, at - 10),
+        classic_msg(client, "SyncGroup", synced, False, at),
+    ]
+
+
+def classic_trace(hand_over_ms: int, crash_ms: int | None = None) -> list[str]:
+    """c1 joins generation 1 and gets orders-0 and orders-1; its last heartbeat is at 1 s;
+    c2 joins generation 2 alone and is given both at ``hand_over_ms``."""
+    beat = {"MemberId": "m1", "GenerationId": 1}
+    lines = [
+        json.dumps(
+            {"format": FORMAT, "version": 2, "protocol": "classic", "topics": {"orders": 2}}
+        ),
+        *classic_join("c1", "m1", 1, [0, 1], 100),
+        classic_msg("c1", "Heartbeat", beat, True, 1000),
+        classic_msg("c1", "Heartbeat", {"ErrorCode": 0}, False, 1005),
+    ]
+    if crash_ms is not None:
+        lines.append(crash("c1", crash_ms))
+    return [*lines, *classic_join("c2", "m2", 2, [0, 1], hand_over_ms)]
+
+
+def test_classic_hand_overs_are_classified_from_the_join_group_session_timeout() -> None:
+    """The classic protocol: the session timeout comes from the owner's JoinGroup
+    (SessionTimeoutMs), its last heartbeat is its last Heartbeat, JoinGroup or SyncGroup
+    request; a member of an older generation is the one the coordinator removed."""
+    early = validate_safety("t", classic_trace(1400), settle=10**6)
+    (finding,) = early.violations
+    assert (finding.line, finding.property) == (11, "Observed.NoHandOverBeforeExpiry")
+    assert finding.message.startswith(
+        "orders-0, orders-1 are given to m2 0.40 s after the last heartbeat of m1 (line 6)"
+    )
+    late = validate_safety("t", classic_trace(5500), settle=10**6)
+    assert late.violations == []
+    (zombie,) = late.zombie_windows
+    assert zombie.property == "Observed.ZombieWindow"
+    assert "0.50 s after the session of m1 expired" in zombie.message
+    dead = validate_safety("t", classic_trace(5500, crash_ms=1200), settle=10**6)
+    assert (dead.violations, dead.zombie_windows) == ([], [])
+    assert {h["classification"] for h in dead.handovers} == {"after-expiry-owner-dead"}
+    # Without the session timeout in the trace (the old way): the old check stands.
+    trace = classic_trace(5500)
+    untimed = [trace[0], *(json.dumps({**json.loads(x), "ts": None}) for x in trace[1:])]
+    (finding,) = validate_safety("t", untimed, settle=10**6).violations
+    assert finding.property == "Observed.NoDoubleOwnership"
