@@ -91,6 +91,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
         out = Path(args.out)
         if not out.parent.is_dir():
             raise CaptureError(f"--out: directory {str(out.parent)!r} does not exist")
+        if out.is_symlink() or (out.exists() and not _is_trace(out)):
+            raise CaptureError(
+                f"--out: {str(out)!r} exists and is not a trace groupcheck wrote; choose "
+                "another path"
+            )
     except CaptureError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
@@ -150,3 +155,17 @@ async def _controls(proxy: Any, log: Any) -> None:
             return
         if line.strip():
             log(proxy.control(line.decode("utf-8", "replace")))
+
+
+def _is_trace(path: Any) -> bool:
+    """Whether ``path`` is a file whose first line is a groupcheck trace header (a capture
+    may replace an earlier capture, nothing else)."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(64 * 1024)
+        header = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(header, dict) and header.get("format") == "groupcheck-trace"

@@ -197,3 +197,20 @@ def test_control_cut_drops_a_clients_traffic_and_heal_restores_it(tmp_path: Path
             if proxy.poll() is None:
                 proxy.kill()
                 proxy.wait()
+
+
+def test_out_must_not_replace_a_file_groupcheck_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    argv = ["capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"]
+    assert main([*argv, "--out", str(notes), "--duration", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"groupcheck: error: --out: {str(notes)!r} exists and is not a trace groupcheck "
+        "wrote; choose another path\n"
+    )
+    assert notes.read_text() == "my notes\n"
+    assert main([*argv, "--out", str(tmp_path), "--duration", "1"]) == 2
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
