@@ -42,7 +42,14 @@ def _integer(text: str) -> int:
 def add_validation_options(parser: argparse.ArgumentParser) -> None:
     """``--mode``, ``--format`` and ``--settle``: how ``groupcheck validate`` and
     ``groupcheck pipeline validate`` check each trace file."""
-    parser.add_argument("--mode", choices=("safety", "conformance"), default="safety")
+    parser.add_argument(
+        "--mode",
+        choices=("safety", "conformance", "coordinator"),
+        default="safety",
+        help="safety: what a (partial) trace observes; conformance: replay a model trace; "
+        "coordinator: replay a consumer capture's requests through the model's coordinator "
+        "and compare each response (default safety)",
+    )
     parser.add_argument(
         "--format",
         choices=("auto", "ndjson", "itf"),

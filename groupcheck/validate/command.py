@@ -36,6 +36,12 @@ def register(sub: Any) -> None:
         help="conformance: replay under the reference rules even when the header names the "
         "mutant or rules file the trace was made under (where does that change depart?)",
     )
+    p.add_argument(
+        "--epoch-layout",
+        choices=("auto", "kip-848", "kafka-4.3"),
+        default="auto",
+        help="coordinator: where a new group's epochs start (auto: as the first join shows)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_validate)
 
@@ -57,7 +63,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     )
     reports = [
         validate_path(
-            name, args.mode, args.settle, args.format, reference=args.reference, timing=timing
+            name,
+            args.mode,
+            args.settle,
+            args.format,
+            reference=args.reference,
+            timing=timing,
+            epoch_layout=args.epoch_layout,
         )
         for name in args.files
     ]

@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from groupcheck.crash import one_line
 from groupcheck.validate.conformance import validate_conformance
+from groupcheck.validate.coordinator_mode import validate_coordinator
 from groupcheck.validate.itf import MAX_ITF_BYTES, parse_itf, validate_itf
 from groupcheck.validate.report import Report
 from groupcheck.validate.safety import validate_safety
@@ -68,6 +69,7 @@ def validate_path(
     *,
     reference: bool = False,
     timing: TimingOptions | None = None,
+    epoch_layout: str = "auto",
 ) -> Report:
     """Validate one trace file (``-``: standard input): ITF when :func:`is_itf`, else the
     NDJSON trace format in ``mode`` (``safety`` or ``conformance``). A file that cannot be
@@ -88,6 +90,8 @@ def validate_path(
         with trace_lines(name) as lines:
             if mode == "conformance":
                 return validate_conformance(shown, lines, reference=reference)
+            if mode == "coordinator":
+                return validate_coordinator(shown, lines, timing, epoch_layout)
             return validate_safety(shown, lines, settle=settle, timing=timing)
     except OSError as e:
         return Report(shown, "itf" if itf else mode, error=f"{shown}: {e.strerror or e}")

@@ -20,6 +20,7 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.validate import validate_safety
+from groupcheck.validate.coordinator_mode import validate_coordinator
 from groupcheck.validate.timing import TimingOptions
 
 HERE = Path(__file__).resolve().parent
@@ -146,6 +147,16 @@ def test_joins_and_clean_leaves_are_valid_and_an_early_hand_out_is_caught(
     report = _validate(capture.out.read_text().splitlines())
     assert report.violations == []
     assert report.handovers == []  # every partition was released before it moved
+
+    # Replayed through the model's coordinator: every response agrees, or the first that
+    # does not is reported with the model's response and Kafka's rule (docs/capture.md
+    # says which librdkafka's mock gives).
+    replay = validate_coordinator("capture", capture.out.read_text().splitlines())
+    assert replay.error is None
+    for v in replay.violations:
+        assert v.property == "Coordinator.Divergence"
+        assert "the model's coordinator answers" in v.message
+        assert "Kafka's rule" in v.message
 
     # Edit the capture: give a partition another member still owns to a second member.
     lines = capture.out.read_text(encoding="utf-8").splitlines()
