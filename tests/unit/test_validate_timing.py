@@ -385,3 +385,60 @@ def test_classic_hand_overs_are_classified_from_the_join_group_session_timeout()
     untimed = [trace[0], *(json.dumps({**json.loads(x), "ts": None}) for x in trace[1:])]
     (finding,) = validate_safety("t", untimed, settle=10**6).violations
     assert finding.property == "Observed.NoDoubleOwnership"
+
+
+def test_header_names_and_timing_are_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad header fields are one line naming the line and column, exit 2."""
+    for extra, why in (
+        ({"topic_names": {"abc": 3}}, "topic_names: 'abc' needs a string"),
+        ({"clients": []}, "field 'clients' must be dict"),
+        ({"heartbeat_interval_ms": "soon"}, "field 'heartbeat_interval_ms' must be int"),
+        ({"rebalance_timeout_ms": 2**31}, "out of the int32 range"),
+    ):
+        path = tmp_path / "bad.ndjson"
+        head = {"format": FORMAT, "version": 2, "protocol": "consumer", "topics": {}, **extra}
+        path.write_text(json.dumps(head) + "\n")
+        assert main(["validate", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"groupcheck: error: {path}:1:"), err
+        assert why in err, err
+        assert err.count("\n") == 1
+
+
+def test_a_capture_header_gets_the_wire_timing_and_says_where_options_differ(
+    tmp_path: Path,
+) -> None:
+    from groupcheck.capture.proxy import TraceWriter
+
+    said: list[str] = []
+    trace = TraceWriter(
+        tmp_path / "c.ndjson",
+        options={"session_timeout_ms": 4000, "heartbeat_interval_ms": 999},
+        log=said.append,
+    )
+    trace.open()
+    trace.start("consumer")
+    trace.event("m1", 1, "request", "ConsumerGroupHeartbeat", {"MemberId": "m1"}, T0)
+    for value in (300000, 60000):
+        trace.saw("rebalance_timeout_ms", value)
+    trace.saw("heartbeat_interval_ms", 250)
+    trace.saw("heartbeat_interval_ms", -1)  # not a value: ignored
+    trace.topics["orders"] = 4
+    trace.topic_names["id-1"] = "orders"
+    trace.clients["m1"] = "consumer-1"
+    trace.close()
+    lines = (tmp_path / "c.ndjson").read_text().splitlines()
+    header = json.loads(lines[0])
+    assert header["session_timeout_ms"] == 4000  # not on the wire: the option's
+    assert header["rebalance_timeout_ms"] == 60000  # members differ: the smallest
+    assert header["heartbeat_interval_ms"] == 250  # the wire's, not the option's 999
+    assert header["topics"] == {"orders": 4}
+    assert header["topic_names"] == {"id-1": "orders"}
+    assert header["clients"] == {"m1": "consumer-1"}
+    assert len(lines) == 2
+    assert json.loads(lines[1])["payload"]["client"] == "m1"
+    assert any("rebalance_timeout_ms: the wire shows [60000, 300000]" in x for x in said)
+    assert any("heartbeat_interval_ms: the wire shows 250, not the option's 999" in x for x in said)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ndjson"]
