@@ -102,7 +102,17 @@ def _print_text(reports: list[Any], result: str) -> None:
             print(visible(f"{v.file}:{v.line}: {v.property}: {v.message}"))
         for z in r.zombie_windows:
             print(visible(f"zombie-window: {z.file}:{z.line}: {z.property}: {z.message}"))
-        if r.timing is not None and r.timing.get("session_timeout_ms") is not None:
+        if r.timing is not None and r.timing.get("session_timeout_ms") is None:
+            if r.timing.get("timestamps"):
+                print(
+                    visible(
+                        f"timing: {r.file}: unknown — the events have timestamps but no "
+                        "session timeout is known (the header's session_timeout_ms, or "
+                        "--session-timeout-ms): hand-overs of unreleased partitions are not "
+                        "classified"
+                    )
+                )
+        elif r.timing is not None:
             t = r.timing
             print(
                 visible(

@@ -355,6 +355,8 @@ class _Safety:
         self.last_line = n
         if ts is not None:
             self.last_ts = ts
+            if self.report.timing is not None:
+                self.report.timing["timestamps"] = True
 
     def _implied_expiries(self, ts: int | None) -> None:
         """With the session timeout known, a member with no heartbeat for longer than it

@@ -474,6 +474,8 @@ def validate_classic_safety(
             event = parse_event(line, n)
             action = decode_action(event, line, n, header)
             report.events += 1
+            if event.ts is not None:
+                report.timing["timestamps"] = True
             if not isinstance(action, DeliverMessage):
                 run.on_event(n, action)
             elif action.message.to_coordinator:

@@ -95,6 +95,7 @@ class Timing:
         out: dict[str, Any] = {k: getattr(self, k) for k in TIMING_FIELDS}
         out["clock_tolerance_ms"] = self.tolerance_ms
         out["sources"] = dict(self.sources)
+        out["timestamps"] = False  # set once an event with a ts is read
         return out
 
 

@@ -226,6 +226,7 @@ def test_cli_timing_options_json_and_exit_codes(
     out = capsys.readouterr().out
     assert "Observed.NoDoubleOwnership" in out
     assert "timing is unknown" in out
+    assert f"timing: {path}: unknown — the events have timestamps but no session timeout" in out
     argv = ["validate", "--settle", "2", "--session-timeout-ms", str(SESSION_MS)]
     assert main([*argv, str(path)]) == 0
     out = capsys.readouterr().out
