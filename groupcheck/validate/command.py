@@ -42,6 +42,12 @@ def register(sub: Any) -> None:
         default="auto",
         help="coordinator: where a new group's epochs start (auto: as the first join shows)",
     )
+    p.add_argument(
+        "--all-divergences",
+        action="store_true",
+        help="coordinator: go on after the first divergence and list the later ones as "
+        "notes (the replayed group may differ from the implementation's by then)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_validate)
 
@@ -70,6 +76,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             reference=args.reference,
             timing=timing,
             epoch_layout=args.epoch_layout,
+            all_divergences=args.all_divergences,
         )
         for name in args.files
     ]

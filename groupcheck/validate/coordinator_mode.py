@@ -176,9 +176,11 @@ def validate_coordinator(
     lines: Iterable[str],
     timing: TimingOptions | None = None,
     epoch_layout: str = "auto",
+    all_divergences: bool = False,
 ) -> Report:
     """Replay a consumer capture's requests through the model's coordinator; the first
-    response that differs is a :data:`DIVERGENCE` finding."""
+    response that differs is a :data:`DIVERGENCE` finding (``all_divergences``: the replay
+    goes on, and later differences are notes — the states may have drifted apart)."""
     report = Report(file, "coordinator")
     options = timing or TimingOptions()
     it = iter(lines)
@@ -232,6 +234,8 @@ def validate_coordinator(
     expected: dict[tuple[str, int, int], deque[tuple[int, ConsumerGroupHeartbeatResponse]]] = {}
     commits = compared = expiries = 0
     joins: dict[int, bool] = {}  # request line → whether it is a join (MemberEpoch 0)
+    diverged = False
+    later: list[str] = []
     for n, ts, action in events:
         if not isinstance(
             action, DeliverMessage | LoseMessage | SessionTimeout | RebalanceTimeout
@@ -281,6 +285,14 @@ def validate_coordinator(
             request_line, model = expected[(m.client, m.incarnation, m.connection)].popleft()
             compared += 1
             fields = _differences(model, body)
+            if diverged:
+                if fields:  # --all-divergences: what follows, for what it is worth
+                    later.append(
+                        f"line {n} ({names.member(body.member_id or m.client)}): "
+                        f"{', '.join(fields)}: the model's coordinator answers "
+                        f"{_shown(model, names)}; the capture has {_shown(body, names)}"
+                    )
+                continue
             uncertain = _uncertain(fields, joins[request_line], guessed, group.assignment_epoch)
             if uncertain:
                 unsure = [
@@ -295,7 +307,7 @@ def validate_coordinator(
                 fields = [f for f in fields if f not in uncertain]
                 if not fields:
                     report.reasons[-1] += ": no verdict from there on"
-                    break
+                    diverged = True
             if fields:
                 rules = "; ".join(f"{f}: {RULES[f]}" for f in fields)
                 report.violations.append(
@@ -310,14 +322,22 @@ def validate_coordinator(
                         f"Kafka's rule — {rules}",
                     )
                 )
+                diverged = True
+            if diverged:
                 report.notes.append(
-                    f"{file}: replay stopped at line {n}, the first divergence "
-                    f"({compared} responses compared)"
+                    f"{file}: the first divergence at line {n} ({compared} responses "
+                    "compared); " + ("the replay goes on" if all_divergences else "replay stopped")
                 )
-                break
-    else:
+                if not all_divergences:
+                    break
+    if not diverged:
         report.notes.append(
             f"{file}: {compared} responses compared, all as the model's coordinator answers"
+        )
+    for text in later:
+        report.notes.append(
+            f"{file}: after the first divergence (the replayed group may differ from the "
+            f"implementation's from there on), {text}"
         )
     report.notes.append(
         f"{file}: epoch layout {layout}; targets taken from the capture; "

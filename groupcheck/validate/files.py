@@ -70,6 +70,7 @@ def validate_path(
     reference: bool = False,
     timing: TimingOptions | None = None,
     epoch_layout: str = "auto",
+    all_divergences: bool = False,
 ) -> Report:
     """Validate one trace file (``-``: standard input): ITF when :func:`is_itf`, else the
     NDJSON trace format in ``mode`` (``safety`` or ``conformance``). A file that cannot be
@@ -91,7 +92,7 @@ def validate_path(
             if mode == "conformance":
                 return validate_conformance(shown, lines, reference=reference)
             if mode == "coordinator":
-                return validate_coordinator(shown, lines, timing, epoch_layout)
+                return validate_coordinator(shown, lines, timing, epoch_layout, all_divergences)
             return validate_safety(shown, lines, settle=settle, timing=timing)
     except OSError as e:
         return Report(shown, "itf" if itf else mode, error=f"{shown}: {e.strerror or e}")

@@ -66,7 +66,31 @@ def test_a_changed_response_is_the_first_divergence(field: str, value: object, r
     assert f"differs in {field}" in finding.message
     assert "the model's coordinator answers ErrorCode NONE (0)" in finding.message
     assert rule in finding.message
-    assert any("replay stopped at line" in note for note in report.notes)
+    assert any(f"the first divergence at line {line}" in n for n in report.notes)
+    assert any(n.endswith("replay stopped") for n in report.notes)
+    assert not any("after the first divergence" in n for n in report.notes)
+
+
+def test_all_divergences_goes_on_and_lists_the_later_ones_as_notes() -> None:
+    lines, first = _tampered("HeartbeatIntervalMs", 1234)
+    # and every later successful response too
+    for i in range(first, len(lines)):
+        e = json.loads(lines[i])
+        p = e["payload"]
+        if (
+            e["kind"] == "DeliverMessage"
+            and p.get("direction") == "response"
+            and p["api"] == "ConsumerGroupHeartbeat"
+            and p["body"]["ErrorCode"] == 0
+        ):
+            p["body"]["HeartbeatIntervalMs"] = 1234
+            lines[i] = json.dumps(e)
+    report = validate_coordinator("t", lines, epoch_layout="kip-848", all_divergences=True)
+    (finding,) = report.violations
+    assert finding.line == first
+    later = [n for n in report.notes if "after the first divergence" in n]
+    assert len(later) >= 2
+    assert all("HeartbeatIntervalMs" in n for n in later)
 
 
 def test_a_mutant_coordinators_trace_diverges_from_the_reference() -> None:
