@@ -60,8 +60,8 @@ def add_validation_options(parser: argparse.ArgumentParser) -> None:
         "--settle",
         type=non_negative,
         default=100,
-        help="safety: events after the last perturbation before convergence is required "
-        "(default 100)",
+        help="safety: events a quiet window between perturbations (and the trace's tail) must "
+        "hold before convergence is required at its end (default 100)",
     )
 
 
@@ -77,8 +77,8 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
     """The timing ``groupcheck validate`` classifies hand-overs with (each overrides the
     trace header's), the clock tolerance, and ``--fail-on-zombie``."""
     group = parser.add_argument_group(
-        "timing (safety mode, consumer traces; docs/trace-format.md, 'Hand-overs of "
-        "unreleased partitions')"
+        "timing (safety mode; docs/trace-format.md, 'Hand-overs of unreleased partitions'; "
+        "--heartbeat-interval-ms also coordinator mode)"
     )
     for name, what in (
         ("session-timeout-ms", "the session timeout the coordinator applies"),
