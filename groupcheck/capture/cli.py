@@ -148,7 +148,11 @@ async def _controls(proxy: Any, log: Any) -> None:
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    except (OSError, ValueError) as e:  # a regular file, a closed stream: no commands
+        log(f"control: standard input cannot be read as a stream of commands ({e})")
+        return
     while True:
         line = await reader.readline()
         if not line:
