@@ -145,7 +145,8 @@ def test_joins_and_clean_leaves_are_valid_and_an_early_hand_out_is_caught(
     assert len(_requests(events, 0)) == 3  # three members joined …
     assert len(_requests(events, -1)) == 3  # … and left with a leave heartbeat
     report = _validate(capture.out.read_text().splitlines())
-    assert report.violations == []
+    assert report.windows, "convergence was checked"
+    assert report.violations == []  # every window converged, nothing else found
     assert report.handovers == []  # every partition was released before it moved
 
     # Replayed through the model's coordinator: every response agrees, or the first that
@@ -301,12 +302,15 @@ def _check_classes(report: Any, expected: list[dict[str, Any]], after_expiry: st
 
 def _validate(lines: list[str], fail_on_zombie: bool = False) -> Any:
     """Safety mode as a capture is validated: convergence required of quiet windows of 5
-    events and 4 heartbeat intervals; every such window converged."""
+    events and 4 heartbeat intervals. Each window checked is listed with its verdict, and
+    a window that did not converge is an Observed.Convergence violation at its end."""
     options = TimingOptions(fail_on_zombie=fail_on_zombie, settle_ms=4 * INTERVAL_MS)
     report = validate_safety("capture", lines, settle=5, timing=options)
     assert report.error is None
-    assert [v for v in report.violations if v.property == "Observed.Convergence"] == []
-    assert report.windows, "convergence was checked"
+    unconverged = [w["last_line"] for w in report.windows if not w["converged"]]
+    convergence = [v.line for v in report.violations if v.property == "Observed.Convergence"]
+    assert convergence == unconverged
+    assert all(w["ms"] >= 4 * INTERVAL_MS and w["events"] >= 5 for w in report.windows)
     return report
 
 
@@ -390,17 +394,28 @@ def test_a_consumer_cut_off_by_a_network_partition(capture: Capture) -> None:
     report = _validate(capture.out.read_text().splitlines())
     assert report.error is None
     _check_classes(report, expected, "zombie-window")
-    assert report.zombie_windows
+    fenced = any(
+        e["payload"]["client"] == victim
+        and e["payload"]["direction"] == "response"
+        and e["payload"]["body"]["ErrorCode"] in (25, 110)
+        for e in events
+    )
+    zombies = [h for h in expected if not h["premature"]]
+    # One finding per hand-over line: c3 alive behind its expired session, until the
+    # response that fenced it when it came back (docs/capture.md says what the mock did).
+    assert sorted(z.line for z in report.zombie_windows) == sorted({h["line"] for h in zombies})
     for z in report.zombie_windows:
         assert "of c3 expired" in z.message
-        assert "until it was fenced at line" in z.message
+        assert ("until it was fenced at line" in z.message) == fenced
     strict = validate_safety(
         "strict",
         capture.out.read_text().splitlines(),
         settle=5,
         timing=TimingOptions(fail_on_zombie=True),
     )
-    assert {v.property for v in strict.violations} >= {"Observed.ZombieWindow"}
+    assert sorted(v.line for v in strict.violations if v.property == "Observed.ZombieWindow") == (
+        sorted({h["line"] for h in zombies})
+    )
 
 
 def test_a_severed_connection(capture: Capture) -> None:
