@@ -227,14 +227,19 @@ def premature_finding(
         limit = f"the session timeout is {seconds(h.deadline_ts - h.last_heartbeat_ts)}"
     else:
         limit = "its rebalance timeout had not run out"
-    state = "whose process had died" if h.owner_dead else "which may still be consuming it"
+    them = "it" if len(group) == 1 else "them"
+    state = (
+        "(its process had died, which the coordinator cannot know)"
+        if h.owner_dead
+        else f"and may still be consuming {them}"
+    )
     return Finding(
         file,
         h.line,
         NO_HAND_OVER_BEFORE_EXPIRY.name,
         f"{_partitions(group)} given to {name(h.to)} {since} after the last heartbeat "
-        f"of {name(h.owner)} (line {h.last_heartbeat_line}), {state}, which has not "
-        f"released it: {limit} (clock tolerance {tolerance_ms} ms)",
+        f"of {name(h.owner)} (line {h.last_heartbeat_line}), which has not released "
+        f"{them} {state}: {limit} (clock tolerance {tolerance_ms} ms)",
     )
 
 
