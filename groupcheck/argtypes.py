@@ -42,7 +42,14 @@ def _integer(text: str) -> int:
 def add_validation_options(parser: argparse.ArgumentParser) -> None:
     """``--mode``, ``--format`` and ``--settle``: how ``groupcheck validate`` and
     ``groupcheck pipeline validate`` check each trace file."""
-    parser.add_argument("--mode", choices=("safety", "conformance"), default="safety")
+    parser.add_argument(
+        "--mode",
+        choices=("safety", "conformance", "coordinator"),
+        default="safety",
+        help="safety: what a (partial) trace observes; conformance: replay a model trace; "
+        "coordinator: replay a consumer capture's requests through the model's coordinator "
+        "and compare each response (default safety)",
+    )
     parser.add_argument(
         "--format",
         choices=("auto", "ndjson", "itf"),
@@ -53,6 +60,56 @@ def add_validation_options(parser: argparse.ArgumentParser) -> None:
         "--settle",
         type=non_negative,
         default=100,
-        help="safety: events after the last perturbation before convergence is required "
-        "(default 100)",
+        help="safety: events a quiet window between perturbations (and the trace's tail) must "
+        "hold before convergence is required at its end (default 100)",
+    )
+
+
+def milliseconds(text: str) -> int:
+    """A duration in milliseconds: an integer from 1 to 2^31 - 1 (a trace's int32)."""
+    value = positive(text)
+    if value > 2**31 - 1:
+        raise argparse.ArgumentTypeError(f"expected at most 2147483647 ms, got {value}")
+    return value
+
+
+def add_timing_options(parser: argparse.ArgumentParser) -> None:
+    """The timing ``groupcheck validate`` classifies hand-overs with (each overrides the
+    trace header's), the clock tolerance, and ``--fail-on-zombie``."""
+    group = parser.add_argument_group(
+        "timing (safety mode; docs/trace-format.md, 'Hand-overs of unreleased partitions'; "
+        "--heartbeat-interval-ms also coordinator mode)"
+    )
+    for name, what in (
+        ("session-timeout-ms", "the session timeout the coordinator applies"),
+        ("rebalance-timeout-ms", "the members' rebalance timeout"),
+        ("heartbeat-interval-ms", "the heartbeat interval"),
+    ):
+        group.add_argument(
+            f"--{name}",
+            type=milliseconds,
+            metavar="MS",
+            help=f"{what}, in ms (supplies or overrides the header's {name.replace('-', '_')})",
+        )
+    group.add_argument(
+        "--clock-tolerance-ms",
+        type=non_negative,
+        default=100,
+        metavar="MS",
+        help="a hand-over is premature only if it came more than this before the owner's "
+        "deadline (timestamps of several clocks, timers firing late; default 100)",
+    )
+    group.add_argument(
+        "--settle-ms",
+        type=non_negative,
+        default=0,
+        metavar="MS",
+        help="convergence is required of a quiet window only once it also lasts this long "
+        "by its timestamps (default 0: --settle events suffice)",
+    )
+    group.add_argument(
+        "--fail-on-zombie",
+        action="store_true",
+        help="report a hand-over after the owner's session expired, while nothing shows "
+        "the owner stopped (Observed.ZombieWindow), as a violation",
     )

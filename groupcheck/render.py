@@ -64,7 +64,13 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
     from reports.render.escape import cut
     from reports.render.explain import explain, explain_events
     from reports.render.report import property_text
-    from reports.render.view import view_of_events, view_of_path
+    from reports.render.view import (
+        member_names,
+        renamed,
+        renamed_text,
+        view_of_events,
+        view_of_path,
+    )
 
     if not lines:
         raise TraceError(1, 1, "empty trace: no header line")
@@ -97,20 +103,52 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
                 text = explain(states, path.actions, "no property", "nothing is violated")
             return view, text, repr(config)
     events = []
+    times: dict[int, int] = {}
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
-        events.append((n, decode_action(parse_event(line, n), line, n)))
+        event = parse_event(line, n)
+        events.append((n, decode_action(event, line, n)))
+        if event.ts is not None:
+            times[n] = event.ts
     report = validate_safety(file, lines)
     if report.error:  # the lines were all read above: the same reader finds nothing new
         raise ConfigError(report.error)
     where = {v.line: v.property for v in report.violations}
-    view = view_of_events(events, where)
+    view = view_of_events(events, where, times, _hand_over_notes(report.handovers))
+    view = renamed(view, dict(header.topic_names or {}), dict(header.clients or {}))
     findings = [(v.line, v.property, v.message) for v in report.violations]
     text = explain_events(events, view, findings, describe, header.protocol)
-    if report.reasons or report.notes:
-        text += "\n".join([*report.reasons, *report.notes]) + "\n"
+    zombies = [
+        f"zombie-window: line {z.line}: {z.property}: {z.message}" for z in report.zombie_windows
+    ]
+    if report.reasons or report.notes or zombies:
+        text += "\n".join([*zombies, *report.reasons, *report.notes]) + "\n"
+    topics, clients = dict(header.topic_names or {}), dict(header.clients or {})
+    text = renamed_text(text, topics, member_names(clients))
     return view, text, f"header: {cut(lines[0].strip(), HEADER_SHOWN)}"
+
+
+def _hand_over_notes(handovers: list[dict[str, Any]]) -> dict[int, str]:
+    """Line → how a hand-over of an unreleased partition looks in time: how long its
+    owner had been silent, against the deadline, and its class."""
+    notes: dict[int, str] = {}
+    for h in handovers:
+        if h["line"] in notes or h["classification"] == "unclassified":
+            continue
+        text = f"hand-over from {h['from_name']}: {h['classification']}"
+        if h["ts"] is not None and h["owner_last_heartbeat_ts"] is not None:
+            silent = (h["ts"] - h["owner_last_heartbeat_ts"]) / 1000
+            text += f", {silent:.2f} s after its last heartbeat (line "
+            text += f"{h['owner_last_heartbeat_line']})"
+            if h["deadline_ts"] is not None:
+                limit = (h["deadline_ts"] - h["owner_last_heartbeat_ts"]) / 1000
+                text += f"; its {h['deadline']} deadline {limit:.2f} s"
+        notes[h["line"]] = text
+        last = h["owner_last_heartbeat_line"]
+        if last is not None and last not in notes:
+            notes[last] = f"last heartbeat of {h['from_name']} before line {h['line']}"
+    return notes
 
 
 HEADER_SHOWN = 2000

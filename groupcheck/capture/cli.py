@@ -10,6 +10,8 @@ from typing import Any
 
 def register(sub: Any) -> None:
     """Add the ``capture`` command."""
+    from groupcheck.argtypes import milliseconds
+
     p = sub.add_parser(
         "capture",
         help="record a consumer group's traffic (either protocol) through a loopback proxy",
@@ -34,6 +36,32 @@ def register(sub: Any) -> None:
         type=duration,
         metavar="SECONDS",
         help="stop after this many seconds (a finite number > 0)",
+    )
+    for name, what in (
+        (
+            "session-timeout-ms",
+            "the session timeout the coordinator applies (KIP-848: the "
+            "group's group.consumer.session.timeout.ms, which is not on the wire)",
+        ),
+        ("rebalance-timeout-ms", "the members' rebalance timeout, if no request shows it"),
+        (
+            "heartbeat-interval-ms",
+            "the heartbeat interval, if no response shows it "
+            "(classic: the clients' heartbeat.interval.ms)",
+        ),
+    ):
+        p.add_argument(
+            f"--{name}",
+            type=milliseconds,
+            metavar="MS",
+            help=f"{what}: written to the trace header; what the wire shows wins",
+        )
+    p.add_argument(
+        "--control",
+        action="store_true",
+        help="read commands from standard input, one a line: 'cut CLIENT_ID' drops all "
+        "traffic of the client with that client.id both ways (a network partition), "
+        "'heal CLIENT_ID' ends it, 'sever CLIENT_ID' closes its connections",
     )
     p.set_defaults(handler=cmd_capture)
 
@@ -63,6 +91,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
         out = Path(args.out)
         if not out.parent.is_dir():
             raise CaptureError(f"--out: directory {str(out.parent)!r} does not exist")
+        if out.is_symlink() or (out.exists() and not _is_trace(out)):
+            raise CaptureError(
+                f"--out: {str(out)!r} exists and is not a trace groupcheck wrote; choose "
+                "another path"
+            )
     except CaptureError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
@@ -76,7 +109,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        trace = TraceWriter(out)
+        options = {
+            key: value
+            for key in ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms")
+            if (value := getattr(args, key)) is not None
+        }
+        trace = TraceWriter(out, options=options, log=log)
         proxy = Proxy(host, trace, log)
         try:
             await proxy.listen(upstream, port)
@@ -90,10 +128,48 @@ def cmd_capture(args: argparse.Namespace) -> int:
         trace.open()
         if args.duration is not None:
             loop.call_later(args.duration, stop.set)
+        if args.control:
+            controls = loop.create_task(_controls(proxy, log))
         await stop.wait()
+        if args.control:
+            controls.cancel()
+            await asyncio.gather(controls, return_exceptions=True)
         await proxy.close()  # every connection is closed: nothing writes to the trace now
         trace.close()
         log(f"{proxy.exchanges} exchanges written to {out}")
         return 0
 
     return asyncio.run(run())
+
+
+async def _controls(proxy: Any, log: Any) -> None:
+    """Apply the control commands read from standard input (``--control``) until it ends."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    except (OSError, ValueError) as e:  # a regular file, a closed stream: no commands
+        log(f"control: standard input cannot be read as a stream of commands ({e})")
+        return
+    while True:
+        line = await reader.readline()
+        if not line:
+            return
+        if line.strip():
+            log(proxy.control(line.decode("utf-8", "replace")))
+
+
+def _is_trace(path: Any) -> bool:
+    """Whether ``path`` is a file whose first line is a groupcheck trace header (a capture
+    may replace an earlier capture, nothing else)."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(64 * 1024)
+        header = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(header, dict) and header.get("format") == "groupcheck-trace"

@@ -50,6 +50,18 @@ def request_key(frame: bytes) -> tuple[int, int, int]:
     return struct.unpack_from(">hhi", frame, 0)
 
 
+def request_client_id(frame: bytes) -> str | None:
+    """The ``ClientId`` of a request frame's header: a nullable int16-length string right
+    after the correlation id, in every request header version (``RequestHeader.json``:
+    it is not a compact string even in flexible versions); None when null or cut short."""
+    if len(frame) < 10:
+        return None
+    (size,) = struct.unpack_from(">h", frame, 8)
+    if size < 0 or len(frame) < 10 + size:
+        return None
+    return frame[10 : 10 + size].decode("utf-8", "replace")
+
+
 def _request_types(api_key: int, version: int) -> tuple[Any, Any]:
     try:
         schema = load_request_schema(api_key, version)
@@ -186,6 +198,15 @@ def topic_ids(metadata: Any) -> dict[str, str]:
         topic_id = getattr(t, "topic_id", None)
         if t.name and topic_id is not None and int(topic_id) != 0:
             out[str(t.name)] = str(topic_id)
+    return out
+
+
+def partition_counts(metadata: Any) -> dict[str, int]:
+    """Topic name → its number of partitions, from a Metadata response."""
+    out = {}
+    for t in getattr(metadata, "topics", ()) or ():
+        if t.name and _code(t.error_code) == 0:
+            out[str(t.name)] = len(t.partitions)
     return out
 
 

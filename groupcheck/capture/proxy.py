@@ -17,6 +17,7 @@ import asyncio
 import ipaddress
 import json
 import os
+import shutil
 import struct
 import time
 from collections.abc import Callable
@@ -76,11 +77,17 @@ def host_port(text: str, what: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+TIMING = ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms")
+"""The header's timing fields (``docs/trace-format.md``)."""
+
+
 @dataclass
 class TraceWriter:
     """Writes the trace under a temporary name and renames it into place on ``close``;
     every event is flushed as it is written. The header (trace format version 2) is
-    written by ``start`` once the capture's protocol is known, else by ``close``."""
+    written by ``start`` once the capture's protocol is known, else by ``close``; ``close``
+    writes the final header — with what the capture learnt meanwhile: the timing, the
+    topics and the clients' names — in front of the events."""
 
     path: Path
     _file: IO[str] | None = None
@@ -89,24 +96,66 @@ class TraceWriter:
     notes: list[str] = field(default_factory=list)
     protocol: str | None = None
     """The header's ``protocol``, once written."""
+    options: dict[str, int] = field(default_factory=dict)
+    """Timing given as options (``capture --session-timeout-ms`` …)."""
+    wire: dict[str, set[int]] = field(default_factory=dict)
+    """Timing the wire showed: field → the values seen."""
+    topics: dict[str, int] = field(default_factory=dict)
+    """Topic name → partition count (Metadata responses)."""
+    topic_names: dict[str, str] = field(default_factory=dict)
+    """Topic id → topic name (Metadata responses)."""
+    clients: dict[str, str] = field(default_factory=dict)
+    """A trace's ``client`` → the ``client.id`` its requests carry."""
+    log: Callable[[str], None] = lambda message: None
 
     def open(self) -> None:
         self._tmp = self.path.with_name(f".{self.path.name}.partial")
         self._file = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 (kept open for the run)
+
+    def saw(self, key: str, value: int) -> None:
+        """The wire shows ``value`` for the timing field ``key``."""
+        if value > 0:
+            self.wire.setdefault(key, set()).add(value)
+
+    def header(self, protocol: str, final: bool) -> dict[str, Any]:
+        """The header line's object; ``final``: with what the capture learnt."""
+        header: dict[str, Any] = {
+            "format": "groupcheck-trace",
+            "version": 2,
+            "protocol": protocol,
+            "topics": dict(sorted(self.topics.items())) if final else {},
+            "config": None,
+        }
+        for key in TIMING:
+            seen = self.wire.get(key) if final else None
+            if seen:
+                # Members may differ: the shortest, which classifies no hand-over as
+                # premature that a longer one would not.
+                header[key] = min(seen)
+                option = self.options.get(key)
+                if len(seen) > 1:
+                    self._say(f"{key}: the wire shows {sorted(seen)}; the header has {min(seen)}")
+                if option is not None and option != min(seen):
+                    self._say(f"{key}: the wire shows {min(seen)}, not the option's {option}")
+            elif key in self.options:
+                header[key] = self.options[key]
+        if final and self.topic_names:
+            header["topic_names"] = dict(sorted(self.topic_names.items()))
+        if final and self.clients:
+            header["clients"] = dict(sorted(self.clients.items()))
+        return header
+
+    def _say(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+            self.log(note)
 
     def start(self, protocol: str) -> None:
         """Write the header line: ``protocol`` is ``consumer`` or ``classic``."""
         assert self._file is not None
         assert self.protocol is None
         self.protocol = protocol
-        header = {
-            "format": "groupcheck-trace",
-            "version": 2,
-            "protocol": protocol,
-            "topics": {},
-            "config": None,
-        }
-        self._file.write(json.dumps(header) + "\n")
+        self._file.write(json.dumps(self.header(protocol, False)) + "\n")
         self._file.flush()
 
     def event(
@@ -141,13 +190,24 @@ class TraceWriter:
         self._file.flush()
 
     def close(self) -> None:
-        """Rename the trace into place (with a header, whatever was recorded)."""
+        """Put the trace in place: the final header, then the events (whatever was
+        recorded), written under a temporary name and renamed."""
         if self._file is not None and self._tmp is not None:
             if self.protocol is None:
                 self.start(DEFAULT_PROTOCOL)
+            assert self.protocol is not None
             self._file.close()
-            os.replace(self._tmp, self.path)
             self._file = None
+            final = self.path.with_name(f".{self.path.name}.final")
+            with (
+                open(self._tmp, encoding="utf-8") as src,
+                open(final, "w", encoding="utf-8") as dst,
+            ):
+                src.readline()  # the first header
+                dst.write(json.dumps(self.header(self.protocol, True)) + "\n")
+                shutil.copyfileobj(src, dst)
+            os.replace(final, self.path)
+            self._tmp.unlink()
 
 
 def now_ms() -> int:
@@ -210,6 +270,14 @@ class Proxy:
     """Member id → the client process that used it last (classic traces)."""
     client_names: set[str] = field(default_factory=set)
     """The client names given so far (classic traces)."""
+    conn_client_ids: dict[int, str] = field(default_factory=dict)
+    """Connection → the ``client.id`` its request headers carry."""
+    cut: set[str] = field(default_factory=set)
+    """Client ids whose traffic is dropped (``control``: a network partition)."""
+    writers: dict[int, tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = field(
+        default_factory=dict
+    )
+    """Connection → its (client, broker) writers, while it is open."""
 
     async def listen(self, upstream: tuple[str, int], port: int = 0) -> int:
         """Open (or reuse) the listener that forwards to ``upstream``; its local port."""
@@ -261,21 +329,31 @@ class Proxy:
             client_w.close()
             return
         pending: dict[int, tuple[int, int, Any, int]] = {}
+        self.writers[conn] = (client_w, up_w)
+        # Each direction ends when its side closes; the connection ends with the first.
+        # A broker that closes its side (EOF upstream) closes the client's too, as a
+        # direct connection would: the client sees the close and reconnects, rather than
+        # sending its next request into a connection nobody answers.
+        directions = [
+            asyncio.ensure_future(self._requests(client_r, up_w, pending, conn)),
+            asyncio.ensure_future(self._responses(up_r, client_w, pending, conn)),
+        ]
         try:
-            await asyncio.gather(
-                self._requests(client_r, up_w, pending),
-                self._responses(up_r, client_w, pending, conn),
-                return_exceptions=True,
-            )
+            await asyncio.wait(directions, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for w in (client_w, up_w):
                 w.close()
+            for task in directions:
+                task.cancel()
+            await asyncio.gather(*directions, return_exceptions=True)
+            self.writers.pop(conn, None)
 
     async def _requests(
         self,
         r: asyncio.StreamReader,
         w: asyncio.StreamWriter,
         pending: dict[int, tuple[int, int, Any, int]],
+        conn: int,
     ) -> None:
         try:
             while True:
@@ -283,6 +361,11 @@ class Proxy:
                 if frame is None:
                     break
                 api_key, version, corr = d.request_key(frame)
+                client_id = d.request_client_id(frame)
+                if client_id is not None:
+                    self.conn_client_ids[conn] = client_id
+                if self.conn_client_ids.get(conn) in self.cut:
+                    continue  # a network partition: the request never reaches the broker
                 body = None
                 if api_key in RECORDED:
                     try:
@@ -312,8 +395,32 @@ class Proxy:
                 frame = await self._on_response(api_key, version, frame, request, conn, sent)
             except Exception as e:  # never let one odd frame stop the proxy
                 self.log(f"not decoded: api {api_key} v{version} response ({e})")
+            if self.conn_client_ids.get(conn) in self.cut:
+                continue  # a network partition: the client never reads it
             w.write(struct.pack(">i", len(frame)) + frame)
             await w.drain()
+
+    def control(self, command: str) -> str:
+        """Apply one control command (``--control``), and say what was done:
+        ``cut CLIENT_ID`` drops every frame, both ways, of the connections of the client
+        that sends ``CLIENT_ID`` in its request headers (a network partition: the
+        connections stay open, nothing arrives), ``heal CLIENT_ID`` ends that, and
+        ``sever CLIENT_ID`` closes its connections (both sides, as a broker restart or a
+        reset would)."""
+        words = command.split()
+        if len(words) != 2 or words[0] not in ("cut", "heal", "sever"):
+            return f"control: unknown command {command.strip()!r} (cut|heal|sever CLIENT_ID)"
+        verb, client = words
+        conns = sorted(c for c, name in self.conn_client_ids.items() if name == client)
+        if verb == "cut":
+            self.cut.add(client)
+        elif verb == "heal":
+            self.cut.discard(client)
+        else:
+            for c in conns:
+                for writer in self.writers.get(c, ()):
+                    writer.close()
+        return f"control: {verb} {client} ({len(conns)} connection(s))"
 
     async def _on_response(
         self, api_key: int, version: int, frame: bytes, request: Any, conn: int, sent: int
@@ -322,6 +429,7 @@ class Proxy:
             body = d.read_response(api_key, version, frame)
             if api_key == d.METADATA:
                 self.names.update(d.topic_ids(body))
+                self.trace.topics.update(d.partition_counts(body))
             wanted: set[tuple[str, int]] = set()
 
             def note(host: str, port: int) -> tuple[str, int]:
@@ -403,9 +511,31 @@ class Proxy:
             self._note(f"skipped an exchange answered with error {resp['ErrorCode']}")
             return
         client = self._classic_client(ex) if classic else str(ex.request.member_id)
+        client_id = self.conn_client_ids.get(ex.conn)
+        if client_id:
+            self.trace.clients[client] = client_id
+        self._timing(ex, req, resp)
         self.exchanges += 1
         self.trace.event(client, ex.conn, "request", api, req, ex.times[0])
         self.trace.event(client, ex.conn, "response", api, resp, ex.times[1])
+
+    def _timing(self, ex: _Exchange, req: dict[str, Any], resp: dict[str, Any]) -> None:
+        """Note the timing the exchange shows: RebalanceTimeoutMs of ConsumerGroupHeartbeat
+        and JoinGroup requests, SessionTimeoutMs of JoinGroup requests, the
+        HeartbeatIntervalMs of successful ConsumerGroupHeartbeat responses."""
+        if ex.api_key in (d.CONSUMER_GROUP_HEARTBEAT, d.JOIN_GROUP):
+            self.trace.saw("rebalance_timeout_ms", int(req.get("RebalanceTimeoutMs", -1)))
+        if ex.api_key == d.JOIN_GROUP:
+            self.trace.saw("session_timeout_ms", int(req["SessionTimeoutMs"]))
+        if ex.api_key == d.CONSUMER_GROUP_HEARTBEAT and resp["ErrorCode"] == 0:
+            self.trace.saw("heartbeat_interval_ms", int(resp["HeartbeatIntervalMs"]))
+        for tid in (t["TopicId"] for b in (req, resp) for t in _topics_of(b)):
+            name = self.names_by_id().get(tid)
+            if name is not None:
+                self.trace.topic_names[tid] = name
+
+    def names_by_id(self) -> dict[str, str]:
+        return {i: n for n, i in self.names.items()}
 
     def _classic_client(self, ex: _Exchange) -> str:
         """The trace's ``client`` of a classic exchange: the client process behind it.
@@ -450,6 +580,15 @@ class Proxy:
             for ex in self.held:
                 self._write(ex)
         self.held = []
+
+
+def _topics_of(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The partitions entries a consumer-protocol body names (by topic id)."""
+    out = list(body.get("TopicPartitions") or []) + list(body.get("Topics") or [])
+    assignment = body.get("Assignment")
+    if isinstance(assignment, dict):
+        out += assignment.get("TopicPartitions") or []
+    return [t for t in out if isinstance(t, dict)]
 
 
 async def _read_frame(r: asyncio.StreamReader) -> bytes | None:

@@ -20,7 +20,7 @@ DESCRIPTION = (
 
 def register(sub: Any) -> None:
     """Add the ``validate`` command."""
-    from groupcheck.argtypes import add_validation_options
+    from groupcheck.argtypes import add_timing_options, add_validation_options
 
     p = sub.add_parser(
         "validate",
@@ -29,11 +29,24 @@ def register(sub: Any) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="trace file, or - for standard input")
     add_validation_options(p)
+    add_timing_options(p)
     p.add_argument(
         "--reference",
         action="store_true",
         help="conformance: replay under the reference rules even when the header names the "
         "mutant or rules file the trace was made under (where does that change depart?)",
+    )
+    p.add_argument(
+        "--epoch-layout",
+        choices=("auto", "kip-848", "kafka-4.3"),
+        default="auto",
+        help="coordinator: where a new group's epochs start (auto: as the first join shows)",
+    )
+    p.add_argument(
+        "--all-divergences",
+        action="store_true",
+        help="coordinator: go on after the first divergence and list the later ones as "
+        "notes (the replayed group may differ from the implementation's by then)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_validate)
@@ -44,9 +57,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
     it as an internal error, exit status 4)."""
     from groupcheck.validate.files import validate_path
     from groupcheck.validate.report import overall
+    from groupcheck.validate.timing import TimingOptions
 
+    timing = TimingOptions(
+        args.session_timeout_ms,
+        args.rebalance_timeout_ms,
+        args.heartbeat_interval_ms,
+        args.clock_tolerance_ms,
+        args.fail_on_zombie,
+        args.settle_ms,
+    )
     reports = [
-        validate_path(name, args.mode, args.settle, args.format, reference=args.reference)
+        validate_path(
+            name,
+            args.mode,
+            args.settle,
+            args.format,
+            reference=args.reference,
+            timing=timing,
+            epoch_layout=args.epoch_layout,
+            all_divergences=args.all_divergences,
+        )
         for name in args.files
     ]
     result, code = overall(reports)
@@ -65,6 +96,7 @@ def _document(reports: list[Any], result: str) -> dict[str, Any]:
         "errors": [r.error for r in reports if r.error],
         "reasons": [f"{r.file}: {reason}" for r in reports for reason in r.reasons],
         "notes": [note for r in reports for note in r.notes],
+        "zombie_windows": [z.to_json() for r in reports for z in r.zombie_windows],
         "files": [r.to_json() for r in reports],
     }
 
@@ -75,6 +107,33 @@ def _print_text(reports: list[Any], result: str) -> None:
     for r in reports:
         for v in r.violations:
             print(visible(f"{v.file}:{v.line}: {v.property}: {v.message}"))
+        for z in r.zombie_windows:
+            print(visible(f"zombie-window: {z.file}:{z.line}: {z.property}: {z.message}"))
+        if r.timing is not None and r.timing.get("session_timeout_ms") is None:
+            if r.timing.get("timestamps"):
+                print(
+                    visible(
+                        f"timing: {r.file}: unknown — the events have timestamps but no "
+                        "session timeout is known (the header's session_timeout_ms, or "
+                        "--session-timeout-ms): hand-overs of unreleased partitions are not "
+                        "classified"
+                    )
+                )
+        elif r.timing is not None:
+            t = r.timing
+            print(
+                visible(
+                    f"timing: {r.file}: session timeout {t['session_timeout_ms']} ms "
+                    f"({t['sources'].get('session_timeout_ms')}), clock tolerance "
+                    f"{t['clock_tolerance_ms']} ms; hand-overs of unreleased partitions: "
+                    + _classes(r.handovers)
+                    + (
+                        f"; convergence checked in {len(r.windows)} quiet window(s)"
+                        if r.protocol == "consumer"
+                        else ""
+                    )
+                )
+            )
         if r.error:
             print(visible(f"groupcheck: error: {r.error}"), file=sys.stderr)
         for reason in r.reasons:  # with a violation or an error, they are by the way
@@ -94,3 +153,10 @@ def _print_text(reports: list[Any], result: str) -> None:
         "malformed": "an input is malformed or unreadable",
     }.get(result, result)
     print(f"{result}: {said} ({events} events in {len(reports)} file(s): {files})")
+
+
+def _classes(handovers: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for h in handovers:
+        counts[h["classification"]] = counts.get(h["classification"], 0) + 1
+    return ", ".join(f"{n} {c}" for c, n in sorted(counts.items())) or "none"

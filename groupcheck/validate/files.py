@@ -17,9 +17,11 @@ from typing import BinaryIO
 
 from groupcheck.crash import one_line
 from groupcheck.validate.conformance import validate_conformance
+from groupcheck.validate.coordinator_mode import validate_coordinator
 from groupcheck.validate.itf import MAX_ITF_BYTES, parse_itf, validate_itf
 from groupcheck.validate.report import Report
 from groupcheck.validate.safety import validate_safety
+from groupcheck.validate.timing import TimingOptions
 from model.trace.lines import text_lines
 
 STDIN = "-"
@@ -60,7 +62,15 @@ def is_itf(name: str, fmt: str) -> bool:
 
 
 def validate_path(
-    name: str, mode: str, settle: int = 100, fmt: str = "auto", *, reference: bool = False
+    name: str,
+    mode: str,
+    settle: int = 100,
+    fmt: str = "auto",
+    *,
+    reference: bool = False,
+    timing: TimingOptions | None = None,
+    epoch_layout: str = "auto",
+    all_divergences: bool = False,
 ) -> Report:
     """Validate one trace file (``-``: standard input): ITF when :func:`is_itf`, else the
     NDJSON trace format in ``mode`` (``safety`` or ``conformance``). A file that cannot be
@@ -81,7 +91,9 @@ def validate_path(
         with trace_lines(name) as lines:
             if mode == "conformance":
                 return validate_conformance(shown, lines, reference=reference)
-            return validate_safety(shown, lines, settle=settle)
+            if mode == "coordinator":
+                return validate_coordinator(shown, lines, timing, epoch_layout, all_divergences)
+            return validate_safety(shown, lines, settle=settle, timing=timing)
     except OSError as e:
         return Report(shown, "itf" if itf else mode, error=f"{shown}: {e.strerror or e}")
 

@@ -49,6 +49,17 @@ class Report:
     notes: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     internal_error: str | None = None
+    handovers: list[dict[str, Any]] = field(default_factory=list)
+    """Safety mode: every hand-over of a partition its owner had not released, classified
+    (``groupcheck.validate.timing``)."""
+    zombie_windows: list[Finding] = field(default_factory=list)
+    """Safety mode: ``Observed.ZombieWindow`` findings that are not violations."""
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    """Safety mode: the quiet windows whose convergence was checked."""
+    timing: dict[str, Any] | None = None
+    """Safety mode: the timing the trace was validated with."""
+    protocol: str | None = None
+    """Safety mode: the trace's protocol (``consumer`` or ``classic``)."""
 
     @property
     def result(self) -> str:
@@ -82,6 +93,10 @@ class Report:
             "reasons": list(self.reasons),
             "notes": list(self.notes),
             "error": self.error,
+            "timing": self.timing,
+            "handovers": list(self.handovers),
+            "zombie_windows": [z.to_json() for z in self.zombie_windows],
+            "convergence_windows": list(self.windows),
         }
 
 

@@ -19,8 +19,11 @@ Process events, when a trace has them (the model's traces do: ``Crash``, ``Resta
 live process read and when a client stopped consuming; a wire capture has none, so a client
 that dies silently still counts as consuming (docs/capture.md).
 
-Convergence needs a quiet tail: when fewer than ``settle`` events follow the last
-perturbation, it is not checked and the result is *inconclusive*, not ok.
+Convergence is checked at the end of every quiet window between perturbations that holds
+``settle`` events (and lasts ``--settle-ms``); when the last window is shorter, the result
+is *inconclusive*, not ok. With timing (``groupcheck.validate.timing``) every hand-over of
+an unreleased partition is classified: premature, after expiry with its owner dead, or a
+zombie window.
 """
 
 from __future__ import annotations
@@ -29,8 +32,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from groupcheck.validate.report import Finding, Report
+from groupcheck.validate.timing import (
+    PREMATURE,
+    TIMED_CHECKS,
+    UNCLASSIFIED,
+    ZOMBIE,
+    HandOver,
+    TimingOptions,
+    classify,
+    premature_finding,
+    report_handovers,
+    seconds,
+)
 from model.actions import (
     AbandonRequest,
+    Action,
     Crash,
     DeliverMessage,
     RebalanceTimeout,
@@ -47,7 +63,7 @@ from model.records import (
     Message,
 )
 from model.status import FENCING_ERRORS, ErrorCode
-from model.trace import TraceError, decode_action, parse_event, parse_header
+from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
 from reports.render.escape import shown
 
 
@@ -87,9 +103,10 @@ FENCING_RESPECTED = ObservedCheck(
 )
 CONVERGENCE = ObservedCheck(
     "Observed.Convergence",
-    "When at least --settle events follow the last perturbation (a join, a leave, a "
-    "fencing, an expiry), every member still in the group is at one member epoch and has "
-    "acknowledged (reported owning) exactly its last assignment.",
+    "At the end of every quiet window of at least --settle events (and --settle-ms) between "
+    "perturbations (a join, a leave, a fencing, an expiry), every member still in the group "
+    "is at one member epoch and has acknowledged (reported owning) exactly its last "
+    "assignment.",
     "KIP-848 Rebalance Process (members converge to the target assignment)",
     "Convergence",
 )
@@ -102,7 +119,7 @@ def observed_text(name: str | None) -> tuple[str, str]:
     consumer protocol's first; then those of classic traces, ``safety_classic``)."""
     from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
 
-    for check in (*OBSERVED_CHECKS, *CLASSIC_OBSERVED_CHECKS):
+    for check in (*OBSERVED_CHECKS, *TIMED_CHECKS, *CLASSIC_OBSERVED_CHECKS):
         if check.name == name:
             return check.description, check.reference
     return "", ""
@@ -189,21 +206,88 @@ class _MemberView:
     left: bool = False
     expired: bool = False  # removed by the coordinator's session or rebalance timer
     assignment: Assignment | None = None  # the last assignment received
+    dead_holds: Assignment = EMPTY
+    """What it may have been consuming when its process died (``Crash``, ``Restart``):
+    nobody consumes it now, but the coordinator still counts it as the member's."""
+    last_heartbeat_ts: int | None = None
+    last_heartbeat_line: int | None = None
+    rebalance_timeout_ms: int | None = None  # its requests' RebalanceTimeoutMs
+    revoke_asked: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Partition → when the exchange began whose response took it out of the member's
+    assignment (the coordinator asked it to revoke it: its rebalance timer started)."""
 
     def owns(self) -> Assignment:
         """What the member may be consuming: what it last reported, plus what it was
         given since (it may have started on it)."""
         return self.reported | self.received
 
+    def in_group(self) -> bool:
+        return not (self.fenced or self.left or self.expired) and self.epoch is not None
 
-def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Report:
-    """Check the :data:`OBSERVED_CHECKS` on a (possibly partial) trace."""
+
+class Names:
+    """How messages name members and partitions: by the ``client.id`` and topic name the
+    header's ``clients`` and ``topic_names`` give (a capture's), else by their ids."""
+
+    def __init__(self, header: TraceHeader) -> None:
+        self.topics = dict(header.topic_names or {})
+        self.clients = dict(header.clients or {})
+        counts: dict[str, int] = {}
+        for name in self.clients.values():
+            counts[name] = counts.get(name, 0) + 1
+        self.shared = {name for name, k in counts.items() if k > 1}
+
+    def member(self, member_id: str) -> str:
+        """``consumer-2``; ``consumer-2 (ID)`` when several members had that client.id."""
+        name = self.clients.get(member_id)
+        if name is None:
+            return shown(member_id)
+        return shown(name) if name not in self.shared else f"{shown(name)} ({shown(member_id)})"
+
+    def partition(self, topic: str, index: int) -> str:
+        """``orders-3``."""
+        return f"{shown(self.topics.get(topic, topic))}-{index}"
+
+
+@dataclass
+class _Window:
+    """A quiet window: the events between two perturbations."""
+
+    first_line: int | None = None
+    last_line: int | None = None
+    events: int = 0
+    first_ts: int | None = None
+    last_ts: int | None = None
+
+    def add(self, line: int, ts: int | None) -> None:
+        if self.first_line is None:
+            self.first_line, self.first_ts = line, ts
+        self.last_line, self.events = line, self.events + 1
+        if ts is not None:
+            self.first_ts = self.first_ts if self.first_ts is not None else ts
+            self.last_ts = ts
+
+    @property
+    def ms(self) -> int | None:
+        if self.first_ts is None or self.last_ts is None:
+            return None
+        return self.last_ts - self.first_ts
+
+    def describe(self) -> str:
+        span = f"lines {self.first_line}-{self.last_line}, {self.events} events"
+        return span + (f", {seconds(self.ms)}" if self.ms is not None else "")
+
+
+def validate_safety(
+    file: str,
+    lines: Iterable[str],
+    settle: int = 100,
+    timing: TimingOptions | None = None,
+) -> Report:
+    """Check the :data:`OBSERVED_CHECKS` on a (possibly partial) trace; with its timing
+    known (the header's, or ``timing``'s options), classify every hand-over of an
+    unreleased partition (``groupcheck.validate.timing``)."""
     report = Report(file, "safety")
-    members: dict[str, _MemberView] = {}
-    processes = _Processes()
-    last_perturbation = 0
-    last_line = 1
-    perturbation_line: int | None = None
     it = iter(lines)
     try:
         first = next(it, None)
@@ -213,109 +297,373 @@ def validate_safety(file: str, lines: Iterable[str], settle: int = 100) -> Repor
         if header.protocol == "classic":
             from groupcheck.validate.safety_classic import validate_classic_safety
 
-            return validate_classic_safety(file, header, it)
+            return validate_classic_safety(file, header, it, timing)
+        checker = _Safety(file, report, settle, timing or TimingOptions(), header)
         for n, line in enumerate(it, 2):
             if not line.strip():
                 continue
             event = parse_event(line, n)
             action = decode_action(event, line, n, header)
-            report.events += 1
-            last_line = n
-            if action.PERTURBATION:
-                last_perturbation, perturbation_line = report.events, n
-            if not isinstance(action, DeliverMessage):
-                if isinstance(action, _PROCESS_EVENTS):
-                    processes.on_event(action)
-                    if isinstance(action, _STOPS_CONSUMING):
-                        _on_stopped_consuming(action.client, members)
-                elif isinstance(action, _EXPIRIES):
-                    _on_expiry(action.member_id, members)
-                    last_perturbation, perturbation_line = report.events, n
-                continue
-            message = action.message
-            body = message.body
-            process = processes.of(message.client)
-            if isinstance(body, ConsumerGroupHeartbeatRequest):
-                if body.member_epoch <= 0:  # a join or a leave
-                    last_perturbation, perturbation_line = report.events, n
-                if process.sent(message):
-                    _on_request(file, n, message.client, body, members, report)
-            elif isinstance(body, ConsumerGroupHeartbeatResponse) and process.reads(message):
-                if body.error_code in FENCING_ERRORS:
-                    last_perturbation, perturbation_line = report.events, n
-                takes = not process.leaving
-                _on_response(file, n, message.client, body, takes, members, report)
-            elif message.to_coordinator:
-                process.sent(message)  # an OffsetCommit request: it names the connection
+            checker.on_event(n, event.ts, action)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report
-    quiet = report.events - last_perturbation
-    _check_convergence(file, last_line, perturbation_line, report, members, quiet, settle)
+    checker.finish()
     return report
 
 
-def _check_convergence(
-    file: str,
-    line: int,
-    perturbation_line: int | None,
-    report: Report,
-    members: dict[str, _MemberView],
-    quiet: int,
-    settle: int,
-) -> None:
-    live = {
-        m: v
-        for m, v in members.items()
-        if not (v.fenced or v.left or v.expired) and v.epoch is not None
-    }
-    if not live:
-        return
-    if quiet < settle:
-        after = (
-            f"follow the last perturbation (line {perturbation_line})"
-            if perturbation_line is not None
-            else "are in the trace"
-        )
-        report.reasons.append(
-            f"{CONVERGENCE.name} not checked: only {quiet} events {after}, and --settle "
-            f"asks for {settle}"
-        )
-        return
-    epochs = {v.epoch for v in live.values()}
-    if len(epochs) > 1:
-        report.violations.append(
-            Finding(
-                file,
-                line,
-                CONVERGENCE.name,
-                f"{quiet} events after the last perturbation the members are at different "
-                f"epochs: " + ", ".join(f"{shown(m)}={v.epoch}" for m, v in sorted(live.items())),
+@dataclass
+class _Safety:
+    file: str
+    report: Report
+    settle: int
+    options: TimingOptions
+    header: TraceHeader
+    members: dict[str, _MemberView] = field(default_factory=dict)
+    processes: _Processes = field(default_factory=_Processes)
+    window: _Window = field(default_factory=_Window)
+    perturbation_line: int | None = None
+    last_line: int = 1
+    last_ts: int | None = None
+    client_request_ts: dict[str, int | None] = field(default_factory=dict)
+    classified: set[tuple[str, tuple[str, int]]] = field(default_factory=set)
+    handovers: list[HandOver] = field(default_factory=list)
+    perturbed: bool = False
+    windows_checked: int = 0
+
+    def __post_init__(self) -> None:
+        self.names = Names(self.header)
+        self.timing = self.options.resolve(self.header)
+        self.report.timing = self.timing.to_json()
+        self.report.protocol = "consumer"
+
+    # ----------------------------------------------------------------- events
+
+    def on_event(self, n: int, ts: int | None, action: Action) -> None:
+        # The convergence of the state before this event, in case it ends a quiet window.
+        before = self._convergence() if self._long_enough(self.window) else None
+        self.perturbed = bool(action.PERTURBATION)
+        self._implied_expiries(ts)
+        self._apply(n, ts, action)
+        self.report.events += 1
+        if self.perturbed:
+            self._close_window(before)
+            self.perturbation_line = n
+            self.window = _Window()
+        else:
+            self.window.add(n, ts)
+        self.last_line = n
+        if ts is not None:
+            self.last_ts = ts
+            if self.report.timing is not None:
+                self.report.timing["timestamps"] = True
+
+    def _implied_expiries(self, ts: int | None) -> None:
+        """With the session timeout known, a member with no heartbeat for longer than it
+        (and the clock tolerance) by ``ts`` has been removed by the coordinator: an expiry,
+        which the trace does not show but the time does."""
+        if ts is None or not self.timing.known:
+            return
+        assert self.timing.session_timeout_ms is not None
+        limit = self.timing.session_timeout_ms + self.timing.tolerance_ms
+        for view in self.members.values():
+            if (
+                view.in_group()
+                and view.last_heartbeat_ts is not None
+                and ts > view.last_heartbeat_ts + limit
+            ):
+                view.expired, view.epoch = True, None
+                self.perturbed = True
+
+    def _apply(self, n: int, ts: int | None, action: Action) -> None:
+        members, processes = self.members, self.processes
+        if not isinstance(action, DeliverMessage):
+            if isinstance(action, _PROCESS_EVENTS):
+                processes.on_event(action)
+                if isinstance(action, _STOPS_CONSUMING):
+                    died = not isinstance(action, ReleaseAssignment)
+                    _on_stopped_consuming(action.client, members, died)
+            elif isinstance(action, _EXPIRIES):
+                _on_expiry(action.member_id, members)
+                self.perturbed = True
+            return
+        message = action.message
+        body = message.body
+        process = processes.of(message.client)
+        if isinstance(body, ConsumerGroupHeartbeatRequest):
+            self.client_request_ts[message.client] = ts
+            if body.member_epoch <= 0:  # a join or a leave
+                self.perturbed = True
+            if process.sent(message):
+                self._on_request(n, ts, message.client, body)
+        elif isinstance(body, ConsumerGroupHeartbeatResponse) and process.reads(message):
+            if body.error_code in FENCING_ERRORS:
+                self.perturbed = True
+            self._on_response(n, ts, message.client, body, not process.leaving)
+        elif message.to_coordinator:
+            process.sent(message)  # an OffsetCommit request: it names the connection
+
+    def _on_request(
+        self, n: int, ts: int | None, client: str, req: ConsumerGroupHeartbeatRequest
+    ) -> None:
+        view = self.members.setdefault(req.member_id, _MemberView())
+        view.client = client
+        view.last_heartbeat_ts, view.last_heartbeat_line = ts, n
+        if req.rebalance_timeout_ms > 0:
+            view.rebalance_timeout_ms = req.rebalance_timeout_ms
+        if view.fenced and req.member_epoch > 0:
+            self._violation(
+                n,
+                FENCING_RESPECTED.name,
+                f"{self._m(req.member_id)} was fenced but heartbeats with epoch "
+                f"{req.member_epoch} instead of rejoining with 0",
             )
-        )
-        return
-    for m, v in sorted(live.items()):
-        if v.assignment is not None and v.reported != v.assignment:
-            report.violations.append(
-                Finding(
-                    file,
-                    line,
-                    CONVERGENCE.name,
-                    f"{quiet} events after the last perturbation {shown(m)} has not "
-                    "acknowledged its assignment",
+        if req.member_epoch < 0:  # leaving: it has stopped consuming
+            view.reported, view.received, view.left = EMPTY, EMPTY, True
+            return
+        if req.member_epoch == 0:
+            view.fenced = view.left = view.expired = False
+            view.dead_holds = EMPTY
+        if req.topic_partitions is not None:
+            claimed = req.topic_partitions - view.owns()
+            self._reported_clash(n, req.member_id, claimed)
+            view.reported = req.topic_partitions
+            view.received = EMPTY
+
+    def _on_response(
+        self,
+        n: int,
+        ts: int | None,
+        client: str,
+        resp: ConsumerGroupHeartbeatResponse,
+        takes_assignment: bool,
+    ) -> None:
+        member_id = resp.member_id or client
+        view = self.members.setdefault(member_id, _MemberView())
+        if resp.error_code in FENCING_ERRORS:
+            view.fenced, view.epoch = True, None
+            view.reported, view.received = EMPTY, EMPTY
+            self._zombie_fenced(member_id, n, ts)
+            return
+        if resp.error_code is not ErrorCode.NONE or resp.member_epoch < 0:
+            return
+        if view.epoch is not None and resp.member_epoch < view.epoch:
+            self._violation(
+                n,
+                MEMBER_EPOCH_MONOTONE.name,
+                f"{self._m(member_id)}'s epoch went from {view.epoch} to {resp.member_epoch}",
+            )
+        view.epoch = resp.member_epoch
+        if resp.assignment is None:
+            return
+        if view.assignment is not None:
+            started = self.client_request_ts.get(client)
+            for tp in view.assignment - resp.assignment:
+                if started is not None:
+                    view.revoke_asked.setdefault(tp, started)
+        for tp in resp.assignment:
+            view.revoke_asked.pop(tp, None)
+        if not takes_assignment:
+            return
+        self._hand_over(n, ts, member_id, resp.assignment)
+        view.received = resp.assignment
+        view.assignment = resp.assignment
+
+    # ------------------------------------------------------------ ownership
+
+    def _reported_clash(self, n: int, member_id: str, claimed: Assignment) -> None:
+        """``member_id`` reports owning ``claimed``, which it was not given since: the
+        first that another member may still be consuming is reported."""
+        if not claimed:
+            return
+        for other_id, other in self.members.items():
+            clash = claimed & other.owns() if other_id != member_id else EMPTY
+            if clash:
+                topic, index = sorted(clash)[0]
+                self._violation(
+                    n,
+                    NO_DOUBLE_OWNERSHIP.name,
+                    f"{self._m(member_id)} reports owning {self._p(topic, index)} while "
+                    f"{self._m(other_id)} has not released it",
                 )
+
+    def _hand_over(self, n: int, ts: int | None, member_id: str, given: Assignment) -> None:
+        """``given`` goes to ``member_id``: each partition of it another member has not
+        released is a hand-over to classify (without timing: the first one of each
+        owner that may still consume it is an ``Observed.NoDoubleOwnership``, as ever)."""
+        for other_id, other in list(self.members.items()):
+            if other_id == member_id:
+                continue
+            live = given & other.owns()
+            dead = (given & other.dead_holds) - live
+            clash = sorted(tp for tp in live | dead if (other_id, tp) not in self.classified)
+            if not clash:
+                continue
+            unclassified_live: list[tuple[str, int]] = []
+            premature: list[HandOver] = []
+            for tp in clash:
+                h = HandOver(
+                    n,
+                    self.names.partition(*tp),
+                    other_id,
+                    member_id,
+                    ts,
+                    owner_dead=tp in dead,
+                    last_heartbeat_line=other.last_heartbeat_line,
+                    last_heartbeat_ts=other.last_heartbeat_ts,
+                )
+                rebalance = self.options.rebalance_timeout_ms or other.rebalance_timeout_ms
+                if rebalance is None:
+                    rebalance = self.timing.rebalance_timeout_ms
+                classify(h, self.timing, rebalance, other.revoke_asked.get(tp))
+                self.handovers.append(h)
+                if h.classification == UNCLASSIFIED:
+                    if not h.owner_dead:
+                        unclassified_live.append(tp)
+                    continue
+                self.classified.add((other_id, tp))
+                if h.classification == PREMATURE:
+                    premature.append(h)
+                # The coordinator has removed the owner (in time or not): an expiry the
+                # trace shows only through this hand-over.
+                if other.in_group():
+                    other.expired, other.epoch = True, None
+                    self.perturbed = True
+            if premature:
+                self._premature(premature)
+            if unclassified_live:
+                topic, index = unclassified_live[0]
+                self._violation(
+                    n,
+                    NO_DOUBLE_OWNERSHIP.name,
+                    f"{self._p(topic, index)} is given to {self._m(member_id)} while "
+                    f"{self._m(other_id)} has not released it",
+                )
+
+    def _premature(self, group: list[HandOver]) -> None:
+        self.report.violations.append(
+            premature_finding(self.file, group, self._m, self.timing.tolerance_ms)
+        )
+
+    def _zombie_fenced(self, member_id: str, n: int, ts: int | None) -> None:
+        """The zombie windows of ``member_id`` close: it has learnt it was removed."""
+        for h in self.handovers:
+            if h.owner == member_id and h.classification == ZOMBIE and h.zombie_until_line is None:
+                h.zombie_until_line, h.zombie_until_ts = n, ts
+
+    def _m(self, member_id: str) -> str:
+        return self.names.member(member_id)
+
+    def _p(self, topic: str, index: int) -> str:
+        return self.names.partition(topic, index)
+
+    def _violation(self, n: int, name: str, message: str) -> None:
+        self.report.violations.append(Finding(self.file, n, name, message))
+
+    # ---------------------------------------------------------- convergence
+
+    def _convergence(self) -> str | None:
+        """Why the members have not converged (None: they have, or there are none)."""
+        live = {m: v for m, v in self.members.items() if v.in_group()}
+        epochs = {v.epoch for v in live.values()}
+        if len(epochs) > 1:
+            return "the members are at different epochs: " + ", ".join(
+                f"{self._m(m)}={v.epoch}" for m, v in sorted(live.items())
+            )
+        for m, v in sorted(live.items()):
+            if v.assignment is not None and v.reported != v.assignment:
+                return f"{self._m(m)} has not acknowledged its assignment"
+        return None
+
+    def _long_enough(self, w: _Window) -> bool:
+        """Whether the quiet window ``w`` is long enough to require convergence: at least
+        --settle events, and (with --settle-ms) timestamps at least that far apart."""
+        if w.events < self.settle:
+            return False
+        settle_ms = self.options.settle_ms
+        return not settle_ms or (w.ms is not None and w.ms >= settle_ms)
+
+    def _close_window(self, verdict: str | None) -> None:
+        """A perturbation ends the quiet window: with --settle events in it, the members
+        must have converged by its end (``verdict``: why they had not)."""
+        w = self.window
+        if not self._long_enough(w) or w.last_line is None:
+            return
+        self.windows_checked += 1
+        self.report.windows.append(_window_json(w, verdict))
+        if verdict is not None:
+            self._violation(
+                w.last_line,
+                CONVERGENCE.name,
+                f"at the end of the quiet window ({w.describe()}) {verdict}",
             )
 
+    def finish(self) -> None:
+        self._implied_expiries(self.last_ts)
+        report, w = self.report, self.window
+        live = any(v.in_group() for v in self.members.values())
+        if self._long_enough(w):
+            verdict = self._convergence()
+            self.windows_checked += 1
+            report.windows.append(_window_json(w, verdict))
+            if verdict is not None and w.last_line is not None:
+                self._violation(
+                    self.last_line,
+                    CONVERGENCE.name,
+                    f"{w.events} events after the last perturbation ({w.describe()}) {verdict}",
+                )
+        elif live:
+            after = (
+                f"follow the last perturbation (line {self.perturbation_line})"
+                if self.perturbation_line is not None
+                else "are in the trace"
+            )
+            settle_ms = self.options.settle_ms
+            asks = f"--settle asks for {self.settle}"
+            if settle_ms:
+                asks += f" and --settle-ms for {seconds(settle_ms)}"
+            span = f" over {seconds(w.ms)}" if settle_ms and w.ms is not None else ""
+            report.reasons.append(
+                f"{CONVERGENCE.name} not checked: only {w.events} events{span} {after}, and {asks}"
+            )
+        self._report_handovers()
 
-def _on_stopped_consuming(client: str, members: dict[str, _MemberView]) -> None:
+    def _report_handovers(self) -> None:
+        report_handovers(
+            self.report,
+            self.file,
+            self.handovers,
+            self._m,
+            self.timing,
+            self.options.fail_on_zombie,
+            NO_DOUBLE_OWNERSHIP.name,
+        )
+
+
+def _window_json(w: _Window, verdict: str | None) -> dict[str, object]:
+    return {
+        "first_line": w.first_line,
+        "last_line": w.last_line,
+        "events": w.events,
+        "ms": w.ms,
+        "converged": verdict is None,
+        "why_not": verdict,
+    }
+
+
+def _on_stopped_consuming(client: str, members: dict[str, _MemberView], died: bool) -> None:
     """The client consumes nothing any more: its process is gone (``Crash``, or the
-    ``Restart`` that replaces a closed or crashed process), or it is leaving and has run its
-    revocation callbacks (``ReleaseAssignment``; the consumer's ``PREPARE_LEAVING`` →
-    ``LEAVING``), after which it takes no assignment. Its members stay in the group until
-    the leave heartbeat arrives or the coordinator expires their sessions (KIP-848
-    "Session timeout"), but they no longer count for convergence."""
+    ``Restart`` that replaces a closed or crashed process: ``died``), or it is leaving and
+    has run its revocation callbacks (``ReleaseAssignment``; the consumer's
+    ``PREPARE_LEAVING`` → ``LEAVING``), after which it takes no assignment. Its members stay
+    in the group until the leave heartbeat arrives or the coordinator expires their
+    sessions (KIP-848 "Session timeout"), but they no longer count for convergence. What a
+    dead process held, it never released: the coordinator hands it on only once it expired
+    the member (``dead_holds``)."""
     for view in members.values():
         if view.client == client:
+            if died:
+                view.dead_holds = view.dead_holds | view.owns()
             view.reported, view.received, view.left = EMPTY, EMPTY, True
 
 
@@ -328,105 +676,3 @@ def _on_expiry(member_id: str, members: dict[str, _MemberView]) -> None:
     N4)."""
     view = members.setdefault(member_id, _MemberView())
     view.expired, view.epoch = True, None
-
-
-def _on_request(
-    file: str,
-    n: int,
-    client: str,
-    req: ConsumerGroupHeartbeatRequest,
-    members: dict[str, _MemberView],
-    report: Report,
-) -> None:
-    view = members.setdefault(req.member_id, _MemberView())
-    view.client = client
-    if view.fenced and req.member_epoch > 0:
-        report.violations.append(
-            Finding(
-                file,
-                n,
-                FENCING_RESPECTED.name,
-                f"{shown(req.member_id)} was fenced but heartbeats with epoch {req.member_epoch} "
-                "instead of rejoining with 0",
-            )
-        )
-    if req.member_epoch < 0:  # leaving: it has stopped consuming
-        view.reported, view.received, view.left = EMPTY, EMPTY, True
-        return
-    if req.member_epoch == 0:
-        view.fenced = view.left = view.expired = False
-    if req.topic_partitions is not None:
-        claimed = req.topic_partitions - view.owns()
-        _double_ownership(file, n, req.member_id, claimed, False, members, report)
-        view.reported = req.topic_partitions
-        view.received = EMPTY
-
-
-def _double_ownership(
-    file: str,
-    n: int,
-    member_id: str,
-    partitions: Assignment,
-    given: bool,
-    members: dict[str, _MemberView],
-    report: Report,
-) -> None:
-    """Report the first of ``partitions`` that another member may still be consuming: it
-    is given to ``member_id`` (``given``), or ``member_id`` reports owning it without having
-    been given it since, before its owner released it."""
-    if not partitions:
-        return
-    for other_id, other in members.items():
-        if other_id == member_id:
-            continue
-        clash = partitions & other.owns()
-        if clash:
-            topic, index = sorted(clash)[0]
-            member, partition = shown(member_id), f"{shown(topic)}-{index}"
-            what = (
-                f"{partition} is given to {member}"
-                if given
-                else f"{member} reports owning {partition}"
-            )
-            report.violations.append(
-                Finding(
-                    file,
-                    n,
-                    NO_DOUBLE_OWNERSHIP.name,
-                    f"{what} while {shown(other_id)} has not released it",
-                )
-            )
-
-
-def _on_response(
-    file: str,
-    n: int,
-    client: str,
-    resp: ConsumerGroupHeartbeatResponse,
-    takes_assignment: bool,
-    members: dict[str, _MemberView],
-    report: Report,
-) -> None:
-    member_id = resp.member_id or client
-    view = members.setdefault(member_id, _MemberView())
-    if resp.error_code in FENCING_ERRORS:
-        view.fenced, view.epoch = True, None
-        view.reported, view.received = EMPTY, EMPTY
-        return
-    if resp.error_code is not ErrorCode.NONE or resp.member_epoch < 0:
-        return
-    if view.epoch is not None and resp.member_epoch < view.epoch:
-        report.violations.append(
-            Finding(
-                file,
-                n,
-                MEMBER_EPOCH_MONOTONE.name,
-                f"{shown(member_id)}'s epoch went from {view.epoch} to {resp.member_epoch}",
-            )
-        )
-    view.epoch = resp.member_epoch
-    if resp.assignment is None or not takes_assignment:
-        return
-    _double_ownership(file, n, member_id, resp.assignment, True, members, report)
-    view.received = resp.assignment
-    view.assignment = resp.assignment

@@ -42,7 +42,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from groupcheck.validate.report import Finding, Report
-from groupcheck.validate.safety import ObservedCheck, _Processes
+from groupcheck.validate.safety import Names, ObservedCheck, _Processes
+from groupcheck.validate.timing import (
+    PREMATURE,
+    UNCLASSIFIED,
+    ZOMBIE,
+    HandOver,
+    Timing,
+    TimingOptions,
+    classify,
+    premature_finding,
+    report_handovers,
+)
 from model.actions import (
     AbandonRequest,
     Bounce,
@@ -59,11 +70,13 @@ from model.actions import (
 )
 from model.classic.client import CLASSIC_FATAL_ERRORS
 from model.classic.messages import (
+    HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
+    SyncGroupRequest,
     SyncGroupResponse,
 )
 from model.ids import EMPTY, Assignment
@@ -121,6 +134,18 @@ class _ClientView:
     stalled: bool = False
     """Its application hangs (``StallAssignment``): it consumes and takes nothing until a
     new process replaces it."""
+    dead_holds: Assignment = EMPTY
+    """What it may have been consuming when its process died (``Crash``, ``Restart``)."""
+    last_heartbeat_ts: int | None = None
+    """When its last Heartbeat, JoinGroup or SyncGroup request was seen (each resets the
+    session timer: ``GroupCoordinator.completeAndScheduleNextHeartbeatExpiration``)."""
+    last_heartbeat_line: int | None = None
+    session_timeout_ms: int | None = None  # its JoinGroup's SessionTimeoutMs
+    rebalance_timeout_ms: int | None = None  # its JoinGroup's RebalanceTimeoutMs
+    join_sent_ts: int | None = None  # its last JoinGroup request
+    joined_ts: int | None = None
+    """When it sent the JoinGroup its generation came from: the next rebalance, which may
+    remove it when it does not rejoin within its rebalance timeout, started later."""
 
 
 @dataclass
@@ -154,6 +179,11 @@ class _ClassicSafety:
     """Per connection (client, incarnation, connection), its OffsetCommit requests the
     coordinator processed, oldest first: a connection answers them in order."""
     unchecked_commits: int = 0
+    options: TimingOptions = field(default_factory=TimingOptions)
+    timing: Timing = field(default_factory=Timing)
+    names: Names | None = None
+    handovers: list[HandOver] = field(default_factory=list)
+    classified: set[tuple[str, tuple[str, int]]] = field(default_factory=set)
 
     def client(self, name: str) -> _ClientView:
         view = self.clients.get(name)
@@ -172,6 +202,9 @@ class _ClassicSafety:
             self.removed[action.member_id] = n
         if isinstance(action, Crash | Restart | RequestTimeout | AbandonRequest):
             self.processes.on_event(action)
+        if isinstance(action, Crash | Restart):
+            view = self.client(action.client)
+            view.dead_holds = view.dead_holds | view.consumes
         if isinstance(action, _STOPS_CONSUMING):
             self.stop(action.client)
             view = self.client(action.client)
@@ -199,7 +232,7 @@ class _ClassicSafety:
             queue = self.commits[key] = deque()
         return queue
 
-    def on_request(self, n: int, m: Message) -> None:
+    def on_request(self, n: int, m: Message, ts: int | None = None) -> None:
         body = m.body
         process = self.processes.of(m.client)
         # Sent by the running process on its current connection: a request from a process
@@ -224,7 +257,13 @@ class _ClassicSafety:
         if not current:
             return
         view = self.client(m.client)
+        if isinstance(body, JoinGroupRequest | SyncGroupRequest | HeartbeatRequest):
+            view.last_heartbeat_ts, view.last_heartbeat_line = ts, n
         if isinstance(body, JoinGroupRequest):
+            view.session_timeout_ms = body.session_timeout_ms
+            view.rebalance_timeout_ms = body.rebalance_timeout_ms
+            view.join_sent_ts = ts
+            view.dead_holds = EMPTY
             sub = body.subscription
             view.member_id = body.member_id or view.member_id
             view.topics = sub.topics
@@ -233,7 +272,7 @@ class _ClassicSafety:
         elif isinstance(body, LeaveGroupRequest):
             view.consumes, view.why = EMPTY, ""
 
-    def on_response(self, n: int, m: Message) -> None:
+    def on_response(self, n: int, m: Message, ts: int | None = None) -> None:
         body = m.body
         if isinstance(body, OffsetCommitResponse):
             queue = self.pending(m)
@@ -252,41 +291,121 @@ class _ClassicSafety:
             self.stop(m.client)  # poll() throws: the application closes the consumer
             process.connection += 1
             return
+        if error is ErrorCode.UNKNOWN_MEMBER_ID or error is ErrorCode.ILLEGAL_GENERATION:
+            self.zombie_fenced(m.client, n, ts)
         if error is not ErrorCode.NONE:
             return
         if isinstance(body, JoinGroupResponse):
             self.check_generation(n, body)
             self.removed.pop(body.member_id, None)
             view.member_id, view.generation = body.member_id, body.generation_id
+            view.joined_ts = view.join_sent_ts
         elif isinstance(body, SyncGroupResponse) and not view.stalled:
             assigned = body.assignment
             if view.topics is not None and any(t not in view.topics for t, _ in assigned):
                 return  # an assignment of topics it does not subscribe to: it rejoins
-            self.check_hand_out(n, m.client, view, assigned)
+            self.check_hand_out(n, m.client, view, assigned, ts)
             generation = "?" if view.generation is None else str(view.generation)
             view.consumes = assigned
             view.why = f"it was given it at line {n} (generation {generation})"
 
-    def check_hand_out(self, n: int, client: str, view: _ClientView, assigned: Assignment) -> None:
-        """:data:`CLASSIC_NO_DOUBLE_OWNERSHIP` for ``assigned`` given to ``client``."""
+    def check_hand_out(
+        self, n: int, client: str, view: _ClientView, assigned: Assignment, ts: int | None
+    ) -> None:
+        """:data:`CLASSIC_NO_DOUBLE_OWNERSHIP` for ``assigned`` given to ``client``; a
+        partition of an owner outside the new generation (it has not joined it: the
+        coordinator removed it) is a hand-over to classify by its timing instead."""
         for other_name, other in sorted(self.clients.items()):
             if other_name == client:
                 continue
-            clash = assigned & other.consumes
+            live = assigned & other.consumes
+            dead = (assigned & other.dead_holds) - live
+            removed = view.generation is not None and (
+                other.generation is None or other.generation < view.generation
+            )
+            clash = live
+            if removed:
+                classify_now = sorted(
+                    tp for tp in live | dead if (other_name, tp) not in self.classified
+                )
+                clash = self.classify(n, ts, client, other_name, other, classify_now, dead)
             if not clash:
                 continue
             topic, index = sorted(clash)[0]
-            member = shown(view.member_id or client)
-            owner = shown(other.member_id or other_name)
+            member = self.name(client)
+            owner = self.name(other_name)
             self.report.violations.append(
                 Finding(
                     self.file,
                     n,
                     CLASSIC_NO_DOUBLE_OWNERSHIP.name,
-                    f"{shown(topic)}-{index} is given to {member} while {owner} may still be "
-                    f"consuming it ({other.why})",
+                    f"{self.part(topic, index)} is given to {member} while {owner} may still "
+                    f"be consuming it ({other.why})",
                 )
             )
+
+    def classify(
+        self,
+        n: int,
+        ts: int | None,
+        to: str,
+        owner: str,
+        other: _ClientView,
+        parts: list[tuple[str, int]],
+        dead: Assignment,
+    ) -> Assignment:
+        """Classify the hand-overs of ``parts`` from ``owner`` to ``to``; the live ones
+        that could not be classified are returned (reported as before)."""
+        unclassified: set[tuple[str, int]] = set()
+        premature: list[HandOver] = []
+        for tp in parts:
+            h = HandOver(
+                n,
+                self.part(*tp),
+                owner,
+                to,
+                ts,
+                owner_dead=tp in dead,
+                last_heartbeat_line=other.last_heartbeat_line,
+                last_heartbeat_ts=other.last_heartbeat_ts,
+            )
+            o = self.options
+            session = o.session_timeout_ms or other.session_timeout_ms
+            rebalance = o.rebalance_timeout_ms or other.rebalance_timeout_ms
+            if rebalance is None:
+                rebalance = self.timing.rebalance_timeout_ms
+            classify(h, self.timing, rebalance, other.joined_ts, session)
+            self.handovers.append(h)
+            if h.classification == UNCLASSIFIED:
+                if not h.owner_dead:
+                    unclassified.add(tp)
+                continue
+            self.classified.add((owner, tp))
+            if h.classification == PREMATURE:
+                premature.append(h)
+        if premature:
+            self.report.violations.append(
+                premature_finding(self.file, premature, self.name, self.timing.tolerance_ms)
+            )
+        return frozenset(unclassified)
+
+    def zombie_fenced(self, client: str, n: int, ts: int | None) -> None:
+        """The zombie windows of ``client`` close: the coordinator told it it was removed."""
+        for h in self.handovers:
+            if h.owner == client and h.classification == ZOMBIE and h.zombie_until_line is None:
+                h.zombie_until_line, h.zombie_until_ts = n, ts
+
+    def name(self, client: str) -> str:
+        """How messages name a client: its client.id (a capture's header), else its
+        member id, else the trace's name for it."""
+        view = self.clients.get(client)
+        member = (view.member_id if view is not None else None) or client
+        if self.names is not None and client in self.names.clients:
+            return self.names.member(client)
+        return shown(member)
+
+    def part(self, topic: str, index: int) -> str:
+        return f"{shown(topic)}-{index}"
 
     def check_generation(self, n: int, body: JoinGroupResponse) -> None:
         """:data:`GENERATION_MONOTONE` for a successful JoinGroup response."""
@@ -335,26 +454,46 @@ class _ClassicSafety:
             )
 
 
-def validate_classic_safety(file: str, header: TraceHeader, lines: Iterator[str]) -> Report:
+def validate_classic_safety(
+    file: str, header: TraceHeader, lines: Iterator[str], timing: TimingOptions | None = None
+) -> Report:
     """Check the :data:`CLASSIC_OBSERVED_CHECKS` on the events of a classic trace whose
-    header (line 1) has been read (``lines`` goes on from line 2)."""
+    header (line 1) has been read (``lines`` goes on from line 2); with timing, classify
+    the hand-overs of partitions of members the coordinator removed."""
     report = Report(file, "safety")
-    run = _ClassicSafety(file, report)
+    options = timing or TimingOptions()
+    run = _ClassicSafety(
+        file, report, options=options, timing=options.resolve(header), names=Names(header)
+    )
+    report.timing = run.timing.to_json()
+    report.protocol = "classic"
     try:
         for n, line in enumerate(lines, 2):
             if not line.strip():
                 continue
-            action = decode_action(parse_event(line, n), line, n, header)
+            event = parse_event(line, n)
+            action = decode_action(event, line, n, header)
             report.events += 1
+            if event.ts is not None:
+                report.timing["timestamps"] = True
             if not isinstance(action, DeliverMessage):
                 run.on_event(n, action)
             elif action.message.to_coordinator:
-                run.on_request(n, action.message)
+                run.on_request(n, action.message, event.ts)
             else:
-                run.on_response(n, action.message)
+                run.on_response(n, action.message, event.ts)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report
+    report_handovers(
+        report,
+        file,
+        run.handovers,
+        run.name,
+        run.timing,
+        options.fail_on_zombie,
+        CLASSIC_NO_DOUBLE_OWNERSHIP.name,
+    )
     if run.unchecked_commits:
         report.notes.append(
             f"{file}: {COMMIT_FENCED.name}: {run.unchecked_commits} accepted offset commit(s) "

@@ -3,6 +3,7 @@ implementations (docs/trace-format.md). Pure: encoding and decoding of lines, no
 
 from model.trace.codec import (
     FORMAT,
+    TIMING_FIELDS,
     VERSION,
     TraceError,
     TraceEvent,
@@ -17,6 +18,7 @@ from model.trace.codec import (
 
 __all__ = [
     "FORMAT",
+    "TIMING_FIELDS",
     "VERSION",
     "TraceError",
     "TraceEvent",

@@ -109,6 +109,18 @@ class TraceHeader:
     """Rules from a file the run used: ``file``, ``name``, ``sha256``."""
     version: int = VERSION
     """The format version the file declares (:data:`VERSIONS`)."""
+    session_timeout_ms: int | None = None
+    """The session timeout the coordinator applies (KIP-848: the group's
+    ``group.consumer.session.timeout.ms``; classic: the members' ``SessionTimeoutMs``), when
+    known; wall-clock milliseconds, like the events' ``ts``."""
+    rebalance_timeout_ms: int | None = None
+    """The rebalance timeout (``RebalanceTimeoutMs`` of the members' requests), when known."""
+    heartbeat_interval_ms: int | None = None
+    """The heartbeat interval the coordinator asks for (``HeartbeatIntervalMs``), when known."""
+    topic_names: Mapping[str, str] | None = None
+    """Topic id → topic name, for traces that name partitions by topic id (captures)."""
+    clients: Mapping[str, str] | None = None
+    """A message's ``client`` → the ``client.id`` the client process sent (captures)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,8 +350,13 @@ def _col(line: str, key: str) -> int:
 
 
 _MISSING = object()
+TIMING_FIELDS = ("session_timeout_ms", "rebalance_timeout_ms", "heartbeat_interval_ms")
+"""The header's optional timing fields (milliseconds, > 0): the group's session timeout,
+the members' rebalance timeout and the heartbeat interval the coordinator asks for."""
 _HEADER_FIELDS = frozenset(
     {"format", "version", "protocol", "topics", "config", "settings", "mutant", "rules"}
+    | set(TIMING_FIELDS)
+    | {"topic_names", "clients"}
 )
 _RULES_FIELDS = frozenset({"file", "name", "sha256"})
 _EVENT_FIELDS = frozenset({"seq", "ts", "source", "kind", "payload", "state"})
@@ -484,6 +501,20 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         _unknown(rules, _RULES_FIELDS, line, n, "rules")
         for key in sorted(_RULES_FIELDS):
             _get(rules, key, str, line, n)
+    timing: dict[str, int | None] = {}
+    for key in TIMING_FIELDS:
+        value = _get(obj, key, int, line, n, optional=True)
+        if value is not None and value <= 0:
+            raise TraceError(n, _col(line, key), f"{key} must be > 0, got {value}")
+        timing[key] = value
+    names: dict[str, dict[str, str] | None] = {}
+    for key in ("topic_names", "clients"):
+        value = _get(obj, key, dict, line, n, optional=True)
+        if value is not None:
+            for k, v in value.items():
+                if not isinstance(v, str):
+                    raise TraceError(n, _col(line, k), f"{key}: {k!r:.40} needs a string")
+        names[key] = value
     return TraceHeader(
         protocol,
         dict(topics),
@@ -492,6 +523,11 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         mutant=_get(obj, "mutant", str, line, n, optional=True),
         rules=rules,
         version=version,
+        session_timeout_ms=timing["session_timeout_ms"],
+        rebalance_timeout_ms=timing["rebalance_timeout_ms"],
+        heartbeat_interval_ms=timing["heartbeat_interval_ms"],
+        topic_names=names["topic_names"],
+        clients=names["clients"],
     )
 
 

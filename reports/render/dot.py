@@ -10,7 +10,7 @@ from collections.abc import Hashable, Sequence
 
 import networkx as nx
 
-from reports.render.escape import dot_quote, html_text, short, tooltip
+from reports.render.escape import MAX_LABEL, dot_quote, html_text, short, tooltip
 from reports.render.view import Row, TraceView, collapse
 
 
@@ -22,12 +22,32 @@ def _lane_id(i: int) -> str:
     return f"l{i}"
 
 
-def _fmt_partition(tp: tuple[str, int]) -> str:
-    return f"{tp[0]}-{tp[1]}"
+def _elapsed(row: Row) -> str:
+    """``+1.25 s``: the row's time since the trace's first timestamp (timed traces)."""
+    return "" if row.elapsed_ms is None else f"+{row.elapsed_ms / 1000:.2f} s"
+
+
+def partition_labels(partitions: Sequence[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """Each partition's row label in the ownership timeline: ``topic-N`` with a long topic
+    name (or id) cut before the partition number, never after it; where cutting makes two
+    labels equal, those topics are written in full (as far as a tooltip shows)."""
+    labels: dict[tuple[str, int], str] = {}
+    for tp in partitions:
+        suffix = f"-{tp[1]}"
+        labels[tp] = short(tp[0], max(MAX_LABEL - len(suffix), 8)) + suffix
+    seen: dict[str, list[tuple[str, int]]] = {}
+    for tp, label in labels.items():
+        seen.setdefault(label, []).append(tp)
+    for same in seen.values():
+        if len(same) > 1:
+            for tp in same:
+                labels[tp] = tooltip(tp[0]) + f"-{tp[1]}"
+    return labels
 
 
 def _row_text(view: TraceView, row: Row) -> str:
-    text = f"{row.index}. {row.label}"
+    at = _elapsed(row)
+    text = f"{row.index}. {at + ' ' if at else ''}{row.label}"
     if row.violation and view.violation:
         text += f"\nVIOLATES {view.violation}"
     return text
@@ -137,13 +157,16 @@ def timeline_dot(view: TraceView) -> str:
             header.append(f'<td bgcolor="#f2f2f2"><font color="#777777">…{item}…</font></td>')
         else:
             mark = ' bgcolor="#ffd6d6"' if item.violation else ' bgcolor="#e8eef7"'
-            header.append(f"<td{mark}><b>{item.index}</b></td>")
+            at = _elapsed(item)
+            when = f'<br/><font point-size="7">{html_text(at)}</font>' if at else ""
+            header.append(f"<td{mark}><b>{item.index}</b>{when}</td>")
     rows = ["<tr>" + "".join(header) + "</tr>"]
     if view.protocol == "classic":
         rows.append(_generation_row(drawn))
     last: Row | None = None
+    labels = partition_labels(view.partitions)
     for tp in view.partitions:
-        cells = [f"<td>{html_text(short(_fmt_partition(tp)))}</td>"]
+        cells = [f"<td>{html_text(labels[tp])}</td>"]
         for item in drawn:
             if isinstance(item, int):
                 row = last

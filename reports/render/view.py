@@ -30,7 +30,7 @@ from its SyncGroup response on, what that assigned.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
 from model.classic.messages import (
@@ -80,6 +80,8 @@ class Row:
     revoked: frozenset[TopicPartition] = frozenset()  # a response takes these away
     member_pending: frozenset[TopicPartition] = frozenset()  # a response leaves these pending
     generation: int | None = None  # classic: the group's generation after the step
+    elapsed_ms: int | None = None  # a timed trace: ms since its first timestamped event
+    noted: bool = False  # carries a remark (a hand-over's timing): never collapsed
 
 
 @dataclass
@@ -387,11 +389,19 @@ def _read_classic(members: dict[str, _Member], client: str, b: object) -> Assign
 def view_of_events(
     actions: Iterable[tuple[int, Action]],
     violations: dict[int, str] | None = None,
+    times: dict[int, int] | None = None,
+    notes: dict[int, str] | None = None,
 ) -> TraceView:
     """The view of an external trace's (line, action) events; ``violations`` maps a line
-    to the property the validator reported there. A trace with classic bodies (JoinGroup,
-    SyncGroup …) is read as a classic one: its rows' ``epochs`` are generations."""
+    to the property the validator reported there, ``times`` a line to its event's
+    timestamp (ms; each row then carries the time since the first), ``notes`` a line to a
+    remark added to its row's label (a hand-over's timing). A trace with classic bodies
+    (JoinGroup, SyncGroup …) is read as a classic one: its rows' ``epochs`` are
+    generations."""
     violations = violations or {}
+    times = times or {}
+    notes = notes or {}
+    start = min(times.values()) if times else None
     members: dict[str, _Member] = {}
     lanes = [COORDINATOR]
     partitions: set[TopicPartition] = set()
@@ -416,6 +426,8 @@ def view_of_events(
                     elsewhere |= mv.reported | mv.received
             member_pending = (assignment - before.reported) & frozenset(elsewhere)
             label += response_detail(revoked, member_pending)
+        if line in notes:
+            label += f"\n{notes[line]}"
         for lane in (src, dst):
             if lane not in lanes:
                 lanes.append(lane)
@@ -465,11 +477,13 @@ def view_of_events(
                 {tp: tuple(v) for tp, v in owners.items()},
                 frozenset(pending),
                 {n: mv.epoch for n, mv in members.items()},
-                quiet=_routine(action) and not bad,
+                quiet=_routine(action) and not bad and line not in notes,
+                noted=line in notes,
                 violation=bad,
                 revoked=revoked,
                 member_pending=member_pending,
                 generation=generation if classic else None,
+                elapsed_ms=(times[line] - start if line in times and start is not None else None),
             )
         )
     return TraceView(
@@ -514,7 +528,7 @@ def collapse(rows: Sequence[Row], keep_all_below: int = 60) -> list[Row | int]:
             and row.pending == previous.pending
             and row.epochs == previous.epochs
         )
-        if unchanged and not row.violation and not _perturbation(row.kind):
+        if unchanged and not row.violation and not row.noted and not _perturbation(row.kind):
             run.append(row)
         else:
             flush()
@@ -522,3 +536,61 @@ def collapse(rows: Sequence[Row], keep_all_below: int = 60) -> list[Row | int]:
         previous = row
     flush()
     return out
+
+
+def member_names(clients: dict[str, str]) -> dict[str, str]:
+    """Member id → the name pictures give it: its ``client.id``, followed by the id when
+    several members share that client.id."""
+    counts: dict[str, int] = {}
+    for name in clients.values():
+        counts[name] = counts.get(name, 0) + 1
+    return {m: name if counts[name] == 1 else f"{name} ({m})" for m, name in clients.items()}
+
+
+def renamed_text(text: str, topics: dict[str, str], members: dict[str, str]) -> str:
+    """``text`` with every topic id and member id replaced by its name."""
+    for old, new in (*topics.items(), *members.items()):
+        text = text.replace(old, new)
+    return text
+
+
+def renamed(view: TraceView, topics: dict[str, str], clients: dict[str, str]) -> TraceView:
+    """``view`` with topic ids and member ids replaced by the names a capture's header
+    gives (``topic_names``: id → topic name; ``clients``: member id → ``client.id``), in
+    lanes, partitions, owners, epochs and labels. A name several members share keeps the
+    id after it (``c1 (ID)``), so lanes stay distinct."""
+    counts: dict[str, int] = {}
+    for name in clients.values():
+        counts[name] = counts.get(name, 0) + 1
+    members = {m: name if counts[name] == 1 else f"{name} ({m})" for m, name in clients.items()}
+
+    def member(m: str) -> str:
+        return members.get(m, m)
+
+    def part(tp: TopicPartition) -> TopicPartition:
+        return (topics.get(tp[0], tp[0]), tp[1])
+
+    def text(label: str) -> str:
+        return renamed_text(label, topics, members)
+
+    rows = [
+        replace(
+            r,
+            source=member(r.source),
+            target=member(r.target),
+            label=text(r.label),
+            owners={part(tp): tuple(member(o) for o in v) for tp, v in r.owners.items()},
+            pending=frozenset(part(tp) for tp in r.pending),
+            epochs={member(m): e for m, e in r.epochs.items()},
+            revoked=frozenset(part(tp) for tp in r.revoked),
+            member_pending=frozenset(part(tp) for tp in r.member_pending),
+        )
+        for r in view.rows
+    ]
+    return replace(
+        view,
+        lanes=[member(lane) for lane in view.lanes],
+        partitions=sorted({part(tp) for tp in view.partitions}),
+        rows=rows,
+        message=None if view.message is None else text(view.message),
+    )

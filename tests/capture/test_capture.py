@@ -10,14 +10,18 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from groupcheck.cli import main
 from groupcheck.validate import validate_safety
+from groupcheck.validate.coordinator_mode import validate_coordinator
+from groupcheck.validate.timing import TimingOptions
 
 HERE = Path(__file__).resolve().parent
 SESSION_MS = 2000
@@ -28,7 +32,11 @@ pytest.importorskip("confluent_kafka")
 
 def _spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -51,7 +59,7 @@ def _line(proc: subprocess.Popen[str], stream: str, pattern: str, timeout: float
 class Capture:
     """A mock cluster and a capture proxy in front of it, stopped on exit."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, *options: str) -> None:
         self.out = out
         self.procs: list[subprocess.Popen[str]] = []
         self.mock = self.spawn(
@@ -68,6 +76,7 @@ class Capture:
             upstream,
             "--out",
             str(out),
+            *options,
         )
         self.bootstrap = _line(self.proxy, "stderr", r"127\.0\.0\.1:\d+")
 
@@ -92,7 +101,8 @@ class Capture:
 
 @pytest.fixture
 def capture(tmp_path: Path) -> Iterator[Capture]:
-    c = Capture(tmp_path / "capture.ndjson")
+    # The session timeout is the mock's group setting, not on the wire: given as an option.
+    c = Capture(tmp_path / "capture.ndjson", "--session-timeout-ms", str(SESSION_MS), "--control")
     try:
         yield c
     finally:
@@ -134,9 +144,20 @@ def test_joins_and_clean_leaves_are_valid_and_an_early_hand_out_is_caught(
         assert e["ts"] <= f["ts"]
     assert len(_requests(events, 0)) == 3  # three members joined …
     assert len(_requests(events, -1)) == 3  # … and left with a leave heartbeat
-    report = validate_safety(str(capture.out), capture.out.read_text().splitlines(), settle=5)
-    assert report.error is None
-    assert report.violations == []
+    report = _validate(capture.out.read_text().splitlines())
+    assert report.windows, "convergence was checked"
+    assert report.violations == []  # every window converged, nothing else found
+    assert report.handovers == []  # every partition was released before it moved
+
+    # Replayed through the model's coordinator: every response agrees, or the first that
+    # does not is reported with the model's response and Kafka's rule (docs/capture.md
+    # says which librdkafka's mock gives).
+    replay = validate_coordinator("capture", capture.out.read_text().splitlines())
+    assert replay.error is None
+    for v in replay.violations:
+        assert v.property == "Coordinator.Divergence"
+        assert "the model's coordinator answers" in v.message
+        assert "Kafka's rule" in v.message
 
     # Edit the capture: give a partition another member still owns to a second member.
     lines = capture.out.read_text(encoding="utf-8").splitlines()
@@ -172,31 +193,258 @@ def test_joins_and_clean_leaves_are_valid_and_an_early_hand_out_is_caught(
     assert edited_line is not None
     edited = tmp_path / "edited.ndjson"
     edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    report = validate_safety(str(edited), lines, settle=5)
+    report = validate_safety(
+        str(edited), lines, settle=5, timing=TimingOptions(settle_ms=4 * INTERVAL_MS)
+    )
     assert report.violations, "the edited capture must be reported"
     assert report.violations[0].line == edited_line
 
 
+class Lines:
+    """The stdout lines of consumer processes, read by threads as they come."""
+
+    def __init__(self, procs: dict[str, subprocess.Popen[str]]) -> None:
+        self.lines: dict[str, list[str]] = {name: [] for name in procs}
+        self.threads = [
+            threading.Thread(target=self._read, args=(name, p), daemon=True)
+            for name, p in procs.items()
+        ]
+        for t in self.threads:
+            t.start()
+
+    def _read(self, name: str, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self.lines[name].append(line.strip())
+
+    def owns(self, name: str) -> list[int]:
+        """What the consumer last said it owns."""
+        said = [x for x in self.lines[name] if x.startswith("owns ")]
+        return json.loads(said[-1][5:]) if said else []
+
+    def wait(self, condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+        """Wait until ``condition`` holds (polled 600 times at most)."""
+        for _ in range(600):
+            if condition():
+                return
+            time.sleep(timeout / 600)
+        raise AssertionError(f"timed out waiting until {what}: {self.lines}")
+
+
+def _parts(entries: list[dict[str, Any]]) -> set[tuple[str, int]]:
+    return {(t["TopicId"], i) for t in entries for i in t["Partitions"]}
+
+
+def _hand_overs_of(events: list[dict[str, Any]], victim: str) -> list[dict[str, Any]]:
+    """Read the capture independently of the validator: every response giving another
+    member a partition the victim had been given or reported and never released, with the
+    victim's last heartbeat before it — and the class the timing gives it (the victim's
+    session ends at its last heartbeat request + SESSION_MS; the validator's default clock
+    tolerance is 100 ms)."""
+    holds: set[tuple[str, int]] = set()
+    last_hb: int | None = None
+    out = []
+    for n, e in enumerate(events, 2):
+        p = e["payload"]
+        if e["kind"] != "DeliverMessage" or p["api"] != "ConsumerGroupHeartbeat":
+            continue
+        body = p["body"]
+        if p["direction"] == "request" and body["MemberId"] == victim:
+            last_hb = e["ts"]
+            if body["MemberEpoch"] < 0:
+                holds = set()
+            elif "TopicPartitions" in body:
+                holds = _parts(body["TopicPartitions"])
+        elif p["direction"] == "response" and "Assignment" in body and body["ErrorCode"] == 0:
+            given = _parts(body["Assignment"]["TopicPartitions"])
+            if body["MemberId"] == victim:
+                holds |= given
+            elif given & holds:
+                assert last_hb is not None
+                deadline = last_hb + SESSION_MS
+                premature = e["ts"] + 100 < deadline
+                out.append({"line": n, "ts": e["ts"], "deadline": deadline, "premature": premature})
+                holds -= given
+    return out
+
+
+def _merge_crash(path: Path, member: str, ts: int) -> list[str]:
+    """The capture's lines with a ``Crash`` of ``member`` at ``ts`` among them, in time
+    order: what a client-side log of the death adds to the wire's record."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    crash = json.dumps(
+        {
+            "seq": 0,
+            "ts": ts,
+            "source": f"client:{member}",
+            "kind": "Crash",
+            "payload": {"client": member},
+        }
+    )
+    at = next((i for i, x in enumerate(lines[1:], 1) if json.loads(x)["ts"] > ts), len(lines))
+    return [*lines[:at], crash, *lines[at:]]
+
+
+def _check_classes(report: Any, expected: list[dict[str, Any]], after_expiry: str) -> None:
+    """The validator classifies each hand-over as the independent reading does: premature
+    ones as Observed.NoHandOverBeforeExpiry violations, the others as ``after_expiry``."""
+    got = {}
+    for h in report.handovers:
+        got.setdefault(h["line"], set()).add(h["classification"])
+    assert sorted(got) == [h["line"] for h in expected]
+    for h in expected:
+        assert got[h["line"]] == {"premature" if h["premature"] else after_expiry}, h
+    premature_lines = [h["line"] for h in expected if h["premature"]]
+    assert [
+        v.line for v in report.violations if v.property == "Observed.NoHandOverBeforeExpiry"
+    ] == premature_lines
+
+
+def _validate(lines: list[str], fail_on_zombie: bool = False) -> Any:
+    """Safety mode as a capture is validated: convergence required of quiet windows of 5
+    events and 4 heartbeat intervals. Each window checked is listed with its verdict, and
+    a window that did not converge is an Observed.Convergence violation at its end."""
+    options = TimingOptions(fail_on_zombie=fail_on_zombie, settle_ms=4 * INTERVAL_MS)
+    report = validate_safety("capture", lines, settle=5, timing=options)
+    assert report.error is None
+    unconverged = [w["last_line"] for w in report.windows if not w["converged"]]
+    convergence = [v.line for v in report.violations if v.property == "Observed.Convergence"]
+    assert convergence == unconverged
+    assert all(w["ms"] >= 4 * INTERVAL_MS and w["events"] >= 5 for w in report.windows)
+    return report
+
+
+def _header(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+
+
 def test_a_killed_consumer(capture: Capture, tmp_path: Path) -> None:
+    """SIGKILL: the victim's partitions go to the survivors once its session expired. From
+    the wire alone the victim may be a zombie (Observed.ZombieWindow, not a violation);
+    with its death merged in as a Crash the hand-over is valid."""
     survivors = [capture.consumer("c1", 9.0), capture.consumer("c2", 9.0)]
     victim = capture.consumer("c3", 30.0)
     _line(victim, "stdout", "assigned", timeout=30)
     time.sleep(0.5)
+    killed_at = time.time_ns() // 1_000_000
     os.kill(victim.pid, signal.SIGKILL)
     for c in survivors:
         assert c.wait(timeout=60) == 0
     capture.finish()
+    header = _header(capture.out)
+    assert header["session_timeout_ms"] == SESSION_MS  # the option
+    assert header["heartbeat_interval_ms"] == INTERVAL_MS  # the wire
+    assert header["topics"] == {"foo": 4}
+    assert set(header["topic_names"].values()) == {"foo"}
+    assert sorted(header["clients"].values()) == ["c1", "c2", "c3"]
     events = _events(capture.out)
     joined, left = _requests(events, 0), _requests(events, -1)
     assert len(joined) == 3
     (victim_member,) = joined - left  # the killed process never sent a leave heartbeat
-    report = validate_safety(str(capture.out), capture.out.read_text().splitlines(), settle=5)
+    assert header["clients"][victim_member] == "c3"
+    expected = _hand_overs_of(events, victim_member)
+    assert expected, "the victim's partitions were handed on"
+    wire = _validate(capture.out.read_text().splitlines())
+    assert wire.error is None
+    _check_classes(wire, expected, "zombie-window")
+    assert all("c3" in z.message for z in wire.zombie_windows)
+    assert all("foo-" in z.message for z in wire.zombie_windows)
+    merged = _merge_crash(capture.out, victim_member, killed_at)
+    report = _validate(merged)
     assert report.error is None
-    # docs/capture.md explains this report: the coordinator expired the killed member's
-    # session and handed its partitions on, and a wire capture cannot see the expiry.
-    assert {v.property for v in report.violations} == {"Observed.NoDoubleOwnership"}
-    for v in report.violations:
-        assert f"while {victim_member} has not released it" in v.message
+    expected = _hand_overs_of([json.loads(x) for x in merged[1:]], victim_member)
+    _check_classes(report, expected, "after-expiry-owner-dead")
+    assert report.zombie_windows == []
+    assert [v for v in report.violations if v.property == "Observed.NoDoubleOwnership"] == []
+
+
+def test_a_consumer_cut_off_by_a_network_partition(capture: Capture) -> None:
+    """The proxy drops all of c3's traffic (``cut``) while c3 runs on: the coordinator
+    expires its session and hands its partitions on — a zombie window, c3 alive and
+    holding them — until the cut heals, its connections are severed and its next
+    heartbeat is fenced."""
+    procs = {
+        "c1": capture.consumer("c1", 40.0),
+        "c2": capture.consumer("c2", 40.0),
+        "c3": capture.consumer("c3", 40.0),
+    }
+    out = Lines(procs)
+    out.wait(lambda: all(out.owns(n) for n in procs), "every consumer owns a partition")
+    time.sleep(0.5)
+    held = out.owns("c3")
+    control(capture, "cut c3")
+    out.wait(
+        lambda: sorted(out.owns("c1") + out.owns("c2")) == [0, 1, 2, 3],
+        "the survivors own every partition",
+    )
+    assert out.owns("c3") == held  # c3 never learnt: it still holds them
+    control(capture, "heal c3")
+    control(capture, "sever c3")
+    out.wait(lambda: out.owns("c3") != held, "c3 learns it lost its partitions")
+    for p in procs.values():
+        p.send_signal(signal.SIGTERM)
+    for p in procs.values():
+        assert p.wait(timeout=60) == 0
+    capture.finish()
+    events = _events(capture.out)
+    header = _header(capture.out)
+    (victim,) = [m for m, c in header["clients"].items() if c == "c3"]
+    expected = _hand_overs_of(events, victim)
+    assert expected, "c3's partitions were handed on"
+    report = _validate(capture.out.read_text().splitlines())
+    assert report.error is None
+    _check_classes(report, expected, "zombie-window")
+    fenced = any(
+        e["payload"]["client"] == victim
+        and e["payload"]["direction"] == "response"
+        and e["payload"]["body"]["ErrorCode"] in (25, 110)
+        for e in events
+    )
+    zombies = [h for h in expected if not h["premature"]]
+    # One finding per hand-over line: c3 alive behind its expired session, until the
+    # response that fenced it when it came back (docs/capture.md says what the mock did).
+    assert sorted(z.line for z in report.zombie_windows) == sorted({h["line"] for h in zombies})
+    for z in report.zombie_windows:
+        assert "of c3 expired" in z.message
+        assert ("until it was fenced at line" in z.message) == fenced
+    strict = validate_safety(
+        "strict",
+        capture.out.read_text().splitlines(),
+        settle=5,
+        timing=TimingOptions(fail_on_zombie=True),
+    )
+    assert sorted(v.line for v in strict.violations if v.property == "Observed.ZombieWindow") == (
+        sorted({h["line"] for h in zombies})
+    )
+
+
+def test_a_severed_connection(capture: Capture) -> None:
+    """The proxy closes c2's connections while it is a member: c2 reconnects and heartbeats
+    on. Whatever the coordinator does, each hand-over of c2's unreleased partitions is
+    classified by its timing."""
+    procs = {"c1": capture.consumer("c1", 8.0), "c2": capture.consumer("c2", 8.0)}
+    out = Lines(procs)
+    out.wait(lambda: all(out.owns(n) for n in procs), "both consumers own a partition")
+    control(capture, "sever c2")
+    for p in procs.values():
+        assert p.wait(timeout=60) == 0
+    capture.finish()
+    events = _events(capture.out)
+    header = _header(capture.out)
+    (victim,) = [m for m, c in header["clients"].items() if c == "c2"]
+    assert len([e for e in events if e["payload"]["client"] == victim]) > 4
+    report = _validate(capture.out.read_text().splitlines())
+    assert report.error is None
+    _check_classes(report, _hand_overs_of(events, victim), "zombie-window")
+    assert [v.property for v in report.violations] == []
+
+
+def control(capture: Capture, command: str) -> None:
+    """Send a control command to the proxy and wait for its acknowledgement."""
+    assert capture.proxy.stdin is not None
+    capture.proxy.stdin.write(command + "\n")
+    capture.proxy.stdin.flush()
+    _line(capture.proxy, "stderr", f"control: {re.escape(command)}")
 
 
 def test_listen_must_be_loopback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -97,3 +97,120 @@ def test_ctrl_c_with_a_client_connected_stops_cleanly(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ndjson"]  # no .partial left
     (header,) = out.read_text(encoding="utf-8").splitlines()
     assert json.loads(header)["format"] == "groupcheck-trace"
+
+
+def _start_proxy(out: Path, port: int, *extra: str) -> tuple[subprocess.Popen[str], int]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = ["capture", "--listen", "127.0.0.1:0", "--upstream", f"127.0.0.1:{port}", *extra]
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "groupcheck", *argv, "--out", str(out)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proxy.stderr is not None
+    match = re.search(r"listening on 127\.0\.0\.1:(\d+)", proxy.stderr.readline())
+    assert match
+    return proxy, int(match.group(1))
+
+
+def _forwarded(served: socket.socket, request: bytes) -> None:
+    served.settimeout(30)
+    got = b""
+    while len(got) < 4 + len(request):
+        chunk = served.recv(64)
+        assert chunk
+        got += chunk
+    assert got == struct.pack(">i", len(request)) + request
+
+
+def test_a_broker_closing_its_side_closes_the_clients(tmp_path: Path) -> None:
+    """When the broker closes a connection, the proxy closes the client's side: the client
+    sees the close at once (and reconnects) instead of sending its next request into a
+    connection no broker reads."""
+    out = tmp_path / "c.ndjson"
+    with socket.socket() as upstream:
+        upstream.bind(("127.0.0.1", 0))
+        upstream.listen()
+        upstream.settimeout(30)
+        proxy, listen = _start_proxy(out, upstream.getsockname()[1])
+        try:
+            with socket.create_connection(("127.0.0.1", listen), timeout=30) as client:
+                request = struct.pack(">hhih", 18, 0, 7, -1)
+                client.sendall(struct.pack(">i", len(request)) + request)
+                served, _ = upstream.accept()
+                _forwarded(served, request)
+                served.close()  # the broker closes the connection
+                client.settimeout(30)
+                assert client.recv(64) == b""  # the client's side is closed too
+            proxy.send_signal(signal.SIGINT)
+            assert proxy.wait(timeout=30) == 0
+        finally:
+            if proxy.poll() is None:
+                proxy.kill()
+                proxy.wait()
+
+
+def test_control_cut_drops_a_clients_traffic_and_heal_restores_it(tmp_path: Path) -> None:
+    """``--control``: ``cut ID`` drops the requests of the client with that client.id
+    (they never reach the broker, the connection stays open); ``heal ID`` lets the next
+    ones through; ``sever ID`` closes its connections."""
+    out = tmp_path / "c.ndjson"
+    with socket.socket() as upstream:
+        upstream.bind(("127.0.0.1", 0))
+        upstream.listen()
+        upstream.settimeout(30)
+        proxy, listen = _start_proxy(out, upstream.getsockname()[1], "--control")
+        assert proxy.stdin is not None
+        assert proxy.stderr is not None
+        try:
+            with socket.create_connection(("127.0.0.1", listen), timeout=30) as client:
+
+                def send(corr: int) -> bytes:
+                    # ApiVersions v0 with client id "c9"
+                    request = struct.pack(">hhih", 18, 0, corr, 2) + b"c9"
+                    client.sendall(struct.pack(">i", len(request)) + request)
+                    return request
+
+                first = send(1)
+                served, _ = upstream.accept()
+                _forwarded(served, first)
+                proxy.stdin.write("cut c9\n")
+                proxy.stdin.flush()
+                assert "control: cut c9 (1 connection(s))" in proxy.stderr.readline()
+                send(2)  # dropped
+                proxy.stdin.write("heal c9\n")
+                proxy.stdin.flush()
+                assert "control: heal c9" in proxy.stderr.readline()
+                third = send(3)
+                _forwarded(served, third)  # the next bytes upstream are request 3's
+                proxy.stdin.write("sever c9\n")
+                proxy.stdin.flush()
+                assert "control: sever c9" in proxy.stderr.readline()
+                client.settimeout(30)
+                assert client.recv(64) == b""
+                served.close()
+            proxy.send_signal(signal.SIGINT)
+            assert proxy.wait(timeout=30) == 0
+        finally:
+            if proxy.poll() is None:
+                proxy.kill()
+                proxy.wait()
+
+
+def test_out_must_not_replace_a_file_groupcheck_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    argv = ["capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"]
+    assert main([*argv, "--out", str(notes), "--duration", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"groupcheck: error: --out: {str(notes)!r} exists and is not a trace groupcheck "
+        "wrote; choose another path\n"
+    )
+    assert notes.read_text() == "my notes\n"
+    assert main([*argv, "--out", str(tmp_path), "--duration", "1"]) == 2
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
