@@ -343,6 +343,25 @@ MUT2_POLL = replace(
 )
 """A client's poll timer expires (max.poll.interval.ms): it leaves, goes STALE, rejoins."""
 
+MUT2_OFFLOAD = replace(
+    MUT2,
+    name="MUT2_OFFLOAD",
+    perturbations=frozenset({"Subscribe", "Leave"}),
+    epoch_layout="kafka-4.3",
+    assignor_offload=True,
+)
+"""KIP-1263 assignment offload: B may join while a run is in flight, and a client may
+leave during a run."""
+
+MUT2_OFFLOAD_STATIC = replace(
+    MUT2_STATIC,
+    name="MUT2_OFFLOAD_STATIC",
+    epoch_layout="kafka-4.3",
+    assignor_offload=True,
+)
+"""KIP-1263 assignment offload with static members: a static member leaves temporarily
+(-2) and a new instance replaces it while a run is in flight."""
+
 
 SCENARIOS: tuple[Config, ...] = (
     MUT2,
@@ -358,6 +377,8 @@ SCENARIOS: tuple[Config, ...] = (
     MUT2_COMMIT_EPOCHS,
     MUT2_FAILOVER,
     MUT2_REGEX,
+    MUT2_OFFLOAD,
+    MUT2_OFFLOAD_STATIC,
 )
 """The mutant scenarios, as presets of their own."""
 
