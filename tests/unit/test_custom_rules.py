@@ -239,6 +239,7 @@ def test_only_checks_the_named_properties(
         "ValidTargetAssignment.Unique",
         "ValidTargetAssignment.OnlySubscribed",
         "ValidTargetAssignment.Covers",
+        "ValidTargetAssignment.OnlyMembers",
     }
     # Without the property that fails, the same search finds another one or none.
     code, out, _ = run(capsys, *base, "--only", "MemberEpochMonotone", "--depth", "8")

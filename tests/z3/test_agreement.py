@@ -220,6 +220,12 @@ STABLE_BUT_BEHIND = Snapshot(
 """A STABLE group whose member lags behind the assignment epoch: violates
 ``GroupStatusConsistent.Stable`` whatever the random draws are."""
 
+TWO_RUNS_IN_FLIGHT = Snapshot(
+    CLIENTS[:1], MEMBERS[:1], PARTITIONS[:1], {}, {"assignor_runs": {(): 2}}
+)
+"""Two assignor runs in flight: violates ``AssignorRunsInFlight.AtMostOne`` whatever the
+random draws are (random function values rarely exceed 1)."""
+
 
 def test_state_properties_agree_on_random_snapshots() -> None:
     seen: Counter[tuple[str, bool]] = Counter()
@@ -227,6 +233,7 @@ def test_state_properties_agree_on_random_snapshots() -> None:
     @SETTINGS
     @given(snapshots())
     @example(STABLE_BUT_BEHIND)
+    @example(TWO_RUNS_IN_FLIGHT)
     def run(s: Snapshot) -> None:
         for prop in STATE_PROPERTIES:
             _agree(prop, s, seen)
