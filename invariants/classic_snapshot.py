@@ -86,6 +86,7 @@ def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
     fn["assignment_epoch"][()] = g.generation_id
     fn["group_status"][()] = STATUS_CODE[g.status]
     fn["holder_commit_rejected"][()] = 0
+    fn["assignor_runs"][()] = 0
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)
     members: dict[str, None] = {}

@@ -18,6 +18,7 @@ from model import system
 from model.actions import (
     Action,
     ChangePartitionRacks,
+    CompleteAssignorRun,
     CompleteCallback,
     CoordinatorLoaded,
     DeliverMessage,
@@ -295,6 +296,24 @@ def _group_reloaded(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, CoordinatorLoaded) and bool(pre.group.members)
 
 
+def _run_outlives_member(pre: State, action: Action, post: State) -> bool:
+    if not isinstance(action, CompleteAssignorRun) or not pre.group.assignor_runs:
+        return False
+    return not pre.group.assignor_runs[0].member_ids() <= frozenset(pre.group.members)
+
+
+def _stale_run_followed_up(pre: State, action: Action, post: State) -> bool:
+    if not isinstance(action, CompleteAssignorRun) or not pre.group.assignor_runs:
+        return False
+    return bool(post.group.members) and pre.group.assignor_runs[0].group_epoch < (
+        post.group.group_epoch
+    )
+
+
+def _offload(config: Config) -> bool:
+    return config.assignor_offload
+
+
 def _live_timers(config: Config) -> bool:
     return config.live_timers or config.slow_clients
 
@@ -506,6 +525,22 @@ WITNESSES: tuple[Witness, ...] = (
         "GroupMetadataManager metadata hash (KIP-1101)",
         _rack_change_rebalances,
         lambda config: config.allows("ChangePartitionRacks"),
+    ),
+    _witness(
+        "AssignorRunOutlivesMember",
+        "An offloaded assignor run completes after a member it assigned left, was fenced "
+        "or was replaced, and its result is installed without it.",
+        "KIP-1263 Assignment Offload",
+        _run_outlives_member,
+        _offload,
+    ),
+    _witness(
+        "StaleAssignorRunFollowedUp",
+        "An offloaded assignor run completes after the group epoch moved past the one it "
+        "started at, so a second run is needed.",
+        "KIP-1263 Assignment Offload (another run on a future heartbeat)",
+        _stale_run_followed_up,
+        _offload,
     ),
     *CLASSIC_WITNESSES,
 )

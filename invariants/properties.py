@@ -291,6 +291,25 @@ STATUS_STABLE = _prop(
     ),
 )
 
+TARGET_ONLY_MEMBERS = _prop(
+    "ValidTargetAssignment.OnlyMembers",
+    Kind.ALWAYS_STATE,
+    "The target assignment names only members of the group — a target installed from an "
+    "offloaded assignor run too, though a member it assigned left, was fenced or was "
+    "replaced while it ran.",
+    "KIP-1263 Assignment Offload (removed members' assignments discarded, replaced static "
+    "members' moved); GroupMetadataManager.consumerGroupFenceMember",
+    forall(m, p)(Implies(R("target", m, p), R("is_member", m))),
+)
+
+AT_MOST_ONE_ASSIGNOR_RUN = _prop(
+    "AssignorRunsInFlight.AtMostOne",
+    Kind.ALWAYS_STATE,
+    "At most one assignor run of the group is in flight on the coordinator's executor.",
+    "KIP-1263 Assignment Offload (new calculations disallowed while one is in flight)",
+    Cmp("<=", F("assignor_runs"), Const(1)),
+)
+
 NO_SERVER_ERROR = _prop(
     "NoServerError",
     Kind.ALWAYS_STATE,
@@ -425,6 +444,46 @@ HOLDER_COMMITS_ACCEPTED = _prop(
     Cmp("==", F("holder_commit_rejected"), Const(0)),
 )
 
+ASSIGNMENT_EPOCH_MONOTONE = _prop(
+    "AssignmentEpochMonotone",
+    Kind.ALWAYS_STEP,
+    "The assignment epoch never goes back: an assignor run that completes after a newer "
+    "target was installed, or after the emptied group was realigned, is not installed.",
+    "KIP-1263 Assignment Offload; KIP-848 Assignment Epoch; KAFKA-20442",
+    Cmp(">=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
+)
+
+INSTALLED_TARGET_EXISTS = _prop(
+    "InstalledTarget.OnlyExisting",
+    Kind.ALWAYS_STEP,
+    "A newly installed target assignment gives only partitions that exist — none of a "
+    "topic deleted or recreated while an offloaded assignor run computed it.",
+    "KIP-1263 Assignment Offload (changes made during a run re-applied); KIP-516 topic ids",
+    Implies(
+        Cmp("!=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
+        forall(m, p)(Implies(R("target", m, p, when="post"), R("exists", p, when="post"))),
+    ),
+)
+
+TARGET_EPOCH_ADVANCES = _prop(
+    "TargetEpochAdvances",
+    Kind.ALWAYS_STEP,
+    "A member's target gains a partition only with a new assignment epoch: every target "
+    "installed, inline or from an offloaded run, is stamped with the group epoch it was "
+    "computed at.",
+    "KIP-848 Target Assignment (assignment epoch); KIP-1263 Assignment Offload",
+    forall(m, p)(
+        Implies(
+            all_of(
+                R("target", m, p, when="post"),
+                Not(R("target", m, p, when="pre")),
+                R("is_member", m, when="pre"),
+            ),
+            Cmp(">", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
+        )
+    ),
+)
+
 # --------------------------------------------------------------------------- the classic protocol
 
 GENERATION_MONOTONE = _prop(
@@ -488,6 +547,8 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     REVOKED_BEFORE_REASSIGNED,
     JOINING_OWNS_NOTHING,
     HOLDER_COMMITS_ACCEPTED,
+    TARGET_ONLY_MEMBERS,
+    AT_MOST_ONE_ASSIGNOR_RUN,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (
@@ -497,4 +558,7 @@ STEP_PROPERTIES: tuple[Property, ...] = (
     OFFSET_COMMIT_AT_VALID_EPOCH,
     GENERATION_MONOTONE,
     MOVES_ONLY_RELEASED,
+    ASSIGNMENT_EPOCH_MONOTONE,
+    INSTALLED_TARGET_EXISTS,
+    TARGET_EPOCH_ADVANCES,
 )

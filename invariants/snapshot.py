@@ -35,6 +35,7 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 ``assigned_since(m,p)`` KIP-1251: the epoch at which ``m`` was assigned ``p`` it holds
                        (undefined without ``Config.assignment_epochs``)
 ``holder_commit_rejected()`` 1 once a commit KIP-1251 must accept was refused, else 0
+``assignor_runs()``    KIP-1263: the number of assignor runs in flight on the executor
 ``group_status()``     0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE
 ``instance(m)``        1 + the index of ``m``'s static instance id among the clients'
                        instance ids; 0 for a dynamic member
@@ -108,6 +109,7 @@ FUNCTIONS = (
     "instance",
     "assigned_since",
     "holder_commit_rejected",
+    "assignor_runs",
 )
 """Every function of the vocabulary."""
 
@@ -115,7 +117,7 @@ BINARY_FUNCTIONS = frozenset({"assigned_since"})
 """Functions of two arguments (the others take none or one)."""
 
 NULLARY_FUNCTIONS = frozenset(
-    {"group_epoch", "assignment_epoch", "group_status", "holder_commit_rejected"}
+    {"group_epoch", "assignment_epoch", "group_status", "holder_commit_rejected", "assignor_runs"}
 )
 
 STATUS_CODE = {
@@ -193,6 +195,7 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         "instance": {},
         "assigned_since": {},
         "holder_commit_rejected": {(): int(g.holder_commit_rejected)},
+        "assignor_runs": {(): len(g.assignor_runs)},
     }
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)

@@ -84,6 +84,20 @@ class ComputeTargetAssignment(Action):
     """The coordinator computes a new target assignment (group epoch > assignment epoch)."""
 
 
+@dataclass(frozen=True, slots=True)
+class AssignmentIntervalElapses(Action):
+    """The assignment interval passes since the last target computation finished
+    (KIP-1263 "Assignment Batching"): logical time, like the session timers. Nothing is
+    computed by it; the next heartbeat that needs a new target computes one (the gate is
+    lazy, ``GroupMetadataManager`` target-assignment update)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteAssignorRun(Action):
+    """The oldest assignor run in flight on the coordinator's executor completes and the
+    coordinator installs its result (KIP-1263 "Assignment Offload")."""
+
+
 # --------------------------------------------------------------------------- perturbations
 
 
@@ -365,6 +379,8 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     SendSyncGroup,
     Bounce,
     StallAssignment,
+    AssignmentIntervalElapses,
+    CompleteAssignorRun,
 )
 """Every action class, in the vocabulary's canonical order."""
 

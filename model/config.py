@@ -42,6 +42,12 @@ PERTURBATIONS = frozenset(
 )
 """Names of the perturbation action families a config may switch on."""
 
+StaleRun = Literal["install", "discard"]
+"""What the coordinator does with an offloaded assignor run whose group epoch was passed
+while it ran (KIP-1263 "Assignment Offload"). ``install``: the KIP text — install the
+result at the run's epoch after re-applying what changed meanwhile; the bumped group epoch
+starts another run. ``discard``: drop it; the next heartbeat starts a run on fresh inputs."""
+
 Protocol = Literal["consumer", "classic"]
 """The group protocol of a config's clients: ``consumer`` (KIP-848) or ``classic``
 (JoinGroup/SyncGroup; each client eager or cooperative by its assignors, KIP-429)."""
@@ -71,6 +77,10 @@ CONSUMER_ONLY_OPTIONS = (
     "report_pending_additions",
     "callback_steps",
     "assignment_epochs",
+    "assignment_interval_ms",
+    "group_assignment_interval_ms",
+    "assignor_offload",
+    "offload_stale_run",
 )
 """Options of the consumer protocol that a classic config must leave at their defaults."""
 
@@ -155,6 +165,28 @@ class Config:
     the epoch at which it was assigned, and accepts an offset commit at an older member
     epoch for partitions the member held since that epoch
     (``ConsumerGroup.validateOffsetCommit``). False: strict epoch equality (Kafka ≤ 4.2)."""
+    assignment_interval_ms: int = 0
+    """KIP-1263 assignment batching: the broker's ``group.consumer.assignment.interval.ms``
+    (Kafka's default is 1000; 0 here, Kafka ≤ 4.2, computes a target on every heartbeat
+    that needs one). A positive interval makes the gate lazy: a new target is computed on
+    the first heartbeat after the interval passed since the last computation finished
+    (``AssignmentIntervalElapses``), not by a timer."""
+    min_assignment_interval_ms: int = 0
+    """``group.consumer.min.assignment.interval.ms`` (default 0): the lower bound of the
+    broker interval and of the group override."""
+    max_assignment_interval_ms: int = 15000
+    """``group.consumer.max.assignment.interval.ms`` (default 15000): the upper bound."""
+    group_assignment_interval_ms: int = -1
+    """The group-level override ``consumer.assignment.interval.ms``; -1 means the broker's
+    ``assignment_interval_ms``."""
+    assignor_offload: bool = False
+    """KIP-1263 assignment offload (``group.consumer.assignor.offload.enable``): a heartbeat
+    that needs a new target starts an assignor run on the coordinator's executor instead
+    of computing it inline; at most one run per group is in flight, and its result is
+    installed when it completes (``CompleteAssignorRun``). Needs the kafka-4.3 epoch layout
+    (epoch 1 is the empty target a first member is answered with)."""
+    offload_stale_run: StaleRun = "install"
+    """What becomes of a run whose group epoch was passed meanwhile (``StaleRun``)."""
     auto_commit: bool = False
     commit_on_revoke: bool = True
     warm_start: bool = False
@@ -180,6 +212,14 @@ class Config:
         """Whether the perturbation family is switched on."""
         return perturbation in self.perturbations
 
+    def effective_assignment_interval_ms(self) -> int:
+        """The group's assignment interval: its ``consumer.assignment.interval.ms`` unless
+        that is -1, else the broker's ``group.consumer.assignment.interval.ms`` (KIP-1263
+        ConsumerGroupHeartbeat Request Handling)."""
+        if self.group_assignment_interval_ms != -1:
+            return self.group_assignment_interval_ms
+        return self.assignment_interval_ms
+
 
 INT32_MAX = 2**31 - 1
 """The largest Kafka ``int`` (a protocol ``int32``)."""
@@ -193,6 +233,13 @@ KAFKA_INT_FIELDS: dict[str, str] = {
 """Fields that stand for a Kafka setting of type ``int`` with ``atLeast(1)``
 (``GroupCoordinatorConfig.CONFIG_DEF``, ``ConsumerConfig``; the ConsumerGroupHeartbeat
 fields are ``int32``): each must be in 1..``INT32_MAX``."""
+
+ASSIGNMENT_INTERVAL_FIELDS: dict[str, str] = {
+    "assignment_interval_ms": "group.consumer.assignment.interval.ms",
+    "min_assignment_interval_ms": "group.consumer.min.assignment.interval.ms",
+    "max_assignment_interval_ms": "group.consumer.max.assignment.interval.ms",
+}
+"""KIP-1263's broker settings of type ``int`` with ``atLeast(0)``."""
 
 MODEL_BOUNDS: dict[str, int] = {
     "max_partitions_per_topic": 1000,
@@ -218,6 +265,7 @@ _BOOL_FIELDS = (
     "auto_commit",
     "commit_on_revoke",
     "warm_start",
+    "assignor_offload",
 )
 
 
@@ -247,6 +295,18 @@ def _check_ranges(config: Config, where: str) -> None:
             raise ConfigError(f"{where}: {name} must be an integer, got {value!r:.40}")
         if not 0 <= value <= bound:
             raise ConfigError(f"{where}: {name} must be in 0..{bound}, got {_number(value)}")
+    for name, setting in (
+        *ASSIGNMENT_INTERVAL_FIELDS.items(),
+        ("group_assignment_interval_ms", "consumer.assignment.interval.ms"),
+    ):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: {name} ({setting}) must be an integer, got {value!r:.40}")
+        if not (-1 if name == "group_assignment_interval_ms" else 0) <= value <= INT32_MAX:
+            low = "-1 (the broker default)" if name == "group_assignment_interval_ms" else "0"
+            raise ConfigError(
+                f"{where}: {name} ({setting}) must be in {low}..{INT32_MAX}, got {_number(value)}"
+            )
     for topic, partitions in config.topics:
         if isinstance(partitions, bool) or not isinstance(partitions, int):
             raise ConfigError(
@@ -302,6 +362,42 @@ def _check_classic(config: Config, where: str) -> None:
                     )
     if "Bounce" in config.perturbations and not any(c.bounces for c in config.clients):
         raise ConfigError(f"{where}: Bounce needs a client with bounces (its next assignors)")
+
+
+def _check_kip1263(config: Config, where: str) -> None:
+    """KIP-1263's settings: the assignment interval within the broker's bounds (the group
+    override too, unless -1), and the options the gate and the offload need."""
+    low, high = config.min_assignment_interval_ms, config.max_assignment_interval_ms
+    if low > high:
+        raise ConfigError(
+            f"{where}: min_assignment_interval_ms ({low}) exceeds max_assignment_interval_ms "
+            f"({high}); raise the maximum or lower the minimum"
+        )
+    if not low <= config.assignment_interval_ms <= high:
+        raise ConfigError(
+            f"{where}: assignment_interval_ms (group.consumer.assignment.interval.ms) must be "
+            f"in {low}..{high} (group.consumer.min/max.assignment.interval.ms), got "
+            f"{config.assignment_interval_ms}"
+        )
+    group = config.group_assignment_interval_ms
+    if group != -1 and not low <= group <= high:
+        raise ConfigError(
+            f"{where}: group_assignment_interval_ms (consumer.assignment.interval.ms) must be "
+            f"-1 (the broker default) or in {low}..{high}, got {group}"
+        )
+    if config.offload_stale_run not in ("install", "discard"):
+        raise ConfigError(f"{where}: offload_stale_run must be 'install' or 'discard'")
+    batching = config.effective_assignment_interval_ms() > 0
+    if (batching or config.assignor_offload) and not config.compute_target_in_heartbeat:
+        raise ConfigError(
+            f"{where}: assignment batching and offload gate the target computed in the "
+            "heartbeat; set compute_target_in_heartbeat = true"
+        )
+    if config.assignor_offload and config.epoch_layout != "kafka-4.3":
+        raise ConfigError(
+            f"{where}: assignor_offload needs epoch_layout = 'kafka-4.3': a first member is "
+            "answered before any run completes, with the empty target of epoch 1 (KIP-1263)"
+        )
 
 
 def check_config(config: Config) -> None:
@@ -376,6 +472,7 @@ def check_config(config: Config) -> None:
         )
     if config.epoch_layout not in ("kip-848", "kafka-4.3"):
         raise ConfigError(f"{where}: epoch_layout must be 'kip-848' or 'kafka-4.3'")
+    _check_kip1263(config, where)
     if "TemporaryLeave" in config.perturbations and not instance_ids:
         raise ConfigError(f"{where}: TemporaryLeave needs at least one static client (instance_id)")
     if "ChangeSubscription" in config.perturbations and not config.subscription_choices:

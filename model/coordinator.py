@@ -29,7 +29,12 @@ from model.records import (
     replace,
 )
 from model.status import ErrorCode, GroupStatus, MemberState
-from model.target import member_topics, preferred_server_assignor
+from model.target import (
+    assignment_interval_open,
+    member_topics,
+    preferred_server_assignor,
+    record_assignment_time,
+)
 
 if TYPE_CHECKING:
     from model.config import Config
@@ -124,8 +129,11 @@ def remove_member(group: Group, member: Member, config: Config) -> Group:
     members = group.members.remove(member.member_id)
     group_epoch = group.group_epoch + 1
     assignment_epoch = group.assignment_epoch
+    timestamp = group.assignment_timestamp
+    elapsed = group.assignment_interval_elapsed
     if not members and config.realign_empty_group:
-        assignment_epoch = group_epoch
+        # KAFKA-20442 also writes AssignmentTimestamp 0: the next member is assigned at once.
+        assignment_epoch, timestamp, elapsed = group_epoch, 0, False
     return Group(
         group_epoch=group_epoch,
         assignment_epoch=assignment_epoch,
@@ -133,6 +141,9 @@ def remove_member(group: Group, member: Member, config: Config) -> Group:
         members=members,
         partition_epochs=pe,
         committed_offsets=group.committed_offsets,
+        assignment_timestamp=timestamp,
+        assignment_interval_elapsed=elapsed,
+        assignor_runs=group.assignor_runs,
         holder_commit_rejected=group.holder_commit_rejected,
     )
 
@@ -143,7 +154,9 @@ def rebuild_group(group: Group, config: Config) -> Group:
     ``ConsumerGroupCurrentMemberAssignment`` records), target assignment, group and
     assignment epochs and committed offsets as written; the partition epochs derived again
     from the members' current assignments; a rebalance timer restarted for every member in
-    UNREVOKED_PARTITIONS (``GroupMetadataManager.onLoaded``)."""
+    UNREVOKED_PARTITIONS (``GroupMetadataManager.onLoaded``). An assignor run in flight on
+    the old coordinator's executor is gone (KIP-1263: the run is not a record); the group
+    epoch still ahead of the assignment epoch starts another."""
     members = FrozenMap(
         (
             mid,
@@ -159,7 +172,7 @@ def rebuild_group(group: Group, config: Config) -> Group:
     partition_epochs = FrozenMap(
         (tp, m.member_epoch) for m in members.values() for tp in sorted(m.owned_or_pending())
     )
-    return replace(group, members=members, partition_epochs=partition_epochs)
+    return replace(group, members=members, partition_epochs=partition_epochs, assignor_runs=())
 
 
 # --------------------------------------------------------------------------- validation
@@ -386,7 +399,7 @@ def _heartbeat(
         group = replace(group, group_epoch=group.group_epoch + 1)
     group = replace(group, members=group.members.set(updated.member_id, updated))
     if config.compute_target_in_heartbeat and group.group_epoch > group.assignment_epoch:
-        group = rules.compute_target_assignment(group, topics, config.server_assignors[0])
+        group = update_target_assignment(group, topics, config)
 
     subscribed_ids = frozenset(
         topics[n].topic_id for n in subscribed_topics(updated, group) if n in topics
@@ -417,6 +430,38 @@ def _heartbeat(
         assignment=reconciled.assigned_partitions if send_assignment else None,
     )
     return group, response
+
+
+def update_target_assignment(
+    group: Group, topics: Mapping[str, TopicMetadata], config: Config
+) -> Group:
+    """A heartbeat finds the target behind the group epoch (``GroupMetadataManager``
+    target-assignment update; KIP-1263 ConsumerGroupHeartbeat Request Handling): no new
+    target while the assignment interval has not passed since the last computation (the
+    stale target and epoch are kept); otherwise an assignor run is handed to the executor
+    (``assignor_offload``, at most one in flight) or the target is computed inline and its
+    ``AssignmentTimestamp`` written."""
+    interval = config.effective_assignment_interval_ms()
+    if not assignment_interval_open(group, interval):
+        return group
+    default = config.server_assignors[0]
+    if config.assignor_offload:
+        return config.rules.start_assignor_run(group, topics, default)
+    group = config.rules.compute_target_assignment(group, topics, default)
+    return record_assignment_time(group, interval)
+
+
+def install_assignor_run(
+    group: Group, topics: Mapping[str, TopicMetadata], config: Config
+) -> Group:
+    """An offloaded assignor run completes (``CompleteAssignorRun``; KIP-1263 "Assignment
+    Offload")."""
+    return config.rules.install_assignor_run(
+        group,
+        topics,
+        config.effective_assignment_interval_ms(),
+        config.offload_stale_run == "discard",
+    )
 
 
 def _reconcile(

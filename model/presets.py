@@ -120,6 +120,74 @@ a fencing or the poll timer can arrive while ``onPartitionsRevoked``,
 ``onPartitionsAssigned`` or ``onPartitionsLost`` runs, and a reconciliation that outlived
 its membership is dropped (``maybeAbortReconciliation``)."""
 
+BATCHING = Config(
+    name="BATCHING",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "Crash"}),
+    max_restarts=0,
+    epoch_layout="kafka-4.3",
+    realign_empty_group=True,
+    assignment_interval_ms=1000,
+    required_witnesses=("RevocationCompletes", "WaitsOnUnreleasedPartitions", "GroupConverges"),
+)
+"""KIP-1263 assignment batching (``group.consumer.assignment.interval.ms`` = 1 s): a new
+target is computed on the first heartbeat after the interval passed since the last one
+(``AssignmentIntervalElapses``); until then members reconcile towards the stale target.
+B may join; a client may crash (an emptied group starts afresh, KAFKA-20442). No live
+client is fenced here, so ``FencedMemberRejoins`` is not required."""
+
+OFFLOAD = Config(
+    name="OFFLOAD",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "Crash"}),
+    max_restarts=0,
+    epoch_layout="kafka-4.3",
+    assignor_offload=True,
+    report_pending_additions=True,
+    required_witnesses=(
+        "RevocationCompletes",
+        "WaitsOnUnreleasedPartitions",
+        "GroupConverges",
+        "AssignorRunOutlivesMember",
+        "StaleAssignorRunFollowedUp",
+    ),
+)
+"""KIP-1263 assignment offload (``group.consumer.assignor.offload.enable``): a heartbeat
+that needs a new target starts an assignor run on the executor, at most one at a time,
+and its result is installed when it completes (``CompleteAssignorRun``) with the members
+fenced meanwhile removed. B may join while A's first run is in flight (the run goes stale
+and a second one follows); a client may crash and its session expire during a run. With
+the client-side fix for finding F1: a run completing between a member's response and its
+next heartbeat changes the target under it, and without the fix this two-client group
+reaches F1 (docs/findings.md). No live client is fenced, so ``FencedMemberRejoins`` is
+not required."""
+
+OFFLOAD_LOSSY = Config(
+    name="OFFLOAD_LOSSY",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "LoseMessage"}),
+    max_restarts=0,
+    epoch_layout="kafka-4.3",
+    assignor_offload=True,
+    offload_stale_run="discard",
+    report_pending_additions=True,
+    required_witnesses=(
+        "RevocationCompletes",
+        "WaitsOnUnreleasedPartitions",
+        "GroupConverges",
+        "StaleAssignorRunFollowedUp",
+    ),
+)
+"""Offload over a network that may lose a message; a run the group epoch passed while it
+ran is discarded (``offload_stale_run = "discard"``) and the next heartbeat starts
+another. Nobody leaves or is fenced, so no run outlives a member."""
+
 EXAMPLES: tuple[Config, ...] = (
     TINY,
     SMALL,
@@ -129,6 +197,9 @@ EXAMPLES: tuple[Config, ...] = (
     KIP848_CASE_STUDY,
     TIMERS,
     CALLBACKS,
+    BATCHING,
+    OFFLOAD,
+    OFFLOAD_LOSSY,
 )
 """The presets that show the protocol (README), with Kafka's rules: some of them exhibit
 the findings of docs/findings.md."""
@@ -272,6 +343,25 @@ MUT2_POLL = replace(
 )
 """A client's poll timer expires (max.poll.interval.ms): it leaves, goes STALE, rejoins."""
 
+MUT2_OFFLOAD = replace(
+    MUT2,
+    name="MUT2_OFFLOAD",
+    perturbations=frozenset({"Subscribe", "Leave"}),
+    epoch_layout="kafka-4.3",
+    assignor_offload=True,
+)
+"""KIP-1263 assignment offload: B may join while a run is in flight, and a client may
+leave during a run."""
+
+MUT2_OFFLOAD_STATIC = replace(
+    MUT2_STATIC,
+    name="MUT2_OFFLOAD_STATIC",
+    epoch_layout="kafka-4.3",
+    assignor_offload=True,
+)
+"""KIP-1263 assignment offload with static members: a static member leaves temporarily
+(-2) and a new instance replaces it while a run is in flight."""
+
 
 SCENARIOS: tuple[Config, ...] = (
     MUT2,
@@ -287,6 +377,8 @@ SCENARIOS: tuple[Config, ...] = (
     MUT2_COMMIT_EPOCHS,
     MUT2_FAILOVER,
     MUT2_REGEX,
+    MUT2_OFFLOAD,
+    MUT2_OFFLOAD_STATIC,
 )
 """The mutant scenarios, as presets of their own."""
 

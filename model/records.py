@@ -164,6 +164,27 @@ class TopicMetadata:
 
 
 @dataclass(frozen=True, slots=True)
+class AssignorRun:
+    """An assignor run offloaded to the coordinator's executor (KIP-1263 "Assignment
+    Offload"): the group epoch it was started at and what it read then. The model is
+    deterministic, so the result is a function of those inputs and is recorded at the
+    start; ``CompleteAssignorRun`` hands it back to the coordinator. ``static_members``
+    maps each static member's instance id to its member id at the start, so that the
+    result can follow a static replacement made meanwhile."""
+
+    group_epoch: int
+    target_assignment: FrozenMap[str, Assignment]
+    static_members: FrozenMap[str, str]
+
+    def member_ids(self) -> frozenset[str]:
+        """The members the run assigned (every member of the group when it started)."""
+        return frozenset(self.target_assignment)
+
+
+NO_ASSIGNOR_RUNS: tuple[AssignorRun, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Group:
     """The coordinator's consumer group (``ConsumerGroup``).
 
@@ -183,6 +204,20 @@ class Group:
     """The coordinator's resolution of every regular expression a member subscribes with:
     the topic names it matched when last resolved (``ConsumerGroup.resolvedRegularExpressions``,
     written as ``ConsumerGroupRegularExpression`` records)."""
+    assignment_timestamp: int = 0
+    """``AssignmentTimestamp`` of the target assignment metadata (KIP-1263, KAFKA-20266),
+    logical: 0 when unknown — no target computed yet, a record without the tagged field,
+    or an emptied group realigned (KAFKA-20442) — and 1 once a computation finished. The
+    model has no clock: whether the assignment interval has passed since then is
+    ``assignment_interval_elapsed``. Recorded only when ``Config.assignment_interval_ms``
+    is positive (the batching gate is its only reader)."""
+    assignment_interval_elapsed: bool = False
+    """Logical time: the assignment interval has passed since ``assignment_timestamp``
+    (``AssignmentIntervalElapses``); the next heartbeat that needs a new target starts one."""
+    assignor_runs: tuple[AssignorRun, ...] = NO_ASSIGNOR_RUNS
+    """Assignor runs in flight on the executor (``Config.assignor_offload``), oldest first:
+    at most one (KIP-1263 "Assignment Offload"); a tuple so that a rule breaking that can
+    be written down."""
     holder_commit_rejected: bool = False
     """Ghost bookkeeping, not a field of Kafka's group: an offset commit was refused
     although its member held every partition of it since an epoch no newer than the

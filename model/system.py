@@ -17,10 +17,12 @@ from model.actions import (
     AbandonRequest,
     Action,
     AddPartitions,
+    AssignmentIntervalElapses,
     ChangePartitionRacks,
     ChangeServerAssignor,
     ChangeSubscription,
     CommitOffsets,
+    CompleteAssignorRun,
     CompleteCallback,
     ComputeTargetAssignment,
     CoordinatorFailover,
@@ -220,6 +222,7 @@ def consumer_enabled(state: State, config: Config) -> tuple[Action, ...]:
         acts.append(CoordinatorLoaded())
     else:
         acts.extend(timeouts(state, config))
+        acts.extend(assignment_steps(group, config))
         if co.regexes_stale(group, state.topics):
             acts.append(ResolveRegularExpressions())
     if state.perturbations < config.max_perturbations:
@@ -256,6 +259,21 @@ def timeouts(state: State, config: Config) -> list[Action]:
             acts.append(SessionTimeout(mid))
         if revoking and process.stalled:
             acts.append(RebalanceTimeout(mid))
+    return acts
+
+
+def assignment_steps(group: Group, config: Config) -> list[Action]:
+    """KIP-1263's logical time and executor: the assignment interval passes once a
+    computation finished (batching), and an assignor run in flight completes (offload)."""
+    acts: list[Action] = []
+    if (
+        config.effective_assignment_interval_ms() > 0
+        and group.assignment_timestamp != 0
+        and not group.assignment_interval_elapsed
+    ):
+        acts.append(AssignmentIntervalElapses())
+    if group.assignor_runs:
+        acts.append(CompleteAssignorRun())
     return acts
 
 
@@ -449,6 +467,14 @@ def _compute(state: State, a: ComputeTargetAssignment, config: Config) -> State:
     return replace(state, group=group)
 
 
+def _interval_elapses(state: State, a: AssignmentIntervalElapses, config: Config) -> State:
+    return replace(state, group=replace(state.group, assignment_interval_elapsed=True))
+
+
+def _complete_run(state: State, a: CompleteAssignorRun, config: Config) -> State:
+    return replace(state, group=co.install_assignor_run(state.group, state.topics, config))
+
+
 def _subscribe(state: State, a: Subscribe, config: Config) -> State:
     return _set_client(state, cl.subscribe(state.client(a.client)))
 
@@ -596,6 +622,8 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     DeleteTopic: _delete_topic,  # type: ignore[dict-item]
     ResolveRegularExpressions: _resolve_regexes,  # type: ignore[dict-item]
     ChangePartitionRacks: _change_racks,  # type: ignore[dict-item]
+    AssignmentIntervalElapses: _interval_elapses,  # type: ignore[dict-item]
+    CompleteAssignorRun: _complete_run,  # type: ignore[dict-item]
 }
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from model.assignors import get_assignor
 from model.assignors.spec import AssignmentSpec, MemberSubscription
 from model.ids import Assignment, FrozenMap
-from model.records import Group, Member, TopicMetadata
+from model.records import AssignorRun, Group, Member, TopicMetadata
 
 
 def preferred_server_assignor(members: Iterable[Member], default: str) -> str:
@@ -73,3 +73,94 @@ def compute_target_assignment(
     result = assignor.assign(spec)
     target = FrozenMap((mid, frozenset(result.get(mid, frozenset()))) for mid in group.members)
     return replace(group, assignment_epoch=group.group_epoch, target_assignment=target)
+
+
+# --------------------------------------------------------------------------- KIP-1263
+
+
+def assignment_interval_open(group: Group, interval_ms: int) -> bool:
+    """The batching gate: a new target may be computed when batching is off, when the
+    time of the last computation is unknown (``AssignmentTimestamp`` 0), or once the
+    interval has passed since it (KIP-1263 "Assignment Batching";
+    ``GroupMetadataManager`` target-assignment update)."""
+    return interval_ms == 0 or group.assignment_timestamp == 0 or group.assignment_interval_elapsed
+
+
+def record_assignment_time(group: Group, interval_ms: int) -> Group:
+    """A computation finished: ``AssignmentTimestamp`` is now, and the interval starts
+    again (KIP-1263 Records, ``ConsumerGroupTargetAssignmentMetadataValue``). Only the gate
+    reads it, so nothing is recorded without batching."""
+    if interval_ms == 0:
+        return group
+    return replace(group, assignment_timestamp=1, assignment_interval_elapsed=False)
+
+
+def start_assignor_run(
+    group: Group, topics: Mapping[str, TopicMetadata], default_assignor: str
+) -> Group:
+    """Hand an assignor run to the executor at the group epoch, unless one is in flight:
+    then there is no new target until it completes (KIP-1263 ConsumerGroupHeartbeat Request
+    Handling). The run reads what ``compute_target_assignment`` reads: every member's
+    subscription, the topics and the previous target."""
+    if group.assignor_runs:
+        return group
+    computed = compute_target_assignment(group, topics, default_assignor)
+    run = AssignorRun(
+        group_epoch=group.group_epoch,
+        target_assignment=computed.target_assignment,
+        static_members=FrozenMap(
+            (m.instance_id, m.member_id)
+            for m in sorted(group.members.values(), key=lambda m: m.member_id)
+            if m.instance_id is not None
+        ),
+    )
+    return replace(group, assignor_runs=(*group.assignor_runs, run))
+
+
+def reapply_changes(
+    run: AssignorRun, group: Group, topics: Mapping[str, TopicMetadata]
+) -> FrozenMap[str, Assignment]:
+    """The run's result with what changed while it ran re-applied (KIP-1263 "Assignment
+    Offload"; the view Kafka's preparatory refactor gives ``TargetAssignmentBuilder``,
+    KAFKA-20292): a member that left or was fenced loses its entry, a replaced static
+    member's entry moves to the instance's current member id, and partitions that no
+    longer exist (a topic deleted or recreated under a new id, KIP-516) are dropped.
+    Members that joined meanwhile get no entry: their join bumped the group epoch, so
+    another run follows."""
+    existing = frozenset(
+        (meta.topic_id, i) for meta in topics.values() for i in range(meta.partitions)
+    )
+    entries: list[tuple[str, Assignment]] = []
+    for mid in sorted(group.members):
+        member = group.members[mid]
+        parts = run.target_assignment.get(mid)
+        if parts is None and member.instance_id is not None:
+            before = run.static_members.get(member.instance_id)
+            if before is not None and before not in group.members:
+                parts = run.target_assignment.get(before)
+        if parts is not None:
+            entries.append((mid, frozenset(parts & existing)))
+    return FrozenMap(entries)
+
+
+def install_assignor_run(
+    group: Group, topics: Mapping[str, TopicMetadata], interval_ms: int, discard_stale: bool
+) -> Group:
+    """The oldest run in flight completes: its result is installed at the run's group
+    epoch with the changes made meanwhile re-applied (``reapply_changes``), and the
+    ``AssignmentTimestamp`` is now. A run whose epoch is not newer than the assignment
+    epoch (the emptied group was realigned meanwhile, KAFKA-20442) is discarded, never
+    installed at an older epoch; so is a run whose epoch the group passed when
+    ``discard_stale`` (``Config.offload_stale_run``)."""
+    run, rest = group.assignor_runs[0], group.assignor_runs[1:]
+    done = replace(group, assignor_runs=rest)
+    if run.group_epoch <= group.assignment_epoch:
+        return done
+    if discard_stale and run.group_epoch < group.group_epoch:
+        return done
+    installed = replace(
+        done,
+        assignment_epoch=run.group_epoch,
+        target_assignment=reapply_changes(run, group, topics),
+    )
+    return record_assignment_time(installed, interval_ms)

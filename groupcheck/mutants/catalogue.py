@@ -26,6 +26,8 @@ from model.presets import (
     MUT2_CRASH,
     MUT2_FAILOVER,
     MUT2_LOSSY,
+    MUT2_OFFLOAD,
+    MUT2_OFFLOAD_STATIC,
     MUT2_POLL,
     MUT2_REGEX,
     MUT2_REJOIN,
@@ -279,6 +281,56 @@ def regex_resolution_without_bump(group: Group, topics: Any, config: Any) -> Gro
     epoch: no new target is computed for the topics it adds or drops."""
     resolved = co.resolve_regular_expressions(group, topics, config)
     return replace(resolved, group_epoch=group.group_epoch)
+
+
+# --------------------------------------------------------------------------- KIP-1263 offload
+
+
+def install_without_reapplying_removals(
+    group: Group, topics: Mapping[str, TopicMetadata], interval_ms: int, discard_stale: bool
+) -> Group:
+    """A completed assignor run is installed with the entries of members that left or were
+    fenced while it ran (the removals made meanwhile are not re-applied)."""
+    out = tg.install_assignor_run(group, topics, interval_ms, discard_stale)
+    if out.assignment_epoch == group.assignment_epoch:
+        return out  # discarded
+    run = group.assignor_runs[0]
+    gone = {mid: parts for mid, parts in run.target_assignment.items() if mid not in group.members}
+    return replace(out, target_assignment=FrozenMap({**out.target_assignment.as_dict(), **gone}))
+
+
+def two_runs_in_flight(
+    group: Group, topics: Mapping[str, TopicMetadata], default_assignor: str
+) -> Group:
+    """A heartbeat that needs a new target starts another assignor run although one is
+    already in flight."""
+    started = tg.start_assignor_run(replace(group, assignor_runs=()), topics, default_assignor)
+    return replace(group, assignor_runs=(*group.assignor_runs, *started.assignor_runs))
+
+
+def install_before_static_replacement(
+    group: Group, topics: Mapping[str, TopicMetadata], interval_ms: int, discard_stale: bool
+) -> Group:
+    """A completed assignor run is installed as computed before a static member was
+    replaced: the new instance's member id gets nothing (the old id's entry is not moved
+    to it)."""
+    out = tg.install_assignor_run(group, topics, interval_ms, discard_stale)
+    if out.assignment_epoch == group.assignment_epoch:
+        return out
+    run = group.assignor_runs[0]
+    kept = FrozenMap(
+        (mid, parts) for mid, parts in out.target_assignment.items() if mid in run.target_assignment
+    )
+    return replace(out, target_assignment=kept)
+
+
+def install_without_epoch(
+    group: Group, topics: Mapping[str, TopicMetadata], interval_ms: int, discard_stale: bool
+) -> Group:
+    """A completed assignor run's target is installed but the assignment epoch is left
+    where it was."""
+    out = tg.install_assignor_run(group, topics, interval_ms, discard_stale)
+    return replace(out, assignment_epoch=group.assignment_epoch)
 
 
 # --------------------------------------------------------------------------- client
@@ -544,6 +596,34 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "ConsumerHeartbeatRequestManager reporting consumption, not currentAssignment",
             "client_build_heartbeat",
             TWO_ON_TWO,
+        ),
+        (
+            "install-without-reapplying-removals",
+            "an offloaded run is installed with members that left while it ran",
+            "KIP-1263 Assignment Offload (removed members' assignments discarded)",
+            "install_assignor_run",
+            MUT2_OFFLOAD,
+        ),
+        (
+            "two-runs-in-flight",
+            "a second assignor run starts while one is in flight",
+            "KIP-1263 Assignment Offload (one in-flight run per group)",
+            "start_assignor_run",
+            MUT2_OFFLOAD,
+        ),
+        (
+            "install-before-static-replacement",
+            "an offloaded run is installed without moving a replaced static member's entry",
+            "KIP-1263 Assignment Offload (replaced static members' assignments moved); KAFKA-20292",
+            "install_assignor_run",
+            MUT2_OFFLOAD_STATIC,
+        ),
+        (
+            "install-without-epoch",
+            "an offloaded run is installed without bumping the assignment epoch",
+            "KIP-1263 Assignment Offload; KIP-848 Assignment Epoch",
+            "install_assignor_run",
+            MUT2_OFFLOAD,
         ),
         (
             "sticky-without-generation",
