@@ -104,6 +104,12 @@ def register(sub: Any) -> None:
     rt.add_argument(
         "--join-gap-ms", type=_ms, default=200.0, help="between the last two joins (default 200)"
     )
+    rt.add_argument(
+        "--partitions-per-member",
+        type=positive,
+        default=50,
+        help="partitions of the topic per member (default 50, KIP-1263's 50,000 for 1,000)",
+    )
     _timing_options(rt, assignor_ms=0.0)
     rt.set_defaults(handler=cmd_rebalance_times)
     load = tsub.add_parser(
@@ -188,6 +194,7 @@ def cmd_rebalance_times(args: argparse.Namespace) -> int:
                     timing=timing,
                     heartbeat_interval_ms=args.heartbeat_interval_ms,
                     join_gap_ms=args.join_gap_ms,
+                    partitions_per_member=args.partitions_per_member,
                 )
                 times.append(one.rebalance_ms)
             done = [t for t in times if t is not None]
@@ -205,6 +212,7 @@ def cmd_rebalance_times(args: argparse.Namespace) -> int:
         "seeds": args.seeds,
         "heartbeat_interval_ms": args.heartbeat_interval_ms,
         "join_gap_ms": args.join_gap_ms,
+        "partitions_per_member": args.partitions_per_member,
         "timing": asdict(timing),
         "rows": rows,
     }

@@ -176,8 +176,10 @@ class TimedRun:
             return max(due, now), due
         if isinstance(action, CLIENT_STEPS):
             return now, now
-        if action.kind == INTERVAL_ACTION and self._interval_due is not None:
-            return max(self._interval_due, now), self._interval_due
+        if action.kind == INTERVAL_ACTION:
+            # No computation timed yet (the interval passed before the run): at once.
+            due = now if self._interval_due is None else self._interval_due
+            return max(due, now), due
         if action.kind == RUN_ACTION and self._runs:
             return max(self._runs[0], now), self._runs[0]
         return None

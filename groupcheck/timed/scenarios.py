@@ -136,17 +136,20 @@ def scale_up(
     kip1263: Kip1263,
     seed: int,
     timing: Timing = DEFAULT_TIMING,
-    partitions: int | None = None,
+    partitions_per_member: int = 50,
     heartbeat_interval_ms: int = 5000,
     join_gap_ms: float = 200.0,
     horizon_intervals: int = 10,
 ) -> ScaleUp:
     """KIP-1263 "Impact on Rebalance Times": the group of ``members - 2`` formed, member
     ``members - 1`` joins, and ``join_gap_ms`` later member ``members``; the rebalance
-    time runs from the last join to convergence."""
+    time runs from the last join to convergence. The topic has ``partitions_per_member``
+    partitions per member (KIP-1263's scale: 50,000 for 1,000 members), so the last member
+    takes partitions from that many members, and one of them is all but certain to
+    heartbeat before the batched target is computed, as the KIP's table assumes."""
     config = group_config(
         members=members,
-        partitions=partitions if partitions is not None else 2 * members,
+        partitions=partitions_per_member * members,
         heartbeat_interval_ms=heartbeat_interval_ms,
         kip1263=kip1263,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,78 @@ def test_an_assignor_run_per_heartbeat_saturates_the_coordinator_thread() -> Non
     )
     assert fast.coordinator_utilisation < 0.2
     assert fast.latency_max_ms < 10
+
+
+def test_batching_makes_a_large_group_take_one_more_heartbeat_interval() -> None:
+    """KIP-1263 Impact on Rebalance Times (batching): members that heartbeat before the
+    batched target is computed learn of it one interval later, and the last member gains
+    the rest of its partitions at its second heartbeat."""
+    for seed in (1, 2):
+        result = scale_up(members=10, kip1263=Kip1263(1000, False), seed=seed)
+        assert result.rebalance_ms is not None
+        assert 2 * HB <= result.rebalance_ms <= 2 * HB + 100
+
+
+def test_batching_leaves_small_groups_alone() -> None:
+    for members in (1, 2):
+        plain = scale_up(members=members, kip1263=Kip1263(), seed=1).rebalance_ms
+        batched = scale_up(members=members, kip1263=Kip1263(1000, False), seed=1).rebalance_ms
+        assert plain is not None
+        assert batched is not None
+        # the same heartbeats; at most one inline assignor run lands elsewhere
+        assert abs(batched - plain) <= Timing().assignor_ms + 1
+
+
+def test_offload_leaves_a_large_group_rebalance_time_unchanged() -> None:
+    """KIP-1263 Impact on Rebalance Times (offload), with instant runs as the KIP assumes."""
+    plain = scale_up(members=10, kip1263=Kip1263(), seed=3, timing=Timing(assignor_ms=0))
+    offloaded = scale_up(members=10, kip1263=Kip1263(0, True), seed=3, timing=Timing(assignor_ms=0))
+    assert plain.rebalance_ms is not None
+    assert offloaded.rebalance_ms is not None
+    assert abs(offloaded.rebalance_ms - plain.rebalance_ms) < 10
+
+
+def test_a_scale_up_with_batching_and_offload_replays_as_a_model_trace() -> None:
+    from model.path import Path as ModelPath
+    from model.trace.codec import path_lines
+
+    run = scale_up(members=4, kip1263=Kip1263(1000, True), seed=1).run
+    kinds = {a.kind for a in run.actions}
+    assert {"CompleteAssignorRun", "AssignmentIntervalElapses"} <= kinds
+    lines = list(
+        path_lines(
+            ModelPath(run.config, tuple(run.actions)), timestamps=[round(t) for t in run.times]
+        )
+    )
+    assert validate_conformance("scale-up", lines).result == "ok"
+
+
+def test_offload_moves_the_assignor_off_the_coordinator_thread() -> None:
+    offloaded = churn(
+        members=20, kip1263=Kip1263(0, True), seed=1, heartbeat_interval_ms=100, window_ms=2000
+    )
+    assert offloaded.coordinator_utilisation < 0.1
+    assert offloaded.executor_utilisation > 0.3
+    assert offloaded.latency_max_ms < 10
+
+
+def test_rebalance_times_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rt"
+    argv = ["timed", "rebalance-times", "--members", "3", "--seeds", "1", "--quiet"]
+    assert main([*argv, "--json", "--out", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"] == "ok"
+    assert [row["setting"] for row in doc["rows"]][1].startswith("assignment.interval.ms = 1,000")
+    assert set(doc["rows"][0]["sizes"]) == {"1", "2", "3"}
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".groupcheck",
+        "report.html",
+        "results.json",
+        "table.md",
+    ]
+    assert "<svg" in (out / "report.html").read_text(encoding="utf-8")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep", encoding="utf-8")
+    assert main([*argv, "--out", str(mine)]) == 2
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"
