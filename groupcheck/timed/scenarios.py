@@ -38,6 +38,22 @@ changes no subscription beyond it (its window is then cut short, and says so).""
 
 TOPIC = "foo"
 OTHER_TOPIC = "bar"
+TOPIC_SIZE = 1000
+"""Partitions per topic at most (``model.config.MODEL_BOUNDS``): a larger group's
+partitions are spread over topics ``foo``, ``foo1``, ``foo2`` … that every member
+subscribes to."""
+
+
+def topic_names(partitions: int) -> list[tuple[str, int]]:
+    """``partitions`` spread over topics of at most :data:`TOPIC_SIZE` partitions."""
+    out: list[tuple[str, int]] = []
+    left, i = partitions, 0
+    while left > 0 or not out:
+        size = min(left, TOPIC_SIZE)
+        out.append((TOPIC if i == 0 else f"{TOPIC}{i}", max(size, 1)))
+        left -= size
+        i += 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -68,8 +84,10 @@ def group_config(
     if not 1 <= members <= 5000:
         raise ConfigError(f"members must be in 1..5000, got {members}")
     width = len(str(members))
+    base = topic_names(partitions)
+    names = tuple(name for name, _ in base)
     clients = tuple(
-        ClientSpec(f"C{i:0{width}d}", (TOPIC,), subscribed=False) for i in range(1, members + 1)
+        ClientSpec(f"C{i:0{width}d}", names, subscribed=False) for i in range(1, members + 1)
     )
     options: dict[str, object] = {}
     if kip1263.assignment_interval_ms or kip1263.assignor_offload:
@@ -78,13 +96,13 @@ def group_config(
             "assignor_offload": kip1263.assignor_offload,
             "epoch_layout": "kafka-4.3",
         }
-    topics: tuple[tuple[str, int], ...] = ((TOPIC, partitions),)
+    topics: tuple[tuple[str, int], ...] = tuple(base)
     perturbations = {"Subscribe"}
     choices: tuple[tuple[str, ...], ...] = ()
     if churn:
-        topics = (*topics, (OTHER_TOPIC, partitions))
+        topics = (*topics, (OTHER_TOPIC, base[0][1]))
         perturbations.add("ChangeSubscription")
-        choices = ((TOPIC,), (TOPIC, OTHER_TOPIC))
+        choices = (tuple(sorted(names)), tuple(sorted((*names, OTHER_TOPIC))))
     return Config(
         name=f"TIMED_{members}",
         topics=topics,
@@ -92,7 +110,7 @@ def group_config(
         max_perturbations=MAX_CHANGES,
         perturbations=frozenset(perturbations),
         subscription_choices=choices,
-        max_partitions_per_topic=max(4, partitions),
+        max_partitions_per_topic=max(4, *(n for _, n in topics)),
         heartbeat_interval_ms=heartbeat_interval_ms,
         max_restarts=0,
         **options,  # type: ignore[arg-type]
@@ -215,7 +233,8 @@ def churn(
         c = r.state.client(action.client)
         if c.status is not ClientStatus.STABLE or r.state.perturbations >= MAX_CHANGES:
             return []
-        wanted = (TOPIC,) if OTHER_TOPIC in c.subscription else tuple(sorted((TOPIC, OTHER_TOPIC)))
+        choices = r.config.subscription_choices
+        wanted = choices[0] if OTHER_TOPIC in c.subscription else choices[1]
         return [ChangeSubscription(c.name, wanted)]
 
     run.run(start + window_ms, before=flip)
