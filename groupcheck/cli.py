@@ -51,6 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", required=True, type=non_negative, help="PRNG seed (>= 0)")
     sim.add_argument("--steps", type=non_negative, default=40, help="steps to play (default 40)")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    sim.add_argument(
+        "--timed",
+        action="store_true",
+        help="a timed run (groupcheck/timed): each action at a simulated time — heartbeats "
+        "every heartbeat interval from a seeded phase, network and coordinator delays — "
+        "with no perturbation; --steps bounds the actions",
+    )
+    sim.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="with --timed: write the run as a trace (NDJSON, ts in ms) to FILE (a new file)",
+    )
 
     exp = sub.add_parser(
         "explore",
@@ -297,6 +309,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from reports.casestudy import describe_action, group_view, render_group
 
     config = _config_for(args).config
+    if args.trace is not None and not args.timed:
+        raise UsageError("groupcheck simulate: --trace needs --timed")
+    if args.timed:
+        from groupcheck.timed.command import simulate_timed
+
+        return simulate_timed(config, args)
     if args.json:
         steps = [
             {
@@ -589,6 +607,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupcheck.capture.cli",
     "groupcheck.pipeline.cli",
     "groupcheck.optimality",
+    "groupcheck.timed.cli",
 )
 
 COMMANDS = {

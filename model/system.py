@@ -140,6 +140,15 @@ def _pending(state: State, c: Client) -> set[str]:
     return apis_in_flight(state.network, c.name, c.incarnation, c.connection)
 
 
+def _client_processes(state: State) -> dict[str, Client]:
+    """The live client process of each member id (``_client_process`` for all at once)."""
+    out: dict[str, Client] = {}
+    for c in state.clients:
+        if c.alive and c.status in LIVE:
+            out.setdefault(c.member_id, c)
+    return out
+
+
 def _client_process(state: State, member_id: str) -> Client | None:
     for c in state.clients:
         if c.member_id == member_id and c.alive and c.status in LIVE:
@@ -233,12 +242,13 @@ def timeouts(state: State, config: Config) -> list[Action]:
     client that is merely working revokes long before the timer (its ``max.poll.interval.ms``
     is the rebalance timeout it sends)."""
     acts: list[Action] = []
+    processes = _client_processes(state)
     for mid, member in state.group.members.items():
         revoking = (
             member.rebalance_timer_epoch is not None
             and member.rebalance_timer_epoch == member.member_epoch
         )
-        process = None if config.slow_clients else _client_process(state, mid)
+        process = None if config.slow_clients else processes.get(mid)
         if process is None:
             acts.append(SessionTimeout(mid))
             if revoking:

@@ -27,7 +27,7 @@ protocol only, are still read, and a classic API or event kind in one is an erro
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, NoReturn
 
@@ -290,10 +290,12 @@ def path_lines(
     *,
     mutant: str | None = None,
     rules: Mapping[str, str] | None = None,
+    timestamps: Sequence[int] | None = None,
 ) -> Iterator[str]:
     """The NDJSON lines of a model path: header, then one event per action. The header
     carries the whole config (``settings``) and the rules change the run used (a
-    ``mutant``'s name, or ``rules`` from a file), so the trace replays under them."""
+    ``mutant``'s name, or ``rules`` from a file), so the trace replays under them.
+    ``timestamps`` (milliseconds, one per action) fill the events' ``ts``: a timed run's."""
     from model.settings import config_to_mapping
 
     header: dict[str, Any] = {
@@ -309,9 +311,12 @@ def path_lines(
     if rules is not None:
         header["rules"] = {k: str(rules[k]) for k in sorted(_RULES_FIELDS)}
     yield json.dumps(header, sort_keys=True)
+    if timestamps is not None and len(timestamps) != len(path.actions):
+        raise ValueError("one timestamp per action")
     for seq, action in enumerate(path.actions, 1):
         source, payload = encode_action(action)
-        event = {"seq": seq, "ts": None, "source": source, "kind": action.kind, "payload": payload}
+        ts = None if timestamps is None else timestamps[seq - 1]
+        event = {"seq": seq, "ts": ts, "source": source, "kind": action.kind, "payload": payload}
         yield json.dumps(event, sort_keys=True)
 
 

@@ -1,0 +1,165 @@
+"""The timed simulation (groupcheck/timed): every event a model action at a simulated time."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.timed.engine import TimedRun, Timing
+from groupcheck.timed.scenarios import Kip1263, churn, scale_up
+from groupcheck.validate.conformance import validate_conformance
+from model.actions import SendHeartbeat
+from model.presets import preset
+
+HB = 5000
+
+
+def test_a_scaling_group_converges_one_heartbeat_interval_after_the_last_join() -> None:
+    """KIP-1263's table without batching: the last member gains the revoked partitions at
+    its next heartbeat, one interval after it joined."""
+    result = scale_up(members=10, kip1263=Kip1263(), seed=1, heartbeat_interval_ms=HB)
+    assert result.rebalance_ms is not None
+    assert HB <= result.rebalance_ms <= HB + 100
+
+
+def test_a_single_member_is_assigned_at_once() -> None:
+    result = scale_up(members=1, kip1263=Kip1263(), seed=1, heartbeat_interval_ms=HB)
+    assert result.rebalance_ms is not None
+    assert result.rebalance_ms < 100
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_other_phases() -> None:
+    a = scale_up(members=6, kip1263=Kip1263(), seed=3).run
+    b = scale_up(members=6, kip1263=Kip1263(), seed=3).run
+    c = scale_up(members=6, kip1263=Kip1263(), seed=4).run
+    assert (a.actions, a.times) == (b.actions, b.times)
+    assert a.phases != c.phases
+
+
+def test_clients_heartbeat_every_interval_when_nothing_happens() -> None:
+    config = preset("TINY")
+    run = TimedRun(config, Timing(), seed=2)
+    run.run(until_ms=6 * config.heartbeat_interval_ms)
+    sends = [t for t, a in zip(run.times, run.actions, strict=True) if isinstance(a, SendHeartbeat)]
+    late = [t for t in sends if t > 2 * config.heartbeat_interval_ms]
+    gaps = {round(b - a, 6) for a, b in itertools.pairwise(late)}
+    assert gaps == {float(config.heartbeat_interval_ms)}
+
+
+def test_a_timed_run_is_a_model_trace_that_replays(tmp_path: Path) -> None:
+    out = tmp_path / "timed.ndjson"
+    argv = ["simulate", "--timed", "--preset", "SMALL", "--seed", "1", "--steps", "80"]
+    assert main([*argv, "--trace", str(out), "--json"]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 81
+    stamps = [int(line.split('"ts": ')[1].split("}")[0].split(",")[0]) for line in lines[1:]]
+    assert stamps == sorted(stamps)
+    assert stamps[-1] > 0
+    report = validate_conformance(str(out), lines)
+    assert report.result == "ok", report
+
+
+def test_trace_never_replaces_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "mine.ndjson"
+    out.write_text("keep\n", encoding="utf-8")
+    argv = ["simulate", "--timed", "--preset", "TINY", "--seed", "1", "--trace", str(out)]
+    assert main(argv) == 2
+    assert out.read_text(encoding="utf-8") == "keep\n"
+    assert capsys.readouterr().err.count("\n") == 1
+    assert main(["simulate", "--preset", "TINY", "--seed", "1", "--trace", str(out)]) == 2
+
+
+def test_an_assignor_run_per_heartbeat_saturates_the_coordinator_thread() -> None:
+    """KIP-1263's motivation: 20 ms runs demanded 200 times a second cannot be served."""
+    slow = churn(members=20, kip1263=Kip1263(), seed=1, heartbeat_interval_ms=100, window_ms=2000)
+    assert slow.coordinator_utilisation > 0.95
+    assert slow.latency_max_ms > 100
+    fast = churn(
+        members=20,
+        kip1263=Kip1263(),
+        seed=1,
+        heartbeat_interval_ms=100,
+        window_ms=2000,
+        timing=Timing(assignor_ms=0.1),
+    )
+    assert fast.coordinator_utilisation < 0.2
+    assert fast.latency_max_ms < 10
+
+
+def test_batching_makes_a_large_group_take_one_more_heartbeat_interval() -> None:
+    """KIP-1263 Impact on Rebalance Times (batching): members that heartbeat before the
+    batched target is computed learn of it one interval later, and the last member gains
+    the rest of its partitions at its second heartbeat."""
+    for seed in (1, 2):
+        result = scale_up(members=10, kip1263=Kip1263(1000, False), seed=seed)
+        assert result.rebalance_ms is not None
+        assert 2 * HB <= result.rebalance_ms <= 2 * HB + 100
+
+
+def test_batching_leaves_small_groups_alone() -> None:
+    for members in (1, 2):
+        plain = scale_up(members=members, kip1263=Kip1263(), seed=1).rebalance_ms
+        batched = scale_up(members=members, kip1263=Kip1263(1000, False), seed=1).rebalance_ms
+        assert plain is not None
+        assert batched is not None
+        # the same heartbeats; at most one inline assignor run lands elsewhere
+        assert abs(batched - plain) <= Timing().assignor_ms + 1
+
+
+def test_offload_leaves_a_large_group_rebalance_time_unchanged() -> None:
+    """KIP-1263 Impact on Rebalance Times (offload), with instant runs as the KIP assumes."""
+    plain = scale_up(members=10, kip1263=Kip1263(), seed=3, timing=Timing(assignor_ms=0))
+    offloaded = scale_up(members=10, kip1263=Kip1263(0, True), seed=3, timing=Timing(assignor_ms=0))
+    assert plain.rebalance_ms is not None
+    assert offloaded.rebalance_ms is not None
+    assert abs(offloaded.rebalance_ms - plain.rebalance_ms) < 10
+
+
+def test_a_scale_up_with_batching_and_offload_replays_as_a_model_trace() -> None:
+    from model.path import Path as ModelPath
+    from model.trace.codec import path_lines
+
+    run = scale_up(members=4, kip1263=Kip1263(1000, True), seed=1).run
+    kinds = {a.kind for a in run.actions}
+    assert {"CompleteAssignorRun", "AssignmentIntervalElapses"} <= kinds
+    lines = list(
+        path_lines(
+            ModelPath(run.config, tuple(run.actions)), timestamps=[round(t) for t in run.times]
+        )
+    )
+    assert validate_conformance("scale-up", lines).result == "ok"
+
+
+def test_offload_moves_the_assignor_off_the_coordinator_thread() -> None:
+    offloaded = churn(
+        members=20, kip1263=Kip1263(0, True), seed=1, heartbeat_interval_ms=100, window_ms=2000
+    )
+    assert offloaded.coordinator_utilisation < 0.1
+    assert offloaded.executor_utilisation > 0.3
+    assert offloaded.latency_max_ms < 10
+
+
+def test_rebalance_times_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rt"
+    argv = ["timed", "rebalance-times", "--members", "3", "--seeds", "1", "--quiet"]
+    assert main([*argv, "--json", "--out", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"] == "ok"
+    assert [row["setting"] for row in doc["rows"]][1].startswith("assignment.interval.ms = 1,000")
+    assert set(doc["rows"][0]["sizes"]) == {"1", "2", "3"}
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".groupcheck",
+        "report.html",
+        "results.json",
+        "table.md",
+    ]
+    assert "<svg" in (out / "report.html").read_text(encoding="utf-8")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep", encoding="utf-8")
+    assert main([*argv, "--out", str(mine)]) == 2
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"
