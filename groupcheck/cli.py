@@ -588,6 +588,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupcheck.render",
     "groupcheck.capture.cli",
     "groupcheck.pipeline.cli",
+    "groupcheck.prove",
 )
 
 COMMANDS = {

@@ -1,0 +1,182 @@
+"""``groupcheck prove``: inductive proofs of the KIP-848 coordinator core for groups of any
+size (``invariants.z3.proof``; docs/invariants.md, "Proofs for groups of any size").
+
+Every obligation (initiation, consecution per invariant conjunct and action family, step
+properties per family) is one Z3 query with a timeout: proved (unsat), failed (a
+counterexample to induction, decoded and re-checked with the Python reading) or unknown
+(Z3's reason). Exit 0 only when every obligation is proved, 1 when one failed, 3 when none
+failed but one is unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from groupcheck.argtypes import positive_float
+
+
+def register(sub: Any) -> None:
+    """Add the ``prove`` command."""
+    p = sub.add_parser(
+        "prove",
+        help="prove the coordinator core's safety properties inductive with Z3 (any group size)",
+        description=(
+            "Prove with Z3 that NoDoubleMemberAssignment, ValidTargetAssignment.Unique, "
+            "EpochOrder.*, NoServerError (with strengthening lemmas) are inductive for the "
+            "KIP-848 coordinator core, and that MemberEpochMonotone, HandOutOnlyReleased and "
+            "OffsetCommitAtValidEpoch hold on every step, for groups of any size, any valid "
+            "target assignment and any request the model's clients can send. Exit 0 when "
+            "every obligation is proved; 1 when one fails (its counterexample to induction "
+            "is printed); 3 when none fails but Z3 answered unknown for one (the reason is "
+            "printed); 2 on bad input."
+        ),
+    )
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--preset",
+        help="read the protocol switches (compute_target_in_heartbeat, "
+        "reconcile_while_assigning, rejoin_with_epoch_zero, realign_empty_group) from this "
+        "preset (default: the defaults of Config)",
+    )
+    group.add_argument("--config", metavar="FILE", help="... or from this config file")
+    p.add_argument(
+        "--variant",
+        metavar="MUTANT",
+        help="prove against the symbolic variant of this catalogue mutant (expected to fail: "
+        "the counterexample to induction shows the broken rule)",
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        metavar="GOAL",
+        help="only the obligations of this property or lemma (repeatable)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="per-query Z3 timeout (default 30); a query that needs longer is unknown",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(handler=cmd_prove)
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from invariants.z3.proof.transition import VARIANTS, Options
+    from model.config import Config
+    from model.presets import preset
+    from model.status import ConfigError
+
+    config: Config | None = None
+    if args.config is not None:
+        from groupcheck.configfile import load_config_file
+
+        config = load_config_file(args.config)
+    elif args.preset is not None:
+        config = preset(args.preset)
+    if args.variant is not None and args.variant not in VARIANTS:
+        raise ConfigError(
+            f"no symbolic variant of mutant {args.variant!r}; known: {', '.join(VARIANTS)}"
+        )
+    if config is None:
+        return Options(variant=args.variant)
+    if config.protocol == "classic":
+        raise ConfigError("prove covers the KIP-848 consumer protocol; this config is classic")
+    if any(c.instance_id is not None for c in config.clients):
+        raise ConfigError(
+            "prove's abstraction has dynamic members only; this config has static members "
+            "(explore it instead)"
+        )
+    if config.assignment_epochs:
+        raise ConfigError(
+            "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
+        )
+    return Options.of(config, args.variant)
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from groupcheck import exitcodes
+    from groupcheck.progress import progress_for
+    from invariants.z3.proof.induction import INVARIANT, STEP_TARGETS, Prover, summary
+    from model.status import ConfigError
+
+    options = _options(args)
+    prover = Prover(options, timeout_ms=int(args.timeout * 1000))
+    goals = [c.name for c in INVARIANT] + [s.name for s in STEP_TARGETS]
+    if args.only:
+        unknown = [g for g in args.only if g not in goals]
+        if unknown:
+            raise ConfigError(f"--only {unknown[0]!r} is no goal; known: {', '.join(goals)}")
+    start = time.monotonic()
+    results = prover.run(progress=progress_for(args.quiet), only=args.only)
+    seconds = time.monotonic() - start
+    counts = summary(results)
+    result = "ok"
+    if counts["failed"]:
+        result = "violation"
+    elif counts["unknown"]:
+        result = "inconclusive"
+    per_goal: dict[str, dict[str, Any]] = {}
+    for r in results:
+        g = per_goal.setdefault(
+            r.obligation.goal,
+            {"goal": r.obligation.goal, "status": "proved", "obligations": 0, "seconds": 0.0},
+        )
+        g["obligations"] += 1
+        g["seconds"] = round(g["seconds"] + r.seconds, 3)
+        if r.status == "failed" or (r.status == "unknown" and g["status"] == "proved"):
+            g["status"] = r.status
+    lemmas = {c.name for c in INVARIANT if c.lemma}
+    for g in per_goal.values():
+        g["lemma"] = g["goal"] in lemmas
+    doc = {
+        "result": result,
+        "variant": options.variant,
+        "options": {
+            "compute_target_in_heartbeat": options.compute_target_in_heartbeat,
+            "reconcile_while_assigning": options.reconcile_while_assigning,
+            "rejoin_with_epoch_zero": options.rejoin_with_epoch_zero,
+            "realign_empty_group": options.realign_empty_group,
+        },
+        "summary": counts,
+        "seconds": round(seconds, 3),
+        "goals": list(per_goal.values()),
+        "obligations": [r.to_json() for r in results],
+    }
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        _print(doc)
+    if result == "violation":
+        return exitcodes.VIOLATION
+    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def _print(doc: dict[str, Any]) -> None:
+    from groupcheck.cli import printable
+
+    head = {"ok": "PROVED", "violation": "NOT PROVED", "inconclusive": "INCONCLUSIVE"}
+    c = doc["summary"]
+    variant = f" (variant {doc['variant']})" if doc["variant"] else ""
+    print(
+        f"{head[doc['result']]}{variant}: {c['proved']} proved, {c['failed']} failed, "
+        f"{c['unknown']} unknown obligations ({doc['seconds']} s)"
+    )
+    for g in doc["goals"]:
+        kind = "lemma" if g["lemma"] else "property"
+        print(
+            f"  {g['status']:8} {g['goal']} ({kind}; {g['obligations']} obligations, "
+            f"{g['seconds']} s)"
+        )
+    for ob in doc["obligations"]:
+        if ob["status"] == "unknown":
+            print(f"\nUNKNOWN {ob['obligation']}: {printable(ob.get('reason', ''))}")
+        if ob["status"] == "failed":
+            print(f"\nCOUNTEREXAMPLE TO INDUCTION for {ob['obligation']}:")
+            for line in ob["cti"]:
+                print(f"  {printable(line)}")
