@@ -49,6 +49,14 @@ def register(sub: Any) -> None:
         "the counterexample to induction shows the broken rule)",
     )
     p.add_argument(
+        "--clients",
+        action="store_true",
+        help="also the client layer: is OwnedPartitionsAreHeld inductive once clients and their "
+        "heartbeats are added (a diagnosis model: reliable network, no restarts); the "
+        "config's report_pending_additions decides whether heartbeats report the target "
+        "still to apply (docs/findings.md, F1)",
+    )
+    p.add_argument(
         "--only",
         action="append",
         metavar="GOAL",
@@ -66,19 +74,23 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_prove)
 
 
-def _options(args: argparse.Namespace) -> Any:
-    from invariants.z3.proof.transition import VARIANTS, Options
-    from model.config import Config
-    from model.presets import preset
-    from model.status import ConfigError
-
-    config: Config | None = None
+def _config(args: argparse.Namespace) -> Any:
     if args.config is not None:
         from groupcheck.configfile import load_config_file
 
-        config = load_config_file(args.config)
-    elif args.preset is not None:
-        config = preset(args.preset)
+        return load_config_file(args.config)
+    if args.preset is not None:
+        from model.presets import preset
+
+        return preset(args.preset)
+    return None
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from invariants.z3.proof.transition import VARIANTS, Options
+    from model.status import ConfigError
+
+    config = _config(args)
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
             f"no symbolic variant of mutant {args.variant!r}; known: {', '.join(VARIANTS)}"
@@ -102,36 +114,62 @@ def _options(args: argparse.Namespace) -> Any:
 def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
+    from invariants.z3.proof.clients import diagnose, layer_conjuncts
     from invariants.z3.proof.induction import INVARIANT, STEP_TARGETS, Prover, summary
     from model.status import ConfigError
 
     options = _options(args)
     prover = Prover(options, timeout_ms=int(args.timeout * 1000))
     goals = [c.name for c in INVARIANT] + [s.name for s in STEP_TARGETS]
+    layer_goals = [c.name for c in layer_conjuncts(True)] if args.clients else []
+    goals += layer_goals
     if args.only:
         unknown = [g for g in args.only if g not in goals]
         if unknown:
             raise ConfigError(f"--only {unknown[0]!r} is no goal; known: {', '.join(goals)}")
     start = time.monotonic()
-    results = prover.run(progress=progress_for(args.quiet), only=args.only)
+    progress = progress_for(args.quiet)
+    results = prover.run(progress=progress, only=args.only)
+    layer: list[Any] = []
+    fix = False
+    if args.clients:
+        config = _config(args)
+        fix = bool(config is not None and config.report_pending_additions)
+        if progress is not None:
+            progress("prove: the client layer")
+        wanted = tuple(args.only) if args.only else None
+        layer = diagnose(
+            fix=fix,
+            request_lemma=True,
+            options=options,
+            timeout_ms=int(args.timeout * 1000),
+            only=wanted,
+        )
     seconds = time.monotonic() - start
     counts = summary(results)
+    for d in layer:
+        counts[d.status] += 1
     result = "ok"
     if counts["failed"]:
         result = "violation"
     elif counts["unknown"]:
         result = "inconclusive"
     per_goal: dict[str, dict[str, Any]] = {}
-    for r in results:
+    rows = [(r.obligation.goal, r.status, r.seconds, "core") for r in results]
+    rows += [(d.goal, d.status, d.seconds, "client layer") for d in layer]
+    for goal, status, secs, where in rows:
+        key = f"{where}:{goal}"
         g = per_goal.setdefault(
-            r.obligation.goal,
-            {"goal": r.obligation.goal, "status": "proved", "obligations": 0, "seconds": 0.0},
+            key,
+            {"goal": goal, "layer": where, "status": "proved", "obligations": 0, "seconds": 0.0},
         )
         g["obligations"] += 1
-        g["seconds"] = round(g["seconds"] + r.seconds, 3)
-        if r.status == "failed" or (r.status == "unknown" and g["status"] == "proved"):
-            g["status"] = r.status
-    lemmas = {c.name for c in INVARIANT if c.lemma}
+        g["seconds"] = round(g["seconds"] + secs, 3)
+        if status == "failed" or (status == "unknown" and g["status"] == "proved"):
+            g["status"] = status
+    lemmas = {c.name for c in INVARIANT if c.lemma} | {
+        c.name for c in layer_conjuncts(True) if c.lemma
+    }
     for g in per_goal.values():
         g["lemma"] = g["goal"] in lemmas
     doc = {
@@ -147,6 +185,12 @@ def cmd_prove(args: argparse.Namespace) -> int:
         "seconds": round(seconds, 3),
         "goals": list(per_goal.values()),
         "obligations": [r.to_json() for r in results],
+        "client_layer": None
+        if not args.clients
+        else {
+            "report_pending_additions": fix,
+            "obligations": [d.to_json() for d in layer],
+        },
     }
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -169,11 +213,20 @@ def _print(doc: dict[str, Any]) -> None:
     )
     for g in doc["goals"]:
         kind = "lemma" if g["lemma"] else "property"
+        where = "" if g["layer"] == "core" else ", client layer"
         print(
-            f"  {g['status']:8} {g['goal']} ({kind}; {g['obligations']} obligations, "
+            f"  {g['status']:8} {g['goal']} ({kind}{where}; {g['obligations']} obligations, "
             f"{g['seconds']} s)"
         )
-    for ob in doc["obligations"]:
+    layer = doc["client_layer"]
+    if layer is not None:
+        fix = "reports" if layer["report_pending_additions"] else "does not report"
+        print(
+            "  client layer: a diagnosis model (reliable network, no restarts; "
+            f"a heartbeat {fix} the target still to apply)"
+        )
+    obligations = list(doc["obligations"]) + (list(layer["obligations"]) if layer else [])
+    for ob in obligations:
         if ob["status"] == "unknown":
             print(f"\nUNKNOWN {ob['obligation']}: {printable(ob.get('reason', ''))}")
         if ob["status"] == "failed":

@@ -140,6 +140,13 @@ LEMMAS: tuple[Conjunct, ...] = (
         "the bookkeeping removes a member's entries when it releases or loses them.",
     ),
     Conjunct(
+        "Lemma.PendingOnlyWhileUnrevoked",
+        forall(_m, _p)(Implies(Rel("revoking", (_m, _p)), Rel("unrevoked", (_m,)))),
+        True,
+        "Only a member in UNREVOKED_PARTITIONS has partitions pending revocation: "
+        "CurrentAssignmentBuilder sets them together and clears them together.",
+    ),
+    Conjunct(
         "Lemma.MemberStates",
         forall(_m)(
             Implies(
@@ -369,8 +376,10 @@ def _params(
             out[key] = member_name(x)
         elif z3.is_bool(x):
             out[key] = bool(z3.is_true(ev(x)))
-        else:
+        elif z3.is_int(x):
             out[key] = ev(x).as_long()
+        else:
+            out[key] = str(ev(x))
     return out
 
 

@@ -88,11 +88,13 @@ def read(
     pre: SymState | None = None,
     post: SymState | None = None,
     env: Env | None = None,
+    clients: dict[When, Any] | None = None,
 ) -> BoolRef:
     """The Z3 formula for ``expr``: state symbols on ``now``, step symbols on ``pre`` and
-    ``post``."""
+    ``post``; client symbols on ``clients[when]`` (an
+    ``invariants.z3.proof.clients.ClientState``), when given."""
     sides: dict[When, SymState | None] = {"now": now, "pre": pre, "post": post}
-    return _read(expr, sides, dict(env or {}))
+    return _read(expr, sides, dict(env or {}), clients or {})
 
 
 def _side(sides: dict[When, SymState | None], when: When, name: str) -> SymState:
@@ -136,7 +138,47 @@ def _term(t: IntTerm, sides: dict[When, SymState | None], env: Env) -> ExprRef:
     raise OutsideAbstraction(f"function {name!r} is outside the abstraction")
 
 
-def _read(expr: Expr, sides: dict[When, SymState | None], env: Env) -> BoolRef:
+CLIENT_RELATIONS = frozenset(
+    {
+        "client_owns",
+        "zombie",
+        "client_synced",
+        "client_member",
+        "client_pending",
+        "client_response",
+        "client_request",
+        "client_request_owns",
+        "client_awaiting_response",
+    }
+)
+"""The client vocabulary of the client layer (``invariants.z3.proof.clients``)."""
+
+
+def _client_rel(name: str, cs: Any, args: list[ExprRef]) -> BoolRef:
+    if name == "client_owns":
+        return cs.owns(*args)
+    if name == "zombie":
+        return z3.Not(cs.active(*args))
+    if name == "client_synced":
+        return z3.BoolVal(True)
+    if name == "client_member":
+        return cs.cmem(args[0]) == args[1]
+    if name == "client_pending":
+        return z3.And(cs.has_pending(args[0]), cs.pending(*args))
+    if name == "client_response":
+        return z3.And(cs.resp(args[0]), cs.resp_ok(args[0]), cs.resp_assign(*args))
+    if name == "client_request":
+        return cs.req(*args)
+    if name == "client_awaiting_response":
+        return cs.resp(*args)
+    return z3.And(cs.req(args[0]), cs.req_owned(*args))
+
+
+def _read(
+    expr: Expr, sides: dict[When, SymState | None], env: Env, clients: dict[When, Any]
+) -> BoolRef:
+    if isinstance(expr, Rel) and expr.name in CLIENT_RELATIONS and clients.get(expr.when):
+        return _client_rel(expr.name, clients[expr.when], [_var(env, v.name) for v in expr.args])
     if isinstance(expr, Rel):
         s = _side(sides, expr.when, expr.name)
         args = [_var(env, v.name) for v in expr.args]
@@ -171,17 +213,23 @@ def _read(expr: Expr, sides: dict[When, SymState | None], env: Env) -> BoolRef:
     if isinstance(expr, Same):
         return _var(env, expr.left.name) == _var(env, expr.right.name)
     if isinstance(expr, Not):
-        return z3.Not(_read(expr.body, sides, env))
+        return z3.Not(_read(expr.body, sides, env, clients))
     if isinstance(expr, And):
         return (
-            z3.And(*[_read(p, sides, env) for p in expr.parts]) if expr.parts else z3.BoolVal(True)
+            z3.And(*[_read(p, sides, env, clients) for p in expr.parts])
+            if expr.parts
+            else z3.BoolVal(True)
         )
     if isinstance(expr, Or):
         return (
-            z3.Or(*[_read(p, sides, env) for p in expr.parts]) if expr.parts else z3.BoolVal(False)
+            z3.Or(*[_read(p, sides, env, clients) for p in expr.parts])
+            if expr.parts
+            else z3.BoolVal(False)
         )
     if isinstance(expr, Implies):
-        return z3.Implies(_read(expr.premise, sides, env), _read(expr.conclusion, sides, env))
+        return z3.Implies(
+            _read(expr.premise, sides, env, clients), _read(expr.conclusion, sides, env, clients)
+        )
     if isinstance(expr, ForAll | Exists):
         inner = dict(env)
         bound = []
@@ -189,7 +237,7 @@ def _read(expr: Expr, sides: dict[When, SymState | None], env: Env) -> BoolRef:
             c = z3.Const(f"{v.name}!{len(env)}", _SORTS[v.sort])
             inner[v.name] = c
             bound.append(c)
-        body = _read(expr.body, sides, inner)
+        body = _read(expr.body, sides, inner, clients)
         return z3.ForAll(bound, body) if isinstance(expr, ForAll) else z3.Exists(bound, body)
     raise TypeError(f"not an expression: {expr!r}")
 

@@ -38,7 +38,7 @@ to turn a proof into a counterexample to induction.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import z3
@@ -123,6 +123,9 @@ class Family:
     name: str
     formula: BoolRef
     params: dict[str, Any]
+    facts: dict[str, BoolRef] = field(default_factory=dict)
+    """Named sub-formulas others build on (the heartbeat's ``accepted``: the request passed
+    every check and its write was not refused)."""
 
 
 Set = Callable[[ExprRef], BoolRef]
@@ -477,7 +480,7 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         target_ok,
         z3.If(go, z3.If(conflict, refused_write, written), unchanged(pre, post)),
     )
-    return Family(n, formula, params)
+    return Family(n, formula, params, {"accepted": z3.And(go, z3.Not(conflict))})
 
 
 def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bool) -> Family:
