@@ -20,6 +20,7 @@ from groupcheck.cli import main
 from groupcheck.mutants import MUTANTS
 from invariants.expr import compile_expr
 from invariants.z3.proof.agreement import StepCheck, check_step
+from invariants.z3.proof.clients import REQUEST_REPORTS, diagnose
 from invariants.z3.proof.induction import INVARIANT, LEMMAS, STEP_TARGETS, Prover
 from invariants.z3.proof.reading import OutsideAbstraction, read
 from invariants.z3.proof.state import Concrete, SymState, project
@@ -284,3 +285,41 @@ def test_prove_command_unknown_exits_3(
     monkeypatch.setattr(z3.Solver, "reason_unknown", lambda self: "timeout")
     assert main(["prove", "--quiet", "--only", "EpochOrder.AssignmentEpoch"]) == 3
     assert "UNKNOWN" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- F1 (client layer)
+
+
+def test_f1_is_where_owned_partitions_are_held_stops_being_inductive() -> None:
+    """Without the client-side fix, the natural strengthening of OwnedPartitionsAreHeld
+    (what a client received is held by its member) fails at the coordinator's heartbeat:
+    the request does not report a received target, the coordinator takes it as revoked
+    (docs/findings.md, F1)."""
+    results = diagnose(
+        fix=False,
+        request_lemma=False,
+        only=("OwnedPartitionsAreHeld", "Lemma.ReceivedTargetIsHeld"),
+    )
+    failed = [r for r in results if r.status == "failed"]
+    assert {(r.goal, r.family) for r in failed} <= {
+        ("OwnedPartitionsAreHeld", "DeliverMessage.heartbeat"),
+        ("Lemma.ReceivedTargetIsHeld", "DeliverMessage.heartbeat"),
+    }
+    received = [r for r in failed if r.goal == "Lemma.ReceivedTargetIsHeld"]
+    assert received
+    assert received[0].python_confirms
+    assert "not applied yet" in "\n".join(received[0].cti)
+    assert not [r for r in results if r.status == "unknown"]
+
+
+def test_without_the_fix_the_heartbeat_does_not_report_what_the_client_will_consume() -> None:
+    results = diagnose(fix=False, request_lemma=True, only=(REQUEST_REPORTS.name,))
+    failed = [r for r in results if r.status == "failed"]
+    assert [r.family for r in failed] == ["SendHeartbeat"]
+    assert failed[0].python_confirms
+
+
+def test_reporting_pending_additions_makes_the_client_layer_inductive() -> None:
+    results = diagnose(fix=True, request_lemma=True)
+    assert {r.goal for r in results} >= {"OwnedPartitionsAreHeld", REQUEST_REPORTS.name}
+    assert [(r.goal, r.family, r.status) for r in results if r.status != "proved"] == []
