@@ -28,6 +28,7 @@ from invariants.z3.proof.transition import VARIANTS, Options, families, family_o
 from model import system
 from model.actions import Action, SendHeartbeat, Subscribe
 from model.config import Config
+from model.path import Path
 from model.presets import PRESETS
 from model.records import State
 from model.scenario import Script, stable_state
@@ -115,6 +116,22 @@ def test_relation_allows_model_walks(preset: str, families_expected: set[str]) -
     config = PRESETS[preset]
     seen = _check(_walk_steps(config, seed=1, walks=3, length=30), config)
     assert families_expected <= set(seen), seen
+
+
+def test_relation_allows_the_f1_path_of_small() -> None:
+    """F1's path through a lost heartbeat (docs/findings.md) is a path of the relation:
+    the coordinator's release of the unreported partition is one of its heartbeats."""
+    config = PRESETS["SMALL"]
+    path = Path.decode(config, "0000a221200")
+    states = list(path.states())
+    steps = [
+        (s, a, t)
+        for a, s, t in zip(path.actions, states[:-1], states[1:], strict=True)
+        if isinstance(s, State) and isinstance(t, State)
+    ]
+    assert len(steps) == len(path.actions)
+    seen = _check(iter(steps), config)
+    assert seen["DeliverMessage.heartbeat"] == 3
 
 
 def _revocation_step(config: Config) -> Step:
