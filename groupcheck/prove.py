@@ -233,3 +233,103 @@ def _print(doc: dict[str, Any]) -> None:
             print(f"\nCOUNTEREXAMPLE TO INDUCTION for {ob['obligation']}:")
             for line in ob["cti"]:
                 print(f"  {printable(line)}")
+
+
+def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
+    """``groupcheck explore --engine bmc``: bounded model checking over the symbolic core,
+    every counterexample replayed through the Python coordinator (invariants.z3.proof.bmc)."""
+    from groupcheck import exitcodes
+    from groupcheck.progress import progress_for
+    from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search
+    from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS
+    from invariants.z3.proof.state import render
+    from invariants.z3.proof.transition import VARIANTS, Options
+    from model.status import ConfigError
+
+    config = chosen.config
+    variant = chosen.mutant.name if chosen.mutant is not None else None
+    if chosen.rules is not None:
+        raise ConfigError("--engine bmc reads the symbolic rules; --rules has none")
+    if variant is not None and variant not in VARIANTS:
+        raise ConfigError(
+            f"--engine bmc has no symbolic variant of mutant {variant!r}; known: "
+            f"{', '.join(VARIANTS)}"
+        )
+    if any(c.instance_id is not None for c in config.clients) or config.assignment_epochs:
+        raise ConfigError("--engine bmc covers dynamic members without KIP-1251 assignment epochs")
+    goals = [c.name for c in STATE_TARGETS] + [s.name for s in STEP_TARGETS]
+    if args.only:
+        unknown = [g for g in args.only if g not in goals]
+        if unknown:
+            raise ConfigError(f"--only {unknown[0]!r}: --engine bmc checks {', '.join(goals)}")
+        goals = [g for g in goals if g in args.only]
+    depth = args.depth or 3
+    options = Options.of(config, variant)
+    progress = progress_for(args.quiet)
+    start = time.monotonic()
+    rows: list[dict[str, Any]] = []
+    for goal in goals:
+        if progress is not None:
+            progress(f"bmc: {goal} up to depth {depth}")
+        out = search(goal, depth, options, timeout_ms=int(args.budget * 1000))
+        row: dict[str, Any] = {
+            "property": goal,
+            "status": out.status,
+            "depth": out.depth,
+            "seconds": round(out.seconds, 3),
+        }
+        if out.reason:
+            row["reason"] = out.reason
+        if out.path is not None:
+            lines = ["initial:"] + ["  " + x for x in render(out.path.states[0])]
+            for (family, params), state in zip(out.path.steps, out.path.states[1:], strict=True):
+                shown = ", ".join(f"{k}={v}" for k, v in params.items())
+                lines.append(f"{family}({shown}):")
+                lines += ["  " + x for x in render(state)]
+            row["path"] = lines
+            try:
+                states, server_error = replay(out.path, config.rules, config)
+                row["replayed"] = confirmed(out.path, states, server_error)
+            except ReplayDiverged as e:
+                row["replayed"] = False
+                row["replay_error"] = str(e)
+        rows.append(row)
+    seconds = time.monotonic() - start
+    violated = [r for r in rows if r["status"] == "violation"]
+    result = "ok"
+    if violated:
+        result = "violation"
+    elif any(r["status"] == "unknown" for r in rows):
+        result = "inconclusive"
+    doc = {
+        "result": result,
+        "engine": "bmc",
+        "config": config.name,
+        "variant": variant,
+        "depth": depth,
+        "seconds": round(seconds, 3),
+        "properties": rows,
+    }
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        from groupcheck.cli import printable
+
+        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
+        print(f"{head} (bmc over the symbolic core, depth {depth}; {round(seconds, 3)} s)")
+        for r in rows:
+            extra = f" ({r['reason']})" if r.get("reason") else ""
+            print(f"  {r['status']:9} {r['property']} (depth {r['depth']}){extra}")
+        for r in violated:
+            replayed = "confirmed" if r["replayed"] else "NOT confirmed"
+            print(f"\nVIOLATION of {r['property']} in {r['depth']} steps; Python replay {replayed}")
+            for line in r["path"]:
+                print(f"  {printable(line)}")
+            if r.get("replay_error"):
+                print(f"  replay: {printable(r['replay_error'])}")
+    if violated:
+        # A violation the Python coordinator does not reproduce is a bug of the encoding.
+        if not all(r["replayed"] for r in violated):
+            return exitcodes.INTERNAL_ERROR
+        return exitcodes.VIOLATION
+    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK

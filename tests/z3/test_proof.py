@@ -20,6 +20,7 @@ from groupcheck.cli import main
 from groupcheck.mutants import MUTANTS
 from invariants.expr import compile_expr
 from invariants.z3.proof.agreement import StepCheck, check_step
+from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search
 from invariants.z3.proof.clients import REQUEST_REPORTS, diagnose
 from invariants.z3.proof.induction import INVARIANT, LEMMAS, STEP_TARGETS, Prover
 from invariants.z3.proof.reading import OutsideAbstraction, read
@@ -31,6 +32,7 @@ from model.config import Config
 from model.path import Path
 from model.presets import PRESETS
 from model.records import State
+from model.rules import DEFAULT_RULES
 from model.scenario import Script, stable_state
 
 Step = tuple[State, Action, State]
@@ -340,3 +342,38 @@ def test_reporting_pending_additions_makes_the_client_layer_inductive() -> None:
     results = diagnose(fix=True, request_lemma=True)
     assert {r.goal for r in results} >= {"OwnedPartitionsAreHeld", REQUEST_REPORTS.name}
     assert [(r.goal, r.family, r.status) for r in results if r.status != "proved"] == []
+
+
+# --------------------------------------------------------------------------- bounded model checking
+
+
+def test_bmc_finds_a_mutant_and_the_python_coordinator_replays_it() -> None:
+    options = Options(variant="ignore-partition-epochs")
+    out = search("NoServerError", 3, options)
+    assert out.status == "violation"
+    assert out.path is not None
+    mutant = MUTANTS["ignore-partition-epochs"]
+    states, server_error = replay(out.path, mutant.rules, mutant.config)
+    assert server_error
+    assert confirmed(out.path, states, server_error)
+    # The same path under the reference rules is not the model's: the replay says so.
+    with pytest.raises(ReplayDiverged):
+        replay(out.path, DEFAULT_RULES, mutant.config)
+
+
+def test_bmc_finds_nothing_shallow_in_the_reference_rules() -> None:
+    for goal in ("NoDoubleMemberAssignment", "OffsetCommitAtValidEpoch"):
+        assert search(goal, 2, Options()).status == "ok"
+
+
+def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["explore", "--engine", "bmc", "--depth", "2", "--json", "--quiet"]
+    code = main(
+        [*args, "--mutant", "accept-stale-commit-epoch", "--only", "OffsetCommitAtValidEpoch"]
+    )
+    assert code == 1
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert row["status"] == "violation"
+    assert row["replayed"] is True
+    assert main([*args, "--mutant", "revoke-without-waiting"]) == 2

@@ -345,16 +345,16 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     """``DeliverMessage`` of a ConsumerGroupHeartbeat with member epoch ≥ 0
     (``coordinator.handle_consumer_group_heartbeat``, ``_heartbeat``)."""
     n = "DeliverMessage.heartbeat"
-    hm = z3.Const(f"{n}.member", MEMBER)
-    r = z3.Int(f"{n}.epoch")
-    owned_null = z3.Bool(f"{n}.owned_null")
-    owned = z3.Function(f"{n}.owned", PARTITION, z3.BoolSort())
-    newsub = z3.Function(f"{n}.subscribed", PARTITION, z3.BoolSort())
-    subch = z3.Bool(f"{n}.subscription_changed")
-    bump = z3.Bool(f"{n}.bump")
-    invalid = z3.Bool(f"{n}.invalid")
-    group_full = z3.Bool(f"{n}.group_full")
-    target = z3.Function(f"{n}.target", MEMBER, PARTITION, z3.BoolSort())
+    hm = z3.Const(f"{n}.member@{post.tag}", MEMBER)
+    r = z3.Int(f"{n}.epoch@{post.tag}")
+    owned_null = z3.Bool(f"{n}.owned_null@{post.tag}")
+    owned = z3.Function(f"{n}.owned@{post.tag}", PARTITION, z3.BoolSort())
+    newsub = z3.Function(f"{n}.subscribed@{post.tag}", PARTITION, z3.BoolSort())
+    subch = z3.Bool(f"{n}.subscription_changed@{post.tag}")
+    bump = z3.Bool(f"{n}.bump@{post.tag}")
+    invalid = z3.Bool(f"{n}.invalid@{post.tag}")
+    group_full = z3.Bool(f"{n}.group_full@{post.tag}")
+    target = z3.Function(f"{n}.target@{post.tag}", MEMBER, PARTITION, z3.BoolSort())
     params = {
         "member": hm,
         "epoch": r,
@@ -485,8 +485,8 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
 
 def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bool) -> Family:
     """``coordinator.remove_member`` of a member (a leave, or a timer firing)."""
-    x = z3.Const(f"{name}.member", MEMBER)
-    drop = z3.Bool(f"{name}.regexes_dropped")
+    x = z3.Const(f"{name}.member@{post.tag}", MEMBER)
+    drop = z3.Bool(f"{name}.regexes_dropped@{post.tag}")
     params = {"member": x, "regexes_dropped": drop}
     gone = MemberTerm(
         pre.epoch(x),
@@ -569,9 +569,9 @@ def offset_commit(pre: SymState, post: SymState, o: Options) -> Family:
     """``DeliverMessage`` of an OffsetCommit (``coordinator.handle_offset_commit`` and
     ``validate_offset_commit``, KIP-848 strict epoch equality)."""
     n = "DeliverMessage.offset_commit"
-    cm = z3.Const(f"{n}.member", MEMBER)
-    r = z3.Int(f"{n}.epoch")
-    parts = z3.Function(f"{n}.partitions", PARTITION, z3.BoolSort())
+    cm = z3.Const(f"{n}.member@{post.tag}", MEMBER)
+    r = z3.Int(f"{n}.epoch@{post.tag}")
+    parts = z3.Function(f"{n}.partitions@{post.tag}", PARTITION, z3.BoolSort())
     params = {"member": cm, "epoch": r, "partitions": parts}
     nobody = z3.ForAll([_m], z3.Not(pre.is_member(_m)))
     accepted = z3.Or(z3.And(r < 0, nobody), z3.And(pre.is_member(cm), r == pre.epoch(cm)))
