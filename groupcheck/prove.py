@@ -150,10 +150,21 @@ def cmd_prove(args: argparse.Namespace) -> int:
     for d in layer:
         counts[d.status] += 1
     result = "ok"
+    reasons: list[str] = []
+    checked = {r.obligation.goal for r in results} | {d.goal for d in layer}
+    assumed = [c.name for c in INVARIANT] + layer_goals
+    unchecked = [g for g in assumed if g not in checked]
     if counts["failed"]:
         result = "violation"
     elif counts["unknown"]:
         result = "inconclusive"
+        reasons.append("Z3 answered unknown for some obligation (its reason is listed)")
+    if unchecked and result == "ok":
+        # The checked obligations assume the whole invariant in the pre-state: with
+        # conjuncts left unchecked, nothing is proved inductive yet.
+        result = "inconclusive"
+    if unchecked:
+        reasons.append("assumed in the pre-state but not checked (--only): " + ", ".join(unchecked))
     per_goal: dict[str, dict[str, Any]] = {}
     rows = [(r.obligation.goal, r.status, r.seconds, "core") for r in results]
     rows += [(d.goal, d.status, d.seconds, "client layer") for d in layer]
@@ -182,6 +193,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "realign_empty_group": options.realign_empty_group,
         },
         "summary": counts,
+        "reasons": reasons,
         "seconds": round(seconds, 3),
         "goals": list(per_goal.values()),
         "obligations": [r.to_json() for r in results],
@@ -211,6 +223,10 @@ def _print(doc: dict[str, Any]) -> None:
         f"{head[doc['result']]}{variant}: {c['proved']} proved, {c['failed']} failed, "
         f"{c['unknown']} unknown obligations ({doc['seconds']} s)"
     )
+    for reason in doc["reasons"]:
+        print(f"  - {reason}")
+    layer = doc["client_layer"]
+    obligations = list(doc["obligations"]) + (list(layer["obligations"]) if layer else [])
     for g in doc["goals"]:
         kind = "lemma" if g["lemma"] else "property"
         where = "" if g["layer"] == "core" else ", client layer"
@@ -218,14 +234,19 @@ def _print(doc: dict[str, Any]) -> None:
             f"  {g['status']:8} {g['goal']} ({kind}{where}; {g['obligations']} obligations, "
             f"{g['seconds']} s)"
         )
-    layer = doc["client_layer"]
+        own = [ob for ob in obligations if ob["goal"] == g["goal"]]  # names do not overlap
+        print(
+            "      "
+            + "; ".join(
+                f"{ob['family'] or 'initiation'} {ob['status']} {ob['seconds']} s" for ob in own
+            )
+        )
     if layer is not None:
         fix = "reports" if layer["report_pending_additions"] else "does not report"
         print(
             "  client layer: a diagnosis model (reliable network, no restarts; "
             f"a heartbeat {fix} the target still to apply)"
         )
-    obligations = list(doc["obligations"]) + (list(layer["obligations"]) if layer else [])
     for ob in obligations:
         if ob["status"] == "unknown":
             print(f"\nUNKNOWN {ob['obligation']}: {printable(ob.get('reason', ''))}")
