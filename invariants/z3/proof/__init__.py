@@ -9,7 +9,12 @@ inductive invariants for groups of any size, and counterexamples to induction.
   symbolic state (the third reading of a property, next to the Python predicate and the
   finite unrolling of ``invariants.z3.encode``);
 * :mod:`.induction` — the obligations (initiation and consecution per invariant conjunct
-  and action family), their three-way verdicts and decoded CTIs.
+  and action family), their three-way verdicts and decoded CTIs;
+* :mod:`.agreement` — the relation against the Python model on concrete steps;
+* :mod:`.clients` — a client layer (a diagnosis model) locating where
+  ``OwnedPartitionsAreHeld`` stops being inductive (F1);
+* :mod:`.bmc` — bounded model checking over the relation, replayed through the Python
+  coordinator.
 
 The abstraction and the strengthening lemmas are described in docs/invariants.md
 ("Proofs for groups of any size").

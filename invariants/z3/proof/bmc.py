@@ -26,7 +26,7 @@ import z3
 
 from invariants.expr import StepSnapshot, compile_expr
 from invariants.properties import Property
-from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS, _params
+from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS, params_of
 from invariants.z3.proof.reading import read
 from invariants.z3.proof.state import (
     PARTITION,
@@ -130,7 +130,7 @@ def search(goal: str, depth: int, options: Options, *, timeout_ms: int = 60_000)
                 flag, fam = next(
                     (fl, f) for fl, f in picks if z3.is_true(model.eval(fl, model_completion=True))
                 )
-                steps.append((fam.name, _params(model, fam, *names)))
+                steps.append((fam.name, params_of(model, fam, *names)))
             path = Path(goal, tuple(decoded), tuple(steps))
             return Outcome("violation", k, time.monotonic() - start, path=path)
     return Outcome("ok", depth, time.monotonic() - start)

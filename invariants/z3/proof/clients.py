@@ -426,7 +426,7 @@ def _cti(
     """Readable lines for a CTI of the layer, and whether the Python reading confirms it
     (the layer's conjuncts hold before, the goal fails after)."""
     from invariants.expr import compile_expr
-    from invariants.z3.proof.induction import _params
+    from invariants.z3.proof.induction import params_of
     from invariants.z3.proof.state import decode, render
 
     before, members, partitions = decode(model, pre)
@@ -516,7 +516,7 @@ def _cti(
     if fam is None:
         return tuple(lines), not compile_expr(goal.expr)(snapshot(before, a), {})
     after, _, _ = decode(model, post)
-    params = _params(model, fam, members, partitions)
+    params = params_of(model, fam, members, partitions)
     if "client" in fam.params:
         params["client"] = cname.get(
             str(model.eval(fam.params["client"], model_completion=True)), "?"

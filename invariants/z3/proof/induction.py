@@ -312,7 +312,7 @@ class Prover:
             goal = next(c for c in self.invariant if c.name == ob.goal)
             return Cti(before, None, None, {}, not _holds(goal.expr, snap))
         after, _, _ = decode(model, post)
-        params = _params(model, fam, members, partitions) if fam is not None else {}
+        params = params_of(model, fam, members, partitions) if fam is not None else {}
         b, a = before.snapshot(), after.snapshot()
         doms = (set(b.members) | set(a.members), set(b.partitions) | set(a.partitions))
         b, a = before.snapshot(*doms), after.snapshot(*doms)
@@ -346,9 +346,12 @@ def _holds(expr: Expr, snap: Any) -> bool:
     return compile_expr(expr)(snap, {})
 
 
-def _params(
+def params_of(
     model: Any, fam: Family, members: dict[str, Any], partitions: dict[str, Any]
 ) -> dict[str, object]:
+    """A family's parameters in a Z3 model, readable: members and partitions by their
+    decoded names, sets of partitions as sorted name lists."""
+
     def ev(x: Any) -> Any:
         return model.eval(x, model_completion=True)
 

@@ -28,7 +28,7 @@ relation an over-approximation of the model:
   subscribed partitions, bump the group epoch and drop committed offsets.
 
 Given its parameters, every family is deterministic: the tests compare its successor
-with the Python model's (tests/z3/test_proof_agreement.py).
+with the Python model's (tests/z3/test_proof.py).
 
 ``Options.variant`` names a mutant of ``groupcheck/mutants/catalogue.py`` encoded as a
 variant of the symbolic rule it breaks (``VARIANTS``), so that a broken rule can be shown
