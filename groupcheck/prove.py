@@ -57,6 +57,13 @@ def register(sub: Any) -> None:
         "still to apply (docs/findings.md, F1)",
     )
     p.add_argument(
+        "--natural-lemmas",
+        action="store_true",
+        help="client layer: leave out the lemma that a heartbeat reports every partition its "
+        "client consumes or is about to apply, so the counterexample lands on the "
+        "coordinator's heartbeat (F1's hand-out) instead of the client's send",
+    )
+    p.add_argument(
         "--only",
         action="append",
         metavar="GOAL",
@@ -121,7 +128,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     options = _options(args)
     prover = Prover(options, timeout_ms=int(args.timeout * 1000))
     goals = [c.name for c in INVARIANT] + [s.name for s in STEP_TARGETS]
-    layer_goals = [c.name for c in layer_conjuncts(True)] if args.clients else []
+    request_lemma = not args.natural_lemmas
+    layer_goals = [c.name for c in layer_conjuncts(request_lemma)] if args.clients else []
     goals += layer_goals
     if args.only:
         unknown = [g for g in args.only if g not in goals]
@@ -140,7 +148,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         wanted = tuple(args.only) if args.only else None
         layer = diagnose(
             fix=fix,
-            request_lemma=True,
+            request_lemma=request_lemma,
             options=options,
             timeout_ms=int(args.timeout * 1000),
             only=wanted,

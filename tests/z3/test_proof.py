@@ -310,6 +310,14 @@ def test_prove_command_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["result"] == "violation"
     assert any("cti" in ob for ob in doc["obligations"])
     assert main(["prove", "--preset", "STATIC", "--quiet"]) == 2
+    capsys.readouterr()
+    layer = ["--only", "Lemma.ReceivedTargetIsHeld"]
+    code = main(["prove", "--json", "--quiet", "--clients", "--natural-lemmas", *layer])
+    assert code == 1
+    doc = json.loads(capsys.readouterr().out)
+    failed = [ob for ob in doc["client_layer"]["obligations"] if ob["status"] == "failed"]
+    assert [ob["family"] for ob in failed] == ["DeliverMessage.heartbeat"]
+    assert failed[0]["python_confirms"] is True
 
 
 def test_prove_command_unknown_exits_3(
