@@ -158,6 +158,15 @@ LEMMAS: tuple[Conjunct, ...] = (
         "A member is STABLE, UNREVOKED_PARTITIONS or UNRELEASED_PARTITIONS.",
     ),
     Conjunct(
+        "Lemma.MemberEpochNonNegative",
+        forall(_m)(
+            Implies(Rel("is_member", (_m,)), Cmp("<=", Const(0), Fn("member_epoch", (_m,))))
+        ),
+        True,
+        "A dynamic member's epoch starts at 0 and only moves to the assignment epoch (the "
+        "-2 of a static member's temporary leave is outside the abstraction).",
+    ),
+    Conjunct(
         "Lemma.AssignmentEpochNonNegative",
         Cmp("<=", Const(0), Fn("assignment_epoch")),
         True,
