@@ -81,7 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_options(
         exp, required=False, default_help="default: the mutant's scenario, else SMALL"
     )
-    exp.add_argument("--engine", choices=("bfs", "walk", "hypothesis"), default="bfs")
+    exp.add_argument(
+        "--engine",
+        choices=("bfs", "walk", "hypothesis", "bmc"),
+        default="bfs",
+        help="bmc: bounded model checking of the coordinator core's properties with Z3 "
+        "over the symbolic relation (invariants/z3/proof/), up to --depth steps (default 3); "
+        "a counterexample is replayed through the Python coordinator",
+    )
     exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
     add_rules_option(exp)
     exp.add_argument("--seed", type=non_negative, default=0, help="walk, hypothesis: the seed")
@@ -373,6 +380,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from reports.publish import check_target
 
     chosen = _config_for(args)
+    if args.engine == "bmc":
+        from groupcheck.prove import cmd_bmc
+
+        return cmd_bmc(args, chosen)
     config = chosen.config
     out = Path(args.out)
     scenario = chosen.preset or config.name.split("+")[0]
@@ -608,6 +619,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupcheck.pipeline.cli",
     "groupcheck.optimality",
     "groupcheck.timed.cli",
+    "groupcheck.prove",
 )
 
 COMMANDS = {

@@ -1,0 +1,205 @@
+"""The symbolic relation against the Python model, on concrete steps.
+
+A proof over the relation is a proof about the model only if the relation allows every
+step the model takes (it over-approximates). :func:`allows` checks that for one model
+step: the projections of the state before and after are pinned on finite domains (the
+member ids and partitions the two states mention), and Z3 must find parameters under which
+the family of the step's action relates them. :func:`deterministic` checks the converse
+for one family whose parameters the step determines (the request's fields, the member a
+timer fires for, the group-epoch bump and the new target as the model chose them): with
+those fixed, the only successor the relation allows is the model's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import z3
+
+from invariants.z3.proof.state import (
+    Concrete,
+    SymState,
+    Universe,
+    pin,
+    project,
+)
+from invariants.z3.proof.transition import Family, Options, families, family_of
+from model.actions import Action, DeliverMessage, RebalanceTimeout, SessionTimeout
+from model.config import Config
+from model.coordinator import subscribed_topics, validate_heartbeat_request
+from model.records import (
+    ConsumerGroupHeartbeatRequest,
+    OffsetCommitRequest,
+    State,
+    new_member,
+    replace,
+)
+
+DEFAULT_TIMEOUT_MS = 20_000
+
+Answer = Literal["yes", "no", "unknown"]
+
+
+@dataclass(frozen=True)
+class StepCheck:
+    """Whether one model step is allowed by its family (and, where the family is
+    deterministic given the step, whether the model's successor is the only one)."""
+
+    family: str
+    allowed: Answer
+    unique: Answer | None
+
+
+def _universe(*values: Concrete, extra: tuple[Any, ...] = ()) -> Universe:
+    members: set[str] = set()
+    partitions: set[tuple[str, int]] = set(extra)
+    for v in values:
+        members |= set(v.member_domain())
+        partitions |= set(v.partition_domain())
+    return Universe.of(members, partitions)
+
+
+def _solver(timeout_ms: int) -> Any:
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    return s
+
+
+def _answer(result: Any) -> Answer:
+    if result == z3.sat:
+        return "yes"
+    if result == z3.unsat:
+        return "no"
+    return "unknown"
+
+
+def _family(pre: SymState, post: SymState, options: Options, name: str) -> Family:
+    for f in families(pre, post, options):
+        if f.name == name:
+            return f
+    raise ValueError(f"no family {name!r} under these options")
+
+
+def _request_partitions(action: Action) -> tuple[tuple[str, int], ...]:
+    if isinstance(action, DeliverMessage):
+        body = action.message.body
+        if isinstance(body, ConsumerGroupHeartbeatRequest) and body.topic_partitions:
+            return tuple(body.topic_partitions)
+        if isinstance(body, OffsetCommitRequest):
+            return tuple(body.topics)
+    return ()
+
+
+def parameters(
+    fam: Family, pre: State, action: Action, post: State, u: Universe, config: Config
+) -> list[Any] | None:
+    """Constraints fixing ``fam``'s parameters to what the model step did, or ``None``
+    when the family is nondeterministic by design (metadata changes, a separately
+    computed target: any valid one)."""
+    p = fam.params
+    pc = u.partition_consts
+
+    def pset(f: Any, parts: frozenset[tuple[str, int]]) -> list[Any]:
+        return [f(q) == (tp in parts) for tp, q in pc.items()]
+
+    if fam.name in ("Unchanged", "CoordinatorFailover", "CoordinatorLoaded"):
+        return []
+    if fam.name in ("SessionTimeout", "RebalanceTimeout"):
+        assert isinstance(action, SessionTimeout | RebalanceTimeout)
+        return [p["member"] == u.member_consts[action.member_id], z3.Not(p["regexes_dropped"])]
+    if not isinstance(action, DeliverMessage):
+        return None
+    body = action.message.body
+    if fam.name == "DeliverMessage.leave":
+        assert isinstance(body, ConsumerGroupHeartbeatRequest)
+        dropped = any(c.regex is not None for c in pre.clients)
+        return [p["member"] == u.member_consts[body.member_id], p["regexes_dropped"] == dropped]
+    if fam.name == "DeliverMessage.offset_commit":
+        assert isinstance(body, OffsetCommitRequest)
+        return [
+            p["member"] == u.member_consts[body.member_id],
+            p["epoch"] == body.generation_id_or_member_epoch,
+            *pset(p["partitions"], frozenset(body.topics)),
+        ]
+    if fam.name != "DeliverMessage.heartbeat":
+        return None
+    assert isinstance(body, ConsumerGroupHeartbeatRequest)
+    group = pre.group
+    stored = group.members.get(body.member_id)
+    member = stored if stored is not None else new_member(body.member_id, body.instance_id)
+    updated = replace(
+        member,
+        subscribed_topic_names=(
+            body.subscribed_topic_names
+            if body.subscribed_topic_names is not None
+            else member.subscribed_topic_names
+        ),
+        subscribed_topic_regex=(
+            body.subscribed_topic_regex
+            if body.subscribed_topic_regex is not None
+            else member.subscribed_topic_regex
+        ),
+    )
+    names = subscribed_topics(updated, group)
+    ids = {pre.topics[n].topic_id for n in names if n in pre.topics}
+    newsub = frozenset(
+        (meta.topic_id, i)
+        for meta in pre.topics.values()
+        if meta.topic_id in ids
+        for i in range(meta.partitions)
+    )
+    after = project(post)
+    target = after.target
+    full = (
+        stored is None
+        and (body.instance_id is None or group.static_member_id(body.instance_id) is None)
+        and len(group.members) >= config.max_group_size
+    )
+    out = [
+        p["member"] == u.member_consts[body.member_id],
+        p["epoch"] == body.member_epoch,
+        p["owned_null"] == (body.topic_partitions is None),
+        *pset(p["owned"], frozenset(body.topic_partitions or ())),
+        *pset(p["subscribed"], newsub),
+        p["subscription_changed"] == (names != subscribed_topics(member, group)),
+        p["bump"] == (post.group.group_epoch > group.group_epoch),
+        p["invalid"] == (validate_heartbeat_request(body, config) is not None),
+        p["group_full"] == full,
+    ]
+    for mid, mc in u.member_consts.items():
+        out += [p["target"](mc, q) == ((mid, tp) in target) for tp, q in pc.items()]
+    return out
+
+
+def check_step(
+    pre: State,
+    action: Action,
+    post: State,
+    config: Config,
+    *,
+    options: Options | None = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> StepCheck:
+    """Check one model step against the relation (module docstring)."""
+    opts = options if options is not None else Options.of(config)
+    before, after = project(pre), project(post)
+    u = _universe(before, after, extra=_request_partitions(action))
+    spre, spost = SymState.fresh("pre"), SymState.fresh("post")
+    name = family_of(action)
+    fam = _family(spre, spost, opts, name)
+    pins_pre, pins_post = pin(spre, before, u), pin(spost, after, u)
+
+    s = _solver(timeout_ms)
+    s.add(*u.axioms(), *pins_pre, *pins_post, fam.formula)
+    allowed = _answer(s.check())
+
+    unique: Answer | None = None
+    fixed = parameters(fam, pre, action, post, u, config)
+    if fixed is not None:
+        s = _solver(timeout_ms)
+        s.add(*u.axioms(), *pins_pre, fam.formula, *fixed)
+        s.add(z3.Not(z3.And(*pins_post)))
+        other = _answer(s.check())
+        unique = {"yes": "no", "no": "yes", "unknown": "unknown"}[other]  # type: ignore[assignment]
+    return StepCheck(name, allowed, unique)

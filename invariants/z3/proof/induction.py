@@ -1,0 +1,402 @@
+"""Inductive invariants of the KIP-848 coordinator core, for groups of any size.
+
+The invariant ``I`` is a conjunction of catalogue properties (``invariants.properties``,
+the same expressions the Python engines evaluate) and strengthening lemmas, written in the
+same language (docs/invariants.md, "Proofs for groups of any size"). The obligations:
+
+* **initiation** — ``Init ⇒ C`` for every conjunct ``C`` of ``I``;
+* **consecution** — ``I ∧ F ⇒ C′`` for every conjunct ``C`` and every action family ``F``
+  of the transition relation (one query each, so a failure names the family);
+* **step properties** — ``I ∧ F ⇒ S(pre, post)`` for every step property ``S``.
+
+Each is one Z3 query: the negation is asserted and ``unsat`` proves it. Every quantifier
+ranges over the uninterpreted sorts of member ids and partitions, and the formulas stay in
+the many-sorted effectively-propositional shape (∀ over the sorts, existentials only at
+the top of the negated goal or of the relation's case conditions, no function from one
+sort into another) plus linear integer arithmetic on epochs; Z3's model-based
+quantifier instantiation decides them in practice. A query that times out is
+``unknown`` with Z3's reason, never proved.
+
+A ``sat`` answer is a counterexample to induction (CTI): a pre-state satisfying ``I``, a
+transition of family ``F`` and a post-state violating ``C`` (or a step violating ``S``).
+It is decoded into concrete values (``invariants.z3.proof.state.Concrete``) and
+re-checked with the Python reading of the invariant and of the failed formula.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import z3
+
+from invariants.expr import (
+    Cmp,
+    Const,
+    Expr,
+    Fn,
+    Implies,
+    Rel,
+    StepSnapshot,
+    Var,
+    all_of,
+    any_of,
+    exists,
+    forall,
+)
+from invariants.properties import (
+    ASSIGNMENT_EPOCH_BOUNDED,
+    HAND_OUT_ONLY_RELEASED,
+    MEMBER_EPOCH_BOUNDED,
+    MEMBER_EPOCH_MONOTONE,
+    NO_DOUBLE_MEMBER_ASSIGNMENT,
+    NO_SERVER_ERROR,
+    OFFSET_COMMIT_AT_VALID_EPOCH,
+    TARGET_UNIQUE,
+    Property,
+)
+from invariants.z3.proof.reading import read
+from invariants.z3.proof.state import (
+    MEMBER,
+    PARTITION,
+    Concrete,
+    SymState,
+    decode,
+    render,
+)
+from invariants.z3.proof.transition import Family, Options, families, initial
+
+DEFAULT_TIMEOUT_MS = 30_000
+"""Per-query Z3 timeout: a query that needs longer is ``unknown`` (timeout)."""
+
+Status = Literal["proved", "failed", "unknown"]
+
+_m, _m1, _m2, _p = (
+    Var("m", "member"),
+    Var("m1", "member"),
+    Var("m2", "member"),
+    Var("p", "partition"),
+)
+
+
+@dataclass(frozen=True)
+class Conjunct:
+    """A conjunct of the inductive invariant: a property of the catalogue or a lemma."""
+
+    name: str
+    expr: Expr
+    lemma: bool
+    why: str
+
+
+def _property(prop: Property) -> Conjunct:
+    assert prop.expr is not None
+    return Conjunct(prop.name, prop.expr, False, prop.description)
+
+
+LEMMAS: tuple[Conjunct, ...] = (
+    Conjunct(
+        "Lemma.HeldOnlyByMembers",
+        forall(_m, _p)(Implies(Rel("holds", (_m, _p)), Rel("is_member", (_m,)))),
+        True,
+        "Only a member of the group holds partitions: fencing removes a member with its "
+        "assigned and pending partitions (ConsumerGroup.removeMember).",
+    ),
+    Conjunct(
+        "Lemma.TargetOnlyOfMembers",
+        forall(_m, _p)(Implies(Rel("target", (_m, _p)), Rel("is_member", (_m,)))),
+        True,
+        "The target assignment has entries for members only: a new target is computed for "
+        "the members, and fencing deletes the member's entry.",
+    ),
+    Conjunct(
+        "Lemma.PartitionEpochs",
+        forall(_m, _p)(
+            Implies(
+                Rel("holds", (_m, _p)),
+                all_of(
+                    Rel("partition_held", (_p,)),
+                    Cmp("==", Fn("partition_epoch", (_p,)), Fn("member_epoch", (_m,))),
+                ),
+            )
+        ),
+        True,
+        "Every partition a member holds has an entry in the group's partition epochs, at "
+        "the holder's member epoch (ConsumerGroup.currentPartitionEpoch): what makes the "
+        "bookkeeping's checks and the reconciliation's 'is it free' question sound.",
+    ),
+    Conjunct(
+        "Lemma.PartitionEpochsOnlyOfHolders",
+        forall(_p)(
+            Implies(
+                Rel("partition_held", (_p,)),
+                exists(_m)(Rel("holds", (_m, _p))),
+            )
+        ),
+        True,
+        "A partition has an entry in the partition epochs only while some member holds it: "
+        "the bookkeeping removes a member's entries when it releases or loses them.",
+    ),
+    Conjunct(
+        "Lemma.PendingOnlyWhileUnrevoked",
+        forall(_m, _p)(Implies(Rel("revoking", (_m, _p)), Rel("unrevoked", (_m,)))),
+        True,
+        "Only a member in UNREVOKED_PARTITIONS has partitions pending revocation: "
+        "CurrentAssignmentBuilder sets them together and clears them together.",
+    ),
+    Conjunct(
+        "Lemma.MemberStates",
+        forall(_m)(
+            Implies(
+                Rel("is_member", (_m,)),
+                any_of(Rel("stable", (_m,)), Rel("unrevoked", (_m,)), Rel("unreleased", (_m,))),
+            )
+        ),
+        True,
+        "A member is STABLE, UNREVOKED_PARTITIONS or UNRELEASED_PARTITIONS.",
+    ),
+    Conjunct(
+        "Lemma.MemberEpochNonNegative",
+        forall(_m)(
+            Implies(Rel("is_member", (_m,)), Cmp("<=", Const(0), Fn("member_epoch", (_m,))))
+        ),
+        True,
+        "A dynamic member's epoch starts at 0 and only moves to the assignment epoch (the "
+        "-2 of a static member's temporary leave is outside the abstraction).",
+    ),
+    Conjunct(
+        "Lemma.AssignmentEpochNonNegative",
+        Cmp("<=", Const(0), Fn("assignment_epoch")),
+        True,
+        "The assignment epoch starts at 0 (or 1) and only grows: a joining member's epoch "
+        "0 never exceeds it.",
+    ),
+)
+
+STATE_TARGETS: tuple[Conjunct, ...] = tuple(
+    _property(p)
+    for p in (
+        NO_DOUBLE_MEMBER_ASSIGNMENT,
+        ASSIGNMENT_EPOCH_BOUNDED,
+        MEMBER_EPOCH_BOUNDED,
+        TARGET_UNIQUE,
+        NO_SERVER_ERROR,
+    )
+)
+"""The catalogue's state properties proved inductive (with the lemmas)."""
+
+STEP_TARGETS: tuple[Property, ...] = (
+    MEMBER_EPOCH_MONOTONE,
+    HAND_OUT_ONLY_RELEASED,
+    OFFSET_COMMIT_AT_VALID_EPOCH,
+)
+"""The catalogue's step properties proved to hold on every step from a state in ``I``."""
+
+INVARIANT: tuple[Conjunct, ...] = STATE_TARGETS + LEMMAS
+
+
+@dataclass(frozen=True)
+class Obligation:
+    """One query: ``kind`` is initiation, consecution or step."""
+
+    kind: Literal["initiation", "consecution", "step"]
+    goal: str
+    family: str | None
+
+    @property
+    def name(self) -> str:
+        return self.goal if self.family is None else f"{self.goal} / {self.family}"
+
+
+@dataclass(frozen=True)
+class Cti:
+    """A counterexample to induction, decoded."""
+
+    pre: Concrete
+    post: Concrete | None
+    family: str | None
+    params: dict[str, object]
+    python_confirms: bool
+    """The Python reading agrees: ``I`` holds on the pre-state and the goal fails."""
+
+    def lines(self) -> list[str]:
+        out = ["pre-state (satisfies the invariant):"]
+        out += ["  " + line for line in render(self.pre)]
+        if self.family is not None:
+            shown = ", ".join(f"{k}={v}" for k, v in self.params.items())
+            out.append(f"action {self.family}({shown})")
+        if self.post is not None:
+            out.append("post-state:")
+            out += ["  " + line for line in render(self.post)]
+        out.append(
+            "Python reading: "
+            + (
+                "confirms (invariant holds before, goal fails)"
+                if self.python_confirms
+                else "DISAGREES"
+            )
+        )
+        return out
+
+
+@dataclass(frozen=True)
+class Result:
+    obligation: Obligation
+    status: Status
+    seconds: float
+    reason: str = ""
+    cti: Cti | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "obligation": self.obligation.name,
+            "kind": self.obligation.kind,
+            "goal": self.obligation.goal,
+            "family": self.obligation.family,
+            "status": self.status,
+            "seconds": round(self.seconds, 3),
+        }
+        if self.reason:
+            doc["reason"] = self.reason
+        if self.cti is not None:
+            doc["cti"] = self.cti.lines()
+        return doc
+
+
+@dataclass
+class Prover:
+    """The obligations of one encoding (options) and their verdicts."""
+
+    options: Options = field(default_factory=Options)
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    invariant: tuple[Conjunct, ...] = INVARIANT
+    steps: tuple[Property, ...] = STEP_TARGETS
+
+    def obligations(self) -> list[Obligation]:
+        pre, post = SymState.fresh("pre"), SymState.fresh("post")
+        names = [f.name for f in families(pre, post, self.options)]
+        out = [Obligation("initiation", c.name, None) for c in self.invariant]
+        out += [Obligation("consecution", c.name, f) for c in self.invariant for f in names]
+        out += [Obligation("step", s.name, f) for s in self.steps for f in names]
+        return out
+
+    def check(self, ob: Obligation) -> Result:
+        start = time.monotonic()
+        pre, post = SymState.fresh("pre"), SymState.fresh("post")
+        solver = z3.Solver()
+        solver.set("timeout", self.timeout_ms)
+        fam: Family | None = None
+        conjuncts = {c.name: c for c in self.invariant}
+        if ob.kind == "initiation":
+            solver.add(initial(pre))
+            solver.add(z3.Not(read(conjuncts[ob.goal].expr, now=pre)))
+        else:
+            fam = next(f for f in families(pre, post, self.options) if f.name == ob.family)
+            for c in self.invariant:
+                solver.add(read(c.expr, now=pre))
+            solver.add(fam.formula)
+            if ob.kind == "consecution":
+                solver.add(z3.Not(read(conjuncts[ob.goal].expr, now=post)))
+            else:
+                step = next(s for s in self.steps if s.name == ob.goal)
+                assert step.expr is not None
+                solver.add(z3.Not(read(step.expr, pre=pre, post=post)))
+        answer = solver.check()
+        seconds = time.monotonic() - start
+        if answer == z3.unsat:
+            return Result(ob, "proved", seconds)
+        if answer == z3.unknown:
+            return Result(ob, "unknown", seconds, reason=str(solver.reason_unknown()))
+        cti = self._cti(ob, solver.model(), pre, post, fam)
+        return Result(ob, "failed", time.monotonic() - start, cti=cti)
+
+    def _cti(
+        self, ob: Obligation, model: Any, pre: SymState, post: SymState, fam: Family | None
+    ) -> Cti:
+        before, members, partitions = decode(model, pre)
+        if ob.kind == "initiation":
+            snap = before.snapshot()
+            goal = next(c for c in self.invariant if c.name == ob.goal)
+            return Cti(before, None, None, {}, not _holds(goal.expr, snap))
+        after, _, _ = decode(model, post)
+        params = params_of(model, fam, members, partitions) if fam is not None else {}
+        b, a = before.snapshot(), after.snapshot()
+        doms = (set(b.members) | set(a.members), set(b.partitions) | set(a.partitions))
+        b, a = before.snapshot(*doms), after.snapshot(*doms)
+        invariant_before = all(_holds(c.expr, b) for c in self.invariant)
+        if ob.kind == "consecution":
+            goal_expr = next(c for c in self.invariant if c.name == ob.goal).expr
+            goal_fails = not _holds(goal_expr, a)
+        else:
+            step = next(s for s in self.steps if s.name == ob.goal)
+            goal_fails = not step.holds(StepSnapshot(b, a))
+        return Cti(
+            before, after, fam.name if fam else None, params, invariant_before and goal_fails
+        )
+
+    def run(
+        self, progress: Callable[[str], None] | None = None, only: Iterable[str] | None = None
+    ) -> list[Result]:
+        wanted = set(only) if only is not None else None
+        obligations = [ob for ob in self.obligations() if wanted is None or ob.goal in wanted]
+        out: list[Result] = []
+        for i, ob in enumerate(obligations, 1):
+            if progress is not None:
+                progress(f"prove: {i}/{len(obligations)} obligations, now {ob.name}")
+            out.append(self.check(ob))
+        return out
+
+
+def _holds(expr: Expr, snap: Any) -> bool:
+    from invariants.expr import compile_expr
+
+    return compile_expr(expr)(snap, {})
+
+
+def params_of(
+    model: Any, fam: Family, members: dict[str, Any], partitions: dict[str, Any]
+) -> dict[str, object]:
+    """A family's parameters in a Z3 model, readable: members and partitions by their
+    decoded names, sets of partitions as sorted name lists."""
+
+    def ev(x: Any) -> Any:
+        return model.eval(x, model_completion=True)
+
+    def member_name(x: Any) -> str:
+        v = ev(x)
+        for name, e in members.items():
+            if z3.is_true(model.eval(e == v, model_completion=True)):
+                return name
+        return str(v)
+
+    out: dict[str, object] = {}
+    for key, x in fam.params.items():
+        if isinstance(x, z3.FuncDeclRef):
+            doms = [x.domain(i) for i in range(x.arity())]
+            if doms == [PARTITION]:
+                out[key] = sorted(n for n, q in partitions.items() if z3.is_true(ev(x(q))))
+            elif doms == [MEMBER, PARTITION]:
+                out[key] = sorted(
+                    f"{mn}:{pn}"
+                    for mn, me in members.items()
+                    for pn, q in partitions.items()
+                    if z3.is_true(ev(x(me, q)))
+                )
+        elif x.sort() == MEMBER:
+            out[key] = member_name(x)
+        elif z3.is_bool(x):
+            out[key] = bool(z3.is_true(ev(x)))
+        elif z3.is_int(x):
+            out[key] = ev(x).as_long()
+        else:
+            out[key] = str(ev(x))
+    return out
+
+
+def summary(results: list[Result]) -> dict[str, int]:
+    counts = {"proved": 0, "failed": 0, "unknown": 0}
+    for r in results:
+        counts[r.status] += 1
+    return counts

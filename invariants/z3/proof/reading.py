@@ -1,0 +1,253 @@
+"""The quantified Z3 reading of a property over symbolic states.
+
+``invariants.z3.encode`` unrolls a property over the finite domains of one snapshot; this
+reading keeps its quantifiers: ``∀m`` ranges over the uninterpreted sort of member ids,
+``∀p`` over partitions, so one formula speaks of groups of any size. A ``now`` symbol is
+read on one symbolic state, ``pre``/``post`` symbols on the two states of a step.
+
+The vocabulary is the snapshot's (``invariants.snapshot``) as far as the abstraction keeps
+it (``invariants.z3.proof.state``), plus three symbols only lemmas use:
+``partition_held(p)`` and ``partition_epoch(p)`` (the group's partition epochs) and
+``previous_epoch(m)``. ``server_error(c)`` reads the coordinator-side ghost (a write was
+refused), which holds whenever a client was answered UNKNOWN_SERVER_ERROR.
+``assigned_since`` is the snapshot's default (``FUNCTION_DEFAULT``): KIP-1251 assignment
+epochs are outside the abstraction. Any other symbol raises :class:`OutsideAbstraction`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import z3
+
+from invariants.expr import (
+    FUNCTION_DEFAULT,
+    And,
+    Cmp,
+    Const,
+    Exists,
+    Expr,
+    ForAll,
+    Implies,
+    IntTerm,
+    Not,
+    Or,
+    Rel,
+    Same,
+    Sort,
+    When,
+)
+from invariants.z3.proof.state import (
+    MEMBER,
+    PARTITION,
+    STABLE,
+    UNRELEASED,
+    UNREVOKED,
+    BoolRef,
+    ExprRef,
+    SymState,
+)
+
+CLIENT = z3.DeclareSort("Client")
+
+_SORTS: dict[Sort, Any] = {"member": MEMBER, "partition": PARTITION, "client": CLIENT}
+
+_BINARY = ("assigned", "revoking", "target", "subscribed", "committed_by")
+_STATUS = {"stable": STABLE, "unrevoked": UNREVOKED, "unreleased": UNRELEASED}
+
+SUPPORTED_RELATIONS = frozenset(
+    {*_BINARY, "holds", "is_member", *_STATUS, "partition_held", "server_error"}
+)
+SUPPORTED_FUNCTIONS = frozenset(
+    {
+        "group_epoch",
+        "assignment_epoch",
+        "member_epoch",
+        "previous_epoch",
+        "member_state",
+        "committed_epoch",
+        "partition_epoch",
+        "instance",
+        "assigned_since",
+    }
+)
+
+
+class OutsideAbstraction(ValueError):
+    """A property reads a symbol the symbolic state does not keep (a client's view, the
+    group status, …): it cannot be read over the abstraction."""
+
+
+Env = dict[str, ExprRef]
+
+
+def read(
+    expr: Expr,
+    *,
+    now: SymState | None = None,
+    pre: SymState | None = None,
+    post: SymState | None = None,
+    env: Env | None = None,
+    clients: dict[When, Any] | None = None,
+) -> BoolRef:
+    """The Z3 formula for ``expr``: state symbols on ``now``, step symbols on ``pre`` and
+    ``post``; client symbols on ``clients[when]`` (an
+    ``invariants.z3.proof.clients.ClientState``), when given."""
+    sides: dict[When, SymState | None] = {"now": now, "pre": pre, "post": post}
+    return _read(expr, sides, dict(env or {}), clients or {})
+
+
+def _side(sides: dict[When, SymState | None], when: When, name: str) -> SymState:
+    s = sides[when]
+    if s is None:
+        raise ValueError(f"{name} is read '{when}', and no such state was given")
+    return s
+
+
+def _var(env: Env, name: str) -> ExprRef:
+    try:
+        return env[name]
+    except KeyError:
+        raise ValueError(f"variable {name!r} is not bound by a quantifier") from None
+
+
+def _term(t: IntTerm, sides: dict[When, SymState | None], env: Env) -> ExprRef:
+    if isinstance(t, Const):
+        return z3.IntVal(t.value)
+    s = _side(sides, t.when, t.name)
+    args = [_var(env, v.name) for v in t.args]
+    name = t.name
+    if name == "group_epoch":
+        return s.group_epoch
+    if name == "assignment_epoch":
+        return s.assignment_epoch
+    if name == "member_epoch":
+        return s.epoch(*args)
+    if name == "previous_epoch":
+        return s.prev(*args)
+    if name == "member_state":
+        return s.mstate(*args)
+    if name == "committed_epoch":
+        return s.committed_epoch(*args)
+    if name == "partition_epoch":
+        return s.pe(*args)
+    if name == "instance":
+        return z3.IntVal(0)  # dynamic members only
+    if name == "assigned_since":
+        return z3.IntVal(FUNCTION_DEFAULT)  # KIP-1251 assignment epochs are not kept
+    raise OutsideAbstraction(f"function {name!r} is outside the abstraction")
+
+
+CLIENT_RELATIONS = frozenset(
+    {
+        "client_owns",
+        "zombie",
+        "client_synced",
+        "client_member",
+        "client_pending",
+        "client_response",
+        "client_request",
+        "client_request_owns",
+        "client_awaiting_response",
+    }
+)
+"""The client vocabulary of the client layer (``invariants.z3.proof.clients``)."""
+
+
+def _client_rel(name: str, cs: Any, args: list[ExprRef]) -> BoolRef:
+    if name == "client_owns":
+        return cs.owns(*args)
+    if name == "zombie":
+        return z3.Not(cs.active(*args))
+    if name == "client_synced":
+        return z3.BoolVal(True)
+    if name == "client_member":
+        return cs.cmem(args[0]) == args[1]
+    if name == "client_pending":
+        return z3.And(cs.has_pending(args[0]), cs.pending(*args))
+    if name == "client_response":
+        return z3.And(cs.resp(args[0]), cs.resp_ok(args[0]), cs.resp_assign(*args))
+    if name == "client_request":
+        return cs.req(*args)
+    if name == "client_awaiting_response":
+        return cs.resp(*args)
+    return z3.And(cs.req(args[0]), cs.req_owned(*args))
+
+
+def _read(
+    expr: Expr, sides: dict[When, SymState | None], env: Env, clients: dict[When, Any]
+) -> BoolRef:
+    if isinstance(expr, Rel) and expr.name in CLIENT_RELATIONS and clients.get(expr.when):
+        return _client_rel(expr.name, clients[expr.when], [_var(env, v.name) for v in expr.args])
+    if isinstance(expr, Rel):
+        s = _side(sides, expr.when, expr.name)
+        args = [_var(env, v.name) for v in expr.args]
+        name = expr.name
+        if name in _BINARY:
+            return getattr(s, name)(*args)
+        if name == "holds":
+            return s.holds(*args)
+        if name == "is_member":
+            return s.is_member(*args)
+        if name in _STATUS:
+            return s.mstate(*args) == _STATUS[name]
+        if name == "partition_held":
+            return s.pe_held(*args)
+        if name == "server_error":
+            return s.server_error
+        raise OutsideAbstraction(f"relation {name!r} is outside the abstraction")
+    if isinstance(expr, Cmp):
+        left, right = _term(expr.left, sides, env), _term(expr.right, sides, env)
+        op = expr.op
+        if op == "==":
+            return left == right
+        if op == "!=":
+            return left != right
+        if op == "<=":
+            return left <= right
+        if op == "<":
+            return left < right
+        if op == ">=":
+            return left >= right
+        return left > right
+    if isinstance(expr, Same):
+        return _var(env, expr.left.name) == _var(env, expr.right.name)
+    if isinstance(expr, Not):
+        return z3.Not(_read(expr.body, sides, env, clients))
+    if isinstance(expr, And):
+        return (
+            z3.And(*[_read(p, sides, env, clients) for p in expr.parts])
+            if expr.parts
+            else z3.BoolVal(True)
+        )
+    if isinstance(expr, Or):
+        return (
+            z3.Or(*[_read(p, sides, env, clients) for p in expr.parts])
+            if expr.parts
+            else z3.BoolVal(False)
+        )
+    if isinstance(expr, Implies):
+        return z3.Implies(
+            _read(expr.premise, sides, env, clients), _read(expr.conclusion, sides, env, clients)
+        )
+    if isinstance(expr, ForAll | Exists):
+        inner = dict(env)
+        bound = []
+        for v in expr.vars:
+            c = z3.Const(f"{v.name}!{len(env)}", _SORTS[v.sort])
+            inner[v.name] = c
+            bound.append(c)
+        body = _read(expr.body, sides, inner, clients)
+        return z3.ForAll(bound, body) if isinstance(expr, ForAll) else z3.Exists(bound, body)
+    raise TypeError(f"not an expression: {expr!r}")
+
+
+def readable(expr: Expr) -> bool:
+    """Whether every symbol of ``expr`` is inside the abstraction."""
+    from invariants.expr import atoms
+
+    for a in atoms(expr):
+        names = SUPPORTED_RELATIONS if isinstance(a, Rel) else SUPPORTED_FUNCTIONS
+        if a.name not in names:
+            return False
+    return True

@@ -1,0 +1,464 @@
+"""The symbolic state of the KIP-848 coordinator core, and the projection of a model state.
+
+The abstraction (docs/invariants.md, "Proofs for groups of any size"): member ids and
+partitions are two uninterpreted sorts, so a formula that holds of every symbolic state
+holds of groups of any size; epochs are integers. A symbolic state is a set of Z3
+functions over those sorts, one per field of the coordinator's ``Group`` that the core
+reads or writes:
+
+==================== =========================================================
+``is_member(m)``      the group has member ``m``
+``epoch(m)``          its member epoch; ``prev(m)`` its previous member epoch
+``mstate(m)``         0 STABLE, 1 UNREVOKED_PARTITIONS, 2 UNRELEASED_PARTITIONS
+``assigned(m,p)``     ``p`` is in its assigned partitions
+``revoking(m,p)``     ``p`` is in its partitions pending revocation
+``target(m,p)``       ``p`` is in its target assignment
+``subscribed(m,p)``   ``p`` exists and ``m`` subscribes to its topic
+``committed_by(m,p)`` ``p``'s committed offset was written by ``m``
+``committed_epoch(p)`` the member epoch it was written at
+``pe_held(p)``        ``p`` has an entry in the partition epochs
+                      (``ConsumerGroup.currentPartitionEpoch``); ``pe(p)`` its epoch
+``group_epoch``       the group epoch; ``assignment_epoch`` the target's epoch
+``loading``           a new coordinator is loading the group (``CoordinatorFailover``)
+``server_error``      ghost: a heartbeat's write was refused by the partition-epoch
+                      bookkeeping (UNKNOWN_SERVER_ERROR) at some point
+==================== =========================================================
+
+What it leaves out: the clients and the network (a request the coordinator receives is
+any request, constrained only by what the model's clients can send: see
+``invariants.z3.proof.transition``), timers (a timer fires for any member), topics (a
+metadata change changes every subscription arbitrarily), static membership (instance
+ids), KIP-1251 assignment epochs, regular expressions as such, the assignor (any valid
+target). Integer fields of a non-member are unconstrained (the model has no such member).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from invariants.expr import Snapshot
+from model.records import Group, State
+from model.status import MemberState
+
+BoolRef = Any  # z3.BoolRef: z3 ships no type stubs
+ExprRef = Any
+FuncRef = Any
+ModelRef = Any
+
+MEMBER = z3.DeclareSort("Member")
+PARTITION = z3.DeclareSort("Partition")
+
+STABLE, UNREVOKED, UNRELEASED = 0, 1, 2
+STATE_CODE = {
+    MemberState.STABLE: STABLE,
+    MemberState.UNREVOKED_PARTITIONS: UNREVOKED,
+    MemberState.UNRELEASED_PARTITIONS: UNRELEASED,
+}
+STATE_NAME = {v: k.value for k, v in STATE_CODE.items()}
+
+Partition = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class SymState:
+    """One symbolic state: fresh Z3 functions and constants named ``<field>.<tag>``."""
+
+    tag: str
+    is_member: FuncRef
+    epoch: FuncRef
+    prev: FuncRef
+    mstate: FuncRef
+    assigned: FuncRef
+    revoking: FuncRef
+    target: FuncRef
+    subscribed: FuncRef
+    committed_by: FuncRef
+    committed_epoch: FuncRef
+    pe_held: FuncRef
+    pe: FuncRef
+    group_epoch: ExprRef
+    assignment_epoch: ExprRef
+    loading: ExprRef
+    server_error: ExprRef
+
+    @staticmethod
+    def fresh(tag: str) -> SymState:
+        M, P, B, N = MEMBER, PARTITION, z3.BoolSort(), z3.IntSort()
+
+        def f(name: str, *sorts: Any) -> FuncRef:
+            return z3.Function(f"{name}.{tag}", *sorts)
+
+        return SymState(
+            tag=tag,
+            is_member=f("is_member", M, B),
+            epoch=f("epoch", M, N),
+            prev=f("prev", M, N),
+            mstate=f("mstate", M, N),
+            assigned=f("assigned", M, P, B),
+            revoking=f("revoking", M, P, B),
+            target=f("target", M, P, B),
+            subscribed=f("subscribed", M, P, B),
+            committed_by=f("committed_by", M, P, B),
+            committed_epoch=f("committed_epoch", P, N),
+            pe_held=f("pe_held", P, B),
+            pe=f("pe", P, N),
+            group_epoch=z3.Int(f"group_epoch.{tag}"),
+            assignment_epoch=z3.Int(f"assignment_epoch.{tag}"),
+            loading=z3.Bool(f"loading.{tag}"),
+            server_error=z3.Bool(f"server_error.{tag}"),
+        )
+
+    def holds(self, m: ExprRef, p: ExprRef) -> BoolRef:
+        """Assigned or pending revocation: the coordinator's view of ownership."""
+        return z3.Or(self.assigned(m, p), self.revoking(m, p))
+
+
+MEMBER_RELATIONS = ("assigned", "revoking", "target", "subscribed", "committed_by")
+"""The binary relations of a symbolic state (member × partition)."""
+
+
+# --------------------------------------------------------------------------- concrete values
+
+
+@dataclass(frozen=True)
+class MemberValue:
+    """A member as the abstraction sees it."""
+
+    epoch: int
+    prev: int
+    state: int
+    assigned: frozenset[Partition]
+    revoking: frozenset[Partition]
+    subscribed: frozenset[Partition]
+
+
+@dataclass(frozen=True)
+class Concrete:
+    """The values of a symbolic state on finite domains: what :func:`project` reads off a
+    model state, and what :func:`decode` reads off a Z3 model."""
+
+    members: Mapping[str, MemberValue]
+    target: frozenset[tuple[str, Partition]]
+    committed: Mapping[Partition, tuple[str, int]]
+    partition_epochs: Mapping[Partition, int]
+    group_epoch: int
+    assignment_epoch: int
+    loading: bool
+    server_error: bool | None = None
+    """``None`` when the ghost is not projected (a model state has no such field)."""
+    extra_members: tuple[str, ...] = ()
+    """Member ids of the domain that are not members (committers gone, joiners to come)."""
+    extra_partitions: tuple[Partition, ...] = field(default=())
+
+    def member_domain(self) -> tuple[str, ...]:
+        ids = set(self.members) | set(self.extra_members)
+        ids |= {mid for mid, _ in self.target}
+        ids |= {mid for mid, _ in self.committed.values()}
+        return tuple(sorted(ids))
+
+    def partition_domain(self) -> tuple[Partition, ...]:
+        ps: set[Partition] = set(self.extra_partitions) | set(self.partition_epochs)
+        ps |= set(self.committed)
+        ps |= {p for _, p in self.target}
+        for mv in self.members.values():
+            ps |= mv.assigned | mv.revoking | mv.subscribed
+        return tuple(sorted(ps))
+
+    def snapshot(
+        self, members: Iterable[str] = (), partitions: Iterable[Partition] = ()
+    ) -> Snapshot:
+        """The ``invariants.expr`` snapshot of these values, with the proof vocabulary
+        (``partition_held``, ``partition_epoch``, ``previous_epoch``) next to the
+        property vocabulary, so the Python reading can check lemmas and properties."""
+        rel: dict[str, set[tuple[object, ...]]] = {
+            k: set()
+            for k in (
+                "is_member",
+                "assigned",
+                "revoking",
+                "holds",
+                "target",
+                "subscribed",
+                "committed_by",
+                "stable",
+                "unrevoked",
+                "unreleased",
+                "partition_held",
+                "server_error",
+            )
+        }
+        fn: dict[str, dict[tuple[object, ...], int]] = {
+            "group_epoch": {(): self.group_epoch},
+            "assignment_epoch": {(): self.assignment_epoch},
+            "member_epoch": {},
+            "previous_epoch": {},
+            "member_state": {},
+            "committed_epoch": {},
+            "partition_epoch": {},
+            "instance": {},
+        }
+        for mid, mv in self.members.items():
+            rel["is_member"].add((mid,))
+            fn["member_epoch"][(mid,)] = mv.epoch
+            fn["previous_epoch"][(mid,)] = mv.prev
+            fn["member_state"][(mid,)] = mv.state
+            fn["instance"][(mid,)] = 0
+            if mv.state in (STABLE, UNREVOKED, UNRELEASED):
+                rel[("stable", "unrevoked", "unreleased")[mv.state]].add((mid,))
+            for p in mv.assigned:
+                rel["assigned"].add((mid, p))
+                rel["holds"].add((mid, p))
+            for p in mv.revoking:
+                rel["revoking"].add((mid, p))
+                rel["holds"].add((mid, p))
+            for p in mv.subscribed:
+                rel["subscribed"].add((mid, p))
+        for mid, p in self.target:
+            rel["target"].add((mid, p))
+        for p, (mid, e) in self.committed.items():
+            rel["committed_by"].add((mid, p))
+            fn["committed_epoch"][(p,)] = e
+        for p, e in self.partition_epochs.items():
+            rel["partition_held"].add((p,))
+            fn["partition_epoch"][(p,)] = e
+        if self.server_error:
+            rel["server_error"].add(("coordinator",))
+        mdom = tuple(sorted(set(self.member_domain()) | set(members)))
+        pdom = tuple(sorted(set(self.partition_domain()) | set(partitions)))
+        return Snapshot(
+            clients=("coordinator",),
+            members=mdom,
+            partitions=pdom,
+            relations={k: frozenset(v) for k, v in rel.items()},
+            functions=fn,
+        )
+
+
+def project_group(group: Group, subscribed: Mapping[str, frozenset[Partition]]) -> Concrete:
+    """The abstraction of a coordinator group; ``subscribed`` gives each member's
+    subscribed partitions (as ``invariants.snapshot`` computes them)."""
+    members = {
+        mid: MemberValue(
+            epoch=m.member_epoch,
+            prev=m.previous_member_epoch,
+            state=STATE_CODE[m.state],
+            assigned=frozenset(m.assigned_partitions),
+            revoking=frozenset(m.partitions_pending_revocation),
+            subscribed=subscribed.get(mid, frozenset()),
+        )
+        for mid, m in group.members.items()
+    }
+    return Concrete(
+        members=members,
+        target=frozenset((mid, p) for mid, ps in group.target_assignment.items() for p in ps),
+        committed={p: (c.member_id, c.member_epoch) for p, c in group.committed_offsets.items()},
+        partition_epochs=dict(group.partition_epochs.items()),
+        group_epoch=group.group_epoch,
+        assignment_epoch=group.assignment_epoch,
+        loading=False,
+    )
+
+
+def project(state: State) -> Concrete:
+    """The abstraction of a KIP-848 model state (``model.records.State``). The clients
+    contribute their member ids to the member domain (members to come)."""
+    from dataclasses import replace
+
+    from invariants.snapshot import project as snapshot_of
+
+    snap = snapshot_of(state)
+    subs: dict[str, set[Partition]] = {}
+    for mid, p in snap.relations["subscribed"]:
+        subs.setdefault(str(mid), set()).add(p)  # type: ignore[arg-type]
+    concrete = project_group(state.group, {k: frozenset(v) for k, v in subs.items()})
+    return replace(
+        concrete,
+        loading=state.coordinator_loading,
+        extra_members=tuple(c.member_id for c in state.clients),
+        extra_partitions=tuple(p for p in snap.partitions),
+    )
+
+
+# --------------------------------------------------------------------------- finite domains
+
+
+@dataclass(frozen=True)
+class Universe:
+    """Finite domains for the two sorts: a Z3 constant per element, and the axioms that
+    the sorts have exactly these elements."""
+
+    members: tuple[str, ...]
+    partitions: tuple[Partition, ...]
+    member_consts: Mapping[str, ExprRef]
+    partition_consts: Mapping[Partition, ExprRef]
+
+    @staticmethod
+    def of(members: Iterable[str], partitions: Iterable[Partition]) -> Universe:
+        ms = tuple(sorted(set(members)))
+        ps = tuple(sorted(set(partitions)))
+        return Universe(
+            ms,
+            ps,
+            {m: z3.Const(f"member:{m}", MEMBER) for m in ms},
+            {p: z3.Const(f"partition:{p[0]}-{p[1]}", PARTITION) for p in ps},
+        )
+
+    def axioms(self) -> list[BoolRef]:
+        out: list[BoolRef] = []
+        for sort, consts in ((MEMBER, self.member_consts), (PARTITION, self.partition_consts)):
+            cs = list(consts.values())
+            x = z3.Const(f"x.{sort}", sort)
+            if not cs:
+                # An empty domain cannot be expressed (sorts are non-empty): one spare
+                # element no field mentions.
+                cs = [z3.Const(f"spare.{sort}", sort)]
+            if len(cs) > 1:
+                out.append(z3.Distinct(*cs))
+            out.append(z3.ForAll([x], z3.Or(*[x == c for c in cs])))
+        return out
+
+
+def pin(sym: SymState, value: Concrete, u: Universe) -> list[BoolRef]:
+    """Constraints fixing ``sym`` to ``value`` on the universe ``u`` (relations fully;
+    integer fields of non-members and of uncommitted or free partitions are left open,
+    as the abstraction leaves them)."""
+    out: list[BoolRef] = [
+        sym.group_epoch == value.group_epoch,
+        sym.assignment_epoch == value.assignment_epoch,
+        sym.loading == value.loading,
+    ]
+    if value.server_error is not None:
+        out.append(sym.server_error == value.server_error)
+    target = value.target
+    for mid, mc in u.member_consts.items():
+        mv = value.members.get(mid)
+        out.append(sym.is_member(mc) == (mv is not None))
+        if mv is not None:
+            out += [sym.epoch(mc) == mv.epoch, sym.prev(mc) == mv.prev, sym.mstate(mc) == mv.state]
+        for p, pc in u.partition_consts.items():
+            committed = value.committed.get(p)
+            out += [
+                sym.assigned(mc, pc) == (mv is not None and p in mv.assigned),
+                sym.revoking(mc, pc) == (mv is not None and p in mv.revoking),
+                sym.subscribed(mc, pc) == (mv is not None and p in mv.subscribed),
+                sym.target(mc, pc) == ((mid, p) in target),
+                sym.committed_by(mc, pc) == (committed is not None and committed[0] == mid),
+            ]
+    for p, pc in u.partition_consts.items():
+        held = p in value.partition_epochs
+        out.append(sym.pe_held(pc) == held)
+        if held:
+            out.append(sym.pe(pc) == value.partition_epochs[p])
+        if p in value.committed:
+            out.append(sym.committed_epoch(pc) == value.committed[p][1])
+    return out
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _universe(model: ModelRef, sort: Any) -> list[ExprRef]:
+    elems = model.get_universe(sort)
+    return list(elems) if elems is not None else []
+
+
+def decode(
+    model: ModelRef, sym: SymState
+) -> tuple[Concrete, dict[str, ExprRef], dict[str, ExprRef]]:
+    """The concrete values a Z3 model gives ``sym``: member elements are named ``m0``,
+    ``m1``…, partitions ``("p", 0)``…; also the element → name maps (by element string)."""
+    ms = _universe(model, MEMBER)
+    ps = _universe(model, PARTITION)
+    mname = {str(e): f"m{i}" for i, e in enumerate(ms)}
+    pname = {str(e): i for i, e in enumerate(ps)}
+
+    def ev(x: ExprRef) -> Any:
+        return model.eval(x, model_completion=True)
+
+    def b(x: ExprRef) -> bool:
+        return bool(z3.is_true(ev(x)))
+
+    def n(x: ExprRef) -> int:
+        return int(ev(x).as_long())
+
+    members: dict[str, MemberValue] = {}
+    for e in ms:
+        if not b(sym.is_member(e)):
+            continue
+
+        def rel(f: FuncRef, e: ExprRef = e) -> frozenset[Partition]:
+            return frozenset(("p", pname[str(q)]) for q in ps if b(f(e, q)))
+
+        members[mname[str(e)]] = MemberValue(
+            epoch=n(sym.epoch(e)),
+            prev=n(sym.prev(e)),
+            state=n(sym.mstate(e)),
+            assigned=rel(sym.assigned),
+            revoking=rel(sym.revoking),
+            subscribed=rel(sym.subscribed),
+        )
+    target = frozenset(
+        (mname[str(e)], ("p", pname[str(q)])) for e in ms for q in ps if b(sym.target(e, q))
+    )
+    committed: dict[Partition, tuple[str, int]] = {}
+    for q in ps:
+        by = [mname[str(e)] for e in ms if b(sym.committed_by(e, q))]
+        if by:
+            committed[("p", pname[str(q)])] = (by[0], n(sym.committed_epoch(q)))
+    pes = {("p", pname[str(q)]): n(sym.pe(q)) for q in ps if b(sym.pe_held(q))}
+    concrete = Concrete(
+        members=members,
+        target=target,
+        committed=committed,
+        partition_epochs=pes,
+        group_epoch=n(sym.group_epoch),
+        assignment_epoch=n(sym.assignment_epoch),
+        loading=b(sym.loading),
+        server_error=b(sym.server_error),
+        extra_members=tuple(mname.values()),
+        extra_partitions=tuple(("p", i) for i in range(len(ps))),
+    )
+    return concrete, {mname[str(e)]: e for e in ms}, {f"p{pname[str(q)]}": q for q in ps}
+
+
+def render(value: Concrete) -> list[str]:
+    """Lines describing ``value`` in the KIP-848 case-study vocabulary."""
+
+    def ps(parts: Iterable[Partition]) -> str:
+        return (
+            "{" + ", ".join(f"{t}{i}" if t == "p" else f"{t}-{i}" for t, i in sorted(parts)) + "}"
+        )
+
+    lines = [
+        f"group epoch {value.group_epoch}, assignment epoch {value.assignment_epoch}"
+        + (", loading" if value.loading else "")
+        + (", a write was refused (UNKNOWN_SERVER_ERROR)" if value.server_error else "")
+    ]
+    for mid in sorted(value.members):
+        mv = value.members[mid]
+        target = [p for m, p in value.target if m == mid]
+        lines.append(
+            f"  member {mid}: epoch {mv.epoch} (previous {mv.prev}), "
+            f"{STATE_NAME.get(mv.state, f'state {mv.state}')}, assigned {ps(mv.assigned)}, "
+            f"pending revocation {ps(mv.revoking)}, target {ps(target)}"
+        )
+    stray = sorted({m for m, _ in value.target} - set(value.members))
+    for mid in stray:
+        lines.append(f"  target of non-member {mid}: {ps(p for m, p in value.target if m == mid)}")
+    if value.partition_epochs:
+        pe = ", ".join(
+            f"{(t + str(i)) if t == 'p' else f'{t}-{i}'}@{e}"
+            for (t, i), e in sorted(value.partition_epochs.items())
+        )
+        lines.append(f"  partition epochs: {pe}")
+    if value.committed:
+        co = ", ".join(
+            f"{(t + str(i)) if t == 'p' else f'{t}-{i}'} by {m} at {e}"
+            for (t, i), (m, e) in sorted(value.committed.items())
+        )
+        lines.append(f"  committed offsets: {co}")
+    return lines

@@ -1,0 +1,753 @@
+"""The symbolic transition relation of the KIP-848 coordinator core.
+
+``relation(pre, post, options)`` is a disjunction with one disjunct per *action family*,
+named after the model's actions (``model.actions``): ``DeliverMessage.heartbeat`` (a
+ConsumerGroupHeartbeat reaching the coordinator: validation, member-epoch check,
+subscription update, group-epoch bump, target assignment, ``CurrentAssignmentBuilder``
+reconciliation, partition-epoch bookkeeping), ``DeliverMessage.leave``,
+``DeliverMessage.offset_commit``, ``ComputeTargetAssignment``, ``SessionTimeout``,
+``RebalanceTimeout``, ``MetadataChange`` (every action that changes topics or regular
+expression resolutions), ``CoordinatorFailover``, ``CoordinatorLoaded`` and
+``Unchanged`` (every action that leaves the coordinator's group as it is: client steps,
+sends, losses, request timeouts, responses).
+
+Each family follows ``model.coordinator`` and ``model.reconcile`` rule by rule; where the
+model depends on something the abstraction does not keep, the family takes it as a free
+*parameter* (a Z3 constant or function named ``<family>.<name>``), which makes the
+relation an over-approximation of the model:
+
+* a request is any request (member, epoch, owned partitions or none, subscription), as
+  long as it is one the model's clients can send — the only assumption on the
+  environment is that offset commits carry a positive member epoch (the Java client
+  commits only at epoch > 0: ``model/client.py``);
+* the target assignment is any *valid* target (``ValidTargetAssignment.Unique`` and
+  ``OnlySubscribed``): a proof covers every assignor that satisfies them;
+* the group-epoch bump of a heartbeat is free, except that a changed subscription forces
+  it (a changed preferred server assignor may bump it too);
+* a timer may fire for any member; a metadata change may change every member's
+  subscribed partitions, bump the group epoch and drop committed offsets.
+
+Given its parameters, every family is deterministic: the tests compare its successor
+with the Python model's (tests/z3/test_proof.py).
+
+``Options.variant`` names a mutant of ``groupcheck/mutants/catalogue.py`` encoded as a
+variant of the symbolic rule it breaks (``VARIANTS``), so that a broken rule can be shown
+to turn a proof into a counterexample to induction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from invariants.z3.proof.state import (
+    MEMBER,
+    MEMBER_RELATIONS,
+    PARTITION,
+    STABLE,
+    UNRELEASED,
+    UNREVOKED,
+    BoolRef,
+    ExprRef,
+    SymState,
+)
+from model.actions import (
+    Action,
+    AddPartitions,
+    ChangePartitionRacks,
+    ComputeTargetAssignment,
+    CoordinatorFailover,
+    CoordinatorLoaded,
+    CreateTopic,
+    DeleteTopic,
+    DeliverMessage,
+    RebalanceTimeout,
+    RecreateTopic,
+    ResolveRegularExpressions,
+    SessionTimeout,
+)
+from model.config import Config
+from model.records import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupHeartbeatRequest,
+    OffsetCommitRequest,
+)
+
+VARIANTS = {
+    "ignore-partition-epochs": "reconciliation hands out partitions another member still "
+    "holds (the partition epochs are not consulted)",
+    "bookkeeping-drops-pending": "partition epochs of assigned and pending partitions are "
+    "updated separately and without checks (KAFKA-16147)",
+    "accept-stale-commit-epoch": "offset commits at a stale member epoch are accepted",
+    "accept-commit-from-unknown-member": "offset commits from member ids the group no "
+    "longer has are accepted",
+}
+"""The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """The ``Config`` switches the core reads (docs/kafka-rules.md), and a variant."""
+
+    compute_target_in_heartbeat: bool = True
+    reconcile_while_assigning: bool = True
+    rejoin_with_epoch_zero: bool = True
+    realign_empty_group: bool = False
+    variant: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.variant is not None and self.variant not in VARIANTS:
+            raise ValueError(
+                f"no symbolic variant of {self.variant!r}; known: {', '.join(VARIANTS)}"
+            )
+
+    @staticmethod
+    def of(config: Config, variant: str | None = None) -> Options:
+        return Options(
+            compute_target_in_heartbeat=config.compute_target_in_heartbeat,
+            reconcile_while_assigning=config.reconcile_while_assigning,
+            rejoin_with_epoch_zero=config.rejoin_with_epoch_zero,
+            realign_empty_group=config.realign_empty_group,
+            variant=variant,
+        )
+
+
+@dataclass(frozen=True)
+class Family:
+    """One disjunct of the relation: its name, formula and free parameters."""
+
+    name: str
+    formula: BoolRef
+    params: dict[str, Any]
+    facts: dict[str, BoolRef] = field(default_factory=dict)
+    """Named sub-formulas others build on (the heartbeat's ``accepted``: the request passed
+    every check and its write was not refused)."""
+
+
+Set = Callable[[ExprRef], BoolRef]
+"""A set of partitions as a function from a partition term to a formula."""
+
+_m = z3.Const("m", MEMBER)
+_m2 = z3.Const("m'", MEMBER)
+_p = z3.Const("p", PARTITION)
+
+
+def _nonempty(s: Set) -> BoolRef:
+    return z3.Exists([_p], s(_p))
+
+
+# --------------------------------------------------------------------------- frames
+
+
+def unchanged(pre: SymState, post: SymState, *, skip: frozenset[str] = frozenset()) -> BoolRef:
+    """Every field of ``post`` equals ``pre``'s, except those named in ``skip``."""
+    out: list[BoolRef] = []
+    for name in ("is_member", "epoch", "prev", "mstate"):
+        if name not in skip:
+            out.append(z3.ForAll([_m], getattr(post, name)(_m) == getattr(pre, name)(_m)))
+    for name in MEMBER_RELATIONS:
+        if name not in skip:
+            out.append(
+                z3.ForAll([_m, _p], getattr(post, name)(_m, _p) == getattr(pre, name)(_m, _p))
+            )
+    for name in ("committed_epoch", "pe_held", "pe"):
+        if name not in skip:
+            out.append(z3.ForAll([_p], getattr(post, name)(_p) == getattr(pre, name)(_p)))
+    for name in ("group_epoch", "assignment_epoch", "loading", "server_error"):
+        if name not in skip:
+            out.append(getattr(post, name) == getattr(pre, name))
+    return z3.And(*out)
+
+
+def valid_target(
+    target: Any,
+    is_member: Callable[[ExprRef], BoolRef],
+    subscribed: Callable[[ExprRef, ExprRef], BoolRef],
+) -> BoolRef:
+    """``ValidTargetAssignment.Unique`` and ``OnlySubscribed`` of a new target: what the
+    relation assumes of every assignor (``Covers`` is not needed by any proof and left out,
+    which only widens the relation)."""
+    return z3.And(
+        z3.ForAll([_m, _m2, _p], z3.Implies(z3.And(target(_m, _p), target(_m2, _p)), _m == _m2)),
+        z3.ForAll(
+            [_m, _p],
+            z3.Implies(target(_m, _p), z3.And(is_member(_m), subscribed(_m, _p))),
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- reconciliation
+
+
+@dataclass(frozen=True)
+class MemberTerm:
+    """A member's reconciliation fields as Z3 terms (sets as functions of a partition)."""
+
+    epoch: ExprRef
+    prev: ExprRef
+    state: ExprRef
+    assigned: Set
+    revoking: Set
+
+    def holds(self, q: ExprRef) -> BoolRef:
+        return z3.Or(self.assigned(q), self.revoking(q))
+
+
+def _if(c: BoolRef, a: MemberTerm, b: MemberTerm) -> MemberTerm:
+    return MemberTerm(
+        z3.If(c, a.epoch, b.epoch),
+        z3.If(c, a.prev, b.prev),
+        z3.If(c, a.state, b.state),
+        lambda q: z3.If(c, a.assigned(q), b.assigned(q)),
+        lambda q: z3.If(c, a.revoking(q), b.revoking(q)),
+    )
+
+
+def _owns_any(owned_null: BoolRef, owned: Any, s: Set) -> BoolRef:
+    """``reconcile.owns_any``: a member that did not report its partitions owns them all."""
+    return z3.If(owned_null, _nonempty(s), z3.Exists([_p], z3.And(s(_p), owned(_p))))
+
+
+def reconcile(
+    member: MemberTerm,
+    *,
+    target_epoch: ExprRef,
+    live: Set,
+    subscribed: Set,
+    pe_held: Any,
+    owned_null: BoolRef,
+    owned: Any,
+    subscription_changed: BoolRef,
+    variant: str | None,
+) -> MemberTerm:
+    """``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) on terms;
+    ``live`` is the member's target filtered by its subscription."""
+    a0, v0 = member.assigned, member.revoking
+    e0 = member.epoch
+
+    def keep(q: ExprRef) -> BoolRef:
+        return z3.And(a0(q), live(q))
+
+    def revoke(q: ExprRef) -> BoolRef:
+        return z3.And(a0(q), z3.Not(live(q)))
+
+    def free(q: ExprRef) -> BoolRef:
+        if variant == "ignore-partition-epochs":
+            return z3.BoolVal(True)
+        return z3.Or(z3.Not(pe_held(q)), v0(q))
+
+    def add(q: ExprRef) -> BoolRef:
+        return z3.And(live(q), z3.Not(a0(q)), free(q))
+
+    unreleased = z3.Exists([_p], z3.And(live(_p), z3.Not(a0(_p)), z3.Not(free(_p))))
+    revoke_first = _owns_any(owned_null, owned, revoke)
+    next_assignment = MemberTerm(
+        z3.If(revoke_first, e0, target_epoch),
+        e0,
+        z3.If(
+            revoke_first,
+            z3.IntVal(UNREVOKED),
+            z3.If(unreleased, z3.IntVal(UNRELEASED), z3.IntVal(STABLE)),
+        ),
+        lambda q: z3.If(revoke_first, keep(q), z3.Or(keep(q), add(q))),
+        lambda q: z3.And(revoke_first, revoke(q)),
+    )
+
+    def moved(q: ExprRef) -> BoolRef:
+        return z3.And(a0(q), z3.Not(subscribed(q)))
+
+    def pending(q: ExprRef) -> BoolRef:
+        return z3.Or(v0(q), moved(q))
+
+    owns_pending = _owns_any(owned_null, owned, pending)
+    shrunk = _if(
+        _nonempty(moved),
+        _if(
+            owns_pending,
+            MemberTerm(
+                e0, e0, z3.IntVal(UNREVOKED), lambda q: z3.And(a0(q), z3.Not(moved(q))), pending
+            ),
+            MemberTerm(e0, e0, member.state, lambda q: z3.And(a0(q), z3.Not(moved(q))), v0),
+        ),
+        member,
+    )
+    stable = _if(
+        e0 != target_epoch,
+        next_assignment,
+        _if(subscription_changed, shrunk, member),
+    )
+    unrevoked = _if(
+        _owns_any(owned_null, owned, v0),
+        _if(subscription_changed, shrunk, member),
+        next_assignment,
+    )
+    return _if(
+        member.state == STABLE,
+        stable,
+        _if(member.state == UNREVOKED, unrevoked, next_assignment),
+    )
+
+
+# --------------------------------------------------------------------------- bookkeeping
+
+
+def partition_epochs(
+    pre: SymState, old: MemberTerm, new: MemberTerm, variant: str | None
+) -> tuple[BoolRef, Set, Callable[[ExprRef], ExprRef]]:
+    """``coordinator.update_partition_epochs`` for one member going from ``old`` to
+    ``new``: (conflict, held after, epoch after). An absent member holds nothing."""
+    if variant == "bookkeeping-drops-pending":
+        # Assigned entries removed and added, then pending entries, unchecked.
+        def held(q: ExprRef) -> BoolRef:
+            h1 = z3.Or(z3.And(pre.pe_held(q), z3.Not(old.assigned(q))), new.assigned(q))
+            return z3.Or(z3.And(h1, z3.Not(old.revoking(q))), new.revoking(q))
+
+        def epoch(q: ExprRef) -> ExprRef:
+            return z3.If(z3.Or(new.assigned(q), new.revoking(q)), new.epoch, pre.pe(q))
+
+        return z3.BoolVal(False), held, epoch
+    same = z3.And(
+        new.epoch == old.epoch,
+        z3.ForAll(
+            [_p], z3.And(new.assigned(_p) == old.assigned(_p), new.revoking(_p) == old.revoking(_p))
+        ),
+    )
+    conflict = z3.And(
+        z3.Not(same),
+        z3.Or(
+            z3.Exists(
+                [_p],
+                z3.And(old.holds(_p), z3.Not(z3.And(pre.pe_held(_p), pre.pe(_p) == old.epoch))),
+            ),
+            z3.Exists([_p], z3.And(new.holds(_p), pre.pe_held(_p), z3.Not(old.holds(_p)))),
+        ),
+    )
+
+    def held_after(q: ExprRef) -> BoolRef:
+        return z3.If(
+            same, pre.pe_held(q), z3.Or(z3.And(pre.pe_held(q), z3.Not(old.holds(q))), new.holds(q))
+        )
+
+    def epoch_after(q: ExprRef) -> ExprRef:
+        return z3.If(z3.And(z3.Not(same), new.holds(q)), new.epoch, pre.pe(q))
+
+    return conflict, held_after, epoch_after
+
+
+# --------------------------------------------------------------------------- families
+
+
+def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
+    """``DeliverMessage`` of a ConsumerGroupHeartbeat with member epoch ≥ 0
+    (``coordinator.handle_consumer_group_heartbeat``, ``_heartbeat``)."""
+    n = "DeliverMessage.heartbeat"
+    hm = z3.Const(f"{n}.member@{post.tag}", MEMBER)
+    r = z3.Int(f"{n}.epoch@{post.tag}")
+    owned_null = z3.Bool(f"{n}.owned_null@{post.tag}")
+    owned = z3.Function(f"{n}.owned@{post.tag}", PARTITION, z3.BoolSort())
+    newsub = z3.Function(f"{n}.subscribed@{post.tag}", PARTITION, z3.BoolSort())
+    subch = z3.Bool(f"{n}.subscription_changed@{post.tag}")
+    bump = z3.Bool(f"{n}.bump@{post.tag}")
+    invalid = z3.Bool(f"{n}.invalid@{post.tag}")
+    group_full = z3.Bool(f"{n}.group_full@{post.tag}")
+    target = z3.Function(f"{n}.target@{post.tag}", MEMBER, PARTITION, z3.BoolSort())
+    params = {
+        "member": hm,
+        "epoch": r,
+        "owned_null": owned_null,
+        "owned": owned,
+        "subscribed": newsub,
+        "subscription_changed": subch,
+        "bump": bump,
+        "invalid": invalid,
+        "group_full": group_full,
+        "target": target,
+    }
+
+    new = z3.Not(pre.is_member(hm))
+    old = MemberTerm(
+        z3.If(new, 0, pre.epoch(hm)),
+        z3.If(new, -1, pre.prev(hm)),
+        z3.If(new, z3.IntVal(STABLE), pre.mstate(hm)),
+        lambda q: z3.And(z3.Not(new), pre.assigned(hm, q)),
+        lambda q: z3.And(z3.Not(new), pre.revoking(hm, q)),
+    )
+    # validate_heartbeat_request: a join (epoch 0) reports an empty owned set.
+    valid = z3.And(
+        z3.Not(invalid),
+        r >= 0,
+        z3.Implies(r == 0, z3.And(z3.Not(owned_null), z3.ForAll([_p], z3.Not(owned(_p))))),
+    )
+    # resolve_member / check_member_epoch
+    e = pre.epoch(hm)
+    retry = z3.And(
+        r < e,
+        r == pre.prev(hm),
+        z3.Not(owned_null),
+        z3.ForAll([_p], z3.Implies(owned(_p), pre.assigned(hm, _p))),
+    )
+    existing_ok = z3.Or(r == e, retry, z3.And(z3.BoolVal(o.rejoin_with_epoch_zero), r == 0))
+    accept = z3.If(new, z3.And(r == 0, z3.Not(group_full)), existing_ok)
+    go = z3.And(z3.Not(pre.loading), valid, accept)
+
+    # The member update and the group-epoch bump.
+    changed = z3.Exists([_p], newsub(_p) != z3.And(z3.Not(new), pre.subscribed(hm, _p)))
+    env = z3.And(z3.Implies(changed, subch), z3.Implies(subch, bump))
+    ge1 = pre.group_epoch + z3.If(bump, 1, 0)
+
+    def member_after(x: ExprRef) -> BoolRef:
+        return z3.Or(pre.is_member(x), x == hm)
+
+    def subscribed_after(x: ExprRef, q: ExprRef) -> BoolRef:
+        return z3.If(x == hm, newsub(q), pre.subscribed(x, q))
+
+    compute = z3.And(z3.BoolVal(o.compute_target_in_heartbeat), ge1 > pre.assignment_epoch)
+    target_ok = z3.If(
+        compute,
+        valid_target(target, member_after, subscribed_after),
+        z3.ForAll([_m, _p], target(_m, _p) == pre.target(_m, _p)),
+    )
+    ae1 = z3.If(compute, ge1, pre.assignment_epoch)
+
+    def live(q: ExprRef) -> BoolRef:
+        return z3.And(target(hm, q), newsub(q))
+
+    reconciled = reconcile(
+        old,
+        target_epoch=ae1,
+        live=live,
+        subscribed=newsub,
+        pe_held=pre.pe_held,
+        owned_null=owned_null,
+        owned=owned,
+        subscription_changed=subch,
+        variant=o.variant,
+    )
+    if not o.reconcile_while_assigning:
+        reconciled = _if(ge1 > ae1, old, reconciled)
+    conflict, held_after, epoch_after = partition_epochs(pre, old, reconciled, o.variant)
+
+    written = z3.And(
+        z3.ForAll([_m], post.is_member(_m) == member_after(_m)),
+        post.epoch(hm) == reconciled.epoch,
+        post.prev(hm) == reconciled.prev,
+        post.mstate(hm) == reconciled.state,
+        z3.ForAll(
+            [_m],
+            z3.Implies(
+                _m != hm,
+                z3.And(
+                    post.epoch(_m) == pre.epoch(_m),
+                    post.prev(_m) == pre.prev(_m),
+                    post.mstate(_m) == pre.mstate(_m),
+                ),
+            ),
+        ),
+        z3.ForAll(
+            [_m, _p],
+            z3.And(
+                post.assigned(_m, _p)
+                == z3.If(_m == hm, reconciled.assigned(_p), pre.assigned(_m, _p)),
+                post.revoking(_m, _p)
+                == z3.If(_m == hm, reconciled.revoking(_p), pre.revoking(_m, _p)),
+                post.subscribed(_m, _p) == subscribed_after(_m, _p),
+                post.target(_m, _p) == target(_m, _p),
+                post.committed_by(_m, _p) == pre.committed_by(_m, _p),
+            ),
+        ),
+        z3.ForAll(
+            [_p],
+            z3.And(
+                post.committed_epoch(_p) == pre.committed_epoch(_p),
+                post.pe_held(_p) == held_after(_p),
+                post.pe(_p) == epoch_after(_p),
+            ),
+        ),
+        post.group_epoch == ge1,
+        post.assignment_epoch == ae1,
+        post.loading == pre.loading,
+        post.server_error == pre.server_error,
+    )
+    refused_write = z3.And(
+        unchanged(pre, post, skip=frozenset({"server_error"})), post.server_error
+    )
+    formula = z3.And(
+        env,
+        target_ok,
+        z3.If(go, z3.If(conflict, refused_write, written), unchanged(pre, post)),
+    )
+    return Family(n, formula, params, {"accepted": z3.And(go, z3.Not(conflict))})
+
+
+def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bool) -> Family:
+    """``coordinator.remove_member`` of a member (a leave, or a timer firing)."""
+    x = z3.Const(f"{name}.member@{post.tag}", MEMBER)
+    drop = z3.Bool(f"{name}.regexes_dropped@{post.tag}")
+    params = {"member": x, "regexes_dropped": drop}
+    gone = MemberTerm(
+        pre.epoch(x),
+        pre.prev(x),
+        pre.mstate(x),
+        lambda q: pre.assigned(x, q),
+        lambda q: pre.revoking(x, q),
+    )
+    if o.variant == "bookkeeping-drops-pending":
+        conflict: BoolRef = z3.BoolVal(False)
+
+        def held_after(q: ExprRef) -> BoolRef:
+            return z3.And(pre.pe_held(q), z3.Not(gone.holds(q)))
+    else:
+        conflict = z3.Exists(
+            [_p], z3.And(gone.holds(_p), z3.Not(z3.And(pre.pe_held(_p), pre.pe(_p) == gone.epoch)))
+        )
+
+        def held_after(q: ExprRef) -> BoolRef:
+            return z3.And(pre.pe_held(q), z3.Not(gone.holds(q)))
+
+    ge1 = pre.group_epoch + 1
+    nobody_left = z3.ForAll([_m], z3.Implies(pre.is_member(_m), _m == x))
+    ae1 = (
+        z3.If(nobody_left, ge1, pre.assignment_epoch)
+        if o.realign_empty_group
+        else pre.assignment_epoch
+    )
+    removed = z3.And(
+        z3.ForAll([_m], post.is_member(_m) == z3.And(pre.is_member(_m), _m != x)),
+        z3.ForAll(
+            [_m],
+            z3.Implies(
+                _m != x,
+                z3.And(
+                    post.epoch(_m) == pre.epoch(_m),
+                    post.prev(_m) == pre.prev(_m),
+                    post.mstate(_m) == pre.mstate(_m),
+                ),
+            ),
+        ),
+        z3.ForAll(
+            [_m, _p],
+            z3.And(
+                post.assigned(_m, _p) == z3.And(pre.assigned(_m, _p), _m != x),
+                post.revoking(_m, _p) == z3.And(pre.revoking(_m, _p), _m != x),
+                post.target(_m, _p) == z3.And(pre.target(_m, _p), _m != x),
+                # remove_member builds a new Group without the regex resolutions: members
+                # subscribed through a regular expression may lose partitions.
+                z3.Implies(
+                    z3.Not(drop), post.subscribed(_m, _p) == z3.And(pre.subscribed(_m, _p), _m != x)
+                ),
+                z3.Implies(post.subscribed(_m, _p), z3.And(pre.subscribed(_m, _p), _m != x)),
+                post.committed_by(_m, _p) == pre.committed_by(_m, _p),
+            ),
+        ),
+        z3.ForAll(
+            [_p],
+            z3.And(
+                post.committed_epoch(_p) == pre.committed_epoch(_p),
+                post.pe_held(_p) == held_after(_p),
+                post.pe(_p) == pre.pe(_p),
+            ),
+        ),
+        post.group_epoch == ge1,
+        post.assignment_epoch == ae1,
+        post.loading == pre.loading,
+        post.server_error == pre.server_error,
+    )
+    refused = z3.And(
+        unchanged(pre, post, skip=frozenset({"server_error"})),
+        post.server_error if answers else post.server_error == pre.server_error,
+    )
+    go = z3.And(pre.is_member(x), z3.Not(pre.loading))
+    formula = z3.If(go, z3.If(conflict, refused, removed), unchanged(pre, post))
+    return Family(name, formula, params)
+
+
+def offset_commit(pre: SymState, post: SymState, o: Options) -> Family:
+    """``DeliverMessage`` of an OffsetCommit (``coordinator.handle_offset_commit`` and
+    ``validate_offset_commit``, KIP-848 strict epoch equality)."""
+    n = "DeliverMessage.offset_commit"
+    cm = z3.Const(f"{n}.member@{post.tag}", MEMBER)
+    r = z3.Int(f"{n}.epoch@{post.tag}")
+    parts = z3.Function(f"{n}.partitions@{post.tag}", PARTITION, z3.BoolSort())
+    params = {"member": cm, "epoch": r, "partitions": parts}
+    nobody = z3.ForAll([_m], z3.Not(pre.is_member(_m)))
+    accepted = z3.Or(z3.And(r < 0, nobody), z3.And(pre.is_member(cm), r == pre.epoch(cm)))
+    if o.variant == "accept-stale-commit-epoch":
+        accepted = z3.Or(z3.And(r < 0, nobody), pre.is_member(cm))
+    elif o.variant == "accept-commit-from-unknown-member":
+        accepted = z3.Or(accepted, z3.Not(pre.is_member(cm)))
+    stored = z3.And(
+        unchanged(pre, post, skip=frozenset({"committed_by", "committed_epoch"})),
+        z3.ForAll(
+            [_m, _p],
+            post.committed_by(_m, _p) == z3.If(parts(_p), _m == cm, pre.committed_by(_m, _p)),
+        ),
+        z3.ForAll(
+            [_p],
+            post.committed_epoch(_p) == z3.If(parts(_p), r, pre.committed_epoch(_p)),
+        ),
+    )
+    go = z3.And(z3.Not(pre.loading), accepted)
+    formula = z3.And(r > 0, z3.If(go, stored, unchanged(pre, post)))
+    return Family(n, formula, params)
+
+
+def compute_target(pre: SymState, post: SymState, o: Options) -> Family:
+    """``ComputeTargetAssignment`` as its own step (``compute_target_in_heartbeat`` off):
+    any valid target, stamped with the group epoch."""
+    n = "ComputeTargetAssignment"
+    enabled = z3.And(z3.Exists([_m], pre.is_member(_m)), pre.group_epoch > pre.assignment_epoch)
+    formula = z3.And(
+        enabled,
+        unchanged(pre, post, skip=frozenset({"target", "assignment_epoch"})),
+        valid_target(post.target, pre.is_member, pre.subscribed),
+        post.assignment_epoch == pre.group_epoch,
+    )
+    return Family(n, formula, {})
+
+
+def metadata_change(pre: SymState, post: SymState, o: Options) -> Family:
+    """Topics created, deleted, recreated or grown, racks moved, regular expressions
+    resolved again: any member's subscribed partitions may change, the group epoch may be
+    bumped, committed offsets of deleted topics are dropped."""
+    n = "MetadataChange"
+    formula = z3.And(
+        unchanged(pre, post, skip=frozenset({"subscribed", "group_epoch", "committed_by"})),
+        z3.Or(post.group_epoch == pre.group_epoch, post.group_epoch == pre.group_epoch + 1),
+        z3.ForAll(
+            [_m, _p],
+            z3.And(
+                z3.Implies(post.subscribed(_m, _p), pre.is_member(_m)),
+                z3.Implies(post.committed_by(_m, _p), pre.committed_by(_m, _p)),
+            ),
+        ),
+    )
+    return Family(n, formula, {})
+
+
+def failover(pre: SymState, post: SymState, o: Options) -> Family:
+    n = "CoordinatorFailover"
+    formula = z3.And(
+        z3.Not(pre.loading), post.loading, unchanged(pre, post, skip=frozenset({"loading"}))
+    )
+    return Family(n, formula, {})
+
+
+def loaded(pre: SymState, post: SymState, o: Options) -> Family:
+    """``CoordinatorLoaded``: ``coordinator.rebuild_group`` derives the partition epochs
+    from the members' current assignments."""
+    n = "CoordinatorLoaded"
+    formula = z3.And(
+        pre.loading,
+        z3.Not(post.loading),
+        unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe"})),
+        z3.ForAll(
+            [_p],
+            post.pe_held(_p) == z3.Exists([_m], z3.And(pre.is_member(_m), pre.holds(_m, _p))),
+        ),
+        z3.ForAll(
+            [_m, _p],
+            z3.Implies(z3.And(pre.is_member(_m), pre.holds(_m, _p)), post.pe(_p) == pre.epoch(_m)),
+        ),
+    )
+    return Family(n, formula, {})
+
+
+def stutter(pre: SymState, post: SymState, o: Options) -> Family:
+    return Family("Unchanged", unchanged(pre, post), {})
+
+
+def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
+    """Every disjunct of the relation, in a fixed order."""
+    out = [
+        heartbeat(pre, post, o),
+        _remove(pre, post, o, "DeliverMessage.leave", answers=True),
+        offset_commit(pre, post, o),
+        _remove(pre, post, o, "SessionTimeout", answers=False),
+        _remove(pre, post, o, "RebalanceTimeout", answers=False),
+        metadata_change(pre, post, o),
+        failover(pre, post, o),
+        loaded(pre, post, o),
+        stutter(pre, post, o),
+    ]
+    if not o.compute_target_in_heartbeat:
+        out.insert(1, compute_target(pre, post, o))
+    return out
+
+
+FAMILY_NAMES = (
+    "DeliverMessage.heartbeat",
+    "ComputeTargetAssignment",
+    "DeliverMessage.leave",
+    "DeliverMessage.offset_commit",
+    "SessionTimeout",
+    "RebalanceTimeout",
+    "MetadataChange",
+    "CoordinatorFailover",
+    "CoordinatorLoaded",
+    "Unchanged",
+)
+
+
+def relation(pre: SymState, post: SymState, o: Options) -> BoolRef:
+    """The transition relation: the disjunction of every family."""
+    return z3.Or(*[f.formula for f in families(pre, post, o)])
+
+
+def initial(s: SymState) -> BoolRef:
+    """``system.consumer_initial``: an empty group at epoch 0 (1 with the Kafka 4.3 epoch
+    layout), nothing committed."""
+    return z3.And(
+        z3.ForAll([_m], z3.Not(s.is_member(_m))),
+        z3.ForAll(
+            [_m, _p],
+            z3.And(*[z3.Not(getattr(s, r)(_m, _p)) for r in MEMBER_RELATIONS]),
+        ),
+        z3.ForAll([_p], z3.Not(s.pe_held(_p))),
+        s.group_epoch == s.assignment_epoch,
+        z3.Or(s.group_epoch == 0, s.group_epoch == 1),
+        z3.Not(s.loading),
+        z3.Not(s.server_error),
+    )
+
+
+# --------------------------------------------------------------------------- the model's actions
+
+
+METADATA_ACTIONS = (
+    AddPartitions,
+    RecreateTopic,
+    CreateTopic,
+    DeleteTopic,
+    ChangePartitionRacks,
+    ResolveRegularExpressions,
+)
+
+
+def family_of(action: Action) -> str:
+    """The family a model action belongs to."""
+    if isinstance(action, DeliverMessage) and action.message.to_coordinator:
+        body = action.message.body
+        if isinstance(body, OffsetCommitRequest):
+            return "DeliverMessage.offset_commit"
+        if isinstance(body, ConsumerGroupHeartbeatRequest):
+            if body.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                return "DeliverMessage.leave"
+            return "DeliverMessage.heartbeat"
+        return "Unchanged"
+    if isinstance(action, ComputeTargetAssignment):
+        return "ComputeTargetAssignment"
+    if isinstance(action, SessionTimeout):
+        return "SessionTimeout"
+    if isinstance(action, RebalanceTimeout):
+        return "RebalanceTimeout"
+    if isinstance(action, METADATA_ACTIONS):
+        return "MetadataChange"
+    if isinstance(action, CoordinatorFailover):
+        return "CoordinatorFailover"
+    if isinstance(action, CoordinatorLoaded):
+        return "CoordinatorLoaded"
+    return "Unchanged"

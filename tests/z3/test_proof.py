@@ -1,0 +1,402 @@
+"""Z3 as a prover (invariants/z3/proof/): the symbolic relation agrees with the Python
+model on model steps, the inductive invariant is proved, a broken rule gives a decoded
+counterexample to induction, and Z3's unknown is a verdict.
+
+Every bound here is a number of states, steps or obligations, never seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+import z3
+
+from groupcheck.cli import main
+from groupcheck.mutants import MUTANTS
+from invariants.expr import compile_expr
+from invariants.z3.proof.agreement import StepCheck, check_step
+from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search
+from invariants.z3.proof.clients import REQUEST_REPORTS, diagnose
+from invariants.z3.proof.induction import INVARIANT, LEMMAS, STEP_TARGETS, Prover
+from invariants.z3.proof.reading import OutsideAbstraction, read
+from invariants.z3.proof.state import Concrete, SymState, project
+from invariants.z3.proof.transition import VARIANTS, Options, families, family_of
+from model import system
+from model.actions import Action, SendHeartbeat, Subscribe
+from model.config import Config
+from model.path import Path
+from model.presets import PRESETS
+from model.records import State
+from model.rules import DEFAULT_RULES
+from model.scenario import Script, stable_state
+
+Step = tuple[State, Action, State]
+
+
+def _bfs_steps(config: Config, max_states: int) -> Iterator[Step]:
+    """Every step out of the first ``max_states`` states in BFS order."""
+    init = system.initial(config)
+    assert isinstance(init, State)
+    seen = {init}
+    queue = deque([init])
+    expanded = 0
+    while queue and expanded < max_states:
+        s = queue.popleft()
+        expanded += 1
+        for a in system.enabled(s, config):
+            t = system.step(s, a, config)
+            assert isinstance(t, State)
+            yield s, a, t
+            if t not in seen:
+                seen.add(t)
+                queue.append(t)
+
+
+def _walk_steps(config: Config, seed: int, walks: int, length: int) -> Iterator[Step]:
+    rng = random.Random(seed)
+    for _ in range(walks):
+        s = system.initial(config)
+        assert isinstance(s, State)
+        for _ in range(length):
+            actions = system.enabled(s, config)
+            if not actions:
+                break
+            a = rng.choice(actions)
+            t = system.step(s, a, config)
+            assert isinstance(t, State)
+            yield s, a, t
+            s = t
+
+
+def _values(state: State) -> Concrete:
+    """The projection without its domain hints (the member ids of the clients)."""
+    return replace(project(state), extra_members=(), extra_partitions=())
+
+
+def _check(steps: Iterator[Step], config: Config) -> dict[str, int]:
+    """Every step is allowed by its family, and where the family is deterministic given
+    the step, the model's successor is the relation's only one. ``Unchanged`` steps are
+    compared on the projection directly (that is all the family says)."""
+    seen: dict[str, int] = {}
+    for pre, action, post in steps:
+        family = family_of(action)
+        seen[family] = seen.get(family, 0) + 1
+        if family == "Unchanged":
+            assert _values(pre) == _values(post), action
+            continue
+        result = check_step(pre, action, post, config)
+        assert result.allowed == "yes", (action, result)
+        assert result.unique in (None, "yes"), (action, result)
+    return seen
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def test_relation_allows_every_tiny_step_bfs() -> None:
+    seen = _check(_bfs_steps(PRESETS["TINY"], max_states=100), PRESETS["TINY"])
+    assert seen["DeliverMessage.heartbeat"] > 20
+    assert {"DeliverMessage.leave", "SessionTimeout"} <= set(seen), seen
+
+
+@pytest.mark.parametrize(
+    ("preset", "families_expected"),
+    [
+        ("SMALL", {"DeliverMessage.heartbeat", "DeliverMessage.offset_commit"}),
+        ("MUT2_CRASH", {"DeliverMessage.heartbeat", "SessionTimeout"}),
+        ("MUT2_TOPICS", {"DeliverMessage.heartbeat", "MetadataChange"}),
+        ("MUT2_FAILOVER", {"CoordinatorFailover", "CoordinatorLoaded"}),
+        ("KIP848_CASE_STUDY", {"ComputeTargetAssignment"}),
+    ],
+)
+def test_relation_allows_model_walks(preset: str, families_expected: set[str]) -> None:
+    config = PRESETS[preset]
+    seen = _check(_walk_steps(config, seed=1, walks=3, length=30), config)
+    assert families_expected <= set(seen), seen
+
+
+def test_relation_allows_the_f1_path_of_small() -> None:
+    """F1's path through a lost heartbeat (docs/findings.md) is a path of the relation:
+    the coordinator's release of the unreported partition is one of its heartbeats."""
+    config = PRESETS["SMALL"]
+    path = Path.decode(config, "0000a221200")
+    states = list(path.states())
+    steps = [
+        (s, a, t)
+        for a, s, t in zip(path.actions, states[:-1], states[1:], strict=True)
+        if isinstance(s, State) and isinstance(t, State)
+    ]
+    assert len(steps) == len(path.actions)
+    seen = _check(iter(steps), config)
+    assert seen["DeliverMessage.heartbeat"] == 3
+
+
+def _revocation_step(config: Config) -> Step:
+    """A holds foo-0 and foo-1 at epoch 1; B joins and is targeted one of them; the step
+    is the coordinator handling A's next heartbeat (the revocation)."""
+    script = Script(config, stable_state(config, 1, {"A": {("foo", 0), ("foo", 1)}}))
+    script.do(Subscribe("B"))
+    script.heartbeat("B")
+    script.do(SendHeartbeat("A"))
+    pre = script.state
+    post = script.deliver("A", to_coordinator=True)
+    return pre, script.actions[-1], post
+
+
+def test_agreement_catches_a_model_rule_the_relation_does_not_have() -> None:
+    """The check can fail: with a mutant's rules the Python model takes a heartbeat step
+    the reference relation, given the same request, does not produce; with the reference
+    rules the same step is the relation's only successor."""
+    mutant = MUTANTS["revoke-without-waiting"]
+    reference = mutant.config
+    pre, action, post = _revocation_step(reference)
+    assert family_of(action) == "DeliverMessage.heartbeat"
+    assert any(m.revoking for m in project(post).members.values())
+    assert check_step(pre, action, post, reference) == StepCheck(
+        "DeliverMessage.heartbeat", "yes", "yes"
+    )
+    broken = replace(reference, rules=mutant.rules)
+    pre, action, post = _revocation_step(broken)
+    assert not any(m.revoking for m in project(post).members.values())
+    result = check_step(pre, action, post, broken, options=Options.of(reference))
+    assert result.unique == "no"
+
+
+def test_lemmas_hold_on_reached_states() -> None:
+    """The strengthening lemmas are true of the model's reachable states (Python reading
+    of the same expressions on the abstraction's snapshot)."""
+    for preset in ("TINY", "MUT2_CRASH", "MUT2_FAILOVER"):
+        config = PRESETS[preset]
+        for _, _, post in _bfs_steps(config, max_states=200):
+            snap = project(post).snapshot()
+            for c in INVARIANT:
+                assert compile_expr(c.expr)(snap, {}), (preset, c.name)
+
+
+# --------------------------------------------------------------------------- proofs
+
+
+def test_every_family_is_satisfiable_under_the_invariant() -> None:
+    """No proof is vacuous: from a state of the invariant, every family has a step, and
+    the heartbeat family has one that changes a member's assignment."""
+    pre, post = SymState.fresh("pre"), SymState.fresh("post")
+    for fam in families(pre, post, Options()):
+        s = z3.Solver()
+        for c in INVARIANT:
+            s.add(read(c.expr, now=pre))
+        s.add(fam.formula)
+        if fam.name == "DeliverMessage.heartbeat":
+            m, p = fam.params["member"], z3.Const("q", pre.pe.domain(0))
+            s.add(pre.is_member(m), z3.Exists([p], post.assigned(m, p) != pre.assigned(m, p)))
+        assert s.check() == z3.sat, fam.name
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        Options(),
+        Options(
+            compute_target_in_heartbeat=False,
+            reconcile_while_assigning=False,
+            rejoin_with_epoch_zero=False,
+            realign_empty_group=True,
+        ),
+    ],
+    ids=["defaults", "separate-target-and-old-switches"],
+)
+def test_the_invariant_is_proved(options: Options) -> None:
+    """One proof: every obligation of the reference encoding is unsat (under the default
+    switches, and under the other value of each switch the core reads)."""
+    results = Prover(options).run()
+    failed = [(r.obligation.name, r.status, r.reason) for r in results if r.status != "proved"]
+    assert not failed
+    goals = {r.obligation.goal for r in results}
+    assert {
+        "NoDoubleMemberAssignment",
+        "HandOutOnlyReleased",
+        "EpochOrder.AssignmentEpoch",
+        "EpochOrder.MemberEpoch",
+        "MemberEpochMonotone",
+        "OffsetCommitAtValidEpoch",
+    } <= goals
+    n = len(families(*_two(), options))
+    assert len(results) == len(INVARIANT) * (1 + n) + len(STEP_TARGETS) * n
+
+
+def _two() -> tuple[SymState, SymState]:
+    return SymState.fresh("a"), SymState.fresh("b")
+
+
+@pytest.mark.parametrize(
+    ("variant", "goal", "family"),
+    [
+        ("bookkeeping-drops-pending", "Lemma.PartitionEpochs", "DeliverMessage.heartbeat"),
+        ("ignore-partition-epochs", "NoServerError", "DeliverMessage.heartbeat"),
+        ("accept-stale-commit-epoch", "OffsetCommitAtValidEpoch", "DeliverMessage.offset_commit"),
+    ],
+)
+def test_a_broken_rule_gives_a_decoded_cti(variant: str, goal: str, family: str) -> None:
+    assert variant in MUTANTS  # the variant encodes a mutant of the catalogue
+    results = Prover(Options(variant=variant)).run(only=[goal])
+    failed = [r for r in results if r.status == "failed"]
+    assert [r.obligation.family for r in failed] == [family]
+    cti = failed[0].cti
+    assert cti is not None
+    assert cti.python_confirms
+    assert cti.family == family
+    text = "\n".join(cti.lines())
+    assert "pre-state" in text
+    assert "post-state" in text
+
+
+def test_variants_are_catalogue_mutants() -> None:
+    assert set(VARIANTS) <= set(MUTANTS)
+
+
+def test_unknown_is_never_proved(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(z3.Solver, "check", lambda self, *a: z3.unknown)
+    monkeypatch.setattr(z3.Solver, "reason_unknown", lambda self: "timeout")
+    results = Prover().run(only=["EpochOrder.AssignmentEpoch"])
+    assert results
+    assert {r.status for r in results} == {"unknown"}
+    assert {r.reason for r in results} == {"timeout"}
+
+
+def test_a_client_property_is_outside_the_abstraction() -> None:
+    from invariants.properties import OWNED_PARTITIONS_ARE_HELD
+
+    assert OWNED_PARTITIONS_ARE_HELD.expr is not None
+    with pytest.raises(OutsideAbstraction):
+        read(OWNED_PARTITIONS_ARE_HELD.expr, now=SymState.fresh("x"))
+
+
+def test_lemmas_are_documented() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "invariants.md").read_text()
+    for lemma in LEMMAS:
+        assert f"`{lemma.name}`" in doc, lemma.name
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def test_prove_command_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    # A subset of the obligations proves nothing inductive: the others are assumed.
+    assert main(["prove", "--json", "--quiet", "--only", "EpochOrder.MemberEpoch"]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"] == "inconclusive"
+    assert doc["summary"]["failed"] == 0
+    assert all(ob["status"] == "proved" for ob in doc["obligations"])
+    assert "Lemma.PartitionEpochs" in doc["reasons"][0]
+    code = main(
+        [
+            "prove",
+            "--json",
+            "--quiet",
+            "--variant",
+            "accept-stale-commit-epoch",
+            "--only",
+            "OffsetCommitAtValidEpoch",
+        ]
+    )
+    assert code == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"] == "violation"
+    assert any("cti" in ob for ob in doc["obligations"])
+    assert main(["prove", "--preset", "STATIC", "--quiet"]) == 2
+    capsys.readouterr()
+    layer = ["--only", "Lemma.ReceivedTargetIsHeld"]
+    code = main(["prove", "--json", "--quiet", "--clients", "--natural-lemmas", *layer])
+    assert code == 1
+    doc = json.loads(capsys.readouterr().out)
+    failed = [ob for ob in doc["client_layer"]["obligations"] if ob["status"] == "failed"]
+    assert [ob["family"] for ob in failed] == ["DeliverMessage.heartbeat"]
+    assert failed[0]["python_confirms"] is True
+
+
+def test_prove_command_unknown_exits_3(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(z3.Solver, "check", lambda self, *a: z3.unknown)
+    monkeypatch.setattr(z3.Solver, "reason_unknown", lambda self: "timeout")
+    assert main(["prove", "--quiet", "--only", "EpochOrder.AssignmentEpoch"]) == 3
+    assert "UNKNOWN" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- F1 (client layer)
+
+
+def test_f1_is_where_owned_partitions_are_held_stops_being_inductive() -> None:
+    """Without the client-side fix, the natural strengthening of OwnedPartitionsAreHeld
+    (what a client received is held by its member) fails at the coordinator's heartbeat:
+    the request does not report a received target, the coordinator takes it as revoked
+    (docs/findings.md, F1)."""
+    results = diagnose(
+        fix=False,
+        request_lemma=False,
+        only=("OwnedPartitionsAreHeld", "Lemma.ReceivedTargetIsHeld"),
+    )
+    failed = [r for r in results if r.status == "failed"]
+    assert {(r.goal, r.family) for r in failed} <= {
+        ("OwnedPartitionsAreHeld", "DeliverMessage.heartbeat"),
+        ("Lemma.ReceivedTargetIsHeld", "DeliverMessage.heartbeat"),
+    }
+    received = [r for r in failed if r.goal == "Lemma.ReceivedTargetIsHeld"]
+    assert received
+    assert received[0].python_confirms
+    assert "not applied yet" in "\n".join(received[0].cti)
+    assert not [r for r in results if r.status == "unknown"]
+
+
+def test_without_the_fix_the_heartbeat_does_not_report_what_the_client_will_consume() -> None:
+    results = diagnose(fix=False, request_lemma=True, only=(REQUEST_REPORTS.name,))
+    failed = [r for r in results if r.status == "failed"]
+    assert [r.family for r in failed] == ["SendHeartbeat"]
+    assert failed[0].python_confirms
+
+
+def test_reporting_pending_additions_makes_the_client_layer_inductive() -> None:
+    results = diagnose(fix=True, request_lemma=True)
+    assert {r.goal for r in results} >= {"OwnedPartitionsAreHeld", REQUEST_REPORTS.name}
+    assert [(r.goal, r.family, r.status) for r in results if r.status != "proved"] == []
+
+
+# --------------------------------------------------------------------------- bounded model checking
+
+
+def test_bmc_finds_a_mutant_and_the_python_coordinator_replays_it() -> None:
+    options = Options(variant="ignore-partition-epochs")
+    out = search("NoServerError", 3, options)
+    assert out.status == "violation"
+    assert out.path is not None
+    mutant = MUTANTS["ignore-partition-epochs"]
+    states, server_error = replay(out.path, mutant.rules, mutant.config)
+    assert server_error
+    assert confirmed(out.path, states, server_error)
+    # The same path under the reference rules is not the model's: the replay says so.
+    with pytest.raises(ReplayDiverged):
+        replay(out.path, DEFAULT_RULES, mutant.config)
+
+
+def test_bmc_finds_nothing_shallow_in_the_reference_rules() -> None:
+    for goal in ("NoDoubleMemberAssignment", "OffsetCommitAtValidEpoch"):
+        assert search(goal, 2, Options()).status == "ok"
+
+
+def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["explore", "--engine", "bmc", "--depth", "2", "--json", "--quiet"]
+    code = main(
+        [*args, "--mutant", "accept-stale-commit-epoch", "--only", "OffsetCommitAtValidEpoch"]
+    )
+    assert code == 1
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert row["status"] == "violation"
+    assert row["replayed"] is True
+    assert main([*args, "--mutant", "revoke-without-waiting"]) == 2
