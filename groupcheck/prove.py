@@ -115,7 +115,24 @@ def _options(args: argparse.Namespace) -> Any:
         raise ConfigError(
             "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
         )
+    outside = _outside_abstraction(config)
+    if outside:
+        raise ConfigError(
+            f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
+        )
     return Options.of(config, args.variant)
+
+
+def _outside_abstraction(config: Any) -> str | None:
+    """What of ``config`` the symbolic relation does not model (None: nothing), so that a
+    proof is never reported for rules it did not read."""
+    if config.assignor_offload:
+        return "KIP-1263 assignor offload"
+    if config.effective_assignment_interval_ms() > 0:
+        return "KIP-1263 assignment batching"
+    if config.allows("ExpireOffsets"):
+        return "KIP-211 offset expiry"
+    return None
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
@@ -286,6 +303,9 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         )
     if any(c.instance_id is not None for c in config.clients) or config.assignment_epochs:
         raise ConfigError("--engine bmc covers dynamic members without KIP-1251 assignment epochs")
+    outside = _outside_abstraction(config)
+    if outside:
+        raise ConfigError(f"--engine bmc's symbolic rules have no {outside}; explore it instead")
     goals = [c.name for c in STATE_TARGETS] + [s.name for s in STEP_TARGETS]
     if args.only:
         unknown = [g for g in args.only if g not in goals]

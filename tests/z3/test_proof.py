@@ -400,3 +400,17 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str]) -> None:
     assert row["status"] == "violation"
     assert row["replayed"] is True
     assert main([*args, "--mutant", "revoke-without-waiting"]) == 2
+
+
+@pytest.mark.parametrize("preset_name", ["OFFLOAD", "BATCHING", "OFFSETS_EXPIRY"])
+def test_prove_refuses_rules_outside_its_abstraction(
+    preset_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A proof is never reported for rules the symbolic relation does not read."""
+    from groupcheck.cli import main
+
+    assert main(["prove", "--preset", preset_name, "--quiet"]) == 2
+    assert main(["explore", "--engine", "bmc", "--depth", "1", "--preset", preset_name]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2
+    assert "explore it instead" in err
