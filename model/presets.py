@@ -488,7 +488,32 @@ MUTC_STALL = replace(
 """B joins; a member's application may hang after its JoinGroup response, before it sends
 SyncGroup, while its heartbeat thread keeps the session."""
 
-CLASSIC_SCENARIOS: tuple[Config, ...] = (MUTC_STICKY, MUTC_COOPERATIVE, MUTC_STATIC, MUTC_STALL)
+MUTC_MISSED_ROUND = Config(
+    name="MUTC_MISSED_ROUND",
+    protocol="classic",
+    topics=(("foo", 3),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("C", ("foo",), assignors=("cooperative-sticky",), subscribed=False),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "LoseMessage"}),
+    warm_start=True,
+    max_restarts=0,
+)
+"""``cooperative-sticky`` with three members: A and B form the group on three partitions,
+C joins. A lost JoinGroup response makes a member miss a round: it joins the next one
+still owning, and claiming, the partitions of an older generation while the others claim
+theirs at the newer one (KAFKA-14639)."""
+
+CLASSIC_SCENARIOS: tuple[Config, ...] = (
+    MUTC_STICKY,
+    MUTC_COOPERATIVE,
+    MUTC_STATIC,
+    MUTC_STALL,
+    MUTC_MISSED_ROUND,
+)
 """The classic protocol's mutant scenarios, as presets of their own."""
 
 PRESETS.update({c.name: c for c in CLASSIC_SCENARIOS})

@@ -15,7 +15,7 @@ from model import target as tg
 from model.classic import client as cc
 from model.classic import coordinator as clco
 from model.classic.assignors import Subscription
-from model.classic.messages import JoinGroupRequest, JoinGroupResponseMember
+from model.classic.messages import NO_GENERATION, JoinGroupRequest, JoinGroupResponseMember
 from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.presets import (
@@ -33,6 +33,7 @@ from model.presets import (
     MUT2_TOPICS,
     MUT3,
     MUTC_COOPERATIVE,
+    MUTC_MISSED_ROUND,
     MUTC_STALL,
     MUTC_STATIC,
     MUTC_STICKY,
@@ -402,6 +403,28 @@ def no_pending_sync_timer(group: ClassicGroup, member_id: str, config: Any) -> A
     return clco.rebalance_timeout(group, member_id, config)
 
 
+def highest_generation_claims_only(
+    client: ClassicClient,
+    members: tuple[JoinGroupResponseMember, ...],
+    topics: Mapping[str, TopicMetadata],
+    config: Any,
+) -> FrozenMap[str, Assignment] | None:
+    """KAFKA-14639: ``AbstractStickyAssignor`` before Kafka 3.5 took the owned partitions only
+    of the members reporting the highest generation; a member that missed a round counts
+    as owning nothing, for the sticky algorithm and for ``adjustAssignment`` alike, so its
+    partitions go to others in the round it is told to revoke them."""
+    top = max((m.subscription.generation_id for m in members), default=NO_GENERATION)
+    counted = tuple(
+        m
+        if m.subscription.generation_id == top
+        else replace(
+            m, subscription=replace(m.subscription, owned_partitions=EMPTY, user_data=EMPTY)
+        )
+        for m in members
+    )
+    return cc.leader_assignment(client, counted, topics, config)
+
+
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: (name, summary, bug, rules field, scenario)."""
     rows = [
@@ -579,6 +602,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-12890",
             "classic_rebalance_timeout",
             MUTC_STALL,
+        ),
+        (
+            "highest-generation-claims-only",
+            "owned partitions honoured only from members at the highest generation",
+            "KAFKA-14639",
+            "classic_leader_assignment",
+            MUTC_MISSED_ROUND,
         ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
