@@ -507,12 +507,23 @@ C joins. A lost JoinGroup response makes a member miss a round: it joins the nex
 still owning, and claiming, the partitions of an older generation while the others claim
 theirs at the newer one (KAFKA-14639)."""
 
+MUTC_LATE_SYNC = replace(
+    MUTC_MISSED_ROUND,
+    name="MUTC_LATE_SYNC",
+    max_perturbations=1,
+    perturbations=frozenset({"Subscribe"}),
+)
+"""As ``MUTC_MISSED_ROUND`` without lost messages: C joins, and a member whose SyncGroup
+arrives after the next rebalance started (a member revoking a partition rejoins at once)
+is answered REBALANCE_IN_PROGRESS (KAFKA-14016)."""
+
 CLASSIC_SCENARIOS: tuple[Config, ...] = (
     MUTC_STICKY,
     MUTC_COOPERATIVE,
     MUTC_STATIC,
     MUTC_STALL,
     MUTC_MISSED_ROUND,
+    MUTC_LATE_SYNC,
 )
 """The classic protocol's mutant scenarios, as presets of their own."""
 

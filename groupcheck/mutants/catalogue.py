@@ -1,6 +1,7 @@
 """The mutant functions and their scenarios. Each function has the signature of the
 ``model.rules.Rules`` field it replaces and differs from the default in one rule; docs/bugs.md
-describes each one, the bug it stands for and the property that kills it."""
+describes each one, the bug it stands for and the property that kills it. A mutant that
+replaces more than one field (``ALSO``) names its further functions here too."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ from model import reconcile as rc
 from model import target as tg
 from model.classic import client as cc
 from model.classic import coordinator as clco
-from model.classic.assignors import Subscription
-from model.classic.messages import NO_GENERATION, JoinGroupRequest, JoinGroupResponseMember
+from model.classic.assignors import Subscription, validate_cooperative_assignment
+from model.classic.messages import (
+    NO_GENERATION,
+    JoinGroupRequest,
+    JoinGroupResponseMember,
+    SyncGroupResponse,
+)
 from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.presets import (
@@ -33,6 +39,7 @@ from model.presets import (
     MUT2_TOPICS,
     MUT3,
     MUTC_COOPERATIVE,
+    MUTC_LATE_SYNC,
     MUTC_MISSED_ROUND,
     MUTC_STALL,
     MUTC_STATIC,
@@ -40,6 +47,7 @@ from model.presets import (
 )
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    Body,
     Client,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -48,7 +56,13 @@ from model.records import (
     OffsetCommitRequest,
     TopicMetadata,
 )
-from model.status import ClassicGroupStatus, ClientStatus, ErrorCode, MemberState
+from model.status import (
+    ClassicGroupStatus,
+    ClientStatus,
+    ErrorCode,
+    MemberState,
+    RebalanceProtocol,
+)
 
 # --------------------------------------------------------------------------- scenarios
 
@@ -425,6 +439,65 @@ def highest_generation_claims_only(
     return cc.leader_assignment(client, counted, topics, config)
 
 
+def late_sync_resets_generation(
+    client: ClassicClient, resp: SyncGroupResponse, config: Any
+) -> tuple[ClassicClient, OffsetCommitRequest | None]:
+    """KAFKA-13891, reverted as KAFKA-14016: a SyncGroup answered REBALANCE_IN_PROGRESS (the
+    member was late for the SyncGroup phase) resets the generation, as ILLEGAL_GENERATION
+    does: the member gives up its partitions as lost before it rejoins."""
+    if resp.error_code is ErrorCode.REBALANCE_IN_PROGRESS:
+        resp = replace(resp, error_code=ErrorCode.ILLEGAL_GENERATION)
+    return cc.on_sync_response(client, resp, config)
+
+
+def validate_stale_claims(
+    client: ClassicClient,
+    members: tuple[JoinGroupResponseMember, ...],
+    topics: Mapping[str, TopicMetadata],
+    config: Any,
+) -> FrozenMap[str, Assignment] | None:
+    """KAFKA-13406 (Kafka 3.0): the leader honours claims only from the highest generation
+    (as before KAFKA-14639) and then checks even the built-in cooperative-sticky assignment
+    with ``validateCooperativeAssignment`` against every member's raw claims: a stale claim
+    the assignor ignored makes the check fail, and the rebalance with it."""
+    result = highest_generation_claims_only(client, members, topics, config)
+    if result is None or cc.rebalance_protocol(client) is not RebalanceProtocol.COOPERATIVE:
+        return result
+    claims = {
+        m.member_id: Subscription(
+            member_id=m.member_id,
+            instance_id=m.instance_id,
+            topics=m.subscription.topics,
+            owned_partitions=m.subscription.owned_partitions,
+            generation=m.subscription.generation_id,
+        )
+        for m in members
+    }
+    return None if validate_cooperative_assignment(claims, result) else result
+
+
+def generation_of_last_assignment(
+    client: ClassicClient, config: Any
+) -> tuple[ClassicClient, tuple[Body, ...]]:
+    """Before KIP-792 (Kafka 3.4) a cooperative member reported, in the cooperative-sticky
+    user data, the generation of the last assignment it received
+    (``CooperativeStickyAssignor.onAssignment``), not the generation it joined: a member
+    whose SyncGroup failed keeps reporting the generation before it."""
+    new, bodies = cc.join_group(client, config)
+    join = bodies[-1]
+    assert isinstance(join, JoinGroupRequest)
+    if cc.rebalance_protocol(new) is not RebalanceProtocol.COOPERATIVE:
+        return new, bodies
+    subscription = replace(join.subscription, generation_id=new.assigned_generation)
+    return new, (*bodies[:-1], replace(join, subscription=subscription))
+
+
+ALSO: dict[str, tuple[tuple[str, str], ...]] = {
+    "validate-stale-claims": (("classic_join_group", "generation_of_last_assignment"),),
+}
+"""Mutant name → the further (Rules field, function of this module) it replaces."""
+
+
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: (name, summary, bug, rules field, scenario)."""
     rows = [
@@ -609,6 +682,20 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-14639",
             "classic_leader_assignment",
             MUTC_MISSED_ROUND,
+        ),
+        (
+            "late-sync-resets-generation",
+            "a member late for SyncGroup resets its generation and gives up its partitions",
+            "KAFKA-13891 / KAFKA-14016",
+            "classic_on_sync_response",
+            MUTC_LATE_SYNC,
+        ),
+        (
+            "validate-stale-claims",
+            "a stale claim fails the leader's cooperative check, rebalance after rebalance",
+            "KAFKA-13406 / KAFKA-13419",
+            "classic_leader_assignment",
+            MUTC_LATE_SYNC,
         ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
