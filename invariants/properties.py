@@ -502,6 +502,26 @@ STICKY_ASSIGNMENT = _prop(
     families=CLASSIC,
 )
 
+STATIC_INSTANCE_UNIQUE = _prop(
+    "StaticInstanceUnique",
+    Kind.ALWAYS_STATE,
+    "At most one member of the group holds a static group.instance.id: a new process of "
+    "the instance replaces the old member id, which is fenced.",
+    "KIP-345 Static Membership; GroupMetadataManager.classicGroupJoinNewStaticMember",
+    forall(m1, m2)(
+        Implies(
+            all_of(
+                R("is_member", m1),
+                R("is_member", m2),
+                Cmp("!=", F("instance", m1), Const(0)),
+                Cmp("==", F("instance", m1), F("instance", m2)),
+            ),
+            Same(m1, m2),
+        )
+    ),
+    families=CLASSIC,
+)
+
 LOST_ONLY_WHEN_OUT = _prop(
     "LostOnlyWhenOut",
     Kind.ALWAYS_STEP,
@@ -553,6 +573,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     REVOKED_BEFORE_REASSIGNED,
     JOINING_OWNS_NOTHING,
     HOLDER_COMMITS_ACCEPTED,
+    STATIC_INSTANCE_UNIQUE,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

@@ -517,6 +517,24 @@ MUTC_LATE_SYNC = replace(
 arrives after the next rebalance started (a member revoking a partition rejoins at once)
 is answered REBALANCE_IN_PROGRESS (KAFKA-14016)."""
 
+MUTC_TWO_PROCESSES = Config(
+    name="MUTC_TWO_PROCESSES",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), instance_id="a", assignors=("range",)),
+        ClientSpec("A2", ("foo",), instance_id="a", assignors=("range",), subscribed=False),
+        ClientSpec("C", ("foo",), assignors=("range",), subscribed=False),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe"}),
+    warm_start=True,
+    max_restarts=0,
+)
+"""Two live processes of one static instance ``a`` (KAFKA-8500): A forms the group; a
+second process A2 of the same instance may start while A still runs, and a dynamic member
+C may join, so A2's JoinGroup can arrive in any group state."""
+
 CLASSIC_SCENARIOS: tuple[Config, ...] = (
     MUTC_STICKY,
     MUTC_COOPERATIVE,
@@ -524,6 +542,7 @@ CLASSIC_SCENARIOS: tuple[Config, ...] = (
     MUTC_STALL,
     MUTC_MISSED_ROUND,
     MUTC_LATE_SYNC,
+    MUTC_TWO_PROCESSES,
 )
 """The classic protocol's mutant scenarios, as presets of their own."""
 

@@ -44,6 +44,7 @@ from model.presets import (
     MUTC_STALL,
     MUTC_STATIC,
     MUTC_STICKY,
+    MUTC_TWO_PROCESSES,
 )
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -492,6 +493,27 @@ def generation_of_last_assignment(
     return new, (*bodies[:-1], replace(join, subscription=subscription))
 
 
+def static_replaced_only_when_stable(
+    group: ClassicGroup, req: JoinGroupRequest, reply: ReplyTo, config: Any
+) -> Any:
+    """KAFKA-8500: the member id of a known ``group.instance.id`` is replaced only in a
+    STABLE group; in any other state a JoinGroup with an unknown member id joins as a new
+    member, and the old member of the instance stays."""
+    assert req.instance_id is not None
+    old_id = group.static_member_id(req.instance_id)
+    if old_id is None or group.status is ClassicGroupStatus.STABLE:
+        return clco.join_static_member(group, req, reply, config)
+    old = group.members[old_id]
+    unknown = replace(group, members=group.members.set(old_id, replace(old, instance_id=None)))
+    out, replies = clco.join_static_member(unknown, req, reply, config)
+    kept = out.members.get(old_id)
+    if kept is not None:
+        out = replace(
+            out, members=out.members.set(old_id, replace(kept, instance_id=old.instance_id))
+        )
+    return out, replies
+
+
 ALSO: dict[str, tuple[tuple[str, str], ...]] = {
     "validate-stale-claims": (("classic_join_group", "generation_of_last_assignment"),),
 }
@@ -696,6 +718,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-13406 / KAFKA-13419",
             "classic_leader_assignment",
             MUTC_LATE_SYNC,
+        ),
+        (
+            "static-replaced-only-when-stable",
+            "a second process of a static instance joins as another member outside STABLE",
+            "KAFKA-8500",
+            "classic_join_static_member",
+            MUTC_TWO_PROCESSES,
         ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]

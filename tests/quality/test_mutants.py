@@ -41,6 +41,7 @@ BASELINE_DEPTH = {
     "MUTC_STALL": 15,
     "MUTC_STATIC": 8,
     "MUTC_STICKY": 31,
+    "MUTC_TWO_PROCESSES": 9,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill
