@@ -535,6 +535,25 @@ MUTC_TWO_PROCESSES = Config(
 second process A2 of the same instance may start while A still runs, and a dynamic member
 C may join, so A2's JoinGroup can arrive in any group state."""
 
+MUTC_LEAVE = Config(
+    name="MUTC_LEAVE",
+    protocol="classic",
+    topics=(("foo", 3),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("C", ("foo",), assignors=("cooperative-sticky",)),
+    ),
+    max_perturbations=1,
+    perturbations=frozenset({"Leave"}),
+    warm_start=True,
+    max_restarts=0,
+    required_witnesses=("CooperativeMemberKeepsPartition", "GroupConverges"),
+)
+"""``cooperative-sticky`` with three members on three partitions, formed first; one member
+leaves and the others share its partition, keeping their own. Nobody revokes anything, so
+no follow-up rebalance (the FollowUpRebalance witness) is reachable."""
+
 CLASSIC_SCENARIOS: tuple[Config, ...] = (
     MUTC_STICKY,
     MUTC_COOPERATIVE,
@@ -543,6 +562,7 @@ CLASSIC_SCENARIOS: tuple[Config, ...] = (
     MUTC_MISSED_ROUND,
     MUTC_LATE_SYNC,
     MUTC_TWO_PROCESSES,
+    MUTC_LEAVE,
 )
 """The classic protocol's mutant scenarios, as presets of their own."""
 

@@ -40,6 +40,7 @@ from model.presets import (
     MUT3,
     MUTC_COOPERATIVE,
     MUTC_LATE_SYNC,
+    MUTC_LEAVE,
     MUTC_MISSED_ROUND,
     MUTC_STALL,
     MUTC_STATIC,
@@ -514,6 +515,16 @@ def static_replaced_only_when_stable(
     return out, replies
 
 
+def sticky_forgets_ownership(
+    subscriptions: Mapping[str, Subscription], partitions: frozenset[TopicPartition]
+) -> dict[str, Assignment]:
+    """The sticky assignors read no previous ownership at all (every claim dropped, as if
+    no member's subscription carried owned partitions): the constrained algorithm deals
+    every partition round-robin, so partitions move between members that keep their
+    subscription (KIP-54 / KIP-429 stickiness lost)."""
+    return dict.fromkeys(sorted(subscriptions), EMPTY)
+
+
 ALSO: dict[str, tuple[tuple[str, str], ...]] = {
     "validate-stale-claims": (("classic_join_group", "generation_of_last_assignment"),),
 }
@@ -718,6 +729,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-13406 / KAFKA-13419",
             "classic_leader_assignment",
             MUTC_LATE_SYNC,
+        ),
+        (
+            "sticky-forgets-ownership",
+            "the sticky assignors read no previous ownership and deal partitions round-robin",
+            "KIP-54 / KIP-429 stickiness (AbstractStickyAssignor previous owners)",
+            "classic_arbitrate_claims",
+            MUTC_LEAVE,
         ),
         (
             "static-replaced-only-when-stable",
