@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="FILE.py",
         help="also run the mutants FILE.py defines (MUTANTS: name, field, function, "
-        "scenario, expected property); may be repeated",
+        "scenario, expected property, optionally also: further fields); may be repeated",
     )
     mut.add_argument("--json", action="store_true", help="print a JSON list")
     mut.add_argument("--quiet", action="store_true", help="no progress lines on stderr")

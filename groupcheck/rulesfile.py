@@ -193,7 +193,9 @@ def with_rules(config: Config, rules: Rules, source: RulesSource) -> Config:
     return replace(config, rules=rules, name=f"{config.name}+{source.label}")
 
 
-MUTANT_KEYS = ("name", "field", "function", "scenario", "expected", "summary", "bug")
+MUTANT_KEYS = ("name", "field", "function", "scenario", "expected", "summary", "bug", "also")
+"""Keys of a mutant given as a mapping; ``also`` maps further Rules fields to functions
+replaced together with ``field`` (a bug needing more than one wrong rule)."""
 
 
 def load_mutants(path: str, known: Mapping[str, Any]) -> list[Any]:
@@ -223,6 +225,9 @@ def load_mutants(path: str, known: Mapping[str, Any]) -> list[Any]:
             for key in ("name", "field", "function", "scenario"):
                 if key not in item:
                     raise ConfigError(f"{where}: missing key {key!r}")
+            also = item.get("also", {})
+            if not isinstance(also, Mapping):
+                raise ConfigError(f"{where}: also: expected a mapping of Rules fields to functions")
             mutant = Mutant(
                 name=str(item["name"]),
                 summary=str(item.get("summary", "")),
@@ -231,6 +236,7 @@ def load_mutants(path: str, known: Mapping[str, Any]) -> list[Any]:
                 config=_scenario(item["scenario"], where),
                 function=item["function"],
                 expected=item.get("expected"),
+                also=tuple((str(k), v) for k, v in also.items()),
             )
         else:
             raise ConfigError(f"{where}: expected a Mutant or a mapping, got {type(item).__name__}")
@@ -239,6 +245,10 @@ def load_mutants(path: str, known: Mapping[str, Any]) -> list[Any]:
             raise ConfigError(f"{where}: the name is empty or taken")
         names.add(mutant.name)
         check_rule(mutant.field, mutant.function, where)
+        if len(set(mutant.fields)) != len(mutant.fields):
+            raise ConfigError(f"{where}: a Rules field is replaced twice: {list(mutant.fields)}")
+        for field, function in mutant.also:
+            check_rule(field, function, where)
         if mutant.expected is not None and mutant.expected not in properties:
             raise ConfigError(f"{where}: expected property {mutant.expected!r} does not exist")
         out.append(replace(mutant, source=str(Path(path).resolve())))

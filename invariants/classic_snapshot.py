@@ -13,6 +13,10 @@
                        (``holds`` and ``target`` alike: the coordinator tracks no
                        revocation in the classic protocol)
 ``claims(m,p)``        ``m`` reported owning ``p`` in its JoinGroup (KIP-429)
+``under_share(m)``     with ``sticky_assignor()``: ``m``'s assignment has fewer than
+                       ⌊partitions / members⌋ partitions
+``sticky_assignor()``  1 when the selected assignor is ``sticky`` or ``cooperative-sticky``,
+                       every member lists only those and all subscribe to the same topics
 ``subscribed(m,p)``    ``p`` exists and ``m`` subscribes to its topic
 ``committed_by(m,p)``  the committed offset of ``p`` was written by ``m``
 ``group_epoch()``      the generation (``assignment_epoch()`` and every member's
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 from invariants.expr import Snapshot
 from model.classic.client import IN_GROUP
+from model.classic.messages import ClassicSubscription
 from model.classic.records import ClassicClient, ClassicGroup, ClassicState
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import TopicMetadata
@@ -48,6 +53,31 @@ STATUS_CODE = {
     ClassicGroupStatus.STABLE: 3,
     ClassicGroupStatus.DEAD: 4,
 }
+
+
+STICKY_ASSIGNORS = frozenset({"sticky", "cooperative-sticky"})
+"""The assignors built on ``AbstractStickyAssignor`` (KIP-54, KIP-341, KIP-429)."""
+
+
+def sticky_group(group: ClassicGroup) -> bool:
+    """Whether the group's assignment is the sticky assignors' constrained case
+    (``AbstractStickyAssignor.allSubscriptionsEqual``): a sticky assignor selected, every
+    member listing only sticky assignors, every member subscribed to the same topics."""
+    members = list(group.members.values())
+    return (
+        bool(members)
+        and group.protocol_name in STICKY_ASSIGNORS
+        and all(set(m.protocols) <= STICKY_ASSIGNORS for m in members)
+        and len({m.subscription.topics for m in members}) == 1
+    )
+
+
+def fair_share(group: ClassicGroup, topics: FrozenMap[str, TopicMetadata]) -> int:
+    """⌊P/N⌋ (``minQuota`` of ``ConstrainedAssignmentBuilder``): P partitions of the
+    members' common subscription, N members."""
+    sub: ClassicSubscription = next(iter(group.members.values())).subscription
+    count = sum(topics[t].partitions for t in sub.topics if t in topics)
+    return count // len(group.members)
 
 
 def classic_client_view(c: ClassicClient) -> ClassicClientView:
@@ -87,6 +117,9 @@ def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
     fn["group_status"][()] = STATUS_CODE[g.status]
     fn["holder_commit_rejected"][()] = 0
     fn["assignor_runs"][()] = 0
+    sticky = sticky_group(g)
+    fn["sticky_assignor"][()] = int(sticky)
+    share = fair_share(g, topics) if sticky else 0
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)
     members: dict[str, None] = {}
@@ -114,6 +147,8 @@ def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
         rel["is_member"].add((mid,))
         fn["member_epoch"][(mid,)] = g.generation_id
         fn["instance"][(mid,)] = instance_index.get(m.instance_id, 0) if m.instance_id else 0
+        if len(m.assignment) < share:
+            rel["under_share"].add((mid,))
         for tp in m.assignment:
             for r in ("assigned", "holds", "target"):
                 rel[r].add((mid, tp))

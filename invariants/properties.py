@@ -103,7 +103,7 @@ def _prop(
 
 c1, c2, c = Var("c1", "client"), Var("c2", "client"), Var("c", "client")
 m1, m2, m = Var("m1", "member"), Var("m2", "member"), Var("m", "member")
-p = Var("p", "partition")
+p, q = Var("p", "partition"), Var("q", "partition")
 
 
 def R(name: str, *args: Var, when: str = "now") -> Rel:
@@ -553,6 +553,91 @@ NO_LIVE_OFFSET_EXPIRES = _prop(
     families=BOTH,
 )
 
+STICKY_ASSIGNMENT = _prop(
+    "StickyAssignment",
+    Kind.ALWAYS_STEP,
+    "When a sticky assignor's assignment is installed, a member keeps every partition only "
+    "it reports owning unless it keeps at least its fair share without it, and then it is "
+    "given no partition it did not report owning.",
+    "KIP-54 and KIP-429 (stickiness); AbstractStickyAssignor.ConstrainedAssignmentBuilder",
+    forall(m, p)(
+        Implies(
+            all_of(
+                Cmp("==", F("group_status", when="pre"), Const(2)),
+                Cmp("==", F("group_status", when="post"), Const(3)),
+                Cmp("==", F("sticky_assignor", when="post"), Const(1)),
+                R("claims", m, p, when="post"),
+                forall(m2)(Implies(R("claims", m2, p, when="post"), Same(m2, m))),
+                R("subscribed", m, p, when="post"),
+                Not(R("assigned", m, p, when="post")),
+            ),
+            all_of(
+                Not(R("under_share", m, when="post")),
+                forall(q)(
+                    Implies(R("assigned", m, q, when="post"), R("claims", m, q, when="post"))
+                ),
+            ),
+        )
+    ),
+    families=CLASSIC,
+)
+
+STATIC_INSTANCE_UNIQUE = _prop(
+    "StaticInstanceUnique",
+    Kind.ALWAYS_STATE,
+    "At most one member of the group holds a static group.instance.id: a new process of "
+    "the instance replaces the old member id, which is fenced.",
+    "KIP-345 Static Membership; GroupMetadataManager.classicGroupJoinNewStaticMember",
+    forall(m1, m2)(
+        Implies(
+            all_of(
+                R("is_member", m1),
+                R("is_member", m2),
+                Cmp("!=", F("instance", m1), Const(0)),
+                Cmp("==", F("instance", m1), F("instance", m2)),
+            ),
+            Same(m1, m2),
+        )
+    ),
+    families=CLASSIC,
+)
+
+LOST_ONLY_WHEN_OUT = _prop(
+    "LostOnlyWhenOut",
+    Kind.ALWAYS_STEP,
+    "A client still in the group resets its generation, giving up its partitions as lost, "
+    "only when the coordinator no longer has its member at that generation: a member the "
+    "group still counts keeps its partitions, and only an assignment moves them.",
+    "KIP-429 (partitions lost only by a member that fell out of the group); "
+    "AbstractCoordinator.resetStateAndGeneration; ConsumerCoordinator.onJoinPrepare",
+    forall(c)(
+        Implies(
+            all_of(
+                Cmp(
+                    "==",
+                    F("client_incarnation", c, when="pre"),
+                    F("client_incarnation", c, when="post"),
+                ),
+                R("client_in_group", c, when="post"),
+                Cmp(">=", F("client_epoch", c, when="pre"), Const(0)),
+                Cmp("==", F("client_epoch", c, when="post"), Const(-1)),
+            ),
+            Not(
+                exists(m)(
+                    all_of(
+                        R("client_member", c, m, when="pre"),
+                        R("is_member", m, when="pre"),
+                        Cmp(
+                            "==", F("member_epoch", m, when="pre"), F("client_epoch", c, when="pre")
+                        ),
+                    )
+                )
+            ),
+        )
+    ),
+    families=CLASSIC,
+)
+
 STATE_PROPERTIES: tuple[Property, ...] = (
     NO_DOUBLE_CLIENT_OWNERSHIP,
     NO_DOUBLE_MEMBER_ASSIGNMENT,
@@ -570,6 +655,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     HOLDER_COMMITS_ACCEPTED,
     TARGET_ONLY_MEMBERS,
     AT_MOST_ONE_ASSIGNOR_RUN,
+    STATIC_INSTANCE_UNIQUE,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (
@@ -583,4 +669,6 @@ STEP_PROPERTIES: tuple[Property, ...] = (
     ASSIGNMENT_EPOCH_MONOTONE,
     INSTALLED_TARGET_EXISTS,
     TARGET_EPOCH_ADVANCES,
+    STICKY_ASSIGNMENT,
+    LOST_ONLY_WHEN_OUT,
 )

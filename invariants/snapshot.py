@@ -12,6 +12,8 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
                        generation (STABLE at it, the group STABLE)
 ``claims(m,p)``        classic: ``m`` reported owning ``p`` in its JoinGroup (KIP-429
                        ``OwnedPartitions``); nothing for KIP-848
+``under_share(m)``     classic, with ``sticky_assignor()``: ``m`` is assigned fewer than
+                       its fair share, ⌊partitions / members⌋; nothing for KIP-848
 ``zombie(c)``          ``c`` is alive but a coordinator timer removed its member, and it
                        has not heard so (``Client.expired``): it may still consume
 ``client_member(c,m)`` ``c`` is alive and its current member id is ``m``
@@ -36,6 +38,10 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
                        (undefined without ``Config.assignment_epochs``)
 ``holder_commit_rejected()`` 1 once a commit KIP-1251 must accept was refused, else 0
 ``assignor_runs()``    KIP-1263: the number of assignor runs in flight on the executor
+``sticky_assignor()``  classic: 1 when the group's selected assignor is ``sticky`` or
+                       ``cooperative-sticky``, every member lists only those and all
+                       subscribe to the same topics (the sticky assignors' constrained
+                       case); else 0, and 0 for KIP-848
 ``group_status()``     0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE
 ``instance(m)``        1 + the index of ``m``'s static instance id among the clients'
                        instance ids; 0 for a dynamic member
@@ -80,6 +86,7 @@ RELATIONS = (
     "client_joining",
     "client_synced",
     "claims",
+    "under_share",
 )
 """Every relation of the vocabulary (the table above)."""
 
@@ -95,6 +102,7 @@ UNARY_RELATIONS = frozenset(
         "zombie",
         "client_joining",
         "client_synced",
+        "under_share",
     }
 )
 
@@ -110,6 +118,7 @@ FUNCTIONS = (
     "assigned_since",
     "holder_commit_rejected",
     "assignor_runs",
+    "sticky_assignor",
 )
 """Every function of the vocabulary."""
 
@@ -117,7 +126,14 @@ BINARY_FUNCTIONS = frozenset({"assigned_since"})
 """Functions of two arguments (the others take none or one)."""
 
 NULLARY_FUNCTIONS = frozenset(
-    {"group_epoch", "assignment_epoch", "group_status", "holder_commit_rejected", "assignor_runs"}
+    {
+        "group_epoch",
+        "assignment_epoch",
+        "group_status",
+        "holder_commit_rejected",
+        "assignor_runs",
+        "sticky_assignor",
+    }
 )
 
 STATUS_CODE = {
@@ -196,6 +212,7 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         "assigned_since": {},
         "holder_commit_rejected": {(): int(g.holder_commit_rejected)},
         "assignor_runs": {(): len(g.assignor_runs)},
+        "sticky_assignor": {(): 0},
     }
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)

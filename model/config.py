@@ -437,8 +437,13 @@ def check_config(config: Config) -> None:
     if len(set(client_names)) != len(client_names):
         raise ConfigError(f"{where}: duplicate client names {client_names}")
     instance_ids = [c.instance_id for c in config.clients if c.instance_id is not None]
-    if len(set(instance_ids)) != len(instance_ids):
-        raise ConfigError(f"{where}: two clients share a group.instance.id")
+    if len(set(instance_ids)) != len(instance_ids) and config.protocol != "classic":
+        # A classic config may run two processes of one static instance (KAFKA-8500): the
+        # coordinator replaces the older one's member id and fences it (KIP-345).
+        raise ConfigError(
+            f"{where}: two clients share a group.instance.id; only a classic config may "
+            "run two processes of one instance"
+        )
     absent = [t for t, _ in config.absent_topics]
     if set(absent) & set(names) or len(set(absent)) != len(absent):
         raise ConfigError(f"{where}: absent_topics must name topics once, none of topics")

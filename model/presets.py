@@ -580,7 +580,82 @@ MUTC_STALL = replace(
 """B joins; a member's application may hang after its JoinGroup response, before it sends
 SyncGroup, while its heartbeat thread keeps the session."""
 
-CLASSIC_SCENARIOS: tuple[Config, ...] = (MUTC_STICKY, MUTC_COOPERATIVE, MUTC_STATIC, MUTC_STALL)
+MUTC_MISSED_ROUND = Config(
+    name="MUTC_MISSED_ROUND",
+    protocol="classic",
+    topics=(("foo", 3),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("C", ("foo",), assignors=("cooperative-sticky",), subscribed=False),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "LoseMessage"}),
+    warm_start=True,
+    max_restarts=0,
+)
+"""``cooperative-sticky`` with three members: A and B form the group on three partitions,
+C joins. A lost JoinGroup response makes a member miss a round: it joins the next one
+still owning, and claiming, the partitions of an older generation while the others claim
+theirs at the newer one (KAFKA-14639)."""
+
+MUTC_LATE_SYNC = replace(
+    MUTC_MISSED_ROUND,
+    name="MUTC_LATE_SYNC",
+    max_perturbations=1,
+    perturbations=frozenset({"Subscribe"}),
+)
+"""As ``MUTC_MISSED_ROUND`` without lost messages: C joins, and a member whose SyncGroup
+arrives after the next rebalance started (a member revoking a partition rejoins at once)
+is answered REBALANCE_IN_PROGRESS (KAFKA-14016)."""
+
+MUTC_TWO_PROCESSES = Config(
+    name="MUTC_TWO_PROCESSES",
+    protocol="classic",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), instance_id="a", assignors=("range",)),
+        ClientSpec("A2", ("foo",), instance_id="a", assignors=("range",), subscribed=False),
+        ClientSpec("C", ("foo",), assignors=("range",), subscribed=False),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe"}),
+    warm_start=True,
+    max_restarts=0,
+)
+"""Two live processes of one static instance ``a`` (KAFKA-8500): A forms the group; a
+second process A2 of the same instance may start while A still runs, and a dynamic member
+C may join, so A2's JoinGroup can arrive in any group state."""
+
+MUTC_LEAVE = Config(
+    name="MUTC_LEAVE",
+    protocol="classic",
+    topics=(("foo", 3),),
+    clients=(
+        ClientSpec("A", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), assignors=("cooperative-sticky",)),
+        ClientSpec("C", ("foo",), assignors=("cooperative-sticky",)),
+    ),
+    max_perturbations=1,
+    perturbations=frozenset({"Leave"}),
+    warm_start=True,
+    max_restarts=0,
+    required_witnesses=("CooperativeMemberKeepsPartition", "GroupConverges"),
+)
+"""``cooperative-sticky`` with three members on three partitions, formed first; one member
+leaves and the others share its partition, keeping their own. Nobody revokes anything, so
+no follow-up rebalance (the FollowUpRebalance witness) is reachable."""
+
+CLASSIC_SCENARIOS: tuple[Config, ...] = (
+    MUTC_STICKY,
+    MUTC_COOPERATIVE,
+    MUTC_STATIC,
+    MUTC_STALL,
+    MUTC_MISSED_ROUND,
+    MUTC_LATE_SYNC,
+    MUTC_TWO_PROCESSES,
+    MUTC_LEAVE,
+)
 """The classic protocol's mutant scenarios, as presets of their own."""
 
 PRESETS.update({c.name: c for c in CLASSIC_SCENARIOS})

@@ -3,7 +3,9 @@
 Each mutant re-creates a plausible implementation bug — most of them a historical Kafka
 bug (docs/bugs.md) — so that the exploration engines can show they find it. The model
 itself carries no bug switches: a mutant is ``dataclasses.replace(DEFAULT_RULES,
-<field>=<buggy function>)`` installed in a config. A mutant holds its function itself, so
+<field>=<buggy function>)`` installed in a config. A historical bug that needed more than
+one rule wrong at once (KAFKA-13406: an assignor check and the generation a client
+reports) replaces further fields too (``Mutant.also``). A mutant holds its function itself, so
 a mutant defined anywhere — a user's file (``groupcheck mutants --from FILE``) as well as
 the catalogue — can join the kill matrix.
 """
@@ -33,10 +35,17 @@ class Mutant:
     expected: str | None = None
     source: str | None = None
     """Where the mutant was defined: None for the catalogue, else the file."""
+    also: tuple[tuple[str, Callable[..., Any]], ...] = ()
+    """Further (Rules field, function) pairs replaced together with ``field``."""
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every Rules field the mutant replaces, ``field`` first."""
+        return (self.field, *(name for name, _ in self.also))
 
     @property
     def rules(self) -> Rules:
-        return replace(DEFAULT_RULES, **{self.field: self.function})
+        return replace(DEFAULT_RULES, **{self.field: self.function, **dict(self.also)})
 
     def mutated_config(self) -> Config:
         """The scenario config with this mutant's rules installed."""
@@ -44,7 +53,12 @@ class Mutant:
 
 
 def _catalogue_mutant(name: str, summary: str, bug: str, field: str, config: Config) -> Mutant:
-    return Mutant(name, summary, bug, field, config, getattr(catalogue, name.replace("-", "_")))
+    also = tuple(
+        (other, getattr(catalogue, function)) for other, function in catalogue.ALSO.get(name, ())
+    )
+    return Mutant(
+        name, summary, bug, field, config, getattr(catalogue, name.replace("-", "_")), also=also
+    )
 
 
 MUTANTS: dict[str, Mutant] = {m.name: m for m in catalogue.build(_catalogue_mutant)}

@@ -1,6 +1,7 @@
 """The mutant functions and their scenarios. Each function has the signature of the
 ``model.rules.Rules`` field it replaces and differs from the default in one rule; docs/bugs.md
-describes each one, the bug it stands for and the property that kills it."""
+describes each one, the bug it stands for and the property that kills it. A mutant that
+replaces more than one field (``ALSO``) names its further functions here too."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ from model import reconcile as rc
 from model import target as tg
 from model.classic import client as cc
 from model.classic import coordinator as clco
-from model.classic.assignors import Subscription
-from model.classic.messages import JoinGroupRequest, JoinGroupResponseMember
+from model.classic.assignors import Subscription, validate_cooperative_assignment
+from model.classic.messages import (
+    NO_GENERATION,
+    JoinGroupRequest,
+    JoinGroupResponseMember,
+    SyncGroupResponse,
+)
 from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.presets import (
@@ -36,13 +42,18 @@ from model.presets import (
     MUT2_TOPICS,
     MUT3,
     MUTC_COOPERATIVE,
+    MUTC_LATE_SYNC,
+    MUTC_LEAVE,
+    MUTC_MISSED_ROUND,
     MUTC_STALL,
     MUTC_STATIC,
     MUTC_STICKY,
+    MUTC_TWO_PROCESSES,
     OFFSETS_EXPIRY,
 )
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    Body,
     Client,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -51,7 +62,13 @@ from model.records import (
     OffsetCommitRequest,
     TopicMetadata,
 )
-from model.status import ClassicGroupStatus, ClientStatus, ErrorCode, MemberState
+from model.status import (
+    ClassicGroupStatus,
+    ClientStatus,
+    ErrorCode,
+    MemberState,
+    RebalanceProtocol,
+)
 
 # --------------------------------------------------------------------------- scenarios
 
@@ -478,6 +495,118 @@ def expire_while_rebalancing(group: ClassicGroup, topics: Any) -> frozenset[Topi
     return frozenset(tp for tp in group.committed_offsets if tp[0] not in subscribed)
 
 
+def highest_generation_claims_only(
+    client: ClassicClient,
+    members: tuple[JoinGroupResponseMember, ...],
+    topics: Mapping[str, TopicMetadata],
+    config: Any,
+) -> FrozenMap[str, Assignment] | None:
+    """KAFKA-14639: ``AbstractStickyAssignor`` before Kafka 3.5 took the owned partitions only
+    of the members reporting the highest generation; a member that missed a round counts
+    as owning nothing, for the sticky algorithm and for ``adjustAssignment`` alike, so its
+    partitions go to others in the round it is told to revoke them."""
+    top = max((m.subscription.generation_id for m in members), default=NO_GENERATION)
+    counted = tuple(
+        m
+        if m.subscription.generation_id == top
+        else replace(
+            m, subscription=replace(m.subscription, owned_partitions=EMPTY, user_data=EMPTY)
+        )
+        for m in members
+    )
+    return cc.leader_assignment(client, counted, topics, config)
+
+
+def late_sync_resets_generation(
+    client: ClassicClient, resp: SyncGroupResponse, config: Any
+) -> tuple[ClassicClient, OffsetCommitRequest | None]:
+    """KAFKA-13891, reverted as KAFKA-14016: a SyncGroup answered REBALANCE_IN_PROGRESS (the
+    member was late for the SyncGroup phase) resets the generation, as ILLEGAL_GENERATION
+    does: the member gives up its partitions as lost before it rejoins."""
+    if resp.error_code is ErrorCode.REBALANCE_IN_PROGRESS:
+        resp = replace(resp, error_code=ErrorCode.ILLEGAL_GENERATION)
+    return cc.on_sync_response(client, resp, config)
+
+
+def validate_stale_claims(
+    client: ClassicClient,
+    members: tuple[JoinGroupResponseMember, ...],
+    topics: Mapping[str, TopicMetadata],
+    config: Any,
+) -> FrozenMap[str, Assignment] | None:
+    """KAFKA-13406 (Kafka 3.0): the leader honours claims only from the highest generation
+    (as before KAFKA-14639) and then checks even the built-in cooperative-sticky assignment
+    with ``validateCooperativeAssignment`` against every member's raw claims: a stale claim
+    the assignor ignored makes the check fail, and the rebalance with it."""
+    result = highest_generation_claims_only(client, members, topics, config)
+    if result is None or cc.rebalance_protocol(client) is not RebalanceProtocol.COOPERATIVE:
+        return result
+    claims = {
+        m.member_id: Subscription(
+            member_id=m.member_id,
+            instance_id=m.instance_id,
+            topics=m.subscription.topics,
+            owned_partitions=m.subscription.owned_partitions,
+            generation=m.subscription.generation_id,
+        )
+        for m in members
+    }
+    return None if validate_cooperative_assignment(claims, result) else result
+
+
+def generation_of_last_assignment(
+    client: ClassicClient, config: Any
+) -> tuple[ClassicClient, tuple[Body, ...]]:
+    """Before KIP-792 (Kafka 3.4) a cooperative member reported, in the cooperative-sticky
+    user data, the generation of the last assignment it received
+    (``CooperativeStickyAssignor.onAssignment``), not the generation it joined: a member
+    whose SyncGroup failed keeps reporting the generation before it."""
+    new, bodies = cc.join_group(client, config)
+    join = bodies[-1]
+    assert isinstance(join, JoinGroupRequest)
+    if cc.rebalance_protocol(new) is not RebalanceProtocol.COOPERATIVE:
+        return new, bodies
+    subscription = replace(join.subscription, generation_id=new.assigned_generation)
+    return new, (*bodies[:-1], replace(join, subscription=subscription))
+
+
+def static_replaced_only_when_stable(
+    group: ClassicGroup, req: JoinGroupRequest, reply: ReplyTo, config: Any
+) -> Any:
+    """KAFKA-8500: the member id of a known ``group.instance.id`` is replaced only in a
+    STABLE group; in any other state a JoinGroup with an unknown member id joins as a new
+    member, and the old member of the instance stays."""
+    assert req.instance_id is not None
+    old_id = group.static_member_id(req.instance_id)
+    if old_id is None or group.status is ClassicGroupStatus.STABLE:
+        return clco.join_static_member(group, req, reply, config)
+    old = group.members[old_id]
+    unknown = replace(group, members=group.members.set(old_id, replace(old, instance_id=None)))
+    out, replies = clco.join_static_member(unknown, req, reply, config)
+    kept = out.members.get(old_id)
+    if kept is not None:
+        out = replace(
+            out, members=out.members.set(old_id, replace(kept, instance_id=old.instance_id))
+        )
+    return out, replies
+
+
+def sticky_forgets_ownership(
+    subscriptions: Mapping[str, Subscription], partitions: frozenset[TopicPartition]
+) -> dict[str, Assignment]:
+    """The sticky assignors read no previous ownership at all (every claim dropped, as if
+    no member's subscription carried owned partitions): the constrained algorithm deals
+    every partition round-robin, so partitions move between members that keep their
+    subscription (KIP-54 / KIP-429 stickiness lost)."""
+    return dict.fromkeys(sorted(subscriptions), EMPTY)
+
+
+ALSO: dict[str, tuple[tuple[str, str], ...]] = {
+    "validate-stale-claims": (("classic_join_group", "generation_of_last_assignment"),),
+}
+"""Mutant name → the further (Rules field, function of this module) it replaces."""
+
+
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: (name, summary, bug, rules field, scenario)."""
     rows = [
@@ -697,6 +826,39 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-13636",
             "classic_expirable_offsets",
             CLASSIC_OFFSETS_EXPIRY,
+            "highest-generation-claims-only",
+            "owned partitions honoured only from members at the highest generation",
+            "KAFKA-14639",
+            "classic_leader_assignment",
+            MUTC_MISSED_ROUND,
+        ),
+        (
+            "late-sync-resets-generation",
+            "a member late for SyncGroup resets its generation and gives up its partitions",
+            "KAFKA-13891 / KAFKA-14016",
+            "classic_on_sync_response",
+            MUTC_LATE_SYNC,
+        ),
+        (
+            "validate-stale-claims",
+            "a stale claim fails the leader's cooperative check, rebalance after rebalance",
+            "KAFKA-13406 / KAFKA-13419",
+            "classic_leader_assignment",
+            MUTC_LATE_SYNC,
+        ),
+        (
+            "sticky-forgets-ownership",
+            "the sticky assignors read no previous ownership and deal partitions round-robin",
+            "KIP-54 / KIP-429 stickiness (AbstractStickyAssignor previous owners)",
+            "classic_arbitrate_claims",
+            MUTC_LEAVE,
+        ),
+        (
+            "static-replaced-only-when-stable",
+            "a second process of a static instance joins as another member outside STABLE",
+            "KAFKA-8500",
+            "classic_join_static_member",
+            MUTC_TWO_PROCESSES,
         ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]

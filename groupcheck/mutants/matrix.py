@@ -72,6 +72,7 @@ def kill(
     return {
         "mutant": mutant.name,
         "field": mutant.field,
+        "fields": list(mutant.fields),
         "bug": mutant.bug,
         "scenario": mutant.config.name,
         "result": result,

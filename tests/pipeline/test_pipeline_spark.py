@@ -29,12 +29,15 @@ from tracelines import progress_walk
 
 import groupcheck
 from groupcheck.cli import main
+from groupcheck.explore.minimise import first_violations
+from groupcheck.mutants import get_mutant
 from groupcheck.pipeline import spark as spark_module
 from groupcheck.pipeline.corpus import plan_corpus, validate_range
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.grid import load_grid
 from groupcheck.pipeline.standalone import StandaloneCluster
 from groupcheck.pipeline.work import Job, execute_table, run_parts
+from model.path import Path as Path_
 from model.presets import TINY
 from model.trace import path_lines
 
@@ -110,6 +113,60 @@ def test_explore_on_spark_equals_plain_python_and_resumes(
     assert "resuming: 4 of 6 parts already committed" in err
     assert all((out / "parts" / n).stat().st_mtime_ns == t for n, t in kept.items())
     assert pq.read_table(out / "parts").equals(expected)
+
+
+def test_classic_cell_on_spark_finds_the_late_sync_mutant(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A classic-protocol grid end to end: the reference rules and the KAFKA-14016 mutant
+    on MUTC_LATE_SYNC, by seeded walks on Spark; the rows equal a plain-Python run, the
+    reference cell converges everywhere, and the mutant cell's violation replays."""
+    grid = tmp_path / "g.json"
+    grid.write_text(
+        json.dumps(
+            {
+                "presets": ["MUTC_LATE_SYNC"],
+                "mutants": ["none", "late-sync-resets-generation"],
+                "engines": ["walk"],
+                "seed": 0,
+                "walk": {"max_steps": 60},
+            }
+        )
+    )
+    out = tmp_path / "o"
+    code, summary, _ = run(
+        capsys,
+        "pipeline",
+        "explore",
+        "--grid",
+        str(grid),
+        "--runs",
+        "6",
+        "--part-size",
+        "4",
+        "--out",
+        str(out),
+    )
+    table = pq.read_table(out / "parts")
+    assert table.equals(plain_python(grid, 6))
+    assert (summary["runs"], summary["parts"]) == (12, 3)
+    rows = table.to_pylist()
+    reference = [r for r in rows if r["mutant"] is None]
+    mutant = [r for r in rows if r["mutant"] == "late-sync-resets-generation"]
+    assert len(reference) == len(mutant) == 6
+    assert all(r["violation"] is None and r["converged"] for r in reference)
+    found = [r for r in mutant if r["violation"] is not None]
+    assert found, "no walk of the mutant cell found its violation"
+    assert {r["violation"] for r in found} == {"LostOnlyWhenOut"}
+    assert code == 1
+    assert summary["by_property"] == {"LostOnlyWhenOut": len(found)}
+    # The minimised path of the Parquet row replays to the same violation.
+    config = get_mutant("late-sync-resets-generation").mutated_config()
+    path = Path_.decode(config, found[0]["path_code"])
+    assert len(path.actions) == found[0]["path_length"]
+    violations = first_violations(config, path.actions, check_convergence=True)
+    assert violations is not None
+    assert "LostOnlyWhenOut" in {v.property for v in violations[0]}
 
 
 def test_killed_job_is_not_complete_and_resumes(

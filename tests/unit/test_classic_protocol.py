@@ -15,6 +15,7 @@ from model import system
 from model.actions import (
     Action,
     Bounce,
+    DeliverMessage,
     SendJoinGroup,
     SendSyncGroup,
     Subscribe,
@@ -36,6 +37,7 @@ from model.presets import (
     CLASSIC_COOPERATIVE,
     CLASSIC_EAGER,
     CLASSIC_STATIC,
+    MUTC_TWO_PROCESSES,
     UPGRADE_ONE_BOUNCE,
     preset,
 )
@@ -204,6 +206,50 @@ def test_a_static_member_replaced_while_syncing_starts_a_rebalance() -> None:
     join = replace(_join(instance_id="a"), protocols=("cooperative-sticky",))
     group, _ = co.handle_join_group(syncing, join, A, CLASSIC_STATIC)
     assert group.status is ClassicGroupStatus.PREPARING_REBALANCE
+
+
+def test_a_second_process_of_an_instance_replaces_the_first_while_preparing() -> None:
+    """KAFKA-8500's fix: a static JoinGroup with an unknown member id replaces the instance's
+    member in a rebalancing group too; the old process is fenced and stops consuming."""
+    config = MUTC_TWO_PROCESSES
+    state = system.initial(config)
+    assert isinstance(state, ClassicState)
+    old = state.group.static_member_id("a")
+    assert old is not None
+    preparing = replace(state.group, status=ClassicGroupStatus.PREPARING_REBALANCE)
+    group, _ = co.handle_join_group(preparing, _join(instance_id="a"), A, config)
+    assert [m for m in group.members.values() if m.instance_id == "a"] == [
+        group.members[group.static_member_id("a") or ""]
+    ]
+    assert old not in group.members
+    # End to end: A2 starts while C's join rebalances the group; A ends fenced.
+    for pick in (
+        lambda a: isinstance(a, Subscribe) and a.client == "C",
+        lambda a: isinstance(a, SendJoinGroup) and a.client == "C",
+        lambda a: isinstance(a, DeliverMessage) and a.message.client == "C",
+        lambda a: isinstance(a, DeliverMessage) and a.message.client == "C",
+        lambda a: isinstance(a, SendJoinGroup) and a.client == "C",
+        lambda a: isinstance(a, DeliverMessage) and a.message.client == "C",
+        lambda a: isinstance(a, Subscribe) and a.client == "A2",
+        lambda a: isinstance(a, SendJoinGroup) and a.client == "A2",
+    ):
+        state = _take(state, config, pick)
+    assert state.group.status is ClassicGroupStatus.PREPARING_REBALANCE
+    state = _settle(state, config)
+    assert sum(m.instance_id == "a" for m in state.group.members.values()) == 1
+    assert state.client("A").fatal_error is ErrorCode.FENCED_INSTANCE_ID
+    assert not state.client("A").owned
+    assert converged(state)
+
+
+def test_only_classic_configs_run_two_processes_of_one_instance() -> None:
+    clients = (
+        ClientSpec("A", ("foo",), instance_id="a"),
+        ClientSpec("B", ("foo",), instance_id="a"),
+    )
+    with pytest.raises(ConfigError, match=r"share a group\.instance\.id"):
+        Config(name="x", topics=(("foo", 2),), clients=clients)
+    Config(name="x", protocol="classic", topics=(("foo", 2),), clients=clients)
 
 
 # --------------------------------------------------------------------------- clients

@@ -202,6 +202,29 @@ def test_a_mutants_file_is_checked(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "'ack-ignored': the name is empty or taken" in err
 
 
+def test_a_users_mutant_may_replace_two_fields(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "two.py"
+    path.write_text(
+        "from groupcheck.mutants.catalogue import generation_of_last_assignment as g\n"
+        "from groupcheck.mutants.catalogue import validate_stale_claims as v\n"
+        "MUTANTS = [{'name': 'loop', 'field': 'classic_leader_assignment', 'function': v,\n"
+        "            'also': {'classic_join_group': g}, 'scenario': 'MUTC_LATE_SYNC',\n"
+        "            'expected': 'Convergence'}]\n"
+    )
+    code, out, err = run(capsys, "mutants", "--from", str(path), "--only", "loop", "--json")
+    assert code == 0, err
+    (row,) = json.loads(out)
+    assert row["result"] == "killed"
+    assert row["as_expected"] is True
+    assert row["fields"] == ["classic_leader_assignment", "classic_join_group"]
+    path.write_text(path.read_text().replace("'classic_join_group': g", "'classic_join_group': v"))
+    code, _, err = run(capsys, "mutants", "--from", str(path))
+    assert code == 2
+    assert "cannot replace classic_join_group" in err
+
+
 def test_mutant_scenarios_are_presets(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from groupcheck.mutants import MUTANTS
     from model.presets import PRESETS

@@ -227,6 +227,67 @@ TWO_RUNS_IN_FLIGHT = Snapshot(
 random draws are (random function values rarely exceed 1)."""
 
 
+_M, _P = MEMBERS[0], PARTITIONS[0]
+NON_STICKY_INSTALL = StepSnapshot(
+    Snapshot(
+        CLIENTS[:1],
+        MEMBERS[:1],
+        PARTITIONS[:2],
+        {"is_member": frozenset({(_M,)})},
+        {"group_status": {(): 2}, "sticky_assignor": {(): 1}},
+    ),
+    Snapshot(
+        CLIENTS[:1],
+        MEMBERS[:1],
+        PARTITIONS[:2],
+        {
+            "is_member": frozenset({(_M,)}),
+            "claims": frozenset({(_M, _P)}),
+            "subscribed": frozenset({(_M, _P), (_M, PARTITIONS[1])}),
+            "assigned": frozenset({(_M, PARTITIONS[1])}),
+        },
+        {"group_status": {(): 3}, "sticky_assignor": {(): 1}},
+    ),
+)
+"""An installed sticky assignment swaps the one partition a member claims for another:
+violates ``StickyAssignment`` (random draws rarely reach its premise)."""
+
+RESET_WHILE_MEMBER = StepSnapshot(
+    Snapshot(
+        CLIENTS[:1],
+        MEMBERS[:1],
+        PARTITIONS[:1],
+        {
+            "is_member": frozenset({(_M,)}),
+            "client_member": frozenset({(CLIENTS[0], _M)}),
+            "client_in_group": frozenset({(CLIENTS[0],)}),
+        },
+        {
+            "client_epoch": {(CLIENTS[0],): 2},
+            "member_epoch": {(_M,): 2},
+            "client_incarnation": {(CLIENTS[0],): 0},
+        },
+    ),
+    Snapshot(
+        CLIENTS[:1],
+        MEMBERS[:1],
+        PARTITIONS[:1],
+        {
+            "is_member": frozenset({(_M,)}),
+            "client_member": frozenset({(CLIENTS[0], _M)}),
+            "client_in_group": frozenset({(CLIENTS[0],)}),
+        },
+        {
+            "client_epoch": {(CLIENTS[0],): -1},
+            "member_epoch": {(_M,): 2},
+            "client_incarnation": {(CLIENTS[0],): 0},
+        },
+    ),
+)
+"""A client resets its generation while its member is in the group at that generation:
+violates ``LostOnlyWhenOut``."""
+
+
 def test_state_properties_agree_on_random_snapshots() -> None:
     seen: Counter[tuple[str, bool]] = Counter()
 
@@ -247,6 +308,8 @@ def test_step_properties_agree_on_random_step_snapshots() -> None:
 
     @SETTINGS
     @given(step_snapshots())
+    @example(NON_STICKY_INSTALL)
+    @example(RESET_WHILE_MEMBER)
     def run(s: StepSnapshot) -> None:
         for prop in STEP_PROPERTIES:
             _agree(prop, s, seen)
