@@ -826,6 +826,8 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-13636",
             "classic_expirable_offsets",
             CLASSIC_OFFSETS_EXPIRY,
+        ),
+        (
             "highest-generation-claims-only",
             "owned partitions honoured only from members at the highest generation",
             "KAFKA-14639",
