@@ -1,7 +1,7 @@
 """A librdkafka consumer in a process of its own: KIP-848 (``group.protocol=consumer``) by
 default, or the classic protocol with a client-side assignor.
 
-    python consumer.py BOOTSTRAP NAME SECONDS [classic STRATEGY | slow-assign DELAY]
+    python consumer.py BOOTSTRAP NAME SECONDS [classic STRATEGY | slow-assign DELAY | on-cue]
 
 Polls for SECONDS (or until SIGTERM), prints its assignment, then closes (a clean leave).
 Prints ``assigned`` as soon as it has partitions, so a test can kill it at a known point,
@@ -13,7 +13,9 @@ timeout (the mock holds a first JoinGroup 3 s, and expires a member whose sessio
 first) and a 250 ms heartbeat interval. With ``slow-assign DELAY`` its rebalance callback
 takes DELAY seconds over the first assignment that gives it partitions (``applying
 [2, 3]`` when it starts; librdkafka applies the assignment when the callback returns), as
-an application that prepares state for its new partitions would.
+an application that prepares state for its new partitions would. With ``on-cue`` it
+prints ``ready`` once created and subscribes (joins) only when a line arrives on its
+standard input, so a test can time the join without waiting for a process to start.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ def main() -> None:
             print("applying", sorted(p.partition for p in partitions), flush=True)
             time.sleep(slow.pop())
 
+    if sys.argv[4:] == ["on-cue"]:
+        print("ready", flush=True)
+        sys.stdin.readline()
     consumer.subscribe(["foo"], on_assign=on_assign)
     stop: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stop.append(signum))

@@ -478,12 +478,16 @@ def _stale_target_run(capture: Capture, heartbeat_fails: bool) -> Lines:
     out = Lines(procs)
     out.wait(lambda: out.owns("c1") == [0, 1, 2, 3], "c1 owns every partition")
     procs["c2"] = capture.consumer("c2", 40.0, "slow-assign", str(SLOW_ASSIGN_S))
-    more = Lines({"c2": procs["c2"]})
+    procs["c3"] = capture.consumer("c3", 40.0, "on-cue")
+    more = Lines({"c2": procs["c2"], "c3": procs["c3"]})
+    more.wait(lambda: "ready" in more.lines["c3"], "c3 is ready to join")
     more.wait(lambda: any(x.startswith("applying") for x in more.lines["c2"]), "c2 applies")
     if heartbeat_fails:
         control(capture, "cut c2")
         cut_at = time.monotonic()
-    procs["c3"] = capture.consumer("c3", 40.0)
+    assert procs["c3"].stdin is not None
+    procs["c3"].stdin.write("join\n")
+    procs["c3"].stdin.flush()
     if heartbeat_fails:
         # c3's join is recorded, and c2 has sent a heartbeat since the cut (it has one
         # in flight), well inside c2's session.
