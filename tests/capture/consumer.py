@@ -1,7 +1,7 @@
 """A librdkafka consumer in a process of its own: KIP-848 (``group.protocol=consumer``) by
 default, or the classic protocol with a client-side assignor.
 
-    python consumer.py BOOTSTRAP NAME SECONDS [classic STRATEGY]
+    python consumer.py BOOTSTRAP NAME SECONDS [classic STRATEGY | slow-assign DELAY | on-cue]
 
 Polls for SECONDS (or until SIGTERM), prints its assignment, then closes (a clean leave).
 Prints ``assigned`` as soon as it has partitions, so a test can kill it at a known point,
@@ -10,7 +10,12 @@ and ``owns [0, 1]`` each time its assignment changes after that. With
 ``partition.assignment.strategy=STRATEGY``), commits offset 0 of what it owns each time
 its assignment changes (an OffsetCommit at its generation), and has a 6 s session
 timeout (the mock holds a first JoinGroup 3 s, and expires a member whose session ends
-first) and a 250 ms heartbeat interval.
+first) and a 250 ms heartbeat interval. With ``slow-assign DELAY`` its rebalance callback
+takes DELAY seconds over the first assignment that gives it partitions (``applying
+[2, 3]`` when it starts; librdkafka applies the assignment when the callback returns), as
+an application that prepares state for its new partitions would. With ``on-cue`` it
+prints ``ready`` once created and subscribes (joins) only when a line arrives on its
+standard input, so a test can time the join without waiting for a process to start.
 """
 
 from __future__ import annotations
@@ -43,7 +48,17 @@ def main() -> None:
             }
         )
     consumer = Consumer(config)
-    consumer.subscribe(["foo"])
+    slow = [float(sys.argv[5])] if len(sys.argv) > 5 and sys.argv[4] == "slow-assign" else []
+
+    def on_assign(_consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if partitions and slow:
+            print("applying", sorted(p.partition for p in partitions), flush=True)
+            time.sleep(slow.pop())
+
+    if sys.argv[4:] == ["on-cue"]:
+        print("ready", flush=True)
+        sys.stdin.readline()
+    consumer.subscribe(["foo"], on_assign=on_assign)
     stop: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stop.append(signum))
     said = False

@@ -85,8 +85,24 @@ class Capture:
         self.procs.append(proc)
         return proc
 
-    def consumer(self, name: str, seconds: float) -> subprocess.Popen[str]:
-        return self.spawn(str(HERE / "consumer.py"), self.bootstrap, name, str(seconds))
+    def consumer(self, name: str, seconds: float, *extra: str) -> subprocess.Popen[str]:
+        return self.spawn(str(HERE / "consumer.py"), self.bootstrap, name, str(seconds), *extra)
+
+    def members(self) -> set[str]:
+        """The member ids whose heartbeats the capture has recorded so far."""
+        partial = self.out.with_name(f".{self.out.name}.partial")
+        if not partial.exists():
+            return set()
+        found = set()
+        for line in partial.read_text(encoding="utf-8").splitlines():
+            try:
+                e = json.loads(line)
+            except json.JSONDecodeError:  # a line being written
+                continue
+            body = e.get("payload", {}).get("body", {})
+            if e.get("payload", {}).get("api") == "ConsumerGroupHeartbeat" and body.get("MemberId"):
+                found.add(body["MemberId"])
+        return found
 
     def finish(self) -> None:
         self.proxy.send_signal(signal.SIGTERM)
@@ -445,6 +461,191 @@ def control(capture: Capture, command: str) -> None:
     capture.proxy.stdin.write(command + "\n")
     capture.proxy.stdin.flush()
     _line(capture.proxy, "stderr", f"control: {re.escape(command)}")
+
+
+SLOW_ASSIGN_S = 4.0
+"""How long c2's rebalance callback takes over its first assignment."""
+
+
+def _stale_target_run(capture: Capture, heartbeat_fails: bool) -> Lines:
+    """c1 owns foo's four partitions; c2 joins and is given two of them, and its
+    rebalance callback takes SLOW_ASSIGN_S over them; meanwhile c3 joins, so that the
+    target no longer gives c2 both. With ``heartbeat_fails``, c2 is cut off before c3
+    joins and its connections are severed once c3 has heartbeated, so the heartbeat c2
+    had in flight fails with a transport error (librdkafka then sends a full request).
+    Ends once c2 has applied its first assignment and then a later one."""
+    procs = {"c1": capture.consumer("c1", 40.0)}
+    out = Lines(procs)
+    out.wait(lambda: out.owns("c1") == [0, 1, 2, 3], "c1 owns every partition")
+    procs["c2"] = capture.consumer("c2", 40.0, "slow-assign", str(SLOW_ASSIGN_S))
+    procs["c3"] = capture.consumer("c3", 40.0, "on-cue")
+    more = Lines({"c2": procs["c2"], "c3": procs["c3"]})
+    more.wait(lambda: "ready" in more.lines["c3"], "c3 is ready to join")
+    more.wait(lambda: any(x.startswith("applying") for x in more.lines["c2"]), "c2 applies")
+    if heartbeat_fails:
+        control(capture, "cut c2")
+        cut_at = time.monotonic()
+    assert procs["c3"].stdin is not None
+    procs["c3"].stdin.write("join\n")
+    procs["c3"].stdin.flush()
+    if heartbeat_fails:
+        # c3's join is recorded, and c2 has sent a heartbeat since the cut (it has one
+        # in flight), well inside c2's session.
+        out.wait(lambda: len(capture.members()) == 3, "c3 has joined", timeout=SESSION_MS / 2000)
+        time.sleep(max(0.0, cut_at + 3 * INTERVAL_MS / 1000 - time.monotonic()))
+        control(capture, "heal c2")
+        control(capture, "sever c2")
+    more.wait(
+        lambda: len([x for x in more.lines["c2"] if x.startswith("owns ")]) >= 2,
+        "c2 applied its first assignment and a later one",
+    )
+    for p in procs.values():
+        p.send_signal(signal.SIGTERM)
+    for p in procs.values():
+        assert p.wait(timeout=60) == 0
+    capture.finish()
+    return more
+
+
+def _stale_target(events: list[dict[str, Any]], member: str) -> dict[str, Any]:
+    """Read the capture independently of the validator: the first partitions the member
+    was given (``given``, at ``epoch``, line ``given_line``), the first request in which
+    it reports owning them all (``applied_line``: its reconciliation of them is done),
+    the member's requests in between (``between``: line, MemberEpoch, the partitions
+    reported or None when the request has no TopicPartitions), and every response
+    giving another member one of them before ``applied_line`` (``moved``: line,
+    partitions, member)."""
+    given: set[tuple[str, int]] = set()
+    found: dict[str, Any] = {"between": [], "moved": []}
+    for n, e in enumerate(events, 2):
+        p = e["payload"]
+        if p["api"] != "ConsumerGroupHeartbeat":
+            continue
+        body = p["body"]
+        if not given:
+            if p["direction"] == "response" and body["MemberId"] == member:
+                given = _parts((body.get("Assignment") or {}).get("TopicPartitions", []))
+                found.update(given=given, epoch=body["MemberEpoch"], given_line=n)
+            continue
+        reported = _parts(body["TopicPartitions"]) if "TopicPartitions" in body else None
+        if p["direction"] == "request" and body["MemberId"] == member:
+            if reported is not None and given <= reported:
+                found["applied_line"] = n
+                return found
+            found["between"].append((n, body["MemberEpoch"], reported))
+        elif p["direction"] == "response" and body["MemberId"] != member and body["ErrorCode"] == 0:
+            moved = given & _parts((body.get("Assignment") or {}).get("TopicPartitions", []))
+            if moved:
+                found["moved"].append((n, moved, body["MemberId"]))
+    raise AssertionError(f"{member} never reported owning what it was first given")
+
+
+def _double_ownership(report: Any, line: int) -> list[str]:
+    return [
+        v.message
+        for v in report.violations
+        if v.property == "Observed.NoDoubleOwnership" and v.line == line
+    ]
+
+
+def test_a_stale_target_applied_after_a_plain_heartbeat(capture: Capture) -> None:
+    """F1's shape (docs/findings.md) with no fault at all: c2's slow rebalance callback
+    is applying its first target while c3 joins. librdkafka's heartbeats meanwhile carry
+    no TopicPartitions; Kafka's coordinator takes such a member to hold its whole
+    assignment, but librdkafka's mock takes the last set it reported (none) and moves c2
+    on at once, handing the partition to c3 — and c2, whose running reconciliation the
+    newer target does not abort, then applies the stale one. The validator reports the
+    double ownership at c2's acknowledgement; the model's coordinator answers that plain
+    heartbeat differently (c2 keeps its epoch)."""
+    _stale_target_run(capture, heartbeat_fails=False)
+    events = _events(capture.out)
+    header = _header(capture.out)
+    names = {c: m for m, c in header["clients"].items()}
+    found = _stale_target(events, names["c2"])
+    # Every heartbeat c2 sent while applying its first target was a plain one.
+    assert found["between"], "c2 heartbeated while its rebalance callback ran"
+    assert all(reported is None for _, _, reported in found["between"])
+    assert found["moved"], "a partition of c2's first target went to c3 before c2 applied it"
+    moved_line, moved, to = found["moved"][0]
+    assert header["clients"][to] == "c3"
+    report = _validate(capture.out.read_text().splitlines())
+    messages = _double_ownership(report, found["applied_line"])
+    assert messages, report.violations
+    for _, index in moved:
+        assert any(
+            f"c2 reports owning foo-{index} while c3 has not released it" in m for m in messages
+        )
+    # The mock moved c2 on at one of its plain heartbeats: the response to it took the
+    # moved partitions away at a new epoch. Kafka's rule keeps c2 at its epoch there.
+    released = [
+        n
+        for n, e in enumerate(events, 2)
+        if n < moved_line
+        and e["payload"]["direction"] == "response"
+        and e["payload"]["body"]["MemberId"] == names["c2"]
+        and e["payload"]["body"]["MemberEpoch"] > found["epoch"]
+    ]
+    assert released
+    replay = validate_coordinator(
+        "capture", capture.out.read_text().splitlines(), all_divergences=True
+    )
+    assert any(
+        f"line {released[0]} (c2): MemberEpoch" in note
+        and f"the model's coordinator answers ErrorCode NONE (0), MemberEpoch {found['epoch']},"
+        in note
+        for note in replay.notes
+    ), replay.notes
+
+
+def test_a_stale_target_applied_after_a_failed_heartbeat(capture: Capture) -> None:
+    """F1 as the Java client shows it (docs/findings.md), by librdkafka's own requests:
+    c2's slow rebalance callback is applying its first target (given at epoch E) when
+    its heartbeat fails with a transport error; its next heartbeat is a full request at
+    epoch E carrying its last acknowledged assignment (empty), without the partitions it
+    is applying. Meanwhile c3 joined and the target moved a partition to c3; on that
+    request Kafka's rule (the model's coordinator agrees with the mock) moves c2 on and
+    releases the partition, which c2, whose running reconciliation the newer target does
+    not abort, then applies. The validator reports the double ownership at c2's
+    acknowledgement. (The mock may hand the partition over even before, since it forgets
+    a member's assignment when its connection closes: then that hand-over is premature.)"""
+    _stale_target_run(capture, heartbeat_fails=True)
+    events = _events(capture.out)
+    header = _header(capture.out)
+    names = {c: m for m, c in header["clients"].items()}
+    found = _stale_target(events, names["c2"])
+    # The F1 heartbeat: at the epoch that gave the partitions, reporting a set without
+    # some of them, while c2 was still applying them.
+    f1 = [
+        (n, reported)
+        for n, epoch, reported in found["between"]
+        if epoch == found["epoch"] and reported is not None and not found["given"] <= reported
+    ]
+    assert f1, found["between"]
+    f1_line, f1_reported = f1[0]
+    assert found["moved"], "a partition of c2's first target went to c3 before c2 applied it"
+    moved = set().union(*(m for _, m, _ in found["moved"]))
+    assert moved <= found["given"] - f1_reported
+    assert {header["clients"][to] for _, _, to in found["moved"]} == {"c3"}
+    report = _validate(capture.out.read_text().splitlines())
+    messages = _double_ownership(report, found["applied_line"])
+    assert messages, report.violations
+    for _, index in moved:
+        assert any(
+            f"c2 reports owning foo-{index} while c3 has not released it" in m for m in messages
+        )
+    _check_classes(report, _hand_overs_of(events, names["c2"]), "zombie-window")
+    # Kafka's rule answers the F1 heartbeat as the mock did: c2 moves on to the new epoch
+    # without the moved partitions (it reported not owning them).
+    response = f1_line + 1
+    body = events[response - 2]["payload"]["body"]
+    assert body["MemberId"] == names["c2"]
+    assert body["MemberEpoch"] > found["epoch"]
+    assert not moved & _parts(body["Assignment"]["TopicPartitions"])
+    replay = validate_coordinator(
+        "capture", capture.out.read_text().splitlines(), all_divergences=True
+    )
+    assert not [n for n in replay.notes if f"line {response} (c2)" in n], replay.notes
+    assert not [v for v in replay.violations if v.line == response]
 
 
 def test_listen_must_be_loopback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
