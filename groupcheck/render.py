@@ -101,7 +101,7 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
             else:
                 view = view_of_path(states, path.actions)
                 text = explain(states, path.actions, "no property", "nothing is violated")
-            return view, text, repr(config)
+            return with_times(view, lines), text, repr(config)
     events = []
     times: dict[int, int] = {}
     for n, line in enumerate(lines[1:], 2):
@@ -127,6 +127,27 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
     topics, clients = dict(header.topic_names or {}), dict(header.clients or {})
     text = renamed_text(text, topics, member_names(clients))
     return view, text, f"header: {cut(lines[0].strip(), HEADER_SHOWN)}"
+
+
+def with_times(view: Any, lines: list[str]) -> Any:
+    """A model trace written with timestamps (``simulate --timed``): each row gets its
+    step's time since the first event, as the chart's time axis."""
+    import dataclasses
+
+    from model.trace.codec import parse_event
+
+    stamps = [parse_event(line, n).ts for n, line in enumerate(lines[1:], 2) if line.strip()]
+    known = [t for t in stamps if t is not None]
+    if not known:
+        return view
+    start = min(known)
+    rows = [
+        dataclasses.replace(row, elapsed_ms=stamps[row.index - 1] - start)
+        if row.index - 1 < len(stamps) and stamps[row.index - 1] is not None
+        else row
+        for row in view.rows
+    ]
+    return dataclasses.replace(view, rows=rows)
 
 
 def _hand_over_notes(handovers: list[dict[str, Any]]) -> dict[int, str]:

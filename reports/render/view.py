@@ -271,6 +271,21 @@ def _state_ownership(
     return {tp: tuple(v) for tp, v in owners.items()}, frozenset(pending), epochs
 
 
+def _assignor_run_note(pre: AnyState, post: AnyState) -> str:
+    """KIP-1263 offload on the chart: a step that hands an assignor run to the executor,
+    and the run's completion, which installs its target."""
+    if not isinstance(pre, State) or not isinstance(post, State):
+        return ""
+    before, after = pre.group.assignor_runs, post.group.assignor_runs
+    if len(after) > len(before):
+        return f" · assignor run started (group epoch {after[-1].group_epoch})"
+    if len(after) < len(before):
+        installed = post.group.assignment_epoch != pre.group.assignment_epoch
+        done = f"target epoch {post.group.assignment_epoch}" if installed else "discarded"
+        return f" · assignor run of group epoch {before[0].group_epoch} done: {done}"
+    return ""
+
+
 def view_of_path(
     states: Sequence[AnyState],
     actions: Sequence[Action],
@@ -293,6 +308,7 @@ def view_of_path(
     withheld: dict[str, Assignment] = {}
     for i, (action, pre, post) in enumerate(zip(actions, states[:-1], states[1:], strict=True), 1):
         src, dst, label, lost = message_label(action, classic)
+        label += _assignor_run_note(pre, post)
         owners, pending, epochs = _state_ownership(post)
         asked = _request_client(action)
         if asked is not None and isinstance(post, State):

@@ -163,3 +163,17 @@ def test_rebalance_times_command(tmp_path: Path, capsys: pytest.CaptureFixture[s
     (mine / "notes.txt").write_text("keep", encoding="utf-8")
     assert main([*argv, "--out", str(mine)]) == 2
     assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep"
+
+
+def test_a_rendered_timed_trace_shows_time_and_offloaded_runs(tmp_path: Path) -> None:
+    from groupcheck.render import build
+
+    out = tmp_path / "offload.ndjson"
+    argv = ["simulate", "--timed", "--preset", "OFFLOAD", "--seed", "1", "--steps", "12"]
+    assert main([*argv, "--trace", str(out), "--json"]) == 0
+    view, _, _ = build(str(out), out.read_text(encoding="utf-8").splitlines())
+    labels = [row.label for row in view.rows]
+    assert any("assignor run started" in label for label in labels)
+    assert any("assignor run of group epoch" in label for label in labels)
+    assert view.rows[0].elapsed_ms == 0
+    assert max(row.elapsed_ms or 0 for row in view.rows) >= 5000
