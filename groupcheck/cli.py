@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from groupcheck.argtypes import non_negative, positive, positive_float
+from model.config import Config
 from model.presets import PRESETS, preset
 from model.settings import config_to_mapping
 from model.status import ConfigError
@@ -51,6 +52,28 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", required=True, type=non_negative, help="PRNG seed (>= 0)")
     sim.add_argument("--steps", type=non_negative, default=40, help="steps to play (default 40)")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    timed = sim.add_argument_group(
+        "timed simulation",
+        "--timed gives the actions times (groupcheck/timed.py): heartbeats every "
+        "heartbeat_interval_ms from seeded phase offsets, message latency, the assignor's "
+        "duration on the coordinator thread or the executor; clients that start "
+        "unsubscribed join at --join-at-ms. --steps is not used.",
+    )
+    timed.add_argument("--timed", action="store_true", help="a discrete-event simulation")
+    timed.add_argument("--latency-ms", type=non_negative, default=1, help="one way (default 1)")
+    timed.add_argument(
+        "--assignor-ms", type=non_negative, default=20, help="one assignor run (default 20)"
+    )
+    timed.add_argument(
+        "--executor-threads", type=non_negative, default=2, help="executor threads (default 2)"
+    )
+    timed.add_argument(
+        "--join-at-ms", type=non_negative, default=10_000, help="when joiners subscribe"
+    )
+    timed.add_argument(
+        "--duration-ms", type=non_negative, default=40_000, help="simulated time (default 40000)"
+    )
+    timed.add_argument("--trace", metavar="FILE", help="write the timed run as a model trace")
 
     exp = sub.add_parser(
         "explore",
@@ -292,11 +315,60 @@ def add_rules_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def cmd_simulate_timed(args: argparse.Namespace, config: Config) -> int:
+    from groupcheck.timed import TimedSettings, simulate_timed
+    from reports.casestudy import describe_action
+
+    settings = TimedSettings(
+        latency_ms=args.latency_ms,
+        assignor_ms=args.assignor_ms,
+        executor_threads=args.executor_threads,
+        join_at_ms=args.join_at_ms,
+        duration_ms=args.duration_ms,
+    )
+    run = simulate_timed(config, args.seed, settings)
+    if args.trace:
+        from pathlib import Path as FsPath
+
+        target = FsPath(args.trace)
+        if target.exists():
+            raise ConfigError(f"--trace {args.trace}: the file exists; name a new one")
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_text("\n".join(run.trace_lines()) + "\n", encoding="utf-8")
+        partial.rename(target)  # the whole file appears at once
+    summary = {
+        "preset": config.name,
+        "seed": args.seed,
+        "events": len(run.events),
+        "joined_ms": run.joined_ms,
+        "converged_ms": run.converged_ms,
+        "rebalance_ms": run.rebalance_ms,
+        "coordinator_busy_ms": run.coordinator_busy_ms,
+    }
+    if args.json:
+        events = [
+            {"ts": e.time_ms, "kind": e.action.kind, "action": describe_action(e.action)}
+            for e in run.events
+        ]
+        print(json.dumps({**summary, "timeline": events}, indent=1))
+        return 0
+    for e in run.events:
+        print(f"{e.time_ms:>8} ms  {describe_action(e.action)}")
+    rebalance = "not within the duration" if run.rebalance_ms is None else f"{run.rebalance_ms} ms"
+    print(
+        f"\n# {len(run.events)} events; last join at {run.joined_ms} ms; converged after it: "
+        f"{rebalance}; coordinator thread busy with the assignor {run.coordinator_busy_ms} ms"
+    )
+    return 0
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from groupcheck.simulate import simulate
     from reports.casestudy import describe_action, group_view, render_group
 
     config = _config_for(args).config
+    if args.timed:
+        return cmd_simulate_timed(args, config)
     if args.json:
         steps = [
             {

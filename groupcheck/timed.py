@@ -1,0 +1,283 @@
+"""A seeded discrete-event simulation on the model (``groupcheck simulate --timed``).
+
+The checker's time is logical; this gives the same actions timestamps (KIP-1263 argues
+with time: heartbeat interval, assignor duration, executor threads). Every event is a
+model action taken through ``system.enabled``/``system.step``, so a timed run is a model
+path and its trace passes conformance replay. What is timed:
+
+- each client heartbeats every ``heartbeat_interval_ms`` from a seeded phase offset, and
+  at once when it has something to acknowledge (a join, a finished reconciliation: the
+  Java client does not wait for the interval then); its application steps (reconcile,
+  release, rejoin) are instant — "clients revoke partitions and notify the broker almost
+  instantly", as the KIP's tables assume;
+- a message takes ``latency_ms`` one way; the coordinator thread handles one request at a
+  time, and a heartbeat that runs the assignor inline holds it ``assignor_ms`` longer;
+- an offloaded assignor run completes ``assignor_ms`` after it started, on one of
+  ``executor_threads`` threads (with one group there is at most one run at a time);
+- the assignment interval passes ``assignment_interval_ms`` after a computation finished;
+- clients that start unsubscribed subscribe at ``join_at_ms`` (a group scaling up).
+
+Timers that fire only for dead clients (session, rebalance) and other perturbations are
+not scheduled: the scenario is the KIP's scale-up, not a failure. Randomness (the phase
+offsets) lives here, never in ``model``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import random
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from invariants.liveness import converged
+from model import system
+from model.actions import (
+    Action,
+    AssignmentIntervalElapses,
+    CompleteAssignorRun,
+    DeliverMessage,
+    Reconcile,
+    ReleaseAssignment,
+    SendHeartbeat,
+    Subscribe,
+)
+from model.config import ClientSpec, Config
+from model.path import Path
+from model.records import Message, State
+from model.status import ClientStatus, ConfigError
+from model.trace.codec import path_lines
+
+INSTANT_STEPS = (Reconcile, ReleaseAssignment)
+"""Application steps a client takes the moment they are enabled."""
+
+
+@dataclass(frozen=True)
+class TimedSettings:
+    """The durations of a timed run (milliseconds)."""
+
+    latency_ms: int = 1
+    assignor_ms: int = 20
+    executor_threads: int = 2
+    join_at_ms: int = 10_000
+    duration_ms: int = 40_000
+
+    def check(self) -> None:
+        """Refuse impossible durations."""
+        for name in ("latency_ms", "assignor_ms", "join_at_ms", "duration_ms"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"--timed: {name.replace('_', '-')} must be >= 0")
+        if self.executor_threads < 1:
+            raise ConfigError("--timed: executor-threads must be >= 1")
+
+
+@dataclass(frozen=True)
+class TimedEvent:
+    """One model action and the time it happened at."""
+
+    time_ms: int
+    action: Action
+
+
+@dataclass
+class TimedRun:
+    """A timed run: the events in order, the last state, when the last client subscribed,
+    and when the group had converged after it (None: not within the duration)."""
+
+    config: Config
+    seed: int
+    settings: TimedSettings
+    events: list[TimedEvent] = field(default_factory=list)
+    state: State | None = None
+    joined_ms: int | None = None
+    converged_ms: int | None = None
+    coordinator_busy_ms: int = 0
+
+    @property
+    def rebalance_ms(self) -> int | None:
+        """How long the group took to converge after the last join."""
+        if self.joined_ms is None or self.converged_ms is None:
+            return None
+        return self.converged_ms - self.joined_ms
+
+    def trace_lines(self) -> Iterator[str]:
+        """The run as a model trace whose events carry their timestamps (``ts``)."""
+        lines = path_lines(Path(self.config, tuple(e.action for e in self.events)))
+        yield next(lines)
+        for event, line in zip(self.events, lines, strict=True):
+            obj = json.loads(line)
+            obj["ts"] = event.time_ms
+            yield json.dumps(obj, sort_keys=True)
+
+
+class _Sim:
+    """The event loop. The agenda holds (time, order, what) entries; ``what`` is a client
+    name (its heartbeat tick), a message (its delivery), or a coordinator-side action."""
+
+    def __init__(self, config: Config, seed: int, settings: TimedSettings) -> None:
+        if config.protocol != "consumer":
+            raise ConfigError("--timed models the KIP-848 consumer protocol only")
+        settings.check()
+        self.config = config
+        self.settings = settings
+        self.rng = random.Random(seed)
+        self.run = TimedRun(config, seed, settings)
+        self.state: State = system.consumer_initial(config)
+        self.now = 0
+        self.order = 0
+        self.agenda: list[tuple[int, int, object]] = []
+        self.coordinator_free_ms = 0
+        self.scheduled: Counter[Message] = Counter()
+        self.sent: list[Message] = []
+        interval = config.heartbeat_interval_ms
+        for c in self.state.clients:
+            self._at(self.rng.randrange(interval), ("tick", c.name))
+            if c.status is ClientStatus.UNSUBSCRIBED:
+                self._at(settings.join_at_ms, ("join", c.name))
+
+    def _at(self, time_ms: int, what: object) -> None:
+        self.order += 1
+        heapq.heappush(self.agenda, (time_ms, self.order, what))
+
+    def _take(self, action: Action, response_delay: int = 0) -> bool:
+        if action not in system.enabled(self.state, self.config):
+            return False
+        before = self.state
+        self.state = system.consumer_step(self.state, action, self.config)
+        self.run.events.append(TimedEvent(self.now, action))
+        self._after(before, action)
+        for message in self.sent:
+            if not message.to_coordinator:
+                delay = response_delay + self.settings.latency_ms
+                self._at(self.now + delay, ("deliver", message))
+        return True
+
+    def _after(self, before: State, action: Action) -> None:
+        """Schedule what the step set going: messages sent, a run started, an interval."""
+        new = Counter(self.state.network) - Counter(before.network) - self.scheduled
+        self.sent = sorted(new.elements(), key=repr)
+        for message in self.sent:
+            self.scheduled[message] += 1
+            if message.to_coordinator:
+                self._at(self.now + self.settings.latency_ms, ("deliver", message))
+        g0, g1 = before.group, self.state.group
+        if len(g1.assignor_runs) > len(g0.assignor_runs):
+            self._at(self.now + self.settings.assignor_ms, ("complete",))
+        recorded = g1.assignment_timestamp != 0 and not g1.assignment_interval_elapsed
+        fresh = (
+            g0.assignment_timestamp == 0
+            or g0.assignment_interval_elapsed
+            or g1.assignment_epoch != g0.assignment_epoch
+        )
+        if recorded and fresh and self.config.effective_assignment_interval_ms() > 0:
+            self._at(self.now + self.config.effective_assignment_interval_ms(), ("elapse",))
+        if (
+            self.run.joined_ms is not None
+            and self.run.converged_ms is None
+            and converged(self.state)
+        ):
+            self.run.converged_ms = self.now
+
+    def _client_steps(self) -> None:
+        """Instant application steps, then an immediate heartbeat where one is owed."""
+        progressed = True
+        while progressed:
+            progressed = False
+            for action in system.enabled(self.state, self.config):
+                if isinstance(action, INSTANT_STEPS) and self._take(action):
+                    progressed = True
+                    break
+        for c in self.state.clients:
+            if c.status in (ClientStatus.JOINING, ClientStatus.ACKNOWLEDGING, ClientStatus.LEAVING):
+                self._take(SendHeartbeat(c.name))
+
+    def _deliver(self, message: Message) -> None:
+        self.scheduled[message] -= 1
+        if self.scheduled[message] <= 0:
+            del self.scheduled[message]
+        if not message.to_coordinator:
+            self._take(DeliverMessage(message))
+            return
+        start = max(self.now, self.coordinator_free_ms)
+        if start > self.now:  # the coordinator thread is busy: the request waits
+            self.scheduled[message] += 1
+            self._at(start, ("deliver", message))
+            return
+        # The assignor runs on the coordinator thread when it is not offloaded: the
+        # response leaves, and the next request is read, only when it finished.
+        action = DeliverMessage(message)
+        busy = 0 if self.config.assignor_offload else self._inline_assignor_ms(action)
+        if self._take(action, response_delay=busy):
+            self.coordinator_free_ms = self.now + busy
+            self.run.coordinator_busy_ms += busy
+
+    def _inline_assignor_ms(self, action: Action) -> int:
+        """``assignor_ms`` when handling ``action`` computes a target inline, else 0."""
+        if action not in system.enabled(self.state, self.config):
+            return 0
+        after = system.consumer_step(self.state, action, self.config)
+        computed = after.group.assignment_epoch != self.state.group.assignment_epoch
+        computed = computed and bool(after.group.members)
+        return self.settings.assignor_ms if computed else 0
+
+    def play(self) -> TimedRun:
+        interval = self.config.heartbeat_interval_ms
+        while self.agenda:
+            time_ms, _, what = heapq.heappop(self.agenda)
+            if time_ms > self.settings.duration_ms:
+                break
+            self.now = time_ms
+            assert isinstance(what, tuple)
+            kind = what[0]
+            if kind == "tick":
+                self._take(SendHeartbeat(what[1]))
+                self._at(self.now + interval, what)
+            elif kind == "join":
+                if self._take(Subscribe(what[1])):
+                    self.run.joined_ms = self.now
+            elif kind == "deliver":
+                self._deliver(what[1])
+            elif kind == "complete":
+                self._take(CompleteAssignorRun())
+            elif kind == "elapse":
+                self._take(AssignmentIntervalElapses())
+            self._client_steps()
+        self.run.state = self.state
+        return self.run
+
+
+def simulate_timed(config: Config, seed: int, settings: TimedSettings) -> TimedRun:
+    """Play ``config`` in time from a seed (module docstring). The same arguments give the
+    same run."""
+    return _Sim(config, seed, settings).play()
+
+
+def scale_up(
+    members: int,
+    partitions: int,
+    *,
+    assignment_interval_ms: int = 0,
+    assignor_offload: bool = False,
+) -> Config:
+    """The KIP-1263 "Impact on Rebalance Times" scenario: ``members - 1`` members share a
+    topic, and the last one joins (``TimedSettings.join_at_ms``)."""
+    if members < 1 or partitions < 1:
+        raise ConfigError("scale_up needs at least one member and one partition")
+    clients = (
+        *(ClientSpec(f"M{i}", ("foo",)) for i in range(1, members)),
+        ClientSpec(f"M{members}", ("foo",), subscribed=False),
+    )
+    return Config(
+        name=f"SCALE_UP_{members}",
+        topics=(("foo", partitions),),
+        clients=clients,
+        max_perturbations=1,
+        perturbations=frozenset({"Subscribe"}),
+        max_restarts=0,
+        max_partitions_per_topic=max(partitions, 4),
+        epoch_layout="kafka-4.3",
+        assignment_interval_ms=assignment_interval_ms,
+        assignor_offload=assignor_offload,
+        report_pending_additions=True,
+    )
