@@ -27,6 +27,7 @@ from __future__ import annotations
 import heapq
 import json
 import random
+import statistics
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,11 +62,14 @@ class TimedSettings:
     assignor_ms: int = 20
     executor_threads: int = 2
     join_at_ms: int = 10_000
+    join_spacing_ms: int = 0
+    """The i-th client that starts unsubscribed subscribes at ``join_at_ms + i *
+    join_spacing_ms`` (a group scaling up by several members one after the other)."""
     duration_ms: int = 40_000
 
     def check(self) -> None:
         """Refuse impossible durations."""
-        for name in ("latency_ms", "assignor_ms", "join_at_ms", "duration_ms"):
+        for name in ("latency_ms", "assignor_ms", "join_at_ms", "join_spacing_ms", "duration_ms"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"--timed: {name.replace('_', '-')} must be >= 0")
         if self.executor_threads < 1:
@@ -131,10 +135,13 @@ class _Sim:
         self.scheduled: Counter[Message] = Counter()
         self.sent: list[Message] = []
         interval = config.heartbeat_interval_ms
+        joiners = 0
         for c in self.state.clients:
             self._at(self.rng.randrange(interval), ("tick", c.name))
             if c.status is ClientStatus.UNSUBSCRIBED:
-                self._at(settings.join_at_ms, ("join", c.name))
+                at = settings.join_at_ms + joiners * settings.join_spacing_ms
+                self._at(at, ("join", c.name))
+                joiners += 1
 
     def _at(self, time_ms: int, what: object) -> None:
         self.order += 1
@@ -259,20 +266,22 @@ def scale_up(
     *,
     assignment_interval_ms: int = 0,
     assignor_offload: bool = False,
+    joiners: int = 1,
 ) -> Config:
-    """The KIP-1263 "Impact on Rebalance Times" scenario: ``members - 1`` members share a
-    topic, and the last one joins (``TimedSettings.join_at_ms``)."""
-    if members < 1 or partitions < 1:
-        raise ConfigError("scale_up needs at least one member and one partition")
-    clients = (
-        *(ClientSpec(f"M{i}", ("foo",)) for i in range(1, members)),
-        ClientSpec(f"M{members}", ("foo",), subscribed=False),
+    """The KIP-1263 "Impact on Rebalance Times" scenario: ``members - joiners`` members
+    share a topic, and the last ``joiners`` join (``TimedSettings.join_at_ms``,
+    ``join_spacing_ms``)."""
+    if members < 1 or partitions < 1 or not 1 <= joiners <= members:
+        raise ConfigError("scale_up needs a member, a partition and 1..members joiners")
+    clients = tuple(
+        ClientSpec(f"M{i}", ("foo",), subscribed=i <= members - joiners)
+        for i in range(1, members + 1)
     )
     return Config(
         name=f"SCALE_UP_{members}",
         topics=(("foo", partitions),),
         clients=clients,
-        max_perturbations=1,
+        max_perturbations=joiners,
         perturbations=frozenset({"Subscribe"}),
         max_restarts=0,
         max_partitions_per_topic=max(partitions, 4),
@@ -281,3 +290,45 @@ def scale_up(
         assignor_offload=assignor_offload,
         report_pending_additions=True,
     )
+
+
+MODES: tuple[tuple[str, dict[str, int | bool]], ...] = (
+    ("inline, interval 0", {}),
+    ("batching, 1000 ms", {"assignment_interval_ms": 1000}),
+    ("offload", {"assignor_offload": True}),
+    ("batching + offload", {"assignment_interval_ms": 1000, "assignor_offload": True}),
+)
+"""The KIP-1263 settings the rebalance-time table compares."""
+
+
+def rebalance_table(
+    members: int, joiners: int, spacing_ms: int, seeds: int = 20
+) -> list[tuple[str, int, int, int, int]]:
+    """Per mode of ``MODES``: the median and the largest rebalance time after the last
+    join (ms) over ``seeds`` seeded runs of ``scale_up``, the median time the assignor held
+    the coordinator thread (ms), and how many runs did not converge within the duration."""
+    rows = []
+    for label, options in MODES:
+        times: list[int] = []
+        busy: list[int] = []
+        missed = 0
+        for seed in range(seeds):
+            config = scale_up(members, 2 * members, joiners=joiners, **options)  # type: ignore[arg-type]
+            run = simulate_timed(
+                config, seed, TimedSettings(join_spacing_ms=spacing_ms, duration_ms=60_000)
+            )
+            busy.append(run.coordinator_busy_ms)
+            if run.rebalance_ms is None:
+                missed += 1
+            else:
+                times.append(run.rebalance_ms)
+        rows.append(
+            (
+                label,
+                int(statistics.median(times)) if times else -1,
+                max(times, default=-1),
+                int(statistics.median(busy)),
+                missed,
+            )
+        )
+    return rows

@@ -108,3 +108,15 @@ def test_impossible_settings_and_classic_configs_are_refused() -> None:
         simulate_timed(OFFLOAD, 1, TimedSettings(executor_threads=0))
     with pytest.raises(ConfigError, match="consumer protocol only"):
         simulate_timed(CLASSIC_EAGER, 1, SETTINGS)
+
+
+def test_the_rebalance_table_compares_the_four_modes() -> None:
+    from groupcheck.timed import MODES, rebalance_table
+
+    rows = rebalance_table(6, 2, 300, seeds=3)
+    assert [r[0] for r in rows] == [label for label, _ in MODES]
+    by_mode = {label: (median, top, busy, missed) for label, median, top, busy, missed in rows}
+    assert all(missed == 0 for _, _, _, missed in by_mode.values())
+    assert all(0 < median <= top for median, top, _, _ in by_mode.values())
+    assert by_mode["offload"][2] == by_mode["batching + offload"][2] == 0
+    assert by_mode["batching, 1000 ms"][2] <= by_mode["inline, interval 0"][2]
