@@ -86,6 +86,12 @@ def test_a_timed_trace_carries_timestamps_and_passes_conformance(tmp_path: Path)
     assert all(isinstance(e["ts"], int) for e in events)
     assert [e["ts"] for e in events] == sorted(e["ts"] for e in events)
     assert "CompleteAssignorRun" in {e["kind"] for e in events}
+    from jsonschema import Draft202012Validator
+
+    schema_file = Path(__file__).resolve().parents[2] / "docs" / "trace-format.schema.json"
+    validator = Draft202012Validator(json.loads(schema_file.read_text(encoding="utf-8")))
+    for line in lines:
+        assert not [e.message for e in validator.iter_errors(json.loads(line))], line
     assert main(["validate", "--mode", "conformance", str(file)]) == 0
     # An existing file is never replaced.
     assert (
