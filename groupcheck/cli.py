@@ -344,6 +344,7 @@ def cmd_simulate_timed(args: argparse.Namespace, config: Config) -> int:
         "converged_ms": run.converged_ms,
         "rebalance_ms": run.rebalance_ms,
         "coordinator_busy_ms": run.coordinator_busy_ms,
+        "heartbeat_latency_ms_max": max(run.heartbeat_latencies_ms, default=None),
     }
     if args.json:
         events = [
@@ -357,7 +358,8 @@ def cmd_simulate_timed(args: argparse.Namespace, config: Config) -> int:
     rebalance = "not within the duration" if run.rebalance_ms is None else f"{run.rebalance_ms} ms"
     print(
         f"\n# {len(run.events)} events; last join at {run.joined_ms} ms; converged after it: "
-        f"{rebalance}; coordinator thread busy with the assignor {run.coordinator_busy_ms} ms"
+        f"{rebalance}; coordinator thread busy with the assignor {run.coordinator_busy_ms} ms; "
+        f"longest heartbeat round trip {max(run.heartbeat_latencies_ms, default=0)} ms"
     )
     return 0
 

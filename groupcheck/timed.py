@@ -46,7 +46,12 @@ from model.actions import (
 )
 from model.config import ClientSpec, Config
 from model.path import Path
-from model.records import Message, State
+from model.records import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    Message,
+    State,
+)
 from model.status import ClientStatus, ConfigError
 from model.trace.codec import path_lines
 
@@ -97,6 +102,8 @@ class TimedRun:
     joined_ms: int | None = None
     converged_ms: int | None = None
     coordinator_busy_ms: int = 0
+    heartbeat_latencies_ms: list[int] = field(default_factory=list)
+    """Per heartbeat answered: from the request's send to its response's delivery."""
 
     @property
     def rebalance_ms(self) -> int | None:
@@ -134,6 +141,7 @@ class _Sim:
         self.coordinator_free_ms = 0
         self.scheduled: Counter[Message] = Counter()
         self.sent: list[Message] = []
+        self.heartbeat_sent_ms: dict[str, int] = {}
         interval = config.heartbeat_interval_ms
         joiners = 0
         for c in self.state.clients:
@@ -165,6 +173,8 @@ class _Sim:
         new = Counter(self.state.network) - Counter(before.network) - self.scheduled
         self.sent = sorted(new.elements(), key=repr)
         for message in self.sent:
+            if isinstance(message.body, ConsumerGroupHeartbeatRequest):
+                self.heartbeat_sent_ms[message.client] = self.now
             self.scheduled[message] += 1
             if message.to_coordinator:
                 self._at(self.now + self.settings.latency_ms, ("deliver", message))
@@ -204,7 +214,12 @@ class _Sim:
         if self.scheduled[message] <= 0:
             del self.scheduled[message]
         if not message.to_coordinator:
-            self._take(DeliverMessage(message))
+            if self._take(DeliverMessage(message)) and isinstance(
+                message.body, ConsumerGroupHeartbeatResponse
+            ):
+                sent = self.heartbeat_sent_ms.pop(message.client, None)
+                if sent is not None:
+                    self.run.heartbeat_latencies_ms.append(self.now - sent)
             return
         start = max(self.now, self.coordinator_free_ms)
         if start > self.now:  # the coordinator thread is busy: the request waits

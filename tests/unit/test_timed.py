@@ -126,3 +126,11 @@ def test_the_rebalance_table_compares_the_four_modes() -> None:
     assert all(0 < median <= top for median, top, _, _ in by_mode.values())
     assert by_mode["offload"][2] == by_mode["batching + offload"][2] == 0
     assert by_mode["batching, 1000 ms"][2] <= by_mode["inline, interval 0"][2]
+
+
+def test_an_inline_assignor_delays_heartbeats_and_an_offloaded_one_does_not() -> None:
+    settings = TimedSettings(assignor_ms=400, latency_ms=1, join_at_ms=10_000)
+    inline = simulate_timed(scale_up(3, 6), 1, settings)
+    offload = simulate_timed(scale_up(3, 6, assignor_offload=True), 1, settings)
+    assert max(inline.heartbeat_latencies_ms) >= settings.assignor_ms + 2
+    assert max(offload.heartbeat_latencies_ms) == 2  # one latency each way
