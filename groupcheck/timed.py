@@ -37,6 +37,7 @@ from model import system
 from model.actions import (
     Action,
     AssignmentIntervalElapses,
+    ChangeSubscription,
     CompleteAssignorRun,
     DeliverMessage,
     Reconcile,
@@ -71,6 +72,10 @@ class TimedSettings:
     """The i-th client that starts unsubscribed subscribes at ``join_at_ms + i *
     join_spacing_ms`` (a group scaling up by several members one after the other)."""
     duration_ms: int = 40_000
+    churn: bool = False
+    """Before each scheduled heartbeat the client switches to its other subscription
+    choice (``ChangeSubscription``), so every heartbeat bumps the group epoch: the badly
+    behaved group of KIP-1263's Motivation."""
 
     def check(self) -> None:
         """Refuse impossible durations."""
@@ -243,6 +248,14 @@ class _Sim:
         computed = computed and bool(after.group.members)
         return self.settings.assignor_ms if computed else 0
 
+    def _churn(self, name: str) -> None:
+        """The client subscribes to the other of its subscription choices."""
+        current = self.state.client(name).subscription
+        for choice in self.config.subscription_choices:
+            if frozenset(choice) != current:
+                self._take(ChangeSubscription(name, tuple(sorted(choice))))
+                return
+
     def play(self) -> TimedRun:
         interval = self.config.heartbeat_interval_ms
         while self.agenda:
@@ -253,6 +266,8 @@ class _Sim:
             assert isinstance(what, tuple)
             kind = what[0]
             if kind == "tick":
+                if self.settings.churn:
+                    self._churn(what[1])
                 self._take(SendHeartbeat(what[1]))
                 self._at(self.now + interval, what)
             elif kind == "join":
@@ -344,6 +359,59 @@ def rebalance_table(
                 max(times, default=-1),
                 int(statistics.median(busy)),
                 missed,
+            )
+        )
+    return rows
+
+
+def churning_group(
+    members: int,
+    heartbeat_interval_ms: int,
+    *,
+    assignment_interval_ms: int = 0,
+    assignor_offload: bool = False,
+) -> Config:
+    """KIP-1263's Motivation in small: ``members`` members heartbeating every
+    ``heartbeat_interval_ms`` (``members * 1000 / heartbeat_interval_ms`` heartbeats a
+    second), each switching its subscription between ``foo`` and ``foo, bar`` before every
+    heartbeat (``TimedSettings.churn``), so the group rebalances on every heartbeat."""
+    return Config(
+        name=f"CHURN_{members}",
+        topics=(("foo", members), ("bar", members)),
+        clients=tuple(ClientSpec(f"M{i}", ("foo",)) for i in range(1, members + 1)),
+        max_perturbations=10_000,
+        perturbations=frozenset({"ChangeSubscription"}),
+        subscription_choices=(("foo",), ("bar", "foo")),
+        max_restarts=0,
+        max_partitions_per_topic=max(members, 4),
+        heartbeat_interval_ms=heartbeat_interval_ms,
+        epoch_layout="kafka-4.3",
+        assignment_interval_ms=assignment_interval_ms,
+        assignor_offload=assignor_offload,
+        report_pending_additions=True,
+    )
+
+
+def coordinator_load_table(
+    members: int = 10, heartbeat_interval_ms: int = 50, duration_ms: int = 4000, seed: int = 1
+) -> list[tuple[str, int, float, int, int]]:
+    """Per mode of ``MODES``, for ``churning_group``: heartbeats answered, the share of the
+    coordinator thread's time the assignor took, and the median and longest heartbeat
+    round trip (ms)."""
+    rows = []
+    for label, options in MODES:
+        config = churning_group(members, heartbeat_interval_ms, **options)  # type: ignore[arg-type]
+        run = simulate_timed(
+            config, seed, TimedSettings(churn=True, join_at_ms=0, duration_ms=duration_ms)
+        )
+        latencies = sorted(run.heartbeat_latencies_ms)
+        rows.append(
+            (
+                label,
+                len(latencies),
+                run.coordinator_busy_ms / duration_ms,
+                latencies[len(latencies) // 2] if latencies else -1,
+                latencies[-1] if latencies else -1,
             )
         )
     return rows

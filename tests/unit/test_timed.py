@@ -134,3 +134,16 @@ def test_an_inline_assignor_delays_heartbeats_and_an_offloaded_one_does_not() ->
     offload = simulate_timed(scale_up(3, 6, assignor_offload=True), 1, settings)
     assert max(inline.heartbeat_latencies_ms) >= settings.assignor_ms + 2
     assert max(offload.heartbeat_latencies_ms) == 2  # one latency each way
+
+
+def test_a_group_rebalancing_on_every_heartbeat_saturates_only_an_inline_assignor() -> None:
+    from groupcheck.timed import coordinator_load_table
+
+    rows = {r[0]: r[1:] for r in coordinator_load_table(members=6, duration_ms=1500)}
+    answered, share, _, longest = rows["inline, interval 0"]
+    assert share > 0.9  # 120 heartbeats/s x 20 ms of assignor each: more than the thread has
+    assert longest > 10 * 2  # heartbeats queue behind the assignor
+    assert rows["batching, 1000 ms"][1] < 0.1
+    assert rows["offload"][1] == 0.0
+    assert rows["offload"][3] == 2  # one latency each way
+    assert answered < rows["offload"][0]
