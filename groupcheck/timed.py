@@ -415,3 +415,34 @@ def coordinator_load_table(
             )
         )
     return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m groupcheck.timed [rebalance|load]``: print the tables of
+    docs/tutorial.md section 8 as measured now."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m groupcheck.timed", description=main.__doc__)
+    parser.add_argument("table", choices=("rebalance", "load"))
+    args = parser.parse_args(argv)
+    if args.table == "rebalance":
+        print("| members | joiners | mode | median | max | busy (median) |")
+        print("|---|---|---|---|---|---|")
+        for members, joiners, spacing in ((2, 1, 0), (20, 2, 300)):
+            where = f"{joiners}, {spacing} ms apart" if joiners > 1 else str(joiners)
+            for label, median, top, busy, missed in rebalance_table(members, joiners, spacing):
+                extra = f" ({missed} runs did not converge)" if missed else ""
+                print(f"| {members} | {where} | {label}{extra} | {median} | {top} | {busy} |")
+        return 0
+    print(
+        "| mode | heartbeats answered | assignor's share of the coordinator thread "
+        "| median round trip (ms) | longest (ms) |"
+    )
+    print("|---|---|---|---|---|")
+    for label, answered, share, median, longest in coordinator_load_table():
+        print(f"| {label} | {answered} | {share:.2f} | {median} | {longest} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -147,3 +147,19 @@ def test_a_group_rebalancing_on_every_heartbeat_saturates_only_an_inline_assigno
     assert rows["offload"][1] == 0.0
     assert rows["offload"][3] == 2  # one latency each way
     assert answered < rows["offload"][0]
+
+
+def test_the_load_table_command_prints_the_tutorial_rows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from groupcheck.timed import main as timed_main
+
+    assert timed_main(["load"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    tutorial = (Path(__file__).resolve().parents[2] / "docs" / "tutorial.md").read_text(
+        encoding="utf-8"
+    )
+    rows = [line for line in printed if line.startswith("| ") and "---" not in line][1:]
+    assert len(rows) == 4
+    for row in rows:
+        assert row in tutorial, row
