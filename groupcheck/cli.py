@@ -65,7 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--assignor-ms", type=non_negative, default=20, help="one assignor run (default 20)"
     )
     timed.add_argument(
-        "--executor-threads", type=non_negative, default=2, help="executor threads (default 2)"
+        "--executor-threads",
+        type=non_negative,
+        default=2,
+        help="group.coordinator.background.threads (default 2); the model has one group, "
+        "so at most one run is in flight and more threads change nothing yet",
     )
     timed.add_argument(
         "--join-at-ms", type=non_negative, default=10_000, help="when joiners subscribe"
