@@ -447,7 +447,8 @@ def update_target_assignment(
         return group
     default = config.server_assignors[0]
     if config.assignor_offload:
-        return config.rules.start_assignor_run(group, topics, default)
+        rules = config.rules
+        return rules.start_assignor_run(group, topics, default, rules.compute_target_assignment)
     group = config.rules.compute_target_assignment(group, topics, default)
     return record_assignment_time(group, interval)
 

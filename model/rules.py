@@ -81,9 +81,15 @@ class Rules:
         target.compute_target_assignment
     )
     # KIP-1263 Assignment Offload: the run handed to the executor (at most one in flight)
-    start_assignor_run: Callable[[Group, Mapping[str, TopicMetadata], str], Group] = (
-        target.start_assignor_run
-    )
+    start_assignor_run: Callable[
+        [
+            Group,
+            Mapping[str, TopicMetadata],
+            str,
+            Callable[[Group, Mapping[str, TopicMetadata], str], Group],
+        ],
+        Group,
+    ] = target.start_assignor_run
     # KIP-1263 Assignment Offload: installing a completed run (TargetAssignmentBuilder with
     # removals and static replacements re-applied, KAFKA-20292)
     install_assignor_run: Callable[[Group, Mapping[str, TopicMetadata], int, bool], Group] = (

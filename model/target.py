@@ -8,7 +8,7 @@ current ownership); output is a target per member stamped with the group epoch.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from model.assignors import get_assignor
@@ -96,15 +96,19 @@ def record_assignment_time(group: Group, interval_ms: int) -> Group:
 
 
 def start_assignor_run(
-    group: Group, topics: Mapping[str, TopicMetadata], default_assignor: str
+    group: Group,
+    topics: Mapping[str, TopicMetadata],
+    default_assignor: str,
+    compute: Callable[[Group, Mapping[str, TopicMetadata], str], Group],
 ) -> Group:
     """Hand an assignor run to the executor at the group epoch, unless one is in flight:
     then there is no new target until it completes (KIP-1263 ConsumerGroupHeartbeat Request
-    Handling). The run reads what ``compute_target_assignment`` reads: every member's
-    subscription, the topics and the previous target."""
+    Handling). The run reads what an inline computation (``compute``, the
+    ``compute_target_assignment`` rule) reads: every member's subscription, the topics and
+    the previous target."""
     if group.assignor_runs:
         return group
-    computed = compute_target_assignment(group, topics, default_assignor)
+    computed = compute(group, topics, default_assignor)
     run = AssignorRun(
         group_epoch=group.group_epoch,
         target_assignment=computed.target_assignment,

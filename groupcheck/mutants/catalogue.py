@@ -319,11 +319,15 @@ def install_without_reapplying_removals(
 
 
 def two_runs_in_flight(
-    group: Group, topics: Mapping[str, TopicMetadata], default_assignor: str
+    group: Group,
+    topics: Mapping[str, TopicMetadata],
+    default_assignor: str,
+    compute: Callable[[Group, Mapping[str, TopicMetadata], str], Group],
 ) -> Group:
     """A heartbeat that needs a new target starts another assignor run although one is
     already in flight."""
-    started = tg.start_assignor_run(replace(group, assignor_runs=()), topics, default_assignor)
+    idle = replace(group, assignor_runs=())
+    started = tg.start_assignor_run(idle, topics, default_assignor, compute)
     return replace(group, assignor_runs=(*group.assignor_runs, *started.assignor_runs))
 
 

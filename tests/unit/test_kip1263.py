@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -326,6 +327,12 @@ def test_new_actions_round_trip_through_the_trace_codec_and_conformance(
         assert "AssignmentIntervalElapses" in kinds
     lines = list(path_lines(path))
     assert read_path(config, lines).actions == path.actions
+    from jsonschema import Draft202012Validator
+
+    schema_file = FsPath(__file__).resolve().parents[2] / "docs" / "trace-format.schema.json"
+    validator = Draft202012Validator(json.loads(schema_file.read_text(encoding="utf-8")))
+    for line in lines:
+        assert not [e.message for e in validator.iter_errors(json.loads(line))], line
     file = FsPath(str(tmp_path)) / "trace.ndjson"
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert main(["validate", "--mode", "conformance", str(file)]) == 0
