@@ -226,6 +226,36 @@ TWO_RUNS_IN_FLIGHT = Snapshot(
 """Two assignor runs in flight: violates ``AssignorRunsInFlight.AtMostOne`` whatever the
 random draws are (random function values rarely exceed 1)."""
 
+OWNS_UNHELD = Snapshot(
+    CLIENTS[:1],
+    MEMBERS[:1],
+    PARTITIONS[:1],
+    {
+        "client_owns": frozenset({(CLIENTS[0], PARTITIONS[0])}),
+        "client_synced": frozenset({(CLIENTS[0],)}),
+        "client_member": frozenset({(CLIENTS[0], MEMBERS[0])}),
+        "is_member": frozenset({(MEMBERS[0],)}),
+    },
+    {},
+)
+"""A synced client consuming a partition its member does not hold: violates
+``OwnedPartitionsAreHeld`` whatever the random draws are (the random structures need
+three relations to line up for it, and a growing vocabulary makes that rarer)."""
+
+COVERS_MISSED = Snapshot(
+    CLIENTS[:1],
+    MEMBERS[:1],
+    PARTITIONS[:1],
+    {
+        "is_member": frozenset({(MEMBERS[0],)}),
+        "subscribed": frozenset({(MEMBERS[0], PARTITIONS[0])}),
+    },
+    {"group_epoch": {(): 3}, "assignment_epoch": {(): 3}, "member_epoch": {(MEMBERS[0],): 5}},
+)
+"""A fresh target that leaves a subscribed partition unassigned, and a member ahead of
+the assignment epoch: violates ``ValidTargetAssignment.Covers`` and
+``EpochOrder.MemberEpoch`` whatever the random draws are."""
+
 
 _M, _P = MEMBERS[0], PARTITIONS[0]
 NON_STICKY_INSTALL = StepSnapshot(
@@ -295,6 +325,8 @@ def test_state_properties_agree_on_random_snapshots() -> None:
     @given(snapshots())
     @example(STABLE_BUT_BEHIND)
     @example(TWO_RUNS_IN_FLIGHT)
+    @example(OWNS_UNHELD)
+    @example(COVERS_MISSED)
     def run(s: Snapshot) -> None:
         for prop in STATE_PROPERTIES:
             _agree(prop, s, seen)
