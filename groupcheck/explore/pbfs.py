@@ -25,10 +25,12 @@ index, which recreates exactly the states the workers stored.
 
 Distinct states and steps of a complete search equal the serial engine's (up to
 fingerprint collisions: the probability that one merged two states is reported as TLC
-does, ``collision_probability``). Differences: ``max_states`` is checked when a level is
-done, so the search may pass the bound by part of a level (the result says how many
-states it holds); rebalance-time measurement and the state graph run on the serial engine
-only (``groupcheck.explore.run`` falls back to it).
+does, ``collision_probability``), and so do those of a search cut by ``max_states``: the
+serial engine stops before the first state it would expand with ``max_states`` states
+known, and the coordinator finds that state in the level's keys (the workers have
+expanded the whole level; what lies beyond the cut is not reported). A time budget stops
+the workers where they are. Rebalance-time measurement and the state graph run on the
+serial engine only (``groupcheck.explore.run`` falls back to it).
 """
 
 from __future__ import annotations
@@ -532,6 +534,21 @@ def parallel_bfs(
                 seen.update(a["seen"])
             merged = np.sort(np.concatenate(keys))
             events = pending + [a["event"] for a in absorbed if a["event"] is not None]
+            bound = f"the state bound ({max_states} states) was reached before the search was done"
+            if max_states is not None and distinct + len(merged) >= max_states and not cut:
+                # The serial engine stops before the first state it would pop holding
+                # max_states states: state ``stop`` of the level expanded last (it has not
+                # met the events from there on).
+                stop = (int(merged[max_states - distinct - 1]) >> ACTION_BITS) + 1 if depth else 0
+                events = [e for e in events if depth == 0 or e.order < (stop, -1, 0)]
+                if not events:
+                    if depth:
+                        distinct += int(np.searchsorted(merged, stop << ACTION_BITS))
+                        steps += int(counts[counts[:, 0] < stop, 1].sum())
+                    else:
+                        distinct = 1
+                    cut = bound
+                    break
             if events:
                 first = min(events, key=lambda e: e.order)
                 return _violation(
@@ -556,11 +573,6 @@ def parallel_bfs(
                 break
             if progress is not None:
                 progress(distinct, depth, len(merged))
-            if max_states is not None and distinct >= max_states:
-                cut = (
-                    f"the state bound ({max_states} states) was reached before the search was done"
-                )
-                break
             if deadline is not None and time.time() > deadline:
                 cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
                 break
