@@ -1,13 +1,16 @@
 """Exhaustive breadth-first search on several processes, states stored as fingerprints.
 
-The state set is partitioned by a 64-bit fingerprint of each state's canonical key
-(``fingerprint``): worker ``fp % N`` owns a state, keeps the fingerprints of every state it
-owns (a sorted array, 8 bytes a state) with a parent pointer (the parent's fingerprint and
-the index of the action in ``system.enabled(parent)``, 10 bytes) and holds full states
-only for its part of the frontier. The search is level-synchronous: each level every worker
-expands its frontier, sends each successor to its owner in pickled batches (through files
-in a temporary directory it removes), and the owners keep the successors they have not
-seen.
+Each state is known by a 64-bit fingerprint of its canonical key (``fingerprint``) and
+owned by one worker, chosen by a fingerprint of the part of the state the properties read
+(``owner_of``: each worker's memoised verdicts are then its own). The search is
+level-synchronous: each level every worker checks and expands its part of the frontier
+and sends each successor to its owner, in pickled batches through files in a temporary
+directory the search removes; the owners keep the successors nobody has visited. A worker
+stores, for every state it owns, the fingerprint and a parent pointer (the parent's
+fingerprint and the index of the action in ``system.enabled(parent)``: 18 bytes), the
+fingerprints of every visited state (8 bytes a state and worker: the owners' dedup, and
+the senders' filter — a successor already visited is not pickled) and the convergence
+memo; full states only for its part of the frontier.
 
 **The same search as the serial engine** (``groupcheck.explore.bfs``). The serial engine
 visits the states of a level in the order it discovered them: a state ranks by the rank
@@ -118,10 +121,17 @@ def _record_shape(cls: type) -> tuple[tuple[Any, ...], Callable[..., Any]] | Non
     return shape
 
 
+_INTERNED: dict[Any, Any] = {}
+"""Records unpickled in this worker on the current level, by value: a record received
+twice is one object, and since records are rebuilt children first, comparing two of them
+stops at identical children (the memo lookups compare snapshot keys of received states)."""
+
+
 def _rebuild_record(cls: type, values: tuple[Any, ...]) -> Any:
     shape = _record_shape(cls)
     assert shape is not None
-    return shape[1](values)
+    record = shape[1](values)
+    return _INTERNED.setdefault(record, record)
 
 
 class _StatePickler(pickle.Pickler):
@@ -138,6 +148,14 @@ class _StatePickler(pickle.Pickler):
 
 def _dump(batch: list[Any], f: Any) -> None:
     _StatePickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(batch)
+
+
+def owner_of(key: Hashable, workers: int) -> int:
+    """The worker that owns the state of canonical key ``key``: chosen by the part of the
+    state the properties read (``invariants.snapshot.snapshot_key``), so that each
+    worker's memoised property verdicts are verdicts no other worker needs — split by the
+    state's own fingerprint, two workers would check the same view twice."""
+    return fingerprint(snapshot_key(key)) % workers  # type: ignore[arg-type]
 
 
 def collision_probability(distinct: int, generated: int) -> float:
@@ -192,6 +210,9 @@ class _Worker:
     z3: bool
     max_depth: int | None
     visited: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    """The fingerprints of every state visited on the levels expanded so far, by any
+    worker: the owner's dedup, and each sender's filter (a successor already visited is
+    not pickled)."""
     levels: list[_Level] = field(default_factory=list)
     frontier: list[tuple[int, AnyState]] = field(default_factory=list)
     local: list[tuple[int, int, int, int, AnyState]] = field(default_factory=list)
@@ -250,6 +271,7 @@ class _Worker:
             old = best.get(fp)
             if old is None or key < old[0]:
                 best[fp] = (key, parent, action, state)
+        _INTERNED.clear()
         fps = np.fromiter(best, dtype=np.uint64, count=len(best))
         new = ~np.isin(fps, self.visited, assume_unique=True) if len(fps) else fps.astype(bool)
         chosen = sorted(
@@ -275,8 +297,7 @@ class _Worker:
                 np.array([best[fp][2] for _, fp in chosen], dtype=np.uint16)[order],
             )
         )
-        self.visited = np.union1d(self.visited, level_fps) if len(level_fps) else self.visited
-        return {"keys": keys, "event": first, "seen": sorted(self.checker.seen)}
+        return {"keys": keys, "fps": level_fps, "event": first, "seen": sorted(self.checker.seen)}
 
     def _inbox(self, depth: int) -> Iterator[tuple[int, int, int, int, AnyState]]:
         yield from self.local
@@ -291,11 +312,14 @@ class _Worker:
                     yield from batch
             path.unlink()
 
-    def expand(self, depth: int, deadline: float | None, ranks: np.ndarray) -> dict[str, Any]:
+    def expand(
+        self, depth: int, deadline: float | None, level: np.ndarray, ranks: np.ndarray
+    ) -> dict[str, Any]:
         """Check convergence on and expand this worker's frontier of level ``depth`` (in
         rank order) and send the successors to their owners; stop at the first violation
         (later events of this worker cannot come first)."""
         config = self.config
+        self.visited = np.union1d(self.visited, level)  # this level, on every worker
         outgoing: list[list[tuple[int, int, int, int, AnyState]]] = [
             [] for _ in range(self.workers)
         ]
@@ -340,16 +364,19 @@ class _Worker:
                     new = system.step(state, action, config)
                     n += 1
                     bad = self.check_step(state, action, new)
-                    new_fp = fp if new is state else fingerprint(self.canonical(new))
+                    if new is state:
+                        new_fp = fp
+                    else:
+                        canonical = self.canonical(new)
+                        new_fp = fingerprint(canonical)
                     if new_fp != fp and new_fp not in sent:
                         # The first discovery in rank order is this worker's least one.
                         sent.add(new_fp)
-                        owner = new_fp % self.workers
+                        owner = owner_of(canonical, self.workers)
                         box = outgoing[owner]
                         box.append(((rank << ACTION_BITS) | a, new_fp, fp, a, new))
                         if len(box) >= BATCH and owner != self.index:
-                            _dump(box, files[owner])
-                            box.clear()
+                            self._send(box, files[owner])
                     if bad:
                         event = Event((rank, a, 0), bad[0], fp, extra=a)
                         break
@@ -359,7 +386,7 @@ class _Worker:
                     break
             for owner, box in enumerate(outgoing):
                 if box and owner != self.index:
-                    _dump(box, files[owner])
+                    self._send(box, files[owner])
             self.local = outgoing[self.index]  # its own successors stay in memory
         finally:
             for f in files.values():
@@ -378,11 +405,21 @@ class _Worker:
             "seen": sorted(self.checker.seen),
         }
 
-    def parent(self, depth: int, fp: int) -> tuple[int, int]:
+    def _send(self, box: list[tuple[int, int, int, int, AnyState]], f: Any) -> None:
+        """Pickle a batch of successors to their owner, less those visited already (the
+        owner would drop them: sending them would only cost pickling)."""
+        fps = np.fromiter((entry[1] for entry in box), dtype=np.uint64, count=len(box))
+        fresh = ~np.isin(fps, self.visited)
+        if fresh.any():
+            _dump([entry for entry, keep in zip(box, fresh.tolist(), strict=True) if keep], f)
+        box.clear()
+
+    def parent(self, depth: int, fp: int) -> tuple[int, int] | None:
+        """The parent pointer of state ``fp`` of level ``depth`` when this worker owns it."""
         level = self.levels[depth]
         i = int(np.searchsorted(level.fps, np.uint64(fp)))
         if i >= len(level.fps) or int(level.fps[i]) != fp:
-            raise LookupError(f"no state {fp:#x} on level {depth}")
+            return None
         return int(level.parents[i]), int(level.actions[i])
 
     def memory(self) -> int:
@@ -499,7 +536,8 @@ def parallel_bfs(
         canonical = normal  # type: ignore[assignment]
     required = required_witnesses(config)
     init = system.initial(config)
-    init_fp = fingerprint(canonical(init))
+    init_key = canonical(init)
+    init_fp = fingerprint(init_key)
 
     def make(i: int, spool: FsPath) -> _Worker:
         return _Worker(
@@ -517,7 +555,7 @@ def parallel_bfs(
 
     pool = _Pool(workers, make)
     try:
-        with (pool.spool / f"l0-x-{init_fp % workers}.pkl").open("wb") as f:
+        with (pool.spool / f"l0-x-{owner_of(init_key, workers)}.pkl").open("wb") as f:
             _dump([(-1, init_fp, 0, 0, init)], f)
         distinct = 0
         steps = 0
@@ -577,7 +615,8 @@ def parallel_bfs(
                 cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
                 break
             ranks = [np.searchsorted(merged, k) for k in keys]
-            expanded = pool.all("expand", depth, deadline, each=ranks)
+            level = np.concatenate([a["fps"] for a in absorbed])
+            expanded = pool.all("expand", depth, deadline, level, each=ranks)
             for e in expanded:
                 seen.update(e["seen"])
             counts = np.concatenate([e["counts"] for e in expanded])
@@ -689,7 +728,9 @@ def _rebuild(
     from the parent pointers, replayed from the initial state by action index."""
     indices: list[int] = []
     for d in range(depth, 0, -1):
-        parent, action = pool.one(fp % workers, "parent", d, fp)
+        found = [p for p in pool.all("parent", d, fp) if p is not None]
+        assert len(found) == 1, "a state has one owner"
+        parent, action = found[0]
         indices.append(action)
         fp = parent
     indices.reverse()
