@@ -150,6 +150,17 @@ def _dump(batch: list[Any], f: Any) -> None:
     _StatePickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(batch)
 
 
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are in the sorted array ``sorted_set``: a binary search per
+    value (``np.isin`` would sort the whole set again on every call)."""
+    if len(sorted_set) == 0:
+        return np.zeros(len(values), dtype=bool)
+    at = np.searchsorted(sorted_set, values)
+    at[at == len(sorted_set)] = 0
+    found: np.ndarray = sorted_set[at] == values
+    return found
+
+
 def owner_of(key: Hashable, workers: int) -> int:
     """The worker that owns the state of canonical key ``key``: chosen by the part of the
     state the properties read (``invariants.snapshot.snapshot_key``), so that each
@@ -273,7 +284,7 @@ class _Worker:
                 best[fp] = (key, parent, action, state)
         _INTERNED.clear()
         fps = np.fromiter(best, dtype=np.uint64, count=len(best))
-        new = ~np.isin(fps, self.visited, assume_unique=True) if len(fps) else fps.astype(bool)
+        new = ~_member(fps, self.visited)
         chosen = sorted(
             (best[fp][0], fp) for fp in (int(x) for x in fps[new])
         )  # serial discovery order
@@ -409,7 +420,7 @@ class _Worker:
         """Pickle a batch of successors to their owner, less those visited already (the
         owner would drop them: sending them would only cost pickling)."""
         fps = np.fromiter((entry[1] for entry in box), dtype=np.uint64, count=len(box))
-        fresh = ~np.isin(fps, self.visited)
+        fresh = ~_member(fps, self.visited)
         if fresh.any():
             _dump([entry for entry, keep in zip(box, fresh.tolist(), strict=True) if keep], f)
         box.clear()
