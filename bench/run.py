@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "step": "bench_step",
     "assignor": "bench_assignor",
     "explore": "bench_explore",
+    "pbfs": "bench_pbfs",
     "validate": "bench_validate",
     "tla": "bench_tla",
     "render": "bench_render",

@@ -148,6 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--symmetry", action="store_true", help="bfs: merge states of interchangeable clients"
     )
     exp.add_argument(
+        "--workers",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="bfs: worker processes (default: every core this process may use); states are "
+        "partitioned by fingerprint and stored as fingerprints with parent pointers; the "
+        "same states and the same counterexample as --workers 1, the serial engine",
+    )
+    exp.add_argument(
         "--shrink-config",
         action="store_true",
         help="after a violation, also shrink the config (fewer clients, partitions, topics, "
@@ -373,6 +382,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from groupcheck import exitcodes
+    from groupcheck.explore.pbfs import default_workers
     from groupcheck.explore.run import explore
     from groupcheck.progress import progress_for
     from reports.artifacts import Counterexample, run_label, run_name, write_counterexample
@@ -406,6 +416,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         only=args.only,
         rebalance=args.rebalance_time,
+        workers=args.workers if args.workers is not None else default_workers(),
     )
     trace = None
     reproduce = None
@@ -445,6 +456,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
         "report": str(Path(trace).parent / "index.html") if trace else None,
         "reproduce": reproduce,
         "distinct_states": outcome.distinct_states,
+        "workers": outcome.workers,
+        "collision_probability": outcome.collision_probability,
+        "bytes_per_state": outcome.bytes_per_state,
         "exhausted": outcome.exhausted,
         "examples": outcome.examples,
         "steps": outcome.steps,
@@ -484,6 +498,7 @@ def _print_outcome(doc: dict[str, Any]) -> None:
             print("    …then, with no more perturbations, a fair schedule never converges")
         if doc["z3"]:
             print(f"  Z3 re-check: {doc['z3']}")
+        _print_fingerprints(doc)
         print(f"  written to {doc['trace']}")
         print(f"  report: {doc['report']}")
         print(f"  reproduce: {doc['reproduce']}")
@@ -496,7 +511,18 @@ def _print_outcome(doc: dict[str, Any]) -> None:
     if doc["only"]:
         print(f"  checked only: {', '.join(doc['properties'])}")
     print(f"  witnesses hit: {', '.join(doc['witnesses']) or 'none'}")
+    _print_fingerprints(doc)
     _print_rebalance(doc)
+
+
+def _print_fingerprints(doc: dict[str, Any]) -> None:
+    if doc.get("collision_probability") is not None:
+        per_state = doc["bytes_per_state"]
+        stored = f", {per_state:.1f} bytes stored per state" if per_state else ""
+        print(
+            f"  fingerprints: {doc['workers']} workers; probability of a collision "
+            f"{doc['collision_probability']:.2e} (calculated as TLC does){stored}"
+        )
 
 
 def _print_rebalance(doc: dict[str, Any]) -> None:

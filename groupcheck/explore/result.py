@@ -33,6 +33,12 @@ class ExploreResult:
     """Walk engine: the longest fair tail any walk needed to converge (None: none checked)."""
     reasons: list[str] = field(default_factory=list)
     checked: str = ""
+    collision_probability: float | None = None
+    """BFS on fingerprints (``groupcheck.explore.pbfs``): TLC's estimate of the probability
+    that two visited states shared a fingerprint (None: states were stored whole)."""
+    bytes_per_state: float | None = None
+    """BFS on fingerprints: bytes of fingerprints, parent pointers and convergence memo per
+    distinct state."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,4 +56,6 @@ class ExploreResult:
             "exhausted": self.exhausted,
             "reasons": self.reasons,
             "checked": self.checked,
+            "collision_probability": self.collision_probability,
+            "bytes_per_state": self.bytes_per_state,
         }

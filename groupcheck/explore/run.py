@@ -68,6 +68,12 @@ class Outcome:
     findings: list[dict[str, Any]] = field(default_factory=list)
     """Findings that are not property violations: a rule change that makes rebalances
     slower than the reference rules on the same config."""
+    workers: int | None = None
+    """BFS: the worker processes that searched (1: the serial engine)."""
+    collision_probability: float | None = None
+    """BFS on fingerprints: TLC's estimate of the probability of a fingerprint collision."""
+    bytes_per_state: float | None = None
+    """BFS on fingerprints: stored bytes per distinct state."""
 
 
 Progress = Callable[[str], None]
@@ -116,6 +122,7 @@ def explore(
     max_steps: int = DEFAULT_MAX_STEPS,
     only: Sequence[str] | None = None,
     rebalance: bool = False,
+    workers: int = 1,
 ) -> Outcome:
     """Explore ``config`` with ``engine``; minimise and measure any counterexample.
     ``budget_seconds`` stops a search early (the result is then inconclusive); the work
@@ -124,7 +131,9 @@ def explore(
     (``invariants.check.select_properties``); the result's ``properties`` lists what was
     checked. ``rebalance`` measures rebalance time (bfs and walk; always when the config
     declares ``max_rebalance_steps``) and, under rules other than the reference ones,
-    compares it with the reference rules' on the same config."""
+    compares it with the reference rules' on the same config. ``workers`` > 1 runs BFS on
+    that many processes (``groupcheck.explore.pbfs``: the same states, the same
+    counterexample); rebalance-time measurement runs on the serial engine."""
     start = time.perf_counter()
     selection = Selection.of(only)
     times = None
@@ -143,6 +152,7 @@ def explore(
             max_depth,
             selection,
             times,
+            workers,
         )
     elif engine == "walk":
         outcome = _walk(config, seed, budget_seconds, progress, walks, max_steps, selection, times)
@@ -358,6 +368,7 @@ def _bfs(
     max_depth: int | None,
     selection: Selection,
     times: RebalanceTimes | None,
+    workers: int = 1,
 ) -> Outcome:
     from groupcheck.explore.bfs import bfs
 
@@ -371,6 +382,26 @@ def _bfs(
                 f"bfs: {states} states, depth {depth}, frontier {frontier}, {rate:.0f} states/s"
             )
 
+    if workers > 1 and times is None:
+        from groupcheck.explore.pbfs import parallel_bfs
+
+        res = parallel_bfs(
+            config,
+            workers=workers,
+            budget_seconds=budget,
+            progress=cb,
+            z3=z3,
+            symmetry=symmetry,
+            max_states=max_states,
+            max_depth=max_depth,
+            checker_factory=selection.checker,
+            check_convergence=selection.convergence,
+        )
+        outcome = _from_result("bfs", res)
+        outcome.workers = workers
+        outcome.collision_probability = res.collision_probability
+        outcome.bytes_per_state = res.bytes_per_state
+        return outcome
     res = bfs(
         config,
         budget_seconds=budget,
@@ -383,7 +414,9 @@ def _bfs(
         check_convergence=selection.convergence,
         rebalance=times,
     )
-    return _from_result("bfs", res)
+    outcome = _from_result("bfs", res)
+    outcome.workers = 1
+    return outcome
 
 
 def _walk(

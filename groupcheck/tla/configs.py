@@ -40,8 +40,33 @@ PAIR_LOSS1 = Config(
 )
 """Two clients join together over a network that may lose one message."""
 
+MUT2_LOSS4 = replace(
+    TWO_ON_TWO,
+    name="MUT2_LOSS4",
+    max_perturbations=4,
+    perturbations=SPEC_PERTURBATIONS,
+)
+"""MUT2 with four perturbations of every kind the specification models (B joins, a client
+leaves or crashes, a message is lost): over a million distinct states, the configuration
+``bench/bench_pbfs.py`` runs the parallel BFS, the serial BFS and TLC on."""
+
+MUT2_LOSS2 = replace(MUT2_LOSS4, name="MUT2_LOSS2", max_perturbations=2)
+"""MUT2_LOSS4's smaller sibling (two perturbations), whose count a test pins."""
+
 CONFIGS: dict[str, Config] = {
-    c.name: c for c in (TINY1, LOSSY1, REJOIN1, PAIR_LOSS1, TINY, TWO_ON_TWO, LOSSY_TWO, REJOIN)
+    c.name: c
+    for c in (
+        TINY1,
+        LOSSY1,
+        REJOIN1,
+        PAIR_LOSS1,
+        TINY,
+        TWO_ON_TWO,
+        LOSSY_TWO,
+        REJOIN,
+        MUT2_LOSS2,
+        MUT2_LOSS4,
+    )
 }
 """Every configuration with a ``tla/<NAME>.cfg``."""
 

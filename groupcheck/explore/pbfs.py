@@ -1,0 +1,762 @@
+"""Exhaustive breadth-first search on several processes, states stored as fingerprints.
+
+Each state is known by a 64-bit fingerprint of its canonical key (``fingerprint``) and
+owned by one worker, chosen by a fingerprint of the part of the state the properties read
+(``owner_of``: each worker's memoised verdicts are then its own). The search is
+level-synchronous: each level every worker checks and expands its part of the frontier
+and sends each successor to its owner, in pickled batches through files in a temporary
+directory the search removes; the owners keep the successors nobody has visited. A worker
+stores, for every state it owns, the fingerprint and a parent pointer (the parent's
+fingerprint and the index of the action in ``system.enabled(parent)``: 18 bytes), the
+fingerprints of every visited state (8 bytes a state and worker: the owners' dedup, and
+the senders' filter — a successor already visited is not pickled) and the convergence
+memo; full states only for its part of the frontier.
+
+**The same search as the serial engine** (``groupcheck.explore.bfs``). The serial engine
+visits the states of a level in the order it discovered them: a state ranks by the rank
+of the parent that discovered it first, then by the index of the action. The parallel
+engine computes the same order: an owner keeps, of the discoveries of a state, the one
+with the least (parent rank, action index) — the serial engine's first — and the
+coordinator merges the owners' keys into dense ranks for the next level. Every event the
+serial engine stops at has a place in that order: the convergence check of the state of
+rank ``r`` (before its successors), the step check of its ``a``-th transition, the state
+checks of the successor that transition discovered. The coordinator takes the least
+violating event of a level, so the counterexample is the one the serial engine returns:
+the same path, hence the same minimised counterexample and byte-identical run artifacts.
+The path is rebuilt from parent pointers and replayed from the initial state by action
+index, which recreates exactly the states the workers stored.
+
+Distinct states and steps of a complete search equal the serial engine's (up to
+fingerprint collisions: the probability that one merged two states is reported as TLC
+does, ``collision_probability``), and so do those of a search cut by ``max_states``: the
+serial engine stops before the first state it would expand with ``max_states`` states
+known, and the coordinator finds that state in the level's keys (the workers have
+expanded the whole level; what lies beyond the cut is not reported). A time budget stops
+the workers where they are. Rebalance-time measurement and the state graph run on the
+serial engine only (``groupcheck.explore.run`` falls back to it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import multiprocessing as mp
+import os
+import pickle
+import shutil
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path as FsPath
+from typing import Any
+
+import numpy as np
+
+from groupcheck.explore.bfs import _step_may_matter, _z3_checker, channel_normal_form
+from groupcheck.explore.result import ExploreResult
+from groupcheck.explore.symmetry import canonicaliser
+from invariants.check import Checker, Violation
+from invariants.expr import Snapshot
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule, required_witnesses
+from invariants.snapshot import project_key, snapshot_key
+from invariants.verdict import conclude
+from model import system
+from model.actions import Action
+from model.config import Config
+from model.path import Path
+from model.system import AnyState
+
+ProgressFn = Callable[[int, int, int], None]
+
+MASK64 = (1 << 64) - 1
+ACTION_BITS = 16
+"""Keys pack (parent rank, action index) into one int64; no state enables 65,536 actions."""
+BATCH = 4096
+"""Successors a worker pickles to one owner in one batch."""
+CHECK_EVERY = 256
+"""States a worker expands between two looks at the clock."""
+
+
+def fingerprint(key: Hashable) -> int:
+    """A 64-bit fingerprint of a canonical state key: Python's hash of the key (equal keys,
+    equal hashes; the workers are forked, so they share the hash secret) through the
+    splitmix64 finaliser, so that ``fp % N`` spreads states evenly over workers."""
+    z = (hash(key) + 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+_RECORDS: dict[type, tuple[tuple[Any, ...], Callable[..., Any]] | None] = {}
+
+
+def _record_shape(cls: type) -> tuple[tuple[Any, ...], Callable[..., Any]] | None:
+    """The slot descriptors of a frozen slotted dataclass, and a constructor that fills
+    them without ``__init__`` (None for other classes)."""
+    try:
+        return _RECORDS[cls]
+    except KeyError:
+        pass
+    shape = None
+    if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
+        names = [f.name for f in dataclasses.fields(cls)]
+        slots = tuple(cls.__dict__.get(n) for n in names)
+        if (
+            names
+            and all(hasattr(d, "__set__") for d in slots)
+            and not hasattr(cls, "__post_init__")
+        ):
+            setters = [d.__set__ for d in slots]  # type: ignore[union-attr]
+
+            def make(values: tuple[Any, ...]) -> Any:
+                new = object.__new__(cls)
+                for setter, value in zip(setters, values, strict=True):
+                    setter(new, value)
+                return new
+
+            shape = (slots, make)
+    _RECORDS[cls] = shape
+    return shape
+
+
+_INTERNED: dict[Any, Any] = {}
+"""Records unpickled in this worker on the current level, by value: a record received
+twice is one object, and since records are rebuilt children first, comparing two of them
+stops at identical children (the memo lookups compare snapshot keys of received states)."""
+
+
+def _rebuild_record(cls: type, values: tuple[Any, ...]) -> Any:
+    shape = _record_shape(cls)
+    assert shape is not None
+    record = shape[1](values)
+    return _INTERNED.setdefault(record, record)
+
+
+class _StatePickler(pickle.Pickler):
+    """Pickles the model's slotted records as (class, field values): several times faster
+    than the dataclass ``__getstate__``/``__setstate__`` pair, which looks the fields up on
+    every call. Shared sub-records are pickled once per batch (the pickle memo)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        shape = _record_shape(type(obj))
+        if shape is None:
+            return NotImplemented
+        return _rebuild_record, (type(obj), tuple(d.__get__(obj) for d in shape[0]))
+
+
+def _dump(batch: list[Any], f: Any) -> None:
+    _StatePickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(batch)
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are in the sorted array ``sorted_set``: a binary search per
+    value (``np.isin`` would sort the whole set again on every call)."""
+    if len(sorted_set) == 0:
+        return np.zeros(len(values), dtype=bool)
+    at = np.searchsorted(sorted_set, values)
+    at[at == len(sorted_set)] = 0
+    found: np.ndarray = sorted_set[at] == values
+    return found
+
+
+def owner_of(key: Hashable, workers: int) -> int:
+    """The worker that owns the state of canonical key ``key``: chosen by the part of the
+    state the properties read (``invariants.snapshot.snapshot_key``), so that each
+    worker's memoised property verdicts are verdicts no other worker needs — split by the
+    state's own fingerprint, two workers would check the same view twice."""
+    return fingerprint(snapshot_key(key)) % workers  # type: ignore[arg-type]
+
+
+def collision_probability(distinct: int, generated: int) -> float:
+    """TLC's optimistic estimate of the probability that two of the states were given the
+    same fingerprint: n·(m − n) / 2^64 for n distinct states among m generated."""
+    return distinct * max(generated - distinct, 0) / float(1 << 64)
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Event:
+    """A violation at its place in the serial engine's order: ``(rank, action, phase)`` of
+    the level being expanded (``action`` -1: the convergence check before the successors;
+    ``phase`` 0: the step check, 1: the successor's state checks). ``fp`` is the state the
+    counterexample path leads to, ``extra`` the action index appended after it (a step
+    violation)."""
+
+    order: tuple[int, int, int]
+    violation: Violation
+    fp: int
+    extra: int | None = None
+
+
+@dataclass
+class _Level:
+    """A worker's part of one level: fingerprints sorted, with their parents."""
+
+    fps: np.ndarray
+    parents: np.ndarray
+    actions: np.ndarray
+
+
+@dataclass
+class _Worker:
+    """One worker's part of the search (lives in the worker process)."""
+
+    index: int
+    workers: int
+    config: Config
+    spool: FsPath
+    checker: Checker
+    canonical: Callable[[AnyState], Hashable]
+    check_convergence: bool
+    convergence_bound: int
+    z3: bool
+    max_depth: int | None
+    visited: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    """The fingerprints of every state visited on the levels expanded so far, by any
+    worker: the owner's dedup, and each sender's filter (a successor already visited is
+    not pickled)."""
+    levels: list[_Level] = field(default_factory=list)
+    frontier: list[tuple[int, AnyState]] = field(default_factory=list)
+    local: list[tuple[int, int, int, int, AnyState]] = field(default_factory=list)
+    converged: set[int] = field(default_factory=set)
+    converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    view_index: dict[Hashable, int] = field(default_factory=dict)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    state_verdicts: list[list[Violation] | None] = field(default_factory=list)
+    step_memo: dict[tuple[int, int], list[Violation]] = field(default_factory=dict)
+
+    # -- property checks, memoised as in the serial engine ------------------------------
+    def view_of(self, s: AnyState) -> int:
+        view = snapshot_key(s)
+        i = self.view_index.get(view)
+        if i is None:
+            i = self.view_index[view] = len(self.snapshots)
+            self.snapshots.append(project_key(view))
+            self.state_verdicts.append(None)
+        return i
+
+    def check_state(self, s: AnyState) -> list[Violation]:
+        view = self.view_of(s)
+        verdict = self.state_verdicts[view]
+        if verdict is None:
+            verdict = self.state_verdicts[view] = self.checker.check_state(s, self.snapshots[view])
+        if not verdict and self.z3:
+            verdict = _z3_checker(self.checker)(self.snapshots[view])
+        return verdict
+
+    def check_step(self, pre: AnyState, action: Action, post: AnyState) -> list[Violation]:
+        if not _step_may_matter(pre, post):
+            self.checker.note_witnesses(pre, action, post)
+            return []
+        a, b = self.view_of(pre), self.view_of(post)
+        verdict = self.step_memo.get((a, b))
+        if verdict is None:
+            verdict = self.step_memo[a, b] = self.checker.check_step(
+                pre, action, post, self.snapshots[a], self.snapshots[b]
+            )
+        else:
+            self.checker.note_witnesses(pre, action, post)
+        return verdict
+
+    def known_to_converge(self, fp: int) -> bool:
+        if fp in self.converged:
+            return True
+        i = int(np.searchsorted(self.converged_done, fp))
+        return i < len(self.converged_done) and int(self.converged_done[i]) == fp
+
+    # -- the two phases of a level -------------------------------------------------------
+    def absorb(self, depth: int) -> dict[str, Any]:
+        """Keep the successors sent to this worker for level ``depth`` that it has not
+        seen: of several discoveries of a state, the least (parent rank, action)."""
+        best: dict[int, tuple[int, int, int, AnyState]] = {}
+        for key, fp, parent, action, state in self._inbox(depth):
+            old = best.get(fp)
+            if old is None or key < old[0]:
+                best[fp] = (key, parent, action, state)
+        _INTERNED.clear()
+        fps = np.fromiter(best, dtype=np.uint64, count=len(best))
+        new = ~_member(fps, self.visited)
+        chosen = sorted(
+            (best[fp][0], fp) for fp in (int(x) for x in fps[new])
+        )  # serial discovery order
+        keys = np.array([k for k, _ in chosen], dtype=np.int64)
+        first: Event | None = None
+        self.frontier = []
+        for key, fp in chosen:
+            _, parent, action, state = best[fp]
+            self.frontier.append((fp, state))
+            if first is None:
+                bad = self.check_state(state)
+                if bad:
+                    rank, a = (key >> ACTION_BITS, key & ((1 << ACTION_BITS) - 1))
+                    first = Event((rank, a, 1) if key >= 0 else (-1, -1, 1), bad[0], fp)
+        level_fps = np.array([fp for _, fp in chosen], dtype=np.uint64)
+        order = np.argsort(level_fps)
+        self.levels.append(
+            _Level(
+                level_fps[order],
+                np.array([best[fp][1] for _, fp in chosen], dtype=np.uint64)[order],
+                np.array([best[fp][2] for _, fp in chosen], dtype=np.uint16)[order],
+            )
+        )
+        return {"keys": keys, "fps": level_fps, "event": first, "seen": sorted(self.checker.seen)}
+
+    def _inbox(self, depth: int) -> Iterator[tuple[int, int, int, int, AnyState]]:
+        yield from self.local
+        self.local = []
+        for path in sorted(self.spool.glob(f"l{depth}-*-{self.index}.pkl")):
+            with path.open("rb") as f:
+                while True:
+                    try:
+                        batch = pickle.load(f)
+                    except EOFError:
+                        break
+                    yield from batch
+            path.unlink()
+
+    def expand(
+        self, depth: int, deadline: float | None, level: np.ndarray, ranks: np.ndarray
+    ) -> dict[str, Any]:
+        """Check convergence on and expand this worker's frontier of level ``depth`` (in
+        rank order) and send the successors to their owners; stop at the first violation
+        (later events of this worker cannot come first)."""
+        config = self.config
+        self.visited = np.union1d(self.visited, level)  # this level, on every worker
+        outgoing: list[list[tuple[int, int, int, int, AnyState]]] = [
+            [] for _ in range(self.workers)
+        ]
+        files = {
+            j: (self.spool / f"l{depth + 1}-{self.index}-{j}.pkl").open("wb")
+            for j in range(self.workers)
+            if j != self.index
+        }
+        sent: set[int] = set()
+        steps = 0
+        counts: list[tuple[int, int]] = []
+        event: Event | None = None
+        cut = False
+        deeper = self.max_depth is None or depth < self.max_depth
+        try:
+            order = zip(self.frontier, ranks.tolist(), strict=True)
+            for i, ((fp, state), rank) in enumerate(order):
+                if deadline is not None and i % CHECK_EVERY == 0 and time.time() > deadline:
+                    cut = True
+                    break
+                if (
+                    self.check_convergence
+                    and state.perturbations >= config.max_perturbations
+                    and not self.known_to_converge(fp)
+                ):
+                    self.converged.add(fp)
+                    schedule, _, ok = fair_schedule(state, config, self.convergence_bound)
+                    if not ok:
+                        v = Violation(
+                            CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
+                        )
+                        event = Event((rank, -1, 0), v, fp)
+                        break
+                    s = state
+                    for fair in schedule:
+                        s = system.step(s, fair, config)
+                        self.converged.add(fingerprint(self.canonical(s)))
+                if not deeper:
+                    continue
+                n = 0
+                for a, action in enumerate(system.enabled(state, config)):
+                    new = system.step(state, action, config)
+                    n += 1
+                    bad = self.check_step(state, action, new)
+                    if new is state:
+                        new_fp = fp
+                    else:
+                        canonical = self.canonical(new)
+                        new_fp = fingerprint(canonical)
+                    if new_fp != fp and new_fp not in sent:
+                        # The first discovery in rank order is this worker's least one.
+                        sent.add(new_fp)
+                        owner = owner_of(canonical, self.workers)
+                        box = outgoing[owner]
+                        box.append(((rank << ACTION_BITS) | a, new_fp, fp, a, new))
+                        if len(box) >= BATCH and owner != self.index:
+                            self._send(box, files[owner])
+                    if bad:
+                        event = Event((rank, a, 0), bad[0], fp, extra=a)
+                        break
+                steps += n
+                counts.append((rank, n))
+                if event is not None:
+                    break
+            for owner, box in enumerate(outgoing):
+                if box and owner != self.index:
+                    self._send(box, files[owner])
+            self.local = outgoing[self.index]  # its own successors stay in memory
+        finally:
+            for f in files.values():
+                f.close()
+        self.frontier = []
+        if self.converged:
+            self.converged_done = np.union1d(
+                self.converged_done, np.fromiter(self.converged, dtype=np.uint64)
+            )
+            self.converged = set()
+        return {
+            "steps": steps,
+            "counts": np.array(counts, dtype=np.int64).reshape(-1, 2),
+            "event": event,
+            "cut": cut,
+            "seen": sorted(self.checker.seen),
+        }
+
+    def _send(self, box: list[tuple[int, int, int, int, AnyState]], f: Any) -> None:
+        """Pickle a batch of successors to their owner, less those visited already (the
+        owner would drop them: sending them would only cost pickling)."""
+        fps = np.fromiter((entry[1] for entry in box), dtype=np.uint64, count=len(box))
+        fresh = ~_member(fps, self.visited)
+        if fresh.any():
+            _dump([entry for entry, keep in zip(box, fresh.tolist(), strict=True) if keep], f)
+        box.clear()
+
+    def parent(self, depth: int, fp: int) -> tuple[int, int] | None:
+        """The parent pointer of state ``fp`` of level ``depth`` when this worker owns it."""
+        level = self.levels[depth]
+        i = int(np.searchsorted(level.fps, np.uint64(fp)))
+        if i >= len(level.fps) or int(level.fps[i]) != fp:
+            return None
+        return int(level.parents[i]), int(level.actions[i])
+
+    def memory(self) -> int:
+        """Bytes of the stored fingerprints, parent pointers and convergence memo."""
+        return int(
+            self.visited.nbytes
+            + sum(lv.fps.nbytes + lv.parents.nbytes + lv.actions.nbytes for lv in self.levels)
+            + self.converged_done.nbytes
+        )
+
+
+def _serve(worker: _Worker, conn: Connection) -> None:
+    """A worker's command loop. The cyclic garbage collector runs only on the young
+    generations, once per command: states are acyclic values, and full collections that
+    walk every live frontier state and memo entry cost a fifth of a worker's time on
+    MUT2_LOSSY (docs/benchmarks.md)."""
+    gc.disable()
+    try:
+        while True:
+            gc.collect(1)
+            command, *args = conn.recv()
+            if command == "absorb":
+                conn.send(("ok", worker.absorb(*args)))
+            elif command == "expand":
+                conn.send(("ok", worker.expand(*args)))
+            elif command == "parent":
+                conn.send(("ok", worker.parent(*args)))
+            elif command == "memory":
+                conn.send(("ok", worker.memory()))
+            else:
+                conn.send(("ok", None))
+                return
+    except BaseException:  # reported to the coordinator, which raises it
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+class _Pool:
+    """The worker processes (forked: they inherit the config, its rules and the hash
+    secret that fingerprints depend on) and the spool directory they exchange levels in."""
+
+    def __init__(self, n: int, make: Callable[[int, FsPath], _Worker]) -> None:
+        base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+        self.spool = FsPath(tempfile.mkdtemp(prefix="groupcheck-pbfs-", dir=base))
+        ctx = mp.get_context("fork")
+        self.conns: list[Connection] = []
+        self.procs: list[Any] = []
+        for i in range(n):
+            here, there = ctx.Pipe()
+            p = ctx.Process(target=_serve, args=(make(i, self.spool), there), daemon=True)
+            p.start()
+            there.close()
+            self.conns.append(here)
+            self.procs.append(p)
+
+    def all(self, command: str, *args: Any, each: list[Any] | None = None) -> list[Any]:
+        """Send ``command`` with ``args`` (and ``each[i]`` to worker ``i``) to every
+        worker; their answers."""
+        for i, conn in enumerate(self.conns):
+            conn.send((command, *args) if each is None else (command, *args, each[i]))
+        return [self._answer(conn) for conn in self.conns]
+
+    def one(self, i: int, command: str, *args: Any) -> Any:
+        self.conns[i].send((command, *args))
+        return self._answer(self.conns[i])
+
+    @staticmethod
+    def _answer(conn: Connection) -> Any:
+        status, value = conn.recv()
+        if status == "error":
+            raise RuntimeError(f"a BFS worker failed:\n{value}")
+        return value
+
+    def close(self) -> None:
+        for conn, p in zip(self.conns, self.procs, strict=True):
+            if p.is_alive():
+                try:
+                    conn.send(("stop",))
+                    conn.recv()
+                except (OSError, EOFError):
+                    pass
+            conn.close()
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+        shutil.rmtree(self.spool, ignore_errors=True)
+
+
+def parallel_bfs(
+    config: Config,
+    *,
+    workers: int,
+    checker_factory: Callable[[], Checker] = Checker,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    symmetry: bool = False,
+    check_convergence: bool = True,
+    convergence_bound: int = DEFAULT_BOUND,
+    budget_seconds: float | None = None,
+    progress: ProgressFn | None = None,
+    z3: bool = False,
+) -> ExploreResult:
+    """Explore ``config`` breadth-first on ``workers`` processes (module docstring). The
+    result is "ok" only when every reachable state (or every state within ``max_depth``)
+    was visited and every witness hit; ``max_states`` and ``budget_seconds`` cutting the
+    search short make it "inconclusive"."""
+    start = time.perf_counter()
+    deadline = None if budget_seconds is None else time.time() + budget_seconds
+    normal = channel_normal_form(config)
+    if symmetry:
+        by_symmetry = canonicaliser(config)
+
+        def canonical(s: AnyState) -> Hashable:
+            return normal(by_symmetry(normal(s)))  # type: ignore[arg-type]
+
+    else:
+        canonical = normal  # type: ignore[assignment]
+    required = required_witnesses(config)
+    init = system.initial(config)
+    init_key = canonical(init)
+    init_fp = fingerprint(init_key)
+
+    def make(i: int, spool: FsPath) -> _Worker:
+        return _Worker(
+            index=i,
+            workers=workers,
+            config=config,
+            spool=spool,
+            checker=checker_factory(),
+            canonical=canonical,
+            check_convergence=check_convergence,
+            convergence_bound=convergence_bound,
+            z3=z3,
+            max_depth=max_depth,
+        )
+
+    pool = _Pool(workers, make)
+    try:
+        with (pool.spool / f"l0-x-{owner_of(init_key, workers)}.pkl").open("wb") as f:
+            _dump([(-1, init_fp, 0, 0, init)], f)
+        distinct = 0
+        steps = 0
+        depth = 0
+        seen: set[str] = set()
+        cut: str | None = None
+        exhausted = True
+        pending: list[Event] = []  # violations met expanding the previous level
+        counts = np.zeros((0, 2), dtype=np.int64)  # (rank, transitions) of that level
+        while True:
+            absorbed = pool.all("absorb", depth)
+            keys = [a["keys"] for a in absorbed]
+            for a in absorbed:
+                seen.update(a["seen"])
+            merged = np.sort(np.concatenate(keys))
+            events = pending + [a["event"] for a in absorbed if a["event"] is not None]
+            bound = f"the state bound ({max_states} states) was reached before the search was done"
+            if max_states is not None and distinct + len(merged) >= max_states and not cut:
+                # The serial engine stops before the first state it would pop holding
+                # max_states states: state ``stop`` of the level expanded last (it has not
+                # met the events from there on).
+                stop = (int(merged[max_states - distinct - 1]) >> ACTION_BITS) + 1 if depth else 0
+                events = [e for e in events if depth == 0 or e.order < (stop, -1, 0)]
+                if not events:
+                    if depth:
+                        distinct += int(np.searchsorted(merged, stop << ACTION_BITS))
+                        steps += int(counts[counts[:, 0] < stop, 1].sum())
+                    else:
+                        distinct = 1
+                    cut = bound
+                    break
+            if events:
+                first = min(events, key=lambda e: e.order)
+                return _violation(
+                    pool,
+                    config,
+                    workers,
+                    first,
+                    depth,
+                    distinct,
+                    steps,
+                    merged,
+                    counts,
+                    seen=seen,
+                    missed=_missed(checker_factory, required, seen),
+                    seconds=time.perf_counter() - start,
+                )
+            distinct += len(merged)
+            steps += int(counts[:, 1].sum())
+            counts = np.zeros((0, 2), dtype=np.int64)
+            if len(merged) == 0:
+                depth -= 1
+                break
+            if progress is not None:
+                progress(distinct, depth, len(merged))
+            if deadline is not None and time.time() > deadline:
+                cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
+                break
+            ranks = [np.searchsorted(merged, k) for k in keys]
+            level = np.concatenate([a["fps"] for a in absorbed])
+            expanded = pool.all("expand", depth, deadline, level, each=ranks)
+            for e in expanded:
+                seen.update(e["seen"])
+            counts = np.concatenate([e["counts"] for e in expanded])
+            pending = [e["event"] for e in expanded if e["event"] is not None]
+            if pending:
+                depth += 1  # the owners check the successors sent before the violation
+                continue
+            if any(e["cut"] for e in expanded):
+                steps += int(counts[:, 1].sum())
+                cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
+                break
+            if max_depth is not None and depth >= max_depth:
+                break
+            depth += 1
+        if cut is not None or (max_depth is not None and depth >= max_depth and distinct):
+            exhausted = False
+        memory = sum(pool.all("memory"))
+    finally:
+        pool.close()
+    missed = _missed(checker_factory, required, seen)
+    result, reasons = conclude(
+        violated=False,
+        complete=cut is None,
+        incomplete_reason=cut or "",
+        missed_witnesses=missed,
+    )
+    if cut is None and not exhausted:
+        scope = f"every state within {max_depth} steps ({distinct} distinct states)"
+    else:
+        scope = f"{distinct} distinct states" + (", exhausted" if exhausted else "")
+    return ExploreResult(
+        engine="bfs",
+        result=result.value,
+        distinct_states=distinct,
+        depth=depth,
+        steps=steps,
+        witnesses=sorted(seen),
+        missed_witnesses=missed,
+        seconds=time.perf_counter() - start,
+        exhausted=exhausted,
+        reasons=reasons,
+        checked=scope + f" on {workers} workers",
+        collision_probability=collision_probability(distinct, steps),
+        bytes_per_state=memory / distinct if distinct else None,
+    )
+
+
+def _missed(
+    checker_factory: Callable[[], Checker], required: set[str] | frozenset[str], seen: set[str]
+) -> list[str]:
+    checker = checker_factory()
+    checker.seen.update(seen)
+    return checker.missed_witnesses(required)
+
+
+def _violation(
+    pool: _Pool,
+    config: Config,
+    workers: int,
+    first: Event,
+    depth: int,
+    before: int,
+    steps: int,
+    merged: np.ndarray,
+    counts: np.ndarray,
+    *,
+    seen: set[str],
+    missed: list[str],
+    seconds: float,
+) -> ExploreResult:
+    """The result for the first violating event; ``depth`` is the level just absorbed,
+    ``before`` the states of the levels above it, ``merged`` its keys and ``counts`` the
+    transitions of the level expanded before it. The states and steps reported are those
+    the serial engine had met when it stopped at the same event."""
+    rank, action, phase = first.order
+    if rank < 0:  # the initial state
+        found_states, found_steps, at = 1, 0, 0
+    else:
+        if action < 0:  # convergence, checked before the state's successors
+            found_states = before + int(np.searchsorted(merged, rank << ACTION_BITS))
+        else:
+            key = (rank << ACTION_BITS) | action
+            found_states = before + int(np.searchsorted(merged, key, side="right"))
+        prior = int(counts[counts[:, 0] < rank, 1].sum())
+        found_steps = steps + prior + action + 1
+        at = depth if phase == 1 else depth - 1
+    path = _rebuild(pool, config, workers, first.fp, at, first.extra)
+    return ExploreResult(
+        engine="bfs",
+        result="violation",
+        property=first.violation.property,
+        message=first.violation.message,
+        path=path,
+        distinct_states=found_states,
+        depth=at,
+        steps=found_steps,
+        witnesses=sorted(seen),
+        missed_witnesses=missed,
+        seconds=seconds,
+        exhausted=False,
+        collision_probability=collision_probability(found_states, found_steps),
+    )
+
+
+def _rebuild(
+    pool: _Pool, config: Config, workers: int, fp: int, depth: int, extra: int | None
+) -> Path:
+    """The path to the state ``fp`` of level ``depth`` (then the ``extra``-th action),
+    from the parent pointers, replayed from the initial state by action index."""
+    indices: list[int] = []
+    for d in range(depth, 0, -1):
+        found = [p for p in pool.all("parent", d, fp) if p is not None]
+        assert len(found) == 1, "a state has one owner"
+        parent, action = found[0]
+        indices.append(action)
+        fp = parent
+    indices.reverse()
+    if extra is not None:
+        indices.append(extra)
+    state = system.initial(config)
+    actions: list[Action] = []
+    for i in indices:
+        action = system.enabled(state, config)[i]
+        actions.append(action)
+        state = system.step(state, action, config)
+    return Path(config, tuple(actions))

@@ -1,0 +1,345 @@
+"""Level-synchronous exhaustive BFS on Spark (``groupcheck pipeline bfs``).
+
+Each level is a directory ``OUT/levels/NNNNN/`` holding two Parquet datasets: ``frontier``
+(the level's states, pickled, with fingerprint and discovery key) and ``visited`` (each
+state's fingerprint, its parent's and the action index: the parent pointers), plus
+``level.json`` (counts and the level's violations). A level is computed under
+``OUT/levels/.NNNNN.tmp`` and renamed into place whole, so a killed job leaves complete
+levels and at most one temporary directory, which the rerun replaces: rerunning the same
+command resumes at the last complete level. ``OUT/plan.json`` records what is searched;
+a rerun with another config is refused.
+
+One level: the frontier is expanded by Python workers (``mapInArrow``,
+``groupcheck.pipeline.bfs_tasks.expand``: convergence and step checks, successors with
+their keys); successors are grouped by fingerprint keeping the least key (the serial
+engine's first discovery); an anti-join on fingerprints with every earlier level's
+``visited`` keeps the new ones; Python workers check their state properties
+(``bfs_tasks.check``). The least violation of a level in the serial engine's order is the
+serial engine's counterexample (``groupcheck.explore.pbfs``); its path is rebuilt from the
+parent pointers, replayed by action index, minimised and written like any other run's
+(``reports.artifacts``) under ``OUT``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import pickle
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from groupcheck.pipeline import bfs_tasks
+from groupcheck.pipeline.errors import PipelineError
+from invariants.liveness import required_witnesses
+from invariants.verdict import conclude
+from model import system
+from model.actions import Action
+from model.config import Config
+from model.path import Path as ModelPath
+from model.settings import config_to_mapping
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class SparkBfsResult:
+    """What a Spark BFS found: ``result`` ok / violation / inconclusive."""
+
+    result: str
+    distinct_states: int
+    steps: int
+    depth: int
+    levels_resumed: int
+    seconds: float
+    property: str | None = None
+    message: str | None = None
+    path: ModelPath | None = None
+    reasons: list[str] | None = None
+    level_seconds: list[float] | None = None
+    witnesses: list[str] | None = None
+    missed_witnesses: list[str] | None = None
+
+
+def _level_dir(out: Path, depth: int) -> Path:
+    return out / "levels" / f"{depth:05d}"
+
+
+def _plan(config: Config, mutant: str | None, check_convergence: bool) -> dict[str, Any]:
+    return {
+        "kind": "bfs",
+        "config": config_to_mapping(config),
+        "mutant": mutant,
+        "check_convergence": check_convergence,
+    }
+
+
+def prepare_out(out: Path, plan: dict[str, Any]) -> None:
+    """Create ``out`` for this search, or check that it holds this search's levels."""
+    plan_file = out / "plan.json"
+    if out.exists() and any(out.iterdir()):
+        if not plan_file.exists():
+            raise PipelineError(f"--out {out}: not empty and not a pipeline bfs directory")
+        if json.loads(plan_file.read_text(encoding="utf-8")) != plan:
+            raise PipelineError(
+                f"--out {out}: holds a search of another config; choose another directory"
+            )
+        return
+    (out / "levels").mkdir(parents=True, exist_ok=True)
+    tmp = out / ".plan.json.tmp"
+    tmp.write_text(json.dumps(plan, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, plan_file)
+
+
+def _commit(spark_tmp: Path, final: Path) -> None:
+    os.rename(spark_tmp, final)
+
+
+def _write_level(
+    frame: DataFrame, tmp: Path, events: list[dict[str, Any]], meta: dict[str, Any]
+) -> None:
+    frame.where(F.col("property").isNull()).select("fp", "key", "state").write.parquet(
+        str(tmp / "frontier")
+    )
+    frame.where(F.col("property").isNull()).select("fp", "parent", "action").write.parquet(
+        str(tmp / "visited")
+    )
+    (tmp / "level.json").write_text(
+        json.dumps({**meta, "events": events}, indent=1) + "\n", encoding="utf-8"
+    )
+
+
+def _witnesses(frame: DataFrame) -> list[str]:
+    rows = frame.where(F.col("property") == bfs_tasks.WITNESSES).select("message").collect()
+    return sorted({w for r in rows for w in (r.message or "").split(",") if w})
+
+
+def _events(frame: DataFrame) -> list[dict[str, Any]]:
+    rows = (
+        frame.where(F.col("property").isNotNull() & ~F.col("property").startswith("#"))
+        .select("fp", "action", "property", "message", "order")
+        .collect()
+    )
+    return [
+        {
+            "fp": r.fp,
+            "action": r.action,
+            "property": r.property,
+            "message": r.message,
+            "order": bytes(r.order).hex(),
+        }
+        for r in rows
+    ]
+
+
+def spark_bfs(
+    spark: SparkSession,
+    config: Config,
+    out: Path,
+    *,
+    mutant: str | None = None,
+    check_convergence: bool = True,
+    max_depth: int | None = None,
+    partitions: int | None = None,
+    progress: Progress | None = None,
+    stop_after: int | None = None,
+) -> SparkBfsResult:
+    """Search ``config`` exhaustively on Spark, committing each level under ``out``;
+    ``stop_after`` ends the run after that level is committed (as a kill would: the
+    result is inconclusive and a rerun resumes)."""
+    start = time.perf_counter()
+    prepare_out(out, _plan(config, mutant, check_convergence))
+    blob = pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
+    slots = partitions or max(2, spark.sparkContext.defaultParallelism)
+    levels = out / "levels"
+    for leftover in levels.glob(".*.tmp"):
+        shutil.rmtree(leftover)  # a level a killed run of this search did not finish
+    resumed = 0
+    level_seconds: list[float] = []
+    if not _level_dir(out, 0).exists():
+        tick = time.perf_counter()
+        tmp = levels / ".00000.tmp"
+        seed = spark.range(0, 1, 1, numPartitions=1).mapInArrow(
+            functools.partial(bfs_tasks.initial, blob, check_convergence), bfs_tasks.DDL
+        )
+        checked = seed.mapInArrow(
+            functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
+        ).cache()
+        events = _events(checked)
+        meta0 = {"states": 1, "steps": 0, "witnesses": _witnesses(checked)}
+        _write_level(checked, tmp, events, meta0)
+        checked.unpersist()
+        _commit(tmp, _level_dir(out, 0))
+        level_seconds.append(time.perf_counter() - tick)
+    depth = 0
+    distinct = 0
+    steps = 0
+    seen: set[str] = set()
+    required = required_witnesses(config)
+
+    def finished(result_depth: int, total_steps: int) -> SparkBfsResult:
+        missed = sorted(required - seen)
+        result, reasons = conclude(violated=False, complete=True, missed_witnesses=missed)
+        return SparkBfsResult(
+            result.value,
+            distinct,
+            total_steps,
+            result_depth,
+            resumed,
+            time.perf_counter() - start,
+            reasons=reasons,
+            level_seconds=level_seconds,
+            witnesses=sorted(seen),
+            missed_witnesses=missed,
+        )
+
+    while True:
+        here = _level_dir(out, depth)
+        meta = json.loads((here / "level.json").read_text(encoding="utf-8"))
+        distinct += meta["states"]
+        steps += meta["steps"]
+        seen.update(meta["witnesses"])
+        if meta["events"]:
+            first = min(meta["events"], key=lambda e: bytes.fromhex(e["order"]))
+            at_state = bytes.fromhex(first["order"])[-1] == 1  # a state property
+            path = _rebuild(out, config, first, depth, at_state)
+            return SparkBfsResult(
+                result="violation",
+                distinct_states=distinct,
+                steps=steps,
+                depth=depth,
+                levels_resumed=resumed,
+                seconds=time.perf_counter() - start,
+                property=first["property"],
+                message=first["message"],
+                path=path,
+                reasons=[],
+                level_seconds=level_seconds,
+            )
+        if meta["states"] == 0:
+            return finished(depth - 1, steps)
+        if progress:
+            progress(f"bfs on Spark: level {depth}, {meta['states']} states, {distinct} in all")
+        nxt = _level_dir(out, depth + 1)
+        if nxt.exists():
+            resumed += 1
+            depth += 1
+            continue
+        if stop_after is not None and depth >= stop_after:
+            return SparkBfsResult(
+                "inconclusive",
+                distinct,
+                steps,
+                depth,
+                resumed,
+                time.perf_counter() - start,
+                reasons=[f"stopped after level {depth} (rerun to resume)"],
+                level_seconds=level_seconds,
+            )
+        deeper = max_depth is None or depth < max_depth
+        tick = time.perf_counter()
+        tmp = levels / f".{depth + 1:05d}.tmp"
+        frontier = spark.read.parquet(str(here / "frontier")).repartition(slots)
+        succ = frontier.withColumn("parent", F.lit(0).cast("long")).select(
+            "fp",
+            "key",
+            "parent",
+            F.lit(0).cast("int").alias("action"),
+            "state",
+            F.lit(None).cast("string").alias("property"),
+            F.lit(None).cast("string").alias("message"),
+            F.lit(None).cast("binary").alias("order"),
+        )
+        expanded = succ.mapInArrow(
+            functools.partial(bfs_tasks.expand, blob, check_convergence, deeper), bfs_tasks.DDL
+        )
+        expanded.write.parquet(str(tmp / "expanded"))
+        expanded = spark.read.parquet(str(tmp / "expanded"))
+        new_steps = (
+            expanded.where(F.col("property") == bfs_tasks.STEPS)
+            .agg(F.sum("action").alias("n"))
+            .collect()[0]
+            .n
+            or 0
+        )
+        expansion_events = _events(expanded)
+        candidates = (
+            expanded.where(F.col("property").isNull())
+            .groupBy("fp")
+            .agg(F.min(F.struct("key", "parent", "action", "state")).alias("w"))
+            .select("fp", "w.key", "w.parent", "w.action", "w.state")
+        )
+        visited = spark.read.parquet(
+            *(str(_level_dir(out, d) / "visited") for d in range(depth + 1))
+        ).select("fp")
+        new = candidates.join(visited, "fp", "left_anti").select(
+            "fp",
+            "key",
+            "parent",
+            "action",
+            "state",
+            F.lit(None).cast("string").alias("property"),
+            F.lit(None).cast("string").alias("message"),
+            F.lit(None).cast("binary").alias("order"),
+        )
+        checked = new.mapInArrow(
+            functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
+        )
+        checked.write.parquet(str(tmp / "checked"))
+        checked = spark.read.parquet(str(tmp / "checked"))
+        events = expansion_events + _events(checked)
+        states = checked.where(F.col("property").isNull()).count()
+        seen_here = sorted(set(_witnesses(expanded)) | set(_witnesses(checked)))
+        meta = {"states": states, "steps": int(new_steps), "witnesses": seen_here}
+        _write_level(checked, tmp, events, meta)
+        shutil.rmtree(tmp / "expanded")
+        shutil.rmtree(tmp / "checked")
+        _commit(tmp, nxt)
+        level_seconds.append(time.perf_counter() - tick)
+        if not deeper and not events:
+            # Depth bound reached: the states beyond it were not expanded.
+            seen.update(seen_here)
+            return finished(depth, steps + int(new_steps))
+        depth += 1
+
+
+def _parent(out: Path, depth: int, fp: int) -> tuple[int, int]:
+    table = pq.read_table(str(_level_dir(out, depth) / "visited"))
+    hit = table.filter(pc.equal(table["fp"], fp))
+    if hit.num_rows != 1:
+        raise PipelineError(f"the parent pointers of level {depth} lack state {fp}")
+    return int(hit["parent"][0].as_py()), int(hit["action"][0].as_py())
+
+
+def _rebuild(
+    out: Path, config: Config, event: dict[str, Any], depth: int, at_state: bool
+) -> ModelPath:
+    """The path of a violation recorded on level ``depth``: to the violating state (a state
+    property, on this level), or to the expanded state of the level above and then, for a
+    step property, its ``action``-th transition."""
+    fp = int(event["fp"])
+    order = bytes.fromhex(event["order"])
+    level = depth if at_state else depth - 1
+    indices: list[int] = []
+    for d in range(level, 0, -1):
+        fp, action = _parent(out, d, fp)
+        indices.append(action)
+    indices.reverse()
+    if not at_state and order[-3:] != b"\x00\x00\x00":
+        indices.append(int(event["action"]))
+    state = system.initial(config)
+    actions: list[Action] = []
+    for i in indices:
+        chosen = system.enabled(state, config)[i]
+        actions.append(chosen)
+        state = system.step(state, chosen, config)
+    return ModelPath(config, tuple(actions))

@@ -1,0 +1,290 @@
+"""The Python side of the Spark BFS (``groupcheck.pipeline.bfs``): what a task does to a
+batch of frontier states or of new states. No pyspark here: the functions map Arrow
+record batches to Arrow record batches (``mapInArrow``).
+
+States cross processes, and a Spark job may be killed and resumed by other processes, so a
+state's fingerprint must not depend on the process: ``stable_fingerprint`` hashes a
+canonical encoding of the value (sets and maps in sorted order) with BLAKE2b, unlike
+Python's ``hash`` (randomised strings, ``hash(None)`` by address in Python 3.11).
+
+Order: every row carries its state's discovery key, the byte string of the action
+indices (two bytes each, plus one) on the path that discovered it first; byte order is
+the serial engine's discovery order (``groupcheck.explore.pbfs``, "The same search as the
+serial engine"). A violation is a row whose ``order`` places it among the serial engine's
+events: ``key + 0000 + 00`` the convergence check of a state, ``key + a + 00`` the step
+check of its ``a``-th transition, ``key + a + 01`` the state checks of the successor it
+discovered.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import pickle
+import struct
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from groupcheck.explore.bfs import _step_may_matter, channel_normal_form
+from groupcheck.explore.symmetry import canonicaliser
+from invariants.check import Checker, Violation
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
+from model import system
+from model.config import Config
+from model.ids import FrozenMap
+from model.system import AnyState
+
+SCHEMA = pa.schema(
+    [
+        ("fp", pa.int64()),
+        ("key", pa.binary()),
+        ("parent", pa.int64()),
+        ("action", pa.int32()),
+        ("state", pa.binary()),
+        ("property", pa.string()),
+        ("message", pa.string()),
+        ("order", pa.binary()),
+    ]
+)
+"""Successor, frontier and event rows: an event has ``property`` set (``#steps``: the
+transitions a task took, in ``action``)."""
+
+DDL = (
+    "fp long, key binary, parent long, action int, state binary, property string, "
+    "message string, `order` binary"
+)
+STEPS = "#steps"
+WITNESSES = "#witnesses"
+"""A task's row naming the SOMETIMES witnesses its checker has seen (comma-separated)."""
+
+
+def _encode(value: Any, out: list[bytes]) -> None:
+    if value is None:
+        out.append(b"N")
+    elif isinstance(value, bool):
+        out.append(b"T" if value else b"F")
+    elif isinstance(value, int):
+        out.append(b"i%d;" % value)
+    elif isinstance(value, str):
+        data = value.encode()
+        out.append(b"s%d:" % len(data) + data)
+    elif isinstance(value, enum.Enum):
+        out.append(f"e{type(value).__name__}.{value.name};".encode())
+    elif isinstance(value, tuple):
+        out.append(b"(")
+        for v in value:
+            _encode(v, out)
+        out.append(b")")
+    elif isinstance(value, frozenset | set):
+        items = []
+        for v in value:
+            part: list[bytes] = []
+            _encode(v, part)
+            items.append(b"".join(part))
+        out.append(b"{" + b"".join(sorted(items)) + b"}")
+    elif isinstance(value, FrozenMap):
+        pairs = []
+        for k, v in value.items():
+            part = []
+            _encode(k, part)
+            _encode(v, part)
+            pairs.append(b"".join(part))
+        out.append(b"[" + b"".join(sorted(pairs)) + b"]")
+    elif is_dataclass(value) and not isinstance(value, type):
+        out.append(f"d{type(value).__name__}<".encode())
+        for f in fields(value):
+            _encode(getattr(value, f.name), out)
+        out.append(b">")
+    elif isinstance(value, float):
+        out.append(b"f" + repr(value).encode() + b";")
+    else:
+        raise TypeError(f"no stable encoding for a {type(value).__name__}")
+
+
+def stable_fingerprint(value: Any) -> int:
+    """A 64-bit fingerprint of a model value that every process computes alike (a signed
+    int, as Spark's long)."""
+    out: list[bytes] = []
+    _encode(value, out)
+    digest = hashlib.blake2b(b"".join(out), digest_size=8).digest()
+    fp: int = struct.unpack("<q", digest)[0]
+    return fp
+
+
+@dataclass
+class _Context:
+    """What a Python worker keeps between batches of one search."""
+
+    config: Config
+    canonical: Callable[[AnyState], Hashable]
+    checker: Checker
+    check_convergence: bool
+    views: dict[Hashable, list[Violation]]
+    steps: dict[tuple[Hashable, Hashable], list[Violation]]
+
+
+_CONTEXTS: dict[bytes, _Context] = {}
+
+
+def context(blob: bytes, check_convergence: bool) -> _Context:
+    """The search context for a pickled config (built once per Python worker)."""
+    key = hashlib.sha256(blob + bytes([check_convergence])).digest()
+    ctx = _CONTEXTS.get(key)
+    if ctx is None:
+        config: Config = pickle.loads(blob)
+        normal = channel_normal_form(config)
+        by_symmetry = canonicaliser(config)
+
+        def canonical(s: AnyState) -> Hashable:
+            return normal(by_symmetry(normal(s)))  # type: ignore[arg-type]
+
+        ctx = _CONTEXTS[key] = _Context(config, canonical, Checker(), check_convergence, {}, {})
+    return ctx
+
+
+def _rows(rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+
+
+def _event(order: bytes, fp: int, v: Violation, action: int = -1) -> dict[str, Any]:
+    return {
+        "fp": fp,
+        "key": None,
+        "parent": None,
+        "action": action,
+        "state": None,
+        "property": v.property,
+        "message": v.message,
+        "order": order,
+    }
+
+
+def _check_state(ctx: _Context, state: AnyState) -> list[Violation]:
+    from invariants.snapshot import snapshot_key
+
+    view = snapshot_key(state)
+    verdict = ctx.views.get(view)
+    if verdict is None:
+        verdict = ctx.views[view] = ctx.checker.check_state(state)
+    return verdict
+
+
+def _check_step(ctx: _Context, pre: AnyState, action: Any, post: AnyState) -> list[Violation]:
+    from invariants.snapshot import snapshot_key
+
+    if not _step_may_matter(pre, post):
+        ctx.checker.note_witnesses(pre, action, post)
+        return []
+    pair = (snapshot_key(pre), snapshot_key(post))
+    verdict = ctx.steps.get(pair)
+    if verdict is None:
+        verdict = ctx.steps[pair] = ctx.checker.check_step(pre, action, post)
+    else:
+        ctx.checker.note_witnesses(pre, action, post)
+    return verdict
+
+
+def _witnesses(ctx: _Context) -> dict[str, Any]:
+    return _event(b"", 0, Violation(WITNESSES, ",".join(sorted(ctx.checker.seen)), ""))
+
+
+def initial(
+    blob: bytes, check_convergence: bool, _: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """The initial state as a new-state row (for ``check``)."""
+    ctx = context(blob, check_convergence)
+    init = system.initial(ctx.config)
+    row = {
+        "fp": stable_fingerprint(ctx.canonical(init)),
+        "key": b"",
+        "parent": 0,
+        "action": -1,
+        "state": pickle.dumps(init, protocol=pickle.HIGHEST_PROTOCOL),
+        "property": None,
+        "message": None,
+        "order": None,
+    }
+    yield _rows([row])
+
+
+def check(
+    blob: bytes, check_convergence: bool, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """State properties of new states: the rows pass through, with an event row for the
+    first violating state of the batch (in key order)."""
+    ctx = context(blob, check_convergence)
+    for batch in batches:
+        rows = batch.to_pylist()
+        rows.sort(key=lambda r: r["key"])
+        for row in rows:
+            bad = _check_state(ctx, pickle.loads(row["state"]))
+            if bad:
+                rows.append(_event(row["key"] + b"\x01", row["fp"], bad[0]))
+                break
+        rows.append(_witnesses(ctx))
+        yield _rows(rows)
+
+
+def expand(
+    blob: bytes, check_convergence: bool, deeper: bool, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """Check convergence on frontier states and expand them: successor rows (the least
+    key per fingerprint in this task), event rows for violations, and one ``#steps`` row."""
+    ctx = context(blob, check_convergence)
+    config = ctx.config
+    steps = 0
+    events: list[dict[str, Any]] = []
+    best: dict[int, dict[str, Any]] = {}
+    converged: set[Hashable] = set()
+    for batch in batches:
+        rows = batch.to_pylist()
+        rows.sort(key=lambda r: r["key"])
+        for row in rows:
+            state: AnyState = pickle.loads(row["state"])
+            fp, key = row["fp"], row["key"]
+            if ctx.check_convergence and state.perturbations >= config.max_perturbations:
+                canon = ctx.canonical(state)
+                if canon not in converged:
+                    schedule, _, ok = fair_schedule(state, config, DEFAULT_BOUND)
+                    if not ok:
+                        v = Violation(
+                            CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
+                        )
+                        events.append(_event(key + b"\x00\x00\x00", fp, v))
+                        continue
+                    s = state
+                    converged.add(canon)
+                    for fair in schedule:
+                        s = system.step(s, fair, config)
+                        converged.add(ctx.canonical(s))
+            if not deeper:
+                continue
+            for a, action in enumerate(system.enabled(state, config)):
+                new = system.step(state, action, config)
+                steps += 1
+                child_key = key + (a + 1).to_bytes(2, "big")
+                bad = _check_step(ctx, state, action, new)
+                if bad:
+                    events.append(_event(child_key + b"\x00", fp, bad[0], action=a))
+                if new is state:
+                    continue
+                new_fp = stable_fingerprint(ctx.canonical(new))
+                if new_fp == fp:
+                    continue
+                old = best.get(new_fp)
+                if old is None or child_key < old["key"]:
+                    best[new_fp] = {
+                        "fp": new_fp,
+                        "key": child_key,
+                        "parent": fp,
+                        "action": a,
+                        "state": pickle.dumps(new, protocol=pickle.HIGHEST_PROTOCOL),
+                        "property": None,
+                        "message": None,
+                        "order": None,
+                    }
+    steps_row = _event(b"", 0, Violation(STEPS, "", ""), action=steps)
+    yield _rows([*best.values(), *events, steps_row, _witnesses(ctx)])

@@ -1,0 +1,167 @@
+"""The parallel BFS (``groupcheck.explore.pbfs``) searches what the serial engine searches:
+the same distinct states and steps, the same counterexample (so the same run artifacts),
+the same cut under ``max_states`` and ``depth``. Bounded by states: every config here is
+small or stops at its first counterexample."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.explore.bfs import bfs
+from groupcheck.explore.pbfs import collision_probability, fingerprint, parallel_bfs
+from groupcheck.explore.result import ExploreResult
+from groupcheck.mutants import get_mutant
+from groupcheck.tla.configs import CONFIGS, TLA_DIR
+from model import system
+from model.config import ClientSpec, Config
+from model.presets import preset
+
+PIN0 = Config(
+    name="PIN0",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
+)
+"""Two interchangeable clients join a topic of two partitions (tests/unit/test_explore.py
+pins 1,968 states, 985 with symmetry)."""
+
+
+def same_search(serial: ExploreResult, parallel: ExploreResult) -> None:
+    assert parallel.result == serial.result
+    assert parallel.property == serial.property
+    assert parallel.message == serial.message
+    assert parallel.distinct_states == serial.distinct_states
+    assert parallel.steps == serial.steps
+    assert parallel.depth == serial.depth
+    assert parallel.exhausted == serial.exhausted
+    assert parallel.reasons == serial.reasons
+    if serial.path is None:
+        assert parallel.path is None
+        assert parallel.witnesses == serial.witnesses
+    else:
+        assert parallel.path is not None
+        assert parallel.path.actions == serial.path.actions
+
+
+def test_tiny_same_states_steps_and_witnesses_as_serial() -> None:
+    config = preset("TINY")
+    serial = bfs(config)
+    parallel = parallel_bfs(config, workers=2)
+    assert serial.result == "ok"
+    assert parallel.distinct_states == 26424  # tla/manifest.json, TINY
+    same_search(serial, parallel)
+    assert parallel.checked == "26424 distinct states, exhausted on 2 workers"
+    # Fingerprints: 8 bytes visited + 8 parent + 2 action index, and the convergence memo.
+    assert parallel.bytes_per_state is not None
+    assert 18 <= parallel.bytes_per_state < 64
+    assert parallel.collision_probability == collision_probability(26424, serial.steps)
+    assert 0 < parallel.collision_probability < 1e-9
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_mutant_same_shortest_counterexample_as_serial(workers: int) -> None:
+    mutant = get_mutant("revoke-without-waiting")
+    config = replace(mutant.config, rules=mutant.rules)
+    serial = bfs(config)
+    assert serial.result == "violation"
+    assert serial.path is not None
+    assert len(serial.path.actions) == 9  # tla/manifest.json: trace_length 9
+    same_search(serial, parallel_bfs(config, workers=workers))
+
+
+@pytest.mark.parametrize("name", ["sticky-without-generation", "no-pending-sync-timer"])
+def test_classic_mutants_same_counterexample_as_serial(name: str) -> None:
+    mutant = get_mutant(name)
+    config = replace(mutant.config, rules=mutant.rules)
+    serial = bfs(config)
+    assert serial.result == "violation"
+    same_search(serial, parallel_bfs(config, workers=2))
+
+
+def test_classic_preset_pinned_count_on_workers() -> None:
+    result = parallel_bfs(preset("CLASSIC_EAGER"), workers=2)
+    assert result.result == "ok"
+    assert result.exhausted is True
+    assert result.distinct_states == 7354  # tests/unit/test_classic_protocol.py, PINNED
+
+
+@pytest.mark.parametrize("bound", [1, 2, 777, 1500])
+def test_state_bound_cuts_where_the_serial_engine_does(bound: int) -> None:
+    serial = bfs(PIN0, max_states=bound)
+    parallel = parallel_bfs(PIN0, workers=2, max_states=bound)
+    assert serial.result == "inconclusive"
+    # Not always ``bound``: the last state expanded may discover several.
+    assert bound <= parallel.distinct_states <= bound + 10
+    same_search(serial, parallel)
+
+
+def test_depth_bound_and_symmetry_as_serial() -> None:
+    same_search(bfs(PIN0, max_depth=6), parallel_bfs(PIN0, workers=2, max_depth=6))
+    serial = bfs(PIN0, symmetry=True)
+    parallel = parallel_bfs(PIN0, workers=2, symmetry=True)
+    assert parallel.distinct_states == 985
+    same_search(serial, parallel)
+
+
+def test_unchecked_convergence_and_a_missed_witness_stay_honest() -> None:
+    lone = Config(name="LONE", topics=(("foo", 1),), clients=(ClientSpec("A", ("foo",)),))
+    serial = bfs(lone)
+    parallel = parallel_bfs(lone, workers=2)
+    assert parallel.result == "inconclusive"
+    assert any("witnesses missed" in r for r in parallel.reasons)
+    same_search(serial, parallel)
+
+
+def test_fingerprint_equal_for_equal_states() -> None:
+    config = preset("TINY")
+    a = system.initial(config)
+    b = system.initial(config)
+    assert a is not b
+    assert fingerprint(a) == fingerprint(b)
+    step = system.step(a, system.enabled(a, config)[0], config)
+    assert fingerprint(step) != fingerprint(a)
+
+
+def test_cli_artifacts_byte_identical_serial_and_parallel(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    docs = []
+    for workers in ("1", "2"):
+        out = tmp_path / workers
+        argv = ["explore", "--mutant", "revoke-without-waiting", "--out", str(out)]
+        code = main([*argv, "--workers", workers, "--json", "--quiet"])
+        assert code == 1
+        docs.append(json.loads(capsys.readouterr().out))
+    assert docs[0]["workers"] == 1
+    assert docs[0]["collision_probability"] is None
+    assert docs[1]["workers"] == 2
+    assert docs[1]["collision_probability"] > 0
+    for key in ("property", "length", "original_length", "shortest", "distinct_states"):
+        assert docs[0][key] == docs[1][key]
+    files = {
+        p.relative_to(tmp_path / "1"): p.read_bytes()
+        for p in sorted((tmp_path / "1").rglob("*"))
+        if p.is_file()
+    }
+    assert any(p.name == "trace.ndjson" for p in files)
+    for rel, data in files.items():
+        assert (tmp_path / "2" / rel).read_bytes() == data, rel
+    assert sorted(p.relative_to(tmp_path / "2") for p in (tmp_path / "2").rglob("*")) == sorted(
+        p.relative_to(tmp_path / "1") for p in (tmp_path / "1").rglob("*")
+    )
+
+
+def test_bench_config_sibling_pinned_in_the_manifest() -> None:
+    """``MUT2_LOSS4`` (bench/bench_pbfs.py, over a million states) is too large for a test;
+    its sibling with two perturbations is pinned instead, as TLC counts it."""
+    manifest = json.loads((TLA_DIR / "manifest.json").read_text(encoding="utf-8"))
+    sibling = CONFIGS["MUT2_LOSS2"]
+    assert sibling == replace(CONFIGS["MUT2_LOSS4"], name="MUT2_LOSS2", max_perturbations=2)
+    result = parallel_bfs(sibling, workers=2, check_convergence=False)
+    assert result.result == "ok"
+    assert result.distinct_states == manifest["configs"]["MUT2_LOSS2"]["distinct_states"]
+    assert manifest["configs"]["MUT2_LOSS4"]["distinct_states"] >= 1_000_000
