@@ -152,9 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         default=None,
         metavar="N",
-        help="bfs: worker processes (default: every core this process may use); states are "
-        "partitioned by fingerprint and stored as fingerprints with parent pointers; the "
-        "same states and the same counterexample as --workers 1, the serial engine",
+        help="bfs: worker processes (default 1, the serial engine); with N > 1 states are "
+        "partitioned by fingerprint over N processes and stored as 64-bit fingerprints with "
+        "parent pointers (about 34 bytes a state against the serial engine's full states); "
+        "the same states and the same counterexample as --workers 1. On the measured "
+        "configs it is slower than the serial engine (docs/benchmarks.md): use it for "
+        "memory, not speed",
     )
     exp.add_argument(
         "--shrink-config",
@@ -382,7 +385,6 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from groupcheck import exitcodes
-    from groupcheck.explore.pbfs import default_workers
     from groupcheck.explore.run import explore
     from groupcheck.progress import progress_for
     from reports.artifacts import Counterexample, run_label, run_name, write_counterexample
@@ -416,7 +418,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         only=args.only,
         rebalance=args.rebalance_time,
-        workers=args.workers if args.workers is not None else default_workers(),
+        workers=args.workers if args.workers is not None else 1,
     )
     trace = None
     reproduce = None
