@@ -118,7 +118,10 @@ def run_hypothesis(
         database=None,
         derandomize=False,
         suppress_health_check=SUPPRESSED_HEALTH_CHECKS,
-        phases=[Phase.generate, Phase.shrink],
+        # No shrink phase: every caller minimises the path it gets with delta debugging
+        # (groupcheck.explore.minimise), and Hypothesis's own shrinking re-ran the machine,
+        # with a convergence check at every teardown, for minutes on a liveness violation.
+        phases=[Phase.generate],
         verbosity=Verbosity.quiet,
         report_multiple_bugs=False,
     )
