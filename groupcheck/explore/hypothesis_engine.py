@@ -1,4 +1,5 @@
-"""The Hypothesis engine: run the model's state machine, shrink failures to a path.
+"""The Hypothesis engine: run the model's state machine and hand back the first failing
+example's path (callers minimise it with delta debugging, ``groupcheck.explore.minimise``).
 
 ``PROFILES`` is the one table of Hypothesis effort (``ci``, the CI default; ``dev``;
 ``deep``): the engine runs a profile's examples in seeded batches, and the test suite
