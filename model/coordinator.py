@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from model.actions import ExpireOffsets
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
@@ -37,7 +37,11 @@ from model.target import (
     record_assignment_time,
 )
 
+OffsetOwner = TypeVar("OffsetOwner", "Group", "ClassicGroup")
+"""A group that stores committed offsets: a consumer group or a classic group."""
+
 if TYPE_CHECKING:
+    from model.classic.records import ClassicGroup
     from model.config import Config
     from model.rules import Rules
 
@@ -655,8 +659,12 @@ def expirations(
     return [ExpireOffsets(name) for name, meta in topics.items() if meta.topic_id in ids]
 
 
-def expire_offsets(group: Group, expired: frozenset[TopicPartition]) -> Group:
-    """The cleanup removes the ``expired`` offsets (an ``OffsetCommit`` tombstone each)."""
+def expire_offsets(
+    group: OffsetOwner, expirable: frozenset[TopicPartition], topic_id: str
+) -> OffsetOwner:
+    """The cleanup removes the ``expirable`` offsets of one topic (an ``OffsetCommit``
+    tombstone each), in a consumer or a classic group."""
+    expired = {tp for tp in expirable if tp[0] == topic_id}
     if not expired:
         return group
     offsets = FrozenMap((tp, c) for tp, c in group.committed_offsets.items() if tp not in expired)

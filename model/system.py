@@ -580,10 +580,9 @@ def _delete_topic(state: State, a: DeleteTopic, config: Config) -> State:
 
 
 def _expire_offsets(state: State, a: ExpireOffsets, config: Config) -> State:
-    topic_id = state.topics[a.topic].topic_id
     expirable = config.rules.expirable_offsets(state.group, state.topics)
-    expired = frozenset(tp for tp in expirable if tp[0] == topic_id)
-    return replace(state, group=co.expire_offsets(state.group, expired))
+    group = co.expire_offsets(state.group, expirable, state.topics[a.topic].topic_id)
+    return replace(state, group=group)
 
 
 def _change_racks(state: State, a: ChangePartitionRacks, config: Config) -> State:

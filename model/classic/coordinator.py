@@ -553,11 +553,3 @@ def classic_expirable_offsets(
         if name in topics
     }
     return frozenset(tp for tp in group.committed_offsets if tp[0] not in subscribed)
-
-
-def classic_expire_offsets(group: ClassicGroup, expired: frozenset[TopicPartition]) -> ClassicGroup:
-    """The cleanup removes the ``expired`` offsets."""
-    if not expired:
-        return group
-    offsets = FrozenMap((tp, c) for tp, c in group.committed_offsets.items() if tp not in expired)
-    return replace(group, committed_offsets=offsets)

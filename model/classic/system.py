@@ -47,7 +47,7 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicClient, ClassicState, ReplyTo, new_classic_group
 from model.config import Config
-from model.coordinator import expirations
+from model.coordinator import expirations, expire_offsets
 from model.ids import FrozenMap
 from model.network import apis_in_flight, deliverable, without
 from model.records import (
@@ -503,10 +503,9 @@ def _add_partitions(state: ClassicState, a: AddPartitions, config: Config) -> Cl
 
 
 def _expire_offsets(state: ClassicState, a: ExpireOffsets, config: Config) -> ClassicState:
-    topic_id = state.topics[a.topic].topic_id
     expirable = config.rules.classic_expirable_offsets(state.group, state.topics)
-    expired = frozenset(tp for tp in expirable if tp[0] == topic_id)
-    return replace(state, group=co.classic_expire_offsets(state.group, expired))
+    group = expire_offsets(state.group, expirable, state.topics[a.topic].topic_id)
+    return replace(state, group=group)
 
 
 def _lose(state: ClassicState, a: LoseMessage, config: Config) -> ClassicState:
