@@ -304,10 +304,7 @@ def bfs(
         incomplete_reason=cut or "",
         missed_witnesses=missed,
     )
-    if cut is None and not exhausted:
-        scope = f"every state within {max_depth} steps ({len(nodes)} distinct states)"
-    else:
-        scope = f"{len(nodes)} distinct states" + (", exhausted" if exhausted else "")
+    scope = clean_scope(len(nodes), exhausted=exhausted, cut=cut, max_depth=max_depth)
     return ExploreResult(
         engine="bfs",
         result=result.value,
@@ -321,6 +318,13 @@ def bfs(
         reasons=reasons,
         checked=scope,
     )
+
+
+def clean_scope(distinct: int, *, exhausted: bool, cut: str | None, max_depth: int | None) -> str:
+    """What a BFS that violated nothing checked, in words (``ExploreResult.checked``)."""
+    if cut is None and not exhausted:
+        return f"every state within {max_depth} steps ({distinct} distinct states)"
+    return f"{distinct} distinct states" + (", exhausted" if exhausted else "")
 
 
 def _step_may_matter(pre: AnyState, post: AnyState) -> bool:

@@ -55,7 +55,12 @@ from typing import Any
 
 import numpy as np
 
-from groupcheck.explore.bfs import _step_may_matter, _z3_checker, channel_normal_form
+from groupcheck.explore.bfs import (
+    _step_may_matter,
+    _z3_checker,
+    channel_normal_form,
+    clean_scope,
+)
 from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation
@@ -660,10 +665,7 @@ def parallel_bfs(
         incomplete_reason=cut or "",
         missed_witnesses=missed,
     )
-    if cut is None and not exhausted:
-        scope = f"every state within {max_depth} steps ({distinct} distinct states)"
-    else:
-        scope = f"{distinct} distinct states" + (", exhausted" if exhausted else "")
+    scope = clean_scope(distinct, exhausted=exhausted, cut=cut, max_depth=max_depth)
     return ExploreResult(
         engine="bfs",
         result=result.value,
