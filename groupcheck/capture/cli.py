@@ -22,7 +22,8 @@ def register(sub: Any) -> None:
             "ConsumerGroupHeartbeat (KIP-848) or JoinGroup, SyncGroup, Heartbeat and "
             "LeaveGroup (classic) exchange, and every OffsetCommit, is written to --out as "
             "trace events; the first group API seen sets the trace's protocol and the other "
-            "protocol's exchanges are skipped with a note (docs/capture.md). Stop with "
+            "protocol's exchanges are skipped with a note (docs/capture.md), unless --mixed "
+            "records both. Stop with "
             "Ctrl-C or SIGTERM, or let --duration end it: the connections are closed, the "
             "file gets its final name (it is complete once it has it) and the exit status "
             "is 0. Exit 2 on bad options."
@@ -56,6 +57,12 @@ def register(sub: Any) -> None:
             metavar="MS",
             help=f"{what}: written to the trace header; what the wire shows wins",
         )
+    p.add_argument(
+        "--mixed",
+        action="store_true",
+        help="record both protocols' exchanges in one 'mixed' trace (a group whose members "
+        "speak both, KIP-848 online migration; trace format version 3)",
+    )
     p.add_argument(
         "--control",
         action="store_true",
@@ -115,7 +122,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
             if (value := getattr(args, key)) is not None
         }
         trace = TraceWriter(out, options=options, log=log)
-        proxy = Proxy(host, trace, log)
+        proxy = Proxy(host, trace, log, mixed=args.mixed)
         try:
             await proxy.listen(upstream, port)
         except OSError as e:

@@ -9,6 +9,9 @@ A trace holds one protocol (its header's ``protocol``): the first group API the 
 records settles it — ConsumerGroupHeartbeat ``consumer``, a classic API ``classic`` — and
 exchanges of the other protocol are then skipped, with a note on stderr. OffsetCommit
 belongs to both, so the commits recorded before that are held back until it is settled.
+With ``mixed`` (``capture --mixed``) the trace is a ``mixed`` one (trace format version 3)
+and every exchange is recorded in its sender's protocol: a group whose members speak both
+(KIP-848 "Online Migration").
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from groupcheck.capture import decode as d
+from model.trace.codec import version_for
 
 MAX_FRAME = 100 * 1024 * 1024
 
@@ -121,7 +125,7 @@ class TraceWriter:
         """The header line's object; ``final``: with what the capture learnt."""
         header: dict[str, Any] = {
             "format": "groupcheck-trace",
-            "version": 2,
+            "version": version_for(protocol),
             "protocol": protocol,
             "topics": dict(sorted(self.topics.items())) if final else {},
             "config": None,
@@ -151,7 +155,7 @@ class TraceWriter:
             self.log(note)
 
     def start(self, protocol: str) -> None:
-        """Write the header line: ``protocol`` is ``consumer`` or ``classic``."""
+        """Write the header line: ``protocol`` is ``consumer``, ``classic`` or ``mixed``."""
         assert self._file is not None
         assert self.protocol is None
         self.protocol = protocol
@@ -258,6 +262,9 @@ class Proxy:
     serving: set[asyncio.Task[None]] = field(default_factory=set)
     """The tasks serving client connections (``close`` ends them)."""
     closing: bool = False
+    mixed: bool = False
+    """Record both protocols' exchanges in one ``mixed`` trace (``capture --mixed``): a
+    group whose members speak both (KIP-848 "Online Migration")."""
     group: str | None = None
     """The group id of the first group exchange: the one the capture records."""
     held: list[_Exchange] = field(default_factory=list)
@@ -465,6 +472,11 @@ class Proxy:
         elif group != self.group:
             self._note(f"skipped {api} of group {group!r}: the capture records {self.group!r}")
             return
+        if self.mixed:
+            if self.trace.protocol is None:
+                self.trace.start("mixed")
+            self._write(ex)
+            return
         if protocol is None:  # OffsetCommit: of the member's protocol
             if ex.request.member_id in self.foreign:
                 self._note(
@@ -491,8 +503,13 @@ class Proxy:
 
     def _write(self, ex: _Exchange) -> None:
         """Write an exchange as two events in the trace's protocol."""
-        api, _ = RECORDED[ex.api_key]
+        api, protocol = RECORDED[ex.api_key]
         classic = self.trace.protocol == "classic"
+        if self.trace.protocol == "mixed":
+            # A mixed trace: each exchange in its sender's protocol, an OffsetCommit in
+            # that of the member id's last group API.
+            sent = _request_member(ex)
+            classic = protocol == "classic" or (protocol is None and sent in self.member_clients)
         if ex.api_key in _CLASSIC_BODIES:
             request_body, response_body = _CLASSIC_BODIES[ex.api_key]
             req, resp = request_body(ex.request), response_body(ex.response)

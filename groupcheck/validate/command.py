@@ -129,7 +129,7 @@ def _print_text(reports: list[Any], result: str) -> None:
                     + _classes(r.handovers)
                     + (
                         f"; convergence checked in {len(r.windows)} quiet window(s)"
-                        if r.protocol == "consumer"
+                        if r.protocol in ("consumer", "mixed")
                         else ""
                     )
                 )

@@ -1,8 +1,9 @@
 """Safety mode: what a (possibly partial) trace of another implementation shows.
 
 A trace of the classic protocol (header ``"protocol": "classic"``) is checked by
-``groupcheck.validate.safety_classic`` instead; this module reads the consumer
-protocol's ConsumerGroupHeartbeat messages.
+``groupcheck.validate.safety_classic`` instead, and a ``mixed`` one (members of both
+protocols in one group) by ``groupcheck.validate.safety_mixed``; this module reads the
+consumer protocol's ConsumerGroupHeartbeat messages.
 
 An implementation with another assignor, or a log of only what crossed the wire, cannot be
 replayed against the model. Safety mode reads what the trace observes — the heartbeat
@@ -298,6 +299,10 @@ def validate_safety(
             from groupcheck.validate.safety_classic import validate_classic_safety
 
             return validate_classic_safety(file, header, it, timing)
+        if header.protocol == "mixed":
+            from groupcheck.validate.safety_mixed import validate_mixed_safety
+
+            return validate_mixed_safety(file, header, it, settle, timing)
         checker = _Safety(file, report, settle, timing or TimingOptions(), header)
         for n, line in enumerate(it, 2):
             if not line.strip():

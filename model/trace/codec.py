@@ -20,8 +20,10 @@ their responses) for the consumer protocol (KIP-848); ``JoinGroupRequest``,
 metadata is a ``ConsumerProtocolSubscription``. Decoding is strict: unknown kinds, fields
 or types raise :class:`TraceError` naming the line, the column and the reason.
 
-Writers write version 2 (:data:`VERSION`); version 1 files, which know the consumer
-protocol only, are still read, and a classic API or event kind in one is an error.
+Writers write version 2 (:data:`VERSION`), and version 3 for a ``mixed`` trace (a group
+whose members speak both protocols, KIP-848 "Online Migration": :func:`version_for`);
+version 1 files, which know the consumer protocol only, are still read, and a classic API
+or event kind in one is an error.
 """
 
 from __future__ import annotations
@@ -61,17 +63,29 @@ from model.trace.strict_json import JsonTextError, raw_decode
 
 FORMAT = "groupcheck-trace"
 VERSION = 2
-"""The version writers write."""
-VERSIONS = (1, 2)
-"""The versions this module reads: 1 (the consumer protocol only) and 2 (also the classic
-protocol's APIs and event kinds)."""
-PROTOCOLS: dict[int, tuple[str, ...]] = {1: ("consumer",), 2: ("consumer", "classic")}
+"""The version writers write for a trace of one protocol."""
+MIXED_VERSION = 3
+"""The version writers write for a ``mixed`` trace."""
+VERSIONS = (1, 2, 3)
+"""The versions this module reads: 1 (the consumer protocol only), 2 (also the classic
+protocol's APIs and event kinds) and 3 (also ``mixed`` traces, both protocols' APIs)."""
+PROTOCOLS: dict[int, tuple[str, ...]] = {
+    1: ("consumer",),
+    2: ("consumer", "classic"),
+    3: ("consumer", "classic", "mixed"),
+}
 """The header's ``protocol`` values each version allows."""
 CONSUMER_APIS = ("ConsumerGroupHeartbeat", "OffsetCommit")
 """The message APIs of a ``consumer`` (KIP-848) trace."""
 CLASSIC_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
 """The message APIs of a ``classic`` trace (offset commits carry the generation)."""
-APIS: dict[str, tuple[str, ...]] = {"consumer": CONSUMER_APIS, "classic": CLASSIC_APIS}
+MIXED_APIS = ("ConsumerGroupHeartbeat", *CLASSIC_APIS)
+"""The message APIs of a ``mixed`` trace: a member speaks one protocol or the other."""
+APIS: dict[str, tuple[str, ...]] = {
+    "consumer": CONSUMER_APIS,
+    "classic": CLASSIC_APIS,
+    "mixed": MIXED_APIS,
+}
 """Per header ``protocol``, the APIs its messages may use."""
 CLASSIC_KINDS = frozenset({"SendJoinGroup", "SendSyncGroup", "Bounce", "StallAssignment"})
 """Event kinds version 2 added (the classic protocol's actions); a version 1 file has none."""
@@ -81,6 +95,12 @@ MAX_INT = 2**31 - 1
 MIN_INT = -(2**31)
 MAX_INT64 = 2**63 - 1
 MIN_INT64 = -(2**63)
+
+
+def version_for(protocol: str) -> int:
+    """The version a writer writes for a trace of ``protocol``: the oldest that has it
+    among those writers write (2, or 3 for ``mixed``)."""
+    return MIXED_VERSION if protocol == "mixed" else VERSION
 
 
 class TraceError(ConfigError):
@@ -300,7 +320,7 @@ def path_lines(
 
     header: dict[str, Any] = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": version_for(path.config.protocol),
         "protocol": path.config.protocol,
         "topics": dict(path.config.topics),
         "config": config_name or path.config.name,
@@ -493,7 +513,8 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
     protocol = _get(obj, "protocol", str, line, n)
     if protocol not in PROTOCOLS[version]:
         if any(protocol in allowed for allowed in PROTOCOLS.values()):
-            reason = f"protocol {protocol!r} needs version {VERSION}; the header says {version}"
+            needs = version_for(protocol)
+            reason = f"protocol {protocol!r} needs version {needs}; the header says {version}"
         else:
             reason = f"unsupported protocol {protocol!r:.40}"
         raise TraceError(n, _col(line, "protocol"), reason)
