@@ -601,6 +601,7 @@ TIMED_CELL_KEYS = (
     "heartbeat_interval_ms",
     "assignor_ms",
     "executor_threads",
+    "groups",
 )
 TIMED_MEANS = (
     "latency_mean_ms",
@@ -608,6 +609,7 @@ TIMED_MEANS = (
     "executor_utilisation",
     "heartbeats_per_second",
     "assignor_runs_per_second",
+    "assignor_wait_mean_ms",
 )
 
 
@@ -644,7 +646,7 @@ def timed_cells(runs: pa.Table) -> list[dict[str, Any]]:
 
 
 def _timed_schema() -> pa.Schema:
-    ints = {"cell", "members", "executor_threads", "runs", "unfinished", "errors"}
+    ints = {"cell", "members", "executor_threads", "groups", "runs", "unfinished", "errors"}
     fields = []
     for name in (
         *TIMED_CELL_KEYS,
@@ -751,11 +753,13 @@ def _timed(runs: pa.Table) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
                     "heartbeat (ms)",
                     "assignor (ms)",
                     "threads",
+                    "groups",
                     "heartbeats/s",
                     "assignor runs/s",
                     "coordinator busy",
                     "executor busy",
                     "latency mean / max (ms)",
+                    "assignor run's wait for a thread, mean (ms)",
                 ],
                 [
                     [
@@ -765,11 +769,13 @@ def _timed(runs: pa.Table) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
                         c["heartbeat_interval_ms"],
                         f"{c['assignor_ms']:g}",
                         c["executor_threads"],
+                        c["groups"],
                         num(c["heartbeats_per_second"]),
                         num(c["assignor_runs_per_second"]),
                         pct(c["coordinator_utilisation"]),
                         pct(c["executor_utilisation"]),
                         f"{num(c['latency_mean_ms'])} / {num(c['latency_max_ms'])}",
+                        num(c["assignor_wait_mean_ms"]),
                     ]
                     for c in load
                 ],
@@ -783,6 +789,16 @@ def _timed(runs: pa.Table) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
                 label_width=420,
             )
         )
+        shared = [c for c in load if c["groups"] > 1 and c["assignor_offload"]]
+        if shared:
+            parts.append(
+                svg.bars(
+                    [(c["config"], round(c["assignor_wait_mean_ms"] or 0, 1)) for c in shared],
+                    title="Offloaded runs' mean wait for an executor thread (groups sharing it)",
+                    unit=" ms",
+                    label_width=420,
+                )
+            )
     parts.append(_foot())
     return {"timed_cells": table}, "".join(parts), verdict
 

@@ -14,6 +14,7 @@ read as ``groupcheck.pipeline.grid`` reads one) with a ``timed`` table and seeds
     heartbeat_interval_ms = 5000
     assignor_ms = 20             # one assignor run
     executor_threads = 2         # group.coordinator.background.threads
+    # groups = [1, 8]            # churn: groups sharing the coordinator's threads
 
 Every key of ``timed`` but the fixed parameters (:data:`FIXED`) is an axis: a list sweeps
 its values, a single value fixes it. Every combination is a *cell*; every cell runs once
@@ -50,6 +51,7 @@ AXES: dict[str, tuple[str, float, float, Any]] = {
     "heartbeat_interval_ms": ("int", 1, MAX_MS, None),
     "assignor_ms": ("float", 0, MAX_MS, None),
     "executor_threads": ("int", 1, 1024, 2),
+    "groups": ("int", 1, 100, 1),
 }
 """The swept keys of ``timed`` (besides ``scenario``) with their ranges and defaults
 (None: ``members`` is required; the others default per scenario, :data:`SCENARIO_DEFAULTS`)."""
@@ -87,6 +89,7 @@ class TimedCell:
     heartbeat_interval_ms: int
     assignor_ms: float
     executor_threads: int
+    groups: int
     network_ms: float
     request_ms: float
     join_gap_ms: float
@@ -101,6 +104,7 @@ class TimedCell:
             f"offload={str(self.assignor_offload).lower()} "
             f"heartbeat={self.heartbeat_interval_ms} assignor={self.assignor_ms:g} "
             f"threads={self.executor_threads}"
+            + (f" groups={self.groups}" if self.groups > 1 else "")
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -112,6 +116,8 @@ class TimedCell:
         from groupcheck.timed.scenarios import Kip1263, group_config
 
         Timing(self.network_ms, self.request_ms, self.assignor_ms, self.executor_threads)
+        if self.groups > 1 and self.scenario != "churn":
+            raise ConfigError("groups > 1 (groups sharing the coordinator) is a churn axis")
         partitions = self.partitions_per_member * self.members
         group_config(
             members=self.members,

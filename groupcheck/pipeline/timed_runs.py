@@ -6,7 +6,8 @@ A run is one timed simulation (``groupcheck.timed.scenarios``) of a cell with on
   did not converge within the scenario's horizon: ``unfinished``), the assignor runs of
   the whole run and its heartbeat latencies;
 - ``churn``: over the window, heartbeats and assignor runs per second, the coordinator
-  thread's and the executor's utilisation, heartbeat latency (mean, p99, max).
+  thread's and the executor's utilisation, heartbeat latency (mean, p99, max), and with
+  ``groups`` > 1 groups on the coordinator the offloaded runs' wait for an executor thread.
 
 A group that did not form, or a rebalance that did not converge, is ``unfinished`` with
 its ``note``; an exception of the model is ``error``. Everything is a function of (cell,
@@ -41,6 +42,7 @@ class TimedRow:
     heartbeat_interval_ms: int
     assignor_ms: float
     executor_threads: int
+    groups: int
     seed: int
     unfinished: bool = False
     rebalance_ms: float | None = None
@@ -52,6 +54,8 @@ class TimedRow:
     latency_mean_ms: float | None = None
     latency_p99_ms: float | None = None
     latency_max_ms: float | None = None
+    assignor_wait_mean_ms: float | None = None
+    assignor_wait_p99_ms: float | None = None
     note: str | None = None
     error: str | None = None
 
@@ -71,6 +75,7 @@ def timed_schema() -> pa.Schema:
         "heartbeat_interval_ms": pa.int64(),
         "assignor_ms": pa.float64(),
         "executor_threads": pa.int32(),
+        "groups": pa.int32(),
         "seed": pa.int64(),
         "unfinished": pa.bool_(),
         "assignor_runs": pa.int64(),
@@ -93,6 +98,7 @@ def timed_one(cell: TimedCell, seed: int, run: int = 0) -> TimedRow:
         heartbeat_interval_ms=cell.heartbeat_interval_ms,
         assignor_ms=cell.assignor_ms,
         executor_threads=cell.executor_threads,
+        groups=cell.groups,
         seed=seed,
     )
     try:
@@ -139,6 +145,7 @@ def _simulate(cell: TimedCell, seed: int, row: TimedRow) -> None:
         timing=timing,
         heartbeat_interval_ms=cell.heartbeat_interval_ms,
         window_ms=cell.window_ms,
+        groups=cell.groups,
     )
     row.assignor_runs = round(load.assignor_runs_per_second * load.window_ms / 1000)
     row.heartbeats_per_second = load.heartbeats_per_second
@@ -148,6 +155,8 @@ def _simulate(cell: TimedCell, seed: int, row: TimedRow) -> None:
     row.latency_mean_ms = load.latency_mean_ms
     row.latency_p99_ms = load.latency_p99_ms
     row.latency_max_ms = load.latency_max_ms
+    row.assignor_wait_mean_ms = load.assignor_wait_mean_ms
+    row.assignor_wait_p99_ms = load.assignor_wait_p99_ms
 
 
 def timed_table(plan: TimedPlan, start: int, stop: int) -> pa.Table:

@@ -70,6 +70,8 @@ def test_timed_grid_makes_the_cross_product(tmp_path: Path) -> None:
         ({"timed": {"members": 2, "scenario": "burst"}, "seeds": [1]}, "timed.scenario"),
         ({"timed": {"members": 2, "window_ms": [1, 2]}, "seeds": [1]}, "not a list"),
         ({"timed": {"members": 2}}, "give --runs N"),
+        ({"timed": {"members": 2, "groups": [1, 2]}, "seeds": [1]}, "is a churn axis"),
+        ({"timed": {"members": 2, "groups": 101}, "seeds": [1]}, "timed.groups"),
         # Config's own check: the broker's max.assignment.interval.ms is 15,000 by default
         (
             {"timed": {"members": 2, "assignment_interval_ms": 20000}, "seeds": [1]},
@@ -173,3 +175,38 @@ def test_unfinished_and_crashed_runs_make_the_sweep_inconclusive() -> None:
     assert len(finished) == 2
     assert cell["rebalance_ms_median"] == (finished[0] + finished[1]) / 2
     assert cell["rebalance_ms_max"] == finished[-1]
+
+
+def test_a_churn_cell_with_groups_sharing_the_coordinator() -> None:
+    plan = parse_timed_grid(
+        {
+            "seeds": [2],
+            "timed": {
+                "scenario": "churn",
+                "members": 3,
+                "groups": 3,
+                "assignor_offload": True,
+                "executor_threads": 1,
+                "window_ms": 500,
+            },
+        },
+        None,
+    )
+    (cell,) = plan.cells
+    assert cell.label.endswith(" groups=3")
+    row = timed_one(cell, 2)
+    direct = churn(
+        members=3,
+        kip1263=Kip1263(0, True),
+        seed=2,
+        timing=Timing(executor_threads=1),
+        heartbeat_interval_ms=250,
+        window_ms=500.0,
+        groups=3,
+    )
+    assert row.groups == 3
+    assert row.assignor_wait_mean_ms == direct.assignor_wait_mean_ms
+    assert row.assignor_runs_per_second == direct.assignor_runs_per_second > 0
+    (summary,) = timed_cells(timed_table(plan, 0, 1))
+    assert summary["groups"] == 3
+    assert summary["assignor_wait_mean_ms"] == direct.assignor_wait_mean_ms
