@@ -724,7 +724,14 @@ def _timed(runs: pa.Table) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
                 (f"interval {interval:,} ms, offload {'on' if offload else 'off'}", points)
             )
         parts.append(
-            _table(["assignment interval (ms)", "offload", *(f"{s} members" for s in sizes)], rows)
+            _table(
+                [
+                    "assignment interval (ms)",
+                    "offload",
+                    *(f"{s} member{'s' if s > 1 else ''}" for s in sizes),
+                ],
+                rows,
+            )
         )
         parts.append(
             svg.lines(
