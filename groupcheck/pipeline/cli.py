@@ -71,6 +71,26 @@ def register(sub: Any) -> None:
     _common(exp)
     exp.set_defaults(handler=cmd_explore)
 
+    tim = steps.add_parser(
+        "timed",
+        help="sweep KIP-1263's timed simulation: rebalance time against interval and size",
+        description=(
+            "Run every cell of a timed grid (scenario × group size × assignment interval × "
+            "offload × heartbeat interval × assignor duration × executor threads) once per "
+            "seed with the timed simulation (groupcheck/timed) and record its rebalance "
+            "time or coordinator load. Exit 4 when a run raised an error; else 3 when a "
+            "run is unfinished (a group did not form or converge); else 0. Exit 2 on bad "
+            "input. See docs/pipeline.md, 'Timed sweeps'."
+        ),
+    )
+    tim.add_argument("--grid", required=True, metavar="FILE", help="timed grid (*.json, *.toml)")
+    tim.add_argument(
+        "--runs", type=positive, metavar="N", help="seeds per cell, unless the grid lists them"
+    )
+    tim.add_argument("--part-size", type=positive, metavar="N", help="runs per part")
+    _common(tim)
+    tim.set_defaults(handler=cmd_timed)
+
     val = steps.add_parser(
         "validate",
         help="validate a corpus of trace files in parallel",
@@ -161,7 +181,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _usage(p: argparse.ArgumentParser) -> int:
     p.print_usage(sys.stderr)
     print(
-        "groupcheck: error: pipeline: choose a step: explore, validate or report", file=sys.stderr
+        "groupcheck: error: pipeline: choose a step: explore, timed, validate, bfs or report",
+        file=sys.stderr,
     )
     return 2
 
@@ -237,6 +258,42 @@ def _print_explore(s: dict[str, Any]) -> None:
     props = ", ".join(f"{k} {v}" for k, v in s["by_property"].items())
     print(f"  runs with a violation: {s['violations']}" + (f" ({props})" if props else ""))
     print(f"  runs that raised an error: {s['errors']}")
+    print(f"  results: {s['out']}/parts; next: groupcheck pipeline report {s['out']}")
+
+
+# --------------------------------------------------------------------------- timed
+
+
+def cmd_timed(args: argparse.Namespace) -> int:
+    from groupcheck.pipeline.timed_grid import load_timed_grid
+    from groupcheck.pipeline.work import run_parts
+
+    plan = load_timed_grid(args.grid, args.runs)
+    parts = run_parts(plan.total, args.part_size)
+    job, undo = _prepare("timed", args, plan, plan.fingerprint(), plan.to_json(), parts)
+    say = _sayer(args.quiet)
+    say(
+        f"timed: {plan.total} runs ({len(plan.cells)} cells × {len(plan.seeds)} seeds) "
+        f"in {len(job.parts)} parts → {job.out}"
+    )
+    summary = _execute(job, undo, args, say)
+    from groupcheck.pipeline.store import read_parts
+    from groupcheck.pipeline.timed_runs import timed_verdict
+
+    table = read_parts(
+        Path(job.out), len(job.parts), ["config", "seed", "unfinished", "note", "error"]
+    )
+    summary.update(timed_verdict(table))
+    return _finish(job, summary, args, _print_timed)
+
+
+def _print_timed(s: dict[str, Any]) -> None:
+    print(
+        f"timed: {s['runs']} runs in {s['parts']} parts ({s['computed']} computed, "
+        f"{s['reused']} reused) in {s['seconds']:.1f} s"
+    )
+    _print_result(s)
+    print(f"  unfinished runs: {s['unfinished']}; runs that raised an error: {s['errors']}")
     print(f"  results: {s['out']}/parts; next: groupcheck pipeline report {s['out']}")
 
 
@@ -494,6 +551,13 @@ def _finish(
         show(summary)
     if job.kind == "explore":
         code = explore_exit(summary)
+        if code == exitcodes.INTERNAL_ERROR:
+            print(f"groupcheck: internal error: {summary['reasons'][0]}", file=sys.stderr)
+        return code
+    if job.kind == "timed":
+        from groupcheck.pipeline.timed_runs import timed_exit
+
+        code = timed_exit(summary)
         if code == exitcodes.INTERNAL_ERROR:
             print(f"groupcheck: internal error: {summary['reasons'][0]}", file=sys.stderr)
         return code

@@ -246,6 +246,11 @@ def _seeds_json(seeds: Sequence[int]) -> Any:
 
 def load_grid(path: str | Path, runs: int | None) -> ExplorePlan:
     """Read and check a grid file; ``runs`` is ``--runs`` (runs per cell)."""
+    return parse_grid(read_grid_doc(path), runs, str(path))
+
+
+def read_grid_doc(path: str | Path) -> object:
+    """The document of a grid file (TOML or JSON, by its suffix), read within the limits."""
     p = Path(path)
     where = str(path)
     try:
@@ -287,7 +292,7 @@ def load_grid(path: str | Path, runs: int | None) -> ExplorePlan:
             ) from None
     else:
         raise PipelineError(f"{where}: unknown grid format; name the file *.json or *.toml")
-    return parse_grid(doc, runs, where)
+    return doc
 
 
 def parse_grid(doc: object, runs: int | None, where: str = "grid") -> ExplorePlan:
@@ -295,6 +300,8 @@ def parse_grid(doc: object, runs: int | None, where: str = "grid") -> ExplorePla
     if not isinstance(doc, dict):
         raise PipelineError(f"{where}: a grid is a table/object of keys, got {_kind(doc)}")
     unknown = sorted(set(doc) - set(GRID_KEYS))
+    if "timed" in unknown:
+        raise PipelineError(f"{where}: a timed grid; run it with 'groupcheck pipeline timed'")
     if unknown:
         raise PipelineError(
             f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(GRID_KEYS)}"

@@ -18,6 +18,12 @@ Sweep (``explore``) tables:
   that took it and how often; kinds never taken have 0.
 - ``witnesses.parquet``: runs that hit each ``SOMETIMES`` witness.
 
+Timed sweep (``timed``) table: ``timed_cells.parquet``, per cell: runs, unfinished runs,
+errors, rebalance time (median and worst over the finished runs), heartbeat latency,
+coordinator and executor utilisation, assignor runs per second (means over the runs); the
+page shows rebalance time per assignment interval × group size, with and without offload,
+as a table and a line chart.
+
 Corpus (``validate``) tables: ``traces.parquet`` (one verdict per trace),
 ``findings.parquet`` (one row per violation), ``by_property.parquet``.
 """
@@ -67,6 +73,7 @@ REPORT_FILES = frozenset(
                 "traces",
                 "findings",
                 "by_property",
+                "timed_cells",
             )
         ),
     }
@@ -91,6 +98,8 @@ def write_report(out: Path) -> tuple[Path, dict[str, Any]]:
         table = read_parts(out, count)
         if manifest["kind"] == "explore":
             tables, html, verdict = _explore(manifest, success, table)
+        elif manifest["kind"] == "timed":
+            tables, html, verdict = _timed(table)
         else:
             tables, html, verdict = _validate(manifest, success, table)
         for name, t in tables.items():
@@ -578,6 +587,227 @@ def _validate(
         ]
     )
     return tables, html, verdict
+
+
+# --------------------------------------------------------------------------- timed sweeps
+
+TIMED_CELL_KEYS = (
+    "cell",
+    "config",
+    "scenario",
+    "members",
+    "assignment_interval_ms",
+    "assignor_offload",
+    "heartbeat_interval_ms",
+    "assignor_ms",
+    "executor_threads",
+    "groups",
+)
+TIMED_MEANS = (
+    "latency_mean_ms",
+    "coordinator_utilisation",
+    "executor_utilisation",
+    "heartbeats_per_second",
+    "assignor_runs_per_second",
+    "assignor_wait_mean_ms",
+)
+
+
+def timed_cells(runs: pa.Table) -> list[dict[str, Any]]:
+    """Per cell of a timed sweep: its axes, runs, unfinished runs, errors, the median and
+    worst rebalance time over the finished runs, the largest heartbeat latency, and the
+    means of :data:`TIMED_MEANS` (None where no run measured them)."""
+    import statistics
+
+    by_cell: dict[int, list[dict[str, Any]]] = {}
+    for r in runs.sort_by([("cell", "ascending"), ("seed", "ascending")]).to_pylist():
+        by_cell.setdefault(r["cell"], []).append(r)
+    out = []
+    for _, rows in sorted(by_cell.items()):
+        first = rows[0]
+        times = [r["rebalance_ms"] for r in rows if r["rebalance_ms"] is not None]
+        row = {k: first[k] for k in TIMED_CELL_KEYS}
+        row.update(
+            runs=len(rows),
+            unfinished=sum(1 for r in rows if r["unfinished"]),
+            errors=sum(1 for r in rows if r["error"] is not None),
+            rebalance_ms_median=statistics.median(times) if times else None,
+            rebalance_ms_max=max(times) if times else None,
+            latency_max_ms=max(
+                (r["latency_max_ms"] for r in rows if r["latency_max_ms"] is not None),
+                default=None,
+            ),
+        )
+        for name in TIMED_MEANS:
+            values = [r[name] for r in rows if r[name] is not None]
+            row[name] = statistics.fmean(values) if values else None
+        out.append(row)
+    return out
+
+
+def _timed_schema() -> pa.Schema:
+    ints = {"cell", "members", "executor_threads", "groups", "runs", "unfinished", "errors"}
+    fields = []
+    for name in (
+        *TIMED_CELL_KEYS,
+        "runs",
+        "unfinished",
+        "errors",
+        "rebalance_ms_median",
+        "rebalance_ms_max",
+        "latency_max_ms",
+        *TIMED_MEANS,
+    ):
+        if name in ("config", "scenario"):
+            fields.append((name, pa.string()))
+        elif name == "assignor_offload":
+            fields.append((name, pa.bool_()))
+        elif name in ("assignment_interval_ms", "heartbeat_interval_ms"):
+            fields.append((name, pa.int64()))
+        else:
+            fields.append((name, pa.int64() if name in ints else pa.float64()))
+    return pa.schema(fields)
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def _timed(runs: pa.Table) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
+    from groupcheck.pipeline.timed_runs import timed_verdict
+
+    verdict = timed_verdict(runs)
+    cells = timed_cells(runs)
+    schema = _timed_schema()
+    table = pa.table({n: [c[n] for c in cells] for n in schema.names}, schema=schema)
+    parts = [_head("groupcheck timed sweep (KIP-1263)"), _verdict_html(verdict)]
+    parts.append(
+        f"<p>{verdict['runs']} runs in {len(cells)} cells; {verdict['unfinished']} unfinished, "
+        f"{verdict['errors']} raised an error. Times are simulated milliseconds "
+        "(<code>groupcheck/timed</code>).</p>"
+    )
+    scale = [c for c in cells if c["scenario"] == "scale-up"]
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for c in scale:
+        key = (c["heartbeat_interval_ms"], c["assignor_ms"], c["executor_threads"])
+        groups.setdefault(key, []).append(c)
+    for (heartbeat, assignor, threads), group in groups.items():
+        sizes = sorted({c["members"] for c in group})
+        settings = sorted({(c["assignment_interval_ms"], c["assignor_offload"]) for c in group})
+        parts.append(
+            f"<h2>Rebalance time after the last join: heartbeat {heartbeat:,} ms, assignor "
+            f"{assignor:g} ms, {threads} executor threads</h2>"
+            "<p>Median (worst) over the seeds, from the last member's join to a converged "
+            "group, per assignment interval × group size, with and without offload.</p>"
+        )
+        at = {(c["assignment_interval_ms"], c["assignor_offload"], c["members"]): c for c in group}
+        rows: list[list[Any]] = []
+        series = []
+        for interval, offload in settings:
+            line: list[Any] = [f"{interval:,}", "on" if offload else "off"]
+            points = []
+            for size in sizes:
+                found = at.get((interval, offload, size))
+                if found is None:
+                    line.append("")
+                elif found["rebalance_ms_median"] is None:
+                    line.append("did not converge")
+                else:
+                    median, worst = found["rebalance_ms_median"], found["rebalance_ms_max"]
+                    text = f"{_ms(median)} ({_ms(worst)})"
+                    if found["unfinished"]:
+                        text += f", {found['unfinished']} unfinished"
+                    line.append(text)
+                    points.append((float(size), round(median, 1)))
+            rows.append(line)
+            series.append(
+                (f"interval {interval:,} ms, offload {'on' if offload else 'off'}", points)
+            )
+        parts.append(
+            _table(
+                [
+                    "assignment interval (ms)",
+                    "offload",
+                    *(f"{s} member{'s' if s > 1 else ''}" for s in sizes),
+                ],
+                rows,
+            )
+        )
+        parts.append(
+            svg.lines(
+                series,
+                title="Median rebalance time after the last join",
+                xlabel="group size (members)",
+                ylabel="ms",
+            )
+        )
+    load = [c for c in cells if c["scenario"] == "churn"]
+    if load:
+        parts.append("<h2>Coordinator load: a group that rebalances on every heartbeat</h2>")
+
+        def pct(v: float | None) -> str:
+            return "—" if v is None else f"{v:.0%}"
+
+        def num(v: float | None) -> str:
+            return "—" if v is None else f"{v:.1f}"
+
+        parts.append(
+            _table(
+                [
+                    "members",
+                    "interval (ms)",
+                    "offload",
+                    "heartbeat (ms)",
+                    "assignor (ms)",
+                    "threads",
+                    "groups",
+                    "heartbeats/s",
+                    "assignor runs/s",
+                    "coordinator busy",
+                    "executor busy",
+                    "latency mean / max (ms)",
+                    "assignor run's wait for a thread, mean (ms)",
+                ],
+                [
+                    [
+                        c["members"],
+                        f"{c['assignment_interval_ms']:,}",
+                        "on" if c["assignor_offload"] else "off",
+                        c["heartbeat_interval_ms"],
+                        f"{c['assignor_ms']:g}",
+                        c["executor_threads"],
+                        c["groups"],
+                        num(c["heartbeats_per_second"]),
+                        num(c["assignor_runs_per_second"]),
+                        pct(c["coordinator_utilisation"]),
+                        pct(c["executor_utilisation"]),
+                        f"{num(c['latency_mean_ms'])} / {num(c['latency_max_ms'])}",
+                        num(c["assignor_wait_mean_ms"]),
+                    ]
+                    for c in load
+                ],
+            )
+        )
+        parts.append(
+            svg.bars(
+                [(c["config"], round(100 * (c["coordinator_utilisation"] or 0), 1)) for c in load],
+                title="Coordinator thread utilisation",
+                unit=" %",
+                label_width=420,
+            )
+        )
+        shared = [c for c in load if c["groups"] > 1 and c["assignor_offload"]]
+        if shared:
+            parts.append(
+                svg.bars(
+                    [(c["config"], round(c["assignor_wait_mean_ms"] or 0, 1)) for c in shared],
+                    title="Offloaded runs' mean wait for an executor thread (groups sharing it)",
+                    unit=" ms",
+                    label_width=420,
+                )
+            )
+    parts.append(_foot())
+    return {"timed_cells": table}, "".join(parts), verdict
 
 
 def _first_finding(findings: pa.Table, trace: str) -> str:

@@ -106,3 +106,73 @@ def histogram(
     out.append(f'<text x="{pad_l - 4}" y="{pad_t + 10}" text-anchor="end">{peak}</text>')
     out.append("</svg>")
     return "\n".join(out)
+
+
+PALETTE = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb")
+
+
+def lines(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    width: int = 720,
+    height: int = 260,
+) -> str:
+    """A line chart: one polyline with dots per ``(name, [(x, y), …])``, a legend on the
+    right; the x axis is the sorted union of the series' x values, equally spaced (group
+    sizes, say, are categories more than a scale)."""
+    pad_l, pad_r, pad_t, pad_b = 60, 260, 26, 34
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}" style="{FONT}">',
+        f'<text x="0" y="14" style="font-weight:bold">{escape(title)}</text>',
+    ]
+    xs = sorted({x for _, points in series for x, _ in points})
+    if not xs:
+        out.append(f'<text x="{pad_l}" y="{pad_t + 20}">(nothing to show)</text></svg>')
+        return "\n".join(out)
+    peak = max((y for _, points in series for _, y in points), default=0) or 1
+    plot_w = width - pad_l - pad_r
+    plot_h = height - pad_t - pad_b
+    base = pad_t + plot_h
+
+    def px(x: float) -> float:
+        return pad_l + (plot_w * xs.index(x) / (len(xs) - 1) if len(xs) > 1 else plot_w / 2)
+
+    def py(y: float) -> float:
+        return base - plot_h * y / peak
+
+    out.append(f'<line x1="{pad_l}" y1="{base}" x2="{pad_l + plot_w}" y2="{base}" stroke="#333"/>')
+    out.append(f'<line x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{base}" stroke="#333"/>')
+    out.append(f'<text x="{pad_l - 4}" y="{pad_t + 4}" text-anchor="end">{peak:g}</text>')
+    out.append(f'<text x="{pad_l - 4}" y="{base}" text-anchor="end">0</text>')
+    out.append(
+        f'<text x="12" y="{pad_t + plot_h / 2:.0f}" transform="rotate(-90 12 '
+        f'{pad_t + plot_h / 2:.0f})" text-anchor="middle">{escape(ylabel)}</text>'
+    )
+    for x in xs:
+        out.append(f'<text x="{px(x):.1f}" y="{base + 14}" text-anchor="middle">{x:g}</text>')
+    out.append(
+        f'<text x="{pad_l + plot_w / 2:.0f}" y="{base + 29}" text-anchor="middle">'
+        f"{escape(xlabel)}</text>"
+    )
+    for k, (name, points) in enumerate(series):
+        colour = PALETTE[k % len(PALETTE)]
+        ordered = sorted(points)
+        coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in ordered)
+        out.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for x, y in ordered:
+            out.append(
+                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{colour}">'
+                f"<title>{escape(name)}: {x:g} → {y:g}</title></circle>"
+            )
+        ly = pad_t + 4 + 16 * k
+        lx = pad_l + plot_w + 14
+        out.append(
+            f'<rect x="{lx}" y="{ly}" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{lx + 14}" y="{ly + 9}">{escape(name)}</text>'
+        )
+    out.append("</svg>")
+    return "\n".join(out)

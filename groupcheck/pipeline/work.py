@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from groupcheck.pipeline.corpus import CorpusPlan
 from groupcheck.pipeline.grid import ExplorePlan
 from groupcheck.pipeline.store import MANIFEST, part_path, write_parquet_atomic
+from groupcheck.pipeline.timed_grid import TimedPlan
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -35,11 +36,11 @@ at most about 1/32 of its work per running task (docs/pipeline.md, "Benchmark").
 
 @dataclass(frozen=True)
 class Job:
-    """A pipeline job: ``kind`` is ``explore`` or ``validate``."""
+    """A pipeline job: ``kind`` is ``explore``, ``validate`` or ``timed``."""
 
     kind: str
     out: str
-    plan: ExplorePlan | CorpusPlan
+    plan: ExplorePlan | CorpusPlan | TimedPlan
     parts: tuple[tuple[int, int], ...]
 
     @property
@@ -73,6 +74,10 @@ def execute_table(job: Job, start: int, stop: int) -> pa.Table:
         from groupcheck.pipeline.runs import rows_table, run_one
 
         return rows_table([run_one(job.plan, i) for i in range(start, stop)])
+    if isinstance(job.plan, TimedPlan):
+        from groupcheck.pipeline.timed_runs import timed_table
+
+        return timed_table(job.plan, start, stop)
     from groupcheck.pipeline.corpus import validate_range
 
     return validate_range(job.plan, start, stop)
@@ -83,6 +88,8 @@ def findings(table: pa.Table) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if "rebalance_ms" in table.column_names:  # timed runs: a crash (unfinished is no finding)
+        return int(pc.sum(pc.cast(pc.is_valid(table["error"]), "int64")).as_py() or 0)
     if "path_code" in table.column_names:  # runs
         bad = pc.or_(pc.is_valid(table["violation"]), pc.is_valid(table["error"]))
     else:  # traces: a violation or a malformed trace, in either spelling (pipeline/verdict.py)
@@ -126,6 +133,8 @@ TASK_MODULES = (
     "groupcheck.explore.minimise",
     "groupcheck.validate",
     "invariants.liveness",
+    "groupcheck.pipeline.timed_runs",
+    "groupcheck.timed.scenarios",
 )
 """What a task imports: loaded by ``warm_up`` before the first part."""
 

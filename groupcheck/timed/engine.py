@@ -91,6 +91,17 @@ class Scheduled:
 
 
 @dataclass
+class Coordinator:
+    """The coordinator's shared resources: its one thread and its executor's threads
+    (each as the time it is next free). One per run, or one shared by the runs of several
+    groups on the same coordinator (:func:`run_together`): KIP-1263's executor is the
+    coordinator's, shared by all its groups."""
+
+    thread_free: float = 0.0
+    executor: list[float] = field(default_factory=list)
+
+
+@dataclass
 class Measures:
     """What a timed run measured."""
 
@@ -100,6 +111,8 @@ class Measures:
     assignor_runs: int = 0
     heartbeats: int = 0
     heartbeat_latencies_ms: list[float] = field(default_factory=list)
+    assignor_waits_ms: list[float] = field(default_factory=list)
+    """For each offloaded run: how long it waited for an executor thread."""
     converged_at_ms: list[float] = field(default_factory=list)
     """Every time the group became converged (``invariants.liveness.converged``)."""
 
@@ -125,8 +138,9 @@ class TimedRun:
     """When each message in ``state.network`` (same positions) can be delivered."""
     _next_heartbeat: dict[str, float] = field(default_factory=dict)
     _sent_at: dict[str, float] = field(default_factory=dict)
-    _coordinator_free: float = 0.0
-    _threads: list[float] = field(default_factory=list)
+    coordinator: Coordinator = field(default_factory=Coordinator)
+    """The coordinator thread and executor (shared by the runs of :func:`run_together`)."""
+    _enabled: tuple[State, tuple[Action, ...]] | None = None
     _runs: list[float] = field(default_factory=list)
     _interval_due: float | None = None
     _was_converged: bool = False
@@ -144,7 +158,8 @@ class TimedRun:
         for c in state.clients:
             self.phases[c.name] = rng.uniform(0, interval)
             self._next_heartbeat[c.name] = self.phases[c.name]
-        self._threads = [0.0] * self.timing.executor_threads
+        if not self.coordinator.executor:
+            self.coordinator.executor = [0.0] * self.timing.executor_threads
         self._was_converged = converged(state)
 
     @property
@@ -167,7 +182,7 @@ class TimedRun:
         if isinstance(action, DeliverMessage):
             arrival = self._net[position[action.message]]
             if action.message.to_coordinator:
-                return max(arrival, self._coordinator_free, now), arrival
+                return max(arrival, self.coordinator.thread_free, now), arrival
             return max(arrival, now), arrival
         if isinstance(action, SendHeartbeat):
             if clients[action.client].status in URGENT:
@@ -186,7 +201,7 @@ class TimedRun:
 
     def next_action(self) -> tuple[float, Action] | None:
         """The enabled action that happens first, and when."""
-        enabled = system.enabled(self.state, self.config)
+        enabled = self.enabled()
         position: dict[Message, int] = {}
         for i, m in enumerate(self.state.network):
             position.setdefault(m, i)
@@ -204,12 +219,18 @@ class TimedRun:
             return None
         return best[0], chosen
 
+    def enabled(self) -> tuple[Action, ...]:
+        """``system.enabled`` of the current state (kept until the state changes)."""
+        if self._enabled is None or self._enabled[0] is not self.state:
+            self._enabled = (self.state, system.enabled(self.state, self.config))
+        return self._enabled[1]
+
     # ------------------------------------------------------------------ stepping
 
     def take(self, at_ms: float, action: Action, *, checked: bool = False) -> None:
         """Take ``action`` at ``at_ms`` and do the bookkeeping of its timing
         (``checked``: the caller took it from ``enabled``)."""
-        if not checked and action not in system.enabled(self.state, self.config):
+        if not checked and action not in self.enabled():
             raise ConfigError(f"at {at_ms:.1f} ms: {action} is not enabled")
         self.now = max(self.now, at_ms)
         pre = self.state
@@ -223,7 +244,7 @@ class TimedRun:
                 self.measures.assignor_runs += 1
                 self._computed(self.now + cost)
             done = self.now + cost
-            self._coordinator_free = done
+            self.coordinator.thread_free = done
             self.measures.coordinator_busy_ms += cost
         elif isinstance(action, SendHeartbeat):
             self._next_heartbeat[action.client] = self.now + self.config.heartbeat_interval_ms
@@ -278,9 +299,11 @@ class TimedRun:
         before = len(getattr(pre.group, "assignor_runs", ()))
         after = len(getattr(post.group, "assignor_runs", ()))
         for _ in range(after - before):
-            k = min(range(len(self._threads)), key=self._threads.__getitem__)
-            start = max(self.now, self._threads[k])
-            self._threads[k] = start + self.timing.assignor_ms
+            threads = self.coordinator.executor
+            k = min(range(len(threads)), key=threads.__getitem__)
+            start = max(self.now, threads[k])
+            threads[k] = start + self.timing.assignor_ms
+            self.measures.assignor_waits_ms.append(start - self.now)
             self._runs.append(start + self.timing.assignor_ms)
             self.measures.executor_busy_ms += self.timing.assignor_ms
             self.measures.assignor_runs += 1
@@ -311,7 +334,7 @@ class TimedRun:
                 extras = before(self, action) if before is not None else ()
                 for extra in extras:
                     self.take(at, extra)
-                if not extras or action in system.enabled(self.state, self.config):
+                if not extras or action in self.enabled():
                     self.take(at, action, checked=True)
             else:
                 self.now = max(self.now, until_ms)
@@ -339,3 +362,36 @@ def joined_at(run: TimedRun, client: str) -> float | None:
         if isinstance(a, Subscribe) and a.client == client:
             return t
     return None
+
+
+def run_together(
+    runs: Sequence[TimedRun],
+    until_ms: float,
+    before: Callable[[TimedRun, Action], Sequence[Action]] | None = None,
+) -> None:
+    """Advance several groups' runs on one coordinator to ``until_ms``: the enabled
+    action that is ready first over all of them is taken next, so their requests queue
+    for the one coordinator thread and their offloaded runs for the executor threads of
+    the ``Coordinator`` they share (the caller gives them the same one). ``before`` is as
+    for :meth:`TimedRun.run`. Ties go to the earlier run in ``runs``."""
+    clock = max((r.now for r in runs), default=0.0)
+    while True:
+        best: tuple[float, int, Action] | None = None
+        for i, r in enumerate(runs):
+            r.now = clock  # nothing happens in the past of the shared clock
+            nxt = r.next_action()
+            if nxt is not None and nxt[0] <= until_ms and (best is None or nxt[0] < best[0]):
+                best = (nxt[0], i, nxt[1])
+        if best is None:
+            for r in runs:
+                r.now = max(r.now, until_ms)
+                r.measures.end_ms = r.now
+            return
+        at, i, action = best
+        run = runs[i]
+        extras = before(run, action) if before is not None else ()
+        for extra in extras:
+            run.take(at, extra)
+        if not extras or action in run.enabled():
+            run.take(at, action, checked=True)
+        clock = run.now

@@ -8,7 +8,9 @@
 * :func:`churn` — "Motivation": every member changes its subscription just before each
   of its heartbeats (an application that makes the group rebalance on every heartbeat);
   measured over a window: the coordinator thread's utilisation, the executor's, heartbeat
-  latency and assignor runs per second.
+  latency and assignor runs per second. With ``groups`` G > 1, G such groups share one
+  coordinator — its thread and its executor's threads (KIP-1263: the executor belongs to
+  the coordinator, not to a group) — and the offloaded runs queue for the threads.
 
 Both start from a group formed by the seeded timed run itself (members join at their
 seeded phases in the first heartbeat interval and the group converges), so every number
@@ -21,7 +23,7 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from groupcheck.timed.engine import Scheduled, TimedRun, Timing
+from groupcheck.timed.engine import Coordinator, Scheduled, TimedRun, Timing, run_together
 from model.actions import Action, ChangeSubscription, SendHeartbeat, Subscribe
 from model.config import ClientSpec, Config
 from model.status import ClientStatus, ConfigError
@@ -202,6 +204,11 @@ class Load:
     latency_mean_ms: float
     latency_p99_ms: float
     latency_max_ms: float
+    groups: int = 1
+    """Groups of ``members`` each on the one coordinator (the measures are over all)."""
+    assignor_wait_mean_ms: float = 0.0
+    """How long an offloaded run waited for an executor thread (mean, p99)."""
+    assignor_wait_p99_ms: float = 0.0
 
 
 def churn(
@@ -213,8 +220,13 @@ def churn(
     heartbeat_interval_ms: int = 1000,
     window_ms: float = 10_000.0,
     partitions: int | None = None,
+    groups: int = 1,
 ) -> Load:
-    """KIP-1263 "Motivation": a group that rebalances on every heartbeat."""
+    """KIP-1263 "Motivation": a group that rebalances on every heartbeat; with ``groups``
+    G > 1, G such groups (group ``g`` seeded ``seed * 1000 + g``) formed one by one, then
+    measured together on one coordinator."""
+    if not 1 <= groups <= MAX_GROUPS:
+        raise ConfigError(f"groups must be in 1..{MAX_GROUPS}, got {groups}")
     config = group_config(
         members=members,
         partitions=partitions if partitions is not None else members,
@@ -222,25 +234,19 @@ def churn(
         kip1263=kip1263,
         churn=True,
     )
+    if groups > 1:
+        return _churn_groups(config, kip1263, seed, timing, window_ms, groups)
     run = TimedRun(config, timing, seed)
     start = _form_group(run, [c.name for c in config.clients])
     base = replace(run.measures)
     base_latencies = len(run.measures.heartbeat_latencies_ms)
+    base_waits = len(run.measures.assignor_waits_ms)
 
-    def flip(r: TimedRun, action: Action) -> list[Action]:
-        if not isinstance(action, SendHeartbeat):
-            return []
-        c = r.state.client(action.client)
-        if c.status is not ClientStatus.STABLE or r.state.perturbations >= MAX_CHANGES:
-            return []
-        choices = r.config.subscription_choices
-        wanted = choices[0] if OTHER_TOPIC in c.subscription else choices[1]
-        return [ChangeSubscription(c.name, wanted)]
-
-    run.run(start + window_ms, before=flip)
+    run.run(start + window_ms, before=_flip)
     m = run.measures
     span = run.now - start
     latencies = sorted(m.heartbeat_latencies_ms[base_latencies:])
+    waits = sorted(m.assignor_waits_ms[base_waits:])
     return Load(
         members=members,
         kip1263=kip1263,
@@ -249,11 +255,119 @@ def churn(
         heartbeats_per_second=(m.heartbeats - base.heartbeats) * 1000 / span,
         assignor_runs_per_second=(m.assignor_runs - base.assignor_runs) * 1000 / span,
         coordinator_utilisation=(m.coordinator_busy_ms - base.coordinator_busy_ms) / span,
-        executor_utilisation=(m.executor_busy_ms - base.executor_busy_ms)
+        executor_utilisation=(
+            m.executor_busy_ms - base.executor_busy_ms - _booked_after(run.coordinator, run.now)
+        )
         / (span * timing.executor_threads),
         latency_mean_ms=statistics.fmean(latencies) if latencies else 0.0,
         latency_p99_ms=latencies[int(0.99 * (len(latencies) - 1))] if latencies else 0.0,
         latency_max_ms=latencies[-1] if latencies else 0.0,
+        assignor_wait_mean_ms=statistics.fmean(waits) if waits else 0.0,
+        assignor_wait_p99_ms=_p99(waits),
+    )
+
+
+MAX_GROUPS = 100
+"""The most groups :func:`churn` puts on one coordinator."""
+
+
+def _booked_after(coordinator: Coordinator, end_ms: float) -> float:
+    """Executor time booked beyond ``end_ms``: a run is booked when it starts, and a run
+    that starts after ``end_ms`` starts when its thread is free (back to back), so a
+    thread's booked time beyond the window is exactly how far past it the thread is free."""
+    return sum(max(0.0, free - end_ms) for free in coordinator.executor)
+
+
+def _queued_after(coordinator: Coordinator, end_ms: float, timing: Timing) -> int:
+    """Runs handed to the executor that start only after ``end_ms`` (queued back to back
+    behind the run in progress on their thread): not counted as the window's runs."""
+    if timing.assignor_ms <= 0:
+        return 0
+    return sum(int(max(0.0, free - end_ms) // timing.assignor_ms) for free in coordinator.executor)
+
+
+def _p99(ordered: list[float]) -> float:
+    return ordered[int(0.99 * (len(ordered) - 1))] if ordered else 0.0
+
+
+def _flip(r: TimedRun, action: Action) -> list[Action]:
+    """Before a STABLE member's heartbeat: change its subscription (the churn)."""
+    if not isinstance(action, SendHeartbeat):
+        return []
+    c = r.state.client(action.client)
+    if c.status is not ClientStatus.STABLE or r.state.perturbations >= MAX_CHANGES:
+        return []
+    choices = r.config.subscription_choices
+    wanted = choices[0] if OTHER_TOPIC in c.subscription else choices[1]
+    return [ChangeSubscription(c.name, wanted)]
+
+
+def _churn_groups(
+    config: Config, kip1263: Kip1263, seed: int, timing: Timing, window_ms: float, groups: int
+) -> Load:
+    """``groups`` churning groups of ``config`` on one coordinator: each formed on its
+    own and run on (steady, at its members' phases) until the last one has formed, then
+    all measured together over ``window_ms`` sharing one ``Coordinator``."""
+    runs = []
+    for g in range(groups):
+        run = TimedRun(config, timing, seed * 1000 + g)
+        _form_group(run, [c.name for c in config.clients])
+        runs.append(run)
+    start = max(r.now for r in runs)
+    for r in runs:  # each group goes on heartbeating at its own phases until all formed
+        r.run(start)
+    shared = Coordinator(
+        thread_free=max(r.coordinator.thread_free for r in runs),
+        executor=[max(t for r in runs for t in r.coordinator.executor)] * timing.executor_threads,
+    )
+    bases = []
+    for r in runs:
+        r.coordinator = shared
+        m = r.measures
+        bases.append(
+            (
+                m.heartbeats,
+                m.assignor_runs,
+                m.coordinator_busy_ms,
+                m.executor_busy_ms,
+                len(m.heartbeat_latencies_ms),
+                len(m.assignor_waits_ms),
+            )
+        )
+    run_together(runs, start + window_ms, before=_flip)
+    span = max(r.now for r in runs) - start
+    heartbeats = runs_done = 0
+    busy = executor = 0.0
+    latencies: list[float] = []
+    waits: list[float] = []
+    for r, (hb, ar, cb, eb, nl, nw) in zip(runs, bases, strict=True):
+        m = r.measures
+        heartbeats += m.heartbeats - hb
+        runs_done += m.assignor_runs - ar
+        busy += m.coordinator_busy_ms - cb
+        executor += m.executor_busy_ms - eb
+        latencies += m.heartbeat_latencies_ms[nl:]
+        waits += m.assignor_waits_ms[nw:]
+    latencies.sort()
+    waits.sort()
+    return Load(
+        members=len(config.clients),
+        kip1263=kip1263,
+        seed=seed,
+        window_ms=span,
+        heartbeats_per_second=heartbeats * 1000 / span,
+        assignor_runs_per_second=(runs_done - _queued_after(shared, start + span, timing))
+        * 1000
+        / span,
+        coordinator_utilisation=busy / span,
+        executor_utilisation=(executor - _booked_after(shared, start + span))
+        / (span * timing.executor_threads),
+        latency_mean_ms=statistics.fmean(latencies) if latencies else 0.0,
+        latency_p99_ms=_p99(latencies),
+        latency_max_ms=latencies[-1] if latencies else 0.0,
+        groups=groups,
+        assignor_wait_mean_ms=statistics.fmean(waits) if waits else 0.0,
+        assignor_wait_p99_ms=_p99(waits),
     )
 
 

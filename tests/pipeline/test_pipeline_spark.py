@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -37,6 +38,8 @@ from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.grid import load_grid
 from groupcheck.pipeline.standalone import StandaloneCluster
 from groupcheck.pipeline.work import Job, execute_table, run_parts
+from groupcheck.timed.engine import Timing
+from groupcheck.timed.scenarios import Kip1263, scale_up
 from model.path import Path as Path_
 from model.presets import TINY
 from model.trace import path_lines
@@ -325,6 +328,48 @@ def test_validate_conformance_mode(
     safety = validate_range(plan_corpus([pattern], "safety"), 0, 2)
     # Safety: 160 events, enough for --settle's 100: convergence checked, and it holds.
     assert safety["result"].to_pylist() == ["ok", "ok"]
+
+
+def test_timed_sweep_on_spark_reports_the_timed_simulations_numbers(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 2×2 KIP-1263 sweep (group size × assignment interval) on the shared session: the
+    report's rebalance times are those of ``scale_up`` called directly for the same cells."""
+    grid = tmp_path / "t.toml"
+    grid.write_text(
+        "seeds = [1, 2]\n[timed]\nmembers = [2, 6]\nassignment_interval_ms = [0, 1000]\n"
+        "assignor_ms = 20\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "o"
+    code, summary, _ = run(capsys, "pipeline", "timed", "--grid", str(grid), "--out", str(out))
+    assert code == 0, summary
+    assert (summary["runs"], summary["result"], summary["unfinished"]) == (8, "ok", 0)
+    code, verdict, _ = run(capsys, "pipeline", "report", str(out))
+    assert code == 0
+    assert verdict["result"] == "ok"
+    cells = pq.read_table(out / "report" / "timed_cells.parquet").to_pylist()
+    assert len(cells) == 4
+    timing = Timing(assignor_ms=20.0)
+    for cell in cells:
+        times = [
+            scale_up(
+                members=cell["members"],
+                kip1263=Kip1263(cell["assignment_interval_ms"], False),
+                seed=seed,
+                timing=timing,
+            ).rebalance_ms
+            for seed in (1, 2)
+        ]
+        assert None not in times
+        assert cell["rebalance_ms_median"] == statistics.median(times)
+        assert cell["rebalance_ms_max"] == max(times)
+    # KIP-1263's table: a 1,000 ms interval costs the larger group a heartbeat interval.
+    by = {(c["members"], c["assignment_interval_ms"]): c["rebalance_ms_median"] for c in cells}
+    assert by[(6, 1000)] > by[(6, 0)] + 4000
+    html = (out / "report" / "report.html").read_text(encoding="utf-8")
+    assert "Median rebalance time after the last join" in html
+    assert "<polyline" in html
 
 
 def test_session_warm_up_imports_the_project_in_the_workers(spark: SparkSession) -> None:

@@ -336,3 +336,25 @@ def test_new_actions_round_trip_through_the_trace_codec_and_conformance(
     file = FsPath(str(tmp_path)) / "trace.ndjson"
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert main(["validate", "--mode", "conformance", str(file)]) == 0
+
+
+def test_a_new_kafka_4_3_group_starts_with_the_empty_epoch_one_target() -> None:
+    """KAFKA-20268: a new group is at group epoch 1 with an empty target at assignment
+    epoch 1 (``AssignmentTimestamp`` 0: no computation yet), batching and offload or not;
+    the first computed target is epoch 2. The KIP-848 layout starts at 0 and computes 1."""
+    plain = replace(BATCH, assignment_interval_ms=0)
+    for config in (BATCH, OFF, plain):
+        g = system.initial(config).group
+        assert (g.group_epoch, g.assignment_epoch, g.assignment_timestamp) == (1, 1, 0)
+        assert not g.target_assignment
+    s = Script(plain)
+    s.heartbeat("A")
+    g = s.state.group
+    assert (g.group_epoch, g.assignment_epoch) == (2, 2)
+    assert g.target_assignment["A"] == {("foo", 0), ("foo", 1)}
+    old = replace(plain, epoch_layout="kip-848")
+    g0 = system.initial(old).group
+    assert (g0.group_epoch, g0.assignment_epoch) == (0, 0)
+    s = Script(old)
+    s.heartbeat("A")
+    assert (s.state.group.group_epoch, s.state.group.assignment_epoch) == (1, 1)

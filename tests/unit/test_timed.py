@@ -177,3 +177,76 @@ def test_a_rendered_timed_trace_shows_time_and_offloaded_runs(tmp_path: Path) ->
     assert any("assignor run of group epoch" in label for label in labels)
     assert view.rows[0].elapsed_ms == 0
     assert max(row.elapsed_ms or 0 for row in view.rows) >= 5000
+
+
+def test_runs_on_one_coordinator_step_as_one_run_does_alone() -> None:
+    """``run_together`` with a single run takes the very actions at the very times
+    ``TimedRun.run`` takes (the multi-group scheduler adds nothing of its own)."""
+    from groupcheck.timed.engine import run_together
+    from groupcheck.timed.scenarios import _flip, _form_group, group_config
+
+    config = group_config(
+        members=4, partitions=4, heartbeat_interval_ms=250, kip1263=Kip1263(0, True), churn=True
+    )
+    alone, together = TimedRun(config, Timing(), 7), TimedRun(config, Timing(), 7)
+    for r in (alone, together):
+        _form_group(r, [c.name for c in config.clients])
+    alone.run(alone.now + 1000, before=_flip)
+    run_together([together], together.now + 1000, before=_flip)
+    assert len(alone.actions) > 40
+    assert (alone.actions, alone.times) == (together.actions, together.times)
+
+
+def test_groups_sharing_the_executor_queue_their_assignor_runs() -> None:
+    """KIP-1263's executor belongs to the coordinator: 6 churning groups with offload on
+    one executor thread ask for more runs than it can do (20 ms each: at most 50 a second)
+    and wait for it; four threads run more of them and wait less."""
+
+    def load(threads: int, groups: int) -> object:
+        return churn(
+            members=4,
+            kip1263=Kip1263(0, True),
+            seed=1,
+            timing=Timing(executor_threads=threads),
+            heartbeat_interval_ms=250,
+            window_ms=1000.0,
+            groups=groups,
+        )
+
+    one = load(1, 6)
+    four = load(4, 6)
+    alone = load(1, 1)
+    assert one.groups == 6  # type: ignore[attr-defined]
+    assert one.assignor_runs_per_second <= 50 + 1  # type: ignore[attr-defined]
+    assert one.executor_utilisation > 0.9  # type: ignore[attr-defined]
+    assert four.assignor_runs_per_second > one.assignor_runs_per_second  # type: ignore[attr-defined]
+    assert one.assignor_wait_mean_ms > 4 * four.assignor_wait_mean_ms  # type: ignore[attr-defined]
+    assert alone.assignor_wait_mean_ms == 0  # type: ignore[attr-defined]
+    # heartbeats are answered by the coordinator thread, not the executor
+    assert one.latency_max_ms < 5  # type: ignore[attr-defined]
+
+
+def test_load_groups_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["timed", "load", "--groups", "101"]) == 2
+    assert "at most 100 groups" in capsys.readouterr().err
+    code = main(
+        [
+            "timed",
+            "load",
+            "--members",
+            "3",
+            "--groups",
+            "2",
+            "--threads",
+            "1",
+            "--window-ms",
+            "500",
+            "--json",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["groups"], doc["executor_threads"]) == (2, 1)
+    assert all(r["groups"] == 2 for r in doc["rows"])
+    assert all("assignor_wait_p99_ms" in r for r in doc["rows"])
