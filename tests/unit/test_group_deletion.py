@@ -68,7 +68,9 @@ def test_delete_group_starts_a_new_group_from_scratch() -> None:
     after = _consumer(system.step(state, DeleteGroup(), CONFIG))
     g = after.group
     assert (g.group_epoch, g.assignment_epoch) == (0, 0)
-    assert not g.members and not g.committed_offsets and not g.target_assignment
+    assert not g.members
+    assert not g.committed_offsets
+    assert not g.target_assignment
     assert (g.deleted, g.deletions) == (True, 1)
     assert after.perturbations == 1
     # A second request finds no group (GROUP_ID_NOT_FOUND): nothing changes.
@@ -96,8 +98,11 @@ def test_a_deleted_group_answers_group_id_not_found_until_a_join_creates_it() ->
     )
     state = _consumer(system.initial(CONFIG))
     group, resp = handle_consumer_group_heartbeat(deleted, state.topics, join, CONFIG)
-    assert resp.error_code is ErrorCode.NONE and resp.member_epoch == 1
-    assert not group.deleted and group.deletions == 1 and set(group.members) == {"A"}
+    assert resp.error_code is ErrorCode.NONE
+    assert resp.member_epoch == 1
+    assert not group.deleted
+    assert group.deletions == 1
+    assert set(group.members) == {"A"}
     # The zombie's old epoch now meets the new group: fenced, not GROUP_ID_NOT_FOUND.
     _, resp = handle_consumer_group_heartbeat(group, state.topics, zombie, CONFIG)
     assert resp.error_code is ErrorCode.FENCED_MEMBER_EPOCH
@@ -106,9 +111,12 @@ def test_a_deleted_group_answers_group_id_not_found_until_a_join_creates_it() ->
 def test_the_last_offsets_of_an_empty_group_expiring_delete_it() -> None:
     state = _empty_with_offsets()
     one = _consumer(system.step(state, ExpireOffsets("bar"), CONFIG))
-    assert not one.group.deleted and one.group.committed_offsets  # foo's are left
+    assert not one.group.deleted
+    assert one.group.committed_offsets
     two = _consumer(system.step(one, ExpireOffsets("foo"), CONFIG))
-    assert two.group.deleted and two.group.deletions == 1 and two.group.group_epoch == 0
+    assert two.group.deleted
+    assert two.group.deletions == 1
+    assert two.group.group_epoch == 0
 
 
 def test_without_delete_expired_groups_the_emptied_group_stays() -> None:
@@ -140,7 +148,8 @@ def test_an_assignor_run_whose_group_was_deleted_is_discarded() -> None:
     state = _deliver_next(state, config)  # the join response
     state = _run(state, [Leave("A"), ReleaseAssignment("A"), SendHeartbeat("A")], config)
     state = _deliver_next(state, config)  # the leave: the group is empty, the run in flight
-    assert not state.group.members and state.group.assignor_runs
+    assert not state.group.members
+    assert state.group.assignor_runs
     state = _run(state, [DeleteGroup()], config)
     assert state.group.assignor_runs[0].group_deleted
     done = _run(state, [CompleteAssignorRun()], config)
@@ -151,14 +160,16 @@ def test_an_assignor_run_whose_group_was_deleted_is_discarded() -> None:
 
 def test_classic_group_deletion() -> None:
     state = system.initial(CLASSIC_GROUP_DELETION)
-    assert isinstance(state, ClassicState) and state.group.status is ClassicGroupStatus.STABLE
+    assert isinstance(state, ClassicState)
+    assert state.group.status is ClassicGroupStatus.STABLE
     assert system.step(state, DeleteGroup(), CLASSIC_GROUP_DELETION) is state  # not Empty
     empty = dataclasses.replace(
         state.group, status=ClassicGroupStatus.EMPTY, members=FrozenMap(), leader_id=None
     )
     deleted = classic_co.classic_delete_group(empty)
     assert (deleted.generation_id, deleted.deletions) == (0, 1)
-    assert not deleted.committed_offsets and not deleted.members
+    assert not deleted.committed_offsets
+    assert not deleted.members
     assert deleted.issued_member_ids == empty.issued_member_ids  # ids stay unique (UUIDs)
     assert classic_co.classic_validate_delete_group(deleted) is ErrorCode.GROUP_ID_NOT_FOUND
     member_id = next(iter(state.group.members))
@@ -171,7 +182,8 @@ def test_classic_group_deletion() -> None:
 @pytest.mark.parametrize("config", [CLASSIC_GROUP_DELETION, OFFLOAD_DELETION])
 def test_deletion_presets_are_clean_and_reach_their_witnesses(config: Config) -> None:
     result = bfs(config, max_states=50_000)
-    assert result.exhausted and result.result == "ok", (result.property, result.message)
+    assert result.exhausted
+    assert result.result == "ok", (result.property, result.message)
     assert not result.missed_witnesses
 
 
