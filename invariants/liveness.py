@@ -39,12 +39,18 @@ from model.client import (
 )
 from model.config import Config
 from model.coordinator import group_status, regexes_stale
-from model.records import CommittedOffset, OffsetCommitRequest, State
+from model.records import (
+    CommittedOffset,
+    ConsumerGroupHeartbeatResponse,
+    OffsetCommitRequest,
+    State,
+)
 from model.status import (
     ClassicClientStatus,
     ClassicGroupStatus,
     ClientStatus,
     ConfigError,
+    ErrorCode,
     GroupStatus,
     MemberState,
     RebalanceProtocol,
@@ -336,6 +342,17 @@ def _run_discarded_after_deletion(pre: State, action: Action, post: State) -> bo
     return pre.group.assignor_runs[0].group_deleted
 
 
+def _zombie_finds_group_deleted(pre: State, action: Action, post: State) -> bool:
+    """A client's heartbeat is answered GROUP_ID_NOT_FOUND: its group was deleted."""
+    if not isinstance(action, DeliverMessage) or action.message.to_coordinator:
+        return False
+    body = action.message.body
+    return (
+        isinstance(body, ConsumerGroupHeartbeatResponse)
+        and body.error_code is ErrorCode.GROUP_ID_NOT_FOUND
+    )
+
+
 def _deletes_groups(config: Config) -> bool:
     return config.allows("DeleteGroup") or (
         config.delete_expired_groups and config.allows("ExpireOffsets")
@@ -597,6 +614,14 @@ WITNESSES: tuple[Witness, ...] = (
         _group_recreated,
         _deletes_groups,
         families=frozenset({"consumer", "classic"}),
+    ),
+    _witness(
+        "ZombieFindsGroupDeleted",
+        "A client whose member a timer removed heartbeats at its old epoch after the group "
+        "was deleted and is answered GROUP_ID_NOT_FOUND.",
+        "GroupMetadataManager.getOrMaybeCreateConsumerGroup (created only at epoch 0)",
+        _zombie_finds_group_deleted,
+        lambda config: _deletes_groups(config) and _live_timers(config),
     ),
     _witness(
         "RunDiscardedAfterDeletion",

@@ -751,6 +751,25 @@ OFFLOAD_DELETION = Config(
 leave while the run is in flight, the empty group may be deleted, and A may subscribe
 again — the run that completes then belongs to the deleted group and is discarded."""
 
-DELETION_PRESETS: tuple[Config, ...] = (GROUP_DELETION, CLASSIC_GROUP_DELETION, OFFLOAD_DELETION)
+ZOMBIE_DELETION = Config(
+    name="ZOMBIE_DELETION",
+    topics=(("foo", 1),),
+    clients=(ClientSpec("A", ("foo",)),),
+    max_perturbations=2,
+    perturbations=frozenset({"LoseMessage", "DeleteGroup"}),
+    live_timers=True,
+    max_restarts=0,
+    required_witnesses=("GroupConverges", "ZombieFindsGroupDeleted"),
+)
+"""A zombie meets its deleted group: A's heartbeat is lost, the coordinator expires A's
+session while A goes on consuming, the empty group is deleted, and A's next heartbeat at
+its old epoch finds no group (GROUP_ID_NOT_FOUND, fatal for the Java client)."""
+
+DELETION_PRESETS: tuple[Config, ...] = (
+    GROUP_DELETION,
+    CLASSIC_GROUP_DELETION,
+    OFFLOAD_DELETION,
+    ZOMBIE_DELETION,
+)
 
 PRESETS.update({c.name: c for c in DELETION_PRESETS})

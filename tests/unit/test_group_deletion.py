@@ -25,7 +25,12 @@ from model.classic.records import ClassicState
 from model.config import ClientSpec, Config
 from model.coordinator import handle_consumer_group_heartbeat, handle_offset_commit
 from model.ids import FrozenMap
-from model.presets import CLASSIC_GROUP_DELETION, GROUP_DELETION, OFFLOAD_DELETION
+from model.presets import (
+    CLASSIC_GROUP_DELETION,
+    GROUP_DELETION,
+    OFFLOAD_DELETION,
+    ZOMBIE_DELETION,
+)
 from model.records import (
     CommittedOffset,
     ConsumerGroupHeartbeatRequest,
@@ -179,7 +184,7 @@ def test_classic_group_deletion() -> None:
     )
 
 
-@pytest.mark.parametrize("config", [CLASSIC_GROUP_DELETION, OFFLOAD_DELETION])
+@pytest.mark.parametrize("config", [CLASSIC_GROUP_DELETION, OFFLOAD_DELETION, ZOMBIE_DELETION])
 def test_deletion_presets_are_clean_and_reach_their_witnesses(config: Config) -> None:
     result = bfs(config, max_states=50_000)
     assert result.exhausted
