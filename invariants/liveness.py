@@ -602,7 +602,7 @@ WITNESSES: tuple[Witness, ...] = (
     _witness(
         "GroupDeletedAfterExpiry",
         "The last committed offsets of an empty group expire and the group is deleted.",
-        "GroupMetadataManager.cleanupGroupMetadata / maybeDeleteGroup (KIP-211)",
+        "GroupCoordinatorShard.cleanupGroupMetadata / maybeDeleteGroup (KIP-211)",
         _group_deleted_after_expiry,
         lambda config: config.delete_expired_groups and config.allows("ExpireOffsets"),
         families=frozenset({"consumer", "classic"}),

@@ -193,7 +193,7 @@ class Config:
     """What becomes of a run whose group epoch was passed meanwhile (``StaleRun``)."""
     delete_expired_groups: bool = False
     """Delete an empty group once the offset cleanup has removed its last committed offset
-    (``GroupMetadataManager.cleanupGroupMetadata`` / ``maybeDeleteGroup``, as Kafka always
+    (``GroupCoordinatorShard.cleanupGroupMetadata`` / ``maybeDeleteGroup``, as Kafka always
     does). Off by default so that the offset-expiry presets keep their pinned state counts;
     with it, ``ExpireOffsets`` of an empty group's last offsets also deletes the group."""
     auto_commit: bool = False

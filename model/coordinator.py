@@ -793,7 +793,7 @@ def delete_group(group: Group, config: Config) -> Group:
 
 def maybe_delete_expired_group(group: Group, config: Config) -> Group:
     """After the offset cleanup: an empty group without committed offsets left is deleted
-    (``GroupMetadataManager.cleanupGroupMetadata`` → ``maybeDeleteGroup``), with
+    (``GroupCoordinatorShard.cleanupGroupMetadata`` → ``maybeDeleteGroup``), with
     ``Config.delete_expired_groups``."""
     if not config.delete_expired_groups or group.members or group.committed_offsets:
         return group

@@ -587,7 +587,7 @@ def classic_delete_group(group: ClassicGroup) -> ClassicGroup:
 
 def classic_maybe_delete_expired_group(group: ClassicGroup, config: Config) -> ClassicGroup:
     """After the offset cleanup: an Empty group without committed offsets left is deleted
-    (``GroupMetadataManager.cleanupGroupMetadata`` → ``maybeDeleteGroup``), with
+    (``GroupCoordinatorShard.cleanupGroupMetadata`` → ``maybeDeleteGroup``), with
     ``Config.delete_expired_groups``."""
     if not config.delete_expired_groups or group.status is not G.EMPTY:
         return group
