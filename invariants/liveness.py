@@ -39,12 +39,18 @@ from model.client import (
 )
 from model.config import Config
 from model.coordinator import group_status, regexes_stale
-from model.records import CommittedOffset, OffsetCommitRequest, State
+from model.records import (
+    CommittedOffset,
+    ConsumerGroupHeartbeatResponse,
+    OffsetCommitRequest,
+    State,
+)
 from model.status import (
     ClassicClientStatus,
     ClassicGroupStatus,
     ClientStatus,
     ConfigError,
+    ErrorCode,
     GroupStatus,
     MemberState,
     RebalanceProtocol,
@@ -320,6 +326,39 @@ def _stale_run_followed_up(pre: State, action: Action, post: State) -> bool:
     )
 
 
+def _group_deleted_after_expiry(pre: AnyState, action: Action, post: AnyState) -> bool:
+    """The cleanup removes an empty group's last offsets and deletes the group."""
+    return isinstance(action, ExpireOffsets) and post.group.deletions > pre.group.deletions
+
+
+def _group_recreated(pre: AnyState, action: Action, post: AnyState) -> bool:
+    """A member joins the group created again after a deletion."""
+    return post.group.deletions > 0 and not pre.group.members and bool(post.group.members)
+
+
+def _run_discarded_after_deletion(pre: State, action: Action, post: State) -> bool:
+    if not isinstance(action, CompleteAssignorRun) or not pre.group.assignor_runs:
+        return False
+    return pre.group.assignor_runs[0].group_deleted
+
+
+def _zombie_finds_group_deleted(pre: State, action: Action, post: State) -> bool:
+    """A client's heartbeat is answered GROUP_ID_NOT_FOUND: its group was deleted."""
+    if not isinstance(action, DeliverMessage) or action.message.to_coordinator:
+        return False
+    body = action.message.body
+    return (
+        isinstance(body, ConsumerGroupHeartbeatResponse)
+        and body.error_code is ErrorCode.GROUP_ID_NOT_FOUND
+    )
+
+
+def _deletes_groups(config: Config) -> bool:
+    return config.allows("DeleteGroup") or (
+        config.delete_expired_groups and config.allows("ExpireOffsets")
+    )
+
+
 def _offload(config: Config) -> bool:
     return config.assignor_offload
 
@@ -559,6 +598,38 @@ WITNESSES: tuple[Witness, ...] = (
         "KIP-1263 Assignment Offload (another run on a future heartbeat)",
         _stale_run_followed_up,
         _offload,
+    ),
+    _witness(
+        "GroupDeletedAfterExpiry",
+        "The last committed offsets of an empty group expire and the group is deleted.",
+        "GroupCoordinatorShard.cleanupGroupMetadata / maybeDeleteGroup (KIP-211)",
+        _group_deleted_after_expiry,
+        lambda config: config.delete_expired_groups and config.allows("ExpireOffsets"),
+        families=frozenset({"consumer", "classic"}),
+    ),
+    _witness(
+        "GroupRecreatedAfterDeletion",
+        "A member joins the group created again, from scratch, after the group was deleted.",
+        "GroupMetadataManager.getOrMaybeCreateConsumerGroup / getOrMaybeCreateClassicGroup",
+        _group_recreated,
+        _deletes_groups,
+        families=frozenset({"consumer", "classic"}),
+    ),
+    _witness(
+        "ZombieFindsGroupDeleted",
+        "A client whose member a timer removed heartbeats at its old epoch after the group "
+        "was deleted and is answered GROUP_ID_NOT_FOUND.",
+        "GroupMetadataManager.getOrMaybeCreateConsumerGroup (created only at epoch 0)",
+        _zombie_finds_group_deleted,
+        lambda config: _deletes_groups(config) and _live_timers(config),
+    ),
+    _witness(
+        "RunDiscardedAfterDeletion",
+        "An offloaded assignor run completes after its group was deleted, and its result is "
+        "discarded.",
+        "KIP-1263 Assignment Offload (deleted groups have their assignments discarded)",
+        _run_discarded_after_deletion,
+        lambda config: _offload(config) and _deletes_groups(config),
     ),
     *CLASSIC_WITNESSES,
 )

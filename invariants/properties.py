@@ -448,9 +448,13 @@ ASSIGNMENT_EPOCH_MONOTONE = _prop(
     "AssignmentEpochMonotone",
     Kind.ALWAYS_STEP,
     "The assignment epoch never goes back: an assignor run that completes after a newer "
-    "target was installed, or after the emptied group was realigned, is not installed.",
+    "target was installed, after the emptied group was realigned, or after the group was "
+    "deleted, is not installed (a deletion itself starts a new group from scratch).",
     "KIP-1263 Assignment Offload; KIP-848 Assignment Epoch; KAFKA-20442",
-    Cmp(">=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
+    any_of(
+        Cmp(">=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
+        Cmp("!=", F("group_deletions", when="post"), F("group_deletions", when="pre")),
+    ),
 )
 
 INSTALLED_TARGET_EXISTS = _prop(
@@ -489,11 +493,16 @@ TARGET_EPOCH_ADVANCES = _prop(
 GENERATION_MONOTONE = _prop(
     "GenerationMonotone",
     Kind.ALWAYS_STEP,
-    "The group's generation never decreases, nor does a client process's generation, "
-    "except when it is reset (-1) to rejoin.",
-    "ClassicGroup.initNextGeneration; AbstractCoordinator.resetStateAndGeneration",
+    "The group's generation never decreases, except when the group is deleted (a new one "
+    "starts at 0), nor does a client process's generation, except when it is reset (-1) "
+    "to rejoin.",
+    "ClassicGroup.initNextGeneration; AbstractCoordinator.resetStateAndGeneration; "
+    "GroupMetadataManager.deleteGroup",
     all_of(
-        Cmp(">=", F("group_epoch", when="post"), F("group_epoch", when="pre")),
+        any_of(
+            Cmp(">=", F("group_epoch", when="post"), F("group_epoch", when="pre")),
+            Cmp("!=", F("group_deletions", when="post"), F("group_deletions", when="pre")),
+        ),
         forall(c)(
             Implies(
                 Cmp(
@@ -638,6 +647,20 @@ LOST_ONLY_WHEN_OUT = _prop(
     families=CLASSIC,
 )
 
+GROUP_DELETED_ONLY_WHEN_EMPTY = _prop(
+    "GroupDeletedOnlyWhenEmpty",
+    Kind.ALWAYS_STEP,
+    "A group is deleted — by the DeleteGroups API or after its last offset expired — only "
+    "when it has no member: no member, and no client that is one, finds its group gone.",
+    "ConsumerGroup.validateDeleteGroup / ClassicGroup.validateDeleteGroup (NON_EMPTY_GROUP); "
+    "GroupMetadataManager.maybeDeleteGroup",
+    Implies(
+        Cmp("!=", F("group_deletions", when="post"), F("group_deletions", when="pre")),
+        Not(exists(m)(R("is_member", m, when="pre"))),
+    ),
+    families=BOTH,
+)
+
 STATE_PROPERTIES: tuple[Property, ...] = (
     NO_DOUBLE_CLIENT_OWNERSHIP,
     NO_DOUBLE_MEMBER_ASSIGNMENT,
@@ -671,4 +694,5 @@ STEP_PROPERTIES: tuple[Property, ...] = (
     TARGET_EPOCH_ADVANCES,
     STICKY_ASSIGNMENT,
     LOST_ONLY_WHEN_OUT,
+    GROUP_DELETED_ONLY_WHEN_EMPTY,
 )

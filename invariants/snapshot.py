@@ -38,6 +38,7 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
                        (undefined without ``Config.assignment_epochs``)
 ``holder_commit_rejected()`` 1 once a commit KIP-1251 must accept was refused, else 0
 ``assignor_runs()``    KIP-1263: the number of assignor runs in flight on the executor
+``group_deletions()``  ghost: how often the group was deleted (its incarnation)
 ``sticky_assignor()``  classic: 1 when the group's selected assignor is ``sticky`` or
                        ``cooperative-sticky``, every member lists only those and all
                        subscribe to the same topics (the sticky assignors' constrained
@@ -119,6 +120,7 @@ FUNCTIONS = (
     "holder_commit_rejected",
     "assignor_runs",
     "sticky_assignor",
+    "group_deletions",
 )
 """Every function of the vocabulary."""
 
@@ -133,6 +135,7 @@ NULLARY_FUNCTIONS = frozenset(
         "holder_commit_rejected",
         "assignor_runs",
         "sticky_assignor",
+        "group_deletions",
     }
 )
 
@@ -213,6 +216,7 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         "holder_commit_rejected": {(): int(g.holder_commit_rejected)},
         "assignor_runs": {(): len(g.assignor_runs)},
         "sticky_assignor": {(): 0},
+        "group_deletions": {(): g.deletions},
     }
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)

@@ -354,6 +354,16 @@ class StallAssignment(Action):
     client: str
 
 
+@dataclass(frozen=True, slots=True)
+class DeleteGroup(Action):
+    """An administrator deletes the group (the DeleteGroups API, ``Admin.deleteConsumerGroups``;
+    ``GroupMetadataManager.deleteGroups``): refused with NON_EMPTY_GROUP unless the group is
+    empty (``validateDeleteGroup``), else the group and its committed offsets are gone and
+    the next join creates a new group from scratch."""
+
+    PERTURBATION: ClassVar[bool] = True
+
+
 ACTION_TYPES: tuple[type[Action], ...] = (
     SendHeartbeat,
     Reconcile,
@@ -393,6 +403,7 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     StallAssignment,
     AssignmentIntervalElapses,
     CompleteAssignorRun,
+    DeleteGroup,
 )
 """Every action class, in the vocabulary's canonical order."""
 

@@ -39,6 +39,7 @@ PERTURBATIONS = frozenset(
         "Bounce",
         "StallAssignment",
         "ExpireOffsets",
+        "DeleteGroup",
     }
 )
 """Names of the perturbation action families a config may switch on."""
@@ -66,6 +67,7 @@ CLASSIC_PERTURBATIONS = frozenset(
         "AbandonRequest",
         "StallAssignment",
         "ExpireOffsets",
+        "DeleteGroup",
     }
 )
 """The perturbations the classic protocol family models."""
@@ -189,6 +191,11 @@ class Config:
     (epoch 1 is the empty target a first member is answered with)."""
     offload_stale_run: StaleRun = "install"
     """What becomes of a run whose group epoch was passed meanwhile (``StaleRun``)."""
+    delete_expired_groups: bool = False
+    """Delete an empty group once the offset cleanup has removed its last committed offset
+    (``GroupCoordinatorShard.cleanupGroupMetadata`` / ``maybeDeleteGroup``, as Kafka always
+    does). Off by default so that the offset-expiry presets keep their pinned state counts;
+    with it, ``ExpireOffsets`` of an empty group's last offsets also deletes the group."""
     auto_commit: bool = False
     commit_on_revoke: bool = True
     warm_start: bool = False
@@ -268,6 +275,7 @@ _BOOL_FIELDS = (
     "commit_on_revoke",
     "warm_start",
     "assignor_offload",
+    "delete_expired_groups",
 )
 
 

@@ -150,6 +150,7 @@ def remove_member(group: Group, member: Member, config: Config) -> Group:
         assignment_interval_elapsed=elapsed,
         assignor_runs=group.assignor_runs,
         holder_commit_rejected=group.holder_commit_rejected,
+        deletions=group.deletions,
     )
 
 
@@ -355,6 +356,11 @@ def handle_consumer_group_heartbeat(
     error = rules.validate_heartbeat_request(req, config)
     if error is not None:
         return group, error_response(req, error, config)
+    if group.deleted:
+        error = deleted_group_error(group, req)
+        if error is not None:
+            return group, error_response(req, error, config)
+        group = replace(group, deleted=False)  # a join at epoch 0 creates the group again
     if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
         return rules.handle_leave(group, req, config)
     try:
@@ -718,7 +724,11 @@ def handle_offset_commit(
     group: Group, req: OffsetCommitRequest, config: Config
 ) -> tuple[Group, OffsetCommitResponse]:
     """Validate and store committed offsets per partition
-    (``OffsetMetadataManager.commitOffset``)."""
+    (``OffsetMetadataManager.commitOffset``). A deleted group is not there: a commit at an
+    epoch of at least 0 is GROUP_ID_NOT_FOUND (``OffsetMetadataManager.validateOffsetCommit``,
+    OffsetCommit v9+)."""
+    if group.deleted and req.generation_id_or_member_epoch >= 0:
+        return group, OffsetCommitResponse(ErrorCode.GROUP_ID_NOT_FOUND, req.topics)
     error = config.rules.validate_offset_commit(group, req, config)
     if config.assignment_epochs and falsely_fenced(group, req, error):
         group = replace(group, holder_commit_rejected=True)
@@ -745,3 +755,56 @@ def pending_partitions(group: Group, member: Member) -> Assignment:
     if member.state is not MemberState.UNRELEASED_PARTITIONS:
         return EMPTY
     return group.target_assignment.get(member.member_id, EMPTY) - member.assigned_partitions
+
+
+# --------------------------------------------------------------------------- group deletion
+
+
+def validate_delete_group(group: Group) -> ErrorCode:
+    """A DeleteGroups request is refused with NON_EMPTY_GROUP unless the group is EMPTY
+    (``ConsumerGroup.validateDeleteGroup``), and with GROUP_ID_NOT_FOUND when it was
+    deleted and not created again (``GroupMetadataManager.deleteGroups``)."""
+    if group.deleted:
+        return ErrorCode.GROUP_ID_NOT_FOUND
+    return ErrorCode.NONE if not group.members else ErrorCode.NON_EMPTY_GROUP
+
+
+def delete_group(group: Group, config: Config) -> Group:
+    """The group and its committed offsets are deleted (``GroupMetadataManager.deleteGroup``,
+    ``OffsetMetadataManager.deleteAllOffsets``): what remains is the record a new group
+    starts from (group and assignment epoch as ``Config.epoch_layout`` numbers a new group,
+    no members, no target, no offsets), marked ``deleted`` until a member joins. An assignor
+    run still in flight on the executor is marked so that its result is discarded (KIP-1263
+    "Assignment Offload")."""
+    start = 1 if config.epoch_layout == "kafka-4.3" else 0
+    return Group(
+        group_epoch=start,
+        assignment_epoch=start,
+        target_assignment=FrozenMap(),
+        members=FrozenMap(),
+        partition_epochs=FrozenMap(),
+        committed_offsets=FrozenMap(),
+        assignor_runs=tuple(replace(run, group_deleted=True) for run in group.assignor_runs),
+        holder_commit_rejected=group.holder_commit_rejected,
+        deleted=True,
+        deletions=group.deletions + 1,
+    )
+
+
+def maybe_delete_expired_group(group: Group, config: Config) -> Group:
+    """After the offset cleanup: an empty group without committed offsets left is deleted
+    (``GroupCoordinatorShard.cleanupGroupMetadata`` → ``maybeDeleteGroup``), with
+    ``Config.delete_expired_groups``."""
+    if not config.delete_expired_groups or group.members or group.committed_offsets:
+        return group
+    return delete_group(group, config)
+
+
+def deleted_group_error(group: Group, req: ConsumerGroupHeartbeatRequest) -> ErrorCode | None:
+    """A heartbeat for a deleted group: an epoch other than 0 (a member that still believes
+    it is in the group, or its leave) finds no group, GROUP_ID_NOT_FOUND
+    (``GroupMetadataManager.getOrMaybeCreateConsumerGroup`` without ``createIfNotExists``,
+    ``consumerGroupLeave``); epoch 0 creates the group again."""
+    if group.deleted and req.member_epoch != 0:
+        return ErrorCode.GROUP_ID_NOT_FOUND
+    return None

@@ -698,3 +698,78 @@ Empty group, or of a Stable group's unsubscribed topics, may expire."""
 OFFSET_PRESETS: tuple[Config, ...] = (OFFSETS_EXPIRY, CLASSIC_OFFSETS_EXPIRY)
 
 PRESETS.update({c.name: c for c in OFFSET_PRESETS})
+
+
+# Group deletion (DeleteGroups; an empty group deleted once its last offsets expired).
+
+GROUP_DELETION = Config(
+    name="GROUP_DELETION",
+    topics=(("foo", 1),),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
+    max_perturbations=3,
+    perturbations=frozenset({"Leave", "ExpireOffsets", "DeleteGroup"}),
+    delete_expired_groups=True,
+    max_restarts=0,
+    required_witnesses=(
+        "GroupConverges",
+        "OffsetExpiredAfterEmpty",
+        "GroupDeletedAfterExpiry",
+    ),
+)
+"""Group deletion in a consumer group (``OFFSETS_EXPIRY``'s): A and B share ``foo`` and
+commit what they give up; a member may leave, an administrator may delete the group
+(refused while it has members), and an empty group whose last offsets expire is deleted.
+``OFFLOAD_DELETION`` has a client that subscribes again and creates the group anew."""
+
+CLASSIC_GROUP_DELETION = replace(
+    CLASSIC_OFFSETS_EXPIRY,
+    name="CLASSIC_GROUP_DELETION",
+    perturbations=frozenset({"Leave", "ExpireOffsets", "DeleteGroup"}),
+    delete_expired_groups=True,
+    required_witnesses=("GroupConverges", "OffsetExpiredAfterEmpty", "GroupDeletedAfterExpiry"),
+)
+"""Group deletion in a formed classic group (``CLASSIC_OFFSETS_EXPIRY``'s): a member may
+leave, and the Empty group may be deleted by an administrator (refused while it has
+members) or once its last offsets expired."""
+
+OFFLOAD_DELETION = Config(
+    name="OFFLOAD_DELETION",
+    topics=(("foo", 2),),
+    clients=(ClientSpec("A", ("foo",)),),
+    max_perturbations=3,
+    perturbations=frozenset({"Leave", "Subscribe", "DeleteGroup"}),
+    epoch_layout="kafka-4.3",
+    assignor_offload=True,
+    max_restarts=0,
+    required_witnesses=(
+        "GroupConverges",
+        "GroupRecreatedAfterDeletion",
+        "RunDiscardedAfterDeletion",
+    ),
+)
+"""KIP-1263 offload and group deletion: A joins and its assignor run is offloaded; A may
+leave while the run is in flight, the empty group may be deleted, and A may subscribe
+again — the run that completes then belongs to the deleted group and is discarded."""
+
+ZOMBIE_DELETION = Config(
+    name="ZOMBIE_DELETION",
+    topics=(("foo", 1),),
+    clients=(ClientSpec("A", ("foo",)),),
+    max_perturbations=2,
+    perturbations=frozenset({"LoseMessage", "DeleteGroup"}),
+    live_timers=True,
+    max_restarts=0,
+    required_witnesses=("GroupConverges", "ZombieFindsGroupDeleted"),
+)
+"""A zombie meets its deleted group: A's heartbeat is lost, the coordinator expires A's
+session while A goes on consuming, the empty group is deleted, and A's next heartbeat at
+its old epoch finds no group (GROUP_ID_NOT_FOUND, fatal for the Java client)."""
+
+DELETION_PRESETS: tuple[Config, ...] = (
+    GROUP_DELETION,
+    CLASSIC_GROUP_DELETION,
+    OFFLOAD_DELETION,
+    ZOMBIE_DELETION,
+)
+
+PRESETS.update({c.name: c for c in DELETION_PRESETS})

@@ -175,6 +175,11 @@ class AssignorRun:
     group_epoch: int
     target_assignment: FrozenMap[str, Assignment]
     static_members: FrozenMap[str, str]
+    group_deleted: bool = False
+    """The group the run was started for was deleted while it ran (``DeleteGroup``, or an
+    empty group whose last offsets expired): the coordinator discards the result on
+    completion, whatever group of the same id exists then (KIP-1263 "Assignment Offload":
+    deleted groups have their assignments discarded)."""
 
     def member_ids(self) -> frozenset[str]:
         """The members the run assigned (every member of the group when it started)."""
@@ -223,6 +228,15 @@ class Group:
     although its member held every partition of it since an epoch no newer than the
     request's (what KIP-1251 guarantees to accept; KAFKA-20066). Set only when
     ``Config.assignment_epochs`` records the epochs that judgement needs."""
+    deleted: bool = False
+    """The group was deleted (``GroupMetadataManager.deleteGroup``) and no member has joined
+    since: Kafka holds no group of this id, so a heartbeat at an epoch other than 0 and an
+    offset commit at an epoch of at least 0 are answered GROUP_ID_NOT_FOUND; a join at
+    epoch 0 creates it again. The model keeps the fresh record a new group starts from."""
+    deletions: int = 0
+    """Ghost bookkeeping, not a field of Kafka's group: how often a group of this id was
+    deleted (its incarnation), so that properties can tell the groups before and after a
+    deletion apart."""
 
     def static_member_id(self, instance_id: str) -> str | None:
         """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``)."""

@@ -199,5 +199,11 @@ class Rules:
         classic_client.on_heartbeat_response
     )
 
+    # ConsumerGroup.validateDeleteGroup / ClassicGroup.validateDeleteGroup (DeleteGroups)
+    validate_delete_group: Callable[[Group], ErrorCode] = coordinator.validate_delete_group
+    classic_validate_delete_group: Callable[[ClassicGroup], ErrorCode] = (
+        classic_coordinator.classic_validate_delete_group
+    )
+
 
 DEFAULT_RULES = Rules()

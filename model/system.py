@@ -29,6 +29,7 @@ from model.actions import (
     CoordinatorLoaded,
     Crash,
     CreateTopic,
+    DeleteGroup,
     DeleteTopic,
     DeliverMessage,
     ExpireOffsets,
@@ -359,6 +360,8 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
         )
     if allows("LoseMessage"):
         acts.extend(LoseMessage(m) for m in deliverable)
+    if allows("DeleteGroup") and not state.coordinator_loading:
+        acts.append(DeleteGroup())
     return acts
 
 
@@ -582,7 +585,7 @@ def _delete_topic(state: State, a: DeleteTopic, config: Config) -> State:
 def _expire_offsets(state: State, a: ExpireOffsets, config: Config) -> State:
     expirable = config.rules.expirable_offsets(state.group, state.topics)
     group = co.expire_offsets(state.group, expirable, state.topics[a.topic].topic_id)
-    return replace(state, group=group)
+    return replace(state, group=co.maybe_delete_expired_group(group, config))
 
 
 def _change_racks(state: State, a: ChangePartitionRacks, config: Config) -> State:
@@ -599,6 +602,15 @@ def _resolve_regexes(state: State, a: ResolveRegularExpressions, config: Config)
 
 def _lose(state: State, a: LoseMessage, config: Config) -> State:
     return replace(state, network=_without(state.network, a.message))
+
+
+def _delete_group(state: State, a: DeleteGroup, config: Config) -> State:
+    """DeleteGroups: refused unless the group is empty. A refused request changes nothing,
+    not even the perturbation budget (``step`` spends one unit, given back here), so the
+    refusal is a self-loop and adds no state."""
+    if config.rules.validate_delete_group(state.group) is not ErrorCode.NONE:
+        return replace(state, perturbations=state.perturbations - 1)
+    return replace(state, group=co.delete_group(state.group, config))
 
 
 _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
@@ -636,6 +648,7 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     ExpireOffsets: _expire_offsets,  # type: ignore[dict-item]
     AssignmentIntervalElapses: _interval_elapses,  # type: ignore[dict-item]
     CompleteAssignorRun: _complete_run,  # type: ignore[dict-item]
+    DeleteGroup: _delete_group,  # type: ignore[dict-item]
 }
 
 

@@ -155,9 +155,13 @@ def install_assignor_run(
     ``AssignmentTimestamp`` is now. A run whose epoch is not newer than the assignment
     epoch (the emptied group was realigned meanwhile, KAFKA-20442) is discarded, never
     installed at an older epoch; so is a run whose epoch the group passed when
-    ``discard_stale`` (``Config.offload_stale_run``)."""
+    ``discard_stale`` (``Config.offload_stale_run``), and a run whose group was deleted
+    while it ran (``AssignorRun.group_deleted``): it is never installed into the group
+    created again under the same id."""
     run, rest = group.assignor_runs[0], group.assignor_runs[1:]
     done = replace(group, assignor_runs=rest)
+    if run.group_deleted:
+        return done
     if run.group_epoch <= group.assignment_epoch:
         return done
     if discard_stale and run.group_epoch < group.group_epoch:

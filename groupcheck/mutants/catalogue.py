@@ -25,7 +25,9 @@ from model.classic.messages import (
 from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.presets import (
+    CLASSIC_GROUP_DELETION,
     CLASSIC_OFFSETS_EXPIRY,
+    GROUP_DELETION,
     MUT2,
     MUT2_CALLBACKS,
     MUT2_COMMIT,
@@ -49,6 +51,7 @@ from model.presets import (
     MUTC_STATIC,
     MUTC_STICKY,
     MUTC_TWO_PROCESSES,
+    OFFLOAD_DELETION,
     OFFSETS_EXPIRY,
 )
 from model.records import (
@@ -605,6 +608,34 @@ def sticky_forgets_ownership(
     return dict.fromkeys(sorted(subscriptions), EMPTY)
 
 
+# --------------------------------------------------------------------------- group deletion
+
+
+def delete_non_empty_group(group: Group) -> ErrorCode:
+    """DeleteGroups is not refused when the group has members (``validateDeleteGroup``
+    without its NON_EMPTY_GROUP check)."""
+    return ErrorCode.GROUP_ID_NOT_FOUND if group.deleted else ErrorCode.NONE
+
+
+def classic_delete_non_empty_group(group: ClassicGroup) -> ErrorCode:
+    """A classic group is deleted in any state (``ClassicGroup.validateDeleteGroup`` without
+    its NON_EMPTY_GROUP check)."""
+    error = clco.classic_validate_delete_group(group)
+    return ErrorCode.NONE if error is ErrorCode.NON_EMPTY_GROUP else error
+
+
+def install_run_after_deletion(
+    group: Group, topics: Mapping[str, TopicMetadata], interval_ms: int, discard_stale: bool
+) -> Group:
+    """An offloaded assignor run that completes after its group was deleted is installed
+    into the group created again under the same id."""
+    if not group.assignor_runs:
+        return tg.install_assignor_run(group, topics, interval_ms, discard_stale)
+    run = replace(group.assignor_runs[0], group_deleted=False)
+    revived = replace(group, assignor_runs=(run, *group.assignor_runs[1:]))
+    return tg.install_assignor_run(revived, topics, interval_ms, discard_stale)
+
+
 ALSO: dict[str, tuple[tuple[str, str], ...]] = {
     "validate-stale-claims": (("classic_join_group", "generation_of_last_assignment"),),
 }
@@ -865,6 +896,27 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-8500",
             "classic_join_static_member",
             MUTC_TWO_PROCESSES,
+        ),
+        (
+            "delete-non-empty-group",
+            "DeleteGroups deletes a consumer group that still has members",
+            "ConsumerGroup.validateDeleteGroup (NON_EMPTY_GROUP) dropped",
+            "validate_delete_group",
+            GROUP_DELETION,
+        ),
+        (
+            "classic-delete-non-empty-group",
+            "DeleteGroups deletes a classic group that is not Empty",
+            "ClassicGroup.validateDeleteGroup (NON_EMPTY_GROUP) dropped",
+            "classic_validate_delete_group",
+            CLASSIC_GROUP_DELETION,
+        ),
+        (
+            "install-run-after-deletion",
+            "an offloaded run completing after its group was deleted is installed in the new group",
+            "KIP-1263 Assignment Offload (deleted groups have their assignments discarded)",
+            "install_assignor_run",
+            OFFLOAD_DELETION,
         ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]

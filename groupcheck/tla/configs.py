@@ -122,6 +122,11 @@ def check_in_scope(config: Config) -> None:
             "no KIP-1263 assignment batching or assignor offload (the spec computes every "
             "target inline; tla/README.md)"
         )
+    if config.allows("DeleteGroup") or config.delete_expired_groups:
+        problems.append(
+            "no group deletion (DeleteGroup, delete_expired_groups: the spec's group is never "
+            "deleted; tla/README.md)"
+        )
     if config.server_assignors[0] != "uniform" or config.max_group_size < len(config.clients):
         problems.append("the uniform assignor and no group size limit")
     if problems:
@@ -224,9 +229,11 @@ PROPERTIES_LEFT_OUT = {
     "AssignmentEpochMonotone": "KIP-1263 assignor offload (tla/README.md)",
     "InstalledTarget.OnlyExisting": "KIP-1263 assignor offload (tla/README.md)",
     "TargetEpochAdvances": "KIP-1263 assignor offload (tla/README.md)",
+    "GroupDeletedOnlyWhenEmpty": "group deletion (tla/README.md)",
 }
 """Properties of the Python model the spec does not state: they are about the KIP-1263
-offload the spec leaves out (every target it computes is inline, from the current group)."""
+offload the spec leaves out (every target it computes is inline, from the current group),
+or about group deletion, which the spec does not model (its group is never deleted)."""
 
 
 SPEC_MUTANTS = (

@@ -30,7 +30,7 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from model.classic.records import ClassicGroup, ClassicMember, ReplyTo
+from model.classic.records import ClassicGroup, ClassicMember, ReplyTo, new_classic_group
 from model.ids import EMPTY, FrozenMap, TopicPartition
 from model.records import (
     CommittedOffset,
@@ -553,3 +553,44 @@ def classic_expirable_offsets(
         if name in topics
     }
     return frozenset(tp for tp in group.committed_offsets if tp[0] not in subscribed)
+
+
+# --------------------------------------------------------------------------- group deletion
+
+
+def classic_validate_delete_group(group: ClassicGroup) -> ErrorCode:
+    """A DeleteGroups request is refused with NON_EMPTY_GROUP unless the group is Empty
+    (``ClassicGroup.validateDeleteGroup``; pending KIP-394 members do not count), and with
+    GROUP_ID_NOT_FOUND while no JoinGroup has created it since it was deleted (a group
+    equal to a new one: ``GroupMetadataManager.deleteGroups``)."""
+    fresh = replace(
+        new_classic_group(),
+        issued_member_ids=group.issued_member_ids,
+        deletions=group.deletions,
+    )
+    if group.deletions and group == fresh:
+        return ErrorCode.GROUP_ID_NOT_FOUND
+    return ErrorCode.NONE if group.status is G.EMPTY else ErrorCode.NON_EMPTY_GROUP
+
+
+def classic_delete_group(group: ClassicGroup) -> ClassicGroup:
+    """The group and its committed offsets are deleted (``GroupMetadataManager.deleteGroup``):
+    the next JoinGroup creates an Empty group at generation 0. The count of member ids
+    issued per client is kept: Kafka's ids carry a UUID, so a new group never hands out an
+    id a member of the deleted one had."""
+    return replace(
+        new_classic_group(),
+        issued_member_ids=group.issued_member_ids,
+        deletions=group.deletions + 1,
+    )
+
+
+def classic_maybe_delete_expired_group(group: ClassicGroup, config: Config) -> ClassicGroup:
+    """After the offset cleanup: an Empty group without committed offsets left is deleted
+    (``GroupCoordinatorShard.cleanupGroupMetadata`` → ``maybeDeleteGroup``), with
+    ``Config.delete_expired_groups``."""
+    if not config.delete_expired_groups or group.status is not G.EMPTY:
+        return group
+    if group.committed_offsets:
+        return group
+    return classic_delete_group(group)

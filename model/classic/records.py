@@ -84,6 +84,10 @@ class ClassicGroup:
     pending_members: FrozenMap[str, ReplyTo] = FrozenMap()  # noqa: RUF009 - immutable
     pending_sync: frozenset[str] = frozenset()
     issued_member_ids: FrozenMap[str, int] = NO_ISSUED_IDS
+    deletions: int = 0
+    """Ghost bookkeeping, not a field of Kafka's group: how often a group of this id was
+    deleted (its incarnation), so that properties can tell the groups before and after a
+    deletion apart."""
 
     def static_member_id(self, instance_id: str) -> str | None:
         """The member id holding ``instance_id`` (``ClassicGroup.staticMemberId``)."""

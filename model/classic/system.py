@@ -19,6 +19,7 @@ from model.actions import (
     ChangeSubscription,
     CommitOffsets,
     Crash,
+    DeleteGroup,
     DeliverMessage,
     ExpireOffsets,
     Leave,
@@ -297,6 +298,8 @@ def _perturbations(state: ClassicState, config: Config, deliverable: list[Messag
         acts.extend(expirations(state.topics, expirable))
     if allows("LoseMessage"):
         acts.extend(LoseMessage(m) for m in deliverable)
+    if allows("DeleteGroup"):
+        acts.append(DeleteGroup())
     return acts
 
 
@@ -505,7 +508,15 @@ def _add_partitions(state: ClassicState, a: AddPartitions, config: Config) -> Cl
 def _expire_offsets(state: ClassicState, a: ExpireOffsets, config: Config) -> ClassicState:
     expirable = config.rules.classic_expirable_offsets(state.group, state.topics)
     group = expire_offsets(state.group, expirable, state.topics[a.topic].topic_id)
-    return replace(state, group=group)
+    return replace(state, group=co.classic_maybe_delete_expired_group(group, config))
+
+
+def _delete_group(state: ClassicState, a: DeleteGroup, config: Config) -> ClassicState:
+    """DeleteGroups: refused unless the group is Empty. A refused request changes nothing,
+    not even the perturbation budget (``step`` spends one unit, given back here)."""
+    if config.rules.classic_validate_delete_group(state.group) is not ErrorCode.NONE:
+        return replace(state, perturbations=state.perturbations - 1)
+    return replace(state, group=co.classic_delete_group(state.group))
 
 
 def _lose(state: ClassicState, a: LoseMessage, config: Config) -> ClassicState:
@@ -532,6 +543,7 @@ _HANDLERS: dict[type[Action], Callable[[ClassicState, Action, Config], ClassicSt
     AddPartitions: _add_partitions,  # type: ignore[dict-item]
     LoseMessage: _lose,  # type: ignore[dict-item]
     ExpireOffsets: _expire_offsets,  # type: ignore[dict-item]
+    DeleteGroup: _delete_group,  # type: ignore[dict-item]
 }
 
 

@@ -47,6 +47,9 @@ BASELINE_DEPTH = {
     "OFFSETS_EXPIRY": 12,
     "CLASSIC_OFFSETS_EXPIRY": 10,
     "MUTC_TWO_PROCESSES": 9,
+    "GROUP_DELETION": 8,
+    "CLASSIC_GROUP_DELETION": 6,
+    "OFFLOAD_DELETION": 12,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill

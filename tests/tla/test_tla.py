@@ -68,6 +68,19 @@ def test_kip1263_configs_are_refused_with_the_reason(change: dict[str, object]) 
         check_in_scope(config)
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"perturbations": frozenset({"Subscribe", "DeleteGroup"})},
+        {"delete_expired_groups": True},
+    ],
+)
+def test_group_deletion_configs_are_refused_with_the_reason(change: dict[str, object]) -> None:
+    config = replace(CONFIGS["TINY1"], **change)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="no group deletion"):
+        check_in_scope(config)
+
+
 def test_every_config_is_in_the_manifest() -> None:
     assert set(MANIFEST["configs"]) == set(CONFIGS)
 
@@ -316,6 +329,7 @@ SPEC_LEAVES_OUT = {
     "SendSyncGroup": "the classic protocol is not in the spec (tla/README.md)",
     "Bounce": "the classic protocol is not in the spec (tla/README.md)",
     "StallAssignment": "the classic protocol is not in the spec (tla/README.md)",
+    "DeleteGroup": "no group deletion (tla/README.md)",
 }
 
 

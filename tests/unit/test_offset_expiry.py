@@ -1,4 +1,4 @@
-"""KIP-211 offset expiry (docs/kafka-rules.md, Offset expiry; docs/fidelity.md O1–O4):
+"""KIP-211 offset expiry (docs/kafka-rules.md, Offset expiry; docs/fidelity.md O1–O3):
 which offsets may expire in a consumer group and in a classic group, and the
 ``ExpireOffsets`` perturbation."""
 

@@ -318,6 +318,33 @@ RESET_WHILE_MEMBER = StepSnapshot(
 violates ``LostOnlyWhenOut``."""
 
 
+_MEMBER_AT = Snapshot(
+    CLIENTS[:1],
+    MEMBERS[:1],
+    PARTITIONS[:1],
+    {"is_member": frozenset({(_M,)})},
+    {"member_epoch": {(_M,): 3}, "group_deletions": {(): 0}},
+)
+EPOCH_BACK = StepSnapshot(
+    _MEMBER_AT,
+    Snapshot(
+        CLIENTS[:1],
+        MEMBERS[:1],
+        PARTITIONS[:1],
+        {"is_member": frozenset({(_M,)})},
+        {"member_epoch": {(_M,): 1}, "group_deletions": {(): 0}},
+    ),
+)
+"""A member's epoch goes back from 3 to 1: violates ``MemberEpochMonotone`` (random draws
+over a growing vocabulary rarely keep a member in both snapshots)."""
+
+DELETED_WITH_MEMBER = StepSnapshot(
+    _MEMBER_AT,
+    Snapshot(CLIENTS[:1], MEMBERS[:1], PARTITIONS[:1], {}, {"group_deletions": {(): 1}}),
+)
+"""The group is deleted while it has a member: violates ``GroupDeletedOnlyWhenEmpty``."""
+
+
 def test_state_properties_agree_on_random_snapshots() -> None:
     seen: Counter[tuple[str, bool]] = Counter()
 
@@ -342,6 +369,8 @@ def test_step_properties_agree_on_random_step_snapshots() -> None:
     @given(step_snapshots())
     @example(NON_STICKY_INSTALL)
     @example(RESET_WHILE_MEMBER)
+    @example(EPOCH_BACK)
+    @example(DELETED_WITH_MEMBER)
     def run(s: StepSnapshot) -> None:
         for prop in STEP_PROPERTIES:
             _agree(prop, s, seen)
