@@ -698,3 +698,30 @@ Empty group, or of a Stable group's unsubscribed topics, may expire."""
 OFFSET_PRESETS: tuple[Config, ...] = (OFFSETS_EXPIRY, CLASSIC_OFFSETS_EXPIRY)
 
 PRESETS.update({c.name: c for c in OFFSET_PRESETS})
+
+
+# Online migration between the classic and the consumer protocol (KIP-848 "Online Migration").
+
+MIGRATION_UPGRADE = Config(
+    name="MIGRATION_UPGRADE",
+    protocol="mixed",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), group_protocol="classic", assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), group_protocol="consumer", subscribed=False),
+    ),
+    max_perturbations=1,
+    perturbations=frozenset({"Subscribe"}),
+    max_restarts=0,
+    required_witnesses=("GroupUpgrades", "GroupConverges"),
+)
+"""An upgrade: the cooperative classic client A forms a classic group on ``foo``; the
+consumer-protocol client B subscribes — before A joined, it makes a consumer group that
+A's JoinGroup then enters; after, its join converts A's classic group to a consumer group
+in which A, a classic member, gives up a partition through its own cooperative
+rebalance."""
+
+MIGRATION_PRESETS: tuple[Config, ...] = (MIGRATION_UPGRADE,)
+"""The mixed-group presets (``protocol = "mixed"``)."""
+
+PRESETS.update({c.name: c for c in MIGRATION_PRESETS})
