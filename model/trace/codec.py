@@ -65,13 +65,17 @@ VERSION = 2
 VERSIONS = (1, 2)
 """The versions this module reads: 1 (the consumer protocol only) and 2 (also the classic
 protocol's APIs and event kinds)."""
-PROTOCOLS: dict[int, tuple[str, ...]] = {1: ("consumer",), 2: ("consumer", "classic")}
+PROTOCOLS: dict[int, tuple[str, ...]] = {1: ("consumer",), 2: ("consumer", "classic", "mixed")}
 """The header's ``protocol`` values each version allows."""
 CONSUMER_APIS = ("ConsumerGroupHeartbeat", "OffsetCommit")
 """The message APIs of a ``consumer`` (KIP-848) trace."""
 CLASSIC_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
 """The message APIs of a ``classic`` trace (offset commits carry the generation)."""
-APIS: dict[str, tuple[str, ...]] = {"consumer": CONSUMER_APIS, "classic": CLASSIC_APIS}
+APIS: dict[str, tuple[str, ...]] = {
+    "consumer": CONSUMER_APIS,
+    "classic": CLASSIC_APIS,
+    "mixed": (*CONSUMER_APIS, *CLASSIC_APIS[:-1]),
+}
 """Per header ``protocol``, the APIs its messages may use."""
 CLASSIC_KINDS = frozenset({"SendJoinGroup", "SendSyncGroup", "Bounce", "StallAssignment"})
 """Event kinds version 2 added (the classic protocol's actions); a version 1 file has none."""
