@@ -618,7 +618,8 @@ WITNESSES: tuple[Witness, ...] = (
         "consumer group.",
         "KIP-848 Online Migration; GroupMetadataManager.convertToConsumerGroup",
         _group_upgrades,
-        lambda config: config.migration_policy in ("upgrade", "bidirectional"),
+        lambda config: config.protocol == "mixed"
+        and config.migration_policy in ("upgrade", "bidirectional"),
         families=frozenset({"mixed"}),
     ),
     _witness(
@@ -627,7 +628,9 @@ WITNESSES: tuple[Witness, ...] = (
         "classic members becomes a classic group.",
         "KIP-848 Online Migration; GroupMetadataManager.convertToClassicGroup",
         _group_downgrades,
-        lambda config: config.migration_policy in ("downgrade", "bidirectional"),
+        lambda config: config.protocol == "mixed"
+        and config.migration_policy in ("downgrade", "bidirectional")
+        and (config.allows("Leave") or config.allows("Crash")),
         families=frozenset({"mixed"}),
     ),
 )

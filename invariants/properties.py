@@ -67,9 +67,17 @@ class Property:
     """The protocol families whose states the property reads (``Snapshot.family``)."""
 
     def applies(self, structure: Snapshot | StepSnapshot) -> bool:
-        """Whether the property reads states of ``structure``'s protocol family."""
-        family = structure.family if isinstance(structure, Snapshot) else structure.pre.family
-        return family in self.families
+        """Whether the property reads states of ``structure``'s protocol family. A step
+        that converts the group to the other type (a mixed config) is read only by the
+        properties of both families, whose vocabulary both states share — and not at all
+        when the group it replaces is empty (Kafka deletes the empty group and creates the
+        new one at epoch 0: the two states are of two different groups)."""
+        if isinstance(structure, Snapshot):
+            return structure.family in self.families
+        pre, post = structure.pre, structure.post
+        if pre.family != post.family:
+            return bool(pre.relations["is_member"]) and {pre.family, post.family} <= self.families
+        return pre.family in self.families
 
     def holds(self, structure: Snapshot | StepSnapshot) -> bool:
         """Evaluate the Python reading of the expression."""

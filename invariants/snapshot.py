@@ -190,7 +190,7 @@ def classic_as_client_view(c: ClassicClient) -> ClientView:
         c.name,
         c.instance_id,
         c.member_id,
-        c.generation_id,
+        max(c.generation_id, 0),
         c.incarnation,
         c.alive,
         c.alive and c.status in CLASSIC_IN_GROUP,
@@ -204,12 +204,13 @@ def classic_as_client_view(c: ClassicClient) -> ClientView:
 
 def client_as_classic_view(c: Client) -> ClassicClientView:
     """A consumer-protocol client of a mixed state read in the classic vocabulary: its
-    member epoch as its generation, STABLE when it is."""
+    member epoch as its generation (epoch 0, joining, as the reset generation -1), STABLE
+    when it is."""
     return (
         c.name,
         c.instance_id,
         c.member_id,
-        c.member_epoch,
+        c.member_epoch if c.member_epoch > 0 else -1,
         c.incarnation,
         c.alive,
         c.alive and c.status in IN_GROUP,

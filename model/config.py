@@ -423,7 +423,7 @@ def _check_mixed(config: Config, where: str) -> None:
         )
     defaults = Config.__dataclass_fields__
     for option in (
-        *CONSUMER_ONLY_OPTIONS,
+        *(o for o in CONSUMER_ONLY_OPTIONS if o != "report_pending_additions"),
         "live_timers",
         "slow_clients",
         "reorder",

@@ -721,7 +721,28 @@ A's JoinGroup then enters; after, its join converts A's classic group to a consu
 in which A, a classic member, gives up a partition through its own cooperative
 rebalance."""
 
-MIGRATION_PRESETS: tuple[Config, ...] = (MIGRATION_UPGRADE,)
+MIGRATION_ROUNDTRIP = replace(
+    MIGRATION_UPGRADE,
+    name="MIGRATION_ROUNDTRIP",
+    clients=(
+        ClientSpec("A", ("foo",), group_protocol="classic", assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), group_protocol="consumer"),
+    ),
+    max_perturbations=1,
+    perturbations=frozenset({"Leave"}),
+    report_pending_additions=True,
+    required_witnesses=("GroupUpgrades", "GroupDowngrades", "GroupConverges"),
+)
+"""A round trip: the classic A and the consumer-protocol B both start subscribed, so
+either forms the group first (B's join upgrades A's classic group); then a client may
+leave — the consumer-protocol client B leaving a group whose other member is the classic A converts
+it back to a classic group, at generation = the group epoch, with a rebalance. B reports
+the partitions it is about to add (``report_pending_additions``): without, a JoinGroup
+of A's closed process that arrives after A's member expired makes the coordinator take
+B's unreported partition for a revoked one (docs/findings.md F1), which this preset is
+not about."""
+
+MIGRATION_PRESETS: tuple[Config, ...] = (MIGRATION_UPGRADE, MIGRATION_ROUNDTRIP)
 """The mixed-group presets (``protocol = "mixed"``)."""
 
 PRESETS.update({c.name: c for c in MIGRATION_PRESETS})
