@@ -17,8 +17,8 @@ from invariants.snapshot import project
 from model import system
 from model.actions import Action
 from model.classic.records import ClassicState
-from model.migration.records import MixedState
 from model.config import Config
+from model.migration.records import MixedState
 from model.system import AnyState
 
 

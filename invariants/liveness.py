@@ -31,8 +31,6 @@ from model.actions import (
 from model.classic.client import rebalance_protocol
 from model.classic.messages import SyncGroupResponse
 from model.classic.records import ClassicClient, ClassicGroup, ClassicState
-from model.migration.records import MixedState
-from model.migration.system import classic_view, consumer_view
 from model.client import (
     IN_GROUP,
     ON_PARTITIONS_ASSIGNED,
@@ -41,6 +39,8 @@ from model.client import (
 )
 from model.config import Config
 from model.coordinator import group_status, regexes_stale
+from model.migration.records import MixedState
+from model.migration.system import classic_view, consumer_view
 from model.records import Client, CommittedOffset, Group, OffsetCommitRequest, State
 from model.status import (
     ClassicClientStatus,
@@ -333,8 +333,10 @@ def _group_reloaded(pre: State, action: Action, post: State) -> bool:
 
 def _group_upgrades(pre: AnyState, action: Action, post: AnyState) -> bool:
     """A classic group with members becomes a consumer group."""
-    return isinstance(pre.group, ClassicGroup) and bool(pre.group.members) and isinstance(
-        post.group, Group
+    return (
+        isinstance(pre.group, ClassicGroup)
+        and bool(pre.group.members)
+        and isinstance(post.group, Group)
     )
 
 
@@ -618,8 +620,9 @@ WITNESSES: tuple[Witness, ...] = (
         "consumer group.",
         "KIP-848 Online Migration; GroupMetadataManager.convertToConsumerGroup",
         _group_upgrades,
-        lambda config: config.protocol == "mixed"
-        and config.migration_policy in ("upgrade", "bidirectional"),
+        lambda config: (
+            config.protocol == "mixed" and config.migration_policy in ("upgrade", "bidirectional")
+        ),
         families=frozenset({"mixed"}),
     ),
     _witness(
@@ -628,9 +631,11 @@ WITNESSES: tuple[Witness, ...] = (
         "classic members becomes a classic group.",
         "KIP-848 Online Migration; GroupMetadataManager.convertToClassicGroup",
         _group_downgrades,
-        lambda config: config.protocol == "mixed"
-        and config.migration_policy in ("downgrade", "bidirectional")
-        and (config.allows("Leave") or config.allows("Crash")),
+        lambda config: (
+            config.protocol == "mixed"
+            and config.migration_policy in ("downgrade", "bidirectional")
+            and (config.allows("Leave") or config.allows("Crash"))
+        ),
         families=frozenset({"mixed"}),
     ),
 )

@@ -63,9 +63,9 @@ from model.classic.records import ClassicClient, ClassicGroup, ClassicState
 from model.client import IN_GROUP
 from model.coordinator import group_status
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
-from model.records import Client, Group, TopicMetadata
 from model.migration.records import MixedState
-from model.status import ClassicClientStatus, ClientStatus, ErrorCode, GroupStatus, MemberState
+from model.records import Client, Group, TopicMetadata
+from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 from model.system import AnyState
 from model.target import member_topics
 

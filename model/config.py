@@ -396,8 +396,7 @@ def _check_mixed(config: Config, where: str) -> None:
             )
         if config.migration_policy != "bidirectional":
             raise ConfigError(
-                f"{where}: migration_policy is a setting of a mixed config; "
-                "set protocol = 'mixed'"
+                f"{where}: migration_policy is a setting of a mixed config; set protocol = 'mixed'"
             )
         return
     if config.migration_policy not in MIGRATION_POLICIES:

@@ -52,10 +52,10 @@ from model.actions import (
 )
 from model.classic import system as classic_system
 from model.classic.records import ClassicState
-from model.migration import system as mixed_system
-from model.migration.records import MixedState
 from model.config import Config
 from model.ids import FrozenMap
+from model.migration import system as mixed_system
+from model.migration.records import MixedState
 from model.network import apis_in_flight, deliverable, without
 from model.records import (
     HEARTBEAT,

@@ -198,6 +198,10 @@ def render_group(state: AnyState) -> str:
     classic group in the same shape (``render_classic_group``)."""
     if isinstance(state, ClassicState):
         return render_classic_group(state)
+    if isinstance(state, MixedState):
+        from model.migration.system import family_state
+
+        return render_group(family_state(state))
     g = state.group
     lines = [f"Group (epoch={g.group_epoch}, {group_status(g).value})"]
     lines += [f"  • {mid}" for mid in g.members] or ["  • Empty"]

@@ -81,7 +81,9 @@ def supports_classic_protocols(group: Group, protocols: tuple[str, ...]) -> bool
     if not protocols:
         return False
     others = classic_members(group)
-    return any(all(p in m.classic.supported_protocols for m in others if m.classic) for p in protocols)
+    return any(
+        all(p in m.classic.supported_protocols for m in others if m.classic) for p in protocols
+    )
 
 
 # --------------------------------------------------------------------------- upgrade
@@ -210,7 +212,11 @@ def handle_classic_join(
     if member_id == UNKNOWN_MEMBER_ID:
         issued, member_id = issue_member_id(issued, reply.client)
         if req.instance_id is None:
-            return group, issued, ((reply, cco.join_error(member_id, ErrorCode.MEMBER_ID_REQUIRED)),)
+            return (
+                group,
+                issued,
+                ((reply, cco.join_error(member_id, ErrorCode.MEMBER_ID_REQUIRED)),),
+            )
     stored: Member | None
     if req.instance_id is not None:
         holder_id = group.static_member_id(req.instance_id)
@@ -285,7 +291,9 @@ def _join_as_member(
     group = replace(group, members=group.members.set(updated.member_id, updated))
     if group.group_epoch > group.assignment_epoch:
         group = co.update_target_assignment(group, topics, config)
-    subscribed_ids = frozenset(topics[n].topic_id for n in updated.subscribed_topic_names if n in topics)
+    subscribed_ids = frozenset(
+        topics[n].topic_id for n in updated.subscribed_topic_names if n in topics
+    )
     reconciled = rules.reconcile(
         updated,
         target_epoch=group.assignment_epoch,

@@ -39,8 +39,15 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from model.classic.records import ClassicClient, ClassicGroup, ClassicState, ReplyTo, new_classic_group
+from model.classic.records import (
+    ClassicClient,
+    ClassicGroup,
+    ClassicState,
+    ReplyTo,
+    new_classic_group,
+)
 from model.config import Config
+from model.coordinator import error_response
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
 from model.migration.records import AnyClient, MixedState
@@ -162,7 +169,9 @@ def _view(state: MixedState, fam: str) -> State | ClassicState:
     """The view of ``fam`` with the real group if it is of that family."""
     group = state.group
     if fam == CLASSIC:
-        return classic_view(state, group if isinstance(group, ClassicGroup) else EMPTY_CLASSIC_GROUP)
+        return classic_view(
+            state, group if isinstance(group, ClassicGroup) else EMPTY_CLASSIC_GROUP
+        )
     return consumer_view(state, group if isinstance(group, Group) else EMPTY_CONSUMER_GROUP)
 
 
@@ -256,7 +265,11 @@ def enabled(state: MixedState, config: Config) -> tuple[Action, ...]:
 # --------------------------------------------------------------------------- step
 
 
-def _replies(state: MixedState, replies: tuple[cco.Reply, ...]) -> tuple[Message, ...]:
+Replies = tuple[tuple[ReplyTo, Body], ...]
+"""Responses, each addressed to the client process and connection it answers."""
+
+
+def _replies(state: MixedState, replies: Replies) -> tuple[Message, ...]:
     """The coordinator's responses, except those to a closed connection."""
     out: list[Message] = []
     for r, body in replies:
@@ -266,7 +279,7 @@ def _replies(state: MixedState, replies: tuple[cco.Reply, ...]) -> tuple[Message
     return tuple(out)
 
 
-def _answer(state: MixedState, m: Message, replies: tuple[cco.Reply, ...], **changes: Any) -> MixedState:
+def _answer(state: MixedState, m: Message, replies: Replies, **changes: Any) -> MixedState:
     """Remove the delivered request ``m``, apply ``changes`` and send ``replies``."""
     network = without(state.network, m)
     state = replace(state, network=network, **changes)
@@ -320,21 +333,19 @@ def _to_coordinator(state: MixedState, a: DeliverMessage, config: Config) -> Mix
                     network=_canonical(state.network + _replies(state, held)),
                 )
             else:
-                from model.coordinator import error_response
-
-                response = error_response(body, ErrorCode.GROUP_ID_NOT_FOUND, config)
-                return _answer(state, m, ((reply, response),))
+                refused = error_response(body, ErrorCode.GROUP_ID_NOT_FOUND, config)
+                return _answer(state, m, ((reply, refused),))
         return _downgrade(state, _in_view(state, a, CONSUMER, config), config)
     if isinstance(body, OffsetCommitRequest):
         if isinstance(group, ClassicGroup):
             if isinstance(state.client(m.client), ClassicClient):
                 return _in_view(state, a, CLASSIC, config)
-            new_group, response = cco.handle_offset_commit(group, body, config)
-            return _answer(state, m, ((reply, response),), group=new_group)
+            committed_group, committed = cco.handle_offset_commit(group, body, config)
+            return _answer(state, m, ((reply, committed),), group=committed_group)
         if isinstance(state.client(m.client), Client):
             return _in_view(state, a, CONSUMER, config)
-        new_consumer, response = mco.handle_classic_offset_commit(group, body, config)
-        return _answer(state, m, ((reply, response),), group=new_consumer)
+        new_consumer, commit = mco.handle_classic_offset_commit(group, body, config)
+        return _answer(state, m, ((reply, commit),), group=new_consumer)
     # A classic request.
     if isinstance(group, ClassicGroup):
         return _in_view(state, a, CLASSIC, config)
@@ -351,18 +362,18 @@ def _to_coordinator(state: MixedState, a: DeliverMessage, config: Config) -> Mix
             return _in_view(state, a, CLASSIC, config)
         return _answer(state, m, ((reply, _unknown_member(body)),))
     if isinstance(body, JoinGroupRequest):
-        new_group, issued, replies = mco.handle_classic_join(
+        joined, issued, replies = mco.handle_classic_join(
             group, state.topics, body, reply, state.issued_member_ids, config
         )
-        after = _answer(state, m, replies, group=new_group, issued_member_ids=issued)
+        after = _answer(state, m, replies, group=joined, issued_member_ids=issued)
         return _downgrade(state, after, config)
     if isinstance(body, SyncGroupRequest):
         return _answer(state, m, ((reply, mco.handle_classic_sync(group, body, config)),))
     if isinstance(body, HeartbeatRequest):
         return _answer(state, m, ((reply, mco.handle_classic_heartbeat(group, body, config)),))
     assert isinstance(body, LeaveGroupRequest)
-    new_group, response = mco.handle_classic_leave(group, body, config)
-    return _downgrade(state, _answer(state, m, ((reply, response),), group=new_group), config)
+    left_group, left = mco.handle_classic_leave(group, body, config)
+    return _downgrade(state, _answer(state, m, ((reply, left),), group=left_group), config)
 
 
 def _unknown_member(body: Body) -> Body:

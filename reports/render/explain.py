@@ -155,6 +155,7 @@ def _opening(s0: AnyState) -> str:
             f"({cg.status.value}{protocol}{leader}) with {len(cg.members)} member(s); "
             f"clients: {clients}."
         )
+    assert isinstance(s0, State)
     g = s0.group
     clients = ", ".join(f"{c.name} {c.status.value}" for c in s0.clients)
     return (

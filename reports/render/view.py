@@ -259,6 +259,7 @@ def _state_ownership(
 ) -> tuple[dict[TopicPartition, tuple[str, ...]], frozenset[TopicPartition], dict[str, int]]:
     if isinstance(state, ClassicState):
         return _classic_ownership(state)
+    assert isinstance(state, State), "a mixed state is read as its family (one_family)"
     owners: dict[TopicPartition, list[str]] = {}
     for c in state.clients:
         for tp in c.owned:
