@@ -117,6 +117,7 @@ def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
     fn["group_status"][()] = STATUS_CODE[g.status]
     fn["holder_commit_rejected"][()] = 0
     fn["assignor_runs"][()] = 0
+    fn["policy_breached"][()] = 0
     sticky = sticky_group(g)
     fn["sticky_assignor"][()] = int(sticky)
     share = fair_share(g, topics) if sticky else 0

@@ -452,6 +452,17 @@ HOLDER_COMMITS_ACCEPTED = _prop(
     Cmp("==", F("holder_commit_rejected"), Const(0)),
 )
 
+MIGRATION_POLICY_HONOURED = _prop(
+    "MigrationPolicyHonoured",
+    Kind.ALWAYS_STATE,
+    "A consumer group follows group.consumer.migration.policy: under 'disabled' it holds "
+    "no classic member; under a policy that allows a downgrade it never consists of "
+    "classic members only (the last consumer-protocol member's leave, fencing or "
+    "replacement converts it to a classic group).",
+    "KIP-848 Online Migration; ConsumerGroupMigrationPolicy; KAFKA-20640; KAFKA-17317",
+    Cmp("==", F("policy_breached"), Const(0)),
+)
+
 ASSIGNMENT_EPOCH_MONOTONE = _prop(
     "AssignmentEpochMonotone",
     Kind.ALWAYS_STEP,
@@ -664,6 +675,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     TARGET_ONLY_MEMBERS,
     AT_MOST_ONE_ASSIGNOR_RUN,
     STATIC_INSTANCE_UNIQUE,
+    MIGRATION_POLICY_HONOURED,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

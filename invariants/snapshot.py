@@ -43,6 +43,8 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
                        subscribe to the same topics (the sticky assignors' constrained
                        case); else 0, and 0 for KIP-848
 ``group_status()``     0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE
+``policy_breached()``  mixed configs: 1 once the consumer group went against its migration
+                       policy (``Group.migration_policy_breached``), else 0
 ``instance(m)``        1 + the index of ``m``'s static instance id among the clients'
                        instance ids; 0 for a dynamic member
 ===================== ============================================================
@@ -123,6 +125,7 @@ FUNCTIONS = (
     "holder_commit_rejected",
     "assignor_runs",
     "sticky_assignor",
+    "policy_breached",
 )
 """Every function of the vocabulary."""
 
@@ -137,6 +140,7 @@ NULLARY_FUNCTIONS = frozenset(
         "holder_commit_rejected",
         "assignor_runs",
         "sticky_assignor",
+        "policy_breached",
     }
 )
 
@@ -279,6 +283,7 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         "holder_commit_rejected": {(): int(g.holder_commit_rejected)},
         "assignor_runs": {(): len(g.assignor_runs)},
         "sticky_assignor": {(): 0},
+        "policy_breached": {(): int(g.migration_policy_breached)},
     }
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)

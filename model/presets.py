@@ -742,7 +742,20 @@ of A's closed process that arrives after A's member expired makes the coordinato
 B's unreported partition for a revoked one (docs/findings.md F1), which this preset is
 not about."""
 
-MIGRATION_PRESETS: tuple[Config, ...] = (MIGRATION_UPGRADE, MIGRATION_ROUNDTRIP)
+MIGRATION_DISABLED = replace(
+    MIGRATION_UPGRADE,
+    name="MIGRATION_DISABLED",
+    clients=MIGRATION_ROUNDTRIP.clients,
+    migration_policy="disabled",
+    max_perturbations=0,
+    perturbations=frozenset(),
+    required_witnesses=("GroupConverges",),
+)
+"""``group.consumer.migration.policy=disabled``: the classic A and the consumer-protocol B
+both join; whoever comes second is refused (B: GROUP_ID_NOT_FOUND, A:
+INCONSISTENT_GROUP_PROTOCOL, KAFKA-20640), so the group never mixes."""
+
+MIGRATION_PRESETS: tuple[Config, ...] = (MIGRATION_UPGRADE, MIGRATION_ROUNDTRIP, MIGRATION_DISABLED)
 """The mixed-group presets (``protocol = "mixed"``)."""
 
 PRESETS.update({c.name: c for c in MIGRATION_PRESETS})

@@ -237,6 +237,11 @@ class Group:
     although its member held every partition of it since an epoch no newer than the
     request's (what KIP-1251 guarantees to accept; KAFKA-20066). Set only when
     ``Config.assignment_epochs`` records the epochs that judgement needs."""
+    migration_policy_breached: bool = False
+    """Ghost bookkeeping, not a field of Kafka's group (mixed configs): the group went
+    against ``group.consumer.migration.policy`` — it admitted a classic member although
+    the policy is ``disabled`` (KAFKA-20640), or it kept only classic members although the
+    policy allows a downgrade (KAFKA-17317)."""
 
     def static_member_id(self, instance_id: str) -> str | None:
         """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``)."""

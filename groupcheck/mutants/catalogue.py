@@ -49,6 +49,7 @@ from model.presets import (
     MUTC_STATIC,
     MUTC_STICKY,
     MUTC_TWO_PROCESSES,
+    MIGRATION_DISABLED,
     OFFSETS_EXPIRY,
 )
 from model.records import (
@@ -866,5 +867,18 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "classic_join_static_member",
             MUTC_TWO_PROCESSES,
         ),
+        (
+            "mixed-admits-when-disabled",
+            "a consumer group admits a classic member under the migration policy 'disabled'",
+            "KAFKA-20640",
+            "mixed_admits_classic_join",
+            MIGRATION_DISABLED,
+        ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
+
+
+def mixed_admits_when_disabled(config: Any) -> bool:
+    """KAFKA-20640: a classic JoinGroup to a consumer group is admitted whatever the
+    migration policy, ``disabled`` included."""
+    return True

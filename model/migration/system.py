@@ -47,6 +47,7 @@ from model.classic.records import (
     new_classic_group,
 )
 from model.config import Config
+from model import coordinator as co
 from model.coordinator import error_response
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
@@ -325,6 +326,11 @@ def _to_coordinator(state: MixedState, a: DeliverMessage, config: Config) -> Mix
                     issued_member_ids=group.issued_member_ids,
                 )
             elif body.member_epoch == 0 and mco.validate_online_upgrade(group, config):
+                upgraded = mco.from_classic_group(group)
+                _, answer = co.handle_consumer_group_heartbeat(upgraded, state.topics, body, config)
+                if answer.error_code is not ErrorCode.NONE:
+                    # The conversion and the join are written together or not at all.
+                    return _answer(state, m, ((reply, answer),))
                 held = mco.held_requests_failed(group)
                 state = replace(
                     state,
@@ -397,9 +403,21 @@ def _timer(state: MixedState, a: SessionTimeout | RebalanceTimeout, config: Conf
     return _downgrade(state, after, config)
 
 
+def policy_breached(group: Group, config: Config) -> bool:
+    """Whether a consumer group goes against the migration policy: a classic member under
+    ``disabled`` (no classic JoinGroup is admitted, KAFKA-20640), or only classic members
+    under a policy that allows a downgrade (the conversion runs in the step that fences or
+    replaces the last consumer-protocol member, KAFKA-17317)."""
+    classic = len(mco.classic_members(group))
+    if config.migration_policy == "disabled":
+        return classic > 0
+    return mco.downgrade_enabled(config) and 0 < classic == len(group.members)
+
+
 def step(state: MixedState, action: Action, config: Config) -> MixedState:
     """Apply ``action`` to ``state`` (the caller guarantees it is enabled). A perturbation
-    spends one unit of the budget (in the view that takes it)."""
+    spends one unit of the budget (in the view that takes it). A consumer group that goes
+    against the migration policy is marked (``Group.migration_policy_breached``)."""
     if isinstance(action, DeliverMessage) and action.message.to_coordinator:
         new = _to_coordinator(state, action, config)
     elif isinstance(action, SessionTimeout | RebalanceTimeout):
@@ -410,6 +428,13 @@ def step(state: MixedState, action: Action, config: Config) -> MixedState:
         name = getattr(action, "client", None)
         assert isinstance(name, str), action
         new = _in_view(state, action, family(state.client(name)), config)
+    group = new.group
+    if (
+        isinstance(group, Group)
+        and not group.migration_policy_breached
+        and policy_breached(group, config)
+    ):
+        new = replace(new, group=replace(group, migration_policy_breached=True))
     if new == state:
         return state
     return new
