@@ -26,6 +26,7 @@ from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.presets import (
     CLASSIC_OFFSETS_EXPIRY,
+    MIGRATION_DISABLED,
     MUT2,
     MUT2_CALLBACKS,
     MUT2_COMMIT,
@@ -49,7 +50,6 @@ from model.presets import (
     MUTC_STATIC,
     MUTC_STICKY,
     MUTC_TWO_PROCESSES,
-    MIGRATION_DISABLED,
     OFFSETS_EXPIRY,
 )
 from model.records import (

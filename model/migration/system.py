@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from model import client as cl
+from model import coordinator as co
 from model import system as base
 from model.actions import (
     Action,
@@ -47,7 +48,6 @@ from model.classic.records import (
     new_classic_group,
 )
 from model.config import Config
-from model import coordinator as co
 from model.coordinator import error_response
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
