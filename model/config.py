@@ -64,7 +64,9 @@ which conversions between a classic and a consumer group it allows."""
 
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
-MIXED_PERTURBATIONS = frozenset({"Subscribe", "Leave", "Crash", "Restart", "LoseMessage"})
+MIXED_PERTURBATIONS = frozenset(
+    {"Subscribe", "Leave", "TemporaryLeave", "Crash", "Restart", "LoseMessage"}
+)
 """The perturbations the mixed (migration) family models: each acts on one client."""
 
 CLASSIC_PERTURBATIONS = frozenset(

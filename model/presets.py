@@ -755,7 +755,40 @@ MIGRATION_DISABLED = replace(
 both join; whoever comes second is refused (B: GROUP_ID_NOT_FOUND, A:
 INCONSISTENT_GROUP_PROTOCOL, KAFKA-20640), so the group never mixes."""
 
-MIGRATION_PRESETS: tuple[Config, ...] = (MIGRATION_UPGRADE, MIGRATION_ROUNDTRIP, MIGRATION_DISABLED)
+MIXED_STATIC = Config(
+    name="MIXED_STATIC",
+    protocol="mixed",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("B", ("foo",), instance_id="b", group_protocol="consumer"),
+        ClientSpec(
+            "B2",
+            ("foo",),
+            instance_id="b",
+            group_protocol="classic",
+            assignors=("range",),
+            subscribed=False,
+        ),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "TemporaryLeave"}),
+    max_restarts=0,
+    report_pending_additions=True,
+    required_witnesses=("GroupUpgrades", "GroupDowngrades", "GroupConverges"),
+)
+"""Static members migrating through replacement: B (consumer protocol, instance ``b``)
+consumes ``foo``; B may close (a static member's leave, epoch -2) and a classic process B2
+of instance ``b`` start — replacing B, the last consumer-protocol member, it downgrades
+the group (KAFKA-17317); started before B joined, B replaces it and upgrades the group
+(KAFKA-17228). B reports the partitions it is about to
+add (``report_pending_additions``, docs/findings.md F1)."""
+
+MIGRATION_PRESETS: tuple[Config, ...] = (
+    MIGRATION_UPGRADE,
+    MIGRATION_ROUNDTRIP,
+    MIGRATION_DISABLED,
+    MIXED_STATIC,
+)
 """The mixed-group presets (``protocol = "mixed"``)."""
 
 PRESETS.update({c.name: c for c in MIGRATION_PRESETS})

@@ -32,6 +32,7 @@ from model.classic.messages import (
 from model.classic.records import ClassicGroup, ClassicMember, ReplyTo
 from model.ids import EMPTY, FrozenMap
 from model.records import (
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ClassicMemberMetadata,
     Group,
     Member,
@@ -130,6 +131,18 @@ def from_classic_group(group: ClassicGroup) -> Group:
     )
 
 
+def bump_for_replacement(group: Group, instance_id: str | None) -> Group:
+    """The join that converts a classic group bumps the group epoch — a new member always
+    brings a new subscription (``convertToConsumerGroup``) — and so does a static member
+    replacing its classic holder (KAFKA-17228), whose copy keeps the holder's subscription:
+    the converted group's subscription metadata is refreshed on that join, so the target
+    is recomputed over every member, whatever the classic group had assigned when it
+    converted (a rebalance in progress assigned nothing)."""
+    if instance_id is None or group.static_member_id(instance_id) is None:
+        return group
+    return replace(group, group_epoch=group.group_epoch + 1)
+
+
 def held_requests_failed(group: ClassicGroup) -> tuple[Reply, ...]:
     """The JoinGroup and SyncGroup requests a classic group holds, answered
     REBALANCE_IN_PROGRESS when it is converted (``convertToConsumerGroup``)."""
@@ -225,6 +238,11 @@ def handle_classic_join(
                 error = cco.join_error(req.member_id, ErrorCode.FENCED_INSTANCE_ID)
                 return group, issued, ((reply, error),)
             holder = group.members[holder_id]
+            if holder.classic is None and holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                # A consumer-protocol holder is replaced only once it left with epoch -2
+                # (``throwIfStaticMemberIsUnreleased``).
+                error = cco.join_error(req.member_id, ErrorCode.UNRELEASED_INSTANCE_ID)
+                return group, issued, ((reply, error),)
             try:
                 group, stored, member = config.rules.replace_static_member(
                     group, holder, member_id, config

@@ -326,7 +326,7 @@ def _to_coordinator(state: MixedState, a: DeliverMessage, config: Config) -> Mix
                     issued_member_ids=group.issued_member_ids,
                 )
             elif body.member_epoch == 0 and mco.validate_online_upgrade(group, config):
-                upgraded = mco.from_classic_group(group)
+                upgraded = mco.bump_for_replacement(mco.from_classic_group(group), body.instance_id)
                 _, answer = co.handle_consumer_group_heartbeat(upgraded, state.topics, body, config)
                 if answer.error_code is not ErrorCode.NONE:
                     # The conversion and the join are written together or not at all.
@@ -334,7 +334,7 @@ def _to_coordinator(state: MixedState, a: DeliverMessage, config: Config) -> Mix
                 held = mco.held_requests_failed(group)
                 state = replace(
                     state,
-                    group=mco.from_classic_group(group),
+                    group=upgraded,
                     issued_member_ids=group.issued_member_ids,
                     network=_canonical(state.network + _replies(state, held)),
                 )
@@ -414,14 +414,36 @@ def policy_breached(group: Group, config: Config) -> bool:
     return mco.downgrade_enabled(config) and 0 < classic == len(group.members)
 
 
+def _mark_zombies(state: MixedState) -> MixedState:
+    """A member the coordinator removed — a timer, a static replacement by a process of
+    the other protocol, a conversion that left it out — whose client still consumes
+    without knowing: ghost bookkeeping for the properties (``expired``), as each family
+    keeps it."""
+    members = state.group.members
+    clients: list[AnyClient] = []
+    changed = False
+    for c in state.clients:
+        if isinstance(c, ClassicClient):
+            zombie = c.status in cc.IN_GROUP and c.generation_id >= 0
+        else:
+            zombie = c.status in cl.IN_GROUP and c.status is not ClientStatus.JOINING
+            zombie = zombie and c.member_epoch > 0
+        if zombie and c.alive and not c.expired and c.member_id not in members:
+            clients.append(replace(c, expired=True))
+            changed = True
+        else:
+            clients.append(c)
+    return replace(state, clients=tuple(clients)) if changed else state
+
+
 def step(state: MixedState, action: Action, config: Config) -> MixedState:
     """Apply ``action`` to ``state`` (the caller guarantees it is enabled). A perturbation
     spends one unit of the budget (in the view that takes it). A consumer group that goes
     against the migration policy is marked (``Group.migration_policy_breached``)."""
     if isinstance(action, DeliverMessage) and action.message.to_coordinator:
-        new = _to_coordinator(state, action, config)
+        new = _mark_zombies(_to_coordinator(state, action, config))
     elif isinstance(action, SessionTimeout | RebalanceTimeout):
-        new = _timer(state, action, config)
+        new = _mark_zombies(_timer(state, action, config))
     elif isinstance(action, DeliverMessage | LoseMessage):
         new = _in_view(state, action, family(state.client(action.message.client)), config)
     else:

@@ -48,6 +48,7 @@ BASELINE_DEPTH = {
     "CLASSIC_OFFSETS_EXPIRY": 10,
     "MUTC_TWO_PROCESSES": 9,
     "MIGRATION_DISABLED": 7,
+    "MIXED_STATIC": 12,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill
