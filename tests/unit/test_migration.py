@@ -25,7 +25,7 @@ from model.config import ClientSpec, Config
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
 from model.migration.records import MixedState
-from model.presets import MIGRATION_ROUNDTRIP, MIGRATION_UPGRADE
+from model.presets import MIGRATION_DISABLED, MIGRATION_ROUNDTRIP, MIGRATION_UPGRADE, MIXED_STATIC
 from model.records import (
     Client,
     ConsumerGroupHeartbeatRequest,
@@ -373,10 +373,75 @@ def test_heartbeat_sent_only_with_news() -> None:
     assert SendHeartbeat("A") not in system.enabled(end, config)
 
 
+# --------------------------------------------------------------------------- static members
+
+
+def _static_join(instance: str) -> JoinGroupRequest:
+    return dataclasses.replace(_join(""), instance_id=instance)
+
+
+def test_consumer_static_member_replaces_its_classic_holder() -> None:
+    """KAFKA-17228: a classic holder never leaves with -2; a consumer-protocol process of
+    its instance replaces it at once, taking its partitions, and the epoch is bumped."""
+    from model import coordinator as co
+
+    config = _config()
+    classic = _classic_group(3)
+    member = dataclasses.replace(classic.members["A.m1"], instance_id="a")
+    group = mco.from_classic_group(
+        dataclasses.replace(classic, members=FrozenMap({"A.m1": member}))
+    )
+    group = mco.bump_for_replacement(group, "a")
+    req = ConsumerGroupHeartbeatRequest(
+        member_id="A2",
+        member_epoch=0,
+        instance_id="a",
+        rebalance_timeout_ms=300000,
+        subscribed_topic_names=frozenset({"foo"}),
+        topic_partitions=frozenset(),
+    )
+    topics = system.initial(config).topics
+    after, response = co.handle_consumer_group_heartbeat(group, topics, req, config)
+    assert response.error_code is ErrorCode.NONE
+    assert set(after.members) == {"A2"}
+    assert after.members["A2"].classic is None
+    assert after.group_epoch == after.assignment_epoch == 4
+    assert after.members["A2"].assigned_partitions == BOTH
+
+
+def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave() -> None:
+    config = _config()
+    base = _consumer_group_with_b(config)
+    b = dataclasses.replace(base.members["B"], instance_id="b")
+    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    topics = system.initial(config).topics
+    reply = ReplyTo("B2", 0, 0)
+    kept, _, replies = mco.handle_classic_join(
+        group, topics, _static_join("b"), reply, FrozenMap(), config
+    )
+    assert kept == group
+    assert replies[0][1].error_code is ErrorCode.UNRELEASED_INSTANCE_ID
+    from model import coordinator as co
+
+    left = co.write_member(group, b, dataclasses.replace(b, member_epoch=-2), config)
+    joined, _, replies = mco.handle_classic_join(
+        left, topics, _static_join("b"), reply, FrozenMap(), config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    assert set(joined.members) == {"B2.m1"}
+    assert joined.members["B2.m1"].classic is not None
+    # Only classic members are left: the downgrade (KAFKA-17317) applies.
+    assert mco.validate_online_downgrade(left, joined, config)
+
+
 # --------------------------------------------------------------------------- presets
 
 
-@pytest.mark.parametrize("config", [MIGRATION_UPGRADE, MIGRATION_ROUNDTRIP], ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "config",
+    [MIGRATION_UPGRADE, MIGRATION_ROUNDTRIP, MIGRATION_DISABLED, MIXED_STATIC],
+    ids=lambda c: c.name,
+)
 def test_migration_presets_are_clean_and_reach_their_witnesses(config: Config) -> None:
     result = bfs(config, max_states=50_000)
     assert result.exhausted, config.name
