@@ -12,7 +12,15 @@ import pytest
 from groupcheck.explore.bfs import bfs
 from invariants.liveness import converged
 from model import system
-from model.actions import Action, DeliverMessage, Leave, SendHeartbeat, Subscribe
+from model.actions import (
+    Action,
+    Crash,
+    DeliverMessage,
+    Leave,
+    SendHeartbeat,
+    SessionTimeout,
+    Subscribe,
+)
 from model.classic.messages import (
     ClassicSubscription,
     HeartbeatRequest,
@@ -354,6 +362,26 @@ def test_last_consumer_member_leaving_downgrades() -> None:
     assert isinstance(state.group, ClassicGroup)
     assert state.group.status is ClassicGroupStatus.STABLE
     assert state.client("A").owned == BOTH
+
+
+def test_fencing_the_last_consumer_member_downgrades_and_a_gone_classic_member_expires() -> None:
+    config = dataclasses.replace(
+        _config(), perturbations=frozenset({"Subscribe", "Crash"}), max_perturbations=2
+    )
+    end = _upgrade(config)[-1]
+    crashed = system.step(end, Crash("B"), config)
+    assert SessionTimeout("B") in system.enabled(crashed, config)
+    assert SessionTimeout("A.m1") not in system.enabled(crashed, config)
+    fenced = system.step(crashed, SessionTimeout("B"), config)
+    assert isinstance(fenced.group, ClassicGroup)
+    assert fenced.group.status is ClassicGroupStatus.PREPARING_REBALANCE
+    # The classic member's own session timer fires once its process is gone.
+    other = system.step(end, Crash("A"), config)
+    assert isinstance(other.group, Group)
+    assert SessionTimeout("A.m1") in system.enabled(other, config)
+    after = system.step(other, SessionTimeout("A.m1"), config)
+    assert isinstance(after.group, Group)
+    assert set(after.group.members) == {"B"}
 
 
 def test_a_mixed_config_names_each_client_protocol_and_its_perturbations() -> None:
