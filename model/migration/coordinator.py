@@ -133,11 +133,12 @@ def from_classic_group(group: ClassicGroup) -> Group:
 
 def bump_for_replacement(group: Group, instance_id: str | None) -> Group:
     """The join that converts a classic group bumps the group epoch — a new member always
-    brings a new subscription (``convertToConsumerGroup``) — and so does a static member
-    replacing its classic holder (KAFKA-17228), whose copy keeps the holder's subscription:
-    the converted group's subscription metadata is refreshed on that join, so the target
-    is recomputed over every member, whatever the classic group had assigned when it
-    converted (a rebalance in progress assigned nothing)."""
+    brings a new subscription (``convertToConsumerGroup`` relies on it) — and, in the model,
+    so does a static member replacing its classic holder (KAFKA-17228), whose copy keeps
+    the holder's subscription: the target is recomputed over every member, whatever the
+    classic group had assigned when it converted (a rebalance in progress assigned
+    nothing). An assumption (docs/fidelity.md M12): Kafka bumps there only if it refreshes
+    the converted group's subscription metadata on that join."""
     if instance_id is None or group.static_member_id(instance_id) is None:
         return group
     return replace(group, group_epoch=group.group_epoch + 1)

@@ -476,3 +476,10 @@ def test_migration_presets_are_clean_and_reach_their_witnesses(config: Config) -
     assert result.result == "ok", (config.name, result.property, result.message)
     assert config.required_witnesses is not None
     assert set(config.required_witnesses) <= set(result.witnesses)
+
+
+def test_tla_refuses_a_mixed_config() -> None:
+    from groupcheck.tla.configs import cfg_text
+
+    with pytest.raises(ConfigError, match="uses the mixed protocol"):
+        cfg_text(MIGRATION_UPGRADE)
