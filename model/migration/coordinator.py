@@ -445,10 +445,15 @@ def validate_online_downgrade(before: Group, after: Group, config: Config) -> bo
 def from_consumer_group(
     group: Group, remaining: Group, issued: IssuedIds, config: Config
 ) -> tuple[ClassicGroup, tuple[Reply, ...]]:
-    """``convertToClassicGroup`` on the leave path (``ClassicGroup.fromConsumerGroup``): the
-    classic group of the members that stay, at generation = the group epoch before the
-    fencing, each member's assignment its *target* assignment, the first member leading,
-    STABLE; then a rebalance is prepared (``prepareRebalance``)."""
+    """``convertToClassicGroup`` on the leave path: the classic group of the members that
+    stay (``to_classic_group``), then a rebalance is prepared (``prepareRebalance``)."""
+    return cco.prepare_rebalance(to_classic_group(group, remaining, issued), config)
+
+
+def to_classic_group(group: Group, remaining: Group, issued: IssuedIds) -> ClassicGroup:
+    """``ClassicGroup.fromConsumerGroup``: the classic group of ``remaining``'s members, at
+    generation = ``group``'s epoch (before the step that converts it), each member's
+    assignment its *target* assignment, the first member leading, STABLE."""
     members: dict[str, ClassicMember] = {}
     for mid, m in remaining.members.items():
         assert m.classic is not None
@@ -471,5 +476,43 @@ def from_consumer_group(
         committed_offsets=remaining.committed_offsets,
         issued_member_ids=issued,
     )
-    classic = replace(classic, protocol_name=cco.select_protocol(classic))
-    return cco.prepare_rebalance(classic, config)
+    return replace(classic, protocol_name=cco.select_protocol(classic))
+
+
+def replacement(before: Group, after: Group) -> tuple[str, str] | None:
+    """The static replacement a step made, as (old member id, new member id): a member
+    gone whose instance id another member holds now; None for a fencing."""
+    for mid, m in before.members.items():
+        if mid in after.members or m.instance_id is None:
+            continue
+        holder = after.static_member_id(m.instance_id)
+        if holder is not None:
+            return mid, holder
+    return None
+
+
+def from_consumer_group_replaced(
+    group: Group, old_id: str, joining: Member, issued: IssuedIds, config: Config
+) -> tuple[ClassicGroup, tuple[Reply, ...]]:
+    """``convertToClassicGroup`` on the replacement path (KAFKA-17317): the classic group is
+    built from the consumer group as it was before the JoinGroup (Kafka converts the
+    in-memory group, which has not replayed the join's records), the joining member in
+    place of the one it replaces, with that member's target assignment; generation = the
+    group epoch. A rebalance is prepared only if the joining member subscribes to other
+    topics than the member it replaces (KAFKA-19546) or the target was behind the group
+    epoch (KAFKA-20273); else the group stays STABLE."""
+    old = group.members[old_id]
+    members = FrozenMap(
+        (joining.member_id if mid == old_id else mid, joining if mid == old_id else m)
+        for mid, m in group.members.items()
+    )
+    target = FrozenMap(
+        (joining.member_id if mid == old_id else mid, parts)
+        for mid, parts in group.target_assignment.items()
+    )
+    base = replace(group, members=members, target_assignment=target)
+    classic = to_classic_group(base, base, issued)
+    changed = joining.subscribed_topic_names != old.subscribed_topic_names
+    if changed or group.group_epoch > group.assignment_epoch:
+        return cco.prepare_rebalance(classic, config)
+    return classic, ()

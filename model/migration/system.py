@@ -301,13 +301,21 @@ def _in_view(state: MixedState, action: Action, fam: str, config: Config) -> Mix
 
 def _downgrade(before: MixedState, after: MixedState, config: Config) -> MixedState:
     """A fencing that left only classic members converts the consumer group to a classic
-    group, with a rebalance prepared (``convertToClassicGroup``)."""
+    group, with a rebalance prepared; so does a classic static member replacing the last
+    consumer-protocol member, which prepares a rebalance only when needed
+    (``convertToClassicGroup``)."""
     g0, g1 = before.group, after.group
     if not (isinstance(g0, Group) and isinstance(g1, Group)):
         return after
     if not config.rules.mixed_validate_online_downgrade(g0, g1, config):
         return after
-    classic, replies = mco.from_consumer_group(g0, g1, after.issued_member_ids, config)
+    replaced = mco.replacement(g0, g1)
+    if replaced is None:
+        classic, replies = mco.from_consumer_group(g0, g1, after.issued_member_ids, config)
+    else:
+        classic, replies = mco.from_consumer_group_replaced(
+            g0, replaced[0], g1.members[replaced[1]], after.issued_member_ids, config
+        )
     state = replace(after, group=classic, issued_member_ids=FrozenMap())
     return replace(state, network=_canonical(state.network + _replies(state, replies)))
 

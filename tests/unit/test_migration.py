@@ -462,6 +462,29 @@ def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave()
     assert mco.validate_online_downgrade(left, joined, config)
 
 
+@pytest.mark.parametrize(("topics", "status"), [("foo", "STABLE"), ("bar", "PREPARING_REBALANCE")])
+def test_downgrade_by_replacement_rebalances_only_when_the_subscription_changed(
+    topics: str, status: str
+) -> None:
+    """KAFKA-17317 converts; KAFKA-19546: a rebalance only if the replacing member
+    subscribes to other topics than the member it replaces."""
+    config = _config()
+    base = _consumer_group_with_b(config)
+    b = dataclasses.replace(base.members["B"], instance_id="b")
+    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    joining = dataclasses.replace(
+        mco.from_classic_group(_classic_group(1)).members["A.m1"],
+        member_id="B2.m1",
+        instance_id="b",
+        subscribed_topic_names=frozenset({topics}),
+    )
+    classic, _ = mco.from_consumer_group_replaced(group, "B", joining, FrozenMap(), config)
+    assert set(classic.members) == {"B2.m1"}
+    assert classic.generation_id == group.group_epoch
+    assert classic.members["B2.m1"].assignment == BOTH  # B's target
+    assert classic.status is ClassicGroupStatus[status]
+
+
 # --------------------------------------------------------------------------- presets
 
 
