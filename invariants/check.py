@@ -18,6 +18,7 @@ from model import system
 from model.actions import Action
 from model.classic.records import ClassicState
 from model.config import Config
+from model.migration.records import MixedState
 from model.system import AnyState
 
 
@@ -60,7 +61,13 @@ class Checker:
 
     def note_witnesses(self, pre: AnyState, action: Action, post: AnyState) -> None:
         """Record the ``SOMETIMES`` witnesses a step shows (without checking properties)."""
-        family = "classic" if isinstance(pre, ClassicState) else "consumer"
+        family = (
+            "classic"
+            if isinstance(pre, ClassicState)
+            else "mixed"
+            if isinstance(pre, MixedState)
+            else "consumer"
+        )
         for w in self.witnesses:
             if (
                 w.prop.name not in self.seen

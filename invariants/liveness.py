@@ -30,7 +30,7 @@ from model.actions import (
 )
 from model.classic.client import rebalance_protocol
 from model.classic.messages import SyncGroupResponse
-from model.classic.records import ClassicState
+from model.classic.records import ClassicClient, ClassicGroup, ClassicState
 from model.client import (
     IN_GROUP,
     ON_PARTITIONS_ASSIGNED,
@@ -39,9 +39,13 @@ from model.client import (
 )
 from model.config import Config
 from model.coordinator import group_status, regexes_stale
+from model.migration.records import MixedState
+from model.migration.system import classic_view, consumer_view
 from model.records import (
+    Client,
     CommittedOffset,
     ConsumerGroupHeartbeatResponse,
+    Group,
     OffsetCommitRequest,
     State,
 )
@@ -68,6 +72,8 @@ def converged(state: AnyState) -> bool:
     ``classic_converged``)."""
     if isinstance(state, ClassicState):
         return classic_converged(state)
+    if isinstance(state, MixedState):
+        return mixed_converged(state)
     g = state.group
     status = group_status(g)
     if status not in (GroupStatus.STABLE, GroupStatus.EMPTY):
@@ -83,6 +89,36 @@ def converged(state: AnyState) -> bool:
         if c.status is not ClientStatus.STABLE or member is None:
             return False
         if c.member_epoch != member.member_epoch or c.owned != member.assigned_partitions:
+            return False
+    return True
+
+
+def mixed_converged(state: MixedState) -> bool:
+    """A mixed state has converged when its group has converged for the clients of the
+    group's protocol (``converged`` / ``classic_converged`` of that view), no client of the
+    other protocol is still trying to join, and — a consumer group — nothing is in flight
+    and every classic client in the group is STABLE at its member's epoch with no rejoin
+    pending, consuming exactly its member's assigned partitions."""
+    g = state.group
+    if isinstance(g, ClassicGroup):
+        if not classic_converged(classic_view(state, g)):
+            return False
+        return not any(
+            isinstance(c, Client) and c.alive and c.status in IN_GROUP for c in state.clients
+        )
+    if state.network or not converged(consumer_view(state, g)):
+        return False
+    for c in state.clients:
+        if not isinstance(c, ClassicClient) or not c.alive:
+            continue
+        if c.status is ClassicClientStatus.UNSUBSCRIBED:
+            continue
+        member = g.members.get(c.member_id)
+        if c.status is not ClassicClientStatus.STABLE or member is None:
+            return False
+        if c.rejoin_needed or c.generation_id != member.member_epoch:
+            return False
+        if c.owned != member.assigned_partitions:
             return False
     return True
 
@@ -303,6 +339,25 @@ def _group_reloaded(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, CoordinatorLoaded) and bool(pre.group.members)
 
 
+def _group_upgrades(pre: AnyState, action: Action, post: AnyState) -> bool:
+    """A classic group with members becomes a consumer group."""
+    return (
+        isinstance(pre.group, ClassicGroup)
+        and bool(pre.group.members)
+        and isinstance(post.group, Group)
+    )
+
+
+def _group_downgrades(pre: AnyState, action: Action, post: AnyState) -> bool:
+    """A consumer group with members becomes a classic group with members."""
+    return (
+        isinstance(pre.group, Group)
+        and bool(pre.group.members)
+        and isinstance(post.group, ClassicGroup)
+        and bool(post.group.members)
+    )
+
+
 def _offset_expired_after_empty(pre: AnyState, action: Action, post: AnyState) -> bool:
     """The cleanup removes offsets of a group with no members."""
     return (
@@ -512,7 +567,7 @@ WITNESSES: tuple[Witness, ...] = (
         "group's generation).",
         "KIP-848 Group States; ClassicGroupState STABLE",
         _group_converges,
-        families=frozenset({"consumer", "classic"}),
+        families=frozenset({"consumer", "classic", "mixed"}),
     ),
     _witness(
         "ZombieOverlap",
@@ -632,4 +687,28 @@ WITNESSES: tuple[Witness, ...] = (
         lambda config: _offload(config) and _deletes_groups(config),
     ),
     *CLASSIC_WITNESSES,
+    _witness(
+        "GroupUpgrades",
+        "A consumer-protocol member's join converts a classic group with members to a "
+        "consumer group.",
+        "KIP-848 Online Migration; GroupMetadataManager.convertToConsumerGroup",
+        _group_upgrades,
+        lambda config: (
+            config.protocol == "mixed" and config.migration_policy in ("upgrade", "bidirectional")
+        ),
+        families=frozenset({"mixed"}),
+    ),
+    _witness(
+        "GroupDowngrades",
+        "The last consumer-protocol member leaves or is fenced and the consumer group of "
+        "classic members becomes a classic group.",
+        "KIP-848 Online Migration; GroupMetadataManager.convertToClassicGroup",
+        _group_downgrades,
+        lambda config: (
+            config.protocol == "mixed"
+            and config.migration_policy in ("downgrade", "bidirectional")
+            and (config.allows("Leave") or config.allows("Crash"))
+        ),
+        families=frozenset({"mixed"}),
+    ),
 )

@@ -67,9 +67,17 @@ class Property:
     """The protocol families whose states the property reads (``Snapshot.family``)."""
 
     def applies(self, structure: Snapshot | StepSnapshot) -> bool:
-        """Whether the property reads states of ``structure``'s protocol family."""
-        family = structure.family if isinstance(structure, Snapshot) else structure.pre.family
-        return family in self.families
+        """Whether the property reads states of ``structure``'s protocol family. A step
+        that converts the group to the other type (a mixed config) is read only by the
+        properties of both families, whose vocabulary both states share — and not at all
+        when the group it replaces is empty (Kafka deletes the empty group and creates the
+        new one at epoch 0: the two states are of two different groups)."""
+        if isinstance(structure, Snapshot):
+            return structure.family in self.families
+        pre, post = structure.pre, structure.post
+        if pre.family != post.family:
+            return bool(pre.relations["is_member"]) and {pre.family, post.family} <= self.families
+        return pre.family in self.families
 
     def holds(self, structure: Snapshot | StepSnapshot) -> bool:
         """Evaluate the Python reading of the expression."""
@@ -444,6 +452,17 @@ HOLDER_COMMITS_ACCEPTED = _prop(
     Cmp("==", F("holder_commit_rejected"), Const(0)),
 )
 
+MIGRATION_POLICY_HONOURED = _prop(
+    "MigrationPolicyHonoured",
+    Kind.ALWAYS_STATE,
+    "A consumer group follows group.consumer.migration.policy: under 'disabled' it holds "
+    "no classic member; under a policy that allows a downgrade it never consists of "
+    "classic members only (the last consumer-protocol member's leave, fencing or "
+    "replacement converts it to a classic group).",
+    "KIP-848 Online Migration; ConsumerGroupMigrationPolicy; KAFKA-20640; KAFKA-17317",
+    Cmp("==", F("policy_breached"), Const(0)),
+)
+
 ASSIGNMENT_EPOCH_MONOTONE = _prop(
     "AssignmentEpochMonotone",
     Kind.ALWAYS_STEP,
@@ -679,6 +698,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     TARGET_ONLY_MEMBERS,
     AT_MOST_ONE_ASSIGNOR_RUN,
     STATIC_INSTANCE_UNIQUE,
+    MIGRATION_POLICY_HONOURED,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

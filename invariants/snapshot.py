@@ -44,6 +44,8 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
                        subscribe to the same topics (the sticky assignors' constrained
                        case); else 0, and 0 for KIP-848
 ``group_status()``     0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE
+``policy_breached()``  mixed configs: 1 once the consumer group went against its migration
+                       policy (``Group.migration_policy_breached``), else 0
 ``instance(m)``        1 + the index of ``m``'s static instance id among the clients'
                        instance ids; 0 for a dynamic member
 ===================== ============================================================
@@ -52,15 +54,19 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 from __future__ import annotations
 
 from invariants.classic_snapshot import (
+    ClassicClientView,
     ClassicSnapshotKey,
+    classic_client_view,
     classic_snapshot_key,
     project_classic_key,
 )
 from invariants.expr import Snapshot
-from model.classic.records import ClassicGroup, ClassicState
+from model.classic.client import IN_GROUP as CLASSIC_IN_GROUP
+from model.classic.records import ClassicClient, ClassicGroup, ClassicState
 from model.client import IN_GROUP
 from model.coordinator import group_status
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
+from model.migration.records import MixedState
 from model.records import Client, Group, TopicMetadata
 from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 from model.system import AnyState
@@ -121,6 +127,7 @@ FUNCTIONS = (
     "assignor_runs",
     "sticky_assignor",
     "group_deletions",
+    "policy_breached",
 )
 """Every function of the vocabulary."""
 
@@ -136,6 +143,7 @@ NULLARY_FUNCTIONS = frozenset(
         "assignor_runs",
         "sticky_assignor",
         "group_deletions",
+        "policy_breached",
     }
 )
 
@@ -180,10 +188,72 @@ def client_view(c: Client) -> ClientView:
     )
 
 
+def classic_as_client_view(c: ClassicClient) -> ClientView:
+    """A classic client of a mixed state read in the KIP-848 vocabulary: its generation is
+    its member epoch (a consumer group answers a classic JoinGroup with generation = member
+    epoch); it never joins "at epoch 0" (a cooperative member rejoins keeping its
+    partitions, KIP-429), and it revokes nothing in steps."""
+    return (
+        c.name,
+        c.instance_id,
+        c.member_id,
+        max(c.generation_id, 0),
+        c.incarnation,
+        c.alive,
+        c.alive and c.status in CLASSIC_IN_GROUP,
+        False,
+        EMPTY if c.stalled or not c.alive else c.owned,
+        c.expired and c.alive,
+        EMPTY,
+        False,
+    )
+
+
+def client_as_classic_view(c: Client) -> ClassicClientView:
+    """A consumer-protocol client of a mixed state read in the classic vocabulary: its
+    member epoch as its generation (epoch 0, joining, as the reset generation -1), STABLE
+    when it is."""
+    return (
+        c.name,
+        c.instance_id,
+        c.member_id,
+        c.member_epoch if c.member_epoch > 0 else -1,
+        c.incarnation,
+        c.alive,
+        c.alive and c.status in IN_GROUP,
+        EMPTY if c.stalled or not c.alive else c.owned,
+        c.expired and c.alive,
+        c.alive and c.status is ClientStatus.STABLE,
+    )
+
+
+def mixed_snapshot_key(state: MixedState) -> SnapshotKey | ClassicSnapshotKey:
+    """A mixed state read in the vocabulary of its group's family: every client, of either
+    protocol, projected as a client of that family, so the properties of the group's
+    family see all members and all clients."""
+    group = state.group
+    if isinstance(group, ClassicGroup):
+        views = tuple(
+            classic_client_view(c) if isinstance(c, ClassicClient) else client_as_classic_view(c)
+            for c in state.clients
+        )
+        return (group, state.topics, views)
+    return (
+        group,
+        state.topics,
+        tuple(
+            classic_as_client_view(c) if isinstance(c, ClassicClient) else client_view(c)
+            for c in state.clients
+        ),
+    )
+
+
 def snapshot_key(state: AnyState) -> SnapshotKey | ClassicSnapshotKey:
     """The part of ``state`` its snapshot is a function of (``SnapshotKey``)."""
     if isinstance(state, ClassicState):
         return classic_snapshot_key(state)
+    if isinstance(state, MixedState):
+        return mixed_snapshot_key(state)
     return (state.group, state.topics, tuple(map(client_view, state.clients)))
 
 
@@ -217,6 +287,7 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         "assignor_runs": {(): len(g.assignor_runs)},
         "sticky_assignor": {(): 0},
         "group_deletions": {(): g.deletions},
+        "policy_breached": {(): int(g.migration_policy_breached)},
     }
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)

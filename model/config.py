@@ -50,9 +50,25 @@ while it ran (KIP-1263 "Assignment Offload"). ``install``: the KIP text — inst
 result at the run's epoch after re-applying what changed meanwhile; the bumped group epoch
 starts another run. ``discard``: drop it; the next heartbeat starts a run on fresh inputs."""
 
-Protocol = Literal["consumer", "classic"]
+Protocol = Literal["consumer", "classic", "mixed"]
 """The group protocol of a config's clients: ``consumer`` (KIP-848) or ``classic``
-(JoinGroup/SyncGroup; each client eager or cooperative by its assignors, KIP-429)."""
+(JoinGroup/SyncGroup; each client eager or cooperative by its assignors, KIP-429); ``mixed``:
+each client speaks its own (``ClientSpec.group_protocol``) and the coordinator converts the
+group between the two as ``migration_policy`` allows (KIP-848 "Online Migration")."""
+
+ClientProtocol = Literal["consumer", "classic"]
+"""The ``group.protocol`` of one client of a mixed config."""
+
+MigrationPolicy = Literal["bidirectional", "upgrade", "downgrade", "disabled"]
+"""The broker's ``group.consumer.migration.policy`` (``ConsumerGroupMigrationPolicy``):
+which conversions between a classic and a consumer group it allows."""
+
+MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
+
+MIXED_PERTURBATIONS = frozenset(
+    {"Subscribe", "Leave", "TemporaryLeave", "Crash", "Restart", "LoseMessage"}
+)
+"""The perturbations the mixed (migration) family models: each acts on one client."""
 
 CLASSIC_PERTURBATIONS = frozenset(
     {
@@ -121,6 +137,9 @@ class ClientSpec:
     bounces: tuple[tuple[str, ...], ...] = ()
     """Classic protocol: the assignors of the processes a rolling bounce starts, in order
     (``Bounce``; every bounced process runs byte code that knows KIP-429)."""
+    group_protocol: ClientProtocol | None = None
+    """A mixed config: the client's ``group.protocol`` (``consumer`` or ``classic``); None,
+    and ignored, for a config of one protocol."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +226,9 @@ class Config:
     """A declared bound on rebalance time: from the state after the last perturbation, the
     fair schedule must converge within this many steps (``RebalanceTimeBound``; None: no
     bound beyond Convergence's own)."""
+    migration_policy: MigrationPolicy = "bidirectional"
+    """A mixed config: ``group.consumer.migration.policy`` (Kafka's default since 4.0,
+    ``bidirectional``); read only when ``protocol`` is ``mixed``."""
     required_witnesses: tuple[str, ...] | None = None
     """The ``SOMETIMES`` witnesses a complete run of this config must hit for its result to
     be ok (``invariants.liveness.WITNESSES`` names; None: every witness). A config that
@@ -374,6 +396,54 @@ def _check_classic(config: Config, where: str) -> None:
         raise ConfigError(f"{where}: Bounce needs a client with bounces (its next assignors)")
 
 
+def _check_mixed(config: Config, where: str) -> None:
+    """A mixed config names each client's protocol and a migration policy, and keeps to
+    the perturbations and options the mixed family models; other configs name neither."""
+    if config.protocol != "mixed":
+        if any(c.group_protocol is not None for c in config.clients):
+            raise ConfigError(
+                f"{where}: group_protocol is a setting of a mixed config; set protocol = 'mixed'"
+            )
+        if config.migration_policy != "bidirectional":
+            raise ConfigError(
+                f"{where}: migration_policy is a setting of a mixed config; set protocol = 'mixed'"
+            )
+        return
+    if config.migration_policy not in MIGRATION_POLICIES:
+        raise ConfigError(
+            f"{where}: migration_policy must be one of {', '.join(MIGRATION_POLICIES)}"
+        )
+    for c in config.clients:
+        if c.group_protocol not in ("consumer", "classic"):
+            raise ConfigError(
+                f"{where}: client {c.name}: a mixed config gives every client a "
+                "group_protocol, 'consumer' or 'classic'"
+            )
+        if c.bounces or not c.kip429 or c.regex is not None:
+            raise ConfigError(
+                f"{where}: client {c.name}: bounces, kip429 and regex are not modelled in a "
+                "mixed config"
+            )
+    unknown = sorted(config.perturbations - MIXED_PERTURBATIONS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: perturbation {unknown[0]} is not modelled for a mixed config; "
+            f"use {', '.join(sorted(MIXED_PERTURBATIONS))}"
+        )
+    defaults = Config.__dataclass_fields__
+    for option in (
+        *(o for o in CONSUMER_ONLY_OPTIONS if o != "report_pending_additions"),
+        "live_timers",
+        "slow_clients",
+        "reorder",
+        "auto_commit",
+        "warm_start",
+        "epoch_layout",
+    ):
+        if getattr(config, option) != defaults[option].default:
+            raise ConfigError(f"{where}: {option} is not modelled for a mixed config; drop it")
+
+
 def _check_kip1263(config: Config, where: str) -> None:
     """KIP-1263's settings: the assignment interval within the broker's bounds (the group
     override too, unless -1), and the options the gate and the offload need."""
@@ -414,10 +484,13 @@ def check_config(config: Config) -> None:
     """Reject impossible configurations early, saying what to do instead."""
     where = f"config {config.name!r}"
     _check_ranges(config, where)
-    if config.protocol not in ("consumer", "classic"):
-        raise ConfigError(f"{where}: protocol must be 'consumer' or 'classic'")
+    if config.protocol not in ("consumer", "classic", "mixed"):
+        raise ConfigError(f"{where}: protocol must be 'consumer', 'classic' or 'mixed'")
+    _check_mixed(config, where)
     if config.protocol == "classic":
         _check_classic(config, where)
+    elif config.protocol == "mixed":
+        pass
     elif config.warm_start:
         raise ConfigError(f"{where}: warm_start is a classic-protocol option")
     elif any(c.bounces or not c.kip429 for c in config.clients) or config.perturbations & {
@@ -445,7 +518,7 @@ def check_config(config: Config) -> None:
     if len(set(client_names)) != len(client_names):
         raise ConfigError(f"{where}: duplicate client names {client_names}")
     instance_ids = [c.instance_id for c in config.clients if c.instance_id is not None]
-    if len(set(instance_ids)) != len(instance_ids) and config.protocol != "classic":
+    if len(set(instance_ids)) != len(instance_ids) and config.protocol == "consumer":
         # A classic config may run two processes of one static instance (KAFKA-8500): the
         # coordinator replaces the older one's member id and fences it (KIP-345).
         raise ConfigError(

@@ -305,7 +305,9 @@ def resolve_member(
             # treated like a dynamic rejoin (the fix proposed upstream in PR #23542).
             error = config.rules.check_member_epoch(holder, req, config)
             return error if error is not None else (group, holder, holder)
-        if holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH and holder.classic is None:
+            # A classic holder never sends a -2 leave: a consumer-protocol process of its
+            # instance replaces it at once (KAFKA-17228, a mixed group's rolling upgrade).
             return ErrorCode.UNRELEASED_INSTANCE_ID
         return config.rules.replace_static_member(group, holder, req.member_id, config)
 
@@ -404,6 +406,7 @@ def _heartbeat(
             else member.subscribed_topic_regex
         ),
         rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+        classic=None,  # the member speaks the consumer protocol now (a mixed group)
     )
     subscription_changed = subscribed_topics(updated, group) != subscribed_topics(member, group)
     if rules.should_bump_group_epoch(group, stored, updated, config):

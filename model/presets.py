@@ -773,3 +773,95 @@ DELETION_PRESETS: tuple[Config, ...] = (
 )
 
 PRESETS.update({c.name: c for c in DELETION_PRESETS})
+# Online migration between the classic and the consumer protocol (KIP-848 "Online Migration").
+
+MIGRATION_UPGRADE = Config(
+    name="MIGRATION_UPGRADE",
+    protocol="mixed",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("A", ("foo",), group_protocol="classic", assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), group_protocol="consumer", subscribed=False),
+    ),
+    max_perturbations=1,
+    perturbations=frozenset({"Subscribe"}),
+    max_restarts=0,
+    required_witnesses=("GroupUpgrades", "GroupConverges"),
+)
+"""An upgrade: the cooperative classic client A forms a classic group on ``foo``; the
+consumer-protocol client B subscribes — before A joined, it makes a consumer group that
+A's JoinGroup then enters; after, its join converts A's classic group to a consumer group
+in which A, a classic member, gives up a partition through its own cooperative
+rebalance."""
+
+MIGRATION_ROUNDTRIP = replace(
+    MIGRATION_UPGRADE,
+    name="MIGRATION_ROUNDTRIP",
+    clients=(
+        ClientSpec("A", ("foo",), group_protocol="classic", assignors=("cooperative-sticky",)),
+        ClientSpec("B", ("foo",), group_protocol="consumer"),
+    ),
+    max_perturbations=1,
+    perturbations=frozenset({"Leave"}),
+    report_pending_additions=True,
+    required_witnesses=("GroupUpgrades", "GroupDowngrades", "GroupConverges"),
+)
+"""A round trip: the classic A and the consumer-protocol B both start subscribed, so
+either forms the group first (B's join upgrades A's classic group); then a client may
+leave — the consumer-protocol client B leaving a group whose other member is the classic A converts
+it back to a classic group, at generation = the group epoch, with a rebalance. B reports
+the partitions it is about to add (``report_pending_additions``): without, a JoinGroup
+of A's closed process that arrives after A's member expired makes the coordinator take
+B's unreported partition for a revoked one (docs/findings.md F1), which this preset is
+not about."""
+
+MIGRATION_DISABLED = replace(
+    MIGRATION_UPGRADE,
+    name="MIGRATION_DISABLED",
+    clients=MIGRATION_ROUNDTRIP.clients,
+    migration_policy="disabled",
+    max_perturbations=0,
+    perturbations=frozenset(),
+    required_witnesses=("GroupConverges",),
+)
+"""``group.consumer.migration.policy=disabled``: the classic A and the consumer-protocol B
+both join; whoever comes second is refused (B: GROUP_ID_NOT_FOUND, A:
+INCONSISTENT_GROUP_PROTOCOL, KAFKA-20640), so the group never mixes."""
+
+MIXED_STATIC = Config(
+    name="MIXED_STATIC",
+    protocol="mixed",
+    topics=(("foo", 2),),
+    clients=(
+        ClientSpec("B", ("foo",), instance_id="b", group_protocol="consumer"),
+        ClientSpec(
+            "B2",
+            ("foo",),
+            instance_id="b",
+            group_protocol="classic",
+            assignors=("range",),
+            subscribed=False,
+        ),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "TemporaryLeave"}),
+    max_restarts=0,
+    report_pending_additions=True,
+    required_witnesses=("GroupUpgrades", "GroupDowngrades", "GroupConverges"),
+)
+"""Static members migrating through replacement: B (consumer protocol, instance ``b``)
+consumes ``foo``; B may close (a static member's leave, epoch -2) and a classic process B2
+of instance ``b`` start — replacing B, the last consumer-protocol member, it downgrades
+the group (KAFKA-17317); started before B joined, B replaces it and upgrades the group
+(KAFKA-17228). B reports the partitions it is about to
+add (``report_pending_additions``, docs/findings.md F1)."""
+
+MIGRATION_PRESETS: tuple[Config, ...] = (
+    MIGRATION_UPGRADE,
+    MIGRATION_ROUNDTRIP,
+    MIGRATION_DISABLED,
+    MIXED_STATIC,
+)
+"""The mixed-group presets (``protocol = "mixed"``)."""
+
+PRESETS.update({c.name: c for c in MIGRATION_PRESETS})

@@ -84,6 +84,17 @@ NO_RESOLVED_REGEXES: FrozenMap[str, frozenset[str]] = FrozenMap()
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """What a consumer group keeps of a member that speaks the classic protocol
+    (``ConsumerGroupMemberMetadataValue.ClassicMemberMetadata``): its supported protocols
+    (assignor names, in preference order) and, as ghost bookkeeping for the model's timers,
+    the client process (name, incarnation) whose JoinGroup made it a member."""
+
+    supported_protocols: tuple[str, ...]
+    process: tuple[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Member:
     """A member as the group coordinator stores it (``ConsumerGroupMember``).
 
@@ -114,6 +125,9 @@ class Member:
     """KIP-1251: for each partition assigned or pending revocation, the member epoch at
     which it was assigned (``CurrentMemberAssignment.AssignmentEpochs``); empty unless
     ``Config.assignment_epochs``."""
+    classic: ClassicMemberMetadata | None = None
+    """A member speaking the classic protocol in a mixed group
+    (``ConsumerGroupMember.classicMemberMetadata``); None for a consumer-protocol member."""
 
     def owned_or_pending(self) -> Assignment:
         """Partitions the coordinator counts as held by this member (assigned ∪ revoking)."""
@@ -237,6 +251,11 @@ class Group:
     """Ghost bookkeeping, not a field of Kafka's group: how often a group of this id was
     deleted (its incarnation), so that properties can tell the groups before and after a
     deletion apart."""
+    migration_policy_breached: bool = False
+    """Ghost bookkeeping, not a field of Kafka's group (mixed configs): the group went
+    against ``group.consumer.migration.policy`` — it admitted a classic member although
+    the policy is ``disabled`` (KAFKA-20640), or it kept only classic members although the
+    policy allows a downgrade (KAFKA-17317)."""
 
     def static_member_id(self, instance_id: str) -> str | None:
         """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``)."""

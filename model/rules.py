@@ -15,6 +15,7 @@ from model import client, coordinator, reconcile, target
 from model.classic import assignors as classic_assignors
 from model.classic import client as classic_client
 from model.classic import coordinator as classic_coordinator
+from model.migration import coordinator as migration_coordinator
 
 if TYPE_CHECKING:
     from model.classic.messages import HeartbeatResponse, SyncGroupResponse
@@ -203,6 +204,14 @@ class Rules:
     validate_delete_group: Callable[[Group], ErrorCode] = coordinator.validate_delete_group
     classic_validate_delete_group: Callable[[ClassicGroup], ErrorCode] = (
         classic_coordinator.classic_validate_delete_group
+    )
+    # ---- mixed groups (model/migration/)
+    # GroupMetadataManager.classicGroupJoinToConsumerGroup: the migration policy check
+    # (KAFKA-20640)
+    mixed_admits_classic_join: Callable[[Config], bool] = migration_coordinator.admits_classic_join
+    # GroupMetadataManager.validateOnlineDowngradeWithFencedMembers
+    mixed_validate_online_downgrade: Callable[[Group, Group, Config], bool] = (
+        migration_coordinator.validate_online_downgrade
     )
 
 

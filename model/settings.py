@@ -32,6 +32,7 @@ CLIENT_KEYS = (
     "assignors",
     "kip429",
     "bounces",
+    "group_protocol",
 )
 
 
@@ -134,7 +135,7 @@ def _client(value: object, where: str) -> ClientSpec:
         raise ConfigError(f"{where}.name: expected a string, got {_kind(name)}")
     subscription = _strings(table.get("subscription"), f"{where}.subscription")
     optional: dict[str, str | None] = {}
-    for key in ("instance_id", "server_assignor", "regex", "rack"):
+    for key in ("instance_id", "server_assignor", "regex", "rack", "group_protocol"):
         item = table.get(key)
         if item is not None and not isinstance(item, str):
             raise ConfigError(f"{where}.{key}: expected a string, got {_kind(item)}")
@@ -164,6 +165,7 @@ def _client(value: object, where: str) -> ClientSpec:
         regex=optional["regex"],
         rack=optional["rack"],
         kip429=flags["kip429"],
+        group_protocol=optional["group_protocol"],  # type: ignore[arg-type]  # checked by Config
         **classic,
     )
 
@@ -250,7 +252,9 @@ def config_to_mapping(config: Config) -> dict[str, Any]:
             client["regex"] = c.regex
         if c.rack is not None:
             client["rack"] = c.rack
-        if config.protocol == "classic":
+        if c.group_protocol is not None:
+            client["group_protocol"] = c.group_protocol
+        if config.protocol == "classic" or c.group_protocol == "classic":
             client["assignors"] = list(c.assignors)
             client["kip429"] = c.kip429
             if c.bounces:
@@ -262,6 +266,8 @@ def config_to_mapping(config: Config) -> dict[str, Any]:
         value = getattr(config, key)
         if value is None:
             continue  # required_witnesses: every witness
+        if key == "migration_policy" and config.protocol != "mixed":
+            continue  # read only by a mixed config
         if kind == "strings":
             value = sorted(value) if isinstance(value, frozenset) else list(value)
         out[key] = value

@@ -55,6 +55,8 @@ from model.classic import system as classic_system
 from model.classic.records import ClassicState
 from model.config import Config
 from model.ids import FrozenMap
+from model.migration import system as mixed_system
+from model.migration.records import MixedState
 from model.network import apis_in_flight, deliverable, without
 from model.records import (
     HEARTBEAT,
@@ -77,8 +79,9 @@ from model.status import ClientStatus, ErrorCode
 
 S = ClientStatus
 
-AnyState = State | ClassicState
-"""A state of either protocol family: ``State`` (KIP-848) or ``ClassicState``."""
+AnyState = State | ClassicState | MixedState
+"""A state of either protocol family: ``State`` (KIP-848) or ``ClassicState``, or of a
+mixed config (``MixedState``: classic and consumer-protocol clients in one group)."""
 
 LIVE = frozenset(
     {S.JOINING, S.RECONCILING, S.ACKNOWLEDGING, S.STABLE, S.FENCED, S.PREPARE_LEAVING, S.LEAVING}
@@ -93,6 +96,8 @@ def initial(config: Config) -> AnyState:
     """The initial state of ``config``'s protocol family."""
     if config.protocol == "classic":
         return classic_system.initial(config)
+    if config.protocol == "mixed":
+        return mixed_system.initial(config)
     return consumer_initial(config)
 
 
@@ -189,6 +194,8 @@ def enabled(state: AnyState, config: Config) -> tuple[Action, ...]:
     """Every action enabled in ``state``, in a deterministic order."""
     if isinstance(state, ClassicState):
         return classic_system.enabled(state, config)
+    if isinstance(state, MixedState):
+        return mixed_system.enabled(state, config)
     return consumer_enabled(state, config)
 
 
@@ -657,6 +664,8 @@ def step(state: AnyState, action: Action, config: Config) -> AnyState:
     (``replay`` checks it). A perturbation spends one unit of the budget."""
     if isinstance(state, ClassicState):
         return classic_system.step(state, action, config)
+    if isinstance(state, MixedState):
+        return mixed_system.step(state, action, config)
     return consumer_step(state, action, config)
 
 

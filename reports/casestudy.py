@@ -46,9 +46,10 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from model.classic.records import ClassicClient, ClassicMember, ClassicState
+from model.classic.records import ClassicClient, ClassicGroup, ClassicMember, ClassicState
 from model.coordinator import group_status, pending_partitions
 from model.ids import Assignment, format_partitions
+from model.migration.records import MixedState
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -72,6 +73,8 @@ def group_view(state: AnyState) -> dict[str, Any]:
     plain JSON-ready data (a classic group: ``classic_group_view``)."""
     if isinstance(state, ClassicState):
         return classic_group_view(state)
+    if isinstance(state, MixedState):
+        return mixed_group_view(state)
     g = state.group
     members = {}
     for mid, m in g.members.items():
@@ -104,6 +107,33 @@ def group_view(state: AnyState) -> dict[str, Any]:
         "in_flight": len(state.network),
         "perturbations": state.perturbations,
     }
+
+
+def mixed_group_view(state: MixedState) -> dict[str, Any]:
+    """A mixed state: its group as its type renders it (``protocol`` says which), with the
+    clients of both protocols, each as its own protocol renders it."""
+    from model.migration.system import (
+        EMPTY_CLASSIC_GROUP,
+        EMPTY_CONSUMER_GROUP,
+        classic_view,
+        consumer_view,
+    )
+
+    g = state.group
+    if isinstance(g, ClassicGroup):
+        out = classic_group_view(classic_view(state, g))
+        others = group_view(consumer_view(state, EMPTY_CONSUMER_GROUP))["clients"]
+        out["protocol"] = "classic"
+    else:
+        out = group_view(consumer_view(state, g))
+        others = classic_group_view(classic_view(state, EMPTY_CLASSIC_GROUP))["clients"]
+        out["protocol"] = "consumer"
+        for mid, m in g.members.items():
+            if m.classic is not None:
+                out["members"][mid]["classic_protocols"] = list(m.classic.supported_protocols)
+    out["clients"] = {**out["clients"], **others}
+    out["in_flight"] = len(state.network)
+    return out
 
 
 def classic_group_view(state: ClassicState) -> dict[str, Any]:
@@ -168,6 +198,10 @@ def render_group(state: AnyState) -> str:
     classic group in the same shape (``render_classic_group``)."""
     if isinstance(state, ClassicState):
         return render_classic_group(state)
+    if isinstance(state, MixedState):
+        from model.migration.system import family_state
+
+        return render_group(family_state(state))
     g = state.group
     lines = [f"Group (epoch={g.group_epoch}, {group_status(g).value})"]
     lines += [f"  • {mid}" for mid in g.members] or ["  • Empty"]

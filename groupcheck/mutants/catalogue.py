@@ -24,10 +24,13 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicClient, ClassicGroup, ReplyTo
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
+from model.migration import coordinator as mco
 from model.presets import (
     CLASSIC_GROUP_DELETION,
     CLASSIC_OFFSETS_EXPIRY,
     GROUP_DELETION,
+    MIGRATION_DISABLED,
+    MIXED_STATIC,
     MUT2,
     MUT2_CALLBACKS,
     MUT2_COMMIT,
@@ -918,5 +921,36 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "install_assignor_run",
             OFFLOAD_DELETION,
         ),
+        (
+            "mixed-admits-when-disabled",
+            "a consumer group admits a classic member under the migration policy 'disabled'",
+            "KAFKA-20640",
+            "mixed_admits_classic_join",
+            MIGRATION_DISABLED,
+        ),
+        (
+            "no-downgrade-on-replacement",
+            "the last consumer-protocol member replaced by a classic static member: no downgrade",
+            "KAFKA-17317",
+            "mixed_validate_online_downgrade",
+            MIXED_STATIC,
+        ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
+
+
+def mixed_admits_when_disabled(config: Any) -> bool:
+    """KAFKA-20640: a classic JoinGroup to a consumer group is admitted whatever the
+    migration policy, ``disabled`` included."""
+    return True
+
+
+def no_downgrade_on_replacement(before: Group, after: Group, config: Any) -> bool:
+    """KAFKA-17317: the downgrade check runs when a member is fenced, not when a classic
+    static member replaces the last consumer-protocol member (its instance id stays)."""
+    replaced = any(
+        m.instance_id is not None and after.static_member_id(m.instance_id) is not None
+        for mid, m in before.members.items()
+        if mid not in after.members
+    )
+    return not replaced and mco.validate_online_downgrade(before, after, config)

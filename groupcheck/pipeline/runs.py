@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
 from model.actions import Action
-from model.classic.records import ClassicState
 from model.config import Config
 from model.path import Path
+from model.records import State
 from model.status import MemberState
 from model.system import AnyState
 
@@ -62,7 +62,7 @@ class Trajectory:
         self.actions.append(action)
         self.kinds[action.kind] += 1
         self.last = post
-        if isinstance(pre, ClassicState) or isinstance(post, ClassicState):
+        if not isinstance(pre, State) or not isinstance(post, State):
             return  # revocations and waits on unreleased partitions are KIP-848 notions
         before = pre.group.members
         for mid, member in post.group.members.items():

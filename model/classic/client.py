@@ -55,11 +55,17 @@ HEARTBEATING = frozenset({S.COMPLETING_REBALANCE, S.STABLE})
 disabled while the member has not joined)."""
 
 CLASSIC_FATAL_ERRORS = frozenset(
-    {ErrorCode.FENCED_INSTANCE_ID, ErrorCode.INCONSISTENT_GROUP_PROTOCOL}
+    {
+        ErrorCode.FENCED_INSTANCE_ID,
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+        ErrorCode.UNRELEASED_INSTANCE_ID,
+    }
 )
 """Errors ``poll()`` throws to the application (``FencedInstanceIdException``,
-``InconsistentGroupProtocolException``): the consumer is unusable and the application
-closes it."""
+``InconsistentGroupProtocolException``; UNRELEASED_INSTANCE_ID, which only a consumer group
+answers — a static JoinGroup for an instance a consumer-protocol member still holds — is
+an unexpected error to the classic ``JoinGroupResponseHandler``): the consumer is unusable
+and the application closes it."""
 
 RETRIABLE_JOIN_ERRORS = frozenset(
     {

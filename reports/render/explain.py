@@ -100,6 +100,9 @@ def _changes(pre: AnyState, post: AnyState) -> list[str]:
     """What a step changed, in the KIP's terms (a classic step: ``_classic_changes``)."""
     if isinstance(pre, ClassicState) and isinstance(post, ClassicState):
         return _classic_changes(pre, post)
+    if isinstance(pre, ClassicState) != isinstance(post, ClassicState):
+        kind = "classic" if isinstance(post, ClassicState) else "consumer"
+        return [f"the group is converted to a {kind} group (KIP-848 Online Migration)"]
     assert isinstance(pre, State)
     assert isinstance(post, State)
     out: list[str] = []
@@ -152,6 +155,7 @@ def _opening(s0: AnyState) -> str:
             f"({cg.status.value}{protocol}{leader}) with {len(cg.members)} member(s); "
             f"clients: {clients}."
         )
+    assert isinstance(s0, State)
     g = s0.group
     clients = ", ".join(f"{c.name} {c.status.value}" for c in s0.clients)
     return (
@@ -171,6 +175,9 @@ def explain(
 ) -> str:
     """The explanation: the initial group, each step with what it changed, the violation
     (a classic path in generations, assignments and reported owned partitions)."""
+    from reports.render.view import one_family
+
+    states = one_family(states)
     lines = [_opening(states[0])]
     unchanged = (
         "generation, assignment, status or ownership"

@@ -259,6 +259,7 @@ def _state_ownership(
 ) -> tuple[dict[TopicPartition, tuple[str, ...]], frozenset[TopicPartition], dict[str, int]]:
     if isinstance(state, ClassicState):
         return _classic_ownership(state)
+    assert isinstance(state, State), "a mixed state is read as its family (one_family)"
     owners: dict[TopicPartition, list[str]] = {}
     for c in state.clients:
         for tp in c.owned:
@@ -286,6 +287,15 @@ def _assignor_run_note(pre: AnyState, post: AnyState) -> str:
     return ""
 
 
+def one_family(states: Sequence[AnyState]) -> list[State | ClassicState]:
+    """A path's states, a mixed state shown as a state of its group's family
+    (``model.migration.system.family_state``)."""
+    from model.migration.records import MixedState
+    from model.migration.system import family_state
+
+    return [family_state(s) if isinstance(s, MixedState) else s for s in states]
+
+
 def view_of_path(
     states: Sequence[AnyState],
     actions: Sequence[Action],
@@ -294,7 +304,8 @@ def view_of_path(
     violation_step: int | None = None,
 ) -> TraceView:
     """The view of a model path (``states`` has one more element than ``actions``), of
-    either protocol family."""
+    either protocol family (a mixed state as its group's family: ``family_state``)."""
+    states = one_family(states)
     classic = isinstance(states[0], ClassicState)
     lanes = [COORDINATOR, *(c.name for c in states[0].clients)]
     partitions: set[TopicPartition] = set()

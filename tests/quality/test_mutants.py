@@ -50,6 +50,8 @@ BASELINE_DEPTH = {
     "GROUP_DELETION": 8,
     "CLASSIC_GROUP_DELETION": 6,
     "OFFLOAD_DELETION": 12,
+    "MIGRATION_DISABLED": 7,
+    "MIXED_STATIC": 12,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill
