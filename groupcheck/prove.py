@@ -132,6 +132,8 @@ def _outside_abstraction(config: Any) -> str | None:
         return "KIP-1263 assignment batching"
     if config.allows("ExpireOffsets"):
         return "KIP-211 offset expiry"
+    if config.allows("DeleteGroup") or config.delete_expired_groups:
+        return "group deletion"
     return None
 
 

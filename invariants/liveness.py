@@ -672,11 +672,12 @@ WITNESSES: tuple[Witness, ...] = (
     ),
     _witness(
         "ZombieFindsGroupDeleted",
-        "A client whose member a timer removed heartbeats at its old epoch after the group "
-        "was deleted and is answered GROUP_ID_NOT_FOUND.",
+        "A heartbeat at an epoch other than 0 meets the deleted group and is answered "
+        "GROUP_ID_NOT_FOUND: a zombie (a live client whose member a timer removed) at its "
+        "old epoch, or a leave.",
         "GroupMetadataManager.getOrMaybeCreateConsumerGroup (created only at epoch 0)",
         _zombie_finds_group_deleted,
-        lambda config: _deletes_groups(config) and _live_timers(config),
+        lambda config: _deletes_groups(config) and _live_timers(config),  # the zombie case
     ),
     _witness(
         "RunDiscardedAfterDeletion",

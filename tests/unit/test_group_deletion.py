@@ -197,3 +197,52 @@ def test_group_deletion_preset_is_clean_to_depth_and_deletes_after_expiry() -> N
     result = bfs(GROUP_DELETION, max_depth=14)
     assert result.result == "ok", (result.property, result.message)
     assert "GroupDeletedAfterExpiry" in result.witnesses
+
+
+@pytest.mark.parametrize("config", [OFFLOAD_DELETION, CLASSIC_GROUP_DELETION], ids=str)
+def test_a_deletion_round_trips_through_the_trace_codec_and_conformance(
+    config: Config, tmp_path: object
+) -> None:
+    import json
+    from pathlib import Path as FsPath
+
+    from jsonschema import Draft202012Validator
+
+    from groupcheck.cli import main
+    from invariants.liveness import fair_schedule
+    from model.path import Path
+    from model.trace.codec import path_lines, read_path
+
+    # Members leave first, then progress, until the group can be deleted; then the fair
+    # schedule: the trace shows both.
+    state = system.initial(config)
+    actions: list[object] = []
+    while DeleteGroup() not in system.enabled(state, config) or not _deletable(state, config):
+        enabled = system.enabled(state, config)
+        leaves = [a for a in enabled if isinstance(a, Leave)]
+        progress = [a for a in enabled if not a.PERTURBATION and a.kind != "CommitOffsets"]
+        step = (leaves or progress or list(enabled))[0]
+        actions.append(step)
+        state = system.step(state, step, config)
+        assert len(actions) < 200
+    actions.append(DeleteGroup())
+    state = system.step(state, DeleteGroup(), config)
+    assert state.group.deletions == 1
+    more, _, ok = fair_schedule(state, config, 400)
+    assert ok
+    path = Path(config, (*actions, *more))  # type: ignore[arg-type]
+    lines = list(path_lines(path))
+    assert read_path(config, lines).actions == path.actions
+    schema_file = FsPath(__file__).resolve().parents[2] / "docs" / "trace-format.schema.json"
+    validator = Draft202012Validator(json.loads(schema_file.read_text(encoding="utf-8")))
+    for line in lines:
+        assert not [e.message for e in validator.iter_errors(json.loads(line))], line
+    file = FsPath(str(tmp_path)) / "trace.ndjson"
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["validate", "--mode", "conformance", str(file)]) == 0
+
+
+def _deletable(state: object, config: Config) -> bool:
+    """Whether DeleteGroup would delete the group (not be refused) in ``state``."""
+    after = system.step(state, DeleteGroup(), config)  # type: ignore[arg-type]
+    return after is not state

@@ -61,7 +61,8 @@ def test_a_zombie_overlaps_but_the_reference_rules_violate_nothing() -> None:
 
 def test_live_timers_are_off_in_every_preset_but_timers() -> None:
     consumer = [n for n, c in PRESETS.items() if c.live_timers and c.protocol == "consumer"]
-    assert consumer == ["TIMERS"]
+    # ZOMBIE_DELETION: a zombie (a live member a timer removed) meets its deleted group.
+    assert consumer == ["TIMERS", "ZOMBIE_DELETION"]
     # The classic mutant scenarios that need a live member removed by a timer.
     classic = [n for n, c in PRESETS.items() if c.live_timers and c.protocol == "classic"]
     assert classic == ["MUTC_STICKY", "MUTC_COOPERATIVE"]

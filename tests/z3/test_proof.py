@@ -402,7 +402,9 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*args, "--mutant", "revoke-without-waiting"]) == 2
 
 
-@pytest.mark.parametrize("preset_name", ["OFFLOAD", "BATCHING", "OFFSETS_EXPIRY"])
+@pytest.mark.parametrize(
+    "preset_name", ["OFFLOAD", "BATCHING", "OFFSETS_EXPIRY", "ZOMBIE_DELETION"]
+)
 def test_prove_refuses_rules_outside_its_abstraction(
     preset_name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
