@@ -18,6 +18,7 @@ from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    NO_RESOLVED_REGEXES,
     CommittedOffset,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -139,18 +140,18 @@ def remove_member(group: Group, member: Member, config: Config) -> Group:
     if not members and config.realign_empty_group:
         # KAFKA-20442 also writes AssignmentTimestamp 0: the next member is assigned at once.
         assignment_epoch, timestamp, elapsed = group_epoch, 0, False
-    return Group(
+    return replace(
+        group,
         group_epoch=group_epoch,
         assignment_epoch=assignment_epoch,
         target_assignment=group.target_assignment.remove(member.member_id),
         members=members,
         partition_epochs=pe,
-        committed_offsets=group.committed_offsets,
+        # The model drops every resolution with a member; the next heartbeat that needs
+        # one resolves the regular expressions again (ResolveRegularExpressions).
+        resolved_regexes=NO_RESOLVED_REGEXES,
         assignment_timestamp=timestamp,
         assignment_interval_elapsed=elapsed,
-        assignor_runs=group.assignor_runs,
-        holder_commit_rejected=group.holder_commit_rejected,
-        deletions=group.deletions,
     )
 
 
