@@ -630,6 +630,26 @@ STATIC_INSTANCE_UNIQUE = _prop(
     families=CLASSIC,
 )
 
+STABLE_ASSIGNMENT_SUBSCRIBED = _prop(
+    "StableAssignmentSubscribed",
+    Kind.ALWAYS_STATE,
+    "In a Stable classic group every member's assignment lies within its subscription: a "
+    "member that joined with other topics was given partitions of those, through a "
+    "rebalance, before the group became Stable.",
+    "KIP-848 Online Migration (the classic group a downgrade creates); "
+    "GroupMetadataManager.convertToClassicGroup (KAFKA-19546)",
+    Implies(
+        Cmp("==", F("group_status"), Const(3)),
+        forall(m, p)(
+            Implies(
+                all_of(R("target", m, p), R("exists", p)),
+                R("subscribed", m, p),
+            )
+        ),
+    ),
+    families=CLASSIC,
+)
+
 LOST_ONLY_WHEN_OUT = _prop(
     "LostOnlyWhenOut",
     Kind.ALWAYS_STEP,
@@ -699,6 +719,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     AT_MOST_ONE_ASSIGNOR_RUN,
     STATIC_INSTANCE_UNIQUE,
     MIGRATION_POLICY_HONOURED,
+    STABLE_ASSIGNMENT_SUBSCRIBED,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

@@ -856,11 +856,34 @@ the group (KAFKA-17317); started before B joined, B replaces it and upgrades the
 (KAFKA-17228). B reports the partitions it is about to
 add (``report_pending_additions``, docs/findings.md F1)."""
 
+MIXED_STATIC_RESUBSCRIBE = replace(
+    MIXED_STATIC,
+    name="MIXED_STATIC_RESUBSCRIBE",
+    topics=(("foo", 1), ("bar", 1)),
+    clients=(
+        ClientSpec("B", ("foo",), instance_id="b", group_protocol="consumer"),
+        ClientSpec(
+            "B2",
+            ("bar",),
+            instance_id="b",
+            group_protocol="classic",
+            assignors=("range",),
+            subscribed=False,
+        ),
+    ),
+    required_witnesses=("GroupDowngrades", "GroupConverges"),
+)
+"""``MIXED_STATIC`` with a change of topics across the migration: B (consumer protocol)
+consumes ``foo``; the classic process B2 of the same instance subscribes to ``bar``. When
+B2 replaces B after B's -2 leave, the downgraded classic group must rebalance rather than
+keep B's ``foo`` for B2 (KAFKA-19546)."""
+
 MIGRATION_PRESETS: tuple[Config, ...] = (
     MIGRATION_UPGRADE,
     MIGRATION_ROUNDTRIP,
     MIGRATION_DISABLED,
     MIXED_STATIC,
+    MIXED_STATIC_RESUBSCRIBE,
 )
 """The mixed-group presets (``protocol = "mixed"``)."""
 

@@ -213,6 +213,11 @@ class Rules:
     mixed_validate_online_downgrade: Callable[[Group, Group, Config], bool] = (
         migration_coordinator.validate_online_downgrade
     )
+    # GroupMetadataManager.convertToClassicGroup: a rebalance after a downgrade by static
+    # replacement (KAFKA-19546, KAFKA-20273)
+    mixed_downgrade_rebalances: Callable[[Group, Member, Member], bool] = (
+        migration_coordinator.downgrade_rebalances
+    )
 
 
 DEFAULT_RULES = Rules()

@@ -31,6 +31,7 @@ from model.presets import (
     GROUP_DELETION,
     MIGRATION_DISABLED,
     MIXED_STATIC,
+    MIXED_STATIC_RESUBSCRIBE,
     MUT2,
     MUT2_CALLBACKS,
     MUT2_COMMIT,
@@ -935,6 +936,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "mixed_validate_online_downgrade",
             MIXED_STATIC,
         ),
+        (
+            "downgrade-keeps-old-assignment",
+            "a downgrade by static replacement never rebalances, whatever the member subscribes",
+            "KAFKA-19546",
+            "mixed_downgrade_rebalances",
+            MIXED_STATIC_RESUBSCRIBE,
+        ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
 
@@ -954,3 +962,10 @@ def no_downgrade_on_replacement(before: Group, after: Group, config: Any) -> boo
         if mid not in after.members
     )
     return not replaced and mco.validate_online_downgrade(before, after, config)
+
+
+def downgrade_keeps_old_assignment(group: Group, replaced: Member, joining: Member) -> bool:
+    """KAFKA-19546: the classic group a static replacement downgrades to keeps the replaced
+    member's assignment for the joining one, without a rebalance, even when the joining
+    member subscribes to other topics."""
+    return False

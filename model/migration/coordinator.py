@@ -512,7 +512,15 @@ def from_consumer_group_replaced(
     )
     base = replace(group, members=members, target_assignment=target)
     classic = to_classic_group(base, base, issued)
-    changed = joining.subscribed_topic_names != old.subscribed_topic_names
-    if changed or group.group_epoch > group.assignment_epoch:
+    if config.rules.mixed_downgrade_rebalances(group, old, joining):
         return cco.prepare_rebalance(classic, config)
     return classic, ()
+
+
+def downgrade_rebalances(group: Group, replaced: Member, joining: Member) -> bool:
+    """Whether the classic group a static replacement downgrades to needs a rebalance: the
+    joining member subscribes to other topics than the one it replaces (KAFKA-19546), or
+    the target assignment was behind the group epoch (KAFKA-20273)
+    (``GroupMetadataManager.convertToClassicGroup``)."""
+    changed = joining.subscribed_topic_names != replaced.subscribed_topic_names
+    return changed or group.group_epoch > group.assignment_epoch

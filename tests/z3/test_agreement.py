@@ -257,6 +257,22 @@ the assignment epoch: violates ``ValidTargetAssignment.Covers`` and
 ``EpochOrder.MemberEpoch`` whatever the random draws are."""
 
 
+STABLE_UNSUBSCRIBED = Snapshot(
+    CLIENTS[:1],
+    MEMBERS[:1],
+    PARTITIONS[:1],
+    {
+        "is_member": frozenset({(MEMBERS[0],)}),
+        "target": frozenset({(MEMBERS[0], PARTITIONS[0])}),
+        "exists": frozenset({(PARTITIONS[0],)}),
+    },
+    {"group_status": {(): 3}},
+    family="classic",
+)
+"""A Stable classic group that gives a member a partition of a topic it does not
+subscribe to: violates ``StableAssignmentSubscribed`` whatever the random draws are."""
+
+
 _M, _P = MEMBERS[0], PARTITIONS[0]
 NON_STICKY_INSTALL = StepSnapshot(
     Snapshot(
@@ -354,6 +370,7 @@ def test_state_properties_agree_on_random_snapshots() -> None:
     @example(TWO_RUNS_IN_FLIGHT)
     @example(OWNS_UNHELD)
     @example(COVERS_MISSED)
+    @example(STABLE_UNSUBSCRIBED)
     def run(s: Snapshot) -> None:
         for prop in STATE_PROPERTIES:
             _agree(prop, s, seen)
