@@ -222,6 +222,7 @@ class _Worker:
     spool: FsPath
     checker: Checker
     canonical: Callable[[AnyState], Hashable]
+    symmetric: bool
     check_convergence: bool
     convergence_bound: int
     z3: bool
@@ -242,11 +243,13 @@ class _Worker:
 
     # -- property checks, memoised as in the serial engine ------------------------------
     def view_of(self, s: AnyState) -> int:
-        view = snapshot_key(s)
+        return self.view_of_key(snapshot_key(s))
+
+    def view_of_key(self, view: Hashable) -> int:
         i = self.view_index.get(view)
         if i is None:
             i = self.view_index[view] = len(self.snapshots)
-            self.snapshots.append(project_key(view))
+            self.snapshots.append(project_key(view))  # type: ignore[arg-type]
             self.state_verdicts.append(None)
         return i
 
@@ -259,11 +262,12 @@ class _Worker:
             verdict = _z3_checker(self.checker)(self.snapshots[view])
         return verdict
 
-    def check_step(self, pre: AnyState, action: Action, post: AnyState) -> list[Violation]:
-        if not _step_may_matter(pre, post):
-            self.checker.note_witnesses(pre, action, post)
-            return []
-        a, b = self.view_of(pre), self.view_of(post)
+    def check_step(
+        self, pre: AnyState, a: int, action: Action, post: AnyState, post_key: Hashable
+    ) -> list[Violation]:
+        """The step properties on a transition that may falsify one (``_step_may_matter``)
+        from the state of view ``a`` to one of snapshot key ``post_key``."""
+        b = self.view_of_key(post_key)
         verdict = self.step_memo.get((a, b))
         if verdict is None:
             verdict = self.step_memo[a, b] = self.checker.check_step(
@@ -377,10 +381,19 @@ class _Worker:
                 if not deeper:
                     continue
                 n = 0
+                pre_view = -1  # the view of ``state``, looked up once (as in the serial engine)
                 for a, action in enumerate(system.enabled(state, config)):
                     new = system.step(state, action, config)
                     n += 1
-                    bad = self.check_step(state, action, new)
+                    post_key: Hashable = None
+                    if _step_may_matter(state, new):
+                        if pre_view < 0:
+                            pre_view = self.view_of(state)
+                        post_key = snapshot_key(new)
+                        bad = self.check_step(state, pre_view, action, new, post_key)
+                    else:
+                        self.checker.note_witnesses(state, action, new)
+                        bad = []
                     if new is state:
                         new_fp = fp
                     else:
@@ -389,7 +402,14 @@ class _Worker:
                     if new_fp != fp and new_fp not in sent:
                         # The first discovery in rank order is this worker's least one.
                         sent.add(new_fp)
-                        owner = owner_of(canonical, self.workers)
+                        if self.symmetric:
+                            owner = owner_of(canonical, self.workers)
+                        else:
+                            # The channel normal form leaves the snapshot key as it is:
+                            # ``owner_of(canonical)``, from the key computed above.
+                            if post_key is None:
+                                post_key = snapshot_key(new)
+                            owner = fingerprint(post_key) % self.workers
                         box = outgoing[owner]
                         box.append(((rank << ACTION_BITS) | a, new_fp, fp, a, new))
                         if len(box) >= BATCH and owner != self.index:
@@ -569,6 +589,7 @@ def parallel_bfs(
             spool=spool,
             checker=checker_factory(),
             canonical=canonical,
+            symmetric=symmetry,
             check_convergence=check_convergence,
             convergence_bound=convergence_bound,
             z3=z3,
