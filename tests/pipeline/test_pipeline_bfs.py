@@ -24,8 +24,8 @@ from groupcheck.pipeline.bfs import spark_bfs
 from groupcheck.pipeline.bfs_tasks import stable_fingerprint
 from groupcheck.tla.configs import CONFIGS
 from model import system
-from model.settings import config_to_mapping
 from model.presets import preset
+from model.settings import config_to_mapping
 
 pytestmark = pytest.mark.spark
 
