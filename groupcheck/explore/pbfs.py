@@ -34,6 +34,15 @@ known, and the coordinator finds that state in the level's keys (the workers hav
 expanded the whole level; what lies beyond the cut is not reported). A time budget stops
 the workers where they are. Rebalance-time measurement and the state graph run on the
 serial engine only (``groupcheck.explore.run`` falls back to it).
+
+**What it costs beyond the serial engine's work** (docs/benchmarks.md, "Parallel BFS"):
+pickling each successor sent to another worker and rebuilding it there, its owner's
+lookup of its view (the serial engine reuses the step check's), the fingerprints, and the
+wait at the end of each level for the slower worker. Everything else is kept to what the
+serial engine does: a state's view is looked up once, a successor's snapshot key computed
+once (for the step check and for its owner), and a received state takes the group and
+topics objects of its view's stored key, so that its successors' view lookups stop at
+identity as they do in the serial engine.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import multiprocessing as mp
+import operator
 import os
 import pickle
 import shutil
@@ -72,6 +82,7 @@ from model import system
 from model.actions import Action
 from model.config import Config
 from model.path import Path
+from model.records import replace
 from model.system import AnyState
 
 ProgressFn = Callable[[int, int, int], None]
@@ -95,12 +106,16 @@ def fingerprint(key: Hashable) -> int:
     return z ^ (z >> 31)
 
 
-_RECORDS: dict[type, tuple[tuple[Any, ...], Callable[..., Any]] | None] = {}
+_Shape = tuple[Callable[[Any], tuple[Any, ...]], Callable[[tuple[Any, ...]], Any]]
+_RECORDS: dict[type, _Shape | None] = {}
+_MAKERS: dict[type, Callable[[tuple[Any, ...]], Any]] = {}
 
 
-def _record_shape(cls: type) -> tuple[tuple[Any, ...], Callable[..., Any]] | None:
-    """The slot descriptors of a frozen slotted dataclass, and a constructor that fills
-    them without ``__init__`` (None for other classes)."""
+def _record_shape(cls: type) -> _Shape | None:
+    """For a frozen slotted dataclass, a function from a record to its field values
+    (``operator.attrgetter``: one C call) and a constructor that fills the slots from them
+    without ``__init__`` (generated, one slot write per field, as ``model.records.replace``
+    copies records); None for other classes."""
     try:
         return _RECORDS[cls]
     except KeyError:
@@ -108,21 +123,20 @@ def _record_shape(cls: type) -> tuple[tuple[Any, ...], Callable[..., Any]] | Non
     shape = None
     if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
         names = [f.name for f in dataclasses.fields(cls)]
-        slots = tuple(cls.__dict__.get(n) for n in names)
+        slots = [cls.__dict__.get(n) for n in names]
         if (
             names
             and all(hasattr(d, "__set__") for d in slots)
             and not hasattr(cls, "__post_init__")
         ):
-            setters = [d.__set__ for d in slots]  # type: ignore[union-attr]
-
-            def make(values: tuple[Any, ...]) -> Any:
-                new = object.__new__(cls)
-                for setter, value in zip(setters, values, strict=True):
-                    setter(new, value)
-                return new
-
-            shape = (slots, make)
+            scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+            scope.update({f"_set{i}": d.__set__ for i, d in enumerate(slots)})  # type: ignore[union-attr]
+            body = "".join(f"    _set{i}(new, values[{i}])\n" for i in range(len(names)))
+            exec(f"def make(values):\n    new = _new(_cls)\n{body}    return new\n", scope)
+            get = operator.attrgetter(*names)
+            values = get if len(names) > 1 else (lambda record: (get(record),))
+            shape = (values, scope["make"])
+            _MAKERS[cls] = scope["make"]
     _RECORDS[cls] = shape
     return shape
 
@@ -134,9 +148,13 @@ stops at identical children (the memo lookups compare snapshot keys of received 
 
 
 def _rebuild_record(cls: type, values: tuple[Any, ...]) -> Any:
-    shape = _record_shape(cls)
-    assert shape is not None
-    record = shape[1](values)
+    try:
+        make = _MAKERS[cls]
+    except KeyError:
+        shape = _record_shape(cls)
+        assert shape is not None
+        make = shape[1]
+    record = make(values)
     return _INTERNED.setdefault(record, record)
 
 
@@ -146,10 +164,11 @@ class _StatePickler(pickle.Pickler):
     every call. Shared sub-records are pickled once per batch (the pickle memo)."""
 
     def reducer_override(self, obj: Any) -> Any:
-        shape = _record_shape(type(obj))
+        cls = type(obj)
+        shape = _RECORDS[cls] if cls in _RECORDS else _record_shape(cls)
         if shape is None:
             return NotImplemented
-        return _rebuild_record, (type(obj), tuple(d.__get__(obj) for d in shape[0]))
+        return _rebuild_record, (cls, shape[0](obj))
 
 
 def _dump(batch: list[Any], f: Any) -> None:
@@ -165,6 +184,15 @@ def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     at[at == len(sorted_set)] = 0
     found: np.ndarray = sorted_set[at] == values
     return found
+
+
+def _merge(sorted_set: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The sorted array of ``sorted_set`` and ``values``, without duplicates: the values
+    are sorted and inserted (``np.union1d`` would sort the whole set again, a cost that
+    grows with every level)."""
+    add = np.unique(values)
+    add = add[~_member(add, sorted_set)]
+    return np.insert(sorted_set, np.searchsorted(sorted_set, add), add)
 
 
 def owner_of(key: Hashable, workers: int) -> int:
@@ -222,6 +250,7 @@ class _Worker:
     spool: FsPath
     checker: Checker
     canonical: Callable[[AnyState], Hashable]
+    symmetric: bool
     check_convergence: bool
     convergence_bound: int
     z3: bool
@@ -231,27 +260,42 @@ class _Worker:
     worker: the owner's dedup, and each sender's filter (a successor already visited is
     not pickled)."""
     levels: list[_Level] = field(default_factory=list)
-    frontier: list[tuple[int, AnyState]] = field(default_factory=list)
+    frontier: list[tuple[int, AnyState, int]] = field(default_factory=list)
+    """This worker's part of the level: fingerprint, state and view (-1: not looked up)."""
     local: list[tuple[int, int, int, int, AnyState]] = field(default_factory=list)
     converged: set[int] = field(default_factory=set)
     converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     view_index: dict[Hashable, int] = field(default_factory=dict)
+    view_keys: list[Hashable] = field(default_factory=list)
     snapshots: list[Snapshot] = field(default_factory=list)
     state_verdicts: list[list[Violation] | None] = field(default_factory=list)
     step_memo: dict[tuple[int, int], list[Violation]] = field(default_factory=dict)
 
     # -- property checks, memoised as in the serial engine ------------------------------
     def view_of(self, s: AnyState) -> int:
-        view = snapshot_key(s)
+        return self.view_of_key(snapshot_key(s))
+
+    def view_of_key(self, view: Hashable) -> int:
         i = self.view_index.get(view)
         if i is None:
             i = self.view_index[view] = len(self.snapshots)
-            self.snapshots.append(project_key(view))
+            self.snapshots.append(project_key(view))  # type: ignore[arg-type]
+            self.view_keys.append(view)
             self.state_verdicts.append(None)
         return i
 
-    def check_state(self, s: AnyState) -> list[Violation]:
-        view = self.view_of(s)
+    def share(self, s: AnyState, view: int) -> AnyState:
+        """``s`` (received pickled) with the group and topics of the snapshot key stored
+        for its view: equal values, now one object. A successor that leaves them as they
+        are then finds its view by identity, as the serial engine's successors do, where
+        a received state's own copies would be compared field by field."""
+        key = self.view_keys[view]
+        group, topics = key[0], key[1]  # type: ignore[index]
+        if s.group is group and s.topics is topics:
+            return s
+        return replace(s, group=group, topics=topics)
+
+    def check_state(self, s: AnyState, view: int) -> list[Violation]:
         verdict = self.state_verdicts[view]
         if verdict is None:
             verdict = self.state_verdicts[view] = self.checker.check_state(s, self.snapshots[view])
@@ -259,11 +303,12 @@ class _Worker:
             verdict = _z3_checker(self.checker)(self.snapshots[view])
         return verdict
 
-    def check_step(self, pre: AnyState, action: Action, post: AnyState) -> list[Violation]:
-        if not _step_may_matter(pre, post):
-            self.checker.note_witnesses(pre, action, post)
-            return []
-        a, b = self.view_of(pre), self.view_of(post)
+    def check_step(
+        self, pre: AnyState, a: int, action: Action, post: AnyState, post_key: Hashable
+    ) -> list[Violation]:
+        """The step properties on a transition that may falsify one (``_step_may_matter``)
+        from the state of view ``a`` to one of snapshot key ``post_key``."""
+        b = self.view_of_key(post_key)
         verdict = self.step_memo.get((a, b))
         if verdict is None:
             verdict = self.step_memo[a, b] = self.checker.check_step(
@@ -299,12 +344,15 @@ class _Worker:
         self.frontier = []
         for key, fp in chosen:
             _, parent, action, state = best[fp]
-            self.frontier.append((fp, state))
+            view = -1
             if first is None:
-                bad = self.check_state(state)
+                view = self.view_of(state)
+                state = self.share(state, view)
+                bad = self.check_state(state, view)
                 if bad:
                     rank, a = (key >> ACTION_BITS, key & ((1 << ACTION_BITS) - 1))
                     first = Event((rank, a, 1) if key >= 0 else (-1, -1, 1), bad[0], fp)
+            self.frontier.append((fp, state, view))
         level_fps = np.array([fp for _, fp in chosen], dtype=np.uint64)
         order = np.argsort(level_fps)
         self.levels.append(
@@ -336,7 +384,7 @@ class _Worker:
         rank order) and send the successors to their owners; stop at the first violation
         (later events of this worker cannot come first)."""
         config = self.config
-        self.visited = np.union1d(self.visited, level)  # this level, on every worker
+        self.visited = _merge(self.visited, level)  # this level, on every worker
         outgoing: list[list[tuple[int, int, int, int, AnyState]]] = [
             [] for _ in range(self.workers)
         ]
@@ -353,7 +401,7 @@ class _Worker:
         deeper = self.max_depth is None or depth < self.max_depth
         try:
             order = zip(self.frontier, ranks.tolist(), strict=True)
-            for i, ((fp, state), rank) in enumerate(order):
+            for i, ((fp, state, known_view), rank) in enumerate(order):
                 if deadline is not None and i % CHECK_EVERY == 0 and time.time() > deadline:
                     cut = True
                     break
@@ -377,10 +425,19 @@ class _Worker:
                 if not deeper:
                     continue
                 n = 0
+                pre_view = known_view  # looked up once per state, as in the serial engine
                 for a, action in enumerate(system.enabled(state, config)):
                     new = system.step(state, action, config)
                     n += 1
-                    bad = self.check_step(state, action, new)
+                    post_key: Hashable = None
+                    if _step_may_matter(state, new):
+                        if pre_view < 0:
+                            pre_view = self.view_of(state)
+                        post_key = snapshot_key(new)
+                        bad = self.check_step(state, pre_view, action, new, post_key)
+                    else:
+                        self.checker.note_witnesses(state, action, new)
+                        bad = []
                     if new is state:
                         new_fp = fp
                     else:
@@ -389,7 +446,14 @@ class _Worker:
                     if new_fp != fp and new_fp not in sent:
                         # The first discovery in rank order is this worker's least one.
                         sent.add(new_fp)
-                        owner = owner_of(canonical, self.workers)
+                        if self.symmetric:
+                            owner = owner_of(canonical, self.workers)
+                        else:
+                            # The channel normal form leaves the snapshot key as it is:
+                            # ``owner_of(canonical)``, from the key computed above.
+                            if post_key is None:
+                                post_key = snapshot_key(new)
+                            owner = fingerprint(post_key) % self.workers
                         box = outgoing[owner]
                         box.append(((rank << ACTION_BITS) | a, new_fp, fp, a, new))
                         if len(box) >= BATCH and owner != self.index:
@@ -410,7 +474,7 @@ class _Worker:
                 f.close()
         self.frontier = []
         if self.converged:
-            self.converged_done = np.union1d(
+            self.converged_done = _merge(
                 self.converged_done, np.fromiter(self.converged, dtype=np.uint64)
             )
             self.converged = set()
@@ -569,6 +633,7 @@ def parallel_bfs(
             spool=spool,
             checker=checker_factory(),
             canonical=canonical,
+            symmetric=symmetry,
             check_convergence=check_convergence,
             convergence_bound=convergence_bound,
             z3=z3,

@@ -61,7 +61,7 @@ def spark_home() -> Path:
 
 
 class StandaloneCluster:
-    """A master and (after ``start_worker``) one worker, both on loopback."""
+    """A master and (after ``start_worker``, once per worker) workers, on loopback."""
 
     def __init__(self, directory: Path, cores: int = 2, memory: str = "1g") -> None:
         self.dir = Path(directory)
@@ -71,6 +71,8 @@ class StandaloneCluster:
         self.webui = free_port()
         self.url = f"spark://{HOST}:{self.port}"
         self._procs: list[subprocess.Popen[bytes]] = []
+        self.work_dirs: list[Path] = []
+        """Each started worker's work directory (its executors' directories, by app)."""
         conf = self.dir / "conf"
         conf.mkdir(parents=True, exist_ok=True)
         (conf / "log4j2.properties").write_text(log4j2_properties("warn"), encoding="utf-8")
@@ -125,11 +127,17 @@ class StandaloneCluster:
                     raise PipelineError("the Spark master did not start listening") from None
                 time.sleep(0.2)
 
-    def start_worker(self, timeout: float = 60.0) -> None:
-        work = self.dir / "work"
+    def start_worker(self, timeout: float = 60.0, cores: int | None = None) -> None:
+        """Start one more worker (``cores``: default the cluster's) and wait until the
+        master lists it."""
+        n = len(self.work_dirs)
+        name = "worker" if n == 0 else f"worker-{n}"
+        work = self.dir / ("work" if n == 0 else f"work-{n}")
         work.mkdir(exist_ok=True)
+        self.work_dirs.append(work)
+        alive = self.alive_workers()
         proc = self._spawn(
-            "worker",
+            name,
             [
                 "org.apache.spark.deploy.worker.Worker",
                 self.url,
@@ -140,7 +148,7 @@ class StandaloneCluster:
                 "--webui-port",
                 str(free_port()),
                 "--cores",
-                str(self.cores),
+                str(self.cores if cores is None else cores),
                 "--memory",
                 self.memory,
                 "--work-dir",
@@ -148,9 +156,9 @@ class StandaloneCluster:
             ],
         )
         deadline = time.monotonic() + timeout
-        while self.alive_workers() < 1:
+        while self.alive_workers() < alive + 1:
             if proc.poll() is not None:
-                raise PipelineError(f"the Spark worker exited ({self.dir / 'worker.log'})")
+                raise PipelineError(f"the Spark worker exited ({self.dir / f'{name}.log'})")
             if time.monotonic() > deadline:
                 raise PipelineError("the Spark worker did not register with the master")
             time.sleep(0.2)

@@ -6,6 +6,11 @@ only: every level costs a few Spark jobs."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,6 +25,7 @@ from groupcheck.pipeline.bfs_tasks import stable_fingerprint
 from groupcheck.tla.configs import CONFIGS
 from model import system
 from model.presets import preset
+from model.settings import config_to_mapping
 
 pytestmark = pytest.mark.spark
 
@@ -32,19 +38,6 @@ def test_stable_fingerprint_is_a_function_of_the_value() -> None:
     after = system.step(a, system.enabled(a, config)[0], config)
     assert stable_fingerprint(after) != stable_fingerprint(a)
     assert stable_fingerprint(frozenset({"x", "y"})) == stable_fingerprint(frozenset({"y", "x"}))
-
-
-def test_tiny_same_states_as_serial(spark: SparkSession, tmp_path: Path) -> None:
-    config = CONFIGS["TINY1"]  # TINY with one perturbation: 2,062 states (tla/manifest.json)
-    serial = bfs(config)
-    res = spark_bfs(spark, config, tmp_path / "tiny1", partitions=2)
-    assert res.distinct_states == serial.distinct_states == 2062
-    assert res.steps == serial.steps
-    assert res.depth == serial.depth
-    # Exhausted, but one perturbation cannot fence a member: honest about the witness.
-    assert serial.result == res.result == "inconclusive"
-    assert res.missed_witnesses == serial.missed_witnesses == ["FencedMemberRejoins"]
-    assert res.witnesses == serial.witnesses
 
 
 def test_mutant_same_counterexample_and_resume(spark: SparkSession, tmp_path: Path) -> None:
@@ -89,3 +82,76 @@ def test_cli_writes_the_serial_engines_artifacts(
         assert (run / rel).read_bytes() == (serial_run / rel).read_bytes(), rel
     # Another config into the same directory is refused.
     assert main(["pipeline", "bfs", "--preset", "TINY", "--out", str(tmp_path / "spark")]) == 2
+
+
+def _complete_levels(levels: Path) -> list[str]:
+    return sorted(p.name for p in levels.iterdir() if p.name.isdigit())
+
+
+def test_killed_job_resumes_at_its_last_complete_level(
+    spark: SparkSession, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """SIGKILL a ``pipeline bfs`` process (and its JVM) once it has committed level 3;
+    the same command resumes at the last level it committed and ends with the serial
+    engine's distinct states, steps, depth, witnesses and verdict on TINY1 (the two runs
+    together compute each level once: this is also the test of a complete search)."""
+    config = CONFIGS["TINY1"]
+    config_file = tmp_path / "tiny1.json"
+    config_file.write_text(json.dumps(config_to_mapping(config)), encoding="utf-8")
+    out = tmp_path / "killed"
+    argv = ["pipeline", "bfs", "--config", str(config_file), "--out", str(out)]
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "groupcheck", *argv, "--master", "local[1]", "--partitions", "2"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: the JVM goes down with it
+    )
+    try:
+        # Poll for the commit of level 3; the guard only stops a hung test.
+        for _ in range(3000):
+            if (out / "levels" / "00003").exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+    # Nothing the kill interrupted looks complete: numbered levels are whole (their
+    # datasets and level.json written), a level in progress has a hidden name, and no
+    # counterexample or summary was written.
+    levels = out / "levels"
+    complete = _complete_levels(levels)
+    assert complete == [f"{d:05d}" for d in range(len(complete))]
+    assert len(complete) >= 4
+    for name in complete:
+        for part in ("frontier/_SUCCESS", "visited/_SUCCESS", "level.json"):
+            assert (levels / name / part).exists(), (name, part)
+    assert all(p.name.startswith(".") for p in levels.iterdir() if p.name not in complete)
+    assert sorted(p.name for p in out.iterdir()) == ["levels", "plan.json"]
+    stamps = {n: (levels / n / "level.json").stat().st_mtime_ns for n in complete}
+
+    capsys.readouterr()
+    code = main([*argv, "--json", "--quiet", "--partitions", "2"])
+    doc = json.loads(capsys.readouterr().out)
+    serial = bfs(config)
+    assert doc["levels_resumed"] == len(complete) - 1  # from the last complete level
+    for name, stamp in stamps.items():  # not recomputed
+        assert (levels / name / "level.json").stat().st_mtime_ns == stamp, name
+    assert doc["distinct_states"] == serial.distinct_states == 2062  # tla/manifest.json
+    assert doc["steps"] == serial.steps
+    assert doc["depth"] == serial.depth
+    # Exhausted, but one perturbation cannot fence a member: honest about the witness.
+    assert doc["result"] == serial.result == "inconclusive"
+    assert doc["missed_witnesses"] == serial.missed_witnesses == ["FencedMemberRejoins"]
+    assert doc["witnesses"] == serial.witnesses
+    assert code == 3
+    assert not list(levels.glob(".*"))

@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,6 +31,7 @@ from tracelines import progress_walk
 
 import groupcheck
 from groupcheck.cli import main
+from groupcheck.explore.bfs import bfs
 from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import get_mutant
 from groupcheck.pipeline import spark as spark_module
@@ -395,7 +397,7 @@ def test_standalone_cluster_gives_the_same_results(
 ) -> None:
     """A real ``spark://`` master and worker on loopback (free ports), the project shipped
     as a zip; a master without workers is a bounded wait and exit 2, and leaves no output
-    directory behind."""
+    directory behind; ``pipeline bfs`` runs on two workers."""
     for key, value in FAST_JVM.items():
         monkeypatch.setenv(key, value)
     with StandaloneCluster(tmp_path / "cluster", cores=2, memory="1g") as cluster:
@@ -442,6 +444,34 @@ def test_standalone_cluster_gives_the_same_results(
             cluster.url,
             "--quiet",
         )
+        # The Spark BFS on two workers: an executor on each (its directory under the
+        # worker's work directory), the serial engine's counterexample.
+        cluster.start_worker(cores=1)
+        assert cluster.alive_workers() == 2
+        bfs_code, found_bfs, _ = run(
+            capsys,
+            "pipeline",
+            "bfs",
+            "--mutant",
+            "revoke-without-waiting",
+            "--partitions",
+            "2",
+            "--out",
+            str(tmp_path / "bfs"),
+            "--master",
+            cluster.url,
+            "--quiet",
+        )
+        apps = [sorted(p.name for p in work.glob("app-*")) for work in cluster.work_dirs]
+    assert len(apps[0]) == 2  # the explore job's executor, then the BFS's
+    assert len(apps[1]) == 1
+    assert apps[1][0] == apps[0][1]
+    mutant = get_mutant("revoke-without-waiting")
+    serial = bfs(replace(mutant.config, rules=mutant.rules))
+    assert serial.path is not None
+    assert bfs_code == 1
+    assert found_bfs["property"] == serial.property
+    assert found_bfs["original_length"] == len(serial.path.actions)
     assert summary["parts"] == 3
     assert summary["computed"] == 3
     assert summary["code"] == ["groupcheck-project.zip/groupcheck"]  # the shipped code ran
