@@ -104,6 +104,17 @@ CONSUMER_ONLY_OPTIONS = (
 )
 """Options of the consumer protocol that a classic config must leave at their defaults."""
 
+MIXED_CONSUMER_OPTIONS = (
+    "report_pending_additions",
+    "assignment_interval_ms",
+    "group_assignment_interval_ms",
+    "assignor_offload",
+    "offload_stale_run",
+)
+"""Consumer-protocol options a mixed config may set: the consumer-protocol clients'
+``report_pending_additions``, and KIP-1263's batching and offload, which the consumer group
+applies to its classic members' joins too (KIP-1263 JoinGroup Request Handling)."""
+
 DEFAULT_CLIENT_ASSIGNORS = ("range", "cooperative-sticky")
 """``partition.assignment.strategy``'s default (``ConsumerConfig``, Kafka 3.0+): the range
 assignor, EAGER, with cooperative-sticky listed for the upgrade path."""
@@ -432,13 +443,12 @@ def _check_mixed(config: Config, where: str) -> None:
         )
     defaults = Config.__dataclass_fields__
     for option in (
-        *(o for o in CONSUMER_ONLY_OPTIONS if o != "report_pending_additions"),
+        *(o for o in CONSUMER_ONLY_OPTIONS if o not in MIXED_CONSUMER_OPTIONS),
         "live_timers",
         "slow_clients",
         "reorder",
         "auto_commit",
         "warm_start",
-        "epoch_layout",
     ):
         if getattr(config, option) != defaults[option].default:
             raise ConfigError(f"{where}: {option} is not modelled for a mixed config; drop it")

@@ -878,12 +878,41 @@ consumes ``foo``; the classic process B2 of the same instance subscribes to ``ba
 B2 replaces B after B's -2 leave, the downgraded classic group must rebalance rather than
 keep B's ``foo`` for B2 (KAFKA-19546)."""
 
+MIGRATION_OFFLOAD = replace(
+    MIGRATION_UPGRADE,
+    name="MIGRATION_OFFLOAD",
+    epoch_layout="kafka-4.3",
+    report_pending_additions=True,
+    assignor_offload=True,
+)
+"""``MIGRATION_UPGRADE`` under KIP-1263 assignor offload (Kafka 4.3 epochs): the
+consumer group's assignor runs go to the executor, for the classic member's joins too,
+and a classic member is told to rejoin only once its member epoch is behind the *target
+assignment* epoch — after a run completed — not as soon as the group epoch moved on
+(KIP-1263 JoinGroup, SyncGroup and Heartbeat Request Handling). B reports the partitions
+it is about to add (``report_pending_additions``, docs/findings.md F1)."""
+
+MIGRATION_BATCHING = replace(
+    MIGRATION_UPGRADE,
+    name="MIGRATION_BATCHING",
+    epoch_layout="kafka-4.3",
+    report_pending_additions=True,
+    assignment_interval_ms=1000,
+)
+"""``MIGRATION_UPGRADE`` under KIP-1263 assignment batching (1 s interval, Kafka 4.3
+epochs): a classic member's join that needs a new target waits for the interval like a
+consumer-protocol heartbeat does, and the classic member rejoins when the target
+assignment epoch, not the group epoch, is ahead of it. B reports the partitions it is
+about to add (``report_pending_additions``, docs/findings.md F1)."""
+
 MIGRATION_PRESETS: tuple[Config, ...] = (
     MIGRATION_UPGRADE,
     MIGRATION_ROUNDTRIP,
     MIGRATION_DISABLED,
     MIXED_STATIC,
     MIXED_STATIC_RESUBSCRIBE,
+    MIGRATION_OFFLOAD,
+    MIGRATION_BATCHING,
 )
 """The mixed-group presets (``protocol = "mixed"``)."""
 

@@ -159,12 +159,14 @@ def held_requests_failed(group: ClassicGroup) -> tuple[Reply, ...]:
     return tuple(out)
 
 
-def new_consumer_group(committed: ClassicGroup) -> Group:
+def new_consumer_group(committed: ClassicGroup, config: Config) -> Group:
     """The consumer group that replaces an empty classic group on a consumer-protocol join
-    (``maybeDeleteEmptyClassicGroup``, then a new group at epoch 0); offsets stay."""
+    (``maybeDeleteEmptyClassicGroup``, then a new group at the epochs ``Config.epoch_layout``
+    starts a group at: 0, or 1 with the empty epoch-1 target of KIP-1263); offsets stay."""
+    start = 1 if config.epoch_layout == "kafka-4.3" else 0
     return Group(
-        group_epoch=0,
-        assignment_epoch=0,
+        group_epoch=start,
+        assignment_epoch=start,
         target_assignment=FrozenMap(),
         members=FrozenMap(),
         partition_epochs=FrozenMap(),
@@ -337,8 +339,9 @@ def handle_classic_sync(group: Group, req: SyncGroupRequest, config: Config) -> 
     """SyncGroup to a consumer group (``classicGroupSyncToConsumerGroup``): the member must
     exist, speak the classic protocol, send its member epoch as generation
     (ILLEGAL_GENERATION) and the protocol of its JoinGroup response
-    (INCONSISTENT_GROUP_PROTOCOL); REBALANCE_IN_PROGRESS while the group epoch is ahead of
-    its epoch, unless it is revoking (``throwIfRebalanceInProgress``); else its assigned
+    (INCONSISTENT_GROUP_PROTOCOL); REBALANCE_IN_PROGRESS while the group epoch (Kafka 4.3:
+    the target assignment epoch, ``rebalance_epoch``) is ahead of its epoch, unless it is
+    revoking (``throwIfRebalanceInProgress``); else its assigned
     partitions, those pending revocation excluded (``prepareAssignment``)."""
     member = _validate_member(group, req.member_id, req.instance_id)
     if isinstance(member, ErrorCode):
@@ -350,11 +353,20 @@ def handle_classic_sync(group: Group, req: SyncGroupRequest, config: Config) -> 
     if req.protocol_name is not None and req.protocol_name != protocol:
         return SyncGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, None)
     if (
-        group.group_epoch > member.member_epoch
+        rebalance_epoch(group, config) > member.member_epoch
         and member.state is not MemberState.UNREVOKED_PARTITIONS
     ):
         return SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS, None)
     return SyncGroupResponse(ErrorCode.NONE, protocol, member.assigned_partitions)
+
+
+def rebalance_epoch(group: Group, config: Config) -> int:
+    """The epoch a classic member of a consumer group must have reached not to be told
+    REBALANCE_IN_PROGRESS at its SyncGroup or Heartbeat: the group epoch up to Kafka 4.2;
+    from Kafka 4.3 (``epoch_layout = "kafka-4.3"``), the target assignment epoch, which may
+    lag behind the group epoch under batching and offload (KIP-1263 SyncGroup and
+    Heartbeat Request Handling; KAFKA-20272)."""
+    return group.assignment_epoch if config.epoch_layout == "kafka-4.3" else group.group_epoch
 
 
 def waiting_on_unreleased(group: Group, member: Member) -> bool:
@@ -369,7 +381,8 @@ def handle_classic_heartbeat(
 ) -> HeartbeatResponse:
     """Heartbeat to a consumer group (``classicGroupHeartbeatToConsumerGroup``): the member
     must exist, speak the classic protocol and send its member epoch as generation; it is
-    told REBALANCE_IN_PROGRESS — to rejoin — when its epoch is behind the group epoch, when
+    told REBALANCE_IN_PROGRESS — to rejoin — when its epoch is behind the group epoch (Kafka
+    4.3: the target assignment epoch, ``rebalance_epoch``), when
     it has partitions to revoke, or when partitions it waited for were released."""
     member = _validate_member(group, req.member_id, req.instance_id)
     if isinstance(member, ErrorCode):
@@ -377,7 +390,7 @@ def handle_classic_heartbeat(
     if req.generation_id != member.member_epoch:
         return HeartbeatResponse(ErrorCode.ILLEGAL_GENERATION)
     if (
-        member.member_epoch < group.group_epoch
+        member.member_epoch < rebalance_epoch(group, config)
         or member.state is MemberState.UNREVOKED_PARTITIONS
         or (
             member.state is MemberState.UNRELEASED_PARTITIONS

@@ -22,6 +22,8 @@ from model import coordinator as co
 from model import system as base
 from model.actions import (
     Action,
+    AssignmentIntervalElapses,
+    CompleteAssignorRun,
     DeliverMessage,
     LoseMessage,
     RebalanceTimeout,
@@ -330,7 +332,7 @@ def _to_coordinator(state: MixedState, a: DeliverMessage, config: Config) -> Mix
             if mco.is_empty_classic(group) and body.member_epoch == 0:
                 state = replace(
                     state,
-                    group=mco.new_consumer_group(group),
+                    group=mco.new_consumer_group(group, config),
                     issued_member_ids=group.issued_member_ids,
                 )
             elif body.member_epoch == 0 and mco.validate_online_upgrade(group, config):
@@ -454,6 +456,8 @@ def step(state: MixedState, action: Action, config: Config) -> MixedState:
         new = _mark_zombies(_timer(state, action, config))
     elif isinstance(action, DeliverMessage | LoseMessage):
         new = _in_view(state, action, family(state.client(action.message.client)), config)
+    elif isinstance(action, CompleteAssignorRun | AssignmentIntervalElapses):
+        new = _in_view(state, action, CONSUMER, config)  # the consumer group's own timers
     else:
         name = getattr(action, "client", None)
         assert isinstance(name, str), action

@@ -184,7 +184,9 @@ def test_classic_group_deletion() -> None:
     )
 
 
-@pytest.mark.parametrize("config", [CLASSIC_GROUP_DELETION, OFFLOAD_DELETION, ZOMBIE_DELETION])
+@pytest.mark.parametrize(
+    "config", [CLASSIC_GROUP_DELETION, OFFLOAD_DELETION, ZOMBIE_DELETION], ids=lambda c: c.name
+)
 def test_deletion_presets_are_clean_and_reach_their_witnesses(config: Config) -> None:
     result = bfs(config, max_states=50_000)
     assert result.exhausted
@@ -199,7 +201,7 @@ def test_group_deletion_preset_is_clean_to_depth_and_deletes_after_expiry() -> N
     assert "GroupDeletedAfterExpiry" in result.witnesses
 
 
-@pytest.mark.parametrize("config", [OFFLOAD_DELETION, CLASSIC_GROUP_DELETION], ids=str)
+@pytest.mark.parametrize("config", [OFFLOAD_DELETION, CLASSIC_GROUP_DELETION], ids=lambda c: c.name)
 def test_a_deletion_round_trips_through_the_trace_codec_and_conformance(
     config: Config, tmp_path: object
 ) -> None:
