@@ -168,7 +168,7 @@ def _consumer_group_with_b(config: Config) -> Group:
     """A consumer group whose only member B holds both partitions at epoch 1."""
     from model import coordinator as co
 
-    group = mco.new_consumer_group(_classic_group())
+    group = mco.new_consumer_group(_classic_group(), config)
     req = ConsumerGroupHeartbeatRequest(
         member_id="B",
         member_epoch=0,

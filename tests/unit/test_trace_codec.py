@@ -25,6 +25,9 @@ from model.trace import (
     path_lines,
     read_path,
 )
+from model.trace.codec import (
+    version_for,
+)
 
 SCHEMA = FsPath(__file__).resolve().parents[2] / "docs" / "trace-format.schema.json"
 
@@ -51,7 +54,8 @@ def test_walk_paths_round_trip(name: str) -> None:
     path = Path(config, tuple(actions))
     lines = list(path_lines(path))
     header = json.loads(lines[0])
-    assert (header["format"], header["version"]) == (FORMAT, VERSION)
+    assert (header["format"], header["version"]) == (FORMAT, version_for(config.protocol))
+    assert header["version"] == (3 if config.protocol == "mixed" else VERSION)
     assert len(lines) == len(actions) + 1
     assert read_path(config, lines).actions == path.actions
 
@@ -271,7 +275,7 @@ def test_model_traces_match_the_json_schema() -> None:
         errors = [e.message for e in validator.iter_errors(json.loads(line))]
         assert not errors, (line, errors)
     assert not validator.is_valid(
-        {"format": FORMAT, "version": 3, "protocol": "consumer", "topics": {}}
+        {"format": FORMAT, "version": 4, "protocol": "consumer", "topics": {}}
     )
 
 
