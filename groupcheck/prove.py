@@ -281,12 +281,18 @@ def _print(doc: dict[str, Any]) -> None:
                 print(f"  {printable(line)}")
 
 
+def _initial_group_epoch(config: Any) -> int:
+    from model.system import consumer_initial
+
+    return int(consumer_initial(config).group.group_epoch)
+
+
 def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     """``groupcheck explore --engine bmc``: bounded model checking over the symbolic core,
     every counterexample replayed through the Python coordinator (invariants.z3.proof.bmc)."""
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
-    from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search
+    from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search_all, universe_of
     from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS
     from invariants.z3.proof.state import render
     from invariants.z3.proof.transition import VARIANTS, Options
@@ -314,13 +320,23 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         goals = [g for g in goals if g in args.only]
     depth = args.depth or 3
     options = Options.of(config, variant)
+    # The configuration's finite domains: quantifier-free unrollings.
+    universe = universe_of(config)
+    group_epoch = _initial_group_epoch(config)
     progress = progress_for(args.quiet)
     start = time.monotonic()
     rows: list[dict[str, Any]] = []
-    for goal in goals:
-        if progress is not None:
-            progress(f"bmc: {goal} up to depth {depth}")
-        out = search(goal, depth, options, timeout_ms=int(args.budget * 1000))
+    if progress is not None:
+        progress(f"bmc: {', '.join(goals)} up to depth {depth}")
+    outcomes = search_all(
+        goals,
+        depth,
+        options,
+        timeout_ms=int(args.budget * 1000),
+        universe=universe,
+        group_epoch=group_epoch,
+    )
+    for goal, out in outcomes.items():
         row: dict[str, Any] = {
             "property": goal,
             "status": out.status,

@@ -367,12 +367,18 @@ def _universe(model: ModelRef, sort: Any) -> list[ExprRef]:
 
 
 def decode(
-    model: ModelRef, sym: SymState
+    model: ModelRef, sym: SymState, universe: Universe | None = None
 ) -> tuple[Concrete, dict[str, ExprRef], dict[str, ExprRef]]:
     """The concrete values a Z3 model gives ``sym``: member elements are named ``m0``,
-    ``m1``…, partitions ``("p", 0)``…; also the element → name maps (by element string)."""
-    ms = _universe(model, MEMBER)
-    ps = _universe(model, PARTITION)
+    ``m1``…, partitions ``("p", 0)``…; also the element → name maps (by element string).
+    The elements are the model's universe of each sort, or ``universe``'s constants (in
+    its order) when the formulas were grounded on a finite universe."""
+    if universe is None:
+        ms = _universe(model, MEMBER)
+        ps = _universe(model, PARTITION)
+    else:
+        ms = [model.eval(c, model_completion=True) for c in universe.member_consts.values()]
+        ps = [model.eval(c, model_completion=True) for c in universe.partition_consts.values()]
     mname = {str(e): f"m{i}" for i, e in enumerate(ms)}
     pname = {str(e): i for i, e in enumerate(ps)}
 

@@ -125,7 +125,8 @@ class Family:
     params: dict[str, Any]
     facts: dict[str, BoolRef] = field(default_factory=dict)
     """Named sub-formulas others build on (the heartbeat's ``accepted``: the request passed
-    every check and its write was not refused)."""
+    every check and its write was not refused; ``changed``: the request changes the
+    member's subscribed partitions)."""
 
 
 Set = Callable[[ExprRef], BoolRef]
@@ -480,7 +481,9 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         target_ok,
         z3.If(go, z3.If(conflict, refused_write, written), unchanged(pre, post)),
     )
-    return Family(n, formula, params, {"accepted": z3.And(go, z3.Not(conflict))})
+    return Family(
+        n, formula, params, {"accepted": z3.And(go, z3.Not(conflict)), "changed": changed}
+    )
 
 
 def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bool) -> Family:
