@@ -204,14 +204,14 @@ class Bitblaster:
         ops: dict[int, Callable[..., Any]] = {
             z3.Z3_OP_TRUE: lambda: z3.BoolVal(True),
             z3.Z3_OP_FALSE: lambda: z3.BoolVal(False),
-            z3.Z3_OP_AND: lambda *a: z3.And(*a),
-            z3.Z3_OP_OR: lambda *a: z3.Or(*a),
-            z3.Z3_OP_NOT: lambda a: z3.Not(a),
-            z3.Z3_OP_IMPLIES: lambda a, b: z3.Implies(a, b),
-            z3.Z3_OP_XOR: lambda a, b: z3.Xor(a, b),
+            z3.Z3_OP_AND: z3.And,
+            z3.Z3_OP_OR: z3.Or,
+            z3.Z3_OP_NOT: z3.Not,
+            z3.Z3_OP_IMPLIES: z3.Implies,
+            z3.Z3_OP_XOR: z3.Xor,
             z3.Z3_OP_EQ: lambda a, b: a == b,
-            z3.Z3_OP_DISTINCT: lambda *a: z3.Distinct(*a),
-            z3.Z3_OP_ITE: lambda c, a, b: z3.If(c, a, b),
+            z3.Z3_OP_DISTINCT: z3.Distinct,
+            z3.Z3_OP_ITE: z3.If,
             z3.Z3_OP_ADD: lambda *a: functools.reduce(lambda x, y: x + y, a),
             z3.Z3_OP_SUB: lambda *a: functools.reduce(lambda x, y: x - y, a),
             z3.Z3_OP_UMINUS: lambda a: -a,
@@ -341,7 +341,9 @@ class Unrolling:
             if isinstance(x, z3.ExprRef) and not z3.is_func_decl(x) and x.sort() == MEMBER
         ]
         consts = list(self.universe.member_consts.values())
-        return [list(zip(xs, combo, strict=True)) for combo in itertools.product(consts, repeat=len(xs))]
+        return [
+            list(zip(xs, combo, strict=True)) for combo in itertools.product(consts, repeat=len(xs))
+        ]
 
     def extend(self) -> None:
         """Unroll one more step."""
@@ -384,7 +386,7 @@ class Unrolling:
             names = (members, partitions)
         steps = []
         for picks in self.chosen:
-            flag, fam, binding = next(
+            _flag, fam, binding = next(
                 (fl, f, b)
                 for fl, f, b in picks
                 if z3.is_true(model.eval(fl, model_completion=True))
@@ -525,22 +527,97 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
     )
 
 
+def replay_topics(n_partitions: int) -> Any:
+    """The replay's topics: one single-partition topic ``p<i>`` per partition."""
+    from model.ids import FrozenMap
+    from model.records import TopicMetadata
+
+    return FrozenMap((f"p{i}", TopicMetadata(f"p{i}", 1)) for i in range(max(n_partitions, 1)))
+
+
+def replay_projection(group: Any, topics: Any) -> Concrete:
+    """A replayed group as the abstraction sees it (partitions named as the replay names
+    them)."""
+    subs = {
+        mid: frozenset(
+            (f"p{i}", 0) for i in range(len(topics)) if f"p{i}" in m.subscribed_topic_names
+        )
+        for mid, m in group.members.items()
+    }
+    return project_group(group, subs)
+
+
+def apply_step(
+    group: Any,
+    topics: Any,
+    family: str,
+    params: dict[str, Any],
+    rules: Any,
+    base_config: Any,
+    *,
+    target_used: list[bool] | None = None,
+) -> tuple[Any, bool]:
+    """One step of a path (family and parameters as :meth:`Unrolling.path` reads them) on
+    a Python group, through the coordinator functions ``system.step`` runs when it delivers
+    the request, under ``rules``. Returns the new group and whether a heartbeat was
+    answered UNKNOWN_SERVER_ERROR; ``target_used`` (when given) records whether the
+    coordinator computed a target assignment (and so took the step's target)."""
+    from model import coordinator as co
+    from model.ids import FrozenMap
+    from model.records import ConsumerGroupHeartbeatRequest, Group, OffsetCommitRequest
+    from model.status import ErrorCode
+
+    if family == "DeliverMessage.heartbeat":
+        pairs = [str(x).split(":") for x in params["target"]]
+        target = {m: frozenset(_tp(p) for m2, p in pairs if m2 == m) for m, _ in pairs}
+
+        def install(g: Group, t: Any, default: str, target: Any = target) -> Group:
+            if target_used is not None:
+                target_used.append(True)
+            return replace(
+                g,
+                assignment_epoch=g.group_epoch,
+                target_assignment=FrozenMap(
+                    (mid, target.get(mid, frozenset())) for mid in g.members
+                ),
+            )
+
+        config = replace(base_config, rules=replace(rules, compute_target_assignment=install))
+        subscribed = frozenset(f"p{int(str(p)[1:])}" for p in params["subscribed"])
+        req = ConsumerGroupHeartbeatRequest(
+            member_id=str(params["member"]),
+            member_epoch=int(params["epoch"]),
+            rebalance_timeout_ms=config.rebalance_timeout_ms,
+            subscribed_topic_names=subscribed,
+            topic_partitions=frozenset(_tp(str(p)) for p in params["owned"]),
+        )
+        group, resp = co.handle_consumer_group_heartbeat(group, topics, req, config)
+        return group, resp.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
+    config = replace(base_config, rules=rules)
+    if family == "DeliverMessage.leave":
+        req = ConsumerGroupHeartbeatRequest(member_id=str(params["member"]), member_epoch=-1)
+        group, _ = co.handle_consumer_group_heartbeat(group, topics, req, config)
+        return group, False
+    if family == "DeliverMessage.offset_commit":
+        commit = OffsetCommitRequest(
+            str(params["member"]),
+            int(params["epoch"]),
+            frozenset(_tp(str(p)) for p in params["partitions"]),
+        )
+        group, _ = co.handle_offset_commit(group, commit, config)
+        return group, False
+    raise ValueError(f"the replay drives no {family!r} step")
+
+
 def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bool]:
     """Play ``path`` through the Python coordinator under ``rules``; returns the Python
     states' projections and whether a heartbeat was answered UNKNOWN_SERVER_ERROR. Raises
     :class:`ReplayDiverged` when a Python state differs from the path's."""
-    from model import coordinator as co
     from model.ids import FrozenMap
-    from model.records import (
-        ConsumerGroupHeartbeatRequest,
-        Group,
-        OffsetCommitRequest,
-        TopicMetadata,
-    )
-    from model.status import ErrorCode
+    from model.records import Group
 
     n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
-    topics = FrozenMap((f"p{i}", TopicMetadata(f"p{i}", 1)) for i in range(max(n_parts, 1)))
+    topics = replay_topics(n_parts)
     first = path.states[0]
     group = Group(
         group_epoch=first.group_epoch,
@@ -550,57 +627,13 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
         partition_epochs=FrozenMap(),
         committed_offsets=FrozenMap(),
     )
-
-    def projection(g: Group) -> Concrete:
-        subs = {
-            mid: frozenset(
-                (f"p{i}", 0) for i in range(len(topics)) if f"p{i}" in m.subscribed_topic_names
-            )
-            for mid, m in g.members.items()
-        }
-        return project_group(g, subs)
-
-    out = [projection(group)]
+    out = [replay_projection(group, topics)]
     server_error = False
     for i, (family, params) in enumerate(path.steps):
         after = path.states[i + 1]
-        if family == "DeliverMessage.heartbeat":
-            pairs = [str(x).split(":") for x in params["target"]]  # type: ignore[attr-defined]
-            target = {m: frozenset(_tp(p) for m2, p in pairs if m2 == m) for m, _ in pairs}
-
-            def install(g: Group, t: Any, default: str, target: Any = target) -> Group:
-                return replace(
-                    g,
-                    assignment_epoch=g.group_epoch,
-                    target_assignment=FrozenMap(
-                        (mid, target.get(mid, frozenset())) for mid in g.members
-                    ),
-                )
-
-            config = replace(base_config, rules=replace(rules, compute_target_assignment=install))
-            subscribed = frozenset(f"p{int(str(p)[1:])}" for p in params["subscribed"])  # type: ignore[attr-defined]
-            req = ConsumerGroupHeartbeatRequest(
-                member_id=str(params["member"]),
-                member_epoch=int(params["epoch"]),  # type: ignore[call-overload]
-                rebalance_timeout_ms=config.rebalance_timeout_ms,
-                subscribed_topic_names=subscribed,
-                topic_partitions=frozenset(_tp(str(p)) for p in params["owned"]),  # type: ignore[attr-defined]
-            )
-            group, resp = co.handle_consumer_group_heartbeat(group, topics, req, config)
-            server_error = server_error or resp.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
-        elif family == "DeliverMessage.leave":
-            config = replace(base_config, rules=rules)
-            req = ConsumerGroupHeartbeatRequest(member_id=str(params["member"]), member_epoch=-1)
-            group, _ = co.handle_consumer_group_heartbeat(group, topics, req, config)
-        else:
-            config = replace(base_config, rules=rules)
-            commit = OffsetCommitRequest(
-                str(params["member"]),
-                int(params["epoch"]),  # type: ignore[call-overload]
-                frozenset(_tp(str(p)) for p in params["partitions"]),  # type: ignore[attr-defined]
-            )
-            group, _ = co.handle_offset_commit(group, commit, config)
-        now = projection(group)
+        group, refused = apply_step(group, topics, family, dict(params), rules, base_config)
+        server_error = server_error or refused
+        now = replay_projection(group, topics)
         if _comparable(now) != _comparable(_abstract(after)):
             raise ReplayDiverged(
                 f"step {i + 1} ({family}): the Python coordinator reached "
