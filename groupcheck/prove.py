@@ -138,6 +138,7 @@ def _outside_abstraction(config: Any) -> str | None:
 def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
+    from invariants.z3.proof import ranking
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
     from invariants.z3.proof.induction import INVARIANT, STEP_TARGETS, Prover, summary
     from model.status import ConfigError
@@ -148,6 +149,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     request_lemma = not args.natural_lemmas
     layer_goals = [c.name for c in layer_conjuncts(request_lemma)] if args.clients else []
     goals += layer_goals
+    goals += list(ranking.GOALS)
     if args.only:
         unknown = [g for g in args.only if g not in goals]
         if unknown:
@@ -170,14 +172,21 @@ def cmd_prove(args: argparse.Namespace) -> int:
             timeout_ms=int(args.timeout * 1000),
             only=wanted,
         )
+    ranked = ranking.run(
+        options, timeout_ms=int(args.timeout * 1000), progress=progress, only=args.only
+    )
     seconds = time.monotonic() - start
     counts = summary(results)
     for d in layer:
         counts[d.status] += 1
+    for r in ranked:
+        counts[r.status] += 1
     result = "ok"
     reasons: list[str] = []
-    checked = {r.obligation.goal for r in results} | {d.goal for d in layer}
+    checked = {r.obligation.goal for r in results + ranked} | {d.goal for d in layer}
     assumed = [c.name for c in INVARIANT] + layer_goals
+    if ranked:
+        assumed += list(ranking.RANKING_LEMMAS)
     unchecked = [g for g in assumed if g not in checked]
     if counts["failed"]:
         result = "violation"
@@ -193,6 +202,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     per_goal: dict[str, dict[str, Any]] = {}
     rows = [(r.obligation.goal, r.status, r.seconds, "core") for r in results]
     rows += [(d.goal, d.status, d.seconds, "client layer") for d in layer]
+    rows += [(r.obligation.goal, r.status, r.seconds, "ranking") for r in ranked]
     for goal, status, secs, where in rows:
         key = f"{where}:{goal}"
         g = per_goal.setdefault(
@@ -206,6 +216,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     lemmas = {c.name for c in INVARIANT if c.lemma} | {
         c.name for c in layer_conjuncts(True) if c.lemma
     }
+    lemmas |= set(ranking.RANKING_LEMMAS)
     for g in per_goal.values():
         g["lemma"] = g["goal"] in lemmas
     doc = {
@@ -222,6 +233,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
         "seconds": round(seconds, 3),
         "goals": list(per_goal.values()),
         "obligations": [r.to_json() for r in results],
+        "ranking": {
+            "components": [{"name": c.name, "meaning": c.meaning} for c in ranking.RANKING],
+            "obligations": [r.to_json() for r in ranked],
+        },
         "client_layer": None
         if not args.clients
         else {
@@ -252,9 +267,10 @@ def _print(doc: dict[str, Any]) -> None:
         print(f"  - {reason}")
     layer = doc["client_layer"]
     obligations = list(doc["obligations"]) + (list(layer["obligations"]) if layer else [])
+    obligations += list(doc["ranking"]["obligations"])
     for g in doc["goals"]:
         kind = "lemma" if g["lemma"] else "property"
-        where = "" if g["layer"] == "core" else ", client layer"
+        where = "" if g["layer"] == "core" else f", {g['layer']}"
         print(
             f"  {g['status']:8} {g['goal']} ({kind}{where}; {g['obligations']} obligations, "
             f"{g['seconds']} s)"
@@ -263,7 +279,9 @@ def _print(doc: dict[str, Any]) -> None:
         print(
             "      "
             + "; ".join(
-                f"{ob['family'] or 'initiation'} {ob['status']} {ob['seconds']} s" for ob in own
+                f"{ob['family'] or ('initiation' if g['lemma'] else 'any state')} "
+                f"{ob['status']} {ob['seconds']} s"
+                for ob in own
             )
         )
     if layer is not None:
@@ -272,7 +290,13 @@ def _print(doc: dict[str, Any]) -> None:
             "  client layer: a diagnosis model (reliable network, no restarts; "
             f"a heartbeat {fix} the target still to apply)"
         )
+    print(
+        "  ranking (lexicographic, most significant first): "
+        + "; ".join(f"{c['name']} = {c['meaning']}" for c in doc["ranking"]["components"])
+    )
     for ob in obligations:
+        if ob["status"] == "proved" and ob.get("reason"):
+            print(f"  note: {ob['obligation']} {printable(ob['reason'])}")
         if ob["status"] == "unknown":
             print(f"\nUNKNOWN {ob['obligation']}: {printable(ob.get('reason', ''))}")
         if ob["status"] == "failed":

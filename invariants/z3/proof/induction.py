@@ -201,7 +201,7 @@ INVARIANT: tuple[Conjunct, ...] = STATE_TARGETS + LEMMAS
 class Obligation:
     """One query: ``kind`` is initiation, consecution or step."""
 
-    kind: Literal["initiation", "consecution", "step"]
+    kind: Literal["initiation", "consecution", "step", "ranking"]
     goal: str
     family: str | None
 
@@ -220,6 +220,9 @@ class Cti:
     params: dict[str, object]
     python_confirms: bool
     """The Python reading agrees: ``I`` holds on the pre-state and the goal fails."""
+    python_says: str | None = None
+    """What the Python reading checked, when it is not the invariant and the goal (the
+    ranking's obligations: only the invariant before)."""
 
     def lines(self) -> list[str]:
         out = ["pre-state (satisfies the invariant):"]
@@ -230,6 +233,9 @@ class Cti:
         if self.post is not None:
             out.append("post-state:")
             out += ["  " + line for line in render(self.post)]
+        if self.python_says is not None:
+            out.append("Python reading: " + self.python_says)
+            return out
         out.append(
             "Python reading: "
             + (
