@@ -15,6 +15,7 @@ Wall and CPU seconds of this process are both reported: the machine is shared.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -87,7 +88,7 @@ def run() -> list[dict[str, object]]:
     found: dict[str, object] = {}
     for name in VARIANTS:
         mutant = MUTANTS[name]
-        outcomes, wall, cpu = _timed(lambda mutant=mutant: _bmc(mutant.config, mutant.name))
+        outcomes, wall, cpu = _timed(functools.partial(_bmc, mutant.config, mutant.name))
         hits = {}
         for goal, o in outcomes.items():
             if o.path is not None:
