@@ -2,7 +2,8 @@
 size (``invariants.z3.proof``; docs/invariants.md, "Proofs for groups of any size").
 
 Every obligation (initiation, consecution per invariant conjunct and action family, step
-properties per family) is one Z3 query with a timeout: proved (unsat), failed (a
+properties per family, and the convergence ranking's: ``invariants.z3.proof.ranking``) is
+one Z3 query with a timeout: proved (unsat), failed (a
 counterexample to induction, decoded and re-checked with the Python reading) or unknown
 (Z3's reason). Exit 0 only when every obligation is proved, 1 when one failed, 3 when none
 failed but one is unknown.
@@ -28,7 +29,9 @@ def register(sub: Any) -> None:
             "EpochOrder.*, NoServerError (with strengthening lemmas) are inductive for the "
             "KIP-848 coordinator core, and that MemberEpochMonotone, HandOutOnlyReleased and "
             "OffsetCommitAtValidEpoch hold on every step, for groups of any size, any valid "
-            "target assignment and any request the model's clients can send. Exit 0 when "
+            "target assignment and any request the model's clients can send; and that a "
+            "convergence ranking decreases after the last perturbation "
+            "(docs/invariants.md). Exit 0 when "
             "every obligation is proved; 1 when one fails (its counterexample to induction "
             "is printed); 3 when none fails but Z3 answered unknown for one (the reason is "
             "printed); 2 on bad input."
