@@ -54,6 +54,7 @@ from invariants.properties import (
     NO_DOUBLE_MEMBER_ASSIGNMENT,
     NO_SERVER_ERROR,
     OFFSET_COMMIT_AT_VALID_EPOCH,
+    TARGET_ONLY_SUBSCRIBED,
     TARGET_UNIQUE,
     Property,
 )
@@ -183,6 +184,7 @@ STATE_TARGETS: tuple[Conjunct, ...] = tuple(
         MEMBER_EPOCH_BOUNDED,
         TARGET_UNIQUE,
         NO_SERVER_ERROR,
+        TARGET_ONLY_SUBSCRIBED,
     )
 )
 """The catalogue's state properties proved inductive (with the lemmas)."""
