@@ -26,8 +26,8 @@ def register(sub: Any) -> None:
         help="prove the coordinator core's safety properties inductive with Z3 (any group size)",
         description=(
             "Prove with Z3 that NoDoubleMemberAssignment, ValidTargetAssignment.Unique and "
-            ".OnlySubscribed, EpochOrder.*, NoServerError (with strengthening lemmas) are "
-            "inductive for the "
+            ".OnlySubscribed, EpochOrder.*, NoServerError, GroupStatusConsistent.* (with "
+            "strengthening lemmas) are inductive for the "
             "KIP-848 coordinator core, and that MemberEpochMonotone, HandOutOnlyReleased and "
             "OffsetCommitAtValidEpoch hold on every step, for groups of any size, any valid "
             "target assignment and any request the model's clients can send; and that a "

@@ -22,9 +22,8 @@ pending partitions: its own epoch, its assigned partitions as owned, its subscri
 unchanged. The obligations (each one Z3 query over the uninterpreted sorts, assuming the
 inductive invariant ``I`` of ``invariants.z3.proof.induction`` and the lemma below):
 
-* ``Ranking.AtTargetEpochHoldsTarget`` — the lemma: a member at the assignment epoch holds
-  only partitions of its target and, when STABLE, every partition of its target it
-  subscribes to (initiation and consecution per family, like the invariant's conjuncts);
+* the lemmas ``RANKING_LEMMAS`` (initiation and consecution per family, like the
+  invariant's conjuncts);
 * ``Ranking.NonIncreasing`` / family — no quiet step increases the ranking;
 * ``Ranking.Decreases`` — an honest heartbeat of an *enabled* member (one whose heartbeat
   has something to do: the ``enabled`` predicate below) strictly decreases it;
@@ -80,8 +79,10 @@ DECREASES = "Ranking.Decreases"
 ENABLED = "Ranking.Enabled"
 ZERO = "Ranking.ZeroIsConverged"
 GOALS = (
-    "Ranking.AtTargetEpochHoldsTarget",
+    "Ranking.NoTargetAtEpochZero",
+    "Ranking.EpochZeroHoldsNothing",
     "Ranking.UnrevokedHasPending",
+    "Ranking.AssignedOrPending",
     NON_INCREASING,
     DECREASES,
     ENABLED,
@@ -202,30 +203,6 @@ def zero(s: SymState) -> Any:
     return z3.And(*[c.empty(s) for c in RANKING])
 
 
-def _at_target_epoch(s: SymState) -> Any:
-    at = z3.And(s.is_member(_m), s.epoch(_m) == s.assignment_epoch)
-    settled = z3.And(
-        s.group_epoch == s.assignment_epoch,
-        s.mstate(_m) == STABLE,
-        s.target(_m, _p),
-        s.subscribed(_m, _p),
-    )
-    return z3.ForAll(
-        [_m, _p],
-        z3.Implies(
-            at,
-            z3.And(
-                z3.Implies(s.holds(_m, _p), s.target(_m, _p)),
-                z3.Implies(
-                    z3.And(s.group_epoch == s.assignment_epoch, s.holds(_m, _p)),
-                    s.subscribed(_m, _p),
-                ),
-                z3.Implies(settled, s.assigned(_m, _p)),
-            ),
-        ),
-    )
-
-
 def _unrevoked_has_pending(s: SymState) -> Any:
     q = z3.Const("rank.q", PARTITION)
     return z3.ForAll(
@@ -258,17 +235,14 @@ def _no_target_at_epoch_zero(s: SymState) -> Any:
 RANKING_LEMMAS: dict[str, Callable[[SymState], Any]] = {
     "Ranking.NoTargetAtEpochZero": _no_target_at_epoch_zero,
     "Ranking.EpochZeroHoldsNothing": _epoch_zero_holds_nothing,
-    "Ranking.AtTargetEpochHoldsTarget": _at_target_epoch,
     "Ranking.UnrevokedHasPending": _unrevoked_has_pending,
     "Ranking.AssignedOrPending": _assigned_or_pending,
 }
-"""Lemmas the ranking needs besides ``I``: the target at assignment epoch 0 is empty (a
-target is only computed for a bumped group epoch); a member at epoch 0 holds nothing (so its
-honest heartbeat, a join, reports nothing); a member at the assignment epoch holds only
-partitions of its target, and, when no new target is due, only partitions it subscribes
-to and, when STABLE, every partition of its target it subscribes to; a member in
-UNREVOKED_PARTITIONS has a partition pending revocation; no partition is both assigned to
-a member and pending its revocation."""
+"""Lemmas the ranking needs besides ``I`` (which has ``Lemma.AtTargetEpochHoldsTarget``):
+the target at assignment epoch 0 is empty (a target is only computed for a bumped group
+epoch); a member at epoch 0 holds nothing (so its honest heartbeat, a join, reports
+nothing); a member in UNREVOKED_PARTITIONS has a partition pending revocation; no
+partition is both assigned to a member and pending its revocation."""
 
 
 def lemma(s: SymState, leave_out: frozenset[str] = frozenset()) -> Any:
