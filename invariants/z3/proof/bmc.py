@@ -426,8 +426,10 @@ def search_all(
 ) -> dict[str, Outcome]:
     """For each goal, the shortest path (in steps, up to ``depth``) to a violation of it.
     One incremental solver holds the unrolling, built once for every goal; at each depth
-    every goal still open is asked in a push/pop scope of its own (the negated goal on the
-    last step). A goal's seconds are the unrolling's plus its own queries'."""
+    every goal still open is asked under an assumption literal of its own (the negated goal
+    on the last step, implied by the literal), so what the solver learns refuting one goal
+    serves the next ones (push/pop scopes would drop it: 2.5 × slower on MUT2). A goal's
+    seconds are the unrolling's plus its own queries'."""
     state_goals = {c.name: c for c in STATE_TARGETS}
     step_goals = {s.name: s for s in STEP_TARGETS}
     names = list(goals)
@@ -462,9 +464,11 @@ def search_all(
                 expr = step_goals[goal].expr
                 assert expr is not None
                 negated = z3.Not(read(expr, pre=states[k - 1], post=states[k]))
-            run.solver.push()
-            run.add(negated)
-            answer = run.solver.check()
+            # An assumption literal rather than a push/pop scope: what the solver learns
+            # while refuting one goal stays for the next depths and goals.
+            asked = z3.Bool(f"violates:{goal}@{k}")
+            run.solver.add(z3.Implies(asked, run.encode(negated)))
+            answer = run.solver.check(asked)
             if answer == z3.unknown:
                 reason = str(run.solver.reason_unknown())
                 own[goal] += time.monotonic() - t0
@@ -475,7 +479,7 @@ def search_all(
                 done[goal] = Outcome("violation", k, building + own[goal], path=path)
             else:
                 own[goal] += time.monotonic() - t0
-            run.solver.pop()
+                run.solver.add(z3.Not(asked))
     for goal in names:
         if goal not in done:
             done[goal] = Outcome("ok", depth, building + own[goal])
