@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, str] = {
     "tla": "bench_tla",
     "render": "bench_render",
     "pipeline": "bench_pipeline",
+    "z3": "bench_z3",
 }
 """Benchmark name → module in bench/ exposing ``run() -> dict | list[dict]``."""
 

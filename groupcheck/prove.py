@@ -2,7 +2,8 @@
 size (``invariants.z3.proof``; docs/invariants.md, "Proofs for groups of any size").
 
 Every obligation (initiation, consecution per invariant conjunct and action family, step
-properties per family) is one Z3 query with a timeout: proved (unsat), failed (a
+properties per family, and the convergence ranking's: ``invariants.z3.proof.ranking``) is
+one Z3 query with a timeout: proved (unsat), failed (a
 counterexample to induction, decoded and re-checked with the Python reading) or unknown
 (Z3's reason). Exit 0 only when every obligation is proved, 1 when one failed, 3 when none
 failed but one is unknown.
@@ -24,11 +25,14 @@ def register(sub: Any) -> None:
         "prove",
         help="prove the coordinator core's safety properties inductive with Z3 (any group size)",
         description=(
-            "Prove with Z3 that NoDoubleMemberAssignment, ValidTargetAssignment.Unique, "
-            "EpochOrder.*, NoServerError (with strengthening lemmas) are inductive for the "
+            "Prove with Z3 that NoDoubleMemberAssignment, ValidTargetAssignment.Unique and "
+            ".OnlySubscribed, EpochOrder.*, NoServerError, GroupStatusConsistent.* (with "
+            "strengthening lemmas) are inductive for the "
             "KIP-848 coordinator core, and that MemberEpochMonotone, HandOutOnlyReleased and "
             "OffsetCommitAtValidEpoch hold on every step, for groups of any size, any valid "
-            "target assignment and any request the model's clients can send. Exit 0 when "
+            "target assignment and any request the model's clients can send; and that a "
+            "convergence ranking decreases after the last perturbation "
+            "(docs/invariants.md). Exit 0 when "
             "every obligation is proved; 1 when one fails (its counterexample to induction "
             "is printed); 3 when none fails but Z3 answered unknown for one (the reason is "
             "printed); 2 on bad input."
@@ -140,6 +144,7 @@ def _outside_abstraction(config: Any) -> str | None:
 def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
+    from invariants.z3.proof import ranking
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
     from invariants.z3.proof.induction import INVARIANT, STEP_TARGETS, Prover, summary
     from model.status import ConfigError
@@ -150,6 +155,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     request_lemma = not args.natural_lemmas
     layer_goals = [c.name for c in layer_conjuncts(request_lemma)] if args.clients else []
     goals += layer_goals
+    goals += list(ranking.GOALS)
     if args.only:
         unknown = [g for g in args.only if g not in goals]
         if unknown:
@@ -172,14 +178,21 @@ def cmd_prove(args: argparse.Namespace) -> int:
             timeout_ms=int(args.timeout * 1000),
             only=wanted,
         )
+    ranked = ranking.run(
+        options, timeout_ms=int(args.timeout * 1000), progress=progress, only=args.only
+    )
     seconds = time.monotonic() - start
     counts = summary(results)
     for d in layer:
         counts[d.status] += 1
+    for r in ranked:
+        counts[r.status] += 1
     result = "ok"
     reasons: list[str] = []
-    checked = {r.obligation.goal for r in results} | {d.goal for d in layer}
+    checked = {r.obligation.goal for r in results + ranked} | {d.goal for d in layer}
     assumed = [c.name for c in INVARIANT] + layer_goals
+    if ranked:
+        assumed += list(ranking.RANKING_LEMMAS)
     unchecked = [g for g in assumed if g not in checked]
     if counts["failed"]:
         result = "violation"
@@ -195,6 +208,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     per_goal: dict[str, dict[str, Any]] = {}
     rows = [(r.obligation.goal, r.status, r.seconds, "core") for r in results]
     rows += [(d.goal, d.status, d.seconds, "client layer") for d in layer]
+    rows += [(r.obligation.goal, r.status, r.seconds, "ranking") for r in ranked]
     for goal, status, secs, where in rows:
         key = f"{where}:{goal}"
         g = per_goal.setdefault(
@@ -208,6 +222,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     lemmas = {c.name for c in INVARIANT if c.lemma} | {
         c.name for c in layer_conjuncts(True) if c.lemma
     }
+    lemmas |= set(ranking.RANKING_LEMMAS)
     for g in per_goal.values():
         g["lemma"] = g["goal"] in lemmas
     doc = {
@@ -224,6 +239,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
         "seconds": round(seconds, 3),
         "goals": list(per_goal.values()),
         "obligations": [r.to_json() for r in results],
+        "ranking": {
+            "components": [{"name": c.name, "meaning": c.meaning} for c in ranking.RANKING],
+            "obligations": [r.to_json() for r in ranked],
+        },
         "client_layer": None
         if not args.clients
         else {
@@ -254,9 +273,10 @@ def _print(doc: dict[str, Any]) -> None:
         print(f"  - {reason}")
     layer = doc["client_layer"]
     obligations = list(doc["obligations"]) + (list(layer["obligations"]) if layer else [])
+    obligations += list(doc["ranking"]["obligations"])
     for g in doc["goals"]:
         kind = "lemma" if g["lemma"] else "property"
-        where = "" if g["layer"] == "core" else ", client layer"
+        where = "" if g["layer"] == "core" else f", {g['layer']}"
         print(
             f"  {g['status']:8} {g['goal']} ({kind}{where}; {g['obligations']} obligations, "
             f"{g['seconds']} s)"
@@ -265,7 +285,9 @@ def _print(doc: dict[str, Any]) -> None:
         print(
             "      "
             + "; ".join(
-                f"{ob['family'] or 'initiation'} {ob['status']} {ob['seconds']} s" for ob in own
+                f"{ob['family'] or ('initiation' if g['lemma'] else 'any state')} "
+                f"{ob['status']} {ob['seconds']} s"
+                for ob in own
             )
         )
     if layer is not None:
@@ -274,7 +296,13 @@ def _print(doc: dict[str, Any]) -> None:
             "  client layer: a diagnosis model (reliable network, no restarts; "
             f"a heartbeat {fix} the target still to apply)"
         )
+    print(
+        "  ranking (lexicographic, most significant first): "
+        + "; ".join(f"{c['name']} = {c['meaning']}" for c in doc["ranking"]["components"])
+    )
     for ob in obligations:
+        if ob["status"] == "proved" and ob.get("reason"):
+            print(f"  note: {ob['obligation']} {printable(ob['reason'])}")
         if ob["status"] == "unknown":
             print(f"\nUNKNOWN {ob['obligation']}: {printable(ob.get('reason', ''))}")
         if ob["status"] == "failed":
@@ -283,12 +311,18 @@ def _print(doc: dict[str, Any]) -> None:
                 print(f"  {printable(line)}")
 
 
+def _initial_group_epoch(config: Any) -> int:
+    from model.system import consumer_initial
+
+    return int(consumer_initial(config).group.group_epoch)
+
+
 def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     """``groupcheck explore --engine bmc``: bounded model checking over the symbolic core,
     every counterexample replayed through the Python coordinator (invariants.z3.proof.bmc)."""
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
-    from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search
+    from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search_all, universe_of
     from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS
     from invariants.z3.proof.state import render
     from invariants.z3.proof.transition import VARIANTS, Options
@@ -316,13 +350,23 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         goals = [g for g in goals if g in args.only]
     depth = args.depth or 3
     options = Options.of(config, variant)
+    # The configuration's finite domains: quantifier-free unrollings.
+    universe = universe_of(config)
+    group_epoch = _initial_group_epoch(config)
     progress = progress_for(args.quiet)
     start = time.monotonic()
     rows: list[dict[str, Any]] = []
-    for goal in goals:
-        if progress is not None:
-            progress(f"bmc: {goal} up to depth {depth}")
-        out = search(goal, depth, options, timeout_ms=int(args.budget * 1000))
+    if progress is not None:
+        progress(f"bmc: {', '.join(goals)} up to depth {depth}")
+    outcomes = search_all(
+        goals,
+        depth,
+        options,
+        timeout_ms=int(args.budget * 1000),
+        universe=universe,
+        group_epoch=group_epoch,
+    )
+    for goal, out in outcomes.items():
         row: dict[str, Any] = {
             "property": goal,
             "status": out.status,

@@ -10,6 +10,7 @@ it (``invariants.z3.proof.state``), plus three symbols only lemmas use:
 ``partition_held(p)`` and ``partition_epoch(p)`` (the group's partition epochs) and
 ``previous_epoch(m)``. ``server_error(c)`` reads the coordinator-side ghost (a write was
 refused), which holds whenever a client was answered UNKNOWN_SERVER_ERROR.
+``group_status()`` is derived from the fields as ``coordinator.group_status`` derives it.
 ``assigned_since`` is the snapshot's default (``FUNCTION_DEFAULT``): KIP-1251 assignment
 epochs are outside the abstraction. Any other symbol raises :class:`OutsideAbstraction`.
 """
@@ -69,6 +70,7 @@ SUPPORTED_FUNCTIONS = frozenset(
         "partition_epoch",
         "instance",
         "assigned_since",
+        "group_status",
     }
 )
 
@@ -131,6 +133,8 @@ def _term(t: IntTerm, sides: dict[When, SymState | None], env: Env) -> ExprRef:
         return s.committed_epoch(*args)
     if name == "partition_epoch":
         return s.pe(*args)
+    if name == "group_status":
+        return s.group_status()
     if name == "instance":
         return z3.IntVal(0)  # dynamic members only
     if name == "assigned_since":

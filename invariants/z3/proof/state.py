@@ -116,6 +116,24 @@ class SymState:
         """Assigned or pending revocation: the coordinator's view of ownership."""
         return z3.Or(self.assigned(m, p), self.revoking(m, p))
 
+    def group_status(self) -> ExprRef:
+        """``coordinator.group_status`` (``ConsumerGroup.maybeUpdateGroupState``), derived
+        from the fields: 0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE."""
+        m = z3.Const("status.m", MEMBER)
+        anyone = z3.Exists([m], self.is_member(m))
+        unsettled = z3.Exists(
+            [m],
+            z3.And(
+                self.is_member(m),
+                z3.Not(z3.And(self.mstate(m) == STABLE, self.epoch(m) == self.assignment_epoch)),
+            ),
+        )
+        return z3.If(
+            z3.Not(anyone),
+            0,
+            z3.If(self.group_epoch > self.assignment_epoch, 1, z3.If(unsettled, 2, 3)),
+        )
+
 
 MEMBER_RELATIONS = ("assigned", "revoking", "target", "subscribed", "committed_by")
 """The binary relations of a symbolic state (member × partition)."""
@@ -153,6 +171,17 @@ class Concrete:
     extra_members: tuple[str, ...] = ()
     """Member ids of the domain that are not members (committers gone, joiners to come)."""
     extra_partitions: tuple[Partition, ...] = field(default=())
+
+    def group_status(self) -> int:
+        """``coordinator.group_status`` of these values (0 EMPTY … 3 STABLE)."""
+        if not self.members:
+            return 0
+        if self.group_epoch > self.assignment_epoch:
+            return 1
+        settled = all(
+            mv.state == STABLE and mv.epoch == self.assignment_epoch for mv in self.members.values()
+        )
+        return 3 if settled else 2
 
     def member_domain(self) -> tuple[str, ...]:
         ids = set(self.members) | set(self.extra_members)
@@ -227,6 +256,7 @@ class Concrete:
             fn["partition_epoch"][(p,)] = e
         if self.server_error:
             rel["server_error"].add(("coordinator",))
+        fn["group_status"] = {(): self.group_status()}
         mdom = tuple(sorted(set(self.member_domain()) | set(members)))
         pdom = tuple(sorted(set(self.partition_domain()) | set(partitions)))
         return Snapshot(
@@ -367,12 +397,18 @@ def _universe(model: ModelRef, sort: Any) -> list[ExprRef]:
 
 
 def decode(
-    model: ModelRef, sym: SymState
+    model: ModelRef, sym: SymState, universe: Universe | None = None
 ) -> tuple[Concrete, dict[str, ExprRef], dict[str, ExprRef]]:
     """The concrete values a Z3 model gives ``sym``: member elements are named ``m0``,
-    ``m1``…, partitions ``("p", 0)``…; also the element → name maps (by element string)."""
-    ms = _universe(model, MEMBER)
-    ps = _universe(model, PARTITION)
+    ``m1``…, partitions ``("p", 0)``…; also the element → name maps (by element string).
+    The elements are the model's universe of each sort, or ``universe``'s constants (in
+    its order) when the formulas were grounded on a finite universe."""
+    if universe is None:
+        ms = _universe(model, MEMBER)
+        ps = _universe(model, PARTITION)
+    else:
+        ms = [model.eval(c, model_completion=True) for c in universe.member_consts.values()]
+        ps = [model.eval(c, model_completion=True) for c in universe.partition_consts.values()]
     mname = {str(e): f"m{i}" for i, e in enumerate(ms)}
     pname = {str(e): i for i, e in enumerate(ps)}
 

@@ -25,7 +25,9 @@ relation an over-approximation of the model:
 * the group-epoch bump of a heartbeat is free, except that a changed subscription forces
   it (a changed preferred server assignor may bump it too);
 * a timer may fire for any member; a metadata change may change every member's
-  subscribed partitions, bump the group epoch and drop committed offsets.
+  subscribed partitions (and then bumps the group epoch, as ``on_metadata_change`` and
+  ``resolve_regular_expressions`` do), bump the group epoch anyway and drop committed
+  offsets.
 
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
@@ -125,7 +127,8 @@ class Family:
     params: dict[str, Any]
     facts: dict[str, BoolRef] = field(default_factory=dict)
     """Named sub-formulas others build on (the heartbeat's ``accepted``: the request passed
-    every check and its write was not refused)."""
+    every check and its write was not refused; ``changed``: the request changes the
+    member's subscribed partitions)."""
 
 
 Set = Callable[[ExprRef], BoolRef]
@@ -480,7 +483,9 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         target_ok,
         z3.If(go, z3.If(conflict, refused_write, written), unchanged(pre, post)),
     )
-    return Family(n, formula, params, {"accepted": z3.And(go, z3.Not(conflict))})
+    return Family(
+        n, formula, params, {"accepted": z3.And(go, z3.Not(conflict)), "changed": changed}
+    )
 
 
 def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bool) -> Family:
@@ -611,12 +616,17 @@ def compute_target(pre: SymState, post: SymState, o: Options) -> Family:
 
 def metadata_change(pre: SymState, post: SymState, o: Options) -> Family:
     """Topics created, deleted, recreated or grown, racks moved, regular expressions
-    resolved again: any member's subscribed partitions may change, the group epoch may be
-    bumped, committed offsets of deleted topics are dropped."""
+    resolved again: any member's subscribed partitions may change, which bumps the group
+    epoch (``coordinator.on_metadata_change``, ``resolve_regular_expressions``); the group
+    epoch may be bumped anyway (racks); committed offsets of deleted topics are dropped."""
     n = "MetadataChange"
+    moved = z3.Exists([_m, _p], post.subscribed(_m, _p) != pre.subscribed(_m, _p))
     formula = z3.And(
         unchanged(pre, post, skip=frozenset({"subscribed", "group_epoch", "committed_by"})),
         z3.Or(post.group_epoch == pre.group_epoch, post.group_epoch == pre.group_epoch + 1),
+        # coordinator.on_metadata_change / resolve_regular_expressions: a change of what a
+        # member subscribes to bumps the group epoch.
+        z3.Implies(moved, post.group_epoch == pre.group_epoch + 1),
         z3.ForAll(
             [_m, _p],
             z3.And(

@@ -1,0 +1,449 @@
+"""Convergence of the KIP-848 coordinator core: a ranking function, for groups of any size.
+
+After the last perturbation — no join, leave, timer, subscription or metadata change,
+failover: every step that bumps the group epoch or changes membership — the group must
+reach the state where every member is STABLE at the assignment epoch and holds its whole
+target (``CurrentAssignmentBuilder`` has nothing left to do). The argument is a
+lexicographic ranking of finite sets (each component a set of members or of member ×
+partition pairs, compared by inclusion, so that "decreases" is first order and holds for
+groups of any size):
+
+``T``  the group epoch is ahead of the assignment epoch (a target is still to compute);
+``A``  members whose epoch is not the assignment epoch;
+``B``  members of ``A`` not yet told to revoke (not UNREVOKED_PARTITIONS);
+``C``  pairs (m, p) of a member at the assignment epoch and a partition of its target
+       that it subscribes to and is not assigned (still to be handed out);
+``D``  members in UNRELEASED_PARTITIONS.
+
+A *quiet* step is one of ``DeliverMessage.heartbeat`` without a group-epoch bump,
+``DeliverMessage.offset_commit``, ``ComputeTargetAssignment`` and ``Unchanged``. An
+*honest* heartbeat of a member is the one its client sends once it has released its
+pending partitions: its own epoch, its assigned partitions as owned, its subscription
+unchanged. The obligations (each one Z3 query over the uninterpreted sorts, assuming the
+inductive invariant ``I`` of ``invariants.z3.proof.induction`` and the lemma below):
+
+* the lemmas ``RANKING_LEMMAS`` (initiation and consecution per family, like the
+  invariant's conjuncts);
+* ``Ranking.NonIncreasing`` / family — no quiet step increases the ranking;
+* ``Ranking.Decreases`` — an honest heartbeat of an *enabled* member (one whose heartbeat
+  has something to do: the ``enabled`` predicate below) strictly decreases it;
+* ``Ranking.Enabled`` — a state whose ranking is not zero has an enabled member;
+* ``Ranking.ZeroIsConverged`` — a state whose ranking is zero is converged.
+
+Together, with weak fairness on every member's honest heartbeat, the ranking reaches zero
+after the last perturbation, and zero is convergence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from invariants.z3.proof.induction import (
+    INVARIANT,
+    Cti,
+    Obligation,
+    Result,
+    _holds,
+    params_of,
+)
+from invariants.z3.proof.reading import read
+from invariants.z3.proof.state import (
+    MEMBER,
+    PARTITION,
+    STABLE,
+    UNRELEASED,
+    UNREVOKED,
+    SymState,
+    decode,
+)
+from invariants.z3.proof.transition import Family, Options, families, initial
+
+_m = z3.Const("rank.m", MEMBER)
+_p = z3.Const("rank.p", PARTITION)
+
+QUIET_FAMILIES = (
+    "DeliverMessage.heartbeat",
+    "ComputeTargetAssignment",
+    "DeliverMessage.offset_commit",
+    "CoordinatorLoaded",
+    "Unchanged",
+)
+
+NON_INCREASING = "Ranking.NonIncreasing"
+DECREASES = "Ranking.Decreases"
+ENABLED = "Ranking.Enabled"
+ZERO = "Ranking.ZeroIsConverged"
+GOALS = (
+    "Ranking.NoTargetAtEpochZero",
+    "Ranking.EpochZeroHoldsNothing",
+    "Ranking.UnrevokedHasPending",
+    "Ranking.AssignedOrPending",
+    NON_INCREASING,
+    DECREASES,
+    ENABLED,
+    ZERO,
+)
+
+
+@dataclass(frozen=True)
+class Component:
+    """One component of the ranking: a set of members (``arity`` 1), of member ×
+    partition pairs (2) or a flag (0), as a formula of a state."""
+
+    name: str
+    arity: int
+    member_of: Callable[..., Any]
+    meaning: str = ""
+
+    def args(self) -> list[Any]:
+        return [[], [_m], [_m, _p]][self.arity]
+
+    def subset(self, post: SymState, pre: SymState) -> Any:
+        xs = self.args()
+        inner = z3.Implies(self.member_of(post, *xs), self.member_of(pre, *xs))
+        return z3.ForAll(xs, inner) if xs else inner
+
+    def equal(self, post: SymState, pre: SymState) -> Any:
+        xs = self.args()
+        inner = self.member_of(post, *xs) == self.member_of(pre, *xs)
+        return z3.ForAll(xs, inner) if xs else inner
+
+    def strictly_smaller(self, post: SymState, pre: SymState) -> Any:
+        xs = self.args()
+        gone = z3.And(self.member_of(pre, *xs), z3.Not(self.member_of(post, *xs)))
+        return z3.And(self.subset(post, pre), z3.Exists(xs, gone) if xs else gone)
+
+    def empty(self, s: SymState) -> Any:
+        xs = self.args()
+        inner = z3.Not(self.member_of(s, *xs))
+        return z3.ForAll(xs, inner) if xs else inner
+
+
+def _missing(s: SymState, m: Any, p: Any) -> Any:
+    return z3.And(
+        s.is_member(m),
+        s.epoch(m) == s.assignment_epoch,
+        s.target(m, p),
+        s.subscribed(m, p),
+        z3.Not(s.assigned(m, p)),
+    )
+
+
+RANKING: tuple[Component, ...] = (
+    Component("L", 0, lambda s: s.loading, meaning="the coordinator is loading the group"),
+    Component(
+        "T",
+        0,
+        lambda s: z3.And(s.group_epoch != s.assignment_epoch, z3.Exists([_m], s.is_member(_m))),
+        meaning="a target is still to compute (the group epoch is ahead of the assignment "
+        "epoch, and the group has members)",
+    ),
+    Component(
+        "A",
+        1,
+        lambda s, m: z3.And(s.is_member(m), s.epoch(m) != s.assignment_epoch),
+        meaning="members whose epoch is not the assignment epoch",
+    ),
+    Component(
+        "B",
+        1,
+        lambda s, m: z3.And(
+            s.is_member(m), s.epoch(m) != s.assignment_epoch, s.mstate(m) != UNREVOKED
+        ),
+        meaning="members not at the assignment epoch that are not yet told to revoke",
+    ),
+    Component(
+        "H",
+        2,
+        lambda s, m, p: z3.And(s.is_member(m), s.epoch(m) != s.assignment_epoch, s.holds(m, p)),
+        meaning="partitions held by members not at the assignment epoch",
+    ),
+    Component(
+        "C",
+        2,
+        _missing,
+        meaning="partitions of a target that a member at the assignment epoch subscribes "
+        "to and is not assigned",
+    ),
+    Component(
+        "R",
+        2,
+        lambda s, m, p: z3.And(s.is_member(m), s.epoch(m) == s.assignment_epoch, s.revoking(m, p)),
+        meaning="partitions pending revocation of members at the assignment epoch",
+    ),
+    Component(
+        "D",
+        1,
+        lambda s, m: z3.And(s.is_member(m), s.mstate(m) == UNRELEASED),
+        meaning="members in UNRELEASED_PARTITIONS",
+    ),
+)
+"""The ranking, most significant component first (module docstring)."""
+
+
+def smaller(post: SymState, pre: SymState) -> Any:
+    """``post``'s ranking is lexicographically smaller than ``pre``'s."""
+    cases = []
+    for i, c in enumerate(RANKING):
+        same = [d.equal(post, pre) for d in RANKING[:i]]
+        cases.append(z3.And(*same, c.strictly_smaller(post, pre)))
+    return z3.Or(*cases)
+
+
+def same(post: SymState, pre: SymState) -> Any:
+    return z3.And(*[c.equal(post, pre) for c in RANKING])
+
+
+def zero(s: SymState) -> Any:
+    return z3.And(*[c.empty(s) for c in RANKING])
+
+
+def _unrevoked_has_pending(s: SymState) -> Any:
+    q = z3.Const("rank.q", PARTITION)
+    return z3.ForAll(
+        [_m],
+        z3.Implies(
+            z3.And(s.is_member(_m), s.mstate(_m) == UNREVOKED),
+            z3.Exists([q], s.revoking(_m, q)),
+        ),
+    )
+
+
+def _assigned_or_pending(s: SymState) -> Any:
+    return z3.ForAll(
+        [_m, _p],
+        z3.Implies(s.is_member(_m), z3.Not(z3.And(s.assigned(_m, _p), s.revoking(_m, _p)))),
+    )
+
+
+def _epoch_zero_holds_nothing(s: SymState) -> Any:
+    return z3.ForAll(
+        [_m, _p],
+        z3.Implies(z3.And(s.is_member(_m), s.epoch(_m) == 0), z3.Not(s.holds(_m, _p))),
+    )
+
+
+def _no_target_at_epoch_zero(s: SymState) -> Any:
+    return z3.Implies(s.assignment_epoch == 0, z3.ForAll([_m, _p], z3.Not(s.target(_m, _p))))
+
+
+RANKING_LEMMAS: dict[str, Callable[[SymState], Any]] = {
+    "Ranking.NoTargetAtEpochZero": _no_target_at_epoch_zero,
+    "Ranking.EpochZeroHoldsNothing": _epoch_zero_holds_nothing,
+    "Ranking.UnrevokedHasPending": _unrevoked_has_pending,
+    "Ranking.AssignedOrPending": _assigned_or_pending,
+}
+"""Lemmas the ranking needs besides ``I`` (which has ``Lemma.AtTargetEpochHoldsTarget``):
+the target at assignment epoch 0 is empty (a target is only computed for a bumped group
+epoch); a member at epoch 0 holds nothing (so its honest heartbeat, a join, reports
+nothing); a member in UNREVOKED_PARTITIONS has a partition pending revocation; no
+partition is both assigned to a member and pending its revocation."""
+
+
+def lemma(s: SymState, leave_out: frozenset[str] = frozenset()) -> Any:
+    """The ranking's lemmas (but those named in ``leave_out``) on ``s``."""
+    return z3.And(*[f(s) for name, f in RANKING_LEMMAS.items() if name not in leave_out])
+
+
+def enabled(s: SymState, m: Any, options: Options) -> Any:
+    """Whether ``m``'s honest heartbeat has something to do in ``s``: a target to
+    compute (when heartbeats compute it), an epoch to move to, a revocation to
+    acknowledge, or, when UNRELEASED, a partition that was released or nothing left
+    to wait for."""
+    to_compute = (
+        s.group_epoch != s.assignment_epoch
+        if options.compute_target_in_heartbeat
+        else z3.BoolVal(False)
+    )
+    p = z3.Const("rank.q", PARTITION)
+    released = z3.Exists([p], z3.And(_missing(s, m, p), z3.Not(s.pe_held(p))))
+    nothing_left = z3.ForAll([p], z3.Not(_missing(s, m, p)))
+    return z3.And(
+        s.is_member(m),
+        z3.Or(
+            to_compute,
+            s.epoch(m) != s.assignment_epoch,
+            s.mstate(m) == UNREVOKED,
+            z3.And(s.mstate(m) == UNRELEASED, z3.Or(released, nothing_left)),
+        ),
+    )
+
+
+def _invariant(s: SymState) -> list[Any]:
+    return [read(c.expr, now=s) for c in INVARIANT]
+
+
+def quiet(f: Family, pre: SymState) -> Any:
+    """The family's formula restricted to a quiet step (a heartbeat of a member that does
+    not bump the group epoch)."""
+    if f.name == "DeliverMessage.heartbeat":
+        return z3.And(f.formula, pre.is_member(f.params["member"]), z3.Not(f.params["bump"]))
+    return f.formula
+
+
+def honest(f: Family, pre: SymState) -> Any:
+    """The heartbeat family restricted to an honest heartbeat (module docstring)."""
+    p = f.params
+    hm = p["member"]
+    return z3.And(
+        f.formula,
+        pre.is_member(hm),
+        p["epoch"] == pre.epoch(hm),
+        z3.Not(p["owned_null"]),
+        z3.ForAll([_p], p["owned"](_p) == pre.assigned(hm, _p)),
+        z3.ForAll([_p], p["subscribed"](_p) == pre.subscribed(hm, _p)),
+        z3.Not(p["subscription_changed"]),
+        z3.Not(p["bump"]),
+        z3.Not(p["invalid"]),
+        z3.Not(p["group_full"]),
+    )
+
+
+def obligations(options: Options) -> list[Obligation]:
+    pre, post = SymState.fresh("pre"), SymState.fresh("post")
+    names = [f.name for f in families(pre, post, options)]
+    out = []
+    for name in RANKING_LEMMAS:
+        out += [Obligation("ranking", name, None)]
+        out += [Obligation("ranking", name, f) for f in names]
+    out += [Obligation("ranking", NON_INCREASING, f) for f in names if f in QUIET_FAMILIES]
+    out += [
+        Obligation("ranking", DECREASES, f)
+        for f in ("DeliverMessage.heartbeat", "ComputeTargetAssignment", "CoordinatorLoaded")
+        if f in names
+    ]
+    out += [Obligation("ranking", ENABLED, None), Obligation("ranking", ZERO, None)]
+    return out
+
+
+def check(
+    ob: Obligation,
+    options: Options,
+    timeout_ms: int,
+    *,
+    leave_out: frozenset[str] = frozenset(),
+) -> Result:
+    """One obligation: proved (unsat), failed (a decoded counterexample) or unknown (Z3's
+    reason). ``leave_out`` drops lemmas from the assumptions (to show what they are for)."""
+    start = time.monotonic()
+    pre, post = SymState.fresh("pre"), SymState.fresh("post")
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    fam: Family | None = None
+    two_states = True
+    if ob.goal in RANKING_LEMMAS and ob.family is None:
+        solver.add(initial(pre), z3.Not(RANKING_LEMMAS[ob.goal](pre)))
+        two_states = False
+    elif ob.goal in (ENABLED, ZERO):
+        solver.add(*_invariant(pre), lemma(pre, leave_out))
+        if ob.goal == ENABLED:
+            x = z3.Const("rank.x", MEMBER)
+            # Loading ends with CoordinatorLoaded, a target due without heartbeats that
+            # compute it with ComputeTargetAssignment: both always enabled then.
+            due = z3.And(
+                z3.BoolVal(not options.compute_target_in_heartbeat),
+                RANKING[1].member_of(pre),
+            )
+            solver.add(
+                z3.Not(zero(pre)),
+                z3.Not(pre.loading),
+                z3.Not(due),
+                z3.ForAll([x], z3.Not(enabled(pre, x, options))),
+            )
+        else:
+            solver.add(zero(pre), z3.Not(converged(pre)))
+        two_states = False
+    else:
+        fam = next(f for f in families(pre, post, options) if f.name == ob.family)
+        solver.add(*_invariant(pre), lemma(pre, leave_out))
+        if ob.goal in RANKING_LEMMAS:
+            solver.add(fam.formula, z3.Not(RANKING_LEMMAS[ob.goal](post)))
+        elif ob.goal == NON_INCREASING:
+            solver.add(quiet(fam, pre), z3.Not(z3.Or(smaller(post, pre), same(post, pre))))
+        elif fam.name == "DeliverMessage.heartbeat":
+            solver.add(
+                honest(fam, pre),
+                z3.Not(pre.loading),
+                enabled(pre, fam.params["member"], options),
+                z3.Not(smaller(post, pre)),
+            )
+        else:
+            solver.add(fam.formula, z3.Not(smaller(post, pre)))
+    answer = solver.check()
+    seconds = time.monotonic() - start
+    if answer == z3.unsat:
+        return Result(ob, "proved", seconds)
+    if answer == z3.unknown:
+        return Result(ob, "unknown", seconds, reason=str(solver.reason_unknown()))
+    model = solver.model()
+    before, members, partitions = decode(model, pre)
+    after = decode(model, post)[0] if two_states else None
+    params = params_of(model, fam, members, partitions) if fam is not None else {}
+    snap = before.snapshot()
+    if after is not None:
+        doms = (set(before.member_domain()) | set(after.member_domain()), ())
+        snap = before.snapshot(*doms)
+    holds_before = all(_holds(c.expr, snap) for c in INVARIANT)
+    cti = Cti(
+        before,
+        after,
+        fam.name if fam is not None else None,
+        params,
+        holds_before,
+        python_says=(
+            "the invariant holds before"
+            if holds_before
+            else "the invariant does NOT hold before (the encoding disagrees)"
+        ),
+    )
+    return Result(ob, "failed", time.monotonic() - start, cti=cti)
+
+
+def converged(s: SymState) -> Any:
+    """Every member is STABLE at the assignment epoch, which equals the group epoch
+    (unless the group is empty), holds no partition pending revocation and is assigned
+    exactly the partitions of its target it subscribes to."""
+    return z3.And(
+        z3.Implies(z3.Exists([_m], s.is_member(_m)), s.group_epoch == s.assignment_epoch),
+        z3.ForAll(
+            [_m],
+            z3.Implies(
+                s.is_member(_m),
+                z3.And(s.epoch(_m) == s.assignment_epoch, s.mstate(_m) == STABLE),
+            ),
+        ),
+        z3.ForAll(
+            [_m, _p],
+            z3.Implies(
+                s.is_member(_m),
+                z3.And(
+                    z3.Not(s.revoking(_m, _p)),
+                    s.assigned(_m, _p) == z3.And(s.target(_m, _p), s.subscribed(_m, _p)),
+                ),
+            ),
+        ),
+    )
+
+
+def run(
+    options: Options,
+    *,
+    timeout_ms: int,
+    progress: Callable[[str], None] | None = None,
+    only: Iterable[str] | None = None,
+    leave_out: frozenset[str] = frozenset(),
+) -> list[Result]:
+    """Every obligation of the ranking (those of the goals in ``only``, when given)."""
+    wanted = set(only) if only is not None else None
+    obs = [ob for ob in obligations(options) if wanted is None or ob.goal in wanted]
+    out = []
+    for i, ob in enumerate(obs, 1):
+        if progress is not None:
+            progress(f"prove: ranking {i}/{len(obs)}, now {ob.name}")
+        out.append(check(ob, options, timeout_ms, leave_out=leave_out))
+    return out
