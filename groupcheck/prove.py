@@ -108,8 +108,10 @@ def _options(args: argparse.Namespace) -> Any:
         )
     if config is None:
         return Options(variant=args.variant)
-    if config.protocol == "classic":
-        raise ConfigError("prove covers the KIP-848 consumer protocol; this config is classic")
+    if config.protocol != "consumer":
+        raise ConfigError(
+            f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
+        )
     if any(c.instance_id is not None for c in config.clients):
         raise ConfigError(
             "prove's abstraction has dynamic members only; this config has static members "
@@ -336,6 +338,11 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         raise ConfigError(
             f"--engine bmc has no symbolic variant of mutant {variant!r}; known: "
             f"{', '.join(VARIANTS)}"
+        )
+    if config.protocol != "consumer":
+        raise ConfigError(
+            f"--engine bmc covers the KIP-848 consumer protocol; this config is "
+            f"{config.protocol} (explore it instead)"
         )
     if any(c.instance_id is not None for c in config.clients) or config.assignment_epochs:
         raise ConfigError("--engine bmc covers dynamic members without KIP-1251 assignment epochs")

@@ -403,7 +403,8 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "preset_name", ["OFFLOAD", "BATCHING", "OFFSETS_EXPIRY", "ZOMBIE_DELETION"]
+    "preset_name",
+    ["OFFLOAD", "BATCHING", "OFFSETS_EXPIRY", "ZOMBIE_DELETION", "CLASSIC_COOPERATIVE"],
 )
 def test_prove_refuses_rules_outside_its_abstraction(
     preset_name: str, capsys: pytest.CaptureFixture[str]
@@ -416,3 +417,15 @@ def test_prove_refuses_rules_outside_its_abstraction(
     err = capsys.readouterr().err
     assert err.count("\n") == 2
     assert "explore it instead" in err
+
+
+def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str]) -> None:
+    """The symbolic relation is the consumer protocol's: a mixed config (classic members,
+    conversions) is refused, never reported proved or ok."""
+    from groupcheck.cli import main
+
+    assert main(["prove", "--clients", "--preset", "MIGRATION_UPGRADE", "--quiet"]) == 2
+    assert main(["explore", "--engine", "bmc", "--depth", "1", "--preset", "MIXED_STATIC"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2
+    assert err.count("this config is mixed") == 2
