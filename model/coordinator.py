@@ -773,13 +773,11 @@ def validate_delete_group(group: Group) -> ErrorCode:
     return ErrorCode.NONE if not group.members else ErrorCode.NON_EMPTY_GROUP
 
 
-def delete_group(group: Group, config: Config) -> Group:
-    """The group and its committed offsets are deleted (``GroupMetadataManager.deleteGroup``,
-    ``OffsetMetadataManager.deleteAllOffsets``): what remains is the record a new group
-    starts from (group and assignment epoch as ``Config.epoch_layout`` numbers a new group,
-    no members, no target, no offsets), marked ``deleted`` until a member joins. An assignor
-    run still in flight on the executor is marked so that its result is discarded (KIP-1263
-    "Assignment Offload")."""
+def new_group(config: Config) -> Group:
+    """A group as the coordinator creates it: no members, no target, no offsets, at group
+    and assignment epoch 0 — or 1 under ``epoch_layout = "kafka-4.3"``, the empty epoch-1
+    target of KIP-1263 (KAFKA-20268: group epoch 1 and assignment epoch 1, so the first
+    computed target is epoch 2)."""
     start = 1 if config.epoch_layout == "kafka-4.3" else 0
     return Group(
         group_epoch=start,
@@ -788,6 +786,18 @@ def delete_group(group: Group, config: Config) -> Group:
         members=FrozenMap(),
         partition_epochs=FrozenMap(),
         committed_offsets=FrozenMap(),
+    )
+
+
+def delete_group(group: Group, config: Config) -> Group:
+    """The group and its committed offsets are deleted (``GroupMetadataManager.deleteGroup``,
+    ``OffsetMetadataManager.deleteAllOffsets``): what remains is the record a new group
+    starts from (group and assignment epoch as ``Config.epoch_layout`` numbers a new group,
+    no members, no target, no offsets), marked ``deleted`` until a member joins. An assignor
+    run still in flight on the executor is marked so that its result is discarded (KIP-1263
+    "Assignment Offload")."""
+    return replace(
+        new_group(config),
         assignor_runs=tuple(replace(run, group_deleted=True) for run in group.assignor_runs),
         holder_commit_rejected=group.holder_commit_rejected,
         deleted=True,

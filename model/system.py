@@ -104,15 +104,7 @@ def initial(config: Config) -> AnyState:
 def consumer_initial(config: Config) -> State:
     """The initial state: an empty group, the configured topics (topic id = name), and
     every client either JOINING (already subscribed) or UNSUBSCRIBED."""
-    start = 1 if config.epoch_layout == "kafka-4.3" else 0
-    group = Group(
-        group_epoch=start,
-        assignment_epoch=start,
-        target_assignment=FrozenMap(),
-        members=FrozenMap(),
-        partition_epochs=FrozenMap(),
-        committed_offsets=FrozenMap(),
-    )
+    group = co.new_group(config)
     topics = FrozenMap((name, TopicMetadata(name, n)) for name, n in config.topics)
     clients = tuple(
         Client(

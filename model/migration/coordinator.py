@@ -163,15 +163,7 @@ def new_consumer_group(committed: ClassicGroup, config: Config) -> Group:
     """The consumer group that replaces an empty classic group on a consumer-protocol join
     (``maybeDeleteEmptyClassicGroup``, then a new group at the epochs ``Config.epoch_layout``
     starts a group at: 0, or 1 with the empty epoch-1 target of KIP-1263); offsets stay."""
-    start = 1 if config.epoch_layout == "kafka-4.3" else 0
-    return Group(
-        group_epoch=start,
-        assignment_epoch=start,
-        target_assignment=FrozenMap(),
-        members=FrozenMap(),
-        partition_epochs=FrozenMap(),
-        committed_offsets=committed.committed_offsets,
-    )
+    return replace(co.new_group(config), committed_offsets=committed.committed_offsets)
 
 
 def is_empty_classic(group: ClassicGroup) -> bool:
