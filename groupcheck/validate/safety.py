@@ -29,7 +29,7 @@ zombie window.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from groupcheck.validate.report import Finding, Report
@@ -279,6 +279,18 @@ class _Window:
         return span + (f", {seconds(self.ms)}" if self.ms is not None else "")
 
 
+def trace_events(
+    lines: Iterable[str], header: TraceHeader
+) -> Iterator[tuple[int, int | None, Action]]:
+    """(line number, ``ts``, action) of each event of a trace whose header has been read
+    (``lines`` goes on from line 2); blank lines are skipped, a malformed one raises
+    ``TraceError``."""
+    for n, line in enumerate(lines, 2):
+        if line.strip():
+            event = parse_event(line, n)
+            yield n, event.ts, decode_action(event, line, n, header)
+
+
 def validate_safety(
     file: str,
     lines: Iterable[str],
@@ -304,12 +316,8 @@ def validate_safety(
 
             return validate_mixed_safety(file, header, it, settle, timing)
         checker = _Safety(file, report, settle, timing or TimingOptions(), header)
-        for n, line in enumerate(it, 2):
-            if not line.strip():
-                continue
-            event = parse_event(line, n)
-            action = decode_action(event, line, n, header)
-            checker.on_event(n, event.ts, action)
+        for n, ts, action in trace_events(it, header):
+            checker.on_event(n, ts, action)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from groupcheck.validate.report import Finding, Report
-from groupcheck.validate.safety import Names, ObservedCheck, _Processes
+from groupcheck.validate.safety import Names, ObservedCheck, _Processes, trace_events
 from groupcheck.validate.timing import (
     PREMATURE,
     UNCLASSIFIED,
@@ -82,7 +82,7 @@ from model.classic.messages import (
 from model.ids import EMPTY, Assignment
 from model.records import Message, OffsetCommitRequest, OffsetCommitResponse
 from model.status import ErrorCode
-from model.trace import TraceError, decode_action, parse_event
+from model.trace import TraceError
 from model.trace.codec import TraceHeader
 from reports.render.escape import shown
 
@@ -468,20 +468,16 @@ def validate_classic_safety(
     report.timing = run.timing.to_json()
     report.protocol = "classic"
     try:
-        for n, line in enumerate(lines, 2):
-            if not line.strip():
-                continue
-            event = parse_event(line, n)
-            action = decode_action(event, line, n, header)
+        for n, ts, action in trace_events(lines, header):
             report.events += 1
-            if event.ts is not None:
+            if ts is not None:
                 report.timing["timestamps"] = True
             if not isinstance(action, DeliverMessage):
                 run.on_event(n, action)
             elif action.message.to_coordinator:
-                run.on_request(n, action.message, event.ts)
+                run.on_request(n, action.message, ts)
             else:
-                run.on_response(n, action.message, event.ts)
+                run.on_response(n, action.message, ts)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report

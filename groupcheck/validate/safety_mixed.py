@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from groupcheck.validate.report import Finding, Report
-from groupcheck.validate.safety import NO_DOUBLE_OWNERSHIP, Names, _Safety
+from groupcheck.validate.safety import NO_DOUBLE_OWNERSHIP, Names, _Safety, trace_events
 from groupcheck.validate.safety_classic import COMMIT_FENCED, _ClassicSafety
 from groupcheck.validate.timing import (
     PREMATURE,
@@ -47,7 +47,7 @@ from model.records import (
     OffsetCommitRequest,
     OffsetCommitResponse,
 )
-from model.trace import TraceError, TraceHeader, decode_action, parse_event
+from model.trace import TraceError, TraceHeader
 
 CONSUMER, CLASSIC = "consumer", "classic"
 
@@ -242,12 +242,8 @@ def validate_mixed_safety(
     report.protocol = "mixed"
     run = _MixedSafety(file, report, header, options, consumer, classic)
     try:
-        for n, line in enumerate(lines, 2):
-            if not line.strip():
-                continue
-            event = parse_event(line, n)
-            action = decode_action(event, line, n, header)
-            run.on_event(n, event.ts, action)
+        for n, ts, action in trace_events(lines, header):
+            run.on_event(n, ts, action)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report
