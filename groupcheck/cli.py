@@ -100,7 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="wall-clock limit (default 60); a search it cuts short is inconclusive (exit 3)",
     )
     exp.add_argument(
-        "--max-states", type=positive, metavar="N", help="bfs: stop after N distinct states"
+        "--max-states",
+        type=positive,
+        metavar="N",
+        help="bfs: stop after N distinct states; bmc: the bound of each level's search that "
+        "lifts a counterexample to a model trace (default 50000 states)",
     )
     exp.add_argument(
         "--depth",

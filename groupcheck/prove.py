@@ -321,8 +321,15 @@ def _initial_group_epoch(config: Any) -> int:
 
 def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     """``groupcheck explore --engine bmc``: bounded model checking over the symbolic core,
-    every counterexample replayed through the Python coordinator (invariants.z3.proof.bmc)."""
+    every counterexample replayed through the Python coordinator (invariants.z3.proof.bmc),
+    then lifted to a model trace (``groupcheck.explore.lift``, bounded by ``--max-states``
+    per level) and, when lifted, written as a run directory like the other engines'."""
+    from pathlib import Path
+
     from groupcheck import exitcodes
+    from groupcheck.explore.lift import DEFAULT_LIFT_STATES
+    from reports.artifacts import run_label, run_name
+    from reports.publish import check_target
     from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search_all, universe_of
     from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS
@@ -356,6 +363,11 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             raise ConfigError(f"--only {unknown[0]!r}: --engine bmc checks {', '.join(goals)}")
         goals = [g for g in goals if g in args.only]
     depth = args.depth or 3
+    lift_states = args.max_states or DEFAULT_LIFT_STATES
+    out_dir = Path(args.out)
+    scenario = chosen.preset or config.name.split("+")[0]
+    run_dir = out_dir / run_name(run_label(scenario, chosen.change, "bmc", None))
+    check_target(run_dir)  # refuse an output location before searching, not after
     options = Options.of(config, variant)
     # The configuration's finite domains: quantifier-free unrollings.
     universe = universe_of(config)
@@ -396,6 +408,9 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
                 row["replayed"] = False
                 row["replay_error"] = str(e)
         rows.append(row)
+    written = _lift_and_write(
+        args, chosen, outcomes, rows, universe, lift_states, out_dir, run_dir, progress
+    )
     seconds = time.monotonic() - start
     violated = [r for r in rows if r["status"] == "violation"]
     result = "ok"
@@ -411,6 +426,8 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         "depth": depth,
         "seconds": round(seconds, 3),
         "properties": rows,
+        "lift_states": lift_states,
+        **written,
     }
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -429,9 +446,104 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
                 print(f"  {printable(line)}")
             if r.get("replay_error"):
                 print(f"  replay: {printable(r['replay_error'])}")
+            if r.get("lift"):
+                print(f"  lift: {printable(r['lift']['summary'])}")
+        if doc["run_dir"] is not None:
+            print(
+                f"\nMODEL COUNTEREXAMPLE of {doc['property']} (lifted from the bmc path of "
+                f"{doc['lifted_from']}): {doc['length']} steps"
+            )
+            print(f"  {printable(doc['message'] or '')}")
+            for i, step in enumerate(doc["steps_taken"], 1):
+                print(f"    {i:3}. {printable(step)}")
+            print(f"  Z3 re-check: {doc['z3']}")
+            print(f"  written to {doc['trace']}")
+            print(f"  report: {doc['report']}")
+            print(f"  reproduce: {doc['reproduce']}")
+        elif violated:
+            print("\nno run directory written: no counterexample was lifted to a model trace")
     if violated:
         # A violation the Python coordinator does not reproduce is a bug of the encoding.
         if not all(r["replayed"] for r in violated):
             return exitcodes.INTERNAL_ERROR
         return exitcodes.VIOLATION
     return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def _lift_and_write(
+    args: argparse.Namespace,
+    chosen: Any,
+    outcomes: dict[str, Any],
+    rows: list[dict[str, Any]],
+    universe: Any,
+    lift_states: int,
+    out_dir: Any,
+    run_dir: Any,
+    progress: Any,
+) -> dict[str, Any]:
+    """Lift the confirmed counterexamples, in the order of ``rows``, to model traces until
+    one lifts (``groupcheck.explore.lift``; each row gains ``lift``), and write that one's
+    run directory as the other engines do. Returns the document's run-directory fields
+    (all None when nothing was lifted: no directory is written)."""
+    from groupcheck.cli import _small_state_graph
+    from groupcheck.explore.lift import lift
+    from groupcheck.explore.run import z3_recheck
+    from reports.artifacts import Counterexample, write_counterexample
+    from reports.casestudy import describe_action
+
+    fields: dict[str, Any] = {
+        "run_dir": None,
+        "trace": None,
+        "report": None,
+        "reproduce": None,
+        "lifted_from": None,
+        "property": None,
+        "message": None,
+        "length": None,
+        "z3": None,
+        "steps_taken": [],
+    }
+    config = chosen.config
+    for row in rows:
+        if row["status"] != "violation" or not row.get("replayed"):
+            continue
+        if fields["run_dir"] is not None:
+            row["lift"] = {
+                "status": "not attempted",
+                "summary": f"not attempted: {run_dir} holds the counterexample of "
+                f"{fields['lifted_from']}",
+            }
+            continue
+        if progress is not None:
+            progress(f"bmc: lifting the path of {row['property']} to a model trace")
+        lifted = lift(outcomes[row["property"]].path, config, universe, max_states=lift_states)
+        row["lift"] = lifted.to_json()
+        if lifted.path is None or lifted.property is None:
+            continue
+        ce = Counterexample(
+            path=lifted.path,
+            property=lifted.property,
+            message=lifted.message or "",
+            preset=chosen.preset,
+            mutant=chosen.mutant.name if chosen.mutant else None,
+            named_config=chosen.config_file is None,
+            engine="bmc",
+            original_length=len(lifted.path.actions),
+        )
+        graph, graph_path = _small_state_graph(lifted.path)
+        written = write_counterexample(
+            ce, out=out_dir, name=run_dir.name, graph=graph, graph_path=graph_path
+        )
+        fields.update(
+            run_dir=str(written),
+            trace=str(written / "trace.ndjson"),
+            report=str(written / "index.html"),
+            reproduce=ce.cli() if ce.named_config else f"sh {written / 'reproduce.sh'}",
+            lifted_from=row["property"],
+            property=lifted.property,
+            message=lifted.message,
+            length=len(lifted.path.actions),
+            z3=z3_recheck(lifted.path, lifted.property),
+            steps_taken=[describe_action(a) for a in lifted.path.actions],
+        )
+    return fields
