@@ -328,14 +328,14 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
 
     from groupcheck import exitcodes
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
-    from reports.artifacts import run_label, run_name
-    from reports.publish import check_target
     from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search_all, universe_of
     from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS
     from invariants.z3.proof.state import render
     from invariants.z3.proof.transition import VARIANTS, Options
     from model.status import ConfigError
+    from reports.artifacts import run_label, run_name
+    from reports.publish import check_target
 
     config = chosen.config
     variant = chosen.mutant.name if chosen.mutant is not None else None

@@ -186,6 +186,8 @@ def model_namer(config: Config) -> Callable[[str], str | None]:
 
 def alpha(value: Concrete, level: str, name: Callable[[str], str | None]) -> Alpha:
     """``value`` at ``level`` (module docstring), members named by ``name``."""
+    members: list[Entry]
+    commits: list[Entry]
     if level == "exact":
         whole: Hashable = (
             value.group_epoch,
@@ -337,7 +339,7 @@ def _search(
             bad = violations(state, pv, action, new, qv)
             if bad:
                 if j == last and matches(now, targets[last]):
-                    return trace(key) + [action], bad, len(nodes), False
+                    return [*trace(key), action], bad, len(nodes), False
                 continue
             new_key = (normal(new), j)
             if new_key in nodes:
@@ -368,9 +370,7 @@ def lift(
         if levels is not None and lv.name not in levels:
             continue
         targets = _collapsed([alpha(s, lv.name, pname) for s in named])
-        actions, bad, visited, exhausted = _search(
-            config, targets, lv.name, lv.strict, max_states
-        )
+        actions, _, visited, exhausted = _search(config, targets, lv.name, lv.strict, max_states)
         out.attempts.append(
             {"level": lv.name, "states": visited, "exhausted": exhausted, "found": bool(actions)}
         )
