@@ -27,10 +27,14 @@ at which a trace is found is reported:
 ``shape``
   the members with their states and assigned and pending partitions, the partitions with a
   partition epoch, who committed which partition (no epochs, targets or subscriptions: the
-  model's assignor and clients choose them); other changes of the group may come between
-  the path's states;
+  model's assignor and clients choose them), and every change of these must be the path's
+  next state;
 ``members``
-  who is a member and who committed an offset, other changes in between.
+  who is a member and who committed an offset; other changes of the group may come between
+  the path's states (a join the path does not need, say, or one the relation skips).
+
+The strict levels prune every other change, so their searches are small; the ``members``
+level's is a breadth-first search of the model with a counter of the states matched.
 
 Each level's search is a breadth-first search over (model state, how many of the path's
 states were matched), bounded by ``max_states`` distinct nodes — never by time. A trace
@@ -77,11 +81,16 @@ LEVELS = (
     Level("exact", True, "the path's states exactly, with no other change of the group"),
     Level(
         "shape",
-        False,
+        True,
         "the path's members, their states and assigned and pending partitions, the "
-        "partition epochs held and the committers (not epochs, targets or subscriptions)",
+        "partitions with an epoch and the committers (not epochs, targets or subscriptions), "
+        "with no other change of them",
     ),
-    Level("members", False, "the path's members and committers only"),
+    Level(
+        "members",
+        False,
+        "the path's members and committers only, other changes of the group in between",
+    ),
 )
 
 

@@ -8,6 +8,7 @@ Every bound here is a number of states, steps or obligations, never seconds.
 from __future__ import annotations
 
 import json
+import pathlib
 import random
 from collections import deque
 from collections.abc import Iterator
@@ -389,8 +390,9 @@ def test_bmc_finds_nothing_shallow_in_the_reference_rules() -> None:
         assert search(goal, 2, Options()).status == "ok"
 
 
-def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path) -> None:
     args = ["explore", "--engine", "bmc", "--depth", "2", "--json", "--quiet"]
+    args += ["--out", str(tmp_path), "--max-states", "200"]
     code = main(
         [*args, "--mutant", "accept-stale-commit-epoch", "--only", "OffsetCommitAtValidEpoch"]
     )

@@ -1,0 +1,151 @@
+"""A BMC counterexample lifted to a model trace and published like the other engines'
+(groupcheck/explore/lift.py, ``groupcheck explore --engine bmc``).
+
+Every bound is a depth or a number of states, never seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.explore.lift import LEVELS, alpha, lift, matches, model_namer, rename
+from groupcheck.mutants import MUTANTS
+from invariants.z3.proof.bmc import search, universe_of
+from invariants.z3.proof.state import project
+from invariants.z3.proof.transition import Options
+from model.system import consumer_initial
+
+# The mutants with a symbolic variant, the property BMC finds and its shortest depth.
+CASES = [
+    ("ignore-partition-epochs", "NoServerError", 2),
+    ("bookkeeping-drops-pending", "NoDoubleMemberAssignment", 4),
+    ("accept-stale-commit-epoch", "OffsetCommitAtValidEpoch", 2),
+    ("accept-commit-from-unknown-member", "OffsetCommitAtValidEpoch", 1),
+]
+
+RUN_FILES = {
+    ".groupcheck",
+    "config.toml",
+    "counterexample.json",
+    "explanation.txt",
+    "index.html",
+    "ownership.dot",
+    "ownership.svg",
+    "reproduce.py",
+    "reproduce.sh",
+    "sequence.dot",
+    "sequence.svg",
+    "trace.itf.json",
+    "trace.ndjson",
+}
+"""What a bfs counterexample's run directory holds (reports/artifacts.py)."""
+
+
+def _bmc(mutant: str, goal: str, depth: int, out: Path, *extra: str) -> list[str]:
+    return [
+        "explore",
+        "--engine",
+        "bmc",
+        "--mutant",
+        mutant,
+        "--only",
+        goal,
+        "--depth",
+        str(depth),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
+
+
+@pytest.mark.parametrize(("mutant", "goal", "depth"), CASES, ids=str)
+def test_a_bmc_counterexample_is_lifted_published_and_replays(
+    mutant: str, goal: str, depth: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*_bmc(mutant, goal, depth, tmp_path), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert row["status"] == "violation"
+    assert row["replayed"] is True
+    assert row["lift"]["status"] == "lifted"
+    # The model trace's first violation is its last step, of the property BMC found.
+    assert doc["property"] == goal
+    run = Path(doc["run_dir"])
+    assert run.parent == tmp_path
+    assert run.name.endswith("-bmc")
+    assert {p.name for p in run.iterdir()} >= RUN_FILES
+    ce = json.loads((run / "counterexample.json").read_text())
+    assert ce["engine"] == "bmc"
+    assert ce["property"] == goal
+    assert ce["length"] == doc["length"] == row["lift"]["length"]
+    assert ce["reproduce"] == doc["reproduce"]
+    assert "--mutant " + mutant in (run / "reproduce.sh").read_text()
+    # groupcheck replay of the path code reproduces the violation at the last step.
+    assert main(["replay", "--mutant", mutant, "--path", ce["code"], "--json"]) == 1
+    again = json.loads(capsys.readouterr().out)
+    assert again["step"] == ce["length"]
+    assert goal in {v["property"] for v in again["violations"]}
+
+
+def test_a_lift_budget_too_small_says_so_and_writes_no_run_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _bmc("accept-stale-commit-epoch", "OffsetCommitAtValidEpoch", 2, tmp_path)
+    assert main([*args, "--max-states", "50"]) == 1
+    text = capsys.readouterr().out
+    assert "Python replay confirmed" in text
+    assert "replayed on the coordinator only; no model trace within 50 states per level" in text
+    assert "no run directory written" in text
+    assert not list(tmp_path.iterdir())
+    assert main([*args, "--max-states", "50", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["run_dir"] is None
+    assert doc["reproduce"] is None
+    (row,) = doc["properties"]
+    assert row["replayed"] is True
+    assert row["lift"]["status"] == "not lifted"
+    assert [a["level"] for a in row["lift"]["attempts"]] == [lv.name for lv in LEVELS]
+    assert not any(a["found"] for a in row["lift"]["attempts"])
+
+
+def test_the_lift_maps_the_path_to_the_configs_names() -> None:
+    """The universe's members and partitions are the config's: the path's first state after
+    a join is the model's group after the same join, at the members level; the path's
+    states match themselves at every level, and a model member of a restarted client is
+    named by its client."""
+    mutant = MUTANTS["accept-stale-commit-epoch"]
+    config = replace(mutant.config, rules=mutant.rules)
+    universe = universe_of(config)
+    out = search(
+        "OffsetCommitAtValidEpoch",
+        2,
+        Options.of(config, mutant.name),
+        universe=universe,
+        group_epoch=consumer_initial(config).group.group_epoch,
+    )
+    assert out.path is not None
+    named = [rename(s, universe) for s in out.path.states]
+    joined = named[1]
+    assert set(joined.members) <= set(universe.members)
+    assert {p for mv in joined.members.values() for p in mv.assigned} <= set(universe.partitions)
+    for lv in LEVELS:
+        a = alpha(joined, lv.name, lambda m: m)
+        assert matches(a, a)
+    # The initial model state is the path's initial state at every level.
+    initial = project(consumer_initial(config))
+    for lv in LEVELS:
+        assert matches(
+            alpha(initial, lv.name, model_namer(config)), alpha(named[0], lv.name, lambda m: m)
+        )
+    assert model_namer(config)("B.1") == "B"
+    # A budget of one state cannot lift anything and says so.
+    tiny = lift(out.path, config, universe, max_states=1)
+    assert tiny.status == "not lifted"
+    assert tiny.path is None
+    assert "no model trace within 1 states per level" in tiny.summary()
