@@ -87,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="bfs",
         help="bmc: bounded model checking of the coordinator core's properties with Z3 "
         "over the symbolic relation (invariants/z3/proof/), up to --depth steps (default 3); "
-        "a counterexample is replayed through the Python coordinator",
+        "a counterexample is replayed through the Python coordinator, then lifted to a "
+        "model trace (bounded by --max-states) and, when lifted, written under --out like "
+        "bfs's",
     )
     exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
     add_rules_option(exp)
