@@ -22,8 +22,8 @@ at which a trace is found is reported:
 ``exact``
   every field the abstraction pins (members with epochs, states, assigned and pending
   partitions, subscriptions and targets; the partition epochs; the committed offsets and
-  their epochs; the group and assignment epochs), and every change of the group must be the
-  path's next state;
+  their epochs; the group and assignment epochs; a coordinator loading), and every change
+  of the group must be the path's next state;
 ``shape``
   the members with their states and assigned and pending partitions, the partitions with a
   partition epoch, who committed which partition (no epochs, targets or subscriptions: the
@@ -202,6 +202,7 @@ def alpha(value: Concrete, level: str, name: Callable[[str], str | None]) -> Alp
             value.group_epoch,
             value.assignment_epoch,
             frozenset(value.partition_epochs.items()),
+            value.loading,
         )
         members = [
             (

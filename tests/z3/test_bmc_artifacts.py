@@ -149,3 +149,53 @@ def test_the_lift_maps_the_path_to_the_configs_names() -> None:
     assert tiny.status == "not lifted"
     assert tiny.path is None
     assert "no model trace within 1 states per level" in tiny.summary()
+
+
+def test_a_path_of_the_models_own_states_lifts_exactly() -> None:
+    """The projections of a model counterexample, named as BMC names them, form a path the
+    ``exact`` level lifts: to a trace no longer than the model's, violating the same
+    property."""
+    from invariants.z3.proof.bmc import Path as SymPath
+    from invariants.z3.proof.state import Concrete
+    from model.path import Path as ModelPath
+
+    mutant = MUTANTS["ignore-partition-epochs"]
+    config = replace(mutant.config, rules=mutant.rules)
+    universe = universe_of(config)
+    model_path = ModelPath.decode(config, "003111")  # bfs's counterexample (NoServerError)
+    member = {m: f"m{i}" for i, m in enumerate(universe.members)}
+    part = {p: ("p", i) for i, p in enumerate(universe.partitions)}
+
+    def symbolic(v: Concrete) -> Concrete:
+        def ps(xs: frozenset[tuple[str, int]]) -> frozenset[tuple[str, int]]:
+            return frozenset(part[x] for x in xs)
+
+        return Concrete(
+            members={
+                member[k]: replace(
+                    mv,
+                    assigned=ps(mv.assigned),
+                    revoking=ps(mv.revoking),
+                    subscribed=ps(mv.subscribed),
+                )
+                for k, mv in v.members.items()
+            },
+            target=frozenset((member[k], part[x]) for k, x in v.target),
+            committed={part[x]: (member[k], e) for x, (k, e) in v.committed.items()},
+            partition_epochs={part[x]: e for x, e in v.partition_epochs.items()},
+            group_epoch=v.group_epoch,
+            assignment_epoch=v.assignment_epoch,
+            loading=v.loading,
+        )
+
+    states: list[Concrete] = []
+    for s in model_path.states():
+        v = symbolic(project(s))
+        if not states or states[-1] != v:
+            states.append(v)
+    out = lift(SymPath("NoServerError", tuple(states), ()), config, universe, max_states=5000)
+    assert out.status == "lifted"
+    assert out.level == "exact"
+    assert out.property == "NoServerError"
+    assert out.path is not None
+    assert len(out.path.actions) <= len(model_path.actions)
