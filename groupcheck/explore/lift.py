@@ -326,6 +326,7 @@ def _search(
         return None, [], 1, True
     start = (normal(init), 0)
     nodes: dict[tuple[Hashable, int], _Node] = {start: _Node(init, None, None)}
+    best: dict[Hashable, int] = {start[0]: 0}
     queue: deque[tuple[tuple[Hashable, int], int]] = deque([(start, iv)])
     while queue:
         if len(nodes) >= max_states:
@@ -351,9 +352,17 @@ def _search(
                 if j == last and matches(now, targets[last]):
                     return [*trace(key), action], bad, len(nodes), False
                 continue
-            new_key = (normal(new), j)
+            normal_new = normal(new)
+            new_key = (normal_new, j)
             if new_key in nodes:
                 continue
+            if not strict:
+                # A state already reached having matched as many of the path's states or
+                # more dominates this node: every way on from it that matches the rest of
+                # the path from here matches it from there too (the rest is a suffix).
+                if best.get(normal_new, -1) >= j:
+                    continue
+                best[normal_new] = j
             nodes[new_key] = _Node(new, key, action)
             queue.append((new_key, qv))
     return None, [], len(nodes), True
