@@ -163,13 +163,15 @@ class VisitedTable:
         return candidates.join(self.spark.table(self.name).select("fp"), "fp", "left_anti")
 
     def write(self, frame: DataFrame, path: Path) -> None:
-        """Write ``frame``'s (fp, parent, action) to ``path`` in the bucketed layout, one
-        file per bucket."""
+        """Write ``frame``'s (fp, parent, action) to ``path`` in the bucketed layout: each
+        task writes a file for each bucket among its rows. No shuffle: a level's rows come
+        from the anti-join's B partitions, partition k holding bucket k, through a Parquet
+        file each, so a bucket's rows are in one task."""
         name = f"{self.name}_w"
         try:
-            frame.select("fp", "parent", "action").repartition(self.buckets, "fp").write.bucketBy(
-                self.buckets, "fp"
-            ).option("path", str(path.resolve())).saveAsTable(name)
+            frame.select("fp", "parent", "action").write.bucketBy(self.buckets, "fp").option(
+                "path", str(path.resolve())
+            ).saveAsTable(name)
         finally:
             self.spark.sql(f"DROP TABLE IF EXISTS {name}")
 

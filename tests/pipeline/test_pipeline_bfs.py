@@ -116,6 +116,13 @@ def test_mutant_same_counterexample_and_resume(spark: SparkSession, tmp_path: Pa
     _bucketed_layout(spark, out, 3)
     with pytest.raises(PipelineError, match="holds a search with 3 buckets"):
         spark_bfs(spark, config, out, mutant=mutant.name, partitions=2, buckets=2)
+    unbucketed = tmp_path / "unbucketed"  # a directory of the layout before buckets
+    unbucketed.mkdir()
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    del plan["buckets"]
+    (unbucketed / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
+    with pytest.raises(PipelineError, match="not bucketed"):
+        spark_bfs(spark, config, unbucketed, mutant=mutant.name, partitions=2)
     # A level a killed run left half-written is replaced, not read.
     (out / "levels" / ".00005.tmp" / "frontier").mkdir(parents=True)
     resumed = spark_bfs(spark, config, out, mutant=mutant.name, partitions=2)
