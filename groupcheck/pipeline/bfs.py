@@ -243,10 +243,10 @@ def spark_bfs(
     start = time.perf_counter()
     slots = partitions or max(2, spark.sparkContext.defaultParallelism)
     layout = prepare_out(out, _plan(config, mutant, check_convergence), buckets, slots)
-    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
-    spark.conf.set("spark.sql.shuffle.partitions", str(layout))
     visited = VisitedTable(spark, out, layout)
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
     try:
+        spark.conf.set("spark.sql.shuffle.partitions", str(layout))
         return _search(
             spark,
             config,
