@@ -3,21 +3,29 @@
 Each level is a directory ``OUT/levels/NNNNN/`` holding two Parquet datasets: ``frontier``
 (the level's states, pickled, with fingerprint and discovery key) and ``visited`` (each
 state's fingerprint, its parent's and the action index: the parent pointers), plus
-``level.json`` (counts and the level's violations). A level is computed under
-``OUT/levels/.NNNNN.tmp`` and renamed into place whole, so a killed job leaves complete
-levels and at most one temporary directory, which the rerun replaces: rerunning the same
-command resumes at the last complete level. ``OUT/plan.json`` records what is searched;
-a rerun with another config is refused.
+``level.json`` (counts and the level's violations). ``visited`` is written in Spark's
+bucketed layout: B buckets by fingerprint (``plan.json``'s ``buckets``; a bucket's rows in
+files named ``..._BBBBB.c000.snappy.parquet``, bucket = ``pmod(hash(fp), B)``, Spark's
+Murmur3 hash partitioning). A level is computed under ``OUT/levels/.NNNNN.tmp`` and renamed
+into place whole, so a killed job leaves complete levels and at most one temporary
+directory, which the rerun replaces: rerunning the same command resumes at the last
+complete level. ``OUT/plan.json`` records what is searched; a rerun with another config is
+refused.
 
 One level: the frontier is expanded by Python workers (``mapInArrow``,
 ``groupcheck.pipeline.bfs_tasks.expand``: convergence and step checks, successors with
 their keys); successors are grouped by fingerprint keeping the least key (the serial
 engine's first discovery); an anti-join on fingerprints with every earlier level's
-``visited`` keeps the new ones; Python workers check their state properties
-(``bfs_tasks.check``). The least violation of a level in the serial engine's order is the
-serial engine's counterexample (``groupcheck.explore.pbfs``); its path is rebuilt from the
-parent pointers, replayed by action index, minimised and written like any other run's
-(``reports.artifacts``) under ``OUT``.
+``visited`` keeps the new ones. The earlier levels' ``visited`` are the partitions of one
+bucketed table of the session's catalog (no metastore needed: an external table of the
+in-memory catalog, created for the run and dropped after it), so Spark plans the anti-join
+without an exchange of the visited side: the candidates are grouped by fingerprint into B
+shuffle partitions, which is the buckets' partitioning, and each join task reads its bucket
+of every level's ``visited`` from storage. Python workers check the new states' state
+properties (``bfs_tasks.check``). The least violation of a level in the serial engine's
+order is the serial engine's counterexample (``groupcheck.explore.pbfs``); its path is
+rebuilt from the parent pointers, replayed by action index, minimised and written like any
+other run's (``reports.artifacts``) under ``OUT``.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import os
 import pickle
 import shutil
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,21 +92,91 @@ def _plan(config: Config, mutant: str | None, check_convergence: bool) -> dict[s
     }
 
 
-def prepare_out(out: Path, plan: dict[str, Any]) -> None:
-    """Create ``out`` for this search, or check that it holds this search's levels."""
+def prepare_out(out: Path, plan: dict[str, Any], buckets: int | None, default: int) -> int:
+    """Create ``out`` for this search, or check that it holds this search's levels; the
+    number of buckets of ``visited``: the stored one when resuming (``buckets`` None or
+    equal to it), else ``buckets`` or ``default``."""
     plan_file = out / "plan.json"
     if out.exists() and any(out.iterdir()):
         if not plan_file.exists():
             raise PipelineError(f"--out {out}: not empty and not a pipeline bfs directory")
-        if json.loads(plan_file.read_text(encoding="utf-8")) != plan:
+        stored = json.loads(plan_file.read_text(encoding="utf-8"))
+        layout = stored.pop("buckets", None)
+        if stored != plan:
             raise PipelineError(
                 f"--out {out}: holds a search of another config; choose another directory"
             )
-        return
+        if not isinstance(layout, int) or layout < 1:
+            raise PipelineError(
+                f"--out {out}: its visited sets are not bucketed (written by an earlier "
+                "version); choose another directory"
+            )
+        if buckets is not None and buckets != layout:
+            raise PipelineError(
+                f"--buckets {buckets}: {out} holds a search with {layout} buckets; "
+                f"leave out --buckets or pass {layout}"
+            )
+        return layout
+    chosen = buckets or default
     (out / "levels").mkdir(parents=True, exist_ok=True)
     tmp = out / ".plan.json.tmp"
-    tmp.write_text(json.dumps(plan, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    doc = {**plan, "buckets": chosen}
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, plan_file)
+    return chosen
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class VisitedTable:
+    """Every committed level's ``visited`` as the partitions of one bucketed external
+    table of the session's catalog (partition ``level``, B buckets on ``fp``). The table
+    holds no data of its own: each partition's location is a level's ``visited``
+    directory, so dropping the table leaves the files."""
+
+    def __init__(self, spark: SparkSession, out: Path, buckets: int) -> None:
+        self.spark = spark
+        self.out = out.resolve()
+        self.buckets = buckets
+        self.name = f"groupcheck_visited_{uuid.uuid4().hex}"
+        self.levels: set[int] = set()
+        spark.sql(
+            f"CREATE TABLE {self.name} (fp BIGINT, parent BIGINT, action INT, level INT) "
+            f"USING parquet PARTITIONED BY (level) CLUSTERED BY (fp) INTO {buckets} BUCKETS "
+            f"LOCATION {_sql_string(str(self.out / 'levels'))}"
+        )
+
+    def add(self, depth: int) -> None:
+        """Make committed level ``depth`` part of the table."""
+        if depth in self.levels:
+            return
+        where = _sql_string(str(_level_dir(self.out, depth) / "visited"))
+        self.spark.sql(
+            f"ALTER TABLE {self.name} ADD IF NOT EXISTS PARTITION (level={depth}) LOCATION {where}"
+        )
+        self.levels.add(depth)
+
+    def anti_join(self, candidates: DataFrame) -> DataFrame:
+        """The rows of ``candidates`` whose ``fp`` no level added so far holds."""
+        return candidates.join(self.spark.table(self.name).select("fp"), "fp", "left_anti")
+
+    def write(self, frame: DataFrame, path: Path) -> None:
+        """Write ``frame``'s (fp, parent, action) to ``path`` in the bucketed layout: each
+        task writes a file for each bucket among its rows. No shuffle: a level's rows come
+        from the anti-join's B partitions, partition k holding bucket k, through a Parquet
+        file each, so a bucket's rows are in one task."""
+        name = f"{self.name}_w"
+        try:
+            frame.select("fp", "parent", "action").write.bucketBy(self.buckets, "fp").option(
+                "path", str(path.resolve())
+            ).saveAsTable(name)
+        finally:
+            self.spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+    def drop(self) -> None:
+        self.spark.sql(f"DROP TABLE IF EXISTS {self.name}")
 
 
 def _commit(spark_tmp: Path, final: Path) -> None:
@@ -105,14 +184,16 @@ def _commit(spark_tmp: Path, final: Path) -> None:
 
 
 def _write_level(
-    frame: DataFrame, tmp: Path, events: list[dict[str, Any]], meta: dict[str, Any]
+    frame: DataFrame,
+    tmp: Path,
+    events: list[dict[str, Any]],
+    meta: dict[str, Any],
+    visited: VisitedTable,
 ) -> None:
     frame.where(F.col("property").isNull()).select("fp", "key", "state").write.parquet(
         str(tmp / "frontier")
     )
-    frame.where(F.col("property").isNull()).select("fp", "parent", "action").write.parquet(
-        str(tmp / "visited")
-    )
+    visited.write(frame.where(F.col("property").isNull()), tmp / "visited")
     (tmp / "level.json").write_text(
         json.dumps({**meta, "events": events}, indent=1) + "\n", encoding="utf-8"
     )
@@ -150,16 +231,54 @@ def spark_bfs(
     check_convergence: bool = True,
     max_depth: int | None = None,
     partitions: int | None = None,
+    buckets: int | None = None,
     progress: Progress | None = None,
     stop_after: int | None = None,
 ) -> SparkBfsResult:
     """Search ``config`` exhaustively on Spark, committing each level under ``out``;
     ``stop_after`` ends the run after that level is committed (as a kill would: the
-    result is inconclusive and a rerun resumes)."""
+    result is inconclusive and a rerun resumes). ``buckets``: of the visited set, fixed
+    when ``out`` is created (default: ``partitions``); the run's queries use as many
+    shuffle partitions (the session's setting is restored after)."""
     start = time.perf_counter()
-    prepare_out(out, _plan(config, mutant, check_convergence))
-    blob = pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
     slots = partitions or max(2, spark.sparkContext.defaultParallelism)
+    layout = prepare_out(out, _plan(config, mutant, check_convergence), buckets, slots)
+    visited = VisitedTable(spark, out, layout)
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        spark.conf.set("spark.sql.shuffle.partitions", str(layout))
+        return _search(
+            spark,
+            config,
+            out,
+            visited,
+            check_convergence=check_convergence,
+            max_depth=max_depth,
+            slots=slots,
+            progress=progress,
+            stop_after=stop_after,
+            start=start,
+        )
+    finally:
+        visited.drop()
+        if shuffle is not None:
+            spark.conf.set("spark.sql.shuffle.partitions", shuffle)
+
+
+def _search(
+    spark: SparkSession,
+    config: Config,
+    out: Path,
+    visited_table: VisitedTable,
+    *,
+    check_convergence: bool,
+    max_depth: int | None,
+    slots: int,
+    progress: Progress | None,
+    stop_after: int | None,
+    start: float,
+) -> SparkBfsResult:
+    blob = pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
     levels = out / "levels"
     for leftover in levels.glob(".*.tmp"):
         shutil.rmtree(leftover)  # a level a killed run of this search did not finish
@@ -176,7 +295,7 @@ def spark_bfs(
         ).cache()
         events = _events(checked)
         meta0 = {"states": 1, "steps": 0, "witnesses": _witnesses(checked)}
-        _write_level(checked, tmp, events, meta0)
+        _write_level(checked, tmp, events, meta0, visited_table)
         checked.unpersist()
         _commit(tmp, _level_dir(out, 0))
         level_seconds.append(time.perf_counter() - tick)
@@ -278,10 +397,9 @@ def spark_bfs(
             .agg(F.min(F.struct("key", "parent", "action", "state")).alias("w"))
             .select("fp", "w.key", "w.parent", "w.action", "w.state")
         )
-        visited = spark.read.parquet(
-            *(str(_level_dir(out, d) / "visited") for d in range(depth + 1))
-        ).select("fp")
-        new = candidates.join(visited, "fp", "left_anti").select(
+        for d in range(depth + 1):
+            visited_table.add(d)
+        new = visited_table.anti_join(candidates).select(
             "fp",
             "key",
             "parent",
@@ -300,7 +418,7 @@ def spark_bfs(
         states = checked.where(F.col("property").isNull()).count()
         seen_here = sorted(set(_witnesses(expanded)) | set(_witnesses(checked)))
         meta = {"states": states, "steps": int(new_steps), "witnesses": seen_here}
-        _write_level(checked, tmp, events, meta)
+        _write_level(checked, tmp, events, meta, visited_table)
         shutil.rmtree(tmp / "expanded")
         shutil.rmtree(tmp / "checked")
         _commit(tmp, nxt)

@@ -135,6 +135,13 @@ def register(sub: Any) -> None:
         help="check state and step properties only (as TLC's safety run does)",
     )
     bfs.add_argument("--partitions", type=positive, metavar="N", help="Spark partitions per level")
+    bfs.add_argument(
+        "--buckets",
+        type=positive,
+        metavar="B",
+        help="buckets of the visited set, fixed when --out is created (default: --partitions "
+        "or Spark's default parallelism); also the shuffle partitions of each level",
+    )
     _common(bfs)
     bfs.set_defaults(handler=cmd_bfs)
 
@@ -318,6 +325,7 @@ def cmd_bfs(args: argparse.Namespace) -> int:
             mutant=chosen.mutant.name if chosen.mutant else None,
             check_convergence=not args.no_convergence,
             partitions=args.partitions,
+            buckets=args.buckets,
             progress=say,
         )
     doc: dict[str, Any] = {

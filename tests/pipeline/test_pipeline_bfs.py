@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,12 +17,14 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from groupcheck.cli import main
 from groupcheck.explore.bfs import bfs
 from groupcheck.mutants import get_mutant
-from groupcheck.pipeline.bfs import spark_bfs
+from groupcheck.pipeline.bfs import VisitedTable, spark_bfs
 from groupcheck.pipeline.bfs_tasks import stable_fingerprint
+from groupcheck.pipeline.errors import PipelineError
 from groupcheck.tla.configs import CONFIGS
 from model import system
 from model.presets import preset
@@ -40,21 +43,91 @@ def test_stable_fingerprint_is_a_function_of_the_value() -> None:
     assert stable_fingerprint(frozenset({"x", "y"})) == stable_fingerprint(frozenset({"y", "x"}))
 
 
+def _bucketed_layout(spark: SparkSession, out: Path, buckets: int) -> None:
+    """Every level's ``visited`` is in Spark's bucketed layout: at most one file per bucket,
+    each holding only fingerprints of its bucket (``pmod(hash(fp), B)``, the hash
+    partitioning of the shuffle), and the anti-join against it plans no exchange of the
+    visited side (its scan is bucketed; the one exchange groups the candidates)."""
+    names = []
+    for level in sorted(p for p in (out / "levels").iterdir() if p.name.isdigit()):
+        files = sorted(f.name for f in (level / "visited").glob("part-*.parquet"))
+        found = [
+            re.fullmatch(r"part-\d+-[0-9a-f-]+_(\d{5})\.c000\.snappy\.parquet", f) for f in files
+        ]
+        ids = [int(m[1]) for m in found if m is not None]
+        assert len(ids) == len(files), files
+        assert len(set(ids)) == len(ids), files  # one file per bucket
+        assert all(0 <= b < buckets for b in ids), files
+        names.append(str(level / "visited"))
+    rows = (
+        spark.read.parquet(*names)
+        .select(
+            F.pmod(F.hash("fp"), buckets).alias("bucket"),
+            F.regexp_extract(F.input_file_name(), r"_(\d{5})\.c000", 1).cast("int").alias("file"),
+        )
+        .groupBy((F.col("bucket") == F.col("file")).alias("same"))
+        .count()
+        .collect()
+    )
+    assert {r.same: r["count"] for r in rows}.keys() == {True}
+    table = VisitedTable(spark, out, buckets)
+    try:
+        for depth in range(len(names)):
+            table.add(depth)
+        frontier = spark.read.parquet(str(out / "levels" / f"{len(names) - 1:05d}" / "frontier"))
+        old = spark.conf.get("spark.sql.shuffle.partitions")
+        spark.conf.set("spark.sql.shuffle.partitions", str(buckets))
+        try:
+            candidates = frontier.groupBy("fp").agg(F.min("key").alias("key"))
+            joined = table.anti_join(candidates)
+            plan = joined._jdf.queryExecution().executedPlan().toString()
+            assert joined.count() == 0  # the last level's states are visited
+        finally:
+            spark.conf.set("spark.sql.shuffle.partitions", old or "2")
+    finally:
+        table.drop()
+    assert "Bucketed: true" in plan, plan
+    assert f"SelectedBucketsCount: {buckets} out of {buckets}" in plan, plan
+    assert plan.count("Exchange") == 1, plan
+    assert (
+        plan.index("LeftAnti")
+        < plan.index("Exchange hashpartitioning(fp")
+        < plan.index("FileScan parquet spark_catalog")
+    ), plan
+
+
 def test_mutant_same_counterexample_and_resume(spark: SparkSession, tmp_path: Path) -> None:
+    """Also: the visited sets are bucketed (3 buckets, not the 2 partitions of the session)
+    and a stopped search resumes across them with the buckets its directory records."""
     mutant = get_mutant("revoke-without-waiting")
     config = replace(mutant.config, rules=mutant.rules)
     serial = bfs(config)
     assert serial.path is not None
     out = tmp_path / "mut"
-    stopped = spark_bfs(spark, config, out, mutant=mutant.name, stop_after=4, partitions=2)
+    stopped = spark_bfs(
+        spark, config, out, mutant=mutant.name, stop_after=4, partitions=2, buckets=3
+    )
     assert stopped.result == "inconclusive"
     assert stopped.distinct_states == 81  # levels 0-4
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"  # restored
     levels = sorted(p.name for p in (out / "levels").iterdir())
     assert levels == ["00000", "00001", "00002", "00003", "00004"]
+    assert json.loads((out / "plan.json").read_text(encoding="utf-8"))["buckets"] == 3
+    _bucketed_layout(spark, out, 3)
+    with pytest.raises(PipelineError, match="holds a search with 3 buckets"):
+        spark_bfs(spark, config, out, mutant=mutant.name, partitions=2, buckets=2)
+    unbucketed = tmp_path / "unbucketed"  # a directory of the layout before buckets
+    unbucketed.mkdir()
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    del plan["buckets"]
+    (unbucketed / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
+    with pytest.raises(PipelineError, match="not bucketed"):
+        spark_bfs(spark, config, unbucketed, mutant=mutant.name, partitions=2)
     # A level a killed run left half-written is replaced, not read.
     (out / "levels" / ".00005.tmp" / "frontier").mkdir(parents=True)
     resumed = spark_bfs(spark, config, out, mutant=mutant.name, partitions=2)
     assert resumed.levels_resumed == 4
+    _bucketed_layout(spark, out, 3)
     assert resumed.result == "violation"
     assert resumed.property == serial.property
     assert resumed.message == serial.message
