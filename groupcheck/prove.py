@@ -324,16 +324,26 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     every counterexample replayed through the Python coordinator (invariants.z3.proof.bmc)."""
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
-    from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search_all, universe_of
-    from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS
+    from invariants.z3.proof.bmc import (
+        GOALS,
+        ReplayDiverged,
+        confirmed,
+        replay,
+        search_all,
+        universe_of,
+    )
     from invariants.z3.proof.state import render
-    from invariants.z3.proof.transition import VARIANTS, Options
+    from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
     from model.status import ConfigError
 
     config = chosen.config
     variant = chosen.mutant.name if chosen.mutant is not None else None
     if chosen.rules is not None:
         raise ConfigError("--engine bmc reads the symbolic rules; --rules has none")
+    if variant is not None and variant in OUTSIDE:
+        raise ConfigError(
+            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
+        )
     if variant is not None and variant not in VARIANTS:
         raise ConfigError(
             f"--engine bmc has no symbolic variant of mutant {variant!r}; known: "
@@ -349,7 +359,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     outside = _outside_abstraction(config)
     if outside:
         raise ConfigError(f"--engine bmc's symbolic rules have no {outside}; explore it instead")
-    goals = [c.name for c in STATE_TARGETS] + [s.name for s in STEP_TARGETS]
+    goals = list(GOALS)
     if args.only:
         unknown = [g for g in args.only if g not in goals]
         if unknown:

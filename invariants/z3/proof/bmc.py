@@ -28,8 +28,14 @@ from typing import Any
 import z3
 
 from invariants.expr import StepSnapshot, compile_expr
-from invariants.properties import Property
-from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS, params_of
+from invariants.properties import TARGET_COVERS, Property
+from invariants.z3.proof.induction import (
+    STATE_TARGETS,
+    STEP_TARGETS,
+    Conjunct,
+    _property,
+    params_of,
+)
 from invariants.z3.proof.reading import CLIENT, read
 from invariants.z3.proof.state import (
     MEMBER,
@@ -43,10 +49,19 @@ from invariants.z3.proof.state import (
     project_group,
     render,
 )
-from invariants.z3.proof.transition import Family, Options, families, initial
+from invariants.z3.proof.transition import PARTITION_RANK, Family, Options, families, initial
 from model.config import Config
 
 BMC_FAMILIES = ("DeliverMessage.heartbeat", "DeliverMessage.leave", "DeliverMessage.offset_commit")
+
+STATE_GOALS: tuple[Conjunct, ...] = (*STATE_TARGETS, _property(TARGET_COVERS))
+"""The state properties BMC reads: the proof's, and ``ValidTargetAssignment.Covers``, which
+holds on every path because BMC's relation assumes a covering assignor
+(``Options.assignor_covers``) and every change of membership or subscription bumps the
+group epoch (so that the target no longer counts as current)."""
+
+GOALS: tuple[str, ...] = tuple(c.name for c in STATE_GOALS) + tuple(s.name for s in STEP_TARGETS)
+"""Every property BMC reads, in the order it reports them."""
 
 _p = z3.Const("p", PARTITION)
 
@@ -91,7 +106,7 @@ def _replayable(fam: Family) -> Any:
         z3.Not(p["group_full"]),
         z3.Not(p["owned_null"]),
         p["subscription_changed"] == fam.facts["changed"],
-        p["bump"] == p["subscription_changed"],
+        p["bump"] == fam.facts["bump"],
     )
 
 
@@ -312,6 +327,11 @@ class Unrolling:
             else None
         )
         self.add(initial(self.states[0]))
+        if universe is not None:
+            # The assignor lists partitions in the universe's order (the replay's topics
+            # p0, p1, … sort that way).
+            for i, c in enumerate(universe.partition_consts.values()):
+                self.add(PARTITION_RANK(c) == i)
         if group_epoch is not None:
             self.add(self.states[0].group_epoch == group_epoch)
 
@@ -338,12 +358,16 @@ class Unrolling:
         xs = [
             x
             for x in f.params.values()
-            if isinstance(x, z3.ExprRef) and not z3.is_func_decl(x) and x.sort() == MEMBER
+            if isinstance(x, z3.ExprRef)
+            and not z3.is_func_decl(x)
+            and x.sort() in (MEMBER, PARTITION)
         ]
-        consts = list(self.universe.member_consts.values())
-        return [
-            list(zip(xs, combo, strict=True)) for combo in itertools.product(consts, repeat=len(xs))
-        ]
+        consts = {
+            MEMBER: list(self.universe.member_consts.values()),
+            PARTITION: list(self.universe.partition_consts.values()),
+        }
+        choices = [consts[x.sort()] for x in xs]
+        return [list(zip(xs, combo, strict=True)) for combo in itertools.product(*choices)]
 
     def extend(self) -> None:
         """Unroll one more step."""
@@ -430,7 +454,7 @@ def search_all(
     on the last step, implied by the literal), so what the solver learns refuting one goal
     serves the next ones (push/pop scopes would drop it: 2.5 × slower on MUT2). A goal's
     seconds are the unrolling's plus its own queries'."""
-    state_goals = {c.name: c for c in STATE_TARGETS}
+    state_goals = {c.name: c for c in STATE_GOALS}
     step_goals = {s.name: s for s in STEP_TARGETS}
     names = list(goals)
     for goal in names:
@@ -438,7 +462,7 @@ def search_all(
             raise ValueError(f"{goal!r} is not a property of the core")
     start = time.monotonic()
     run = Unrolling(
-        options,
+        replace(options, assignor_covers=True),
         universe=universe,
         group_epoch=group_epoch,
         timeout_ms=timeout_ms,
@@ -575,16 +599,19 @@ def apply_step(
         pairs = [str(x).split(":") for x in params["target"]]
         target = {m: frozenset(_tp(p) for m2, p in pairs if m2 == m) for m, _ in pairs}
 
+        after = _after_assignor(rules)
+
         def install(g: Group, t: Any, default: str, target: Any = target) -> Group:
             if target_used is not None:
                 target_used.append(True)
-            return replace(
+            out = replace(
                 g,
                 assignment_epoch=g.group_epoch,
                 target_assignment=FrozenMap(
                     (mid, target.get(mid, frozenset())) for mid in g.members
                 ),
             )
+            return after(out) if after is not None else out
 
         config = replace(base_config, rules=replace(rules, compute_target_assignment=install))
         subscribed = frozenset(f"p{int(str(p)[1:])}" for p in params["subscribed"])
@@ -611,6 +638,17 @@ def apply_step(
         group, _ = co.handle_offset_commit(group, commit, config)
         return group, False
     raise ValueError(f"the replay drives no {family!r} step")
+
+
+def _after_assignor(rules: Any) -> Callable[[Any], Any] | None:
+    """What the rules' ``compute_target_assignment`` does to the assignor's output, when it
+    is not the assignor alone: the replay installs the path's assignor output (the
+    abstraction's assignor is any valid one) and then runs that part of the rule."""
+    from groupcheck.mutants import catalogue
+
+    if rules.compute_target_assignment is catalogue.assignor_assigns_twice:
+        return catalogue.assign_first_to_every_member
+    return None
 
 
 def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bool]:
@@ -652,7 +690,7 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
 def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
     """Whether the Python reading of the goal fails on the replayed states."""
     goal = path.goal
-    state_goals = {c.name: c for c in STATE_TARGETS}
+    state_goals = {c.name: c for c in STATE_GOALS}
     if goal in state_goals:
         last = replace(states[-1], server_error=server_error)
         return not compile_expr(state_goals[goal].expr)(last.snapshot(), {})

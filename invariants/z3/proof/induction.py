@@ -433,6 +433,16 @@ def params_of(
                 )
         elif x.sort() == MEMBER:
             out[key] = member_name(x)
+        elif x.sort() == PARTITION:
+            v = ev(x)
+            out[key] = next(
+                (
+                    n
+                    for n, q in partitions.items()
+                    if z3.is_true(model.eval(q == v, model_completion=True))
+                ),
+                str(v),
+            )
         elif z3.is_bool(x):
             out[key] = bool(z3.is_true(ev(x)))
         elif z3.is_int(x):
