@@ -30,6 +30,7 @@ import z3
 from invariants.expr import StepSnapshot, compile_expr
 from invariants.properties import TARGET_COVERS, Property
 from invariants.z3.proof.induction import (
+    LEMMAS,
     STATE_TARGETS,
     STEP_TARGETS,
     Conjunct,
@@ -52,13 +53,29 @@ from invariants.z3.proof.state import (
 from invariants.z3.proof.transition import PARTITION_RANK, Family, Options, families, initial
 from model.config import Config
 
-BMC_FAMILIES = ("DeliverMessage.heartbeat", "DeliverMessage.leave", "DeliverMessage.offset_commit")
+REQUEST_FAMILIES = (
+    "DeliverMessage.heartbeat",
+    "DeliverMessage.leave",
+    "DeliverMessage.offset_commit",
+)
+"""The families of a request reaching the coordinator (what the state-set comparison of
+``invariants.z3.proof.reachable`` enumerates on the Python side)."""
 
-STATE_GOALS: tuple[Conjunct, ...] = (*STATE_TARGETS, _property(TARGET_COVERS))
-"""The state properties BMC reads: the proof's, and ``ValidTargetAssignment.Covers``, which
+BMC_FAMILIES = (*REQUEST_FAMILIES, "CoordinatorFailover", "CoordinatorLoaded")
+"""The families BMC unrolls: the requests, and a coordinator failover and the new
+coordinator loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``)."""
+
+STATE_GOALS: tuple[Conjunct, ...] = (
+    *STATE_TARGETS,
+    _property(TARGET_COVERS),
+    *[c for c in LEMMAS if c.name == "Lemma.UnrevokedHasPending"],
+)
+"""The state properties BMC reads: the proof's; ``ValidTargetAssignment.Covers``, which
 holds on every path because BMC's relation assumes a covering assignor
 (``Options.assignor_covers``) and every change of membership or subscription bumps the
-group epoch (so that the target no longer counts as current)."""
+group epoch (so that the target no longer counts as current); and the proof's lemma that
+a member in UNREVOKED_PARTITIONS has partitions pending revocation (proved inductive for
+the reference rules, so a path violating it is the rule's doing)."""
 
 GOALS: tuple[str, ...] = tuple(c.name for c in STATE_GOALS) + tuple(s.name for s in STEP_TARGETS)
 """Every property BMC reads, in the order it reports them."""
@@ -311,11 +328,12 @@ class Unrolling:
         stutter: bool = False,
         timeout_ms: int = 60_000,
         max_depth: int = 64,
+        names: tuple[str, ...] = REQUEST_FAMILIES,
     ) -> None:
         self.options = options
         self.universe = universe
         self.max_depth = max_depth
-        self.names = BMC_FAMILIES + (("Unchanged",) if stutter else ())
+        self.names = names + (("Unchanged",) if stutter else ())
         self.solver = z3.SolverFor("QF_BV") if universe is not None else z3.Solver()
         self.solver.set("timeout", timeout_ms)
         self.states = [SymState.fresh("s0")]
@@ -467,6 +485,7 @@ def search_all(
         group_epoch=group_epoch,
         timeout_ms=timeout_ms,
         max_depth=depth,
+        names=BMC_FAMILIES,
     )
     building = time.monotonic() - start
     own = dict.fromkeys(names, 0.0)
@@ -552,6 +571,7 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
         dict(value.partition_epochs),
         value.group_epoch,
         value.assignment_epoch,
+        value.loading,
     )
 
 
@@ -671,11 +691,22 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
     )
     out = [replay_projection(group, topics)]
     server_error = False
+    loading = first.loading
     for i, (family, params) in enumerate(path.steps):
         after = path.states[i + 1]
-        group, refused = apply_step(group, topics, family, dict(params), rules, base_config)
-        server_error = server_error or refused
-        now = replay_projection(group, topics)
+        if family == "CoordinatorFailover":
+            # system._failover: the new coordinator starts loading the group.
+            loading = True
+        elif family == "CoordinatorLoaded":
+            # system._loaded
+            group = rules.rebuild_group(group, replace(base_config, rules=rules))
+            loading = False
+        elif not loading:
+            group, refused = apply_step(group, topics, family, dict(params), rules, base_config)
+            server_error = server_error or refused
+        # While the group loads, system.step answers every request to the coordinator
+        # with COORDINATOR_LOAD_IN_PROGRESS and leaves the group as it is.
+        now = replace(replay_projection(group, topics), loading=loading)
         if _comparable(now) != _comparable(_abstract(after)):
             raise ReplayDiverged(
                 f"step {i + 1} ({family}): the Python coordinator reached "

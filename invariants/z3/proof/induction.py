@@ -211,6 +211,20 @@ LEMMAS: tuple[Conjunct, ...] = (
         "the group epoch first. GroupStatusConsistent.Stable and the convergence ranking "
         "rest on it.",
     ),
+    Conjunct(
+        "Lemma.UnrevokedHasPending",
+        forall(_m)(
+            Implies(
+                all_of(Rel("is_member", (_m,)), Rel("unrevoked", (_m,))),
+                exists(_p)(Rel("revoking", (_m, _p))),
+            )
+        ),
+        True,
+        "A member in UNREVOKED_PARTITIONS has partitions pending revocation: "
+        "CurrentAssignmentBuilder enters that state only with partitions to revoke, and a "
+        "new coordinator loads them with the member "
+        "(ConsumerGroupCurrentMemberAssignment.PartitionsPendingRevocation).",
+    ),
 )
 
 STATE_TARGETS: tuple[Conjunct, ...] = tuple(

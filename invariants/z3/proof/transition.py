@@ -96,6 +96,8 @@ VARIANTS = {
     "is added to every member's target",
     "no-bump-on-subscription-change": "only a new member's heartbeat bumps the group epoch; "
     "a stored member's changed subscription does not",
+    "failover-drops-pending-revocation": "a new coordinator loads the members without their "
+    "partitions pending revocation (partition epochs from the assigned partitions only)",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -118,10 +120,6 @@ OUTSIDE: dict[str, str] = {
     "in the abstraction",
     "no-bump-on-metadata-change": _EXISTENCE,
     "regex-resolution-without-bump": _EXISTENCE,
-    "failover-drops-pending-revocation": "its kill is client-level (OwnedPartitionsAreHeld): "
-    "at the coordinator the member simply no longer revokes, a state the reference rules "
-    "reach too when the client reports the partitions gone; no coordinator-level property "
-    "of the catalogue tells them apart",
     "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
     "client-acks-before-revoking": _CLIENT,
     "adopt-negative-epoch": _CLIENT,
@@ -800,6 +798,31 @@ def loaded(pre: SymState, post: SymState, o: Options) -> Family:
     """``CoordinatorLoaded``: ``coordinator.rebuild_group`` derives the partition epochs
     from the members' current assignments."""
     n = "CoordinatorLoaded"
+    if o.variant == "failover-drops-pending-revocation":
+        # The members are loaded without their partitions pending revocation, and the
+        # partition epochs derived from their assigned partitions only.
+        return Family(
+            n,
+            z3.And(
+                pre.loading,
+                z3.Not(post.loading),
+                unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe", "revoking"})),
+                z3.ForAll([_m, _p], z3.Not(post.revoking(_m, _p))),
+                z3.ForAll(
+                    [_p],
+                    post.pe_held(_p)
+                    == z3.Exists([_m], z3.And(pre.is_member(_m), pre.assigned(_m, _p))),
+                ),
+                z3.ForAll(
+                    [_m, _p],
+                    z3.Implies(
+                        z3.And(pre.is_member(_m), pre.assigned(_m, _p)),
+                        post.pe(_p) == pre.epoch(_m),
+                    ),
+                ),
+            ),
+            {},
+        )
     formula = z3.And(
         pre.loading,
         z3.Not(post.loading),
