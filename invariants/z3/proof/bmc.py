@@ -61,9 +61,11 @@ REQUEST_FAMILIES = (
 """The families of a request reaching the coordinator (what the state-set comparison of
 ``invariants.z3.proof.reachable`` enumerates on the Python side)."""
 
-BMC_FAMILIES = (*REQUEST_FAMILIES, "CoordinatorFailover", "CoordinatorLoaded")
-"""The families BMC unrolls: the requests, and a coordinator failover and the new
-coordinator loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``)."""
+BMC_FAMILIES = (*REQUEST_FAMILIES, "CoordinatorFailover", "CoordinatorLoaded", "DeleteTopic")
+"""The families BMC unrolls: the requests; a coordinator failover and the new coordinator
+loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``); and the deletion of a
+topic (``DeleteTopic``: ``MetadataChange`` restricted to deleting one of the replay's
+single-partition topics)."""
 
 STATE_GOALS: tuple[Conjunct, ...] = (
     *STATE_TARGETS,
@@ -81,6 +83,7 @@ GOALS: tuple[str, ...] = tuple(c.name for c in STATE_GOALS) + tuple(s.name for s
 """Every property BMC reads, in the order it reports them."""
 
 _p = z3.Const("p", PARTITION)
+_m = z3.Const("m", MEMBER)
 
 
 class ReplayDiverged(AssertionError):
@@ -345,6 +348,9 @@ class Unrolling:
             else None
         )
         self.add(initial(self.states[0]))
+        # Ghost: the replay's single-partition topics that exist (all of them at first).
+        self.present = [z3.Function("present.s0", PARTITION, z3.BoolSort())]
+        self.add(z3.ForAll([_p], self.present[0](_p)))
         if universe is not None:
             # The assignor lists partitions in the universe's order (the replay's topics
             # p0, p1, … sort that way).
@@ -394,11 +400,27 @@ class Unrolling:
         i = self.depth
         pre, post = self.states[i], SymState.fresh(f"s{i + 1}")
         self.states.append(post)
+        present = z3.Function(f"present.s{i + 1}", PARTITION, z3.BoolSort())
+        self.present.append(present)
+        was = self.present[i]
         picks = []
-        for f in families(pre, post, self.options):
+        for f in [*families(pre, post, self.options), *self._deletion(pre, post)]:
             if f.name not in self.names:
                 continue
             formula = _replayable(f)
+            if f.name == "DeleteTopic":
+                d = f.params["topic"]
+                formula = z3.And(
+                    formula,
+                    was(d),
+                    z3.ForAll([_p], present(_p) == z3.And(was(_p), _p != d)),
+                )
+            else:
+                formula = z3.And(formula, z3.ForAll([_p], present(_p) == was(_p)))
+            if f.name == "DeliverMessage.heartbeat":
+                # A client subscribes to topics by name: of the topics that exist.
+                sub = f.params["subscribed"]
+                formula = z3.And(formula, z3.ForAll([_p], z3.Implies(sub(_p), was(_p))))
             for binding in self._cases(f):
                 who = ",".join(str(c) for _, c in binding)
                 flag = z3.Bool(f"step{i}:{f.name}:{who}")
@@ -407,6 +429,29 @@ class Unrolling:
                 self.solver.add(z3.Implies(flag, self.encode(body)))
         self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
         self.chosen.append(picks)
+
+    def _deletion(self, pre: SymState, post: SymState) -> list[Family]:
+        """``DeleteTopic`` of one of the replay's single-partition topics: the
+        ``MetadataChange`` family (under the options' rules) restricted to what
+        ``system._delete_topic`` does — the partition leaves every member's subscription,
+        its committed offsets are dropped, and nothing else moves."""
+        if "DeleteTopic" not in self.names:
+            return []
+        meta = next(f for f in families(pre, post, self.options) if f.name == "MetadataChange")
+        d = z3.Const(f"DeleteTopic.topic@{post.tag}", PARTITION)
+        formula = z3.And(
+            meta.formula,
+            z3.ForAll(
+                [_m, _p],
+                z3.And(
+                    post.subscribed(_m, _p) == z3.And(pre.subscribed(_m, _p), _p != d),
+                    post.committed_by(_m, _p) == z3.And(pre.committed_by(_m, _p), _p != d),
+                ),
+            ),
+            # on_metadata_change bumps only for a topic a member subscribes to (no racks).
+            z3.Implies(z3.Not(meta.facts["moved"]), post.group_epoch == pre.group_epoch),
+        )
+        return [Family("DeleteTopic", formula, {"topic": d})]
 
     def reading(self, model: Any, binding: list[tuple[Any, Any]] | None = None) -> Any:
         """A model of the solver as ``decode`` and ``params_of`` read models."""
@@ -587,9 +632,7 @@ def replay_projection(group: Any, topics: Any) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
     them)."""
     subs = {
-        mid: frozenset(
-            (f"p{i}", 0) for i in range(len(topics)) if f"p{i}" in m.subscribed_topic_names
-        )
+        mid: frozenset((name, 0) for name in topics if name in m.subscribed_topic_names)
         for mid, m in group.members.items()
     }
     return project_group(group, subs)
@@ -604,6 +647,7 @@ def apply_step(
     base_config: Any,
     *,
     target_used: list[bool] | None = None,
+    also_named: frozenset[str] = frozenset(),
 ) -> tuple[Any, bool]:
     """One step of a path (family and parameters as :meth:`Unrolling.path` reads them) on
     a Python group, through the coordinator functions ``system.step`` runs when it delivers
@@ -634,7 +678,7 @@ def apply_step(
             return after(out) if after is not None else out
 
         config = replace(base_config, rules=replace(rules, compute_target_assignment=install))
-        subscribed = frozenset(f"p{int(str(p)[1:])}" for p in params["subscribed"])
+        subscribed = frozenset(f"p{int(str(p)[1:])}" for p in params["subscribed"]) | also_named
         req = ConsumerGroupHeartbeatRequest(
             member_id=str(params["member"]),
             member_epoch=int(params["epoch"]),
@@ -692,9 +736,20 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
     out = [replay_projection(group, topics)]
     server_error = False
     loading = first.loading
+    deleted: set[str] = set()
     for i, (family, params) in enumerate(path.steps):
         after = path.states[i + 1]
-        if family == "CoordinatorFailover":
+        if family == "DeleteTopic":
+            # system._delete_topic
+            from model import coordinator as co
+            from model.ids import FrozenMap as _FrozenMap
+
+            name = _tp(str(params["topic"]))[0]
+            topics = _FrozenMap((n, t) for n, t in topics.items() if n != name)
+            deleted.add(name)
+            group = co.drop_offsets_of_topic(group, name)
+            group = rules.on_metadata_change(group, name)
+        elif family == "CoordinatorFailover":
             # system._failover: the new coordinator starts loading the group.
             loading = True
         elif family == "CoordinatorLoaded":
@@ -702,7 +757,14 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
             group = rules.rebuild_group(group, replace(base_config, rules=rules))
             loading = False
         elif not loading:
-            group, refused = apply_step(group, topics, family, dict(params), rules, base_config)
+            kept: frozenset[str] = frozenset()
+            member = group.members.get(str(params.get("member")))
+            if family == "DeliverMessage.heartbeat" and member is not None:
+                # A client keeps the names of deleted topics in its subscription.
+                kept = frozenset(member.subscribed_topic_names) & deleted
+            group, refused = apply_step(
+                group, topics, family, dict(params), rules, base_config, also_named=kept
+            )
             server_error = server_error or refused
         # While the group loads, system.step answers every request to the coordinator
         # with COORDINATOR_LOAD_IN_PROGRESS and leaves the group as it is.

@@ -98,6 +98,8 @@ VARIANTS = {
     "a stored member's changed subscription does not",
     "failover-drops-pending-revocation": "a new coordinator loads the members without their "
     "partitions pending revocation (partition epochs from the assigned partitions only)",
+    "no-bump-on-metadata-change": "a metadata change never bumps the group epoch, whatever "
+    "it does to the members' subscribed partitions",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -105,10 +107,9 @@ _CLIENT = "a client-side rule: the abstraction has no clients (a request is any 
 _CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
 _OFFLOAD = "KIP-1263 assignor offload (runs in flight): not in the abstraction"
-_EXISTENCE = (
-    "the abstraction has no topic existence: a partition a member subscribes to by name "
-    "but that does not exist yet, and a regular expression, are not state of the core, so "
-    "neither the metadata change nor its replay can be expressed"
+_REGEX = (
+    "regular expressions are not state of the core (a subscription is a set of "
+    "partitions), so the replay cannot drive a resolution of one"
 )
 
 OUTSIDE: dict[str, str] = {
@@ -118,8 +119,7 @@ OUTSIDE: dict[str, str] = {
     "leaves the coordinator's group as it is, a stutter to every safety property",
     "static-replacement-keeps-both": "static membership (instance ids, the -2 leave): not "
     "in the abstraction",
-    "no-bump-on-metadata-change": _EXISTENCE,
-    "regex-resolution-without-bump": _EXISTENCE,
+    "regex-resolution-without-bump": _REGEX,
     "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
     "client-acks-before-revoking": _CLIENT,
     "adopt-negative-epoch": _CLIENT,
@@ -769,12 +769,15 @@ def metadata_change(pre: SymState, post: SymState, o: Options) -> Family:
     epoch may be bumped anyway (racks); committed offsets of deleted topics are dropped."""
     n = "MetadataChange"
     moved = z3.Exists([_m, _p], post.subscribed(_m, _p) != pre.subscribed(_m, _p))
+    bumps: BoolRef = z3.Implies(moved, post.group_epoch == pre.group_epoch + 1)
+    if o.variant == "no-bump-on-metadata-change":
+        bumps = post.group_epoch == pre.group_epoch
     formula = z3.And(
         unchanged(pre, post, skip=frozenset({"subscribed", "group_epoch", "committed_by"})),
         z3.Or(post.group_epoch == pre.group_epoch, post.group_epoch == pre.group_epoch + 1),
         # coordinator.on_metadata_change / resolve_regular_expressions: a change of what a
         # member subscribes to bumps the group epoch.
-        z3.Implies(moved, post.group_epoch == pre.group_epoch + 1),
+        bumps,
         z3.ForAll(
             [_m, _p],
             z3.And(
@@ -783,7 +786,7 @@ def metadata_change(pre: SymState, post: SymState, o: Options) -> Family:
             ),
         ),
     )
-    return Family(n, formula, {})
+    return Family(n, formula, {}, {"moved": moved})
 
 
 def failover(pre: SymState, post: SymState, o: Options) -> Family:
