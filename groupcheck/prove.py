@@ -98,10 +98,14 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from invariants.z3.proof.transition import VARIANTS, Options
+    from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
     from model.status import ConfigError
 
     config = _config(args)
+    if args.variant is not None and args.variant in OUTSIDE:
+        raise ConfigError(
+            f"--variant {args.variant!r} is outside the symbolic core: {OUTSIDE[args.variant]}"
+        )
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
             f"no symbolic variant of mutant {args.variant!r}; known: {', '.join(VARIANTS)}"

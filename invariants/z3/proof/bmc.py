@@ -2,15 +2,20 @@
 replayed through the Python model's coordinator rules.
 
 :func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps and asks for
-a path whose last state violates a state property of the core (or whose last step violates
-a step property). Only the families whose steps the replay can drive are unrolled — a
-client's heartbeat (a bump only for a changed subscription, a valid request, the group
-never full), a leave and an offset commit — so a path found is a path of requests.
+a path whose last state violates a goal (``GOALS``: the core's state properties,
+``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``)
+or whose last step violates a step property. Only the families whose steps the replay can
+drive are unrolled (``BMC_FAMILIES``) — a client's heartbeat (a bump only as the rules'
+``should_bump_group_epoch`` gives one for a changed subscription, a valid request, the
+group never full), a leave, an offset commit, a coordinator failover and load, and the
+deletion of a topic — so a path found is a path the Python coordinator can be driven
+along.
 
 :func:`replay` plays the path through ``model.coordinator`` — the functions
-``system.step`` runs when it delivers a request, with the config's ``Rules`` (a mutant's,
-if any) — on a group whose topics are one single-partition topic per partition of the
-path, with the path's targets as the assignor's output. After every step the Python
+``system.step`` runs when it delivers a request, fails over, loads the group or deletes a
+topic, with the config's ``Rules`` (a mutant's, if any) — on a group whose topics are one
+single-partition topic per partition of the path, with the path's targets as the
+assignor's output. After every step the Python
 group's projection must equal the path's state (else :class:`ReplayDiverged`), and at the
 end the Python reading of the property must fail on the Python states: the counterexample
 is the model's, not only the encoding's.

@@ -90,8 +90,7 @@ VARIANTS = {
     "revoke-without-waiting": "a reconciliation that would leave the member revoking "
     "(UNREVOKED_PARTITIONS) moves it to the target epoch at once, STABLE, with nothing "
     "pending",
-    "no-epoch-bump-on-fence": "a leave or timer removes the member without bumping the "
-    "group epoch",
+    "no-epoch-bump-on-fence": "a leave or timer removes the member without bumping the group epoch",
     "assignor-assigns-twice": "the assignor's first partition (lowest ``partition_rank``) "
     "is added to every member's target",
     "no-bump-on-subscription-change": "only a new member's heartbeat bumps the group epoch; "
@@ -374,7 +373,11 @@ def reconcile(
         out = _if(
             out.state == UNREVOKED,
             MemberTerm(
-                target_epoch, out.epoch, z3.IntVal(STABLE), out.assigned, lambda q: z3.BoolVal(False)
+                target_epoch,
+                out.epoch,
+                z3.IntVal(STABLE),
+                out.assigned,
+                lambda q: z3.BoolVal(False),
             ),
             out,
         )
@@ -453,10 +456,9 @@ def _installed(
 ) -> Callable[[ExprRef, ExprRef], BoolRef]:
     """The target a computation installs from the assignor's output ``base``."""
     if o.variant != "assignor-assigns-twice":
-        return lambda x, q: base(x, q)
+        return base
     anything = z3.Exists([_m, _p], base(_m, _p))
     return lambda x, q: z3.Or(base(x, q), z3.And(anything, members(x), q == first))
-
 
 
 def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
