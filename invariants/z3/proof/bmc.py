@@ -117,9 +117,11 @@ class Outcome:
 
 def _replayable(fam: Family) -> Any:
     """The family's formula restricted to steps the replay can drive: a heartbeat is valid,
-    finds the group not full, reports its owned partitions, and changes the subscription
-    (and bumps the group epoch) exactly when its subscribed partitions change; a leave
-    drops no regular-expression resolution (the replay's members subscribe by name)."""
+    finds the group not full, reports its owned partitions, changes the subscription
+    exactly when its subscribed partitions change and bumps the group epoch as the rules'
+    ``should_bump_group_epoch`` does for it (the family's ``bump`` fact: the replay changes
+    no server assignor); a leave drops no regular-expression resolution (the replay's
+    members subscribe by name)."""
     p = fam.params
     if fam.name == "DeliverMessage.leave":
         return z3.And(fam.formula, z3.Not(p["regexes_dropped"]))
