@@ -26,6 +26,7 @@ FOUND = {
     "no-bump-on-subscription-change": ("ValidTargetAssignment.OnlySubscribed", 2),
     "no-bump-on-metadata-change": ("ValidTargetAssignment.OnlySubscribed", 2),
     "failover-drops-pending-revocation": ("Lemma.UnrevokedHasPending", 4),
+    "regex-resolution-without-bump": ("ValidTargetAssignment.Covers", 2),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -41,6 +42,7 @@ KILL_LENGTH = {
     "no-bump-on-subscription-change": 6,
     "no-bump-on-metadata-change": 3,
     "failover-drops-pending-revocation": 11,
+    "regex-resolution-without-bump": 3,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""

@@ -7,16 +7,16 @@ a path whose last state violates a goal (``GOALS``: the core's state properties,
 or whose last step violates a step property. Only the families whose steps the replay can
 drive are unrolled (``BMC_FAMILIES``) — a client's heartbeat (a bump only as the rules'
 ``should_bump_group_epoch`` gives one for a changed subscription, a valid request, the
-group never full), a leave, an offset commit, a coordinator failover and load, and the
-deletion of a topic — so a path found is a path the Python coordinator can be driven
-along.
+group never full), a leave, an offset commit, a coordinator failover and load, the
+deletion of a topic and a resolution of the regular expressions — so a path found is a
+path the Python coordinator can be driven along.
 
 :func:`replay` plays the path through ``model.coordinator`` — the functions
-``system.step`` runs when it delivers a request, fails over, loads the group or deletes a
-topic, with the config's ``Rules`` (a mutant's, if any) — on a group whose topics are one
-single-partition topic per partition of the path, with the path's targets as the
-assignor's output. After every step the Python
-group's projection must equal the path's state (else :class:`ReplayDiverged`), and at the
+``system.step`` runs when it delivers a request, fails over, loads the group, deletes a
+topic or resolves the regular expressions, with the config's ``Rules`` (a mutant's, if
+any) — on a group whose topics are one single-partition topic per partition of the path,
+with the path's targets as the assignor's output. After every step the Python group's
+projection must equal the path's state (else :class:`ReplayDiverged`), and at the
 end the Python reading of the property must fail on the Python states: the counterexample
 is the model's, not only the encoding's.
 """
@@ -66,11 +66,17 @@ REQUEST_FAMILIES = (
 """The families of a request reaching the coordinator (what the state-set comparison of
 ``invariants.z3.proof.reachable`` enumerates on the Python side)."""
 
-BMC_FAMILIES = (*REQUEST_FAMILIES, "CoordinatorFailover", "CoordinatorLoaded", "DeleteTopic")
+BMC_FAMILIES = (
+    *REQUEST_FAMILIES,
+    "CoordinatorFailover",
+    "CoordinatorLoaded",
+    "DeleteTopic",
+    "ResolveRegularExpressions",
+)
 """The families BMC unrolls: the requests; a coordinator failover and the new coordinator
-loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``); and the deletion of a
-topic (``DeleteTopic``: ``MetadataChange`` restricted to deleting one of the replay's
-single-partition topics)."""
+loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``); the deletion of a
+topic and a new resolution of the regular expressions (``DeleteTopic``,
+``ResolveRegularExpressions``: ``MetadataChange`` restricted to what the replay drives)."""
 
 STATE_GOALS: tuple[Conjunct, ...] = (
     *STATE_TARGETS,
@@ -120,11 +126,9 @@ def _replayable(fam: Family) -> Any:
     finds the group not full, reports its owned partitions, changes the subscription
     exactly when its subscribed partitions change and bumps the group epoch as the rules'
     ``should_bump_group_epoch`` does for it (the family's ``bump`` fact: the replay changes
-    no server assignor); a leave drops no regular-expression resolution (the replay's
-    members subscribe by name)."""
+    no server assignor). What a member subscribes to by name or by regular expression is
+    tied to its subscribed partitions by :class:`Ghost`."""
     p = fam.params
-    if fam.name == "DeliverMessage.leave":
-        return z3.And(fam.formula, z3.Not(p["regexes_dropped"]))
     if fam.name != "DeliverMessage.heartbeat":
         return fam.formula
     return z3.And(
@@ -316,6 +320,63 @@ def universe_of(config: Config) -> Universe:
 # --------------------------------------------------------------------------- unrolling
 
 
+@dataclass(frozen=True)
+class Ghost:
+    """What the replay needs of a state and the abstraction does not keep: the replay's
+    single-partition topics that exist (``present``), and each member's subscription as
+    the client sends it — topic names (``named``), a regular expression or none (``rx``)
+    and the topics it matches (``pattern``) — with the group's resolution of it (``res``:
+    one is stored; ``rset``: the topics it resolved to). ``glue`` ties them to the
+    abstraction's subscribed partitions as ``coordinator.subscribed_topics`` does."""
+
+    present: Any
+    named: Any
+    rx: Any
+    pattern: Any
+    res: Any
+    rset: Any
+
+    @staticmethod
+    def fresh(tag: str) -> Ghost:
+        M, P, B = MEMBER, PARTITION, z3.BoolSort()
+        return Ghost(
+            z3.Function(f"present.{tag}", P, B),
+            z3.Function(f"named.{tag}", M, P, B),
+            z3.Function(f"rx.{tag}", M, B),
+            z3.Function(f"pattern.{tag}", M, P, B),
+            z3.Function(f"res.{tag}", M, B),
+            z3.Function(f"rset.{tag}", M, P, B),
+        )
+
+    def glue(self, s: SymState) -> Any:
+        return z3.ForAll(
+            [_m, _p],
+            s.subscribed(_m, _p)
+            == z3.And(
+                s.is_member(_m),
+                self.present(_p),
+                z3.Or(
+                    self.named(_m, _p),
+                    z3.And(self.rx(_m), self.res(_m), self.rset(_m, _p)),
+                ),
+            ),
+        )
+
+    def same(self, other: Ghost, *, skip: frozenset[str] = frozenset()) -> Any:
+        out = []
+        if "present" not in skip:
+            out.append(z3.ForAll([_p], other.present(_p) == self.present(_p)))
+        for name in ("named", "pattern", "rset"):
+            if name not in skip:
+                f, g = getattr(self, name), getattr(other, name)
+                out.append(z3.ForAll([_m, _p], g(_m, _p) == f(_m, _p)))
+        for name in ("rx", "res"):
+            if name not in skip:
+                f, g = getattr(self, name), getattr(other, name)
+                out.append(z3.ForAll([_m], g(_m) == f(_m)))
+        return z3.And(*out)
+
+
 class Unrolling:
     """The relation unrolled from ``Init`` in one incremental solver, one step at a time.
 
@@ -355,9 +416,12 @@ class Unrolling:
             else None
         )
         self.add(initial(self.states[0]))
-        # Ghost: the replay's single-partition topics that exist (all of them at first).
-        self.present = [z3.Function("present.s0", PARTITION, z3.BoolSort())]
-        self.add(z3.ForAll([_p], self.present[0](_p)))
+        # Ghost: every replay topic exists at first; nobody subscribes to anything.
+        g0 = Ghost.fresh("s0")
+        self.ghosts = [g0]
+        self.add(z3.ForAll([_p], g0.present(_p)))
+        self.add(z3.ForAll([_m], z3.And(z3.Not(g0.rx(_m)), z3.Not(g0.res(_m)))))
+        self.add(g0.glue(self.states[0]))
         if universe is not None:
             # The assignor lists partitions in the universe's order (the replay's topics
             # p0, p1, … sort that way).
@@ -407,27 +471,33 @@ class Unrolling:
         i = self.depth
         pre, post = self.states[i], SymState.fresh(f"s{i + 1}")
         self.states.append(post)
-        present = z3.Function(f"present.s{i + 1}", PARTITION, z3.BoolSort())
-        self.present.append(present)
-        was = self.present[i]
+        g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
+        self.ghosts.append(h)
+        self.add(h.glue(post))
         picks = []
-        for f in [*families(pre, post, self.options), *self._deletion(pre, post)]:
-            if f.name not in self.names:
+        steps = [*families(pre, post, self.options), *self._metadata(pre, post, g, h)]
+        for step in steps:
+            if step.name not in self.names:
                 continue
+            f = step
             formula = _replayable(f)
-            if f.name == "DeleteTopic":
-                d = f.params["topic"]
+            if f.name == "DeliverMessage.heartbeat":
+                f, kept = self._heartbeat_ghost(f, pre, g, h)
+                formula = z3.And(formula, kept)
+            elif f.name == "DeliverMessage.leave":
+                # remove_member drops every resolution of a regular expression.
+                x = f.params["member"]
                 formula = z3.And(
                     formula,
-                    was(d),
-                    z3.ForAll([_p], present(_p) == z3.And(was(_p), _p != d)),
+                    g.same(h, skip=frozenset({"res"})),
+                    z3.If(
+                        z3.And(pre.is_member(x), z3.Not(post.is_member(x))),
+                        z3.ForAll([_m], z3.Not(h.res(_m))),
+                        z3.ForAll([_m], h.res(_m) == g.res(_m)),
+                    ),
                 )
-            else:
-                formula = z3.And(formula, z3.ForAll([_p], present(_p) == was(_p)))
-            if f.name == "DeliverMessage.heartbeat":
-                # A client subscribes to topics by name: of the topics that exist.
-                sub = f.params["subscribed"]
-                formula = z3.And(formula, z3.ForAll([_p], z3.Implies(sub(_p), was(_p))))
+            elif f.name not in ("DeleteTopic", "ResolveRegularExpressions"):
+                formula = z3.And(formula, g.same(h))
             for binding in self._cases(f):
                 who = ",".join(str(c) for _, c in binding)
                 flag = z3.Bool(f"step{i}:{f.name}:{who}")
@@ -437,28 +507,129 @@ class Unrolling:
         self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
         self.chosen.append(picks)
 
-    def _deletion(self, pre: SymState, post: SymState) -> list[Family]:
-        """``DeleteTopic`` of one of the replay's single-partition topics: the
-        ``MetadataChange`` family (under the options' rules) restricted to what
-        ``system._delete_topic`` does — the partition leaves every member's subscription,
-        its committed offsets are dropped, and nothing else moves."""
-        if "DeleteTopic" not in self.names:
-            return []
-        meta = next(f for f in families(pre, post, self.options) if f.name == "MetadataChange")
-        d = z3.Const(f"DeleteTopic.topic@{post.tag}", PARTITION)
-        formula = z3.And(
-            meta.formula,
+    def _heartbeat_ghost(self, f: Family, pre: SymState, g: Ghost, h: Ghost) -> tuple[Family, Any]:
+        """The heartbeat with the subscription its client sends — topic names (of topics
+        that exist), and for a joining member a regular expression or none (a member keeps
+        its expression: the replay's clients never change it) — and the ghost after it."""
+        tag = f.params["member"].decl().name().split("@")[-1]
+        hm = f.params["member"]
+        names = z3.Function(f"DeliverMessage.heartbeat.names@{tag}", PARTITION, z3.BoolSort())
+        regex = z3.Bool(f"DeliverMessage.heartbeat.regex@{tag}")
+        pattern = z3.Function(f"DeliverMessage.heartbeat.pattern@{tag}", PARTITION, z3.BoolSort())
+        joins = z3.Not(pre.is_member(hm))
+        accepted = f.facts["accepted"]
+        sub = f.params["subscribed"]
+        resolved = z3.And(regex, z3.Not(joins), g.res(hm))
+        kept = z3.And(
+            z3.ForAll([_p], z3.Implies(names(_p), g.present(_p))),
+            # What the request subscribes to (coordinator.subscribed_topics), whether or
+            # not the coordinator takes it.
             z3.ForAll(
-                [_m, _p],
+                [_p],
+                sub(_p)
+                == z3.And(g.present(_p), z3.Or(names(_p), z3.And(resolved, g.rset(hm, _p)))),
+            ),
+            z3.Implies(
+                z3.Not(joins),
                 z3.And(
-                    post.subscribed(_m, _p) == z3.And(pre.subscribed(_m, _p), _p != d),
-                    post.committed_by(_m, _p) == z3.And(pre.committed_by(_m, _p), _p != d),
+                    regex == g.rx(hm),
+                    z3.ForAll([_p], pattern(_p) == z3.And(g.rx(hm), g.pattern(hm, _p))),
                 ),
             ),
-            # on_metadata_change bumps only for a topic a member subscribes to (no racks).
-            z3.Implies(z3.Not(meta.facts["moved"]), post.group_epoch == pre.group_epoch),
+            z3.Implies(z3.Not(regex), z3.ForAll([_p], z3.Not(pattern(_p)))),
+            z3.If(
+                accepted,
+                z3.And(
+                    g.same(h, skip=frozenset({"named", "rx", "pattern", "res"})),
+                    z3.ForAll(
+                        [_m, _p],
+                        z3.And(
+                            h.named(_m, _p) == z3.If(_m == hm, names(_p), g.named(_m, _p)),
+                            h.pattern(_m, _p) == z3.If(_m == hm, pattern(_p), g.pattern(_m, _p)),
+                        ),
+                    ),
+                    z3.ForAll(
+                        [_m],
+                        z3.And(
+                            h.rx(_m) == z3.If(_m == hm, regex, g.rx(_m)),
+                            # A new member's expression (the replay makes it unique to the
+                            # member) has no resolution yet.
+                            h.res(_m) == z3.If(z3.And(_m == hm, joins), False, g.res(_m)),
+                        ),
+                    ),
+                ),
+                g.same(h),
+            ),
         )
-        return [Family("DeleteTopic", formula, {"topic": d})]
+        params = {**f.params, "names": names, "regex": regex, "pattern": pattern}
+        return replace(f, params=params), kept
+
+    def _metadata(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> list[Family]:
+        """``MetadataChange`` restricted to what the replay can drive: ``DeleteTopic`` of
+        one of its single-partition topics (``system._delete_topic``: the partition leaves
+        every member's subscription, its committed offsets are dropped) and
+        ``ResolveRegularExpressions`` (``coordinator.resolve_regular_expressions``: every
+        expression in use resolved against the topics that exist). Each bumps the group
+        epoch as its Python function does under the options' rules, and nothing else
+        moves."""
+        out: list[Family] = []
+        variant = self.options.variant
+        if "DeleteTopic" in self.names:
+            rules = self.options
+            if variant == "regex-resolution-without-bump":
+                rules = replace(rules, variant=None)
+            meta = next(f for f in families(pre, post, rules) if f.name == "MetadataChange")
+            d = z3.Const(f"DeleteTopic.topic@{post.tag}", PARTITION)
+            moved = z3.Exists([_m], z3.And(pre.is_member(_m), pre.subscribed(_m, d)))
+            bump = z3.And(moved, z3.BoolVal(variant != "no-bump-on-metadata-change"))
+            formula = z3.And(
+                meta.formula,
+                g.present(d),
+                g.same(h, skip=frozenset({"present"})),
+                z3.ForAll([_p], h.present(_p) == z3.And(g.present(_p), _p != d)),
+                z3.ForAll(
+                    [_m, _p],
+                    post.committed_by(_m, _p) == z3.And(pre.committed_by(_m, _p), _p != d),
+                ),
+                # on_metadata_change bumps for a topic a member subscribes to (no racks).
+                post.group_epoch == pre.group_epoch + z3.If(bump, 1, 0),
+            )
+            out.append(Family("DeleteTopic", formula, {"topic": d}))
+        if "ResolveRegularExpressions" in self.names:
+            rules = self.options
+            if variant == "no-bump-on-metadata-change":
+                rules = replace(rules, variant=None)
+            meta = next(f for f in families(pre, post, rules) if f.name == "MetadataChange")
+            used = z3.And(pre.is_member(_m), g.rx(_m))
+            changed = z3.Exists(
+                [_m],
+                z3.And(
+                    used,
+                    z3.Or(
+                        z3.Not(g.res(_m)),
+                        z3.Exists(
+                            [_p],
+                            g.rset(_m, _p) != z3.And(g.pattern(_m, _p), g.present(_p)),
+                        ),
+                    ),
+                ),
+            )
+            bump = z3.And(changed, z3.BoolVal(variant != "regex-resolution-without-bump"))
+            formula = z3.And(
+                meta.formula,
+                g.same(h, skip=frozenset({"res", "rset"})),
+                z3.ForAll(
+                    [_m, _p],
+                    z3.And(
+                        h.res(_m) == used,
+                        h.rset(_m, _p) == z3.And(g.pattern(_m, _p), g.present(_p)),
+                        post.committed_by(_m, _p) == pre.committed_by(_m, _p),
+                    ),
+                ),
+                post.group_epoch == pre.group_epoch + z3.If(bump, 1, 0),
+            )
+            out.append(Family("ResolveRegularExpressions", formula, {}))
+        return out
 
     def reading(self, model: Any, binding: list[tuple[Any, Any]] | None = None) -> Any:
         """A model of the solver as ``decode`` and ``params_of`` read models."""
@@ -638,8 +809,10 @@ def replay_topics(n_partitions: int) -> Any:
 def replay_projection(group: Any, topics: Any) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
     them)."""
+    from model.coordinator import subscribed_topics
+
     subs = {
-        mid: frozenset((name, 0) for name in topics if name in m.subscribed_topic_names)
+        mid: frozenset((name, 0) for name in topics if name in subscribed_topics(m, group))
         for mid, m in group.members.items()
     }
     return project_group(group, subs)
@@ -685,11 +858,19 @@ def apply_step(
             return after(out) if after is not None else out
 
         config = replace(base_config, rules=replace(rules, compute_target_assignment=install))
-        subscribed = frozenset(f"p{int(str(p)[1:])}" for p in params["subscribed"]) | also_named
+        by_name = params.get("names", params["subscribed"])
+        subscribed = frozenset(f"p{int(str(p)[1:])}" for p in by_name) | also_named
+        regex = None
+        if params.get("regex"):
+            # The topics of the pattern, and an alternative no topic name matches, which
+            # makes the expression the member's own.
+            matched = [f"p{int(str(p)[1:])}" for p in params["pattern"]]
+            regex = "|".join([*matched, f"#{params['member']}"])
         req = ConsumerGroupHeartbeatRequest(
             member_id=str(params["member"]),
             member_epoch=int(params["epoch"]),
             rebalance_timeout_ms=config.rebalance_timeout_ms,
+            subscribed_topic_regex=regex,
             subscribed_topic_names=subscribed,
             topic_partitions=frozenset(_tp(str(p)) for p in params["owned"]),
         )
@@ -756,6 +937,11 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
             deleted.add(name)
             group = co.drop_offsets_of_topic(group, name)
             group = rules.on_metadata_change(group, name)
+        elif family == "ResolveRegularExpressions":
+            # system._resolve_regexes
+            group = rules.resolve_regular_expressions(
+                group, topics, replace(base_config, rules=rules)
+            )
         elif family == "CoordinatorFailover":
             # system._failover: the new coordinator starts loading the group.
             loading = True

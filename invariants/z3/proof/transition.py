@@ -99,6 +99,8 @@ VARIANTS = {
     "partitions pending revocation (partition epochs from the assigned partitions only)",
     "no-bump-on-metadata-change": "a metadata change never bumps the group epoch, whatever "
     "it does to the members' subscribed partitions",
+    "regex-resolution-without-bump": "a metadata change (a new resolution of the regular "
+    "expressions among them) never bumps the group epoch",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -106,10 +108,6 @@ _CLIENT = "a client-side rule: the abstraction has no clients (a request is any 
 _CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
 _OFFLOAD = "KIP-1263 assignor offload (runs in flight): not in the abstraction"
-_REGEX = (
-    "regular expressions are not state of the core (a subscription is a set of "
-    "partitions), so the replay cannot drive a resolution of one"
-)
 
 OUTSIDE: dict[str, str] = {
     "ack-ignored": "its kill is liveness (Convergence: a revocation never acknowledged); "
@@ -118,7 +116,6 @@ OUTSIDE: dict[str, str] = {
     "leaves the coordinator's group as it is, a stutter to every safety property",
     "static-replacement-keeps-both": "static membership (instance ids, the -2 leave): not "
     "in the abstraction",
-    "regex-resolution-without-bump": _REGEX,
     "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
     "client-acks-before-revoking": _CLIENT,
     "adopt-negative-epoch": _CLIENT,
@@ -772,7 +769,7 @@ def metadata_change(pre: SymState, post: SymState, o: Options) -> Family:
     n = "MetadataChange"
     moved = z3.Exists([_m, _p], post.subscribed(_m, _p) != pre.subscribed(_m, _p))
     bumps: BoolRef = z3.Implies(moved, post.group_epoch == pre.group_epoch + 1)
-    if o.variant == "no-bump-on-metadata-change":
+    if o.variant in ("no-bump-on-metadata-change", "regex-resolution-without-bump"):
         bumps = post.group_epoch == pre.group_epoch
     formula = z3.And(
         unchanged(pre, post, skip=frozenset({"subscribed", "group_epoch", "committed_by"})),
