@@ -22,15 +22,14 @@ from typing import Any
 
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof import ranking
-from invariants.z3.proof.bmc import Outcome, confirmed, replay, search_all, universe_of
-from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS, Prover
+from invariants.z3.proof.bmc import GOALS, Outcome, confirmed, replay, search_all, universe_of
+from invariants.z3.proof.induction import Prover
 from invariants.z3.proof.transition import VARIANTS, Options
 from model.config import Config
 from model.presets import MUT2
 from model.system import consumer_initial
 
 DEPTH = 12
-GOALS = [c.name for c in STATE_TARGETS] + [s.name for s in STEP_TARGETS]
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:

@@ -98,10 +98,14 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from invariants.z3.proof.transition import VARIANTS, Options
+    from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
     from model.status import ConfigError
 
     config = _config(args)
+    if args.variant is not None and args.variant in OUTSIDE:
+        raise ConfigError(
+            f"--variant {args.variant!r} is outside the symbolic core: {OUTSIDE[args.variant]}"
+        )
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
             f"no symbolic variant of mutant {args.variant!r}; known: {', '.join(VARIANTS)}"
@@ -329,10 +333,16 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     from groupcheck import exitcodes
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
     from groupcheck.progress import progress_for
-    from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search_all, universe_of
-    from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS
+    from invariants.z3.proof.bmc import (
+        GOALS,
+        ReplayDiverged,
+        confirmed,
+        replay,
+        search_all,
+        universe_of,
+    )
     from invariants.z3.proof.state import render
-    from invariants.z3.proof.transition import VARIANTS, Options
+    from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
     from model.status import ConfigError
     from reports.artifacts import run_label, run_name
     from reports.publish import check_target
@@ -341,6 +351,10 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     variant = chosen.mutant.name if chosen.mutant is not None else None
     if chosen.rules is not None:
         raise ConfigError("--engine bmc reads the symbolic rules; --rules has none")
+    if variant is not None and variant in OUTSIDE:
+        raise ConfigError(
+            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
+        )
     if variant is not None and variant not in VARIANTS:
         raise ConfigError(
             f"--engine bmc has no symbolic variant of mutant {variant!r}; known: "
@@ -356,7 +370,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     outside = _outside_abstraction(config)
     if outside:
         raise ConfigError(f"--engine bmc's symbolic rules have no {outside}; explore it instead")
-    goals = [c.name for c in STATE_TARGETS] + [s.name for s in STEP_TARGETS]
+    goals = list(GOALS)
     if args.only:
         unknown = [g for g in args.only if g not in goals]
         if unknown:

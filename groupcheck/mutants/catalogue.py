@@ -236,7 +236,14 @@ def assignor_assigns_twice(
     group: Group, topics: Mapping[str, TopicMetadata], default_assignor: str
 ) -> Group:
     """An assignor that gives its first partition to every member as well."""
-    out = tg.compute_target_assignment(group, topics, default_assignor)
+    return assign_first_to_every_member(
+        tg.compute_target_assignment(group, topics, default_assignor)
+    )
+
+
+def assign_first_to_every_member(out: Group) -> Group:
+    """What ``assignor_assigns_twice`` does to the assignor's output (BMC's replay applies
+    it to the target of its path)."""
     every = sorted(tp for parts in out.target_assignment.values() for tp in parts)
     if not every:
         return out

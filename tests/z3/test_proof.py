@@ -401,7 +401,12 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
     (row,) = doc["properties"]
     assert row["status"] == "violation"
     assert row["replayed"] is True
-    assert main([*args, "--mutant", "revoke-without-waiting"]) == 2
+    capsys.readouterr()
+    assert main([*args, "--mutant", "ack-ignored"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "outside the symbolic core" in err
+    assert "liveness" in err
 
 
 @pytest.mark.parametrize(

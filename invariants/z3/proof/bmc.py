@@ -2,16 +2,21 @@
 replayed through the Python model's coordinator rules.
 
 :func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps and asks for
-a path whose last state violates a state property of the core (or whose last step violates
-a step property). Only the families whose steps the replay can drive are unrolled — a
-client's heartbeat (a bump only for a changed subscription, a valid request, the group
-never full), a leave and an offset commit — so a path found is a path of requests.
+a path whose last state violates a goal (``GOALS``: the core's state properties,
+``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``)
+or whose last step violates a step property. Only the families whose steps the replay can
+drive are unrolled (``BMC_FAMILIES``) — a client's heartbeat (a bump only as the rules'
+``should_bump_group_epoch`` gives one for a changed subscription, a valid request, the
+group never full), a leave, an offset commit, a coordinator failover and load, the
+deletion of a topic and a resolution of the regular expressions — so a path found is a
+path the Python coordinator can be driven along.
 
 :func:`replay` plays the path through ``model.coordinator`` — the functions
-``system.step`` runs when it delivers a request, with the config's ``Rules`` (a mutant's,
-if any) — on a group whose topics are one single-partition topic per partition of the
-path, with the path's targets as the assignor's output. After every step the Python
-group's projection must equal the path's state (else :class:`ReplayDiverged`), and at the
+``system.step`` runs when it delivers a request, fails over, loads the group, deletes a
+topic or resolves the regular expressions, with the config's ``Rules`` (a mutant's, if
+any) — on a group whose topics are one single-partition topic per partition of the path,
+with the path's targets as the assignor's output. After every step the Python group's
+projection must equal the path's state (else :class:`ReplayDiverged`), and at the
 end the Python reading of the property must fail on the Python states: the counterexample
 is the model's, not only the encoding's.
 """
@@ -28,8 +33,15 @@ from typing import Any
 import z3
 
 from invariants.expr import StepSnapshot, compile_expr
-from invariants.properties import Property
-from invariants.z3.proof.induction import STATE_TARGETS, STEP_TARGETS, params_of
+from invariants.properties import TARGET_COVERS, Property
+from invariants.z3.proof.induction import (
+    LEMMAS,
+    STATE_TARGETS,
+    STEP_TARGETS,
+    Conjunct,
+    _property,
+    params_of,
+)
 from invariants.z3.proof.reading import CLIENT, read
 from invariants.z3.proof.state import (
     MEMBER,
@@ -43,12 +55,46 @@ from invariants.z3.proof.state import (
     project_group,
     render,
 )
-from invariants.z3.proof.transition import Family, Options, families, initial
+from invariants.z3.proof.transition import PARTITION_RANK, Family, Options, families, initial
 from model.config import Config
 
-BMC_FAMILIES = ("DeliverMessage.heartbeat", "DeliverMessage.leave", "DeliverMessage.offset_commit")
+REQUEST_FAMILIES = (
+    "DeliverMessage.heartbeat",
+    "DeliverMessage.leave",
+    "DeliverMessage.offset_commit",
+)
+"""The families of a request reaching the coordinator (what the state-set comparison of
+``invariants.z3.proof.reachable`` enumerates on the Python side)."""
+
+BMC_FAMILIES = (
+    *REQUEST_FAMILIES,
+    "CoordinatorFailover",
+    "CoordinatorLoaded",
+    "DeleteTopic",
+    "ResolveRegularExpressions",
+)
+"""The families BMC unrolls: the requests; a coordinator failover and the new coordinator
+loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``); the deletion of a
+topic and a new resolution of the regular expressions (``DeleteTopic``,
+``ResolveRegularExpressions``: ``MetadataChange`` restricted to what the replay drives)."""
+
+STATE_GOALS: tuple[Conjunct, ...] = (
+    *STATE_TARGETS,
+    _property(TARGET_COVERS),
+    *[c for c in LEMMAS if c.name == "Lemma.UnrevokedHasPending"],
+)
+"""The state properties BMC reads: the proof's; ``ValidTargetAssignment.Covers``, which
+holds on every path because BMC's relation assumes a covering assignor
+(``Options.assignor_covers``) and every change of membership or subscription bumps the
+group epoch (so that the target no longer counts as current); and the proof's lemma that
+a member in UNREVOKED_PARTITIONS has partitions pending revocation (proved inductive for
+the reference rules, so a path violating it is the rule's doing)."""
+
+GOALS: tuple[str, ...] = tuple(c.name for c in STATE_GOALS) + tuple(s.name for s in STEP_TARGETS)
+"""Every property BMC reads, in the order it reports them."""
 
 _p = z3.Const("p", PARTITION)
+_m = z3.Const("m", MEMBER)
 
 
 class ReplayDiverged(AssertionError):
@@ -77,12 +123,12 @@ class Outcome:
 
 def _replayable(fam: Family) -> Any:
     """The family's formula restricted to steps the replay can drive: a heartbeat is valid,
-    finds the group not full, reports its owned partitions, and changes the subscription
-    (and bumps the group epoch) exactly when its subscribed partitions change; a leave
-    drops no regular-expression resolution (the replay's members subscribe by name)."""
+    finds the group not full, reports its owned partitions, changes the subscription
+    exactly when its subscribed partitions change and bumps the group epoch as the rules'
+    ``should_bump_group_epoch`` does for it (the family's ``bump`` fact: the replay changes
+    no server assignor). What a member subscribes to by name or by regular expression is
+    tied to its subscribed partitions by :class:`Ghost`."""
     p = fam.params
-    if fam.name == "DeliverMessage.leave":
-        return z3.And(fam.formula, z3.Not(p["regexes_dropped"]))
     if fam.name != "DeliverMessage.heartbeat":
         return fam.formula
     return z3.And(
@@ -91,7 +137,7 @@ def _replayable(fam: Family) -> Any:
         z3.Not(p["group_full"]),
         z3.Not(p["owned_null"]),
         p["subscription_changed"] == fam.facts["changed"],
-        p["bump"] == p["subscription_changed"],
+        p["bump"] == fam.facts["bump"],
     )
 
 
@@ -274,6 +320,63 @@ def universe_of(config: Config) -> Universe:
 # --------------------------------------------------------------------------- unrolling
 
 
+@dataclass(frozen=True)
+class Ghost:
+    """What the replay needs of a state and the abstraction does not keep: the replay's
+    single-partition topics that exist (``present``), and each member's subscription as
+    the client sends it — topic names (``named``), a regular expression or none (``rx``)
+    and the topics it matches (``pattern``) — with the group's resolution of it (``res``:
+    one is stored; ``rset``: the topics it resolved to). ``glue`` ties them to the
+    abstraction's subscribed partitions as ``coordinator.subscribed_topics`` does."""
+
+    present: Any
+    named: Any
+    rx: Any
+    pattern: Any
+    res: Any
+    rset: Any
+
+    @staticmethod
+    def fresh(tag: str) -> Ghost:
+        M, P, B = MEMBER, PARTITION, z3.BoolSort()
+        return Ghost(
+            z3.Function(f"present.{tag}", P, B),
+            z3.Function(f"named.{tag}", M, P, B),
+            z3.Function(f"rx.{tag}", M, B),
+            z3.Function(f"pattern.{tag}", M, P, B),
+            z3.Function(f"res.{tag}", M, B),
+            z3.Function(f"rset.{tag}", M, P, B),
+        )
+
+    def glue(self, s: SymState) -> Any:
+        return z3.ForAll(
+            [_m, _p],
+            s.subscribed(_m, _p)
+            == z3.And(
+                s.is_member(_m),
+                self.present(_p),
+                z3.Or(
+                    self.named(_m, _p),
+                    z3.And(self.rx(_m), self.res(_m), self.rset(_m, _p)),
+                ),
+            ),
+        )
+
+    def same(self, other: Ghost, *, skip: frozenset[str] = frozenset()) -> Any:
+        out = []
+        if "present" not in skip:
+            out.append(z3.ForAll([_p], other.present(_p) == self.present(_p)))
+        for name in ("named", "pattern", "rset"):
+            if name not in skip:
+                f, g = getattr(self, name), getattr(other, name)
+                out.append(z3.ForAll([_m, _p], g(_m, _p) == f(_m, _p)))
+        for name in ("rx", "res"):
+            if name not in skip:
+                f, g = getattr(self, name), getattr(other, name)
+                out.append(z3.ForAll([_m], g(_m) == f(_m)))
+        return z3.And(*out)
+
+
 class Unrolling:
     """The relation unrolled from ``Init`` in one incremental solver, one step at a time.
 
@@ -296,11 +399,12 @@ class Unrolling:
         stutter: bool = False,
         timeout_ms: int = 60_000,
         max_depth: int = 64,
+        names: tuple[str, ...] = REQUEST_FAMILIES,
     ) -> None:
         self.options = options
         self.universe = universe
         self.max_depth = max_depth
-        self.names = BMC_FAMILIES + (("Unchanged",) if stutter else ())
+        self.names = names + (("Unchanged",) if stutter else ())
         self.solver = z3.SolverFor("QF_BV") if universe is not None else z3.Solver()
         self.solver.set("timeout", timeout_ms)
         self.states = [SymState.fresh("s0")]
@@ -312,6 +416,17 @@ class Unrolling:
             else None
         )
         self.add(initial(self.states[0]))
+        # Ghost: every replay topic exists at first; nobody subscribes to anything.
+        g0 = Ghost.fresh("s0")
+        self.ghosts = [g0]
+        self.add(z3.ForAll([_p], g0.present(_p)))
+        self.add(z3.ForAll([_m], z3.And(z3.Not(g0.rx(_m)), z3.Not(g0.res(_m)))))
+        self.add(g0.glue(self.states[0]))
+        if universe is not None:
+            # The assignor lists partitions in the universe's order (the replay's topics
+            # p0, p1, … sort that way).
+            for i, c in enumerate(universe.partition_consts.values()):
+                self.add(PARTITION_RANK(c) == i)
         if group_epoch is not None:
             self.add(self.states[0].group_epoch == group_epoch)
 
@@ -338,12 +453,16 @@ class Unrolling:
         xs = [
             x
             for x in f.params.values()
-            if isinstance(x, z3.ExprRef) and not z3.is_func_decl(x) and x.sort() == MEMBER
+            if isinstance(x, z3.ExprRef)
+            and not z3.is_func_decl(x)
+            and x.sort() in (MEMBER, PARTITION)
         ]
-        consts = list(self.universe.member_consts.values())
-        return [
-            list(zip(xs, combo, strict=True)) for combo in itertools.product(consts, repeat=len(xs))
-        ]
+        consts = {
+            MEMBER: list(self.universe.member_consts.values()),
+            PARTITION: list(self.universe.partition_consts.values()),
+        }
+        choices = [consts[x.sort()] for x in xs]
+        return [list(zip(xs, combo, strict=True)) for combo in itertools.product(*choices)]
 
     def extend(self) -> None:
         """Unroll one more step."""
@@ -352,11 +471,33 @@ class Unrolling:
         i = self.depth
         pre, post = self.states[i], SymState.fresh(f"s{i + 1}")
         self.states.append(post)
+        g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
+        self.ghosts.append(h)
+        self.add(h.glue(post))
         picks = []
-        for f in families(pre, post, self.options):
-            if f.name not in self.names:
+        steps = [*families(pre, post, self.options), *self._metadata(pre, post, g, h)]
+        for step in steps:
+            if step.name not in self.names:
                 continue
+            f = step
             formula = _replayable(f)
+            if f.name == "DeliverMessage.heartbeat":
+                f, kept = self._heartbeat_ghost(f, pre, g, h)
+                formula = z3.And(formula, kept)
+            elif f.name == "DeliverMessage.leave":
+                # remove_member drops every resolution of a regular expression.
+                x = f.params["member"]
+                formula = z3.And(
+                    formula,
+                    g.same(h, skip=frozenset({"res"})),
+                    z3.If(
+                        z3.And(pre.is_member(x), z3.Not(post.is_member(x))),
+                        z3.ForAll([_m], z3.Not(h.res(_m))),
+                        z3.ForAll([_m], h.res(_m) == g.res(_m)),
+                    ),
+                )
+            elif f.name not in ("DeleteTopic", "ResolveRegularExpressions"):
+                formula = z3.And(formula, g.same(h))
             for binding in self._cases(f):
                 who = ",".join(str(c) for _, c in binding)
                 flag = z3.Bool(f"step{i}:{f.name}:{who}")
@@ -365,6 +506,130 @@ class Unrolling:
                 self.solver.add(z3.Implies(flag, self.encode(body)))
         self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
         self.chosen.append(picks)
+
+    def _heartbeat_ghost(self, f: Family, pre: SymState, g: Ghost, h: Ghost) -> tuple[Family, Any]:
+        """The heartbeat with the subscription its client sends — topic names (of topics
+        that exist), and for a joining member a regular expression or none (a member keeps
+        its expression: the replay's clients never change it) — and the ghost after it."""
+        tag = f.params["member"].decl().name().split("@")[-1]
+        hm = f.params["member"]
+        names = z3.Function(f"DeliverMessage.heartbeat.names@{tag}", PARTITION, z3.BoolSort())
+        regex = z3.Bool(f"DeliverMessage.heartbeat.regex@{tag}")
+        pattern = z3.Function(f"DeliverMessage.heartbeat.pattern@{tag}", PARTITION, z3.BoolSort())
+        joins = z3.Not(pre.is_member(hm))
+        accepted = f.facts["accepted"]
+        sub = f.params["subscribed"]
+        resolved = z3.And(regex, z3.Not(joins), g.res(hm))
+        kept = z3.And(
+            z3.ForAll([_p], z3.Implies(names(_p), g.present(_p))),
+            # What the request subscribes to (coordinator.subscribed_topics), whether or
+            # not the coordinator takes it.
+            z3.ForAll(
+                [_p],
+                sub(_p)
+                == z3.And(g.present(_p), z3.Or(names(_p), z3.And(resolved, g.rset(hm, _p)))),
+            ),
+            z3.Implies(
+                z3.Not(joins),
+                z3.And(
+                    regex == g.rx(hm),
+                    z3.ForAll([_p], pattern(_p) == z3.And(g.rx(hm), g.pattern(hm, _p))),
+                ),
+            ),
+            z3.Implies(z3.Not(regex), z3.ForAll([_p], z3.Not(pattern(_p)))),
+            z3.If(
+                accepted,
+                z3.And(
+                    g.same(h, skip=frozenset({"named", "rx", "pattern", "res"})),
+                    z3.ForAll(
+                        [_m, _p],
+                        z3.And(
+                            h.named(_m, _p) == z3.If(_m == hm, names(_p), g.named(_m, _p)),
+                            h.pattern(_m, _p) == z3.If(_m == hm, pattern(_p), g.pattern(_m, _p)),
+                        ),
+                    ),
+                    z3.ForAll(
+                        [_m],
+                        z3.And(
+                            h.rx(_m) == z3.If(_m == hm, regex, g.rx(_m)),
+                            # A new member's expression (the replay makes it unique to the
+                            # member) has no resolution yet.
+                            h.res(_m) == z3.If(z3.And(_m == hm, joins), False, g.res(_m)),
+                        ),
+                    ),
+                ),
+                g.same(h),
+            ),
+        )
+        params = {**f.params, "names": names, "regex": regex, "pattern": pattern}
+        return replace(f, params=params), kept
+
+    def _metadata(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> list[Family]:
+        """``MetadataChange`` restricted to what the replay can drive: ``DeleteTopic`` of
+        one of its single-partition topics (``system._delete_topic``: the partition leaves
+        every member's subscription, its committed offsets are dropped) and
+        ``ResolveRegularExpressions`` (``coordinator.resolve_regular_expressions``: every
+        expression in use resolved against the topics that exist). Each bumps the group
+        epoch as its Python function does under the options' rules, and nothing else
+        moves."""
+        out: list[Family] = []
+        variant = self.options.variant
+        if "DeleteTopic" in self.names:
+            rules = self.options
+            if variant == "regex-resolution-without-bump":
+                rules = replace(rules, variant=None)
+            meta = next(f for f in families(pre, post, rules) if f.name == "MetadataChange")
+            d = z3.Const(f"DeleteTopic.topic@{post.tag}", PARTITION)
+            moved = z3.Exists([_m], z3.And(pre.is_member(_m), pre.subscribed(_m, d)))
+            bump = z3.And(moved, z3.BoolVal(variant != "no-bump-on-metadata-change"))
+            formula = z3.And(
+                meta.formula,
+                g.present(d),
+                g.same(h, skip=frozenset({"present"})),
+                z3.ForAll([_p], h.present(_p) == z3.And(g.present(_p), _p != d)),
+                z3.ForAll(
+                    [_m, _p],
+                    post.committed_by(_m, _p) == z3.And(pre.committed_by(_m, _p), _p != d),
+                ),
+                # on_metadata_change bumps for a topic a member subscribes to (no racks).
+                post.group_epoch == pre.group_epoch + z3.If(bump, 1, 0),
+            )
+            out.append(Family("DeleteTopic", formula, {"topic": d}))
+        if "ResolveRegularExpressions" in self.names:
+            rules = self.options
+            if variant == "no-bump-on-metadata-change":
+                rules = replace(rules, variant=None)
+            meta = next(f for f in families(pre, post, rules) if f.name == "MetadataChange")
+            used = z3.And(pre.is_member(_m), g.rx(_m))
+            changed = z3.Exists(
+                [_m],
+                z3.And(
+                    used,
+                    z3.Or(
+                        z3.Not(g.res(_m)),
+                        z3.Exists(
+                            [_p],
+                            g.rset(_m, _p) != z3.And(g.pattern(_m, _p), g.present(_p)),
+                        ),
+                    ),
+                ),
+            )
+            bump = z3.And(changed, z3.BoolVal(variant != "regex-resolution-without-bump"))
+            formula = z3.And(
+                meta.formula,
+                g.same(h, skip=frozenset({"res", "rset"})),
+                z3.ForAll(
+                    [_m, _p],
+                    z3.And(
+                        h.res(_m) == used,
+                        h.rset(_m, _p) == z3.And(g.pattern(_m, _p), g.present(_p)),
+                        post.committed_by(_m, _p) == pre.committed_by(_m, _p),
+                    ),
+                ),
+                post.group_epoch == pre.group_epoch + z3.If(bump, 1, 0),
+            )
+            out.append(Family("ResolveRegularExpressions", formula, {}))
+        return out
 
     def reading(self, model: Any, binding: list[tuple[Any, Any]] | None = None) -> Any:
         """A model of the solver as ``decode`` and ``params_of`` read models."""
@@ -430,7 +695,7 @@ def search_all(
     on the last step, implied by the literal), so what the solver learns refuting one goal
     serves the next ones (push/pop scopes would drop it: 2.5 × slower on MUT2). A goal's
     seconds are the unrolling's plus its own queries'."""
-    state_goals = {c.name: c for c in STATE_TARGETS}
+    state_goals = {c.name: c for c in STATE_GOALS}
     step_goals = {s.name: s for s in STEP_TARGETS}
     names = list(goals)
     for goal in names:
@@ -438,11 +703,12 @@ def search_all(
             raise ValueError(f"{goal!r} is not a property of the core")
     start = time.monotonic()
     run = Unrolling(
-        options,
+        replace(options, assignor_covers=True),
         universe=universe,
         group_epoch=group_epoch,
         timeout_ms=timeout_ms,
         max_depth=depth,
+        names=BMC_FAMILIES,
     )
     building = time.monotonic() - start
     own = dict.fromkeys(names, 0.0)
@@ -528,6 +794,7 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
         dict(value.partition_epochs),
         value.group_epoch,
         value.assignment_epoch,
+        value.loading,
     )
 
 
@@ -542,10 +809,10 @@ def replay_topics(n_partitions: int) -> Any:
 def replay_projection(group: Any, topics: Any) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
     them)."""
+    from model.coordinator import subscribed_topics
+
     subs = {
-        mid: frozenset(
-            (f"p{i}", 0) for i in range(len(topics)) if f"p{i}" in m.subscribed_topic_names
-        )
+        mid: frozenset((name, 0) for name in topics if name in subscribed_topics(m, group))
         for mid, m in group.members.items()
     }
     return project_group(group, subs)
@@ -560,6 +827,7 @@ def apply_step(
     base_config: Any,
     *,
     target_used: list[bool] | None = None,
+    also_named: frozenset[str] = frozenset(),
 ) -> tuple[Any, bool]:
     """One step of a path (family and parameters as :meth:`Unrolling.path` reads them) on
     a Python group, through the coordinator functions ``system.step`` runs when it delivers
@@ -575,23 +843,34 @@ def apply_step(
         pairs = [str(x).split(":") for x in params["target"]]
         target = {m: frozenset(_tp(p) for m2, p in pairs if m2 == m) for m, _ in pairs}
 
+        after = _after_assignor(rules)
+
         def install(g: Group, t: Any, default: str, target: Any = target) -> Group:
             if target_used is not None:
                 target_used.append(True)
-            return replace(
+            out = replace(
                 g,
                 assignment_epoch=g.group_epoch,
                 target_assignment=FrozenMap(
                     (mid, target.get(mid, frozenset())) for mid in g.members
                 ),
             )
+            return after(out) if after is not None else out
 
         config = replace(base_config, rules=replace(rules, compute_target_assignment=install))
-        subscribed = frozenset(f"p{int(str(p)[1:])}" for p in params["subscribed"])
+        by_name = params.get("names", params["subscribed"])
+        subscribed = frozenset(f"p{int(str(p)[1:])}" for p in by_name) | also_named
+        regex = None
+        if params.get("regex"):
+            # The topics of the pattern, and an alternative no topic name matches, which
+            # makes the expression the member's own.
+            matched = [f"p{int(str(p)[1:])}" for p in params["pattern"]]
+            regex = "|".join([*matched, f"#{params['member']}"])
         req = ConsumerGroupHeartbeatRequest(
             member_id=str(params["member"]),
             member_epoch=int(params["epoch"]),
             rebalance_timeout_ms=config.rebalance_timeout_ms,
+            subscribed_topic_regex=regex,
             subscribed_topic_names=subscribed,
             topic_partitions=frozenset(_tp(str(p)) for p in params["owned"]),
         )
@@ -611,6 +890,17 @@ def apply_step(
         group, _ = co.handle_offset_commit(group, commit, config)
         return group, False
     raise ValueError(f"the replay drives no {family!r} step")
+
+
+def _after_assignor(rules: Any) -> Callable[[Any], Any] | None:
+    """What the rules' ``compute_target_assignment`` does to the assignor's output, when it
+    is not the assignor alone: the replay installs the path's assignor output (the
+    abstraction's assignor is any valid one) and then runs that part of the rule."""
+    from groupcheck.mutants import catalogue
+
+    if rules.compute_target_assignment is catalogue.assignor_assigns_twice:
+        return catalogue.assign_first_to_every_member
+    return None
 
 
 def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bool]:
@@ -633,11 +923,45 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
     )
     out = [replay_projection(group, topics)]
     server_error = False
+    loading = first.loading
+    deleted: set[str] = set()
     for i, (family, params) in enumerate(path.steps):
         after = path.states[i + 1]
-        group, refused = apply_step(group, topics, family, dict(params), rules, base_config)
-        server_error = server_error or refused
-        now = replay_projection(group, topics)
+        if family == "DeleteTopic":
+            # system._delete_topic
+            from model import coordinator as co
+            from model.ids import FrozenMap as _FrozenMap
+
+            name = _tp(str(params["topic"]))[0]
+            topics = _FrozenMap((n, t) for n, t in topics.items() if n != name)
+            deleted.add(name)
+            group = co.drop_offsets_of_topic(group, name)
+            group = rules.on_metadata_change(group, name)
+        elif family == "ResolveRegularExpressions":
+            # system._resolve_regexes
+            group = rules.resolve_regular_expressions(
+                group, topics, replace(base_config, rules=rules)
+            )
+        elif family == "CoordinatorFailover":
+            # system._failover: the new coordinator starts loading the group.
+            loading = True
+        elif family == "CoordinatorLoaded":
+            # system._loaded
+            group = rules.rebuild_group(group, replace(base_config, rules=rules))
+            loading = False
+        elif not loading:
+            kept: frozenset[str] = frozenset()
+            member = group.members.get(str(params.get("member")))
+            if family == "DeliverMessage.heartbeat" and member is not None:
+                # A client keeps the names of deleted topics in its subscription.
+                kept = frozenset(member.subscribed_topic_names) & deleted
+            group, refused = apply_step(
+                group, topics, family, dict(params), rules, base_config, also_named=kept
+            )
+            server_error = server_error or refused
+        # While the group loads, system.step answers every request to the coordinator
+        # with COORDINATOR_LOAD_IN_PROGRESS and leaves the group as it is.
+        now = replace(replay_projection(group, topics), loading=loading)
         if _comparable(now) != _comparable(_abstract(after)):
             raise ReplayDiverged(
                 f"step {i + 1} ({family}): the Python coordinator reached "
@@ -652,7 +976,7 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
 def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
     """Whether the Python reading of the goal fails on the replayed states."""
     goal = path.goal
-    state_goals = {c.name: c for c in STATE_TARGETS}
+    state_goals = {c.name: c for c in STATE_GOALS}
     if goal in state_goals:
         last = replace(states[-1], server_error=server_error)
         return not compile_expr(state_goals[goal].expr)(last.snapshot(), {})

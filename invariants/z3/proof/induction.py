@@ -211,6 +211,20 @@ LEMMAS: tuple[Conjunct, ...] = (
         "the group epoch first. GroupStatusConsistent.Stable and the convergence ranking "
         "rest on it.",
     ),
+    Conjunct(
+        "Lemma.UnrevokedHasPending",
+        forall(_m)(
+            Implies(
+                all_of(Rel("is_member", (_m,)), Rel("unrevoked", (_m,))),
+                exists(_p)(Rel("revoking", (_m, _p))),
+            )
+        ),
+        True,
+        "A member in UNREVOKED_PARTITIONS has partitions pending revocation: "
+        "CurrentAssignmentBuilder enters that state only with partitions to revoke, and a "
+        "new coordinator loads them with the member "
+        "(ConsumerGroupCurrentMemberAssignment.PartitionsPendingRevocation).",
+    ),
 )
 
 STATE_TARGETS: tuple[Conjunct, ...] = tuple(
@@ -433,6 +447,16 @@ def params_of(
                 )
         elif x.sort() == MEMBER:
             out[key] = member_name(x)
+        elif x.sort() == PARTITION:
+            v = ev(x)
+            out[key] = next(
+                (
+                    n
+                    for n, q in partitions.items()
+                    if z3.is_true(model.eval(q == v, model_completion=True))
+                ),
+                str(v),
+            )
         elif z3.is_bool(x):
             out[key] = bool(z3.is_true(ev(x)))
         elif z3.is_int(x):

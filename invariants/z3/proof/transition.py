@@ -87,8 +87,66 @@ VARIANTS = {
     "accept-stale-commit-epoch": "offset commits at a stale member epoch are accepted",
     "accept-commit-from-unknown-member": "offset commits from member ids the group no "
     "longer has are accepted",
+    "revoke-without-waiting": "a reconciliation that would leave the member revoking "
+    "(UNREVOKED_PARTITIONS) moves it to the target epoch at once, STABLE, with nothing "
+    "pending",
+    "no-epoch-bump-on-fence": "a leave or timer removes the member without bumping the group epoch",
+    "assignor-assigns-twice": "the assignor's first partition (lowest ``partition_rank``) "
+    "is added to every member's target",
+    "no-bump-on-subscription-change": "only a new member's heartbeat bumps the group epoch; "
+    "a stored member's changed subscription does not",
+    "failover-drops-pending-revocation": "a new coordinator loads the members without their "
+    "partitions pending revocation (partition epochs from the assigned partitions only)",
+    "no-bump-on-metadata-change": "a metadata change never bumps the group epoch, whatever "
+    "it does to the members' subscribed partitions",
+    "regex-resolution-without-bump": "a metadata change (a new resolution of the regular "
+    "expressions among them) never bumps the group epoch",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
+
+_CLIENT = "a client-side rule: the abstraction has no clients (a request is any request)"
+_CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
+_MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
+_OFFLOAD = "KIP-1263 assignor offload (runs in flight): not in the abstraction"
+
+OUTSIDE: dict[str, str] = {
+    "ack-ignored": "its kill is liveness (Convergence: a revocation never acknowledged); "
+    "every safety property of the core holds while the member stays revoking",
+    "reject-epoch-zero-rejoin": "its kill is liveness (Convergence): a refused rejoin "
+    "leaves the coordinator's group as it is, a stutter to every safety property",
+    "static-replacement-keeps-both": "static membership (instance ids, the -2 leave): not "
+    "in the abstraction",
+    "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
+    "client-acks-before-revoking": _CLIENT,
+    "adopt-negative-epoch": _CLIENT,
+    "callback-ignores-abort": _CLIENT,
+    "poll-timeout-keeps-partitions": _CLIENT,
+    "ack-while-revoking": _CLIENT,
+    "install-without-reapplying-removals": _OFFLOAD,
+    "two-runs-in-flight": _OFFLOAD,
+    "install-before-static-replacement": _OFFLOAD,
+    "install-without-epoch": _OFFLOAD,
+    "install-run-after-deletion": _OFFLOAD,
+    "expire-by-commit-time": "KIP-211 offset expiry: not in the abstraction",
+    "delete-non-empty-group": "group deletion: not in the abstraction",
+    "sticky-without-generation": _CLASSIC,
+    "lost-partitions-kept": _CLASSIC,
+    "assign-without-withholding": _CLASSIC,
+    "static-replace-without-rebalance": _CLASSIC,
+    "no-pending-sync-timer": _CLASSIC,
+    "expire-while-rebalancing": _CLASSIC,
+    "highest-generation-claims-only": _CLASSIC,
+    "late-sync-resets-generation": _CLASSIC,
+    "validate-stale-claims": _CLASSIC,
+    "sticky-forgets-ownership": _CLASSIC,
+    "static-replaced-only-when-stable": _CLASSIC,
+    "classic-delete-non-empty-group": _CLASSIC,
+    "mixed-admits-when-disabled": _MIXED,
+    "no-downgrade-on-replacement": _MIXED,
+    "downgrade-keeps-old-assignment": _MIXED,
+}
+"""The catalogue mutants with no symbolic variant, and why: what of their rule or of the
+property that kills them the coordinator core does not have (docs/invariants.md)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +158,10 @@ class Options:
     rejoin_with_epoch_zero: bool = True
     realign_empty_group: bool = False
     variant: str | None = None
+    assignor_covers: bool = False
+    """Assume also that a new target gives every subscribed partition to some member
+    (``ValidTargetAssignment.Covers``): every assignor of the model does, and BMC reads
+    ``Covers`` under this assumption. The proofs leave it out (a wider relation)."""
 
     def __post_init__(self) -> None:
         if self.variant is not None and self.variant not in VARIANTS:
@@ -170,11 +232,21 @@ def valid_target(
     target: Any,
     is_member: Callable[[ExprRef], BoolRef],
     subscribed: Callable[[ExprRef, ExprRef], BoolRef],
+    covers: bool = False,
 ) -> BoolRef:
     """``ValidTargetAssignment.Unique`` and ``OnlySubscribed`` of a new target: what the
-    relation assumes of every assignor (``Covers`` is not needed by any proof and left out,
-    which only widens the relation)."""
+    relation assumes of every assignor. ``Covers`` (every subscribed partition to some
+    member) only with ``covers``: no proof needs it, and leaving it out widens the
+    relation; BMC assumes it (``Options.assignor_covers``) so that it can read ``Covers``."""
+    covering = z3.ForAll(
+        [_p],
+        z3.Implies(
+            z3.Exists([_m], z3.And(is_member(_m), subscribed(_m, _p))),
+            z3.Exists([_m2], target(_m2, _p)),
+        ),
+    )
     return z3.And(
+        covering if covers else z3.BoolVal(True),
         z3.ForAll([_m, _m2, _p], z3.Implies(z3.And(target(_m, _p), target(_m2, _p)), _m == _m2)),
         z3.ForAll(
             [_m, _p],
@@ -288,11 +360,25 @@ def reconcile(
         _if(subscription_changed, shrunk, member),
         next_assignment,
     )
-    return _if(
+    out = _if(
         member.state == STABLE,
         stable,
         _if(member.state == UNREVOKED, unrevoked, next_assignment),
     )
+    if variant == "revoke-without-waiting":
+        # rc.with_epoch(out, target_epoch, state=STABLE, partitions_pending_revocation=∅)
+        out = _if(
+            out.state == UNREVOKED,
+            MemberTerm(
+                target_epoch,
+                out.epoch,
+                z3.IntVal(STABLE),
+                out.assigned,
+                lambda q: z3.BoolVal(False),
+            ),
+            out,
+        )
+    return out
 
 
 # --------------------------------------------------------------------------- bookkeeping
@@ -342,6 +428,34 @@ def partition_epochs(
 
 
 # --------------------------------------------------------------------------- families
+
+
+PARTITION_RANK = z3.Function("partition_rank", PARTITION, z3.IntSort())
+"""The order in which an assignor lists partitions (sorted topic partitions); free in the
+proofs, the universe's order in BMC. Only the ``assignor-assigns-twice`` variant reads it."""
+
+
+def _first_ok(base: Any, first: ExprRef, o: Options) -> BoolRef:
+    """``assignor-assigns-twice``: ``first`` is the lowest-ranked partition of the
+    assignor's output, when it gives any."""
+    if o.variant != "assignor-assigns-twice":
+        return z3.BoolVal(True)
+    given = z3.Exists([_m], base(_m, first))
+    lowest = z3.ForAll(
+        [_m, _p], z3.Implies(base(_m, _p), PARTITION_RANK(first) <= PARTITION_RANK(_p))
+    )
+    anything = z3.Exists([_m, _p], base(_m, _p))
+    return z3.Implies(anything, z3.And(given, lowest))
+
+
+def _installed(
+    base: Any, first: ExprRef, members: Callable[[ExprRef], BoolRef], o: Options
+) -> Callable[[ExprRef, ExprRef], BoolRef]:
+    """The target a computation installs from the assignor's output ``base``."""
+    if o.variant != "assignor-assigns-twice":
+        return base
+    anything = z3.Exists([_m, _p], base(_m, _p))
+    return lambda x, q: z3.Or(base(x, q), z3.And(anything, members(x), q == first))
 
 
 def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
@@ -400,6 +514,12 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     # The member update and the group-epoch bump.
     changed = z3.Exists([_p], newsub(_p) != z3.And(z3.Not(new), pre.subscribed(hm, _p)))
     env = z3.And(z3.Implies(changed, subch), z3.Implies(subch, bump))
+    # The bump of a request that changes no server assignor (what the replay sends).
+    plain_bump = subch
+    if o.variant == "no-bump-on-subscription-change":
+        # should_bump_group_epoch consulted for new members only.
+        env = z3.And(z3.Implies(changed, subch), z3.If(new, z3.Implies(subch, bump), z3.Not(bump)))
+        plain_bump = z3.And(subch, new)
     ge1 = pre.group_epoch + z3.If(bump, 1, 0)
 
     def member_after(x: ExprRef) -> BoolRef:
@@ -409,15 +529,30 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         return z3.If(x == hm, newsub(q), pre.subscribed(x, q))
 
     compute = z3.And(z3.BoolVal(o.compute_target_in_heartbeat), ge1 > pre.assignment_epoch)
+    first = z3.Const(f"{n}.first@{post.tag}", PARTITION)
+    installed = _installed(target, first, member_after, o)
     target_ok = z3.If(
         compute,
-        valid_target(target, member_after, subscribed_after),
+        z3.And(
+            valid_target(target, member_after, subscribed_after, o.assignor_covers),
+            _first_ok(target, first, o),
+        ),
         z3.ForAll([_m, _p], target(_m, _p) == pre.target(_m, _p)),
     )
+    if o.variant == "assignor-assigns-twice":
+        params["first"] = first
+
+        def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
+            return z3.If(compute, installed(x, q), pre.target(x, q))
+    else:
+
+        def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
+            return target(x, q)
+
     ae1 = z3.If(compute, ge1, pre.assignment_epoch)
 
     def live(q: ExprRef) -> BoolRef:
-        return z3.And(target(hm, q), newsub(q))
+        return z3.And(new_target(hm, q), newsub(q))
 
     reconciled = reconcile(
         old,
@@ -458,7 +593,7 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
                 post.revoking(_m, _p)
                 == z3.If(_m == hm, reconciled.revoking(_p), pre.revoking(_m, _p)),
                 post.subscribed(_m, _p) == subscribed_after(_m, _p),
-                post.target(_m, _p) == target(_m, _p),
+                post.target(_m, _p) == new_target(_m, _p),
                 post.committed_by(_m, _p) == pre.committed_by(_m, _p),
             ),
         ),
@@ -484,7 +619,10 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         z3.If(go, z3.If(conflict, refused_write, written), unchanged(pre, post)),
     )
     return Family(
-        n, formula, params, {"accepted": z3.And(go, z3.Not(conflict)), "changed": changed}
+        n,
+        formula,
+        params,
+        {"accepted": z3.And(go, z3.Not(conflict)), "changed": changed, "bump": plain_bump},
     )
 
 
@@ -514,6 +652,7 @@ def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bo
             return z3.And(pre.pe_held(q), z3.Not(gone.holds(q)))
 
     ge1 = pre.group_epoch + 1
+    kept_epoch = pre.group_epoch if o.variant == "no-epoch-bump-on-fence" else ge1
     nobody_left = z3.ForAll([_m], z3.Implies(pre.is_member(_m), _m == x))
     ae1 = (
         z3.If(nobody_left, ge1, pre.assignment_epoch)
@@ -556,7 +695,7 @@ def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bo
                 post.pe(_p) == pre.pe(_p),
             ),
         ),
-        post.group_epoch == ge1,
+        post.group_epoch == kept_epoch,
         post.assignment_epoch == ae1,
         post.loading == pre.loading,
         post.server_error == pre.server_error,
@@ -605,13 +744,21 @@ def compute_target(pre: SymState, post: SymState, o: Options) -> Family:
     any valid target, stamped with the group epoch."""
     n = "ComputeTargetAssignment"
     enabled = z3.And(z3.Exists([_m], pre.is_member(_m)), pre.group_epoch > pre.assignment_epoch)
+    base = z3.Function(f"{n}.target@{post.tag}", MEMBER, PARTITION, z3.BoolSort())
+    first = z3.Const(f"{n}.first@{post.tag}", PARTITION)
+    installed = _installed(base, first, pre.is_member, o)
     formula = z3.And(
         enabled,
         unchanged(pre, post, skip=frozenset({"target", "assignment_epoch"})),
-        valid_target(post.target, pre.is_member, pre.subscribed),
+        valid_target(base, pre.is_member, pre.subscribed, o.assignor_covers),
+        _first_ok(base, first, o),
+        z3.ForAll([_m, _p], post.target(_m, _p) == installed(_m, _p)),
         post.assignment_epoch == pre.group_epoch,
     )
-    return Family(n, formula, {})
+    params: dict[str, Any] = {"target": base}
+    if o.variant == "assignor-assigns-twice":
+        params["first"] = first
+    return Family(n, formula, params)
 
 
 def metadata_change(pre: SymState, post: SymState, o: Options) -> Family:
@@ -621,12 +768,15 @@ def metadata_change(pre: SymState, post: SymState, o: Options) -> Family:
     epoch may be bumped anyway (racks); committed offsets of deleted topics are dropped."""
     n = "MetadataChange"
     moved = z3.Exists([_m, _p], post.subscribed(_m, _p) != pre.subscribed(_m, _p))
+    bumps: BoolRef = z3.Implies(moved, post.group_epoch == pre.group_epoch + 1)
+    if o.variant in ("no-bump-on-metadata-change", "regex-resolution-without-bump"):
+        bumps = post.group_epoch == pre.group_epoch
     formula = z3.And(
         unchanged(pre, post, skip=frozenset({"subscribed", "group_epoch", "committed_by"})),
         z3.Or(post.group_epoch == pre.group_epoch, post.group_epoch == pre.group_epoch + 1),
         # coordinator.on_metadata_change / resolve_regular_expressions: a change of what a
         # member subscribes to bumps the group epoch.
-        z3.Implies(moved, post.group_epoch == pre.group_epoch + 1),
+        bumps,
         z3.ForAll(
             [_m, _p],
             z3.And(
@@ -635,7 +785,7 @@ def metadata_change(pre: SymState, post: SymState, o: Options) -> Family:
             ),
         ),
     )
-    return Family(n, formula, {})
+    return Family(n, formula, {}, {"moved": moved})
 
 
 def failover(pre: SymState, post: SymState, o: Options) -> Family:
@@ -650,6 +800,31 @@ def loaded(pre: SymState, post: SymState, o: Options) -> Family:
     """``CoordinatorLoaded``: ``coordinator.rebuild_group`` derives the partition epochs
     from the members' current assignments."""
     n = "CoordinatorLoaded"
+    if o.variant == "failover-drops-pending-revocation":
+        # The members are loaded without their partitions pending revocation, and the
+        # partition epochs derived from their assigned partitions only.
+        return Family(
+            n,
+            z3.And(
+                pre.loading,
+                z3.Not(post.loading),
+                unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe", "revoking"})),
+                z3.ForAll([_m, _p], z3.Not(post.revoking(_m, _p))),
+                z3.ForAll(
+                    [_p],
+                    post.pe_held(_p)
+                    == z3.Exists([_m], z3.And(pre.is_member(_m), pre.assigned(_m, _p))),
+                ),
+                z3.ForAll(
+                    [_m, _p],
+                    z3.Implies(
+                        z3.And(pre.is_member(_m), pre.assigned(_m, _p)),
+                        post.pe(_p) == pre.epoch(_m),
+                    ),
+                ),
+            ),
+            {},
+        )
     formula = z3.And(
         pre.loading,
         z3.Not(post.loading),

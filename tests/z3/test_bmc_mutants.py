@@ -1,0 +1,97 @@
+"""Every catalogue mutant is either inside the symbolic core — a variant BMC finds on the
+mutant's scenario at its shortest depth, replayed by the Python coordinator — or outside
+it, with the reason (invariants/z3/proof/transition.py, ``VARIANTS`` and ``OUTSIDE``).
+
+Every bound here is a depth, never seconds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from groupcheck.mutants import MUTANTS
+from groupcheck.prove import _initial_group_epoch
+from invariants.z3.proof.bmc import GOALS, ReplayDiverged, confirmed, replay, search, universe_of
+from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
+from model.rules import DEFAULT_RULES
+
+FOUND = {
+    "ignore-partition-epochs": ("NoServerError", 2),
+    "bookkeeping-drops-pending": ("HandOutOnlyReleased", 4),
+    "accept-stale-commit-epoch": ("OffsetCommitAtValidEpoch", 2),
+    "accept-commit-from-unknown-member": ("OffsetCommitAtValidEpoch", 1),
+    "revoke-without-waiting": ("GroupStatusConsistent.Stable", 2),
+    "no-epoch-bump-on-fence": ("ValidTargetAssignment.Covers", 3),
+    "assignor-assigns-twice": ("ValidTargetAssignment.Unique", 2),
+    "no-bump-on-subscription-change": ("ValidTargetAssignment.OnlySubscribed", 2),
+    "no-bump-on-metadata-change": ("ValidTargetAssignment.OnlySubscribed", 2),
+    "failover-drops-pending-revocation": ("Lemma.UnrevokedHasPending", 4),
+    "regex-resolution-without-bump": ("ValidTargetAssignment.Covers", 2),
+}
+"""Per variant, the property BMC reports and the length of its shortest path
+(``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
+
+KILL_LENGTH = {
+    "ignore-partition-epochs": 6,
+    "bookkeeping-drops-pending": 15,
+    "accept-stale-commit-epoch": 13,
+    "accept-commit-from-unknown-member": 8,
+    "revoke-without-waiting": 9,
+    "no-epoch-bump-on-fence": 7,
+    "assignor-assigns-twice": 5,
+    "no-bump-on-subscription-change": 6,
+    "no-bump-on-metadata-change": 3,
+    "failover-drops-pending-revocation": 11,
+    "regex-resolution-without-bump": 3,
+}
+"""The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
+client steps included, so BMC's request paths are never longer."""
+
+
+def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
+    assert set(VARIANTS) | set(OUTSIDE) == set(MUTANTS)
+    assert not set(VARIANTS) & set(OUTSIDE)
+    assert all(reason.strip() for reason in OUTSIDE.values())
+    assert set(FOUND) == set(VARIANTS)
+    assert {goal for goal, _ in FOUND.values()} <= set(GOALS)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_bmc_finds_the_variant_at_its_shortest_depth_and_the_model_replays_it(name: str) -> None:
+    mutant = MUTANTS[name]
+    goal, depth = FOUND[name]
+    assert depth <= KILL_LENGTH[name]
+    options = Options.of(mutant.config, name)
+    universe = universe_of(mutant.config)
+    epoch = _initial_group_epoch(mutant.config)
+    out = search(goal, depth, options, universe=universe, group_epoch=epoch)
+    assert out.status == "violation", out
+    assert out.depth == depth
+    assert out.path is not None
+    states, server_error = replay(out.path, mutant.rules, mutant.config)
+    assert confirmed(out.path, states, server_error)
+    # The violation is the mutant's: the reference coordinator does not walk the path.
+    try:
+        states, server_error = replay(out.path, DEFAULT_RULES, mutant.config)
+    except ReplayDiverged:
+        pass
+    else:
+        assert not confirmed(out.path, states, server_error)
+    if depth > 1:
+        # None shorter.
+        shorter = search(goal, depth - 1, options, universe=universe, group_epoch=epoch)
+        assert (shorter.status, shorter.depth) == ("ok", depth - 1)
+
+
+def test_the_reference_rules_keep_covers_under_a_covering_assignor() -> None:
+    """``Covers`` is a BMC goal only because the reference rules keep it: on the scenario
+    of the no-bump mutants, no path of four steps breaks it."""
+    config = MUTANTS["no-bump-on-subscription-change"].config
+    out = search(
+        "ValidTargetAssignment.Covers",
+        4,
+        Options.of(config),
+        universe=universe_of(config),
+        group_epoch=_initial_group_epoch(config),
+    )
+    assert (out.status, out.depth) == ("ok", 4)
