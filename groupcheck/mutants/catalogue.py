@@ -943,6 +943,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "mixed_downgrade_rebalances",
             MIXED_STATIC_RESUBSCRIBE,
         ),
+        (
+            "classic-holder-unreleased",
+            "a consumer-protocol static join is refused while a classic member holds its instance",
+            "KAFKA-17228",
+            "static_holder_released",
+            MIXED_STATIC,
+        ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
 
@@ -969,3 +976,10 @@ def downgrade_keeps_old_assignment(group: Group, replaced: Member, joining: Memb
     member's assignment for the joining one, without a rebalance, even when the joining
     member subscribes to other topics."""
     return False
+
+
+def classic_holder_unreleased(holder: Member) -> bool:
+    """KAFKA-17228: a static join may replace the holder of its instance id only after the
+    holder left with -2 — which a classic member never does, so a consumer-protocol process
+    of a classic member's instance is refused with UNRELEASED_INSTANCE_ID."""
+    return holder.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH
