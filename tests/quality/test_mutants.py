@@ -53,6 +53,7 @@ BASELINE_DEPTH = {
     "MIGRATION_DISABLED": 7,
     "MIXED_STATIC": 12,
     "MIXED_STATIC_RESUBSCRIBE": 12,
+    "MIXED_STATIC_ASSIGNOR": 9,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill
