@@ -11,6 +11,7 @@ import pytest
 
 from groupcheck.explore.bfs import bfs
 from invariants.liveness import converged
+from invariants.snapshot import assignor_outdated
 from model import system
 from model.actions import (
     Action,
@@ -460,6 +461,68 @@ def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave()
     assert joined.members["B2.m1"].classic is not None
     # Only classic members are left: the downgrade (KAFKA-17317) applies.
     assert mco.validate_online_downgrade(left, joined, config)
+
+
+@pytest.mark.parametrize("mutated", [False, True], ids=["reference", "no-bump-on-assignor-change"])
+def test_replacing_a_classic_holder_with_a_server_assignor_bumps_the_epoch(mutated: bool) -> None:
+    """KAFKA-20434, migration half: classic members ask for no server assignor, so the
+    consumer-protocol process replacing a classic static member and asking for ``range``
+    makes ``range`` the group's preferred assignor: the join bumps the group epoch and the
+    target is computed again by ``range``. Without the rule (the mutant) the epoch stays
+    and the default assignor's target stands."""
+    from groupcheck.mutants import MUTANTS
+    from model import coordinator as co
+
+    config = _config()
+    if mutated:
+        config = dataclasses.replace(config, rules=MUTANTS["no-bump-on-assignor-change"].rules)
+    classic = _classic_group(3)
+    member = dataclasses.replace(classic.members["A.m1"], instance_id="a")
+    group = mco.from_classic_group(
+        dataclasses.replace(classic, members=FrozenMap({"A.m1": member}))
+    )
+    group = dataclasses.replace(group, target_assignor="uniform")
+    req = ConsumerGroupHeartbeatRequest(
+        member_id="A2",
+        member_epoch=0,
+        instance_id="a",
+        rebalance_timeout_ms=300000,
+        subscribed_topic_names=frozenset({"foo"}),
+        server_assignor="range",
+        topic_partitions=frozenset(),
+    )
+    topics = system.initial(config).topics
+    after, response = co.handle_consumer_group_heartbeat(group, topics, req, config)
+    assert response.error_code is ErrorCode.NONE
+    assert set(after.members) == {"A2"}
+    if mutated:
+        assert (after.group_epoch, after.assignment_epoch) == (3, 3)
+        assert after.target_assignor == "uniform"
+        assert assignor_outdated(after)
+    else:
+        assert (after.group_epoch, after.assignment_epoch) == (4, 4)
+        assert after.target_assignor == "range"
+        assert not assignor_outdated(after)
+
+
+def test_classic_member_replacing_a_consumer_holder_keeps_its_server_assignor() -> None:
+    """``classicGroupJoinToConsumerGroup`` leaves the server assignor name unchanged: the
+    classic member replacing a consumer-protocol static member after its -2 leave keeps the
+    holder's, so the group's preferred assignor does not change."""
+    from model import coordinator as co
+
+    config = _config()
+    base = _consumer_group_with_b(config)
+    b = dataclasses.replace(base.members["B"], instance_id="b", server_assignor="range")
+    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    left = co.write_member(group, b, dataclasses.replace(b, member_epoch=-2), config)
+    topics = system.initial(config).topics
+    joined, _, replies = mco.handle_classic_join(
+        left, topics, _static_join("b"), ReplyTo("B2", 0, 0), FrozenMap(), config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    assert joined.members["B2.m1"].server_assignor == "range"
+    assert joined.group_epoch == left.group_epoch
 
 
 @pytest.mark.parametrize(("topics", "status"), [("foo", "STABLE"), ("bar", "PREPARING_REBALANCE")])
