@@ -569,3 +569,74 @@ def test_tla_refuses_a_mixed_config() -> None:
 
     with pytest.raises(ConfigError, match="uses the mixed protocol"):
         cfg_text(MIGRATION_UPGRADE)
+
+
+# --------------------------------------------------------------------------- instance id changes
+
+
+def _static_beat(member_id: str, instance: str) -> ConsumerGroupHeartbeatRequest:
+    return ConsumerGroupHeartbeatRequest(
+        member_id=member_id,
+        member_epoch=0,
+        instance_id=instance,
+        rebalance_timeout_ms=300000,
+        subscribed_topic_names=frozenset({"foo"}),
+        topic_partitions=frozenset(),
+    )
+
+
+def test_a_member_rejoining_under_another_instance_id_releases_the_old_one() -> None:
+    """KAFKA-20747 (fixed in 4.4): B rejoins with its member id and instance id ``b2``
+    instead of ``b``; the instance ``b`` is no longer held, so a later join with ``b`` is a
+    new member — not refused with UNRELEASED_INSTANCE_ID by the renamed B. The model
+    derives the instance-id index from the members (``Group.static_member_id``), so no
+    stale entry can stay."""
+    from model import coordinator as co
+
+    config = _config()
+    base = _consumer_group_with_b(config)
+    b = dataclasses.replace(base.members["B"], instance_id="b")
+    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    topics = system.initial(config).topics
+    renamed, response = co.handle_consumer_group_heartbeat(
+        group, topics, _static_beat("B", "b2"), config
+    )
+    assert response.error_code is ErrorCode.NONE
+    assert renamed.members["B"].instance_id == "b2"
+    assert (renamed.static_member_id("b"), renamed.static_member_id("b2")) == (None, "B")
+    after, response = co.handle_consumer_group_heartbeat(
+        renamed, topics, _static_beat("X", "b"), config
+    )
+    assert response.error_code is ErrorCode.NONE
+    assert set(after.members) == {"B", "X"}
+    assert after.members["B"].instance_id == "b2"
+
+
+def test_a_classic_member_under_another_instance_id_is_not_replaced_by_the_old_one() -> None:
+    """KAFKA-20747, migration half: the classic member A rejoins with its member id and
+    instance id ``a2`` instead of ``a``. A consumer-protocol join with ``a`` must not find
+    A (a classic holder is replaced at once, KAFKA-17228): it is a new member, and A keeps
+    its membership."""
+    from model import coordinator as co
+
+    config = _config()
+    group = _consumer_group_with_b(config)
+    topics = system.initial(config).topics
+    group, issued, replies = mco.handle_classic_join(
+        group, topics, _static_join("a"), ReplyTo("A", 0, 0), FrozenMap(), config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    member_id = replies[0][1].member_id
+    rename = dataclasses.replace(_static_join("a2"), member_id=member_id)
+    group, _, replies = mco.handle_classic_join(
+        group, topics, rename, ReplyTo("A", 0, 0), issued, config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    assert group.members[member_id].instance_id == "a2"
+    assert group.static_member_id("a") is None
+    after, response = co.handle_consumer_group_heartbeat(
+        group, topics, _static_beat("X", "a"), config
+    )
+    assert response.error_code is ErrorCode.NONE
+    assert set(after.members) == {"B", member_id, "X"}
+    assert after.members[member_id].classic is not None
