@@ -135,8 +135,10 @@ def witnesses_lost(
         return [], f"the reference rules violate {reference.property} in the scenario"
     lost = [w for w in missed if w in reference.witnesses]
     also = [w for w in missed if w not in reference.witnesses]
-    reason = f"the reference rules miss {', '.join(also)} too" if also else None
-    return lost, reason
+    if not also:
+        return lost, None
+    scope = "" if reference.exhausted else f" within {max_states} states"
+    return lost, f"the reference rules miss {', '.join(also)} too{scope}"
 
 
 def kill_matrix(
