@@ -571,8 +571,11 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         header = ("mutant", "result", "property", "seconds", "length", "shortest")
         print("{:36} {:12} {:36} {:>8} {:>6} {:>8}".format(*header))
         for r in rows:
+            what = r["property"]
+            if r.get("kill") == "witness lost":
+                what = "witness lost: " + ", ".join(r["witnesses_lost"])
             print(
-                f"{r['mutant']:36} {r['result']:12} {r['property']!s:36} "
+                f"{r['mutant']:36} {r['result']:12} {what!s:36} "
                 f"{r['seconds']:8.2f} {r['length']!s:>6} {r['shortest']!s:>8}"
             )
             for reason in r["reasons"]:

@@ -119,6 +119,7 @@ def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
     fn["assignor_runs"][()] = 0
     fn["group_deletions"][()] = g.deletions
     fn["policy_breached"][()] = 0
+    fn["assignor_outdated"][()] = 0
     sticky = sticky_group(g)
     fn["sticky_assignor"][()] = int(sticky)
     share = fair_share(g, topics) if sticky else 0

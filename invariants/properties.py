@@ -463,6 +463,17 @@ MIGRATION_POLICY_HONOURED = _prop(
     Cmp("==", F("policy_breached"), Const(0)),
 )
 
+TARGET_BY_PREFERRED_ASSIGNOR = _prop(
+    "TargetByPreferredAssignor",
+    Kind.ALWAYS_STATE,
+    "A current target (assignment epoch = group epoch) was computed by the server "
+    "assignor the members ask for most: a change of the group's preferred assignor — a "
+    "member switching assignors, or a static member replaced by one of the other protocol "
+    "— bumps the group epoch so the target is computed again.",
+    "KIP-848 Assignor Selection; ConsumerGroup.computePreferredServerAssignor; KAFKA-20434",
+    Cmp("==", F("assignor_outdated"), Const(0)),
+)
+
 ASSIGNMENT_EPOCH_MONOTONE = _prop(
     "AssignmentEpochMonotone",
     Kind.ALWAYS_STEP,
@@ -720,6 +731,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     STATIC_INSTANCE_UNIQUE,
     MIGRATION_POLICY_HONOURED,
     STABLE_ASSIGNMENT_SUBSCRIBED,
+    TARGET_BY_PREFERRED_ASSIGNOR,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

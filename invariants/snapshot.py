@@ -46,6 +46,10 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 ``group_status()``     0 EMPTY, 1 ASSIGNING, 2 RECONCILING, 3 STABLE
 ``policy_breached()``  mixed configs: 1 once the consumer group went against its migration
                        policy (``Group.migration_policy_breached``), else 0
+``assignor_outdated()`` 1 when the target is current (assignment epoch = group epoch), the
+                       group has members, a server assignor computed the target (ghost
+                       ``Group.target_assignor``), and some member asks for a server
+                       assignor but the most common one asked for is another; else 0
 ``instance(m)``        1 + the index of ``m``'s static instance id among the clients'
                        instance ids; 0 for a dynamic member
 ===================== ============================================================
@@ -70,7 +74,7 @@ from model.migration.records import MixedState
 from model.records import Client, Group, TopicMetadata
 from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 from model.system import AnyState
-from model.target import member_topics
+from model.target import member_topics, preferred_server_assignor
 
 RELATIONS = (
     "client_owns",
@@ -128,6 +132,7 @@ FUNCTIONS = (
     "sticky_assignor",
     "group_deletions",
     "policy_breached",
+    "assignor_outdated",
 )
 """Every function of the vocabulary."""
 
@@ -144,6 +149,7 @@ NULLARY_FUNCTIONS = frozenset(
         "sticky_assignor",
         "group_deletions",
         "policy_breached",
+        "assignor_outdated",
     }
 )
 
@@ -257,6 +263,17 @@ def snapshot_key(state: AnyState) -> SnapshotKey | ClassicSnapshotKey:
     return (state.group, state.topics, tuple(map(client_view, state.clients)))
 
 
+def assignor_outdated(g: Group) -> bool:
+    """``assignor_outdated()``: the current target was computed by a server assignor other
+    than the one the members ask for most (``ConsumerGroup.computePreferredServerAssignor``;
+    ties to the smaller name as in the model). Members that ask for none leave the
+    assignor that computed the target standing: the configured default is not part of the
+    group, so a switch back to it is not judged."""
+    if g.target_assignor is None or not g.members or g.group_epoch != g.assignment_epoch:
+        return False
+    return preferred_server_assignor(g.members.values(), g.target_assignor) != g.target_assignor
+
+
 def project(state: AnyState) -> Snapshot:
     """The snapshot of ``state``."""
     return project_key(snapshot_key(state))
@@ -288,6 +305,7 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         "sticky_assignor": {(): 0},
         "group_deletions": {(): g.deletions},
         "policy_breached": {(): int(g.migration_policy_breached)},
+        "assignor_outdated": {(): int(assignor_outdated(g))},
     }
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)

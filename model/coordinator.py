@@ -306,9 +306,7 @@ def resolve_member(
             # treated like a dynamic rejoin (the fix proposed upstream in PR #23542).
             error = config.rules.check_member_epoch(holder, req, config)
             return error if error is not None else (group, holder, holder)
-        if holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH and holder.classic is None:
-            # A classic holder never sends a -2 leave: a consumer-protocol process of its
-            # instance replaces it at once (KAFKA-17228, a mixed group's rolling upgrade).
+        if not config.rules.static_holder_released(holder):
             return ErrorCode.UNRELEASED_INSTANCE_ID
         return config.rules.replace_static_member(group, holder, req.member_id, config)
 
@@ -319,6 +317,16 @@ def resolve_member(
     holder = group.members[holder_id]
     error = config.rules.check_member_epoch(holder, req, config)
     return error if error is not None else (group, holder, holder)
+
+
+def static_holder_released(holder: Member) -> bool:
+    """Whether a static join at epoch 0 may replace the member holding its instance id:
+    the holder left with -2, or it speaks the classic protocol — a classic client never
+    sends a -2 leave, so a consumer-protocol process of its instance replaces it at once
+    (``GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember`` with
+    ``throwIfStaticMemberIsUnreleased`` skipped for a classic holder; KAFKA-17228, a mixed
+    group's rolling upgrade). Otherwise the join is refused with UNRELEASED_INSTANCE_ID."""
+    return holder.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH or holder.classic is not None
 
 
 def replace_static_member(

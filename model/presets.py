@@ -878,6 +878,37 @@ consumes ``foo``; the classic process B2 of the same instance subscribes to ``ba
 B2 replaces B after B's -2 leave, the downgraded classic group must rebalance rather than
 keep B's ``foo`` for B2 (KAFKA-19546)."""
 
+MIXED_STATIC_ASSIGNOR = Config(
+    name="MIXED_STATIC_ASSIGNOR",
+    protocol="mixed",
+    topics=(("foo", 1),),
+    clients=(
+        ClientSpec("C", ("foo",), group_protocol="consumer"),
+        ClientSpec("B2", ("foo",), instance_id="b", group_protocol="classic", assignors=("range",)),
+        ClientSpec(
+            "B",
+            ("foo",),
+            instance_id="b",
+            group_protocol="consumer",
+            server_assignor="range",
+            subscribed=False,
+        ),
+    ),
+    max_perturbations=1,
+    perturbations=frozenset({"Subscribe"}),
+    max_restarts=0,
+    report_pending_additions=True,
+    required_witnesses=("GroupConverges",),
+)
+"""A static member replaced by one of the other protocol changes the group's preferred
+assignor: C (consumer protocol, no server assignor asked for) and the classic static B2
+(instance ``b``) share ``foo`` (one partition); B, a consumer-protocol process of instance
+``b`` asking for the ``range`` server assignor, replaces B2 (a classic holder is replaced
+at once, KAFKA-17228). Classic members ask for no server assignor, so ``range`` becomes
+the group's preferred assignor and the join must bump the group epoch (KAFKA-20434). B
+reports the partitions it is about to add (``report_pending_additions``,
+docs/findings.md F1)."""
+
 MIGRATION_OFFLOAD = replace(
     MIGRATION_UPGRADE,
     name="MIGRATION_OFFLOAD",
@@ -913,6 +944,7 @@ MIGRATION_PRESETS: tuple[Config, ...] = (
     MIXED_STATIC_RESUBSCRIBE,
     MIGRATION_OFFLOAD,
     MIGRATION_BATCHING,
+    MIXED_STATIC_ASSIGNOR,
 )
 """The mixed-group presets (``protocol = "mixed"``)."""
 

@@ -189,6 +189,8 @@ class AssignorRun:
     group_epoch: int
     target_assignment: FrozenMap[str, Assignment]
     static_members: FrozenMap[str, str]
+    assignor: str | None = None
+    """The server assignor the run used (ghost: ``Group.target_assignor`` once installed)."""
     group_deleted: bool = False
     """The group the run was started for was deleted while it ran (``DeleteGroup``, or an
     empty group whose last offsets expired): the coordinator discards the result on
@@ -256,6 +258,11 @@ class Group:
     against ``group.consumer.migration.policy`` — it admitted a classic member although
     the policy is ``disabled`` (KAFKA-20640), or it kept only classic members although the
     policy allows a downgrade (KAFKA-17317)."""
+    target_assignor: str | None = None
+    """Ghost bookkeeping, not a field of Kafka's group: the server assignor that computed
+    the target assignment (``ConsumerGroup.computePreferredServerAssignor`` when it was
+    computed); None while no server assignor computed one (a new group, a group converted
+    from a classic one)."""
 
     def static_member_id(self, instance_id: str) -> str | None:
         """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``)."""

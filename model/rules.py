@@ -218,6 +218,9 @@ class Rules:
     mixed_downgrade_rebalances: Callable[[Group, Member, Member], bool] = (
         migration_coordinator.downgrade_rebalances
     )
+    # GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember: whether the holder
+    # of an instance id may be replaced — a classic holder always (KAFKA-17228)
+    static_holder_released: Callable[[Member], bool] = coordinator.static_holder_released
 
 
 DEFAULT_RULES = Rules()

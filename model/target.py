@@ -66,13 +66,15 @@ def compute_target_assignment(
 ) -> Group:
     """Install a new target assignment at the group epoch
     (``GroupMetadataManager.updateTargetAssignment`` → ``TargetAssignmentBuilder.build``)."""
-    assignor = get_assignor(preferred_server_assignor(group.members.values(), default_assignor))
+    name = preferred_server_assignor(group.members.values(), default_assignor)
     spec = assignment_spec(
         group.members, topics, group.target_assignment, resolved_regexes=group.resolved_regexes
     )
-    result = assignor.assign(spec)
+    result = get_assignor(name).assign(spec)
     target = FrozenMap((mid, frozenset(result.get(mid, frozenset()))) for mid in group.members)
-    return replace(group, assignment_epoch=group.group_epoch, target_assignment=target)
+    return replace(
+        group, assignment_epoch=group.group_epoch, target_assignment=target, target_assignor=name
+    )
 
 
 # --------------------------------------------------------------------------- KIP-1263
@@ -112,6 +114,7 @@ def start_assignor_run(
     run = AssignorRun(
         group_epoch=group.group_epoch,
         target_assignment=computed.target_assignment,
+        assignor=computed.target_assignor,
         static_members=FrozenMap(
             (m.instance_id, m.member_id)
             for m in sorted(group.members.values(), key=lambda m: m.member_id)
@@ -170,5 +173,6 @@ def install_assignor_run(
         done,
         assignment_epoch=run.group_epoch,
         target_assignment=reapply_changes(run, group, topics),
+        target_assignor=run.assignor,
     )
     return record_assignment_time(installed, interval_ms)

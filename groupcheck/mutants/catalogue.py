@@ -31,6 +31,7 @@ from model.presets import (
     GROUP_DELETION,
     MIGRATION_DISABLED,
     MIXED_STATIC,
+    MIXED_STATIC_ASSIGNOR,
     MIXED_STATIC_RESUBSCRIBE,
     MUT2,
     MUT2_CALLBACKS,
@@ -950,6 +951,20 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "mixed_downgrade_rebalances",
             MIXED_STATIC_RESUBSCRIBE,
         ),
+        (
+            "classic-holder-unreleased",
+            "a consumer-protocol static join is refused while a classic member holds its instance",
+            "KAFKA-17228",
+            "static_holder_released",
+            MIXED_STATIC,
+        ),
+        (
+            "no-bump-on-assignor-change",
+            "a change of the group's preferred server assignor does not bump the group epoch",
+            "KAFKA-20434",
+            "should_bump_group_epoch",
+            MIXED_STATIC_ASSIGNOR,
+        ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
 
@@ -976,3 +991,19 @@ def downgrade_keeps_old_assignment(group: Group, replaced: Member, joining: Memb
     member's assignment for the joining one, without a rebalance, even when the joining
     member subscribes to other topics."""
     return False
+
+
+def classic_holder_unreleased(holder: Member) -> bool:
+    """KAFKA-17228: a static join may replace the holder of its instance id only after the
+    holder left with -2 — which a classic member never does, so a consumer-protocol process
+    of a classic member's instance is refused with UNRELEASED_INSTANCE_ID."""
+    return holder.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH
+
+
+def no_bump_on_assignor_change(group: Group, old: Member | None, new: Member, config: Any) -> bool:
+    """KAFKA-20434: only a change of subscribed topic names bumps the group epoch; a member
+    update that changes the group's preferred server assignor — a member switching
+    assignors, or a static member replaced by one of the other protocol, which asks for
+    another or none — leaves the old assignor's target in force."""
+    old_names = co.subscribed_topics(old, group) if old is not None else frozenset()
+    return co.subscribed_topics(new, group) != old_names

@@ -7,6 +7,18 @@ bound, seeded random walks (``walks`` of ``max_steps``) get their turn; a mutant
 not kill either is *inconclusive*. The work is fixed by those bounds; ``budget_seconds``
 (the CLI's per-mutant limit) may only cut it short, which can only make a row
 inconclusive, never "survived" or "killed" by accident.
+
+A mutant is killed in one of two ways, reported in the row's ``kill``: a *violation* (a
+property fails; ``property`` names it and ``code`` replays the counterexample), or a
+*witness lost*: BFS exhausted the mutant's scenario without a violation, but missed one of
+the scenario's required witnesses (``Config.required_witnesses``, a behaviour the scenario
+exists to show, e.g. ``GroupUpgrades``) that a BFS of the same scenario under the reference
+rules reaches. Such a mutant breaks no safety property; it takes away something the
+protocol promises to do (KAFKA-17228: a rolling upgrade of static members never
+completes). The lost witnesses are named in ``witnesses_lost``; ``property`` stays None,
+and there is no counterexample path: what is shown is an absence, over every reachable
+state of the mutant. If the reference misses the witness too, the scenario is at fault and
+the mutant is not killed by it.
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ from typing import Any
 
 from groupcheck.explore.run import explore
 from groupcheck.mutants import MUTANTS, Mutant
+from model.rules import DEFAULT_RULES
 
 KILL_MAX_STATES = 200_000
 """States the BFS of a mutant's scenario may visit before the walks take over."""
@@ -60,13 +73,22 @@ def kill(
         )
         if outcome.result != "violation":
             reasons.append(f"walk: {outcome.checked}" + "".join(f"; {r}" for r in outcome.reasons))
+    lost: list[str] = []
+    if outcome.result != "violation" and exhausted and outcome.missed_witnesses:
+        lost, reason = witnesses_lost(mutant, outcome.missed_witnesses, max_states)
+        if reason:
+            reasons.append(reason)
     seconds = time.perf_counter() - start
-    killed = outcome.result == "violation"
+    violated = outcome.result == "violation"
+    killed = violated or bool(lost)
     if killed:
         result, reasons = "killed", []
     elif exhausted:
         result = "survived"
-        reasons = [f"bfs exhausted the scenario ({outcome.checked}) without a violation"]
+        reasons = [
+            f"bfs exhausted the scenario ({outcome.checked}) without a violation",
+            *reasons,
+        ]
     else:
         result = "inconclusive"
     return {
@@ -78,8 +100,10 @@ def kill(
         "result": result,
         "reasons": reasons,
         "killed": killed,
+        "kill": "violation" if violated else "witness lost" if lost else None,
+        "witnesses_lost": lost,
         "expected": mutant.expected,
-        "as_expected": killed and mutant.expected in (None, outcome.property),
+        "as_expected": killed and mutant.expected in (None, outcome.property, *lost),
         "source": mutant.source,
         "property": outcome.property,
         "engine": outcome.engine if killed else None,
@@ -89,6 +113,32 @@ def kill(
         "shortest": outcome.shortest,
         "code": outcome.path.encode() if outcome.path is not None else None,
     }
+
+
+def witnesses_lost(
+    mutant: Mutant, missed: list[str], max_states: int
+) -> tuple[list[str], str | None]:
+    """The required witnesses an exhaustive BFS of the mutant missed that a BFS of the same
+    scenario under the reference rules (bounded by ``max_states``; reaching a witness needs
+    no exhaustion) reaches, and, when some missed witness is missed by the reference too, a
+    reason saying so."""
+    from dataclasses import replace
+
+    reference = explore(
+        replace(mutant.config, rules=DEFAULT_RULES),
+        engine="bfs",
+        max_states=max_states,
+        minimise=False,
+        shortest=False,
+    )
+    if reference.result == "violation":
+        return [], f"the reference rules violate {reference.property} in the scenario"
+    lost = [w for w in missed if w in reference.witnesses]
+    also = [w for w in missed if w not in reference.witnesses]
+    if not also:
+        return lost, None
+    scope = "" if reference.exhausted else f" within {max_states} states"
+    return lost, f"the reference rules miss {', '.join(also)} too{scope}"
 
 
 def kill_matrix(

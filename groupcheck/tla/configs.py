@@ -231,6 +231,7 @@ PROPERTIES_LEFT_OUT = {
     "TargetEpochAdvances": "KIP-1263 assignor offload (tla/README.md)",
     "GroupDeletedOnlyWhenEmpty": "group deletion (tla/README.md)",
     "MigrationPolicyHonoured": "mixed groups (protocol 'mixed') are outside the spec",
+    "TargetByPreferredAssignor": "the uniform assignor only (ChangeServerAssignor left out)",
 }
 """Properties of the Python model the spec does not state: they are about the KIP-1263
 offload the spec leaves out (every target it computes is inline, from the current group),

@@ -18,7 +18,7 @@ import pytest
 from groupcheck.explore.bfs import bfs
 from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import MUTANTS
-from groupcheck.mutants.matrix import kill
+from groupcheck.mutants.matrix import KILL_MAX_STATES, kill
 from model.config import Config
 from model.rules import DEFAULT_RULES
 
@@ -53,6 +53,7 @@ BASELINE_DEPTH = {
     "MIGRATION_DISABLED": 7,
     "MIXED_STATIC": 12,
     "MIXED_STATIC_RESUBSCRIBE": 12,
+    "MIXED_STATIC_ASSIGNOR": 9,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill
@@ -79,6 +80,11 @@ def test_mutant_keeps_the_signature_of_the_rule_it_replaces(name: str) -> None:
 def test_mutant_is_killed(name: str) -> None:
     row = kill(MUTANTS[name])  # KILL_MAX_STATES of BFS, then KILL_WALKS walks
     assert row["result"] == "killed", f"mutant {name}: {row['result']}: {row['reasons']}"
+    if row["kill"] == "witness lost":
+        _assert_witness_lost(name, row)
+        return
+    assert row["kill"] == "violation"
+    assert not row["witnesses_lost"]
     assert row["length"] <= BASELINE_DEPTH[row["scenario"]], "raise BASELINE_DEPTH"
     assert row["length"] is not None
     if row["shortest"] is not None:
@@ -93,6 +99,24 @@ def test_mutant_is_killed(name: str) -> None:
     assert row["property"] in {v.property for v in found[0]}
 
 
+def _assert_witness_lost(name: str, row: dict[str, Any]) -> None:
+    """A witness-lost kill: no property named, no path; the mutant's scenario explored to
+    exhaustion misses the witness, which the reference rules reach (both checked again
+    here, outside the matrix)."""
+    assert row["property"] is None
+    assert row["code"] is None
+    assert row["witnesses_lost"]
+    mutant = MUTANTS[name]
+    assert set(row["witnesses_lost"]) <= set(mutant.config.required_witnesses or ())
+    under_mutant = bfs(mutant.mutated_config(), max_states=KILL_MAX_STATES)
+    assert under_mutant.exhausted
+    assert under_mutant.property is None
+    assert not set(row["witnesses_lost"]) & set(under_mutant.witnesses)
+    reference = bfs(mutant.config, max_states=KILL_MAX_STATES)
+    assert reference.property is None
+    assert set(row["witnesses_lost"]) <= set(reference.witnesses)
+
+
 @pytest.mark.parametrize(
     "scenario",
     sorted({m.config.name: m.config for m in MUTANTS.values()}.items()),
@@ -104,3 +128,19 @@ def test_mutant_scenario_baseline_is_clean(scenario: tuple[str, Config]) -> None
     result = bfs(config, max_depth=depth)
     assert result.property is None, f"{result.property}: {result.message}"
     assert result.exhausted or result.checked.startswith(f"every state within {depth} steps")
+
+
+def test_a_witness_the_reference_misses_too_kills_nothing() -> None:
+    """Under the policy ``disabled`` no group ever upgrades, whatever the rules: a mutant
+    missing ``GroupUpgrades`` there has lost nothing, so it survives (with the reason)."""
+    import dataclasses
+
+    from model.presets import MIGRATION_DISABLED
+
+    mutant = dataclasses.replace(
+        MUTANTS["classic-holder-unreleased"],
+        config=dataclasses.replace(MIGRATION_DISABLED, required_witnesses=("GroupUpgrades",)),
+    )
+    row = kill(mutant)
+    assert (row["result"], row["kill"], row["witnesses_lost"]) == ("survived", None, [])
+    assert any("the reference rules miss GroupUpgrades too" in r for r in row["reasons"])

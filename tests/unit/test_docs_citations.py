@@ -18,6 +18,7 @@ import pytest
 
 from groupcheck.mutants import MUTANTS
 from invariants.check import all_properties
+from invariants.properties import Kind
 from model.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,8 +164,11 @@ def test_bugs_doc_entry_matches_the_mutant(name: str) -> None:
     for field in mutant.fields:
         assert f"Rules field `{field}`" in entry
     assert f"**Scenario:** `{mutant.config.name}`" in entry
-    killed_by = re.search(r"\*\*Killed by:\*\* `([\w.]+)`", entry)
+    killed_by = re.search(r"\*\*Killed by:\*\* (witness lost, )?`([\w.]+)`", entry)
     assert killed_by is not None
-    assert killed_by.group(1) in {p.name for p in all_properties()}
+    kinds = {p.name: p.kind for p in all_properties()}
+    assert killed_by.group(2) in kinds
+    # A witness-lost kill names a witness (a SOMETIMES property), any other a property.
+    assert (killed_by.group(1) is not None) == (kinds[killed_by.group(2)] is Kind.SOMETIMES)
     for jira in re.findall(r"KAFKA-\d+", mutant.bug):
         assert jira in entry, f"{name}: the catalogue cites {jira}, the entry does not"

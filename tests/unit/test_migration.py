@@ -11,6 +11,7 @@ import pytest
 
 from groupcheck.explore.bfs import bfs
 from invariants.liveness import converged
+from invariants.snapshot import assignor_outdated
 from model import system
 from model.actions import (
     Action,
@@ -462,6 +463,68 @@ def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave()
     assert mco.validate_online_downgrade(left, joined, config)
 
 
+@pytest.mark.parametrize("mutated", [False, True], ids=["reference", "no-bump-on-assignor-change"])
+def test_replacing_a_classic_holder_with_a_server_assignor_bumps_the_epoch(mutated: bool) -> None:
+    """KAFKA-20434, migration half: classic members ask for no server assignor, so the
+    consumer-protocol process replacing a classic static member and asking for ``range``
+    makes ``range`` the group's preferred assignor: the join bumps the group epoch and the
+    target is computed again by ``range``. Without the rule (the mutant) the epoch stays
+    and the default assignor's target stands."""
+    from groupcheck.mutants import MUTANTS
+    from model import coordinator as co
+
+    config = _config()
+    if mutated:
+        config = dataclasses.replace(config, rules=MUTANTS["no-bump-on-assignor-change"].rules)
+    classic = _classic_group(3)
+    member = dataclasses.replace(classic.members["A.m1"], instance_id="a")
+    group = mco.from_classic_group(
+        dataclasses.replace(classic, members=FrozenMap({"A.m1": member}))
+    )
+    group = dataclasses.replace(group, target_assignor="uniform")
+    req = ConsumerGroupHeartbeatRequest(
+        member_id="A2",
+        member_epoch=0,
+        instance_id="a",
+        rebalance_timeout_ms=300000,
+        subscribed_topic_names=frozenset({"foo"}),
+        server_assignor="range",
+        topic_partitions=frozenset(),
+    )
+    topics = system.initial(config).topics
+    after, response = co.handle_consumer_group_heartbeat(group, topics, req, config)
+    assert response.error_code is ErrorCode.NONE
+    assert set(after.members) == {"A2"}
+    if mutated:
+        assert (after.group_epoch, after.assignment_epoch) == (3, 3)
+        assert after.target_assignor == "uniform"
+        assert assignor_outdated(after)
+    else:
+        assert (after.group_epoch, after.assignment_epoch) == (4, 4)
+        assert after.target_assignor == "range"
+        assert not assignor_outdated(after)
+
+
+def test_classic_member_replacing_a_consumer_holder_keeps_its_server_assignor() -> None:
+    """``classicGroupJoinToConsumerGroup`` leaves the server assignor name unchanged: the
+    classic member replacing a consumer-protocol static member after its -2 leave keeps the
+    holder's, so the group's preferred assignor does not change."""
+    from model import coordinator as co
+
+    config = _config()
+    base = _consumer_group_with_b(config)
+    b = dataclasses.replace(base.members["B"], instance_id="b", server_assignor="range")
+    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    left = co.write_member(group, b, dataclasses.replace(b, member_epoch=-2), config)
+    topics = system.initial(config).topics
+    joined, _, replies = mco.handle_classic_join(
+        left, topics, _static_join("b"), ReplyTo("B2", 0, 0), FrozenMap(), config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    assert joined.members["B2.m1"].server_assignor == "range"
+    assert joined.group_epoch == left.group_epoch
+
+
 @pytest.mark.parametrize(("topics", "status"), [("foo", "STABLE"), ("bar", "PREPARING_REBALANCE")])
 def test_downgrade_by_replacement_rebalances_only_when_the_subscription_changed(
     topics: str, status: str
@@ -506,3 +569,74 @@ def test_tla_refuses_a_mixed_config() -> None:
 
     with pytest.raises(ConfigError, match="uses the mixed protocol"):
         cfg_text(MIGRATION_UPGRADE)
+
+
+# --------------------------------------------------------------------------- instance id changes
+
+
+def _static_beat(member_id: str, instance: str) -> ConsumerGroupHeartbeatRequest:
+    return ConsumerGroupHeartbeatRequest(
+        member_id=member_id,
+        member_epoch=0,
+        instance_id=instance,
+        rebalance_timeout_ms=300000,
+        subscribed_topic_names=frozenset({"foo"}),
+        topic_partitions=frozenset(),
+    )
+
+
+def test_a_member_rejoining_under_another_instance_id_releases_the_old_one() -> None:
+    """KAFKA-20747 (fixed in 4.4): B rejoins with its member id and instance id ``b2``
+    instead of ``b``; the instance ``b`` is no longer held, so a later join with ``b`` is a
+    new member — not refused with UNRELEASED_INSTANCE_ID by the renamed B. The model
+    derives the instance-id index from the members (``Group.static_member_id``), so no
+    stale entry can stay."""
+    from model import coordinator as co
+
+    config = _config()
+    base = _consumer_group_with_b(config)
+    b = dataclasses.replace(base.members["B"], instance_id="b")
+    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    topics = system.initial(config).topics
+    renamed, response = co.handle_consumer_group_heartbeat(
+        group, topics, _static_beat("B", "b2"), config
+    )
+    assert response.error_code is ErrorCode.NONE
+    assert renamed.members["B"].instance_id == "b2"
+    assert (renamed.static_member_id("b"), renamed.static_member_id("b2")) == (None, "B")
+    after, response = co.handle_consumer_group_heartbeat(
+        renamed, topics, _static_beat("X", "b"), config
+    )
+    assert response.error_code is ErrorCode.NONE
+    assert set(after.members) == {"B", "X"}
+    assert after.members["B"].instance_id == "b2"
+
+
+def test_a_classic_member_under_another_instance_id_is_not_replaced_by_the_old_one() -> None:
+    """KAFKA-20747, migration half: the classic member A rejoins with its member id and
+    instance id ``a2`` instead of ``a``. A consumer-protocol join with ``a`` must not find
+    A (a classic holder is replaced at once, KAFKA-17228): it is a new member, and A keeps
+    its membership."""
+    from model import coordinator as co
+
+    config = _config()
+    group = _consumer_group_with_b(config)
+    topics = system.initial(config).topics
+    group, issued, replies = mco.handle_classic_join(
+        group, topics, _static_join("a"), ReplyTo("A", 0, 0), FrozenMap(), config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    member_id = replies[0][1].member_id
+    rename = dataclasses.replace(_static_join("a2"), member_id=member_id)
+    group, _, replies = mco.handle_classic_join(
+        group, topics, rename, ReplyTo("A", 0, 0), issued, config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    assert group.members[member_id].instance_id == "a2"
+    assert group.static_member_id("a") is None
+    after, response = co.handle_consumer_group_heartbeat(
+        group, topics, _static_beat("X", "a"), config
+    )
+    assert response.error_code is ErrorCode.NONE
+    assert set(after.members) == {"B", member_id, "X"}
+    assert after.members[member_id].classic is not None

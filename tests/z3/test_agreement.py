@@ -226,6 +226,12 @@ TWO_RUNS_IN_FLIGHT = Snapshot(
 """Two assignor runs in flight: violates ``AssignorRunsInFlight.AtMostOne`` whatever the
 random draws are (random function values rarely exceed 1)."""
 
+ASSIGNOR_OUTDATED = Snapshot(
+    CLIENTS[:1], MEMBERS[:1], PARTITIONS[:1], {}, {"assignor_outdated": {(): 1}}
+)
+"""A current target computed by another assignor than the members ask for: violates
+``TargetByPreferredAssignor``."""
+
 OWNS_UNHELD = Snapshot(
     CLIENTS[:1],
     MEMBERS[:1],
@@ -371,6 +377,7 @@ def test_state_properties_agree_on_random_snapshots() -> None:
     @example(OWNS_UNHELD)
     @example(COVERS_MISSED)
     @example(STABLE_UNSUBSCRIBED)
+    @example(ASSIGNOR_OUTDATED)
     def run(s: Snapshot) -> None:
         for prop in STATE_PROPERTIES:
             _agree(prop, s, seen)
