@@ -144,6 +144,8 @@ OUTSIDE: dict[str, str] = {
     "mixed-admits-when-disabled": _MIXED,
     "no-downgrade-on-replacement": _MIXED,
     "downgrade-keeps-old-assignment": _MIXED,
+    "classic-holder-unreleased": _MIXED,
+    "no-bump-on-assignor-change": _MIXED,
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
 property that kills them the coordinator core does not have (docs/invariants.md)."""
