@@ -407,13 +407,22 @@ class _Worker:
             path.unlink()
 
     def expand(
-        self, depth: int, deadline: float | None, level: np.ndarray, ranks: np.ndarray
+        self,
+        depth: int,
+        deadline: float | None,
+        level: np.ndarray,
+        converged: np.ndarray,
+        ranks: np.ndarray,
     ) -> dict[str, Any]:
         """Check convergence on and expand this worker's frontier of level ``depth`` (in
         rank order) and send the successors to their owners; stop at the first violation
-        (later events of this worker cannot come first)."""
+        (later events of this worker cannot come first). ``converged``: the states every
+        worker found to converge on the level before (fair schedules pass through states
+        other workers own: without them each worker would run those schedules again)."""
         config = self.config
         self.visited = _merge(self.visited, level)  # this level, on every worker
+        if len(converged):
+            self.converged_done = _merge(self.converged_done, converged)
         outgoing: list[list[tuple[int, int, int, int, AnyState]]] = [
             [] for _ in range(self.workers)
         ]
@@ -496,12 +505,12 @@ class _Worker:
             for f in files.values():
                 f.close()
         self.frontier = []
+        marked = np.fromiter(self.converged, dtype=np.uint64, count=len(self.converged))
         if self.converged:
-            self.converged_done = _merge(
-                self.converged_done, np.fromiter(self.converged, dtype=np.uint64)
-            )
+            self.converged_done = _merge(self.converged_done, marked)
             self.converged = set()
         return {
+            "converged": marked,
             "steps": steps,
             "counts": np.array(counts, dtype=np.int64).reshape(-1, 2),
             "event": event,
@@ -713,6 +722,7 @@ def parallel_bfs(
         exhausted = True
         pending: list[Event] = []  # violations met expanding the previous level
         counts = np.zeros((0, 2), dtype=np.int64)  # (rank, transitions) of that level
+        converged = np.zeros(0, dtype=np.uint64)  # states found to converge on that level
         while True:
             absorbed = pool.all("absorb", depth)
             keys = [a["keys"] for a in absorbed]
@@ -764,7 +774,8 @@ def parallel_bfs(
                 break
             ranks = [np.searchsorted(merged, k) for k in keys]
             level = np.concatenate([a["fps"] for a in absorbed])
-            expanded = pool.all("expand", depth, deadline, level, each=ranks)
+            expanded = pool.all("expand", depth, deadline, level, converged, each=ranks)
+            converged = np.concatenate([e["converged"] for e in expanded])
             for e in expanded:
                 seen.update(e["seen"])
             counts = np.concatenate([e["counts"] for e in expanded])
