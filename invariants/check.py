@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from invariants.expr import Snapshot, StepSnapshot
 from invariants.liveness import DEFAULT_BOUND, WITNESSES, Witness
@@ -95,11 +94,6 @@ class Checker:
             for w in self.witnesses
             if family in w.prop.families and w.prop.name not in self.seen
         ]
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_pending"] = {}  # rebuilt on use (its predicates need not pickle)
-        return state
 
     def check_step(
         self,
