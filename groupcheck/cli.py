@@ -156,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
         "processes started once a level holds 1000 states, so that a small search stays in "
         "one process; 1: the serial engine, which stores whole states). With N > 1 states "
         "are partitioned by fingerprint over N processes and stored as 64-bit fingerprints "
-        "with parent pointers (about 34 bytes a state): the same states, verdict and "
+        "with parent pointers (34 bytes a state, and 8 a worker for each state known to "
+        "converge): the same states, verdict and "
         "counterexample as --workers 1, faster on large configs (docs/benchmarks.md). "
         "--rebalance-time runs on the serial engine",
     )
