@@ -134,6 +134,19 @@ def test_workers_take_over_a_search_begun_in_one_process() -> None:
     same_search(bfs(config), found)
 
 
+def test_convergence_counterexample_as_serial_after_the_hand_over() -> None:
+    """A liveness counterexample (tests/unit/test_live_timers.py: a hung member blocks the
+    group without the rebalance timer) found by workers that took over early in the search."""
+    from tests.unit.test_live_timers import STALL
+
+    config = replace(STALL, live_timers=False)
+    serial = bfs(config)
+    assert serial.property == "Convergence"
+    handed = parallel_bfs(config, workers=2, serial_until=5)
+    assert handed.workers == 2
+    same_search(serial, handed)
+
+
 def test_a_search_whose_levels_stay_small_stays_in_one_process() -> None:
     serial = bfs(PIN0)
     alone = parallel_bfs(PIN0, workers=2, serial_until=10_000)
