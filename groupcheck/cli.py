@@ -158,12 +158,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         default=None,
         metavar="N",
-        help="bfs: worker processes (default 1, the serial engine); with N > 1 states are "
-        "partitioned by fingerprint over N processes and stored as 64-bit fingerprints with "
-        "parent pointers (about 34 bytes a state against the serial engine's full states); "
-        "the same states and the same counterexample as --workers 1. On the measured "
-        "configs it is slower than the serial engine (docs/benchmarks.md): use it for "
-        "memory, not speed",
+        help="bfs: worker processes (default: every core this process may use, the "
+        "processes started once a level holds 1000 states, so that a small search stays in "
+        "one process; 1: the serial engine, which stores whole states). With N > 1 states "
+        "are partitioned by fingerprint over N processes and stored as 64-bit fingerprints "
+        "with parent pointers (34 bytes a state, and 8 a worker for each state known to "
+        "converge): the same states, verdict and "
+        "counterexample as --workers 1, faster on large configs (docs/benchmarks.md). "
+        "--rebalance-time runs on the serial engine",
     )
     exp.add_argument(
         "--shrink-config",
@@ -408,6 +410,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     run_dir = out / run_name(run_label(scenario, chosen.change, args.engine, args.seed))
     check_target(run_dir)  # refuse an output location before exploring, not after
     profile = args.profile or ("ci" if os.environ.get("CI") == "true" else "dev")
+    workers, serial_until = _workers(args.workers)
     outcome = explore(
         config,
         engine=args.engine,
@@ -424,7 +427,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         only=args.only,
         rebalance=args.rebalance_time,
-        workers=args.workers if args.workers is not None else 1,
+        workers=workers,
+        serial_until=serial_until,
     )
     trace = None
     reproduce = None
@@ -523,12 +527,23 @@ def _print_outcome(doc: dict[str, Any]) -> None:
     _print_rebalance(doc)
 
 
+def _workers(given: int | None) -> tuple[int, int]:
+    """``explore``'s ``workers`` and ``serial_until`` for ``--workers``: as given, or every
+    core this process may use, started once a level is large enough to pay for them."""
+    from groupcheck.explore.pbfs import SERIAL_UNTIL, default_workers
+
+    if given is not None:
+        return given, 0
+    return default_workers(), SERIAL_UNTIL
+
+
 def _print_fingerprints(doc: dict[str, Any]) -> None:
     if doc.get("collision_probability") is not None:
         per_state = doc["bytes_per_state"]
         stored = f", {per_state:.1f} bytes stored per state" if per_state else ""
+        processes = f"{doc['workers']} worker{'s' if doc['workers'] != 1 else ''}"
         print(
-            f"  fingerprints: {doc['workers']} workers; probability of a collision "
+            f"  fingerprints: {processes}; probability of a collision "
             f"{doc['collision_probability']:.2e} (calculated as TLC does){stored}"
         )
 

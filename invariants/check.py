@@ -6,7 +6,7 @@ property on the snapshot, and every step property on a pair of snapshots.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -47,6 +47,9 @@ class Checker:
     step_properties: tuple[Property, ...] = STEP_PROPERTIES
     witnesses: tuple[Witness, ...] = WITNESSES
     seen: set[str] = field(default_factory=set)
+    _pending: dict[type, list[tuple[str, Callable[..., bool]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def snapshot(self, state: AnyState) -> Snapshot:
         return project(state)
@@ -61,20 +64,36 @@ class Checker:
 
     def note_witnesses(self, pre: AnyState, action: Action, post: AnyState) -> None:
         """Record the ``SOMETIMES`` witnesses a step shows (without checking properties)."""
+        pending = self._pending.get(type(pre))
+        if pending is None:
+            pending = self._pending[type(pre)] = self._witnesses_of(pre)
+        if not pending:
+            return
+        seen = self.seen
+        found = False
+        for name, shows in pending:
+            if name not in seen and shows(pre, action, post):
+                seen.add(name)
+                found = True
+        if found:
+            pending[:] = [(name, shows) for name, shows in pending if name not in seen]
+
+    def _witnesses_of(self, state: AnyState) -> list[tuple[str, Callable[..., bool]]]:
+        """The witnesses a state of this kind's steps may show, less those seen already
+        (``note_witnesses`` drops each as it is seen: an exhaustive search would otherwise
+        ask every step for witnesses it has long had)."""
         family = (
             "classic"
-            if isinstance(pre, ClassicState)
+            if isinstance(state, ClassicState)
             else "mixed"
-            if isinstance(pre, MixedState)
+            if isinstance(state, MixedState)
             else "consumer"
         )
-        for w in self.witnesses:
-            if (
-                w.prop.name not in self.seen
-                and family in w.prop.families
-                and w.seen(pre, action, post)
-            ):
-                self.seen.add(w.prop.name)
+        return [
+            (w.prop.name, w.seen)
+            for w in self.witnesses
+            if family in w.prop.families and w.prop.name not in self.seen
+        ]
 
     def check_step(
         self,

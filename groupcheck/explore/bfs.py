@@ -54,7 +54,7 @@ from model.system import AnyState
 ProgressFn = Callable[[int, int, int], None]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     state: AnyState
     depth: int
@@ -233,9 +233,8 @@ def bfs(
             # counterexample (stop_on), from every state — as minimisation does.
             and (state.perturbations >= config.max_perturbations or stop_on == CONVERGENCE.name)
             and (stop_on is None or stop_on == CONVERGENCE.name)
-            and key not in converged_checked
+            and _added(converged_checked, key)
         ):
-            converged_checked.add(key)
             schedule, _, ok = fair_schedule(state, config, convergence_bound)
             if not ok:
                 # The counterexample is the path to a state from which the fair schedule
@@ -275,9 +274,9 @@ def bfs(
             if bad:
                 nodes.setdefault(new_key, _Node(new, node.depth + 1, key, action))
                 return found(bad[0], key, [action])
-            if new_key in nodes:
-                continue
-            nodes[new_key] = new_node = _Node(new, node.depth + 1, key, action)
+            new_node = _Node(new, node.depth + 1, key, action)
+            if nodes.setdefault(new_key, new_node) is not new_node:
+                continue  # visited (one hash of the key, where a lookup and a store took two)
             if graph is not None:
                 graph.nodes[new_key]["depth"] = node.depth + 1
             max_seen_depth = max(max_seen_depth, node.depth + 1)
@@ -318,6 +317,13 @@ def bfs(
         reasons=reasons,
         checked=scope,
     )
+
+
+def _added(keys: set[Hashable], key: Hashable) -> bool:
+    """Add ``key`` to ``keys``; whether it was new (one hash of the key)."""
+    before = len(keys)
+    keys.add(key)
+    return len(keys) > before
 
 
 def clean_scope(distinct: int, *, exhausted: bool, cut: str | None, max_depth: int | None) -> str:

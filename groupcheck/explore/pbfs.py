@@ -94,6 +94,12 @@ BATCH = 4096
 """Successors a worker pickles to one owner in one batch."""
 CHECK_EVERY = 256
 """States a worker expands between two looks at the clock."""
+SERIAL_UNTIL = 1000
+"""The level size at which ``groupcheck explore`` without ``--workers`` starts its worker
+processes (``parallel_bfs``'s ``serial_until``): below it a level takes a fraction of a
+second to expand, too little for a second process to win back its start-up and the
+round trips of each level (``MIGRATION_UPGRADE``, whose levels hold at most 60 states,
+took as long on 2 workers as on 1, docs/benchmarks.md)."""
 
 
 def fingerprint(key: Hashable) -> int:
@@ -318,6 +324,29 @@ class _Worker:
             self.checker.note_witnesses(pre, action, post)
         return verdict
 
+    def owner(self, new: AnyState, canonical: Hashable, post_key: Hashable = None) -> int:
+        """The worker that owns the successor ``new`` of canonical key ``canonical``
+        (``owner_of``); ``post_key`` is its snapshot key when already computed."""
+        if self.symmetric:
+            return owner_of(canonical, self.workers)
+        # The channel normal form leaves the snapshot key as it is: ``owner_of(canonical)``.
+        if post_key is None:
+            post_key = snapshot_key(new)
+        return fingerprint(post_key) % self.workers
+
+    def adopt(self, index: int, workers: int) -> None:
+        """Become worker ``index`` of ``workers`` after searching the first levels alone
+        (as worker 0 of 1, then forked): keep the queued successors this worker owns; the
+        parent pointers of the levels searched so far stay with worker 0. The visited
+        fingerprints, the memoised verdicts, the convergence memo and the witnesses seen
+        are valid for every worker and stay as they are."""
+        self.index, self.workers = index, workers
+        canonical = self.canonical if self.symmetric else lambda state: None
+        self.local = [e for e in self.local if self.owner(e[4], canonical(e[4])) == index]
+        if index:
+            empty = np.zeros(0, dtype=np.uint64)
+            self.levels = [_Level(empty, empty, np.zeros(0, dtype=np.uint16)) for _ in self.levels]
+
     def known_to_converge(self, fp: int) -> bool:
         if fp in self.converged:
             return True
@@ -378,13 +407,22 @@ class _Worker:
             path.unlink()
 
     def expand(
-        self, depth: int, deadline: float | None, level: np.ndarray, ranks: np.ndarray
+        self,
+        depth: int,
+        deadline: float | None,
+        level: np.ndarray,
+        converged: np.ndarray,
+        ranks: np.ndarray,
     ) -> dict[str, Any]:
         """Check convergence on and expand this worker's frontier of level ``depth`` (in
         rank order) and send the successors to their owners; stop at the first violation
-        (later events of this worker cannot come first)."""
+        (later events of this worker cannot come first). ``converged``: the states every
+        worker found to converge on the level before (fair schedules pass through states
+        other workers own: without them each worker would run those schedules again)."""
         config = self.config
         self.visited = _merge(self.visited, level)  # this level, on every worker
+        if len(converged):
+            self.converged_done = _merge(self.converged_done, converged)
         outgoing: list[list[tuple[int, int, int, int, AnyState]]] = [
             [] for _ in range(self.workers)
         ]
@@ -399,6 +437,7 @@ class _Worker:
         event: Event | None = None
         cut = False
         deeper = self.max_depth is None or depth < self.max_depth
+        single = self.workers == 1
         try:
             order = zip(self.frontier, ranks.tolist(), strict=True)
             for i, ((fp, state, known_view), rank) in enumerate(order):
@@ -446,14 +485,7 @@ class _Worker:
                     if new_fp != fp and new_fp not in sent:
                         # The first discovery in rank order is this worker's least one.
                         sent.add(new_fp)
-                        if self.symmetric:
-                            owner = owner_of(canonical, self.workers)
-                        else:
-                            # The channel normal form leaves the snapshot key as it is:
-                            # ``owner_of(canonical)``, from the key computed above.
-                            if post_key is None:
-                                post_key = snapshot_key(new)
-                            owner = fingerprint(post_key) % self.workers
+                        owner = 0 if single else self.owner(new, canonical, post_key)
                         box = outgoing[owner]
                         box.append(((rank << ACTION_BITS) | a, new_fp, fp, a, new))
                         if len(box) >= BATCH and owner != self.index:
@@ -473,12 +505,12 @@ class _Worker:
             for f in files.values():
                 f.close()
         self.frontier = []
+        marked = np.fromiter(self.converged, dtype=np.uint64, count=len(self.converged))
         if self.converged:
-            self.converged_done = _merge(
-                self.converged_done, np.fromiter(self.converged, dtype=np.uint64)
-            )
+            self.converged_done = _merge(self.converged_done, marked)
             self.converged = set()
         return {
+            "converged": marked,
             "steps": steps,
             "counts": np.array(counts, dtype=np.int64).reshape(-1, 2),
             "event": event,
@@ -512,46 +544,78 @@ class _Worker:
         )
 
 
-def _serve(worker: _Worker, conn: Connection) -> None:
-    """A worker's command loop. The cyclic garbage collector runs only on the young
-    generations, once per command: states are acyclic values, and full collections that
-    walk every live frontier state and memo entry cost a fifth of a worker's time on
-    MUT2_LOSSY (docs/benchmarks.md)."""
+def _serve(worker: _Worker, conn: Connection, adopt: tuple[int, int] | None = None) -> None:
+    """A worker's command loop (``adopt``: the index and number of workers a forked copy
+    of the search's only worker becomes, ``_Worker.adopt``). The cyclic garbage collector
+    runs only on the young generations, once per command: states are acyclic values, and
+    full collections that walk every live frontier state and memo entry cost a fifth of a
+    worker's time on MUT2_LOSSY (docs/benchmarks.md)."""
     gc.disable()
     try:
+        if adopt is not None:
+            worker.adopt(*adopt)
         while True:
             gc.collect(1)
             command, *args = conn.recv()
-            if command == "absorb":
-                conn.send(("ok", worker.absorb(*args)))
-            elif command == "expand":
-                conn.send(("ok", worker.expand(*args)))
-            elif command == "parent":
-                conn.send(("ok", worker.parent(*args)))
-            elif command == "memory":
-                conn.send(("ok", worker.memory()))
-            else:
+            if command == "stop":
                 conn.send(("ok", None))
                 return
+            conn.send(("ok", _run(worker, command, args)))
     except BaseException:  # reported to the coordinator, which raises it
         conn.send(("error", traceback.format_exc()))
     finally:
         conn.close()
 
 
+def _run(worker: _Worker, command: str, args: list[Any]) -> Any:
+    if command == "absorb":
+        return worker.absorb(*args)
+    if command == "expand":
+        return worker.expand(*args)
+    if command == "parent":
+        return worker.parent(*args)
+    if command == "memory":
+        return worker.memory()
+    raise ValueError(f"unknown worker command {command!r}")
+
+
+def _spool() -> FsPath:
+    """A fresh directory for the levels the workers exchange (in memory when possible)."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return FsPath(tempfile.mkdtemp(prefix="groupcheck-pbfs-", dir=base))
+
+
+class _Inline:
+    """The search's only worker, in the calling process: the first levels of a search with
+    ``serial_until``, and the whole of a search whose levels stay small."""
+
+    workers = 1
+
+    def __init__(self, worker: _Worker) -> None:
+        self.worker = worker
+
+    def all(self, command: str, *args: Any, each: list[Any] | None = None) -> list[Any]:
+        return [_run(self.worker, command, list(args) if each is None else [*args, each[0]])]
+
+    def close(self) -> None:
+        pass
+
+
 class _Pool:
     """The worker processes (forked: they inherit the config, its rules and the hash
-    secret that fingerprints depend on) and the spool directory they exchange levels in."""
+    secret that fingerprints depend on), exchanging levels in ``spool``."""
 
-    def __init__(self, n: int, make: Callable[[int, FsPath], _Worker]) -> None:
-        base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        self.spool = FsPath(tempfile.mkdtemp(prefix="groupcheck-pbfs-", dir=base))
+    def __init__(self, n: int, make: Callable[[int], _Worker], adopt: bool = False) -> None:
+        """``n`` workers from ``make(i)``; with ``adopt``, ``make`` returns the one worker
+        that searched the levels so far, and each forked copy adopts its part."""
         ctx = mp.get_context("fork")
+        self.workers = n
         self.conns: list[Connection] = []
         self.procs: list[Any] = []
         for i in range(n):
             here, there = ctx.Pipe()
-            p = ctx.Process(target=_serve, args=(make(i, self.spool), there), daemon=True)
+            args = (make(i), there, (i, n) if adopt else None)
+            p = ctx.Process(target=_serve, args=args, daemon=True)
             p.start()
             there.close()
             self.conns.append(here)
@@ -563,10 +627,6 @@ class _Pool:
         for i, conn in enumerate(self.conns):
             conn.send((command, *args) if each is None else (command, *args, each[i]))
         return [self._answer(conn) for conn in self.conns]
-
-    def one(self, i: int, command: str, *args: Any) -> Any:
-        self.conns[i].send((command, *args))
-        return self._answer(self.conns[i])
 
     @staticmethod
     def _answer(conn: Connection) -> Any:
@@ -588,7 +648,6 @@ class _Pool:
             if p.is_alive():
                 p.terminate()
                 p.join()
-        shutil.rmtree(self.spool, ignore_errors=True)
 
 
 def parallel_bfs(
@@ -604,11 +663,19 @@ def parallel_bfs(
     budget_seconds: float | None = None,
     progress: ProgressFn | None = None,
     z3: bool = False,
+    serial_until: int = 0,
 ) -> ExploreResult:
     """Explore ``config`` breadth-first on ``workers`` processes (module docstring). The
     result is "ok" only when every reachable state (or every state within ``max_depth``)
     was visited and every witness hit; ``max_states`` and ``budget_seconds`` cutting the
-    search short make it "inconclusive"."""
+    search short make it "inconclusive".
+
+    With ``serial_until`` the search runs in the calling process, as the only worker,
+    until it has expanded a level of at least that many states; then the workers are
+    forked from it and take over the next level (``_Worker.adopt``). The search is the
+    same either way; a small config is then searched without starting processes whose
+    start-up and per-level round trips would cost more than they save. The result's
+    ``workers`` says how many processes searched."""
     start = time.perf_counter()
     deadline = None if budget_seconds is None else time.time() + budget_seconds
     normal = channel_normal_form(config)
@@ -625,10 +692,12 @@ def parallel_bfs(
     init_key = canonical(init)
     init_fp = fingerprint(init_key)
 
-    def make(i: int, spool: FsPath) -> _Worker:
+    spool = _spool()
+
+    def make(i: int, n: int = workers) -> _Worker:
         return _Worker(
             index=i,
-            workers=workers,
+            workers=n,
             config=config,
             spool=spool,
             checker=checker_factory(),
@@ -640,9 +709,10 @@ def parallel_bfs(
             max_depth=max_depth,
         )
 
-    pool = _Pool(workers, make)
+    alone = serial_until > 0 and workers > 1
+    pool: _Pool | _Inline = _Inline(make(0, 1)) if alone else _Pool(workers, make)
     try:
-        with (pool.spool / f"l0-x-{owner_of(init_key, workers)}.pkl").open("wb") as f:
+        with (spool / f"l0-x-{owner_of(init_key, pool.workers)}.pkl").open("wb") as f:
             _dump([(-1, init_fp, 0, 0, init)], f)
         distinct = 0
         steps = 0
@@ -652,6 +722,7 @@ def parallel_bfs(
         exhausted = True
         pending: list[Event] = []  # violations met expanding the previous level
         counts = np.zeros((0, 2), dtype=np.int64)  # (rank, transitions) of that level
+        converged = np.zeros(0, dtype=np.uint64)  # states found to converge on that level
         while True:
             absorbed = pool.all("absorb", depth)
             keys = [a["keys"] for a in absorbed]
@@ -703,7 +774,8 @@ def parallel_bfs(
                 break
             ranks = [np.searchsorted(merged, k) for k in keys]
             level = np.concatenate([a["fps"] for a in absorbed])
-            expanded = pool.all("expand", depth, deadline, level, each=ranks)
+            expanded = pool.all("expand", depth, deadline, level, converged, each=ranks)
+            converged = np.concatenate([e["converged"] for e in expanded])
             for e in expanded:
                 seen.update(e["seen"])
             counts = np.concatenate([e["counts"] for e in expanded])
@@ -717,12 +789,15 @@ def parallel_bfs(
                 break
             if max_depth is not None and depth >= max_depth:
                 break
+            if isinstance(pool, _Inline) and len(level) >= serial_until:
+                pool = _Pool(workers, _same(pool.worker), adopt=True)
             depth += 1
         if cut is not None or (max_depth is not None and depth >= max_depth and distinct):
             exhausted = False
         memory = sum(pool.all("memory"))
     finally:
         pool.close()
+        shutil.rmtree(spool, ignore_errors=True)
     missed = _missed(checker_factory, required, seen)
     result, reasons = conclude(
         violated=False,
@@ -742,10 +817,25 @@ def parallel_bfs(
         seconds=time.perf_counter() - start,
         exhausted=exhausted,
         reasons=reasons,
-        checked=scope + f" on {workers} workers",
+        checked=scope + _where(pool.workers, workers, serial_until),
         collision_probability=collision_probability(distinct, steps),
         bytes_per_state=memory / distinct if distinct else None,
+        workers=pool.workers,
     )
+
+
+def _same(worker: _Worker) -> Callable[[int], _Worker]:
+    """``worker`` for every index (each forked worker adopts its part of it)."""
+    return lambda i: worker
+
+
+def _where(used: int, workers: int, serial_until: int) -> str:
+    """Where a search ran, in words (the end of ``ExploreResult.checked``)."""
+    if used > 1:
+        return f" on {used} workers"
+    if workers > 1:
+        return f" in one process (no level reached {serial_until} states)"
+    return " on 1 worker"
 
 
 def _missed(
@@ -757,7 +847,7 @@ def _missed(
 
 
 def _violation(
-    pool: _Pool,
+    pool: _Pool | _Inline,
     config: Config,
     workers: int,
     first: Event,
@@ -802,11 +892,12 @@ def _violation(
         seconds=seconds,
         exhausted=False,
         collision_probability=collision_probability(found_states, found_steps),
+        workers=pool.workers,
     )
 
 
 def _rebuild(
-    pool: _Pool, config: Config, workers: int, fp: int, depth: int, extra: int | None
+    pool: _Pool | _Inline, config: Config, workers: int, fp: int, depth: int, extra: int | None
 ) -> Path:
     """The path to the state ``fp`` of level ``depth`` (then the ``extra``-th action),
     from the parent pointers, replayed from the initial state by action index."""

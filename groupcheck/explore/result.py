@@ -39,6 +39,9 @@ class ExploreResult:
     bytes_per_state: float | None = None
     """BFS on fingerprints: bytes of fingerprints, parent pointers and convergence memo per
     distinct state."""
+    workers: int | None = None
+    """BFS on fingerprints: the processes that searched (1: the search never left the
+    calling process, ``groupcheck.explore.pbfs.parallel_bfs``'s ``serial_until``)."""
 
     def to_json(self) -> dict[str, Any]:
         return {

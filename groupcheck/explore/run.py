@@ -123,6 +123,7 @@ def explore(
     only: Sequence[str] | None = None,
     rebalance: bool = False,
     workers: int = 1,
+    serial_until: int = 0,
 ) -> Outcome:
     """Explore ``config`` with ``engine``; minimise and measure any counterexample.
     ``budget_seconds`` stops a search early (the result is then inconclusive); the work
@@ -133,7 +134,8 @@ def explore(
     declares ``max_rebalance_steps``) and, under rules other than the reference ones,
     compares it with the reference rules' on the same config. ``workers`` > 1 runs BFS on
     that many processes (``groupcheck.explore.pbfs``: the same states, the same
-    counterexample); rebalance-time measurement runs on the serial engine."""
+    counterexample), starting them once a level holds ``serial_until`` states
+    (``parallel_bfs``); rebalance-time measurement runs on the serial engine."""
     start = time.perf_counter()
     selection = Selection.of(only)
     times = None
@@ -153,6 +155,7 @@ def explore(
             selection,
             times,
             workers,
+            serial_until,
         )
     elif engine == "walk":
         outcome = _walk(config, seed, budget_seconds, progress, walks, max_steps, selection, times)
@@ -369,6 +372,7 @@ def _bfs(
     selection: Selection,
     times: RebalanceTimes | None,
     workers: int = 1,
+    serial_until: int = 0,
 ) -> Outcome:
     from groupcheck.explore.bfs import bfs
 
@@ -382,6 +386,10 @@ def _bfs(
                 f"bfs: {states} states, depth {depth}, frontier {frontier}, {rate:.0f} states/s"
             )
 
+    if workers > 1 and times is not None and progress is not None:
+        progress(
+            "bfs: rebalance-time measurement runs on the serial engine only: searching on 1 worker"
+        )
     if workers > 1 and times is None:
         from groupcheck.explore.pbfs import parallel_bfs
 
@@ -396,9 +404,10 @@ def _bfs(
             max_depth=max_depth,
             checker_factory=selection.checker,
             check_convergence=selection.convergence,
+            serial_until=serial_until,
         )
         outcome = _from_result("bfs", res)
-        outcome.workers = workers
+        outcome.workers = res.workers
         outcome.collision_probability = res.collision_probability
         outcome.bytes_per_state = res.bytes_per_state
         return outcome

@@ -116,6 +116,50 @@ def test_unchecked_convergence_and_a_missed_witness_stay_honest() -> None:
     same_search(serial, parallel)
 
 
+def test_workers_take_over_a_search_begun_in_one_process() -> None:
+    """``serial_until``: the first levels in the calling process, the rest on forked
+    workers that adopt its frontier (PIN0's level 11 holds 126 states, the mutant's level
+    7 142) — the same search, with and without symmetry, and the same counterexample."""
+    handed = parallel_bfs(PIN0, workers=2, serial_until=100)
+    assert handed.workers == 2
+    assert handed.distinct_states == 1968
+    same_search(bfs(PIN0), handed)
+    # Symmetry (the owners of the queued successors are computed on canonical keys),
+    # within 14 steps: canonicalising is slow.
+    symmetric = parallel_bfs(PIN0, workers=2, symmetry=True, serial_until=50, max_depth=14)
+    assert symmetric.workers == 2
+    same_search(bfs(PIN0, symmetry=True, max_depth=14), symmetric)
+    mutant = get_mutant("revoke-without-waiting")
+    config = replace(mutant.config, rules=mutant.rules)
+    found = parallel_bfs(config, workers=2, serial_until=100)
+    assert found.workers == 2
+    same_search(bfs(config), found)
+
+
+def test_convergence_counterexample_as_serial_after_the_hand_over() -> None:
+    """A liveness counterexample (tests/unit/test_live_timers.py: a hung member blocks the
+    group without the rebalance timer) found by workers that took over early in the search."""
+    from tests.unit.test_live_timers import STALL
+
+    config = replace(STALL, live_timers=False)
+    serial = bfs(config)
+    assert serial.property == "Convergence"
+    handed = parallel_bfs(config, workers=2, serial_until=5)
+    assert handed.workers == 2
+    same_search(serial, handed)
+
+
+def test_a_search_whose_levels_stay_small_stays_in_one_process() -> None:
+    serial = bfs(PIN0)
+    alone = parallel_bfs(PIN0, workers=2, serial_until=10_000)
+    assert alone.workers == 1
+    assert (
+        alone.checked
+        == "1968 distinct states, exhausted in one process (no level reached 10000 states)"
+    )
+    same_search(serial, alone)
+
+
 def test_fingerprint_equal_for_equal_states() -> None:
     config = preset("TINY")
     a = system.initial(config)
@@ -129,30 +173,37 @@ def test_fingerprint_equal_for_equal_states() -> None:
 def test_cli_artifacts_byte_identical_serial_and_parallel(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    """``--workers 1`` (the serial engine), ``--workers 2`` and the default (every core,
+    this small search staying in one process) write the same files."""
     docs = []
-    for workers in ("1", "2"):
-        out = tmp_path / workers
+    runs = {"1": ["--workers", "1"], "2": ["--workers", "2"], "default": []}
+    for name, workers in runs.items():
+        out = tmp_path / name
         argv = ["explore", "--mutant", "revoke-without-waiting", "--out", str(out)]
-        code = main([*argv, "--workers", workers, "--json", "--quiet"])
+        code = main([*argv, *workers, "--json", "--quiet"])
         assert code == 1
         docs.append(json.loads(capsys.readouterr().out))
     assert docs[0]["workers"] == 1
     assert docs[0]["collision_probability"] is None
     assert docs[1]["workers"] == 2
     assert docs[1]["collision_probability"] > 0
-    for key in ("property", "length", "original_length", "shortest", "distinct_states"):
-        assert docs[0][key] == docs[1][key]
+    assert docs[2]["workers"] == 1  # 631 states: no level reaches SERIAL_UNTIL
+    assert docs[2]["collision_probability"] > 0
+    for doc in docs[1:]:
+        for key in ("property", "length", "original_length", "shortest", "distinct_states"):
+            assert doc[key] == docs[0][key]
     files = {
         p.relative_to(tmp_path / "1"): p.read_bytes()
         for p in sorted((tmp_path / "1").rglob("*"))
         if p.is_file()
     }
     assert any(p.name == "trace.ndjson" for p in files)
-    for rel, data in files.items():
-        assert (tmp_path / "2" / rel).read_bytes() == data, rel
-    assert sorted(p.relative_to(tmp_path / "2") for p in (tmp_path / "2").rglob("*")) == sorted(
-        p.relative_to(tmp_path / "1") for p in (tmp_path / "1").rglob("*")
-    )
+    for other in ("2", "default"):
+        for rel, data in files.items():
+            assert (tmp_path / other / rel).read_bytes() == data, rel
+        assert sorted(
+            p.relative_to(tmp_path / other) for p in (tmp_path / other).rglob("*")
+        ) == sorted(p.relative_to(tmp_path / "1") for p in (tmp_path / "1").rglob("*"))
 
 
 def test_bench_config_sibling_pinned_in_the_manifest() -> None:
