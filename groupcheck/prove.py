@@ -332,6 +332,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
 
     from groupcheck import exitcodes
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
+    from groupcheck.mutants.catalogue import after_assignor
     from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import (
         GOALS,
@@ -416,7 +417,9 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
                 lines += ["  " + x for x in render(state)]
             row["path"] = lines
             try:
-                states, server_error = replay(out.path, config.rules, config)
+                states, server_error = replay(
+                    out.path, config.rules, config, after_assignor=after_assignor(config.rules)
+                )
                 row["replayed"] = confirmed(out.path, states, server_error)
             except ReplayDiverged as e:
                 row["replayed"] = False

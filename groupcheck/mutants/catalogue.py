@@ -253,6 +253,15 @@ def assign_first_to_every_member(out: Group) -> Group:
     return replace(out, target_assignment=target)
 
 
+def after_assignor(rules: Any) -> Callable[[Group], Group] | None:
+    """What ``rules.compute_target_assignment`` does to the assignor's output beyond the
+    assignor, for BMC's replay (``invariants.z3.proof.bmc.replay``), which installs the
+    path's target (any valid assignor's) and then applies this part of the rule."""
+    if rules.compute_target_assignment is assignor_assigns_twice:
+        return assign_first_to_every_member
+    return None
+
+
 def no_bump_on_subscription_change(
     group: Group, old: Member | None, new: Member, config: Any
 ) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from groupcheck.mutants import MUTANTS
+from groupcheck.mutants.catalogue import after_assignor
 from groupcheck.prove import _initial_group_epoch
 from invariants.z3.proof.bmc import GOALS, ReplayDiverged, confirmed, replay, search, universe_of
 from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
@@ -68,7 +69,9 @@ def test_bmc_finds_the_variant_at_its_shortest_depth_and_the_model_replays_it(na
     assert out.status == "violation", out
     assert out.depth == depth
     assert out.path is not None
-    states, server_error = replay(out.path, mutant.rules, mutant.config)
+    states, server_error = replay(
+        out.path, mutant.rules, mutant.config, after_assignor=after_assignor(mutant.rules)
+    )
     assert confirmed(out.path, states, server_error)
     # The violation is the mutant's: the reference coordinator does not walk the path.
     try:

@@ -828,6 +828,7 @@ def apply_step(
     *,
     target_used: list[bool] | None = None,
     also_named: frozenset[str] = frozenset(),
+    after_assignor: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, bool]:
     """One step of a path (family and parameters as :meth:`Unrolling.path` reads them) on
     a Python group, through the coordinator functions ``system.step`` runs when it delivers
@@ -843,7 +844,7 @@ def apply_step(
         pairs = [str(x).split(":") for x in params["target"]]
         target = {m: frozenset(_tp(p) for m2, p in pairs if m2 == m) for m, _ in pairs}
 
-        after = _after_assignor(rules)
+        after = after_assignor
 
         def install(g: Group, t: Any, default: str, target: Any = target) -> Group:
             if target_used is not None:
@@ -892,21 +893,19 @@ def apply_step(
     raise ValueError(f"the replay drives no {family!r} step")
 
 
-def _after_assignor(rules: Any) -> Callable[[Any], Any] | None:
-    """What the rules' ``compute_target_assignment`` does to the assignor's output, when it
-    is not the assignor alone: the replay installs the path's assignor output (the
-    abstraction's assignor is any valid one) and then runs that part of the rule."""
-    from groupcheck.mutants import catalogue
-
-    if rules.compute_target_assignment is catalogue.assignor_assigns_twice:
-        return catalogue.assign_first_to_every_member
-    return None
-
-
-def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bool]:
+def replay(
+    path: Path,
+    rules: Any,
+    base_config: Any,
+    *,
+    after_assignor: Callable[[Any], Any] | None = None,
+) -> tuple[list[Concrete], bool]:
     """Play ``path`` through the Python coordinator under ``rules``; returns the Python
     states' projections and whether a heartbeat was answered UNKNOWN_SERVER_ERROR. Raises
-    :class:`ReplayDiverged` when a Python state differs from the path's."""
+    :class:`ReplayDiverged` when a Python state differs from the path's. ``after_assignor``
+    is what the rules' ``compute_target_assignment`` does to the assignor's output beyond
+    the assignor (a mutant's post-processing, ``groupcheck.mutants.catalogue.after_assignor``):
+    the replay installs the path's target, then applies it."""
     from model.ids import FrozenMap
     from model.records import Group
 
@@ -956,7 +955,14 @@ def replay(path: Path, rules: Any, base_config: Any) -> tuple[list[Concrete], bo
                 # A client keeps the names of deleted topics in its subscription.
                 kept = frozenset(member.subscribed_topic_names) & deleted
             group, refused = apply_step(
-                group, topics, family, dict(params), rules, base_config, also_named=kept
+                group,
+                topics,
+                family,
+                dict(params),
+                rules,
+                base_config,
+                also_named=kept,
+                after_assignor=after_assignor,
             )
             server_error = server_error or refused
         # While the group loads, system.step answers every request to the coordinator
