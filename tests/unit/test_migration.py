@@ -34,12 +34,19 @@ from model.config import ClientSpec, Config
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
 from model.migration.records import MixedState
-from model.presets import MIGRATION_DISABLED, MIGRATION_ROUNDTRIP, MIGRATION_UPGRADE, MIXED_STATIC
+from model.presets import (
+    MIGRATION_DISABLED,
+    MIGRATION_ROUNDTRIP,
+    MIGRATION_UPGRADE,
+    MIXED_STATIC,
+    STATIC,
+)
 from model.records import (
     Client,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     Group,
+    Member,
 )
 from model.status import (
     ClassicClientStatus,
@@ -182,6 +189,14 @@ def _consumer_group_with_b(config: Config) -> Group:
     assert response.error_code is ErrorCode.NONE
     assert response.assignment == BOTH
     return group
+
+
+def _with_members(group: Group, *members: Member) -> Group:
+    """``group`` with exactly ``members`` (their instance ids in the static-member index)."""
+    from model.records import static_member_index
+
+    stored = FrozenMap((m.member_id, m) for m in members)
+    return dataclasses.replace(group, members=stored, static_members=static_member_index(stored))
 
 
 def test_classic_join_to_a_consumer_group() -> None:
@@ -442,7 +457,7 @@ def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave()
     config = _config()
     base = _consumer_group_with_b(config)
     b = dataclasses.replace(base.members["B"], instance_id="b")
-    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    group = _with_members(base, b)
     topics = system.initial(config).topics
     reply = ReplyTo("B2", 0, 0)
     kept, _, replies = mco.handle_classic_join(
@@ -514,7 +529,7 @@ def test_classic_member_replacing_a_consumer_holder_keeps_its_server_assignor() 
     config = _config()
     base = _consumer_group_with_b(config)
     b = dataclasses.replace(base.members["B"], instance_id="b", server_assignor="range")
-    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    group = _with_members(base, b)
     left = co.write_member(group, b, dataclasses.replace(b, member_epoch=-2), config)
     topics = system.initial(config).topics
     joined, _, replies = mco.handle_classic_join(
@@ -534,7 +549,7 @@ def test_downgrade_by_replacement_rebalances_only_when_the_subscription_changed(
     config = _config()
     base = _consumer_group_with_b(config)
     b = dataclasses.replace(base.members["B"], instance_id="b")
-    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    group = _with_members(base, b)
     joining = dataclasses.replace(
         mco.from_classic_group(_classic_group(1)).members["A.m1"],
         member_id="B2.m1",
@@ -596,7 +611,7 @@ def test_a_member_rejoining_under_another_instance_id_releases_the_old_one() -> 
     config = _config()
     base = _consumer_group_with_b(config)
     b = dataclasses.replace(base.members["B"], instance_id="b")
-    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    group = _with_members(base, b)
     topics = system.initial(config).topics
     renamed, response = co.handle_consumer_group_heartbeat(
         group, topics, _static_beat("B", "b2"), config
@@ -640,3 +655,30 @@ def test_a_classic_member_under_another_instance_id_is_not_replaced_by_the_old_o
     assert response.error_code is ErrorCode.NONE
     assert set(after.members) == {"B", member_id, "X"}
     assert after.members[member_id].classic is not None
+
+
+@pytest.mark.parametrize(
+    ("config", "max_states"), [(MIXED_STATIC, 20_000), (STATIC, 5_000)], ids=["MIXED", "STATIC"]
+)
+def test_the_static_member_index_is_what_the_members_say(config: Config, max_states: int) -> None:
+    """Under the reference rules the coordinator's static-member index
+    (``Group.static_members``, ``ConsumerGroup.staticMembers``) maps exactly the members'
+    instance ids to their member ids in every state a breadth-first search reaches."""
+    from model.records import Group, static_member_index
+
+    start = system.initial(config)
+    seen = {start}
+    frontier = [start]
+    checked = 0
+    while frontier and len(seen) < max_states:
+        state = frontier.pop(0)
+        group = state.group
+        if isinstance(group, Group):
+            assert group.static_members == static_member_index(group.members), state
+            checked += 1
+        for action in system.enabled(state, config):
+            after = system.step(state, action, config)
+            if after not in seen:
+                seen.add(after)
+                frontier.append(after)
+    assert checked > 100
