@@ -87,7 +87,9 @@ APIS: dict[str, tuple[str, ...]] = {
     "mixed": MIXED_APIS,
 }
 """Per header ``protocol``, the APIs its messages may use."""
-CLASSIC_KINDS = frozenset({"SendJoinGroup", "SendSyncGroup", "Bounce", "StallAssignment"})
+CLASSIC_KINDS = frozenset(
+    {"SendJoinGroup", "SendSyncGroup", "Bounce", "StallAssignment", "ChangeInstanceId"}
+)
 """Event kinds version 2 added (the classic protocol's actions); a version 1 file has none."""
 PROTOCOL_TYPE = "consumer"
 """A consumer's JoinGroup ``ProtocolType`` (``ConsumerProtocol.PROTOCOL_TYPE``)."""
