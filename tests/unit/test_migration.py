@@ -682,3 +682,64 @@ def test_the_static_member_index_is_what_the_members_say(config: Config, max_sta
                 seen.add(after)
                 frontier.append(after)
     assert checked > 100
+
+
+def test_change_instance_id_needs_a_static_classic_client_of_a_mixed_config() -> None:
+    from model.presets import MIXED_INSTANCE_RENAME
+
+    with pytest.raises(ConfigError, match="alt_instance_id needs the ChangeInstanceId"):
+        dataclasses.replace(MIXED_INSTANCE_RENAME, perturbations=frozenset({"Subscribe"}))
+    with pytest.raises(ConfigError, match="ChangeInstanceId needs a client with alt_instance_id"):
+        dataclasses.replace(
+            MIXED_STATIC, perturbations=frozenset({"Subscribe", "ChangeInstanceId"})
+        )
+    consumer_alt = ClientSpec(
+        "C", ("foo",), instance_id="a", alt_instance_id="a2", group_protocol="consumer"
+    )
+    with pytest.raises(ConfigError, match="client C: alt_instance_id is for a static classic"):
+        dataclasses.replace(
+            MIXED_INSTANCE_RENAME, clients=(*MIXED_INSTANCE_RENAME.clients[:2], consumer_alt)
+        )
+    with pytest.raises(ConfigError, match="ChangeInstanceId"):
+        dataclasses.replace(STATIC, perturbations=STATIC.perturbations | {"ChangeInstanceId"})
+
+
+def test_change_instance_id_rejoins_a_consumer_group_with_the_member_id() -> None:
+    """``ChangeInstanceId`` is enabled only while the group is a consumer group; it sends
+    at once a JoinGroup with the member id A holds and instance ``a2``, and the member
+    keeps its id and takes ``a2``, releasing ``a`` (KAFKA-20747 fixed)."""
+    from model.actions import ChangeInstanceId
+    from model.classic.records import ClassicClient
+    from model.presets import MIXED_INSTANCE_RENAME
+
+    config = MIXED_INSTANCE_RENAME
+    start = system.initial(config)
+    seen = {start}
+    frontier = [start]
+    renamed = 0
+    while frontier and len(seen) < 4_000:
+        state = frontier.pop(0)
+        for action in system.enabled(state, config):
+            after = system.step(state, action, config)
+            if isinstance(action, ChangeInstanceId):
+                assert isinstance(state.group, Group)
+                client = after.client("A")
+                assert isinstance(client, ClassicClient)
+                assert client.instance_id == "a2"
+                sent = [m for m in after.network if m not in state.network]
+                joins = [m for m in sent if isinstance(m.body, JoinGroupRequest)]
+                assert len(joins) == 1 and joins[0].client == "A"
+                join = joins[0].body
+                assert isinstance(join, JoinGroupRequest)
+                assert (join.member_id, join.instance_id) == (client.member_id, "a2")
+                delivered = system.step(after, DeliverMessage(joins[0]), config)
+                held = state.group.static_member_id("a") == client.member_id
+                if held and isinstance(delivered.group, Group):
+                    member = delivered.group.members[client.member_id]
+                    assert member.instance_id == "a2"
+                    assert delivered.group.static_member_id("a") is None
+                    renamed += 1
+            if after not in seen:
+                seen.add(after)
+                frontier.append(after)
+    assert renamed > 0
