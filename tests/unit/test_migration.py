@@ -728,7 +728,7 @@ def test_change_instance_id_rejoins_a_consumer_group_with_the_member_id() -> Non
                 assert client.instance_id == "a2"
                 sent = [m for m in after.network if m not in state.network]
                 joins = [m for m in sent if isinstance(m.body, JoinGroupRequest)]
-                assert len(joins) == 1 and joins[0].client == "A"
+                assert [m.client for m in joins] == ["A"]
                 join = joins[0].body
                 assert isinstance(join, JoinGroupRequest)
                 assert (join.member_id, join.instance_id) == (client.member_id, "a2")
