@@ -366,12 +366,12 @@ class DeleteGroup(Action):
 
 @dataclass(frozen=True, slots=True)
 class ChangeInstanceId(Action):
-    """A STABLE classic client of a consumer group (a mixed config) rejoins under another
-    ``group.instance.id`` (its
-    ``ClientSpec.alt_instance_id``) with the member id it holds: it sends a JoinGroup
-    carrying both at once (the case of KAFKA-20747; the Java consumer reads
-    ``group.instance.id`` once, so this stands for a client that reconfigures it without
-    leaving the group)."""
+    """A STABLE client rejoins under another ``group.instance.id`` (its
+    ``ClientSpec.alt_instance_id``) with the member id it holds (the case of KAFKA-20747):
+    a classic member of a consumer group sends a JoinGroup carrying both at once; a
+    consumer-protocol client gives up its partitions and joins at epoch 0 with both. The
+    Java consumer reads ``group.instance.id`` once, so this stands for a client that
+    reconfigures it without leaving the group."""
 
     PERTURBATION: ClassVar[bool] = True
     client: str

@@ -153,9 +153,10 @@ class ClientSpec:
     """A mixed config: the client's ``group.protocol`` (``consumer`` or ``classic``); None,
     and ignored, for a config of one protocol."""
     alt_instance_id: str | None = None
-    """A mixed config's static classic client: the ``group.instance.id`` it may rejoin
-    under while the group is a consumer group, keeping its member id
-    (``ChangeInstanceId``, KAFKA-20747); None: it never changes it."""
+    """A static client's other ``group.instance.id``: it may rejoin under it keeping its
+    member id (``ChangeInstanceId``, KAFKA-20747) — a consumer-protocol client, or a
+    classic client of a mixed config while the group is a consumer group; None: it never
+    changes it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,7 +462,8 @@ def _check_mixed(config: Config, where: str) -> None:
 
 def _check_instance_id_change(config: Config, where: str) -> None:
     """``ChangeInstanceId`` and ``ClientSpec.alt_instance_id`` go together: a static
-    classic client of a mixed config with another instance id to take."""
+    client with another instance id to take — a consumer-protocol client, or a classic
+    client of a mixed config (the classic family does not model it)."""
     changing = [c for c in config.clients if c.alt_instance_id is not None]
     if "ChangeInstanceId" in config.perturbations and not changing:
         raise ConfigError(f"{where}: ChangeInstanceId needs a client with alt_instance_id")
@@ -470,11 +472,10 @@ def _check_instance_id_change(config: Config, where: str) -> None:
             raise ConfigError(
                 f"{where}: client {c.name}: alt_instance_id needs the ChangeInstanceId perturbation"
             )
-        classic = config.protocol == "mixed" and c.group_protocol == "classic"
-        if not classic or c.instance_id is None or c.alt_instance_id == c.instance_id:
+        if c.instance_id is None or c.alt_instance_id == c.instance_id:
             raise ConfigError(
-                f"{where}: client {c.name}: alt_instance_id is for a static classic client "
-                "of a mixed config, and must differ from its instance_id"
+                f"{where}: client {c.name}: alt_instance_id is for a static client "
+                "(instance_id) and must differ from its instance_id"
             )
 
 

@@ -693,15 +693,62 @@ def test_change_instance_id_needs_a_static_classic_client_of_a_mixed_config() ->
         dataclasses.replace(
             MIXED_STATIC, perturbations=frozenset({"Subscribe", "ChangeInstanceId"})
         )
-    consumer_alt = ClientSpec(
-        "C", ("foo",), instance_id="a", alt_instance_id="a2", group_protocol="consumer"
-    )
-    with pytest.raises(ConfigError, match="client C: alt_instance_id is for a static classic"):
+    dynamic_alt = ClientSpec("B", ("foo",), alt_instance_id="b2", group_protocol="consumer")
+    with pytest.raises(ConfigError, match="client B: alt_instance_id is for a static client"):
         dataclasses.replace(
-            MIXED_INSTANCE_RENAME, clients=(*MIXED_INSTANCE_RENAME.clients[:2], consumer_alt)
+            MIXED_INSTANCE_RENAME, clients=(dynamic_alt, *MIXED_INSTANCE_RENAME.clients[1:])
         )
-    with pytest.raises(ConfigError, match="ChangeInstanceId"):
+    with pytest.raises(ConfigError, match="ChangeInstanceId needs a client with alt_instance_id"):
         dataclasses.replace(STATIC, perturbations=STATIC.perturbations | {"ChangeInstanceId"})
+    from model.presets import CLASSIC_STATIC
+
+    renamed = (dataclasses.replace(CLASSIC_STATIC.clients[0], alt_instance_id="a2"),)
+    with pytest.raises(ConfigError, match="ChangeInstanceId is not modelled for the classic"):
+        dataclasses.replace(
+            CLASSIC_STATIC,
+            clients=renamed + CLASSIC_STATIC.clients[1:],
+            perturbations=CLASSIC_STATIC.perturbations | {"ChangeInstanceId"},
+        )
+
+
+def test_a_consumer_protocol_client_rejoins_under_another_instance_id() -> None:
+    """``ChangeInstanceId`` of a consumer-protocol client: it gives up its partitions and
+    joins at epoch 0 with its member id and instance ``a2``; the coordinator keeps the
+    member, which takes ``a2`` and releases ``a`` (KAFKA-20747 fixed). Every state keeps
+    the static-member index equal to what the members say."""
+    from model.records import static_member_index
+
+    config = dataclasses.replace(
+        STATIC,
+        name="STATIC_RENAME",
+        clients=(
+            dataclasses.replace(STATIC.clients[0], alt_instance_id="a2"),
+            *STATIC.clients[1:],
+        ),
+        max_perturbations=1,
+        perturbations=frozenset({"ChangeInstanceId"}),
+    )
+    start = system.initial(config)
+    seen = {start}
+    frontier = [start]
+    renamed = 0
+    while frontier:
+        state = frontier.pop(0)
+        group = state.group
+        assert isinstance(group, Group)
+        assert group.static_members == static_member_index(group.members)
+        client = state.client("A")
+        member = group.members.get(client.member_id)
+        if member is not None and member.instance_id == "a2":
+            assert group.static_member_id("a") is None
+            assert group.static_member_id("a2") == client.member_id
+            renamed += 1
+        for action in system.enabled(state, config):
+            after = system.step(state, action, config)
+            if after not in seen:
+                seen.add(after)
+                frontier.append(after)
+    assert renamed > 0
 
 
 def test_change_instance_id_rejoins_a_consumer_group_with_the_member_id() -> None:
