@@ -87,9 +87,7 @@ APIS: dict[str, tuple[str, ...]] = {
     "mixed": MIXED_APIS,
 }
 """Per header ``protocol``, the APIs its messages may use."""
-CLASSIC_KINDS = frozenset(
-    {"SendJoinGroup", "SendSyncGroup", "Bounce", "StallAssignment", "ChangeInstanceId"}
-)
+CLASSIC_KINDS = frozenset({"SendJoinGroup", "SendSyncGroup", "Bounce", "StallAssignment"})
 """Event kinds version 2 added (the classic protocol's actions); a version 1 file has none."""
 PROTOCOL_TYPE = "consumer"
 """A consumer's JoinGroup ``ProtocolType`` (``ConsumerProtocol.PROTOCOL_TYPE``)."""
