@@ -364,6 +364,19 @@ class DeleteGroup(Action):
     PERTURBATION: ClassVar[bool] = True
 
 
+@dataclass(frozen=True, slots=True)
+class ChangeInstanceId(Action):
+    """A STABLE client rejoins under another ``group.instance.id`` (its
+    ``ClientSpec.alt_instance_id``) with the member id it holds (the case of KAFKA-20747):
+    a classic member of a consumer group sends a JoinGroup carrying both at once; a
+    consumer-protocol client gives up its partitions and joins at epoch 0 with both. The
+    Java consumer reads ``group.instance.id`` once, so this stands for a client that
+    reconfigures it without leaving the group."""
+
+    PERTURBATION: ClassVar[bool] = True
+    client: str
+
+
 ACTION_TYPES: tuple[type[Action], ...] = (
     SendHeartbeat,
     Reconcile,
@@ -404,6 +417,7 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     AssignmentIntervalElapses,
     CompleteAssignorRun,
     DeleteGroup,
+    ChangeInstanceId,
 )
 """Every action class, in the vocabulary's canonical order."""
 

@@ -133,6 +133,15 @@ def change_subscription(client: Client, topics: frozenset[str]) -> Client:
     return replace(client, subscription=topics)
 
 
+def change_instance_id(client: Client, instance_id: str, config: Config) -> Client:
+    """The client takes another ``group.instance.id`` and rejoins with its member id
+    (``ChangeInstanceId``; KAFKA-20747's trigger): like a fenced member it gives up its
+    partitions (``onPartitionsLost``) and its next heartbeat is a join at epoch 0 carrying
+    its member id and the new instance id."""
+    fenced = replace(client, instance_id=instance_id, status=S.FENCED, member_epoch=0)
+    return lose_partitions(fenced, config)
+
+
 def change_server_assignor(client: Client, name: str) -> Client:
     """``group.remote.assignor`` changed (sent in the next heartbeat)."""
     return replace(client, server_assignor=name)

@@ -40,6 +40,7 @@ PERTURBATIONS = frozenset(
         "StallAssignment",
         "ExpireOffsets",
         "DeleteGroup",
+        "ChangeInstanceId",
     }
 )
 """Names of the perturbation action families a config may switch on."""
@@ -66,7 +67,7 @@ which conversions between a classic and a consumer group it allows."""
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
 MIXED_PERTURBATIONS = frozenset(
-    {"Subscribe", "Leave", "TemporaryLeave", "Crash", "Restart", "LoseMessage"}
+    {"Subscribe", "Leave", "TemporaryLeave", "Crash", "Restart", "LoseMessage", "ChangeInstanceId"}
 )
 """The perturbations the mixed (migration) family models: each acts on one client."""
 
@@ -151,6 +152,11 @@ class ClientSpec:
     group_protocol: ClientProtocol | None = None
     """A mixed config: the client's ``group.protocol`` (``consumer`` or ``classic``); None,
     and ignored, for a config of one protocol."""
+    alt_instance_id: str | None = None
+    """A static client's other ``group.instance.id``: it may rejoin under it keeping its
+    member id (``ChangeInstanceId``, KAFKA-20747) — a consumer-protocol client, or a
+    classic client of a mixed config while the group is a consumer group; None: it never
+    changes it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,6 +460,25 @@ def _check_mixed(config: Config, where: str) -> None:
             raise ConfigError(f"{where}: {option} is not modelled for a mixed config; drop it")
 
 
+def _check_instance_id_change(config: Config, where: str) -> None:
+    """``ChangeInstanceId`` and ``ClientSpec.alt_instance_id`` go together: a static
+    client with another instance id to take — a consumer-protocol client, or a classic
+    client of a mixed config (the classic family does not model it)."""
+    changing = [c for c in config.clients if c.alt_instance_id is not None]
+    if "ChangeInstanceId" in config.perturbations and not changing:
+        raise ConfigError(f"{where}: ChangeInstanceId needs a client with alt_instance_id")
+    for c in changing:
+        if "ChangeInstanceId" not in config.perturbations:
+            raise ConfigError(
+                f"{where}: client {c.name}: alt_instance_id needs the ChangeInstanceId perturbation"
+            )
+        if c.instance_id is None or c.alt_instance_id == c.instance_id:
+            raise ConfigError(
+                f"{where}: client {c.name}: alt_instance_id is for a static client "
+                "(instance_id) and must differ from its instance_id"
+            )
+
+
 def _check_kip1263(config: Config, where: str) -> None:
     """KIP-1263's settings: the assignment interval within the broker's bounds (the group
     override too, unless -1), and the options the gate and the offload need."""
@@ -571,6 +596,7 @@ def check_config(config: Config) -> None:
     if config.epoch_layout not in ("kip-848", "kafka-4.3"):
         raise ConfigError(f"{where}: epoch_layout must be 'kip-848' or 'kafka-4.3'")
     _check_kip1263(config, where)
+    _check_instance_id_change(config, where)
     if "TemporaryLeave" in config.perturbations and not instance_ids:
         raise ConfigError(f"{where}: TemporaryLeave needs at least one static client (instance_id)")
     if "ChangeSubscription" in config.perturbations and not config.subscription_choices:

@@ -29,6 +29,7 @@ from model.records import (
     TopicMetadata,
     new_member,
     replace,
+    static_member_index,
 )
 from model.status import ErrorCode, GroupStatus, MemberState
 from model.target import (
@@ -122,7 +123,32 @@ def write_member(group: Group, old: Member | None, new: Member, config: Config) 
     if config.assignment_epochs:
         new = replace(new, assignment_epochs=stamp_assignment_epochs(old, new))
     pe = config.rules.update_partition_epochs(group.partition_epochs, old, new)
-    return replace(group, members=group.members.set(new.member_id, new), partition_epochs=pe)
+    static = config.rules.update_static_members(group.static_members, old, new)
+    return replace(
+        group,
+        members=group.members.set(new.member_id, new),
+        partition_epochs=pe,
+        static_members=static,
+    )
+
+
+def update_static_members(
+    static_members: FrozenMap[str, str], old: Member | None, new: Member
+) -> FrozenMap[str, str]:
+    """The static-member index after ``old`` is stored as ``new``
+    (``ConsumerGroup.updateMember`` → ``updateStaticMember``): ``new``'s instance id maps
+    to its member id, and an instance id ``old`` held but ``new`` does not is released
+    (KAFKA-20747, Kafka 4.4: before it the old entry stayed)."""
+    if (
+        old is not None
+        and old.instance_id is not None
+        and old.instance_id != new.instance_id
+        and static_members.get(old.instance_id) == old.member_id
+    ):
+        static_members = static_members.remove(old.instance_id)
+    if new.instance_id is not None and static_members.get(new.instance_id) != new.member_id:
+        static_members = static_members.set(new.instance_id, new.member_id)
+    return static_members
 
 
 def remove_member(group: Group, member: Member, config: Config) -> Group:
@@ -133,6 +159,9 @@ def remove_member(group: Group, member: Member, config: Config) -> Group:
     group epoch (KAFKA-20442, Kafka 4.4)."""
     pe = config.rules.update_partition_epochs(group.partition_epochs, member, None)
     members = group.members.remove(member.member_id)
+    static = group.static_members
+    if member.instance_id is not None:  # ConsumerGroup.removeMember → removeStaticMember
+        static = static.remove(member.instance_id)
     group_epoch = group.group_epoch + 1
     assignment_epoch = group.assignment_epoch
     timestamp = group.assignment_timestamp
@@ -147,6 +176,7 @@ def remove_member(group: Group, member: Member, config: Config) -> Group:
         target_assignment=group.target_assignment.remove(member.member_id),
         members=members,
         partition_epochs=pe,
+        static_members=static,
         # The model drops every resolution with a member; the next heartbeat that needs
         # one resolves the regular expressions again (ResolveRegularExpressions).
         resolved_regexes=NO_RESOLVED_REGEXES,
@@ -161,9 +191,10 @@ def rebuild_group(group: Group, config: Config) -> Group:
     ``ConsumerGroupCurrentMemberAssignment`` records), target assignment, group and
     assignment epochs and committed offsets as written; the partition epochs derived again
     from the members' current assignments; a rebalance timer restarted for every member in
-    UNREVOKED_PARTITIONS (``GroupMetadataManager.onLoaded``). An assignor run in flight on
-    the old coordinator's executor is gone (KIP-1263: the run is not a record); the group
-    epoch still ahead of the assignment epoch starts another."""
+    UNREVOKED_PARTITIONS (``GroupMetadataManager.onLoaded``); the static-member index
+    from the members' instance ids, as replaying their records builds it. An assignor run
+    in flight on the old coordinator's executor is gone (KIP-1263: the run is not a
+    record); the group epoch still ahead of the assignment epoch starts another."""
     members = FrozenMap(
         (
             mid,
@@ -179,7 +210,13 @@ def rebuild_group(group: Group, config: Config) -> Group:
     partition_epochs = FrozenMap(
         (tp, m.member_epoch) for m in members.values() for tp in sorted(m.owned_or_pending())
     )
-    return replace(group, members=members, partition_epochs=partition_epochs, assignor_runs=())
+    return replace(
+        group,
+        members=members,
+        partition_epochs=partition_epochs,
+        static_members=static_member_index(members),
+        assignor_runs=(),
+    )
 
 
 # --------------------------------------------------------------------------- validation
@@ -335,7 +372,8 @@ def replace_static_member(
     """A static member rejoining after a temporary leave replaces its old member id
     (KIP-848 "Static Membership (KIP-345)"; ``GroupMetadataManager.replaceMember``): the
     copy keeps state and assignment at epoch 0 / previous 0 and takes over the old id's
-    target assignment."""
+    target assignment; the instance id now maps to the new member id (``removeMember`` of
+    the old id, ``updateMember`` of the new one)."""
     copy = replace(holder, member_id=new_member_id, member_epoch=0, previous_member_epoch=0)
     pe = config.rules.update_partition_epochs(group.partition_epochs, holder, copy)
     target = group.target_assignment
@@ -344,8 +382,17 @@ def replace_static_member(
     if moved is not None:
         target = target.set(new_member_id, moved)
     members = group.members.remove(holder.member_id).set(new_member_id, copy)
+    static = group.static_members
+    if holder.instance_id is not None:
+        static = static.set(holder.instance_id, new_member_id)
     return (
-        replace(group, members=members, partition_epochs=pe, target_assignment=target),
+        replace(
+            group,
+            members=members,
+            partition_epochs=pe,
+            target_assignment=target,
+            static_members=static,
+        ),
         copy,
         copy,
     )

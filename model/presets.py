@@ -936,6 +936,36 @@ consumer-protocol heartbeat does, and the classic member rejoins when the target
 assignment epoch, not the group epoch, is ahead of it. B reports the partitions it is
 about to add (``report_pending_additions``, docs/findings.md F1)."""
 
+MIXED_INSTANCE_RENAME = Config(
+    name="MIXED_INSTANCE_RENAME",
+    protocol="mixed",
+    topics=(("foo", 1),),
+    clients=(
+        ClientSpec("B", ("foo",), group_protocol="consumer"),
+        ClientSpec(
+            "A",
+            ("foo",),
+            instance_id="a",
+            alt_instance_id="a2",
+            group_protocol="classic",
+            assignors=("range",),
+        ),
+        ClientSpec("C", ("foo",), instance_id="a", group_protocol="consumer", subscribed=False),
+    ),
+    max_perturbations=2,
+    perturbations=frozenset({"Subscribe", "ChangeInstanceId"}),
+    max_restarts=0,
+    report_pending_additions=True,
+    required_witnesses=("GroupConverges",),
+)
+"""A static member renamed in a mixed group: B (consumer protocol) and the classic static
+A (instance ``a``) share ``foo``; A may rejoin with its member id under instance ``a2``
+(``ChangeInstanceId``), and C, a consumer-protocol process of instance ``a``, may join
+afterwards. Instance ``a`` is free once A renamed itself, so C must join as a new member
+rather than replace A (a classic holder is replaced at once, KAFKA-17228) and take A's
+partitions while A's client still consumes them (KAFKA-20747). B reports the partitions
+it is about to add (``report_pending_additions``, docs/findings.md F1)."""
+
 MIGRATION_PRESETS: tuple[Config, ...] = (
     MIGRATION_UPGRADE,
     MIGRATION_ROUNDTRIP,
@@ -945,6 +975,7 @@ MIGRATION_PRESETS: tuple[Config, ...] = (
     MIGRATION_OFFLOAD,
     MIGRATION_BATCHING,
     MIXED_STATIC_ASSIGNOR,
+    MIXED_INSTANCE_RENAME,
 )
 """The mixed-group presets (``protocol = "mixed"``)."""
 

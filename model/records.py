@@ -81,6 +81,8 @@ def replace(record: R, /, **changes: Any) -> R:
 NO_ASSIGNMENT_EPOCHS: FrozenMap[TopicPartition, int] = FrozenMap()
 NO_RESOLVED_REGEXES: FrozenMap[str, frozenset[str]] = FrozenMap()
 """The KIP-1251 assignment epochs of a member whose coordinator does not record them."""
+NO_STATIC_MEMBERS: FrozenMap[str, str] = FrozenMap()
+"""The static-member index of a group without static members."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,12 +266,29 @@ class Group:
     computed); None while no server assignor computed one (a new group, a group converted
     from a classic one)."""
 
+    static_members: FrozenMap[str, str] = NO_STATIC_MEMBERS
+    """The static-member index: instance id -> member id (``ConsumerGroup.staticMembers``),
+    kept by the ``write_member``, ``remove_member`` and ``replace_static_member`` rules as
+    ``ConsumerGroup.updateMember`` and ``removeMember`` keep it. Under the reference rules
+    it is exactly what the members' instance ids say (``static_member_index``)."""
+
     def static_member_id(self, instance_id: str) -> str | None:
-        """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``)."""
-        for member in self.members.values():
-            if member.instance_id == instance_id:
-                return member.member_id
-        return None
+        """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``): the
+        index entry, when it names a member of the group (``ConsumerGroup.staticMember``
+        finds no member for an entry left behind by a removed one)."""
+        member_id = self.static_members.get(instance_id)
+        if member_id is None or member_id not in self.members:
+            return None
+        return member_id
+
+
+def static_member_index(members: FrozenMap[str, Member]) -> FrozenMap[str, str]:
+    """The static-member index the members' instance ids say, in member-id order: what a
+    coordinator loading the group's member records builds (``ConsumerGroup.updateMember``
+    on replay)."""
+    return FrozenMap(
+        (m.instance_id, mid) for mid, m in sorted(members.items()) if m.instance_id is not None
+    )
 
 
 # --------------------------------------------------------------------------- messages

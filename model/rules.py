@@ -221,6 +221,10 @@ class Rules:
     # GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember: whether the holder
     # of an instance id may be replaced — a classic holder always (KAFKA-17228)
     static_holder_released: Callable[[Member], bool] = coordinator.static_holder_released
+    # ConsumerGroup.updateMember → updateStaticMember: the static-member index (KAFKA-20747)
+    update_static_members: Callable[
+        [FrozenMap[str, str], Member | None, Member], FrozenMap[str, str]
+    ] = coordinator.update_static_members
 
 
 DEFAULT_RULES = Rules()

@@ -16,7 +16,7 @@ from model import system
 from model.actions import Action, DeliverMessage, LoseMessage, Reconcile, SendHeartbeat
 from model.config import Config
 from model.ids import Assignment, FrozenMap
-from model.records import Client, Group, Member, Message, SentFields, State
+from model.records import Client, Group, Member, Message, SentFields, State, static_member_index
 from model.status import ClientStatus, ConfigError, MemberState
 
 
@@ -72,11 +72,13 @@ def stable_state(config: Config, epoch: int, assignment: Mapping[str, Assignment
     unknown = set(assignment) - {c.name for c in base.clients}
     if unknown:
         raise ConfigError(f"no client called {sorted(unknown)} in config {config.name!r}")
+    stored = FrozenMap(members)
     group = Group(
         group_epoch=epoch,
         assignment_epoch=epoch,
         target_assignment=FrozenMap((m.member_id, m.assigned_partitions) for m in members.values()),
-        members=FrozenMap(members),
+        members=stored,
+        static_members=static_member_index(stored),
         partition_epochs=FrozenMap(partition_epochs),
         committed_offsets=FrozenMap(),
     )

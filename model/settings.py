@@ -33,6 +33,7 @@ CLIENT_KEYS = (
     "kip429",
     "bounces",
     "group_protocol",
+    "alt_instance_id",
 )
 
 
@@ -135,7 +136,14 @@ def _client(value: object, where: str) -> ClientSpec:
         raise ConfigError(f"{where}.name: expected a string, got {_kind(name)}")
     subscription = _strings(table.get("subscription"), f"{where}.subscription")
     optional: dict[str, str | None] = {}
-    for key in ("instance_id", "server_assignor", "regex", "rack", "group_protocol"):
+    for key in (
+        "instance_id",
+        "server_assignor",
+        "regex",
+        "rack",
+        "group_protocol",
+        "alt_instance_id",
+    ):
         item = table.get(key)
         if item is not None and not isinstance(item, str):
             raise ConfigError(f"{where}.{key}: expected a string, got {_kind(item)}")
@@ -166,6 +174,7 @@ def _client(value: object, where: str) -> ClientSpec:
         rack=optional["rack"],
         kip429=flags["kip429"],
         group_protocol=optional["group_protocol"],  # type: ignore[arg-type]  # checked by Config
+        alt_instance_id=optional["alt_instance_id"],
         **classic,
     )
 
@@ -254,6 +263,8 @@ def config_to_mapping(config: Config) -> dict[str, Any]:
             client["rack"] = c.rack
         if c.group_protocol is not None:
             client["group_protocol"] = c.group_protocol
+        if c.alt_instance_id is not None:
+            client["alt_instance_id"] = c.alt_instance_id
         if config.protocol == "classic" or c.group_protocol == "classic":
             client["assignors"] = list(c.assignors)
             client["kip429"] = c.kip429

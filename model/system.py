@@ -18,6 +18,7 @@ from model.actions import (
     Action,
     AddPartitions,
     AssignmentIntervalElapses,
+    ChangeInstanceId,
     ChangePartitionRacks,
     ChangeServerAssignor,
     ChangeSubscription,
@@ -280,6 +281,7 @@ def assignment_steps(group: Group, config: Config) -> list[Action]:
 
 def _perturbations(state: State, config: Config, deliverable: list[Message]) -> list[Action]:
     allows = config.allows
+    specs = {spec.name: spec for spec in config.clients}
     acts: list[Action] = []
     if allows("CoordinatorFailover") and not state.coordinator_loading:
         acts.append(CoordinatorFailover())
@@ -314,6 +316,15 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
                 acts.append(TemporaryLeave(c.name))
             if allows("Crash"):
                 acts.append(Crash(c.name))
+            alt = specs[c.name].alt_instance_id if allows("ChangeInstanceId") else None
+            if (
+                alt not in (None, c.instance_id)
+                and c.status is S.STABLE
+                and app_free
+                and not c.heartbeat_in_flight
+                and not c.commit_in_flight
+            ):
+                acts.append(ChangeInstanceId(c.name))
             if allows("ChangeSubscription") and c.status in cl.IN_GROUP and app_free:
                 for choice in config.subscription_choices:
                     if frozenset(choice) != c.subscription:
@@ -506,6 +517,13 @@ def _change_subscription(state: State, a: ChangeSubscription, config: Config) ->
     return _set_client(state, cl.change_subscription(state.client(a.client), frozenset(a.topics)))
 
 
+def _change_instance_id(state: State, a: ChangeInstanceId, config: Config) -> State:
+    spec = next(s for s in config.clients if s.name == a.client)
+    assert spec.alt_instance_id is not None
+    c = state.client(a.client)
+    return _set_client(state, cl.change_instance_id(c, spec.alt_instance_id, config))
+
+
 def _change_assignor(state: State, a: ChangeServerAssignor, config: Config) -> State:
     return _set_client(state, cl.change_server_assignor(state.client(a.client), a.assignor))
 
@@ -628,6 +646,7 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
     Restart: _restart,  # type: ignore[dict-item]
     ChangeSubscription: _change_subscription,  # type: ignore[dict-item]
     ChangeServerAssignor: _change_assignor,  # type: ignore[dict-item]
+    ChangeInstanceId: _change_instance_id,  # type: ignore[dict-item]
     SessionTimeout: _session_timeout,  # type: ignore[dict-item]
     RebalanceTimeout: _rebalance_timeout,  # type: ignore[dict-item]
     AddPartitions: _add_partitions,  # type: ignore[dict-item]

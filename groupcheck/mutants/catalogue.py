@@ -30,6 +30,7 @@ from model.presets import (
     CLASSIC_OFFSETS_EXPIRY,
     GROUP_DELETION,
     MIGRATION_DISABLED,
+    MIXED_INSTANCE_RENAME,
     MIXED_STATIC,
     MIXED_STATIC_ASSIGNOR,
     MIXED_STATIC_RESUBSCRIBE,
@@ -974,6 +975,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "should_bump_group_epoch",
             MIXED_STATIC_ASSIGNOR,
         ),
+        (
+            "stale-static-mapping",
+            "a member renamed to another instance id keeps its old instance id's index entry",
+            "KAFKA-20747",
+            "update_static_members",
+            MIXED_INSTANCE_RENAME,
+        ),
     ]
     return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
 
@@ -1016,3 +1024,14 @@ def no_bump_on_assignor_change(group: Group, old: Member | None, new: Member, co
     another or none — leaves the old assignor's target in force."""
     old_names = co.subscribed_topics(old, group) if old is not None else frozenset()
     return co.subscribed_topics(new, group) != old_names
+
+
+def stale_static_mapping(
+    static_members: FrozenMap[str, str], old: Member | None, new: Member
+) -> FrozenMap[str, str]:
+    """KAFKA-20747: ``ConsumerGroup.updateMember`` maps the member's new instance id to its
+    member id but leaves the entry of the instance id it held before: a later join with
+    that instance id finds the renamed member."""
+    if new.instance_id is None or static_members.get(new.instance_id) == new.member_id:
+        return static_members
+    return static_members.set(new.instance_id, new.member_id)

@@ -154,6 +154,13 @@ def change_subscription(client: ClassicClient, topics: frozenset[str]) -> Classi
     return replace(client, subscription=topics, rejoin_needed=True)
 
 
+def change_instance_id(client: ClassicClient, instance_id: str) -> ClassicClient:
+    """The client takes another ``group.instance.id`` and rejoins with the member id it
+    holds (``ChangeInstanceId``; KAFKA-20747's trigger): the JoinGroup it sends at once
+    carries both."""
+    return replace(client, instance_id=instance_id, rejoin_needed=True)
+
+
 def metadata_changed(client: ClassicClient) -> ClassicClient:
     """The partition count of a topic changed: the leader, which watches the metadata of
     the whole group's subscription, rejoins (``assignmentSnapshot`` no longer matches the

@@ -16,6 +16,7 @@ from model.actions import (
     Action,
     AddPartitions,
     Bounce,
+    ChangeInstanceId,
     ChangeSubscription,
     CommitOffsets,
     Crash,
@@ -269,6 +270,15 @@ def _perturbations(state: ClassicState, config: Config, deliverable: list[Messag
                 for choice in config.subscription_choices:
                     if frozenset(choice) != c.subscription:
                         acts.append(ChangeSubscription(c.name, tuple(sorted(choice))))
+            alt = specs[c.name].alt_instance_id
+            if (
+                allows("ChangeInstanceId")
+                and alt not in (None, c.instance_id)
+                and c.status is S.STABLE
+                and not c.stalled
+                and c.group_request is None
+            ):
+                acts.append(ChangeInstanceId(c.name))
             if (
                 allows("StallAssignment")
                 and not c.stalled
@@ -494,6 +504,14 @@ def _change_subscription(
     return _set_client(state, cc.change_subscription(state.client(a.client), frozenset(a.topics)))
 
 
+def _change_instance_id(state: ClassicState, a: ChangeInstanceId, config: Config) -> ClassicState:
+    spec = next(s for s in config.clients if s.name == a.client)
+    assert spec.alt_instance_id is not None
+    renamed = cc.change_instance_id(state.client(a.client), spec.alt_instance_id)
+    new, bodies = config.rules.classic_join_group(renamed, config)
+    return _set_client(state, new, bodies)
+
+
 def _stall(state: ClassicState, a: StallAssignment, config: Config) -> ClassicState:
     return _set_client(state, cc.stall(state.client(a.client)))
 
@@ -544,6 +562,7 @@ _HANDLERS: dict[type[Action], Callable[[ClassicState, Action, Config], ClassicSt
     LoseMessage: _lose,  # type: ignore[dict-item]
     ExpireOffsets: _expire_offsets,  # type: ignore[dict-item]
     DeleteGroup: _delete_group,  # type: ignore[dict-item]
+    ChangeInstanceId: _change_instance_id,  # type: ignore[dict-item]
 }
 
 

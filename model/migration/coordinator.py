@@ -41,6 +41,7 @@ from model.records import (
     TopicMetadata,
     new_member,
     replace,
+    static_member_index,
 )
 from model.status import ClassicGroupStatus, ErrorCode, MemberState
 
@@ -102,7 +103,8 @@ def from_classic_group(group: ClassicGroup) -> Group:
     """``ConsumerGroup.fromClassicGroup``: group epoch = assignment epoch = the classic
     generation; every classic member becomes a STABLE member at that epoch whose assigned
     partitions and target are its last classic assignment (empty allowed, KAFKA-17733),
-    keeping its supported protocols as classic member metadata; the committed offsets stay."""
+    keeping its supported protocols as classic member metadata and its instance id in the
+    static-member index; the committed offsets stay."""
     generation = group.generation_id
     members: dict[str, Member] = {}
     for mid, m in group.members.items():
@@ -119,11 +121,13 @@ def from_classic_group(group: ClassicGroup) -> Group:
                 process=(process.client, process.incarnation) if process else None,
             ),
         )
+    converted = FrozenMap(members)
     return Group(
         group_epoch=generation,
         assignment_epoch=generation,
         target_assignment=FrozenMap((mid, m.assignment) for mid, m in group.members.items()),
-        members=FrozenMap(members),
+        members=converted,
+        static_members=static_member_index(converted),
         partition_epochs=FrozenMap(
             (tp, generation) for m in group.members.values() for tp in sorted(m.assignment)
         ),

@@ -23,6 +23,7 @@ from model import system as base
 from model.actions import (
     Action,
     AssignmentIntervalElapses,
+    ChangeInstanceId,
     CompleteAssignorRun,
     DeliverMessage,
     LoseMessage,
@@ -235,7 +236,12 @@ def enabled(state: MixedState, config: Config) -> tuple[Action, ...]:
     classic clients' heartbeats to a consumer group."""
     group = state.group
     if isinstance(group, ClassicGroup):
-        acts = list(classic_system.enabled(classic_view(state, group), config))
+        # ChangeInstanceId is modelled for a classic member of a consumer group only.
+        acts = [
+            a
+            for a in classic_system.enabled(classic_view(state, group), config)
+            if not isinstance(a, ChangeInstanceId)
+        ]
         acts.extend(base.consumer_enabled(consumer_view(state, EMPTY_CONSUMER_GROUP), config))
         return tuple(acts)
     classic_ids = {mid for mid, m in group.members.items() if m.classic is not None}

@@ -54,6 +54,7 @@ BASELINE_DEPTH = {
     "MIXED_STATIC": 12,
     "MIXED_STATIC_RESUBSCRIBE": 12,
     "MIXED_STATIC_ASSIGNOR": 9,
+    "MIXED_INSTANCE_RENAME": 14,
 }
 """Per scenario, the depth to which the default rules are checked clean: at least the
 length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill

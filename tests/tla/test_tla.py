@@ -330,6 +330,7 @@ SPEC_LEAVES_OUT = {
     "Bounce": "the classic protocol is not in the spec (tla/README.md)",
     "StallAssignment": "the classic protocol is not in the spec (tla/README.md)",
     "DeleteGroup": "no group deletion (tla/README.md)",
+    "ChangeInstanceId": "the classic protocol is not in the spec (tla/README.md)",
 }
 
 

@@ -34,12 +34,19 @@ from model.config import ClientSpec, Config
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
 from model.migration.records import MixedState
-from model.presets import MIGRATION_DISABLED, MIGRATION_ROUNDTRIP, MIGRATION_UPGRADE, MIXED_STATIC
+from model.presets import (
+    MIGRATION_DISABLED,
+    MIGRATION_ROUNDTRIP,
+    MIGRATION_UPGRADE,
+    MIXED_STATIC,
+    STATIC,
+)
 from model.records import (
     Client,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     Group,
+    Member,
 )
 from model.status import (
     ClassicClientStatus,
@@ -182,6 +189,14 @@ def _consumer_group_with_b(config: Config) -> Group:
     assert response.error_code is ErrorCode.NONE
     assert response.assignment == BOTH
     return group
+
+
+def _with_members(group: Group, *members: Member) -> Group:
+    """``group`` with exactly ``members`` (their instance ids in the static-member index)."""
+    from model.records import static_member_index
+
+    stored = FrozenMap((m.member_id, m) for m in members)
+    return dataclasses.replace(group, members=stored, static_members=static_member_index(stored))
 
 
 def test_classic_join_to_a_consumer_group() -> None:
@@ -442,7 +457,7 @@ def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave()
     config = _config()
     base = _consumer_group_with_b(config)
     b = dataclasses.replace(base.members["B"], instance_id="b")
-    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    group = _with_members(base, b)
     topics = system.initial(config).topics
     reply = ReplyTo("B2", 0, 0)
     kept, _, replies = mco.handle_classic_join(
@@ -514,7 +529,7 @@ def test_classic_member_replacing_a_consumer_holder_keeps_its_server_assignor() 
     config = _config()
     base = _consumer_group_with_b(config)
     b = dataclasses.replace(base.members["B"], instance_id="b", server_assignor="range")
-    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    group = _with_members(base, b)
     left = co.write_member(group, b, dataclasses.replace(b, member_epoch=-2), config)
     topics = system.initial(config).topics
     joined, _, replies = mco.handle_classic_join(
@@ -534,7 +549,7 @@ def test_downgrade_by_replacement_rebalances_only_when_the_subscription_changed(
     config = _config()
     base = _consumer_group_with_b(config)
     b = dataclasses.replace(base.members["B"], instance_id="b")
-    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    group = _with_members(base, b)
     joining = dataclasses.replace(
         mco.from_classic_group(_classic_group(1)).members["A.m1"],
         member_id="B2.m1",
@@ -596,7 +611,7 @@ def test_a_member_rejoining_under_another_instance_id_releases_the_old_one() -> 
     config = _config()
     base = _consumer_group_with_b(config)
     b = dataclasses.replace(base.members["B"], instance_id="b")
-    group = dataclasses.replace(base, members=FrozenMap({"B": b}))
+    group = _with_members(base, b)
     topics = system.initial(config).topics
     renamed, response = co.handle_consumer_group_heartbeat(
         group, topics, _static_beat("B", "b2"), config
@@ -640,3 +655,138 @@ def test_a_classic_member_under_another_instance_id_is_not_replaced_by_the_old_o
     assert response.error_code is ErrorCode.NONE
     assert set(after.members) == {"B", member_id, "X"}
     assert after.members[member_id].classic is not None
+
+
+@pytest.mark.parametrize(
+    ("config", "max_states"), [(MIXED_STATIC, 20_000), (STATIC, 5_000)], ids=["MIXED", "STATIC"]
+)
+def test_the_static_member_index_is_what_the_members_say(config: Config, max_states: int) -> None:
+    """Under the reference rules the coordinator's static-member index
+    (``Group.static_members``, ``ConsumerGroup.staticMembers``) maps exactly the members'
+    instance ids to their member ids in every state a breadth-first search reaches."""
+    from model.records import Group, static_member_index
+
+    start = system.initial(config)
+    seen = {start}
+    frontier = [start]
+    checked = 0
+    while frontier and len(seen) < max_states:
+        state = frontier.pop(0)
+        group = state.group
+        if isinstance(group, Group):
+            assert group.static_members == static_member_index(group.members), state
+            checked += 1
+        for action in system.enabled(state, config):
+            after = system.step(state, action, config)
+            if after not in seen:
+                seen.add(after)
+                frontier.append(after)
+    assert checked > 100
+
+
+def test_change_instance_id_needs_a_static_classic_client_of_a_mixed_config() -> None:
+    from model.presets import MIXED_INSTANCE_RENAME
+
+    with pytest.raises(ConfigError, match="alt_instance_id needs the ChangeInstanceId"):
+        dataclasses.replace(MIXED_INSTANCE_RENAME, perturbations=frozenset({"Subscribe"}))
+    with pytest.raises(ConfigError, match="ChangeInstanceId needs a client with alt_instance_id"):
+        dataclasses.replace(
+            MIXED_STATIC, perturbations=frozenset({"Subscribe", "ChangeInstanceId"})
+        )
+    dynamic_alt = ClientSpec("B", ("foo",), alt_instance_id="b2", group_protocol="consumer")
+    with pytest.raises(ConfigError, match="client B: alt_instance_id is for a static client"):
+        dataclasses.replace(
+            MIXED_INSTANCE_RENAME, clients=(dynamic_alt, *MIXED_INSTANCE_RENAME.clients[1:])
+        )
+    with pytest.raises(ConfigError, match="ChangeInstanceId needs a client with alt_instance_id"):
+        dataclasses.replace(STATIC, perturbations=STATIC.perturbations | {"ChangeInstanceId"})
+    from model.presets import CLASSIC_STATIC
+
+    renamed = (dataclasses.replace(CLASSIC_STATIC.clients[0], alt_instance_id="a2"),)
+    with pytest.raises(ConfigError, match="ChangeInstanceId is not modelled for the classic"):
+        dataclasses.replace(
+            CLASSIC_STATIC,
+            clients=renamed + CLASSIC_STATIC.clients[1:],
+            perturbations=CLASSIC_STATIC.perturbations | {"ChangeInstanceId"},
+        )
+
+
+def test_a_consumer_protocol_client_rejoins_under_another_instance_id() -> None:
+    """``ChangeInstanceId`` of a consumer-protocol client: it gives up its partitions and
+    joins at epoch 0 with its member id and instance ``a2``; the coordinator keeps the
+    member, which takes ``a2`` and releases ``a`` (KAFKA-20747 fixed). Every state keeps
+    the static-member index equal to what the members say."""
+    from model.records import static_member_index
+
+    config = dataclasses.replace(
+        STATIC,
+        name="STATIC_RENAME",
+        clients=(
+            dataclasses.replace(STATIC.clients[0], alt_instance_id="a2"),
+            *STATIC.clients[1:],
+        ),
+        max_perturbations=1,
+        perturbations=frozenset({"ChangeInstanceId"}),
+    )
+    start = system.initial(config)
+    seen = {start}
+    frontier = [start]
+    renamed = 0
+    while frontier:
+        state = frontier.pop(0)
+        group = state.group
+        assert isinstance(group, Group)
+        assert group.static_members == static_member_index(group.members)
+        client = state.client("A")
+        member = group.members.get(client.member_id)
+        if member is not None and member.instance_id == "a2":
+            assert group.static_member_id("a") is None
+            assert group.static_member_id("a2") == client.member_id
+            renamed += 1
+        for action in system.enabled(state, config):
+            after = system.step(state, action, config)
+            if after not in seen:
+                seen.add(after)
+                frontier.append(after)
+    assert renamed > 0
+
+
+def test_change_instance_id_rejoins_a_consumer_group_with_the_member_id() -> None:
+    """``ChangeInstanceId`` is enabled only while the group is a consumer group; it sends
+    at once a JoinGroup with the member id A holds and instance ``a2``, and the member
+    keeps its id and takes ``a2``, releasing ``a`` (KAFKA-20747 fixed)."""
+    from model.actions import ChangeInstanceId
+    from model.classic.records import ClassicClient
+    from model.presets import MIXED_INSTANCE_RENAME
+
+    config = MIXED_INSTANCE_RENAME
+    start = system.initial(config)
+    seen = {start}
+    frontier = [start]
+    renamed = 0
+    while frontier and len(seen) < 4_000:
+        state = frontier.pop(0)
+        for action in system.enabled(state, config):
+            after = system.step(state, action, config)
+            if isinstance(action, ChangeInstanceId):
+                assert isinstance(state.group, Group)
+                client = after.client("A")
+                assert isinstance(client, ClassicClient)
+                assert client.instance_id == "a2"
+                sent = [m for m in after.network if m not in state.network]
+                joins = [m for m in sent if isinstance(m.body, JoinGroupRequest)]
+                assert [m.client for m in joins] == ["A"]
+                join = joins[0].body
+                assert isinstance(join, JoinGroupRequest)
+                assert (join.member_id, join.instance_id) == (client.member_id, "a2")
+                delivered = system.step(after, DeliverMessage(joins[0]), config)
+                held = state.group.static_member_id("a") == client.member_id
+                if held and isinstance(delivered.group, Group):
+                    member = delivered.group.members[client.member_id]
+                    assert member.instance_id == "a2"
+                    assert delivered.group.static_member_id("a") is None
+                    renamed += 1
+            if after not in seen:
+                seen.add(after)
+                frontier.append(after)
+    assert renamed > 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import re
@@ -591,3 +592,29 @@ def test_a_rules_file_counterexample_replays_and_a_changed_file_is_refused(
     rules.write_text(rules.read_text() + "# edited\n")
     assert cli_main(["validate", "--mode", "conformance", str(trace)]) == 2
     assert "changed since the trace was written" in capsys.readouterr().err
+
+
+def test_safety_mode_has_no_false_alarms_when_a_client_changes_its_instance_id() -> None:
+    """``ChangeInstanceId`` of a consumer-protocol client (it gives up its partitions and
+    joins at epoch 0 with its member id and another instance id): the model's own traces
+    raise no alarm in safety mode."""
+
+    static = PRESETS["STATIC"]
+    config = dataclasses.replace(
+        static,
+        name="STATIC_RENAME",
+        clients=(
+            dataclasses.replace(static.clients[0], alt_instance_id="a2"),
+            *static.clients[1:],
+        ),
+        max_perturbations=1,
+        perturbations=frozenset({"ChangeInstanceId"}),
+    )
+    changed = 0
+    for seed in range(60):
+        lines, violated = _walk_with_verdict(config, seed, 80)
+        assert not violated, seed
+        changed += any('"kind": "ChangeInstanceId"' in line for line in lines)
+        report = validate_safety(f"rename-{seed}", lines, settle=10**6)
+        assert report.violations == [], (seed, report.violations[0])
+    assert changed > 30
