@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -158,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         default=None,
         metavar="N",
-        help="bfs: worker processes (default: every core this process may use, the "
+        help="bfs: worker processes (default: $GROUPCHECK_WORKERS if set, else every core "
+        "this process may use (capped by a container's CPU quota), the "
         "processes started once a level holds 1000 states, so that a small search stays in "
         "one process; 1: the serial engine, which stores whole states). With N > 1 states "
         "are partitioned by fingerprint over N processes and stored as 64-bit fingerprints "
@@ -389,7 +391,6 @@ def _small_state_graph(path: Any) -> tuple[Any, Sequence[Any]]:
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    import os
     from pathlib import Path
 
     from groupcheck import exitcodes
@@ -405,12 +406,12 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
         return cmd_bmc(args, chosen)
     config = chosen.config
+    workers, serial_until = _workers(args.workers)
     out = Path(args.out)
     scenario = chosen.preset or config.name.split("+")[0]
     run_dir = out / run_name(run_label(scenario, chosen.change, args.engine, args.seed))
     check_target(run_dir)  # refuse an output location before exploring, not after
     profile = args.profile or ("ci" if os.environ.get("CI") == "true" else "dev")
-    workers, serial_until = _workers(args.workers)
     outcome = explore(
         config,
         engine=args.engine,
@@ -527,13 +528,25 @@ def _print_outcome(doc: dict[str, Any]) -> None:
     _print_rebalance(doc)
 
 
+WORKERS_ENV = "GROUPCHECK_WORKERS"
+"""An environment variable standing for ``--workers`` when it is not given (a test
+runner that already runs one test per core sets it to 1)."""
+
+
 def _workers(given: int | None) -> tuple[int, int]:
-    """``explore``'s ``workers`` and ``serial_until`` for ``--workers``: as given, or every
-    core this process may use, started once a level is large enough to pay for them."""
+    """``explore``'s ``workers`` and ``serial_until`` for ``--workers``: as given (or as
+    ``GROUPCHECK_WORKERS`` gives it), else every core this process may use, started once a
+    level is large enough to pay for them."""
     from groupcheck.explore.pbfs import SERIAL_UNTIL, default_workers
 
     if given is not None:
         return given, 0
+    configured = os.environ.get(WORKERS_ENV)
+    if configured is not None:
+        try:
+            return positive(configured), 0
+        except argparse.ArgumentTypeError as e:
+            raise UsageError(f"groupcheck explore: {WORKERS_ENV}: {e}") from None
     return default_workers(), SERIAL_UNTIL
 
 
@@ -751,7 +764,6 @@ def printable(text: str) -> str:
 def _quiet_stdout() -> None:
     """After a closed pipe, point stdout at /dev/null so the interpreter's final flush
     does not raise again."""
-    import os
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)

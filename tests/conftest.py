@@ -25,3 +25,16 @@ for _name in PROFILES:
     else:
         settings.register_profile(_name, hypothesis_settings(_name, database=_DB))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# The suite already runs one test per core (``-n auto``): an ``explore`` a test starts
+# without ``--workers`` runs on one process rather than forking a worker per core from a
+# test worker. The tests of the parallel engine and of the default pass or unset it.
+os.environ.setdefault("GROUPCHECK_WORKERS", "1")
+
+
+def pytest_xdist_auto_num_workers(config: object) -> int:
+    """``-n auto``: the cores this process may use, capped by a container's CPU quota
+    (xdist itself counts the host's CPUs there)."""
+    from groupcheck.cores import usable_cores
+
+    return usable_cores()

@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 
+from groupcheck.cores import usable_cores
 from groupcheck.explore.bfs import (
     _step_may_matter,
     _z3_checker,
@@ -216,11 +217,9 @@ def collision_probability(distinct: int, generated: int) -> float:
 
 
 def default_workers() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+    """The cores this process may run on, capped by its cgroup's CPU quota
+    (``groupcheck.cores.usable_cores``)."""
+    return usable_cores()
 
 
 @dataclass(frozen=True)
@@ -579,10 +578,26 @@ def _run(worker: _Worker, command: str, args: list[Any]) -> Any:
     raise ValueError(f"unknown worker command {command!r}")
 
 
+SHM_AT_LEAST = 2 << 30
+"""Free bytes ``/dev/shm`` must have for the exchanged levels to go there: a container's
+default ``/dev/shm`` is 64 MiB, which a large level outgrows."""
+
+
 def _spool() -> FsPath:
-    """A fresh directory for the levels the workers exchange (in memory when possible)."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    return FsPath(tempfile.mkdtemp(prefix="groupcheck-pbfs-", dir=base))
+    """A fresh directory for the levels the workers exchange: in memory when ``/dev/shm``
+    is writable and roomy, else the temporary directory."""
+    return FsPath(tempfile.mkdtemp(prefix="groupcheck-pbfs-", dir=_roomy_shm()))
+
+
+def _roomy_shm() -> str | None:
+    shm = "/dev/shm"
+    try:
+        if not os.access(shm, os.W_OK):
+            return None
+        stat = os.statvfs(shm)
+    except OSError:
+        return None
+    return shm if stat.f_bavail * stat.f_frsize >= SHM_AT_LEAST else None
 
 
 class _Inline:

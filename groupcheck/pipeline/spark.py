@@ -42,6 +42,7 @@ from pathlib import Path
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from groupcheck.cores import usable_cores
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.masters import master_kind, on_this_machine, probe
 from groupcheck.pipeline.standalone import log4j2_properties
@@ -111,14 +112,14 @@ def running_master(spark: SparkSession) -> str | None:
 
 def task_slots(spark: SparkSession) -> int:
     """How many tasks the session runs at once: Spark's default parallelism, else the
-    ``spark.default.parallelism`` setting, else this machine's CPU count."""
+    ``spark.default.parallelism`` setting, else the cores this process may use."""
     context = _context(spark)
     if context is not None:
         return max(int(context.defaultParallelism), 1)
     configured = _conf(spark, "spark.default.parallelism")
     if configured is not None and configured.strip().isdigit():
         return max(int(configured), 1)
-    return max(os.cpu_count() or 1, 1)
+    return usable_cores()
 
 
 def _executors(context: SparkContext) -> int:

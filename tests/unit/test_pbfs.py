@@ -171,10 +171,11 @@ def test_fingerprint_equal_for_equal_states() -> None:
 
 
 def test_cli_artifacts_byte_identical_serial_and_parallel(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``--workers 1`` (the serial engine), ``--workers 2`` and the default (every core,
     this small search staying in one process) write the same files."""
+    monkeypatch.delenv("GROUPCHECK_WORKERS", raising=False)
     docs = []
     runs = {"1": ["--workers", "1"], "2": ["--workers", "2"], "default": []}
     for name, workers in runs.items():
@@ -216,3 +217,22 @@ def test_bench_config_sibling_pinned_in_the_manifest() -> None:
     assert result.result == "ok"
     assert result.distinct_states == manifest["configs"]["MUT2_LOSS2"]["distinct_states"]
     assert manifest["configs"]["MUT2_LOSS4"]["distinct_states"] >= 1_000_000
+
+
+def test_workers_from_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``GROUPCHECK_WORKERS`` stands for ``--workers`` when it is not given; ``--workers``
+    wins; a bad value is one line and exit 2."""
+    argv = ["explore", "--mutant", "revoke-without-waiting", "--json", "--quiet", "--out"]
+    monkeypatch.setenv("GROUPCHECK_WORKERS", "2")
+    assert main([*argv, str(tmp_path / "a")]) == 1
+    assert json.loads(capsys.readouterr().out)["workers"] == 2
+    assert main([*argv, str(tmp_path / "b"), "--workers", "1"]) == 1
+    assert json.loads(capsys.readouterr().out)["workers"] == 1
+    monkeypatch.setenv("GROUPCHECK_WORKERS", "lots")
+    assert main([*argv, str(tmp_path / "c")]) == 2
+    assert not (tmp_path / "c").exists()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "GROUPCHECK_WORKERS: expected an integer, got 'lots'" in err
