@@ -42,6 +42,7 @@ from invariants.z3.proof.induction import (
     _property,
     params_of,
 )
+from invariants.z3.proof.bmc_clients import CLIENT_GOALS, ClientValue, ClientVars, Layer
 from invariants.z3.proof.reading import CLIENT, read
 from invariants.z3.proof.state import (
     MEMBER,
@@ -110,6 +111,8 @@ class Path:
     goal: str
     states: tuple[Concrete, ...]
     steps: tuple[tuple[str, dict[str, object]], ...]
+    clients: tuple[tuple[ClientValue, ...], ...] = ()
+    """With the client layer (``bmc_clients``): the clients of every state."""
 
 
 @dataclass(frozen=True)
@@ -121,13 +124,14 @@ class Outcome:
     reason: str = ""
 
 
-def _replayable(fam: Family) -> Any:
+def _replayable(fam: Family, *, owned_null: bool = False) -> Any:
     """The family's formula restricted to steps the replay can drive: a heartbeat is valid,
     finds the group not full, reports its owned partitions, changes the subscription
     exactly when its subscribed partitions change and bumps the group epoch as the rules'
     ``should_bump_group_epoch`` does for it (the family's ``bump`` fact: the replay changes
     no server assignor). What a member subscribes to by name or by regular expression is
-    tied to its subscribed partitions by :class:`Ghost`."""
+    tied to its subscribed partitions by :class:`Ghost`. The client layer's heartbeats may
+    report null owned partitions (``owned_null``: the client's report is unchanged)."""
     p = fam.params
     if fam.name != "DeliverMessage.heartbeat":
         return fam.formula
@@ -135,7 +139,7 @@ def _replayable(fam: Family) -> Any:
         fam.formula,
         z3.Not(p["invalid"]),
         z3.Not(p["group_full"]),
-        z3.Not(p["owned_null"]),
+        z3.BoolVal(True) if owned_null else z3.Not(p["owned_null"]),
         p["subscription_changed"] == fam.facts["changed"],
         p["bump"] == fam.facts["bump"],
     )
@@ -151,14 +155,20 @@ class Grounder:
     configuration are quantifier-free (uninterpreted functions over the constants, linear
     integer arithmetic on epochs). Shared subterms are grounded once."""
 
-    def __init__(self, universe: Universe) -> None:
+    def __init__(self, universe: Universe, layer: Layer | None = None) -> None:
         self.universe = universe
         self._consts = {
             MEMBER: _elements(universe.member_consts.values(), MEMBER),
             PARTITION: _elements(universe.partition_consts.values(), PARTITION),
-            # The core's snapshots have one client, the coordinator (``server_error``).
-            CLIENT: [z3.Const("client:coordinator", CLIENT)],
+            # The core's snapshots have one client, the coordinator (``server_error``); the
+            # client layer's, the configuration's clients.
+            CLIENT: list(layer.consts)
+            if layer is not None and layer.consts
+            else [z3.Const("client:coordinator", CLIENT)],
         }
+        # A client's member id is a constant of the layer: read in place.
+        self._cmem = layer.cmem if layer is not None else None
+        self._inline = layer.inline() if layer is not None else {}
         self._memo: dict[int, tuple[Any, Any]] = {}
 
     def axioms(self) -> list[Any]:
@@ -193,6 +203,8 @@ class Grounder:
             return e
         args = [e.arg(i) for i in range(e.num_args())]
         grounded = [self(a) for a in args]
+        if self._cmem is not None and e.decl().eq(self._cmem):
+            return self._inline[str(grounded[0])]
         if all(g.eq(a) for g, a in zip(grounded, args, strict=True)):
             return e
         return e.decl()(*grounded)
@@ -208,12 +220,17 @@ class Bitblaster:
     :func:`width_for` picks it from the depth; arithmetic never leaves that range on a
     path, and every path found is replayed in the Python model anyway."""
 
-    def __init__(self, universe: Universe, width: int) -> None:
+    def __init__(self, universe: Universe, width: int, layer: Layer | None = None) -> None:
         self.width = width
         self._ids = {
             c.get_id()
-            for c in [*universe.member_consts.values(), *universe.partition_consts.values()]
+            for c in [
+                *universe.member_consts.values(),
+                *universe.partition_consts.values(),
+                *(layer.consts if layer is not None else ()),
+            ]
         }
+        self._sorts = (MEMBER, PARTITION, *((CLIENT,) if layer is not None else ()))
         self._memo: dict[int, tuple[Any, Any]] = {}
 
     def __call__(self, e: Any) -> Any:
@@ -241,7 +258,7 @@ class Bitblaster:
                 return e
             return self._var(e)
         args = [self(e.arg(i)) for i in range(e.num_args())]
-        if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT) and e.arg(0).sort() in (MEMBER, PARTITION):
+        if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT) and e.arg(0).sort() in self._sorts:
             ids = [e.arg(i).get_id() for i in range(e.num_args())]
             if all(i in self._ids for i in ids):
                 same = len(set(ids)) < len(ids)
@@ -400,18 +417,22 @@ class Unrolling:
         timeout_ms: int = 60_000,
         max_depth: int = 64,
         names: tuple[str, ...] = REQUEST_FAMILIES,
+        layer: Layer | None = None,
     ) -> None:
         self.options = options
         self.universe = universe
+        self.layer = layer
+        if layer is not None and universe is None:
+            raise ValueError("the client layer unrolls on a finite universe only")
         self.max_depth = max_depth
         self.names = names + (("Unchanged",) if stutter else ())
         self.solver = z3.SolverFor("QF_BV") if universe is not None else z3.Solver()
         self.solver.set("timeout", timeout_ms)
         self.states = [SymState.fresh("s0")]
         self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
-        self.grounder = Grounder(universe) if universe is not None else None
+        self.grounder = Grounder(universe, layer) if universe is not None else None
         self.blast = (
-            Bitblaster(universe, width_for(max_depth, group_epoch or 1))
+            Bitblaster(universe, width_for(max_depth, group_epoch or 1), layer)
             if universe is not None
             else None
         )
@@ -429,6 +450,10 @@ class Unrolling:
                 self.add(PARTITION_RANK(c) == i)
         if group_epoch is not None:
             self.add(self.states[0].group_epoch == group_epoch)
+        self.clients: list[ClientVars] = []
+        if layer is not None:
+            self.clients.append(layer.fresh("s0"))
+            self.add(layer.initial(self.clients[0]))
 
     def ground(self, e: Any) -> Any:
         return self.grounder(e) if self.grounder is not None else e
@@ -474,6 +499,9 @@ class Unrolling:
         g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
         self.ghosts.append(h)
         self.add(h.glue(post))
+        if self.layer is not None:
+            self._extend_clients(pre, post, g, h)
+            return
         picks = []
         steps = [*families(pre, post, self.options), *self._metadata(pre, post, g, h)]
         for step in steps:
@@ -504,6 +532,29 @@ class Unrolling:
                 picks.append((flag, f, binding))
                 body = z3.substitute(formula, *binding) if binding else formula
                 self.solver.add(z3.Implies(flag, self.encode(body)))
+        self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
+        self.chosen.append(picks)
+
+    def _extend_clients(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> None:
+        """One step of the client layer (``bmc_clients.Layer.steps``) instead of the core's
+        requests: a client's heartbeat round trip, reconciliation or revocation commit."""
+        assert self.layer is not None
+        i = self.depth - 1
+        a, b = self.clients[i], self.layer.fresh(f"s{i + 1}")
+        self.clients.append(b)
+
+        def heartbeat_of(f: Family) -> tuple[Family, Any]:
+            f2, kept = self._heartbeat_ghost(f, pre, g, h)
+            return f2, z3.And(_replayable(f, owned_null=True), kept)
+
+        picks = []
+        for f, binding, formula in self.layer.steps(pre, post, a, b, self.options, heartbeat_of):
+            if f.name != "ClientHeartbeat":
+                formula = z3.And(formula, g.same(h))
+            who = ",".join(str(c) for _, c in binding)
+            flag = z3.Bool(f"step{i}:{f.name}:{who}")
+            picks.append((flag, f, binding))
+            self.solver.add(z3.Implies(flag, self.encode(z3.substitute(formula, *binding))))
         self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
         self.chosen.append(picks)
 
@@ -657,7 +708,13 @@ class Unrolling:
                 if z3.is_true(model.eval(fl, model_completion=True))
             )
             steps.append((fam.name, params_of(self.reading(model, binding), fam, *names)))
-        return Path(goal, tuple(decoded), tuple(steps))
+        clients: tuple[tuple[ClientValue, ...], ...] = ()
+        if self.layer is not None:
+            assert self.universe is not None
+            clients = tuple(
+                self.layer.decode(self.reading(model), a, self.universe) for a in self.clients
+            )
+        return Path(goal, tuple(decoded), tuple(steps), clients)
 
 
 def search(
@@ -668,6 +725,7 @@ def search(
     timeout_ms: int = 60_000,
     universe: Universe | None = None,
     group_epoch: int | None = None,
+    layer: Layer | None = None,
 ) -> Outcome:
     """The shortest path (in steps, up to ``depth``) to a violation of ``goal``."""
     return search_all(
@@ -677,6 +735,7 @@ def search(
         timeout_ms=timeout_ms,
         universe=universe,
         group_epoch=group_epoch,
+        layer=layer,
     )[goal]
 
 
@@ -688,14 +747,19 @@ def search_all(
     timeout_ms: int = 60_000,
     universe: Universe | None = None,
     group_epoch: int | None = None,
+    layer: Layer | None = None,
 ) -> dict[str, Outcome]:
     """For each goal, the shortest path (in steps, up to ``depth``) to a violation of it.
     One incremental solver holds the unrolling, built once for every goal; at each depth
     every goal still open is asked under an assumption literal of its own (the negated goal
     on the last step, implied by the literal), so what the solver learns refuting one goal
     serves the next ones (push/pop scopes would drop it: 2.5 × slower on MUT2). A goal's
-    seconds are the unrolling's plus its own queries'."""
+    seconds are the unrolling's plus its own queries'. With a client ``layer`` the
+    unrolling is the client layer's (``bmc_clients``) and its goals (``CLIENT_GOALS``) may
+    be asked too."""
     state_goals = {c.name: c for c in STATE_GOALS}
+    if layer is not None:
+        state_goals.update({c.name: c for c in CLIENT_GOALS})
     step_goals = {s.name: s for s in STEP_TARGETS}
     names = list(goals)
     for goal in names:
@@ -709,6 +773,7 @@ def search_all(
         timeout_ms=timeout_ms,
         max_depth=depth,
         names=BMC_FAMILIES,
+        layer=layer,
     )
     building = time.monotonic() - start
     own = dict.fromkeys(names, 0.0)
@@ -725,7 +790,8 @@ def search_all(
                 continue
             t0 = time.monotonic()
             if goal in state_goals:
-                negated = z3.Not(read(state_goals[goal].expr, now=states[k]))
+                clients = {"now": run.clients[k]} if layer is not None else None
+                negated = z3.Not(read(state_goals[goal].expr, now=states[k], clients=clients))
             else:
                 expr = step_goals[goal].expr
                 assert expr is not None
@@ -829,12 +895,17 @@ def apply_step(
     target_used: list[bool] | None = None,
     also_named: frozenset[str] = frozenset(),
     after_assignor: Callable[[Any], Any] | None = None,
+    request: Any = None,
+    responses: list[Any] | None = None,
 ) -> tuple[Any, bool]:
     """One step of a path (family and parameters as :meth:`Unrolling.path` reads them) on
     a Python group, through the coordinator functions ``system.step`` runs when it delivers
     the request, under ``rules``. Returns the new group and whether a heartbeat was
     answered UNKNOWN_SERVER_ERROR; ``target_used`` (when given) records whether the
-    coordinator computed a target assignment (and so took the step's target)."""
+    coordinator computed a target assignment (and so took the step's target). A heartbeat
+    ``request`` (a Python client's) is sent instead of the one built from the parameters,
+    with the path's subscription when it carries one (the replay's topics); its response
+    is appended to ``responses``."""
     from model import coordinator as co
     from model.ids import FrozenMap
     from model.records import ConsumerGroupHeartbeatRequest, Group, OffsetCommitRequest
@@ -875,7 +946,17 @@ def apply_step(
             subscribed_topic_names=subscribed,
             topic_partitions=frozenset(_tp(str(p)) for p in params["owned"]),
         )
+        if request is not None:
+            req = replace(
+                request,
+                subscribed_topic_names=(
+                    None if request.subscribed_topic_names is None else subscribed
+                ),
+                subscribed_topic_regex=regex,
+            )
         group, resp = co.handle_consumer_group_heartbeat(group, topics, req, config)
+        if responses is not None:
+            responses.append(resp)
         return group, resp.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
     config = replace(base_config, rules=rules)
     if family == "DeliverMessage.leave":

@@ -153,9 +153,12 @@ CLIENT_RELATIONS = frozenset(
         "client_request",
         "client_request_owns",
         "client_awaiting_response",
+        "client_revoking",
+        "client_joining",
     }
 )
-"""The client vocabulary of the client layer (``invariants.z3.proof.clients``)."""
+"""The client vocabulary of the client layers (``invariants.z3.proof.clients``,
+``invariants.z3.proof.bmc_clients``)."""
 
 
 def _client_rel(name: str, cs: Any, args: list[ExprRef]) -> BoolRef:
@@ -175,6 +178,10 @@ def _client_rel(name: str, cs: Any, args: list[ExprRef]) -> BoolRef:
         return cs.req(*args)
     if name == "client_awaiting_response":
         return cs.resp(*args)
+    if name == "client_revoking":
+        return cs.revoking_now(*args)
+    if name == "client_joining":
+        return cs.joining(*args)
     return z3.And(cs.req(args[0]), cs.req_owned(*args))
 
 

@@ -101,6 +101,12 @@ VARIANTS = {
     "it does to the members' subscribed partitions",
     "regex-resolution-without-bump": "a metadata change (a new resolution of the regular "
     "expressions among them) never bumps the group epoch",
+    # The client layer's (invariants.z3.proof.bmc_clients.CLIENT_VARIANTS): BMC unrolls it
+    # for these; the coordinator's families are the reference ones.
+    "client-acks-before-revoking": "while RECONCILING, a client's heartbeat reports the "
+    "received target as owned (the acknowledgement races the revocation)",
+    "ack-while-revoking": "a client's heartbeat reports the partitions being revoked as gone "
+    "while their offsets are still being committed",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -117,11 +123,9 @@ OUTSIDE: dict[str, str] = {
     "static-replacement-keeps-both": "static membership (instance ids, the -2 leave): not "
     "in the abstraction",
     "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
-    "client-acks-before-revoking": _CLIENT,
     "adopt-negative-epoch": _CLIENT,
     "callback-ignores-abort": _CLIENT,
     "poll-timeout-keeps-partitions": _CLIENT,
-    "ack-while-revoking": _CLIENT,
     "install-without-reapplying-removals": _OFFLOAD,
     "two-runs-in-flight": _OFFLOAD,
     "install-before-static-replacement": _OFFLOAD,

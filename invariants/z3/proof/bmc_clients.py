@@ -1,0 +1,620 @@
+"""A client layer for bounded model checking: the Java client's heartbeat report,
+reconciliation and revocation commit over the symbolic coordinator core.
+
+The core's heartbeat takes *any* request (``invariants.z3.proof.transition``), so a rule
+of the client — what it reports as owned, when it acknowledges — makes no difference to
+it, and a property of what a client consumes cannot be read on it. This layer adds, per
+client of the configuration, the fields ``model.client`` keeps for that: its status
+(JOINING, RECONCILING, ACKNOWLEDGING, STABLE), member epoch, the partitions it consumes
+(``owns``, the vocabulary's ``client_owns``), those it is still revoking (``revoking``:
+their offsets being committed), the last target received (``target``), the target being
+applied (``reconciling``), the revocation commit in flight with its epoch, and what its
+last heartbeat reported (``sent``, so that an unchanged report is sent as null). Like the
+diagnosis layer (``invariants.z3.proof.clients``) it reads the client vocabulary through
+``invariants.z3.proof.reading`` on the ``Client`` sort; the client of member ``m<i>`` is the
+configuration's client whose member id is the universe's ``i``-th.
+
+Its steps, for a client ``c`` of member ``m``:
+
+``ClientHeartbeat``
+  ``model.client.build_heartbeat`` (``reported_partitions``; the epoch, 0 when JOINING;
+  null owned partitions when unchanged since the last report), the coordinator's heartbeat
+  family on that request, with the client's subscription, accepted, and the client's
+  ``on_heartbeat_response`` (the new member epoch; a new assignment starts RECONCILING) —
+  one round trip, as if the network delivered the request and its response at once;
+``Reconcile``
+  ``model.client.reconcile``: with partitions to revoke at an epoch > 0 (and
+  ``Config.commit_on_revoke``) the client stops consuming them and commits their offsets;
+  otherwise it takes the target at once and acknowledges with its next heartbeat;
+``RevocationCommit``
+  the coordinator's offset-commit family on that commit (the revoked partitions at the
+  epoch they were committed with) and the client's ``on_commit_response`` /
+  ``finish_reconcile``: the target is taken, the revocation done.
+
+It is a *restriction* of the model's clients (no message is lost, delayed or reordered
+across a round trip; no client leaves, crashes, is fenced, polls late or runs callbacks as
+steps; no auto-commit), so a path of it is a path of the model — which the replay checks
+step by step (:func:`replay_clients`) — and "no violation within ``k`` steps" speaks of
+this layer only. ``Options.variant`` may name a client-side mutant of
+``groupcheck/mutants/catalogue.py`` (``CLIENT_VARIANTS``): the rule it breaks is encoded
+here; the coordinator's families are the reference ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import z3
+
+from invariants.expr import compile_expr
+from invariants.properties import OWNED_PARTITIONS_ARE_HELD, REVOKED_BEFORE_REASSIGNED
+from invariants.z3.proof.induction import Conjunct, _property
+from invariants.z3.proof.reading import CLIENT
+from invariants.z3.proof.state import (
+    MEMBER,
+    PARTITION,
+    BoolRef,
+    Concrete,
+    ExprRef,
+    Partition,
+    SymState,
+    Universe,
+)
+from invariants.z3.proof.transition import Family, Options, families
+from model.config import Config
+
+JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
+STATUS_NAMES = ("JOINING", "RECONCILING", "ACKNOWLEDGING", "STABLE")
+
+CLIENT_VARIANTS = {
+    "client-acks-before-revoking": "while RECONCILING, a heartbeat reports the received "
+    "target as owned (the acknowledgement races the revocation)",
+    "ack-while-revoking": "a heartbeat reports the partitions being revoked as gone while "
+    "their offsets are still being committed",
+}
+"""The catalogue mutants with a symbolic variant in the client layer."""
+
+CLIENT_GOALS: tuple[Conjunct, ...] = (
+    _property(OWNED_PARTITIONS_ARE_HELD),
+    _property(REVOKED_BEFORE_REASSIGNED),
+)
+"""The client properties BMC reads with the client layer on."""
+
+CLIENT_FAMILIES = ("ClientHeartbeat", "Reconcile", "RevocationCommit")
+
+_p = z3.Const("p", PARTITION)
+
+
+@dataclass(frozen=True)
+class ClientVars:
+    """The client layer's fields in one symbolic state (functions of a client, and of a
+    partition for sets). ``cmem`` is shared by every state: a client keeps its member id."""
+
+    cmem: Any
+    status: Any
+    epoch: Any
+    owns: Any
+    revoking: Any
+    target: Any
+    has_target: Any
+    reconciling: Any
+    has_reconciling: Any
+    committing: Any
+    commit_epoch: Any
+    sent_ok: Any
+    sent: Any
+
+    @staticmethod
+    def fresh(tag: str, cmem: Any) -> ClientVars:
+        C, P, B, Z = CLIENT, PARTITION, z3.BoolSort(), z3.IntSort()
+
+        def f(name: str, *sorts: Any) -> Any:
+            return z3.Function(f"client.{name}.{tag}", *sorts)
+
+        return ClientVars(
+            cmem=cmem,
+            status=f("status", C, Z),
+            epoch=f("epoch", C, Z),
+            owns=f("owns", C, P, B),
+            revoking=f("revoking", C, P, B),
+            target=f("target", C, P, B),
+            has_target=f("has_target", C, B),
+            reconciling=f("reconciling", C, P, B),
+            has_reconciling=f("has_reconciling", C, B),
+            committing=f("committing", C, B),
+            commit_epoch=f("commit_epoch", C, Z),
+            sent_ok=f("sent_ok", C, B),
+            sent=f("sent", C, P, B),
+        )
+
+    # The vocabulary (invariants.z3.proof.reading): no zombies, every client synced.
+    def active(self, c: ExprRef) -> BoolRef:
+        return z3.BoolVal(True)
+
+    def revoking_now(self, c: ExprRef, q: ExprRef) -> BoolRef:
+        """``client_revoking``: RECONCILING and still revoking (``snapshot.client_view``)."""
+        return z3.And(self.status(c) == RECONCILING, self.revoking(c, q))
+
+    def joining(self, c: ExprRef) -> BoolRef:
+        return self.status(c) == JOINING
+
+
+_UNARY = (
+    "status",
+    "epoch",
+    "has_target",
+    "has_reconciling",
+    "committing",
+    "commit_epoch",
+    "sent_ok",
+)
+_BINARY = ("owns", "revoking", "target", "reconciling", "sent")
+
+
+def _same(a: ClientVars, b: ClientVars, c: ExprRef, skip: frozenset[str] = frozenset()) -> BoolRef:
+    out: list[BoolRef] = [
+        getattr(b, n)(c) == getattr(a, n)(c) for n in _UNARY if n not in skip
+    ]
+    out += [
+        z3.ForAll([_p], getattr(b, n)(c, _p) == getattr(a, n)(c, _p))
+        for n in _BINARY
+        if n not in skip
+    ]
+    return z3.And(*out)
+
+
+def _set(f: Callable[[ExprRef], BoolRef], g: Callable[[ExprRef], BoolRef]) -> BoolRef:
+    return z3.ForAll([_p], f(_p) == g(_p))
+
+
+@dataclass(frozen=True)
+class Layer:
+    """The clients of a configuration on a finite universe: client ``i`` is the client of
+    the universe's member ``member_names[i]``, subscribed to ``subscribed[i]``."""
+
+    consts: tuple[ExprRef, ...]
+    members: tuple[ExprRef, ...]
+    member_names: tuple[str, ...]
+    client_names: tuple[str, ...]
+    subscribed: tuple[frozenset[Partition], ...]
+    config: Config
+    cmem: Any
+    pconsts: dict[Partition, ExprRef]
+
+    @staticmethod
+    def of(config: Config, universe: Universe) -> Layer:
+        from model.system import consumer_initial
+
+        state = consumer_initial(config)
+        by_member = {c.member_id: c for c in state.clients}
+        names = tuple(m for m in universe.members if m in by_member)
+        subscribed = []
+        for m in names:
+            topics = by_member[m].subscription
+            subscribed.append(frozenset(p for p in universe.partitions if p[0] in topics))
+        return Layer(
+            consts=tuple(z3.Const(f"client:{m}", CLIENT) for m in names),
+            members=tuple(universe.member_consts[m] for m in names),
+            member_names=names,
+            client_names=tuple(by_member[m].name for m in names),
+            subscribed=tuple(subscribed),
+            config=config,
+            cmem=z3.Function("client.member", CLIENT, MEMBER),
+            pconsts=dict(universe.partition_consts),
+        )
+
+    def inline(self) -> dict[str, ExprRef]:
+        """``cmem`` of each client constant: its member constant (by the client's name)."""
+        return {str(c): m for c, m in zip(self.consts, self.members, strict=True)}
+
+    def fresh(self, tag: str) -> ClientVars:
+        return ClientVars.fresh(tag, self.cmem)
+
+    def initial(self, a: ClientVars) -> BoolRef:
+        """``system.consumer_initial``: every client subscribed (an UNSUBSCRIBED client of
+        the configuration subscribes first, a step that leaves the group alone), JOINING at
+        epoch 0, consuming, revoking, having received and sent nothing."""
+        out: list[BoolRef] = []
+        for c in self.consts:
+            out += [
+                a.status(c) == JOINING,
+                a.epoch(c) == 0,
+                z3.Not(a.has_target(c)),
+                z3.Not(a.has_reconciling(c)),
+                z3.Not(a.committing(c)),
+                z3.Not(a.sent_ok(c)),
+                a.commit_epoch(c) == 0,
+            ]
+            out += [z3.ForAll([_p], z3.Not(getattr(a, n)(c, _p))) for n in _BINARY]
+        return z3.And(*out)
+
+    def frame(self, a: ClientVars, b: ClientVars, but: ExprRef | None = None) -> BoolRef:
+        """Every client but ``but`` unchanged."""
+        return z3.And(*[_same(a, b, c) for c in self.consts if but is None or not c.eq(but)])
+
+    def steps(
+        self,
+        pre: SymState,
+        post: SymState,
+        a: ClientVars,
+        b: ClientVars,
+        o: Options,
+        heartbeat_of: Callable[[Family], tuple[Family, BoolRef]],
+    ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
+        """Every step of the layer from (``pre``, ``a``) to (``post``, ``b``): the family
+        (its parameters read as the core's), the binding of its member parameter to the
+        client's member, and the formula. ``heartbeat_of`` restricts the core's heartbeat
+        to what the replay drives and adds the unrolling's ghost."""
+        cfg = self.config
+        out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
+        core = {f.name: f for f in families(pre, post, o)}
+        for c, m, sub in zip(self.consts, self.members, self.subscribed, strict=True):
+            hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
+            par = hb.params
+            st = a.status(c)
+            in_rec = z3.Or(st == RECONCILING, st == ACKNOWLEDGING)
+
+            def reconciled(q: ExprRef, c: ExprRef = c) -> BoolRef:
+                return z3.Or(a.owns(c, q), a.revoking(c, q))
+
+            def reported(q: ExprRef, c: ExprRef = c, in_rec: BoolRef = in_rec) -> BoolRef:
+                # model.client.reported_partitions
+                extra = z3.And(
+                    z3.BoolVal(cfg.report_pending_additions),
+                    a.has_target(c),
+                    in_rec,
+                    z3.Or(a.target(c, q), z3.And(a.has_reconciling(c), a.reconciling(c, q))),
+                )
+                return z3.Or(reconciled(q), extra)
+
+            full = z3.Or(st == JOINING, a.epoch(c) == 0)
+            null = z3.And(
+                z3.Not(full), a.sent_ok(c), z3.ForAll([_p], a.sent(c, _p) == reported(_p))
+            )
+            sent_owned: Callable[[ExprRef], BoolRef] = reported
+            sent_null: BoolRef = null
+            if o.variant == "client-acks-before-revoking":
+                acks = z3.And(st == RECONCILING, a.has_target(c))
+
+                def early(q: ExprRef, c: ExprRef = c, acks: BoolRef = acks) -> BoolRef:
+                    return z3.If(acks, a.target(c, q), reported(q))
+
+                sent_owned, sent_null = early, z3.And(z3.Not(acks), null)
+            elif o.variant == "ack-while-revoking":
+
+                def gone(q: ExprRef, c: ExprRef = c) -> BoolRef:
+                    return z3.And(reported(q), z3.Not(a.revoking(c, q)))
+
+                sent_owned = gone
+            epoch = z3.If(st == JOINING, 0, a.epoch(c))
+            changed = z3.Exists([_p], post.assigned(m, _p) != pre.assigned(m, _p))
+            answered = z3.Or(epoch == 0, full, changed)
+            same_target = z3.And(
+                a.has_target(c), z3.ForAll([_p], a.target(c, _p) == post.assigned(m, _p))
+            )
+            takes = z3.And(answered, z3.Not(same_target))
+            # build_heartbeat: ACKNOWLEDGING becomes STABLE, or RECONCILING when a newer
+            # target waits.
+            built = z3.If(
+                st == ACKNOWLEDGING,
+                z3.If(
+                    z3.ForAll([_p], a.target(c, _p) == a.owns(c, _p)),
+                    z3.IntVal(STABLE),
+                    z3.IntVal(RECONCILING),
+                ),
+                st,
+            )
+            heartbeat = z3.And(
+                ghost,
+                hb.formula,
+                hb.facts["accepted"],
+                par["epoch"] == epoch,
+                par["owned_null"] == sent_null,
+                _set(par["owned"], sent_owned),
+                _set(par["names"], lambda q, sub=sub: self._member_of(q, sub)),
+                z3.Not(par["regex"]),
+                # on_heartbeat_response
+                b.epoch(c) == post.epoch(m),
+                b.status(c) == z3.If(takes, z3.IntVal(RECONCILING), built),
+                b.has_target(c) == z3.Or(a.has_target(c), takes),
+                _set(
+                    lambda q: b.target(c, q),
+                    lambda q: z3.If(takes, post.assigned(m, q), a.target(c, q)),
+                ),
+                b.sent_ok(c),
+                _set(lambda q: b.sent(c, q), reported),
+                _same(a, b, c, frozenset({"status", "epoch", "has_target", "target", "sent_ok", "sent"})),
+                self.frame(a, b, c),
+            )
+            out.append((replace(hb, name="ClientHeartbeat"), [(par["member"], m)], heartbeat))
+
+            # Reconcile (model.client.reconcile, without callback steps)
+            def revoked(q: ExprRef, c: ExprRef = c) -> BoolRef:
+                return z3.And(a.owns(c, q), z3.Not(a.target(c, q)))
+
+            commits = z3.And(
+                z3.Exists([_p], revoked(_p)),
+                z3.BoolVal(cfg.commit_on_revoke),
+                a.epoch(c) > 0,
+            )
+            started = z3.And(
+                _set(lambda q: b.owns(c, q), lambda q: z3.And(a.owns(c, q), z3.Not(revoked(q)))),
+                _set(lambda q: b.reconciling(c, q), lambda q: a.target(c, q)),
+                b.has_reconciling(c),
+                _set(lambda q: b.revoking(c, q), revoked),
+                b.committing(c),
+                b.commit_epoch(c) == a.epoch(c),
+                _same(
+                    a,
+                    b,
+                    c,
+                    frozenset(
+                        {"owns", "reconciling", "has_reconciling", "revoking", "committing",
+                         "commit_epoch"}
+                    ),
+                ),
+            )
+            applied = z3.And(
+                _set(lambda q: b.owns(c, q), lambda q: a.target(c, q)),
+                b.status(c) == ACKNOWLEDGING,
+                z3.Not(b.has_reconciling(c)),
+                z3.ForAll([_p], z3.Not(b.reconciling(c, _p))),
+                z3.Not(b.sent_ok(c)),
+                _same(
+                    a, b, c, frozenset({"owns", "status", "has_reconciling", "reconciling", "sent_ok"})
+                ),
+            )
+            x = z3.Const(f"Reconcile.member@{post.tag}", MEMBER)
+            reconcile = z3.And(
+                st == RECONCILING,
+                z3.Not(a.has_reconciling(c)),
+                a.has_target(c),
+                z3.If(commits, started, applied),
+                core["Unchanged"].formula,
+                self.frame(a, b, c),
+            )
+            out.append((Family("Reconcile", reconcile, {"member": x}), [(x, m)], reconcile))
+
+            # RevocationCommit (the commit delivered and answered; on_commit_response)
+            oc = core["DeliverMessage.offset_commit"]
+            done = z3.And(
+                a.committing(c),
+                a.has_reconciling(c),
+                oc.formula,
+                oc.params["epoch"] == a.commit_epoch(c),
+                _set(oc.params["partitions"], lambda q, c=c: a.revoking(c, q)),
+                _set(lambda q: b.owns(c, q), lambda q: a.reconciling(c, q)),
+                z3.Not(b.has_reconciling(c)),
+                z3.ForAll([_p], z3.And(z3.Not(b.reconciling(c, _p)), z3.Not(b.revoking(c, _p)))),
+                z3.Not(b.committing(c)),
+                b.status(c) == z3.If(st == RECONCILING, z3.IntVal(ACKNOWLEDGING), st),
+                z3.Not(b.sent_ok(c)),
+                _same(
+                    a,
+                    b,
+                    c,
+                    frozenset(
+                        {"owns", "has_reconciling", "reconciling", "revoking", "committing",
+                         "status", "sent_ok"}
+                    ),
+                ),
+                self.frame(a, b, c),
+            )
+            out.append(
+                (
+                    replace(oc, name="RevocationCommit"),
+                    [(oc.params["member"], m)],
+                    done,
+                )
+            )
+        return out
+
+    def _member_of(self, q: ExprRef, sub: frozenset[Partition]) -> BoolRef:
+        """``q`` is one of the partitions of ``sub`` (the universe's constants)."""
+        return z3.Or(*[q == self.pconsts[p] for p in sorted(sub)]) if sub else z3.BoolVal(False)
+
+    def decode(self, reading: Any, a: ClientVars, universe: Universe) -> tuple[ClientValue, ...]:
+        """The clients' values in a model (partitions named ``("p", i)`` as ``decode``)."""
+        ps = list(universe.partition_consts.values())
+
+        def yes(x: Any) -> bool:
+            return bool(z3.is_true(reading.eval(x, model_completion=True)))
+
+        def num(x: Any) -> int:
+            return int(reading.eval(x, model_completion=True).as_long())
+
+        def parts(f: Any, c: ExprRef) -> frozenset[Partition]:
+            return frozenset(("p", i) for i, q in enumerate(ps) if yes(f(c, q)))
+
+        out = []
+        for i, c in enumerate(self.consts):
+            out.append(
+                ClientValue(
+                    name=self.client_names[i],
+                    member=f"m{list(universe.members).index(self.member_names[i])}",
+                    status=STATUS_NAMES[num(a.status(c))],
+                    epoch=num(a.epoch(c)),
+                    owns=parts(a.owns, c),
+                    revoking=parts(a.revoking, c),
+                    target=parts(a.target, c) if yes(a.has_target(c)) else None,
+                )
+            )
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class ClientValue:
+    """A client of a path: the fields the replay compares."""
+
+    name: str
+    member: str
+    status: str
+    epoch: int
+    owns: frozenset[Partition]
+    revoking: frozenset[Partition]
+    target: frozenset[Partition] | None
+
+    def render(self) -> str:
+        def ps(s: frozenset[Partition]) -> str:
+            return "{" + ", ".join(f"p{i}" for _, i in sorted(s)) + "}"
+
+        target = "none" if self.target is None else ps(self.target)
+        return (
+            f"client {self.name} ({self.member}): {self.status} epoch {self.epoch}, consumes "
+            f"{ps(self.owns)}, revoking {ps(self.revoking)}, target {target}"
+        )
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def _value_of(client: Any, member: str) -> ClientValue:
+    """A Python client as the path's ``ClientValue`` (replay partitions ``("p<i>", 0)``)."""
+
+    def ps(s: Any) -> frozenset[Partition]:
+        return frozenset(("p", int(t[0][1:])) for t in s)
+
+    return ClientValue(
+        name=client.name,
+        member=member,
+        status=client.status.name,
+        epoch=client.member_epoch,
+        owns=ps(client.owned),
+        revoking=ps(client.revoking),
+        target=None if client.target is None else ps(client.target),
+    )
+
+
+def replay_clients(
+    path: Any,
+    rules: Any,
+    base_config: Config,
+    *,
+    after_assignor: Callable[[Any], Any] | None = None,
+) -> tuple[list[Concrete], list[Any]]:
+    """Play a client-layer path through the Python clients (``rules``' client functions)
+    and coordinator: each heartbeat is the one the client builds (its epoch and reported
+    partitions must be the path's), sent with the path's subscription (replay topics) and
+    answered by ``coordinator.handle_consumer_group_heartbeat`` installing the path's
+    target; a reconciliation is the client's, its revocation commit delivered to
+    ``coordinator.handle_offset_commit``. Returns the projections of the Python groups and
+    the Python snapshots of every state; raises ``bmc.ReplayDiverged`` when a group or a
+    client differs from the path's."""
+    from invariants.snapshot import client_view, project_key
+    from invariants.z3.proof.bmc import (
+        ReplayDiverged,
+        _abstract,
+        _comparable,
+        _tp,
+        apply_step,
+        replay_projection,
+        replay_topics,
+    )
+    from model import client as cl
+    from model import coordinator as co
+    from model.ids import FrozenMap
+    from model.records import Group, OffsetCommitRequest
+    from model.status import ClientStatus
+    from model.system import consumer_initial
+    from invariants.z3.proof.state import render
+
+    config = replace(base_config, rules=rules)
+    n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
+    topics = replay_topics(n_parts)
+    first = path.states[0]
+    group = Group(
+        group_epoch=first.group_epoch,
+        assignment_epoch=first.assignment_epoch,
+        target_assignment=FrozenMap(),
+        members=FrozenMap(),
+        partition_epochs=FrozenMap(),
+        committed_offsets=FrozenMap(),
+    )
+    by_name = {c.name: c for c in consumer_initial(base_config).clients}
+    clients: dict[str, Any] = {}
+    for v in path.clients[0]:
+        c = replace(by_name[v.name], member_id=v.member)
+        if c.status is ClientStatus.UNSUBSCRIBED:
+            c = cl.subscribe(c)
+        clients[v.member] = c
+    commits: dict[str, OffsetCommitRequest] = {}
+
+    def snapshot() -> Any:
+        return project_key((group, topics, tuple(client_view(c) for c in clients.values())))
+
+    out = [replay_projection(group, topics)]
+    snaps = [snapshot()]
+    for i, (family, params) in enumerate(path.steps):
+        member = str(params["member"])
+        client = clients[member]
+        if family == "ClientHeartbeat":
+            new, req = rules.client_build_heartbeat(client, config)
+            owned = None if req.topic_partitions is None else frozenset(req.topic_partitions)
+            want = (
+                None
+                if params["owned_null"]
+                else frozenset(_tp(str(p)) for p in params["owned"])  # type: ignore[attr-defined]
+            )
+            if req.member_epoch != params["epoch"] or owned != want:
+                raise ReplayDiverged(
+                    f"step {i + 1} ({family}): client {client.name} sends epoch "
+                    f"{req.member_epoch}, owned {sorted(owned) if owned is not None else None}"
+                    f" where the path has epoch {params['epoch']}, owned "
+                    f"{sorted(want) if want is not None else None}"
+                )
+            responses: list[Any] = []
+            group, _ = apply_step(
+                group,
+                topics,
+                "DeliverMessage.heartbeat",
+                dict(params),
+                rules,
+                base_config,
+                after_assignor=after_assignor,
+                request=req,
+                responses=responses,
+            )
+            new = rules.client_on_heartbeat_response(new, responses[0], config)
+            if new.expired and req.member_epoch == 0:
+                new = replace(new, expired=False)
+            clients[member] = new
+        elif family == "Reconcile":
+            new, commit = rules.client_reconcile(client, config)
+            if commit is not None:
+                commits[member] = commit
+            clients[member] = new
+        elif family == "RevocationCommit":
+            commit = commits.pop(member, None)
+            if commit is None or commit.member_epoch != params["epoch"]:
+                raise ReplayDiverged(f"step {i + 1} ({family}): no such commit in flight")
+            group, resp = co.handle_offset_commit(group, commit, config)
+            clients[member] = cl.on_commit_response(client, resp, config)
+        else:
+            raise ValueError(f"the client replay drives no {family!r} step")
+        now = replay_projection(group, topics)
+        after = path.states[i + 1]
+        if _comparable(now) != _comparable(_abstract(after)):
+            raise ReplayDiverged(
+                f"step {i + 1} ({family}): the Python coordinator reached "
+                + "; ".join(render(now))
+                + " where the path has "
+                + "; ".join(render(_abstract(after)))
+            )
+        for v in path.clients[i + 1]:
+            got = _value_of(clients[v.member], v.member)
+            if got != v:
+                raise ReplayDiverged(
+                    f"step {i + 1} ({family}): the Python client reached {got.render()} "
+                    f"where the path has {v.render()}"
+                )
+        out.append(now)
+        snaps.append(snapshot())
+    return out, snaps
+
+
+def confirmed_clients(goal: str, snaps: list[Any]) -> bool:
+    """Whether the Python reading of a client goal fails on the last replayed state."""
+    conj = next(c for c in CLIENT_GOALS if c.name == goal)
+    return not compile_expr(conj.expr)(snaps[-1], {})
