@@ -342,6 +342,13 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         search_all,
         universe_of,
     )
+    from invariants.z3.proof.bmc_clients import (
+        CLIENT_GOALS,
+        CLIENT_VARIANTS,
+        Layer,
+        confirmed_clients,
+        replay_clients,
+    )
     from invariants.z3.proof.state import render
     from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
     from model.status import ConfigError
@@ -372,6 +379,15 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     if outside:
         raise ConfigError(f"--engine bmc's symbolic rules have no {outside}; explore it instead")
     goals = list(GOALS)
+    # The client layer only for a client-side variant: its properties read the clients.
+    layer = None
+    if variant in CLIENT_VARIANTS:
+        if config.callback_steps or config.auto_commit:
+            raise ConfigError(
+                "--engine bmc's client layer has no rebalance callbacks as steps and no "
+                "auto-commit; explore this config instead"
+            )
+        goals += [c.name for c in CLIENT_GOALS]
     if args.only:
         unknown = [g for g in args.only if g not in goals]
         if unknown:
@@ -386,6 +402,8 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     options = Options.of(config, variant)
     # The configuration's finite domains: quantifier-free unrollings.
     universe = universe_of(config)
+    if variant in CLIENT_VARIANTS:
+        layer = Layer.of(config, universe)
     group_epoch = _initial_group_epoch(config)
     progress = progress_for(args.quiet)
     start = time.monotonic()
@@ -399,7 +417,9 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         timeout_ms=int(args.budget * 1000),
         universe=universe,
         group_epoch=group_epoch,
+        layer=layer,
     )
+    client_goals = {c.name for c in CLIENT_GOALS}
     for goal, out in outcomes.items():
         row: dict[str, Any] = {
             "property": goal,
@@ -411,16 +431,40 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             row["reason"] = out.reason
         if out.path is not None:
             lines = ["initial:"] + ["  " + x for x in render(out.path.states[0])]
-            for (family, params), state in zip(out.path.steps, out.path.states[1:], strict=True):
+            lines += ["  " + c.render() for c in (out.path.clients[:1] or [()])[0]]
+            for i, ((family, params), state) in enumerate(
+                zip(out.path.steps, out.path.states[1:], strict=True), 1
+            ):
                 shown = ", ".join(f"{k}={v}" for k, v in params.items())
                 lines.append(f"{family}({shown}):")
                 lines += ["  " + x for x in render(state)]
+                if out.path.clients:
+                    lines += ["  " + c.render() for c in out.path.clients[i]]
             row["path"] = lines
             try:
-                states, server_error = replay(
-                    out.path, config.rules, config, after_assignor=after_assignor(config.rules)
-                )
-                row["replayed"] = confirmed(out.path, states, server_error)
+                if layer is not None:
+                    # Clients and coordinator replayed together; a client property read
+                    # on the Python snapshot of the last state (every heartbeat of the
+                    # layer is accepted: no UNKNOWN_SERVER_ERROR).
+                    states, snaps = replay_clients(
+                        out.path,
+                        config.rules,
+                        config,
+                        after_assignor=after_assignor(config.rules),
+                    )
+                    row["replayed"] = (
+                        confirmed_clients(goal, snaps)
+                        if goal in client_goals
+                        else confirmed(out.path, states, False)
+                    )
+                else:
+                    states, server_error = replay(
+                        out.path,
+                        config.rules,
+                        config,
+                        after_assignor=after_assignor(config.rules),
+                    )
+                    row["replayed"] = confirmed(out.path, states, server_error)
             except ReplayDiverged as e:
                 row["replayed"] = False
                 row["replay_error"] = str(e)

@@ -107,6 +107,9 @@ class Lift:
     property: str | None = None
     message: str | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    replayed_on: str = "the coordinator"
+    """What replayed the path before the lift: the Python coordinator, or (a path of the
+    client layer, ``invariants.z3.proof.bmc_clients``) its clients and coordinator."""
 
     def summary(self) -> str:
         if self.path is not None and self.level is not None:
@@ -121,7 +124,7 @@ class Lift:
             if cut
             else "no model trace at any level (every search exhausted)"
         )
-        return f"replayed on the coordinator only; {why}"
+        return f"replayed on {self.replayed_on} only; {why}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -385,6 +388,8 @@ def lift(
     pname = path_namer(config)
     named = [rename(s, universe) for s in path.states]
     out = Lift(status="not lifted", max_states=max_states)
+    if getattr(path, "clients", ()):
+        out.replayed_on = "the clients and the coordinator"
     for lv in LEVELS:
         if levels is not None and lv.name not in levels:
             continue

@@ -1,6 +1,8 @@
 """Every catalogue mutant is either inside the symbolic core — a variant BMC finds on the
 mutant's scenario at its shortest depth, replayed by the Python coordinator — or outside
-it, with the reason (invariants/z3/proof/transition.py, ``VARIANTS`` and ``OUTSIDE``).
+it, with the reason (invariants/z3/proof/transition.py, ``VARIANTS`` and ``OUTSIDE``). A
+client-side variant (``bmc_clients.CLIENT_VARIANTS``) is found with the client layer
+unrolled and replayed by the Python clients and coordinator together.
 
 Every bound here is a depth, never seconds.
 """
@@ -13,6 +15,13 @@ from groupcheck.mutants import MUTANTS
 from groupcheck.mutants.catalogue import after_assignor
 from groupcheck.prove import _initial_group_epoch
 from invariants.z3.proof.bmc import GOALS, ReplayDiverged, confirmed, replay, search, universe_of
+from invariants.z3.proof.bmc_clients import (
+    CLIENT_GOALS,
+    CLIENT_VARIANTS,
+    Layer,
+    confirmed_clients,
+    replay_clients,
+)
 from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
 from model.rules import DEFAULT_RULES
 
@@ -28,6 +37,8 @@ FOUND = {
     "no-bump-on-metadata-change": ("ValidTargetAssignment.OnlySubscribed", 2),
     "failover-drops-pending-revocation": ("Lemma.UnrevokedHasPending", 4),
     "regex-resolution-without-bump": ("ValidTargetAssignment.Covers", 2),
+    "client-acks-before-revoking": ("OwnedPartitionsAreHeld", 5),
+    "ack-while-revoking": ("RevokedBeforeReassigned", 9),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -44,6 +55,8 @@ KILL_LENGTH = {
     "no-bump-on-metadata-change": 3,
     "failover-drops-pending-revocation": 11,
     "regex-resolution-without-bump": 3,
+    "client-acks-before-revoking": 12,
+    "ack-while-revoking": 19,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""
@@ -54,7 +67,8 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     assert not set(VARIANTS) & set(OUTSIDE)
     assert all(reason.strip() for reason in OUTSIDE.values())
     assert set(FOUND) == set(VARIANTS)
-    assert {goal for goal, _ in FOUND.values()} <= set(GOALS)
+    assert set(CLIENT_VARIANTS) <= set(VARIANTS)
+    assert {goal for goal, _ in FOUND.values()} <= set(GOALS) | {c.name for c in CLIENT_GOALS}
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -65,10 +79,27 @@ def test_bmc_finds_the_variant_at_its_shortest_depth_and_the_model_replays_it(na
     options = Options.of(mutant.config, name)
     universe = universe_of(mutant.config)
     epoch = _initial_group_epoch(mutant.config)
-    out = search(goal, depth, options, universe=universe, group_epoch=epoch)
+    layer = Layer.of(mutant.config, universe) if name in CLIENT_VARIANTS else None
+    out = search(goal, depth, options, universe=universe, group_epoch=epoch, layer=layer)
     assert out.status == "violation", out
     assert out.depth == depth
     assert out.path is not None
+    if layer is not None:
+        _, snaps = replay_clients(
+            out.path, mutant.rules, mutant.config, after_assignor=after_assignor(mutant.rules)
+        )
+        assert confirmed_clients(goal, snaps)
+        # The reference clients do not walk the path (they report otherwise).
+        try:
+            _, snaps = replay_clients(out.path, DEFAULT_RULES, mutant.config)
+        except ReplayDiverged:
+            pass
+        else:
+            assert not confirmed_clients(goal, snaps)
+        # None shorter: ``search`` asks every depth from 1 up and stops at the first
+        # violation, so ``out.depth == depth`` says depth - 1 steps have none (one
+        # incremental unrolling: the client layer's deeper paths are the costly ones).
+        return
     states, server_error = replay(
         out.path, mutant.rules, mutant.config, after_assignor=after_assignor(mutant.rules)
     )

@@ -34,6 +34,7 @@ import z3
 
 from invariants.expr import StepSnapshot, compile_expr
 from invariants.properties import TARGET_COVERS, Property
+from invariants.z3.proof.bmc_clients import CLIENT_GOALS, ClientValue, ClientVars, Layer
 from invariants.z3.proof.induction import (
     LEMMAS,
     STATE_TARGETS,
@@ -42,7 +43,6 @@ from invariants.z3.proof.induction import (
     _property,
     params_of,
 )
-from invariants.z3.proof.bmc_clients import CLIENT_GOALS, ClientValue, ClientVars, Layer
 from invariants.z3.proof.reading import CLIENT, read
 from invariants.z3.proof.state import (
     MEMBER,
@@ -548,9 +548,10 @@ class Unrolling:
             return f2, z3.And(_replayable(f, owned_null=True), kept)
 
         picks = []
-        for f, binding, formula in self.layer.steps(pre, post, a, b, self.options, heartbeat_of):
-            if f.name != "ClientHeartbeat":
-                formula = z3.And(formula, g.same(h))
+        for f, binding, step in self.layer.steps(pre, post, a, b, self.options, heartbeat_of):
+            formula = step
+            if f.name not in ("ClientHeartbeat", "DeliverHeartbeat"):
+                formula = z3.And(step, g.same(h))
             who = ",".join(str(c) for _, c in binding)
             flag = z3.Bool(f"step{i}:{f.name}:{who}")
             picks.append((flag, f, binding))
@@ -790,7 +791,9 @@ def search_all(
                 continue
             t0 = time.monotonic()
             if goal in state_goals:
-                clients = {"now": run.clients[k]} if layer is not None else None
+                clients: dict[Any, Any] | None = (
+                    {"now": run.clients[k]} if layer is not None else None
+                )
                 negated = z3.Not(read(state_goals[goal].expr, now=states[k], clients=clients))
             else:
                 expr = step_goals[goal].expr

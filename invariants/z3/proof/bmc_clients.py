@@ -82,7 +82,13 @@ CLIENT_GOALS: tuple[Conjunct, ...] = (
 )
 """The client properties BMC reads with the client layer on."""
 
-CLIENT_FAMILIES = ("ClientHeartbeat", "Reconcile", "RevocationCommit")
+CLIENT_FAMILIES = (
+    "ClientHeartbeat",
+    "SendHeartbeat",
+    "DeliverHeartbeat",
+    "Reconcile",
+    "RevocationCommit",
+)
 
 _p = z3.Const("p", PARTITION)
 
@@ -105,6 +111,11 @@ class ClientVars:
     commit_epoch: Any
     sent_ok: Any
     sent: Any
+    req: Any
+    req_epoch: Any
+    req_null: Any
+    req_full: Any
+    req_owned: Any
 
     @staticmethod
     def fresh(tag: str, cmem: Any) -> ClientVars:
@@ -127,6 +138,11 @@ class ClientVars:
             commit_epoch=f("commit_epoch", C, Z),
             sent_ok=f("sent_ok", C, B),
             sent=f("sent", C, P, B),
+            req=f("request", C, B),
+            req_epoch=f("request_epoch", C, Z),
+            req_null=f("request_null", C, B),
+            req_full=f("request_full", C, B),
+            req_owned=f("request_owned", C, P, B),
         )
 
     # The vocabulary (invariants.z3.proof.reading): no zombies, every client synced.
@@ -149,14 +165,16 @@ _UNARY = (
     "committing",
     "commit_epoch",
     "sent_ok",
+    "req",
+    "req_epoch",
+    "req_null",
+    "req_full",
 )
-_BINARY = ("owns", "revoking", "target", "reconciling", "sent")
+_BINARY = ("owns", "revoking", "target", "reconciling", "sent", "req_owned")
 
 
 def _same(a: ClientVars, b: ClientVars, c: ExprRef, skip: frozenset[str] = frozenset()) -> BoolRef:
-    out: list[BoolRef] = [
-        getattr(b, n)(c) == getattr(a, n)(c) for n in _UNARY if n not in skip
-    ]
+    out: list[BoolRef] = [getattr(b, n)(c) == getattr(a, n)(c) for n in _UNARY if n not in skip]
     out += [
         z3.ForAll([_p], getattr(b, n)(c, _p) == getattr(a, n)(c, _p))
         for n in _BINARY
@@ -225,7 +243,9 @@ class Layer:
                 z3.Not(a.has_reconciling(c)),
                 z3.Not(a.committing(c)),
                 z3.Not(a.sent_ok(c)),
+                z3.Not(a.req(c)),
                 a.commit_epoch(c) == 0,
+                a.req_epoch(c) == 0,
             ]
             out += [z3.ForAll([_p], z3.Not(getattr(a, n)(c, _p))) for n in _BINARY]
         return z3.And(*out)
@@ -247,168 +267,259 @@ class Layer:
         (its parameters read as the core's), the binding of its member parameter to the
         client's member, and the formula. ``heartbeat_of`` restricts the core's heartbeat
         to what the replay drives and adds the unrolling's ghost."""
-        cfg = self.config
         out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
         core = {f.name: f for f in families(pre, post, o)}
         for c, m, sub in zip(self.consts, self.members, self.subscribed, strict=True):
-            hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
-            par = hb.params
-            st = a.status(c)
-            in_rec = z3.Or(st == RECONCILING, st == ACKNOWLEDGING)
+            out += self._client_steps(pre, post, a, b, o, core, heartbeat_of, c, m, sub)
+        return out
 
-            def reconciled(q: ExprRef, c: ExprRef = c) -> BoolRef:
-                return z3.Or(a.owns(c, q), a.revoking(c, q))
+    def _client_steps(
+        self,
+        pre: SymState,
+        post: SymState,
+        a: ClientVars,
+        b: ClientVars,
+        o: Options,
+        core: dict[str, Family],
+        heartbeat_of: Callable[[Family], tuple[Family, BoolRef]],
+        c: ExprRef,
+        m: ExprRef,
+        sub: frozenset[Partition],
+    ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
+        """The steps of client ``c`` (of member ``m``, subscribed to ``sub``)."""
+        cfg = self.config
+        out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
+        st = a.status(c)
+        in_rec = z3.Or(st == RECONCILING, st == ACKNOWLEDGING)
 
-            def reported(q: ExprRef, c: ExprRef = c, in_rec: BoolRef = in_rec) -> BoolRef:
-                # model.client.reported_partitions
-                extra = z3.And(
-                    z3.BoolVal(cfg.report_pending_additions),
-                    a.has_target(c),
-                    in_rec,
-                    z3.Or(a.target(c, q), z3.And(a.has_reconciling(c), a.reconciling(c, q))),
-                )
-                return z3.Or(reconciled(q), extra)
-
-            full = z3.Or(st == JOINING, a.epoch(c) == 0)
-            null = z3.And(
-                z3.Not(full), a.sent_ok(c), z3.ForAll([_p], a.sent(c, _p) == reported(_p))
+        def reported(q: ExprRef, c: ExprRef = c, in_rec: BoolRef = in_rec) -> BoolRef:
+            # model.client.reported_partitions
+            extra = z3.And(
+                z3.BoolVal(cfg.report_pending_additions),
+                a.has_target(c),
+                in_rec,
+                z3.Or(a.target(c, q), z3.And(a.has_reconciling(c), a.reconciling(c, q))),
             )
-            sent_owned: Callable[[ExprRef], BoolRef] = reported
-            sent_null: BoolRef = null
-            if o.variant == "client-acks-before-revoking":
-                acks = z3.And(st == RECONCILING, a.has_target(c))
+            return z3.Or(a.owns(c, q), a.revoking(c, q), extra)
 
-                def early(q: ExprRef, c: ExprRef = c, acks: BoolRef = acks) -> BoolRef:
-                    return z3.If(acks, a.target(c, q), reported(q))
+        # build_heartbeat: a full request at epoch 0 (JOINING sends 0); null owned
+        # partitions when the report is the one last sent.
+        full = z3.Or(st == JOINING, a.epoch(c) == 0)
+        null = z3.And(z3.Not(full), a.sent_ok(c), z3.ForAll([_p], a.sent(c, _p) == reported(_p)))
+        sent_owned: Callable[[ExprRef], BoolRef] = reported
+        sent_null: BoolRef = null
+        if o.variant == "client-acks-before-revoking":
+            acks = z3.And(st == RECONCILING, a.has_target(c))
 
-                sent_owned, sent_null = early, z3.And(z3.Not(acks), null)
-            elif o.variant == "ack-while-revoking":
+            def early(q: ExprRef, c: ExprRef = c, acks: BoolRef = acks) -> BoolRef:
+                return z3.If(acks, a.target(c, q), reported(q))
 
-                def gone(q: ExprRef, c: ExprRef = c) -> BoolRef:
-                    return z3.And(reported(q), z3.Not(a.revoking(c, q)))
+            sent_owned, sent_null = early, z3.And(z3.Not(acks), null)
+        elif o.variant == "ack-while-revoking":
 
-                sent_owned = gone
-            epoch = z3.If(st == JOINING, 0, a.epoch(c))
+            def gone(q: ExprRef, c: ExprRef = c) -> BoolRef:
+                return z3.And(reported(q), z3.Not(a.revoking(c, q)))
+
+            sent_owned = gone
+        epoch = z3.If(st == JOINING, 0, a.epoch(c))
+        # ACKNOWLEDGING becomes STABLE, or RECONCILING when a newer target waits.
+        built = z3.If(
+            st == ACKNOWLEDGING,
+            z3.If(
+                z3.ForAll([_p], a.target(c, _p) == a.owns(c, _p)),
+                z3.IntVal(STABLE),
+                z3.IntVal(RECONCILING),
+            ),
+            st,
+        )
+
+        def deliver(
+            fam: Family,
+            *,
+            epoch: ExprRef,
+            null: BoolRef,
+            owned: Callable[[ExprRef], BoolRef],
+            full: BoolRef,
+            status: ExprRef,
+            c: ExprRef = c,
+            m: ExprRef = m,
+            sub: frozenset[Partition] = sub,
+        ) -> BoolRef:
+            """The coordinator's heartbeat on the request, accepted, and the client's
+            ``on_heartbeat_response`` (the client's status before it: ``status``)."""
+            par = fam.params
             changed = z3.Exists([_p], post.assigned(m, _p) != pre.assigned(m, _p))
             answered = z3.Or(epoch == 0, full, changed)
             same_target = z3.And(
                 a.has_target(c), z3.ForAll([_p], a.target(c, _p) == post.assigned(m, _p))
             )
             takes = z3.And(answered, z3.Not(same_target))
-            # build_heartbeat: ACKNOWLEDGING becomes STABLE, or RECONCILING when a newer
-            # target waits.
-            built = z3.If(
-                st == ACKNOWLEDGING,
-                z3.If(
-                    z3.ForAll([_p], a.target(c, _p) == a.owns(c, _p)),
-                    z3.IntVal(STABLE),
-                    z3.IntVal(RECONCILING),
-                ),
-                st,
-            )
-            heartbeat = z3.And(
-                ghost,
-                hb.formula,
-                hb.facts["accepted"],
+            return z3.And(
+                fam.formula,
+                fam.facts["accepted"],
                 par["epoch"] == epoch,
-                par["owned_null"] == sent_null,
-                _set(par["owned"], sent_owned),
-                _set(par["names"], lambda q, sub=sub: self._member_of(q, sub)),
+                par["owned_null"] == null,
+                _set(par["owned"], owned),
+                _set(par["names"], lambda q: self._member_of(q, sub)),
                 z3.Not(par["regex"]),
-                # on_heartbeat_response
                 b.epoch(c) == post.epoch(m),
-                b.status(c) == z3.If(takes, z3.IntVal(RECONCILING), built),
+                b.status(c) == z3.If(takes, z3.IntVal(RECONCILING), status),
                 b.has_target(c) == z3.Or(a.has_target(c), takes),
                 _set(
                     lambda q: b.target(c, q),
                     lambda q: z3.If(takes, post.assigned(m, q), a.target(c, q)),
                 ),
-                b.sent_ok(c),
-                _set(lambda q: b.sent(c, q), reported),
-                _same(a, b, c, frozenset({"status", "epoch", "has_target", "target", "sent_ok", "sent"})),
-                self.frame(a, b, c),
             )
-            out.append((replace(hb, name="ClientHeartbeat"), [(par["member"], m)], heartbeat))
 
-            # Reconcile (model.client.reconcile, without callback steps)
-            def revoked(q: ExprRef, c: ExprRef = c) -> BoolRef:
-                return z3.And(a.owns(c, q), z3.Not(a.target(c, q)))
+        untouched = frozenset({"status", "epoch", "has_target", "target", "sent_ok", "sent"})
+        # ClientHeartbeat: sent, delivered and answered in one step.
+        hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
+        heartbeat = z3.And(
+            z3.Not(a.req(c)),
+            ghost,
+            deliver(hb, epoch=epoch, null=sent_null, owned=sent_owned, full=full, status=built),
+            b.sent_ok(c),
+            _set(lambda q: b.sent(c, q), reported),
+            _same(a, b, c, untouched),
+            self.frame(a, b, c),
+        )
+        out.append((replace(hb, name="ClientHeartbeat"), [(hb.params["member"], m)], heartbeat))
+        # SendHeartbeat: the request in flight (at most one per client).
+        x = z3.Const(f"SendHeartbeat.member@{post.tag}", MEMBER)
+        send = z3.And(
+            z3.Not(a.req(c)),
+            b.req(c),
+            b.req_epoch(c) == epoch,
+            b.req_null(c) == sent_null,
+            b.req_full(c) == full,
+            _set(lambda q: b.req_owned(c, q), sent_owned),
+            b.status(c) == built,
+            b.sent_ok(c),
+            _set(lambda q: b.sent(c, q), reported),
+            _same(
+                a,
+                b,
+                c,
+                frozenset(
+                    {"req", "req_epoch", "req_null", "req_full", "req_owned", "status"}
+                    | {"sent_ok", "sent"}
+                ),
+            ),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("SendHeartbeat", send, {"member": x}), [(x, m)], send))
+        # DeliverHeartbeat: the request in flight delivered, and its response.
+        hb2, ghost2 = heartbeat_of(core["DeliverMessage.heartbeat"])
+        delivered = z3.And(
+            a.req(c),
+            ghost2,
+            deliver(
+                hb2,
+                epoch=a.req_epoch(c),
+                null=a.req_null(c),
+                owned=lambda q: a.req_owned(c, q),
+                full=a.req_full(c),
+                status=st,
+            ),
+            z3.Not(b.req(c)),
+            _same(a, b, c, frozenset({"status", "epoch", "has_target", "target", "req"})),
+            self.frame(a, b, c),
+        )
+        out.append((replace(hb2, name="DeliverHeartbeat"), [(hb2.params["member"], m)], delivered))
 
-            commits = z3.And(
-                z3.Exists([_p], revoked(_p)),
-                z3.BoolVal(cfg.commit_on_revoke),
-                a.epoch(c) > 0,
-            )
-            started = z3.And(
-                _set(lambda q: b.owns(c, q), lambda q: z3.And(a.owns(c, q), z3.Not(revoked(q)))),
-                _set(lambda q: b.reconciling(c, q), lambda q: a.target(c, q)),
-                b.has_reconciling(c),
-                _set(lambda q: b.revoking(c, q), revoked),
-                b.committing(c),
-                b.commit_epoch(c) == a.epoch(c),
-                _same(
-                    a,
-                    b,
-                    c,
-                    frozenset(
-                        {"owns", "reconciling", "has_reconciling", "revoking", "committing",
-                         "commit_epoch"}
-                    ),
-                ),
-            )
-            applied = z3.And(
-                _set(lambda q: b.owns(c, q), lambda q: a.target(c, q)),
-                b.status(c) == ACKNOWLEDGING,
-                z3.Not(b.has_reconciling(c)),
-                z3.ForAll([_p], z3.Not(b.reconciling(c, _p))),
-                z3.Not(b.sent_ok(c)),
-                _same(
-                    a, b, c, frozenset({"owns", "status", "has_reconciling", "reconciling", "sent_ok"})
-                ),
-            )
-            x = z3.Const(f"Reconcile.member@{post.tag}", MEMBER)
-            reconcile = z3.And(
-                st == RECONCILING,
-                z3.Not(a.has_reconciling(c)),
-                a.has_target(c),
-                z3.If(commits, started, applied),
-                core["Unchanged"].formula,
-                self.frame(a, b, c),
-            )
-            out.append((Family("Reconcile", reconcile, {"member": x}), [(x, m)], reconcile))
+        # Reconcile (model.client.reconcile, without callback steps)
+        def revoked(q: ExprRef, c: ExprRef = c) -> BoolRef:
+            return z3.And(a.owns(c, q), z3.Not(a.target(c, q)))
 
-            # RevocationCommit (the commit delivered and answered; on_commit_response)
-            oc = core["DeliverMessage.offset_commit"]
-            done = z3.And(
-                a.committing(c),
-                a.has_reconciling(c),
-                oc.formula,
-                oc.params["epoch"] == a.commit_epoch(c),
-                _set(oc.params["partitions"], lambda q, c=c: a.revoking(c, q)),
-                _set(lambda q: b.owns(c, q), lambda q: a.reconciling(c, q)),
-                z3.Not(b.has_reconciling(c)),
-                z3.ForAll([_p], z3.And(z3.Not(b.reconciling(c, _p)), z3.Not(b.revoking(c, _p)))),
-                z3.Not(b.committing(c)),
-                b.status(c) == z3.If(st == RECONCILING, z3.IntVal(ACKNOWLEDGING), st),
-                z3.Not(b.sent_ok(c)),
-                _same(
-                    a,
-                    b,
-                    c,
-                    frozenset(
-                        {"owns", "has_reconciling", "reconciling", "revoking", "committing",
-                         "status", "sent_ok"}
-                    ),
+        commits = z3.And(
+            z3.Exists([_p], revoked(_p)),
+            z3.BoolVal(cfg.commit_on_revoke),
+            a.epoch(c) > 0,
+        )
+        started = z3.And(
+            _set(lambda q: b.owns(c, q), lambda q: z3.And(a.owns(c, q), z3.Not(revoked(q)))),
+            _set(lambda q: b.reconciling(c, q), lambda q: a.target(c, q)),
+            b.has_reconciling(c),
+            _set(lambda q: b.revoking(c, q), revoked),
+            b.committing(c),
+            b.commit_epoch(c) == a.epoch(c),
+            _same(
+                a,
+                b,
+                c,
+                frozenset(
+                    {
+                        "owns",
+                        "reconciling",
+                        "has_reconciling",
+                        "revoking",
+                        "committing",
+                        "commit_epoch",
+                    }
                 ),
-                self.frame(a, b, c),
+            ),
+        )
+        applied = z3.And(
+            _set(lambda q: b.owns(c, q), lambda q: a.target(c, q)),
+            b.status(c) == ACKNOWLEDGING,
+            z3.Not(b.has_reconciling(c)),
+            z3.ForAll([_p], z3.Not(b.reconciling(c, _p))),
+            z3.Not(b.sent_ok(c)),
+            _same(
+                a, b, c, frozenset({"owns", "status", "has_reconciling", "reconciling", "sent_ok"})
+            ),
+        )
+        x = z3.Const(f"Reconcile.member@{post.tag}", MEMBER)
+        reconcile = z3.And(
+            st == RECONCILING,
+            z3.Not(a.has_reconciling(c)),
+            a.has_target(c),
+            z3.If(commits, started, applied),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("Reconcile", reconcile, {"member": x}), [(x, m)], reconcile))
+
+        # RevocationCommit (the commit delivered and answered; on_commit_response)
+        oc = core["DeliverMessage.offset_commit"]
+        done = z3.And(
+            a.committing(c),
+            a.has_reconciling(c),
+            oc.formula,
+            oc.params["epoch"] == a.commit_epoch(c),
+            _set(oc.params["partitions"], lambda q: a.revoking(c, q)),
+            _set(lambda q: b.owns(c, q), lambda q: a.reconciling(c, q)),
+            z3.Not(b.has_reconciling(c)),
+            z3.ForAll([_p], z3.And(z3.Not(b.reconciling(c, _p)), z3.Not(b.revoking(c, _p)))),
+            z3.Not(b.committing(c)),
+            b.status(c) == z3.If(st == RECONCILING, z3.IntVal(ACKNOWLEDGING), st),
+            z3.Not(b.sent_ok(c)),
+            _same(
+                a,
+                b,
+                c,
+                frozenset(
+                    {
+                        "owns",
+                        "has_reconciling",
+                        "reconciling",
+                        "revoking",
+                        "committing",
+                        "status",
+                        "sent_ok",
+                    }
+                ),
+            ),
+            self.frame(a, b, c),
+        )
+        out.append(
+            (
+                replace(oc, name="RevocationCommit"),
+                [(oc.params["member"], m)],
+                done,
             )
-            out.append(
-                (
-                    replace(oc, name="RevocationCommit"),
-                    [(oc.params["member"], m)],
-                    done,
-                )
-            )
+        )
         return out
 
     def _member_of(self, q: ExprRef, sub: frozenset[Partition]) -> BoolRef:
@@ -439,6 +550,11 @@ class Layer:
                     owns=parts(a.owns, c),
                     revoking=parts(a.revoking, c),
                     target=parts(a.target, c) if yes(a.has_target(c)) else None,
+                    request=(
+                        (num(a.req_epoch(c)), None if yes(a.req_null(c)) else parts(a.req_owned, c))
+                        if yes(a.req(c))
+                        else None
+                    ),
                 )
             )
         return tuple(out)
@@ -455,22 +571,29 @@ class ClientValue:
     owns: frozenset[Partition]
     revoking: frozenset[Partition]
     target: frozenset[Partition] | None
+    request: tuple[int, frozenset[Partition] | None] | None = None
+    """The heartbeat in flight: its member epoch and owned partitions (None: null)."""
 
     def render(self) -> str:
         def ps(s: frozenset[Partition]) -> str:
             return "{" + ", ".join(f"p{i}" for _, i in sorted(s)) + "}"
 
         target = "none" if self.target is None else ps(self.target)
+        flight = ""
+        if self.request is not None:
+            e, owned = self.request
+            shown = "null" if owned is None else ps(owned)
+            flight = f", heartbeat in flight (epoch {e}, owned {shown})"
         return (
             f"client {self.name} ({self.member}): {self.status} epoch {self.epoch}, consumes "
-            f"{ps(self.owns)}, revoking {ps(self.revoking)}, target {target}"
+            f"{ps(self.owns)}, revoking {ps(self.revoking)}, target {target}{flight}"
         )
 
 
 # --------------------------------------------------------------------------- replay
 
 
-def _value_of(client: Any, member: str) -> ClientValue:
+def _value_of(client: Any, member: str, request: Any = None) -> ClientValue:
     """A Python client as the path's ``ClientValue`` (replay partitions ``("p<i>", 0)``)."""
 
     def ps(s: Any) -> frozenset[Partition]:
@@ -484,6 +607,14 @@ def _value_of(client: Any, member: str) -> ClientValue:
         owns=ps(client.owned),
         revoking=ps(client.revoking),
         target=None if client.target is None else ps(client.target),
+        request=(
+            None
+            if request is None
+            else (
+                request.member_epoch,
+                None if request.topic_partitions is None else ps(request.topic_partitions),
+            )
+        ),
     )
 
 
@@ -512,13 +643,13 @@ def replay_clients(
         replay_projection,
         replay_topics,
     )
+    from invariants.z3.proof.state import render
     from model import client as cl
     from model import coordinator as co
     from model.ids import FrozenMap
     from model.records import Group, OffsetCommitRequest
     from model.status import ClientStatus
     from model.system import consumer_initial
-    from invariants.z3.proof.state import render
 
     config = replace(base_config, rules=rules)
     n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
@@ -540,6 +671,7 @@ def replay_clients(
             c = cl.subscribe(c)
         clients[v.member] = c
     commits: dict[str, OffsetCommitRequest] = {}
+    flight: dict[str, Any] = {}
 
     def snapshot() -> Any:
         return project_key((group, topics, tuple(client_view(c) for c in clients.values())))
@@ -549,14 +681,21 @@ def replay_clients(
     for i, (family, params) in enumerate(path.steps):
         member = str(params["member"])
         client = clients[member]
-        if family == "ClientHeartbeat":
+        if family == "SendHeartbeat":
             new, req = rules.client_build_heartbeat(client, config)
+            if new.expired and req.member_epoch == 0:
+                new = replace(new, expired=False)
+            clients[member], flight[member] = new, req
+        elif family in ("ClientHeartbeat", "DeliverHeartbeat"):
+            if family == "ClientHeartbeat":
+                new, req = rules.client_build_heartbeat(client, config)
+                if new.expired and req.member_epoch == 0:
+                    new = replace(new, expired=False)
+            else:
+                new, req = client, flight.pop(member)
             owned = None if req.topic_partitions is None else frozenset(req.topic_partitions)
-            want = (
-                None
-                if params["owned_null"]
-                else frozenset(_tp(str(p)) for p in params["owned"])  # type: ignore[attr-defined]
-            )
+            listed: Any = params["owned"]
+            want = None if params["owned_null"] else frozenset(_tp(str(p)) for p in listed)
             if req.member_epoch != params["epoch"] or owned != want:
                 raise ReplayDiverged(
                     f"step {i + 1} ({family}): client {client.name} sends epoch "
@@ -576,10 +715,7 @@ def replay_clients(
                 request=req,
                 responses=responses,
             )
-            new = rules.client_on_heartbeat_response(new, responses[0], config)
-            if new.expired and req.member_epoch == 0:
-                new = replace(new, expired=False)
-            clients[member] = new
+            clients[member] = rules.client_on_heartbeat_response(new, responses[0], config)
         elif family == "Reconcile":
             new, commit = rules.client_reconcile(client, config)
             if commit is not None:
@@ -587,7 +723,12 @@ def replay_clients(
             clients[member] = new
         elif family == "RevocationCommit":
             commit = commits.pop(member, None)
-            if commit is None or commit.member_epoch != params["epoch"]:
+            parts: Any = params["partitions"]
+            if (
+                commit is None
+                or commit.generation_id_or_member_epoch != params["epoch"]
+                or commit.topics != frozenset(_tp(str(p)) for p in parts)
+            ):
                 raise ReplayDiverged(f"step {i + 1} ({family}): no such commit in flight")
             group, resp = co.handle_offset_commit(group, commit, config)
             clients[member] = cl.on_commit_response(client, resp, config)
@@ -603,7 +744,7 @@ def replay_clients(
                 + "; ".join(render(_abstract(after)))
             )
         for v in path.clients[i + 1]:
-            got = _value_of(clients[v.member], v.member)
+            got = _value_of(clients[v.member], v.member, flight.get(v.member))
             if got != v:
                 raise ReplayDiverged(
                     f"step {i + 1} ({family}): the Python client reached {got.render()} "
