@@ -38,7 +38,6 @@ FOUND = {
     "failover-drops-pending-revocation": ("Lemma.UnrevokedHasPending", 4),
     "regex-resolution-without-bump": ("ValidTargetAssignment.Covers", 2),
     "client-acks-before-revoking": ("OwnedPartitionsAreHeld", 5),
-    "ack-while-revoking": ("RevokedBeforeReassigned", 9),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -56,7 +55,6 @@ KILL_LENGTH = {
     "failover-drops-pending-revocation": 11,
     "regex-resolution-without-bump": 3,
     "client-acks-before-revoking": 12,
-    "ack-while-revoking": 19,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""

@@ -71,8 +71,6 @@ STATUS_NAMES = ("JOINING", "RECONCILING", "ACKNOWLEDGING", "STABLE")
 CLIENT_VARIANTS = {
     "client-acks-before-revoking": "while RECONCILING, a heartbeat reports the received "
     "target as owned (the acknowledgement races the revocation)",
-    "ack-while-revoking": "a heartbeat reports the partitions being revoked as gone while "
-    "their offsets are still being committed",
 }
 """The catalogue mutants with a symbolic variant in the client layer."""
 
@@ -116,6 +114,9 @@ class ClientVars:
     req_null: Any
     req_full: Any
     req_owned: Any
+    req_first: Any
+    """The heartbeat in flight was sent before the revocation commit in flight (a client's
+    requests reach the coordinator in the order sent: ``model.network.deliverable``)."""
 
     @staticmethod
     def fresh(tag: str, cmem: Any) -> ClientVars:
@@ -143,6 +144,7 @@ class ClientVars:
             req_null=f("request_null", C, B),
             req_full=f("request_full", C, B),
             req_owned=f("request_owned", C, P, B),
+            req_first=f("request_first", C, B),
         )
 
     # The vocabulary (invariants.z3.proof.reading): no zombies, every client synced.
@@ -169,6 +171,7 @@ _UNARY = (
     "req_epoch",
     "req_null",
     "req_full",
+    "req_first",
 )
 _BINARY = ("owns", "revoking", "target", "reconciling", "sent", "req_owned")
 
@@ -315,12 +318,6 @@ class Layer:
                 return z3.If(acks, a.target(c, q), reported(q))
 
             sent_owned, sent_null = early, z3.And(z3.Not(acks), null)
-        elif o.variant == "ack-while-revoking":
-
-            def gone(q: ExprRef, c: ExprRef = c) -> BoolRef:
-                return z3.And(reported(q), z3.Not(a.revoking(c, q)))
-
-            sent_owned = gone
         epoch = z3.If(st == JOINING, 0, a.epoch(c))
         # ACKNOWLEDGING becomes STABLE, or RECONCILING when a newer target waits.
         built = z3.If(
@@ -376,6 +373,7 @@ class Layer:
         hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
         heartbeat = z3.And(
             z3.Not(a.req(c)),
+            z3.Not(a.committing(c)),  # the commit sent before it is delivered first
             ghost,
             deliver(hb, epoch=epoch, null=sent_null, owned=sent_owned, full=full, status=built),
             b.sent_ok(c),
@@ -413,6 +411,7 @@ class Layer:
         hb2, ghost2 = heartbeat_of(core["DeliverMessage.heartbeat"])
         delivered = z3.And(
             a.req(c),
+            z3.Or(z3.Not(a.committing(c)), a.req_first(c)),
             ghost2,
             deliver(
                 hb2,
@@ -444,6 +443,7 @@ class Layer:
             _set(lambda q: b.revoking(c, q), revoked),
             b.committing(c),
             b.commit_epoch(c) == a.epoch(c),
+            b.req_first(c) == a.req(c),
             _same(
                 a,
                 b,
@@ -456,6 +456,7 @@ class Layer:
                         "revoking",
                         "committing",
                         "commit_epoch",
+                        "req_first",
                     }
                 ),
             ),
@@ -486,6 +487,7 @@ class Layer:
         done = z3.And(
             a.committing(c),
             a.has_reconciling(c),
+            z3.Not(z3.And(a.req(c), a.req_first(c))),  # the heartbeat sent before it first
             oc.formula,
             oc.params["epoch"] == a.commit_epoch(c),
             _set(oc.params["partitions"], lambda q: a.revoking(c, q)),

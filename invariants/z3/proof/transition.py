@@ -105,12 +105,9 @@ VARIANTS = {
     # for these; the coordinator's families are the reference ones.
     "client-acks-before-revoking": "while RECONCILING, a client's heartbeat reports the "
     "received target as owned (the acknowledgement races the revocation)",
-    "ack-while-revoking": "a client's heartbeat reports the partitions being revoked as gone "
-    "while their offsets are still being committed",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
-_CLIENT = "a client-side rule: the abstraction has no clients (a request is any request)"
 _CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
 _OFFLOAD = "KIP-1263 assignor offload (runs in flight): not in the abstraction"
@@ -123,9 +120,17 @@ OUTSIDE: dict[str, str] = {
     "static-replacement-keeps-both": "static membership (instance ids, the -2 leave): not "
     "in the abstraction",
     "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
-    "adopt-negative-epoch": _CLIENT,
-    "callback-ignores-abort": _CLIENT,
-    "poll-timeout-keeps-partitions": _CLIENT,
+    "adopt-negative-epoch": "a client rule on a leave response; the client layer "
+    "(invariants.z3.proof.bmc_clients) has no leaves, and its kill is the step property "
+    "ClientEpochMonotone on a client's epoch",
+    "callback-ignores-abort": "a client rule on rebalance callbacks run as steps "
+    "(Config.callback_steps) and a client gone STALE: not in the client layer",
+    "poll-timeout-keeps-partitions": "a client rule on the poll timer, the stale leave and "
+    "the rejoin (killed by JoiningClientOwnsNothing): not in the client layer",
+    "ack-while-revoking": "its violation needs a client's heartbeat delivered after its "
+    "revocation commit and before the commit's response: the client layer "
+    "(invariants.z3.proof.bmc_clients) answers a request at its delivery and keeps each "
+    "client's requests in order, so no path of it has one",
     "install-without-reapplying-removals": _OFFLOAD,
     "two-runs-in-flight": _OFFLOAD,
     "install-before-static-replacement": _OFFLOAD,
