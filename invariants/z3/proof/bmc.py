@@ -34,7 +34,13 @@ import z3
 
 from invariants.expr import StepSnapshot, compile_expr
 from invariants.properties import TARGET_COVERS, Property
-from invariants.z3.proof.bmc_clients import CLIENT_GOALS, ClientValue, ClientVars, Layer
+from invariants.z3.proof.bmc_clients import (
+    CLIENT_GOALS,
+    LOCAL_FAMILIES,
+    ClientValue,
+    ClientVars,
+    Layer,
+)
 from invariants.z3.proof.induction import (
     LEMMAS,
     STATE_TARGETS,
@@ -451,6 +457,7 @@ class Unrolling:
         if group_epoch is not None:
             self.add(self.states[0].group_epoch == group_epoch)
         self.clients: list[ClientVars] = []
+        self._owners: list[list[tuple[Any, int, bool]]] = []
         if layer is not None:
             self.clients.append(layer.fresh("s0"))
             self.add(layer.initial(self.clients[0]))
@@ -548,6 +555,8 @@ class Unrolling:
             return f2, z3.And(_replayable(f, owned_null=True), kept)
 
         picks = []
+        owner: list[tuple[Any, int, bool]] = []
+        index = {str(m): k for k, m in enumerate(self.layer.members)}
         for f, binding, step in self.layer.steps(pre, post, a, b, self.options, heartbeat_of):
             formula = step
             if f.name not in ("ClientHeartbeat", "DeliverHeartbeat"):
@@ -555,8 +564,19 @@ class Unrolling:
             who = ",".join(str(c) for _, c in binding)
             flag = z3.Bool(f"step{i}:{f.name}:{who}")
             picks.append((flag, f, binding))
+            owner.append((flag, index[str(binding[0][1])], f.name in LOCAL_FAMILIES))
             self.solver.add(z3.Implies(flag, self.encode(z3.substitute(formula, *binding))))
         self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
+        # Partial-order reduction: two steps of different clients, one of them local to
+        # its client (LOCAL_FAMILIES), commute (neither reads what the other writes), so
+        # every path can be reordered, at the same length and to the same last state,
+        # into one where such neighbours come in the order of their clients (the
+        # lexicographic normal form of its trace): the others are left out.
+        for f0, k0, l0 in self._owners[-1] if self._owners else []:
+            for f1, k1, l1 in owner:
+                if k1 < k0 and (l0 or l1):
+                    self.solver.add(z3.Not(z3.And(f0, f1)))
+        self._owners.append(owner)
         self.chosen.append(picks)
 
     def _heartbeat_ghost(self, f: Family, pre: SymState, g: Ghost, h: Ghost) -> tuple[Family, Any]:

@@ -62,7 +62,7 @@ from invariants.z3.proof.state import (
     SymState,
     Universe,
 )
-from invariants.z3.proof.transition import Family, Options, families
+from invariants.z3.proof.transition import Family, Options, heartbeat, offset_commit, stutter
 from model.config import Config
 
 JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
@@ -71,6 +71,8 @@ STATUS_NAMES = ("JOINING", "RECONCILING", "ACKNOWLEDGING", "STABLE")
 CLIENT_VARIANTS = {
     "client-acks-before-revoking": "while RECONCILING, a heartbeat reports the received "
     "target as owned (the acknowledgement races the revocation)",
+    "ack-while-revoking": "a heartbeat reports the partitions being revoked as gone while "
+    "their offsets are still being committed",
 }
 """The catalogue mutants with a symbolic variant in the client layer."""
 
@@ -80,12 +82,17 @@ CLIENT_GOALS: tuple[Conjunct, ...] = (
 )
 """The client properties BMC reads with the client layer on."""
 
+LOCAL_FAMILIES = frozenset({"SendHeartbeat", "HeartbeatResponse", "Reconcile", "CommitResponse"})
+"""The layer's steps that change only their client's fields (not the coordinator's)."""
+
 CLIENT_FAMILIES = (
     "ClientHeartbeat",
     "SendHeartbeat",
     "DeliverHeartbeat",
+    "HeartbeatResponse",
     "Reconcile",
-    "RevocationCommit",
+    "DeliverCommit",
+    "CommitResponse",
 )
 
 _p = z3.Const("p", PARTITION)
@@ -114,9 +121,15 @@ class ClientVars:
     req_null: Any
     req_full: Any
     req_owned: Any
-    req_first: Any
-    """The heartbeat in flight was sent before the revocation commit in flight (a client's
-    requests reach the coordinator in the order sent: ``model.network.deliverable``)."""
+    resp: Any
+    resp_epoch: Any
+    resp_has_assignment: Any
+    resp_assignment: Any
+    commit_resp: Any
+    hb_ahead: Any
+    """The heartbeat in flight (request or response) was sent before the revocation commit
+    in flight: each channel delivers in order (``model.network.deliverable``), and the
+    coordinator answers in the order it is delivered to, so the heartbeat stays ahead."""
 
     @staticmethod
     def fresh(tag: str, cmem: Any) -> ClientVars:
@@ -144,7 +157,12 @@ class ClientVars:
             req_null=f("request_null", C, B),
             req_full=f("request_full", C, B),
             req_owned=f("request_owned", C, P, B),
-            req_first=f("request_first", C, B),
+            resp=f("response", C, B),
+            resp_epoch=f("response_epoch", C, Z),
+            resp_has_assignment=f("response_has_assignment", C, B),
+            resp_assignment=f("response_assignment", C, P, B),
+            commit_resp=f("commit_response", C, B),
+            hb_ahead=f("heartbeat_ahead", C, B),
         )
 
     # The vocabulary (invariants.z3.proof.reading): no zombies, every client synced.
@@ -171,9 +189,13 @@ _UNARY = (
     "req_epoch",
     "req_null",
     "req_full",
-    "req_first",
+    "resp",
+    "resp_epoch",
+    "resp_has_assignment",
+    "commit_resp",
+    "hb_ahead",
 )
-_BINARY = ("owns", "revoking", "target", "reconciling", "sent", "req_owned")
+_BINARY = ("owns", "revoking", "target", "reconciling", "sent", "req_owned", "resp_assignment")
 
 
 def _same(a: ClientVars, b: ClientVars, c: ExprRef, skip: frozenset[str] = frozenset()) -> BoolRef:
@@ -247,6 +269,8 @@ class Layer:
                 z3.Not(a.committing(c)),
                 z3.Not(a.sent_ok(c)),
                 z3.Not(a.req(c)),
+                z3.Not(a.resp(c)),
+                z3.Not(a.commit_resp(c)),
                 a.commit_epoch(c) == 0,
                 a.req_epoch(c) == 0,
             ]
@@ -271,7 +295,11 @@ class Layer:
         client's member, and the formula. ``heartbeat_of`` restricts the core's heartbeat
         to what the replay drives and adds the unrolling's ghost."""
         out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
-        core = {f.name: f for f in families(pre, post, o)}
+        # Only the core families the layer drives.
+        core = {
+            f.name: f
+            for f in (heartbeat(pre, post, o), offset_commit(pre, post, o), stutter(pre, post, o))
+        }
         for c, m, sub in zip(self.consts, self.members, self.subscribed, strict=True):
             out += self._client_steps(pre, post, a, b, o, core, heartbeat_of, c, m, sub)
         return out
@@ -295,7 +323,7 @@ class Layer:
         st = a.status(c)
         in_rec = z3.Or(st == RECONCILING, st == ACKNOWLEDGING)
 
-        def reported(q: ExprRef, c: ExprRef = c, in_rec: BoolRef = in_rec) -> BoolRef:
+        def reported(q: ExprRef) -> BoolRef:
             # model.client.reported_partitions
             extra = z3.And(
                 z3.BoolVal(cfg.report_pending_additions),
@@ -314,10 +342,16 @@ class Layer:
         if o.variant == "client-acks-before-revoking":
             acks = z3.And(st == RECONCILING, a.has_target(c))
 
-            def early(q: ExprRef, c: ExprRef = c, acks: BoolRef = acks) -> BoolRef:
+            def early(q: ExprRef) -> BoolRef:
                 return z3.If(acks, a.target(c, q), reported(q))
 
             sent_owned, sent_null = early, z3.And(z3.Not(acks), null)
+        elif o.variant == "ack-while-revoking":
+
+            def gone(q: ExprRef) -> BoolRef:
+                return z3.And(reported(q), z3.Not(a.revoking(c, q)))
+
+            sent_owned = gone
         epoch = z3.If(st == JOINING, 0, a.epoch(c))
         # ACKNOWLEDGING becomes STABLE, or RECONCILING when a newer target waits.
         built = z3.If(
@@ -330,27 +364,15 @@ class Layer:
             st,
         )
 
-        def deliver(
+        def handled(
             fam: Family,
             *,
             epoch: ExprRef,
             null: BoolRef,
             owned: Callable[[ExprRef], BoolRef],
-            full: BoolRef,
-            status: ExprRef,
-            c: ExprRef = c,
-            m: ExprRef = m,
-            sub: frozenset[Partition] = sub,
         ) -> BoolRef:
-            """The coordinator's heartbeat on the request, accepted, and the client's
-            ``on_heartbeat_response`` (the client's status before it: ``status``)."""
+            """The coordinator's heartbeat on the request, accepted."""
             par = fam.params
-            changed = z3.Exists([_p], post.assigned(m, _p) != pre.assigned(m, _p))
-            answered = z3.Or(epoch == 0, full, changed)
-            same_target = z3.And(
-                a.has_target(c), z3.ForAll([_p], a.target(c, _p) == post.assigned(m, _p))
-            )
-            takes = z3.And(answered, z3.Not(same_target))
             return z3.And(
                 fam.formula,
                 fam.facts["accepted"],
@@ -359,33 +381,64 @@ class Layer:
                 _set(par["owned"], owned),
                 _set(par["names"], lambda q: self._member_of(q, sub)),
                 z3.Not(par["regex"]),
-                b.epoch(c) == post.epoch(m),
+            )
+
+        def answered(epoch: ExprRef, full: BoolRef) -> BoolRef:
+            """The response carries the assignment (``send_assignment``)."""
+            changed = z3.Exists([_p], post.assigned(m, _p) != pre.assigned(m, _p))
+            return z3.Or(epoch == 0, full, changed)
+
+        def read_response(
+            *,
+            epoch: ExprRef,
+            has: BoolRef,
+            assignment: Callable[[ExprRef], BoolRef],
+            status: ExprRef,
+        ) -> BoolRef:
+            """``on_heartbeat_response`` of a successful response (the client's status
+            before it: ``status``): the new member epoch; a new assignment starts
+            RECONCILING."""
+            same = z3.And(a.has_target(c), z3.ForAll([_p], a.target(c, _p) == assignment(_p)))
+            takes = z3.And(has, z3.Not(same))
+            return z3.And(
+                b.epoch(c) == epoch,
                 b.status(c) == z3.If(takes, z3.IntVal(RECONCILING), status),
                 b.has_target(c) == z3.Or(a.has_target(c), takes),
                 _set(
                     lambda q: b.target(c, q),
-                    lambda q: z3.If(takes, post.assigned(m, q), a.target(c, q)),
+                    lambda q: z3.If(takes, assignment(q), a.target(c, q)),
                 ),
             )
 
-        untouched = frozenset({"status", "epoch", "has_target", "target", "sent_ok", "sent"})
-        # ClientHeartbeat: sent, delivered and answered in one step.
+        sending = frozenset({"status", "sent_ok", "sent"})
+        reading = frozenset({"status", "epoch", "has_target", "target"})
+        # ClientHeartbeat: sent, delivered and answered in one step (nothing else of the
+        # client's in flight, so the order of the channels holds).
         hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
         heartbeat = z3.And(
             z3.Not(a.req(c)),
-            z3.Not(a.committing(c)),  # the commit sent before it is delivered first
+            z3.Not(a.resp(c)),
+            z3.Not(a.committing(c)),
+            z3.Not(a.commit_resp(c)),
             ghost,
-            deliver(hb, epoch=epoch, null=sent_null, owned=sent_owned, full=full, status=built),
+            handled(hb, epoch=epoch, null=sent_null, owned=sent_owned),
+            read_response(
+                epoch=post.epoch(m),
+                has=answered(epoch, full),
+                assignment=lambda q: post.assigned(m, q),
+                status=built,
+            ),
             b.sent_ok(c),
             _set(lambda q: b.sent(c, q), reported),
-            _same(a, b, c, untouched),
+            _same(a, b, c, sending | reading),
             self.frame(a, b, c),
         )
         out.append((replace(hb, name="ClientHeartbeat"), [(hb.params["member"], m)], heartbeat))
-        # SendHeartbeat: the request in flight (at most one per client).
+        # SendHeartbeat: the request in flight (one heartbeat in flight per client).
         x = z3.Const(f"SendHeartbeat.member@{post.tag}", MEMBER)
         send = z3.And(
             z3.Not(a.req(c)),
+            z3.Not(a.resp(c)),
             b.req(c),
             b.req_epoch(c) == epoch,
             b.req_null(c) == sent_null,
@@ -394,41 +447,63 @@ class Layer:
             b.status(c) == built,
             b.sent_ok(c),
             _set(lambda q: b.sent(c, q), reported),
+            b.hb_ahead(c) == z3.Not(z3.Or(a.committing(c), a.commit_resp(c))),
             _same(
                 a,
                 b,
                 c,
-                frozenset(
-                    {"req", "req_epoch", "req_null", "req_full", "req_owned", "status"}
-                    | {"sent_ok", "sent"}
-                ),
+                sending | {"req", "req_epoch", "req_null", "req_full", "req_owned", "hb_ahead"},
             ),
             core["Unchanged"].formula,
             self.frame(a, b, c),
         )
         out.append((Family("SendHeartbeat", send, {"member": x}), [(x, m)], send))
-        # DeliverHeartbeat: the request in flight delivered, and its response.
+        # DeliverHeartbeat: the coordinator handles the request; its response in flight.
         hb2, ghost2 = heartbeat_of(core["DeliverMessage.heartbeat"])
         delivered = z3.And(
             a.req(c),
-            z3.Or(z3.Not(a.committing(c)), a.req_first(c)),
+            z3.Not(z3.And(a.committing(c), z3.Not(a.hb_ahead(c)))),
             ghost2,
-            deliver(
+            handled(
                 hb2,
                 epoch=a.req_epoch(c),
                 null=a.req_null(c),
                 owned=lambda q: a.req_owned(c, q),
-                full=a.req_full(c),
-                status=st,
             ),
             z3.Not(b.req(c)),
-            _same(a, b, c, frozenset({"status", "epoch", "has_target", "target", "req"})),
+            b.resp(c),
+            b.resp_epoch(c) == post.epoch(m),
+            b.resp_has_assignment(c) == answered(a.req_epoch(c), a.req_full(c)),
+            _set(lambda q: b.resp_assignment(c, q), lambda q: post.assigned(m, q)),
+            _same(
+                a,
+                b,
+                c,
+                frozenset({"req", "resp", "resp_epoch", "resp_has_assignment", "resp_assignment"}),
+            ),
             self.frame(a, b, c),
         )
         out.append((replace(hb2, name="DeliverHeartbeat"), [(hb2.params["member"], m)], delivered))
+        # HeartbeatResponse: the client reads it.
+        y = z3.Const(f"HeartbeatResponse.member@{post.tag}", MEMBER)
+        response = z3.And(
+            a.resp(c),
+            z3.Not(z3.And(a.commit_resp(c), z3.Not(a.hb_ahead(c)))),
+            read_response(
+                epoch=a.resp_epoch(c),
+                has=a.resp_has_assignment(c),
+                assignment=lambda q: a.resp_assignment(c, q),
+                status=st,
+            ),
+            z3.Not(b.resp(c)),
+            _same(a, b, c, reading | {"resp"}),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("HeartbeatResponse", response, {"member": y}), [(y, m)], response))
 
         # Reconcile (model.client.reconcile, without callback steps)
-        def revoked(q: ExprRef, c: ExprRef = c) -> BoolRef:
+        def revoked(q: ExprRef) -> BoolRef:
             return z3.And(a.owns(c, q), z3.Not(a.target(c, q)))
 
         commits = z3.And(
@@ -443,7 +518,7 @@ class Layer:
             _set(lambda q: b.revoking(c, q), revoked),
             b.committing(c),
             b.commit_epoch(c) == a.epoch(c),
-            b.req_first(c) == a.req(c),
+            b.hb_ahead(c) == z3.Or(a.req(c), a.resp(c)),
             _same(
                 a,
                 b,
@@ -456,7 +531,7 @@ class Layer:
                         "revoking",
                         "committing",
                         "commit_epoch",
-                        "req_first",
+                        "hb_ahead",
                     }
                 ),
             ),
@@ -468,60 +543,78 @@ class Layer:
             z3.ForAll([_p], z3.Not(b.reconciling(c, _p))),
             z3.Not(b.sent_ok(c)),
             _same(
-                a, b, c, frozenset({"owns", "status", "has_reconciling", "reconciling", "sent_ok"})
+                a,
+                b,
+                c,
+                frozenset({"owns", "status", "has_reconciling", "reconciling", "sent_ok"}),
             ),
         )
-        x = z3.Const(f"Reconcile.member@{post.tag}", MEMBER)
+        r = z3.Const(f"Reconcile.member@{post.tag}", MEMBER)
         reconcile = z3.And(
             st == RECONCILING,
             z3.Not(a.has_reconciling(c)),
+            z3.Not(a.committing(c)),
+            z3.Not(a.commit_resp(c)),
             a.has_target(c),
             z3.If(commits, started, applied),
             core["Unchanged"].formula,
             self.frame(a, b, c),
         )
-        out.append((Family("Reconcile", reconcile, {"member": x}), [(x, m)], reconcile))
+        out.append((Family("Reconcile", reconcile, {"member": r}), [(r, m)], reconcile))
 
-        # RevocationCommit (the commit delivered and answered; on_commit_response)
+        # DeliverCommit: the coordinator's offset commit of the revoked partitions.
         oc = core["DeliverMessage.offset_commit"]
-        done = z3.And(
+        commit = z3.And(
             a.committing(c),
-            a.has_reconciling(c),
-            z3.Not(z3.And(a.req(c), a.req_first(c))),  # the heartbeat sent before it first
+            z3.Not(z3.And(a.req(c), a.hb_ahead(c))),
             oc.formula,
             oc.params["epoch"] == a.commit_epoch(c),
             _set(oc.params["partitions"], lambda q: a.revoking(c, q)),
-            _set(lambda q: b.owns(c, q), lambda q: a.reconciling(c, q)),
-            z3.Not(b.has_reconciling(c)),
-            z3.ForAll([_p], z3.And(z3.Not(b.reconciling(c, _p)), z3.Not(b.revoking(c, _p)))),
             z3.Not(b.committing(c)),
-            b.status(c) == z3.If(st == RECONCILING, z3.IntVal(ACKNOWLEDGING), st),
-            z3.Not(b.sent_ok(c)),
-            _same(
-                a,
-                b,
-                c,
-                frozenset(
-                    {
-                        "owns",
-                        "has_reconciling",
-                        "reconciling",
-                        "revoking",
-                        "committing",
-                        "status",
-                        "sent_ok",
-                    }
-                ),
-            ),
+            b.commit_resp(c),
+            _same(a, b, c, frozenset({"committing", "commit_resp"})),
             self.frame(a, b, c),
         )
-        out.append(
-            (
-                replace(oc, name="RevocationCommit"),
-                [(oc.params["member"], m)],
-                done,
-            )
+        out.append((replace(oc, name="DeliverCommit"), [(oc.params["member"], m)], commit))
+        # CommitResponse: on_commit_response, finish_reconcile.
+        z = z3.Const(f"CommitResponse.member@{post.tag}", MEMBER)
+        done = z3.And(
+            a.commit_resp(c),
+            z3.Not(z3.And(a.resp(c), a.hb_ahead(c))),
+            z3.Not(b.commit_resp(c)),
+            z3.If(
+                a.has_reconciling(c),
+                z3.And(
+                    _set(lambda q: b.owns(c, q), lambda q: a.reconciling(c, q)),
+                    z3.Not(b.has_reconciling(c)),
+                    z3.ForAll(
+                        [_p], z3.And(z3.Not(b.reconciling(c, _p)), z3.Not(b.revoking(c, _p)))
+                    ),
+                    b.status(c) == z3.If(st == RECONCILING, z3.IntVal(ACKNOWLEDGING), st),
+                    z3.Not(b.sent_ok(c)),
+                    _same(
+                        a,
+                        b,
+                        c,
+                        frozenset(
+                            {
+                                "owns",
+                                "has_reconciling",
+                                "reconciling",
+                                "revoking",
+                                "commit_resp",
+                                "status",
+                                "sent_ok",
+                            }
+                        ),
+                    ),
+                ),
+                _same(a, b, c, frozenset({"commit_resp"})),
+            ),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
         )
+        out.append((Family("CommitResponse", done, {"member": z}), [(z, m)], done))
         return out
 
     def _member_of(self, q: ExprRef, sub: frozenset[Partition]) -> BoolRef:
@@ -557,6 +650,21 @@ class Layer:
                         if yes(a.req(c))
                         else None
                     ),
+                    response=(
+                        (
+                            num(a.resp_epoch(c)),
+                            parts(a.resp_assignment, c) if yes(a.resp_has_assignment(c)) else None,
+                        )
+                        if yes(a.resp(c))
+                        else None
+                    ),
+                    commit=(
+                        "in flight"
+                        if yes(a.committing(c))
+                        else "answered"
+                        if yes(a.commit_resp(c))
+                        else None
+                    ),
                 )
             )
         return tuple(out)
@@ -575,6 +683,10 @@ class ClientValue:
     target: frozenset[Partition] | None
     request: tuple[int, frozenset[Partition] | None] | None = None
     """The heartbeat in flight: its member epoch and owned partitions (None: null)."""
+    response: tuple[int, frozenset[Partition] | None] | None = None
+    """The heartbeat response in flight: its member epoch and assignment (None: none)."""
+    commit: str | None = None
+    """The revocation commit: "in flight", "answered" (its response in flight) or None."""
 
     def render(self) -> str:
         def ps(s: frozenset[Partition]) -> str:
@@ -586,6 +698,12 @@ class ClientValue:
             e, owned = self.request
             shown = "null" if owned is None else ps(owned)
             flight = f", heartbeat in flight (epoch {e}, owned {shown})"
+        if self.response is not None:
+            e, asg = self.response
+            shown = "none" if asg is None else ps(asg)
+            flight += f", response in flight (epoch {e}, assignment {shown})"
+        if self.commit is not None:
+            flight += f", revocation commit {self.commit}"
         return (
             f"client {self.name} ({self.member}): {self.status} epoch {self.epoch}, consumes "
             f"{ps(self.owns)}, revoking {ps(self.revoking)}, target {target}{flight}"
@@ -595,7 +713,13 @@ class ClientValue:
 # --------------------------------------------------------------------------- replay
 
 
-def _value_of(client: Any, member: str, request: Any = None) -> ClientValue:
+def _value_of(
+    client: Any,
+    member: str,
+    request: Any = None,
+    response: Any = None,
+    commit: str | None = None,
+) -> ClientValue:
     """A Python client as the path's ``ClientValue`` (replay partitions ``("p<i>", 0)``)."""
 
     def ps(s: Any) -> frozenset[Partition]:
@@ -617,6 +741,15 @@ def _value_of(client: Any, member: str, request: Any = None) -> ClientValue:
                 None if request.topic_partitions is None else ps(request.topic_partitions),
             )
         ),
+        response=(
+            None
+            if response is None
+            else (
+                response.member_epoch,
+                None if response.assignment is None else ps(response.assignment),
+            )
+        ),
+        commit=commit,
     )
 
 
@@ -674,6 +807,8 @@ def replay_clients(
         clients[v.member] = c
     commits: dict[str, OffsetCommitRequest] = {}
     flight: dict[str, Any] = {}
+    answers: dict[str, Any] = {}
+    commit_answers: dict[str, Any] = {}
 
     def snapshot() -> Any:
         return project_key((group, topics, tuple(client_view(c) for c in clients.values())))
@@ -717,13 +852,20 @@ def replay_clients(
                 request=req,
                 responses=responses,
             )
-            clients[member] = rules.client_on_heartbeat_response(new, responses[0], config)
+            if family == "ClientHeartbeat":
+                new = rules.client_on_heartbeat_response(new, responses[0], config)
+            else:
+                answers[member] = responses[0]
+            clients[member] = new
+        elif family == "HeartbeatResponse":
+            resp = answers.pop(member)
+            clients[member] = rules.client_on_heartbeat_response(client, resp, config)
         elif family == "Reconcile":
             new, commit = rules.client_reconcile(client, config)
             if commit is not None:
                 commits[member] = commit
             clients[member] = new
-        elif family == "RevocationCommit":
+        elif family == "DeliverCommit":
             commit = commits.pop(member, None)
             parts: Any = params["partitions"]
             if (
@@ -732,7 +874,9 @@ def replay_clients(
                 or commit.topics != frozenset(_tp(str(p)) for p in parts)
             ):
                 raise ReplayDiverged(f"step {i + 1} ({family}): no such commit in flight")
-            group, resp = co.handle_offset_commit(group, commit, config)
+            group, commit_answers[member] = co.handle_offset_commit(group, commit, config)
+        elif family == "CommitResponse":
+            resp = commit_answers.pop(member)
             clients[member] = cl.on_commit_response(client, resp, config)
         else:
             raise ValueError(f"the client replay drives no {family!r} step")
@@ -746,7 +890,17 @@ def replay_clients(
                 + "; ".join(render(_abstract(after)))
             )
         for v in path.clients[i + 1]:
-            got = _value_of(clients[v.member], v.member, flight.get(v.member))
+            got = _value_of(
+                clients[v.member],
+                v.member,
+                flight.get(v.member),
+                answers.get(v.member),
+                "in flight"
+                if v.member in commits
+                else "answered"
+                if v.member in commit_answers
+                else None,
+            )
             if got != v:
                 raise ReplayDiverged(
                     f"step {i + 1} ({family}): the Python client reached {got.render()} "

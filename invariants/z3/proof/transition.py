@@ -105,6 +105,8 @@ VARIANTS = {
     # for these; the coordinator's families are the reference ones.
     "client-acks-before-revoking": "while RECONCILING, a client's heartbeat reports the "
     "received target as owned (the acknowledgement races the revocation)",
+    "ack-while-revoking": "a client's heartbeat reports the partitions being revoked as gone "
+    "while their offsets are still being committed",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -127,10 +129,6 @@ OUTSIDE: dict[str, str] = {
     "(Config.callback_steps) and a client gone STALE: not in the client layer",
     "poll-timeout-keeps-partitions": "a client rule on the poll timer, the stale leave and "
     "the rejoin (killed by JoiningClientOwnsNothing): not in the client layer",
-    "ack-while-revoking": "its violation needs a client's heartbeat delivered after its "
-    "revocation commit and before the commit's response: the client layer "
-    "(invariants.z3.proof.bmc_clients) answers a request at its delivery and keeps each "
-    "client's requests in order, so no path of it has one",
     "install-without-reapplying-removals": _OFFLOAD,
     "two-runs-in-flight": _OFFLOAD,
     "install-before-static-replacement": _OFFLOAD,
