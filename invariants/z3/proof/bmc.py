@@ -19,6 +19,11 @@ with the path's targets as the assignor's output. After every step the Python gr
 projection must equal the path's state (else :class:`ReplayDiverged`), and at the
 end the Python reading of the property must fail on the Python states: the counterexample
 is the model's, not only the encoding's.
+
+For a client-side variant the unrolling is the client layer's instead
+(``invariants.z3.proof.bmc_clients``: the configuration's clients over the core, their
+heartbeats, reconciliations and revocation commits), its paths replayed by the Python
+clients and coordinator together (``bmc_clients.replay_clients``).
 """
 
 from __future__ import annotations

@@ -14,30 +14,41 @@ diagnosis layer (``invariants.z3.proof.clients``) it reads the client vocabulary
 ``invariants.z3.proof.reading`` on the ``Client`` sort; the client of member ``m<i>`` is the
 configuration's client whose member id is the universe's ``i``-th.
 
-Its steps, for a client ``c`` of member ``m``:
+Its steps, for a client ``c`` of member ``m`` (``model.client``, ``model.system``):
 
+``SendHeartbeat``
+  ``build_heartbeat`` (``reported_partitions``; the epoch, 0 when JOINING; null owned
+  partitions when unchanged since the last report): the request in flight;
+``DeliverHeartbeat``
+  the coordinator's heartbeat family on it, with the client's subscription, accepted: the
+  response in flight (the new member epoch; the assignment when ``send_assignment``);
+``HeartbeatResponse``
+  ``on_heartbeat_response``: the new member epoch; a new assignment starts RECONCILING;
 ``ClientHeartbeat``
-  ``model.client.build_heartbeat`` (``reported_partitions``; the epoch, 0 when JOINING;
-  null owned partitions when unchanged since the last report), the coordinator's heartbeat
-  family on that request, with the client's subscription, accepted, and the client's
-  ``on_heartbeat_response`` (the new member epoch; a new assignment starts RECONCILING) —
-  one round trip, as if the network delivered the request and its response at once;
+  the three at once, when nothing else of the client's is in flight;
 ``Reconcile``
-  ``model.client.reconcile``: with partitions to revoke at an epoch > 0 (and
-  ``Config.commit_on_revoke``) the client stops consuming them and commits their offsets;
-  otherwise it takes the target at once and acknowledges with its next heartbeat;
-``RevocationCommit``
-  the coordinator's offset-commit family on that commit (the revoked partitions at the
-  epoch they were committed with) and the client's ``on_commit_response`` /
-  ``finish_reconcile``: the target is taken, the revocation done.
+  ``reconcile``: with partitions to revoke at an epoch > 0 (and
+  ``Config.commit_on_revoke``) the client stops consuming them and sends the commit of
+  their offsets; otherwise it takes the target at once and acknowledges with its next
+  heartbeat;
+``DeliverCommit``
+  the coordinator's offset-commit family on that commit: its response in flight;
+``CommitResponse``
+  ``on_commit_response`` / ``finish_reconcile``: the target is taken, the revocation done.
 
-It is a *restriction* of the model's clients (no message is lost, delayed or reordered
-across a round trip; no client leaves, crashes, is fenced, polls late or runs callbacks as
-steps; no auto-commit), so a path of it is a path of the model — which the replay checks
-step by step (:func:`replay_clients`) — and "no violation within ``k`` steps" speaks of
-this layer only. ``Options.variant`` may name a client-side mutant of
-``groupcheck/mutants/catalogue.py`` (``CLIENT_VARIANTS``): the rule it breaks is encoded
-here; the coordinator's families are the reference ones.
+Each channel delivers in order (``model.network.deliverable``): a client's heartbeat and
+commit reach the coordinator in the order sent, and their responses come back in that
+order. Steps of different clients of which one is local to its client
+(``LOCAL_FAMILIES``) commute; ``bmc.Unrolling`` keeps only their order by client.
+
+It is a *restriction* of the model's clients (nothing is lost or times out, every
+heartbeat is accepted, no client leaves, crashes, is fenced, polls late or runs callbacks
+as steps, no auto-commit, every client subscribed from the start), so "no violation within
+``k`` steps" speaks of this layer only; a path found is replayed by the Python clients and
+coordinator (:func:`replay_clients`) and lifted to a model trace like the core's paths.
+``Options.variant`` may name a client-side mutant of ``groupcheck/mutants/catalogue.py``
+(``CLIENT_VARIANTS``): the rule it breaks is encoded here; the coordinator's families are
+the reference ones.
 """
 
 from __future__ import annotations
