@@ -98,6 +98,7 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _options(args: argparse.Namespace) -> Any:
+    from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
     from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
     from model.status import ConfigError
 
@@ -109,6 +110,11 @@ def _options(args: argparse.Namespace) -> Any:
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
             f"no symbolic variant of mutant {args.variant!r}; known: {', '.join(VARIANTS)}"
+        )
+    if args.variant in CLIENT_VARIANTS:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule of the client layer, which the proof's "
+            f"core does not have; find it with explore --engine bmc --mutant {args.variant}"
         )
     if config is None:
         return Options(variant=args.variant)
