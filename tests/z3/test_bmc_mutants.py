@@ -14,7 +14,15 @@ import pytest
 from groupcheck.mutants import MUTANTS
 from groupcheck.mutants.catalogue import after_assignor
 from groupcheck.prove import _initial_group_epoch
-from invariants.z3.proof.bmc import GOALS, ReplayDiverged, confirmed, replay, search, universe_of
+from invariants.z3.proof.bmc import (
+    GOALS,
+    ReplayDiverged,
+    confirmed,
+    replay,
+    search,
+    search_all,
+    universe_of,
+)
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_VARIANTS,
@@ -136,3 +144,20 @@ def test_the_reference_rules_keep_covers_under_a_covering_assignor() -> None:
         group_epoch=_initial_group_epoch(config),
     )
     assert (out.status, out.depth) == ("ok", 4)
+
+
+def test_the_reference_clients_keep_the_client_goals() -> None:
+    """The client goals are BMC goals only because the reference clients keep them: with
+    the client layer on ``MUT2`` and the reference rules, no path of five steps (the
+    length of ``client-acks-before-revoking``'s) violates either."""
+    config = MUTANTS["client-acks-before-revoking"].config
+    universe = universe_of(config)
+    outs = search_all(
+        [c.name for c in CLIENT_GOALS],
+        5,
+        Options.of(config),
+        universe=universe,
+        group_epoch=_initial_group_epoch(config),
+        layer=Layer.of(config, universe),
+    )
+    assert {(o.status, o.depth) for o in outs.values()} == {("ok", 5)}
