@@ -388,10 +388,11 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     # The client layer only for a client-side variant: its properties read the clients.
     layer = None
     if variant in CLIENT_VARIANTS:
-        if config.callback_steps or config.auto_commit:
+        if config.callback_steps or config.auto_commit or any(c.regex for c in config.clients):
             raise ConfigError(
-                "--engine bmc's client layer has no rebalance callbacks as steps and no "
-                "auto-commit; explore this config instead"
+                "--engine bmc's client layer has no rebalance callbacks as steps, no "
+                "auto-commit and no regular-expression subscriptions; explore this config "
+                "instead"
             )
         goals += [c.name for c in CLIENT_GOALS]
     if args.only:

@@ -549,7 +549,8 @@ class Unrolling:
 
     def _extend_clients(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> None:
         """One step of the client layer (``bmc_clients.Layer.steps``) instead of the core's
-        requests: a client's heartbeat round trip, reconciliation or revocation commit."""
+        requests: a client's heartbeat (sent, delivered, answered), reconciliation or
+        revocation commit (delivered, answered)."""
         assert self.layer is not None
         i = self.depth - 1
         a, b = self.clients[i], self.layer.fresh(f"s{i + 1}")
