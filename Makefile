@@ -17,11 +17,11 @@ demo: setup
 	-$(VENV)/bin/groupcheck explore --mutant revoke-without-waiting --engine bfs
 	@echo "(exit status 1 above is expected: the mutant's counterexample was found)"
 
-# Tests that start a JVM (mark "spark", all in tests/pipeline/test_pipeline_spark.py) run in
-# their own invocation without xdist: one JVM instead of one per worker.
+# Tests that start a JVM (mark "spark", tests/pipeline/test_pipeline_{spark,bfs}.py) are one
+# xdist group (--dist loadgroup): they run on one worker, in one JVM, while the other
+# workers run the rest.
 test: setup
-	$(PY) -m pytest -n auto -q -m "not spark" tests
-	$(PY) -m pytest -q -m spark tests
+	$(PY) -m pytest -n auto --dist loadgroup -q tests
 
 lint: setup
 	$(VENV)/bin/ruff check .

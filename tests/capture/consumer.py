@@ -8,7 +8,7 @@ Prints ``assigned`` as soon as it has partitions, so a test can kill it at a kno
 and ``owns [0, 1]`` each time its assignment changes after that. With
 ``classic STRATEGY`` it joins with JoinGroup/SyncGroup (``group.protocol=classic``,
 ``partition.assignment.strategy=STRATEGY``), commits offset 0 of what it owns each time
-its assignment changes (an OffsetCommit at its generation), and has a 6 s session
+its assignment changes (an OffsetCommit at its generation), and has a 3 s session
 timeout (the mock holds a first JoinGroup 3 s, and expires a member whose session ends
 first) and a 250 ms heartbeat interval. With ``slow-assign DELAY`` its rebalance callback
 takes DELAY seconds over the first assignment that gives it partitions (``applying
@@ -43,7 +43,7 @@ def main() -> None:
             {
                 "group.protocol": "classic",
                 "partition.assignment.strategy": sys.argv[5],
-                "session.timeout.ms": 6000,
+                "session.timeout.ms": 3000,
                 "heartbeat.interval.ms": 250,
             }
         )

@@ -40,6 +40,9 @@ HERE = Path(__file__).resolve().parent
 PARTITIONS = 4
 ALL = f"owns {list(range(PARTITIONS))}"
 WAIT = 60.0
+SESSION_MS = 3000
+"""The classic consumers' session timeout (tests/capture/consumer.py): the mock makes a
+rebalance wait for it, so it sets the test's pace."""
 """Seconds any one step may take before the test fails (a safety net: each step ends on
 an event, within a few seconds of the mock's timers)."""
 
@@ -212,7 +215,7 @@ def test_churn_is_a_classic_trace_the_validator_checks(capture: ClassicCapture) 
     assert accepted
 
     # The header: the timing JoinGroup requests show, and the clients' names.
-    assert header["session_timeout_ms"] == 6000  # SessionTimeoutMs of the JoinGroups
+    assert header["session_timeout_ms"] == SESSION_MS  # SessionTimeoutMs of the JoinGroups
     assert header["rebalance_timeout_ms"] > 0
     assert sorted(set(header["clients"].values())) == ["c1", "c2", "c3"]
     (victim,) = [c for c, name in header["clients"].items() if name == "c2"]
@@ -220,7 +223,7 @@ def test_churn_is_a_classic_trace_the_validator_checks(capture: ClassicCapture) 
     # Safety mode classifies the killed consumer's partitions handed on after its session
     # expired, which a wire capture cannot see; each hand-over's class is checked against
     # the capture's own timestamps (c2's last Heartbeat, JoinGroup or SyncGroup request,
-    # + 6 s, against the response handing the partition on; 100 ms clock tolerance).
+    # + the session timeout, against the response handing the partition on; 100 ms clock tolerance).
     report = validate_safety(str(capture.out), lines)
     assert report.error is None
     events = [json.loads(x) for x in lines[1:]]
@@ -234,7 +237,7 @@ def test_churn_is_a_classic_trace_the_validator_checks(capture: ClassicCapture) 
             and e["payload"]["direction"] == "request"
             and e["payload"]["api"] in ("Heartbeat", "JoinGroup", "SyncGroup")
         )
-        premature = h["ts"] + 100 < last + 6000
+        premature = h["ts"] + 100 < last + SESSION_MS
         assert h["classification"] == ("premature" if premature else "zombie-window"), h
     premature_lines = sorted(
         {h["line"] for h in report.handovers if h["classification"] == "premature"}

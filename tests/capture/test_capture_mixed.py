@@ -72,7 +72,7 @@ def test_the_mock_keeps_the_two_protocols_apart_and_safety_mode_says_so(
     report = validate_safety(str(capture.out), lines)
     assert report.error is None
     assert report.protocol == "mixed"
-    # c1's session (6 s, its JoinGroup's) had not expired: a premature hand-over.
+    # c1's session (3 s, its JoinGroup's) had not expired: a premature hand-over.
     (finding,) = report.violations
     assert finding.property == "Observed.NoHandOverBeforeExpiry", finding
     (h,) = {(h["from_name"], h["to_name"], h["classification"]) for h in report.handovers}
