@@ -901,6 +901,25 @@ def replay_topics(n_partitions: int) -> Any:
     return FrozenMap((f"p{i}", TopicMetadata(f"p{i}", 1)) for i in range(max(n_partitions, 1)))
 
 
+def replay_start(path: Path) -> tuple[Any, Any]:
+    """The replay's empty group at the path's first epochs, and its topics (one
+    single-partition topic per partition any state of the path names)."""
+    from model.ids import FrozenMap
+    from model.records import Group
+
+    n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
+    first = path.states[0]
+    group = Group(
+        group_epoch=first.group_epoch,
+        assignment_epoch=first.assignment_epoch,
+        target_assignment=FrozenMap(),
+        members=FrozenMap(),
+        partition_epochs=FrozenMap(),
+        committed_offsets=FrozenMap(),
+    )
+    return group, replay_topics(n_parts)
+
+
 def replay_projection(group: Any, topics: Any) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
     them)."""
@@ -1016,20 +1035,8 @@ def replay(
     is what the rules' ``compute_target_assignment`` does to the assignor's output beyond
     the assignor (a mutant's post-processing, ``groupcheck.mutants.catalogue.after_assignor``):
     the replay installs the path's target, then applies it."""
-    from model.ids import FrozenMap
-    from model.records import Group
-
-    n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
-    topics = replay_topics(n_parts)
+    group, topics = replay_start(path)
     first = path.states[0]
-    group = Group(
-        group_epoch=first.group_epoch,
-        assignment_epoch=first.assignment_epoch,
-        target_assignment=FrozenMap(),
-        members=FrozenMap(),
-        partition_epochs=FrozenMap(),
-        committed_offsets=FrozenMap(),
-    )
     out = [replay_projection(group, topics)]
     server_error = False
     loading = first.loading

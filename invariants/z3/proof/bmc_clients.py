@@ -787,28 +787,17 @@ def replay_clients(
         _tp,
         apply_step,
         replay_projection,
-        replay_topics,
+        replay_start,
     )
     from invariants.z3.proof.state import render
     from model import client as cl
     from model import coordinator as co
-    from model.ids import FrozenMap
-    from model.records import Group, OffsetCommitRequest
+    from model.records import OffsetCommitRequest
     from model.status import ClientStatus
     from model.system import consumer_initial
 
     config = replace(base_config, rules=rules)
-    n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
-    topics = replay_topics(n_parts)
-    first = path.states[0]
-    group = Group(
-        group_epoch=first.group_epoch,
-        assignment_epoch=first.assignment_epoch,
-        target_assignment=FrozenMap(),
-        members=FrozenMap(),
-        partition_epochs=FrozenMap(),
-        committed_offsets=FrozenMap(),
-    )
+    group, topics = replay_start(path)
     by_name = {c.name: c for c in consumer_initial(base_config).clients}
     clients: dict[str, Any] = {}
     for v in path.clients[0]:
