@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from groupcheck.explore.bfs import bfs
@@ -20,6 +20,11 @@ from groupcheck.explore.hypothesis_engine import run_hypothesis
 from groupcheck.explore.machine import PropertyViolated, machine_for
 from model.config import Config
 from model.presets import EXAMPLES, PRESETS
+
+NO_SHRINK = settings(settings.default, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+"""The loaded profile without Hypothesis' shrinking: the failure tests check which property
+the machine reports, not the shrinker (14 and 21 CPU s of it; the engine's shrinking is
+tested through ``run_hypothesis`` in tests/unit/test_explore.py)."""
 
 
 def fixed(config: Config) -> Config:
@@ -39,7 +44,7 @@ def test_machine_failure_is_reported_as_the_violated_property() -> None:
 
     machine = machine_for(get_mutant("assignor-assigns-twice").mutated_config())
     with pytest.raises(PropertyViolated, match=r"ValidTargetAssignment\.Unique"):
-        run_state_machine_as_test(machine)
+        run_state_machine_as_test(machine, settings=NO_SHRINK)
     assert machine.last_path
 
 
@@ -73,5 +78,5 @@ def test_classic_machine_failure_is_reported_as_the_violated_property() -> None:
 
     machine = machine_for(get_mutant("assign-without-withholding").mutated_config())
     with pytest.raises(PropertyViolated, match="MovesOnlyReleased"):
-        run_state_machine_as_test(machine)
+        run_state_machine_as_test(machine, settings=NO_SHRINK)
     assert machine.last_path
