@@ -215,6 +215,8 @@ def bfs(
     max_seen_depth = 0
     exhausted = True
     cut: str | None = None  # why the search stopped before it was complete
+    if progress is not None:
+        progress(len(nodes), 0, len(queue))  # a first line at once, as the parallel engine
     while queue:
         if max_states is not None and len(nodes) >= max_states:
             exhausted = False

@@ -147,7 +147,7 @@ def test_preset_and_config_are_exclusive(capsys: pytest.CaptureFixture[str]) -> 
 def test_progress_lines_also_when_stderr_is_not_a_terminal(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    argv = ["explore", "--preset", "TINY", "--budget", "3600", "--out", str(tmp_path)]
+    argv = ["explore", "--preset", "MIGRATION_UPGRADE", "--budget", "3600", "--out", str(tmp_path)]
     code, _, err = run(capsys, *argv)
     assert code == 0
     # The first line at once, whichever engine (--workers: every core by default).
