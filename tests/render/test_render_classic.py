@@ -14,7 +14,6 @@ from xml.etree import ElementTree
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.explore.bfs import bfs
 from model import system
 from model.actions import Action, DeliverMessage, Subscribe
 from model.classic.messages import (
@@ -28,7 +27,7 @@ from model.classic.records import ClassicState
 from model.config import Config
 from model.ids import FrozenMap
 from model.path import Path as ModelPath
-from model.presets import CLASSIC_COOPERATIVE, UPGRADE_ONE_BOUNCE, preset
+from model.presets import CLASSIC_COOPERATIVE, UPGRADE_ONE_BOUNCE
 from model.records import Body, Message
 from model.status import ErrorCode
 from model.system import AnyState
@@ -38,6 +37,7 @@ from reports.render.dot import run_dot, sequence_dot, timeline_dot
 from reports.render.explain import explain, explain_events
 from reports.render.report import write_report
 from reports.render.view import collapse, view_of_events, view_of_path
+from tests.counterexamples import upgrade_one_bounce
 
 LANE_A, LANE_COORDINATOR = 1, 0
 """Lane numbers in the DOT text: the coordinator first, then the clients in config order."""
@@ -276,11 +276,7 @@ def test_seeded_walks_render(config: Config, seed: int, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def upgrade_counterexample() -> tuple[ModelPath, str, str]:
     """The BFS counterexample of UPGRADE_ONE_BOUNCE: (path, property, message)."""
-    found = bfs(preset("UPGRADE_ONE_BOUNCE"))
-    assert found.path is not None
-    assert found.property is not None
-    assert found.message is not None
-    return found.path, found.property, found.message
+    return upgrade_one_bounce()
 
 
 def _partition(message: str) -> str:

@@ -49,6 +49,7 @@ from model.status import (
     ErrorCode,
     RebalanceProtocol,
 )
+from tests import counterexamples
 
 SUB = ClassicSubscription(topics=frozenset({"foo"}))
 A = ReplyTo("A", 0, 0)
@@ -351,6 +352,8 @@ def test_the_upgrade_in_one_bounce_double_assigns_a_partition() -> None:
     assert result.result == "violation"
     assert result.property == "MovesOnlyReleased"
     assert result.path is not None
+    # The path the other tests replay instead of searching again (tests/counterexamples.py).
+    assert result.path.encode() == counterexamples.UPGRADE_ONE_BOUNCE
     assert any(isinstance(a, Bounce) for a in result.path.actions)
     final = result.path.final()
     assert isinstance(final, ClassicState)

@@ -622,11 +622,9 @@ def test_cli_conformance_replays_a_classic_walk(tmp_path: FsPath) -> None:
 
 @pytest.fixture(scope="module")
 def upgrade_counterexample() -> Path:
-    from groupcheck.explore.bfs import bfs
+    from tests.counterexamples import upgrade_one_bounce
 
-    result = bfs(preset("UPGRADE_ONE_BOUNCE"))
-    assert result.path is not None
-    return result.path
+    return upgrade_one_bounce()[0]
 
 
 def test_cli_conformance_reports_the_upgrade_counterexample(
