@@ -107,6 +107,8 @@ VARIANTS = {
     "received target as owned (the acknowledgement races the revocation)",
     "ack-while-revoking": "a client's heartbeat reports the partitions being revoked as gone "
     "while their offsets are still being committed",
+    "adopt-negative-epoch": "the response to a client's leave heartbeat (epoch -1) sets the "
+    "client's member epoch (KAFKA-19335)",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -122,9 +124,6 @@ OUTSIDE: dict[str, str] = {
     "static-replacement-keeps-both": "static membership (instance ids, the -2 leave): not "
     "in the abstraction",
     "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
-    "adopt-negative-epoch": "a client rule on a leave response; the client layer "
-    "(invariants.z3.proof.bmc_clients) has no leaves, and its kill is the step property "
-    "ClientEpochMonotone on a client's epoch",
     "callback-ignores-abort": "a client rule on rebalance callbacks run as steps "
     "(Config.callback_steps) and a client gone STALE: not in the client layer",
     "poll-timeout-keeps-partitions": "a client rule on the poll timer, the stale leave and "
