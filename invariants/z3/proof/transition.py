@@ -127,8 +127,10 @@ OUTSIDE: dict[str, str] = {
     "epoch kept, pending revocation dropped, assigned partitions still held) and, in the "
     "heartbeat family, the static join of resolve_member (a holder at -2 replaced through "
     "replace_static_member: state, assignment and target moved to the new member id at "
-    "epoch 0, partition epochs rebound; else UNRELEASED_INSTANCE_ID or FENCED_INSTANCE_ID), "
-    "with the properties' instance function read on it; and BMC needs instance ids in its "
+    "epoch 0, partition epochs rebound, the rest of the heartbeat then run on the copy: an "
+    "intermediate state inside the family; else UNRELEASED_INSTANCE_ID or "
+    "FENCED_INSTANCE_ID), with the properties' instance function read on it (today 0: "
+    "dynamic members only); and BMC needs instance ids in its "
     "requests and replay (explore --engine bmc refuses configurations with instance ids)",
     "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
     "callback-ignores-abort": "a client rule on rebalance callbacks run as steps "
