@@ -350,7 +350,9 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     )
     from invariants.z3.proof.bmc_clients import (
         CLIENT_GOALS,
+        CLIENT_STEP_GOALS,
         CLIENT_VARIANTS,
+        LEAVE_VARIANTS,
         Layer,
         confirmed_clients,
         replay_clients,
@@ -395,6 +397,10 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
                 "instead"
             )
         goals += [c.name for c in CLIENT_GOALS]
+        if variant in LEAVE_VARIANTS:
+            # A client's epoch goes down only when it leaves: asked where the layer has
+            # its leaves.
+            goals += [c.name for c in CLIENT_STEP_GOALS]
     if args.only:
         unknown = [g for g in args.only if g not in goals]
         if unknown:
@@ -410,7 +416,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     # The configuration's finite domains: quantifier-free unrollings.
     universe = universe_of(config)
     if variant in CLIENT_VARIANTS:
-        layer = Layer.of(config, universe)
+        layer = Layer.of(config, universe, variant)
     group_epoch = _initial_group_epoch(config)
     progress = progress_for(args.quiet)
     start = time.monotonic()
@@ -426,7 +432,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         group_epoch=group_epoch,
         layer=layer,
     )
-    client_goals = {c.name for c in CLIENT_GOALS}
+    client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS)}
     for goal, out in outcomes.items():
         row: dict[str, Any] = {
             "property": goal,

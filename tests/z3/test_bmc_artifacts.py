@@ -32,6 +32,8 @@ CASES = [
         "accept-stale-commit-epoch", "OffsetCommitAtValidEpoch", 2, marks=pytest.mark.slow
     ),
     ("accept-commit-from-unknown-member", "OffsetCommitAtValidEpoch", 1),
+    # The client layer with its leaves: the path lifts to the kill matrix's 8 steps.
+    ("adopt-negative-epoch", "ClientEpochMonotone", 4),
 ]
 
 RUN_FILES = {

@@ -25,6 +25,7 @@ from invariants.z3.proof.bmc import (
 )
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
+    CLIENT_STEP_GOALS,
     CLIENT_VARIANTS,
     Layer,
     confirmed_clients,
@@ -47,6 +48,7 @@ FOUND = {
     "regex-resolution-without-bump": ("ValidTargetAssignment.Covers", 2),
     "client-acks-before-revoking": ("OwnedPartitionsAreHeld", 5),
     "ack-while-revoking": ("RevokedBeforeReassigned", 12),
+    "adopt-negative-epoch": ("ClientEpochMonotone", 4),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -65,6 +67,7 @@ KILL_LENGTH = {
     "regex-resolution-without-bump": 3,
     "client-acks-before-revoking": 12,
     "ack-while-revoking": 19,
+    "adopt-negative-epoch": 8,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""
@@ -76,7 +79,8 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     assert all(reason.strip() for reason in OUTSIDE.values())
     assert set(FOUND) == set(VARIANTS)
     assert set(CLIENT_VARIANTS) <= set(VARIANTS)
-    assert {goal for goal, _ in FOUND.values()} <= set(GOALS) | {c.name for c in CLIENT_GOALS}
+    client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS)}
+    assert {goal for goal, _ in FOUND.values()} <= set(GOALS) | client_goals
 
 
 SLOW = {"ack-while-revoking"}
@@ -94,7 +98,7 @@ def test_bmc_finds_the_variant_at_its_shortest_depth_and_the_model_replays_it(na
     options = Options.of(mutant.config, name)
     universe = universe_of(mutant.config)
     epoch = _initial_group_epoch(mutant.config)
-    layer = Layer.of(mutant.config, universe) if name in CLIENT_VARIANTS else None
+    layer = Layer.of(mutant.config, universe, name) if name in CLIENT_VARIANTS else None
     out = search(goal, depth, options, universe=universe, group_epoch=epoch, layer=layer)
     assert out.status == "violation", out
     assert out.depth == depth
@@ -161,3 +165,23 @@ def test_the_reference_clients_keep_the_client_goals() -> None:
         layer=Layer.of(config, universe),
     )
     assert {(o.status, o.depth) for o in outs.values()} == {("ok", 5)}
+
+
+def test_the_reference_clients_keep_their_epochs_through_a_leave() -> None:
+    """``ClientEpochMonotone`` is a BMC goal only because the reference clients keep it:
+    with the client layer's leaves on ``MUT2_REJOIN`` and the reference rules, no path of
+    four steps violates it, where the same unrolling but for the mutant's rule does
+    (``adopt-negative-epoch``'s row above)."""
+    config = MUTANTS["adopt-negative-epoch"].config
+    universe = universe_of(config)
+    layer = Layer.of(config, universe, "adopt-negative-epoch")
+    assert layer.leaves
+    out = search(
+        "ClientEpochMonotone",
+        4,
+        Options.of(config),
+        universe=universe,
+        group_epoch=_initial_group_epoch(config),
+        layer=layer,
+    )
+    assert (out.status, out.depth) == ("ok", 4)

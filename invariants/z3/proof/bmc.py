@@ -41,6 +41,7 @@ from invariants.expr import StepSnapshot, compile_expr
 from invariants.properties import TARGET_COVERS, Property
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
+    CLIENT_STEP_GOALS,
     LOCAL_FAMILIES,
     ClientValue,
     ClientVars,
@@ -787,7 +788,9 @@ def search_all(
     state_goals = {c.name: c for c in STATE_GOALS}
     if layer is not None:
         state_goals.update({c.name: c for c in CLIENT_GOALS})
-    step_goals = {s.name: s for s in STEP_TARGETS}
+    step_goals: dict[str, Any] = {s.name: s for s in STEP_TARGETS}
+    if layer is not None:
+        step_goals.update({c.name: c for c in CLIENT_STEP_GOALS})
     names = list(goals)
     for goal in names:
         if goal not in state_goals and goal not in step_goals:
@@ -824,7 +827,12 @@ def search_all(
             else:
                 expr = step_goals[goal].expr
                 assert expr is not None
-                negated = z3.Not(read(expr, pre=states[k - 1], post=states[k]))
+                sides: dict[Any, Any] | None = (
+                    {"pre": run.clients[k - 1], "post": run.clients[k]}
+                    if layer is not None
+                    else None
+                )
+                negated = z3.Not(read(expr, pre=states[k - 1], post=states[k], clients=sides))
             # An assumption literal rather than a push/pop scope: what the solver learns
             # while refuting one goal stays for the next depths and goals.
             asked = z3.Bool(f"violates:{goal}@{k}")

@@ -36,15 +36,38 @@ Its steps, for a client ``c`` of member ``m`` (``model.client``, ``model.system`
 ``CommitResponse``
   ``on_commit_response`` / ``finish_reconcile``: the target is taken, the revocation done.
 
+With ``Layer.leaves`` (for the variants of ``LEAVE_VARIANTS``, on a configuration that
+allows ``Leave``) a client may also leave, as ``model.system`` lets it:
+
+``Leave``
+  ``leave`` (``unsubscribe()``): PREPARE_LEAVING, a perturbation of the configuration's
+  budget (each client not subscribed from the start spends one too);
+``ReleaseAssignment``
+  ``release_assignment`` (``AbstractMembershipManager.leaveGroup``): LEAVING, with no
+  target, nothing consumed, reconciled or revoked;
+``ClientLeave``
+  the leave heartbeat (``build_heartbeat`` of LEAVING: member epoch -1, the client
+  UNSUBSCRIBED at epoch 0 once it is sent), the coordinator's leave family on it
+  (``GroupMetadataManager.consumerGroupLeave``: the member removed) and the response
+  (epoch -1), which ``on_heartbeat_response`` ignores in UNSUBSCRIBED — sent, delivered and
+  answered in one step.
+
+The client epochs are read by ``client_epoch`` (``invariants.z3.proof.reading``), so the
+step property ``ClientEpochMonotone`` is a goal of the layer with leaves
+(``CLIENT_STEP_GOALS``).
+
 Each channel delivers in order (``model.network.deliverable``): a client's heartbeat and
 commit reach the coordinator in the order sent, and their responses come back in that
 order. Steps of different clients of which one is local to its client
 (``LOCAL_FAMILIES``) commute; ``bmc.Unrolling`` keeps only their order by client.
 
 It is a *restriction* of the model's clients (nothing is lost or times out, every
-heartbeat is accepted, no client leaves, crashes, is fenced, polls late or runs callbacks
-as steps, no auto-commit, every client subscribed from the start), so "no violation within
-``k`` steps" speaks of this layer only; a path found is replayed by the Python clients and
+heartbeat is accepted, no client crashes, is fenced, polls late or runs callbacks as steps,
+no auto-commit, every client subscribed from the start; a client leaves only with
+``Layer.leaves``, only while it consumes nothing and has nothing in flight or being
+reconciled — so its release commits nothing — with its leave heartbeat sent, delivered
+and answered at once, and it does not subscribe again), so "no violation within ``k``
+steps" speaks of this layer only; a path found is replayed by the Python clients and
 coordinator (:func:`replay_clients`) and lifted to a model trace like the core's paths.
 ``Options.variant`` may name a client-side mutant of ``groupcheck/mutants/catalogue.py``
 (``CLIENT_VARIANTS``): the rule it breaks is encoded here; the coordinator's families are
@@ -59,8 +82,12 @@ from typing import Any
 
 import z3
 
-from invariants.expr import compile_expr
-from invariants.properties import OWNED_PARTITIONS_ARE_HELD, REVOKED_BEFORE_REASSIGNED
+from invariants.expr import StepSnapshot, compile_expr
+from invariants.properties import (
+    CLIENT_EPOCH_MONOTONE,
+    OWNED_PARTITIONS_ARE_HELD,
+    REVOKED_BEFORE_REASSIGNED,
+)
 from invariants.z3.proof.induction import Conjunct, _property
 from invariants.z3.proof.reading import CLIENT
 from invariants.z3.proof.state import (
@@ -73,19 +100,40 @@ from invariants.z3.proof.state import (
     SymState,
     Universe,
 )
-from invariants.z3.proof.transition import Family, Options, heartbeat, offset_commit, stutter
+from invariants.z3.proof.transition import (
+    Family,
+    Options,
+    _remove,
+    heartbeat,
+    offset_commit,
+    stutter,
+)
 from model.config import Config
 
 JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
-STATUS_NAMES = ("JOINING", "RECONCILING", "ACKNOWLEDGING", "STABLE")
+PREPARE_LEAVING, LEAVING, UNSUBSCRIBED = 4, 5, 6
+STATUS_NAMES = (
+    "JOINING",
+    "RECONCILING",
+    "ACKNOWLEDGING",
+    "STABLE",
+    "PREPARE_LEAVING",
+    "LEAVING",
+    "UNSUBSCRIBED",
+)
 
 CLIENT_VARIANTS = {
     "client-acks-before-revoking": "while RECONCILING, a heartbeat reports the received "
     "target as owned (the acknowledgement races the revocation)",
     "ack-while-revoking": "a heartbeat reports the partitions being revoked as gone while "
     "their offsets are still being committed",
+    "adopt-negative-epoch": "the response to the leave heartbeat (epoch -1) sets the "
+    "client's member epoch (KAFKA-19335)",
 }
 """The catalogue mutants with a symbolic variant in the client layer."""
+
+LEAVE_VARIANTS = frozenset({"adopt-negative-epoch"})
+"""The client-side variants the layer unrolls with its clients' leaves (``Layer.leaves``)."""
 
 CLIENT_GOALS: tuple[Conjunct, ...] = (
     _property(OWNED_PARTITIONS_ARE_HELD),
@@ -93,8 +141,23 @@ CLIENT_GOALS: tuple[Conjunct, ...] = (
 )
 """The client properties BMC reads with the client layer on."""
 
-LOCAL_FAMILIES = frozenset({"SendHeartbeat", "HeartbeatResponse", "Reconcile", "CommitResponse"})
-"""The layer's steps that change only their client's fields (not the coordinator's)."""
+CLIENT_STEP_GOALS: tuple[Conjunct, ...] = (_property(CLIENT_EPOCH_MONOTONE),)
+"""The client step properties BMC reads with the client layer on (one client process
+each: ``client_incarnation`` is 0)."""
+
+LOCAL_FAMILIES = frozenset(
+    {
+        "SendHeartbeat",
+        "HeartbeatResponse",
+        "Reconcile",
+        "CommitResponse",
+        "Leave",
+        "ReleaseAssignment",
+    }
+)
+"""The layer's steps that change only their client's fields (not the coordinator's).
+``Leave`` also reads how many clients have left, which no other client's local step
+changes (only a leave makes a client PREPARE_LEAVING), so these steps still commute."""
 
 CLIENT_FAMILIES = (
     "ClientHeartbeat",
@@ -104,6 +167,9 @@ CLIENT_FAMILIES = (
     "Reconcile",
     "DeliverCommit",
     "CommitResponse",
+    "Leave",
+    "ReleaseAssignment",
+    "ClientLeave",
 )
 
 _p = z3.Const("p", PARTITION)
@@ -187,6 +253,10 @@ class ClientVars:
     def joining(self, c: ExprRef) -> BoolRef:
         return self.status(c) == JOINING
 
+    def incarnation(self, c: ExprRef) -> ExprRef:
+        """``client_incarnation``: no client restarts in the layer."""
+        return z3.IntVal(0)
+
 
 _UNARY = (
     "status",
@@ -226,7 +296,9 @@ def _set(f: Callable[[ExprRef], BoolRef], g: Callable[[ExprRef], BoolRef]) -> Bo
 @dataclass(frozen=True)
 class Layer:
     """The clients of a configuration on a finite universe: client ``i`` is the client of
-    the universe's member ``member_names[i]``, subscribed to ``subscribed[i]``."""
+    the universe's member ``member_names[i]``, subscribed to ``subscribed[i]``. With
+    ``leaves`` a client may leave (``Leave``, ``ReleaseAssignment``, ``ClientLeave``), at
+    most ``leave_budget`` of them in a path."""
 
     consts: tuple[ExprRef, ...]
     members: tuple[ExprRef, ...]
@@ -236,9 +308,16 @@ class Layer:
     config: Config
     cmem: Any
     pconsts: dict[Partition, ExprRef]
+    leaves: bool = False
+    leave_budget: int = 0
 
     @staticmethod
-    def of(config: Config, universe: Universe) -> Layer:
+    def of(config: Config, universe: Universe, variant: str | None = None) -> Layer:
+        """The layer of ``config``'s clients; their leaves only for a variant that needs
+        them (``LEAVE_VARIANTS``) on a configuration that allows ``Leave``: the model
+        spends a perturbation on each leave and on each subscription of a client not
+        subscribed from the start (``system._perturbations``)."""
+        from model.status import ClientStatus
         from model.system import consumer_initial
 
         state = consumer_initial(config)
@@ -248,6 +327,8 @@ class Layer:
         for m in names:
             topics = by_member[m].subscription
             subscribed.append(frozenset(p for p in universe.partitions if p[0] in topics))
+        late = sum(1 for c in state.clients if c.status is ClientStatus.UNSUBSCRIBED)
+        leaves = variant in LEAVE_VARIANTS and config.allows("Leave")
         return Layer(
             consts=tuple(z3.Const(f"client:{m}", CLIENT) for m in names),
             members=tuple(universe.member_consts[m] for m in names),
@@ -257,6 +338,8 @@ class Layer:
             config=config,
             cmem=z3.Function("client.member", CLIENT, MEMBER),
             pconsts=dict(universe.partition_consts),
+            leaves=leaves,
+            leave_budget=max(0, config.max_perturbations - late) if leaves else 0,
         )
 
     def inline(self) -> dict[str, ExprRef]:
@@ -311,6 +394,9 @@ class Layer:
             f.name: f
             for f in (heartbeat(pre, post, o), offset_commit(pre, post, o), stutter(pre, post, o))
         }
+        if self.leaves:
+            leave = _remove(pre, post, o, "DeliverMessage.leave", answers=True)
+            core[leave.name] = leave
         for c, m, sub in zip(self.consts, self.members, self.subscribed, strict=True):
             out += self._client_steps(pre, post, a, b, o, core, heartbeat_of, c, m, sub)
         return out
@@ -426,7 +512,10 @@ class Layer:
         # ClientHeartbeat: sent, delivered and answered in one step (nothing else of the
         # client's in flight, so the order of the channels holds).
         hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
+        # Only the heartbeats of a client in the group here (the leave's: ClientLeave).
+        beats = st <= STABLE if self.leaves else z3.BoolVal(True)
         heartbeat = z3.And(
+            beats,
             z3.Not(a.req(c)),
             z3.Not(a.resp(c)),
             z3.Not(a.committing(c)),
@@ -448,6 +537,7 @@ class Layer:
         # SendHeartbeat: the request in flight (one heartbeat in flight per client).
         x = z3.Const(f"SendHeartbeat.member@{post.tag}", MEMBER)
         send = z3.And(
+            beats,
             z3.Not(a.req(c)),
             z3.Not(a.resp(c)),
             b.req(c),
@@ -626,6 +716,98 @@ class Layer:
             self.frame(a, b, c),
         )
         out.append((Family("CommitResponse", done, {"member": z}), [(z, m)], done))
+        if self.leaves:
+            out += self._leave_steps(pre, post, a, b, o, core, c, m)
+        return out
+
+    def _leave_steps(
+        self,
+        pre: SymState,
+        post: SymState,
+        a: ClientVars,
+        b: ClientVars,
+        o: Options,
+        core: dict[str, Family],
+        c: ExprRef,
+        m: ExprRef,
+    ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
+        """The leave of client ``c`` (of member ``m``): ``Leave``, ``ReleaseAssignment`` and
+        ``ClientLeave`` (``model.client.leave``, ``release_assignment``, the leave
+        heartbeat of ``build_heartbeat`` and ``on_heartbeat_response``)."""
+        out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
+        st = a.status(c)
+        left = z3.Sum(*[z3.If(a.status(d) >= PREPARE_LEAVING, 1, 0) for d in self.consts])
+        # Leave (model.client.leave: unsubscribe(), AbstractMembershipManager.leaveGroup's
+        # start): a perturbation of a client in the group (system._perturbations). Here
+        # only with nothing of the client's in flight or being reconciled, and nothing
+        # consumed: its release then commits nothing.
+        x = z3.Const(f"Leave.member@{post.tag}", MEMBER)
+        leave = z3.And(
+            st <= STABLE,
+            left < self.leave_budget,
+            z3.Not(a.req(c)),
+            z3.Not(a.resp(c)),
+            z3.Not(a.committing(c)),
+            z3.Not(a.commit_resp(c)),
+            z3.Not(a.has_reconciling(c)),
+            z3.ForAll([_p], z3.Not(a.owns(c, _p))),
+            b.status(c) == PREPARE_LEAVING,
+            _same(a, b, c, frozenset({"status"})),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("Leave", leave, {"member": x}), [(x, m)], leave))
+        # ReleaseAssignment (model.client.release_assignment, onPartitionsRevoked before
+        # leaving): PREPARE_LEAVING → LEAVING, no target, nothing reconciled or revoked.
+        y = z3.Const(f"ReleaseAssignment.member@{post.tag}", MEMBER)
+        release = z3.And(
+            st == PREPARE_LEAVING,
+            z3.Not(a.has_reconciling(c)),
+            b.status(c) == LEAVING,
+            z3.Not(b.has_target(c)),
+            z3.ForAll(
+                [_p],
+                z3.And(
+                    z3.Not(b.target(c, _p)),
+                    z3.Not(b.reconciling(c, _p)),
+                    z3.Not(b.revoking(c, _p)),
+                    z3.Not(b.owns(c, _p)),
+                ),
+            ),
+            _same(
+                a,
+                b,
+                c,
+                frozenset({"status", "has_target", "target", "reconciling", "revoking", "owns"}),
+            ),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("ReleaseAssignment", release, {"member": y}), [(y, m)], release))
+        # ClientLeave: the leave heartbeat (build_heartbeat of LEAVING: epoch -1, the client
+        # UNSUBSCRIBED at epoch 0 once it is sent), the coordinator's leave
+        # (GroupMetadataManager.consumerGroupLeave: the member removed) and its response
+        # (epoch -1), which on_heartbeat_response ignores in UNSUBSCRIBED; sent, delivered
+        # and answered in one step. Accepted: the coordinator knows the member.
+        lf = core["DeliverMessage.leave"]
+        gone = lf.params["member"]
+        negative = o.variant == "adopt-negative-epoch"
+        client_leave = z3.And(
+            st == LEAVING,
+            z3.Not(a.req(c)),
+            z3.Not(a.resp(c)),
+            lf.formula,
+            z3.Not(lf.params["regexes_dropped"]),
+            pre.is_member(gone),
+            z3.Not(post.is_member(gone)),
+            b.status(c) == UNSUBSCRIBED,
+            # KAFKA-19335's mutant: the response's negative epoch is taken.
+            b.epoch(c) == (-1 if negative else 0),
+            z3.Not(b.sent_ok(c)),
+            _same(a, b, c, frozenset({"status", "epoch", "sent_ok"})),
+            self.frame(a, b, c),
+        )
+        out.append((replace(lf, name="ClientLeave"), [(gone, m)], client_leave))
         return out
 
     def _member_of(self, q: ExprRef, sub: frozenset[Partition]) -> BoolRef:
@@ -792,8 +974,8 @@ def replay_clients(
     from invariants.z3.proof.state import render
     from model import client as cl
     from model import coordinator as co
-    from model.records import OffsetCommitRequest
-    from model.status import ClientStatus
+    from model.records import LEAVE_GROUP_MEMBER_EPOCH, OffsetCommitRequest
+    from model.status import ClientStatus, ErrorCode
     from model.system import consumer_initial
 
     config = replace(base_config, rules=rules)
@@ -878,6 +1060,26 @@ def replay_clients(
         elif family == "CommitResponse":
             resp = commit_answers.pop(member)
             clients[member] = cl.on_commit_response(client, resp, config)
+        elif family == "Leave":
+            clients[member] = cl.leave(client, LEAVE_GROUP_MEMBER_EPOCH)
+        elif family == "ReleaseAssignment":
+            new, commit = cl.start_release(client, config)
+            if commit is not None:
+                raise ReplayDiverged(f"step {i + 1} ({family}): the release commits")
+            clients[member] = new
+        elif family == "ClientLeave":
+            new, req = rules.client_build_heartbeat(client, config)
+            if req.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
+                raise ReplayDiverged(
+                    f"step {i + 1} ({family}): client {client.name} sends epoch "
+                    f"{req.member_epoch}, not the leave's"
+                )
+            group, resp = co.handle_consumer_group_heartbeat(group, topics, req, config)
+            if resp.error_code is not ErrorCode.NONE:
+                raise ReplayDiverged(
+                    f"step {i + 1} ({family}): the coordinator answers {resp.error_code.name}"
+                )
+            clients[member] = rules.client_on_heartbeat_response(new, resp, config)
         else:
             raise ValueError(f"the client replay drives no {family!r} step")
         now = replay_projection(group, topics)
@@ -912,6 +1114,10 @@ def replay_clients(
 
 
 def confirmed_clients(goal: str, snaps: list[Any]) -> bool:
-    """Whether the Python reading of a client goal fails on the last replayed state."""
+    """Whether the Python reading of a client goal fails on the last replayed state (a
+    step goal: on the last replayed step)."""
+    step = next((c for c in CLIENT_STEP_GOALS if c.name == goal), None)
+    if step is not None:
+        return not compile_expr(step.expr)(StepSnapshot(snaps[-2], snaps[-1]), {})
     conj = next(c for c in CLIENT_GOALS if c.name == goal)
     return not compile_expr(conj.expr)(snaps[-1], {})

@@ -113,12 +113,17 @@ def _var(env: Env, name: str) -> ExprRef:
         raise ValueError(f"variable {name!r} is not bound by a quantifier") from None
 
 
-def _term(t: IntTerm, sides: dict[When, SymState | None], env: Env) -> ExprRef:
+def _term(
+    t: IntTerm, sides: dict[When, SymState | None], env: Env, clients: dict[When, Any]
+) -> ExprRef:
     if isinstance(t, Const):
         return z3.IntVal(t.value)
-    s = _side(sides, t.when, t.name)
     args = [_var(env, v.name) for v in t.args]
     name = t.name
+    cs = clients.get(t.when)
+    if name in CLIENT_FUNCTIONS and cs is not None and hasattr(cs, name[len("client_") :]):
+        return getattr(cs, name[len("client_") :])(*args)
+    s = _side(sides, t.when, t.name)
     if name == "group_epoch":
         return s.group_epoch
     if name == "assignment_epoch":
@@ -159,6 +164,10 @@ CLIENT_RELATIONS = frozenset(
 )
 """The client vocabulary of the client layers (``invariants.z3.proof.clients``,
 ``invariants.z3.proof.bmc_clients``)."""
+
+CLIENT_FUNCTIONS = frozenset({"client_epoch", "client_incarnation"})
+"""The client functions a client layer may keep (``epoch``, ``incarnation`` of its clients):
+read on it when it has them."""
 
 
 def _client_rel(name: str, cs: Any, args: list[ExprRef]) -> BoolRef:
@@ -208,7 +217,8 @@ def _read(
             return s.server_error
         raise OutsideAbstraction(f"relation {name!r} is outside the abstraction")
     if isinstance(expr, Cmp):
-        left, right = _term(expr.left, sides, env), _term(expr.right, sides, env)
+        left = _term(expr.left, sides, env, clients)
+        right = _term(expr.right, sides, env, clients)
         op = expr.op
         if op == "==":
             return left == right

@@ -107,6 +107,8 @@ VARIANTS = {
     "received target as owned (the acknowledgement races the revocation)",
     "ack-while-revoking": "a client's heartbeat reports the partitions being revoked as gone "
     "while their offsets are still being committed",
+    "adopt-negative-epoch": "the response to a client's leave heartbeat (epoch -1) sets the "
+    "client's member epoch (KAFKA-19335)",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -119,12 +121,18 @@ OUTSIDE: dict[str, str] = {
     "every safety property of the core holds while the member stays revoking",
     "reject-epoch-zero-rejoin": "its kill is liveness (Convergence): a refused rejoin "
     "leaves the coordinator's group as it is, a stutter to every safety property",
-    "static-replacement-keeps-both": "static membership (instance ids, the -2 leave): not "
-    "in the abstraction",
+    "static-replacement-keeps-both": "static membership: not in the abstraction. A variant "
+    "needs the core to keep each member's instance id (Group.static_members), the -2 "
+    "temporary leave as a family (consumerGroupStaticMemberGroupLeave: epoch -2, previous "
+    "epoch kept, pending revocation dropped, assigned partitions still held) and, in the "
+    "heartbeat family, the static join of resolve_member (a holder at -2 replaced through "
+    "replace_static_member: state, assignment and target moved to the new member id at "
+    "epoch 0, partition epochs rebound, the rest of the heartbeat then run on the copy: an "
+    "intermediate state inside the family; else UNRELEASED_INSTANCE_ID or "
+    "FENCED_INSTANCE_ID), with the properties' instance function read on it (today 0: "
+    "dynamic members only); and BMC needs instance ids in its "
+    "requests and replay (explore --engine bmc refuses configurations with instance ids)",
     "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
-    "adopt-negative-epoch": "a client rule on a leave response; the client layer "
-    "(invariants.z3.proof.bmc_clients) has no leaves, and its kill is the step property "
-    "ClientEpochMonotone on a client's epoch",
     "callback-ignores-abort": "a client rule on rebalance callbacks run as steps "
     "(Config.callback_steps) and a client gone STALE: not in the client layer",
     "poll-timeout-keeps-partitions": "a client rule on the poll timer, the stale leave and "
