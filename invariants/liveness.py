@@ -167,11 +167,13 @@ def fair_actions(state: AnyState, config: Config) -> list[Action]:
 
 
 def fair_schedule(
-    state: AnyState, config: Config, bound: int
+    state: AnyState, config: Config, bound: int, *, states: list[AnyState] | None = None
 ) -> tuple[list[Action], AnyState, bool]:
     """Run a round-robin fair schedule of progress actions from ``state`` for up to
     ``bound`` steps: the enabled action that has waited longest goes first (ties: enabled
-    order). Returns the actions taken, the last state and whether it converged."""
+    order). Returns the actions taken, the last state and whether it converged; ``states``,
+    when given, receives the state after each action taken (so that a caller need not
+    replay the schedule)."""
     taken: list[Action] = []
     if converged(state):
         return taken, state, True
@@ -184,6 +186,8 @@ def fair_schedule(
         last_taken[action] = i
         taken.append(action)
         state = system.step(state, action, config)
+        if states is not None:
+            states.append(state)
         if converged(state):
             return taken, state, True
     return taken, state, False

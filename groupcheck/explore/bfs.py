@@ -235,16 +235,15 @@ def bfs(
             and (stop_on is None or stop_on == CONVERGENCE.name)
             and _added(converged_checked, key)
         ):
-            schedule, _, ok = fair_schedule(state, config, convergence_bound)
+            reached: list[AnyState] = []
+            _, _, ok = fair_schedule(state, config, convergence_bound, states=reached)
             if not ok:
                 # The counterexample is the path to a state from which the fair schedule
                 # does not converge; replaying it runs that schedule again.
                 v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
                 return found(v, key, [])
             # Every state on a converging fair schedule converges too (its suffix is fair).
-            s = state
-            for a in schedule:
-                s = system.step(s, a, config)
+            for s in reached:
                 converged_checked.add(canonical(s))
         if max_depth is not None and node.depth >= max_depth:
             exhausted = False

@@ -449,16 +449,15 @@ class _Worker:
                     and not self.known_to_converge(fp)
                 ):
                     self.converged.add(fp)
-                    schedule, _, ok = fair_schedule(state, config, self.convergence_bound)
+                    reached: list[AnyState] = []
+                    _, _, ok = fair_schedule(state, config, self.convergence_bound, states=reached)
                     if not ok:
                         v = Violation(
                             CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
                         )
                         event = Event((rank, -1, 0), v, fp)
                         break
-                    s = state
-                    for fair in schedule:
-                        s = system.step(s, fair, config)
+                    for s in reached:
                         self.converged.add(fingerprint(self.canonical(s)))
                 if not deeper:
                     continue

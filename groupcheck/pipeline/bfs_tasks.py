@@ -248,17 +248,16 @@ def expand(
             if ctx.check_convergence and state.perturbations >= config.max_perturbations:
                 canon = ctx.canonical(state)
                 if canon not in converged:
-                    schedule, _, ok = fair_schedule(state, config, DEFAULT_BOUND)
+                    reached: list[AnyState] = []
+                    _, _, ok = fair_schedule(state, config, DEFAULT_BOUND, states=reached)
                     if not ok:
                         v = Violation(
                             CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
                         )
                         events.append(_event(key + b"\x00\x00\x00", fp, v))
                         continue
-                    s = state
                     converged.add(canon)
-                    for fair in schedule:
-                        s = system.step(s, fair, config)
+                    for s in reached:
                         converged.add(ctx.canonical(s))
             if not deeper:
                 continue
