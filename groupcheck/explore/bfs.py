@@ -38,6 +38,7 @@ from invariants.liveness import (
     CONVERGENCE,
     DEFAULT_BOUND,
     REBALANCE_TIME,
+    FairMemo,
     fair_schedule,
     required_witnesses,
 )
@@ -164,6 +165,7 @@ def bfs(
     queue: deque[tuple[Hashable, _Node]] = deque([(init_key, nodes[init_key])])
     steps = 0
     converged_checked: set[Hashable] = set()
+    fair_memo = FairMemo()
     z3_check = _z3_checker(checker) if z3 else None
     if graph is not None:
         graph.add_node(init_key, depth=0)
@@ -236,7 +238,9 @@ def bfs(
             and _added(converged_checked, key)
         ):
             reached: list[AnyState] = []
-            _, _, ok = fair_schedule(state, config, convergence_bound, states=reached)
+            _, _, ok = fair_schedule(
+                state, config, convergence_bound, states=reached, memo=fair_memo
+            )
             if not ok:
                 # The counterexample is the path to a state from which the fair schedule
                 # does not converge; replaying it runs that schedule again.
