@@ -166,25 +166,88 @@ def fair_actions(state: AnyState, config: Config) -> list[Action]:
     return [a for a in system.enabled(state, config) if not a.PERTURBATION]
 
 
+class FairMemo:
+    """What fair schedules ask of a state — whether it has converged, its progress actions
+    (``fair_actions``) and the successor under each action taken — kept across the
+    schedules of one search of one config. Each answer is a function of the state alone,
+    so a schedule that reuses them takes the same actions and reaches the same states as
+    one that computes them; the schedules that start at neighbouring states run through the
+    same states again and again (on ``MUT2_LOSSY`` five schedule steps for each distinct
+    state they pass). Bounded: it keeps the states of the last ``limit`` answers it
+    computed or found in two generations of ``limit // 2``, the older dropped when the
+    newer is full (and keeps nothing with ``limit=0``)."""
+
+    __slots__ = ("_older", "_states", "limit")
+
+    def __init__(self, limit: int = 50_000) -> None:
+        self.limit = limit
+        self._states: dict[AnyState, _Known] = {}
+        self._older: dict[AnyState, _Known] = {}
+
+    def known(self, state: AnyState, config: Config) -> _Known:
+        """The answers for ``state`` (computed now if they are not kept)."""
+        entry = self._states.get(state)
+        if entry is not None:
+            return entry
+        entry = self._older.get(state)
+        if entry is None:
+            done = converged(state)
+            acts = [] if done else fair_actions(state, config)
+            entry = _Known(done, acts, [None] * len(acts))
+        if self.limit > 0:
+            if len(self._states) >= self.limit // 2:
+                self._older = self._states
+                self._states = {}
+            self._states[state] = entry
+        return entry
+
+
+@dataclass(slots=True)
+class _Known:
+    converged: bool
+    actions: list[Action]
+    """The progress actions enabled (none asked for once converged)."""
+    successors: list[AnyState | None]
+    """The successor under each of ``actions``, once a schedule has taken it."""
+
+
 def fair_schedule(
-    state: AnyState, config: Config, bound: int
+    state: AnyState,
+    config: Config,
+    bound: int,
+    *,
+    states: list[AnyState] | None = None,
+    memo: FairMemo | None = None,
 ) -> tuple[list[Action], AnyState, bool]:
     """Run a round-robin fair schedule of progress actions from ``state`` for up to
     ``bound`` steps: the enabled action that has waited longest goes first (ties: enabled
-    order). Returns the actions taken, the last state and whether it converged."""
+    order). Returns the actions taken, the last state and whether it converged; ``states``,
+    when given, receives the state after each action taken (so that a caller need not
+    replay the schedule); ``memo`` keeps what the schedules of a search learn about each
+    state (``FairMemo``: the same schedule, computed once per state)."""
+    if memo is None:
+        memo = FairMemo(limit=0)  # keeps nothing: each answer computed when asked
     taken: list[Action] = []
-    if converged(state):
+    known = memo.known(state, config)
+    if known.converged:
         return taken, state, True
     last_taken: dict[Action, int] = {}
     for i in range(1, bound + 1):
-        acts = fair_actions(state, config)
+        acts = known.actions
         if not acts:
-            return taken, state, converged(state)
-        action = min(acts, key=lambda a: last_taken.get(a, -1))
+            return taken, state, known.converged
+        at = min(range(len(acts)), key=lambda j: last_taken.get(acts[j], -1))
+        action = acts[at]
         last_taken[action] = i
         taken.append(action)
-        state = system.step(state, action, config)
-        if converged(state):
+        after = known.successors[at]
+        if after is None:
+            after = known.successors[at] = system.step(state, action, config)
+        state = after
+        if states is not None:
+            states.append(state)
+        known = memo.known(state, config)
+        if known.converged:
             return taken, state, True
     return taken, state, False
 

@@ -75,6 +75,37 @@ def replace(record: R, /, **changes: Any) -> R:
     return new
 
 
+class Record:
+    """Base of the records that keep their hash once computed (``hash_once``): one slot
+    beside the fields, which is never compared, copied by ``replace`` or pickled."""
+
+    __slots__ = ("_hash",)
+
+
+_put_hash = Record._hash.__set__  # type: ignore[attr-defined]
+
+
+def hash_once(*classes: type[Record]) -> None:
+    """Make each record class keep its hash after computing it. A record is an immutable
+    value, so its hash (the dataclass's hash of its fields) never changes. Used for the
+    states and groups, which a search hashes again and again (the visited states, the
+    convergence memos, the snapshot keys); the value is the dataclass's, so nothing keyed
+    by records sees a difference."""
+    for cls in classes:
+        setattr(cls, "__hash__", _hash_kept(cls.__hash__))  # noqa: B010
+
+
+def _hash_kept(fields_hash: Callable[[Any], int]) -> Callable[[Any], int]:
+    def __hash__(self: Any) -> int:
+        h: int | None = getattr(self, "_hash", None)
+        if h is None:
+            h = fields_hash(self)
+            _put_hash(self, h)
+        return h
+
+    return __hash__
+
+
 # --------------------------------------------------------------------------- coordinator
 
 
@@ -208,7 +239,7 @@ NO_ASSIGNOR_RUNS: tuple[AssignorRun, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class Group:
+class Group(Record):
     """The coordinator's consumer group (``ConsumerGroup``).
 
     ``partition_epochs`` is the group-wide ``currentPartitionEpoch`` map: for each partition
@@ -462,7 +493,7 @@ class Client:
 
 
 @dataclass(frozen=True, slots=True)
-class State:
+class State(Record):
     """The whole system: coordinator group, cluster metadata, clients and the network.
 
     ``network`` is in send order (per-channel FIFO unless reordering is on);
@@ -492,3 +523,6 @@ class State:
         """Topic ids of the subscribed names that exist in the metadata image."""
         topics = self.topics
         return frozenset(topics[n].topic_id for n in names if n in topics)
+
+
+hash_once(Group, State)

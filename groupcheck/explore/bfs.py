@@ -38,6 +38,7 @@ from invariants.liveness import (
     CONVERGENCE,
     DEFAULT_BOUND,
     REBALANCE_TIME,
+    FairMemo,
     fair_schedule,
     required_witnesses,
 )
@@ -164,6 +165,7 @@ def bfs(
     queue: deque[tuple[Hashable, _Node]] = deque([(init_key, nodes[init_key])])
     steps = 0
     converged_checked: set[Hashable] = set()
+    fair_memo = FairMemo()
     z3_check = _z3_checker(checker) if z3 else None
     if graph is not None:
         graph.add_node(init_key, depth=0)
@@ -237,16 +239,17 @@ def bfs(
             and (stop_on is None or stop_on == CONVERGENCE.name)
             and _added(converged_checked, key)
         ):
-            schedule, _, ok = fair_schedule(state, config, convergence_bound)
+            reached: list[AnyState] = []
+            _, _, ok = fair_schedule(
+                state, config, convergence_bound, states=reached, memo=fair_memo
+            )
             if not ok:
                 # The counterexample is the path to a state from which the fair schedule
                 # does not converge; replaying it runs that schedule again.
                 v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
                 return found(v, key, [])
             # Every state on a converging fair schedule converges too (its suffix is fair).
-            s = state
-            for a in schedule:
-                s = system.step(s, a, config)
+            for s in reached:
                 converged_checked.add(canonical(s))
         if max_depth is not None and node.depth >= max_depth:
             exhausted = False

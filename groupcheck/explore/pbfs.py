@@ -76,7 +76,13 @@ from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
-from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule, required_witnesses
+from invariants.liveness import (
+    CONVERGENCE,
+    DEFAULT_BOUND,
+    FairMemo,
+    fair_schedule,
+    required_witnesses,
+)
 from invariants.snapshot import project_key, snapshot_key
 from invariants.verdict import conclude
 from model import system
@@ -269,6 +275,7 @@ class _Worker:
     """This worker's part of the level: fingerprint, state and view (-1: not looked up)."""
     local: list[tuple[int, int, int, int, AnyState]] = field(default_factory=list)
     converged: set[int] = field(default_factory=set)
+    fair_memo: FairMemo = field(default_factory=FairMemo)
     converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     view_index: dict[Hashable, int] = field(default_factory=dict)
     view_keys: list[Hashable] = field(default_factory=list)
@@ -449,16 +456,21 @@ class _Worker:
                     and not self.known_to_converge(fp)
                 ):
                     self.converged.add(fp)
-                    schedule, _, ok = fair_schedule(state, config, self.convergence_bound)
+                    reached: list[AnyState] = []
+                    _, _, ok = fair_schedule(
+                        state,
+                        config,
+                        self.convergence_bound,
+                        states=reached,
+                        memo=self.fair_memo,
+                    )
                     if not ok:
                         v = Violation(
                             CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
                         )
                         event = Event((rank, -1, 0), v, fp)
                         break
-                    s = state
-                    for fair in schedule:
-                        s = system.step(s, fair, config)
+                    for s in reached:
                         self.converged.add(fingerprint(self.canonical(s)))
                 if not deeper:
                     continue

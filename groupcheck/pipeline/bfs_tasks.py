@@ -31,7 +31,7 @@ import pyarrow as pa
 from groupcheck.explore.bfs import _step_may_matter, channel_normal_form
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation
-from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, FairMemo, fair_schedule
 from model import system
 from model.config import Config
 from model.ids import FrozenMap
@@ -239,6 +239,7 @@ def expand(
     events: list[dict[str, Any]] = []
     best: dict[int, dict[str, Any]] = {}
     converged: set[Hashable] = set()
+    fair_memo = FairMemo()
     for batch in batches:
         rows = batch.to_pylist()
         rows.sort(key=lambda r: r["key"])
@@ -248,17 +249,18 @@ def expand(
             if ctx.check_convergence and state.perturbations >= config.max_perturbations:
                 canon = ctx.canonical(state)
                 if canon not in converged:
-                    schedule, _, ok = fair_schedule(state, config, DEFAULT_BOUND)
+                    reached: list[AnyState] = []
+                    _, _, ok = fair_schedule(
+                        state, config, DEFAULT_BOUND, states=reached, memo=fair_memo
+                    )
                     if not ok:
                         v = Violation(
                             CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
                         )
                         events.append(_event(key + b"\x00\x00\x00", fp, v))
                         continue
-                    s = state
                     converged.add(canon)
-                    for fair in schedule:
-                        s = system.step(s, fair, config)
+                    for s in reached:
                         converged.add(ctx.canonical(s))
             if not deeper:
                 continue

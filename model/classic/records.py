@@ -18,7 +18,7 @@ from model.classic.messages import (
     JoinGroupResponseMember,
 )
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
-from model.records import CommittedOffset, Message, TopicMetadata
+from model.records import CommittedOffset, Message, Record, TopicMetadata, hash_once
 from model.status import ClassicClientStatus, ClassicGroupStatus, ErrorCode
 
 # --------------------------------------------------------------------------- coordinator
@@ -65,7 +65,7 @@ class ClassicMember:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicGroup:
+class ClassicGroup(Record):
     """The coordinator's classic group (``ClassicGroup``).
 
     ``pending_members`` are member ids handed out with MEMBER_ID_REQUIRED whose second
@@ -170,7 +170,7 @@ class ClassicClient:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicState:
+class ClassicState(Record):
     """The whole system under the classic protocol: the coordinator's group, the cluster
     metadata, the consumer processes and the network; ``perturbations`` counts the
     perturbation actions taken so far. The same field names as ``model.records.State``."""
@@ -189,3 +189,6 @@ class ClassicState:
             if c.name == name:
                 return c
         raise KeyError(name)
+
+
+hash_once(ClassicGroup, ClassicState)

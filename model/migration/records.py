@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 from model.classic.records import NO_ISSUED_IDS, ClassicClient, ClassicGroup
 from model.ids import FrozenMap
-from model.records import Client, Group, Message, TopicMetadata
+from model.records import Client, Group, Message, Record, TopicMetadata, hash_once
 
 AnyGroup = Group | ClassicGroup
 AnyClient = Client | ClassicClient
 
 
 @dataclass(frozen=True, slots=True)
-class MixedState:
+class MixedState(Record):
     """The whole system of a mixed config: the group (``ClassicGroup`` or ``Group``, as the
     coordinator stores it now), the metadata, the consumer processes of both protocols and
     the network. ``issued_member_ids`` counts the member ids the coordinator handed to
@@ -39,3 +39,6 @@ class MixedState:
             if c.name == name:
                 return c
         raise KeyError(name)
+
+
+hash_once(MixedState)

@@ -248,3 +248,32 @@ def test_hypothesis_checks_convergence() -> None:
     outcome = run_hypothesis(config, seed=0, profile="ci")
     assert outcome.property == "Convergence"
     assert outcome.path is not None
+
+
+def test_fair_schedules_sharing_a_memo_are_the_schedules_run_alone() -> None:
+    # The BFS engines' schedules share a FairMemo (each state's answers computed once);
+    # every schedule must stay what it is alone — converging or not, also while the memo
+    # drops generations (a small limit) — and hand back the states a replay reaches.
+    from invariants.liveness import FairMemo, fair_schedule
+    from model.rules import DEFAULT_RULES
+
+    def never_send(client, config):  # type: ignore[no-untyped-def]
+        new, request = DEFAULT_RULES.client_build_heartbeat(client, config)
+        return new, replace(request, topic_partitions=None) if request.member_epoch > 0 else request
+
+    never_ack = replace(
+        PIN_JOIN, name="NEVER_ACK", rules=replace(DEFAULT_RULES, client_build_heartbeat=never_send)
+    )
+    for config in (PIN_JOIN, never_ack):
+        memo = FairMemo(limit=64)
+        failed = 0
+        for state in state_graph(config, max_states=300):
+            reached: list[system.AnyState] = []
+            alone = fair_schedule(state, config, 40)
+            assert fair_schedule(state, config, 40, states=reached, memo=memo) == alone
+            replayed = [state]
+            for action in alone[0]:
+                replayed.append(system.step(replayed[-1], action, config))
+            assert reached == replayed[1:]
+            failed += not alone[2]
+        assert (failed > 0) == (config is never_ack)
