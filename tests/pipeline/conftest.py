@@ -140,13 +140,30 @@ class LocalSpark:
             stack.close()
 
 
+_STARTED: list[LocalSpark] = []
+"""The session's ``LocalSpark`` once a test asked for it (for the teardown hook below)."""
+
+
 @pytest.fixture(scope="session")
 def local_spark() -> Iterator[LocalSpark]:
     shared = LocalSpark()
+    _STARTED.append(shared)
     try:
         yield shared
     finally:
         shared.stop()
+        _STARTED.remove(shared)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the shared session after the last Spark test of a run of them: the xdist worker
+    that ran them goes on with other tests, which should not share the machine with an
+    idle JVM (a later Spark test would start it again)."""
+    if nextitem is not None and nextitem.get_closest_marker("spark"):
+        return
+    if item.get_closest_marker("spark"):
+        for shared in _STARTED:
+            shared.stop()
 
 
 @pytest.fixture
