@@ -460,3 +460,15 @@ def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str])
     err = capsys.readouterr().err
     assert err.count("\n") == 2
     assert err.count("this config is mixed") == 2
+
+
+def test_prove_refuses_kip1251_assignment_epochs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The proof's obligations do not read the KIP-1251 fields: neither a configuration
+    that records them nor the variant of a rule on them is reported proved (BMC finds the
+    variant: tests/z3/test_bmc_mutants.py)."""
+    assert main(["prove", "--variant", "strict-commit-epoch", "--quiet"]) == 2
+    assert main(["prove", "--preset", "MUT2_COMMIT_EPOCHS", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2
+    assert err.count("KIP-1251") == 2
+    assert "explore --engine bmc --mutant strict-commit-epoch" in err

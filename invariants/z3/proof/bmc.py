@@ -3,13 +3,14 @@ replayed through the Python model's coordinator rules.
 
 :func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps and asks for
 a path whose last state violates a goal (``GOALS``: the core's state properties,
-``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``)
-or whose last step violates a step property. Only the families whose steps the replay can
-drive are unrolled (``BMC_FAMILIES``) — a client's heartbeat (a bump only as the rules'
-``should_bump_group_epoch`` gives one for a changed subscription, a valid request, the
-group never full), a leave, an offset commit, a coordinator failover and load, the
-deletion of a topic and a resolution of the regular expressions — so a path found is a
-path the Python coordinator can be driven along.
+``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``;
+``HolderCommitsAccepted`` too where the states keep the KIP-1251 assignment epochs:
+``EPOCH_GOALS``) or whose last step violates a step property. Only the families whose
+steps the replay can drive are unrolled (``BMC_FAMILIES``) — a client's heartbeat (a
+bump only as the rules' ``should_bump_group_epoch`` gives one for a changed subscription,
+a valid request, the group never full), a leave, an offset commit, a coordinator failover
+and load, the deletion of a topic and a resolution of the regular expressions — so a path
+found is a path the Python coordinator can be driven along.
 
 :func:`replay` plays the path through ``model.coordinator`` — the functions
 ``system.step`` runs when it delivers a request, fails over, loads the group, deletes a

@@ -29,6 +29,11 @@ relation an over-approximation of the model:
   ``resolve_regular_expressions`` do), bump the group epoch anyway and drop committed
   offsets.
 
+With ``Options.assignment_epochs`` (a configuration recording KIP-1251 assignment epochs)
+the states keep them (``SymState.since``, ``holder_rejected``): the heartbeat stamps them,
+the offset commit accepts an older epoch by them and records a refused holder's commit,
+every other family keeps them. Without it no formula mentions them.
+
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
 
