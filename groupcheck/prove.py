@@ -99,7 +99,7 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
-    from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
+    from invariants.z3.proof.transition import EPOCH_VARIANTS, OUTSIDE, VARIANTS, Options
     from model.status import ConfigError
 
     config = _config(args)
@@ -115,6 +115,12 @@ def _options(args: argparse.Namespace) -> Any:
         raise ConfigError(
             f"--variant {args.variant!r} is a rule of the client layer, which the proof's "
             f"core does not have; find it with explore --engine bmc --mutant {args.variant}"
+        )
+    if args.variant in EPOCH_VARIANTS:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule on KIP-1251 assignment epochs, which the "
+            f"proof's obligations do not read; find it with explore --engine bmc --mutant "
+            f"{args.variant}"
         )
     if config is None:
         return Options(variant=args.variant)
@@ -341,6 +347,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     from groupcheck.mutants.catalogue import after_assignor
     from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import (
+        EPOCH_GOALS,
         GOALS,
         ReplayDiverged,
         confirmed,
@@ -381,12 +388,20 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             f"--engine bmc covers the KIP-848 consumer protocol; this config is "
             f"{config.protocol} (explore it instead)"
         )
-    if any(c.instance_id is not None for c in config.clients) or config.assignment_epochs:
-        raise ConfigError("--engine bmc covers dynamic members without KIP-1251 assignment epochs")
+    if any(c.instance_id is not None for c in config.clients):
+        raise ConfigError("--engine bmc covers dynamic members only (no instance ids)")
+    if config.assignment_epochs and variant in CLIENT_VARIANTS:
+        raise ConfigError(
+            "--engine bmc's client layer has no KIP-1251 assignment epochs; explore this "
+            "config instead"
+        )
     outside = _outside_abstraction(config)
     if outside:
         raise ConfigError(f"--engine bmc's symbolic rules have no {outside}; explore it instead")
     goals = list(GOALS)
+    if config.assignment_epochs:
+        # The states keep the KIP-1251 fields: HolderCommitsAccepted is read too.
+        goals += [c.name for c in EPOCH_GOALS]
     # The client layer only for a client-side variant: its properties read the clients.
     layer = None
     if variant in CLIENT_VARIANTS:

@@ -15,6 +15,7 @@ from groupcheck.mutants import MUTANTS
 from groupcheck.mutants.catalogue import after_assignor
 from groupcheck.prove import _initial_group_epoch
 from invariants.z3.proof.bmc import (
+    EPOCH_GOALS,
     GOALS,
     ReplayDiverged,
     confirmed,
@@ -49,6 +50,7 @@ FOUND = {
     "client-acks-before-revoking": ("OwnedPartitionsAreHeld", 5),
     "ack-while-revoking": ("RevokedBeforeReassigned", 12),
     "adopt-negative-epoch": ("ClientEpochMonotone", 4),
+    "strict-commit-epoch": ("HolderCommitsAccepted", 3),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -68,6 +70,7 @@ KILL_LENGTH = {
     "client-acks-before-revoking": 12,
     "ack-while-revoking": 19,
     "adopt-negative-epoch": 8,
+    "strict-commit-epoch": 13,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""
@@ -80,7 +83,8 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     assert set(FOUND) == set(VARIANTS)
     assert set(CLIENT_VARIANTS) <= set(VARIANTS)
     client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS)}
-    assert {goal for goal, _ in FOUND.values()} <= set(GOALS) | client_goals
+    epoch_goals = {c.name for c in EPOCH_GOALS}
+    assert {goal for goal, _ in FOUND.values()} <= set(GOALS) | client_goals | epoch_goals
 
 
 SLOW = {"ack-while-revoking"}
@@ -185,3 +189,20 @@ def test_the_reference_clients_keep_their_epochs_through_a_leave() -> None:
         layer=layer,
     )
     assert (out.status, out.depth) == ("ok", 4)
+
+
+def test_the_reference_rules_accept_the_holders_commits() -> None:
+    """``HolderCommitsAccepted`` is a BMC goal only because the reference rules keep it:
+    over the KIP-1251 assignment epochs of ``MUT2_COMMIT_EPOCHS``, no path of three steps
+    (the length of ``strict-commit-epoch``'s) violates it."""
+    config = MUTANTS["strict-commit-epoch"].config
+    options = Options.of(config)
+    assert options.assignment_epochs
+    out = search(
+        "HolderCommitsAccepted",
+        3,
+        options,
+        universe=universe_of(config),
+        group_epoch=_initial_group_epoch(config),
+    )
+    assert (out.status, out.depth) == ("ok", 3)

@@ -113,12 +113,36 @@ def test_relation_allows_every_tiny_step_bfs() -> None:
         ("MUT2_TOPICS", {"DeliverMessage.heartbeat", "MetadataChange"}),
         ("MUT2_FAILOVER", {"CoordinatorFailover", "CoordinatorLoaded"}),
         ("KIP848_CASE_STUDY", {"ComputeTargetAssignment"}),
+        # KIP-1251 assignment epochs: the fields the relation keeps with them agree too.
+        ("MUT2_COMMIT_EPOCHS", {"DeliverMessage.heartbeat", "DeliverMessage.offset_commit"}),
     ],
 )
 def test_relation_allows_model_walks(preset: str, families_expected: set[str]) -> None:
     config = PRESETS[preset]
     seen = _check(_walk_steps(config, seed=1, walks=3, length=30), config)
     assert families_expected <= set(seen), seen
+
+
+@pytest.mark.parametrize("variant", [None, "strict-commit-epoch"])
+def test_relation_agrees_on_a_commit_racing_the_epoch_bump(variant: str | None) -> None:
+    """KAFKA-20066's race (tests/unit/test_assignment_epochs.py): A's auto-commit at
+    epoch 1 arrives after its acknowledgement moved it to epoch 2. Every step is allowed
+    and determined by the relation over the KIP-1251 fields — the commit accepted by the
+    reference rule, refused by the mutant's with ``holder_rejected`` set."""
+    from tests.unit.test_assignment_epochs import RACE, race
+
+    config = RACE if variant is None else replace(RACE, rules=MUTANTS[variant].rules)
+    options = Options.of(config, variant)
+    assert options.assignment_epochs
+    state = system.consumer_initial(config)
+    for action in race(config).actions:
+        post = system.consumer_step(state, action, config)
+        if family_of(action) != "Unchanged":
+            result = check_step(state, action, post, config, options=options)
+            assert (result.allowed, result.unique) == ("yes", "yes"), (action, result)
+        state = post
+    assert family_of(action) == "DeliverMessage.offset_commit"
+    assert project(state, epochs=True).holder_rejected is (variant is not None)
 
 
 def test_relation_allows_the_f1_path_of_small() -> None:
@@ -436,3 +460,15 @@ def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str])
     err = capsys.readouterr().err
     assert err.count("\n") == 2
     assert err.count("this config is mixed") == 2
+
+
+def test_prove_refuses_kip1251_assignment_epochs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The proof's obligations do not read the KIP-1251 fields: neither a configuration
+    that records them nor the variant of a rule on them is reported proved (BMC finds the
+    variant: tests/z3/test_bmc_mutants.py)."""
+    assert main(["prove", "--variant", "strict-commit-epoch", "--quiet"]) == 2
+    assert main(["prove", "--preset", "MUT2_COMMIT_EPOCHS", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2
+    assert err.count("KIP-1251") == 2
+    assert "explore --engine bmc --mutant strict-commit-epoch" in err

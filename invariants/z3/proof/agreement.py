@@ -183,9 +183,10 @@ def check_step(
 ) -> StepCheck:
     """Check one model step against the relation (module docstring)."""
     opts = options if options is not None else Options.of(config)
-    before, after = project(pre), project(post)
+    epochs = opts.assignment_epochs
+    before, after = project(pre, epochs), project(post, epochs)
     u = _universe(before, after, extra=_request_partitions(action))
-    spre, spost = SymState.fresh("pre"), SymState.fresh("post")
+    spre, spost = SymState.fresh("pre", epochs), SymState.fresh("post", epochs)
     name = family_of(action)
     fam = _family(spre, spost, opts, name)
     pins_pre, pins_post = pin(spre, before, u), pin(spost, after, u)

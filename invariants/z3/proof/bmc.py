@@ -3,13 +3,14 @@ replayed through the Python model's coordinator rules.
 
 :func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps and asks for
 a path whose last state violates a goal (``GOALS``: the core's state properties,
-``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``)
-or whose last step violates a step property. Only the families whose steps the replay can
-drive are unrolled (``BMC_FAMILIES``) — a client's heartbeat (a bump only as the rules'
-``should_bump_group_epoch`` gives one for a changed subscription, a valid request, the
-group never full), a leave, an offset commit, a coordinator failover and load, the
-deletion of a topic and a resolution of the regular expressions — so a path found is a
-path the Python coordinator can be driven along.
+``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``;
+``HolderCommitsAccepted`` too where the states keep the KIP-1251 assignment epochs:
+``EPOCH_GOALS``) or whose last step violates a step property. Only the families whose
+steps the replay can drive are unrolled (``BMC_FAMILIES``) — a client's heartbeat (a
+bump only as the rules' ``should_bump_group_epoch`` gives one for a changed subscription,
+a valid request, the group never full), a leave, an offset commit, a coordinator failover
+and load, the deletion of a topic and a resolution of the regular expressions — so a path
+found is a path the Python coordinator can be driven along.
 
 :func:`replay` plays the path through ``model.coordinator`` — the functions
 ``system.step`` runs when it delivers a request, fails over, loads the group, deletes a
@@ -38,7 +39,7 @@ from typing import Any
 import z3
 
 from invariants.expr import StepSnapshot, compile_expr
-from invariants.properties import TARGET_COVERS, Property
+from invariants.properties import HOLDER_COMMITS_ACCEPTED, TARGET_COVERS, Property
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_STEP_GOALS,
@@ -105,6 +106,12 @@ the reference rules, so a path violating it is the rule's doing)."""
 
 GOALS: tuple[str, ...] = tuple(c.name for c in STATE_GOALS) + tuple(s.name for s in STEP_TARGETS)
 """Every property BMC reads, in the order it reports them."""
+
+EPOCH_GOALS: tuple[Conjunct, ...] = (_property(HOLDER_COMMITS_ACCEPTED),)
+"""The state properties BMC reads besides ``GOALS`` when the states keep the KIP-1251
+assignment epochs (``Options.assignment_epochs``): ``HolderCommitsAccepted``, on the
+``holder_rejected`` ghost the offset-commit family sets as ``handle_offset_commit`` sets
+``Group.holder_commit_rejected``."""
 
 _p = z3.Const("p", PARTITION)
 _m = z3.Const("m", MEMBER)
@@ -440,7 +447,8 @@ class Unrolling:
         self.names = names + (("Unchanged",) if stutter else ())
         self.solver = z3.SolverFor("QF_BV") if universe is not None else z3.Solver()
         self.solver.set("timeout", timeout_ms)
-        self.states = [SymState.fresh("s0")]
+        self.epochs = options.assignment_epochs
+        self.states = [SymState.fresh("s0", self.epochs)]
         self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
         self.grounder = Grounder(universe, layer) if universe is not None else None
         self.blast = (
@@ -507,7 +515,7 @@ class Unrolling:
         if self.depth >= self.max_depth:
             raise ValueError(f"the unrolling was sized for {self.max_depth} steps")
         i = self.depth
-        pre, post = self.states[i], SymState.fresh(f"s{i + 1}")
+        pre, post = self.states[i], SymState.fresh(f"s{i + 1}", self.epochs)
         self.states.append(post)
         g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
         self.ghosts.append(h)
@@ -788,6 +796,8 @@ def search_all(
     state_goals = {c.name: c for c in STATE_GOALS}
     if layer is not None:
         state_goals.update({c.name: c for c in CLIENT_GOALS})
+    if options.assignment_epochs:
+        state_goals.update({c.name: c for c in EPOCH_GOALS})
     step_goals: dict[str, Any] = {s.name: s for s in STEP_TARGETS}
     if layer is not None:
         step_goals.update({c.name: c for c in CLIENT_STEP_GOALS})
@@ -876,6 +886,7 @@ def _abstract(value: Concrete) -> Concrete:
         )
         for mid, mv in value.members.items()
     }
+    since = value.since
     return Concrete(
         members=members,
         target=frozenset((m, _tp(p)) for m, p in value.target),
@@ -884,6 +895,8 @@ def _abstract(value: Concrete) -> Concrete:
         group_epoch=value.group_epoch,
         assignment_epoch=value.assignment_epoch,
         loading=value.loading,
+        since=None if since is None else {(m, _tp(p)): e for (m, p), e in since.items()},
+        holder_rejected=value.holder_rejected,
     )
 
 
@@ -898,6 +911,8 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
         value.group_epoch,
         value.assignment_epoch,
         value.loading,
+        None if value.since is None else dict(value.since),
+        value.holder_rejected,
     )
 
 
@@ -928,16 +943,16 @@ def replay_start(path: Path) -> tuple[Any, Any]:
     return group, replay_topics(n_parts)
 
 
-def replay_projection(group: Any, topics: Any) -> Concrete:
+def replay_projection(group: Any, topics: Any, epochs: bool = False) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
-    them)."""
+    them), with its KIP-1251 fields when ``epochs``."""
     from model.coordinator import subscribed_topics
 
     subs = {
         mid: frozenset((name, 0) for name in topics if name in subscribed_topics(m, group))
         for mid, m in group.members.items()
     }
-    return project_group(group, subs)
+    return project_group(group, subs, epochs)
 
 
 def apply_step(
@@ -1045,7 +1060,8 @@ def replay(
     the replay installs the path's target, then applies it."""
     group, topics = replay_start(path)
     first = path.states[0]
-    out = [replay_projection(group, topics)]
+    epochs = first.since is not None
+    out = [replay_projection(group, topics, epochs)]
     server_error = False
     loading = first.loading
     deleted: set[str] = set()
@@ -1092,7 +1108,7 @@ def replay(
             server_error = server_error or refused
         # While the group loads, system.step answers every request to the coordinator
         # with COORDINATOR_LOAD_IN_PROGRESS and leaves the group as it is.
-        now = replace(replay_projection(group, topics), loading=loading)
+        now = replace(replay_projection(group, topics, epochs), loading=loading)
         if _comparable(now) != _comparable(_abstract(after)):
             raise ReplayDiverged(
                 f"step {i + 1} ({family}): the Python coordinator reached "
@@ -1107,7 +1123,7 @@ def replay(
 def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
     """Whether the Python reading of the goal fails on the replayed states."""
     goal = path.goal
-    state_goals = {c.name: c for c in STATE_GOALS}
+    state_goals = {c.name: c for c in (*STATE_GOALS, *EPOCH_GOALS)}
     if goal in state_goals:
         last = replace(states[-1], server_error=server_error)
         return not compile_expr(state_goals[goal].expr)(last.snapshot(), {})

@@ -11,8 +11,11 @@ it (``invariants.z3.proof.state``), plus three symbols only lemmas use:
 ``previous_epoch(m)``. ``server_error(c)`` reads the coordinator-side ghost (a write was
 refused), which holds whenever a client was answered UNKNOWN_SERVER_ERROR.
 ``group_status()`` is derived from the fields as ``coordinator.group_status`` derives it.
-``assigned_since`` is the snapshot's default (``FUNCTION_DEFAULT``): KIP-1251 assignment
-epochs are outside the abstraction. Any other symbol raises :class:`OutsideAbstraction`.
+``assigned_since`` and ``holder_commit_rejected()`` read the KIP-1251 fields of a state
+that keeps them (``SymState.since``, ``holder_rejected``); on one that does not,
+``assigned_since`` is the snapshot's default (``FUNCTION_DEFAULT``) and
+``holder_commit_rejected()`` raises :class:`OutsideAbstraction`. Any other symbol raises
+:class:`OutsideAbstraction` too.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ SUPPORTED_FUNCTIONS = frozenset(
         "partition_epoch",
         "instance",
         "assigned_since",
+        "holder_commit_rejected",
         "group_status",
     }
 )
@@ -143,7 +147,11 @@ def _term(
     if name == "instance":
         return z3.IntVal(0)  # dynamic members only
     if name == "assigned_since":
+        if s.since is not None:
+            return s.since(*args)
         return z3.IntVal(FUNCTION_DEFAULT)  # KIP-1251 assignment epochs are not kept
+    if name == "holder_commit_rejected" and s.holder_rejected is not None:
+        return z3.If(s.holder_rejected, 1, 0)
     raise OutsideAbstraction(f"function {name!r} is outside the abstraction")
 
 

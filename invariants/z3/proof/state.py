@@ -24,12 +24,23 @@ reads or writes:
                       bookkeeping (UNKNOWN_SERVER_ERROR) at some point
 ==================== =========================================================
 
+With KIP-1251 assignment epochs (``Config.assignment_epochs``; ``fresh(tag, epochs=True)``)
+two more fields, ``None`` otherwise:
+
+==================== =========================================================
+``since(m,p)``        the epoch at which ``m`` was assigned ``p`` it holds
+                      (``Member.assignment_epochs``; read where ``m`` holds ``p``)
+``holder_rejected``   ghost: a commit KIP-1251 must accept was refused at some point
+                      (``Group.holder_commit_rejected``)
+==================== =========================================================
+
 What it leaves out: the clients and the network (a request the coordinator receives is
 any request, constrained only by what the model's clients can send: see
 ``invariants.z3.proof.transition``), timers (a timer fires for any member), topics (a
 metadata change changes every subscription arbitrarily), static membership (instance
-ids), KIP-1251 assignment epochs, regular expressions as such, the assignor (any valid
-target). Integer fields of a non-member are unconstrained (the model has no such member).
+ids), KIP-1251 assignment epochs unless asked for (above), regular expressions as such, the
+assignor (any valid target). Integer fields of a non-member are unconstrained (the model
+has no such member).
 """
 
 from __future__ import annotations
@@ -84,9 +95,11 @@ class SymState:
     assignment_epoch: ExprRef
     loading: ExprRef
     server_error: ExprRef
+    since: FuncRef | None = None
+    holder_rejected: ExprRef | None = None
 
     @staticmethod
-    def fresh(tag: str) -> SymState:
+    def fresh(tag: str, epochs: bool = False) -> SymState:
         M, P, B, N = MEMBER, PARTITION, z3.BoolSort(), z3.IntSort()
 
         def f(name: str, *sorts: Any) -> FuncRef:
@@ -110,6 +123,8 @@ class SymState:
             assignment_epoch=z3.Int(f"assignment_epoch.{tag}"),
             loading=z3.Bool(f"loading.{tag}"),
             server_error=z3.Bool(f"server_error.{tag}"),
+            since=f("since", M, P, N) if epochs else None,
+            holder_rejected=z3.Bool(f"holder_rejected.{tag}") if epochs else None,
         )
 
     def holds(self, m: ExprRef, p: ExprRef) -> BoolRef:
@@ -171,6 +186,10 @@ class Concrete:
     extra_members: tuple[str, ...] = ()
     """Member ids of the domain that are not members (committers gone, joiners to come)."""
     extra_partitions: tuple[Partition, ...] = field(default=())
+    since: Mapping[tuple[str, Partition], int] | None = None
+    """KIP-1251 assignment epochs of the partitions members hold (``None``: not kept)."""
+    holder_rejected: bool | None = None
+    """``Group.holder_commit_rejected`` (``None``: not kept)."""
 
     def group_status(self) -> int:
         """``coordinator.group_status`` of these values (0 EMPTY … 3 STABLE)."""
@@ -229,6 +248,8 @@ class Concrete:
             "committed_epoch": {},
             "partition_epoch": {},
             "instance": {},
+            "assigned_since": {(m, p): e for (m, p), e in (self.since or {}).items()},
+            "holder_commit_rejected": {(): int(bool(self.holder_rejected))},
         }
         for mid, mv in self.members.items():
             rel["is_member"].add((mid,))
@@ -268,9 +289,12 @@ class Concrete:
         )
 
 
-def project_group(group: Group, subscribed: Mapping[str, frozenset[Partition]]) -> Concrete:
+def project_group(
+    group: Group, subscribed: Mapping[str, frozenset[Partition]], epochs: bool = False
+) -> Concrete:
     """The abstraction of a coordinator group; ``subscribed`` gives each member's
-    subscribed partitions (as ``invariants.snapshot`` computes them)."""
+    subscribed partitions (as ``invariants.snapshot`` computes them); with ``epochs``, the
+    KIP-1251 assignment epochs and ``holder_commit_rejected`` too."""
     members = {
         mid: MemberValue(
             epoch=m.member_epoch,
@@ -290,12 +314,23 @@ def project_group(group: Group, subscribed: Mapping[str, frozenset[Partition]]) 
         group_epoch=group.group_epoch,
         assignment_epoch=group.assignment_epoch,
         loading=False,
+        since=(
+            {
+                (mid, p): e
+                for mid, m in group.members.items()
+                for p, e in m.assignment_epochs.items()
+            }
+            if epochs
+            else None
+        ),
+        holder_rejected=group.holder_commit_rejected if epochs else None,
     )
 
 
-def project(state: State) -> Concrete:
+def project(state: State, epochs: bool = False) -> Concrete:
     """The abstraction of a KIP-848 model state (``model.records.State``). The clients
-    contribute their member ids to the member domain (members to come)."""
+    contribute their member ids to the member domain (members to come). With ``epochs``,
+    the KIP-1251 fields too."""
     from dataclasses import replace
 
     from invariants.snapshot import project as snapshot_of
@@ -304,7 +339,7 @@ def project(state: State) -> Concrete:
     subs: dict[str, set[Partition]] = {}
     for mid, p in snap.relations["subscribed"]:
         subs.setdefault(str(mid), set()).add(p)  # type: ignore[arg-type]
-    concrete = project_group(state.group, {k: frozenset(v) for k, v in subs.items()})
+    concrete = project_group(state.group, {k: frozenset(v) for k, v in subs.items()}, epochs)
     return replace(
         concrete,
         loading=state.coordinator_loading,
@@ -363,6 +398,11 @@ def pin(sym: SymState, value: Concrete, u: Universe) -> list[BoolRef]:
     ]
     if value.server_error is not None:
         out.append(sym.server_error == value.server_error)
+    if value.holder_rejected is not None and sym.holder_rejected is not None:
+        out.append(sym.holder_rejected == value.holder_rejected)
+    if value.since is not None and sym.since is not None:
+        for (mid, p), e in value.since.items():
+            out.append(sym.since(u.member_consts[mid], u.partition_consts[p]) == e)
     target = value.target
     for mid, mc in u.member_consts.items():
         mv = value.members.get(mid)
@@ -446,6 +486,14 @@ def decode(
         if by:
             committed[("p", pname[str(q)])] = (by[0], n(sym.committed_epoch(q)))
     pes = {("p", pname[str(q)]): n(sym.pe(q)) for q in ps if b(sym.pe_held(q))}
+    since: dict[tuple[str, Partition], int] | None = None
+    if sym.since is not None:
+        since = {
+            (mname[str(e)], ("p", pname[str(q)])): n(sym.since(e, q))
+            for e in ms
+            for q in ps
+            if b(sym.is_member(e)) and (b(sym.assigned(e, q)) or b(sym.revoking(e, q)))
+        }
     concrete = Concrete(
         members=members,
         target=target,
@@ -455,6 +503,8 @@ def decode(
         assignment_epoch=n(sym.assignment_epoch),
         loading=b(sym.loading),
         server_error=b(sym.server_error),
+        since=since,
+        holder_rejected=None if sym.holder_rejected is None else b(sym.holder_rejected),
         extra_members=tuple(mname.values()),
         extra_partitions=tuple(("p", i) for i in range(len(ps))),
     )
@@ -473,6 +523,7 @@ def render(value: Concrete) -> list[str]:
         f"group epoch {value.group_epoch}, assignment epoch {value.assignment_epoch}"
         + (", loading" if value.loading else "")
         + (", a write was refused (UNKNOWN_SERVER_ERROR)" if value.server_error else "")
+        + (", a holder's commit was refused (KIP-1251)" if value.holder_rejected else "")
     ]
     for mid in sorted(value.members):
         mv = value.members[mid]
@@ -482,6 +533,12 @@ def render(value: Concrete) -> list[str]:
             f"{STATE_NAME.get(mv.state, f'state {mv.state}')}, assigned {ps(mv.assigned)}, "
             f"pending revocation {ps(mv.revoking)}, target {ps(target)}"
         )
+        if value.since is not None:
+            held = sorted((p, e) for (m, p), e in value.since.items() if m == mid)
+            if held:
+                lines[-1] += ", assigned since " + ", ".join(
+                    f"{(t + str(i)) if t == 'p' else f'{t}-{i}'}@{e}" for (t, i), e in held
+                )
     stray = sorted({m for m, _ in value.target} - set(value.members))
     for mid in stray:
         lines.append(f"  target of non-member {mid}: {ps(p for m, p in value.target if m == mid)}")

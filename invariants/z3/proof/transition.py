@@ -29,6 +29,11 @@ relation an over-approximation of the model:
   ``resolve_regular_expressions`` do), bump the group epoch anyway and drop committed
   offsets.
 
+With ``Options.assignment_epochs`` (a configuration recording KIP-1251 assignment epochs)
+the states keep them (``SymState.since``, ``holder_rejected``): the heartbeat stamps them,
+the offset commit accepts an older epoch by them and records a refused holder's commit,
+every other family keeps them. Without it no formula mentions them.
+
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
 
@@ -40,7 +45,7 @@ to turn a proof into a counterexample to induction.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import z3
@@ -109,8 +114,16 @@ VARIANTS = {
     "while their offsets are still being committed",
     "adopt-negative-epoch": "the response to a client's leave heartbeat (epoch -1) sets the "
     "client's member epoch (KAFKA-19335)",
+    # Over the KIP-1251 assignment epochs (Options.assignment_epochs).
+    "strict-commit-epoch": "an offset commit at an older epoch is refused although its "
+    "member held every partition of it since then (KAFKA-20066)",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
+
+EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
+"""The variants of a rule that reads the KIP-1251 assignment epochs: a variant only where
+``Options.assignment_epochs`` (BMC on a configuration that records them; ``prove``'s
+obligations do not read them)."""
 
 _CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
@@ -132,7 +145,6 @@ OUTSIDE: dict[str, str] = {
     "FENCED_INSTANCE_ID), with the properties' instance function read on it (today 0: "
     "dynamic members only); and BMC needs instance ids in its "
     "requests and replay (explore --engine bmc refuses configurations with instance ids)",
-    "strict-commit-epoch": "KIP-1251 assignment epochs: not in the abstraction",
     "callback-ignores-abort": "a client rule on rebalance callbacks run as steps "
     "(Config.callback_steps) and a client gone STALE: not in the client layer",
     "poll-timeout-keeps-partitions": "a client rule on the poll timer, the stale leave and "
@@ -175,6 +187,10 @@ class Options:
     reconcile_while_assigning: bool = True
     rejoin_with_epoch_zero: bool = True
     realign_empty_group: bool = False
+    assignment_epochs: bool = False
+    """KIP-1251: the states keep each member's assignment epochs (``SymState.since``) and
+    the ``holder_rejected`` ghost, the heartbeat stamps them, an offset commit at an older
+    epoch is judged by them. Off, the relation does not mention them."""
     variant: str | None = None
     assignor_covers: bool = False
     """Assume also that a new target gives every subscribed partition to some member
@@ -194,6 +210,7 @@ class Options:
             reconcile_while_assigning=config.reconcile_while_assigning,
             rejoin_with_epoch_zero=config.rejoin_with_epoch_zero,
             realign_empty_group=config.realign_empty_group,
+            assignment_epochs=config.assignment_epochs,
             variant=variant,
         )
 
@@ -445,6 +462,50 @@ def partition_epochs(
     return conflict, held_after, epoch_after
 
 
+# --------------------------------------------------------------------------- KIP-1251
+
+
+def epochs_unchanged(pre: SymState, post: SymState) -> BoolRef:
+    """The KIP-1251 fields (``SymState.since``, ``holder_rejected``) as they were."""
+    assert pre.since is not None
+    assert post.since is not None
+    return z3.And(
+        z3.ForAll([_m, _p], post.since(_m, _p) == pre.since(_m, _p)),
+        post.holder_rejected == pre.holder_rejected,
+    )
+
+
+def _stamped(
+    pre: SymState, post: SymState, hm: ExprRef, old: MemberTerm, new: MemberTerm, wrote: BoolRef
+) -> BoolRef:
+    """``coordinator.stamp_assignment_epochs`` when the heartbeat wrote member ``hm``
+    (``write_member``; ``CurrentAssignmentBuilder``, ``ConsumerGroupMember.assignmentEpochs``):
+    a partition it held before keeps its epoch, a partition it gains gets its new member
+    epoch (no static members here: no -2 reset); every other entry as it was."""
+    before = pre.since
+    assert before is not None
+    assert post.since is not None
+
+    def stamp(q: ExprRef) -> ExprRef:
+        return z3.If(new.holds(q), z3.If(old.holds(q), before(hm, q), new.epoch), before(hm, q))
+
+    return z3.And(
+        post.holder_rejected == pre.holder_rejected,
+        z3.ForAll(
+            [_m, _p],
+            post.since(_m, _p) == z3.If(z3.And(wrote, _m == hm), stamp(_p), before(_m, _p)),
+        ),
+    )
+
+
+def held_since(pre: SymState, cm: ExprRef, r: ExprRef, parts: Any) -> BoolRef:
+    """``coordinator.held_since``: ``cm`` holds every partition of the commit with an
+    assignment epoch no newer than the request's (``ConsumerGroup.validateOffsetCommit``
+    for an older epoch, KIP-1251)."""
+    assert pre.since is not None
+    return z3.ForAll([_p], z3.Implies(parts(_p), z3.And(pre.holds(cm, _p), pre.since(cm, _p) <= r)))
+
+
 # --------------------------------------------------------------------------- families
 
 
@@ -636,6 +697,11 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         target_ok,
         z3.If(go, z3.If(conflict, refused_write, written), unchanged(pre, post)),
     )
+    if o.assignment_epochs:
+        formula = z3.And(
+            formula,
+            _stamped(pre, post, hm, old, reconciled, z3.And(go, z3.Not(conflict))),
+        )
     return Family(
         n,
         formula,
@@ -737,6 +803,12 @@ def offset_commit(pre: SymState, post: SymState, o: Options) -> Family:
     params = {"member": cm, "epoch": r, "partitions": parts}
     nobody = z3.ForAll([_m], z3.Not(pre.is_member(_m)))
     accepted = z3.Or(z3.And(r < 0, nobody), z3.And(pre.is_member(cm), r == pre.epoch(cm)))
+    older_ok: BoolRef = z3.BoolVal(False)
+    if o.assignment_epochs:
+        # KIP-1251: an older epoch is accepted for partitions held since then.
+        older_ok = z3.And(pre.is_member(cm), r < pre.epoch(cm), held_since(pre, cm, r, parts))
+        if o.variant != "strict-commit-epoch":
+            accepted = z3.Or(accepted, older_ok)
     if o.variant == "accept-stale-commit-epoch":
         accepted = z3.Or(z3.And(r < 0, nobody), pre.is_member(cm))
     elif o.variant == "accept-commit-from-unknown-member":
@@ -754,6 +826,17 @@ def offset_commit(pre: SymState, post: SymState, o: Options) -> Family:
     )
     go = z3.And(z3.Not(pre.loading), accepted)
     formula = z3.And(r > 0, z3.If(go, stored, unchanged(pre, post)))
+    if o.assignment_epochs:
+        # handle_offset_commit: a refused commit of a holder (falsely_fenced) sets
+        # Group.holder_commit_rejected.
+        assert pre.since is not None
+        assert post.since is not None
+        fenced = z3.And(z3.Not(pre.loading), z3.Not(accepted), older_ok)
+        formula = z3.And(
+            formula,
+            z3.ForAll([_m, _p], post.since(_m, _p) == pre.since(_m, _p)),
+            post.holder_rejected == z3.Or(pre.holder_rejected, fenced),
+        )
     return Family(n, formula, params)
 
 
@@ -878,6 +961,12 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
     ]
     if not o.compute_target_in_heartbeat:
         out.insert(1, compute_target(pre, post, o))
+    if o.assignment_epochs:
+        # Only a heartbeat's write and a commit move the KIP-1251 fields (a removed
+        # member's entries are read no more; rebuild_group loads them as written).
+        own = ("DeliverMessage.heartbeat", "DeliverMessage.offset_commit")
+        kept = epochs_unchanged(pre, post)
+        out = [f if f.name in own else replace(f, formula=z3.And(f.formula, kept)) for f in out]
     return out
 
 
@@ -902,8 +991,9 @@ def relation(pre: SymState, post: SymState, o: Options) -> BoolRef:
 
 def initial(s: SymState) -> BoolRef:
     """``system.consumer_initial``: an empty group at epoch 0 (1 with the Kafka 4.3 epoch
-    layout), nothing committed."""
+    layout), nothing committed (no commit refused either, with KIP-1251 fields)."""
     return z3.And(
+        z3.BoolVal(True) if s.holder_rejected is None else z3.Not(s.holder_rejected),
         z3.ForAll([_m], z3.Not(s.is_member(_m))),
         z3.ForAll(
             [_m, _p],
