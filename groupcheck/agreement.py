@@ -111,7 +111,8 @@ def _row(name: str, outcome: Any) -> dict[str, Any]:
         reasons.append("families the config can take, not reached: " + ", ".join(outcome.missing))
     unknown = [f for f in outcome.families if f.unknown]
     for f in unknown:
-        reasons.append(f"Z3 answered unknown on {f.unknown} {f.family} steps: {'; '.join(f.reasons)}")
+        why = "; ".join(f.reasons)
+        reasons.append(f"Z3 answered unknown on {f.unknown} {f.family} steps: {why}")
     row: dict[str, Any] = {
         "config": name,
         "result": outcome.verdict,

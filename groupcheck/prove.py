@@ -101,12 +101,8 @@ def register(sub: Any) -> None:
         help="cross-check the relation against the model (needs --preset, --config or "
         "--all-presets)",
     )
-    agree.add_argument(
-        "--walks", type=positive, metavar="N", help="walks per config (default 3)"
-    )
-    agree.add_argument(
-        "--length", type=positive, metavar="L", help="steps per walk (default 30)"
-    )
+    agree.add_argument("--walks", type=positive, metavar="N", help="walks per config (default 3)")
+    agree.add_argument("--length", type=positive, metavar="L", help="steps per walk (default 30)")
     agree.add_argument("--seed", type=non_negative, metavar="S", help="walk seed (default 0)")
     agree.add_argument(
         "--bfs",

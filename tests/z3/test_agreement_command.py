@@ -19,20 +19,19 @@ AGREE = ["prove", "--agreement", "--quiet"]
 
 
 def test_agreement_ok_on_a_small_preset(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main([*AGREE, "--preset", "MUT2_REGEX", "--walks", "1", "--length", "15", "--seed", "1"])
+    small = ["--preset", "MUT2_REGEX", "--walks", "1", "--length", "15", "--seed", "1"]
+    code = main([*AGREE, *small])
     text = capsys.readouterr().out
     assert code == 0, text
-    code = main(
-        [*AGREE, "--json", "--preset", "MUT2_REGEX", "--walks", "1", "--length", "15"]
-        + ["--seed", "1"]
-    )
+    code = main([*AGREE, "--json", *small])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     assert (doc["result"], doc["walks"], doc["length"], doc["seed"]) == ("ok", 1, 15, 1)
     assert doc["skipped"] == []
     (row,) = doc["configs"]
     assert row["config"] == "MUT2_REGEX"
-    assert row["missing"] == [] and row["disagreement"] is None
+    assert row["missing"] == []
+    assert row["disagreement"] is None
     checked = {f["family"]: f for f in row["families"]}
     assert set(row["possible"]) <= {name for name, f in checked.items() if f["steps"]}
     assert sum(f["steps"] for f in checked.values()) == row["steps"]
@@ -61,7 +60,8 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
     (found,) = outcome.disagreements()
     assert outcome.verdict == "violation"
     assert found.family == "SessionTimeout" == type(found.action).__name__
-    assert found.check is not None and found.check.allowed == "no"
+    assert found.check is not None
+    assert found.check.allowed == "no"
     assert found.post.group.group_epoch == found.pre.group.group_epoch
     monkeypatch.setitem(PRESETS, "MUT2", broken)
     code = main([*AGREE, "--preset", "MUT2", "--walks", "2", "--length", "20", "--seed", "2"])
