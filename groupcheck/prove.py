@@ -16,7 +16,7 @@ import json
 import time
 from typing import Any
 
-from groupcheck.argtypes import positive_float
+from groupcheck.argtypes import non_negative, positive, positive_float
 
 
 def register(sub: Any) -> None:
@@ -80,6 +80,36 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help="per-query Z3 timeout (default 30); a query that needs longer is unknown",
     )
+    group.add_argument(
+        "--all-presets",
+        action="store_true",
+        help="--agreement: every preset in the relation's scope (the others are listed as "
+        "skipped, with the reason)",
+    )
+    agree = p.add_argument_group(
+        "agreement",
+        "--agreement cross-checks the relation against the Python model instead of proving: "
+        "every step of seeded walks of the config must be allowed by its action family, and "
+        "be its only successor where the family is deterministic given the step. Exit 0 "
+        "when every step agreed and every family the config can take was checked; 1 on a "
+        "disagreement (the step is printed); 3 when a family was not reached or Z3 "
+        "answered unknown; 2 on bad input.",
+    )
+    agree.add_argument(
+        "--agreement",
+        action="store_true",
+        help="cross-check the relation against the model (needs --preset, --config or "
+        "--all-presets)",
+    )
+    agree.add_argument("--walks", type=positive, metavar="N", help="walks per config (default 3)")
+    agree.add_argument("--length", type=positive, metavar="L", help="steps per walk (default 30)")
+    agree.add_argument("--seed", type=non_negative, metavar="S", help="walk seed (default 0)")
+    agree.add_argument(
+        "--bfs",
+        type=non_negative,
+        metavar="K",
+        help="also every step out of the first K states in BFS order (default 0)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(handler=cmd_prove)
@@ -124,25 +154,28 @@ def _options(args: argparse.Namespace) -> Any:
         )
     if config is None:
         return Options(variant=args.variant)
+    refused = outside_scope(config)
+    if refused is not None:
+        raise ConfigError(refused)
+    return Options.of(config, args.variant)
+
+
+def outside_scope(config: Any) -> str | None:
+    """Why the symbolic relation does not cover ``config`` (None: it does): the reason
+    ``prove`` (and ``prove --agreement``) refuses it with."""
     if config.protocol != "consumer":
-        raise ConfigError(
-            f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
-        )
+        return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
     if any(c.instance_id is not None for c in config.clients):
-        raise ConfigError(
+        return (
             "prove's abstraction has dynamic members only; this config has static members "
             "(explore it instead)"
         )
     if config.assignment_epochs:
-        raise ConfigError(
-            "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
-        )
+        return "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
     outside = _outside_abstraction(config)
     if outside:
-        raise ConfigError(
-            f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
-        )
-    return Options.of(config, args.variant)
+        return f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
+    return None
 
 
 def _outside_abstraction(config: Any) -> str | None:
@@ -167,6 +200,15 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from invariants.z3.proof.induction import INVARIANT, STEP_TARGETS, Prover, summary
     from model.status import ConfigError
 
+    if args.agreement:
+        from groupcheck.agreement import cmd_agreement
+
+        return cmd_agreement(args)
+    given = [f"--{n}" for n in ("walks", "length", "seed", "bfs") if getattr(args, n) is not None]
+    if args.all_presets:
+        given.insert(0, "--all-presets")
+    if given:
+        raise ConfigError(f"{given[0]} needs --agreement")
     options = _options(args)
     prover = Prover(options, timeout_ms=int(args.timeout * 1000))
     goals = [c.name for c in INVARIANT] + [s.name for s in STEP_TARGETS]

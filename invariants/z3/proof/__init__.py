@@ -11,6 +11,8 @@ inductive invariants for groups of any size, and counterexamples to induction.
 * :mod:`.induction` — the obligations (initiation and consecution per invariant conjunct
   and action family), their three-way verdicts and decoded CTIs;
 * :mod:`.agreement` — the relation against the Python model on concrete steps;
+* :mod:`.crosscheck` — the same over a config's seeded walks, per action family
+  (``groupcheck prove --agreement``);
 * :mod:`.clients` — a client layer (a diagnosis model) locating where
   ``OwnedPartitionsAreHeld`` stops being inductive (F1);
 * :mod:`.bmc` — bounded model checking over the relation, replayed through the Python

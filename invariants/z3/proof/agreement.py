@@ -49,6 +49,14 @@ class StepCheck:
     family: str
     allowed: Answer
     unique: Answer | None
+    reason: str | None = None
+    """Z3's reason when a query answered unknown."""
+
+
+NO_PARTITION = ("", -1)
+"""The partition of a universe whose states and request mention none (every topic
+deleted, say): pinned like every partition, so that nothing holds of it. (A universe
+without partitions would leave the sort's one element unpinned: a request could own it.)"""
 
 
 def _universe(*values: Concrete, extra: tuple[Any, ...] = ()) -> Universe:
@@ -57,13 +65,17 @@ def _universe(*values: Concrete, extra: tuple[Any, ...] = ()) -> Universe:
     for v in values:
         members |= set(v.member_domain())
         partitions |= set(v.partition_domain())
-    return Universe.of(members, partitions)
+    return Universe.of(members, partitions or {NO_PARTITION})
 
 
 def _solver(timeout_ms: int) -> Any:
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     return s
+
+
+def _reason(s: Any, answer: Answer) -> str | None:
+    return str(s.reason_unknown()) if answer == "unknown" else None
 
 
 def _answer(result: Any) -> Answer:
@@ -194,6 +206,7 @@ def check_step(
     s = _solver(timeout_ms)
     s.add(*u.axioms(), *pins_pre, *pins_post, fam.formula)
     allowed = _answer(s.check())
+    reason = _reason(s, allowed)
 
     unique: Answer | None = None
     fixed = parameters(fam, pre, action, post, u, config)
@@ -203,4 +216,5 @@ def check_step(
         s.add(z3.Not(z3.And(*pins_post)))
         other = _answer(s.check())
         unique = {"yes": "no", "no": "yes", "unknown": "unknown"}[other]  # type: ignore[assignment]
-    return StepCheck(name, allowed, unique)
+        reason = reason or _reason(s, other)
+    return StepCheck(name, allowed, unique, reason)

@@ -1,0 +1,126 @@
+"""``groupcheck prove --agreement``: the relation against the Python model on seeded walks
+(invariants/z3/proof/crosscheck.py). Every budget here is a number of walks and steps."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import z3
+
+from groupcheck.cli import main
+from groupcheck.mutants import MUTANTS
+from invariants.z3.proof.crosscheck import cross_check, possible_families
+from invariants.z3.proof.transition import Options
+from model.presets import PRESETS
+
+AGREE = ["prove", "--agreement", "--quiet"]
+
+
+def test_agreement_ok_on_a_small_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    small = ["--preset", "MUT2_REGEX", "--walks", "1", "--length", "15", "--seed", "1"]
+    code = main([*AGREE, *small])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    code = main([*AGREE, "--json", *small])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["result"], doc["walks"], doc["length"], doc["seed"]) == ("ok", 1, 15, 1)
+    assert doc["skipped"] == []
+    (row,) = doc["configs"]
+    assert row["config"] == "MUT2_REGEX"
+    assert row["missing"] == []
+    assert row["disagreement"] is None
+    checked = {f["family"]: f for f in row["families"]}
+    assert set(row["possible"]) <= {name for name, f in checked.items() if f["steps"]}
+    assert sum(f["steps"] for f in checked.values()) == row["steps"]
+    assert all(f["allowed"] == f["steps"] and f["unknown"] == 0 for f in checked.values())
+    heartbeat = checked["DeliverMessage.heartbeat"]
+    assert heartbeat["deterministic"] == heartbeat["unique"] == heartbeat["steps"] > 0
+    assert f"{row['steps']} steps" in text
+
+
+def test_agreement_names_the_families_not_reached(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*AGREE, "--preset", "TINY", "--walks", "1", "--length", "2"]) == 3
+    out = capsys.readouterr().out
+    assert out.startswith("INCONCLUSIVE")
+    assert "not reached: " in out
+    assert "SessionTimeout" in out.split("not reached: ")[1]
+
+
+def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The check can fail: MUT2 with the rules of a mutant that removes a member without
+    bumping the group epoch; the reference relation's timer always bumps it."""
+    mutant = MUTANTS["no-epoch-bump-on-fence"]
+    broken = replace(PRESETS["MUT2"], rules=mutant.rules)
+    outcome = cross_check(broken, walks=2, length=20, seed=2, options=Options.of(broken))
+    (found,) = outcome.disagreements()
+    assert outcome.verdict == "violation"
+    assert found.family == "SessionTimeout" == type(found.action).__name__
+    assert found.check is not None
+    assert found.check.allowed == "no"
+    assert found.post.group.group_epoch == found.pre.group.group_epoch
+    monkeypatch.setitem(PRESETS, "MUT2", broken)
+    code = main([*AGREE, "--preset", "MUT2", "--walks", "2", "--length", "20", "--seed", "2"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "DISAGREEMENT in MUT2" in out
+    assert "family: SessionTimeout (allowed no" in out
+    assert "action: SessionTimeout" in out
+    assert "pre-state:" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        ([*AGREE, "--preset", "STATIC"], "static members"),
+        ([*AGREE, "--preset", "CLASSIC_EAGER"], "this config is classic"),
+        ([*AGREE, "--preset", "NOPE"], "unknown preset"),
+        (AGREE, "--agreement needs --preset"),
+        ([*AGREE, "--all-presets", "--variant", "ignore-partition-epochs"], "--variant"),
+        (["prove", "--walks", "3"], "--walks needs --agreement"),
+        (["prove", "--all-presets"], "--all-presets needs --agreement"),
+        ([*AGREE, "--preset", "TINY", "--walks", "0"], "--walks"),
+    ],
+)
+def test_agreement_bad_input(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert words in captured.err
+
+
+def test_agreement_unknown_is_inconclusive(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(z3.Solver, "check", lambda self, *a: z3.unknown)
+    monkeypatch.setattr(z3.Solver, "reason_unknown", lambda self: "timeout")
+    code = main([*AGREE, "--json", "--preset", "TINY", "--walks", "1", "--length", "8"])
+    assert code == 3
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["configs"]
+    queried = [f for f in row["families"] if f["family"] != "Unchanged" and f["steps"]]
+    assert queried
+    assert all(f["unknown"] == f["steps"] and f["reasons"] == ["timeout"] for f in queried)
+    assert all(f["allowed"] == 0 for f in queried)
+    assert any("unknown" in r and "timeout" in r for r in row["reasons"])
+
+
+def test_possible_families_follow_the_switches() -> None:
+    tiny = set(possible_families(PRESETS["TINY"]))
+    assert {"DeliverMessage.leave", "SessionTimeout", "RebalanceTimeout"} <= tiny
+    assert not tiny & {"MetadataChange", "CoordinatorFailover", "ComputeTargetAssignment"}
+    failover = set(possible_families(PRESETS["MUT2_FAILOVER"]))
+    assert {"CoordinatorFailover", "CoordinatorLoaded"} <= failover
+    assert "DeliverMessage.leave" not in failover
+    assert "ComputeTargetAssignment" in possible_families(PRESETS["KIP848_CASE_STUDY"])
+    assert "MetadataChange" in possible_families(PRESETS["MUT2_REGEX"])
+    assert not {"DeliverMessage.offset_commit", "DeliverMessage.leave"} & set(
+        possible_families(PRESETS["MUT2_CRASH"])
+    )
