@@ -18,6 +18,9 @@ from typing import Any
 DEFAULT_WALKS = 3
 DEFAULT_LENGTH = 30
 DEFAULT_SEED = 0
+DEFAULT_SEEK = 300_000
+"""States a search for a family the walks missed may visit (``cross_check``'s
+``seek_states``)."""
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
@@ -44,6 +47,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     length = args.length if args.length is not None else DEFAULT_LENGTH
     seed = args.seed if args.seed is not None else DEFAULT_SEED
     bfs = args.bfs or 0
+    seek = args.seek if args.seek is not None else DEFAULT_SEEK
     configs: list[Any] = []
     skipped: list[dict[str, str]] = []
     if args.all_presets:
@@ -73,6 +77,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             length=length,
             seed=seed,
             bfs_states=bfs,
+            seek_states=seek,
             timeout_ms=int(args.timeout * 1000),
             progress=progress,
         )
@@ -89,6 +94,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         "length": length,
         "seed": seed,
         "bfs_states": bfs,
+        "seek_states": seek,
         "timeout": args.timeout,
         "seconds": round(time.monotonic() - start, 3),
         "configs": rows,
@@ -120,6 +126,7 @@ def _row(name: str, outcome: Any) -> dict[str, Any]:
         "steps": outcome.steps,
         "side_steps": outcome.side_steps,
         "bfs_steps": outcome.bfs_steps,
+        "seek_steps": outcome.seek_steps,
         "possible": list(outcome.possible),
         "missing": list(outcome.missing),
         "families": [
@@ -170,7 +177,8 @@ def _print(doc: dict[str, Any]) -> None:
     for r in rows:
         print(
             f"  {r['result']:12} {r['config']}: {r['steps']} steps ({r['side_steps']} side "
-            f"steps{', ' + str(r['bfs_steps']) + ' BFS steps' if r['bfs_steps'] else ''})"
+            f"steps{', ' + str(r['bfs_steps']) + ' BFS steps' if r['bfs_steps'] else ''}"
+            f"{', ' + str(r['seek_steps']) + ' found by search' if r['seek_steps'] else ''})"
         )
         for f in r["families"]:
             unique = (

@@ -110,6 +110,14 @@ def register(sub: Any) -> None:
         metavar="K",
         help="also every step out of the first K states in BFS order (default 0)",
     )
+    agree.add_argument(
+        "--seek",
+        type=non_negative,
+        metavar="K",
+        help="for each family the config can take that the walks missed, search up to K "
+        "states of the model alone for a state where it is enabled and check that step "
+        "(default 300000; 0: no search)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(handler=cmd_prove)
@@ -204,7 +212,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
         from groupcheck.agreement import cmd_agreement
 
         return cmd_agreement(args)
-    given = [f"--{n}" for n in ("walks", "length", "seed", "bfs") if getattr(args, n) is not None]
+    given = [
+        f"--{n}" for n in ("walks", "length", "seed", "bfs", "seek") if getattr(args, n) is not None
+    ]
     if args.all_presets:
         given.insert(0, "--all-presets")
     if given:

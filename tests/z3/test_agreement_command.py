@@ -42,11 +42,21 @@ def test_agreement_ok_on_a_small_preset(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_agreement_names_the_families_not_reached(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([*AGREE, "--preset", "TINY", "--walks", "1", "--length", "2"]) == 3
+    short = ["--preset", "TINY", "--walks", "1", "--length", "2"]
+    assert main([*AGREE, *short, "--seek", "0"]) == 3
     out = capsys.readouterr().out
     assert out.startswith("INCONCLUSIVE")
     assert "not reached: " in out
     assert "SessionTimeout" in out.split("not reached: ")[1]
+    # A search of the model finds a state for each family the walk missed (the steps it
+    # checks are counted apart); within 100 states it does not find them all.
+    assert main([*AGREE, *short, "--json", "--seek", "100"]) == 3
+    cut = json.loads(capsys.readouterr().out)["configs"][0]
+    assert main([*AGREE, *short, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["configs"]
+    assert row["missing"] == []
+    assert row["seek_steps"] >= len(cut["missing"]) > 0
+    assert row["steps"] == row["seek_steps"] + 2 + row["side_steps"]
 
 
 def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
@@ -83,6 +93,7 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
         ([*AGREE, "--all-presets", "--variant", "ignore-partition-epochs"], "--variant"),
         (["prove", "--walks", "3"], "--walks needs --agreement"),
         (["prove", "--all-presets"], "--all-presets needs --agreement"),
+        (["prove", "--seek", "10"], "--seek needs --agreement"),
         ([*AGREE, "--preset", "TINY", "--walks", "0"], "--walks"),
     ],
 )

@@ -8,7 +8,11 @@ step (``agreement.parameters``), the model's successor is the family's only one;
 ``Unchanged`` step agrees when the projections before and after are equal (that is all the
 family says). Besides the walks' own steps, the first enabled step of a family not checked
 yet is checked once from the state it is enabled in (a side step: the walk does not follow
-it), so that a family the walks pass by is not missed.
+it), so that a family the walks pass by is not missed. A family the config can take that
+neither reached is then sought: a breadth-first search of the model alone (no Z3, at most
+``seek_states`` states) for a state in which it is enabled, whose step is checked like the
+others (a seek step). Walks rarely reach a rebalance timeout, which needs a member gone
+while it still revokes; the search finds the shortest such state.
 
 :func:`possible_families` is what a config can take, read from its switches (an
 over-approximation: a family it names may need a longer walk than the budget). The
@@ -37,7 +41,7 @@ from model.config import Config
 from model.records import State
 
 Verdict = Literal["ok", "violation", "inconclusive"]
-Origin = Literal["walk", "side", "bfs"]
+Origin = Literal["walk", "side", "bfs", "seek"]
 
 METADATA_PERTURBATIONS = (
     "AddPartitions",
@@ -160,6 +164,7 @@ class Outcome:
     steps: int
     side_steps: int
     bfs_steps: int
+    seek_steps: int = 0
 
     def disagreements(self) -> list[Disagreement]:
         return [f.disagreement for f in self.families if f.disagreement is not None]
@@ -218,6 +223,31 @@ def _walk_steps(
             s = t
 
 
+def _seek_steps(
+    config: Config, max_states: int, wanted: Callable[[str], bool], possible: tuple[str, ...]
+) -> Iterator[Located]:
+    """For each family in ``possible`` that ``wanted`` still names, the first step of it in
+    BFS order within ``max_states`` states (the search stops once none is wanted)."""
+    if max_states <= 0 or not any(wanted(f) for f in possible):
+        return
+    init = _state(system.initial(config))
+    seen = {init}
+    queue = deque([init])
+    expanded = 0
+    while queue and expanded < max_states:
+        s = queue.popleft()
+        expanded += 1
+        for a in system.enabled(s, config):
+            t = _state(system.step(s, a, config))
+            if wanted(family_of(a)):
+                yield (s, a, t), "seek", None, expanded
+                if not any(wanted(f) for f in possible):
+                    return
+            if t not in seen:
+                seen.add(t)
+                queue.append(t)
+
+
 def cross_check(
     config: Config,
     *,
@@ -225,19 +255,21 @@ def cross_check(
     length: int,
     seed: int,
     bfs_states: int = 0,
+    seek_states: int = 0,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
     options: Options | None = None,
     progress: Callable[[str], None] | None = None,
     checker: Callable[..., StepCheck] | None = None,
 ) -> Outcome:
-    """Check the steps out of the first ``bfs_states`` BFS states of ``config`` and of
-    ``walks`` seeded walks of ``length`` steps (module docstring), each step with
-    ``checker`` (default ``check_step``). Stops at the first disagreement."""
+    """Check the steps out of the first ``bfs_states`` BFS states of ``config``, of
+    ``walks`` seeded walks of ``length`` steps, and a step of each family they missed found
+    within ``seek_states`` states (module docstring), each step with ``checker`` (default
+    ``check_step``). Stops at the first disagreement."""
     check_one = checker if checker is not None else check_step
     opts = options if options is not None else Options.of(config)
     results = {name: FamilyResult(name) for name in FAMILY_NAMES}
     possible = possible_families(config)
-    counts = {"walk": 0, "side": 0, "bfs": 0}
+    counts = {"walk": 0, "side": 0, "bfs": 0, "seek": 0}
 
     def wanted(family: str) -> bool:
         return results[family].steps == 0
@@ -246,6 +278,7 @@ def cross_check(
         for i, step in enumerate(bfs_steps(config, bfs_states) if bfs_states else ()):
             yield step, "bfs", None, i
         yield from _walk_steps(config, seed, walks, length, wanted)
+        yield from _seek_steps(config, seek_states, wanted, possible)
 
     for (pre, action, post), origin, walk, index in located():
         family = family_of(action)
@@ -253,7 +286,7 @@ def cross_check(
         r.steps += 1
         counts[origin] += 1
         if progress is not None:
-            where = f"walk {walk + 1}/{walks}" if walk is not None else "bfs"
+            where = f"walk {walk + 1}/{walks}" if walk is not None else origin
             progress(f"{config.name}: {sum(counts.values())} steps checked ({where})")
         if family == "Unchanged":
             if _projected(pre) == _projected(post):
@@ -288,4 +321,5 @@ def cross_check(
         steps=sum(counts.values()),
         side_steps=counts["side"],
         bfs_steps=counts["bfs"],
+        seek_steps=counts["seek"],
     )
