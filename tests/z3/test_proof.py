@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import pathlib
 import random
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -23,6 +22,7 @@ from invariants.expr import compile_expr
 from invariants.z3.proof.agreement import StepCheck, check_step
 from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search
 from invariants.z3.proof.clients import REQUEST_REPORTS, diagnose
+from invariants.z3.proof.crosscheck import bfs_steps
 from invariants.z3.proof.induction import INVARIANT, LEMMAS, STEP_TARGETS, Prover
 from invariants.z3.proof.reading import OutsideAbstraction, read
 from invariants.z3.proof.state import Concrete, SymState, project
@@ -37,25 +37,6 @@ from model.rules import DEFAULT_RULES
 from model.scenario import Script, stable_state
 
 Step = tuple[State, Action, State]
-
-
-def _bfs_steps(config: Config, max_states: int) -> Iterator[Step]:
-    """Every step out of the first ``max_states`` states in BFS order."""
-    init = system.initial(config)
-    assert isinstance(init, State)
-    seen = {init}
-    queue = deque([init])
-    expanded = 0
-    while queue and expanded < max_states:
-        s = queue.popleft()
-        expanded += 1
-        for a in system.enabled(s, config):
-            t = system.step(s, a, config)
-            assert isinstance(t, State)
-            yield s, a, t
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
 
 
 def _walk_steps(config: Config, seed: int, walks: int, length: int) -> Iterator[Step]:
@@ -100,7 +81,7 @@ def _check(steps: Iterator[Step], config: Config) -> dict[str, int]:
 
 
 def test_relation_allows_every_tiny_step_bfs() -> None:
-    seen = _check(_bfs_steps(PRESETS["TINY"], max_states=100), PRESETS["TINY"])
+    seen = _check(bfs_steps(PRESETS["TINY"], max_states=100), PRESETS["TINY"])
     assert seen["DeliverMessage.heartbeat"] > 20
     assert {"DeliverMessage.leave", "SessionTimeout"} <= set(seen), seen
 
@@ -197,7 +178,7 @@ def test_lemmas_hold_on_reached_states() -> None:
     of the same expressions on the abstraction's snapshot)."""
     for preset in ("TINY", "MUT2_CRASH", "MUT2_FAILOVER"):
         config = PRESETS[preset]
-        for _, _, post in _bfs_steps(config, max_states=200):
+        for _, _, post in bfs_steps(config, max_states=200):
             snap = project(post).snapshot()
             for c in INVARIANT:
                 assert compile_expr(c.expr)(snap, {}), (preset, c.name)

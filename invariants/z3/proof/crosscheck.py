@@ -230,22 +230,11 @@ def _seek_steps(
     BFS order within ``max_states`` states (the search stops once none is wanted)."""
     if max_states <= 0 or not any(wanted(f) for f in possible):
         return
-    init = _state(system.initial(config))
-    seen = {init}
-    queue = deque([init])
-    expanded = 0
-    while queue and expanded < max_states:
-        s = queue.popleft()
-        expanded += 1
-        for a in system.enabled(s, config):
-            t = _state(system.step(s, a, config))
-            if wanted(family_of(a)):
-                yield (s, a, t), "seek", None, expanded
-                if not any(wanted(f) for f in possible):
-                    return
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
+    for i, (s, a, t) in enumerate(bfs_steps(config, max_states)):
+        if wanted(family_of(a)):
+            yield (s, a, t), "seek", None, i
+            if not any(wanted(f) for f in possible):
+                return
 
 
 def cross_check(
