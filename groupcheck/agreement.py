@@ -104,9 +104,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1))
     else:
         _print(doc)
-    if result == "violation":
-        return exitcodes.VIOLATION
-    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+    return exitcodes.exit_code(result)
 
 
 def _row(name: str, outcome: Any) -> dict[str, Any]:

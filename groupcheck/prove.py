@@ -324,9 +324,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1))
     else:
         _print(doc)
-    if result == "violation":
-        return exitcodes.VIOLATION
-    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+    return exitcodes.exit_code(result)
 
 
 def _print(doc: dict[str, Any]) -> None:

@@ -924,6 +924,19 @@ def replay_topics(n_partitions: int) -> Any:
     return FrozenMap((f"p{i}", TopicMetadata(f"p{i}", 1)) for i in range(max(n_partitions, 1)))
 
 
+def same_as_path(i: int, family: str, now: Concrete, after: Concrete) -> None:
+    """Raise ``ReplayDiverged`` unless the replayed group ``now`` is the path's state after
+    step ``i`` (``after``)."""
+
+    if _comparable(now) != _comparable(_abstract(after)):
+        raise ReplayDiverged(
+            f"step {i + 1} ({family}): the Python coordinator reached "
+            + "; ".join(render(now))
+            + " where the path has "
+            + "; ".join(render(_abstract(after)))
+        )
+
+
 def replay_start(path: Path) -> tuple[Any, Any]:
     """The replay's empty group at the path's first epochs, and its topics (one
     single-partition topic per partition any state of the path names)."""
@@ -1109,13 +1122,7 @@ def replay(
         # While the group loads, system.step answers every request to the coordinator
         # with COORDINATOR_LOAD_IN_PROGRESS and leaves the group as it is.
         now = replace(replay_projection(group, topics, epochs), loading=loading)
-        if _comparable(now) != _comparable(_abstract(after)):
-            raise ReplayDiverged(
-                f"step {i + 1} ({family}): the Python coordinator reached "
-                + "; ".join(render(now))
-                + " where the path has "
-                + "; ".join(render(_abstract(after)))
-            )
+        same_as_path(i, family, now, after)
         out.append(now)
     return out, server_error
 

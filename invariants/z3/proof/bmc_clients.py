@@ -964,14 +964,12 @@ def replay_clients(
     from invariants.snapshot import client_view, project_key
     from invariants.z3.proof.bmc import (
         ReplayDiverged,
-        _abstract,
-        _comparable,
         _tp,
         apply_step,
         replay_projection,
         replay_start,
+        same_as_path,
     )
-    from invariants.z3.proof.state import render
     from model import client as cl
     from model import coordinator as co
     from model.records import LEAVE_GROUP_MEMBER_EPOCH, OffsetCommitRequest
@@ -1084,13 +1082,7 @@ def replay_clients(
             raise ValueError(f"the client replay drives no {family!r} step")
         now = replay_projection(group, topics)
         after = path.states[i + 1]
-        if _comparable(now) != _comparable(_abstract(after)):
-            raise ReplayDiverged(
-                f"step {i + 1} ({family}): the Python coordinator reached "
-                + "; ".join(render(now))
-                + " where the path has "
-                + "; ".join(render(_abstract(after)))
-            )
+        same_as_path(i, family, now, after)
         for v in path.clients[i + 1]:
             got = _value_of(
                 clients[v.member],
