@@ -406,10 +406,13 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         universe_of,
     )
     from invariants.z3.proof.bmc_clients import (
+        CALLBACK_VARIANTS,
         CLIENT_GOALS,
         CLIENT_STEP_GOALS,
         CLIENT_VARIANTS,
         LEAVE_VARIANTS,
+        POLL_GOALS,
+        POLL_VARIANTS,
         Layer,
         confirmed_clients,
         replay_clients,
@@ -455,13 +458,18 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     # The client layer only for a client-side variant: its properties read the clients.
     layer = None
     if variant in CLIENT_VARIANTS:
-        if config.callback_steps or config.auto_commit or any(c.regex for c in config.clients):
+        callbacks = config.callback_steps and variant not in CALLBACK_VARIANTS
+        if callbacks or config.auto_commit or any(c.regex for c in config.clients):
             raise ConfigError(
-                "--engine bmc's client layer has no rebalance callbacks as steps, no "
-                "auto-commit and no regular-expression subscriptions; explore this config "
-                "instead"
+                "--engine bmc's client layer has no rebalance callbacks as steps (but for "
+                f"{', '.join(sorted(CALLBACK_VARIANTS))}), no auto-commit and no "
+                "regular-expression subscriptions; explore this config instead"
             )
         goals += [c.name for c in CLIENT_GOALS]
+        if variant in POLL_VARIANTS:
+            # A client rejoins only after its poll timer expired: asked where the layer
+            # has its poll timers.
+            goals += [c.name for c in POLL_GOALS]
         if variant in LEAVE_VARIANTS:
             # A client's epoch goes down only when it leaves: asked where the layer has
             # its leaves.
@@ -497,7 +505,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         group_epoch=group_epoch,
         layer=layer,
     )
-    client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS)}
+    client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS, *POLL_GOALS)}
     for goal, out in outcomes.items():
         row: dict[str, Any] = {
             "property": goal,

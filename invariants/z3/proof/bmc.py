@@ -44,6 +44,7 @@ from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_STEP_GOALS,
     LOCAL_FAMILIES,
+    POLL_GOALS,
     ClientValue,
     ClientVars,
     Layer,
@@ -795,7 +796,7 @@ def search_all(
     be asked too."""
     state_goals = {c.name: c for c in STATE_GOALS}
     if layer is not None:
-        state_goals.update({c.name: c for c in CLIENT_GOALS})
+        state_goals.update({c.name: c for c in (*CLIENT_GOALS, *POLL_GOALS)})
     if options.assignment_epochs:
         state_goals.update({c.name: c for c in EPOCH_GOALS})
     step_goals: dict[str, Any] = {s.name: s for s in STEP_TARGETS}

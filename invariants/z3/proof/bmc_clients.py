@@ -85,6 +85,7 @@ import z3
 from invariants.expr import StepSnapshot, compile_expr
 from invariants.properties import (
     CLIENT_EPOCH_MONOTONE,
+    JOINING_OWNS_NOTHING,
     OWNED_PARTITIONS_ARE_HELD,
     REVOKED_BEFORE_REASSIGNED,
 )
@@ -111,7 +112,7 @@ from invariants.z3.proof.transition import (
 from model.config import Config
 
 JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
-PREPARE_LEAVING, LEAVING, UNSUBSCRIBED = 4, 5, 6
+PREPARE_LEAVING, LEAVING, UNSUBSCRIBED, STALE = 4, 5, 6, 7
 STATUS_NAMES = (
     "JOINING",
     "RECONCILING",
@@ -120,7 +121,11 @@ STATUS_NAMES = (
     "PREPARE_LEAVING",
     "LEAVING",
     "UNSUBSCRIBED",
+    "STALE",
 )
+NO_CALLBACK, REVOKED_CALLBACK, ASSIGNED_CALLBACK, LOST_CALLBACK = 0, 1, 2, 3
+CALLBACK_NAMES = (None, "onPartitionsRevoked", "onPartitionsAssigned", "onPartitionsLost")
+"""The rebalance callback a client runs (``Client.callback``; ``model.client``'s names)."""
 
 CLIENT_VARIANTS = {
     "client-acks-before-revoking": "while RECONCILING, a heartbeat reports the received "
@@ -129,17 +134,34 @@ CLIENT_VARIANTS = {
     "their offsets are still being committed",
     "adopt-negative-epoch": "the response to the leave heartbeat (epoch -1) sets the "
     "client's member epoch (KAFKA-19335)",
+    "poll-timeout-keeps-partitions": "a client whose poll timer expired keeps its "
+    "partitions when its leave heartbeat makes it STALE (no onPartitionsLost), and into "
+    "its rejoin",
+    "callback-ignores-abort": "the end of a rebalance callback applies its reconciliation "
+    "although the client was fenced, left or rejoined meanwhile "
+    "(maybeAbortReconciliation dropped)",
 }
 """The catalogue mutants with a symbolic variant in the client layer."""
 
 LEAVE_VARIANTS = frozenset({"adopt-negative-epoch"})
 """The client-side variants the layer unrolls with its clients' leaves (``Layer.leaves``)."""
 
+POLL_VARIANTS = frozenset({"poll-timeout-keeps-partitions", "callback-ignores-abort"})
+"""The client-side variants the layer unrolls with its clients' poll timers
+(``Layer.polls``)."""
+
+CALLBACK_VARIANTS = frozenset({"callback-ignores-abort"})
+"""The client-side variants the layer unrolls with rebalance callbacks as steps
+(``Layer.callbacks``, on a configuration with ``Config.callback_steps``)."""
+
 CLIENT_GOALS: tuple[Conjunct, ...] = (
     _property(OWNED_PARTITIONS_ARE_HELD),
     _property(REVOKED_BEFORE_REASSIGNED),
 )
 """The client properties BMC reads with the client layer on."""
+
+POLL_GOALS: tuple[Conjunct, ...] = (_property(JOINING_OWNS_NOTHING),)
+"""The client properties BMC reads with the layer's poll timers on (a client rejoins)."""
 
 CLIENT_STEP_GOALS: tuple[Conjunct, ...] = (_property(CLIENT_EPOCH_MONOTONE),)
 """The client step properties BMC reads with the client layer on (one client process
@@ -153,11 +175,16 @@ LOCAL_FAMILIES = frozenset(
         "CommitResponse",
         "Leave",
         "ReleaseAssignment",
+        "PollTimerExpires",
+        "Poll",
+        "CompleteCallback",
     }
 )
 """The layer's steps that change only their client's fields (not the coordinator's).
 ``Leave`` also reads how many clients have left, which no other client's local step
-changes (only a leave makes a client PREPARE_LEAVING), so these steps still commute."""
+changes (only a leave makes a client PREPARE_LEAVING), so these steps still commute;
+``PollTimerExpires`` likewise reads how many poll timers expired, which only a
+``PollTimerExpires`` changes."""
 
 CLIENT_FAMILIES = (
     "ClientHeartbeat",
@@ -170,6 +197,10 @@ CLIENT_FAMILIES = (
     "Leave",
     "ReleaseAssignment",
     "ClientLeave",
+    "PollTimerExpires",
+    "StaleLeave",
+    "Poll",
+    "CompleteCallback",
 )
 
 _p = z3.Const("p", PARTITION)
@@ -207,6 +238,17 @@ class ClientVars:
     """The heartbeat in flight (request or response) was sent before the revocation commit
     in flight: each channel delivers in order (``model.network.deliverable``), and the
     coordinator answers in the order it is delivered to, so the heartbeat stays ahead."""
+    zombie: Any
+    """``Client.expired`` while the client's member is gone: its poll timer made it leave
+    and its leave was delivered, and it has sent no heartbeat at epoch 0 since (the
+    layer removes a member only with such a leave)."""
+    poll_expired: Any
+    timer_spent: Any
+    """The client's poll timer expired once (the layer lets it expire once per client)."""
+    callback: Any
+    lost_queued: Any
+    rejoined: Any
+    """``Client.rejoined_while_reconciling``."""
 
     @staticmethod
     def fresh(tag: str, cmem: Any) -> ClientVars:
@@ -240,11 +282,18 @@ class ClientVars:
             resp_assignment=f("response_assignment", C, P, B),
             commit_resp=f("commit_response", C, B),
             hb_ahead=f("heartbeat_ahead", C, B),
+            zombie=f("zombie", C, B),
+            poll_expired=f("poll_expired", C, B),
+            timer_spent=f("timer_spent", C, B),
+            callback=f("callback", C, Z),
+            lost_queued=f("lost_queued", C, B),
+            rejoined=f("rejoined", C, B),
         )
 
-    # The vocabulary (invariants.z3.proof.reading): no zombies, every client synced.
+    # The vocabulary (invariants.z3.proof.reading): every client synced.
     def active(self, c: ExprRef) -> BoolRef:
-        return z3.BoolVal(True)
+        """Not a zombie (``zombie``: ``Client.expired`` and its member gone)."""
+        return z3.Not(self.zombie(c))
 
     def revoking_now(self, c: ExprRef, q: ExprRef) -> BoolRef:
         """``client_revoking``: RECONCILING and still revoking (``snapshot.client_view``)."""
@@ -275,6 +324,12 @@ _UNARY = (
     "resp_has_assignment",
     "commit_resp",
     "hb_ahead",
+    "zombie",
+    "poll_expired",
+    "timer_spent",
+    "callback",
+    "lost_queued",
+    "rejoined",
 )
 _BINARY = ("owns", "revoking", "target", "reconciling", "sent", "req_owned", "resp_assignment")
 
@@ -287,6 +342,10 @@ def _same(a: ClientVars, b: ClientVars, c: ExprRef, skip: frozenset[str] = froze
         if n not in skip
     ]
     return z3.And(*out)
+
+
+_DONE = frozenset({"has_reconciling", "reconciling", "revoking", "rejoined"})
+"""The fields ``Layer._done`` sets."""
 
 
 def _set(f: Callable[[ExprRef], BoolRef], g: Callable[[ExprRef], BoolRef]) -> BoolRef:
@@ -310,13 +369,23 @@ class Layer:
     pconsts: dict[Partition, ExprRef]
     leaves: bool = False
     leave_budget: int = 0
+    polls: bool = False
+    """The clients' poll timers may expire (``PollTimerExpires``, ``StaleLeave``, ``Poll``),
+    at most ``poll_budget`` of them in a path, each client's once."""
+    poll_budget: int = 0
+    callbacks: bool = False
+    """Rebalance callbacks run as steps (``Config.callback_steps``: ``CompleteCallback``)."""
 
     @staticmethod
     def of(config: Config, universe: Universe, variant: str | None = None) -> Layer:
         """The layer of ``config``'s clients; their leaves only for a variant that needs
-        them (``LEAVE_VARIANTS``) on a configuration that allows ``Leave``: the model
-        spends a perturbation on each leave and on each subscription of a client not
-        subscribed from the start (``system._perturbations``)."""
+        them (``LEAVE_VARIANTS``) on a configuration that allows ``Leave``, their poll
+        timers only for one of ``POLL_VARIANTS`` on a configuration that allows
+        ``PollTimerExpires``: the model spends a perturbation on each leave, each expiry
+        and each subscription of a client not subscribed from the start
+        (``system._perturbations``). Rebalance callbacks are steps as the configuration
+        says (``Config.callback_steps``), which the layer has for ``CALLBACK_VARIANTS``
+        only (else ``ValueError``)."""
         from model.status import ClientStatus
         from model.system import consumer_initial
 
@@ -329,6 +398,13 @@ class Layer:
             subscribed.append(frozenset(p for p in universe.partitions if p[0] in topics))
         late = sum(1 for c in state.clients if c.status is ClientStatus.UNSUBSCRIBED)
         leaves = variant in LEAVE_VARIANTS and config.allows("Leave")
+        polls = variant in POLL_VARIANTS and config.allows("PollTimerExpires")
+        if config.callback_steps and variant not in CALLBACK_VARIANTS:
+            raise ValueError(
+                "the client layer has rebalance callbacks as steps only for "
+                + ", ".join(sorted(CALLBACK_VARIANTS))
+            )
+        budget = max(0, config.max_perturbations - late)
         return Layer(
             consts=tuple(z3.Const(f"client:{m}", CLIENT) for m in names),
             members=tuple(universe.member_consts[m] for m in names),
@@ -339,7 +415,10 @@ class Layer:
             cmem=z3.Function("client.member", CLIENT, MEMBER),
             pconsts=dict(universe.partition_consts),
             leaves=leaves,
-            leave_budget=max(0, config.max_perturbations - late) if leaves else 0,
+            leave_budget=budget if leaves else 0,
+            polls=polls,
+            poll_budget=budget if polls else 0,
+            callbacks=config.callback_steps,
         )
 
     def inline(self) -> dict[str, ExprRef]:
@@ -367,6 +446,12 @@ class Layer:
                 z3.Not(a.commit_resp(c)),
                 a.commit_epoch(c) == 0,
                 a.req_epoch(c) == 0,
+                z3.Not(a.zombie(c)),
+                z3.Not(a.poll_expired(c)),
+                z3.Not(a.timer_spent(c)),
+                a.callback(c) == NO_CALLBACK,
+                z3.Not(a.lost_queued(c)),
+                z3.Not(a.rejoined(c)),
             ]
             out += [z3.ForAll([_p], z3.Not(getattr(a, n)(c, _p))) for n in _BINARY]
         return z3.And(*out)
@@ -394,7 +479,7 @@ class Layer:
             f.name: f
             for f in (heartbeat(pre, post, o), offset_commit(pre, post, o), stutter(pre, post, o))
         }
-        if self.leaves:
+        if self.leaves or self.polls:
             leave = _remove(pre, post, o, "DeliverMessage.leave", answers=True)
             core[leave.name] = leave
         for c, m, sub in zip(self.consts, self.members, self.subscribed, strict=True):
@@ -454,7 +539,7 @@ class Layer:
         built = z3.If(
             st == ACKNOWLEDGING,
             z3.If(
-                z3.ForAll([_p], a.target(c, _p) == a.owns(c, _p)),
+                z3.And(a.has_target(c), z3.ForAll([_p], a.target(c, _p) == a.owns(c, _p))),
                 z3.IntVal(STABLE),
                 z3.IntVal(RECONCILING),
             ),
@@ -507,13 +592,16 @@ class Layer:
                 ),
             )
 
-        sending = frozenset({"status", "sent_ok", "sent"})
+        # A heartbeat at epoch 0 is a rejoin: no zombie any more (system._send_heartbeat).
+        sending = frozenset({"status", "sent_ok", "sent", "zombie"})
+        unzombied = b.zombie(c) == z3.And(a.zombie(c), epoch != 0)
         reading = frozenset({"status", "epoch", "has_target", "target"})
         # ClientHeartbeat: sent, delivered and answered in one step (nothing else of the
         # client's in flight, so the order of the channels holds).
         hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
-        # Only the heartbeats of a client in the group here (the leave's: ClientLeave).
-        beats = st <= STABLE if self.leaves else z3.BoolVal(True)
+        # Only the heartbeats of a client in the group here (the leave's: ClientLeave,
+        # StaleLeave).
+        beats = st <= STABLE if self.leaves or self.polls else z3.BoolVal(True)
         heartbeat = z3.And(
             beats,
             z3.Not(a.req(c)),
@@ -530,6 +618,7 @@ class Layer:
             ),
             b.sent_ok(c),
             _set(lambda q: b.sent(c, q), reported),
+            unzombied,
             _same(a, b, c, sending | reading),
             self.frame(a, b, c),
         )
@@ -549,6 +638,7 @@ class Layer:
             b.sent_ok(c),
             _set(lambda q: b.sent(c, q), reported),
             b.hb_ahead(c) == z3.Not(z3.Or(a.committing(c), a.commit_resp(c))),
+            unzombied,
             _same(
                 a,
                 b,
@@ -650,9 +740,30 @@ class Layer:
                 frozenset({"owns", "status", "has_reconciling", "reconciling", "sent_ok"}),
             ),
         )
+        if self.callbacks:
+            # Revoke, then assign, each callback a step of its own (CompleteCallback).
+            applied = z3.And(
+                _set(lambda q: b.owns(c, q), lambda q: z3.And(a.owns(c, q), z3.Not(revoked(q)))),
+                _set(lambda q: b.reconciling(c, q), lambda q: a.target(c, q)),
+                b.has_reconciling(c),
+                _set(lambda q: b.revoking(c, q), revoked),
+                b.callback(c)
+                == z3.If(
+                    z3.Exists([_p], revoked(_p)),
+                    z3.IntVal(REVOKED_CALLBACK),
+                    z3.IntVal(ASSIGNED_CALLBACK),
+                ),
+                _same(
+                    a,
+                    b,
+                    c,
+                    frozenset({"owns", "reconciling", "has_reconciling", "revoking", "callback"}),
+                ),
+            )
         r = z3.Const(f"Reconcile.member@{post.tag}", MEMBER)
         reconcile = z3.And(
             st == RECONCILING,
+            a.callback(c) == NO_CALLBACK,
             z3.Not(a.has_reconciling(c)),
             z3.Not(a.committing(c)),
             z3.Not(a.commit_resp(c)),
@@ -679,43 +790,57 @@ class Layer:
         out.append((replace(oc, name="DeliverCommit"), [(oc.params["member"], m)], commit))
         # CommitResponse: on_commit_response, finish_reconcile.
         z = z3.Const(f"CommitResponse.member@{post.tag}", MEMBER)
+        # Without callback steps: the target taken, ACKNOWLEDGING.
+        finish = z3.And(
+            _set(lambda q: b.owns(c, q), lambda q: a.reconciling(c, q)),
+            z3.Not(b.has_reconciling(c)),
+            z3.ForAll([_p], z3.And(z3.Not(b.reconciling(c, _p)), z3.Not(b.revoking(c, _p)))),
+            b.status(c) == z3.If(st == RECONCILING, z3.IntVal(ACKNOWLEDGING), st),
+            z3.Not(b.sent_ok(c)),
+            _same(
+                a,
+                b,
+                c,
+                frozenset(
+                    {
+                        "owns",
+                        "has_reconciling",
+                        "reconciling",
+                        "revoking",
+                        "commit_resp",
+                        "status",
+                        "sent_ok",
+                    }
+                ),
+            ),
+        )
+        if self.callbacks:
+            # With callback steps: onPartitionsRevoked starts — unless the reconciliation
+            # was aborted meanwhile (maybeReconcile after the commit).
+            finish = z3.If(
+                self._aborted(a, c),
+                z3.And(self._done(a, b, c), _same(a, b, c, _DONE | {"commit_resp"})),
+                z3.And(
+                    b.callback(c)
+                    == z3.If(
+                        a.callback(c) == NO_CALLBACK, z3.IntVal(REVOKED_CALLBACK), a.callback(c)
+                    ),
+                    _same(a, b, c, frozenset({"callback", "commit_resp"})),
+                ),
+            )
         done = z3.And(
             a.commit_resp(c),
             z3.Not(z3.And(a.resp(c), a.hb_ahead(c))),
             z3.Not(b.commit_resp(c)),
-            z3.If(
-                a.has_reconciling(c),
-                z3.And(
-                    _set(lambda q: b.owns(c, q), lambda q: a.reconciling(c, q)),
-                    z3.Not(b.has_reconciling(c)),
-                    z3.ForAll(
-                        [_p], z3.And(z3.Not(b.reconciling(c, _p)), z3.Not(b.revoking(c, _p)))
-                    ),
-                    b.status(c) == z3.If(st == RECONCILING, z3.IntVal(ACKNOWLEDGING), st),
-                    z3.Not(b.sent_ok(c)),
-                    _same(
-                        a,
-                        b,
-                        c,
-                        frozenset(
-                            {
-                                "owns",
-                                "has_reconciling",
-                                "reconciling",
-                                "revoking",
-                                "commit_resp",
-                                "status",
-                                "sent_ok",
-                            }
-                        ),
-                    ),
-                ),
-                _same(a, b, c, frozenset({"commit_resp"})),
-            ),
+            z3.If(a.has_reconciling(c), finish, _same(a, b, c, frozenset({"commit_resp"}))),
             core["Unchanged"].formula,
             self.frame(a, b, c),
         )
         out.append((Family("CommitResponse", done, {"member": z}), [(z, m)], done))
+        if self.polls:
+            out += self._poll_steps(pre, post, a, b, o, core, c, m)
+        if self.callbacks:
+            out += self._callback_steps(pre, post, a, b, o, core, c, m)
         if self.leaves:
             out += self._leave_steps(pre, post, a, b, o, core, c, m)
         return out
@@ -810,6 +935,208 @@ class Layer:
         out.append((replace(lf, name="ClientLeave"), [(gone, m)], client_leave))
         return out
 
+    @staticmethod
+    def _aborted(a: ClientVars, c: ExprRef) -> BoolRef:
+        """``reconciliation_aborted``: the client left RECONCILING or rejoined meanwhile."""
+        return z3.Or(a.status(c) != RECONCILING, a.rejoined(c))
+
+    @staticmethod
+    def _done(a: ClientVars, b: ClientVars, c: ExprRef) -> BoolRef:
+        """``_reconciliation_done``: nothing reconciled or revoked, no rejoin pending."""
+        return z3.And(
+            z3.Not(b.has_reconciling(c)),
+            z3.ForAll([_p], z3.And(z3.Not(b.reconciling(c, _p)), z3.Not(b.revoking(c, _p)))),
+            z3.Not(b.rejoined(c)),
+        )
+
+    def _poll_steps(
+        self,
+        pre: SymState,
+        post: SymState,
+        a: ClientVars,
+        b: ClientVars,
+        o: Options,
+        core: dict[str, Family],
+        c: ExprRef,
+        m: ExprRef,
+    ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
+        """The poll timer of client ``c`` (of member ``m``): ``PollTimerExpires``,
+        ``StaleLeave`` and ``Poll`` (``model.client.poll_timer_expires``, the leave
+        heartbeat of ``build_heartbeat`` with ``poll_expired``, ``poll``)."""
+        out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
+        st = a.status(c)
+        # PollTimerExpires (model.client.poll_timer_expires, transitionToSendingLeaveGroup
+        # with dueToExpiredPollTimer): a perturbation of a client in the group at an epoch
+        # > 0 (system._perturbations) — LEAVING at once, without releasing first. Here only
+        # with nothing of the client's in flight, and once per client.
+        spent = z3.Sum(*[z3.If(a.timer_spent(d), 1, 0) for d in self.consts])
+        x = z3.Const(f"PollTimerExpires.member@{post.tag}", MEMBER)
+        expires = z3.And(
+            z3.Or(st == RECONCILING, st == ACKNOWLEDGING, st == STABLE),
+            a.epoch(c) > 0,
+            z3.Not(a.timer_spent(c)),
+            spent < self.poll_budget,
+            z3.Not(a.req(c)),
+            z3.Not(a.resp(c)),
+            z3.Not(a.committing(c)),
+            z3.Not(a.commit_resp(c)),
+            b.status(c) == LEAVING,
+            b.poll_expired(c),
+            b.timer_spent(c),
+            _same(a, b, c, frozenset({"status", "poll_expired", "timer_spent"})),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("PollTimerExpires", expires, {"member": x}), [(x, m)], expires))
+        # StaleLeave: the leave heartbeat of a client whose poll timer expired
+        # (build_heartbeat of LEAVING with poll_expired: member epoch -1; the client STALE
+        # at epoch 0 once it is sent, its partitions lost: lose_partitions,
+        # onPartitionsLost), the coordinator's leave (the member removed) and the response
+        # (epoch -1), which on_heartbeat_response ignores in STALE; sent, delivered and
+        # answered in one step. The client is a zombie until it heartbeats at epoch 0.
+        lf = core["DeliverMessage.leave"]
+        gone = lf.params["member"]
+        keeps = o.variant == "poll-timeout-keeps-partitions"
+        changed = {"status", "epoch", "zombie", "has_target", "target", "revoking", "sent_ok"}
+        lost: list[BoolRef] = [
+            z3.Not(b.has_target(c)),
+            z3.ForAll([_p], z3.And(z3.Not(b.target(c, _p)), z3.Not(b.revoking(c, _p)))),
+            z3.Not(b.sent_ok(c)),
+        ]
+        if not keeps:
+            changed.add("owns")
+            lost.append(z3.ForAll([_p], z3.Not(b.owns(c, _p))))
+        if not self.callbacks:
+            changed |= {"has_reconciling", "reconciling"}
+            lost += [z3.Not(b.has_reconciling(c)), z3.ForAll([_p], z3.Not(b.reconciling(c, _p)))]
+        elif not keeps:
+            # onPartitionsLost as a step of its own, after the callback that runs (if any).
+            changed |= {"callback", "lost_queued"}
+            running = a.callback(c) != NO_CALLBACK
+            lost += [
+                b.callback(c) == z3.If(running, a.callback(c), z3.IntVal(LOST_CALLBACK)),
+                b.lost_queued(c) == z3.Or(a.lost_queued(c), running),
+            ]
+        else:
+            # The mutant drops the callbacks with the loss.
+            changed |= {"callback", "lost_queued"}
+            lost += [b.callback(c) == NO_CALLBACK, z3.Not(b.lost_queued(c))]
+        stale = z3.And(
+            st == LEAVING,
+            a.poll_expired(c),
+            z3.Not(a.req(c)),
+            z3.Not(a.resp(c)),
+            lf.formula,
+            z3.Not(lf.params["regexes_dropped"]),
+            pre.is_member(gone),
+            z3.Not(post.is_member(gone)),
+            b.status(c) == STALE,
+            b.epoch(c) == 0,
+            b.zombie(c),
+            *lost,
+            _same(a, b, c, frozenset(changed)),
+            self.frame(a, b, c),
+        )
+        out.append((replace(lf, name="StaleLeave"), [(gone, m)], stale))
+        # Poll (model.client.poll: maybeRejoinStaleMember → transitionToJoining): the next
+        # poll of a STALE client whose onPartitionsLost ran rejoins at epoch 0; a
+        # reconciliation still in progress is not to be applied any more.
+        y = z3.Const(f"Poll.member@{post.tag}", MEMBER)
+        poll = z3.And(
+            st == STALE,
+            a.callback(c) == NO_CALLBACK,
+            z3.Not(a.lost_queued(c)),
+            b.status(c) == JOINING,
+            b.epoch(c) == 0,
+            z3.Not(b.poll_expired(c)),
+            z3.Not(b.sent_ok(c)),
+            b.rejoined(c) == a.has_reconciling(c),
+            _same(a, b, c, frozenset({"status", "epoch", "poll_expired", "sent_ok", "rejoined"})),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("Poll", poll, {"member": y}), [(y, m)], poll))
+        return out
+
+    def _callback_steps(
+        self,
+        pre: SymState,
+        post: SymState,
+        a: ClientVars,
+        b: ClientVars,
+        o: Options,
+        core: dict[str, Family],
+        c: ExprRef,
+        m: ExprRef,
+    ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
+        """``CompleteCallback`` of client ``c`` (``model.client.complete_callback``): the
+        application finishes its callback and the step that waited for it goes on."""
+        st = a.status(c)
+        cb = a.callback(c)
+        ignores = o.variant == "callback-ignores-abort"
+        of_reconciliation = z3.Or(cb == REVOKED_CALLBACK, cb == ASSIGNED_CALLBACK)
+        # The mutant reads the reconciliation's callbacks as if the client were still
+        # RECONCILING and had not rejoined (maybeAbortReconciliation dropped).
+        eff_st = z3.If(of_reconciliation, z3.IntVal(RECONCILING), st) if ignores else st
+        eff_rejoined = (
+            z3.And(z3.Not(of_reconciliation), a.rejoined(c)) if ignores else a.rejoined(c)
+        )
+        aborted = z3.Or(eff_st != RECONCILING, eff_rejoined)
+        # After onPartitionsAssigned the target is taken and the client acknowledges.
+        applies = z3.And(cb == ASSIGNED_CALLBACK, z3.Not(aborted), a.has_reconciling(c))
+        # After onPartitionsRevoked onPartitionsAssigned runs (still reported as owned).
+        assigns = z3.And(cb == REVOKED_CALLBACK, z3.Not(aborted))
+        done = z3.And(of_reconciliation, z3.Not(assigns))
+        mid = z3.If(assigns, z3.IntVal(ASSIGNED_CALLBACK), z3.IntVal(NO_CALLBACK))
+        # onPartitionsLost starts next when it was queued (a FENCED client would rejoin
+        # after it; the layer has none).
+        nxt = z3.If(z3.And(mid == NO_CALLBACK, a.lost_queued(c)), z3.IntVal(LOST_CALLBACK), mid)
+        status = z3.If(applies, z3.IntVal(ACKNOWLEDGING), eff_st)
+        if ignores:
+            status = z3.If(
+                z3.And(of_reconciliation, st != RECONCILING, nxt == NO_CALLBACK),
+                z3.IntVal(ACKNOWLEDGING),
+                status,
+            )
+        x = z3.Const(f"CompleteCallback.member@{post.tag}", MEMBER)
+        complete = z3.And(
+            cb != NO_CALLBACK,
+            b.callback(c) == nxt,
+            b.lost_queued(c) == z3.And(a.lost_queued(c), mid != NO_CALLBACK),
+            b.status(c) == status,
+            _set(
+                lambda q: b.owns(c, q), lambda q: z3.If(applies, a.reconciling(c, q), a.owns(c, q))
+            ),
+            b.has_reconciling(c) == z3.And(z3.Not(done), a.has_reconciling(c)),
+            _set(
+                lambda q: b.reconciling(c, q), lambda q: z3.And(z3.Not(done), a.reconciling(c, q))
+            ),
+            _set(lambda q: b.revoking(c, q), lambda q: z3.And(z3.Not(done), a.revoking(c, q))),
+            b.rejoined(c) == z3.And(z3.Not(done), eff_rejoined),
+            b.sent_ok(c) == z3.And(z3.Not(applies), a.sent_ok(c)),
+            _same(
+                a,
+                b,
+                c,
+                frozenset(
+                    {
+                        "callback",
+                        "lost_queued",
+                        "status",
+                        "owns",
+                        "has_reconciling",
+                        "reconciling",
+                        "revoking",
+                        "rejoined",
+                        "sent_ok",
+                    }
+                ),
+            ),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        return [(Family("CompleteCallback", complete, {"member": x}), [(x, m)], complete)]
+
     def _member_of(self, q: ExprRef, sub: frozenset[Partition]) -> BoolRef:
         """``q`` is one of the partitions of ``sub`` (the universe's constants)."""
         return z3.Or(*[q == self.pconsts[p] for p in sorted(sub)]) if sub else z3.BoolVal(False)
@@ -858,6 +1185,9 @@ class Layer:
                         if yes(a.commit_resp(c))
                         else None
                     ),
+                    zombie=yes(a.zombie(c)),
+                    callback=CALLBACK_NAMES[num(a.callback(c))],
+                    lost_queued=yes(a.lost_queued(c)),
                 )
             )
         return tuple(out)
@@ -880,6 +1210,12 @@ class ClientValue:
     """The heartbeat response in flight: its member epoch and assignment (None: none)."""
     commit: str | None = None
     """The revocation commit: "in flight", "answered" (its response in flight) or None."""
+    zombie: bool = False
+    """Its poll timer made it leave, its member is gone and it has not rejoined yet."""
+    callback: str | None = None
+    """The rebalance callback it runs (``Config.callback_steps``)."""
+    lost_queued: bool = False
+    """``onPartitionsLost`` waits for the callback that runs."""
 
     def render(self) -> str:
         def ps(s: frozenset[Partition]) -> str:
@@ -897,6 +1233,12 @@ class ClientValue:
             flight += f", response in flight (epoch {e}, assignment {shown})"
         if self.commit is not None:
             flight += f", revocation commit {self.commit}"
+        if self.callback is not None:
+            flight += f", running {self.callback}"
+        if self.lost_queued:
+            flight += ", onPartitionsLost queued"
+        if self.zombie:
+            flight += ", a zombie"
         return (
             f"client {self.name} ({self.member}): {self.status} epoch {self.epoch}, consumes "
             f"{ps(self.owns)}, revoking {ps(self.revoking)}, target {target}{flight}"
@@ -912,8 +1254,11 @@ def _value_of(
     request: Any = None,
     response: Any = None,
     commit: str | None = None,
+    group: Any = None,
 ) -> ClientValue:
-    """A Python client as the path's ``ClientValue`` (replay partitions ``("p<i>", 0)``)."""
+    """A Python client as the path's ``ClientValue`` (replay partitions ``("p<i>", 0)``);
+    a zombie as ``invariants.snapshot`` reads one: expired, alive, its member not in
+    ``group``."""
 
     def ps(s: Any) -> frozenset[Partition]:
         return frozenset(("p", int(t[0][1:])) for t in s)
@@ -943,6 +1288,14 @@ def _value_of(
             )
         ),
         commit=commit,
+        zombie=(
+            group is not None
+            and client.expired
+            and client.alive
+            and client.member_id not in group.members
+        ),
+        callback=client.callback,
+        lost_queued=client.lost_queued,
     )
 
 
@@ -1065,7 +1418,16 @@ def replay_clients(
             if commit is not None:
                 raise ReplayDiverged(f"step {i + 1} ({family}): the release commits")
             clients[member] = new
-        elif family == "ClientLeave":
+        elif family == "PollTimerExpires":
+            clients[member] = cl.poll_timer_expires(client)
+        elif family == "Poll":
+            clients[member] = cl.poll(client)
+        elif family == "CompleteCallback":
+            new, commit = rules.client_complete_callback(client, config)
+            if commit is not None:
+                raise ReplayDiverged(f"step {i + 1} ({family}): the callback's end commits")
+            clients[member] = new
+        elif family in ("ClientLeave", "StaleLeave"):
             new, req = rules.client_build_heartbeat(client, config)
             if req.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
                 raise ReplayDiverged(
@@ -1094,6 +1456,7 @@ def replay_clients(
                 else "answered"
                 if v.member in commit_answers
                 else None,
+                group,
             )
             if got != v:
                 raise ReplayDiverged(
@@ -1111,5 +1474,5 @@ def confirmed_clients(goal: str, snaps: list[Any]) -> bool:
     step = next((c for c in CLIENT_STEP_GOALS if c.name == goal), None)
     if step is not None:
         return not compile_expr(step.expr)(StepSnapshot(snaps[-2], snaps[-1]), {})
-    conj = next(c for c in CLIENT_GOALS if c.name == goal)
+    conj = next(c for c in (*CLIENT_GOALS, *POLL_GOALS) if c.name == goal)
     return not compile_expr(conj.expr)(snaps[-1], {})

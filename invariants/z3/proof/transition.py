@@ -114,6 +114,12 @@ VARIANTS = {
     "while their offsets are still being committed",
     "adopt-negative-epoch": "the response to a client's leave heartbeat (epoch -1) sets the "
     "client's member epoch (KAFKA-19335)",
+    "poll-timeout-keeps-partitions": "a client whose poll timer expired keeps its "
+    "partitions when its leave heartbeat makes it STALE (no onPartitionsLost), and into its "
+    "rejoin",
+    "callback-ignores-abort": "the end of a client's rebalance callback applies its "
+    "reconciliation although the client was fenced, left or rejoined meanwhile "
+    "(maybeAbortReconciliation dropped)",
     # Over the KIP-1251 assignment epochs (Options.assignment_epochs).
     "strict-commit-epoch": "an offset commit at an older epoch is refused although its "
     "member held every partition of it since then (KAFKA-20066)",
@@ -145,10 +151,6 @@ OUTSIDE: dict[str, str] = {
     "FENCED_INSTANCE_ID), with the properties' instance function read on it (today 0: "
     "dynamic members only); and BMC needs instance ids in its "
     "requests and replay (explore --engine bmc refuses configurations with instance ids)",
-    "callback-ignores-abort": "a client rule on rebalance callbacks run as steps "
-    "(Config.callback_steps) and a client gone STALE: not in the client layer",
-    "poll-timeout-keeps-partitions": "a client rule on the poll timer, the stale leave and "
-    "the rejoin (killed by JoiningClientOwnsNothing): not in the client layer",
     "install-without-reapplying-removals": _OFFLOAD,
     "two-runs-in-flight": _OFFLOAD,
     "install-before-static-replacement": _OFFLOAD,
