@@ -28,6 +28,8 @@ from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_STEP_GOALS,
     CLIENT_VARIANTS,
+    POLL_GOALS,
+    POLL_VARIANTS,
     Layer,
     confirmed_clients,
     replay_clients,
@@ -50,6 +52,8 @@ FOUND = {
     "client-acks-before-revoking": ("OwnedPartitionsAreHeld", 5),
     "ack-while-revoking": ("RevokedBeforeReassigned", 12),
     "adopt-negative-epoch": ("ClientEpochMonotone", 4),
+    "poll-timeout-keeps-partitions": ("JoiningClientOwnsNothing", 5),
+    "callback-ignores-abort": ("OwnedPartitionsAreHeld", 6),
     "strict-commit-epoch": ("HolderCommitsAccepted", 3),
 }
 """Per variant, the property BMC reports and the length of its shortest path
@@ -70,6 +74,8 @@ KILL_LENGTH = {
     "client-acks-before-revoking": 12,
     "ack-while-revoking": 19,
     "adopt-negative-epoch": 8,
+    "poll-timeout-keeps-partitions": 7,
+    "callback-ignores-abort": 10,
     "strict-commit-epoch": 13,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
@@ -82,7 +88,7 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     assert all(reason.strip() for reason in OUTSIDE.values())
     assert set(FOUND) == set(VARIANTS)
     assert set(CLIENT_VARIANTS) <= set(VARIANTS)
-    client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS)}
+    client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS, *POLL_GOALS)}
     epoch_goals = {c.name for c in EPOCH_GOALS}
     assert {goal for goal, _ in FOUND.values()} <= set(GOALS) | client_goals | epoch_goals
 
@@ -206,3 +212,26 @@ def test_the_reference_rules_accept_the_holders_commits() -> None:
         group_epoch=_initial_group_epoch(config),
     )
     assert (out.status, out.depth) == ("ok", 3)
+
+
+@pytest.mark.parametrize("name", sorted(POLL_VARIANTS))
+def test_the_reference_clients_keep_the_kill_through_a_poll_timeout(name: str) -> None:
+    """The property that reports each poll-timer variant is a BMC goal of its layer only
+    because the reference clients keep it: with the same layer (poll timers, and on
+    ``MUT2_CALLBACKS`` callbacks as steps) and the reference rules, no path of the
+    variant's length violates it."""
+    config = MUTANTS[name].config
+    goal, depth = FOUND[name]
+    universe = universe_of(config)
+    layer = Layer.of(config, universe, name)
+    assert layer.polls
+    assert layer.callbacks == (name == "callback-ignores-abort")
+    out = search(
+        goal,
+        depth,
+        Options.of(config),
+        universe=universe,
+        group_epoch=_initial_group_epoch(config),
+        layer=layer,
+    )
+    assert (out.status, out.depth) == ("ok", depth)
