@@ -56,17 +56,47 @@ The client epochs are read by ``client_epoch`` (``invariants.z3.proof.reading``)
 step property ``ClientEpochMonotone`` is a goal of the layer with leaves
 (``CLIENT_STEP_GOALS``).
 
+With ``Layer.polls`` (for ``POLL_VARIANTS``, on a configuration that allows
+``PollTimerExpires``) a client's poll timer may expire, as ``model.system`` lets it:
+
+``PollTimerExpires``
+  ``poll_timer_expires`` (``transitionToSendingLeaveGroup(dueToExpiredPollTimer=true)``):
+  LEAVING at once, without releasing — a perturbation of the budget, of a client in the
+  group at an epoch > 0;
+``StaleLeave``
+  the leave heartbeat (``build_heartbeat`` of LEAVING after the poll timer: member epoch
+  -1, the client STALE at epoch 0 once it is sent, its partitions lost:
+  ``lose_partitions``), the coordinator's leave family on it (the member removed) and the
+  response, which ``on_heartbeat_response`` ignores in STALE — sent, delivered and
+  answered in one step; the client is a zombie (``Client.expired``, its member gone) until
+  it sends a heartbeat at epoch 0;
+``Poll``
+  ``poll`` (``maybeRejoinStaleMember``): a STALE client whose ``onPartitionsLost`` ran
+  rejoins, JOINING at epoch 0.
+
+``JoiningClientOwnsNothing`` is then a goal too (``POLL_GOALS``). With ``Layer.callbacks``
+(``Config.callback_steps``, for ``CALLBACK_VARIANTS`` only) a reconciliation without a
+revocation commit, and the end of one, start ``onPartitionsRevoked`` or
+``onPartitionsAssigned``, a stale leave queues ``onPartitionsLost`` behind the callback
+that runs, and
+
+``CompleteCallback``
+  ``complete_callback``: the reconciliation goes on (or is applied), or is dropped when
+  the client left RECONCILING or rejoined meanwhile (``reconciliation_aborted``).
+
 Each channel delivers in order (``model.network.deliverable``): a client's heartbeat and
 commit reach the coordinator in the order sent, and their responses come back in that
 order. Steps of different clients of which one is local to its client
 (``LOCAL_FAMILIES``) commute; ``bmc.Unrolling`` keeps only their order by client.
 
 It is a *restriction* of the model's clients (nothing is lost or times out, every
-heartbeat is accepted, no client crashes, is fenced, polls late or runs callbacks as steps,
-no auto-commit, every client subscribed from the start; a client leaves only with
-``Layer.leaves``, only while it consumes nothing and has nothing in flight or being
-reconciled — so its release commits nothing — with its leave heartbeat sent, delivered
-and answered at once, and it does not subscribe again), so "no violation within ``k``
+heartbeat is accepted, no client crashes or is fenced, no auto-commit, every client
+subscribed from the start; a client leaves only with ``Layer.leaves``, only while it
+consumes nothing and has nothing in flight or being reconciled — so its release commits
+nothing — with its leave heartbeat sent, delivered and answered at once, and it does not
+subscribe again; a poll timer expires only with ``Layer.polls``, once per client and only
+while nothing of the client's is in flight, its leave heartbeat sent, delivered and
+answered at once; callbacks are steps only with ``Layer.callbacks``), so "no violation within ``k``
 steps" speaks of this layer only; a path found is replayed by the Python clients and
 coordinator (:func:`replay_clients`) and lifted to a model trace like the core's paths.
 ``Options.variant`` may name a client-side mutant of ``groupcheck/mutants/catalogue.py``
