@@ -2,6 +2,14 @@
 steps of seeded walks (``invariants.z3.proof.crosscheck``), for one config or every preset
 in the relation's scope (docs/invariants.md, "The relation against the model").
 
+With ``--variant M`` the walks run the catalogue mutant M's rules (on M's scenario, or on
+the ``--preset``/``--config`` given) and each step is checked against the relation's
+variant of M (``Options.variant``); ``--all-variants`` does that for every variant. The
+verdict is ``ok`` only if a step the mutated rules decided was checked that the reference
+relation refuses (``cross_check``'s ``reference``). The client layer's variants
+(``bmc_clients.CLIENT_VARIANTS``) are not in the relation (BMC replays them through the
+Python clients): refused, or skipped by ``--all-variants``.
+
 Exit 0 when every step checked agreed and every family each config can take was checked;
 1 on a disagreement (its pre-state, action and family are printed); 3 when none disagreed
 but a family was not reached or Z3 answered unknown; 2 on bad input (a config outside the
@@ -26,15 +34,13 @@ DEFAULT_SEEK = 300_000
 def cmd_agreement(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
-    from groupcheck.prove import _config, outside_scope
     from invariants.z3.proof.crosscheck import cross_check
-    from model.presets import PRESETS
+    from invariants.z3.proof.transition import Options
     from model.status import ConfigError
 
     others = [
         flag
         for flag, given in (
-            ("--variant", args.variant is not None),
             ("--clients", args.clients),
             ("--natural-lemmas", args.natural_lemmas),
             ("--only", bool(args.only)),
@@ -42,33 +48,17 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         if given
     ]
     if others:
-        raise ConfigError(f"--agreement checks the reference relation; {others[0]} is for proofs")
+        raise ConfigError(f"--agreement checks the relation; {others[0]} is for proofs")
     walks = args.walks if args.walks is not None else DEFAULT_WALKS
     length = args.length if args.length is not None else DEFAULT_LENGTH
     seed = args.seed if args.seed is not None else DEFAULT_SEED
     bfs = args.bfs or 0
     seek = args.seek if args.seek is not None else DEFAULT_SEEK
-    configs: list[Any] = []
-    skipped: list[dict[str, str]] = []
-    if args.all_presets:
-        for name, config in PRESETS.items():
-            reason = outside_scope(config)
-            if reason is None:
-                configs.append(config)
-            else:
-                skipped.append({"preset": name, "reason": reason})
-    else:
-        config = _config(args)
-        if config is None:
-            raise ConfigError("--agreement needs --preset NAME, --config FILE or --all-presets")
-        reason = outside_scope(config)
-        if reason is not None:
-            raise ConfigError(reason)
-        configs.append(config)
+    configs, skipped = _chosen(args)
     progress = progress_for(args.quiet)
     start = time.monotonic()
     rows = []
-    for config in configs:
+    for config, variant, reference in configs:
         if progress is not None:
             progress(f"agreement: {config.name} ({walks} walks x {length} steps, seed {seed})")
         outcome = cross_check(
@@ -79,9 +69,11 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             bfs_states=bfs,
             seek_states=seek,
             timeout_ms=int(args.timeout * 1000),
+            options=Options.of(config, variant),
             progress=progress,
+            reference=reference,
         )
-        rows.append(_row(config.name, outcome))
+        rows.append(_row(config.name, outcome, variant))
     results = [r["result"] for r in rows]
     result = "ok"
     if "violation" in results:
@@ -107,18 +99,121 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return exitcodes.exit_code(result)
 
 
-def _row(name: str, outcome: Any) -> dict[str, Any]:
+Chosen = tuple[Any, "str | None", Any]
+"""A config to check, the relation's variant to check it against (None: the reference)
+and, with a variant, the config with the reference rules (``cross_check``'s
+``reference``)."""
+
+
+def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]]]:
+    """The configs to check and the presets or variants skipped, with the reason."""
+    from groupcheck.prove import _config, outside_scope
+    from model.presets import PRESETS
+    from model.status import ConfigError
+
+    configs: list[Chosen] = []
+    skipped: list[dict[str, str]] = []
+    if args.all_variants:
+        from groupcheck.mutants import MUTANTS
+        from invariants.z3.proof.transition import VARIANTS
+
+        if args.variant is not None:
+            raise ConfigError("--all-variants checks every variant; --variant names one")
+        for name in VARIANTS:
+            config = MUTANTS[name].mutated_config()
+            reason = _client_rule(name) or outside_scope(config, epochs=True)
+            if reason is None:
+                configs.append((config, name, MUTANTS[name].config))
+            else:
+                skipped.append({"variant": name, "reason": reason})
+        return configs, skipped
+    if args.all_presets:
+        if args.variant is not None:
+            raise ConfigError(
+                "--all-presets checks the reference relation; --variant runs on its "
+                "mutant's scenario (or on --preset/--config)"
+            )
+        for name, config in PRESETS.items():
+            reason = outside_scope(config, epochs=True)
+            if reason is None:
+                configs.append((config, None, None))
+            else:
+                skipped.append({"preset": name, "reason": reason})
+        return configs, skipped
+    config = reference = _config(args)
+    if args.variant is not None:
+        config, reference = _with_variant(config, args.variant)
+    if config is None:
+        raise ConfigError(
+            "--agreement needs --preset NAME, --config FILE, --variant MUTANT, "
+            "--all-presets or --all-variants"
+        )
+    reason = outside_scope(config, epochs=True)
+    if reason is not None:
+        raise ConfigError(reason)
+    configs.append((config, args.variant, reference if args.variant else None))
+    return configs, skipped
+
+
+def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
+    """``config`` (None: the mutant's scenario) with the rules of the catalogue mutant
+    ``variant`` installed, and as it was; the variant must be one the relation has."""
+    from dataclasses import replace
+
+    from groupcheck.mutants import MUTANTS
+    from invariants.z3.proof.transition import OUTSIDE, VARIANTS
+    from model.status import ConfigError
+
+    if variant in OUTSIDE:
+        raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}")
+    if variant not in VARIANTS:
+        raise ConfigError(
+            f"no symbolic variant of mutant {variant!r}; known: {', '.join(VARIANTS)}"
+        )
+    client = _client_rule(variant)
+    if client is not None:
+        raise ConfigError(f"--variant {variant!r}: {client}")
+    mutant = MUTANTS[variant]
+    if config is None:
+        return mutant.mutated_config(), mutant.config
+    return replace(config, rules=mutant.rules, name=f"{config.name}+{variant}"), config
+
+
+def _client_rule(variant: str) -> str | None:
+    """Why the relation has no variant of a client-layer mutant to check (None: it has)."""
+    from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
+
+    if variant not in CLIENT_VARIANTS:
+        return None
+    return (
+        "a rule of the clients, which the relation does not have (explore --engine bmc "
+        f"--mutant {variant} checks its client layer by replaying it through the Python clients)"
+    )
+
+
+def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
     from reports.casestudy import describe_action, group_view, render_group
 
     reasons = []
     if outcome.missing:
         reasons.append("families the config can take, not reached: " + ", ".join(outcome.missing))
+    if outcome.unreachable:
+        reasons.append(
+            "families the config's switches allow that no reachable state enables (a search "
+            "expanded every state): " + ", ".join(outcome.unreachable)
+        )
     unknown = [f for f in outcome.families if f.unknown]
     for f in unknown:
         why = "; ".join(f.reasons)
         reasons.append(f"Z3 answered unknown on {f.unknown} {f.family} steps: {why}")
+    if variant is not None and not outcome.distinguished:
+        reasons.append(
+            f"no step checked was one decided by {variant}'s rules that the reference relation "
+            f"refuses ({outcome.mutated} decided by them): the variant was not told apart"
+        )
     row: dict[str, Any] = {
         "config": name,
+        "variant": variant,
         "result": outcome.verdict,
         "reasons": reasons,
         "steps": outcome.steps,
@@ -127,6 +222,9 @@ def _row(name: str, outcome: Any) -> dict[str, Any]:
         "seek_steps": outcome.seek_steps,
         "possible": list(outcome.possible),
         "missing": list(outcome.missing),
+        "unreachable": list(outcome.unreachable),
+        "mutated_steps": outcome.mutated,
+        "distinguished_steps": outcome.distinguished,
         "families": [
             {
                 "family": f.family,
@@ -176,7 +274,14 @@ def _print(doc: dict[str, Any]) -> None:
         print(
             f"  {r['result']:12} {r['config']}: {r['steps']} steps ({r['side_steps']} side "
             f"steps{', ' + str(r['bfs_steps']) + ' BFS steps' if r['bfs_steps'] else ''}"
-            f"{', ' + str(r['seek_steps']) + ' found by search' if r['seek_steps'] else ''})"
+            f"{', ' + str(r['seek_steps']) + ' found by search' if r['seek_steps'] else ''}"
+            + (
+                f"; {r['mutated_steps']} decided by the mutated rules, "
+                f"{r['distinguished_steps']} of them refused by the reference relation"
+                if r["variant"]
+                else ""
+            )
+            + ")"
         )
         for f in r["families"]:
             unique = (
@@ -192,7 +297,8 @@ def _print(doc: dict[str, Any]) -> None:
         for reason in r["reasons"]:
             print(f"      - {printable(reason)}")
     for s in doc["skipped"]:
-        print(f"  skipped      {s['preset']}: {printable(s['reason'])}")
+        what = s.get("preset") or f"variant {s['variant']}"
+        print(f"  skipped      {what}: {printable(s['reason'])}")
     for r in rows:
         d = r["disagreement"]
         if d is None:

@@ -86,6 +86,12 @@ def register(sub: Any) -> None:
         help="--agreement: every preset in the relation's scope (the others are listed as "
         "skipped, with the reason)",
     )
+    group.add_argument(
+        "--all-variants",
+        action="store_true",
+        help="--agreement: every mutant the relation has a variant of, on its scenario, "
+        "against that variant",
+    )
     agree = p.add_argument_group(
         "agreement",
         "--agreement cross-checks the relation against the Python model instead of proving: "
@@ -98,8 +104,9 @@ def register(sub: Any) -> None:
     agree.add_argument(
         "--agreement",
         action="store_true",
-        help="cross-check the relation against the model (needs --preset, --config or "
-        "--all-presets)",
+        help="cross-check the relation against the model (needs --preset, --config, "
+        "--all-presets, --all-variants or --variant: the mutant's rules against the "
+        "relation's variant of them, on its scenario or the config given)",
     )
     agree.add_argument("--walks", type=positive, metavar="N", help="walks per config (default 3)")
     agree.add_argument("--length", type=positive, metavar="L", help="steps per walk (default 30)")
@@ -168,9 +175,10 @@ def _options(args: argparse.Namespace) -> Any:
     return Options.of(config, args.variant)
 
 
-def outside_scope(config: Any) -> str | None:
+def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
     """Why the symbolic relation does not cover ``config`` (None: it does): the reason
-    ``prove`` (and ``prove --agreement``) refuses it with."""
+    ``prove`` (and, with ``epochs`` — its step checks read the KIP-1251 assignment epochs —
+    ``prove --agreement``) refuses it with."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
     if any(c.instance_id is not None for c in config.clients):
@@ -178,7 +186,7 @@ def outside_scope(config: Any) -> str | None:
             "prove's abstraction has dynamic members only; this config has static members "
             "(explore it instead)"
         )
-    if config.assignment_epochs:
+    if config.assignment_epochs and not epochs:
         return "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
     outside = _outside_abstraction(config)
     if outside:
@@ -217,6 +225,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     ]
     if args.all_presets:
         given.insert(0, "--all-presets")
+    if args.all_variants:
+        given.insert(0, "--all-variants")
     if given:
         raise ConfigError(f"{given[0]} needs --agreement")
     options = _options(args)

@@ -11,8 +11,10 @@ import z3
 
 from groupcheck.cli import main
 from groupcheck.mutants import MUTANTS
-from invariants.z3.proof.crosscheck import cross_check, possible_families
+from invariants.z3.proof.agreement import StepCheck, check_step, refused_write
+from invariants.z3.proof.crosscheck import bfs_steps, cross_check, possible_families
 from invariants.z3.proof.transition import Options
+from model import system
 from model.presets import PRESETS
 
 AGREE = ["prove", "--agreement", "--quiet"]
@@ -91,6 +93,12 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
         ([*AGREE, "--preset", "NOPE"], "unknown preset"),
         (AGREE, "--agreement needs --preset"),
         ([*AGREE, "--all-presets", "--variant", "ignore-partition-epochs"], "--variant"),
+        ([*AGREE, "--all-variants", "--variant", "ignore-partition-epochs"], "--variant"),
+        ([*AGREE, "--variant", "nope"], "no symbolic variant of mutant 'nope'"),
+        ([*AGREE, "--variant", "sticky-without-generation"], "outside the symbolic core"),
+        ([*AGREE, "--variant", "ack-while-revoking"], "a rule of the clients"),
+        ([*AGREE, "--variant", "ignore-partition-epochs", "--preset", "STATIC"], "static"),
+        (["prove", "--all-variants"], "--all-variants needs --agreement"),
         (["prove", "--walks", "3"], "--walks needs --agreement"),
         (["prove", "--all-presets"], "--all-presets needs --agreement"),
         (["prove", "--seek", "10"], "--seek needs --agreement"),
@@ -134,4 +142,68 @@ def test_possible_families_follow_the_switches() -> None:
     assert "MetadataChange" in possible_families(PRESETS["MUT2_REGEX"])
     assert not {"DeliverMessage.offset_commit", "DeliverMessage.leave"} & set(
         possible_families(PRESETS["MUT2_CRASH"])
+    )
+
+
+def test_agreement_checks_a_variant_on_the_mutants_rules(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--variant``: the walks run the mutant's rules and each step is checked against the
+    relation's variant; ``ok`` needs a step the mutated rule decided that the reference
+    relation refuses. A family no reachable state enables (a search expanded them all) is
+    not one missed: this mutant never waits for a revocation, so no rebalance timeout."""
+    one = replace(PRESETS["MUT2"], max_perturbations=1)
+    monkeypatch.setitem(PRESETS, "MUT2", one)
+    argv = [*AGREE, "--json", "--preset", "MUT2", "--walks", "1", "--length", "10"]
+    assert main([*argv, "--variant", "revoke-without-waiting"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["configs"]
+    assert (row["config"], row["variant"]) == (
+        "MUT2+revoke-without-waiting",
+        "revoke-without-waiting",
+    )
+    assert row["distinguished_steps"] >= 1
+    assert row["mutated_steps"] >= row["distinguished_steps"]
+    assert (row["missing"], row["unreachable"]) == ([], ["RebalanceTimeout"])
+    # The reference relation refuses the mutant's step: the check can fail.
+    mutant = MUTANTS["revoke-without-waiting"]
+    broken = replace(one, rules=mutant.rules)
+    outcome = cross_check(
+        broken,
+        walks=1,
+        length=10,
+        seed=0,
+        seek_states=1000,
+        options=Options.of(broken),
+        reference=one,
+    )
+    (found,) = outcome.disagreements()
+    assert found.family == "DeliverMessage.heartbeat"
+    assert outcome.mutated == outcome.distinguished == 1
+
+
+def test_a_variant_its_steps_never_exercise_is_inconclusive(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--preset", "TINY", "--walks", "1", "--length", "4", "--seek", "0"]
+    assert main([*AGREE, *argv, "--variant", "ignore-partition-epochs"]) == 3
+    out = capsys.readouterr().out
+    assert "0 decided by the mutated rules, 0 of them refused by the reference relation" in out
+    assert "the variant was not told apart" in out
+
+
+def test_a_refused_write_is_the_relations_server_error() -> None:
+    """A heartbeat answered UNKNOWN_SERVER_ERROR (a partition-epoch conflict) is pinned as
+    the relation's ``server_error`` ghost, so the reference relation, which never hands
+    out an unreleased partition, refuses the step of a mutant that does."""
+    mutant = MUTANTS["ignore-partition-epochs"]
+    broken = mutant.mutated_config()
+    step = next(
+        (s, a, t)
+        for s, a, t in bfs_steps(broken, 500)
+        if system.step(s, a, mutant.config) != t and refused_write(s, t)
+    )
+    assert check_step(*step, broken, options=Options.of(broken)).allowed == "no"
+    variant = Options.of(broken, mutant.name)
+    assert check_step(*step, broken, options=variant) == StepCheck(
+        "DeliverMessage.heartbeat", "yes", "yes"
     )

@@ -12,7 +12,9 @@ those fixed, the only successor the relation allows is the model's.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from dataclasses import replace as dc_replace
 from typing import Any, Literal
 
 import z3
@@ -30,11 +32,13 @@ from model.config import Config
 from model.coordinator import subscribed_topics, validate_heartbeat_request
 from model.records import (
     ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
     OffsetCommitRequest,
     State,
     new_member,
     replace,
 )
+from model.status import ErrorCode
 
 DEFAULT_TIMEOUT_MS = 20_000
 
@@ -184,6 +188,18 @@ def parameters(
     return out
 
 
+def refused_write(pre: State, post: State) -> bool:
+    """Whether the step answered a heartbeat with UNKNOWN_SERVER_ERROR: the coordinator's
+    write was refused by the partition-epoch bookkeeping (``PartitionEpochConflict``), which
+    the relation's ``server_error`` ghost records."""
+    sent = Counter(post.network) - Counter(pre.network)
+    return any(
+        isinstance(m.body, ConsumerGroupHeartbeatResponse)
+        and m.body.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+        for m in sent
+    )
+
+
 def check_step(
     pre: State,
     action: Action,
@@ -196,7 +212,9 @@ def check_step(
     """Check one model step against the relation (module docstring)."""
     opts = options if options is not None else Options.of(config)
     epochs = opts.assignment_epochs
-    before, after = project(pre, epochs), project(post, epochs)
+    # The ghost rises on this step exactly when the model refused the write.
+    before = dc_replace(project(pre, epochs), server_error=False)
+    after = dc_replace(project(post, epochs), server_error=refused_write(pre, post))
     u = _universe(before, after, extra=_request_partitions(action))
     spre, spost = SymState.fresh("pre", epochs), SymState.fresh("post", epochs)
     name = family_of(action)

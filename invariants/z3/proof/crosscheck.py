@@ -165,6 +165,15 @@ class Outcome:
     side_steps: int
     bfs_steps: int
     seek_steps: int = 0
+    unreachable: tuple[str, ...] = ()
+    """Families the config's switches allow (``possible_families``) that no reachable state
+    enables: the search for them expanded every reachable state. Not counted as missed."""
+    mutated: int | None = None
+    """With a ``reference``: the steps checked whose successor the mutated rules decided
+    (the reference rules give another)."""
+    distinguished: int | None = None
+    """With a ``reference``: of the ``mutated`` steps, those the reference relation refuses
+    (or gives another successor), so that only the variant explains them."""
 
     def disagreements(self) -> list[Disagreement]:
         return [f.disagreement for f in self.families if f.disagreement is not None]
@@ -185,8 +194,12 @@ def _state(value: object) -> State:
     return value
 
 
-def bfs_steps(config: Config, max_states: int) -> Iterator[Step]:
-    """Every step out of the first ``max_states`` states in BFS order."""
+def bfs_steps(
+    config: Config, max_states: int, exhausted: list[bool] | None = None
+) -> Iterator[Step]:
+    """Every step out of the first ``max_states`` states in BFS order; ``exhausted`` (if
+    given) gets ``True`` appended when the search ran out of states before the budget, so
+    that every reachable state was expanded."""
     init = _state(system.initial(config))
     seen = {init}
     queue = deque([init])
@@ -200,6 +213,8 @@ def bfs_steps(config: Config, max_states: int) -> Iterator[Step]:
             if t not in seen:
                 seen.add(t)
                 queue.append(t)
+    if not queue and exhausted is not None:
+        exhausted.append(True)
 
 
 def _walk_steps(
@@ -224,16 +239,21 @@ def _walk_steps(
 
 
 def _seek_steps(
-    config: Config, max_states: int, wanted: Callable[[str], bool], possible: tuple[str, ...]
+    config: Config,
+    max_states: int,
+    wanted: Callable[[Step], bool],
+    done: Callable[[], bool],
+    exhausted: list[bool],
 ) -> Iterator[Located]:
-    """For each family in ``possible`` that ``wanted`` still names, the first step of it in
-    BFS order within ``max_states`` states (the search stops once none is wanted)."""
-    if max_states <= 0 or not any(wanted(f) for f in possible):
+    """The steps ``wanted`` names, in BFS order within ``max_states`` states (the search
+    stops once ``done``; when it expanded every reachable state, ``exhausted`` gets
+    ``True``)."""
+    if max_states <= 0 or done():
         return
-    for i, (s, a, t) in enumerate(bfs_steps(config, max_states)):
-        if wanted(family_of(a)):
-            yield (s, a, t), "seek", None, i
-            if not any(wanted(f) for f in possible):
+    for i, step in enumerate(bfs_steps(config, max_states, exhausted)):
+        if wanted(step):
+            yield step, "seek", None, i
+            if done():
                 return
 
 
@@ -249,31 +269,60 @@ def cross_check(
     options: Options | None = None,
     progress: Callable[[str], None] | None = None,
     checker: Callable[..., StepCheck] | None = None,
+    reference: Config | None = None,
 ) -> Outcome:
     """Check the steps out of the first ``bfs_states`` BFS states of ``config``, of
     ``walks`` seeded walks of ``length`` steps, and a step of each family they missed found
     within ``seek_states`` states (module docstring), each step with ``checker`` (default
-    ``check_step``). Stops at the first disagreement."""
+    ``check_step``). Stops at the first disagreement.
+
+    ``reference`` is given when ``config`` runs a mutant's rules (and ``options`` names its
+    variant): ``config`` with the reference rules. A step whose successor under them
+    differs is one the mutated rule decided (``Outcome.mutated`` counts them); such a step
+    the reference relation (``options`` without the variant) refuses, or to which it allows
+    another successor, is one that tells the variant from the reference
+    (``Outcome.distinguished``). If the walks check none, the search also seeks one, and
+    the verdict is ``ok`` only if one was checked: otherwise the variant's own rule was
+    never compared with the model's."""
     check_one = checker if checker is not None else check_step
     opts = options if options is not None else Options.of(config)
     results = {name: FamilyResult(name) for name in FAMILY_NAMES}
     possible = possible_families(config)
     counts = {"walk": 0, "side": 0, "bfs": 0, "seek": 0}
+    exhausted: list[bool] = []
+
+    mutated = distinguished = 0
+    plain = dc_replace(opts, variant=None)
 
     def wanted(family: str) -> bool:
         return results[family].steps == 0
+
+    def differs(step: Step) -> bool:
+        pre, action, post = step
+        return reference is not None and system.step(pre, action, reference) != post
+
+    def wanted_step(step: Step) -> bool:
+        return wanted(family_of(step[1])) or (distinguished == 0 and differs(step))
+
+    def done() -> bool:
+        return not any(wanted(f) for f in possible) and (reference is None or distinguished > 0)
 
     def located() -> Iterator[Located]:
         for i, step in enumerate(bfs_steps(config, bfs_states) if bfs_states else ()):
             yield step, "bfs", None, i
         yield from _walk_steps(config, seed, walks, length, wanted)
-        yield from _seek_steps(config, seek_states, wanted, possible)
+        yield from _seek_steps(config, seek_states, wanted_step, done, exhausted)
 
     for (pre, action, post), origin, walk, index in located():
         family = family_of(action)
         r = results[family]
         r.steps += 1
         counts[origin] += 1
+        if differs((pre, action, post)):
+            mutated += 1
+            if family != "Unchanged":
+                other = check_one(pre, action, post, config, options=plain, timeout_ms=timeout_ms)
+                distinguished += "no" in (other.allowed, other.unique)
         if progress is not None:
             where = f"walk {walk + 1}/{walks}" if walk is not None else origin
             progress(f"{config.name}: {sum(counts.values())} steps checked ({where})")
@@ -296,11 +345,16 @@ def cross_check(
             r.disagreement = Disagreement(family, pre, action, post, check, origin, walk, index)
             break
     families = tuple(results.values())
-    missing = tuple(name for name in possible if results[name].steps == 0)
+    never = tuple(name for name in possible if results[name].steps == 0)
+    # The search expanded every reachable state without meeting these: none enables them.
+    unreachable = never if exhausted else ()
+    missing = () if exhausted else never
     verdict: Verdict = "ok"
     if any(r.disagreement is not None for r in families):
         verdict = "violation"
-    elif missing or any(r.unknown for r in families):
+    elif (
+        missing or any(r.unknown for r in families) or (reference is not None and not distinguished)
+    ):
         verdict = "inconclusive"
     return Outcome(
         verdict=verdict,
@@ -311,4 +365,7 @@ def cross_check(
         side_steps=counts["side"],
         bfs_steps=counts["bfs"],
         seek_steps=counts["seek"],
+        unreachable=unreachable,
+        mutated=mutated if reference is not None else None,
+        distinguished=distinguished if reference is not None else None,
     )
