@@ -112,6 +112,7 @@ from model.config import Config
 
 JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
 PREPARE_LEAVING, LEAVING, UNSUBSCRIBED = 4, 5, 6
+FENCED = 7
 STATUS_NAMES = (
     "JOINING",
     "RECONCILING",
@@ -120,6 +121,7 @@ STATUS_NAMES = (
     "PREPARE_LEAVING",
     "LEAVING",
     "UNSUBSCRIBED",
+    "FENCED",
 )
 
 CLIENT_VARIANTS = {
@@ -310,9 +312,18 @@ class Layer:
     pconsts: dict[Partition, ExprRef]
     leaves: bool = False
     leave_budget: int = 0
+    lossy: bool = False
+    """A joining client's heartbeat response may be lost (``LoseResponse``, then its request
+    times out), a heartbeat may be fenced (``FencedHeartbeat``) and a fenced client rejoins
+    (``Rejoin``): ``Layer.of``'s ``lossy``, on a configuration that allows ``LoseMessage``.
+    The losses are perturbations: the unrolling does not count them (its user bounds them by
+    ``loss_budget``)."""
+    loss_budget: int = 0
 
     @staticmethod
-    def of(config: Config, universe: Universe, variant: str | None = None) -> Layer:
+    def of(
+        config: Config, universe: Universe, variant: str | None = None, *, lossy: bool = False
+    ) -> Layer:
         """The layer of ``config``'s clients; their leaves only for a variant that needs
         them (``LEAVE_VARIANTS``) on a configuration that allows ``Leave``: the model
         spends a perturbation on each leave and on each subscription of a client not
@@ -329,6 +340,7 @@ class Layer:
             subscribed.append(frozenset(p for p in universe.partitions if p[0] in topics))
         late = sum(1 for c in state.clients if c.status is ClientStatus.UNSUBSCRIBED)
         leaves = variant in LEAVE_VARIANTS and config.allows("Leave")
+        lossy = lossy and config.allows("LoseMessage")
         return Layer(
             consts=tuple(z3.Const(f"client:{m}", CLIENT) for m in names),
             members=tuple(universe.member_consts[m] for m in names),
@@ -340,6 +352,8 @@ class Layer:
             pconsts=dict(universe.partition_consts),
             leaves=leaves,
             leave_budget=max(0, config.max_perturbations - late) if leaves else 0,
+            lossy=lossy,
+            loss_budget=max(0, config.max_perturbations - late) if lossy else 0,
         )
 
     def inline(self) -> dict[str, ExprRef]:
@@ -513,7 +527,7 @@ class Layer:
         # client's in flight, so the order of the channels holds).
         hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
         # Only the heartbeats of a client in the group here (the leave's: ClientLeave).
-        beats = st <= STABLE if self.leaves else z3.BoolVal(True)
+        beats = st <= STABLE if self.leaves or self.lossy else z3.BoolVal(True)
         heartbeat = z3.And(
             beats,
             z3.Not(a.req(c)),
@@ -718,6 +732,118 @@ class Layer:
         out.append((Family("CommitResponse", done, {"member": z}), [(z, m)], done))
         if self.leaves:
             out += self._leave_steps(pre, post, a, b, o, core, c, m)
+        if self.lossy:
+            out += self._loss_steps(pre, post, a, b, core, heartbeat_of, c, m, sub)
+        return out
+
+    def _loss_steps(
+        self,
+        pre: SymState,
+        post: SymState,
+        a: ClientVars,
+        b: ClientVars,
+        core: dict[str, Family],
+        heartbeat_of: Callable[[Family], tuple[Family, BoolRef]],
+        c: ExprRef,
+        m: ExprRef,
+        sub: frozenset[Partition],
+    ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
+        """The lossy steps of client ``c`` (of member ``m``), with the reference client
+        rules: ``LoseResponse`` (``LoseMessage`` of a joining client's heartbeat response,
+        then ``RequestTimeout``: ``client.disconnect``, the next heartbeat full),
+        ``FencedHeartbeat`` (a heartbeat sent, delivered and answered with
+        FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: ``on_heartbeat_error`` makes the client
+        FENCED at epoch 0, ``lose_partitions``) and ``Rejoin`` (``client.rejoin``)."""
+        cfg = self.config
+        out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
+        st = a.status(c)
+        idle = z3.And(
+            z3.Not(a.req(c)), z3.Not(a.resp(c)), z3.Not(a.committing(c)), z3.Not(a.commit_resp(c))
+        )
+        x = z3.Const(f"LoseResponse.member@{post.tag}", MEMBER)
+        lose = z3.And(
+            st == JOINING,
+            a.resp(c),
+            z3.Not(a.req(c)),
+            z3.Not(a.committing(c)),
+            z3.Not(a.commit_resp(c)),
+            z3.Not(b.resp(c)),
+            z3.Not(b.sent_ok(c)),
+            _same(a, b, c, frozenset({"resp", "sent_ok"})),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("LoseResponse", lose, {"member": x}), [(x, m)], lose))
+
+        def reported(q: ExprRef) -> BoolRef:
+            # model.client.reported_partitions
+            extra = z3.And(
+                z3.BoolVal(cfg.report_pending_additions),
+                a.has_target(c),
+                z3.Or(st == RECONCILING, st == ACKNOWLEDGING),
+                z3.Or(a.target(c, q), z3.And(a.has_reconciling(c), a.reconciling(c, q))),
+            )
+            return z3.Or(a.owns(c, q), a.revoking(c, q), extra)
+
+        full = z3.Or(st == JOINING, a.epoch(c) == 0)
+        null = z3.And(z3.Not(full), a.sent_ok(c), z3.ForAll([_p], a.sent(c, _p) == reported(_p)))
+        hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
+        par = hb.params
+        fenced = z3.And(
+            st <= STABLE,
+            idle,
+            ghost,
+            hb.formula,
+            hb.facts["fenced"],
+            par["epoch"] == z3.If(st == JOINING, 0, a.epoch(c)),
+            par["owned_null"] == null,
+            _set(par["owned"], reported),
+            _set(par["names"], lambda q: self._member_of(q, sub)),
+            z3.Not(par["regex"]),
+            b.status(c) == FENCED,
+            b.epoch(c) == 0,
+            z3.Not(b.has_target(c)),
+            z3.Not(b.has_reconciling(c)),
+            z3.Not(b.sent_ok(c)),
+            z3.ForAll(
+                [_p],
+                z3.And(
+                    z3.Not(b.owns(c, _p)),
+                    z3.Not(b.revoking(c, _p)),
+                    z3.Not(b.target(c, _p)),
+                    z3.Not(b.reconciling(c, _p)),
+                ),
+            ),
+            _same(
+                a,
+                b,
+                c,
+                frozenset(
+                    {
+                        "status",
+                        "epoch",
+                        "has_target",
+                        "has_reconciling",
+                        "sent_ok",
+                        "owns",
+                        "revoking",
+                        "target",
+                        "reconciling",
+                    }
+                ),
+            ),
+            self.frame(a, b, c),
+        )
+        out.append((replace(hb, name="FencedHeartbeat"), [(par["member"], m)], fenced))
+        y = z3.Const(f"Rejoin.member@{post.tag}", MEMBER)
+        rejoin = z3.And(
+            st == FENCED,
+            b.status(c) == JOINING,
+            _same(a, b, c, frozenset({"status"})),
+            core["Unchanged"].formula,
+            self.frame(a, b, c),
+        )
+        out.append((Family("Rejoin", rejoin, {"member": y}), [(y, m)], rejoin))
         return out
 
     def _leave_steps(
@@ -1003,8 +1129,8 @@ def replay_clients(
             if new.expired and req.member_epoch == 0:
                 new = replace(new, expired=False)
             clients[member], flight[member] = new, req
-        elif family in ("ClientHeartbeat", "DeliverHeartbeat"):
-            if family == "ClientHeartbeat":
+        elif family in ("ClientHeartbeat", "DeliverHeartbeat", "FencedHeartbeat"):
+            if family != "DeliverHeartbeat":
                 new, req = rules.client_build_heartbeat(client, config)
                 if new.expired and req.member_epoch == 0:
                     new = replace(new, expired=False)
@@ -1032,7 +1158,7 @@ def replay_clients(
                 request=req,
                 responses=responses,
             )
-            if family == "ClientHeartbeat":
+            if family != "DeliverHeartbeat":
                 new = rules.client_on_heartbeat_response(new, responses[0], config)
             else:
                 answers[member] = responses[0]
@@ -1058,6 +1184,11 @@ def replay_clients(
         elif family == "CommitResponse":
             resp = commit_answers.pop(member)
             clients[member] = cl.on_commit_response(client, resp, config)
+        elif family == "LoseResponse":
+            answers.pop(member)
+            clients[member] = cl.disconnect(client, config)
+        elif family == "Rejoin":
+            clients[member] = cl.rejoin(client)
         elif family == "Leave":
             clients[member] = cl.leave(client, LEAVE_GROUP_MEMBER_EPOCH)
         elif family == "ReleaseAssignment":

@@ -48,6 +48,7 @@ import z3
 
 from invariants.z3.proof.bmc import BMC_FAMILIES, Path, Unrolling
 from invariants.z3.proof.bmc_clients import (
+    FENCED,
     JOINING,
     LEAVING,
     PREPARE_LEAVING,
@@ -70,11 +71,11 @@ LASSO_VARIANTS = {
 }
 """The catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
 
-PERTURBATIONS = frozenset({"Leave"})
+PERTURBATIONS = frozenset({"Leave", "LoseResponse"})
 """The layer's steps that spend the perturbation budget (none may be in the loop)."""
 
 FAIRNESS: dict[str, tuple[str, ...]] = {
-    "heartbeat": ("ClientHeartbeat", "SendHeartbeat"),
+    "heartbeat": ("ClientHeartbeat", "SendHeartbeat", "FencedHeartbeat"),
     "delivery": ("DeliverHeartbeat",),
     "response": ("HeartbeatResponse",),
     "reconcile": ("Reconcile",),
@@ -82,6 +83,7 @@ FAIRNESS: dict[str, tuple[str, ...]] = {
     "commit response": ("CommitResponse",),
     "release": ("ReleaseAssignment",),
     "leave heartbeat": ("ClientLeave",),
+    "rejoin": ("Rejoin",),
 }
 """A client's progress steps for weak fairness, each with the layer's families that take
 it (a heartbeat sent, delivered and answered at once takes the client's heartbeat)."""
@@ -94,7 +96,7 @@ def guard(a: ClientVars, c: Any, step: str, layer: Layer) -> Any:
     """The client-side precondition of one of the client's ``FAIRNESS`` steps in the
     state of the clients ``a`` (``bmc_clients.Layer._client_steps``)."""
     st = a.status(c)
-    beats = st <= STABLE if layer.leaves else z3.BoolVal(True)
+    beats = st <= STABLE if layer.leaves or layer.lossy else z3.BoolVal(True)
     if step == "heartbeat":
         return z3.And(beats, z3.Not(a.req(c)), z3.Not(a.resp(c)))
     if step == "delivery":
@@ -117,6 +119,8 @@ def guard(a: ClientVars, c: Any, step: str, layer: Layer) -> Any:
         if not layer.leaves:
             return z3.BoolVal(False)
         return z3.And(st == PREPARE_LEAVING, z3.Not(a.has_reconciling(c)))
+    if step == "rejoin":
+        return z3.And(z3.BoolVal(layer.lossy), st == FENCED)
     if step == "leave heartbeat":
         if not layer.leaves:
             return z3.BoolVal(False)
@@ -145,7 +149,7 @@ def converged(s: SymState, a: ClientVars, layer: Layer) -> Any:
     out = [z3.Or(empty, stable_group), z3.Not(s.loading)]
     for c, m in zip(layer.consts, layer.members, strict=True):
         st = a.status(c)
-        in_group = z3.And(st >= JOINING, st <= STABLE)
+        in_group = z3.Or(z3.And(st >= JOINING, st <= STABLE), st == FENCED)
         settled = z3.And(
             st == STABLE,
             s.is_member(m),
@@ -256,8 +260,14 @@ def search_lasso(
         names=BMC_FAMILIES,
         layer=layer,
     )
+    losses: list[Any] = []
     for k in range(1, depth + 1):
         run.extend()
+        if layer.lossy:
+            # The perturbation budget: at most loss_budget lost responses on the path.
+            losses += [flag for flag, fam, _ in run.chosen[-1] if fam.name == "LoseResponse"]
+            count = z3.Sum(*[z3.If(f, 1, 0) for f in losses])
+            run.add(count <= layer.loss_budget)
         formula, entry = lasso_at(run, k, layer)
         asked = z3.Bool(f"lasso@{k}")
         run.solver.add(z3.Implies(asked, run.encode(formula)))

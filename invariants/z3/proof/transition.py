@@ -711,7 +711,13 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         n,
         formula,
         params,
-        {"accepted": z3.And(go, z3.Not(conflict)), "changed": changed, "bump": plain_bump},
+        {
+            "accepted": z3.And(go, z3.Not(conflict)),
+            "changed": changed,
+            "bump": plain_bump,
+            # Refused with a fencing error: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH.
+            "fenced": z3.And(z3.Not(pre.loading), valid, z3.If(new, r != 0, z3.Not(existing_ok))),
+        },
     )
 
 
