@@ -10,25 +10,31 @@ loop ``sj … sk`` can be run for ever, where
   ``Leave``, no lost message);
 * no state of the loop is converged (:func:`converged`, ``invariants.liveness.converged``
   read on the layer: the group STABLE or EMPTY at its group epoch and loaded, every client
-  in the group STABLE at its member's epoch, consuming exactly its member's assigned
-  partitions);
+  in the group — FENCED included — STABLE at its member's epoch, consuming exactly its
+  member's assigned partitions);
 * the loop is weakly fair: every client step (:data:`FAIRNESS`: a client's heartbeat, its
   delivery and response, its reconciliation, its commit's delivery and response, its
-  release and leave heartbeat) whose client-side precondition holds in every state of the
-  loop is taken somewhere in it. The precondition is read on the client alone (its status
-  and what it has in flight), not on the coordinator's answer: a step the coordinator
-  would refuse in every loop state still has to be taken, so such a loop is not found.
+  release and leave heartbeat, its rejoin) whose client-side precondition holds in every
+  state of the loop is taken somewhere in it. The precondition is read on the client
+  alone (its status and what it has in flight), not on the coordinator's answer: a step
+  the coordinator would refuse in every loop state still has to be taken, so such a loop
+  is not found.
 
 The loop runs over the client layer (``invariants.z3.proof.bmc_clients``): its clients
 are the Java client's rules, deterministic given what the coordinator answers. Over the
 core alone (any request) a client that never acknowledges would make a loop under the
-reference rules too.
+reference rules too. On a configuration that loses messages the layer is the lossy one
+(``Layer.lossy``: a joining client's lost response, a fenced heartbeat, the rejoin), its
+losses within the configuration's perturbation budget.
 
 :func:`search_lasso` asks, for ``k = 1, 2, …, depth``, whether the unrolling of ``k``
 steps has such a lasso (one query per ``k``, the loop entry ``j`` chosen by the solver),
 so the first one found is a shortest. "ok" means: no fair non-converging lasso of at most
 ``depth`` steps over the layer (the layer's restrictions, ``bmc_clients``, apply); it
-says nothing of longer loops or of what the layer leaves out.
+says nothing of longer loops or of what the layer leaves out. The unrolling's
+partial-order reduction (``bmc.Unrolling``: one order of neighbouring steps that commute)
+applies to a lasso's steps as to any path's; it keeps every state a path reaches, but that
+it keeps every loop's shape is not proved.
 
 A lasso is confirmed in Python: :func:`replay_lasso` plays the whole path through the
 Python clients and coordinator (``bmc_clients.replay_clients``: every state must be the
