@@ -28,21 +28,20 @@ from invariants.z3.proof.bmc_lasso import (
     replay_lasso,
     search_lasso,
 )
+from invariants.z3.proof.state import UNREVOKED
 from invariants.z3.proof.transition import VARIANTS, Options
 
-LASSOS = {
-    "ack-ignored": (9, 7),
-    "reject-epoch-zero-rejoin": (9, 6),
-}
-"""Per liveness-only variant: the length of its shortest lasso and the loop's entry (the
-index of the state the last one equals), on the mutant's scenario."""
+LASSOS = {"ack-ignored": 9, "reject-epoch-zero-rejoin": 9}
+"""Per liveness-only variant: the length of its shortest lasso on the mutant's scenario
+(the loop's entry is the solver's choice among the shortest: 7 and 6 at the time of
+writing)."""
 
 
 def _search(name: str, *, variant: str | None) -> LassoOutcome:
     config = MUTANTS[name].config
     universe = universe_of(config)
     return search_lasso(
-        LASSOS[name][0],
+        LASSOS[name],
         Options.of(config, variant),
         universe=universe,
         layer=Layer.of(config, universe, variant, lossy=True),
@@ -65,15 +64,20 @@ def test_ack_ignored_is_a_lasso_the_model_does_not_converge_on(ack_ignored: Lass
     """The coordinator never takes the acknowledgement: the shortest lasso has nine steps,
     and its loop is the two clients' heartbeats, answered with nothing new."""
     out = ack_ignored
-    depth, entry = LASSOS["ack-ignored"]
-    assert (out.status, out.depth) == ("violation", depth)
+    assert (out.status, out.depth) == ("violation", LASSOS["ack-ignored"])
     assert out.lasso is not None
-    assert out.lasso.loop == entry
+    entry = out.lasso.loop
     path = out.lasso.path
     assert path.states[-1] == path.states[entry]
     assert path.clients[-1] == path.clients[entry]
-    loop = {fam for fam, _ in path.steps[entry:]}
-    assert loop == {"ClientHeartbeat"}
+    # The loop: both clients' heartbeats, the revoking member never moving on.
+    loop = path.steps[entry:]
+    assert {str(params["member"]) for _, params in loop} == {"m0", "m1"}
+    assert all(
+        fam in ("ClientHeartbeat", "SendHeartbeat", "DeliverHeartbeat", "HeartbeatResponse")
+        for fam, _ in loop
+    )
+    assert any(m.state == UNREVOKED for m in path.states[entry].members.values())
     mutant = MUTANTS["ack-ignored"]
     config = mutant.mutated_config()
     assert replay_lasso(out.lasso, config.rules, config)
@@ -119,19 +123,15 @@ def test_reject_epoch_zero_rejoin_through_the_cli(
     response lost, its retry at epoch 0 fenced, and the loop of fenced heartbeat and
     rejoin; the model's fair schedule does not converge from the lifted entry, and the run
     directory is written."""
-    depth, entry = LASSOS["reject-epoch-zero-rejoin"]
+    depth = LASSOS["reject-epoch-zero-rejoin"]
     args = ["explore", "--engine", "bmc", "--mutant", "reject-epoch-zero-rejoin"]
     args += ["--depth", str(depth), "--json", "--quiet", "--out", str(tmp_path)]
     assert main(args) == 1
     doc = json.loads(capsys.readouterr().out)
     (row,) = doc["properties"]
     assert (row["property"], row["status"], row["depth"]) == (CONVERGENCE, "violation", depth)
-    assert row["loop"]["entry"] == entry
-    assert {s.split("(")[0] for s in row["loop"]["steps"]} == {
-        "FencedHeartbeat",
-        "Rejoin",
-        "ClientHeartbeat",
-    }
+    assert 0 <= row["loop"]["entry"] < depth
+    assert {"FencedHeartbeat", "Rejoin"} <= {s.split("(")[0] for s in row["loop"]["steps"]}
     assert row["replayed"] is True
     assert row["lift"]["status"] == "lifted"
     assert doc["run_dir"] is not None
@@ -148,7 +148,7 @@ def test_the_reference_rules_have_no_lasso_on_mut2_lossy(
     the leave variants', Crash no variant's), so MUT2's layer is MUT2_LOSSY's without the
     lossy steps, and a lasso of the one is a lasso of the other (the lossy steps add the
     rejoin's fairness only for FENCED clients, which MUT2's layer never has)."""
-    depth = LASSOS["reject-epoch-zero-rejoin"][0]
+    depth = LASSOS["reject-epoch-zero-rejoin"]
     args = ["explore", "--engine", "bmc", "--preset", "MUT2_LOSSY", "--only", CONVERGENCE]
     args += ["--depth", str(depth), "--json", "--quiet", "--out", str(tmp_path)]
     assert main(args) == 0
