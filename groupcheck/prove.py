@@ -831,10 +831,14 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
     if lifted is not None and lifted.path is not None:
         from groupcheck.cli import _small_state_graph
 
+        loop = row["loop"]
         ce = Counterexample(
             path=lifted.path,
             property=CONVERGENCE,
-            message=lifted.message or "",
+            message=(
+                f"{lifted.message or ''} The bmc lasso of {row['depth']} steps loops from its "
+                f"state {loop['entry']} through {', '.join(loop['steps'])}."
+            ).strip(),
             preset=chosen.preset,
             mutant=chosen.mutant.name if chosen.mutant else None,
             named_config=chosen.config_file is None,

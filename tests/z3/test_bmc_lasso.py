@@ -136,6 +136,9 @@ def test_reject_epoch_zero_rejoin_through_the_cli(
     assert row["lift"]["status"] == "lifted"
     assert doc["run_dir"] is not None
     assert pathlib.Path(doc["trace"]).is_file()
+    written = json.loads((pathlib.Path(doc["run_dir"]) / "counterexample.json").read_text())
+    assert written["property"] == CONVERGENCE
+    assert "loops from its state" in written["message"]
 
 
 @pytest.mark.slow
