@@ -322,7 +322,8 @@ class Layer:
     lossy: bool = False
     """A joining client's heartbeat response may be lost (``LoseResponse``, then its request
     times out), a heartbeat may be fenced (``FencedHeartbeat``) and a fenced client rejoins
-    (``Rejoin``): ``Layer.of``'s ``lossy``, on a configuration that allows ``LoseMessage``.
+    (``Rejoin``; ``bmc_lasso.loss_steps``): ``Layer.of``'s ``lossy``, on a configuration
+    that allows ``LoseMessage``.
     The losses are perturbations: the unrolling does not count them (its user bounds them by
     ``loss_budget``)."""
     loss_budget: int = 0
@@ -740,117 +741,9 @@ class Layer:
         if self.leaves:
             out += self._leave_steps(pre, post, a, b, o, core, c, m)
         if self.lossy:
-            out += self._loss_steps(pre, post, a, b, core, heartbeat_of, c, m, sub)
-        return out
+            from invariants.z3.proof.bmc_lasso import loss_steps
 
-    def _loss_steps(
-        self,
-        pre: SymState,
-        post: SymState,
-        a: ClientVars,
-        b: ClientVars,
-        core: dict[str, Family],
-        heartbeat_of: Callable[[Family], tuple[Family, BoolRef]],
-        c: ExprRef,
-        m: ExprRef,
-        sub: frozenset[Partition],
-    ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
-        """The lossy steps of client ``c`` (of member ``m``), with the reference client
-        rules: ``LoseResponse`` (``LoseMessage`` of a joining client's heartbeat response,
-        then ``RequestTimeout``: ``client.disconnect``, the next heartbeat full),
-        ``FencedHeartbeat`` (a heartbeat sent, delivered and answered with
-        FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: ``on_heartbeat_error`` makes the client
-        FENCED at epoch 0, ``lose_partitions``) and ``Rejoin`` (``client.rejoin``)."""
-        cfg = self.config
-        out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
-        st = a.status(c)
-        idle = z3.And(
-            z3.Not(a.req(c)), z3.Not(a.resp(c)), z3.Not(a.committing(c)), z3.Not(a.commit_resp(c))
-        )
-        x = z3.Const(f"LoseResponse.member@{post.tag}", MEMBER)
-        lose = z3.And(
-            st == JOINING,
-            a.resp(c),
-            z3.Not(a.req(c)),
-            z3.Not(a.committing(c)),
-            z3.Not(a.commit_resp(c)),
-            z3.Not(b.resp(c)),
-            z3.Not(b.sent_ok(c)),
-            _same(a, b, c, frozenset({"resp", "sent_ok"})),
-            core["Unchanged"].formula,
-            self.frame(a, b, c),
-        )
-        out.append((Family("LoseResponse", lose, {"member": x}), [(x, m)], lose))
-
-        def reported(q: ExprRef) -> BoolRef:
-            # model.client.reported_partitions
-            extra = z3.And(
-                z3.BoolVal(cfg.report_pending_additions),
-                a.has_target(c),
-                z3.Or(st == RECONCILING, st == ACKNOWLEDGING),
-                z3.Or(a.target(c, q), z3.And(a.has_reconciling(c), a.reconciling(c, q))),
-            )
-            return z3.Or(a.owns(c, q), a.revoking(c, q), extra)
-
-        full = z3.Or(st == JOINING, a.epoch(c) == 0)
-        null = z3.And(z3.Not(full), a.sent_ok(c), z3.ForAll([_p], a.sent(c, _p) == reported(_p)))
-        hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
-        par = hb.params
-        fenced = z3.And(
-            st <= STABLE,
-            idle,
-            ghost,
-            hb.formula,
-            hb.facts["fenced"],
-            par["epoch"] == z3.If(st == JOINING, 0, a.epoch(c)),
-            par["owned_null"] == null,
-            _set(par["owned"], reported),
-            _set(par["names"], lambda q: self._member_of(q, sub)),
-            z3.Not(par["regex"]),
-            b.status(c) == FENCED,
-            b.epoch(c) == 0,
-            z3.Not(b.has_target(c)),
-            z3.Not(b.has_reconciling(c)),
-            z3.Not(b.sent_ok(c)),
-            z3.ForAll(
-                [_p],
-                z3.And(
-                    z3.Not(b.owns(c, _p)),
-                    z3.Not(b.revoking(c, _p)),
-                    z3.Not(b.target(c, _p)),
-                    z3.Not(b.reconciling(c, _p)),
-                ),
-            ),
-            _same(
-                a,
-                b,
-                c,
-                frozenset(
-                    {
-                        "status",
-                        "epoch",
-                        "has_target",
-                        "has_reconciling",
-                        "sent_ok",
-                        "owns",
-                        "revoking",
-                        "target",
-                        "reconciling",
-                    }
-                ),
-            ),
-            self.frame(a, b, c),
-        )
-        out.append((replace(hb, name="FencedHeartbeat"), [(par["member"], m)], fenced))
-        y = z3.Const(f"Rejoin.member@{post.tag}", MEMBER)
-        rejoin = z3.And(
-            st == FENCED,
-            b.status(c) == JOINING,
-            _same(a, b, c, frozenset({"status"})),
-            core["Unchanged"].formula,
-            self.frame(a, b, c),
-        )
-        out.append((Family("Rejoin", rejoin, {"member": y}), [(y, m)], rejoin))
+            out += loss_steps(self, pre, post, a, b, core, heartbeat_of, c, m, sub)
         return out
 
     def _leave_steps(
