@@ -56,7 +56,8 @@ With ``Layer.lossy`` (the lasso search of ``invariants.z3.proof.bmc_lasso``, on 
 configuration that allows ``LoseMessage``) a joining client's heartbeat response may be
 lost and its request time out (``LoseResponse``: ``client.disconnect``), a heartbeat may be
 answered with a fencing error (``FencedHeartbeat``: ``on_heartbeat_error``, FENCED at epoch
-0 with nothing) and a fenced client rejoins (``Rejoin``: ``client.rejoin``).
+0 with nothing) and a fenced client rejoins (``Rejoin``: ``client.rejoin``): the exceptions
+to the restriction below.
 
 The client epochs are read by ``client_epoch`` (``invariants.z3.proof.reading``), so the
 step property ``ClientEpochMonotone`` is a goal of the layer with leaves
@@ -68,14 +69,13 @@ order. Steps of different clients of which one is local to its client
 (``LOCAL_FAMILIES``) commute; ``bmc.Unrolling`` keeps only their order by client.
 
 It is a *restriction* of the model's clients (nothing is lost or times out, every
-heartbeat is accepted, no client crashes, is fenced, polls late or runs callbacks as steps
-— but for ``Layer.lossy``'s steps —, no auto-commit, every client subscribed from the
-start; a client leaves only with ``Layer.leaves``, only while it consumes nothing and
-has nothing in flight or being reconciled — so its release commits nothing — with its
-leave heartbeat sent, delivered and answered at once, and it does not subscribe again),
-so "no violation within ``k`` steps" speaks of this layer only; a path found is replayed
-by the Python clients and coordinator (:func:`replay_clients`) and lifted to a model trace
-like the core's paths.
+heartbeat is accepted, no client crashes, is fenced, polls late or runs callbacks as steps,
+no auto-commit, every client subscribed from the start; a client leaves only with
+``Layer.leaves``, only while it consumes nothing and has nothing in flight or being
+reconciled — so its release commits nothing — with its leave heartbeat sent, delivered
+and answered at once, and it does not subscribe again), so "no violation within ``k``
+steps" speaks of this layer only; a path found is replayed by the Python clients and
+coordinator (:func:`replay_clients`) and lifted to a model trace like the core's paths.
 ``Options.variant`` may name a client-side mutant of ``groupcheck/mutants/catalogue.py``
 (``CLIENT_VARIANTS``): the rule it breaks is encoded here; the coordinator's families are
 the reference ones.
