@@ -461,6 +461,11 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     outside = _outside_abstraction(config)
     if outside:
         raise ConfigError(f"--engine bmc's symbolic rules have no {outside}; explore it instead")
+    from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_VARIANTS
+
+    if variant in LASSO_VARIANTS or (args.only and CONVERGENCE in args.only):
+        # Convergence: a lasso search over the client layer (invariants.z3.proof.bmc_lasso).
+        return _cmd_lasso(args, chosen, variant)
     goals = list(GOALS)
     if config.assignment_epochs:
         # The states keep the KIP-1251 fields: HolderCommitsAccepted is read too.
@@ -704,3 +709,224 @@ def _lift_and_write(
             steps_taken=[describe_action(a) for a in lifted.path.actions],
         )
     return fields
+
+
+def _path_lines(path: Any) -> list[str]:
+    """A BMC path as text: each state (and the layer's clients) after the step taken."""
+    from invariants.z3.proof.state import render
+
+    lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
+    lines += ["  " + c.render() for c in (path.clients[:1] or [()])[0]]
+    for i, ((family, params), state) in enumerate(zip(path.steps, path.states[1:], strict=True), 1):
+        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        lines.append(f"{family}({shown}):")
+        lines += ["  " + x for x in render(state)]
+        if path.clients:
+            lines += ["  " + c.render() for c in path.clients[i]]
+    return lines
+
+
+def lasso_row(
+    lasso: Any, config: Any, universe: Any, *, lift_states: int, bound: int | None = None
+) -> tuple[dict[str, Any], Any]:
+    """Confirm a lasso in Python (``bmc_lasso.replay_lasso``, then
+    ``groupcheck.explore.lift.lift_lasso``: a model trace to the loop's entry from which the
+    fair schedule does not converge). Returns the report's row (``status`` "violation"
+    only when both hold; "inconclusive" when the model's fair schedule converges from every
+    state matching the loop's entry it reached; "violation" with ``replayed`` False when the
+    Python clients and coordinator do not walk the path: an encoding bug) and the lift."""
+    from groupcheck.explore.lift import lift_lasso
+    from groupcheck.mutants.catalogue import after_assignor
+    from invariants.z3.proof.bmc import ReplayDiverged
+    from invariants.z3.proof.bmc_lasso import CONVERGENCE, replay_lasso
+
+    path = lasso.path
+    row: dict[str, Any] = {
+        "property": CONVERGENCE,
+        "status": "violation",
+        "depth": len(path.steps),
+        "loop": {"entry": lasso.loop, "steps": lasso.loop_steps()},
+        "path": _path_lines(path),
+    }
+    try:
+        closes = replay_lasso(
+            lasso, config.rules, config, after_assignor=after_assignor(config.rules)
+        )
+    except ReplayDiverged as e:
+        row.update(replayed=False, replay_error=str(e))
+        return row, None
+    if not closes:
+        row.update(replayed=False, replay_error="the Python loop does not close")
+        return row, None
+    row["replayed"] = True
+    lifted = lift_lasso(lasso, config, universe, max_states=lift_states, bound=bound)
+    row["lift"] = lifted.to_json()
+    if lifted.path is None:
+        matching = sum(a.get("matching", 0) for a in lifted.attempts)
+        row["status"] = "inconclusive"
+        row["reason"] = (
+            f"the lasso is not fair in the model's sense: the model's fair schedule converges "
+            f"from each of the {matching} states matching the loop's entry it reached"
+            if matching
+            else f"no model state matching the loop's entry within {lift_states} states per level"
+        )
+    return row, lifted
+
+
+def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
+    """``explore --engine bmc`` for Convergence: the shortest fair non-converging lasso of
+    the client layer (``invariants.z3.proof.bmc_lasso``) up to ``--depth``, confirmed by
+    :func:`lasso_row` and written as a run directory like the BFS engine's Convergence
+    counterexamples (the trace to the loop's entry)."""
+    from pathlib import Path
+
+    from groupcheck import exitcodes
+    from groupcheck.explore.lift import DEFAULT_LIFT_STATES
+    from groupcheck.progress import progress_for
+    from invariants.z3.proof.bmc import universe_of
+    from invariants.z3.proof.bmc_clients import Layer
+    from invariants.z3.proof.bmc_lasso import CONVERGENCE, search_lasso
+    from invariants.z3.proof.transition import Options
+    from model.status import ConfigError
+    from reports.artifacts import Counterexample, run_label, run_name, write_counterexample
+    from reports.publish import check_target
+
+    config = chosen.config
+    if args.only and set(args.only) != {CONVERGENCE}:
+        raise ConfigError(
+            f"--only: --engine bmc searches {CONVERGENCE} alone (a lasso of the client layer)"
+        )
+    if config.callback_steps or config.auto_commit or any(c.regex for c in config.clients):
+        raise ConfigError(
+            "--engine bmc's client layer has no rebalance callbacks as steps, no auto-commit "
+            "and no regular-expression subscriptions; explore this config instead"
+        )
+    if config.assignment_epochs:
+        raise ConfigError(
+            "--engine bmc's client layer has no KIP-1251 assignment epochs; explore this "
+            "config instead"
+        )
+    depth = args.depth or 3
+    lift_states = args.max_states or DEFAULT_LIFT_STATES
+    out_dir = Path(args.out)
+    scenario = chosen.preset or config.name.split("+")[0]
+    run_dir = out_dir / run_name(run_label(scenario, chosen.change, "bmc", None))
+    check_target(run_dir)
+    universe = universe_of(config)
+    # Lossy where the configuration loses messages: a fenced client and its rejoin.
+    layer = Layer.of(config, universe, variant, lossy=True)
+    progress = progress_for(args.quiet)
+    start = time.monotonic()
+    if progress is not None:
+        progress(f"bmc: {CONVERGENCE} (fair non-converging lassos) up to depth {depth}")
+    out = search_lasso(
+        depth,
+        Options.of(config, variant),
+        universe=universe,
+        layer=layer,
+        group_epoch=_initial_group_epoch(config),
+        timeout_ms=int(args.budget * 1000),
+    )
+    row: dict[str, Any] = {
+        "property": CONVERGENCE,
+        "status": out.status,
+        "depth": out.depth,
+        "seconds": round(out.seconds, 3),
+    }
+    if out.reason:
+        row["reason"] = out.reason
+    if out.status == "ok":
+        row["checked"] = (
+            f"no fair non-converging lasso of at most {depth} steps over the client layer"
+        )
+    lifted = None
+    if out.lasso is not None:
+        if progress is not None:
+            progress("bmc: replaying the lasso and running the model's fair schedule")
+        found, lifted = lasso_row(out.lasso, config, universe, lift_states=lift_states)
+        row.update({k: v for k, v in found.items() if k != "depth"})
+    written: dict[str, Any] = {"run_dir": None, "trace": None, "report": None, "reproduce": None}
+    if lifted is not None and lifted.path is not None:
+        from groupcheck.cli import _small_state_graph
+
+        loop = row["loop"]
+        ce = Counterexample(
+            path=lifted.path,
+            property=CONVERGENCE,
+            message=(
+                f"{lifted.message or ''} The bmc lasso of {row['depth']} steps loops from its "
+                f"state {loop['entry']} through {', '.join(loop['steps'])}."
+            ).strip(),
+            preset=chosen.preset,
+            mutant=chosen.mutant.name if chosen.mutant else None,
+            named_config=chosen.config_file is None,
+            engine="bmc",
+            original_length=len(lifted.path.actions),
+        )
+        graph, graph_path = _small_state_graph(lifted.path)
+        done = write_counterexample(
+            ce, out=out_dir, name=run_dir.name, graph=graph, graph_path=graph_path
+        )
+        written = {
+            "run_dir": str(done),
+            "trace": str(done / "trace.ndjson"),
+            "report": str(done / "index.html"),
+            "reproduce": ce.cli() if ce.named_config else f"sh {done / 'reproduce.sh'}",
+        }
+    seconds = time.monotonic() - start
+    result = {"violation": "violation", "ok": "ok"}.get(row["status"], "inconclusive")
+    if row["status"] == "violation" and not row.get("replayed"):
+        result = "violation"
+    doc = {
+        "result": result,
+        "engine": "bmc",
+        "config": config.name,
+        "variant": variant,
+        "depth": depth,
+        "seconds": round(seconds, 3),
+        "properties": [row],
+        "lift_states": lift_states,
+        **written,
+    }
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        from groupcheck.cli import printable
+
+        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
+        print(f"{head} (bmc over the client layer, depth {depth}; {round(seconds, 3)} s)")
+        extra = f" ({row['reason']})" if row.get("reason") else ""
+        print(f"  {row['status']:9} {CONVERGENCE} (depth {row['depth']}){extra}")
+        if row.get("checked"):
+            print(f"  checked: {row['checked']}")
+        if "loop" in row:
+            loop = row["loop"]
+            replayed = "confirmed" if row.get("replayed") else "NOT confirmed"
+            print(
+                f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
+                f"{', '.join(loop['steps'])}; Python replay {replayed}"
+            )
+            for line in row["path"]:
+                print(f"  {printable(line)}")
+            if row.get("replay_error"):
+                print(f"  replay: {printable(row['replay_error'])}")
+            if row.get("lift"):
+                print(f"  lift: {printable(row['lift']['summary'])}")
+        if lifted is not None and lifted.path is not None:
+            print(
+                f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
+                f"trace): {len(lifted.path.actions)} steps"
+            )
+            from reports.casestudy import describe_action
+
+            for i, action in enumerate(lifted.path.actions, 1):
+                print(f"    {i:3}. {printable(describe_action(action))}")
+            print("    …then, with no more perturbations, a fair schedule never converges")
+            print(f"  written to {written['trace']}")
+            print(f"  report: {written['report']}")
+            print(f"  reproduce: {written['reproduce']}")
+    if result == "violation":
+        if not row.get("replayed"):
+            return exitcodes.INTERNAL_ERROR
+        return exitcodes.VIOLATION
+    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK

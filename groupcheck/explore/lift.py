@@ -279,11 +279,18 @@ class _Node:
 
 
 def _search(
-    config: Config, targets: list[Alpha], level: str, strict: bool, max_states: int
+    config: Config,
+    targets: list[Alpha],
+    level: str,
+    strict: bool,
+    max_states: int,
+    ends: Callable[[Any], list[Violation]] | None = None,
 ) -> tuple[list[Action] | None, list[Violation], int, bool]:
     """A breadth-first search for a trace through ``targets`` in order ending in a
     violation; returns the actions (None: none found), the violations of its last step, the
-    nodes visited and whether the search was exhausted."""
+    nodes visited and whether the search was exhausted. With ``ends``, the trace ends
+    instead in a state matching the last target, free of violations, on which ``ends``
+    returns violations (a liveness check of that state)."""
     checker = Checker()
     normal = channel_normal_form(config)
     name = model_namer(config)
@@ -327,6 +334,10 @@ def _search(
     last = len(targets) - 1
     if not matches(alphas[iv], targets[0]) or checker.check_state(init, snapshots[iv]):
         return None, [], 1, True
+    if ends is not None and last == 0:
+        end = ends(init)
+        if end:
+            return [], end, 1, False
     start = (normal(init), 0)
     nodes: dict[tuple[Hashable, int], _Node] = {start: _Node(init, None, None)}
     best: dict[Hashable, int] = {start[0]: 0}
@@ -352,9 +363,13 @@ def _search(
                 j = k
             bad = violations(state, pv, action, new, qv)
             if bad:
-                if j == last and matches(now, targets[last]):
+                if ends is None and j == last and matches(now, targets[last]):
                     return [*trace(key), action], bad, len(nodes), False
                 continue
+            if ends is not None and j == last and matches(now, targets[last]):
+                end = ends(new)
+                if end:
+                    return [*trace(key), action], end, len(nodes), False
             normal_new = normal(new)
             new_key = (normal_new, j)
             if new_key in nodes:
@@ -406,6 +421,80 @@ def lift(
                 f"a lifted trace does not replay to its violation at step {len(actions)}"
             )
         chosen = next((v for v in found[0] if v.property == path.goal), found[0][0])
+        out.status = "lifted"
+        out.level = lv.name
+        out.path = Path(config, tuple(actions))
+        out.property = chosen.property
+        out.message = chosen.message
+        return out
+    return out
+
+
+def lift_lasso(
+    lasso: Any,
+    config: Config,
+    universe: Universe,
+    *,
+    max_states: int = DEFAULT_LIFT_STATES,
+    bound: int | None = None,
+    levels: Sequence[str] | None = None,
+) -> Lift:
+    """Lift the prefix of a BMC lasso (``invariants.z3.proof.bmc_lasso.Lasso``: the path up
+    to the loop's entry) to a trace of ``config`` whose last state matches the loop's entry
+    and from which ``invariants.liveness``'s fair schedule (``fair_schedule`` with
+    ``bound``, by default ``DEFAULT_BOUND``) does not converge: the Convergence
+    counterexample of the model, as the BFS engine reports one. Level by level as
+    :func:`lift`; "not lifted" when no matching state within ``max_states`` nodes per level
+    fails to converge (then every matching state reached converged, or none was reached)."""
+    from groupcheck.explore.minimise import first_violations
+    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, FairMemo, fair_schedule
+
+    steps = DEFAULT_BOUND if bound is None else bound
+    memo = FairMemo()
+    reached = {"matching": 0, "converging": 0}
+
+    def ends(state: Any) -> list[Violation]:
+        reached["matching"] += 1
+        _, _, ok = fair_schedule(state, config, steps, memo=memo)
+        if ok:
+            reached["converging"] += 1
+            return []
+        return [Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)]
+
+    prefix = lasso.prefix
+    pname = path_namer(config)
+    named = [rename(s, universe) for s in prefix.states]
+    out = Lift(status="not lifted", max_states=max_states)
+    if getattr(prefix, "clients", ()):
+        out.replayed_on = "the clients and the coordinator"
+    for lv in LEVELS:
+        if levels is not None and lv.name not in levels:
+            continue
+        reached.update(matching=0, converging=0)
+        targets = _collapsed([alpha(s, lv.name, pname) for s in named])
+        actions, _, visited, exhausted = _search(
+            config, targets, lv.name, lv.strict, max_states, ends=ends
+        )
+        out.attempts.append(
+            {
+                "level": lv.name,
+                "states": visited,
+                "exhausted": exhausted,
+                "found": actions is not None,
+                "matching": reached["matching"],
+                "converging": reached["converging"],
+            }
+        )
+        if actions is None:
+            continue
+        found = first_violations(config, actions, check_convergence=True, bound=steps)
+        if found is None or found[1] != len(actions):
+            raise AssertionError(
+                f"a lifted trace does not replay to its violation at step {len(actions)}"
+            )
+        chosen = next((v for v in found[0] if v.property == CONVERGENCE.name), None)
+        if chosen is None:
+            raise AssertionError("a lifted lasso prefix does not replay to a Convergence failure")
         out.status = "lifted"
         out.level = lv.name
         out.path = Path(config, tuple(actions))

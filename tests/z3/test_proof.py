@@ -410,11 +410,11 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
     assert row["status"] == "violation"
     assert row["replayed"] is True
     capsys.readouterr()
-    assert main([*args, "--mutant", "ack-ignored"]) == 2
+    assert main([*args, "--mutant", "expire-by-commit-time"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "outside the symbolic core" in err
-    assert "liveness" in err
+    assert "offset expiry" in err
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,13 @@ allows ``Leave``) a client may also leave, as ``model.system`` lets it:
   (epoch -1), which ``on_heartbeat_response`` ignores in UNSUBSCRIBED — sent, delivered and
   answered in one step.
 
+With ``Layer.lossy`` (the lasso search of ``invariants.z3.proof.bmc_lasso``, on a
+configuration that allows ``LoseMessage``) a joining client's heartbeat response may be
+lost and its request time out (``LoseResponse``: ``client.disconnect``), a heartbeat may be
+answered with a fencing error (``FencedHeartbeat``: ``on_heartbeat_error``, FENCED at epoch
+0 with nothing) and a fenced client rejoins (``Rejoin``: ``client.rejoin``): the exceptions
+to the restriction below.
+
 The client epochs are read by ``client_epoch`` (``invariants.z3.proof.reading``), so the
 step property ``ClientEpochMonotone`` is a goal of the layer with leaves
 (``CLIENT_STEP_GOALS``).
@@ -143,6 +150,7 @@ from model.config import Config
 
 JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
 PREPARE_LEAVING, LEAVING, UNSUBSCRIBED, STALE = 4, 5, 6, 7
+FENCED = 8
 STATUS_NAMES = (
     "JOINING",
     "RECONCILING",
@@ -152,6 +160,7 @@ STATUS_NAMES = (
     "LEAVING",
     "UNSUBSCRIBED",
     "STALE",
+    "FENCED",
 )
 NO_CALLBACK, REVOKED_CALLBACK, ASSIGNED_CALLBACK, LOST_CALLBACK = 0, 1, 2, 3
 CALLBACK_NAMES = (None, "onPartitionsRevoked", "onPartitionsAssigned", "onPartitionsLost")
@@ -405,9 +414,19 @@ class Layer:
     poll_budget: int = 0
     callbacks: bool = False
     """Rebalance callbacks run as steps (``Config.callback_steps``: ``CompleteCallback``)."""
+    lossy: bool = False
+    """A joining client's heartbeat response may be lost (``LoseResponse``, then its request
+    times out), a heartbeat may be fenced (``FencedHeartbeat``) and a fenced client rejoins
+    (``Rejoin``; ``bmc_lasso.loss_steps``): ``Layer.of``'s ``lossy``, on a configuration
+    that allows ``LoseMessage``.
+    The losses are perturbations: the unrolling does not count them (its user bounds them by
+    ``loss_budget``)."""
+    loss_budget: int = 0
 
     @staticmethod
-    def of(config: Config, universe: Universe, variant: str | None = None) -> Layer:
+    def of(
+        config: Config, universe: Universe, variant: str | None = None, *, lossy: bool = False
+    ) -> Layer:
         """The layer of ``config``'s clients; their leaves only for a variant that needs
         them (``LEAVE_VARIANTS``) on a configuration that allows ``Leave``, their poll
         timers only for one of ``POLL_VARIANTS`` on a configuration that allows
@@ -435,6 +454,7 @@ class Layer:
                 + ", ".join(sorted(CALLBACK_VARIANTS))
             )
         budget = max(0, config.max_perturbations - late)
+        lossy = lossy and config.allows("LoseMessage")
         return Layer(
             consts=tuple(z3.Const(f"client:{m}", CLIENT) for m in names),
             members=tuple(universe.member_consts[m] for m in names),
@@ -449,6 +469,8 @@ class Layer:
             polls=polls,
             poll_budget=budget if polls else 0,
             callbacks=config.callback_steps,
+            lossy=lossy,
+            loss_budget=budget if lossy else 0,
         )
 
     def inline(self) -> dict[str, ExprRef]:
@@ -631,7 +653,7 @@ class Layer:
         hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
         # Only the heartbeats of a client in the group here (the leave's: ClientLeave,
         # StaleLeave).
-        beats = st <= STABLE if self.leaves or self.polls else z3.BoolVal(True)
+        beats = st <= STABLE if self.leaves or self.polls or self.lossy else z3.BoolVal(True)
         heartbeat = z3.And(
             beats,
             z3.Not(a.req(c)),
@@ -873,6 +895,10 @@ class Layer:
             out += self._callback_steps(pre, post, a, b, o, core, c, m)
         if self.leaves:
             out += self._leave_steps(pre, post, a, b, o, core, c, m)
+        if self.lossy:
+            from invariants.z3.proof.bmc_lasso import loss_steps
+
+            out += loss_steps(self, pre, post, a, b, core, heartbeat_of, c, m, sub)
         return out
 
     def _leave_steps(
@@ -1386,8 +1412,8 @@ def replay_clients(
             if new.expired and req.member_epoch == 0:
                 new = replace(new, expired=False)
             clients[member], flight[member] = new, req
-        elif family in ("ClientHeartbeat", "DeliverHeartbeat"):
-            if family == "ClientHeartbeat":
+        elif family in ("ClientHeartbeat", "DeliverHeartbeat", "FencedHeartbeat"):
+            if family != "DeliverHeartbeat":
                 new, req = rules.client_build_heartbeat(client, config)
                 if new.expired and req.member_epoch == 0:
                     new = replace(new, expired=False)
@@ -1415,7 +1441,7 @@ def replay_clients(
                 request=req,
                 responses=responses,
             )
-            if family == "ClientHeartbeat":
+            if family != "DeliverHeartbeat":
                 new = rules.client_on_heartbeat_response(new, responses[0], config)
             else:
                 answers[member] = responses[0]
@@ -1441,6 +1467,11 @@ def replay_clients(
         elif family == "CommitResponse":
             resp = commit_answers.pop(member)
             clients[member] = cl.on_commit_response(client, resp, config)
+        elif family == "LoseResponse":
+            answers.pop(member)
+            clients[member] = cl.disconnect(client, config)
+        elif family == "Rejoin":
+            clients[member] = cl.rejoin(client)
         elif family == "Leave":
             clients[member] = cl.leave(client, LEAVE_GROUP_MEMBER_EPOCH)
         elif family == "ReleaseAssignment":

@@ -120,6 +120,11 @@ VARIANTS = {
     "callback-ignores-abort": "the end of a client's rebalance callback applies its "
     "reconciliation although the client was fenced, left or rejoined meanwhile "
     "(maybeAbortReconciliation dropped)",
+    # Liveness only: found as lassos of the client layer (invariants.z3.proof.bmc_lasso).
+    "ack-ignored": "a member revoking (UNREVOKED_PARTITIONS) stays as it is, whatever it "
+    "reports: its revocation acknowledgement is never taken",
+    "reject-epoch-zero-rejoin": "a heartbeat at epoch 0 from a member whose epoch is not 0 is "
+    "fenced (FENCED_MEMBER_EPOCH): a fenced member cannot rejoin (KAFKA-19233)",
     # Over the KIP-1251 assignment epochs (Options.assignment_epochs).
     "strict-commit-epoch": "an offset commit at an older epoch is refused although its "
     "member held every partition of it since then (KAFKA-20066)",
@@ -136,10 +141,6 @@ _MIXED = "a mixed group (classic members in a consumer group): not in the abstra
 _OFFLOAD = "KIP-1263 assignor offload (runs in flight): not in the abstraction"
 
 OUTSIDE: dict[str, str] = {
-    "ack-ignored": "its kill is liveness (Convergence: a revocation never acknowledged); "
-    "every safety property of the core holds while the member stays revoking",
-    "reject-epoch-zero-rejoin": "its kill is liveness (Convergence): a refused rejoin "
-    "leaves the coordinator's group as it is, a stutter to every safety property",
     "static-replacement-keeps-both": "static membership: not in the abstraction. A variant "
     "needs the core to keep each member's instance id (Group.static_members), the -2 "
     "temporary leave as a family (consumerGroupStaticMemberGroupLeave: epoch -2, previous "
@@ -402,6 +403,8 @@ def reconcile(
         stable,
         _if(member.state == UNREVOKED, unrevoked, next_assignment),
     )
+    if variant == "ack-ignored":
+        out = _if(member.state == UNREVOKED, member, out)
     if variant == "revoke-without-waiting":
         # rc.with_epoch(out, target_epoch, state=STABLE, partitions_pending_revocation=∅)
         out = _if(
@@ -589,6 +592,8 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         z3.ForAll([_p], z3.Implies(owned(_p), pre.assigned(hm, _p))),
     )
     existing_ok = z3.Or(r == e, retry, z3.And(z3.BoolVal(o.rejoin_with_epoch_zero), r == 0))
+    if o.variant == "reject-epoch-zero-rejoin":
+        existing_ok = z3.And(z3.Not(z3.And(r == 0, e != 0)), existing_ok)
     accept = z3.If(new, z3.And(r == 0, z3.Not(group_full)), existing_ok)
     go = z3.And(z3.Not(pre.loading), valid, accept)
 
@@ -708,7 +713,13 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         n,
         formula,
         params,
-        {"accepted": z3.And(go, z3.Not(conflict)), "changed": changed, "bump": plain_bump},
+        {
+            "accepted": z3.And(go, z3.Not(conflict)),
+            "changed": changed,
+            "bump": plain_bump,
+            # Refused with a fencing error: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH.
+            "fenced": z3.And(z3.Not(pre.loading), valid, z3.If(new, r != 0, z3.Not(existing_ok))),
+        },
     )
 
 

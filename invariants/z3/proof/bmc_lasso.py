@@ -1,0 +1,429 @@
+"""Bounded model checking of Convergence: a search for lassos of the client layer.
+
+Convergence (``invariants.liveness``) asks that, once perturbations stop, a fair schedule
+of progress steps reach a converged state. A counterexample of bounded length is a
+*lasso* (Biere, Cimatti, Clarke, Zhu, "Symbolic model checking without BDDs", TACAS 1999):
+a path ``s0 … sk`` whose last state is an earlier one, ``sk = sj`` (``j < k``), so that the
+loop ``sj … sk`` can be run for ever, where
+
+* every step of the loop is a progress step (nothing of the perturbation budget: no
+  ``Leave``, no lost message);
+* no state of the loop is converged (:func:`converged`, ``invariants.liveness.converged``
+  read on the layer: the group STABLE or EMPTY at its group epoch and loaded, every client
+  in the group — FENCED included — STABLE at its member's epoch, consuming exactly its
+  member's assigned partitions);
+* the loop is weakly fair: every client step (:data:`FAIRNESS`: a client's heartbeat, its
+  delivery and response, its reconciliation, its commit's delivery and response, its
+  release and leave heartbeat, its rejoin) whose client-side precondition holds in every
+  state of the loop is taken somewhere in it. The precondition is read on the client
+  alone (its status and what it has in flight), not on the coordinator's answer: a step
+  the coordinator would refuse in every loop state still has to be taken, so such a loop
+  is not found.
+
+The loop runs over the client layer (``invariants.z3.proof.bmc_clients``): its clients
+are the Java client's rules, deterministic given what the coordinator answers. Over the
+core alone (any request) a client that never acknowledges would make a loop under the
+reference rules too. On a configuration that loses messages the layer is the lossy one
+(``Layer.lossy``: a joining client's lost response, a fenced heartbeat, the rejoin), its
+losses within the configuration's perturbation budget.
+
+:func:`search_lasso` asks, for ``k = 1, 2, …, depth``, whether the unrolling of ``k``
+steps has such a lasso (one query per ``k``, the loop entry ``j`` chosen by the solver),
+so the first one found is a shortest. "ok" means: no fair non-converging lasso of at most
+``depth`` steps over the layer (the layer's restrictions, ``bmc_clients``, apply); it
+says nothing of longer loops or of what the layer leaves out. The unrolling's
+partial-order reduction (``bmc.Unrolling``: one order of neighbouring steps that commute)
+applies to a lasso's steps as to any path's; it keeps every state a path reaches, but that
+it keeps every loop's shape is not proved.
+
+A lasso is confirmed in Python: :func:`replay_lasso` plays the whole path through the
+Python clients and coordinator (``bmc_clients.replay_clients``: every state must be the
+path's, so the Python loop closes too), and the caller lifts the prefix to a model trace
+and runs ``invariants.liveness``'s fair schedule from its last state
+(``groupcheck.explore.lift.lift_lasso``): the lasso is a violation only if that schedule
+does not converge.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import z3
+
+from invariants.z3.proof.bmc import BMC_FAMILIES, Path, Unrolling
+from invariants.z3.proof.bmc_clients import (
+    ACKNOWLEDGING,
+    FENCED,
+    JOINING,
+    LEAVING,
+    PREPARE_LEAVING,
+    RECONCILING,
+    STABLE,
+    ClientVars,
+    Layer,
+    _same,
+    _set,
+)
+from invariants.z3.proof.state import (
+    MEMBER,
+    PARTITION,
+    BoolRef,
+    ExprRef,
+    Partition,
+    SymState,
+    Universe,
+)
+from invariants.z3.proof.state import STABLE as MEMBER_STABLE
+from invariants.z3.proof.transition import Family, Options, unchanged
+
+CONVERGENCE = "Convergence"
+
+LASSO_VARIANTS = {
+    "ack-ignored": "the coordinator never takes a revocation acknowledgement: the revoking "
+    "member, its client and the member waiting for the partition loop for ever",
+    "reject-epoch-zero-rejoin": "a fenced member's rejoin at epoch 0 is fenced again: its "
+    "client loops between fenced and joining",
+}
+"""The catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
+
+PERTURBATIONS = frozenset({"Leave", "LoseResponse"})
+"""The layer's steps that spend the perturbation budget (none may be in the loop)."""
+
+FAIRNESS: dict[str, tuple[str, ...]] = {
+    "heartbeat": ("ClientHeartbeat", "SendHeartbeat", "FencedHeartbeat"),
+    "delivery": ("DeliverHeartbeat",),
+    "response": ("HeartbeatResponse",),
+    "reconcile": ("Reconcile",),
+    "commit delivery": ("DeliverCommit",),
+    "commit response": ("CommitResponse",),
+    "release": ("ReleaseAssignment",),
+    "leave heartbeat": ("ClientLeave",),
+    "rejoin": ("Rejoin",),
+}
+"""A client's progress steps for weak fairness, each with the layer's families that take
+it (a heartbeat sent, delivered and answered at once takes the client's heartbeat)."""
+
+_p = z3.Const("lasso.p", PARTITION)
+_m = z3.Const("lasso.m", MEMBER)
+
+
+def guard(a: ClientVars, c: Any, step: str, layer: Layer) -> Any:
+    """The client-side precondition of one of the client's ``FAIRNESS`` steps in the
+    state of the clients ``a`` (``bmc_clients.Layer._client_steps``)."""
+    st = a.status(c)
+    beats = st <= STABLE if layer.leaves or layer.lossy else z3.BoolVal(True)
+    if step == "heartbeat":
+        return z3.And(beats, z3.Not(a.req(c)), z3.Not(a.resp(c)))
+    if step == "delivery":
+        return z3.And(a.req(c), z3.Not(z3.And(a.committing(c), z3.Not(a.hb_ahead(c)))))
+    if step == "response":
+        return z3.And(a.resp(c), z3.Not(z3.And(a.commit_resp(c), z3.Not(a.hb_ahead(c)))))
+    if step == "reconcile":
+        return z3.And(
+            st == RECONCILING,
+            z3.Not(a.has_reconciling(c)),
+            z3.Not(a.committing(c)),
+            z3.Not(a.commit_resp(c)),
+            a.has_target(c),
+        )
+    if step == "commit delivery":
+        return z3.And(a.committing(c), z3.Not(z3.And(a.req(c), a.hb_ahead(c))))
+    if step == "commit response":
+        return z3.And(a.commit_resp(c), z3.Not(z3.And(a.resp(c), a.hb_ahead(c))))
+    if step == "release":
+        if not layer.leaves:
+            return z3.BoolVal(False)
+        return z3.And(st == PREPARE_LEAVING, z3.Not(a.has_reconciling(c)))
+    if step == "rejoin":
+        return z3.And(z3.BoolVal(layer.lossy), st == FENCED)
+    if step == "leave heartbeat":
+        if not layer.leaves:
+            return z3.BoolVal(False)
+        return z3.And(st == LEAVING, z3.Not(a.req(c)), z3.Not(a.resp(c)))
+    raise ValueError(f"no client step {step!r}")
+
+
+def converged(s: SymState, a: ClientVars, layer: Layer) -> Any:
+    """``invariants.liveness.converged`` on the layer: the group EMPTY, or STABLE
+    (``coordinator.group_status``: every member STABLE at the assignment epoch, which is
+    the group epoch); the coordinator not loading; every client in the group
+    (``client.IN_GROUP``) STABLE, its member in the group at the client's epoch and
+    assigned exactly what the client consumes. (The layer has no regular expressions,
+    stalled or dead clients.)"""
+    stable_group = z3.And(
+        s.group_epoch == s.assignment_epoch,
+        z3.ForAll(
+            [_m],
+            z3.Implies(
+                s.is_member(_m),
+                z3.And(s.mstate(_m) == MEMBER_STABLE, s.epoch(_m) == s.assignment_epoch),
+            ),
+        ),
+    )
+    empty = z3.ForAll([_m], z3.Not(s.is_member(_m)))
+    out = [z3.Or(empty, stable_group), z3.Not(s.loading)]
+    for c, m in zip(layer.consts, layer.members, strict=True):
+        st = a.status(c)
+        in_group = z3.Or(z3.And(st >= JOINING, st <= STABLE), st == FENCED)
+        settled = z3.And(
+            st == STABLE,
+            s.is_member(m),
+            a.epoch(c) == s.epoch(m),
+            z3.ForAll([_p], a.owns(c, _p) == s.assigned(m, _p)),
+        )
+        out.append(z3.Implies(in_group, settled))
+    return z3.And(*out)
+
+
+@dataclass(frozen=True)
+class Lasso:
+    """A lasso: the path ``s0 … sk`` (``bmc.Path``, its goal ``Convergence``) and the
+    index ``loop`` of the state ``sj`` its last state equals."""
+
+    path: Path
+    loop: int
+
+    @property
+    def prefix(self) -> Path:
+        """The path up to the loop's entry ``sj``."""
+        p = self.path
+        j = self.loop
+        return replace(
+            p,
+            states=p.states[: j + 1],
+            steps=p.steps[:j],
+            clients=p.clients[: j + 1] if p.clients else (),
+        )
+
+    def loop_steps(self) -> list[str]:
+        """The loop's steps, each as ``family(member)``."""
+        return [f"{fam}({params.get('member')})" for fam, params in self.path.steps[self.loop :]]
+
+
+@dataclass(frozen=True)
+class LassoOutcome:
+    status: str  # "violation" (a lasso), "ok" (none within depth), "unknown"
+    depth: int
+    seconds: float
+    lasso: Lasso | None = None
+    reason: str = ""
+
+
+def _taken(run: Unrolling, i: int, families: tuple[str, ...], member: Any) -> Any:
+    """Step ``i`` of the unrolling is one of ``families`` for ``member``."""
+    flags = [
+        flag
+        for flag, fam, binding in run.chosen[i]
+        if fam.name in families and binding and binding[0][1].eq(member)
+    ]
+    return z3.Or(*flags) if flags else z3.BoolVal(False)
+
+
+def _perturbation(run: Unrolling, i: int) -> Any:
+    flags = [flag for flag, fam, _ in run.chosen[i] if fam.name in PERTURBATIONS]
+    return z3.Or(*flags) if flags else z3.BoolVal(False)
+
+
+def lasso_at(run: Unrolling, k: int, layer: Layer) -> tuple[Any, list[Any]]:
+    """The formula "the unrolling's first ``k`` steps are a fair non-converging lasso"
+    and its loop-entry literals (``entry[j]``: the loop starts at ``sj``)."""
+    entry = [z3.Bool(f"lasso{k}.entry{j}") for j in range(k)]
+    inside = [z3.Or(*entry[: i + 1]) for i in range(k)]
+    s, a = run.states, run.clients
+    out: list[Any] = [z3.Or(*entry)]
+    for j in range(k):
+        same = z3.And(
+            unchanged(s[j], s[k]),
+            run.ghosts[j].same(run.ghosts[k]),
+            layer.frame(a[j], a[k]),
+        )
+        out.append(z3.Implies(entry[j], same))
+    for i in range(k):
+        out.append(
+            z3.Implies(
+                inside[i],
+                z3.And(z3.Not(converged(s[i], a[i], layer)), z3.Not(_perturbation(run, i))),
+            )
+        )
+    for c, m in zip(layer.consts, layer.members, strict=True):
+        for step, fams in FAIRNESS.items():
+            taken = z3.Or(*[z3.And(inside[i], _taken(run, i, fams, m)) for i in range(k)])
+            off = z3.Or(*[z3.And(inside[i], z3.Not(guard(a[i], c, step, layer))) for i in range(k)])
+            out.append(z3.Or(taken, off))
+    return z3.And(*out), entry
+
+
+def search_lasso(
+    depth: int,
+    options: Options,
+    *,
+    universe: Universe,
+    layer: Layer,
+    group_epoch: int | None = None,
+    timeout_ms: int = 60_000,
+) -> LassoOutcome:
+    """The shortest fair non-converging lasso of the client layer (in steps, up to
+    ``depth``): one incremental unrolling, one query per length under an assumption
+    literal of its own (module docstring)."""
+    start = time.monotonic()
+    run = Unrolling(
+        replace(options, assignor_covers=True),
+        universe=universe,
+        group_epoch=group_epoch,
+        timeout_ms=timeout_ms,
+        max_depth=depth,
+        names=BMC_FAMILIES,
+        layer=layer,
+    )
+    losses: list[Any] = []
+    for k in range(1, depth + 1):
+        run.extend()
+        if layer.lossy:
+            # The perturbation budget: at most loss_budget lost responses on the path.
+            losses += [flag for flag, fam, _ in run.chosen[-1] if fam.name == "LoseResponse"]
+            count = z3.Sum(*[z3.If(f, 1, 0) for f in losses])
+            run.add(count <= layer.loss_budget)
+        formula, entry = lasso_at(run, k, layer)
+        asked = z3.Bool(f"lasso@{k}")
+        run.solver.add(z3.Implies(asked, run.encode(formula)))
+        answer = run.solver.check(asked)
+        if answer == z3.unknown:
+            reason = str(run.solver.reason_unknown())
+            return LassoOutcome("unknown", k, time.monotonic() - start, reason=reason)
+        if answer == z3.sat:
+            model = run.solver.model()
+            j = next(
+                j for j, e in enumerate(entry) if z3.is_true(model.eval(e, model_completion=True))
+            )
+            path = run.path(CONVERGENCE, model)
+            return LassoOutcome("violation", k, time.monotonic() - start, Lasso(path, j))
+        run.solver.add(z3.Not(asked))
+    return LassoOutcome("ok", depth, time.monotonic() - start)
+
+
+def replay_lasso(lasso: Lasso, rules: Any, config: Any, *, after_assignor: Any = None) -> bool:
+    """Play the lasso's path through the Python clients and coordinator
+    (``bmc_clients.replay_clients``; raises ``bmc.ReplayDiverged`` where a state differs
+    from the path's) and say whether the Python loop closes: the Python snapshot of the
+    last state is that of the loop's entry."""
+    from invariants.z3.proof.bmc_clients import replay_clients
+
+    _, snaps = replay_clients(lasso.path, rules, config, after_assignor=after_assignor)
+    return bool(snaps[-1] == snaps[lasso.loop])
+
+
+# --------------------------------------------------------------------------- lossy layer
+
+
+def loss_steps(
+    layer: Layer,
+    pre: SymState,
+    post: SymState,
+    a: ClientVars,
+    b: ClientVars,
+    core: dict[str, Family],
+    heartbeat_of: Callable[[Family], tuple[Family, BoolRef]],
+    c: ExprRef,
+    m: ExprRef,
+    sub: frozenset[Partition],
+) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
+    """The lossy steps of client ``c`` (of member ``m``), with the reference client
+    rules: ``LoseResponse`` (``LoseMessage`` of a joining client's heartbeat response,
+    then ``RequestTimeout``: ``client.disconnect``, the next heartbeat full),
+    ``FencedHeartbeat`` (a heartbeat sent, delivered and answered with
+    FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: ``on_heartbeat_error`` makes the client
+    FENCED at epoch 0, ``lose_partitions``) and ``Rejoin`` (``client.rejoin``)."""
+    cfg = layer.config
+    out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
+    st = a.status(c)
+    idle = z3.And(
+        z3.Not(a.req(c)), z3.Not(a.resp(c)), z3.Not(a.committing(c)), z3.Not(a.commit_resp(c))
+    )
+    x = z3.Const(f"LoseResponse.member@{post.tag}", MEMBER)
+    lose = z3.And(
+        st == JOINING,
+        a.resp(c),
+        z3.Not(a.req(c)),
+        z3.Not(a.committing(c)),
+        z3.Not(a.commit_resp(c)),
+        z3.Not(b.resp(c)),
+        z3.Not(b.sent_ok(c)),
+        _same(a, b, c, frozenset({"resp", "sent_ok"})),
+        core["Unchanged"].formula,
+        layer.frame(a, b, c),
+    )
+    out.append((Family("LoseResponse", lose, {"member": x}), [(x, m)], lose))
+
+    def reported(q: ExprRef) -> BoolRef:
+        # model.client.reported_partitions
+        extra = z3.And(
+            z3.BoolVal(cfg.report_pending_additions),
+            a.has_target(c),
+            z3.Or(st == RECONCILING, st == ACKNOWLEDGING),
+            z3.Or(a.target(c, q), z3.And(a.has_reconciling(c), a.reconciling(c, q))),
+        )
+        return z3.Or(a.owns(c, q), a.revoking(c, q), extra)
+
+    full = z3.Or(st == JOINING, a.epoch(c) == 0)
+    null = z3.And(z3.Not(full), a.sent_ok(c), z3.ForAll([_p], a.sent(c, _p) == reported(_p)))
+    hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
+    par = hb.params
+    fenced = z3.And(
+        st <= STABLE,
+        idle,
+        ghost,
+        hb.formula,
+        hb.facts["fenced"],
+        par["epoch"] == z3.If(st == JOINING, 0, a.epoch(c)),
+        par["owned_null"] == null,
+        _set(par["owned"], reported),
+        _set(par["names"], lambda q: layer._member_of(q, sub)),
+        z3.Not(par["regex"]),
+        b.status(c) == FENCED,
+        b.epoch(c) == 0,
+        z3.Not(b.has_target(c)),
+        z3.Not(b.has_reconciling(c)),
+        z3.Not(b.sent_ok(c)),
+        z3.ForAll(
+            [_p],
+            z3.And(
+                z3.Not(b.owns(c, _p)),
+                z3.Not(b.revoking(c, _p)),
+                z3.Not(b.target(c, _p)),
+                z3.Not(b.reconciling(c, _p)),
+            ),
+        ),
+        _same(
+            a,
+            b,
+            c,
+            frozenset(
+                {
+                    "status",
+                    "epoch",
+                    "has_target",
+                    "has_reconciling",
+                    "sent_ok",
+                    "owns",
+                    "revoking",
+                    "target",
+                    "reconciling",
+                }
+            ),
+        ),
+        layer.frame(a, b, c),
+    )
+    out.append((replace(hb, name="FencedHeartbeat"), [(par["member"], m)], fenced))
+    y = z3.Const(f"Rejoin.member@{post.tag}", MEMBER)
+    rejoin = z3.And(
+        st == FENCED,
+        b.status(c) == JOINING,
+        _same(a, b, c, frozenset({"status"})),
+        core["Unchanged"].formula,
+        layer.frame(a, b, c),
+    )
+    out.append((Family("Rejoin", rejoin, {"member": y}), [(y, m)], rejoin))
+    return out
