@@ -168,15 +168,23 @@ def _options(args: argparse.Namespace) -> Any:
     return Options.of(config, args.variant)
 
 
-def outside_scope(config: Any) -> str | None:
+def outside_scope(config: Any, *, static: bool = False) -> str | None:
     """Why the symbolic relation does not cover ``config`` (None: it does): the reason
-    ``prove`` (and ``prove --agreement``) refuses it with."""
+    ``prove`` (and ``prove --agreement``) refuses it with. The relation has static members
+    (``Options.static_members``), the proof's invariant does not: ``static`` accepts them
+    (the agreement check)."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
-    if any(c.instance_id is not None for c in config.clients):
+    has_static = any(c.instance_id is not None for c in config.clients)
+    if has_static and not static:
         return (
-            "prove's abstraction has dynamic members only; this config has static members "
-            "(explore it instead)"
+            "prove's invariant is for dynamic members only; this config has static members "
+            "(check the relation with prove --agreement, explore it, or --engine bmc)"
+        )
+    if config.assignment_epochs and has_static:
+        return (
+            "prove's relation has static members or KIP-1251 assignment epochs, not both; "
+            "this config has both"
         )
     if config.assignment_epochs:
         return "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
@@ -439,7 +447,21 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             f"{config.protocol} (explore it instead)"
         )
     if any(c.instance_id is not None for c in config.clients):
-        raise ConfigError("--engine bmc covers dynamic members only (no instance ids)")
+        if any(c.regex is not None for c in config.clients):
+            raise ConfigError(
+                "--engine bmc's static members subscribe by topic name only; this config "
+                "has instance ids and regular-expression subscriptions (explore it instead)"
+            )
+        if config.assignment_epochs:
+            raise ConfigError(
+                "--engine bmc encodes static members or KIP-1251 assignment epochs, not "
+                "both; explore this config instead"
+            )
+        if variant in CLIENT_VARIANTS:
+            raise ConfigError(
+                "--engine bmc's client layer has dynamic members only (no instance ids); "
+                "explore this config instead"
+            )
     if config.assignment_epochs and variant in CLIENT_VARIANTS:
         raise ConfigError(
             "--engine bmc's client layer has no KIP-1251 assignment epochs; explore this "

@@ -215,7 +215,11 @@ LEMMAS: tuple[Conjunct, ...] = (
         "Lemma.UnrevokedHasPending",
         forall(_m)(
             Implies(
-                all_of(Rel("is_member", (_m,)), Rel("unrevoked", (_m,))),
+                all_of(
+                    Rel("is_member", (_m,)),
+                    Rel("unrevoked", (_m,)),
+                    Cmp("!=", Fn("member_epoch", (_m,)), Const(-2)),
+                ),
                 exists(_p)(Rel("revoking", (_m, _p))),
             )
         ),
@@ -223,7 +227,9 @@ LEMMAS: tuple[Conjunct, ...] = (
         "A member in UNREVOKED_PARTITIONS has partitions pending revocation: "
         "CurrentAssignmentBuilder enters that state only with partitions to revoke, and a "
         "new coordinator loads them with the member "
-        "(ConsumerGroupCurrentMemberAssignment.PartitionsPendingRevocation).",
+        "(ConsumerGroupCurrentMemberAssignment.PartitionsPendingRevocation). A static "
+        "member's temporary leave (epoch -2) drops them and keeps the state "
+        "(consumerGroupStaticMemberGroupLeave): such a member is not meant.",
     ),
 )
 

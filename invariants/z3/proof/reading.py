@@ -145,7 +145,7 @@ def _term(
     if name == "group_status":
         return s.group_status()
     if name == "instance":
-        return z3.IntVal(0)  # dynamic members only
+        return s.instance_of(*args)  # 0 where the state keeps no instance ids
     if name == "assigned_since":
         if s.since is not None:
             return s.since(*args)
