@@ -86,7 +86,7 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        ([*AGREE, "--preset", "STATIC"], "static members"),
+        ([*AGREE, "--preset", "MUT2_OFFLOAD_STATIC"], "KIP-1263 assignor offload"),
         ([*AGREE, "--preset", "CLASSIC_EAGER"], "this config is classic"),
         ([*AGREE, "--preset", "NOPE"], "unknown preset"),
         (AGREE, "--agreement needs --preset"),

@@ -51,6 +51,7 @@ FOUND = {
     "ack-while-revoking": ("RevokedBeforeReassigned", 12),
     "adopt-negative-epoch": ("ClientEpochMonotone", 4),
     "strict-commit-epoch": ("HolderCommitsAccepted", 3),
+    "static-replacement-keeps-both": ("NoServerError", 3),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -71,6 +72,7 @@ KILL_LENGTH = {
     "ack-while-revoking": 19,
     "adopt-negative-epoch": 8,
     "strict-commit-epoch": 13,
+    "static-replacement-keeps-both": 11,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""

@@ -28,7 +28,7 @@ from invariants.z3.proof.reading import OutsideAbstraction, read
 from invariants.z3.proof.state import Concrete, SymState, project
 from invariants.z3.proof.transition import VARIANTS, Options, families, family_of
 from model import system
-from model.actions import Action, SendHeartbeat, Subscribe
+from model.actions import Action, DeliverMessage, SendHeartbeat, Subscribe
 from model.config import Config
 from model.path import Path
 from model.presets import PRESETS
@@ -124,6 +124,60 @@ def test_relation_agrees_on_a_commit_racing_the_epoch_bump(variant: str | None) 
         state = post
     assert family_of(action) == "DeliverMessage.offset_commit"
     assert project(state, epochs=True).holder_rejected is (variant is not None)
+
+
+STATIC_PATH = (
+    ("SendHeartbeat", "A"),
+    ("DeliverMessage", "A", True),
+    ("DeliverMessage", "A", False),
+    ("SendHeartbeat", "B"),
+    ("DeliverMessage", "B", True),
+    ("TemporaryLeave", "A"),
+    ("ReleaseAssignment", "A"),
+    ("SendHeartbeat", "A"),
+    ("DeliverMessage", "A", True),
+    ("Restart", "A"),
+    ("SendHeartbeat", "A"),
+    ("DeliverMessage", "A", True),
+)
+"""On ``MUT2_STATIC``: A joins and is assigned, B joins, A leaves with -2 (its partitions
+stay held at epoch -2) and a new process of instance ``a`` joins under a new member id,
+replacing it (``replace_static_member``)."""
+
+
+def _matches(action: Action, want: tuple[object, ...]) -> bool:
+    if type(action).__name__ != want[0]:
+        return False
+    if isinstance(action, DeliverMessage):
+        return action.message.client == want[1] and action.message.to_coordinator == want[2]
+    return getattr(action, "client", None) == want[1]
+
+
+@pytest.mark.parametrize("variant", [None, "static-replacement-keeps-both"])
+def test_relation_agrees_on_a_static_replacement(variant: str | None) -> None:
+    """Every coordinator step of ``STATIC_PATH`` is allowed and determined by the relation
+    with static members — the -2 leave, and the replacement that the reference rules write
+    (the holder's assignment moved to the new member id) and the mutant's refuses
+    (UNKNOWN_SERVER_ERROR: the copy's partitions are still held at -2)."""
+    base = PRESETS["MUT2_STATIC"]
+    config = base if variant is None else replace(base, rules=MUTANTS[variant].rules)
+    options = Options.of(config, variant)
+    assert options.static_members
+    state = system.consumer_initial(config)
+    families = []
+    for want in STATIC_PATH:
+        action = next(a for a in system.enabled(state, config) if _matches(a, want))
+        post = system.consumer_step(state, action, config)
+        family = family_of(action)
+        families.append(family)
+        if family != "Unchanged":
+            result = check_step(state, action, post, config, options=options)
+            assert (result.allowed, result.unique) == ("yes", "yes"), (action, result)
+        state = post
+    assert "DeliverMessage.static_leave" in families
+    members = set(state.group.members)
+    # The reference rules replaced A by A.1; the mutant's write was refused: A stays at -2.
+    assert members == ({"A.1", "B"} if variant is None else {"A", "B"})
 
 
 def test_relation_allows_the_f1_path_of_small() -> None:

@@ -28,7 +28,6 @@ from invariants.z3.proof.transition import Family, Options, families, family_of
 from model.actions import Action, DeliverMessage, RebalanceTimeout, SessionTimeout
 from model.config import Config
 from model.coordinator import resolve_member, subscribed_topics, validate_heartbeat_request
-from model.status import ErrorCode
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     OffsetCommitRequest,
@@ -36,6 +35,7 @@ from model.records import (
     new_member,
     replace,
 )
+from model.status import ErrorCode
 
 DEFAULT_TIMEOUT_MS = 20_000
 

@@ -342,7 +342,8 @@ class Prover:
     steps: tuple[Property, ...] = STEP_TARGETS
 
     def obligations(self) -> list[Obligation]:
-        pre, post = SymState.fresh("pre"), SymState.fresh("post")
+        static = self.options.static_members
+        pre, post = SymState.fresh("pre", static=static), SymState.fresh("post", static=static)
         names = [f.name for f in families(pre, post, self.options)]
         out = [Obligation("initiation", c.name, None) for c in self.invariant]
         out += [Obligation("consecution", c.name, f) for c in self.invariant for f in names]
@@ -351,7 +352,8 @@ class Prover:
 
     def check(self, ob: Obligation) -> Result:
         start = time.monotonic()
-        pre, post = SymState.fresh("pre"), SymState.fresh("post")
+        static = self.options.static_members
+        pre, post = SymState.fresh("pre", static=static), SymState.fresh("post", static=static)
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
         fam: Family | None = None

@@ -272,7 +272,7 @@ def unchanged(pre: SymState, post: SymState, *, skip: frozenset[str] = frozenset
     for name in ("group_epoch", "assignment_epoch", "loading", "server_error"):
         if name not in skip:
             out.append(getattr(post, name) == getattr(pre, name))
-    if pre.instance is not None and "instance" not in skip:
+    if pre.instance is not None and post.instance is not None and "instance" not in skip:
         out.append(z3.ForAll([_m], post.instance(_m) == pre.instance(_m)))
     return z3.And(*out)
 
@@ -1061,21 +1061,15 @@ def static_leave(pre: SymState, post: SymState, o: Options) -> Family:
     conflict, held_after, epoch_after = partition_epochs(pre, before, left, o.variant)
     written = z3.And(
         unchanged(pre, post, skip=frozenset({"epoch", "revoking", "pe_held", "pe"})),
-        z3.ForAll(
-            [_m], post.epoch(_m) == z3.If(_m == x, left.epoch, pre.epoch(_m))
-        ),
+        z3.ForAll([_m], post.epoch(_m) == z3.If(_m == x, left.epoch, pre.epoch(_m))),
         z3.ForAll(
             [_m, _p],
             post.revoking(_m, _p) == z3.And(pre.revoking(_m, _p), _m != x),
         ),
-        z3.ForAll(
-            [_p], z3.And(post.pe_held(_p) == held_after(_p), post.pe(_p) == epoch_after(_p))
-        ),
+        z3.ForAll([_p], z3.And(post.pe_held(_p) == held_after(_p), post.pe(_p) == epoch_after(_p))),
     )
     refused = z3.And(unchanged(pre, post, skip=frozenset({"server_error"})), post.server_error)
-    go = z3.And(
-        z3.Not(pre.loading), inst > 0, pre.is_member(x), pre.instance(x) == inst
-    )
+    go = z3.And(z3.Not(pre.loading), inst > 0, pre.is_member(x), pre.instance(x) == inst)
     formula = z3.If(go, z3.If(conflict, refused, written), unchanged(pre, post))
     return Family(n, formula, params)
 
