@@ -137,7 +137,13 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
-    from invariants.z3.proof.transition import EPOCH_VARIANTS, OUTSIDE, VARIANTS, Options
+    from invariants.z3.proof.transition import (
+        EPOCH_VARIANTS,
+        OUTSIDE,
+        STATIC_VARIANTS,
+        VARIANTS,
+        Options,
+    )
     from model.status import ConfigError
 
     config = _config(args)
@@ -153,6 +159,11 @@ def _options(args: argparse.Namespace) -> Any:
         raise ConfigError(
             f"--variant {args.variant!r} is a rule of the client layer, which the proof's "
             f"core does not have; find it with explore --engine bmc --mutant {args.variant}"
+        )
+    if args.variant in STATIC_VARIANTS:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule on static members, which the proof's "
+            f"invariant does not have; find it with explore --engine bmc --mutant {args.variant}"
         )
     if args.variant in EPOCH_VARIANTS:
         raise ConfigError(

@@ -14,7 +14,9 @@ refused), which holds whenever a client was answered UNKNOWN_SERVER_ERROR.
 ``assigned_since`` and ``holder_commit_rejected()`` read the KIP-1251 fields of a state
 that keeps them (``SymState.since``, ``holder_rejected``); on one that does not,
 ``assigned_since`` is the snapshot's default (``FUNCTION_DEFAULT``) and
-``holder_commit_rejected()`` raises :class:`OutsideAbstraction`. Any other symbol raises
+``holder_commit_rejected()`` raises :class:`OutsideAbstraction`. ``instance(m)`` reads
+the instance number of a state that keeps instance ids (``SymState.instance``), 0 (a
+dynamic member) on one that does not. Any other symbol raises
 :class:`OutsideAbstraction` too.
 """
 

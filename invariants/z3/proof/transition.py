@@ -34,6 +34,14 @@ the states keep them (``SymState.since``, ``holder_rejected``): the heartbeat st
 the offset commit accepts an older epoch by them and records a refused holder's commit,
 every other family keeps them. Without it no formula mentions them.
 
+With ``Options.static_members`` (a configuration with instance ids) the states keep each
+member's instance id (``SymState.instance``): a heartbeat carries one and follows
+``resolve_member``'s static branches — a join replacing a holder that left with -2
+(``replace_static_member``, an intermediate group inside the family) or refused — a leave
+is checked against the static-member index, and the -2 temporary leave is a family of its
+own, ``DeliverMessage.static_leave``. Without it no formula mentions instance ids and the
+relation is the dynamic one, family for family.
+
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
 
