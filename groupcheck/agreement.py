@@ -52,7 +52,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     skipped: list[dict[str, str]] = []
     if args.all_presets:
         for name, config in PRESETS.items():
-            reason = outside_scope(config, static=True)
+            reason = outside_scope(config)
             if reason is None:
                 configs.append(config)
             else:
@@ -61,7 +61,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         config = _config(args)
         if config is None:
             raise ConfigError("--agreement needs --preset NAME, --config FILE or --all-presets")
-        reason = outside_scope(config, static=True)
+        reason = outside_scope(config)
         if reason is not None:
             raise ConfigError(reason)
         configs.append(config)

@@ -23,7 +23,16 @@ from invariants.z3.proof.agreement import StepCheck, check_step
 from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search, universe_of
 from invariants.z3.proof.clients import REQUEST_REPORTS, diagnose
 from invariants.z3.proof.crosscheck import bfs_steps
-from invariants.z3.proof.induction import INVARIANT, LEMMAS, STEP_TARGETS, Prover
+from invariants.z3.proof.induction import (
+    INVARIANT,
+    LEMMAS,
+    STATIC_INVARIANT,
+    STATIC_LEMMAS,
+    STEP_TARGETS,
+    Obligation,
+    Prover,
+    invariant_for,
+)
 from invariants.z3.proof.reading import OutsideAbstraction, read
 from invariants.z3.proof.state import Concrete, SymState, project
 from invariants.z3.proof.transition import VARIANTS, Options, families, family_of
@@ -230,11 +239,12 @@ def test_agreement_catches_a_model_rule_the_relation_does_not_have() -> None:
 def test_lemmas_hold_on_reached_states() -> None:
     """The strengthening lemmas are true of the model's reachable states (Python reading
     of the same expressions on the abstraction's snapshot)."""
-    for preset in ("TINY", "MUT2_CRASH", "MUT2_FAILOVER"):
+    for preset in ("TINY", "MUT2_CRASH", "MUT2_FAILOVER", "MUT2_STATIC"):
         config = PRESETS[preset]
+        invariant = invariant_for(Options.of(config))
         for _, _, post in bfs_steps(config, max_states=200):
             snap = project(post).snapshot()
-            for c in INVARIANT:
+            for c in invariant:
                 assert compile_expr(c.expr)(snap, {}), (preset, c.name)
 
 
@@ -335,11 +345,56 @@ def test_a_client_property_is_outside_the_abstraction() -> None:
         read(OWNED_PARTITIONS_ARE_HELD.expr, now=SymState.fresh("x"))
 
 
+STATIC_OBLIGATIONS = (
+    Obligation("initiation", "Lemma.StaticInstanceUnique", None),
+    Obligation("consecution", "Lemma.StaticInstanceUnique", "DeliverMessage.heartbeat"),
+    Obligation("consecution", "NoServerError", "DeliverMessage.heartbeat"),
+    Obligation("consecution", "Lemma.PartitionEpochs", "DeliverMessage.static_leave"),
+    Obligation("consecution", "Lemma.MemberEpochNonNegativeOrLeft", "DeliverMessage.static_leave"),
+    Obligation("step", "HandOutOnlyReleased", "DeliverMessage.heartbeat"),
+)
+"""A sample of the static relation's obligations (``prove --preset MUT2_STATIC`` checks all
+250 of them, about a minute): the replacement and the -2 leave."""
+
+
+def test_the_static_invariant_is_proved_on_a_sample() -> None:
+    """With static members the invariant (``STATIC_INVARIANT``) is inductive: sampled here
+    on the heartbeat's replacement and the -2 leave; the family is not vacuous either (a
+    replacement is a step from a state of the invariant)."""
+    options = Options(static_members=True)
+    prover = Prover(options, invariant=STATIC_INVARIANT)
+    assert {ob.family for ob in prover.obligations()} >= {"DeliverMessage.static_leave"}
+    for ob in STATIC_OBLIGATIONS:
+        assert prover.check(ob).status == "proved", ob.name
+    pre, post = SymState.fresh("pre", static=True), SymState.fresh("post", static=True)
+    fam = next(f for f in families(pre, post, options) if f.name == "DeliverMessage.heartbeat")
+    s = z3.Solver()
+    for c in STATIC_INVARIANT:
+        s.add(read(c.expr, now=pre))
+    hm, holder = fam.params["member"], fam.params["holder"]
+    s.add(fam.formula, fam.facts["accepted"], hm != holder, pre.is_member(holder))
+    s.add(fam.params["epoch"] == 0, post.is_member(hm), z3.Not(post.is_member(holder)))
+    assert s.check() == z3.sat
+
+
+def test_the_static_mutant_gives_a_decoded_cti() -> None:
+    """``static-replacement-keeps-both`` breaks ``NoServerError`` at the heartbeat: the copy's
+    partitions are still held at -2 by the holder it keeps."""
+    prover = Prover(
+        Options(static_members=True, variant="static-replacement-keeps-both"),
+        invariant=STATIC_INVARIANT,
+    )
+    result = prover.check(Obligation("consecution", "NoServerError", "DeliverMessage.heartbeat"))
+    assert result.status == "failed"
+    assert result.cti is not None
+    assert result.cti.python_confirms
+
+
 def test_lemmas_are_documented() -> None:
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "invariants.md").read_text()
-    for lemma in LEMMAS:
+    for lemma in (*LEMMAS, *STATIC_LEMMAS):
         assert f"`{lemma.name}`" in doc, lemma.name
 
 
@@ -369,7 +424,7 @@ def test_prove_command_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert doc["result"] == "violation"
     assert any("cti" in ob for ob in doc["obligations"])
-    assert main(["prove", "--preset", "STATIC", "--quiet"]) == 2
+    assert main(["prove", "--preset", "STATIC", "--clients", "--quiet"]) == 2
     capsys.readouterr()
     layer = ["--only", "Lemma.ReceivedTargetIsHeld"]
     code = main(["prove", "--json", "--quiet", "--clients", "--natural-lemmas", *layer])

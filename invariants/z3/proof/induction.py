@@ -54,6 +54,7 @@ from invariants.properties import (
     NO_DOUBLE_MEMBER_ASSIGNMENT,
     NO_SERVER_ERROR,
     OFFSET_COMMIT_AT_VALID_EPOCH,
+    STATIC_INSTANCE_UNIQUE,
     STATUS_EMPTY,
     STATUS_STABLE,
     TARGET_ONLY_SUBSCRIBED,
@@ -256,6 +257,61 @@ STEP_TARGETS: tuple[Property, ...] = (
 """The catalogue's step properties proved to hold on every step from a state in ``I``."""
 
 INVARIANT: tuple[Conjunct, ...] = STATE_TARGETS + LEMMAS
+
+STATIC_LEMMAS: tuple[Conjunct, ...] = (
+    Conjunct(
+        "Lemma.MemberEpochNonNegativeOrLeft",
+        forall(_m)(
+            Implies(
+                Rel("is_member", (_m,)),
+                any_of(
+                    Cmp("<=", Const(0), Fn("member_epoch", (_m,))),
+                    Cmp("==", Fn("member_epoch", (_m,)), Const(-2)),
+                ),
+            )
+        ),
+        True,
+        "With static members, Lemma.MemberEpochNonNegative's place: a member's epoch is "
+        "at least 0, or -2 after a static member's temporary leave "
+        "(consumerGroupStaticMemberGroupLeave).",
+    ),
+    Conjunct(
+        "Lemma.StaticInstanceUnique",
+        STATIC_INSTANCE_UNIQUE.expr,  # type: ignore[arg-type]
+        True,
+        "At most one member holds an instance id (the catalogue's StaticInstanceUnique, "
+        "read on the consumer group): a static join finding a holder replaces it or is "
+        "refused, so the static-member index read off the members' instance ids is a "
+        "function.",
+    ),
+    Conjunct(
+        "Lemma.AssignedOnlyAfterComputation",
+        forall(_m, _p)(
+            Implies(
+                any_of(Rel("target", (_m, _p)), Rel("holds", (_m, _p))),
+                Cmp("<", Const(0), Fn("assignment_epoch")),
+            )
+        ),
+        True,
+        "A target names partitions, and a member holds any, only once a target was "
+        "computed, at a group epoch above the first: a replacement's copy at epoch 0 is "
+        "never at the assignment epoch of a target or of what it holds.",
+    ),
+)
+"""The lemmas of the invariant with static members (``Options.static_members``)."""
+
+STATIC_INVARIANT: tuple[Conjunct, ...] = (
+    STATE_TARGETS
+    + tuple(c for c in LEMMAS if c.name != "Lemma.MemberEpochNonNegative")
+    + STATIC_LEMMAS
+)
+"""The invariant with static members: ``Lemma.MemberEpochNonNegative`` (false of a member
+at -2) gives way to ``STATIC_LEMMAS``."""
+
+
+def invariant_for(options: Options) -> tuple[Conjunct, ...]:
+    """The invariant the obligations of ``options``' relation are about."""
+    return STATIC_INVARIANT if options.static_members else INVARIANT
 
 
 @dataclass(frozen=True)

@@ -205,6 +205,11 @@ class Options:
     a leave is checked against the static-member index, and the -2 temporary leave is a
     family of its own (``DeliverMessage.static_leave``). Off, the relation does not
     mention instance ids."""
+    instance_changes: bool = False
+    """A client may take another instance id (``ChangeInstanceId``). Off, the relation
+    assumes of static members' requests what the model's clients do: a request of a member
+    of the group carries the instance id the member has (a client's instance id is
+    fixed; a new process joins under a new member id, KIP-1082)."""
     variant: str | None = None
     assignor_covers: bool = False
     """Assume also that a new target gives every subscribed partition to some member
@@ -231,6 +236,7 @@ class Options:
             static_rejoin_same_member_id=config.static_rejoin_same_member_id,
             assignment_epochs=config.assignment_epochs,
             static_members=any(c.instance_id is not None for c in config.clients),
+            instance_changes=config.max_perturbations > 0 and config.allows("ChangeInstanceId"),
             variant=variant,
         )
 
@@ -868,6 +874,9 @@ def _static_view(
     env = z3.And(
         inst >= 0,
         z3.If(held, z3.And(pre.is_member(holder), instance(holder) == inst), holder == hm),
+        z3.BoolVal(True)
+        if o.instance_changes
+        else z3.Implies(pre.is_member(hm), instance(hm) == inst),
     )
     rejoin_same = z3.And(z3.BoolVal(o.static_rejoin_same_member_id), holder == hm)
     released = pre.epoch(holder) == LEAVE_GROUP_STATIC_MEMBER_EPOCH
