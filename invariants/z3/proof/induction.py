@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import z3
@@ -275,11 +275,11 @@ STATIC_LEMMAS: tuple[Conjunct, ...] = (
         "at least 0, or -2 after a static member's temporary leave "
         "(consumerGroupStaticMemberGroupLeave).",
     ),
-    Conjunct(
-        "Lemma.StaticInstanceUnique",
-        STATIC_INSTANCE_UNIQUE.expr,  # type: ignore[arg-type]
-        True,
-        "At most one member holds an instance id (the catalogue's StaticInstanceUnique, "
+    replace(
+        _property(STATIC_INSTANCE_UNIQUE),
+        name="Lemma.StaticInstanceUnique",
+        lemma=True,
+        why="At most one member holds an instance id (the catalogue's StaticInstanceUnique, "
         "read on the consumer group): a static join finding a holder replaces it or is "
         "refused, so the static-member index read off the members' instance ids is a "
         "function.",
