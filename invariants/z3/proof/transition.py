@@ -17,9 +17,10 @@ model depends on something the abstraction does not keep, the family takes it as
 relation an over-approximation of the model:
 
 * a request is any request (member, epoch, owned partitions or none, subscription), as
-  long as it is one the model's clients can send — the only assumption on the
-  environment is that offset commits carry a positive member epoch (the Java client
-  commits only at epoch > 0: ``model/client.py``);
+  long as it is one the model's clients can send — the assumptions on the environment
+  are that offset commits carry a positive member epoch (the Java client commits only at
+  epoch > 0: ``model/client.py``) and, with static members and no ``ChangeInstanceId``
+  (``Options.instance_changes``), that a member's request carries its own instance id;
 * the target assignment is any *valid* target (``ValidTargetAssignment.Unique`` and
   ``OnlySubscribed``): a proof covers every assignor that satisfies them;
 * the group-epoch bump of a heartbeat is free, except that a changed subscription forces
@@ -134,8 +135,7 @@ VARIANTS = {
 
 STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
 """The variants of a rule on static members: a variant only where
-``Options.static_members`` (BMC on a configuration with instance ids; ``prove``'s
-obligations have no static members)."""
+``Options.static_members`` (BMC or ``prove`` on a configuration with instance ids)."""
 
 EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 """The variants of a rule that reads the KIP-1251 assignment epochs: a variant only where
