@@ -144,7 +144,13 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
-    from invariants.z3.proof.transition import EPOCH_VARIANTS, OUTSIDE, VARIANTS, Options
+    from invariants.z3.proof.transition import (
+        EPOCH_VARIANTS,
+        OUTSIDE,
+        STATIC_VARIANTS,
+        VARIANTS,
+        Options,
+    )
     from model.status import ConfigError
 
     config = _config(args)
@@ -160,6 +166,13 @@ def _options(args: argparse.Namespace) -> Any:
         raise ConfigError(
             f"--variant {args.variant!r} is a rule of the client layer, which the proof's "
             f"core does not have; find it with explore --engine bmc --mutant {args.variant}"
+        )
+    static = config is not None and any(c.instance_id is not None for c in config.clients)
+    if args.variant in STATIC_VARIANTS and not static:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule on static members: prove it on a config "
+            f"with instance ids (--preset MUT2_STATIC), or find it with explore --engine bmc "
+            f"--mutant {args.variant}"
         )
     if args.variant in EPOCH_VARIANTS:
         raise ConfigError(
@@ -181,10 +194,11 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
     ``prove --agreement``) refuses it with."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
-    if any(c.instance_id is not None for c in config.clients):
+    has_static = any(c.instance_id is not None for c in config.clients)
+    if config.assignment_epochs and has_static:
         return (
-            "prove's abstraction has dynamic members only; this config has static members "
-            "(explore it instead)"
+            "prove's relation has static members or KIP-1251 assignment epochs, not both; "
+            "this config has both"
         )
     if config.assignment_epochs and not epochs:
         return "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
@@ -213,7 +227,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck.progress import progress_for
     from invariants.z3.proof import ranking
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
-    from invariants.z3.proof.induction import INVARIANT, STEP_TARGETS, Prover, summary
+    from invariants.z3.proof.induction import STEP_TARGETS, Prover, invariant_for, summary
     from model.status import ConfigError
 
     if args.agreement:
@@ -230,12 +244,21 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if given:
         raise ConfigError(f"{given[0]} needs --agreement")
     options = _options(args)
-    prover = Prover(options, timeout_ms=int(args.timeout * 1000))
-    goals = [c.name for c in INVARIANT] + [s.name for s in STEP_TARGETS]
+    invariant = invariant_for(options)
+    if options.static_members and args.clients:
+        raise ConfigError(
+            "--clients: the client layer has dynamic members only; this config has static members"
+        )
+    prover = Prover(options, timeout_ms=int(args.timeout * 1000), invariant=invariant)
+    goals = [c.name for c in invariant] + [s.name for s in STEP_TARGETS]
     request_lemma = not args.natural_lemmas
     layer_goals = [c.name for c in layer_conjuncts(request_lemma)] if args.clients else []
     goals += layer_goals
-    goals += list(ranking.GOALS)
+    # The convergence ranking is for dynamic members: a member at -2 stays there until a new
+    # process of its instance replaces it.
+    with_ranking = not options.static_members
+    if with_ranking:
+        goals += list(ranking.GOALS)
     if args.only:
         unknown = [g for g in args.only if g not in goals]
         if unknown:
@@ -258,8 +281,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
             timeout_ms=int(args.timeout * 1000),
             only=wanted,
         )
-    ranked = ranking.run(
-        options, timeout_ms=int(args.timeout * 1000), progress=progress, only=args.only
+    ranked = (
+        ranking.run(options, timeout_ms=int(args.timeout * 1000), progress=progress, only=args.only)
+        if with_ranking
+        else []
     )
     seconds = time.monotonic() - start
     counts = summary(results)
@@ -270,7 +295,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     result = "ok"
     reasons: list[str] = []
     checked = {r.obligation.goal for r in results + ranked} | {d.goal for d in layer}
-    assumed = [c.name for c in INVARIANT] + layer_goals
+    assumed = [c.name for c in invariant] + layer_goals
     if ranked:
         assumed += list(ranking.RANKING_LEMMAS)
     unchecked = [g for g in assumed if g not in checked]
@@ -299,7 +324,12 @@ def cmd_prove(args: argparse.Namespace) -> int:
         g["seconds"] = round(g["seconds"] + secs, 3)
         if status == "failed" or (status == "unknown" and g["status"] == "proved"):
             g["status"] = status
-    lemmas = {c.name for c in INVARIANT if c.lemma} | {
+    if not with_ranking:
+        reasons.append(
+            "static members: the invariant with STATIC_LEMMAS; the convergence ranking is "
+            "for dynamic members and was not checked"
+        )
+    lemmas = {c.name for c in invariant if c.lemma} | {
         c.name for c in layer_conjuncts(True) if c.lemma
     }
     lemmas |= set(ranking.RANKING_LEMMAS)
@@ -313,6 +343,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "reconcile_while_assigning": options.reconcile_while_assigning,
             "rejoin_with_epoch_zero": options.rejoin_with_epoch_zero,
             "realign_empty_group": options.realign_empty_group,
+            "static_members": options.static_members,
         },
         "summary": counts,
         "reasons": reasons,
@@ -374,10 +405,11 @@ def _print(doc: dict[str, Any]) -> None:
             "  client layer: a diagnosis model (reliable network, no restarts; "
             f"a heartbeat {fix} the target still to apply)"
         )
-    print(
-        "  ranking (lexicographic, most significant first): "
-        + "; ".join(f"{c['name']} = {c['meaning']}" for c in doc["ranking"]["components"])
-    )
+    if doc["ranking"]["obligations"]:
+        print(
+            "  ranking (lexicographic, most significant first): "
+            + "; ".join(f"{c['name']} = {c['meaning']}" for c in doc["ranking"]["components"])
+        )
     for ob in obligations:
         if ob["status"] == "proved" and ob.get("reason"):
             print(f"  note: {ob['obligation']} {printable(ob['reason'])}")
@@ -452,7 +484,21 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             f"{config.protocol} (explore it instead)"
         )
     if any(c.instance_id is not None for c in config.clients):
-        raise ConfigError("--engine bmc covers dynamic members only (no instance ids)")
+        if any(c.regex is not None for c in config.clients):
+            raise ConfigError(
+                "--engine bmc's static members subscribe by topic name only; this config "
+                "has instance ids and regular-expression subscriptions (explore it instead)"
+            )
+        if config.assignment_epochs:
+            raise ConfigError(
+                "--engine bmc encodes static members or KIP-1251 assignment epochs, not "
+                "both; explore this config instead"
+            )
+        if variant in CLIENT_VARIANTS:
+            raise ConfigError(
+                "--engine bmc's client layer has dynamic members only (no instance ids); "
+                "explore this config instead"
+            )
     if config.assignment_epochs and variant in CLIENT_VARIANTS:
         raise ConfigError(
             "--engine bmc's client layer has no KIP-1251 assignment epochs; explore this "

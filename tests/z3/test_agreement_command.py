@@ -88,7 +88,7 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        ([*AGREE, "--preset", "STATIC"], "static members"),
+        ([*AGREE, "--preset", "MUT2_OFFLOAD_STATIC"], "KIP-1263 assignor offload"),
         ([*AGREE, "--preset", "CLASSIC_EAGER"], "this config is classic"),
         ([*AGREE, "--preset", "NOPE"], "unknown preset"),
         (AGREE, "--agreement needs --preset"),
@@ -97,7 +97,7 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
         ([*AGREE, "--variant", "nope"], "no symbolic variant of mutant 'nope'"),
         ([*AGREE, "--variant", "sticky-without-generation"], "outside the symbolic core"),
         ([*AGREE, "--variant", "ack-while-revoking"], "a rule of the clients"),
-        ([*AGREE, "--variant", "ignore-partition-epochs", "--preset", "STATIC"], "static"),
+        ([*AGREE, "--variant", "ignore-partition-epochs", "--preset", "OFFLOAD"], "offload"),
         (["prove", "--all-variants"], "--all-variants needs --agreement"),
         (["prove", "--walks", "3"], "--walks needs --agreement"),
         (["prove", "--all-presets"], "--all-presets needs --agreement"),

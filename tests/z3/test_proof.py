@@ -23,12 +23,21 @@ from invariants.z3.proof.agreement import StepCheck, check_step
 from invariants.z3.proof.bmc import ReplayDiverged, confirmed, replay, search, universe_of
 from invariants.z3.proof.clients import REQUEST_REPORTS, diagnose
 from invariants.z3.proof.crosscheck import bfs_steps
-from invariants.z3.proof.induction import INVARIANT, LEMMAS, STEP_TARGETS, Prover
+from invariants.z3.proof.induction import (
+    INVARIANT,
+    LEMMAS,
+    STATIC_INVARIANT,
+    STATIC_LEMMAS,
+    STEP_TARGETS,
+    Obligation,
+    Prover,
+    invariant_for,
+)
 from invariants.z3.proof.reading import OutsideAbstraction, read
 from invariants.z3.proof.state import Concrete, SymState, project
 from invariants.z3.proof.transition import VARIANTS, Options, families, family_of
 from model import system
-from model.actions import Action, SendHeartbeat, Subscribe
+from model.actions import Action, DeliverMessage, SendHeartbeat, Subscribe
 from model.config import Config
 from model.path import Path
 from model.presets import PRESETS
@@ -126,6 +135,60 @@ def test_relation_agrees_on_a_commit_racing_the_epoch_bump(variant: str | None) 
     assert project(state, epochs=True).holder_rejected is (variant is not None)
 
 
+STATIC_PATH = (
+    ("SendHeartbeat", "A"),
+    ("DeliverMessage", "A", True),
+    ("DeliverMessage", "A", False),
+    ("SendHeartbeat", "B"),
+    ("DeliverMessage", "B", True),
+    ("TemporaryLeave", "A"),
+    ("ReleaseAssignment", "A"),
+    ("SendHeartbeat", "A"),
+    ("DeliverMessage", "A", True),
+    ("Restart", "A"),
+    ("SendHeartbeat", "A"),
+    ("DeliverMessage", "A", True),
+)
+"""On ``MUT2_STATIC``: A joins and is assigned, B joins, A leaves with -2 (its partitions
+stay held at epoch -2) and a new process of instance ``a`` joins under a new member id,
+replacing it (``replace_static_member``)."""
+
+
+def _matches(action: Action, want: tuple[object, ...]) -> bool:
+    if type(action).__name__ != want[0]:
+        return False
+    if isinstance(action, DeliverMessage):
+        return action.message.client == want[1] and action.message.to_coordinator == want[2]
+    return getattr(action, "client", None) == want[1]
+
+
+@pytest.mark.parametrize("variant", [None, "static-replacement-keeps-both"])
+def test_relation_agrees_on_a_static_replacement(variant: str | None) -> None:
+    """Every coordinator step of ``STATIC_PATH`` is allowed and determined by the relation
+    with static members — the -2 leave, and the replacement that the reference rules write
+    (the holder's assignment moved to the new member id) and the mutant's refuses
+    (UNKNOWN_SERVER_ERROR: the copy's partitions are still held at -2)."""
+    base = PRESETS["MUT2_STATIC"]
+    config = base if variant is None else replace(base, rules=MUTANTS[variant].rules)
+    options = Options.of(config, variant)
+    assert options.static_members
+    state = system.consumer_initial(config)
+    families = []
+    for want in STATIC_PATH:
+        action = next(a for a in system.enabled(state, config) if _matches(a, want))
+        post = system.consumer_step(state, action, config)
+        family = family_of(action)
+        families.append(family)
+        if family != "Unchanged":
+            result = check_step(state, action, post, config, options=options)
+            assert (result.allowed, result.unique) == ("yes", "yes"), (action, result)
+        state = post
+    assert "DeliverMessage.static_leave" in families
+    members = set(state.group.members)
+    # The reference rules replaced A by A.1; the mutant's write was refused: A stays at -2.
+    assert members == ({"A.1", "B"} if variant is None else {"A", "B"})
+
+
 def test_relation_allows_the_f1_path_of_small() -> None:
     """F1's path through a lost heartbeat (docs/findings.md) is a path of the relation:
     the coordinator's release of the unreported partition is one of its heartbeats."""
@@ -176,11 +239,12 @@ def test_agreement_catches_a_model_rule_the_relation_does_not_have() -> None:
 def test_lemmas_hold_on_reached_states() -> None:
     """The strengthening lemmas are true of the model's reachable states (Python reading
     of the same expressions on the abstraction's snapshot)."""
-    for preset in ("TINY", "MUT2_CRASH", "MUT2_FAILOVER"):
+    for preset in ("TINY", "MUT2_CRASH", "MUT2_FAILOVER", "MUT2_STATIC"):
         config = PRESETS[preset]
+        invariant = invariant_for(Options.of(config))
         for _, _, post in bfs_steps(config, max_states=200):
             snap = project(post).snapshot()
-            for c in INVARIANT:
+            for c in invariant:
                 assert compile_expr(c.expr)(snap, {}), (preset, c.name)
 
 
@@ -281,11 +345,56 @@ def test_a_client_property_is_outside_the_abstraction() -> None:
         read(OWNED_PARTITIONS_ARE_HELD.expr, now=SymState.fresh("x"))
 
 
+STATIC_OBLIGATIONS = (
+    Obligation("initiation", "Lemma.StaticInstanceUnique", None),
+    Obligation("consecution", "Lemma.StaticInstanceUnique", "DeliverMessage.heartbeat"),
+    Obligation("consecution", "NoServerError", "DeliverMessage.heartbeat"),
+    Obligation("consecution", "Lemma.PartitionEpochs", "DeliverMessage.static_leave"),
+    Obligation("consecution", "Lemma.MemberEpochNonNegativeOrLeft", "DeliverMessage.static_leave"),
+    Obligation("step", "HandOutOnlyReleased", "DeliverMessage.heartbeat"),
+)
+"""A sample of the static relation's obligations (``prove --preset MUT2_STATIC`` checks all
+250 of them, about 31 CPU seconds): the replacement and the -2 leave."""
+
+
+def test_the_static_invariant_is_proved_on_a_sample() -> None:
+    """With static members the invariant (``STATIC_INVARIANT``) is inductive: sampled here
+    on the heartbeat's replacement and the -2 leave; the family is not vacuous either (a
+    replacement is a step from a state of the invariant)."""
+    options = Options(static_members=True)
+    prover = Prover(options, invariant=STATIC_INVARIANT)
+    assert {ob.family for ob in prover.obligations()} >= {"DeliverMessage.static_leave"}
+    for ob in STATIC_OBLIGATIONS:
+        assert prover.check(ob).status == "proved", ob.name
+    pre, post = SymState.fresh("pre", static=True), SymState.fresh("post", static=True)
+    fam = next(f for f in families(pre, post, options) if f.name == "DeliverMessage.heartbeat")
+    s = z3.Solver()
+    for c in STATIC_INVARIANT:
+        s.add(read(c.expr, now=pre))
+    hm, holder = fam.params["member"], fam.params["holder"]
+    s.add(fam.formula, fam.facts["accepted"], hm != holder, pre.is_member(holder))
+    s.add(fam.params["epoch"] == 0, post.is_member(hm), z3.Not(post.is_member(holder)))
+    assert s.check() == z3.sat
+
+
+def test_the_static_mutant_gives_a_decoded_cti() -> None:
+    """``static-replacement-keeps-both`` breaks ``NoServerError`` at the heartbeat: the copy's
+    partitions are still held at -2 by the holder it keeps."""
+    prover = Prover(
+        Options(static_members=True, variant="static-replacement-keeps-both"),
+        invariant=STATIC_INVARIANT,
+    )
+    result = prover.check(Obligation("consecution", "NoServerError", "DeliverMessage.heartbeat"))
+    assert result.status == "failed"
+    assert result.cti is not None
+    assert result.cti.python_confirms
+
+
 def test_lemmas_are_documented() -> None:
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "invariants.md").read_text()
-    for lemma in LEMMAS:
+    for lemma in (*LEMMAS, *STATIC_LEMMAS):
         assert f"`{lemma.name}`" in doc, lemma.name
 
 
@@ -315,7 +424,7 @@ def test_prove_command_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert doc["result"] == "violation"
     assert any("cti" in ob for ob in doc["obligations"])
-    assert main(["prove", "--preset", "STATIC", "--quiet"]) == 2
+    assert main(["prove", "--preset", "STATIC", "--clients", "--quiet"]) == 2
     capsys.readouterr()
     layer = ["--only", "Lemma.ReceivedTargetIsHeld"]
     code = main(["prove", "--json", "--quiet", "--clients", "--natural-lemmas", *layer])

@@ -29,7 +29,7 @@ from invariants.z3.proof.state import (
 from invariants.z3.proof.transition import Family, Options, families, family_of
 from model.actions import Action, DeliverMessage, RebalanceTimeout, SessionTimeout
 from model.config import Config
-from model.coordinator import subscribed_topics, validate_heartbeat_request
+from model.coordinator import resolve_member, subscribed_topics, validate_heartbeat_request
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -63,13 +63,43 @@ deleted, say): pinned like every partition, so that nothing holds of it. (A univ
 without partitions would leave the sort's one element unpinned: a request could own it.)"""
 
 
-def _universe(*values: Concrete, extra: tuple[Any, ...] = ()) -> Universe:
-    members: set[str] = set()
+def _universe(
+    *values: Concrete,
+    extra: tuple[Any, ...] = (),
+    instances: tuple[str, ...] = (),
+    requesters: tuple[str, ...] = (),
+) -> Universe:
+    members: set[str] = set(requesters)
     partitions: set[tuple[str, int]] = set(extra)
+    ids: set[str] = set(instances)
     for v in values:
         members |= set(v.member_domain())
         partitions |= set(v.partition_domain())
-    return Universe.of(members, partitions or {NO_PARTITION})
+        ids |= {mv.instance for mv in v.members.values() if mv.instance is not None}
+    return Universe.of(members, partitions or {NO_PARTITION}, ids)
+
+
+def _request_instance(action: Action) -> str | None:
+    if isinstance(action, DeliverMessage):
+        body = action.message.body
+        if isinstance(body, ConsumerGroupHeartbeatRequest):
+            return body.instance_id
+    return None
+
+
+def _requester(action: Action) -> tuple[str, ...]:
+    """The member id a request is from (an old incarnation's request may still arrive)."""
+    if isinstance(action, DeliverMessage):
+        body = action.message.body
+        if isinstance(body, ConsumerGroupHeartbeatRequest | OffsetCommitRequest):
+            return (body.member_id,) if body.member_id else ()
+    return ()
+
+
+def _instance(u: Universe, iid: str | None) -> int:
+    """The instance number of ``iid`` in ``u`` (0: none, or blank — which validation
+    refuses)."""
+    return u.instances[iid] if iid is not None and iid.strip() else 0
 
 
 def _solver(timeout_ms: int) -> Any:
@@ -130,7 +160,16 @@ def parameters(
     if fam.name == "DeliverMessage.leave":
         assert isinstance(body, ConsumerGroupHeartbeatRequest)
         dropped = any(c.regex is not None for c in pre.clients)
-        return [p["member"] == u.member_consts[body.member_id], p["regexes_dropped"] == dropped]
+        out = [p["member"] == u.member_consts[body.member_id], p["regexes_dropped"] == dropped]
+        if "instance" in p:
+            out.append(p["instance"] == _instance(u, body.instance_id))
+        return out
+    if fam.name == "DeliverMessage.static_leave":
+        assert isinstance(body, ConsumerGroupHeartbeatRequest)
+        return [
+            p["member"] == u.member_consts[body.member_id],
+            p["instance"] == _instance(u, body.instance_id),
+        ]
     if fam.name == "DeliverMessage.offset_commit":
         assert isinstance(body, OffsetCommitRequest)
         return [
@@ -144,6 +183,13 @@ def parameters(
     group = pre.group
     stored = group.members.get(body.member_id)
     member = stored if stored is not None else new_member(body.member_id, body.instance_id)
+    holder_id = None
+    if "instance" in p and body.instance_id is not None:
+        holder_id = group.static_member_id(body.instance_id)
+        resolved = resolve_member(group, body, config)
+        if not isinstance(resolved, ErrorCode):
+            # A static replacement: the pipeline updates the holder's copy.
+            _, _, member = resolved
     updated = replace(
         member,
         subscribed_topic_names=(
@@ -183,6 +229,12 @@ def parameters(
         p["invalid"] == (validate_heartbeat_request(body, config) is not None),
         p["group_full"] == full,
     ]
+    if "instance" in p:
+        holder = holder_id if holder_id is not None else body.member_id
+        out += [
+            p["instance"] == _instance(u, body.instance_id),
+            p["holder"] == u.member_consts[holder],
+        ]
     for mid, mc in u.member_consts.items():
         out += [p["target"](mc, q) == ((mid, tp) in target) for tp, q in pc.items()]
     return out
@@ -215,8 +267,16 @@ def check_step(
     # The ghost rises on this step exactly when the model refused the write.
     before = dc_replace(project(pre, epochs), server_error=False)
     after = dc_replace(project(post, epochs), server_error=refused_write(pre, post))
-    u = _universe(before, after, extra=_request_partitions(action))
-    spre, spost = SymState.fresh("pre", epochs), SymState.fresh("post", epochs)
+    request_instance = _request_instance(action)
+    u = _universe(
+        before,
+        after,
+        extra=_request_partitions(action),
+        instances=(request_instance,) if request_instance else (),
+        requesters=_requester(action),
+    )
+    static = opts.static_members
+    spre, spost = SymState.fresh("pre", epochs, static), SymState.fresh("post", epochs, static)
     name = family_of(action)
     fam = _family(spre, spost, opts, name)
     pins_pre, pins_post = pin(spre, before, u), pin(spost, after, u)

@@ -66,6 +66,7 @@ from invariants.z3.proof.state import (
     SymState,
     Universe,
     decode,
+    instance_name,
     project,
     project_group,
     render,
@@ -83,12 +84,14 @@ REQUEST_FAMILIES = (
 
 BMC_FAMILIES = (
     *REQUEST_FAMILIES,
+    "DeliverMessage.static_leave",
     "CoordinatorFailover",
     "CoordinatorLoaded",
     "DeleteTopic",
     "ResolveRegularExpressions",
 )
-"""The families BMC unrolls: the requests; a coordinator failover and the new coordinator
+"""The families BMC unrolls: the requests (with a static member's -2 leave where the
+configuration has instance ids); a coordinator failover and the new coordinator
 loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``); the deletion of a
 topic and a new resolution of the regular expressions (``DeleteTopic``,
 ``ResolveRegularExpressions``: ``MetadataChange`` restricted to what the replay drives)."""
@@ -351,7 +354,8 @@ def universe_of(config: Config) -> Universe:
     value = project(consumer_initial(config))
     members = list(value.extra_members)
     members += [f"restart{i}" for i in range(config.max_restarts)]
-    return Universe.of(members, value.extra_partitions)
+    instances = [i for c in config.clients for i in (c.instance_id, c.alt_instance_id) if i]
+    return Universe.of(members, value.extra_partitions, instances)
 
 
 # --------------------------------------------------------------------------- unrolling
@@ -449,7 +453,8 @@ class Unrolling:
         self.solver = z3.SolverFor("QF_BV") if universe is not None else z3.Solver()
         self.solver.set("timeout", timeout_ms)
         self.epochs = options.assignment_epochs
-        self.states = [SymState.fresh("s0", self.epochs)]
+        self.static = options.static_members
+        self.states = [SymState.fresh("s0", self.epochs, self.static)]
         self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
         self.grounder = Grounder(universe, layer) if universe is not None else None
         self.blast = (
@@ -516,7 +521,7 @@ class Unrolling:
         if self.depth >= self.max_depth:
             raise ValueError(f"the unrolling was sized for {self.max_depth} steps")
         i = self.depth
-        pre, post = self.states[i], SymState.fresh(f"s{i + 1}", self.epochs)
+        pre, post = self.states[i], SymState.fresh(f"s{i + 1}", self.epochs, self.static)
         self.states.append(post)
         g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
         self.ghosts.append(h)
@@ -531,6 +536,11 @@ class Unrolling:
                 continue
             f = step
             formula = _replayable(f)
+            if "instance" in f.params and self.universe is not None:
+                # A request names one of the configuration's instance ids, or none.
+                inst = f.params["instance"]
+                numbers = self.universe.instances.values()
+                formula = z3.And(formula, z3.Or(inst == 0, *[inst == k for k in numbers]))
             if f.name == "DeliverMessage.heartbeat":
                 f, kept = self._heartbeat_ghost(f, pre, g, h)
                 formula = z3.And(formula, kept)
@@ -649,6 +659,10 @@ class Unrolling:
                 g.same(h),
             ),
         )
+        if self.static:
+            # A static replacement's copy would keep the holder's regular expression: with
+            # instance ids the replay subscribes by name only (explore refuses both).
+            kept = z3.And(kept, z3.Not(regex))
         params = {**f.params, "names": names, "regex": regex, "pattern": pattern}
         return replace(f, params=params), kept
 
@@ -1026,6 +1040,7 @@ def apply_step(
         req = ConsumerGroupHeartbeatRequest(
             member_id=str(params["member"]),
             member_epoch=int(params["epoch"]),
+            instance_id=instance_name(int(str(params.get("instance", 0)))),
             rebalance_timeout_ms=config.rebalance_timeout_ms,
             subscribed_topic_regex=regex,
             subscribed_topic_names=subscribed,
@@ -1044,10 +1059,14 @@ def apply_step(
             responses.append(resp)
         return group, resp.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
     config = replace(base_config, rules=rules)
-    if family == "DeliverMessage.leave":
-        req = ConsumerGroupHeartbeatRequest(member_id=str(params["member"]), member_epoch=-1)
-        group, _ = co.handle_consumer_group_heartbeat(group, topics, req, config)
-        return group, False
+    if family in ("DeliverMessage.leave", "DeliverMessage.static_leave"):
+        req = ConsumerGroupHeartbeatRequest(
+            member_id=str(params["member"]),
+            member_epoch=-1 if family == "DeliverMessage.leave" else -2,
+            instance_id=instance_name(int(str(params.get("instance", 0)))),
+        )
+        group, resp = co.handle_consumer_group_heartbeat(group, topics, req, config)
+        return group, resp.error_code is ErrorCode.UNKNOWN_SERVER_ERROR
     if family == "DeliverMessage.offset_commit":
         commit = OffsetCommitRequest(
             str(params["member"]),

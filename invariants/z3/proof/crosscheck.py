@@ -64,8 +64,9 @@ def possible_families(config: Config) -> tuple[str, ...]:
     * a heartbeat and ``Unchanged`` (a client's send) whenever a client is or may become
       subscribed;
     * ``ComputeTargetAssignment`` without ``compute_target_in_heartbeat``;
-    * a leave after ``Leave``, ``TemporaryLeave``, ``PollTimerExpires`` or
-      ``ChangeInstanceId``;
+    * a leave (-1) after ``Leave``, ``PollTimerExpires`` or ``ChangeInstanceId``; a static
+      member's temporary leave (-2) after ``TemporaryLeave`` or ``PollTimerExpires`` in a
+      config with instance ids;
     * a session timeout once a member's client process can be gone (``Crash``, a leave in
       flight, ``slow_clients``) or, with ``live_timers``, a heartbeat lost; a rebalance
       timeout the same way while the member revokes (two clients, a subscription or
@@ -87,6 +88,7 @@ def possible_families(config: Config) -> tuple[str, ...]:
         c.regex is not None for c in config.clients
     )
     leaves = any(perturb(p) for p in LEAVE_PERTURBATIONS)
+    static = any(c.instance_id is not None for c in config.clients)
     revokes = len(config.clients) >= 2 or metadata or perturb("ChangeSubscription")
     gone = (
         config.slow_clients
@@ -98,7 +100,11 @@ def possible_families(config: Config) -> tuple[str, ...]:
     can = {
         "DeliverMessage.heartbeat": True,
         "ComputeTargetAssignment": not config.compute_target_in_heartbeat,
-        "DeliverMessage.leave": leaves,
+        "DeliverMessage.leave": any(
+            perturb(p) for p in ("Leave", "PollTimerExpires", "ChangeInstanceId")
+        ),
+        "DeliverMessage.static_leave": static
+        and (perturb("TemporaryLeave") or perturb("PollTimerExpires")),
         "DeliverMessage.offset_commit": config.auto_commit
         or leaves
         or (config.commit_on_revoke and revokes),

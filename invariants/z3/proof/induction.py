@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import z3
@@ -54,6 +54,7 @@ from invariants.properties import (
     NO_DOUBLE_MEMBER_ASSIGNMENT,
     NO_SERVER_ERROR,
     OFFSET_COMMIT_AT_VALID_EPOCH,
+    STATIC_INSTANCE_UNIQUE,
     STATUS_EMPTY,
     STATUS_STABLE,
     TARGET_ONLY_SUBSCRIBED,
@@ -215,7 +216,11 @@ LEMMAS: tuple[Conjunct, ...] = (
         "Lemma.UnrevokedHasPending",
         forall(_m)(
             Implies(
-                all_of(Rel("is_member", (_m,)), Rel("unrevoked", (_m,))),
+                all_of(
+                    Rel("is_member", (_m,)),
+                    Rel("unrevoked", (_m,)),
+                    Cmp("!=", Fn("member_epoch", (_m,)), Const(-2)),
+                ),
                 exists(_p)(Rel("revoking", (_m, _p))),
             )
         ),
@@ -223,7 +228,9 @@ LEMMAS: tuple[Conjunct, ...] = (
         "A member in UNREVOKED_PARTITIONS has partitions pending revocation: "
         "CurrentAssignmentBuilder enters that state only with partitions to revoke, and a "
         "new coordinator loads them with the member "
-        "(ConsumerGroupCurrentMemberAssignment.PartitionsPendingRevocation).",
+        "(ConsumerGroupCurrentMemberAssignment.PartitionsPendingRevocation). A static "
+        "member's temporary leave (epoch -2) drops them and keeps the state "
+        "(consumerGroupStaticMemberGroupLeave): such a member is not meant.",
     ),
 )
 
@@ -250,6 +257,61 @@ STEP_TARGETS: tuple[Property, ...] = (
 """The catalogue's step properties proved to hold on every step from a state in ``I``."""
 
 INVARIANT: tuple[Conjunct, ...] = STATE_TARGETS + LEMMAS
+
+STATIC_LEMMAS: tuple[Conjunct, ...] = (
+    Conjunct(
+        "Lemma.MemberEpochNonNegativeOrLeft",
+        forall(_m)(
+            Implies(
+                Rel("is_member", (_m,)),
+                any_of(
+                    Cmp("<=", Const(0), Fn("member_epoch", (_m,))),
+                    Cmp("==", Fn("member_epoch", (_m,)), Const(-2)),
+                ),
+            )
+        ),
+        True,
+        "With static members, Lemma.MemberEpochNonNegative's place: a member's epoch is "
+        "at least 0, or -2 after a static member's temporary leave "
+        "(consumerGroupStaticMemberGroupLeave).",
+    ),
+    replace(
+        _property(STATIC_INSTANCE_UNIQUE),
+        name="Lemma.StaticInstanceUnique",
+        lemma=True,
+        why="At most one member holds an instance id (the catalogue's StaticInstanceUnique, "
+        "read on the consumer group): a static join finding a holder replaces it or is "
+        "refused, so the static-member index read off the members' instance ids is a "
+        "function.",
+    ),
+    Conjunct(
+        "Lemma.AssignedOnlyAfterComputation",
+        forall(_m, _p)(
+            Implies(
+                any_of(Rel("target", (_m, _p)), Rel("holds", (_m, _p))),
+                Cmp("<", Const(0), Fn("assignment_epoch")),
+            )
+        ),
+        True,
+        "A target names partitions, and a member holds any, only once a target was "
+        "computed, at a group epoch above the first: a replacement's copy at epoch 0 is "
+        "never at the assignment epoch of a target or of what it holds.",
+    ),
+)
+"""The lemmas of the invariant with static members (``Options.static_members``)."""
+
+STATIC_INVARIANT: tuple[Conjunct, ...] = (
+    STATE_TARGETS
+    + tuple(c for c in LEMMAS if c.name != "Lemma.MemberEpochNonNegative")
+    + STATIC_LEMMAS
+)
+"""The invariant with static members: ``Lemma.MemberEpochNonNegative`` (false of a member
+at -2) gives way to ``STATIC_LEMMAS``."""
+
+
+def invariant_for(options: Options) -> tuple[Conjunct, ...]:
+    """The invariant the obligations of ``options``' relation are about."""
+    return STATIC_INVARIANT if options.static_members else INVARIANT
 
 
 @dataclass(frozen=True)
@@ -336,7 +398,8 @@ class Prover:
     steps: tuple[Property, ...] = STEP_TARGETS
 
     def obligations(self) -> list[Obligation]:
-        pre, post = SymState.fresh("pre"), SymState.fresh("post")
+        static = self.options.static_members
+        pre, post = SymState.fresh("pre", static=static), SymState.fresh("post", static=static)
         names = [f.name for f in families(pre, post, self.options)]
         out = [Obligation("initiation", c.name, None) for c in self.invariant]
         out += [Obligation("consecution", c.name, f) for c in self.invariant for f in names]
@@ -345,7 +408,8 @@ class Prover:
 
     def check(self, ob: Obligation) -> Result:
         start = time.monotonic()
-        pre, post = SymState.fresh("pre"), SymState.fresh("post")
+        static = self.options.static_members
+        pre, post = SymState.fresh("pre", static=static), SymState.fresh("post", static=static)
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
         fam: Family | None = None

@@ -14,7 +14,9 @@ refused), which holds whenever a client was answered UNKNOWN_SERVER_ERROR.
 ``assigned_since`` and ``holder_commit_rejected()`` read the KIP-1251 fields of a state
 that keeps them (``SymState.since``, ``holder_rejected``); on one that does not,
 ``assigned_since`` is the snapshot's default (``FUNCTION_DEFAULT``) and
-``holder_commit_rejected()`` raises :class:`OutsideAbstraction`. Any other symbol raises
+``holder_commit_rejected()`` raises :class:`OutsideAbstraction`. ``instance(m)`` reads
+the instance number of a state that keeps instance ids (``SymState.instance``), 0 (a
+dynamic member) on one that does not. Any other symbol raises
 :class:`OutsideAbstraction` too.
 """
 
@@ -145,7 +147,7 @@ def _term(
     if name == "group_status":
         return s.group_status()
     if name == "instance":
-        return z3.IntVal(0)  # dynamic members only
+        return s.instance_of(*args)  # 0 where the state keeps no instance ids
     if name == "assigned_since":
         if s.since is not None:
             return s.since(*args)

@@ -34,11 +34,23 @@ two more fields, ``None`` otherwise:
                       (``Group.holder_commit_rejected``)
 ==================== =========================================================
 
+With static membership (a configuration with instance ids; ``fresh(tag, static=True)``) one
+more field, ``None`` otherwise:
+
+==================== =========================================================
+``instance(m)``       the member's ``group.instance.id`` as a number (0: none, a
+                      dynamic member); the static-member index
+                      (``Group.static_members``) is read off it: the member of the
+                      group with that instance id (``ConsumerGroup.staticMemberId``;
+                      under the reference rules the index is exactly what the
+                      members' instance ids say, ``records.static_member_index``)
+==================== =========================================================
+
 What it leaves out: the clients and the network (a request the coordinator receives is
 any request, constrained only by what the model's clients can send: see
 ``invariants.z3.proof.transition``), timers (a timer fires for any member), topics (a
-metadata change changes every subscription arbitrarily), static membership (instance
-ids), KIP-1251 assignment epochs unless asked for (above), regular expressions as such, the
+metadata change changes every subscription arbitrarily), static membership and KIP-1251
+assignment epochs unless asked for (above), regular expressions as such, the
 assignor (any valid target). Integer fields of a non-member are unconstrained (the model
 has no such member).
 """
@@ -97,9 +109,10 @@ class SymState:
     server_error: ExprRef
     since: FuncRef | None = None
     holder_rejected: ExprRef | None = None
+    instance: FuncRef | None = None
 
     @staticmethod
-    def fresh(tag: str, epochs: bool = False) -> SymState:
+    def fresh(tag: str, epochs: bool = False, static: bool = False) -> SymState:
         M, P, B, N = MEMBER, PARTITION, z3.BoolSort(), z3.IntSort()
 
         def f(name: str, *sorts: Any) -> FuncRef:
@@ -125,7 +138,12 @@ class SymState:
             server_error=z3.Bool(f"server_error.{tag}"),
             since=f("since", M, P, N) if epochs else None,
             holder_rejected=z3.Bool(f"holder_rejected.{tag}") if epochs else None,
+            instance=f("instance", M, N) if static else None,
         )
+
+    def instance_of(self, m: ExprRef) -> ExprRef:
+        """``m``'s instance id as a number (0 when the state keeps none: dynamic members)."""
+        return self.instance(m) if self.instance is not None else z3.IntVal(0)
 
     def holds(self, m: ExprRef, p: ExprRef) -> BoolRef:
         """Assigned or pending revocation: the coordinator's view of ownership."""
@@ -167,6 +185,8 @@ class MemberValue:
     assigned: frozenset[Partition]
     revoking: frozenset[Partition]
     subscribed: frozenset[Partition]
+    instance: str | None = None
+    """Its ``group.instance.id`` (``None``: a dynamic member)."""
 
 
 @dataclass(frozen=True)
@@ -251,12 +271,16 @@ class Concrete:
             "assigned_since": {(m, p): e for (m, p), e in (self.since or {}).items()},
             "holder_commit_rejected": {(): int(bool(self.holder_rejected))},
         }
+        # Instance ids numbered from 1 in their order (invariants.snapshot numbers them
+        # so too); 0 for a dynamic member.
+        ids = sorted({mv.instance for mv in self.members.values() if mv.instance is not None})
+        number = {iid: i + 1 for i, iid in enumerate(ids)}
         for mid, mv in self.members.items():
             rel["is_member"].add((mid,))
             fn["member_epoch"][(mid,)] = mv.epoch
             fn["previous_epoch"][(mid,)] = mv.prev
             fn["member_state"][(mid,)] = mv.state
-            fn["instance"][(mid,)] = 0
+            fn["instance"][(mid,)] = number.get(mv.instance, 0) if mv.instance else 0
             if mv.state in (STABLE, UNREVOKED, UNRELEASED):
                 rel[("stable", "unrevoked", "unreleased")[mv.state]].add((mid,))
             for p in mv.assigned:
@@ -303,6 +327,7 @@ def project_group(
             assigned=frozenset(m.assigned_partitions),
             revoking=frozenset(m.partitions_pending_revocation),
             subscribed=subscribed.get(mid, frozenset()),
+            instance=m.instance_id,
         )
         for mid, m in group.members.items()
     }
@@ -360,9 +385,13 @@ class Universe:
     partitions: tuple[Partition, ...]
     member_consts: Mapping[str, ExprRef]
     partition_consts: Mapping[Partition, ExprRef]
+    instances: Mapping[str, int] = field(default_factory=dict)
+    """The instance ids a state or request may name, numbered from 1 (``SymState.instance``)."""
 
     @staticmethod
-    def of(members: Iterable[str], partitions: Iterable[Partition]) -> Universe:
+    def of(
+        members: Iterable[str], partitions: Iterable[Partition], instances: Iterable[str] = ()
+    ) -> Universe:
         ms = tuple(sorted(set(members)))
         ps = tuple(sorted(set(partitions)))
         return Universe(
@@ -370,6 +399,7 @@ class Universe:
             ps,
             {m: z3.Const(f"member:{m}", MEMBER) for m in ms},
             {p: z3.Const(f"partition:{p[0]}-{p[1]}", PARTITION) for p in ps},
+            {iid: i + 1 for i, iid in enumerate(sorted(set(instances)))},
         )
 
     def axioms(self) -> list[BoolRef]:
@@ -409,6 +439,9 @@ def pin(sym: SymState, value: Concrete, u: Universe) -> list[BoolRef]:
         out.append(sym.is_member(mc) == (mv is not None))
         if mv is not None:
             out += [sym.epoch(mc) == mv.epoch, sym.prev(mc) == mv.prev, sym.mstate(mc) == mv.state]
+            if sym.instance is not None:
+                number = u.instances[mv.instance] if mv.instance is not None else 0
+                out.append(sym.instance(mc) == number)
         for p, pc in u.partition_consts.items():
             committed = value.committed.get(p)
             out += [
@@ -476,6 +509,7 @@ def decode(
             assigned=rel(sym.assigned),
             revoking=rel(sym.revoking),
             subscribed=rel(sym.subscribed),
+            instance=instance_name(n(sym.instance(e))) if sym.instance is not None else None,
         )
     target = frozenset(
         (mname[str(e)], ("p", pname[str(q)])) for e in ms for q in ps if b(sym.target(e, q))
@@ -511,6 +545,12 @@ def decode(
     return concrete, {mname[str(e)]: e for e in ms}, {f"p{pname[str(q)]}": q for q in ps}
 
 
+def instance_name(number: int) -> str | None:
+    """The instance id a decoded state gives instance number ``number`` (``i<number>``;
+    ``None`` for 0, a dynamic member): what the BMC replay sends as ``group.instance.id``."""
+    return None if number == 0 else f"i{number}"
+
+
 def render(value: Concrete) -> list[str]:
     """Lines describing ``value`` in the KIP-848 case-study vocabulary."""
 
@@ -529,7 +569,9 @@ def render(value: Concrete) -> list[str]:
         mv = value.members[mid]
         target = [p for m, p in value.target if m == mid]
         lines.append(
-            f"  member {mid}: epoch {mv.epoch} (previous {mv.prev}), "
+            f"  member {mid}"
+            + (f" (instance {mv.instance})" if mv.instance is not None else "")
+            + f": epoch {mv.epoch} (previous {mv.prev}), "
             f"{STATE_NAME.get(mv.state, f'state {mv.state}')}, assigned {ps(mv.assigned)}, "
             f"pending revocation {ps(mv.revoking)}, target {ps(target)}"
         )

@@ -17,9 +17,10 @@ model depends on something the abstraction does not keep, the family takes it as
 relation an over-approximation of the model:
 
 * a request is any request (member, epoch, owned partitions or none, subscription), as
-  long as it is one the model's clients can send — the only assumption on the
-  environment is that offset commits carry a positive member epoch (the Java client
-  commits only at epoch > 0: ``model/client.py``);
+  long as it is one the model's clients can send — the assumptions on the environment
+  are that offset commits carry a positive member epoch (the Java client commits only at
+  epoch > 0: ``model/client.py``) and, with static members and no ``ChangeInstanceId``
+  (``Options.instance_changes``), that a member's request carries its own instance id;
 * the target assignment is any *valid* target (``ValidTargetAssignment.Unique`` and
   ``OnlySubscribed``): a proof covers every assignor that satisfies them;
 * the group-epoch bump of a heartbeat is free, except that a changed subscription forces
@@ -33,6 +34,14 @@ With ``Options.assignment_epochs`` (a configuration recording KIP-1251 assignmen
 the states keep them (``SymState.since``, ``holder_rejected``): the heartbeat stamps them,
 the offset commit accepts an older epoch by them and records a refused holder's commit,
 every other family keeps them. Without it no formula mentions them.
+
+With ``Options.static_members`` (a configuration with instance ids) the states keep each
+member's instance id (``SymState.instance``): a heartbeat carries one and follows
+``resolve_member``'s static branches — a join replacing a holder that left with -2
+(``replace_static_member``, an intermediate group inside the family) or refused — a leave
+is checked against the static-member index, and the -2 temporary leave is a family of its
+own, ``DeliverMessage.static_leave``. Without it no formula mentions instance ids and the
+relation is the dynamic one, family for family.
 
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
@@ -106,6 +115,10 @@ VARIANTS = {
     "it does to the members' subscribed partitions",
     "regex-resolution-without-bump": "a metadata change (a new resolution of the regular "
     "expressions among them) never bumps the group epoch",
+    # Over static members (Options.static_members).
+    "static-replacement-keeps-both": "a static join replacing a holder that left with -2 "
+    "adds the copy at epoch 0 but keeps the holder in the group, its partition epochs "
+    "untouched (KAFKA-8500 shape)",
     # The client layer's (invariants.z3.proof.bmc_clients.CLIENT_VARIANTS): BMC unrolls it
     # for these; the coordinator's families are the reference ones.
     "client-acks-before-revoking": "while RECONCILING, a client's heartbeat reports the "
@@ -131,6 +144,10 @@ VARIANTS = {
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
+STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
+"""The variants of a rule on static members: a variant only where
+``Options.static_members`` (BMC or ``prove`` on a configuration with instance ids)."""
+
 EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 """The variants of a rule that reads the KIP-1251 assignment epochs: a variant only where
 ``Options.assignment_epochs`` (BMC on a configuration that records them; ``prove``'s
@@ -141,17 +158,6 @@ _MIXED = "a mixed group (classic members in a consumer group): not in the abstra
 _OFFLOAD = "KIP-1263 assignor offload (runs in flight): not in the abstraction"
 
 OUTSIDE: dict[str, str] = {
-    "static-replacement-keeps-both": "static membership: not in the abstraction. A variant "
-    "needs the core to keep each member's instance id (Group.static_members), the -2 "
-    "temporary leave as a family (consumerGroupStaticMemberGroupLeave: epoch -2, previous "
-    "epoch kept, pending revocation dropped, assigned partitions still held) and, in the "
-    "heartbeat family, the static join of resolve_member (a holder at -2 replaced through "
-    "replace_static_member: state, assignment and target moved to the new member id at "
-    "epoch 0, partition epochs rebound, the rest of the heartbeat then run on the copy: an "
-    "intermediate state inside the family; else UNRELEASED_INSTANCE_ID or "
-    "FENCED_INSTANCE_ID), with the properties' instance function read on it (today 0: "
-    "dynamic members only); and BMC needs instance ids in its "
-    "requests and replay (explore --engine bmc refuses configurations with instance ids)",
     "install-without-reapplying-removals": _OFFLOAD,
     "two-runs-in-flight": _OFFLOAD,
     "install-before-static-replacement": _OFFLOAD,
@@ -190,10 +196,23 @@ class Options:
     reconcile_while_assigning: bool = True
     rejoin_with_epoch_zero: bool = True
     realign_empty_group: bool = False
+    static_rejoin_same_member_id: bool = True
     assignment_epochs: bool = False
     """KIP-1251: the states keep each member's assignment epochs (``SymState.since``) and
     the ``holder_rejected`` ghost, the heartbeat stamps them, an offset commit at an older
     epoch is judged by them. Off, the relation does not mention them."""
+    static_members: bool = False
+    """Static membership (a configuration with instance ids): the states keep each member's
+    instance id (``SymState.instance``), a heartbeat carries one and follows
+    ``resolve_member``'s static branches (a replacement of a holder that left with -2),
+    a leave is checked against the static-member index, and the -2 temporary leave is a
+    family of its own (``DeliverMessage.static_leave``). Off, the relation does not
+    mention instance ids."""
+    instance_changes: bool = False
+    """A client may take another instance id (``ChangeInstanceId``). Off, the relation
+    assumes of static members' requests what the model's clients do: a request of a member
+    of the group carries the instance id the member has (a client's instance id is
+    fixed; a new process joins under a new member id, KIP-1082)."""
     variant: str | None = None
     assignor_covers: bool = False
     """Assume also that a new target gives every subscribed partition to some member
@@ -201,6 +220,10 @@ class Options:
     ``Covers`` under this assumption. The proofs leave it out (a wider relation)."""
 
     def __post_init__(self) -> None:
+        if self.static_members and self.assignment_epochs:
+            raise ValueError(
+                "static membership and KIP-1251 assignment epochs together are not encoded"
+            )
         if self.variant is not None and self.variant not in VARIANTS:
             raise ValueError(
                 f"no symbolic variant of {self.variant!r}; known: {', '.join(VARIANTS)}"
@@ -213,7 +236,10 @@ class Options:
             reconcile_while_assigning=config.reconcile_while_assigning,
             rejoin_with_epoch_zero=config.rejoin_with_epoch_zero,
             realign_empty_group=config.realign_empty_group,
+            static_rejoin_same_member_id=config.static_rejoin_same_member_id,
             assignment_epochs=config.assignment_epochs,
+            static_members=any(c.instance_id is not None for c in config.clients),
+            instance_changes=config.max_perturbations > 0 and config.allows("ChangeInstanceId"),
             variant=variant,
         )
 
@@ -263,6 +289,8 @@ def unchanged(pre: SymState, post: SymState, *, skip: frozenset[str] = frozenset
     for name in ("group_epoch", "assignment_epoch", "loading", "server_error"):
         if name not in skip:
             out.append(getattr(post, name) == getattr(pre, name))
+    if pre.instance is not None and post.instance is not None and "instance" not in skip:
+        out.append(z3.ForAll([_m], post.instance(_m) == pre.instance(_m)))
     return z3.And(*out)
 
 
@@ -425,10 +453,18 @@ def reconcile(
 
 
 def partition_epochs(
-    pre: SymState, old: MemberTerm, new: MemberTerm, variant: str | None
+    pre: SymState,
+    old: MemberTerm,
+    new: MemberTerm,
+    variant: str | None,
+    view: tuple[Set, Callable[[ExprRef], ExprRef]] | None = None,
 ) -> tuple[BoolRef, Set, Callable[[ExprRef], ExprRef]]:
     """``coordinator.update_partition_epochs`` for one member going from ``old`` to
-    ``new``: (conflict, held after, epoch after). An absent member holds nothing."""
+    ``new``: (conflict, held after, epoch after). An absent member holds nothing. The
+    partition epochs before are ``pre``'s, or ``view``'s (held, epoch) when given (a
+    static replacement rebound them first)."""
+    if view is not None:
+        pre = replace(pre, pe_held=view[0], pe=view[1])
     if variant == "bookkeeping-drops-pending":
         # Assigned entries removed and added, then pending entries, unchecked.
         def held(q: ExprRef) -> BoolRef:
@@ -544,7 +580,9 @@ def _installed(
 
 def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     """``DeliverMessage`` of a ConsumerGroupHeartbeat with member epoch ≥ 0
-    (``coordinator.handle_consumer_group_heartbeat``, ``_heartbeat``)."""
+    (``coordinator.handle_consumer_group_heartbeat``, ``_heartbeat``). With
+    ``Options.static_members`` the request carries an instance id and ``resolve_member``'s
+    static branches are followed (:func:`_static_view`)."""
     n = "DeliverMessage.heartbeat"
     hm = z3.Const(f"{n}.member@{post.tag}", MEMBER)
     r = z3.Int(f"{n}.epoch@{post.tag}")
@@ -570,13 +608,6 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     }
 
     new = z3.Not(pre.is_member(hm))
-    old = MemberTerm(
-        z3.If(new, 0, pre.epoch(hm)),
-        z3.If(new, -1, pre.prev(hm)),
-        z3.If(new, z3.IntVal(STABLE), pre.mstate(hm)),
-        lambda q: z3.And(z3.Not(new), pre.assigned(hm, q)),
-        lambda q: z3.And(z3.Not(new), pre.revoking(hm, q)),
-    )
     # validate_heartbeat_request: a join (epoch 0) reports an empty owned set.
     valid = z3.And(
         z3.Not(invalid),
@@ -595,24 +626,42 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     if o.variant == "reject-epoch-zero-rejoin":
         existing_ok = z3.And(z3.Not(z3.And(r == 0, e != 0)), existing_ok)
     accept = z3.If(new, z3.And(r == 0, z3.Not(group_full)), existing_ok)
+    view = _View.of(pre)
+    joining = new
+    env_static: BoolRef = z3.BoolVal(True)
+    if o.static_members:
+        inst = z3.Int(f"{n}.instance@{post.tag}")
+        holder = z3.Const(f"{n}.holder@{post.tag}", MEMBER)
+        params["instance"] = inst
+        params["holder"] = holder
+        accept, env_static, view, replacing = _static_view(
+            pre, o, hm, r, inst, holder, accept, existing_ok
+        )
+        # A replaced holder's copy is the stored member (not a new one).
+        joining = z3.And(new, z3.Not(replacing))
     go = z3.And(z3.Not(pre.loading), valid, accept)
+    old = view.member(hm, joining)
 
     # The member update and the group-epoch bump.
-    changed = z3.Exists([_p], newsub(_p) != z3.And(z3.Not(new), pre.subscribed(hm, _p)))
+    changed = z3.Exists([_p], newsub(_p) != old.subscribed(_p))
     env = z3.And(z3.Implies(changed, subch), z3.Implies(subch, bump))
     # The bump of a request that changes no server assignor (what the replay sends).
     plain_bump = subch
     if o.variant == "no-bump-on-subscription-change":
         # should_bump_group_epoch consulted for new members only.
-        env = z3.And(z3.Implies(changed, subch), z3.If(new, z3.Implies(subch, bump), z3.Not(bump)))
-        plain_bump = z3.And(subch, new)
+        env = z3.And(
+            z3.Implies(changed, subch), z3.If(joining, z3.Implies(subch, bump), z3.Not(bump))
+        )
+        plain_bump = z3.And(subch, joining)
+    if o.static_members:
+        env = z3.And(env, env_static)
     ge1 = pre.group_epoch + z3.If(bump, 1, 0)
 
     def member_after(x: ExprRef) -> BoolRef:
-        return z3.Or(pre.is_member(x), x == hm)
+        return z3.Or(view.is_member(x), x == hm)
 
     def subscribed_after(x: ExprRef, q: ExprRef) -> BoolRef:
-        return z3.If(x == hm, newsub(q), pre.subscribed(x, q))
+        return z3.If(x == hm, newsub(q), view.subscribed(x, q))
 
     compute = z3.And(z3.BoolVal(o.compute_target_in_heartbeat), ge1 > pre.assignment_epoch)
     first = z3.Const(f"{n}.first@{post.tag}", PARTITION)
@@ -623,13 +672,13 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
             valid_target(target, member_after, subscribed_after, o.assignor_covers),
             _first_ok(target, first, o),
         ),
-        z3.ForAll([_m, _p], target(_m, _p) == pre.target(_m, _p)),
+        z3.ForAll([_m, _p], target(_m, _p) == view.target(_m, _p)),
     )
     if o.variant == "assignor-assigns-twice":
         params["first"] = first
 
         def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
-            return z3.If(compute, installed(x, q), pre.target(x, q))
+            return z3.If(compute, installed(x, q), view.target(x, q))
     else:
 
         def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
@@ -640,20 +689,25 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     def live(q: ExprRef) -> BoolRef:
         return z3.And(new_target(hm, q), newsub(q))
 
+    member = old.term()
     reconciled = reconcile(
-        old,
+        member,
         target_epoch=ae1,
         live=live,
         subscribed=newsub,
-        pe_held=pre.pe_held,
+        pe_held=view.pe_held,
         owned_null=owned_null,
         owned=owned,
         subscription_changed=subch,
         variant=o.variant,
     )
     if not o.reconcile_while_assigning:
-        reconciled = _if(ge1 > ae1, old, reconciled)
-    conflict, held_after, epoch_after = partition_epochs(pre, old, reconciled, o.variant)
+        reconciled = _if(ge1 > ae1, member, reconciled)
+    conflict, held_after, epoch_after = partition_epochs(
+        pre, member, reconciled, o.variant, (view.pe_held, view.pe)
+    )
+    if o.static_members:
+        conflict = z3.Or(view.conflict, conflict)
 
     written = z3.And(
         z3.ForAll([_m], post.is_member(_m) == member_after(_m)),
@@ -675,9 +729,9 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
             [_m, _p],
             z3.And(
                 post.assigned(_m, _p)
-                == z3.If(_m == hm, reconciled.assigned(_p), pre.assigned(_m, _p)),
+                == z3.If(_m == hm, reconciled.assigned(_p), view.assigned(_m, _p)),
                 post.revoking(_m, _p)
-                == z3.If(_m == hm, reconciled.revoking(_p), pre.revoking(_m, _p)),
+                == z3.If(_m == hm, reconciled.revoking(_p), view.revoking(_m, _p)),
                 post.subscribed(_m, _p) == subscribed_after(_m, _p),
                 post.target(_m, _p) == new_target(_m, _p),
                 post.committed_by(_m, _p) == pre.committed_by(_m, _p),
@@ -696,6 +750,19 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         post.loading == pre.loading,
         post.server_error == pre.server_error,
     )
+    if o.static_members:
+        # ``updated.instance_id``: the request's, else the stored member's.
+        assert pre.instance is not None
+        assert post.instance is not None
+        inst = params["instance"]
+        written = z3.And(
+            written,
+            z3.ForAll(
+                [_m],
+                post.instance(_m)
+                == z3.If(_m == hm, z3.If(inst != 0, inst, old.instance), pre.instance(_m)),
+            ),
+        )
     refused_write = z3.And(
         unchanged(pre, post, skip=frozenset({"server_error"})), post.server_error
     )
@@ -707,7 +774,7 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     if o.assignment_epochs:
         formula = z3.And(
             formula,
-            _stamped(pre, post, hm, old, reconciled, z3.And(go, z3.Not(conflict))),
+            _stamped(pre, post, hm, member, reconciled, z3.And(go, z3.Not(conflict))),
         )
     return Family(
         n,
@@ -721,6 +788,184 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
             "fenced": z3.And(z3.Not(pre.loading), valid, z3.If(new, r != 0, z3.Not(existing_ok))),
         },
     )
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """The member a heartbeat updates, as ``resolve_member`` returns it: its reconciliation
+    fields, subscribed partitions and instance number."""
+
+    fields: MemberTerm
+    subscribed: Set
+    instance: ExprRef
+
+    def term(self) -> MemberTerm:
+        return self.fields
+
+
+@dataclass(frozen=True)
+class _View:
+    """The group a heartbeat's pipeline runs on after ``resolve_member``: ``pre`` itself,
+    or ``pre`` with a static replacement applied (``replace_static_member``), whose
+    partition-epoch rebinding may have failed (``conflict``)."""
+
+    pre: SymState
+    is_member: Callable[[ExprRef], BoolRef]
+    epoch: Callable[[ExprRef], ExprRef]
+    prev: Callable[[ExprRef], ExprRef]
+    mstate: Callable[[ExprRef], ExprRef]
+    assigned: Callable[[ExprRef, ExprRef], BoolRef]
+    revoking: Callable[[ExprRef, ExprRef], BoolRef]
+    subscribed: Callable[[ExprRef, ExprRef], BoolRef]
+    target: Callable[[ExprRef, ExprRef], BoolRef]
+    instance: Callable[[ExprRef], ExprRef]
+    pe_held: Set
+    pe: Callable[[ExprRef], ExprRef]
+    conflict: BoolRef
+
+    @staticmethod
+    def of(pre: SymState) -> _View:
+        return _View(
+            pre,
+            pre.is_member,
+            pre.epoch,
+            pre.prev,
+            pre.mstate,
+            pre.assigned,
+            pre.revoking,
+            pre.subscribed,
+            pre.target,
+            pre.instance_of,
+            pre.pe_held,
+            pre.pe,
+            z3.BoolVal(False),
+        )
+
+    def member(self, hm: ExprRef, joining: BoolRef) -> _Stored:
+        """The member ``hm`` of this group (a new one when ``joining``: epoch 0, previous
+        epoch -1, STABLE, nothing held or subscribed, no instance id yet)."""
+        return _Stored(
+            MemberTerm(
+                z3.If(joining, 0, self.epoch(hm)),
+                z3.If(joining, -1, self.prev(hm)),
+                z3.If(joining, z3.IntVal(STABLE), self.mstate(hm)),
+                lambda q: z3.And(z3.Not(joining), self.assigned(hm, q)),
+                lambda q: z3.And(z3.Not(joining), self.revoking(hm, q)),
+            ),
+            lambda q: z3.And(z3.Not(joining), self.subscribed(hm, q)),
+            z3.If(joining, 0, self.instance(hm)),
+        )
+
+
+def _static_view(
+    pre: SymState,
+    o: Options,
+    hm: ExprRef,
+    r: ExprRef,
+    inst: ExprRef,
+    holder: ExprRef,
+    dynamic_accept: BoolRef,
+    existing_ok: BoolRef,
+) -> tuple[BoolRef, BoolRef, _View, BoolRef]:
+    """``resolve_member`` for a request with instance number ``inst`` (0: none): (accepted,
+    the constraint on the ``holder`` parameter, the group the pipeline runs on, whether a
+    holder is replaced).
+
+    ``holder`` is the member the static-member index maps ``inst`` to (the member of the
+    group with that instance id), ``hm`` itself when there is none. A join (epoch 0)
+    finding no holder is a dynamic join; finding the requesting member itself, a rejoin
+    (``static_rejoin_same_member_id``); finding another holder that left with -2, a
+    replacement (``replace_static_member``: the copy takes the holder's state, assignment,
+    subscription, instance and target at epoch 0 / previous 0, the holder's partition
+    epochs are rebound to 0, which fails — UNKNOWN_SERVER_ERROR — unless they carry its
+    epoch); any other holder refuses it (UNRELEASED_INSTANCE_ID). Another epoch needs the
+    requesting member to be the holder (else UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID)."""
+    instance = pre.instance
+    assert instance is not None
+    x = z3.Const("holder.x", MEMBER)
+    held = z3.And(inst != 0, z3.Exists([x], z3.And(pre.is_member(x), instance(x) == inst)))
+    env = z3.And(
+        inst >= 0,
+        z3.If(held, z3.And(pre.is_member(holder), instance(holder) == inst), holder == hm),
+        z3.BoolVal(True)
+        if o.instance_changes
+        else z3.Implies(pre.is_member(hm), instance(hm) == inst),
+    )
+    rejoin_same = z3.And(z3.BoolVal(o.static_rejoin_same_member_id), holder == hm)
+    released = pre.epoch(holder) == LEAVE_GROUP_STATIC_MEMBER_EPOCH
+    accept = z3.If(
+        inst == 0,
+        dynamic_accept,
+        z3.If(
+            r == 0,
+            z3.If(z3.Not(held), dynamic_accept, z3.If(rejoin_same, existing_ok, released)),
+            z3.And(held, holder == hm, existing_ok),
+        ),
+    )
+    replacing = z3.And(inst != 0, r == 0, held, z3.Not(rejoin_same), released)
+    keeps_both = o.variant == "static-replacement-keeps-both"
+    gone = z3.And(replacing, holder != hm, z3.BoolVal(not keeps_both))
+
+    def holds(q: ExprRef) -> BoolRef:
+        return pre.holds(holder, q)
+
+    if keeps_both:
+        # The copy is added, the holder stays (at -2), the partition epochs are untouched.
+        conflict: BoolRef = z3.BoolVal(False)
+
+        def pe_held(q: ExprRef) -> BoolRef:
+            return pre.pe_held(q)
+
+        def pe(q: ExprRef) -> ExprRef:
+            return pre.pe(q)
+    else:
+        conflict = z3.And(
+            replacing,
+            z3.Exists(
+                [_p],
+                z3.And(holds(_p), z3.Not(z3.And(pre.pe_held(_p), pre.pe(_p) == pre.epoch(holder)))),
+            ),
+        )
+
+        def pe_held(q: ExprRef) -> BoolRef:
+            return z3.Or(pre.pe_held(q), z3.And(replacing, holds(q)))
+
+        def pe(q: ExprRef) -> ExprRef:
+            return z3.If(z3.And(replacing, holds(q)), 0, pre.pe(q))
+
+    def copy(x: ExprRef) -> BoolRef:
+        return z3.And(replacing, x == hm)
+
+    entry = z3.Exists([_p], pre.target(holder, _p))
+
+    def target(x: ExprRef, q: ExprRef) -> BoolRef:
+        return z3.If(
+            copy(x),
+            z3.If(entry, pre.target(holder, q), pre.target(hm, q)),
+            z3.And(pre.target(x, q), z3.Not(z3.And(gone, x == holder))),
+        )
+
+    def keep(f: Any) -> Callable[[ExprRef, ExprRef], BoolRef]:
+        return lambda x, q: z3.If(
+            copy(x), f(holder, q), z3.And(f(x, q), z3.Not(z3.And(gone, x == holder)))
+        )
+
+    view = _View(
+        pre,
+        lambda x: z3.Or(z3.And(pre.is_member(x), z3.Not(z3.And(gone, x == holder))), copy(x)),
+        lambda x: z3.If(copy(x), 0, pre.epoch(x)),
+        lambda x: z3.If(copy(x), 0, pre.prev(x)),
+        lambda x: z3.If(copy(x), pre.mstate(holder), pre.mstate(x)),
+        keep(pre.assigned),
+        keep(pre.revoking),
+        keep(pre.subscribed),
+        target,
+        lambda x: z3.If(copy(x), instance(holder), instance(x)),
+        pe_held,
+        pe,
+        conflict,
+    )
+    return accept, env, view, replacing
 
 
 def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bool) -> Family:
@@ -802,8 +1047,61 @@ def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bo
         post.server_error if answers else post.server_error == pre.server_error,
     )
     go = z3.And(pre.is_member(x), z3.Not(pre.loading))
+    if pre.instance is not None:
+        assert post.instance is not None
+        removed = z3.And(removed, z3.ForAll([_m], post.instance(_m) == pre.instance(_m)))
+        if answers:
+            # handle_leave: with an instance id, the static-member index must map it to
+            # the leaving member (else UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID).
+            inst = z3.Int(f"{name}.instance@{post.tag}")
+            params["instance"] = inst
+            go = z3.And(go, inst >= 0, z3.Or(inst == 0, pre.instance(x) == inst))
     formula = z3.If(go, z3.If(conflict, refused, removed), unchanged(pre, post))
     return Family(name, formula, params)
+
+
+def static_leave(pre: SymState, post: SymState, o: Options) -> Family:
+    """``DeliverMessage`` of a static member's temporary leave, member epoch -2
+    (``coordinator.handle_leave``; ``GroupMetadataManager.consumerGroupStaticMemberGroupLeave``):
+    the member the static-member index maps the request's instance id to — the requesting
+    member, else UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID — is written at epoch -2, its
+    previous epoch, state, assigned partitions and target kept, its partitions pending
+    revocation dropped; its partition epochs follow (``write_member``), a failed write
+    answers UNKNOWN_SERVER_ERROR. The group epoch stays: the member is still in the group."""
+    n = "DeliverMessage.static_leave"
+    x = z3.Const(f"{n}.member@{post.tag}", MEMBER)
+    inst = z3.Int(f"{n}.instance@{post.tag}")
+    params = {"member": x, "instance": inst}
+    assert pre.instance is not None
+    assert post.instance is not None
+    before = MemberTerm(
+        pre.epoch(x),
+        pre.prev(x),
+        pre.mstate(x),
+        lambda q: pre.assigned(x, q),
+        lambda q: pre.revoking(x, q),
+    )
+    left = MemberTerm(
+        z3.IntVal(LEAVE_GROUP_STATIC_MEMBER_EPOCH),
+        pre.prev(x),
+        pre.mstate(x),
+        lambda q: pre.assigned(x, q),
+        lambda q: z3.BoolVal(False),
+    )
+    conflict, held_after, epoch_after = partition_epochs(pre, before, left, o.variant)
+    written = z3.And(
+        unchanged(pre, post, skip=frozenset({"epoch", "revoking", "pe_held", "pe"})),
+        z3.ForAll([_m], post.epoch(_m) == z3.If(_m == x, left.epoch, pre.epoch(_m))),
+        z3.ForAll(
+            [_m, _p],
+            post.revoking(_m, _p) == z3.And(pre.revoking(_m, _p), _m != x),
+        ),
+        z3.ForAll([_p], z3.And(post.pe_held(_p) == held_after(_p), post.pe(_p) == epoch_after(_p))),
+    )
+    refused = z3.And(unchanged(pre, post, skip=frozenset({"server_error"})), post.server_error)
+    go = z3.And(z3.Not(pre.loading), inst > 0, pre.is_member(x), pre.instance(x) == inst)
+    formula = z3.If(go, z3.If(conflict, refused, written), unchanged(pre, post))
+    return Family(n, formula, params)
 
 
 def offset_commit(pre: SymState, post: SymState, o: Options) -> Family:
@@ -964,6 +1262,7 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
     out = [
         heartbeat(pre, post, o),
         _remove(pre, post, o, "DeliverMessage.leave", answers=True),
+        *([static_leave(pre, post, o)] if o.static_members else []),
         offset_commit(pre, post, o),
         _remove(pre, post, o, "SessionTimeout", answers=False),
         _remove(pre, post, o, "RebalanceTimeout", answers=False),
@@ -987,6 +1286,7 @@ FAMILY_NAMES = (
     "DeliverMessage.heartbeat",
     "ComputeTargetAssignment",
     "DeliverMessage.leave",
+    "DeliverMessage.static_leave",
     "DeliverMessage.offset_commit",
     "SessionTimeout",
     "RebalanceTimeout",
@@ -1040,8 +1340,10 @@ def family_of(action: Action) -> str:
         if isinstance(body, OffsetCommitRequest):
             return "DeliverMessage.offset_commit"
         if isinstance(body, ConsumerGroupHeartbeatRequest):
-            if body.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            if body.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
                 return "DeliverMessage.leave"
+            if body.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                return "DeliverMessage.static_leave"
             return "DeliverMessage.heartbeat"
         return "Unchanged"
     if isinstance(action, ComputeTargetAssignment):
