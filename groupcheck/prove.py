@@ -852,6 +852,11 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
             "--engine bmc's client layer has no KIP-1251 assignment epochs; explore this "
             "config instead"
         )
+    if any(c.instance_id is not None for c in config.clients):
+        raise ConfigError(
+            "--engine bmc's client layer has dynamic members only (no instance ids): no "
+            f"{CONVERGENCE} lassos here; explore this config instead"
+        )
     depth = args.depth or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     out_dir = Path(args.out)

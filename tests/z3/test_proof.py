@@ -565,3 +565,14 @@ def test_prove_refuses_kip1251_assignment_epochs(capsys: pytest.CaptureFixture[s
     assert err.count("\n") == 2
     assert err.count("KIP-1251") == 2
     assert "explore --engine bmc --mutant strict-commit-epoch" in err
+
+
+def test_bmc_refuses_a_convergence_lasso_on_static_members(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The lasso search runs over the client layer, which has dynamic members only."""
+    argv = ["explore", "--engine", "bmc", "--depth", "2", "--preset", "MUT2_STATIC"]
+    assert main([*argv, "--only", "Convergence", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "dynamic members only" in err
