@@ -830,7 +830,7 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
     from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import universe_of
-    from invariants.z3.proof.bmc_clients import Layer
+    from invariants.z3.proof.bmc_clients import POLL_VARIANTS, Layer
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, search_lasso
     from invariants.z3.proof.transition import Options
     from model.status import ConfigError
@@ -856,6 +856,11 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
         raise ConfigError(
             "--engine bmc's client layer has dynamic members only (no instance ids): no "
             f"{CONVERGENCE} lassos here; explore this config instead"
+        )
+    if variant in POLL_VARIANTS:
+        raise ConfigError(
+            f"--engine bmc's {CONVERGENCE} lassos have no poll timers (the layer's fairness "
+            f"does not name their steps); explore mutant {variant} instead"
         )
     depth = args.depth or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES

@@ -567,12 +567,15 @@ def test_prove_refuses_kip1251_assignment_epochs(capsys: pytest.CaptureFixture[s
     assert "explore --engine bmc --mutant strict-commit-epoch" in err
 
 
-def test_bmc_refuses_a_convergence_lasso_on_static_members(
+def test_bmc_refuses_a_convergence_lasso_outside_the_lasso_layer(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The lasso search runs over the client layer, which has dynamic members only."""
-    argv = ["explore", "--engine", "bmc", "--depth", "2", "--preset", "MUT2_STATIC"]
-    assert main([*argv, "--only", "Convergence", "--quiet"]) == 2
+    """The lasso search runs over the client layer, which has dynamic members only, and
+    its fairness names no poll-timer steps."""
+    argv = ["explore", "--engine", "bmc", "--depth", "2", "--only", "Convergence", "--quiet"]
+    assert main([*argv, "--preset", "MUT2_STATIC"]) == 2
+    assert main([*argv, "--mutant", "poll-timeout-keeps-partitions"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1
+    assert err.count("\n") == 2
     assert "dynamic members only" in err
+    assert "no poll timers" in err

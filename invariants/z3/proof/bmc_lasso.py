@@ -114,7 +114,7 @@ def guard(a: ClientVars, c: Any, step: str, layer: Layer) -> Any:
     """The client-side precondition of one of the client's ``FAIRNESS`` steps in the
     state of the clients ``a`` (``bmc_clients.Layer._client_steps``)."""
     st = a.status(c)
-    beats = st <= STABLE if layer.leaves or layer.lossy else z3.BoolVal(True)
+    beats = st <= STABLE if layer.leaves or layer.polls or layer.lossy else z3.BoolVal(True)
     if step == "heartbeat":
         return z3.And(beats, z3.Not(a.req(c)), z3.Not(a.resp(c)))
     if step == "delivery":
@@ -268,6 +268,11 @@ def search_lasso(
     """The shortest fair non-converging lasso of the client layer (in steps, up to
     ``depth``): one incremental unrolling, one query per length under an assumption
     literal of its own (module docstring)."""
+    if layer.polls or layer.callbacks:
+        raise ValueError(
+            "the lasso search has no poll timers or rebalance callbacks as steps in its "
+            "fairness (FAIRNESS)"
+        )
     start = time.monotonic()
     run = Unrolling(
         replace(options, assignor_covers=True),
