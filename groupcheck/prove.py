@@ -626,17 +626,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         result = "violation"
     elif any(r["status"] == "unknown" for r in rows):
         result = "inconclusive"
-    doc = {
-        "result": result,
-        "engine": "bmc",
-        "config": config.name,
-        "variant": variant,
-        "depth": depth,
-        "seconds": round(seconds, 3),
-        "properties": rows,
-        "lift_states": lift_states,
-        **written,
-    }
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -755,6 +745,30 @@ def _lift_and_write(
             steps_taken=[describe_action(a) for a in lifted.path.actions],
         )
     return fields
+
+
+def _bmc_doc(
+    result: str,
+    config_name: str,
+    variant: str | None,
+    depth: int,
+    seconds: float,
+    rows: list[dict[str, Any]],
+    lift_states: int,
+    written: dict[str, Any],
+) -> dict[str, Any]:
+    """``explore --engine bmc``'s JSON document (safety goals and Convergence lassos)."""
+    return {
+        "result": result,
+        "engine": "bmc",
+        "config": config_name,
+        "variant": variant,
+        "depth": depth,
+        "seconds": round(seconds, 3),
+        "properties": rows,
+        "lift_states": lift_states,
+        **written,
+    }
 
 
 def _path_lines(path: Any) -> list[str]:
@@ -931,19 +945,7 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
         }
     seconds = time.monotonic() - start
     result = {"violation": "violation", "ok": "ok"}.get(row["status"], "inconclusive")
-    if row["status"] == "violation" and not row.get("replayed"):
-        result = "violation"
-    doc = {
-        "result": result,
-        "engine": "bmc",
-        "config": config.name,
-        "variant": variant,
-        "depth": depth,
-        "seconds": round(seconds, 3),
-        "properties": [row],
-        "lift_states": lift_states,
-        **written,
-    }
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
