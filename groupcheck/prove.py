@@ -188,10 +188,11 @@ def _options(args: argparse.Namespace) -> Any:
     return Options.of(config, args.variant)
 
 
-def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
+def outside_scope(config: Any, *, epochs: bool = False, expiry: bool = False) -> str | None:
     """Why the symbolic relation does not cover ``config`` (None: it does): the reason
     ``prove`` (and, with ``epochs`` — its step checks read the KIP-1251 assignment epochs —
-    ``prove --agreement``) refuses it with."""
+    and ``expiry`` — the relation has KIP-211 expiry and group deletion, which the proof's
+    invariant does not cover — ``prove --agreement``) refuses it with."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
     has_static = any(c.instance_id is not None for c in config.clients)
@@ -205,20 +206,38 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
     outside = _outside_abstraction(config)
     if outside:
         return f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
+    if not expiry:
+        beyond = _beyond_invariant(config)
+        if beyond:
+            return (
+                f"prove's invariant does not cover {beyond}: the relation has its families "
+                "(check them with prove --agreement, search them with explore --engine bmc), "
+                "no lemma proves the properties over them"
+            )
+    return None
+
+
+def _beyond_invariant(config: Any) -> str | None:
+    """What of ``config`` the relation encodes (``Options.offset_expiry``,
+    ``Options.group_deletion``) and the proof's invariant does not cover (None: nothing):
+    ``NoLiveOffsetExpires`` and ``GroupDeletedOnlyWhenEmpty`` are not among its targets,
+    and its lemmas are not proved over ``ExpireOffsets``, ``DeleteGroup`` and a deleted
+    group's recreation."""
+    if config.allows("ExpireOffsets"):
+        return "KIP-211 offset expiry (ExpireOffsets)"
+    if config.allows("DeleteGroup") or config.delete_expired_groups:
+        return "group deletion (DeleteGroup, expired groups deleted)"
     return None
 
 
 def _outside_abstraction(config: Any) -> str | None:
     """What of ``config`` the symbolic relation does not model (None: nothing), so that a
-    proof is never reported for rules it did not read."""
+    proof is never reported for rules it did not read. (KIP-211 offset expiry and group
+    deletion are in the relation: ``Options.offset_expiry``, ``group_deletion``.)"""
     if config.assignor_offload:
         return "KIP-1263 assignor offload"
     if config.effective_assignment_interval_ms() > 0:
         return "KIP-1263 assignment batching"
-    if config.allows("ExpireOffsets"):
-        return "KIP-211 offset expiry"
-    if config.allows("DeleteGroup") or config.delete_expired_groups:
-        return "group deletion"
     return None
 
 
@@ -516,6 +535,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     if config.assignment_epochs:
         # The states keep the KIP-1251 fields: HolderCommitsAccepted is read too.
         goals += [c.name for c in EPOCH_GOALS]
+    goals += _expiry_goals(config)
     # The client layer only for a client-side variant: its properties read the clients.
     layer = None
     if variant in CLIENT_VARIANTS:
@@ -676,6 +696,17 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             return exitcodes.INTERNAL_ERROR
         return exitcodes.VIOLATION
     return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def _expiry_goals(config: Any) -> list[str]:
+    """The step properties BMC reads besides ``GOALS`` where the states keep which
+    partitions exist (KIP-211 expiry) or the deletion fields (group deletion)."""
+    from invariants.z3.proof.bmc import DELETION_GOALS, EXPIRY_GOALS
+    from invariants.z3.proof.transition import Options
+
+    options = Options.of(config)
+    goals = [s.name for s in EXPIRY_GOALS] if options.offset_expiry else []
+    return goals + ([s.name for s in DELETION_GOALS] if options.group_deletion else [])
 
 
 def _lift_and_write(
