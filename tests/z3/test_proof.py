@@ -519,16 +519,16 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
     assert row["status"] == "violation"
     assert row["replayed"] is True
     capsys.readouterr()
-    assert main([*args, "--mutant", "expire-by-commit-time"]) == 2
+    assert main([*args, "--mutant", "install-run-after-deletion"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "outside the symbolic core" in err
-    assert "offset expiry" in err
+    assert "assignor offload" in err
 
 
 @pytest.mark.parametrize(
     "preset_name",
-    ["OFFLOAD", "BATCHING", "OFFSETS_EXPIRY", "ZOMBIE_DELETION", "CLASSIC_COOPERATIVE"],
+    ["OFFLOAD", "BATCHING", "CLASSIC_COOPERATIVE"],
 )
 def test_prove_refuses_rules_outside_its_abstraction(
     preset_name: str, capsys: pytest.CaptureFixture[str]
@@ -541,6 +541,33 @@ def test_prove_refuses_rules_outside_its_abstraction(
     err = capsys.readouterr().err
     assert err.count("\n") == 2
     assert "explore it instead" in err
+
+
+@pytest.mark.parametrize("preset_name", ["OFFSETS_EXPIRY", "GROUP_DELETION", "ZOMBIE_DELETION"])
+def test_prove_refuses_expiry_and_deletion_that_bmc_and_agreement_accept(
+    preset_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """KIP-211 expiry and group deletion are in the relation (BMC and agreement take them),
+    not in the proof's invariant: prove refuses them, and the variants of their rules,
+    with the reason."""
+    from groupcheck.agreement import _chosen
+    from groupcheck.cli import build_parser, main
+    from groupcheck.prove import outside_scope
+    from model.presets import preset
+
+    assert main(["prove", "--preset", preset_name, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "prove's invariant does not cover" in err
+    assert "prove --agreement" in err
+    assert outside_scope(preset(preset_name), epochs=True, expiry=True) is None
+    for variant in ("expire-by-commit-time", "delete-non-empty-group"):
+        assert main(["prove", "--variant", variant, "--quiet"]) == 2
+        assert "prove's invariant does not cover" in capsys.readouterr().err
+    args = build_parser().parse_args(["prove", "--agreement", "--preset", preset_name])
+    (chosen,), skipped = _chosen(args)
+    assert chosen[0].name == preset_name
+    assert not skipped
 
 
 def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str]) -> None:
