@@ -145,7 +145,9 @@ def _config(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
     from invariants.z3.proof.transition import (
+        DELETION_VARIANTS,
         EPOCH_VARIANTS,
+        EXPIRY_VARIANTS,
         OUTSIDE,
         STATIC_VARIANTS,
         VARIANTS,
@@ -180,9 +182,15 @@ def _options(args: argparse.Namespace) -> Any:
             f"proof's obligations do not read; find it with explore --engine bmc --mutant "
             f"{args.variant}"
         )
-    beyond = _beyond_invariant_variant(args.variant)
-    if beyond is not None:
-        raise ConfigError(beyond)
+    if args.variant in EXPIRY_VARIANTS | DELETION_VARIANTS and not (
+        config is not None and _has_expiry_or_deletion(config, args.variant)
+    ):
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule on KIP-211 offset expiry or group "
+            f"deletion: prove it on a config that has it (--preset "
+            f"{'OFFSETS_EXPIRY' if args.variant in EXPIRY_VARIANTS else 'GROUP_DELETION'}), "
+            f"or find it with explore --engine bmc --mutant {args.variant}"
+        )
     if config is None:
         return Options(variant=args.variant)
     refused = outside_scope(config)
@@ -191,11 +199,18 @@ def _options(args: argparse.Namespace) -> Any:
     return Options.of(config, args.variant)
 
 
-def outside_scope(config: Any, *, epochs: bool = False, expiry: bool = False) -> str | None:
+def _has_expiry_or_deletion(config: Any, variant: str) -> bool:
+    """Whether ``config``'s relation has the family ``variant`` mutates."""
+    from invariants.z3.proof.transition import EXPIRY_VARIANTS, Options
+
+    options = Options.of(config)
+    return options.offset_expiry if variant in EXPIRY_VARIANTS else options.group_deletion
+
+
+def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
     """Why the symbolic relation does not cover ``config`` (None: it does): the reason
     ``prove`` (and, with ``epochs`` — its step checks read the KIP-1251 assignment epochs —
-    and ``expiry`` — the relation has KIP-211 expiry and group deletion, which the proof's
-    invariant does not cover — ``prove --agreement``) refuses it with."""
+    ``prove --agreement``) refuses it with."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
     has_static = any(c.instance_id is not None for c in config.clients)
@@ -209,42 +224,6 @@ def outside_scope(config: Any, *, epochs: bool = False, expiry: bool = False) ->
     outside = _outside_abstraction(config)
     if outside:
         return f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
-    if not expiry:
-        beyond = _beyond_invariant(config)
-        if beyond:
-            return (
-                f"prove's invariant does not cover {beyond}: the relation has its families "
-                "(check them with prove --agreement, search them with explore --engine bmc), "
-                "no lemma proves the properties over them"
-            )
-    return None
-
-
-def _beyond_invariant_variant(variant: str | None) -> str | None:
-    """Why ``prove`` refuses a variant of the KIP-211 expiry or DeleteGroups rule (None: it
-    does not): its families are in the relation, but the proof's invariant does not
-    cover them (:func:`_beyond_invariant`)."""
-    from invariants.z3.proof.transition import DELETION_VARIANTS, EXPIRY_VARIANTS
-
-    if variant not in EXPIRY_VARIANTS | DELETION_VARIANTS:
-        return None
-    return (
-        f"--variant {variant!r} is a rule on KIP-211 offset expiry or group deletion, which "
-        f"prove's invariant does not cover; check it with prove --agreement --variant "
-        f"{variant}, find it with explore --engine bmc --mutant {variant}"
-    )
-
-
-def _beyond_invariant(config: Any) -> str | None:
-    """What of ``config`` the relation encodes (``Options.offset_expiry``,
-    ``Options.group_deletion``) and the proof's invariant does not cover (None: nothing):
-    ``NoLiveOffsetExpires`` and ``GroupDeletedOnlyWhenEmpty`` are not among its targets,
-    and its lemmas are not proved over ``ExpireOffsets``, ``DeleteGroup`` and a deleted
-    group's recreation."""
-    if config.allows("ExpireOffsets"):
-        return "KIP-211 offset expiry (ExpireOffsets)"
-    if config.allows("DeleteGroup") or config.delete_expired_groups:
-        return "group deletion (DeleteGroup, expired groups deleted)"
     return None
 
 
@@ -264,7 +243,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck.progress import progress_for
     from invariants.z3.proof import ranking
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
-    from invariants.z3.proof.induction import STEP_TARGETS, Prover, invariant_for, summary
+    from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
     from model.status import ConfigError
 
     if args.agreement:
@@ -286,14 +265,24 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise ConfigError(
             "--clients: the client layer has dynamic members only; this config has static members"
         )
-    prover = Prover(options, timeout_ms=int(args.timeout * 1000), invariant=invariant)
-    goals = [c.name for c in invariant] + [s.name for s in STEP_TARGETS]
+    steps = steps_for(options)
+    if (options.offset_expiry or options.group_deletion) and args.clients:
+        raise ConfigError(
+            "--clients: the client layer has no KIP-211 expiry or group deletion; this "
+            "config has them"
+        )
+    prover = Prover(options, timeout_ms=int(args.timeout * 1000), invariant=invariant, steps=steps)
+    goals = [c.name for c in invariant] + [s.name for s in steps]
     request_lemma = not args.natural_lemmas
     layer_goals = [c.name for c in layer_conjuncts(request_lemma)] if args.clients else []
     goals += layer_goals
     # The convergence ranking is for dynamic members: a member at -2 stays there until a new
     # process of its instance replaces it.
     with_ranking = not options.static_members
+    # Nor is it proved over expiry and deletion (a deletion is a perturbation the ranking
+    # does not count).
+    expiry = options.offset_expiry or options.group_deletion
+    with_ranking = with_ranking and not expiry
     if with_ranking:
         goals += list(ranking.GOALS)
     if args.only:
@@ -361,10 +350,16 @@ def cmd_prove(args: argparse.Namespace) -> int:
         g["seconds"] = round(g["seconds"] + secs, 3)
         if status == "failed" or (status == "unknown" and g["status"] == "proved"):
             g["status"] = status
-    if not with_ranking:
+    if not with_ranking and options.static_members:
         reasons.append(
             "static members: the invariant with STATIC_LEMMAS; the convergence ranking is "
             "for dynamic members and was not checked"
+        )
+    if expiry:
+        reasons.append(
+            "KIP-211 expiry / group deletion: the invariant with EXPIRY_LEMMAS, their step "
+            "properties; the convergence ranking does not count these perturbations and was "
+            "not checked"
         )
     lemmas = {c.name for c in invariant if c.lemma} | {
         c.name for c in layer_conjuncts(True) if c.lemma
@@ -381,6 +376,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "rejoin_with_epoch_zero": options.rejoin_with_epoch_zero,
             "realign_empty_group": options.realign_empty_group,
             "static_members": options.static_members,
+            "offset_expiry": options.offset_expiry,
+            "group_deletion": options.group_deletion,
         },
         "summary": counts,
         "reasons": reasons,

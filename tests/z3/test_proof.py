@@ -543,31 +543,52 @@ def test_prove_refuses_rules_outside_its_abstraction(
     assert "explore it instead" in err
 
 
-@pytest.mark.parametrize("preset_name", ["OFFSETS_EXPIRY", "GROUP_DELETION", "ZOMBIE_DELETION"])
-def test_prove_refuses_expiry_and_deletion_that_bmc_and_agreement_accept(
-    preset_name: str, capsys: pytest.CaptureFixture[str]
+def test_expiry_and_deletion_step_properties_are_proved_and_their_variants_fail(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """KIP-211 expiry and group deletion are in the relation (BMC and agreement take them),
-    not in the proof's invariant: prove refuses them, and the variants of their rules,
-    with the reason."""
-    from groupcheck.agreement import _chosen
-    from groupcheck.cli import build_parser, main
-    from groupcheck.prove import outside_scope
-    from model.presets import preset
+    """With KIP-211 expiry and group deletion in the relation (``GROUP_DELETION``: both,
+    and ``delete_expired_groups``), ``NoLiveOffsetExpires`` and
+    ``GroupDeletedOnlyWhenEmpty`` hold on every step from a state of the invariant (with
+    ``Lemma.SubscribedOnlyByMembers``) — here on the families that remove offsets or
+    delete the group, which keep that lemma too; under each mutant's variant its property
+    fails on the family the variant changes. ``prove --variant`` of either without a
+    config that has the family is refused. (``prove --preset GROUP_DELETION`` proves all
+    its 283 obligations: docs/benchmarks.md.)"""
+    from invariants.z3.proof.induction import invariant_for, steps_for
+    from model.presets import PRESETS
 
-    assert main(["prove", "--preset", preset_name, "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "prove's invariant does not cover" in err
-    assert "prove --agreement" in err
-    assert outside_scope(preset(preset_name), epochs=True, expiry=True) is None
-    for variant in ("expire-by-commit-time", "delete-non-empty-group"):
+    config = PRESETS["GROUP_DELETION"]
+    options = Options.of(config)
+    invariant = invariant_for(options)
+    steps = steps_for(options)
+    assert "Lemma.SubscribedOnlyByMembers" in {c.name for c in invariant}
+    new = {"NoLiveOffsetExpires", "GroupDeletedOnlyWhenEmpty"}
+    assert new <= {s.name for s in steps}
+    prover = Prover(options, invariant=invariant, steps=steps)
+    # The families that remove offsets or delete the group (the others keep both).
+    movers = ("ExpireOffsets", "DeleteGroup", "MetadataChange", "DeliverMessage.offset_commit")
+    obligations = [
+        ob
+        for ob in prover.obligations()
+        if ob.family in movers
+        and (ob.goal in new or (ob.goal == "Lemma.SubscribedOnlyByMembers" and ob.kind != "step"))
+    ]
+    assert len(obligations) == 3 * len(movers)
+    assert all(prover.check(ob).status == "proved" for ob in obligations)
+    for variant, goal, family in (
+        ("expire-by-commit-time", "NoLiveOffsetExpires", "ExpireOffsets"),
+        ("delete-non-empty-group", "GroupDeletedOnlyWhenEmpty", "DeleteGroup"),
+    ):
+        mutated = Prover(Options.of(config, variant), invariant=invariant, steps=steps)
+        (ob,) = [o for o in mutated.obligations() if (o.goal, o.family) == (goal, family)]
+        result = mutated.check(ob)
+        assert result.status == "failed"
+        assert result.cti is not None
+        assert result.cti.python_confirms
         assert main(["prove", "--variant", variant, "--quiet"]) == 2
-        assert "prove's invariant does not cover" in capsys.readouterr().err
-    args = build_parser().parse_args(["prove", "--agreement", "--preset", preset_name])
-    (chosen,), skipped = _chosen(args)
-    assert chosen[0].name == preset_name
-    assert not skipped
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert "a config that has it" in err
 
 
 def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1542,6 +1542,19 @@ def _with_expiry_and_deletion(
         formula = f.formula
         if f.name != "MetadataChange":
             formula = z3.And(formula, _present_kept(pre, post))
+        elif post.present is not None:
+            # A metadata change drops the offsets of deleted topics only
+            # (``system._delete_topic``, ``_recreate_topic``: drop_offsets_of_topic).
+            formula = z3.And(
+                formula,
+                z3.ForAll(
+                    [_m, _p],
+                    z3.Implies(
+                        z3.And(pre.committed_by(_m, _p), z3.Not(post.committed_by(_m, _p))),
+                        z3.Not(post.present(_p)),
+                    ),
+                ),
+            )
         if f.name == "DeliverMessage.heartbeat" and pre.deleted is not None:
             assert post.deleted is not None
             r, owned = f.params["epoch"], f.params["owned"]
