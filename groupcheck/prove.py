@@ -145,7 +145,9 @@ def _config(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
     from invariants.z3.proof.transition import (
+        DELETION_VARIANTS,
         EPOCH_VARIANTS,
+        EXPIRY_VARIANTS,
         OUTSIDE,
         STATIC_VARIANTS,
         VARIANTS,
@@ -180,12 +182,29 @@ def _options(args: argparse.Namespace) -> Any:
             f"proof's obligations do not read; find it with explore --engine bmc --mutant "
             f"{args.variant}"
         )
+    if args.variant in EXPIRY_VARIANTS | DELETION_VARIANTS and not (
+        config is not None and _has_expiry_or_deletion(config, args.variant)
+    ):
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule on KIP-211 offset expiry or group "
+            f"deletion: prove it on a config that has it (--preset "
+            f"{'OFFSETS_EXPIRY' if args.variant in EXPIRY_VARIANTS else 'GROUP_DELETION'}), "
+            f"or find it with explore --engine bmc --mutant {args.variant}"
+        )
     if config is None:
         return Options(variant=args.variant)
     refused = outside_scope(config)
     if refused is not None:
         raise ConfigError(refused)
     return Options.of(config, args.variant)
+
+
+def _has_expiry_or_deletion(config: Any, variant: str) -> bool:
+    """Whether ``config``'s relation has the family ``variant`` mutates."""
+    from invariants.z3.proof.transition import EXPIRY_VARIANTS, Options
+
+    options = Options.of(config)
+    return options.offset_expiry if variant in EXPIRY_VARIANTS else options.group_deletion
 
 
 def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
@@ -210,15 +229,12 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
 
 def _outside_abstraction(config: Any) -> str | None:
     """What of ``config`` the symbolic relation does not model (None: nothing), so that a
-    proof is never reported for rules it did not read."""
+    proof is never reported for rules it did not read. (KIP-211 offset expiry and group
+    deletion are in the relation: ``Options.offset_expiry``, ``group_deletion``.)"""
     if config.assignor_offload:
         return "KIP-1263 assignor offload"
     if config.effective_assignment_interval_ms() > 0:
         return "KIP-1263 assignment batching"
-    if config.allows("ExpireOffsets"):
-        return "KIP-211 offset expiry"
-    if config.allows("DeleteGroup") or config.delete_expired_groups:
-        return "group deletion"
     return None
 
 
@@ -227,7 +243,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck.progress import progress_for
     from invariants.z3.proof import ranking
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
-    from invariants.z3.proof.induction import STEP_TARGETS, Prover, invariant_for, summary
+    from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
     from model.status import ConfigError
 
     if args.agreement:
@@ -249,14 +265,24 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise ConfigError(
             "--clients: the client layer has dynamic members only; this config has static members"
         )
-    prover = Prover(options, timeout_ms=int(args.timeout * 1000), invariant=invariant)
-    goals = [c.name for c in invariant] + [s.name for s in STEP_TARGETS]
+    steps = steps_for(options)
+    if (options.offset_expiry or options.group_deletion) and args.clients:
+        raise ConfigError(
+            "--clients: the client layer has no KIP-211 expiry or group deletion; this "
+            "config has them"
+        )
+    prover = Prover(options, timeout_ms=int(args.timeout * 1000), invariant=invariant, steps=steps)
+    goals = [c.name for c in invariant] + [s.name for s in steps]
     request_lemma = not args.natural_lemmas
     layer_goals = [c.name for c in layer_conjuncts(request_lemma)] if args.clients else []
     goals += layer_goals
     # The convergence ranking is for dynamic members: a member at -2 stays there until a new
     # process of its instance replaces it.
     with_ranking = not options.static_members
+    # Nor is it proved over expiry and deletion (a deletion is a perturbation the ranking
+    # does not count).
+    expiry = options.offset_expiry or options.group_deletion
+    with_ranking = with_ranking and not expiry
     if with_ranking:
         goals += list(ranking.GOALS)
     if args.only:
@@ -324,10 +350,16 @@ def cmd_prove(args: argparse.Namespace) -> int:
         g["seconds"] = round(g["seconds"] + secs, 3)
         if status == "failed" or (status == "unknown" and g["status"] == "proved"):
             g["status"] = status
-    if not with_ranking:
+    if not with_ranking and options.static_members:
         reasons.append(
             "static members: the invariant with STATIC_LEMMAS; the convergence ranking is "
             "for dynamic members and was not checked"
+        )
+    if expiry:
+        reasons.append(
+            "KIP-211 expiry / group deletion: the invariant with EXPIRY_LEMMAS, their step "
+            "properties; the convergence ranking does not count these perturbations and was "
+            "not checked"
         )
     lemmas = {c.name for c in invariant if c.lemma} | {
         c.name for c in layer_conjuncts(True) if c.lemma
@@ -344,6 +376,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "rejoin_with_epoch_zero": options.rejoin_with_epoch_zero,
             "realign_empty_group": options.realign_empty_group,
             "static_members": options.static_members,
+            "offset_expiry": options.offset_expiry,
+            "group_deletion": options.group_deletion,
         },
         "summary": counts,
         "reasons": reasons,
@@ -516,6 +550,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     if config.assignment_epochs:
         # The states keep the KIP-1251 fields: HolderCommitsAccepted is read too.
         goals += [c.name for c in EPOCH_GOALS]
+    goals += _expiry_goals(config)
     # The client layer only for a client-side variant: its properties read the clients.
     layer = None
     if variant in CLIENT_VARIANTS:
@@ -666,6 +701,17 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             return exitcodes.INTERNAL_ERROR
         return exitcodes.VIOLATION
     return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def _expiry_goals(config: Any) -> list[str]:
+    """The step properties BMC reads besides ``GOALS`` where the states keep which
+    partitions exist (KIP-211 expiry) or the deletion fields (group deletion)."""
+    from invariants.z3.proof.bmc import DELETION_GOALS, EXPIRY_GOALS
+    from invariants.z3.proof.transition import Options
+
+    options = Options.of(config)
+    goals = [s.name for s in EXPIRY_GOALS] if options.offset_expiry else []
+    return goals + ([s.name for s in DELETION_GOALS] if options.group_deletion else [])
 
 
 def _lift_and_write(

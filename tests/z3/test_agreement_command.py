@@ -85,6 +85,59 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
     assert "pre-state:" in out
 
 
+def test_deletion_recreation_and_expiry_agree_step_by_step() -> None:
+    """Group deletion and KIP-211 expiry step by step (``Options.group_deletion``,
+    ``offset_expiry``): on ``GROUP_DELETION`` with one client that may subscribe again, the
+    first step (in BFS order) of each kind below is the relation's, the model's successor
+    the only one — a join that creates a deleted group again, an expiry that deletes the
+    emptied group, a DeleteGroups refused while the group has a member; and the same
+    refused request, deleting the group under ``delete-non-empty-group``'s rules, is its
+    variant's step and not the reference relation's."""
+    from collections.abc import Callable
+
+    from model.actions import Action, DeleteGroup, ExpireOffsets
+    from model.config import ClientSpec
+    from model.records import State
+
+    config = replace(
+        PRESETS["GROUP_DELETION"],
+        name="GROUP_DELETION_RESUBSCRIBE",
+        clients=(ClientSpec("A", ("foo",)),),
+        perturbations=frozenset({"Leave", "Subscribe", "DeleteGroup", "ExpireOffsets"}),
+        max_perturbations=4,
+    )
+    kinds: dict[str, Callable[[State, Action, State], bool]] = {
+        "recreated": lambda pre, a, post: pre.group.deleted and not post.group.deleted,
+        "expired and deleted": lambda pre, a, post: (
+            isinstance(a, ExpireOffsets) and post.group.deleted
+        ),
+        "refused": lambda pre, a, post: isinstance(a, DeleteGroup) and bool(pre.group.members),
+    }
+    found: dict[str, tuple[State, Action, State]] = {}
+    for pre, action, post in bfs_steps(config, 2_000):
+        for kind, test in kinds.items():
+            if kind not in found and test(pre, action, post):
+                found[kind] = (pre, action, post)
+        if len(found) == len(kinds):
+            break
+    assert set(found) == set(kinds)
+    options = Options.of(config)
+    assert options.group_deletion
+    assert options.offset_expiry
+    for pre, action, post in found.values():
+        check = check_step(pre, action, post, config, options=options)
+        assert (check.allowed, check.unique) == ("yes", "yes"), check
+    pre, action, _ = found["refused"]
+    mutant = MUTANTS["delete-non-empty-group"]
+    mutated = replace(config, rules=mutant.rules)
+    stepped = system.step(pre, action, mutated)
+    assert isinstance(stepped, State)
+    assert stepped.group.deleted
+    variant = Options.of(mutated, "delete-non-empty-group")
+    assert check_step(pre, action, stepped, mutated, options=variant).allowed == "yes"
+    assert check_step(pre, action, stepped, mutated, options=options).allowed == "no"
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [

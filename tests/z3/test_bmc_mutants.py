@@ -15,7 +15,9 @@ from groupcheck.mutants import MUTANTS
 from groupcheck.mutants.catalogue import after_assignor
 from groupcheck.prove import _initial_group_epoch
 from invariants.z3.proof.bmc import (
+    DELETION_GOALS,
     EPOCH_GOALS,
+    EXPIRY_GOALS,
     GOALS,
     ReplayDiverged,
     confirmed,
@@ -57,6 +59,8 @@ FOUND = {
     "callback-ignores-abort": ("OwnedPartitionsAreHeld", 6),
     "strict-commit-epoch": ("HolderCommitsAccepted", 3),
     "static-replacement-keeps-both": ("NoServerError", 3),
+    "expire-by-commit-time": ("NoLiveOffsetExpires", 3),
+    "delete-non-empty-group": ("GroupDeletedOnlyWhenEmpty", 2),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -80,6 +84,8 @@ KILL_LENGTH = {
     "callback-ignores-abort": 10,
     "strict-commit-epoch": 13,
     "static-replacement-keeps-both": 11,
+    "expire-by-commit-time": 8,
+    "delete-non-empty-group": 3,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""
@@ -95,7 +101,10 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     assert set(CLIENT_VARIANTS) <= set(VARIANTS)
     client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS, *POLL_GOALS)}
     epoch_goals = {c.name for c in EPOCH_GOALS}
-    assert {goal for goal, _ in FOUND.values()} <= set(GOALS) | client_goals | epoch_goals
+    expiry_goals = {s.name for s in (*EXPIRY_GOALS, *DELETION_GOALS)}
+    assert {goal for goal, _ in FOUND.values()} <= (
+        set(GOALS) | client_goals | epoch_goals | expiry_goals
+    )
 
 
 SLOW = {"ack-while-revoking"}
@@ -162,6 +171,28 @@ def test_the_reference_rules_keep_covers_under_a_covering_assignor() -> None:
         group_epoch=_initial_group_epoch(config),
     )
     assert (out.status, out.depth) == ("ok", 4)
+
+
+@pytest.mark.parametrize("name", ["expire-by-commit-time", "delete-non-empty-group"])
+def test_the_reference_rules_keep_the_expiry_and_deletion_goals(name: str) -> None:
+    """``NoLiveOffsetExpires`` and ``GroupDeletedOnlyWhenEmpty`` are BMC goals only because
+    the reference rules keep them: on the mutant's scenario, at the variant's depth, the
+    reference relation has no path violating either."""
+    config = MUTANTS[name].config
+    options = Options.of(config)
+    assert options.offset_expiry
+    assert options.group_deletion == (name == "delete-non-empty-group")
+    goals = [s.name for s in EXPIRY_GOALS]
+    goals += [s.name for s in DELETION_GOALS] if options.group_deletion else []
+    depth = FOUND[name][1]
+    outs = search_all(
+        goals,
+        depth,
+        options,
+        universe=universe_of(config),
+        group_epoch=_initial_group_epoch(config),
+    )
+    assert {(o.status, o.depth) for o in outs.values()} == {("ok", depth)}
 
 
 def test_the_reference_clients_keep_the_client_goals() -> None:

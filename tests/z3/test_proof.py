@@ -519,16 +519,16 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
     assert row["status"] == "violation"
     assert row["replayed"] is True
     capsys.readouterr()
-    assert main([*args, "--mutant", "expire-by-commit-time"]) == 2
+    assert main([*args, "--mutant", "install-run-after-deletion"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "outside the symbolic core" in err
-    assert "offset expiry" in err
+    assert "assignor offload" in err
 
 
 @pytest.mark.parametrize(
     "preset_name",
-    ["OFFLOAD", "BATCHING", "OFFSETS_EXPIRY", "ZOMBIE_DELETION", "CLASSIC_COOPERATIVE"],
+    ["OFFLOAD", "BATCHING", "CLASSIC_COOPERATIVE"],
 )
 def test_prove_refuses_rules_outside_its_abstraction(
     preset_name: str, capsys: pytest.CaptureFixture[str]
@@ -541,6 +541,54 @@ def test_prove_refuses_rules_outside_its_abstraction(
     err = capsys.readouterr().err
     assert err.count("\n") == 2
     assert "explore it instead" in err
+
+
+def test_expiry_and_deletion_step_properties_are_proved_and_their_variants_fail(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With KIP-211 expiry and group deletion in the relation (``GROUP_DELETION``: both,
+    and ``delete_expired_groups``), ``NoLiveOffsetExpires`` and
+    ``GroupDeletedOnlyWhenEmpty`` hold on every step from a state of the invariant (with
+    ``Lemma.SubscribedOnlyByMembers``) — here on the families that remove offsets or
+    delete the group, which keep that lemma too; under each mutant's variant its property
+    fails on the family the variant changes. ``prove --variant`` of either without a
+    config that has the family is refused. (``prove --preset GROUP_DELETION`` proves all
+    its 283 obligations: docs/benchmarks.md.)"""
+    from invariants.z3.proof.induction import invariant_for, steps_for
+    from model.presets import PRESETS
+
+    config = PRESETS["GROUP_DELETION"]
+    options = Options.of(config)
+    invariant = invariant_for(options)
+    steps = steps_for(options)
+    assert "Lemma.SubscribedOnlyByMembers" in {c.name for c in invariant}
+    new = {"NoLiveOffsetExpires", "GroupDeletedOnlyWhenEmpty"}
+    assert new <= {s.name for s in steps}
+    prover = Prover(options, invariant=invariant, steps=steps)
+    # The families that remove offsets or delete the group (the others keep both).
+    movers = ("ExpireOffsets", "DeleteGroup", "MetadataChange", "DeliverMessage.offset_commit")
+    obligations = [
+        ob
+        for ob in prover.obligations()
+        if ob.family in movers
+        and (ob.goal in new or (ob.goal == "Lemma.SubscribedOnlyByMembers" and ob.kind != "step"))
+    ]
+    assert len(obligations) == 3 * len(movers)
+    assert all(prover.check(ob).status == "proved" for ob in obligations)
+    for variant, goal, family in (
+        ("expire-by-commit-time", "NoLiveOffsetExpires", "ExpireOffsets"),
+        ("delete-non-empty-group", "GroupDeletedOnlyWhenEmpty", "DeleteGroup"),
+    ):
+        mutated = Prover(Options.of(config, variant), invariant=invariant, steps=steps)
+        (ob,) = [o for o in mutated.obligations() if (o.goal, o.family) == (goal, family)]
+        result = mutated.check(ob)
+        assert result.status == "failed"
+        assert result.cti is not None
+        assert result.cti.python_confirms
+        assert main(["prove", "--variant", variant, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert "a config that has it" in err
 
 
 def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str]) -> None:

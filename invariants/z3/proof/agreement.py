@@ -27,7 +27,7 @@ from invariants.z3.proof.state import (
     project,
 )
 from invariants.z3.proof.transition import Family, Options, families, family_of
-from model.actions import Action, DeliverMessage, RebalanceTimeout, SessionTimeout
+from model.actions import Action, DeliverMessage, ExpireOffsets, RebalanceTimeout, SessionTimeout
 from model.config import Config
 from model.coordinator import resolve_member, subscribed_topics, validate_heartbeat_request
 from model.records import (
@@ -151,6 +151,8 @@ def parameters(
 
     if fam.name in ("Unchanged", "CoordinatorFailover", "CoordinatorLoaded"):
         return []
+    if fam.name in ("ExpireOffsets", "DeleteGroup"):
+        return _expiry_parameters(fam, pre, action, u)
     if fam.name in ("SessionTimeout", "RebalanceTimeout"):
         assert isinstance(action, SessionTimeout | RebalanceTimeout)
         return [p["member"] == u.member_consts[action.member_id], z3.Not(p["regexes_dropped"])]
@@ -240,6 +242,15 @@ def parameters(
     return out
 
 
+def _expiry_parameters(fam: Family, pre: State, action: Action, u: Universe) -> list[Any]:
+    """``ExpireOffsets``' topic (the partitions of the topic the action names, by its topic
+    id); ``DeleteGroup`` has no parameter."""
+    if not isinstance(action, ExpireOffsets):
+        return []
+    topic_id = pre.topics[action.topic].topic_id
+    return [fam.params["topic"](q) == (tp[0] == topic_id) for tp, q in u.partition_consts.items()]
+
+
 def refused_write(pre: State, post: State) -> bool:
     """Whether the step answered a heartbeat with UNKNOWN_SERVER_ERROR: the coordinator's
     write was refused by the partition-epoch bookkeeping (``PartitionEpochConflict``), which
@@ -264,9 +275,10 @@ def check_step(
     """Check one model step against the relation (module docstring)."""
     opts = options if options is not None else Options.of(config)
     epochs = opts.assignment_epochs
+    kept = {"expiry": opts.offset_expiry, "deletion": opts.group_deletion}
     # The ghost rises on this step exactly when the model refused the write.
-    before = dc_replace(project(pre, epochs), server_error=False)
-    after = dc_replace(project(post, epochs), server_error=refused_write(pre, post))
+    before = dc_replace(project(pre, epochs, **kept), server_error=False)
+    after = dc_replace(project(post, epochs, **kept), server_error=refused_write(pre, post))
     request_instance = _request_instance(action)
     u = _universe(
         before,
@@ -276,7 +288,8 @@ def check_step(
         requesters=_requester(action),
     )
     static = opts.static_members
-    spre, spost = SymState.fresh("pre", epochs, static), SymState.fresh("post", epochs, static)
+    spre = SymState.fresh("pre", epochs, static, **kept)
+    spost = SymState.fresh("post", epochs, static, **kept)
     name = family_of(action)
     fam = _family(spre, spost, opts, name)
     pins_pre, pins_post = pin(spre, before, u), pin(spost, after, u)

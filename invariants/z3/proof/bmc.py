@@ -39,7 +39,13 @@ from typing import Any
 import z3
 
 from invariants.expr import StepSnapshot, compile_expr
-from invariants.properties import HOLDER_COMMITS_ACCEPTED, TARGET_COVERS, Property
+from invariants.properties import (
+    GROUP_DELETED_ONLY_WHEN_EMPTY,
+    HOLDER_COMMITS_ACCEPTED,
+    NO_LIVE_OFFSET_EXPIRES,
+    TARGET_COVERS,
+    Property,
+)
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_STEP_GOALS,
@@ -71,7 +77,14 @@ from invariants.z3.proof.state import (
     project_group,
     render,
 )
-from invariants.z3.proof.transition import PARTITION_RANK, Family, Options, families, initial
+from invariants.z3.proof.transition import (
+    PARTITION_RANK,
+    Family,
+    Options,
+    families,
+    initial,
+    initial_expiry_and_deletion,
+)
 from model.config import Config
 
 REQUEST_FAMILIES = (
@@ -89,12 +102,17 @@ BMC_FAMILIES = (
     "CoordinatorLoaded",
     "DeleteTopic",
     "ResolveRegularExpressions",
+    "ExpireOffsets",
+    "DeleteGroup",
 )
 """The families BMC unrolls: the requests (with a static member's -2 leave where the
 configuration has instance ids); a coordinator failover and the new coordinator
 loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``); the deletion of a
 topic and a new resolution of the regular expressions (``DeleteTopic``,
-``ResolveRegularExpressions``: ``MetadataChange`` restricted to what the replay drives)."""
+``ResolveRegularExpressions``: ``MetadataChange`` restricted to what the replay drives);
+with KIP-211 expiry and group deletion (``Options.offset_expiry``, ``group_deletion``)
+the expiry of one replay topic's offsets and a DeleteGroups request (``ExpireOffsets``,
+``DeleteGroup``)."""
 
 STATE_GOALS: tuple[Conjunct, ...] = (
     *STATE_TARGETS,
@@ -116,6 +134,14 @@ EPOCH_GOALS: tuple[Conjunct, ...] = (_property(HOLDER_COMMITS_ACCEPTED),)
 assignment epochs (``Options.assignment_epochs``): ``HolderCommitsAccepted``, on the
 ``holder_rejected`` ghost the offset-commit family sets as ``handle_offset_commit`` sets
 ``Group.holder_commit_rejected``."""
+
+EXPIRY_GOALS: tuple[Property, ...] = (NO_LIVE_OFFSET_EXPIRES,)
+"""The step properties BMC reads besides ``GOALS`` when the states keep which partitions
+exist (``Options.offset_expiry``): ``NoLiveOffsetExpires``."""
+
+DELETION_GOALS: tuple[Property, ...] = (GROUP_DELETED_ONLY_WHEN_EMPTY,)
+"""The step properties BMC reads besides ``GOALS`` when the states keep the deletion
+fields (``Options.group_deletion``): ``GroupDeletedOnlyWhenEmpty``."""
 
 _p = z3.Const("p", PARTITION)
 _m = z3.Const("m", MEMBER)
@@ -454,7 +480,9 @@ class Unrolling:
         self.solver.set("timeout", timeout_ms)
         self.epochs = options.assignment_epochs
         self.static = options.static_members
-        self.states = [SymState.fresh("s0", self.epochs, self.static)]
+        self.expiry = options.offset_expiry
+        self.deletion = options.group_deletion
+        self.states = [self._fresh("s0")]
         self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
         self.grounder = Grounder(universe, layer) if universe is not None else None
         self.blast = (
@@ -469,6 +497,8 @@ class Unrolling:
         self.add(z3.ForAll([_p], g0.present(_p)))
         self.add(z3.ForAll([_m], z3.And(z3.Not(g0.rx(_m)), z3.Not(g0.res(_m)))))
         self.add(g0.glue(self.states[0]))
+        self.add(initial_expiry_and_deletion(self.states[0]))
+        self.add(self._present_glue(self.states[0], g0))
         if universe is not None:
             # The assignor lists partitions in the universe's order (the replay's topics
             # p0, p1, … sort that way).
@@ -521,11 +551,12 @@ class Unrolling:
         if self.depth >= self.max_depth:
             raise ValueError(f"the unrolling was sized for {self.max_depth} steps")
         i = self.depth
-        pre, post = self.states[i], SymState.fresh(f"s{i + 1}", self.epochs, self.static)
+        pre, post = self.states[i], self._fresh(f"s{i + 1}")
         self.states.append(post)
         g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
         self.ghosts.append(h)
         self.add(h.glue(post))
+        self.add(self._present_glue(post, h))
         if self.layer is not None:
             self._extend_clients(pre, post, g, h)
             return
@@ -535,7 +566,11 @@ class Unrolling:
             if step.name not in self.names:
                 continue
             f = step
+            if f.name == "ExpireOffsets":
+                f = self._one_topic(f)
             formula = _replayable(f)
+            if self.expiry and f.name == "DeliverMessage.offset_commit":
+                formula = z3.And(formula, self._commits_held(f, pre))
             if "instance" in f.params and self.universe is not None:
                 # A request names one of the configuration's instance ids, or none.
                 inst = f.params["instance"]
@@ -566,6 +601,37 @@ class Unrolling:
                 self.solver.add(z3.Implies(flag, self.encode(body)))
         self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
         self.chosen.append(picks)
+
+    def _fresh(self, tag: str) -> SymState:
+        return SymState.fresh(
+            tag, self.epochs, self.static, expiry=self.expiry, deletion=self.deletion
+        )
+
+    @staticmethod
+    def _present_glue(s: SymState, g: Ghost) -> Any:
+        """The partitions that exist are the replay's topics that exist."""
+        if s.present is None:
+            return z3.BoolVal(True)
+        return z3.ForAll([_p], s.present(_p) == g.present(_p))
+
+    @staticmethod
+    def _one_topic(f: Family) -> Family:
+        """``ExpireOffsets`` of one replay topic: its one partition (``topic``, bound to a
+        partition of the universe like every partition parameter)."""
+        tag = f.params["topic"].name().split("@")[-1]
+        d = z3.Const(f"ExpireOffsets.partition@{tag}", PARTITION)
+        topic = f.params["topic"]
+        formula = z3.And(f.formula, z3.ForAll([_p], topic(_p) == (_p == d)))
+        return replace(f, formula=formula, params={"topic": d})
+
+    @staticmethod
+    def _commits_held(f: Family, pre: SymState) -> Any:
+        """With KIP-211 expiry, a commit names only partitions its member holds at the
+        coordinator, as the model's clients commit what they own and give up (on a
+        revocation or before a leave): the paths whose expired offsets a model run can
+        have committed."""
+        cm, parts = f.params["member"], f.params["partitions"]
+        return z3.ForAll([_p], z3.Implies(parts(_p), pre.holds(cm, _p)))
 
     def _extend_clients(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> None:
         """One step of the client layer (``bmc_clients.Layer.steps``) instead of the core's
@@ -814,6 +880,10 @@ def search_all(
     if options.assignment_epochs:
         state_goals.update({c.name: c for c in EPOCH_GOALS})
     step_goals: dict[str, Any] = {s.name: s for s in STEP_TARGETS}
+    if options.offset_expiry:
+        step_goals.update({s.name: s for s in EXPIRY_GOALS})
+    if options.group_deletion:
+        step_goals.update({s.name: s for s in DELETION_GOALS})
     if layer is not None:
         step_goals.update({c.name: c for c in CLIENT_STEP_GOALS})
     names = list(goals)
@@ -912,6 +982,9 @@ def _abstract(value: Concrete) -> Concrete:
         loading=value.loading,
         since=None if since is None else {(m, _tp(p)): e for (m, p), e in since.items()},
         holder_rejected=value.holder_rejected,
+        present=None if value.present is None else frozenset(_tp(p) for p in value.present),
+        deleted=value.deleted,
+        deletions=value.deletions,
     )
 
 
@@ -928,6 +1001,9 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
         value.loading,
         None if value.since is None else dict(value.since),
         value.holder_rejected,
+        value.present,
+        value.deleted,
+        value.deletions,
     )
 
 
@@ -971,16 +1047,22 @@ def replay_start(path: Path) -> tuple[Any, Any]:
     return group, replay_topics(n_parts)
 
 
-def replay_projection(group: Any, topics: Any, epochs: bool = False) -> Concrete:
+def replay_projection(
+    group: Any, topics: Any, epochs: bool = False, *, expiry: bool = False, deletion: bool = False
+) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
-    them), with its KIP-1251 fields when ``epochs``."""
+    them), with its KIP-1251 fields when ``epochs``, the topics that exist when ``expiry``
+    and its deletion fields when ``deletion``."""
     from model.coordinator import subscribed_topics
 
     subs = {
         mid: frozenset((name, 0) for name in topics if name in subscribed_topics(m, group))
         for mid, m in group.members.items()
     }
-    return project_group(group, subs, epochs)
+    value = project_group(group, subs, epochs, deletion=deletion)
+    if expiry:
+        value = replace(value, present=frozenset((name, 0) for name in topics))
+    return value
 
 
 def apply_step(
@@ -1094,7 +1176,8 @@ def replay(
     group, topics = replay_start(path)
     first = path.states[0]
     epochs = first.since is not None
-    out = [replay_projection(group, topics, epochs)]
+    shown = {"expiry": first.present is not None, "deletion": first.deleted is not None}
+    out = [replay_projection(group, topics, epochs, **shown)]
     server_error = False
     loading = first.loading
     deleted: set[str] = set()
@@ -1115,6 +1198,8 @@ def replay(
             group = rules.resolve_regular_expressions(
                 group, topics, replace(base_config, rules=rules)
             )
+        elif family in ("ExpireOffsets", "DeleteGroup"):
+            group = _expire_or_delete(group, topics, family, params, rules, base_config)
         elif family == "CoordinatorFailover":
             # system._failover: the new coordinator starts loading the group.
             loading = True
@@ -1141,10 +1226,30 @@ def replay(
             server_error = server_error or refused
         # While the group loads, system.step answers every request to the coordinator
         # with COORDINATOR_LOAD_IN_PROGRESS and leaves the group as it is.
-        now = replace(replay_projection(group, topics, epochs), loading=loading)
+        now = replace(replay_projection(group, topics, epochs, **shown), loading=loading)
         same_as_path(i, family, now, after)
         out.append(now)
     return out, server_error
+
+
+def _expire_or_delete(
+    group: Any, topics: Any, family: str, params: dict[str, Any], rules: Any, base_config: Any
+) -> Any:
+    """``system._expire_offsets`` of the step's topic (with the rules' expiration
+    condition, then ``maybe_delete_expired_group``) or ``system._delete_group`` (the
+    rules' ``validate_delete_group``; a refusal changes nothing)."""
+    from model import coordinator as co
+    from model.status import ErrorCode
+
+    config = replace(base_config, rules=rules)
+    if family == "ExpireOffsets":
+        name = _tp(str(params["topic"]))[0]
+        expirable = rules.expirable_offsets(group, topics)
+        group = co.expire_offsets(group, expirable, topics[name].topic_id)
+        return co.maybe_delete_expired_group(group, config)
+    if rules.validate_delete_group(group) is not ErrorCode.NONE:
+        return group
+    return co.delete_group(group, config)
 
 
 def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
@@ -1154,7 +1259,9 @@ def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
     if goal in state_goals:
         last = replace(states[-1], server_error=server_error)
         return not compile_expr(state_goals[goal].expr)(last.snapshot(), {})
-    prop: Property = next(s for s in STEP_TARGETS if s.name == goal)
+    prop: Property = next(
+        s for s in (*STEP_TARGETS, *EXPIRY_GOALS, *DELETION_GOALS) if s.name == goal
+    )
     a, b = states[-2], states[-1]
     ms = set(a.member_domain()) | set(b.member_domain())
     ps = set(a.partition_domain()) | set(b.partition_domain())

@@ -75,7 +75,9 @@ def possible_families(config: Config) -> tuple[str, ...]:
       ``commit_on_revoke``, on a revocation;
     * a metadata change after a topic perturbation or with a regular-expression
       subscription;
-    * a failover and the load after it with ``CoordinatorFailover``.
+    * a failover and the load after it with ``CoordinatorFailover``;
+    * an expiry of offsets with ``ExpireOffsets``, a DeleteGroups request with
+      ``DeleteGroup``.
     """
 
     def perturb(name: str) -> bool:
@@ -113,6 +115,8 @@ def possible_families(config: Config) -> tuple[str, ...]:
         "MetadataChange": metadata,
         "CoordinatorFailover": perturb("CoordinatorFailover"),
         "CoordinatorLoaded": perturb("CoordinatorFailover"),
+        "ExpireOffsets": perturb("ExpireOffsets"),
+        "DeleteGroup": perturb("DeleteGroup"),
         "Unchanged": True,
     }
     return tuple(name for name in FAMILY_NAMES if can[name])

@@ -48,10 +48,12 @@ from invariants.expr import (
 )
 from invariants.properties import (
     ASSIGNMENT_EPOCH_BOUNDED,
+    GROUP_DELETED_ONLY_WHEN_EMPTY,
     HAND_OUT_ONLY_RELEASED,
     MEMBER_EPOCH_BOUNDED,
     MEMBER_EPOCH_MONOTONE,
     NO_DOUBLE_MEMBER_ASSIGNMENT,
+    NO_LIVE_OFFSET_EXPIRES,
     NO_SERVER_ERROR,
     OFFSET_COMMIT_AT_VALID_EPOCH,
     STATIC_INSTANCE_UNIQUE,
@@ -70,7 +72,13 @@ from invariants.z3.proof.state import (
     decode,
     render,
 )
-from invariants.z3.proof.transition import Family, Options, families, initial
+from invariants.z3.proof.transition import (
+    Family,
+    Options,
+    families,
+    initial,
+    initial_expiry_and_deletion,
+)
 
 DEFAULT_TIMEOUT_MS = 30_000
 """Per-query Z3 timeout: a query that needs longer is ``unknown`` (timeout)."""
@@ -309,9 +317,55 @@ STATIC_INVARIANT: tuple[Conjunct, ...] = (
 at -2) gives way to ``STATIC_LEMMAS``."""
 
 
+EXPIRY_LEMMAS: tuple[Conjunct, ...] = (
+    Conjunct(
+        "Lemma.SubscribedOnlyByMembers",
+        forall(_m, _p)(Implies(Rel("subscribed", (_m, _p)), Rel("is_member", (_m,)))),
+        True,
+        "Only a member of the group subscribes to anything: a heartbeat stores the "
+        "subscription of the member it writes, fencing removes it with the member "
+        "(ConsumerGroup.removeMember), a metadata change moves members' subscriptions only, "
+        "and a deletion leaves no member (GroupMetadataManager.deleteGroup). Needed by "
+        "NoLiveOffsetExpires on a deletion: the deleted group's offsets belong to topics "
+        "nobody subscribes to.",
+    ),
+)
+"""The lemmas added with KIP-211 expiry or group deletion (``Options.offset_expiry``,
+``group_deletion``)."""
+
+
 def invariant_for(options: Options) -> tuple[Conjunct, ...]:
     """The invariant the obligations of ``options``' relation are about."""
-    return STATIC_INVARIANT if options.static_members else INVARIANT
+    base = STATIC_INVARIANT if options.static_members else INVARIANT
+    return base + expiry_lemmas(options)
+
+
+def expiry_lemmas(options: Options) -> tuple[Conjunct, ...]:
+    """``EXPIRY_LEMMAS`` where the relation has KIP-211 expiry or group deletion, else
+    none."""
+    return EXPIRY_LEMMAS if options.offset_expiry or options.group_deletion else ()
+
+
+def steps_for(options: Options) -> tuple[Property, ...]:
+    """The step properties proved of ``options``' relation: ``STEP_TARGETS``, and
+    ``NoLiveOffsetExpires`` with KIP-211 expiry (the states keep which partitions exist),
+    ``GroupDeletedOnlyWhenEmpty`` with group deletion."""
+    out = STEP_TARGETS
+    if options.offset_expiry:
+        out += (NO_LIVE_OFFSET_EXPIRES,)
+    if options.group_deletion:
+        out += (GROUP_DELETED_ONLY_WHEN_EMPTY,)
+    return out
+
+
+def _fresh_pair(options: Options) -> tuple[SymState, SymState]:
+    """The pre- and post-state of an obligation of ``options``' relation."""
+    kept = {
+        "static": options.static_members,
+        "expiry": options.offset_expiry,
+        "deletion": options.group_deletion,
+    }
+    return SymState.fresh("pre", **kept), SymState.fresh("post", **kept)
 
 
 @dataclass(frozen=True)
@@ -398,8 +452,7 @@ class Prover:
     steps: tuple[Property, ...] = STEP_TARGETS
 
     def obligations(self) -> list[Obligation]:
-        static = self.options.static_members
-        pre, post = SymState.fresh("pre", static=static), SymState.fresh("post", static=static)
+        pre, post = _fresh_pair(self.options)
         names = [f.name for f in families(pre, post, self.options)]
         out = [Obligation("initiation", c.name, None) for c in self.invariant]
         out += [Obligation("consecution", c.name, f) for c in self.invariant for f in names]
@@ -408,14 +461,13 @@ class Prover:
 
     def check(self, ob: Obligation) -> Result:
         start = time.monotonic()
-        static = self.options.static_members
-        pre, post = SymState.fresh("pre", static=static), SymState.fresh("post", static=static)
+        pre, post = _fresh_pair(self.options)
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
         fam: Family | None = None
         conjuncts = {c.name: c for c in self.invariant}
         if ob.kind == "initiation":
-            solver.add(initial(pre))
+            solver.add(initial(pre), initial_expiry_and_deletion(pre))
             solver.add(z3.Not(read(conjuncts[ob.goal].expr, now=pre)))
         else:
             fam = next(f for f in families(pre, post, self.options) if f.name == ob.family)

@@ -16,7 +16,9 @@ that keeps them (``SymState.since``, ``holder_rejected``); on one that does not,
 ``assigned_since`` is the snapshot's default (``FUNCTION_DEFAULT``) and
 ``holder_commit_rejected()`` raises :class:`OutsideAbstraction`. ``instance(m)`` reads
 the instance number of a state that keeps instance ids (``SymState.instance``), 0 (a
-dynamic member) on one that does not. Any other symbol raises
+dynamic member) on one that does not. ``exists(p)`` reads ``SymState.present`` and
+``group_deletions()`` ``SymState.deletions`` of a state that keeps them (KIP-211 expiry,
+group deletion). Any other symbol raises
 :class:`OutsideAbstraction` too.
 """
 
@@ -154,6 +156,8 @@ def _term(
         return z3.IntVal(FUNCTION_DEFAULT)  # KIP-1251 assignment epochs are not kept
     if name == "holder_commit_rejected" and s.holder_rejected is not None:
         return z3.If(s.holder_rejected, 1, 0)
+    if name == "group_deletions" and s.deletions is not None:
+        return s.deletions
     raise OutsideAbstraction(f"function {name!r} is outside the abstraction")
 
 
@@ -225,6 +229,8 @@ def _read(
             return s.pe_held(*args)
         if name == "server_error":
             return s.server_error
+        if name == "exists" and s.present is not None:
+            return s.present(*args)
         raise OutsideAbstraction(f"relation {name!r} is outside the abstraction")
     if isinstance(expr, Cmp):
         left = _term(expr.left, sides, env, clients)

@@ -46,6 +46,20 @@ more field, ``None`` otherwise:
                       members' instance ids say, ``records.static_member_index``)
 ==================== =========================================================
 
+With KIP-211 offset expiry (a configuration allowing ``ExpireOffsets``;
+``fresh(tag, expiry=True)``) and with group deletion (one allowing ``DeleteGroup`` or
+deleting expired groups; ``fresh(tag, deletion=True)``) more fields, ``None`` otherwise:
+
+==================== =========================================================
+``present(p)``        ``p`` is a partition of a topic in the metadata image (the
+                      snapshot's ``exists``): expiry reads only existing topics'
+                      offsets (``coordinator.expirations``), and ``NoLiveOffsetExpires``
+                      tells an expired offset from a deleted topic's
+``deleted``           the group was deleted and no member has joined since
+                      (``Group.deleted``)
+``deletions``         ghost: how often the group was deleted (``Group.deletions``)
+==================== =========================================================
+
 What it leaves out: the clients and the network (a request the coordinator receives is
 any request, constrained only by what the model's clients can send: see
 ``invariants.z3.proof.transition``), timers (a timer fires for any member), topics (a
@@ -110,9 +124,19 @@ class SymState:
     since: FuncRef | None = None
     holder_rejected: ExprRef | None = None
     instance: FuncRef | None = None
+    present: FuncRef | None = None
+    deleted: ExprRef | None = None
+    deletions: ExprRef | None = None
 
     @staticmethod
-    def fresh(tag: str, epochs: bool = False, static: bool = False) -> SymState:
+    def fresh(
+        tag: str,
+        epochs: bool = False,
+        static: bool = False,
+        *,
+        expiry: bool = False,
+        deletion: bool = False,
+    ) -> SymState:
         M, P, B, N = MEMBER, PARTITION, z3.BoolSort(), z3.IntSort()
 
         def f(name: str, *sorts: Any) -> FuncRef:
@@ -139,6 +163,9 @@ class SymState:
             since=f("since", M, P, N) if epochs else None,
             holder_rejected=z3.Bool(f"holder_rejected.{tag}") if epochs else None,
             instance=f("instance", M, N) if static else None,
+            present=f("present", P, B) if expiry else None,
+            deleted=z3.Bool(f"deleted.{tag}") if deletion else None,
+            deletions=z3.Int(f"deletions.{tag}") if deletion else None,
         )
 
     def instance_of(self, m: ExprRef) -> ExprRef:
@@ -210,6 +237,12 @@ class Concrete:
     """KIP-1251 assignment epochs of the partitions members hold (``None``: not kept)."""
     holder_rejected: bool | None = None
     """``Group.holder_commit_rejected`` (``None``: not kept)."""
+    present: frozenset[Partition] | None = None
+    """The partitions of the topics that exist (``None``: not kept; KIP-211 expiry)."""
+    deleted: bool | None = None
+    """``Group.deleted`` (``None``: not kept; group deletion)."""
+    deletions: int | None = None
+    """``Group.deletions`` (``None``: not kept; group deletion)."""
 
     def group_status(self) -> int:
         """``coordinator.group_status`` of these values (0 EMPTY … 3 STABLE)."""
@@ -230,6 +263,7 @@ class Concrete:
 
     def partition_domain(self) -> tuple[Partition, ...]:
         ps: set[Partition] = set(self.extra_partitions) | set(self.partition_epochs)
+        ps |= set(self.present or ())
         ps |= set(self.committed)
         ps |= {p for _, p in self.target}
         for mv in self.members.values():
@@ -301,6 +335,10 @@ class Concrete:
             fn["partition_epoch"][(p,)] = e
         if self.server_error:
             rel["server_error"].add(("coordinator",))
+        if self.present is not None:
+            rel["exists"] = {(p,) for p in self.present}
+        if self.deletions is not None:
+            fn["group_deletions"] = {(): self.deletions}
         fn["group_status"] = {(): self.group_status()}
         mdom = tuple(sorted(set(self.member_domain()) | set(members)))
         pdom = tuple(sorted(set(self.partition_domain()) | set(partitions)))
@@ -314,11 +352,16 @@ class Concrete:
 
 
 def project_group(
-    group: Group, subscribed: Mapping[str, frozenset[Partition]], epochs: bool = False
+    group: Group,
+    subscribed: Mapping[str, frozenset[Partition]],
+    epochs: bool = False,
+    *,
+    deletion: bool = False,
 ) -> Concrete:
     """The abstraction of a coordinator group; ``subscribed`` gives each member's
     subscribed partitions (as ``invariants.snapshot`` computes them); with ``epochs``, the
-    KIP-1251 assignment epochs and ``holder_commit_rejected`` too."""
+    KIP-1251 assignment epochs and ``holder_commit_rejected`` too; with ``deletion``,
+    ``Group.deleted`` and ``Group.deletions``."""
     members = {
         mid: MemberValue(
             epoch=m.member_epoch,
@@ -349,13 +392,18 @@ def project_group(
             else None
         ),
         holder_rejected=group.holder_commit_rejected if epochs else None,
+        deleted=group.deleted if deletion else None,
+        deletions=group.deletions if deletion else None,
     )
 
 
-def project(state: State, epochs: bool = False) -> Concrete:
+def project(
+    state: State, epochs: bool = False, *, expiry: bool = False, deletion: bool = False
+) -> Concrete:
     """The abstraction of a KIP-848 model state (``model.records.State``). The clients
     contribute their member ids to the member domain (members to come). With ``epochs``,
-    the KIP-1251 fields too."""
+    the KIP-1251 fields too; with ``expiry``, the partitions that exist; with
+    ``deletion``, the group's deletion fields."""
     from dataclasses import replace
 
     from invariants.snapshot import project as snapshot_of
@@ -364,9 +412,13 @@ def project(state: State, epochs: bool = False) -> Concrete:
     subs: dict[str, set[Partition]] = {}
     for mid, p in snap.relations["subscribed"]:
         subs.setdefault(str(mid), set()).add(p)  # type: ignore[arg-type]
-    concrete = project_group(state.group, {k: frozenset(v) for k, v in subs.items()}, epochs)
+    concrete = project_group(
+        state.group, {k: frozenset(v) for k, v in subs.items()}, epochs, deletion=deletion
+    )
+    present = frozenset(p for (p,) in snap.relations["exists"]) if expiry else None
     return replace(
         concrete,
+        present=present,  # type: ignore[arg-type]
         loading=state.coordinator_loading,
         extra_members=tuple(c.member_id for c in state.clients),
         extra_partitions=tuple(p for p in snap.partitions),
@@ -430,6 +482,12 @@ def pin(sym: SymState, value: Concrete, u: Universe) -> list[BoolRef]:
         out.append(sym.server_error == value.server_error)
     if value.holder_rejected is not None and sym.holder_rejected is not None:
         out.append(sym.holder_rejected == value.holder_rejected)
+    if value.deleted is not None and sym.deleted is not None:
+        out.append(sym.deleted == value.deleted)
+    if value.deletions is not None and sym.deletions is not None:
+        out.append(sym.deletions == value.deletions)
+    if value.present is not None and sym.present is not None:
+        out += [sym.present(pc) == (p in value.present) for p, pc in u.partition_consts.items()]
     if value.since is not None and sym.since is not None:
         for (mid, p), e in value.since.items():
             out.append(sym.since(u.member_consts[mid], u.partition_consts[p]) == e)
@@ -539,6 +597,13 @@ def decode(
         server_error=b(sym.server_error),
         since=since,
         holder_rejected=None if sym.holder_rejected is None else b(sym.holder_rejected),
+        present=(
+            None
+            if sym.present is None
+            else frozenset(("p", pname[str(q)]) for q in ps if b(sym.present(q)))
+        ),
+        deleted=None if sym.deleted is None else b(sym.deleted),
+        deletions=None if sym.deletions is None else n(sym.deletions),
         extra_members=tuple(mname.values()),
         extra_partitions=tuple(("p", i) for i in range(len(ps))),
     )
@@ -564,6 +629,8 @@ def render(value: Concrete) -> list[str]:
         + (", loading" if value.loading else "")
         + (", a write was refused (UNKNOWN_SERVER_ERROR)" if value.server_error else "")
         + (", a holder's commit was refused (KIP-1251)" if value.holder_rejected else "")
+        + (", deleted" if value.deleted else "")
+        + (f", {value.deletions} deletion(s)" if value.deletions else "")
     ]
     for mid in sorted(value.members):
         mv = value.members[mid]
@@ -596,4 +663,10 @@ def render(value: Concrete) -> list[str]:
             for (t, i), (m, e) in sorted(value.committed.items())
         )
         lines.append(f"  committed offsets: {co}")
+    if value.present is not None and set(value.present) != set(value.partition_domain()):
+        gone = sorted(set(value.partition_domain()) - set(value.present))
+        lines.append(
+            "  deleted partitions: "
+            + ", ".join((t + str(i)) if t == "p" else f"{t}-{i}" for t, i in gone)
+        )
     return lines

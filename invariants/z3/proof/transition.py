@@ -43,6 +43,15 @@ is checked against the static-member index, and the -2 temporary leave is a fami
 own, ``DeliverMessage.static_leave``. Without it no formula mentions instance ids and the
 relation is the dynamic one, family for family.
 
+With ``Options.offset_expiry`` (a configuration allowing ``ExpireOffsets``, KIP-211) the
+states keep which partitions exist (``SymState.present``) and ``ExpireOffsets`` is a family:
+the offsets of partitions no member subscribes to may expire, with no wall-clock time (the
+retention is taken to have passed whenever the rule allows it, as the model does). With
+``Options.group_deletion`` (``DeleteGroup`` allowed, or expired groups deleted) the states
+keep ``deleted`` and the ``deletions`` ghost, ``DeleteGroup`` is a family (refused unless
+the group is empty), an expiry may delete the emptied group, and a join at epoch 0
+creates a deleted group again. Without them the relation is today's, family for family.
+
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
 
@@ -78,8 +87,10 @@ from model.actions import (
     CoordinatorFailover,
     CoordinatorLoaded,
     CreateTopic,
+    DeleteGroup,
     DeleteTopic,
     DeliverMessage,
+    ExpireOffsets,
     RebalanceTimeout,
     RecreateTopic,
     ResolveRegularExpressions,
@@ -141,12 +152,24 @@ VARIANTS = {
     # Over the KIP-1251 assignment epochs (Options.assignment_epochs).
     "strict-commit-epoch": "an offset commit at an older epoch is refused although its "
     "member held every partition of it since then (KAFKA-20066)",
+    # Over KIP-211 offset expiry and group deletion (Options.offset_expiry,
+    # Options.group_deletion).
+    "expire-by-commit-time": "any committed offset may expire, also one of a topic a member "
+    "of the group subscribes to (KAFKA-4682, before KIP-211)",
+    "delete-non-empty-group": "DeleteGroups deletes the group whatever its members "
+    "(ConsumerGroup.validateDeleteGroup without NON_EMPTY_GROUP)",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
 STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
 """The variants of a rule on static members: a variant only where
 ``Options.static_members`` (BMC or ``prove`` on a configuration with instance ids)."""
+
+EXPIRY_VARIANTS = frozenset({"expire-by-commit-time"})
+"""The variants of the offset-expiry rule: a variant only where ``Options.offset_expiry``."""
+
+DELETION_VARIANTS = frozenset({"delete-non-empty-group"})
+"""The variants of the DeleteGroups rule: a variant only where ``Options.group_deletion``."""
 
 EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 """The variants of a rule that reads the KIP-1251 assignment epochs: a variant only where
@@ -163,8 +186,6 @@ OUTSIDE: dict[str, str] = {
     "install-before-static-replacement": _OFFLOAD,
     "install-without-epoch": _OFFLOAD,
     "install-run-after-deletion": _OFFLOAD,
-    "expire-by-commit-time": "KIP-211 offset expiry: not in the abstraction",
-    "delete-non-empty-group": "group deletion: not in the abstraction",
     "sticky-without-generation": _CLASSIC,
     "lost-partitions-kept": _CLASSIC,
     "assign-without-withholding": _CLASSIC,
@@ -213,6 +234,22 @@ class Options:
     assumes of static members' requests what the model's clients do: a request of a member
     of the group carries the instance id the member has (a client's instance id is
     fixed; a new process joins under a new member id, KIP-1082)."""
+    offset_expiry: bool = False
+    """KIP-211 offset expiry (a configuration allowing ``ExpireOffsets``): the states keep
+    which partitions exist (``SymState.present``), and ``ExpireOffsets`` is a family. Off,
+    the relation does not mention them."""
+    group_deletion: bool = False
+    """Group deletion (a configuration allowing ``DeleteGroup`` or deleting expired
+    groups): the states keep ``deleted`` and the ``deletions`` ghost, ``DeleteGroup`` is a
+    family, a join at epoch 0 creates a deleted group again. Off, the relation does not
+    mention them."""
+    delete_expired_groups: bool = False
+    """``Config.delete_expired_groups``: an expiry that leaves an empty group without
+    offsets deletes it (``coordinator.maybe_delete_expired_group``)."""
+    new_group_epoch: int = 0
+    """The group and assignment epoch of a group as the coordinator creates it
+    (``coordinator.new_group``: 1 under ``epoch_layout = "kafka-4.3"``), which a deletion
+    leaves."""
     variant: str | None = None
     assignor_covers: bool = False
     """Assume also that a new target gives every subscribed partition to some member
@@ -240,6 +277,10 @@ class Options:
             assignment_epochs=config.assignment_epochs,
             static_members=any(c.instance_id is not None for c in config.clients),
             instance_changes=config.max_perturbations > 0 and config.allows("ChangeInstanceId"),
+            offset_expiry=config.allows("ExpireOffsets"),
+            group_deletion=config.allows("DeleteGroup") or config.delete_expired_groups,
+            delete_expired_groups=config.delete_expired_groups,
+            new_group_epoch=1 if config.epoch_layout == "kafka-4.3" else 0,
             variant=variant,
         )
 
@@ -1279,6 +1320,8 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
         own = ("DeliverMessage.heartbeat", "DeliverMessage.offset_commit")
         kept = epochs_unchanged(pre, post)
         out = [f if f.name in own else replace(f, formula=z3.And(f.formula, kept)) for f in out]
+    if o.offset_expiry or o.group_deletion:
+        out = _with_expiry_and_deletion(pre, post, o, out)
     return out
 
 
@@ -1293,6 +1336,8 @@ FAMILY_NAMES = (
     "MetadataChange",
     "CoordinatorFailover",
     "CoordinatorLoaded",
+    "ExpireOffsets",
+    "DeleteGroup",
     "Unchanged",
 )
 
@@ -1358,4 +1403,184 @@ def family_of(action: Action) -> str:
         return "CoordinatorFailover"
     if isinstance(action, CoordinatorLoaded):
         return "CoordinatorLoaded"
+    if isinstance(action, ExpireOffsets):
+        return "ExpireOffsets"
+    if isinstance(action, DeleteGroup):
+        return "DeleteGroup"
     return "Unchanged"
+
+
+# --------------------------------------------------------------------------- expiry, deletion
+
+
+def _deleted_group(pre: SymState, post: SymState, o: Options) -> BoolRef:
+    """``coordinator.delete_group`` (``GroupMetadataManager.deleteGroup``,
+    ``OffsetMetadataManager.deleteAllOffsets``): what remains is a new group's record
+    (``coordinator.new_group``: no members, target, partition epochs or offsets, group and
+    assignment epoch ``Options.new_group_epoch``), marked deleted, one deletion more.
+    Integer fields of the members gone are left open, as the abstraction leaves a
+    non-member's; the ghosts (``server_error``, ``holder_rejected``) and which partitions
+    exist stay."""
+    assert post.deleted is not None
+    assert pre.deletions is not None
+    out = [
+        z3.ForAll([_m], z3.Not(post.is_member(_m))),
+        z3.ForAll([_m, _p], z3.And(*[z3.Not(getattr(post, r)(_m, _p)) for r in MEMBER_RELATIONS])),
+        z3.ForAll([_p], z3.Not(post.pe_held(_p))),
+        post.group_epoch == o.new_group_epoch,
+        post.assignment_epoch == o.new_group_epoch,
+        post.loading == pre.loading,
+        post.server_error == pre.server_error,
+        post.deleted,
+        post.deletions == pre.deletions + 1,
+    ]
+    if pre.present is not None and post.present is not None:
+        out.append(z3.ForAll([_p], post.present(_p) == pre.present(_p)))
+    if pre.holder_rejected is not None and post.holder_rejected is not None:
+        out.append(post.holder_rejected == pre.holder_rejected)
+    return z3.And(*out)
+
+
+def _deletion_kept(pre: SymState, post: SymState) -> BoolRef:
+    """The deletion fields as they were (a family that neither deletes nor creates)."""
+    if pre.deleted is None or post.deleted is None:
+        return z3.BoolVal(True)
+    return z3.And(post.deleted == pre.deleted, post.deletions == pre.deletions)
+
+
+def _present_kept(pre: SymState, post: SymState) -> BoolRef:
+    if pre.present is None or post.present is None:
+        return z3.BoolVal(True)
+    return z3.ForAll([_p], post.present(_p) == pre.present(_p))
+
+
+def expire_offsets(pre: SymState, post: SymState, o: Options) -> Family:
+    """``ExpireOffsets`` (``system._expire_offsets``;
+    ``OffsetMetadataManager.cleanupExpiredOffsets`` with KIP-211's expiration condition,
+    ``coordinator.expirable_offsets``): of one topic that exists (the parameter ``topic``,
+    any set of existing partitions: the abstraction keeps no topics), the committed
+    offsets of partitions no member subscribes to are removed — at least one, or the model
+    offers no such action. No wall-clock time: the retention is taken to have passed, as
+    the model takes it. With ``Options.delete_expired_groups``, an empty group left without
+    offsets is deleted (``coordinator.maybe_delete_expired_group``,
+    ``GroupMetadataManager.maybeDeleteGroup``). The variant ``expire-by-commit-time`` lets
+    any committed offset expire (KAFKA-4682)."""
+    n = "ExpireOffsets"
+    topic = z3.Function(f"{n}.topic@{post.tag}", PARTITION, z3.BoolSort())
+
+    def committed(q: ExprRef) -> BoolRef:
+        return z3.Exists([_m], pre.committed_by(_m, q))
+
+    def expirable(q: ExprRef) -> BoolRef:
+        if o.variant == "expire-by-commit-time":
+            return committed(q)
+        return z3.And(committed(q), z3.Not(z3.Exists([_m], pre.subscribed(_m, q))))
+
+    def gone(q: ExprRef) -> BoolRef:
+        return z3.And(topic(q), expirable(q))
+
+    exists: Set = pre.present if pre.present is not None else (lambda q: z3.BoolVal(True))
+    cleaned = z3.And(
+        unchanged(pre, post, skip=frozenset({"committed_by"})),
+        z3.ForAll(
+            [_m, _p],
+            post.committed_by(_m, _p) == z3.And(pre.committed_by(_m, _p), z3.Not(gone(_p))),
+        ),
+        _present_kept(pre, post),
+        _deletion_kept(pre, post),
+    )
+    formula = z3.And(
+        z3.Exists([_p], gone(_p)),
+        z3.ForAll([_p], z3.Implies(topic(_p), exists(_p))),
+    )
+    if o.group_deletion and o.delete_expired_groups:
+        emptied = z3.And(
+            z3.ForAll([_m], z3.Not(pre.is_member(_m))),
+            z3.ForAll([_m, _p], z3.Implies(pre.committed_by(_m, _p), gone(_p))),
+        )
+        formula = z3.And(formula, z3.If(emptied, _deleted_group(pre, post, o), cleaned))
+    else:
+        formula = z3.And(formula, cleaned)
+    return Family(n, formula, {"topic": topic})
+
+
+def delete_group(pre: SymState, post: SymState, o: Options) -> Family:
+    """``DeleteGroup`` (``system._delete_group``; ``GroupMetadataManager.deleteGroups``):
+    refused with GROUP_ID_NOT_FOUND when the group is deleted, and with NON_EMPTY_GROUP
+    unless it is empty (``ConsumerGroup.validateDeleteGroup``,
+    ``coordinator.validate_delete_group``) — a refusal changes nothing —, else the group
+    is deleted (:func:`_deleted_group`). Not offered while a new coordinator loads the
+    group. The variant ``delete-non-empty-group`` drops the NON_EMPTY_GROUP check."""
+    n = "DeleteGroup"
+    assert pre.deleted is not None
+    empty = z3.ForAll([_m], z3.Not(pre.is_member(_m)))
+    if o.variant == "delete-non-empty-group":
+        empty = z3.BoolVal(True)
+    go = z3.And(z3.Not(pre.deleted), empty)
+    kept = z3.And(unchanged(pre, post), _present_kept(pre, post), _deletion_kept(pre, post))
+    formula = z3.And(z3.Not(pre.loading), z3.If(go, _deleted_group(pre, post, o), kept))
+    return Family(n, formula, {})
+
+
+def _with_expiry_and_deletion(
+    pre: SymState, post: SymState, o: Options, out: list[Family]
+) -> list[Family]:
+    """The families with KIP-211 expiry and group deletion (``Options.offset_expiry``,
+    ``Options.group_deletion``): ``ExpireOffsets`` and ``DeleteGroup`` added before
+    ``Unchanged``; every other family keeps the deletion fields — but a heartbeat at epoch 0
+    that passes validation, which creates a deleted group again
+    (``coordinator.handle_consumer_group_heartbeat``: ``deleted`` cleared before the
+    pipeline; at another epoch a deleted group answers GROUP_ID_NOT_FOUND, and has no
+    member anyway) — and which partitions exist — but a metadata change, which may create or
+    delete topics."""
+    extra = [
+        *([expire_offsets(pre, post, o)] if o.offset_expiry else []),
+        *([delete_group(pre, post, o)] if o.group_deletion else []),
+    ]
+    kept: list[Family] = []
+    for f in out:
+        formula = f.formula
+        if f.name != "MetadataChange":
+            formula = z3.And(formula, _present_kept(pre, post))
+        elif post.present is not None:
+            # A metadata change drops the offsets of deleted topics only
+            # (``system._delete_topic``, ``_recreate_topic``: drop_offsets_of_topic).
+            formula = z3.And(
+                formula,
+                z3.ForAll(
+                    [_m, _p],
+                    z3.Implies(
+                        z3.And(pre.committed_by(_m, _p), z3.Not(post.committed_by(_m, _p))),
+                        z3.Not(post.present(_p)),
+                    ),
+                ),
+            )
+        if f.name == "DeliverMessage.heartbeat" and pre.deleted is not None:
+            assert post.deleted is not None
+            r, owned = f.params["epoch"], f.params["owned"]
+            creates = z3.And(
+                z3.Not(pre.loading),
+                z3.Not(f.params["invalid"]),
+                r == 0,
+                z3.Not(f.params["owned_null"]),
+                z3.ForAll([_p], z3.Not(owned(_p))),
+            )
+            formula = z3.And(
+                formula,
+                post.deleted == z3.And(pre.deleted, z3.Not(creates)),
+                post.deletions == pre.deletions,
+            )
+        else:
+            formula = z3.And(formula, _deletion_kept(pre, post))
+        kept.append(replace(f, formula=formula))
+    return kept[:-1] + extra + kept[-1:] if kept and kept[-1].name == "Unchanged" else kept + extra
+
+
+def initial_expiry_and_deletion(s: SymState) -> BoolRef:
+    """``system.consumer_initial`` on the expiry and deletion fields a state keeps: every
+    partition exists as the configuration declares it, the group is not deleted and never
+    was."""
+    out: list[BoolRef] = []
+    if s.deleted is not None:
+        out += [z3.Not(s.deleted), s.deletions == 0]
+    return z3.And(*out) if out else z3.BoolVal(True)
