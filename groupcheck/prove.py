@@ -146,6 +146,7 @@ def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
     from invariants.z3.proof.transition import (
         EPOCH_VARIANTS,
+        OFFLOAD_VARIANTS,
         OUTSIDE,
         STATIC_VARIANTS,
         VARIANTS,
@@ -180,6 +181,12 @@ def _options(args: argparse.Namespace) -> Any:
             f"proof's obligations do not read; find it with explore --engine bmc --mutant "
             f"{args.variant}"
         )
+    if args.variant in OFFLOAD_VARIANTS:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule of KIP-1263 assignor offload, which the "
+            f"proof's obligations do not read; check it with prove --agreement --variant "
+            f"{args.variant}, or find it with explore --engine bmc --mutant {args.variant}"
+        )
     if config is None:
         return Options(variant=args.variant)
     refused = outside_scope(config)
@@ -188,10 +195,11 @@ def _options(args: argparse.Namespace) -> Any:
     return Options.of(config, args.variant)
 
 
-def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
+def outside_scope(config: Any, *, epochs: bool = False, offload: bool = False) -> str | None:
     """Why the symbolic relation does not cover ``config`` (None: it does): the reason
     ``prove`` (and, with ``epochs`` — its step checks read the KIP-1251 assignment epochs —
-    ``prove --agreement``) refuses it with."""
+    and ``offload`` — they read the KIP-1263 assignor runs — ``prove --agreement``)
+    refuses it with."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
     has_static = any(c.instance_id is not None for c in config.clients)
@@ -205,14 +213,21 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
     outside = _outside_abstraction(config)
     if outside:
         return f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
+    if config.assignor_offload and not offload:
+        return (
+            "prove's obligations are not stated over KIP-1263 assignor runs; this config "
+            "offloads the assignor (prove --agreement and explore --engine bmc read it)"
+        )
     return None
 
 
 def _outside_abstraction(config: Any) -> str | None:
     """What of ``config`` the symbolic relation does not model (None: nothing), so that a
-    proof is never reported for rules it did not read."""
-    if config.assignor_offload:
-        return "KIP-1263 assignor offload"
+    proof is never reported for rules it did not read. KIP-1263 assignor offload is in the
+    relation (``Options.assignor_offload``), but not with static members (the run slots
+    keep no instance ids); ``outside_scope`` says which commands read it."""
+    if config.assignor_offload and any(c.instance_id is not None for c in config.clients):
+        return "KIP-1263 assignor offload with static members"
     if config.effective_assignment_interval_ms() > 0:
         return "KIP-1263 assignment batching"
     if config.allows("ExpireOffsets"):
@@ -441,6 +456,8 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     from invariants.z3.proof.bmc import (
         EPOCH_GOALS,
         GOALS,
+        OFFLOAD_GOALS,
+        OFFLOAD_STEP_GOALS,
         ReplayDiverged,
         confirmed,
         replay,
@@ -516,6 +533,9 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     if config.assignment_epochs:
         # The states keep the KIP-1251 fields: HolderCommitsAccepted is read too.
         goals += [c.name for c in EPOCH_GOALS]
+    if config.assignor_offload:
+        # The states keep the KIP-1263 assignor runs: their properties are read too.
+        goals += [c.name for c in OFFLOAD_GOALS] + [s.name for s in OFFLOAD_STEP_GOALS]
     # The client layer only for a client-side variant: its properties read the clients.
     layer = None
     if variant in CLIENT_VARIANTS:

@@ -17,6 +17,8 @@ from groupcheck.prove import _initial_group_epoch
 from invariants.z3.proof.bmc import (
     EPOCH_GOALS,
     GOALS,
+    OFFLOAD_GOALS,
+    OFFLOAD_STEP_GOALS,
     ReplayDiverged,
     confirmed,
     replay,
@@ -57,6 +59,9 @@ FOUND = {
     "callback-ignores-abort": ("OwnedPartitionsAreHeld", 6),
     "strict-commit-epoch": ("HolderCommitsAccepted", 3),
     "static-replacement-keeps-both": ("NoServerError", 3),
+    "two-runs-in-flight": ("AssignorRunsInFlight.AtMostOne", 2),
+    "install-without-epoch": ("TargetEpochAdvances", 2),
+    "install-without-reapplying-removals": ("ValidTargetAssignment.OnlyMembers", 3),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -80,6 +85,9 @@ KILL_LENGTH = {
     "callback-ignores-abort": 10,
     "strict-commit-epoch": 13,
     "static-replacement-keeps-both": 11,
+    "two-runs-in-flight": 5,
+    "install-without-epoch": 3,
+    "install-without-reapplying-removals": 8,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""
@@ -95,7 +103,10 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     assert set(CLIENT_VARIANTS) <= set(VARIANTS)
     client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS, *POLL_GOALS)}
     epoch_goals = {c.name for c in EPOCH_GOALS}
-    assert {goal for goal, _ in FOUND.values()} <= set(GOALS) | client_goals | epoch_goals
+    offload_goals = {c.name for c in OFFLOAD_GOALS} | {s.name for s in OFFLOAD_STEP_GOALS}
+    assert {goal for goal, _ in FOUND.values()} <= (
+        set(GOALS) | client_goals | epoch_goals | offload_goals
+    )
 
 
 SLOW = {"ack-while-revoking"}
@@ -216,6 +227,20 @@ def test_the_reference_rules_accept_the_holders_commits() -> None:
         group_epoch=_initial_group_epoch(config),
     )
     assert (out.status, out.depth) == ("ok", 3)
+
+
+def test_the_reference_rules_keep_the_offload_goals() -> None:
+    """The KIP-1263 goals are BMC goals only because the reference rules keep them: over
+    the assignor runs of ``MUT2_OFFLOAD``, no path of three steps (the length of the
+    offload variants' longest) violates any of them."""
+    config = MUTANTS["two-runs-in-flight"].config
+    options = Options.of(config)
+    assert options.assignor_offload
+    goals = [c.name for c in OFFLOAD_GOALS] + [s.name for s in OFFLOAD_STEP_GOALS]
+    outs = search_all(
+        goals, 3, options, universe=universe_of(config), group_epoch=_initial_group_epoch(config)
+    )
+    assert {(o.status, o.depth) for o in outs.values()} == {("ok", 3)}
 
 
 @pytest.mark.parametrize("name", sorted(POLL_VARIANTS))

@@ -39,7 +39,14 @@ from typing import Any
 import z3
 
 from invariants.expr import StepSnapshot, compile_expr
-from invariants.properties import HOLDER_COMMITS_ACCEPTED, TARGET_COVERS, Property
+from invariants.properties import (
+    AT_MOST_ONE_ASSIGNOR_RUN,
+    HOLDER_COMMITS_ACCEPTED,
+    TARGET_COVERS,
+    TARGET_EPOCH_ADVANCES,
+    TARGET_ONLY_MEMBERS,
+    Property,
+)
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_STEP_GOALS,
@@ -89,12 +96,14 @@ BMC_FAMILIES = (
     "CoordinatorLoaded",
     "DeleteTopic",
     "ResolveRegularExpressions",
+    "CompleteAssignorRun",
 )
 """The families BMC unrolls: the requests (with a static member's -2 leave where the
 configuration has instance ids); a coordinator failover and the new coordinator
 loading the group (``CoordinatorFailover``, ``CoordinatorLoaded``); the deletion of a
 topic and a new resolution of the regular expressions (``DeleteTopic``,
-``ResolveRegularExpressions``: ``MetadataChange`` restricted to what the replay drives)."""
+``ResolveRegularExpressions``: ``MetadataChange`` restricted to what the replay drives);
+with KIP-1263 assignor offload, an assignor run completing (``CompleteAssignorRun``)."""
 
 STATE_GOALS: tuple[Conjunct, ...] = (
     *STATE_TARGETS,
@@ -116,6 +125,19 @@ EPOCH_GOALS: tuple[Conjunct, ...] = (_property(HOLDER_COMMITS_ACCEPTED),)
 assignment epochs (``Options.assignment_epochs``): ``HolderCommitsAccepted``, on the
 ``holder_rejected`` ghost the offset-commit family sets as ``handle_offset_commit`` sets
 ``Group.holder_commit_rejected``."""
+
+OFFLOAD_GOALS: tuple[Conjunct, ...] = (
+    _property(AT_MOST_ONE_ASSIGNOR_RUN),
+    _property(TARGET_ONLY_MEMBERS),
+)
+"""The state properties BMC reads besides ``GOALS`` when the states keep the KIP-1263
+assignor runs (``Options.assignor_offload``): ``AssignorRunsInFlight.AtMostOne`` on the
+run slots, and ``ValidTargetAssignment.OnlyMembers`` (an installed run's result re-applies
+the removals made while it ran)."""
+
+OFFLOAD_STEP_GOALS: tuple[Property, ...] = (TARGET_EPOCH_ADVANCES,)
+"""The step property BMC reads besides ``GOALS`` with assignor offload:
+``TargetEpochAdvances`` (an installed run's result is stamped with the run's epoch)."""
 
 _p = z3.Const("p", PARTITION)
 _m = z3.Const("m", MEMBER)
@@ -454,7 +476,8 @@ class Unrolling:
         self.solver.set("timeout", timeout_ms)
         self.epochs = options.assignment_epochs
         self.static = options.static_members
-        self.states = [SymState.fresh("s0", self.epochs, self.static)]
+        self.slots = options.run_slots
+        self.states = [SymState.fresh("s0", self.epochs, self.static, self.slots)]
         self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
         self.grounder = Grounder(universe, layer) if universe is not None else None
         self.blast = (
@@ -521,7 +544,8 @@ class Unrolling:
         if self.depth >= self.max_depth:
             raise ValueError(f"the unrolling was sized for {self.max_depth} steps")
         i = self.depth
-        pre, post = self.states[i], SymState.fresh(f"s{i + 1}", self.epochs, self.static)
+        pre = self.states[i]
+        post = SymState.fresh(f"s{i + 1}", self.epochs, self.static, self.slots)
         self.states.append(post)
         g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
         self.ghosts.append(h)
@@ -558,6 +582,10 @@ class Unrolling:
                 )
             elif f.name not in ("DeleteTopic", "ResolveRegularExpressions"):
                 formula = z3.And(formula, g.same(h))
+            if f.name == "CompleteAssignorRun":
+                # reapply_changes keeps the partitions of the replay's topics that exist.
+                existing = f.params["existing"]
+                formula = z3.And(formula, z3.ForAll([_p], existing(_p) == g.present(_p)))
             for binding in self._cases(f):
                 who = ",".join(str(c) for _, c in binding)
                 flag = z3.Bool(f"step{i}:{f.name}:{who}")
@@ -814,6 +842,9 @@ def search_all(
     if options.assignment_epochs:
         state_goals.update({c.name: c for c in EPOCH_GOALS})
     step_goals: dict[str, Any] = {s.name: s for s in STEP_TARGETS}
+    if options.assignor_offload:
+        state_goals.update({c.name: c for c in OFFLOAD_GOALS})
+        step_goals.update({s.name: s for s in OFFLOAD_STEP_GOALS})
     if layer is not None:
         step_goals.update({c.name: c for c in CLIENT_STEP_GOALS})
     names = list(goals)
@@ -902,6 +933,7 @@ def _abstract(value: Concrete) -> Concrete:
         for mid, mv in value.members.items()
     }
     since = value.since
+    runs = value.runs
     return Concrete(
         members=members,
         target=frozenset((m, _tp(p)) for m, p in value.target),
@@ -912,6 +944,9 @@ def _abstract(value: Concrete) -> Concrete:
         loading=value.loading,
         since=None if since is None else {(m, _tp(p)): e for (m, p), e in since.items()},
         holder_rejected=value.holder_rejected,
+        runs=None
+        if runs is None
+        else tuple((e, frozenset((m, _tp(p)) for m, p in result)) for e, result in runs),
     )
 
 
@@ -928,6 +963,7 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
         value.loading,
         None if value.since is None else dict(value.since),
         value.holder_rejected,
+        value.runs,
     )
 
 
@@ -971,16 +1007,18 @@ def replay_start(path: Path) -> tuple[Any, Any]:
     return group, replay_topics(n_parts)
 
 
-def replay_projection(group: Any, topics: Any, epochs: bool = False) -> Concrete:
+def replay_projection(
+    group: Any, topics: Any, epochs: bool = False, offload: bool = False
+) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
-    them), with its KIP-1251 fields when ``epochs``."""
+    them), with its KIP-1251 fields when ``epochs``, its KIP-1263 runs when ``offload``."""
     from model.coordinator import subscribed_topics
 
     subs = {
         mid: frozenset((name, 0) for name in topics if name in subscribed_topics(m, group))
         for mid, m in group.members.items()
     }
-    return project_group(group, subs, epochs)
+    return project_group(group, subs, epochs, offload)
 
 
 def apply_step(
@@ -1094,7 +1132,8 @@ def replay(
     group, topics = replay_start(path)
     first = path.states[0]
     epochs = first.since is not None
-    out = [replay_projection(group, topics, epochs)]
+    offload = first.runs is not None
+    out = [replay_projection(group, topics, epochs, offload)]
     server_error = False
     loading = first.loading
     deleted: set[str] = set()
@@ -1122,6 +1161,11 @@ def replay(
             # system._loaded
             group = rules.rebuild_group(group, replace(base_config, rules=rules))
             loading = False
+        elif family == "CompleteAssignorRun":
+            # system._complete_run
+            from model import coordinator as co
+
+            group = co.install_assignor_run(group, topics, replace(base_config, rules=rules))
         elif not loading:
             kept: frozenset[str] = frozenset()
             member = group.members.get(str(params.get("member")))
@@ -1141,7 +1185,7 @@ def replay(
             server_error = server_error or refused
         # While the group loads, system.step answers every request to the coordinator
         # with COORDINATOR_LOAD_IN_PROGRESS and leaves the group as it is.
-        now = replace(replay_projection(group, topics, epochs), loading=loading)
+        now = replace(replay_projection(group, topics, epochs, offload), loading=loading)
         same_as_path(i, family, now, after)
         out.append(now)
     return out, server_error
@@ -1150,11 +1194,11 @@ def replay(
 def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
     """Whether the Python reading of the goal fails on the replayed states."""
     goal = path.goal
-    state_goals = {c.name: c for c in (*STATE_GOALS, *EPOCH_GOALS)}
+    state_goals = {c.name: c for c in (*STATE_GOALS, *EPOCH_GOALS, *OFFLOAD_GOALS)}
     if goal in state_goals:
         last = replace(states[-1], server_error=server_error)
         return not compile_expr(state_goals[goal].expr)(last.snapshot(), {})
-    prop: Property = next(s for s in STEP_TARGETS if s.name == goal)
+    prop: Property = next(s for s in (*STEP_TARGETS, *OFFLOAD_STEP_GOALS) if s.name == goal)
     a, b = states[-2], states[-1]
     ms = set(a.member_domain()) | set(b.member_domain())
     ps = set(a.partition_domain()) | set(b.partition_domain())

@@ -16,7 +16,8 @@ that keeps them (``SymState.since``, ``holder_rejected``); on one that does not,
 ``assigned_since`` is the snapshot's default (``FUNCTION_DEFAULT``) and
 ``holder_commit_rejected()`` raises :class:`OutsideAbstraction`. ``instance(m)`` reads
 the instance number of a state that keeps instance ids (``SymState.instance``), 0 (a
-dynamic member) on one that does not. Any other symbol raises
+dynamic member) on one that does not. ``assignor_runs()`` counts the KIP-1263 run slots
+in use (``SymState.runs``; 0 on a state without them). Any other symbol raises
 :class:`OutsideAbstraction` too.
 """
 
@@ -52,6 +53,7 @@ from invariants.z3.proof.state import (
     BoolRef,
     ExprRef,
     SymState,
+    run_count,
 )
 
 CLIENT = z3.DeclareSort("Client")
@@ -77,6 +79,7 @@ SUPPORTED_FUNCTIONS = frozenset(
         "assigned_since",
         "holder_commit_rejected",
         "group_status",
+        "assignor_runs",
     }
 )
 
@@ -154,6 +157,8 @@ def _term(
         return z3.IntVal(FUNCTION_DEFAULT)  # KIP-1251 assignment epochs are not kept
     if name == "holder_commit_rejected" and s.holder_rejected is not None:
         return z3.If(s.holder_rejected, 1, 0)
+    if name == "assignor_runs":
+        return run_count(s)  # 0 where the state keeps no runs: no offload, none in flight
     raise OutsideAbstraction(f"function {name!r} is outside the abstraction")
 
 

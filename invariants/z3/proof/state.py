@@ -46,6 +46,17 @@ more field, ``None`` otherwise:
                       members' instance ids say, ``records.static_member_index``)
 ==================== =========================================================
 
+With KIP-1263 assignor offload (``Config.assignor_offload``; ``fresh(tag, runs=RUN_SLOTS)``)
+the assignor runs in flight on the coordinator's executor (``Group.assignor_runs``), oldest
+first, in a fixed number of slots (``RUN_SLOTS``; empty otherwise):
+
+==================== =========================================================
+``runs[k].on``        slot ``k`` holds a run (the slots in use are a prefix)
+``runs[k].epoch``     the group epoch the run was started at
+``runs[k].target``    ``target(m,p)``: ``p`` is in the run's result for ``m``
+                      (``AssignorRun.target_assignment``)
+==================== =========================================================
+
 What it leaves out: the clients and the network (a request the coordinator receives is
 any request, constrained only by what the model's clients can send: see
 ``invariants.z3.proof.transition``), timers (a timer fires for any member), topics (a
@@ -110,9 +121,10 @@ class SymState:
     since: FuncRef | None = None
     holder_rejected: ExprRef | None = None
     instance: FuncRef | None = None
+    runs: tuple[RunSlot, ...] = ()
 
     @staticmethod
-    def fresh(tag: str, epochs: bool = False, static: bool = False) -> SymState:
+    def fresh(tag: str, epochs: bool = False, static: bool = False, runs: int = 0) -> SymState:
         M, P, B, N = MEMBER, PARTITION, z3.BoolSort(), z3.IntSort()
 
         def f(name: str, *sorts: Any) -> FuncRef:
@@ -139,6 +151,7 @@ class SymState:
             since=f("since", M, P, N) if epochs else None,
             holder_rejected=z3.Bool(f"holder_rejected.{tag}") if epochs else None,
             instance=f("instance", M, N) if static else None,
+            runs=tuple(RunSlot.fresh(tag, k) for k in range(runs)),
         )
 
     def instance_of(self, m: ExprRef) -> ExprRef:
@@ -166,6 +179,40 @@ class SymState:
             0,
             z3.If(self.group_epoch > self.assignment_epoch, 1, z3.If(unsettled, 2, 3)),
         )
+
+
+@dataclass(frozen=True)
+class RunSlot:
+    """One slot of the assignor runs in flight (KIP-1263 "Assignment Offload";
+    ``model.records.AssignorRun``): whether it holds a run, the run's group epoch and its
+    result."""
+
+    on: ExprRef
+    epoch: ExprRef
+    target: FuncRef
+
+    @staticmethod
+    def fresh(tag: str, k: int) -> RunSlot:
+        return RunSlot(
+            z3.Bool(f"run{k}.on.{tag}"),
+            z3.Int(f"run{k}.epoch.{tag}"),
+            z3.Function(f"run{k}.target.{tag}", MEMBER, PARTITION, z3.BoolSort()),
+        )
+
+
+RUN_SLOTS = 2
+"""The run slots of a state with assignor offload: the reference rules keep at most one
+run in flight (``target.start_assignor_run``); the second slot holds what a rule starting
+another one would (``two-runs-in-flight``)."""
+
+
+def run_count(s: SymState) -> ExprRef:
+    """The number of assignor runs in flight (``len(Group.assignor_runs)``)."""
+    return z3.Sum([z3.If(r.on, 1, 0) for r in s.runs]) if s.runs else z3.IntVal(0)
+
+
+Run = tuple[int, frozenset[tuple[str, Partition]]]
+"""A run's group epoch and result as (member id, partition) pairs."""
 
 
 MEMBER_RELATIONS = ("assigned", "revoking", "target", "subscribed", "committed_by")
@@ -210,6 +257,8 @@ class Concrete:
     """KIP-1251 assignment epochs of the partitions members hold (``None``: not kept)."""
     holder_rejected: bool | None = None
     """``Group.holder_commit_rejected`` (``None``: not kept)."""
+    runs: tuple[Run, ...] | None = None
+    """KIP-1263: the assignor runs in flight, oldest first (``None``: not kept)."""
 
     def group_status(self) -> int:
         """``coordinator.group_status`` of these values (0 EMPTY … 3 STABLE)."""
@@ -226,12 +275,14 @@ class Concrete:
         ids = set(self.members) | set(self.extra_members)
         ids |= {mid for mid, _ in self.target}
         ids |= {mid for mid, _ in self.committed.values()}
+        ids |= {mid for _, result in self.runs or () for mid, _ in result}
         return tuple(sorted(ids))
 
     def partition_domain(self) -> tuple[Partition, ...]:
         ps: set[Partition] = set(self.extra_partitions) | set(self.partition_epochs)
         ps |= set(self.committed)
         ps |= {p for _, p in self.target}
+        ps |= {p for _, result in self.runs or () for _, p in result}
         for mv in self.members.values():
             ps |= mv.assigned | mv.revoking | mv.subscribed
         return tuple(sorted(ps))
@@ -270,6 +321,7 @@ class Concrete:
             "instance": {},
             "assigned_since": {(m, p): e for (m, p), e in (self.since or {}).items()},
             "holder_commit_rejected": {(): int(bool(self.holder_rejected))},
+            "assignor_runs": {(): len(self.runs or ())},
         }
         # Instance ids numbered from 1 in their order (invariants.snapshot numbers them
         # so too); 0 for a dynamic member.
@@ -314,11 +366,15 @@ class Concrete:
 
 
 def project_group(
-    group: Group, subscribed: Mapping[str, frozenset[Partition]], epochs: bool = False
+    group: Group,
+    subscribed: Mapping[str, frozenset[Partition]],
+    epochs: bool = False,
+    offload: bool = False,
 ) -> Concrete:
     """The abstraction of a coordinator group; ``subscribed`` gives each member's
     subscribed partitions (as ``invariants.snapshot`` computes them); with ``epochs``, the
-    KIP-1251 assignment epochs and ``holder_commit_rejected`` too."""
+    KIP-1251 assignment epochs and ``holder_commit_rejected`` too; with ``offload``, the
+    KIP-1263 assignor runs in flight."""
     members = {
         mid: MemberValue(
             epoch=m.member_epoch,
@@ -349,13 +405,25 @@ def project_group(
             else None
         ),
         holder_rejected=group.holder_commit_rejected if epochs else None,
+        runs=project_runs(group) if offload else None,
     )
 
 
-def project(state: State, epochs: bool = False) -> Concrete:
+def project_runs(group: Group) -> tuple[Run, ...]:
+    """The assignor runs in flight of ``group`` (``Group.assignor_runs``), oldest first."""
+    return tuple(
+        (
+            run.group_epoch,
+            frozenset((mid, p) for mid, ps in run.target_assignment.items() for p in ps),
+        )
+        for run in group.assignor_runs
+    )
+
+
+def project(state: State, epochs: bool = False, offload: bool = False) -> Concrete:
     """The abstraction of a KIP-848 model state (``model.records.State``). The clients
     contribute their member ids to the member domain (members to come). With ``epochs``,
-    the KIP-1251 fields too."""
+    the KIP-1251 fields too; with ``offload``, the KIP-1263 assignor runs."""
     from dataclasses import replace
 
     from invariants.snapshot import project as snapshot_of
@@ -364,7 +432,9 @@ def project(state: State, epochs: bool = False) -> Concrete:
     subs: dict[str, set[Partition]] = {}
     for mid, p in snap.relations["subscribed"]:
         subs.setdefault(str(mid), set()).add(p)  # type: ignore[arg-type]
-    concrete = project_group(state.group, {k: frozenset(v) for k, v in subs.items()}, epochs)
+    concrete = project_group(
+        state.group, {k: frozenset(v) for k, v in subs.items()}, epochs, offload
+    )
     return replace(
         concrete,
         loading=state.coordinator_loading,
@@ -458,6 +528,27 @@ def pin(sym: SymState, value: Concrete, u: Universe) -> list[BoolRef]:
             out.append(sym.pe(pc) == value.partition_epochs[p])
         if p in value.committed:
             out.append(sym.committed_epoch(pc) == value.committed[p][1])
+    if value.runs is not None and sym.runs:
+        out += pin_runs(sym, value.runs, u)
+    return out
+
+
+def pin_runs(sym: SymState, runs: tuple[Run, ...], u: Universe) -> list[BoolRef]:
+    """Constraints fixing ``sym``'s run slots to ``runs`` (a free slot's fields open)."""
+    if len(runs) > len(sym.runs):
+        raise ValueError(
+            f"{len(runs)} assignor runs in flight: the symbolic state has {len(sym.runs)} slots"
+        )
+    out: list[BoolRef] = []
+    for k, slot in enumerate(sym.runs):
+        out.append(slot.on == (k < len(runs)))
+        if k >= len(runs):
+            continue
+        epoch, result = runs[k]
+        out.append(slot.epoch == epoch)
+        for mid, mc in u.member_consts.items():
+            for p, pc in u.partition_consts.items():
+                out.append(slot.target(mc, pc) == ((mid, p) in result))
     return out
 
 
@@ -528,6 +619,24 @@ def decode(
             for q in ps
             if b(sym.is_member(e)) and (b(sym.assigned(e, q)) or b(sym.revoking(e, q)))
         }
+    runs: tuple[Run, ...] | None = None
+    if sym.runs:
+        taken: list[Run] = []
+        for slot in sym.runs:
+            if not b(slot.on):
+                break
+            taken.append(
+                (
+                    n(slot.epoch),
+                    frozenset(
+                        (mname[str(e)], ("p", pname[str(q)]))
+                        for e in ms
+                        for q in ps
+                        if b(slot.target(e, q))
+                    ),
+                )
+            )
+        runs = tuple(taken)
     concrete = Concrete(
         members=members,
         target=target,
@@ -539,6 +648,7 @@ def decode(
         server_error=b(sym.server_error),
         since=since,
         holder_rejected=None if sym.holder_rejected is None else b(sym.holder_rejected),
+        runs=runs,
         extra_members=tuple(mname.values()),
         extra_partitions=tuple(("p", i) for i in range(len(ps))),
     )
@@ -596,4 +706,10 @@ def render(value: Concrete) -> list[str]:
             for (t, i), (m, e) in sorted(value.committed.items())
         )
         lines.append(f"  committed offsets: {co}")
+    for k, (epoch, result) in enumerate(value.runs or ()):
+        given = ", ".join(
+            f"{mid} {ps(p for m, p in result if m == mid)}"
+            for mid in sorted({m for m, _ in result})
+        )
+        lines.append(f"  assignor run {k + 1} in flight at epoch {epoch}: {given or 'nothing'}")
     return lines

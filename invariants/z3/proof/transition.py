@@ -63,6 +63,7 @@ from invariants.z3.proof.state import (
     MEMBER,
     MEMBER_RELATIONS,
     PARTITION,
+    RUN_SLOTS,
     STABLE,
     UNRELEASED,
     UNREVOKED,
@@ -74,6 +75,7 @@ from model.actions import (
     Action,
     AddPartitions,
     ChangePartitionRacks,
+    CompleteAssignorRun,
     ComputeTargetAssignment,
     CoordinatorFailover,
     CoordinatorLoaded,
@@ -141,12 +143,25 @@ VARIANTS = {
     # Over the KIP-1251 assignment epochs (Options.assignment_epochs).
     "strict-commit-epoch": "an offset commit at an older epoch is refused although its "
     "member held every partition of it since then (KAFKA-20066)",
+    # Over KIP-1263 assignor offload (Options.assignor_offload).
+    "two-runs-in-flight": "a heartbeat that needs a new target starts another assignor run "
+    "although one is in flight",
+    "install-without-epoch": "a completed assignor run's result is installed but the "
+    "assignment epoch is left where it was",
+    "install-without-reapplying-removals": "a completed assignor run is installed with the "
+    "entries of members that left or were fenced while it ran",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
 STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
 """The variants of a rule on static members: a variant only where
 ``Options.static_members`` (BMC or ``prove`` on a configuration with instance ids)."""
+
+OFFLOAD_VARIANTS = frozenset(
+    {"two-runs-in-flight", "install-without-epoch", "install-without-reapplying-removals"}
+)
+"""The variants of a KIP-1263 offload rule: a variant only where ``Options.assignor_offload``
+(BMC or ``prove --agreement`` on a configuration with assignor offload)."""
 
 EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 """The variants of a rule that reads the KIP-1251 assignment epochs: a variant only where
@@ -155,14 +170,18 @@ obligations do not read them)."""
 
 _CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
-_OFFLOAD = "KIP-1263 assignor offload (runs in flight): not in the abstraction"
+_OFFLOAD_STATIC = (
+    "KIP-1263 assignor offload with static members: the run slots keep no instance ids "
+    "(AssignorRun.static_members), so a static replacement during a run is not encoded"
+)
+_OFFLOAD_DELETION = (
+    "KIP-1263 assignor offload across a group deletion: group deletion is not in the "
+    "abstraction (AssignorRun.group_deleted)"
+)
 
 OUTSIDE: dict[str, str] = {
-    "install-without-reapplying-removals": _OFFLOAD,
-    "two-runs-in-flight": _OFFLOAD,
-    "install-before-static-replacement": _OFFLOAD,
-    "install-without-epoch": _OFFLOAD,
-    "install-run-after-deletion": _OFFLOAD,
+    "install-before-static-replacement": _OFFLOAD_STATIC,
+    "install-run-after-deletion": _OFFLOAD_DELETION,
     "expire-by-commit-time": "KIP-211 offset expiry: not in the abstraction",
     "delete-non-empty-group": "group deletion: not in the abstraction",
     "sticky-without-generation": _CLASSIC,
@@ -214,6 +233,14 @@ class Options:
     of the group carries the instance id the member has (a client's instance id is
     fixed; a new process joins under a new member id, KIP-1082)."""
     variant: str | None = None
+    assignor_offload: bool = False
+    """KIP-1263 assignor offload: the states keep the assignor runs in flight
+    (``SymState.runs``, ``RUN_SLOTS`` slots), a heartbeat that needs a new target starts a
+    run instead of installing one, and ``CompleteAssignorRun`` installs the oldest run.
+    Off, the relation does not mention runs."""
+    offload_discard_stale: bool = False
+    """``Config.offload_stale_run == "discard"``: a run whose epoch the group passed while it
+    ran is discarded on completion."""
     assignor_covers: bool = False
     """Assume also that a new target gives every subscribed partition to some member
     (``ValidTargetAssignment.Covers``): every assignor of the model does, and BMC reads
@@ -224,10 +251,24 @@ class Options:
             raise ValueError(
                 "static membership and KIP-1251 assignment epochs together are not encoded"
             )
+        if self.assignor_offload and self.static_members:
+            raise ValueError(
+                "static membership and KIP-1263 assignor offload together are not encoded"
+            )
         if self.variant is not None and self.variant not in VARIANTS:
             raise ValueError(
                 f"no symbolic variant of {self.variant!r}; known: {', '.join(VARIANTS)}"
             )
+
+    @property
+    def run_slots(self) -> int:
+        """The run slots of the states (``SymState.runs``): none without offload;
+        ``RUN_SLOTS`` (two: the reference keeps at most one run, so the second slot shows
+        whether a rule starts another); four under ``two-runs-in-flight``, whose runs pile
+        up (a heartbeat starting a run beyond them is outside the relation)."""
+        if not self.assignor_offload:
+            return 0
+        return 2 * RUN_SLOTS if self.variant == "two-runs-in-flight" else RUN_SLOTS
 
     @staticmethod
     def of(config: Config, variant: str | None = None) -> Options:
@@ -241,6 +282,8 @@ class Options:
             static_members=any(c.instance_id is not None for c in config.clients),
             instance_changes=config.max_perturbations > 0 and config.allows("ChangeInstanceId"),
             variant=variant,
+            assignor_offload=config.assignor_offload,
+            offload_discard_stale=config.assignor_offload and config.offload_stale_run == "discard",
         )
 
 
@@ -291,6 +334,8 @@ def unchanged(pre: SymState, post: SymState, *, skip: frozenset[str] = frozenset
             out.append(getattr(post, name) == getattr(pre, name))
     if pre.instance is not None and post.instance is not None and "instance" not in skip:
         out.append(z3.ForAll([_m], post.instance(_m) == pre.instance(_m)))
+    if pre.runs and post.runs and "runs" not in skip:
+        out.append(runs_unchanged(pre, post))
     return z3.And(*out)
 
 
@@ -547,6 +592,103 @@ def held_since(pre: SymState, cm: ExprRef, r: ExprRef, parts: Any) -> BoolRef:
     return z3.ForAll([_p], z3.Implies(parts(_p), z3.And(pre.holds(cm, _p), pre.since(cm, _p) <= r)))
 
 
+# --------------------------------------------------------------------------- KIP-1263
+
+
+def runs_unchanged(pre: SymState, post: SymState) -> BoolRef:
+    """The assignor runs in flight (``SymState.runs``) as they were."""
+    out: list[BoolRef] = []
+    for a, b in zip(pre.runs, post.runs, strict=True):
+        out += [
+            b.on == a.on,
+            b.epoch == a.epoch,
+            z3.ForAll([_m, _p], b.target(_m, _p) == a.target(_m, _p)),
+        ]
+    return z3.And(*out)
+
+
+def runs_dropped(pre: SymState, post: SymState) -> BoolRef:
+    """No run in flight any more: ``coordinator.rebuild_group`` after a failover (a run is
+    not a record; KIP-1263 "Assignment Offload"). True where the states keep no runs."""
+    return z3.And(*[z3.Not(r.on) for r in post.runs])
+
+
+def run_starts(pre: SymState, o: Options, compute: BoolRef) -> BoolRef:
+    """Whether a heartbeat that needs a new target (``compute``) hands a run to the executor
+    (``target.start_assignor_run``): only when no run is in flight (KIP-1263
+    ConsumerGroupHeartbeat Request Handling: no new calculation while one is in flight).
+    Under ``two-runs-in-flight`` whenever a slot is free (a heartbeat that would start a
+    run beyond the slots is outside the relation: ``RUN_SLOTS``)."""
+    if o.variant == "two-runs-in-flight":
+        return z3.And(compute, z3.Not(pre.runs[-1].on))
+    return z3.And(compute, z3.Not(pre.runs[0].on))
+
+
+def runs_started(
+    pre: SymState, post: SymState, starts: BoolRef, epoch: ExprRef, result: Any
+) -> BoolRef:
+    """The runs after a heartbeat's write: when it ``starts`` one, the first free slot
+    holds a run at the group ``epoch`` with the assignor's ``result`` (``AssignorRun``:
+    the target the inline computation would install); every other slot as it was."""
+    out: list[BoolRef] = []
+    for k, (a, b) in enumerate(zip(pre.runs, post.runs, strict=True)):
+        free_before = z3.And(*[r.on for r in pre.runs[:k]]) if k else z3.BoolVal(True)
+        here = z3.And(starts, z3.Not(a.on), free_before)
+        out += [
+            b.on == z3.Or(a.on, here),
+            b.epoch == z3.If(here, epoch, a.epoch),
+            z3.ForAll([_m, _p], b.target(_m, _p) == z3.If(here, result(_m, _p), a.target(_m, _p))),
+        ]
+    return z3.And(*out)
+
+
+def complete_run(pre: SymState, post: SymState, o: Options) -> Family:
+    """``CompleteAssignorRun``: the oldest run in flight completes
+    (``coordinator.install_assignor_run``, ``target.install_assignor_run``; KIP-1263
+    "Assignment Offload"). The other runs move up a slot. A run whose epoch is not newer
+    than the assignment epoch (the emptied group was realigned meanwhile) is discarded, so
+    is one the group epoch passed when ``Options.offload_discard_stale``; otherwise its
+    result is installed at the run's epoch with the changes made meanwhile re-applied
+    (``target.reapply_changes``): only members of the group keep their entry, and only
+    partitions that still exist (the free parameter ``existing``: the abstraction keeps no
+    topics). Enabled while no coordinator is loading the group (``system.assignment_steps``)."""
+    n = "CompleteAssignorRun"
+    existing = z3.Function(f"{n}.existing@{post.tag}", PARTITION, z3.BoolSort())
+    run = pre.runs[0]
+    shifted: list[BoolRef] = []
+    for k, b in enumerate(post.runs):
+        if k + 1 < len(pre.runs):
+            a = pre.runs[k + 1]
+            shifted += [
+                b.on == a.on,
+                b.epoch == a.epoch,
+                z3.ForAll([_m, _p], b.target(_m, _p) == a.target(_m, _p)),
+            ]
+        else:
+            shifted.append(z3.Not(b.on))
+    discard = z3.Or(
+        run.epoch <= pre.assignment_epoch,
+        z3.And(z3.BoolVal(o.offload_discard_stale), run.epoch < pre.group_epoch),
+    )
+
+    def reapplied(x: ExprRef, q: ExprRef) -> BoolRef:
+        kept = z3.And(pre.is_member(x), run.target(x, q), existing(q))
+        if o.variant == "install-without-reapplying-removals":
+            # The entries of members gone meanwhile are installed as computed.
+            return z3.Or(kept, z3.And(z3.Not(pre.is_member(x)), run.target(x, q)))
+        return kept
+
+    epoch = pre.assignment_epoch if o.variant == "install-without-epoch" else run.epoch
+    installed = z3.And(
+        unchanged(pre, post, skip=frozenset({"target", "assignment_epoch", "runs"})),
+        z3.ForAll([_m, _p], post.target(_m, _p) == reapplied(_m, _p)),
+        post.assignment_epoch == epoch,
+    )
+    discarded = unchanged(pre, post, skip=frozenset({"runs"}))
+    formula = z3.And(run.on, z3.Not(pre.loading), *shifted, z3.If(discard, discarded, installed))
+    return Family(n, formula, {"existing": existing}, {"discard": discard})
+
+
 # --------------------------------------------------------------------------- families
 
 
@@ -664,10 +806,14 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         return z3.If(x == hm, newsub(q), view.subscribed(x, q))
 
     compute = z3.And(z3.BoolVal(o.compute_target_in_heartbeat), ge1 > pre.assignment_epoch)
+    assign = compute
+    if o.assignor_offload:
+        # KIP-1263: the target is computed by a run handed to the executor, if one starts.
+        assign = run_starts(pre, o, compute)
     first = z3.Const(f"{n}.first@{post.tag}", PARTITION)
     installed = _installed(target, first, member_after, o)
     target_ok = z3.If(
-        compute,
+        assign,
         z3.And(
             valid_target(target, member_after, subscribed_after, o.assignor_covers),
             _first_ok(target, first, o),
@@ -679,12 +825,18 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
 
         def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
             return z3.If(compute, installed(x, q), view.target(x, q))
+    elif o.assignor_offload:
+
+        def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
+            return view.target(x, q)  # the run's result waits for CompleteAssignorRun
     else:
 
         def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
             return target(x, q)
 
     ae1 = z3.If(compute, ge1, pre.assignment_epoch)
+    if o.assignor_offload:
+        ae1 = pre.assignment_epoch
 
     def live(q: ExprRef) -> BoolRef:
         return z3.And(new_target(hm, q), newsub(q))
@@ -750,6 +902,8 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         post.loading == pre.loading,
         post.server_error == pre.server_error,
     )
+    if o.assignor_offload:
+        written = z3.And(written, runs_started(pre, post, assign, ge1, target))
     if o.static_members:
         # ``updated.instance_id``: the request's, else the stored member's.
         assert pre.instance is not None
@@ -1042,6 +1196,8 @@ def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bo
         post.loading == pre.loading,
         post.server_error == pre.server_error,
     )
+    if pre.runs:
+        removed = z3.And(removed, runs_unchanged(pre, post))  # a run outlives the member
     refused = z3.And(
         unchanged(pre, post, skip=frozenset({"server_error"})),
         post.server_error if answers else post.server_error == pre.server_error,
@@ -1220,7 +1376,10 @@ def loaded(pre: SymState, post: SymState, o: Options) -> Family:
             z3.And(
                 pre.loading,
                 z3.Not(post.loading),
-                unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe", "revoking"})),
+                unchanged(
+                    pre, post, skip=frozenset({"loading", "pe_held", "pe", "revoking", "runs"})
+                ),
+                runs_dropped(pre, post),
                 z3.ForAll([_m, _p], z3.Not(post.revoking(_m, _p))),
                 z3.ForAll(
                     [_p],
@@ -1240,7 +1399,8 @@ def loaded(pre: SymState, post: SymState, o: Options) -> Family:
     formula = z3.And(
         pre.loading,
         z3.Not(post.loading),
-        unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe"})),
+        unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe", "runs"})),
+        runs_dropped(pre, post),
         z3.ForAll(
             [_p],
             post.pe_held(_p) == z3.Exists([_m], z3.And(pre.is_member(_m), pre.holds(_m, _p))),
@@ -1273,6 +1433,8 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
     ]
     if not o.compute_target_in_heartbeat:
         out.insert(1, compute_target(pre, post, o))
+    if o.assignor_offload:
+        out.insert(1 if o.compute_target_in_heartbeat else 2, complete_run(pre, post, o))
     if o.assignment_epochs:
         # Only a heartbeat's write and a commit move the KIP-1251 fields (a removed
         # member's entries are read no more; rebuild_group loads them as written).
@@ -1285,6 +1447,7 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
 FAMILY_NAMES = (
     "DeliverMessage.heartbeat",
     "ComputeTargetAssignment",
+    "CompleteAssignorRun",
     "DeliverMessage.leave",
     "DeliverMessage.static_leave",
     "DeliverMessage.offset_commit",
@@ -1317,6 +1480,7 @@ def initial(s: SymState) -> BoolRef:
         z3.Or(s.group_epoch == 0, s.group_epoch == 1),
         z3.Not(s.loading),
         z3.Not(s.server_error),
+        *[z3.Not(r.on) for r in s.runs],
     )
 
 
@@ -1348,6 +1512,8 @@ def family_of(action: Action) -> str:
         return "Unchanged"
     if isinstance(action, ComputeTargetAssignment):
         return "ComputeTargetAssignment"
+    if isinstance(action, CompleteAssignorRun):
+        return "CompleteAssignorRun"
     if isinstance(action, SessionTimeout):
         return "SessionTimeout"
     if isinstance(action, RebalanceTimeout):
