@@ -85,6 +85,28 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
     assert "pre-state:" in out
 
 
+def test_offload_runs_agree_and_an_offload_rule_the_relation_does_not_have_is_caught() -> None:
+    """KIP-1263 assignor offload: on a short walk of ``MUT2_OFFLOAD`` a run is started and
+    installed, and the relation allows exactly the model's steps; with the rules of
+    ``install-without-epoch`` the reference relation refuses the install (its assignment
+    epoch stays), and the variant's relation allows it."""
+    config = PRESETS["MUT2_OFFLOAD"]
+    outcome = cross_check(config, walks=1, length=8, seed=0, seek_states=300)
+    assert outcome.disagreements() == []
+    (run,) = [f for f in outcome.families if f.family == "CompleteAssignorRun"]
+    assert run.steps == run.allowed == run.unique > 0
+    mutant = MUTANTS["install-without-epoch"]
+    broken = replace(config, rules=mutant.rules)
+    outcome = cross_check(broken, walks=1, length=8, seed=0, seek_states=300)
+    (found,) = outcome.disagreements()
+    assert found.family == "CompleteAssignorRun"
+    assert found.check is not None
+    assert found.check.allowed == "no"
+    options = Options.of(broken, "install-without-epoch")
+    check = check_step(found.pre, found.action, found.post, broken, options=options)
+    assert (check.allowed, check.unique) == ("yes", "yes")
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
@@ -97,7 +119,7 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
         ([*AGREE, "--variant", "nope"], "no symbolic variant of mutant 'nope'"),
         ([*AGREE, "--variant", "sticky-without-generation"], "outside the symbolic core"),
         ([*AGREE, "--variant", "ack-while-revoking"], "a rule of the clients"),
-        ([*AGREE, "--variant", "ignore-partition-epochs", "--preset", "OFFLOAD"], "offload"),
+        ([*AGREE, "--variant", "ignore-partition-epochs", "--preset", "BATCHING"], "batching"),
         (["prove", "--all-variants"], "--all-variants needs --agreement"),
         (["prove", "--walks", "3"], "--walks needs --agreement"),
         (["prove", "--all-presets"], "--all-presets needs --agreement"),

@@ -43,6 +43,13 @@ is checked against the static-member index, and the -2 temporary leave is a fami
 own, ``DeliverMessage.static_leave``. Without it no formula mentions instance ids and the
 relation is the dynamic one, family for family.
 
+With ``Options.assignor_offload`` (KIP-1263 "Assignment Offload"; a configuration with
+``assignor_offload``) the states keep the assignor runs in flight (``SymState.runs``): a
+heartbeat that needs a new target starts a run instead of installing one
+(``target.start_assignor_run``), a family of its own, ``CompleteAssignorRun``, installs
+the oldest run (``target.install_assignor_run``), and the load after a failover drops them.
+Without it no formula mentions runs.
+
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
 
