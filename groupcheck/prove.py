@@ -224,10 +224,7 @@ def outside_scope(config: Any, *, epochs: bool = False, offload: bool = False) -
 def _outside_abstraction(config: Any) -> str | None:
     """What of ``config`` the symbolic relation does not model (None: nothing), so that a
     proof is never reported for rules it did not read. KIP-1263 assignor offload is in the
-    relation (``Options.assignor_offload``), but not with static members (the run slots
-    keep no instance ids); ``outside_scope`` says which commands read it."""
-    if config.assignor_offload and any(c.instance_id is not None for c in config.clients):
-        return "KIP-1263 assignor offload with static members"
+    relation (``Options.assignor_offload``); ``outside_scope`` says which commands read it."""
     if config.effective_assignment_interval_ms() > 0:
         return "KIP-1263 assignment batching"
     if config.allows("ExpireOffsets"):

@@ -62,6 +62,7 @@ FOUND = {
     "two-runs-in-flight": ("AssignorRunsInFlight.AtMostOne", 2),
     "install-without-epoch": ("TargetEpochAdvances", 2),
     "install-without-reapplying-removals": ("ValidTargetAssignment.OnlyMembers", 3),
+    "install-before-static-replacement": ("ValidTargetAssignment.Covers", 4),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -88,6 +89,7 @@ KILL_LENGTH = {
     "two-runs-in-flight": 5,
     "install-without-epoch": 3,
     "install-without-reapplying-removals": 8,
+    "install-before-static-replacement": 11,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""
@@ -109,8 +111,9 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     )
 
 
-SLOW = {"ack-while-revoking"}
-"""The client layer at depth 12: about 10 CPU seconds."""
+SLOW = {"ack-while-revoking", "install-before-static-replacement"}
+"""The client layer at depth 12: about 10 CPU seconds; static members with assignor offload
+at depth 4: about 7."""
 
 
 @pytest.mark.parametrize(

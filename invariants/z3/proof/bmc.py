@@ -377,7 +377,15 @@ def universe_of(config: Config) -> Universe:
     members = list(value.extra_members)
     members += [f"restart{i}" for i in range(config.max_restarts)]
     instances = [i for c in config.clients for i in (c.instance_id, c.alt_instance_id) if i]
-    return Universe.of(members, value.extra_partitions, instances)
+    universe = Universe.of(members, value.extra_partitions, instances)
+    own = {
+        c.name: frozenset(
+            universe.instances[i] if i else 0 for i in (c.instance_id, c.alt_instance_id) if i
+        )
+        or frozenset({0})
+        for c in config.clients
+    }
+    return replace(universe, client_instances=own)
 
 
 # --------------------------------------------------------------------------- unrolling
@@ -591,9 +599,24 @@ class Unrolling:
                 flag = z3.Bool(f"step{i}:{f.name}:{who}")
                 picks.append((flag, f, binding))
                 body = z3.substitute(formula, *binding) if binding else formula
+                if self.slots and self.static and "instance" in f.params:
+                    body = z3.And(body, self._own_instance(f, binding))
                 self.solver.add(z3.Implies(flag, self.encode(body)))
         self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
         self.chosen.append(picks)
+
+    def _own_instance(self, f: Family, binding: list[tuple[Any, Any]]) -> Any:
+        """With assignor offload and static members: a configured client's request carries
+        its own instance id (``Universe.client_instances``), so that a path's static
+        replacement is one of a restarted client, which lifts to a model trace; a
+        restarted client's member id may carry any."""
+        assert self.universe is not None
+        names = {str(c): name for name, c in self.universe.member_consts.items()}
+        member = next((c for x, c in binding if x.eq(f.params["member"])), None)
+        allowed = self.universe.client_instances.get(names.get(str(member), ""))
+        if allowed is None:
+            return z3.BoolVal(True)
+        return z3.Or(*[f.params["instance"] == k for k in sorted(allowed)])
 
     def _extend_clients(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> None:
         """One step of the client layer (``bmc_clients.Layer.steps``) instead of the core's
@@ -946,7 +969,9 @@ def _abstract(value: Concrete) -> Concrete:
         holder_rejected=value.holder_rejected,
         runs=None
         if runs is None
-        else tuple((e, frozenset((m, _tp(p)) for m, p in result)) for e, result in runs),
+        else tuple(
+            (e, frozenset((m, _tp(p)) for m, p in result), started) for e, result, started in runs
+        ),
     )
 
 

@@ -151,7 +151,7 @@ class SymState:
             since=f("since", M, P, N) if epochs else None,
             holder_rejected=z3.Bool(f"holder_rejected.{tag}") if epochs else None,
             instance=f("instance", M, N) if static else None,
-            runs=tuple(RunSlot.fresh(tag, k) for k in range(runs)),
+            runs=tuple(RunSlot.fresh(tag, k, static) for k in range(runs)),
         )
 
     def instance_of(self, m: ExprRef) -> ExprRef:
@@ -184,19 +184,25 @@ class SymState:
 @dataclass(frozen=True)
 class RunSlot:
     """One slot of the assignor runs in flight (KIP-1263 "Assignment Offload";
-    ``model.records.AssignorRun``): whether it holds a run, the run's group epoch and its
-    result."""
+    ``model.records.AssignorRun``): whether it holds a run, the run's group epoch, its
+    result, the members it assigned (the group's members when it started:
+    ``AssignorRun.member_ids``) and, with static members, their instance numbers then
+    (``AssignorRun.static_members``; 0 for a dynamic member)."""
 
     on: ExprRef
     epoch: ExprRef
     target: FuncRef
+    member: FuncRef
+    instance: FuncRef | None = None
 
     @staticmethod
-    def fresh(tag: str, k: int) -> RunSlot:
+    def fresh(tag: str, k: int, static: bool = False) -> RunSlot:
         return RunSlot(
             z3.Bool(f"run{k}.on.{tag}"),
             z3.Int(f"run{k}.epoch.{tag}"),
             z3.Function(f"run{k}.target.{tag}", MEMBER, PARTITION, z3.BoolSort()),
+            z3.Function(f"run{k}.member.{tag}", MEMBER, z3.BoolSort()),
+            z3.Function(f"run{k}.instance.{tag}", MEMBER, z3.IntSort()) if static else None,
         )
 
 
@@ -211,8 +217,9 @@ def run_count(s: SymState) -> ExprRef:
     return z3.Sum([z3.If(r.on, 1, 0) for r in s.runs]) if s.runs else z3.IntVal(0)
 
 
-Run = tuple[int, frozenset[tuple[str, Partition]]]
-"""A run's group epoch and result as (member id, partition) pairs."""
+Run = tuple[int, frozenset[tuple[str, Partition]], frozenset[tuple[str, str | None]]]
+"""A run's group epoch, its result as (member id, partition) pairs, and the members it
+assigned with their instance ids when it started (``None``: a dynamic member)."""
 
 
 MEMBER_RELATIONS = ("assigned", "revoking", "target", "subscribed", "committed_by")
@@ -275,14 +282,15 @@ class Concrete:
         ids = set(self.members) | set(self.extra_members)
         ids |= {mid for mid, _ in self.target}
         ids |= {mid for mid, _ in self.committed.values()}
-        ids |= {mid for _, result in self.runs or () for mid, _ in result}
+        ids |= {mid for _, result, _ in self.runs or () for mid, _ in result}
+        ids |= {mid for _, _, started in self.runs or () for mid, _ in started}
         return tuple(sorted(ids))
 
     def partition_domain(self) -> tuple[Partition, ...]:
         ps: set[Partition] = set(self.extra_partitions) | set(self.partition_epochs)
         ps |= set(self.committed)
         ps |= {p for _, p in self.target}
-        ps |= {p for _, result in self.runs or () for _, p in result}
+        ps |= {p for _, result, _ in self.runs or () for _, p in result}
         for mv in self.members.values():
             ps |= mv.assigned | mv.revoking | mv.subscribed
         return tuple(sorted(ps))
@@ -411,13 +419,17 @@ def project_group(
 
 def project_runs(group: Group) -> tuple[Run, ...]:
     """The assignor runs in flight of ``group`` (``Group.assignor_runs``), oldest first."""
-    return tuple(
-        (
-            run.group_epoch,
-            frozenset((mid, p) for mid, ps in run.target_assignment.items() for p in ps),
+    out: list[Run] = []
+    for run in group.assignor_runs:
+        instance_of = {mid: iid for iid, mid in run.static_members.items()}
+        out.append(
+            (
+                run.group_epoch,
+                frozenset((mid, p) for mid, ps in run.target_assignment.items() for p in ps),
+                frozenset((mid, instance_of.get(mid)) for mid in run.member_ids()),
+            )
         )
-        for run in group.assignor_runs
-    )
+    return tuple(out)
 
 
 def project(state: State, epochs: bool = False, offload: bool = False) -> Concrete:
@@ -457,6 +469,10 @@ class Universe:
     partition_consts: Mapping[Partition, ExprRef]
     instances: Mapping[str, int] = field(default_factory=dict)
     """The instance ids a state or request may name, numbered from 1 (``SymState.instance``)."""
+    client_instances: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    """The instance numbers a configured client's requests carry (its instance id, and the
+    one ``ChangeInstanceId`` gives it; 0 for a dynamic client), by member id; members not
+    named here (a restarted client's) may carry any."""
 
     @staticmethod
     def of(
@@ -544,9 +560,14 @@ def pin_runs(sym: SymState, runs: tuple[Run, ...], u: Universe) -> list[BoolRef]
         out.append(slot.on == (k < len(runs)))
         if k >= len(runs):
             continue
-        epoch, result = runs[k]
+        epoch, result, started = runs[k]
         out.append(slot.epoch == epoch)
+        instance = dict(started)
         for mid, mc in u.member_consts.items():
+            out.append(slot.member(mc) == (mid in instance))
+            if slot.instance is not None and mid in instance:
+                iid = instance[mid]
+                out.append(slot.instance(mc) == (u.instances[iid] if iid is not None else 0))
             for p, pc in u.partition_consts.items():
                 out.append(slot.target(mc, pc) == ((mid, p) in result))
     return out
@@ -634,6 +655,16 @@ def decode(
                         for q in ps
                         if b(slot.target(e, q))
                     ),
+                    frozenset(
+                        (
+                            mname[str(e)],
+                            instance_name(n(slot.instance(e)))
+                            if slot.instance is not None
+                            else None,
+                        )
+                        for e in ms
+                        if b(slot.member(e))
+                    ),
                 )
             )
         runs = tuple(taken)
@@ -706,7 +737,7 @@ def render(value: Concrete) -> list[str]:
             for (t, i), (m, e) in sorted(value.committed.items())
         )
         lines.append(f"  committed offsets: {co}")
-    for k, (epoch, result) in enumerate(value.runs or ()):
+    for k, (epoch, result, _) in enumerate(value.runs or ()):
         given = ", ".join(
             f"{mid} {ps(p for m, p in result if m == mid)}"
             for mid in sorted({m for m, _ in result})

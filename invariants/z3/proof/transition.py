@@ -76,6 +76,7 @@ from invariants.z3.proof.state import (
     UNREVOKED,
     BoolRef,
     ExprRef,
+    RunSlot,
     SymState,
 )
 from model.actions import (
@@ -157,6 +158,9 @@ VARIANTS = {
     "assignment epoch is left where it was",
     "install-without-reapplying-removals": "a completed assignor run is installed with the "
     "entries of members that left or were fenced while it ran",
+    "install-before-static-replacement": "a completed assignor run is installed as computed "
+    "before a static member was replaced: the old member id's entry is not moved to the new "
+    "one (KAFKA-20292)",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -165,7 +169,12 @@ STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
 ``Options.static_members`` (BMC or ``prove`` on a configuration with instance ids)."""
 
 OFFLOAD_VARIANTS = frozenset(
-    {"two-runs-in-flight", "install-without-epoch", "install-without-reapplying-removals"}
+    {
+        "two-runs-in-flight",
+        "install-without-epoch",
+        "install-without-reapplying-removals",
+        "install-before-static-replacement",
+    }
 )
 """The variants of a KIP-1263 offload rule: a variant only where ``Options.assignor_offload``
 (BMC or ``prove --agreement`` on a configuration with assignor offload)."""
@@ -177,17 +186,12 @@ obligations do not read them)."""
 
 _CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
-_OFFLOAD_STATIC = (
-    "KIP-1263 assignor offload with static members: the run slots keep no instance ids "
-    "(AssignorRun.static_members), so a static replacement during a run is not encoded"
-)
 _OFFLOAD_DELETION = (
     "KIP-1263 assignor offload across a group deletion: group deletion is not in the "
     "abstraction (AssignorRun.group_deleted)"
 )
 
 OUTSIDE: dict[str, str] = {
-    "install-before-static-replacement": _OFFLOAD_STATIC,
     "install-run-after-deletion": _OFFLOAD_DELETION,
     "expire-by-commit-time": "KIP-211 offset expiry: not in the abstraction",
     "delete-non-empty-group": "group deletion: not in the abstraction",
@@ -257,10 +261,6 @@ class Options:
         if self.static_members and self.assignment_epochs:
             raise ValueError(
                 "static membership and KIP-1251 assignment epochs together are not encoded"
-            )
-        if self.assignor_offload and self.static_members:
-            raise ValueError(
-                "static membership and KIP-1263 assignor offload together are not encoded"
             )
         if self.variant is not None and self.variant not in VARIANTS:
             raise ValueError(
@@ -602,15 +602,24 @@ def held_since(pre: SymState, cm: ExprRef, r: ExprRef, parts: Any) -> BoolRef:
 # --------------------------------------------------------------------------- KIP-1263
 
 
+def _same_run(a: RunSlot, b: RunSlot) -> list[BoolRef]:
+    """Slot ``b`` holds what slot ``a`` holds."""
+    out = [
+        b.on == a.on,
+        b.epoch == a.epoch,
+        z3.ForAll([_m, _p], b.target(_m, _p) == a.target(_m, _p)),
+        z3.ForAll([_m], b.member(_m) == a.member(_m)),
+    ]
+    if a.instance is not None and b.instance is not None:
+        out.append(z3.ForAll([_m], b.instance(_m) == a.instance(_m)))
+    return out
+
+
 def runs_unchanged(pre: SymState, post: SymState) -> BoolRef:
     """The assignor runs in flight (``SymState.runs``) as they were."""
     out: list[BoolRef] = []
     for a, b in zip(pre.runs, post.runs, strict=True):
-        out += [
-            b.on == a.on,
-            b.epoch == a.epoch,
-            z3.ForAll([_m, _p], b.target(_m, _p) == a.target(_m, _p)),
-        ]
+        out += _same_run(a, b)
     return z3.And(*out)
 
 
@@ -632,11 +641,18 @@ def run_starts(pre: SymState, o: Options, compute: BoolRef) -> BoolRef:
 
 
 def runs_started(
-    pre: SymState, post: SymState, starts: BoolRef, epoch: ExprRef, result: Any
+    pre: SymState,
+    post: SymState,
+    starts: BoolRef,
+    epoch: ExprRef,
+    result: Any,
+    members: Callable[[ExprRef], BoolRef],
 ) -> BoolRef:
     """The runs after a heartbeat's write: when it ``starts`` one, the first free slot
     holds a run at the group ``epoch`` with the assignor's ``result`` (``AssignorRun``:
-    the target the inline computation would install); every other slot as it was."""
+    the target the inline computation would install), the group's ``members`` and, with
+    static members, their instance numbers as written (``post.instance``); every other slot
+    as it was."""
     out: list[BoolRef] = []
     for k, (a, b) in enumerate(zip(pre.runs, post.runs, strict=True)):
         free_before = z3.And(*[r.on for r in pre.runs[:k]]) if k else z3.BoolVal(True)
@@ -645,7 +661,12 @@ def runs_started(
             b.on == z3.Or(a.on, here),
             b.epoch == z3.If(here, epoch, a.epoch),
             z3.ForAll([_m, _p], b.target(_m, _p) == z3.If(here, result(_m, _p), a.target(_m, _p))),
+            z3.ForAll([_m], b.member(_m) == z3.If(here, members(_m), a.member(_m))),
         ]
+        if a.instance is not None and b.instance is not None and post.instance is not None:
+            out.append(
+                z3.ForAll([_m], b.instance(_m) == z3.If(here, post.instance(_m), a.instance(_m)))
+            )
     return z3.And(*out)
 
 
@@ -656,21 +677,17 @@ def complete_run(pre: SymState, post: SymState, o: Options) -> Family:
     than the assignment epoch (the emptied group was realigned meanwhile) is discarded, so
     is one the group epoch passed when ``Options.offload_discard_stale``; otherwise its
     result is installed at the run's epoch with the changes made meanwhile re-applied
-    (``target.reapply_changes``): only members of the group keep their entry, and only
-    partitions that still exist (the free parameter ``existing``: the abstraction keeps no
-    topics). Enabled while no coordinator is loading the group (``system.assignment_steps``)."""
+    (``target.reapply_changes``): only members of the group keep their entry, a replaced
+    static member's entry moves to the instance's current member, and only partitions that
+    still exist (the free parameter ``existing``: the abstraction keeps no topics).
+    Enabled while no coordinator is loading the group (``system.assignment_steps``)."""
     n = "CompleteAssignorRun"
     existing = z3.Function(f"{n}.existing@{post.tag}", PARTITION, z3.BoolSort())
     run = pre.runs[0]
     shifted: list[BoolRef] = []
     for k, b in enumerate(post.runs):
         if k + 1 < len(pre.runs):
-            a = pre.runs[k + 1]
-            shifted += [
-                b.on == a.on,
-                b.epoch == a.epoch,
-                z3.ForAll([_m, _p], b.target(_m, _p) == a.target(_m, _p)),
-            ]
+            shifted += _same_run(pre.runs[k + 1], b)
         else:
             shifted.append(z3.Not(b.on))
     discard = z3.Or(
@@ -678,8 +695,27 @@ def complete_run(pre: SymState, post: SymState, o: Options) -> Family:
         z3.And(z3.BoolVal(o.offload_discard_stale), run.epoch < pre.group_epoch),
     )
 
+    def entry(x: ExprRef, q: ExprRef) -> BoolRef:
+        """The run's entry for member ``x``: its own, or for a static member not in the
+        run, the entry of the member its instance had when the run started if that one is
+        gone (a static replacement made meanwhile; KAFKA-20292)."""
+        if run.instance is None or o.variant == "install-before-static-replacement":
+            return run.target(x, q)
+        y = z3.Const("run.before", MEMBER)
+        before = z3.Exists(
+            [y],
+            z3.And(
+                run.member(y),
+                run.instance(y) == pre.instance_of(x),
+                z3.Not(pre.is_member(y)),
+                run.target(y, q),
+            ),
+        )
+        moved = z3.And(z3.Not(run.member(x)), pre.instance_of(x) != 0, before)
+        return z3.Or(run.target(x, q), moved)
+
     def reapplied(x: ExprRef, q: ExprRef) -> BoolRef:
-        kept = z3.And(pre.is_member(x), run.target(x, q), existing(q))
+        kept = z3.And(pre.is_member(x), entry(x, q), existing(q))
         if o.variant == "install-without-reapplying-removals":
             # The entries of members gone meanwhile are installed as computed.
             return z3.Or(kept, z3.And(z3.Not(pre.is_member(x)), run.target(x, q)))
@@ -910,7 +946,7 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         post.server_error == pre.server_error,
     )
     if o.assignor_offload:
-        written = z3.And(written, runs_started(pre, post, assign, ge1, target))
+        written = z3.And(written, runs_started(pre, post, assign, ge1, target, member_after))
     if o.static_members:
         # ``updated.instance_id``: the request's, else the stored member's.
         assert pre.instance is not None
