@@ -528,7 +528,7 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
 
 @pytest.mark.parametrize(
     "preset_name",
-    ["MUT2_OFFLOAD_STATIC", "BATCHING", "OFFSETS_EXPIRY", "ZOMBIE_DELETION", "CLASSIC_COOPERATIVE"],
+    ["BATCHING", "OFFSETS_EXPIRY", "ZOMBIE_DELETION", "CLASSIC_COOPERATIVE"],
 )
 def test_prove_refuses_rules_outside_its_abstraction(
     preset_name: str, capsys: pytest.CaptureFixture[str]
