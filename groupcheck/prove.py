@@ -148,6 +148,7 @@ def _options(args: argparse.Namespace) -> Any:
         DELETION_VARIANTS,
         EPOCH_VARIANTS,
         EXPIRY_VARIANTS,
+        OFFLOAD_VARIANTS,
         OUTSIDE,
         STATIC_VARIANTS,
         VARIANTS,
@@ -191,6 +192,12 @@ def _options(args: argparse.Namespace) -> Any:
             f"{'OFFSETS_EXPIRY' if args.variant in EXPIRY_VARIANTS else 'GROUP_DELETION'}), "
             f"or find it with explore --engine bmc --mutant {args.variant}"
         )
+    if args.variant in OFFLOAD_VARIANTS:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule of KIP-1263 assignor offload, which the "
+            f"proof's obligations do not read; check it with prove --agreement --variant "
+            f"{args.variant}, or find it with explore --engine bmc --mutant {args.variant}"
+        )
     if config is None:
         return Options(variant=args.variant)
     refused = outside_scope(config)
@@ -207,10 +214,11 @@ def _has_expiry_or_deletion(config: Any, variant: str) -> bool:
     return options.offset_expiry if variant in EXPIRY_VARIANTS else options.group_deletion
 
 
-def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
+def outside_scope(config: Any, *, epochs: bool = False, offload: bool = False) -> str | None:
     """Why the symbolic relation does not cover ``config`` (None: it does): the reason
     ``prove`` (and, with ``epochs`` — its step checks read the KIP-1251 assignment epochs —
-    ``prove --agreement``) refuses it with."""
+    and ``offload`` — they read the KIP-1263 assignor runs — ``prove --agreement``)
+    refuses it with."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
     has_static = any(c.instance_id is not None for c in config.clients)
@@ -224,15 +232,23 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
     outside = _outside_abstraction(config)
     if outside:
         return f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
+    if config.assignor_offload and not offload:
+        return (
+            "prove's obligations are not stated over KIP-1263 assignor runs; this config "
+            "offloads the assignor (prove --agreement and explore --engine bmc read it)"
+        )
     return None
 
 
 def _outside_abstraction(config: Any) -> str | None:
     """What of ``config`` the symbolic relation does not model (None: nothing), so that a
-    proof is never reported for rules it did not read. (KIP-211 offset expiry and group
-    deletion are in the relation: ``Options.offset_expiry``, ``group_deletion``.)"""
-    if config.assignor_offload:
-        return "KIP-1263 assignor offload"
+    proof is never reported for rules it did not read. (KIP-211 offset expiry, group
+    deletion and KIP-1263 assignor offload are in the relation: ``Options.offset_expiry``,
+    ``group_deletion``, ``assignor_offload``; ``outside_scope`` says which commands read
+    offload. Offload together with group deletion is not: a run that completes after its
+    group was deleted, ``AssignorRun.group_deleted``.)"""
+    if config.assignor_offload and (config.allows("DeleteGroup") or config.delete_expired_groups):
+        return "KIP-1263 assignor offload together with group deletion"
     if config.effective_assignment_interval_ms() > 0:
         return "KIP-1263 assignment batching"
     return None
@@ -475,6 +491,8 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     from invariants.z3.proof.bmc import (
         EPOCH_GOALS,
         GOALS,
+        OFFLOAD_GOALS,
+        OFFLOAD_STEP_GOALS,
         ReplayDiverged,
         confirmed,
         replay,
@@ -551,6 +569,9 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         # The states keep the KIP-1251 fields: HolderCommitsAccepted is read too.
         goals += [c.name for c in EPOCH_GOALS]
     goals += _expiry_goals(config)
+    if config.assignor_offload:
+        # The states keep the KIP-1263 assignor runs: their properties are read too.
+        goals += [c.name for c in OFFLOAD_GOALS] + [s.name for s in OFFLOAD_STEP_GOALS]
     # The client layer only for a client-side variant: its properties read the clients.
     layer = None
     if variant in CLIENT_VARIANTS:

@@ -37,7 +37,9 @@ The strict levels prune every other change, so their searches are small; the ``m
 level's is a breadth-first search of the model with a counter of the states matched.
 
 Each level's search is a breadth-first search over (model state, how many of the path's
-states were matched), bounded by ``max_states`` distinct nodes — never by time. A trace
+states were matched), bounded by ``max_states`` distinct nodes — never by time. A model
+state that looks like both the path's current state and its next one is followed both
+ways (a restarted client's member, named like the client, replacing the client's own). A trace
 that violates a property before it has matched the whole path is not followed (its first
 violation would be another counterexample).
 """
@@ -353,36 +355,43 @@ def _search(
             new = system.step(state, action, config)
             qv = view_of(new)
             now = alphas[qv]
+            onward = k < last and matches(now, targets[k + 1])
             if now == here or matches(now, targets[k]):
-                j = k
-            elif k < last and matches(now, targets[k + 1]):
-                j = k + 1
+                js = [k]
+                if onward and now == here:
+                    # The next path state may look like this one at this level (a
+                    # restarted client's member is named like the client it replaces).
+                    js.append(k + 1)
+            elif onward:
+                js = [k + 1]
             elif strict:
                 continue
             else:
-                j = k
+                js = [k]
             bad = violations(state, pv, action, new, qv)
             if bad:
-                if ends is None and j == last and matches(now, targets[last]):
+                if ends is None and js[-1] == last and matches(now, targets[last]):
                     return [*trace(key), action], bad, len(nodes), False
                 continue
-            if ends is not None and j == last and matches(now, targets[last]):
+            if ends is not None and js[-1] == last and matches(now, targets[last]):
                 end = ends(new)
                 if end:
                     return [*trace(key), action], end, len(nodes), False
             normal_new = normal(new)
-            new_key = (normal_new, j)
-            if new_key in nodes:
-                continue
-            if not strict:
-                # A state already reached having matched as many of the path's states or
-                # more dominates this node: every way on from it that matches the rest of
-                # the path from here matches it from there too (the rest is a suffix).
-                if best.get(normal_new, -1) >= j:
+            for j in js:
+                new_key = (normal_new, j)
+                if new_key in nodes:
                     continue
-                best[normal_new] = j
-            nodes[new_key] = _Node(new, key, action)
-            queue.append((new_key, qv))
+                if not strict:
+                    # A state already reached having matched as many of the path's states
+                    # or more dominates this node: every way on from it that matches the
+                    # rest of the path from here matches it from there too (the rest is a
+                    # suffix).
+                    if best.get(normal_new, -1) >= j:
+                        continue
+                    best[normal_new] = j
+                nodes[new_key] = _Node(new, key, action)
+                queue.append((new_key, qv))
     return None, [], len(nodes), True
 
 

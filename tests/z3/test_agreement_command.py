@@ -138,10 +138,79 @@ def test_deletion_recreation_and_expiry_agree_step_by_step() -> None:
     assert check_step(pre, action, stepped, mutated, options=options).allowed == "no"
 
 
+def test_offload_runs_agree_and_an_offload_rule_the_relation_does_not_have_is_caught() -> None:
+    """KIP-1263 assignor offload: on a short walk of ``MUT2_OFFLOAD`` a run is started and
+    installed, and the relation allows exactly the model's steps; with the rules of
+    ``install-without-epoch`` the reference relation refuses the install (its assignment
+    epoch stays), and the variant's relation allows it."""
+    config = PRESETS["MUT2_OFFLOAD"]
+    outcome = cross_check(config, walks=1, length=8, seed=0, seek_states=300)
+    assert outcome.disagreements() == []
+    (run,) = [f for f in outcome.families if f.family == "CompleteAssignorRun"]
+    assert run.steps == run.allowed == run.unique > 0
+    mutant = MUTANTS["install-without-epoch"]
+    broken = replace(config, rules=mutant.rules)
+    outcome = cross_check(broken, walks=1, length=8, seed=0, seek_states=300)
+    (found,) = outcome.disagreements()
+    assert found.family == "CompleteAssignorRun"
+    assert found.check is not None
+    assert found.check.allowed == "no"
+    options = Options.of(broken, "install-without-epoch")
+    check = check_step(found.pre, found.action, found.post, broken, options=options)
+    assert (check.allowed, check.unique) == ("yes", "yes")
+
+
+def test_a_static_replacement_while_a_run_is_in_flight_agrees() -> None:
+    """KIP-1263 with static members (KAFKA-20292): A joins and starts a run, leaves with -2,
+    a new process of its instance replaces it, and the run completes: the replacement and
+    the install that moves A's entry to the new member id are each the relation's only
+    successor."""
+    config = PRESETS["MUT2_OFFLOAD_STATIC"]
+    script = [
+        "SendHeartbeat(client='A')",
+        "coordinator",
+        "coordinator → A",
+        "TemporaryLeave(client='A')",
+        "ReleaseAssignment(client='A')",
+        "SendHeartbeat(client='A')",
+        "coordinator",
+        "Restart(client='A')",
+        "SendHeartbeat(client='A')",
+        "coordinator",
+        "CompleteAssignorRun()",
+    ]
+    state = system.initial(config)
+    for k, want in enumerate(script):
+        enabled = system.enabled(state, config)
+        if want.startswith("coordinator"):
+            action = next(a for a in enabled if _delivers(a, want))
+        else:
+            action = next(a for a in enabled if repr(a) == want)
+        post = system.step(state, action, config)
+        if k >= len(script) - 2:  # the replacement and the install
+            check = check_step(state, action, post, config)
+            assert (check.allowed, check.unique) == ("yes", "yes"), (action, check)
+        state = post
+    (member,) = state.group.members
+    assert member == "A.1"
+    assert state.group.target_assignment[member]
+    assert state.group.assignment_epoch == state.group.group_epoch
+
+
+def _delivers(action: object, want: str) -> bool:
+    """A delivery to the coordinator (``coordinator``) or to A (``coordinator → A``)."""
+    from model.actions import DeliverMessage
+
+    if not isinstance(action, DeliverMessage):
+        return False
+    to_coordinator = action.message.to_coordinator
+    return to_coordinator if want == "coordinator" else not to_coordinator
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        ([*AGREE, "--preset", "MUT2_OFFLOAD_STATIC"], "KIP-1263 assignor offload"),
+        ([*AGREE, "--preset", "OFFLOAD_DELETION"], "offload together with group deletion"),
         ([*AGREE, "--preset", "CLASSIC_EAGER"], "this config is classic"),
         ([*AGREE, "--preset", "NOPE"], "unknown preset"),
         (AGREE, "--agreement needs --preset"),
@@ -150,7 +219,7 @@ def test_deletion_recreation_and_expiry_agree_step_by_step() -> None:
         ([*AGREE, "--variant", "nope"], "no symbolic variant of mutant 'nope'"),
         ([*AGREE, "--variant", "sticky-without-generation"], "outside the symbolic core"),
         ([*AGREE, "--variant", "ack-while-revoking"], "a rule of the clients"),
-        ([*AGREE, "--variant", "ignore-partition-epochs", "--preset", "OFFLOAD"], "offload"),
+        ([*AGREE, "--variant", "ignore-partition-epochs", "--preset", "BATCHING"], "batching"),
         (["prove", "--all-variants"], "--all-variants needs --agreement"),
         (["prove", "--walks", "3"], "--walks needs --agreement"),
         (["prove", "--all-presets"], "--all-presets needs --agreement"),

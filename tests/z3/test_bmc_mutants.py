@@ -19,6 +19,8 @@ from invariants.z3.proof.bmc import (
     EPOCH_GOALS,
     EXPIRY_GOALS,
     GOALS,
+    OFFLOAD_GOALS,
+    OFFLOAD_STEP_GOALS,
     ReplayDiverged,
     confirmed,
     replay,
@@ -61,6 +63,10 @@ FOUND = {
     "static-replacement-keeps-both": ("NoServerError", 3),
     "expire-by-commit-time": ("NoLiveOffsetExpires", 3),
     "delete-non-empty-group": ("GroupDeletedOnlyWhenEmpty", 2),
+    "two-runs-in-flight": ("AssignorRunsInFlight.AtMostOne", 2),
+    "install-without-epoch": ("TargetEpochAdvances", 2),
+    "install-without-reapplying-removals": ("ValidTargetAssignment.OnlyMembers", 3),
+    "install-before-static-replacement": ("ValidTargetAssignment.Covers", 4),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -86,6 +92,10 @@ KILL_LENGTH = {
     "static-replacement-keeps-both": 11,
     "expire-by-commit-time": 8,
     "delete-non-empty-group": 3,
+    "two-runs-in-flight": 5,
+    "install-without-epoch": 3,
+    "install-without-reapplying-removals": 8,
+    "install-before-static-replacement": 11,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""
@@ -102,13 +112,15 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS, *POLL_GOALS)}
     epoch_goals = {c.name for c in EPOCH_GOALS}
     expiry_goals = {s.name for s in (*EXPIRY_GOALS, *DELETION_GOALS)}
+    offload_goals = {c.name for c in OFFLOAD_GOALS} | {s.name for s in OFFLOAD_STEP_GOALS}
     assert {goal for goal, _ in FOUND.values()} <= (
-        set(GOALS) | client_goals | epoch_goals | expiry_goals
+        set(GOALS) | client_goals | epoch_goals | expiry_goals | offload_goals
     )
 
 
-SLOW = {"ack-while-revoking"}
-"""The client layer at depth 12: about 10 CPU seconds."""
+SLOW = {"ack-while-revoking", "install-before-static-replacement"}
+"""The client layer at depth 12: about 10 CPU seconds; static members with assignor offload
+at depth 4: about 7."""
 
 
 @pytest.mark.parametrize(
@@ -247,6 +259,20 @@ def test_the_reference_rules_accept_the_holders_commits() -> None:
         group_epoch=_initial_group_epoch(config),
     )
     assert (out.status, out.depth) == ("ok", 3)
+
+
+def test_the_reference_rules_keep_the_offload_goals() -> None:
+    """The KIP-1263 goals are BMC goals only because the reference rules keep them: over
+    the assignor runs of ``MUT2_OFFLOAD``, no path of three steps (the length of the
+    offload variants' longest) violates any of them."""
+    config = MUTANTS["two-runs-in-flight"].config
+    options = Options.of(config)
+    assert options.assignor_offload
+    goals = [c.name for c in OFFLOAD_GOALS] + [s.name for s in OFFLOAD_STEP_GOALS]
+    outs = search_all(
+        goals, 3, options, universe=universe_of(config), group_epoch=_initial_group_epoch(config)
+    )
+    assert {(o.status, o.depth) for o in outs.values()} == {("ok", 3)}
 
 
 @pytest.mark.parametrize("name", sorted(POLL_VARIANTS))

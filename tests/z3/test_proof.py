@@ -528,7 +528,7 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
 
 @pytest.mark.parametrize(
     "preset_name",
-    ["OFFLOAD", "BATCHING", "CLASSIC_COOPERATIVE"],
+    ["BATCHING", "OFFLOAD_DELETION", "CLASSIC_COOPERATIVE"],
 )
 def test_prove_refuses_rules_outside_its_abstraction(
     preset_name: str, capsys: pytest.CaptureFixture[str]
@@ -589,6 +589,24 @@ def test_expiry_and_deletion_step_properties_are_proved_and_their_variants_fail(
         err = capsys.readouterr().err
         assert err.count("\n") == 1
         assert "a config that has it" in err
+
+
+def test_prove_refuses_offload_which_bmc_reads(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    """The proof's obligations are not stated over the KIP-1263 assignor runs: neither an
+    offload configuration nor an offload variant is reported proved, while BMC reads the
+    runs (tests/z3/test_bmc_mutants.py finds the variants)."""
+    assert main(["prove", "--preset", "OFFLOAD", "--quiet"]) == 2
+    assert main(["prove", "--variant", "two-runs-in-flight", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2
+    assert "KIP-1263 assignor runs" in err
+    assert "KIP-1263 assignor offload" in err
+    bmc = ["explore", "--engine", "bmc", "--depth", "1", "--preset", "OFFLOAD", "--quiet"]
+    assert main([*bmc, "--out", str(tmp_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "AssignorRunsInFlight.AtMostOne" in {r["property"] for r in doc["properties"]}
 
 
 def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str]) -> None:

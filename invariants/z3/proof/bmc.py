@@ -40,10 +40,13 @@ import z3
 
 from invariants.expr import StepSnapshot, compile_expr
 from invariants.properties import (
+    AT_MOST_ONE_ASSIGNOR_RUN,
     GROUP_DELETED_ONLY_WHEN_EMPTY,
     HOLDER_COMMITS_ACCEPTED,
     NO_LIVE_OFFSET_EXPIRES,
     TARGET_COVERS,
+    TARGET_EPOCH_ADVANCES,
+    TARGET_ONLY_MEMBERS,
     Property,
 )
 from invariants.z3.proof.bmc_clients import (
@@ -104,6 +107,7 @@ BMC_FAMILIES = (
     "ResolveRegularExpressions",
     "ExpireOffsets",
     "DeleteGroup",
+    "CompleteAssignorRun",
 )
 """The families BMC unrolls: the requests (with a static member's -2 leave where the
 configuration has instance ids); a coordinator failover and the new coordinator
@@ -112,7 +116,8 @@ topic and a new resolution of the regular expressions (``DeleteTopic``,
 ``ResolveRegularExpressions``: ``MetadataChange`` restricted to what the replay drives);
 with KIP-211 expiry and group deletion (``Options.offset_expiry``, ``group_deletion``)
 the expiry of one replay topic's offsets and a DeleteGroups request (``ExpireOffsets``,
-``DeleteGroup``)."""
+``DeleteGroup``); with KIP-1263 assignor offload, an assignor run completing
+(``CompleteAssignorRun``)."""
 
 STATE_GOALS: tuple[Conjunct, ...] = (
     *STATE_TARGETS,
@@ -142,6 +147,19 @@ exist (``Options.offset_expiry``): ``NoLiveOffsetExpires``."""
 DELETION_GOALS: tuple[Property, ...] = (GROUP_DELETED_ONLY_WHEN_EMPTY,)
 """The step properties BMC reads besides ``GOALS`` when the states keep the deletion
 fields (``Options.group_deletion``): ``GroupDeletedOnlyWhenEmpty``."""
+
+OFFLOAD_GOALS: tuple[Conjunct, ...] = (
+    _property(AT_MOST_ONE_ASSIGNOR_RUN),
+    _property(TARGET_ONLY_MEMBERS),
+)
+"""The state properties BMC reads besides ``GOALS`` when the states keep the KIP-1263
+assignor runs (``Options.assignor_offload``): ``AssignorRunsInFlight.AtMostOne`` on the
+run slots, and ``ValidTargetAssignment.OnlyMembers`` (an installed run's result re-applies
+the removals made while it ran)."""
+
+OFFLOAD_STEP_GOALS: tuple[Property, ...] = (TARGET_EPOCH_ADVANCES,)
+"""The step property BMC reads besides ``GOALS`` with assignor offload:
+``TargetEpochAdvances`` (an installed run's result is stamped with the run's epoch)."""
 
 _p = z3.Const("p", PARTITION)
 _m = z3.Const("m", MEMBER)
@@ -381,7 +399,15 @@ def universe_of(config: Config) -> Universe:
     members = list(value.extra_members)
     members += [f"restart{i}" for i in range(config.max_restarts)]
     instances = [i for c in config.clients for i in (c.instance_id, c.alt_instance_id) if i]
-    return Universe.of(members, value.extra_partitions, instances)
+    universe = Universe.of(members, value.extra_partitions, instances)
+    own = {
+        c.name: frozenset(
+            universe.instances[i] if i else 0 for i in (c.instance_id, c.alt_instance_id) if i
+        )
+        or frozenset({0})
+        for c in config.clients
+    }
+    return replace(universe, client_instances=own)
 
 
 # --------------------------------------------------------------------------- unrolling
@@ -482,6 +508,7 @@ class Unrolling:
         self.static = options.static_members
         self.expiry = options.offset_expiry
         self.deletion = options.group_deletion
+        self.slots = options.run_slots
         self.states = [self._fresh("s0")]
         self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
         self.grounder = Grounder(universe, layer) if universe is not None else None
@@ -593,18 +620,24 @@ class Unrolling:
                 )
             elif f.name not in ("DeleteTopic", "ResolveRegularExpressions"):
                 formula = z3.And(formula, g.same(h))
+            if f.name == "CompleteAssignorRun":
+                # reapply_changes keeps the partitions of the replay's topics that exist.
+                existing = f.params["existing"]
+                formula = z3.And(formula, z3.ForAll([_p], existing(_p) == g.present(_p)))
             for binding in self._cases(f):
                 who = ",".join(str(c) for _, c in binding)
                 flag = z3.Bool(f"step{i}:{f.name}:{who}")
                 picks.append((flag, f, binding))
                 body = z3.substitute(formula, *binding) if binding else formula
+                if self.slots and self.static and "instance" in f.params:
+                    body = z3.And(body, self._own_instance(f, binding))
                 self.solver.add(z3.Implies(flag, self.encode(body)))
         self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
         self.chosen.append(picks)
 
     def _fresh(self, tag: str) -> SymState:
         return SymState.fresh(
-            tag, self.epochs, self.static, expiry=self.expiry, deletion=self.deletion
+            tag, self.epochs, self.static, self.slots, expiry=self.expiry, deletion=self.deletion
         )
 
     @staticmethod
@@ -632,6 +665,19 @@ class Unrolling:
         have committed."""
         cm, parts = f.params["member"], f.params["partitions"]
         return z3.ForAll([_p], z3.Implies(parts(_p), pre.holds(cm, _p)))
+
+    def _own_instance(self, f: Family, binding: list[tuple[Any, Any]]) -> Any:
+        """With assignor offload and static members: a configured client's request carries
+        its own instance id (``Universe.client_instances``), so that a path's static
+        replacement is one of a restarted client, which lifts to a model trace; a
+        restarted client's member id may carry any."""
+        assert self.universe is not None
+        names = {str(c): name for name, c in self.universe.member_consts.items()}
+        member = next((c for x, c in binding if x.eq(f.params["member"])), None)
+        allowed = self.universe.client_instances.get(names.get(str(member), ""))
+        if allowed is None:
+            return z3.BoolVal(True)
+        return z3.Or(*[f.params["instance"] == k for k in sorted(allowed)])
 
     def _extend_clients(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> None:
         """One step of the client layer (``bmc_clients.Layer.steps``) instead of the core's
@@ -884,6 +930,9 @@ def search_all(
         step_goals.update({s.name: s for s in EXPIRY_GOALS})
     if options.group_deletion:
         step_goals.update({s.name: s for s in DELETION_GOALS})
+    if options.assignor_offload:
+        state_goals.update({c.name: c for c in OFFLOAD_GOALS})
+        step_goals.update({s.name: s for s in OFFLOAD_STEP_GOALS})
     if layer is not None:
         step_goals.update({c.name: c for c in CLIENT_STEP_GOALS})
     names = list(goals)
@@ -972,6 +1021,7 @@ def _abstract(value: Concrete) -> Concrete:
         for mid, mv in value.members.items()
     }
     since = value.since
+    runs = value.runs
     return Concrete(
         members=members,
         target=frozenset((m, _tp(p)) for m, p in value.target),
@@ -985,6 +1035,11 @@ def _abstract(value: Concrete) -> Concrete:
         present=None if value.present is None else frozenset(_tp(p) for p in value.present),
         deleted=value.deleted,
         deletions=value.deletions,
+        runs=None
+        if runs is None
+        else tuple(
+            (e, frozenset((m, _tp(p)) for m, p in result), started) for e, result, started in runs
+        ),
     )
 
 
@@ -1004,6 +1059,7 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
         value.present,
         value.deleted,
         value.deletions,
+        value.runs,
     )
 
 
@@ -1048,18 +1104,24 @@ def replay_start(path: Path) -> tuple[Any, Any]:
 
 
 def replay_projection(
-    group: Any, topics: Any, epochs: bool = False, *, expiry: bool = False, deletion: bool = False
+    group: Any,
+    topics: Any,
+    epochs: bool = False,
+    offload: bool = False,
+    *,
+    expiry: bool = False,
+    deletion: bool = False,
 ) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
-    them), with its KIP-1251 fields when ``epochs``, the topics that exist when ``expiry``
-    and its deletion fields when ``deletion``."""
+    them), with its KIP-1251 fields when ``epochs``, its KIP-1263 runs when ``offload``,
+    the topics that exist when ``expiry`` and its deletion fields when ``deletion``."""
     from model.coordinator import subscribed_topics
 
     subs = {
         mid: frozenset((name, 0) for name in topics if name in subscribed_topics(m, group))
         for mid, m in group.members.items()
     }
-    value = project_group(group, subs, epochs, deletion=deletion)
+    value = project_group(group, subs, epochs, offload, deletion=deletion)
     if expiry:
         value = replace(value, present=frozenset((name, 0) for name in topics))
     return value
@@ -1177,7 +1239,8 @@ def replay(
     first = path.states[0]
     epochs = first.since is not None
     shown = {"expiry": first.present is not None, "deletion": first.deleted is not None}
-    out = [replay_projection(group, topics, epochs, **shown)]
+    offload = first.runs is not None
+    out = [replay_projection(group, topics, epochs, offload, **shown)]
     server_error = False
     loading = first.loading
     deleted: set[str] = set()
@@ -1207,6 +1270,11 @@ def replay(
             # system._loaded
             group = rules.rebuild_group(group, replace(base_config, rules=rules))
             loading = False
+        elif family == "CompleteAssignorRun":
+            # system._complete_run
+            from model import coordinator as co
+
+            group = co.install_assignor_run(group, topics, replace(base_config, rules=rules))
         elif not loading:
             kept: frozenset[str] = frozenset()
             member = group.members.get(str(params.get("member")))
@@ -1226,7 +1294,7 @@ def replay(
             server_error = server_error or refused
         # While the group loads, system.step answers every request to the coordinator
         # with COORDINATOR_LOAD_IN_PROGRESS and leaves the group as it is.
-        now = replace(replay_projection(group, topics, epochs, **shown), loading=loading)
+        now = replace(replay_projection(group, topics, epochs, offload, **shown), loading=loading)
         same_as_path(i, family, now, after)
         out.append(now)
     return out, server_error
@@ -1255,12 +1323,14 @@ def _expire_or_delete(
 def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
     """Whether the Python reading of the goal fails on the replayed states."""
     goal = path.goal
-    state_goals = {c.name: c for c in (*STATE_GOALS, *EPOCH_GOALS)}
+    state_goals = {c.name: c for c in (*STATE_GOALS, *EPOCH_GOALS, *OFFLOAD_GOALS)}
     if goal in state_goals:
         last = replace(states[-1], server_error=server_error)
         return not compile_expr(state_goals[goal].expr)(last.snapshot(), {})
     prop: Property = next(
-        s for s in (*STEP_TARGETS, *EXPIRY_GOALS, *DELETION_GOALS) if s.name == goal
+        s
+        for s in (*STEP_TARGETS, *EXPIRY_GOALS, *DELETION_GOALS, *OFFLOAD_STEP_GOALS)
+        if s.name == goal
     )
     a, b = states[-2], states[-1]
     ms = set(a.member_domain()) | set(b.member_domain())

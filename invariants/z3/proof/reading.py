@@ -18,7 +18,8 @@ that keeps them (``SymState.since``, ``holder_rejected``); on one that does not,
 the instance number of a state that keeps instance ids (``SymState.instance``), 0 (a
 dynamic member) on one that does not. ``exists(p)`` reads ``SymState.present`` and
 ``group_deletions()`` ``SymState.deletions`` of a state that keeps them (KIP-211 expiry,
-group deletion). Any other symbol raises
+group deletion). ``assignor_runs()`` counts the KIP-1263 run slots in use
+(``SymState.runs``; 0 on a state without them). Any other symbol raises
 :class:`OutsideAbstraction` too.
 """
 
@@ -54,6 +55,7 @@ from invariants.z3.proof.state import (
     BoolRef,
     ExprRef,
     SymState,
+    run_count,
 )
 
 CLIENT = z3.DeclareSort("Client")
@@ -79,6 +81,7 @@ SUPPORTED_FUNCTIONS = frozenset(
         "assigned_since",
         "holder_commit_rejected",
         "group_status",
+        "assignor_runs",
     }
 )
 
@@ -158,6 +161,8 @@ def _term(
         return z3.If(s.holder_rejected, 1, 0)
     if name == "group_deletions" and s.deletions is not None:
         return s.deletions
+    if name == "assignor_runs":
+        return run_count(s)  # 0 where the state keeps no runs: no offload, none in flight
     raise OutsideAbstraction(f"function {name!r} is outside the abstraction")
 
 

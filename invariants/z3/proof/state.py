@@ -50,7 +50,7 @@ With KIP-211 offset expiry (a configuration allowing ``ExpireOffsets``;
 ``fresh(tag, expiry=True)``) and with group deletion (one allowing ``DeleteGroup`` or
 deleting expired groups; ``fresh(tag, deletion=True)``) more fields, ``None`` otherwise:
 
-==================== =========================================================
+==================== ==================================================
 ``present(p)``        ``p`` is a partition of a topic in the metadata image (the
                       snapshot's ``exists``): expiry reads only existing topics'
                       offsets (``coordinator.expirations``), and ``NoLiveOffsetExpires``
@@ -58,6 +58,16 @@ deleting expired groups; ``fresh(tag, deletion=True)``) more fields, ``None`` ot
 ``deleted``           the group was deleted and no member has joined since
                       (``Group.deleted``)
 ``deletions``         ghost: how often the group was deleted (``Group.deletions``)
+=======
+With KIP-1263 assignor offload (``Config.assignor_offload``; ``fresh(tag, runs=RUN_SLOTS)``)
+the assignor runs in flight on the coordinator's executor (``Group.assignor_runs``), oldest
+first, in a fixed number of slots (``RUN_SLOTS``; empty otherwise):
+
+==================== =========================================================
+``runs[k].on``        slot ``k`` holds a run (the slots in use are a prefix)
+``runs[k].epoch``     the group epoch the run was started at
+``runs[k].target``    ``target(m,p)``: ``p`` is in the run's result for ``m``
+                      (``AssignorRun.target_assignment``)
 ==================== =========================================================
 
 What it leaves out: the clients and the network (a request the coordinator receives is
@@ -127,12 +137,14 @@ class SymState:
     present: FuncRef | None = None
     deleted: ExprRef | None = None
     deletions: ExprRef | None = None
+    runs: tuple[RunSlot, ...] = ()
 
     @staticmethod
     def fresh(
         tag: str,
         epochs: bool = False,
         static: bool = False,
+        runs: int = 0,
         *,
         expiry: bool = False,
         deletion: bool = False,
@@ -166,6 +178,7 @@ class SymState:
             present=f("present", P, B) if expiry else None,
             deleted=z3.Bool(f"deleted.{tag}") if deletion else None,
             deletions=z3.Int(f"deletions.{tag}") if deletion else None,
+            runs=tuple(RunSlot.fresh(tag, k, static) for k in range(runs)),
         )
 
     def instance_of(self, m: ExprRef) -> ExprRef:
@@ -193,6 +206,47 @@ class SymState:
             0,
             z3.If(self.group_epoch > self.assignment_epoch, 1, z3.If(unsettled, 2, 3)),
         )
+
+
+@dataclass(frozen=True)
+class RunSlot:
+    """One slot of the assignor runs in flight (KIP-1263 "Assignment Offload";
+    ``model.records.AssignorRun``): whether it holds a run, the run's group epoch, its
+    result, the members it assigned (the group's members when it started:
+    ``AssignorRun.member_ids``) and, with static members, their instance numbers then
+    (``AssignorRun.static_members``; 0 for a dynamic member)."""
+
+    on: ExprRef
+    epoch: ExprRef
+    target: FuncRef
+    member: FuncRef
+    instance: FuncRef | None = None
+
+    @staticmethod
+    def fresh(tag: str, k: int, static: bool = False) -> RunSlot:
+        return RunSlot(
+            z3.Bool(f"run{k}.on.{tag}"),
+            z3.Int(f"run{k}.epoch.{tag}"),
+            z3.Function(f"run{k}.target.{tag}", MEMBER, PARTITION, z3.BoolSort()),
+            z3.Function(f"run{k}.member.{tag}", MEMBER, z3.BoolSort()),
+            z3.Function(f"run{k}.instance.{tag}", MEMBER, z3.IntSort()) if static else None,
+        )
+
+
+RUN_SLOTS = 2
+"""The run slots of a state with assignor offload: the reference rules keep at most one
+run in flight (``target.start_assignor_run``); the second slot holds what a rule starting
+another one would (``two-runs-in-flight``)."""
+
+
+def run_count(s: SymState) -> ExprRef:
+    """The number of assignor runs in flight (``len(Group.assignor_runs)``)."""
+    return z3.Sum([z3.If(r.on, 1, 0) for r in s.runs]) if s.runs else z3.IntVal(0)
+
+
+Run = tuple[int, frozenset[tuple[str, Partition]], frozenset[tuple[str, str | None]]]
+"""A run's group epoch, its result as (member id, partition) pairs, and the members it
+assigned with their instance ids when it started (``None``: a dynamic member)."""
 
 
 MEMBER_RELATIONS = ("assigned", "revoking", "target", "subscribed", "committed_by")
@@ -243,6 +297,8 @@ class Concrete:
     """``Group.deleted`` (``None``: not kept; group deletion)."""
     deletions: int | None = None
     """``Group.deletions`` (``None``: not kept; group deletion)."""
+    runs: tuple[Run, ...] | None = None
+    """KIP-1263: the assignor runs in flight, oldest first (``None``: not kept)."""
 
     def group_status(self) -> int:
         """``coordinator.group_status`` of these values (0 EMPTY … 3 STABLE)."""
@@ -259,6 +315,8 @@ class Concrete:
         ids = set(self.members) | set(self.extra_members)
         ids |= {mid for mid, _ in self.target}
         ids |= {mid for mid, _ in self.committed.values()}
+        ids |= {mid for _, result, _ in self.runs or () for mid, _ in result}
+        ids |= {mid for _, _, started in self.runs or () for mid, _ in started}
         return tuple(sorted(ids))
 
     def partition_domain(self) -> tuple[Partition, ...]:
@@ -266,6 +324,7 @@ class Concrete:
         ps |= set(self.present or ())
         ps |= set(self.committed)
         ps |= {p for _, p in self.target}
+        ps |= {p for _, result, _ in self.runs or () for _, p in result}
         for mv in self.members.values():
             ps |= mv.assigned | mv.revoking | mv.subscribed
         return tuple(sorted(ps))
@@ -304,6 +363,7 @@ class Concrete:
             "instance": {},
             "assigned_since": {(m, p): e for (m, p), e in (self.since or {}).items()},
             "holder_commit_rejected": {(): int(bool(self.holder_rejected))},
+            "assignor_runs": {(): len(self.runs or ())},
         }
         # Instance ids numbered from 1 in their order (invariants.snapshot numbers them
         # so too); 0 for a dynamic member.
@@ -355,13 +415,15 @@ def project_group(
     group: Group,
     subscribed: Mapping[str, frozenset[Partition]],
     epochs: bool = False,
+    offload: bool = False,
     *,
     deletion: bool = False,
 ) -> Concrete:
     """The abstraction of a coordinator group; ``subscribed`` gives each member's
     subscribed partitions (as ``invariants.snapshot`` computes them); with ``epochs``, the
-    KIP-1251 assignment epochs and ``holder_commit_rejected`` too; with ``deletion``,
-    ``Group.deleted`` and ``Group.deletions``."""
+    KIP-1251 assignment epochs and ``holder_commit_rejected`` too; with ``offload``, the
+    KIP-1263 assignor runs in flight; with ``deletion``, ``Group.deleted`` and
+    ``Group.deletions``."""
     members = {
         mid: MemberValue(
             epoch=m.member_epoch,
@@ -392,18 +454,40 @@ def project_group(
             else None
         ),
         holder_rejected=group.holder_commit_rejected if epochs else None,
+        runs=project_runs(group) if offload else None,
         deleted=group.deleted if deletion else None,
         deletions=group.deletions if deletion else None,
     )
 
 
+def project_runs(group: Group) -> tuple[Run, ...]:
+    """The assignor runs in flight of ``group`` (``Group.assignor_runs``), oldest first."""
+    out: list[Run] = []
+    for run in group.assignor_runs:
+        instance_of = {mid: iid for iid, mid in run.static_members.items()}
+        out.append(
+            (
+                run.group_epoch,
+                frozenset((mid, p) for mid, ps in run.target_assignment.items() for p in ps),
+                frozenset((mid, instance_of.get(mid)) for mid in run.member_ids()),
+            )
+        )
+    return tuple(out)
+
+
 def project(
-    state: State, epochs: bool = False, *, expiry: bool = False, deletion: bool = False
+    state: State,
+    epochs: bool = False,
+    offload: bool = False,
+    *,
+    expiry: bool = False,
+    deletion: bool = False,
 ) -> Concrete:
     """The abstraction of a KIP-848 model state (``model.records.State``). The clients
     contribute their member ids to the member domain (members to come). With ``epochs``,
-    the KIP-1251 fields too; with ``expiry``, the partitions that exist; with
-    ``deletion``, the group's deletion fields."""
+    the KIP-1251 fields too; with ``offload``, the KIP-1263 assignor runs; with
+    ``expiry``, the partitions that exist; with ``deletion``, the group's deletion
+    fields."""
     from dataclasses import replace
 
     from invariants.snapshot import project as snapshot_of
@@ -413,7 +497,7 @@ def project(
     for mid, p in snap.relations["subscribed"]:
         subs.setdefault(str(mid), set()).add(p)  # type: ignore[arg-type]
     concrete = project_group(
-        state.group, {k: frozenset(v) for k, v in subs.items()}, epochs, deletion=deletion
+        state.group, {k: frozenset(v) for k, v in subs.items()}, epochs, offload, deletion=deletion
     )
     present = frozenset(p for (p,) in snap.relations["exists"]) if expiry else None
     return replace(
@@ -439,6 +523,10 @@ class Universe:
     partition_consts: Mapping[Partition, ExprRef]
     instances: Mapping[str, int] = field(default_factory=dict)
     """The instance ids a state or request may name, numbered from 1 (``SymState.instance``)."""
+    client_instances: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    """The instance numbers a configured client's requests carry (its instance id, and the
+    one ``ChangeInstanceId`` gives it; 0 for a dynamic client), by member id; members not
+    named here (a restarted client's) may carry any."""
 
     @staticmethod
     def of(
@@ -516,6 +604,32 @@ def pin(sym: SymState, value: Concrete, u: Universe) -> list[BoolRef]:
             out.append(sym.pe(pc) == value.partition_epochs[p])
         if p in value.committed:
             out.append(sym.committed_epoch(pc) == value.committed[p][1])
+    if value.runs is not None and sym.runs:
+        out += pin_runs(sym, value.runs, u)
+    return out
+
+
+def pin_runs(sym: SymState, runs: tuple[Run, ...], u: Universe) -> list[BoolRef]:
+    """Constraints fixing ``sym``'s run slots to ``runs`` (a free slot's fields open)."""
+    if len(runs) > len(sym.runs):
+        raise ValueError(
+            f"{len(runs)} assignor runs in flight: the symbolic state has {len(sym.runs)} slots"
+        )
+    out: list[BoolRef] = []
+    for k, slot in enumerate(sym.runs):
+        out.append(slot.on == (k < len(runs)))
+        if k >= len(runs):
+            continue
+        epoch, result, started = runs[k]
+        out.append(slot.epoch == epoch)
+        instance = dict(started)
+        for mid, mc in u.member_consts.items():
+            out.append(slot.member(mc) == (mid in instance))
+            if slot.instance is not None and mid in instance:
+                iid = instance[mid]
+                out.append(slot.instance(mc) == (u.instances[iid] if iid is not None else 0))
+            for p, pc in u.partition_consts.items():
+                out.append(slot.target(mc, pc) == ((mid, p) in result))
     return out
 
 
@@ -586,6 +700,34 @@ def decode(
             for q in ps
             if b(sym.is_member(e)) and (b(sym.assigned(e, q)) or b(sym.revoking(e, q)))
         }
+    runs: tuple[Run, ...] | None = None
+    if sym.runs:
+        taken: list[Run] = []
+        for slot in sym.runs:
+            if not b(slot.on):
+                break
+            taken.append(
+                (
+                    n(slot.epoch),
+                    frozenset(
+                        (mname[str(e)], ("p", pname[str(q)]))
+                        for e in ms
+                        for q in ps
+                        if b(slot.target(e, q))
+                    ),
+                    frozenset(
+                        (
+                            mname[str(e)],
+                            instance_name(n(slot.instance(e)))
+                            if slot.instance is not None
+                            else None,
+                        )
+                        for e in ms
+                        if b(slot.member(e))
+                    ),
+                )
+            )
+        runs = tuple(taken)
     concrete = Concrete(
         members=members,
         target=target,
@@ -604,6 +746,7 @@ def decode(
         ),
         deleted=None if sym.deleted is None else b(sym.deleted),
         deletions=None if sym.deletions is None else n(sym.deletions),
+        runs=runs,
         extra_members=tuple(mname.values()),
         extra_partitions=tuple(("p", i) for i in range(len(ps))),
     )
@@ -669,4 +812,10 @@ def render(value: Concrete) -> list[str]:
             "  deleted partitions: "
             + ", ".join((t + str(i)) if t == "p" else f"{t}-{i}" for t, i in gone)
         )
+    for k, (epoch, result, _) in enumerate(value.runs or ()):
+        given = ", ".join(
+            f"{mid} {ps(p for m, p in result if m == mid)}"
+            for mid in sorted({m for m, _ in result})
+        )
+        lines.append(f"  assignor run {k + 1} in flight at epoch {epoch}: {given or 'nothing'}")
     return lines

@@ -52,6 +52,13 @@ keep ``deleted`` and the ``deletions`` ghost, ``DeleteGroup`` is a family (refus
 the group is empty), an expiry may delete the emptied group, and a join at epoch 0
 creates a deleted group again. Without them the relation is today's, family for family.
 
+With ``Options.assignor_offload`` (KIP-1263 "Assignment Offload"; a configuration with
+``assignor_offload``) the states keep the assignor runs in flight (``SymState.runs``): a
+heartbeat that needs a new target starts a run instead of installing one
+(``target.start_assignor_run``), a family of its own, ``CompleteAssignorRun``, installs
+the oldest run (``target.install_assignor_run``), and the load after a failover drops them.
+Without it no formula mentions runs.
+
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
 
@@ -72,17 +79,20 @@ from invariants.z3.proof.state import (
     MEMBER,
     MEMBER_RELATIONS,
     PARTITION,
+    RUN_SLOTS,
     STABLE,
     UNRELEASED,
     UNREVOKED,
     BoolRef,
     ExprRef,
+    RunSlot,
     SymState,
 )
 from model.actions import (
     Action,
     AddPartitions,
     ChangePartitionRacks,
+    CompleteAssignorRun,
     ComputeTargetAssignment,
     CoordinatorFailover,
     CoordinatorLoaded,
@@ -158,6 +168,16 @@ VARIANTS = {
     "of the group subscribes to (KAFKA-4682, before KIP-211)",
     "delete-non-empty-group": "DeleteGroups deletes the group whatever its members "
     "(ConsumerGroup.validateDeleteGroup without NON_EMPTY_GROUP)",
+    # Over KIP-1263 assignor offload (Options.assignor_offload).
+    "two-runs-in-flight": "a heartbeat that needs a new target starts another assignor run "
+    "although one is in flight",
+    "install-without-epoch": "a completed assignor run's result is installed but the "
+    "assignment epoch is left where it was",
+    "install-without-reapplying-removals": "a completed assignor run is installed with the "
+    "entries of members that left or were fenced while it ran",
+    "install-before-static-replacement": "a completed assignor run is installed as computed "
+    "before a static member was replaced: the old member id's entry is not moved to the new "
+    "one (KAFKA-20292)",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -171,6 +191,17 @@ EXPIRY_VARIANTS = frozenset({"expire-by-commit-time"})
 DELETION_VARIANTS = frozenset({"delete-non-empty-group"})
 """The variants of the DeleteGroups rule: a variant only where ``Options.group_deletion``."""
 
+OFFLOAD_VARIANTS = frozenset(
+    {
+        "two-runs-in-flight",
+        "install-without-epoch",
+        "install-without-reapplying-removals",
+        "install-before-static-replacement",
+    }
+)
+"""The variants of a KIP-1263 offload rule: a variant only where ``Options.assignor_offload``
+(BMC or ``prove --agreement`` on a configuration with assignor offload)."""
+
 EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 """The variants of a rule that reads the KIP-1251 assignment epochs: a variant only where
 ``Options.assignment_epochs`` (BMC on a configuration that records them; ``prove``'s
@@ -178,14 +209,13 @@ obligations do not read them)."""
 
 _CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
-_OFFLOAD = "KIP-1263 assignor offload (runs in flight): not in the abstraction"
+_OFFLOAD_DELETION = (
+    "KIP-1263 assignor offload across a group deletion: offload and group deletion are each "
+    "in the abstraction, not together (a run slot does not keep AssignorRun.group_deleted)"
+)
 
 OUTSIDE: dict[str, str] = {
-    "install-without-reapplying-removals": _OFFLOAD,
-    "two-runs-in-flight": _OFFLOAD,
-    "install-before-static-replacement": _OFFLOAD,
-    "install-without-epoch": _OFFLOAD,
-    "install-run-after-deletion": _OFFLOAD,
+    "install-run-after-deletion": _OFFLOAD_DELETION,
     "sticky-without-generation": _CLASSIC,
     "lost-partitions-kept": _CLASSIC,
     "assign-without-withholding": _CLASSIC,
@@ -251,6 +281,14 @@ class Options:
     (``coordinator.new_group``: 1 under ``epoch_layout = "kafka-4.3"``), which a deletion
     leaves."""
     variant: str | None = None
+    assignor_offload: bool = False
+    """KIP-1263 assignor offload: the states keep the assignor runs in flight
+    (``SymState.runs``, ``RUN_SLOTS`` slots), a heartbeat that needs a new target starts a
+    run instead of installing one, and ``CompleteAssignorRun`` installs the oldest run.
+    Off, the relation does not mention runs."""
+    offload_discard_stale: bool = False
+    """``Config.offload_stale_run == "discard"``: a run whose epoch the group passed while it
+    ran is discarded on completion."""
     assignor_covers: bool = False
     """Assume also that a new target gives every subscribed partition to some member
     (``ValidTargetAssignment.Covers``): every assignor of the model does, and BMC reads
@@ -265,6 +303,16 @@ class Options:
             raise ValueError(
                 f"no symbolic variant of {self.variant!r}; known: {', '.join(VARIANTS)}"
             )
+
+    @property
+    def run_slots(self) -> int:
+        """The run slots of the states (``SymState.runs``): none without offload;
+        ``RUN_SLOTS`` (two: the reference keeps at most one run, so the second slot shows
+        whether a rule starts another); four under ``two-runs-in-flight``, whose runs pile
+        up (a heartbeat starting a run beyond them is outside the relation)."""
+        if not self.assignor_offload:
+            return 0
+        return 2 * RUN_SLOTS if self.variant == "two-runs-in-flight" else RUN_SLOTS
 
     @staticmethod
     def of(config: Config, variant: str | None = None) -> Options:
@@ -282,6 +330,8 @@ class Options:
             delete_expired_groups=config.delete_expired_groups,
             new_group_epoch=1 if config.epoch_layout == "kafka-4.3" else 0,
             variant=variant,
+            assignor_offload=config.assignor_offload,
+            offload_discard_stale=config.assignor_offload and config.offload_stale_run == "discard",
         )
 
 
@@ -332,6 +382,8 @@ def unchanged(pre: SymState, post: SymState, *, skip: frozenset[str] = frozenset
             out.append(getattr(post, name) == getattr(pre, name))
     if pre.instance is not None and post.instance is not None and "instance" not in skip:
         out.append(z3.ForAll([_m], post.instance(_m) == pre.instance(_m)))
+    if pre.runs and post.runs and "runs" not in skip:
+        out.append(runs_unchanged(pre, post))
     return z3.And(*out)
 
 
@@ -588,6 +640,139 @@ def held_since(pre: SymState, cm: ExprRef, r: ExprRef, parts: Any) -> BoolRef:
     return z3.ForAll([_p], z3.Implies(parts(_p), z3.And(pre.holds(cm, _p), pre.since(cm, _p) <= r)))
 
 
+# --------------------------------------------------------------------------- KIP-1263
+
+
+def _same_run(a: RunSlot, b: RunSlot) -> list[BoolRef]:
+    """Slot ``b`` holds what slot ``a`` holds."""
+    out = [
+        b.on == a.on,
+        b.epoch == a.epoch,
+        z3.ForAll([_m, _p], b.target(_m, _p) == a.target(_m, _p)),
+        z3.ForAll([_m], b.member(_m) == a.member(_m)),
+    ]
+    if a.instance is not None and b.instance is not None:
+        out.append(z3.ForAll([_m], b.instance(_m) == a.instance(_m)))
+    return out
+
+
+def runs_unchanged(pre: SymState, post: SymState) -> BoolRef:
+    """The assignor runs in flight (``SymState.runs``) as they were."""
+    out: list[BoolRef] = []
+    for a, b in zip(pre.runs, post.runs, strict=True):
+        out += _same_run(a, b)
+    return z3.And(*out)
+
+
+def runs_dropped(pre: SymState, post: SymState) -> BoolRef:
+    """No run in flight any more: ``coordinator.rebuild_group`` after a failover (a run is
+    not a record; KIP-1263 "Assignment Offload"). True where the states keep no runs."""
+    return z3.And(*[z3.Not(r.on) for r in post.runs])
+
+
+def run_starts(pre: SymState, o: Options, compute: BoolRef) -> BoolRef:
+    """Whether a heartbeat that needs a new target (``compute``) hands a run to the executor
+    (``target.start_assignor_run``): only when no run is in flight (KIP-1263
+    ConsumerGroupHeartbeat Request Handling: no new calculation while one is in flight).
+    Under ``two-runs-in-flight`` whenever a slot is free (a heartbeat that would start a
+    run beyond the slots is outside the relation: ``RUN_SLOTS``)."""
+    if o.variant == "two-runs-in-flight":
+        return z3.And(compute, z3.Not(pre.runs[-1].on))
+    return z3.And(compute, z3.Not(pre.runs[0].on))
+
+
+def runs_started(
+    pre: SymState,
+    post: SymState,
+    starts: BoolRef,
+    epoch: ExprRef,
+    result: Any,
+    members: Callable[[ExprRef], BoolRef],
+) -> BoolRef:
+    """The runs after a heartbeat's write: when it ``starts`` one, the first free slot
+    holds a run at the group ``epoch`` with the assignor's ``result`` (``AssignorRun``:
+    the target the inline computation would install), the group's ``members`` and, with
+    static members, their instance numbers as written (``post.instance``); every other slot
+    as it was."""
+    out: list[BoolRef] = []
+    for k, (a, b) in enumerate(zip(pre.runs, post.runs, strict=True)):
+        free_before = z3.And(*[r.on for r in pre.runs[:k]]) if k else z3.BoolVal(True)
+        here = z3.And(starts, z3.Not(a.on), free_before)
+        out += [
+            b.on == z3.Or(a.on, here),
+            b.epoch == z3.If(here, epoch, a.epoch),
+            z3.ForAll([_m, _p], b.target(_m, _p) == z3.If(here, result(_m, _p), a.target(_m, _p))),
+            z3.ForAll([_m], b.member(_m) == z3.If(here, members(_m), a.member(_m))),
+        ]
+        if a.instance is not None and b.instance is not None and post.instance is not None:
+            out.append(
+                z3.ForAll([_m], b.instance(_m) == z3.If(here, post.instance(_m), a.instance(_m)))
+            )
+    return z3.And(*out)
+
+
+def complete_run(pre: SymState, post: SymState, o: Options) -> Family:
+    """``CompleteAssignorRun``: the oldest run in flight completes
+    (``coordinator.install_assignor_run``, ``target.install_assignor_run``; KIP-1263
+    "Assignment Offload"). The other runs move up a slot. A run whose epoch is not newer
+    than the assignment epoch (the emptied group was realigned meanwhile) is discarded, so
+    is one the group epoch passed when ``Options.offload_discard_stale``; otherwise its
+    result is installed at the run's epoch with the changes made meanwhile re-applied
+    (``target.reapply_changes``): only members of the group keep their entry, a replaced
+    static member's entry moves to the instance's current member, and only partitions that
+    still exist (the free parameter ``existing``: the abstraction keeps no topics).
+    Enabled while no coordinator is loading the group (``system.assignment_steps``)."""
+    n = "CompleteAssignorRun"
+    existing = z3.Function(f"{n}.existing@{post.tag}", PARTITION, z3.BoolSort())
+    run = pre.runs[0]
+    shifted: list[BoolRef] = []
+    for k, b in enumerate(post.runs):
+        if k + 1 < len(pre.runs):
+            shifted += _same_run(pre.runs[k + 1], b)
+        else:
+            shifted.append(z3.Not(b.on))
+    discard = z3.Or(
+        run.epoch <= pre.assignment_epoch,
+        z3.And(z3.BoolVal(o.offload_discard_stale), run.epoch < pre.group_epoch),
+    )
+
+    def entry(x: ExprRef, q: ExprRef) -> BoolRef:
+        """The run's entry for member ``x``: its own, or for a static member not in the
+        run, the entry of the member its instance had when the run started if that one is
+        gone (a static replacement made meanwhile; KAFKA-20292)."""
+        if run.instance is None or o.variant == "install-before-static-replacement":
+            return run.target(x, q)
+        y = z3.Const("run.before", MEMBER)
+        before = z3.Exists(
+            [y],
+            z3.And(
+                run.member(y),
+                run.instance(y) == pre.instance_of(x),
+                z3.Not(pre.is_member(y)),
+                run.target(y, q),
+            ),
+        )
+        moved = z3.And(z3.Not(run.member(x)), pre.instance_of(x) != 0, before)
+        return z3.Or(run.target(x, q), moved)
+
+    def reapplied(x: ExprRef, q: ExprRef) -> BoolRef:
+        kept = z3.And(pre.is_member(x), entry(x, q), existing(q))
+        if o.variant == "install-without-reapplying-removals":
+            # The entries of members gone meanwhile are installed as computed.
+            return z3.Or(kept, z3.And(z3.Not(pre.is_member(x)), run.target(x, q)))
+        return kept
+
+    epoch = pre.assignment_epoch if o.variant == "install-without-epoch" else run.epoch
+    installed = z3.And(
+        unchanged(pre, post, skip=frozenset({"target", "assignment_epoch", "runs"})),
+        z3.ForAll([_m, _p], post.target(_m, _p) == reapplied(_m, _p)),
+        post.assignment_epoch == epoch,
+    )
+    discarded = unchanged(pre, post, skip=frozenset({"runs"}))
+    formula = z3.And(run.on, z3.Not(pre.loading), *shifted, z3.If(discard, discarded, installed))
+    return Family(n, formula, {"existing": existing}, {"discard": discard})
+
+
 # --------------------------------------------------------------------------- families
 
 
@@ -705,10 +890,14 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         return z3.If(x == hm, newsub(q), view.subscribed(x, q))
 
     compute = z3.And(z3.BoolVal(o.compute_target_in_heartbeat), ge1 > pre.assignment_epoch)
+    assign = compute
+    if o.assignor_offload:
+        # KIP-1263: the target is computed by a run handed to the executor, if one starts.
+        assign = run_starts(pre, o, compute)
     first = z3.Const(f"{n}.first@{post.tag}", PARTITION)
     installed = _installed(target, first, member_after, o)
     target_ok = z3.If(
-        compute,
+        assign,
         z3.And(
             valid_target(target, member_after, subscribed_after, o.assignor_covers),
             _first_ok(target, first, o),
@@ -720,12 +909,18 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
 
         def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
             return z3.If(compute, installed(x, q), view.target(x, q))
+    elif o.assignor_offload:
+
+        def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
+            return view.target(x, q)  # the run's result waits for CompleteAssignorRun
     else:
 
         def new_target(x: ExprRef, q: ExprRef) -> BoolRef:
             return target(x, q)
 
     ae1 = z3.If(compute, ge1, pre.assignment_epoch)
+    if o.assignor_offload:
+        ae1 = pre.assignment_epoch
 
     def live(q: ExprRef) -> BoolRef:
         return z3.And(new_target(hm, q), newsub(q))
@@ -791,6 +986,8 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         post.loading == pre.loading,
         post.server_error == pre.server_error,
     )
+    if o.assignor_offload:
+        written = z3.And(written, runs_started(pre, post, assign, ge1, target, member_after))
     if o.static_members:
         # ``updated.instance_id``: the request's, else the stored member's.
         assert pre.instance is not None
@@ -1083,6 +1280,8 @@ def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bo
         post.loading == pre.loading,
         post.server_error == pre.server_error,
     )
+    if pre.runs:
+        removed = z3.And(removed, runs_unchanged(pre, post))  # a run outlives the member
     refused = z3.And(
         unchanged(pre, post, skip=frozenset({"server_error"})),
         post.server_error if answers else post.server_error == pre.server_error,
@@ -1261,7 +1460,10 @@ def loaded(pre: SymState, post: SymState, o: Options) -> Family:
             z3.And(
                 pre.loading,
                 z3.Not(post.loading),
-                unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe", "revoking"})),
+                unchanged(
+                    pre, post, skip=frozenset({"loading", "pe_held", "pe", "revoking", "runs"})
+                ),
+                runs_dropped(pre, post),
                 z3.ForAll([_m, _p], z3.Not(post.revoking(_m, _p))),
                 z3.ForAll(
                     [_p],
@@ -1281,7 +1483,8 @@ def loaded(pre: SymState, post: SymState, o: Options) -> Family:
     formula = z3.And(
         pre.loading,
         z3.Not(post.loading),
-        unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe"})),
+        unchanged(pre, post, skip=frozenset({"loading", "pe_held", "pe", "runs"})),
+        runs_dropped(pre, post),
         z3.ForAll(
             [_p],
             post.pe_held(_p) == z3.Exists([_m], z3.And(pre.is_member(_m), pre.holds(_m, _p))),
@@ -1314,6 +1517,8 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
     ]
     if not o.compute_target_in_heartbeat:
         out.insert(1, compute_target(pre, post, o))
+    if o.assignor_offload:
+        out.insert(1 if o.compute_target_in_heartbeat else 2, complete_run(pre, post, o))
     if o.assignment_epochs:
         # Only a heartbeat's write and a commit move the KIP-1251 fields (a removed
         # member's entries are read no more; rebuild_group loads them as written).
@@ -1328,6 +1533,7 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
 FAMILY_NAMES = (
     "DeliverMessage.heartbeat",
     "ComputeTargetAssignment",
+    "CompleteAssignorRun",
     "DeliverMessage.leave",
     "DeliverMessage.static_leave",
     "DeliverMessage.offset_commit",
@@ -1362,6 +1568,7 @@ def initial(s: SymState) -> BoolRef:
         z3.Or(s.group_epoch == 0, s.group_epoch == 1),
         z3.Not(s.loading),
         z3.Not(s.server_error),
+        *[z3.Not(r.on) for r in s.runs],
     )
 
 
@@ -1393,6 +1600,8 @@ def family_of(action: Action) -> str:
         return "Unchanged"
     if isinstance(action, ComputeTargetAssignment):
         return "ComputeTargetAssignment"
+    if isinstance(action, CompleteAssignorRun):
+        return "CompleteAssignorRun"
     if isinstance(action, SessionTimeout):
         return "SessionTimeout"
     if isinstance(action, RebalanceTimeout):
