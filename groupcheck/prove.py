@@ -243,12 +243,9 @@ def outside_scope(config: Any, *, epochs: bool = False, offload: bool = False) -
 def _outside_abstraction(config: Any) -> str | None:
     """What of ``config`` the symbolic relation does not model (None: nothing), so that a
     proof is never reported for rules it did not read. (KIP-211 offset expiry, group
-    deletion and KIP-1263 assignor offload are in the relation: ``Options.offset_expiry``,
-    ``group_deletion``, ``assignor_offload``; ``outside_scope`` says which commands read
-    offload. Offload together with group deletion is not: a run that completes after its
-    group was deleted, ``AssignorRun.group_deleted``.)"""
-    if config.assignor_offload and (config.allows("DeleteGroup") or config.delete_expired_groups):
-        return "KIP-1263 assignor offload together with group deletion"
+    deletion and KIP-1263 assignor offload are in the relation, also together:
+    ``Options.offset_expiry``, ``group_deletion``, ``assignor_offload``, a run slot's
+    ``deleted``; ``outside_scope`` says which commands read offload.)"""
     if config.effective_assignment_interval_ms() > 0:
         return "KIP-1263 assignment batching"
     return None

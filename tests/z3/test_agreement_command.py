@@ -210,7 +210,7 @@ def _delivers(action: object, want: str) -> bool:
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        ([*AGREE, "--preset", "OFFLOAD_DELETION"], "offload together with group deletion"),
+        ([*AGREE, "--preset", "BATCHING"], "batching"),
         ([*AGREE, "--preset", "CLASSIC_EAGER"], "this config is classic"),
         ([*AGREE, "--preset", "NOPE"], "unknown preset"),
         (AGREE, "--agreement needs --preset"),

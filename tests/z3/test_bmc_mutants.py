@@ -67,6 +67,7 @@ FOUND = {
     "install-without-epoch": ("TargetEpochAdvances", 2),
     "install-without-reapplying-removals": ("ValidTargetAssignment.OnlyMembers", 3),
     "install-before-static-replacement": ("ValidTargetAssignment.Covers", 4),
+    "install-run-after-deletion": ("EpochOrder.AssignmentEpoch", 4),
 }
 """Per variant, the property BMC reports and the length of its shortest path
 (``groupcheck explore --engine bmc --mutant M --depth D``; docs/invariants.md)."""
@@ -96,6 +97,7 @@ KILL_LENGTH = {
     "install-without-epoch": 3,
     "install-without-reapplying-removals": 8,
     "install-before-static-replacement": 11,
+    "install-run-after-deletion": 9,
 }
 """The kill matrix's counterexample lengths (``groupcheck mutants``): full model traces,
 client steps included, so BMC's request paths are never longer."""
@@ -273,6 +275,23 @@ def test_the_reference_rules_keep_the_offload_goals() -> None:
         goals, 3, options, universe=universe_of(config), group_epoch=_initial_group_epoch(config)
     )
     assert {(o.status, o.depth) for o in outs.values()} == {("ok", 3)}
+
+
+def test_the_reference_rules_discard_a_deleted_groups_run() -> None:
+    """``install-run-after-deletion``'s kill is the mutant's: over assignor offload and
+    group deletion together (``OFFLOAD_DELETION``), where a run in flight outlives its
+    group, the reference rules have no path of its length breaking the property that
+    reports it, nor any offload or deletion goal."""
+    config = MUTANTS["install-run-after-deletion"].config
+    options = Options.of(config)
+    assert options.assignor_offload
+    assert options.group_deletion
+    goal, depth = FOUND["install-run-after-deletion"]
+    goals = [goal, *(c.name for c in OFFLOAD_GOALS), *(s.name for s in OFFLOAD_STEP_GOALS)]
+    goals += [s.name for s in DELETION_GOALS]
+    epoch = _initial_group_epoch(config)
+    outs = search_all(goals, depth, options, universe=universe_of(config), group_epoch=epoch)
+    assert {(o.status, o.depth) for o in outs.values()} == {("ok", depth)}
 
 
 @pytest.mark.parametrize("name", sorted(POLL_VARIANTS))

@@ -519,16 +519,16 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
     assert row["status"] == "violation"
     assert row["replayed"] is True
     capsys.readouterr()
-    assert main([*args, "--mutant", "install-run-after-deletion"]) == 2
+    assert main([*args, "--mutant", "sticky-without-generation"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "outside the symbolic core" in err
-    assert "assignor offload" in err
+    assert "classic protocol" in err
 
 
 @pytest.mark.parametrize(
     "preset_name",
-    ["BATCHING", "OFFLOAD_DELETION", "CLASSIC_COOPERATIVE"],
+    ["BATCHING", "CLASSIC_COOPERATIVE"],
 )
 def test_prove_refuses_rules_outside_its_abstraction(
     preset_name: str, capsys: pytest.CaptureFixture[str]

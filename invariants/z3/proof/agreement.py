@@ -77,7 +77,7 @@ def _universe(
         partitions |= set(v.partition_domain())
         ids |= {mv.instance for mv in v.members.values() if mv.instance is not None}
         # A run's snapshot may name an instance no member has any more (KIP-1263).
-        ids |= {i for _, _, started in v.runs or () for _, i in started if i is not None}
+        ids |= {i for _, _, started, _ in v.runs or () for _, i in started if i is not None}
     return Universe.of(members, partitions or {NO_PARTITION}, ids)
 
 

@@ -1038,7 +1038,8 @@ def _abstract(value: Concrete) -> Concrete:
         runs=None
         if runs is None
         else tuple(
-            (e, frozenset((m, _tp(p)) for m, p in result), started) for e, result, started in runs
+            (e, frozenset((m, _tp(p)) for m, p in result), started, gone)
+            for e, result, started, gone in runs
         ),
     )
 

@@ -68,6 +68,8 @@ first, in a fixed number of slots (``RUN_SLOTS``; empty otherwise):
 ``runs[k].epoch``     the group epoch the run was started at
 ``runs[k].target``    ``target(m,p)``: ``p`` is in the run's result for ``m``
                       (``AssignorRun.target_assignment``)
+``runs[k].deleted``   with group deletion too: the group was deleted while the run
+                      ran (``AssignorRun.group_deleted``)
 ==================== =========================================================
 
 What it leaves out: the clients and the network (a request the coordinator receives is
@@ -178,7 +180,7 @@ class SymState:
             present=f("present", P, B) if expiry else None,
             deleted=z3.Bool(f"deleted.{tag}") if deletion else None,
             deletions=z3.Int(f"deletions.{tag}") if deletion else None,
-            runs=tuple(RunSlot.fresh(tag, k, static) for k in range(runs)),
+            runs=tuple(RunSlot.fresh(tag, k, static, deletion) for k in range(runs)),
         )
 
     def instance_of(self, m: ExprRef) -> ExprRef:
@@ -214,22 +216,25 @@ class RunSlot:
     ``model.records.AssignorRun``): whether it holds a run, the run's group epoch, its
     result, the members it assigned (the group's members when it started:
     ``AssignorRun.member_ids``) and, with static members, their instance numbers then
-    (``AssignorRun.static_members``; 0 for a dynamic member)."""
+    (``AssignorRun.static_members``; 0 for a dynamic member) and, with group deletion,
+    whether the group was deleted while it ran (``AssignorRun.group_deleted``)."""
 
     on: ExprRef
     epoch: ExprRef
     target: FuncRef
     member: FuncRef
     instance: FuncRef | None = None
+    deleted: ExprRef | None = None
 
     @staticmethod
-    def fresh(tag: str, k: int, static: bool = False) -> RunSlot:
+    def fresh(tag: str, k: int, static: bool = False, deletion: bool = False) -> RunSlot:
         return RunSlot(
             z3.Bool(f"run{k}.on.{tag}"),
             z3.Int(f"run{k}.epoch.{tag}"),
             z3.Function(f"run{k}.target.{tag}", MEMBER, PARTITION, z3.BoolSort()),
             z3.Function(f"run{k}.member.{tag}", MEMBER, z3.BoolSort()),
             z3.Function(f"run{k}.instance.{tag}", MEMBER, z3.IntSort()) if static else None,
+            z3.Bool(f"run{k}.deleted.{tag}") if deletion else None,
         )
 
 
@@ -244,9 +249,11 @@ def run_count(s: SymState) -> ExprRef:
     return z3.Sum([z3.If(r.on, 1, 0) for r in s.runs]) if s.runs else z3.IntVal(0)
 
 
-Run = tuple[int, frozenset[tuple[str, Partition]], frozenset[tuple[str, str | None]]]
-"""A run's group epoch, its result as (member id, partition) pairs, and the members it
-assigned with their instance ids when it started (``None``: a dynamic member)."""
+Run = tuple[int, frozenset[tuple[str, Partition]], frozenset[tuple[str, str | None]], bool]
+"""A run's group epoch, its result as (member id, partition) pairs, the members it
+assigned with their instance ids when it started (``None``: a dynamic member), and whether
+its group was deleted while it ran (``AssignorRun.group_deleted``; False where the states
+keep no deletion)."""
 
 
 MEMBER_RELATIONS = ("assigned", "revoking", "target", "subscribed", "committed_by")
@@ -315,8 +322,8 @@ class Concrete:
         ids = set(self.members) | set(self.extra_members)
         ids |= {mid for mid, _ in self.target}
         ids |= {mid for mid, _ in self.committed.values()}
-        ids |= {mid for _, result, _ in self.runs or () for mid, _ in result}
-        ids |= {mid for _, _, started in self.runs or () for mid, _ in started}
+        ids |= {mid for _, result, _, _ in self.runs or () for mid, _ in result}
+        ids |= {mid for _, _, started, _ in self.runs or () for mid, _ in started}
         return tuple(sorted(ids))
 
     def partition_domain(self) -> tuple[Partition, ...]:
@@ -324,7 +331,7 @@ class Concrete:
         ps |= set(self.present or ())
         ps |= set(self.committed)
         ps |= {p for _, p in self.target}
-        ps |= {p for _, result, _ in self.runs or () for _, p in result}
+        ps |= {p for _, result, _, _ in self.runs or () for _, p in result}
         for mv in self.members.values():
             ps |= mv.assigned | mv.revoking | mv.subscribed
         return tuple(sorted(ps))
@@ -470,6 +477,7 @@ def project_runs(group: Group) -> tuple[Run, ...]:
                 run.group_epoch,
                 frozenset((mid, p) for mid, ps in run.target_assignment.items() for p in ps),
                 frozenset((mid, instance_of.get(mid)) for mid in run.member_ids()),
+                run.group_deleted,
             )
         )
     return tuple(out)
@@ -620,8 +628,10 @@ def pin_runs(sym: SymState, runs: tuple[Run, ...], u: Universe) -> list[BoolRef]
         out.append(slot.on == (k < len(runs)))
         if k >= len(runs):
             continue
-        epoch, result, started = runs[k]
+        epoch, result, started, deleted = runs[k]
         out.append(slot.epoch == epoch)
+        if slot.deleted is not None:
+            out.append(slot.deleted == deleted)
         instance = dict(started)
         for mid, mc in u.member_consts.items():
             out.append(slot.member(mc) == (mid in instance))
@@ -725,6 +735,7 @@ def decode(
                         for e in ms
                         if b(slot.member(e))
                     ),
+                    slot.deleted is not None and b(slot.deleted),
                 )
             )
         runs = tuple(taken)
@@ -812,10 +823,11 @@ def render(value: Concrete) -> list[str]:
             "  deleted partitions: "
             + ", ".join((t + str(i)) if t == "p" else f"{t}-{i}" for t, i in gone)
         )
-    for k, (epoch, result, _) in enumerate(value.runs or ()):
+    for k, (epoch, result, _, group_deleted) in enumerate(value.runs or ()):
         given = ", ".join(
             f"{mid} {ps(p for m, p in result if m == mid)}"
             for mid in sorted({m for m, _ in result})
         )
-        lines.append(f"  assignor run {k + 1} in flight at epoch {epoch}: {given or 'nothing'}")
+        of = " (its group deleted since)" if group_deleted else ""
+        lines.append(f"  assignor run {k + 1} in flight at epoch {epoch}{of}: {given or 'nothing'}")
     return lines

@@ -57,7 +57,9 @@ With ``Options.assignor_offload`` (KIP-1263 "Assignment Offload"; a configuratio
 heartbeat that needs a new target starts a run instead of installing one
 (``target.start_assignor_run``), a family of its own, ``CompleteAssignorRun``, installs
 the oldest run (``target.install_assignor_run``), and the load after a failover drops them.
-Without it no formula mentions runs.
+With group deletion too, a deletion marks every run in flight as its deleted group's
+(``RunSlot.deleted``, ``AssignorRun.group_deleted``) and ``CompleteAssignorRun`` discards
+such a run. Without it no formula mentions runs.
 
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
@@ -178,6 +180,8 @@ VARIANTS = {
     "install-before-static-replacement": "a completed assignor run is installed as computed "
     "before a static member was replaced: the old member id's entry is not moved to the new "
     "one (KAFKA-20292)",
+    "install-run-after-deletion": "a completed assignor run is installed although its group "
+    "was deleted while it ran: its result lands in the group created again under the same id",
 }
 """The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
 
@@ -197,10 +201,12 @@ OFFLOAD_VARIANTS = frozenset(
         "install-without-epoch",
         "install-without-reapplying-removals",
         "install-before-static-replacement",
+        "install-run-after-deletion",
     }
 )
 """The variants of a KIP-1263 offload rule: a variant only where ``Options.assignor_offload``
-(BMC or ``prove --agreement`` on a configuration with assignor offload)."""
+(BMC or ``prove --agreement`` on a configuration with assignor offload;
+``install-run-after-deletion`` with group deletion too)."""
 
 EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 """The variants of a rule that reads the KIP-1251 assignment epochs: a variant only where
@@ -209,13 +215,8 @@ obligations do not read them)."""
 
 _CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
-_OFFLOAD_DELETION = (
-    "KIP-1263 assignor offload across a group deletion: offload and group deletion are each "
-    "in the abstraction, not together (a run slot does not keep AssignorRun.group_deleted)"
-)
 
 OUTSIDE: dict[str, str] = {
-    "install-run-after-deletion": _OFFLOAD_DELETION,
     "sticky-without-generation": _CLASSIC,
     "lost-partitions-kept": _CLASSIC,
     "assign-without-withholding": _CLASSIC,
@@ -653,6 +654,8 @@ def _same_run(a: RunSlot, b: RunSlot) -> list[BoolRef]:
     ]
     if a.instance is not None and b.instance is not None:
         out.append(z3.ForAll([_m], b.instance(_m) == a.instance(_m)))
+    if a.deleted is not None and b.deleted is not None:
+        out.append(b.deleted == a.deleted)
     return out
 
 
@@ -708,15 +711,19 @@ def runs_started(
             out.append(
                 z3.ForAll([_m], b.instance(_m) == z3.If(here, post.instance(_m), a.instance(_m)))
             )
+        if a.deleted is not None and b.deleted is not None:
+            out.append(b.deleted == z3.And(z3.Not(here), a.deleted))
     return z3.And(*out)
 
 
 def complete_run(pre: SymState, post: SymState, o: Options) -> Family:
     """``CompleteAssignorRun``: the oldest run in flight completes
     (``coordinator.install_assignor_run``, ``target.install_assignor_run``; KIP-1263
-    "Assignment Offload"). The other runs move up a slot. A run whose epoch is not newer
-    than the assignment epoch (the emptied group was realigned meanwhile) is discarded, so
-    is one the group epoch passed when ``Options.offload_discard_stale``; otherwise its
+    "Assignment Offload"). The other runs move up a slot. A run whose group was deleted
+    while it ran (``RunSlot.deleted``, ``AssignorRun.group_deleted``) is discarded, so is a
+    run whose epoch is not newer than the assignment epoch (the emptied group was realigned
+    meanwhile) and one the group epoch passed when ``Options.offload_discard_stale``; the
+    variant ``install-run-after-deletion`` installs a deleted group's run. Otherwise its
     result is installed at the run's epoch with the changes made meanwhile re-applied
     (``target.reapply_changes``): only members of the group keep their entry, a replaced
     static member's entry moves to the instance's current member, and only partitions that
@@ -735,6 +742,8 @@ def complete_run(pre: SymState, post: SymState, o: Options) -> Family:
         run.epoch <= pre.assignment_epoch,
         z3.And(z3.BoolVal(o.offload_discard_stale), run.epoch < pre.group_epoch),
     )
+    if run.deleted is not None and o.variant != "install-run-after-deletion":
+        discard = z3.Or(run.deleted, discard)
 
     def entry(x: ExprRef, q: ExprRef) -> BoolRef:
         """The run's entry for member ``x``: its own, or for a static member not in the
@@ -1629,7 +1638,8 @@ def _deleted_group(pre: SymState, post: SymState, o: Options) -> BoolRef:
     assignment epoch ``Options.new_group_epoch``), marked deleted, one deletion more.
     Integer fields of the members gone are left open, as the abstraction leaves a
     non-member's; the ghosts (``server_error``, ``holder_rejected``) and which partitions
-    exist stay."""
+    exist stay. The assignor runs in flight stay on the executor, each marked as its
+    group's deleted (``RunSlot.deleted``, ``AssignorRun.group_deleted``)."""
     assert post.deleted is not None
     assert pre.deletions is not None
     out = [
@@ -1647,6 +1657,10 @@ def _deleted_group(pre: SymState, post: SymState, o: Options) -> BoolRef:
         out.append(z3.ForAll([_p], post.present(_p) == pre.present(_p)))
     if pre.holder_rejected is not None and post.holder_rejected is not None:
         out.append(post.holder_rejected == pre.holder_rejected)
+    for a, b in zip(pre.runs, post.runs, strict=True):
+        out += _same_run(replace(a, deleted=None), b)
+        if a.deleted is not None and b.deleted is not None:
+            out.append(b.deleted == z3.Or(a.on, a.deleted))
     return z3.And(*out)
 
 
