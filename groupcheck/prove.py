@@ -747,10 +747,8 @@ def _lift_and_write(
     one lifts (``groupcheck.explore.lift``; each row gains ``lift``), and write that one's
     run directory as the other engines do. Returns the document's run-directory fields
     (all None when nothing was lifted: no directory is written)."""
-    from groupcheck.cli import _small_state_graph
     from groupcheck.explore.lift import lift
     from groupcheck.explore.run import z3_recheck
-    from reports.artifacts import Counterexample, write_counterexample
     from reports.casestudy import describe_action
 
     fields: dict[str, Any] = {
@@ -782,25 +780,11 @@ def _lift_and_write(
         row["lift"] = lifted.to_json()
         if lifted.path is None or lifted.property is None:
             continue
-        ce = Counterexample(
-            path=lifted.path,
-            property=lifted.property,
-            message=lifted.message or "",
-            preset=chosen.preset,
-            mutant=chosen.mutant.name if chosen.mutant else None,
-            named_config=chosen.config_file is None,
-            engine="bmc",
-            original_length=len(lifted.path.actions),
-        )
-        graph, graph_path = _small_state_graph(lifted.path)
-        written = write_counterexample(
-            ce, out=out_dir, name=run_dir.name, graph=graph, graph_path=graph_path
+        written = _write_lifted(
+            chosen, lifted.path, lifted.property, lifted.message or "", out_dir, run_dir
         )
         fields.update(
-            run_dir=str(written),
-            trace=str(written / "trace.ndjson"),
-            report=str(written / "index.html"),
-            reproduce=ce.cli() if ce.named_config else f"sh {written / 'reproduce.sh'}",
+            **written,
             lifted_from=row["property"],
             property=lifted.property,
             message=lifted.message,
@@ -809,6 +793,36 @@ def _lift_and_write(
             steps_taken=[describe_action(a) for a in lifted.path.actions],
         )
     return fields
+
+
+def _write_lifted(
+    chosen: Any, path: Any, prop: str, message: str, out_dir: Any, run_dir: Any
+) -> dict[str, str]:
+    """Publish a lifted BMC counterexample as a run directory (``write_counterexample``)
+    and say where: its directory, trace, report and the command that reproduces it."""
+    from groupcheck.cli import _small_state_graph
+    from reports.artifacts import Counterexample, write_counterexample
+
+    ce = Counterexample(
+        path=path,
+        property=prop,
+        message=message,
+        preset=chosen.preset,
+        mutant=chosen.mutant.name if chosen.mutant else None,
+        named_config=chosen.config_file is None,
+        engine="bmc",
+        original_length=len(path.actions),
+    )
+    graph, graph_path = _small_state_graph(path)
+    done = write_counterexample(
+        ce, out=out_dir, name=run_dir.name, graph=graph, graph_path=graph_path
+    )
+    return {
+        "run_dir": str(done),
+        "trace": str(done / "trace.ndjson"),
+        "report": str(done / "index.html"),
+        "reproduce": ce.cli() if ce.named_config else f"sh {done / 'reproduce.sh'}",
+    }
 
 
 def _bmc_doc(
@@ -912,7 +926,7 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, search_lasso
     from invariants.z3.proof.transition import Options
     from model.status import ConfigError
-    from reports.artifacts import Counterexample, run_label, run_name, write_counterexample
+    from reports.artifacts import run_label, run_name
     from reports.publish import check_target
 
     config = chosen.config
@@ -981,32 +995,12 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
         row.update({k: v for k, v in found.items() if k != "depth"})
     written: dict[str, Any] = {"run_dir": None, "trace": None, "report": None, "reproduce": None}
     if lifted is not None and lifted.path is not None:
-        from groupcheck.cli import _small_state_graph
-
         loop = row["loop"]
-        ce = Counterexample(
-            path=lifted.path,
-            property=CONVERGENCE,
-            message=(
-                f"{lifted.message or ''} The bmc lasso of {row['depth']} steps loops from its "
-                f"state {loop['entry']} through {', '.join(loop['steps'])}."
-            ).strip(),
-            preset=chosen.preset,
-            mutant=chosen.mutant.name if chosen.mutant else None,
-            named_config=chosen.config_file is None,
-            engine="bmc",
-            original_length=len(lifted.path.actions),
-        )
-        graph, graph_path = _small_state_graph(lifted.path)
-        done = write_counterexample(
-            ce, out=out_dir, name=run_dir.name, graph=graph, graph_path=graph_path
-        )
-        written = {
-            "run_dir": str(done),
-            "trace": str(done / "trace.ndjson"),
-            "report": str(done / "index.html"),
-            "reproduce": ce.cli() if ce.named_config else f"sh {done / 'reproduce.sh'}",
-        }
+        message = (
+            f"{lifted.message or ''} The bmc lasso of {row['depth']} steps loops from its "
+            f"state {loop['entry']} through {', '.join(loop['steps'])}."
+        ).strip()
+        written = _write_lifted(chosen, lifted.path, CONVERGENCE, message, out_dir, run_dir)
     seconds = time.monotonic() - start
     result = {"violation": "violation", "ok": "ok"}.get(row["status"], "inconclusive")
     doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written)
