@@ -50,7 +50,9 @@ def register(sub: Any) -> None:
         "--variant",
         metavar="MUTANT",
         help="prove against the symbolic variant of this catalogue mutant (expected to fail: "
-        "the counterexample to induction shows the broken rule)",
+        "the counterexample to induction shows the broken rule); with --agreement: walk the "
+        "mutant's rules (on its scenario, or the --preset/--config given) and check each step "
+        "against this variant",
     )
     p.add_argument(
         "--clients",

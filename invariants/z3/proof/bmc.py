@@ -902,6 +902,29 @@ def search(
     )[goal]
 
 
+def bmc_unrolling(
+    options: Options,
+    depth: int,
+    *,
+    universe: Universe | None,
+    group_epoch: int | None,
+    timeout_ms: int,
+    layer: Layer | None = None,
+) -> Unrolling:
+    """The unrolling ``explore --engine bmc`` searches: the BMC families (``BMC_FAMILIES``)
+    up to ``depth`` steps, every new target assumed to cover the subscribed partitions
+    (``Options.assignor_covers``), the client layer's steps too when ``layer`` is given."""
+    return Unrolling(
+        replace(options, assignor_covers=True),
+        universe=universe,
+        group_epoch=group_epoch,
+        timeout_ms=timeout_ms,
+        max_depth=depth,
+        names=BMC_FAMILIES,
+        layer=layer,
+    )
+
+
 def search_all(
     goals: Iterable[str],
     depth: int,
@@ -940,13 +963,12 @@ def search_all(
         if goal not in state_goals and goal not in step_goals:
             raise ValueError(f"{goal!r} is not a property of the core")
     start = time.monotonic()
-    run = Unrolling(
-        replace(options, assignor_covers=True),
+    run = bmc_unrolling(
+        options,
+        depth,
         universe=universe,
         group_epoch=group_epoch,
         timeout_ms=timeout_ms,
-        max_depth=depth,
-        names=BMC_FAMILIES,
         layer=layer,
     )
     building = time.monotonic() - start

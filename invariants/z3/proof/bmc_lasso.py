@@ -53,7 +53,7 @@ from typing import Any
 
 import z3
 
-from invariants.z3.proof.bmc import BMC_FAMILIES, Path, Unrolling
+from invariants.z3.proof.bmc import Path, Unrolling, bmc_unrolling
 from invariants.z3.proof.bmc_clients import (
     ACKNOWLEDGING,
     FENCED,
@@ -274,13 +274,12 @@ def search_lasso(
             "fairness (FAIRNESS)"
         )
     start = time.monotonic()
-    run = Unrolling(
-        replace(options, assignor_covers=True),
+    run = bmc_unrolling(
+        options,
+        depth,
         universe=universe,
         group_epoch=group_epoch,
         timeout_ms=timeout_ms,
-        max_depth=depth,
-        names=BMC_FAMILIES,
         layer=layer,
     )
     losses: list[Any] = []
