@@ -135,6 +135,20 @@ def prepare(workdir: Path, cfg_text: str, extra_modules: dict[str, str] | None =
     return cfg
 
 
+_PARSE_FAILURE = re.compile(r"Parse Error|Lexical error|Semantic error|Could not (parse|find)")
+
+
+def _failure_detail(lines: list[str]) -> str:
+    """The line that says why TLC failed: SANY's own message before its generic
+    ``AbortException``, else the first error or exception line, else the last line."""
+    parse = [ln.strip() for ln in lines if _PARSE_FAILURE.search(ln)]
+    errors = [ln.strip() for ln in lines if ln.startswith("Error") or "Exception" in ln]
+    for found in (parse, errors):
+        if found:
+            return found[0]
+    return lines[-1].strip() if lines else "no output"
+
+
 def with_mutant(cfg_text: str, mutant: str | None) -> str:
     """The configuration with ``Mutant`` set (``None``: unchanged)."""
     if mutant is None:
@@ -183,10 +197,15 @@ def run_tlc(
     with tempfile.TemporaryDirectory(prefix="groupcheck-tlc-") as tmp:
         work = Path(tmp)
         cfg = prepare(work, cfg_text, extra_modules)
+        (work / "java-tmp").mkdir()
         cmd = [
             java(),
             "-XX:+UseParallelGC",
             "-Xss16m",
+            # TLC copies its standard modules (Naturals.tla, ...) out of the jar into
+            # java.io.tmpdir, truncating and deleting them as it goes: runs sharing /tmp
+            # race, and one of them fails to parse. Each run gets its own.
+            f"-Djava.io.tmpdir={work / 'java-tmp'}",
             "-cp",
             str(jar),
             "tlc2.TLC",
@@ -260,6 +279,5 @@ def run_tlc(
                     "inconclusive", distinct, generated, None, [], seconds, output, [reason]
                 )
             return TlcResult("ok", distinct, generated, None, [], seconds, output)
-        errors = [ln.strip() for ln in lines if ln.startswith("Error") or "Exception" in ln]
-        detail = errors[0] if errors else (lines[-1].strip() if lines else "no output")
+        detail = _failure_detail(lines)
         raise TlcError(f"TLC failed (exit {proc.returncode}): {detail}")

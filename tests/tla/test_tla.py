@@ -443,6 +443,48 @@ def test_tlc_that_cannot_run_is_an_internal_error(
     assert _cli_json(capsys, "mutants", "no-such-mutant")[0] == 2
 
 
+def test_a_spec_that_does_not_parse_is_named_in_the_error() -> None:
+    from groupcheck.tla import tlc
+
+    broken = "---- MODULE MC ----\nEXTENDS Naturals\nInit == x' =\n====\n"
+    with pytest.raises(tlc.TlcError) as caught:
+        run_tlc("INIT Init\n", workers=1, extra_modules={"MC.tla": broken})
+    message = str(caught.value)
+    assert "AbortException" not in message, message
+    assert re.search(r"Parse Error|Lexical error|Semantic error|Could not parse", message)
+
+
+def test_each_tlc_run_extracts_the_standard_modules_into_its_own_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TLC copies Naturals.tla and friends into java.io.tmpdir, truncating them as it goes:
+    two runs sharing /tmp failed to parse ("AbortException") when their copies crossed."""
+    import subprocess
+    import tempfile
+
+    from groupcheck.tla import tlc
+
+    seen: list[tuple[FsPath, bool]] = []
+
+    def record(cmd: list[str], **kwargs: object) -> None:
+        flag = [arg for arg in cmd if arg.startswith("-Djava.io.tmpdir=")]
+        assert len(flag) == 1, cmd
+        where = FsPath(flag[0].split("=", 1)[1])
+        seen.append((where, where.is_dir()))
+        raise OSError("recorded")
+
+    monkeypatch.setattr(subprocess, "Popen", record)
+    for _ in range(2):
+        with pytest.raises(tlc.TlcError):
+            run_tlc("INIT Init\n", workers=1)
+    (first, first_made), (second, second_made) = seen
+    assert first_made
+    assert second_made
+    assert first != second
+    assert FsPath(tempfile.gettempdir()) not in (first, second)
+    assert first.parent.name.startswith("groupcheck-tlc-")
+
+
 def test_crosscheck_results(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
