@@ -121,7 +121,7 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
             raise ConfigError("--all-variants checks every variant; --variant names one")
         for name in VARIANTS:
             config = MUTANTS[name].mutated_config()
-            reason = _client_rule(name) or outside_scope(config, epochs=True, offload=True)
+            reason = _client_rule(name) or outside_scope(config, epochs=True)
             if reason is None:
                 configs.append((config, name, MUTANTS[name].config))
             else:
@@ -134,7 +134,7 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
                 "mutant's scenario (or on --preset/--config)"
             )
         for name, config in PRESETS.items():
-            reason = outside_scope(config, epochs=True, offload=True)
+            reason = outside_scope(config, epochs=True)
             if reason is None:
                 configs.append((config, None, None))
             else:
@@ -148,7 +148,7 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
             "--agreement needs --preset NAME, --config FILE, --variant MUTANT, "
             "--all-presets or --all-variants"
         )
-    reason = outside_scope(config, epochs=True, offload=True)
+    reason = outside_scope(config, epochs=True)
     if reason is not None:
         raise ConfigError(reason)
     configs.append((config, args.variant, reference if args.variant else None))

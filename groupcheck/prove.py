@@ -29,7 +29,9 @@ def register(sub: Any) -> None:
             ".OnlySubscribed, EpochOrder.*, NoServerError, GroupStatusConsistent.* (with "
             "strengthening lemmas) are inductive for the "
             "KIP-848 coordinator core, and that MemberEpochMonotone, HandOutOnlyReleased and "
-            "OffsetCommitAtValidEpoch hold on every step, for groups of any size, any valid "
+            "OffsetCommitAtValidEpoch hold on every step (with KIP-1263 assignor offload also "
+            "AssignorRunsInFlight.AtMostOne, ValidTargetAssignment.OnlyMembers and "
+            "TargetEpochAdvances, over the run in flight), for groups of any size, any valid "
             "target assignment and any request the model's clients can send; and that a "
             "convergence ranking decreases after the last perturbation "
             "(docs/invariants.md). Exit 0 when "
@@ -194,11 +196,24 @@ def _options(args: argparse.Namespace) -> Any:
             f"{'OFFSETS_EXPIRY' if args.variant in EXPIRY_VARIANTS else 'GROUP_DELETION'}), "
             f"or find it with explore --engine bmc --mutant {args.variant}"
         )
-    if args.variant in OFFLOAD_VARIANTS:
+    if args.variant in UNSTATED_HARM:
         raise ConfigError(
-            f"--variant {args.variant!r} is a rule of KIP-1263 assignor offload, which the "
-            f"proof's obligations do not read; check it with prove --agreement --variant "
-            f"{args.variant}, or find it with explore --engine bmc --mutant {args.variant}"
+            f"--variant {args.variant!r} {UNSTATED_HARM[args.variant]}; find it with explore "
+            f"--engine bmc --mutant {args.variant}"
+        )
+    if args.variant in OFFLOAD_VARIANTS and not (
+        config is not None
+        and Options.of(config).assignor_offload
+        and (args.variant != "install-run-after-deletion" or Options.of(config).group_deletion)
+    ):
+        needs = "group deletion" if args.variant == "install-run-after-deletion" else "it"
+        example = (
+            "OFFLOAD_DELETION" if args.variant == "install-run-after-deletion" else "MUT2_OFFLOAD"
+        )
+        raise ConfigError(
+            f"--variant {args.variant!r} is a rule of KIP-1263 assignor offload: prove it on a "
+            f"config that has offload and {needs} (--preset {example}), or find it with "
+            f"explore --engine bmc --mutant {args.variant}"
         )
     if config is None:
         return Options(variant=args.variant)
@@ -206,6 +221,16 @@ def _options(args: argparse.Namespace) -> Any:
     if refused is not None:
         raise ConfigError(refused)
     return Options.of(config, args.variant)
+
+
+UNSTATED_HARM = {
+    "install-before-static-replacement": "breaks only ValidTargetAssignment.Covers (the "
+    "replaced static member's entry is dropped, so the current target covers nothing), "
+    "which prove does not state (its relation takes any assignor, covering or not): "
+    "under this variant every obligation of MUT2_OFFLOAD_STATIC is still proved",
+}
+"""The variants whose harm no obligation of ``prove`` states, and why: ``prove --variant``
+refuses them rather than report them proved (docs/invariants.md)."""
 
 
 def _has_expiry_or_deletion(config: Any, variant: str) -> bool:
@@ -216,11 +241,10 @@ def _has_expiry_or_deletion(config: Any, variant: str) -> bool:
     return options.offset_expiry if variant in EXPIRY_VARIANTS else options.group_deletion
 
 
-def outside_scope(config: Any, *, epochs: bool = False, offload: bool = False) -> str | None:
+def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
     """Why the symbolic relation does not cover ``config`` (None: it does): the reason
     ``prove`` (and, with ``epochs`` — its step checks read the KIP-1251 assignment epochs —
-    and ``offload`` — they read the KIP-1263 assignor runs — ``prove --agreement``)
-    refuses it with."""
+    ``prove --agreement``) refuses it with."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
     has_static = any(c.instance_id is not None for c in config.clients)
@@ -234,11 +258,6 @@ def outside_scope(config: Any, *, epochs: bool = False, offload: bool = False) -
     outside = _outside_abstraction(config)
     if outside:
         return f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
-    if config.assignor_offload and not offload:
-        return (
-            "prove's obligations are not stated over KIP-1263 assignor runs; this config "
-            "offloads the assignor (prove --agreement and explore --engine bmc read it)"
-        )
     return None
 
 
@@ -247,7 +266,7 @@ def _outside_abstraction(config: Any) -> str | None:
     proof is never reported for rules it did not read. (KIP-211 offset expiry, group
     deletion and KIP-1263 assignor offload are in the relation, also together:
     ``Options.offset_expiry``, ``group_deletion``, ``assignor_offload``, a run slot's
-    ``deleted``; ``outside_scope`` says which commands read offload.)"""
+    ``deleted``.)"""
     if config.effective_assignment_interval_ms() > 0:
         return "KIP-1263 assignment batching"
     return None
@@ -286,6 +305,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "--clients: the client layer has no KIP-211 expiry or group deletion; this "
             "config has them"
         )
+    if options.assignor_offload and args.clients:
+        raise ConfigError(
+            "--clients: the client layer has no KIP-1263 assignor runs; this config offloads "
+            "the assignor"
+        )
     prover = Prover(options, timeout_ms=int(args.timeout * 1000), invariant=invariant, steps=steps)
     goals = [c.name for c in invariant] + [s.name for s in steps]
     request_lemma = not args.natural_lemmas
@@ -298,6 +322,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
     # does not count).
     expiry = options.offset_expiry or options.group_deletion
     with_ranking = with_ranking and not expiry
+    # Nor over KIP-1263 assignor runs: its components do not count a run in flight, which
+    # holds the new target back until it completes.
+    with_ranking = with_ranking and not options.assignor_offload
     if with_ranking:
         goals += list(ranking.GOALS)
     if args.only:
@@ -376,6 +403,12 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "properties; the convergence ranking does not count these perturbations and was "
             "not checked"
         )
+    if options.assignor_offload:
+        reasons.append(
+            "KIP-1263 assignor offload: the invariant with OFFLOAD_TARGETS and OFFLOAD_LEMMAS "
+            "(the run in flight), TargetEpochAdvances on every step; the convergence ranking "
+            "is not stated over assignor runs and was not checked"
+        )
     lemmas = {c.name for c in invariant if c.lemma} | {
         c.name for c in layer_conjuncts(True) if c.lemma
     }
@@ -393,6 +426,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "static_members": options.static_members,
             "offset_expiry": options.offset_expiry,
             "group_deletion": options.group_deletion,
+            "assignor_offload": options.assignor_offload,
         },
         "summary": counts,
         "reasons": reasons,

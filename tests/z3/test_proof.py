@@ -26,8 +26,10 @@ from invariants.z3.proof.crosscheck import bfs_steps
 from invariants.z3.proof.induction import (
     INVARIANT,
     LEMMAS,
+    OFFLOAD_LEMMAS,
     STATIC_INVARIANT,
     STATIC_LEMMAS,
+    STATIC_OFFLOAD_LEMMAS,
     STEP_TARGETS,
     Obligation,
     Prover,
@@ -394,7 +396,7 @@ def test_lemmas_are_documented() -> None:
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "invariants.md").read_text()
-    for lemma in (*LEMMAS, *STATIC_LEMMAS):
+    for lemma in (*LEMMAS, *STATIC_LEMMAS, *OFFLOAD_LEMMAS, *STATIC_OFFLOAD_LEMMAS):
         assert f"`{lemma.name}`" in doc, lemma.name
 
 
@@ -589,24 +591,6 @@ def test_expiry_and_deletion_step_properties_are_proved_and_their_variants_fail(
         err = capsys.readouterr().err
         assert err.count("\n") == 1
         assert "a config that has it" in err
-
-
-def test_prove_refuses_offload_which_bmc_reads(
-    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
-) -> None:
-    """The proof's obligations are not stated over the KIP-1263 assignor runs: neither an
-    offload configuration nor an offload variant is reported proved, while BMC reads the
-    runs (tests/z3/test_bmc_mutants.py finds the variants)."""
-    assert main(["prove", "--preset", "OFFLOAD", "--quiet"]) == 2
-    assert main(["prove", "--variant", "two-runs-in-flight", "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 2
-    assert "KIP-1263 assignor runs" in err
-    assert "KIP-1263 assignor offload" in err
-    bmc = ["explore", "--engine", "bmc", "--depth", "1", "--preset", "OFFLOAD", "--quiet"]
-    assert main([*bmc, "--out", str(tmp_path), "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    assert "AssignorRunsInFlight.AtMostOne" in {r["property"] for r in doc["properties"]}
 
 
 def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,6 +39,7 @@ from invariants.expr import (
     Fn,
     Implies,
     Rel,
+    Same,
     StepSnapshot,
     Var,
     all_of,
@@ -48,6 +49,7 @@ from invariants.expr import (
 )
 from invariants.properties import (
     ASSIGNMENT_EPOCH_BOUNDED,
+    AT_MOST_ONE_ASSIGNOR_RUN,
     GROUP_DELETED_ONLY_WHEN_EMPTY,
     HAND_OUT_ONLY_RELEASED,
     MEMBER_EPOCH_BOUNDED,
@@ -59,6 +61,8 @@ from invariants.properties import (
     STATIC_INSTANCE_UNIQUE,
     STATUS_EMPTY,
     STATUS_STABLE,
+    TARGET_EPOCH_ADVANCES,
+    TARGET_ONLY_MEMBERS,
     TARGET_ONLY_SUBSCRIBED,
     TARGET_UNIQUE,
     Property,
@@ -334,10 +338,180 @@ EXPIRY_LEMMAS: tuple[Conjunct, ...] = (
 ``group_deletion``)."""
 
 
+_IN_FLIGHT = Cmp("==", Fn("run_in_flight"), Const(1))
+_LIVE_RUN = all_of(_IN_FLIGHT, Cmp("==", Fn("run_group_deleted"), Const(0)))
+_CURRENT_RUN = all_of(_LIVE_RUN, Cmp("==", Fn("run_epoch"), Fn("group_epoch")))
+
+OFFLOAD_TARGETS: tuple[Conjunct, ...] = (
+    _property(AT_MOST_ONE_ASSIGNOR_RUN),
+    _property(TARGET_ONLY_MEMBERS),
+)
+"""The catalogue's state properties on KIP-1263 assignor runs proved inductive where the
+states keep them (``Options.assignor_offload``). ``ValidTargetAssignment.OnlyMembers`` is
+``Lemma.TargetOnlyOfMembers``, which it replaces there."""
+
+OFFLOAD_LEMMAS: tuple[Conjunct, ...] = (
+    Conjunct(
+        "Lemma.RunsOldestFirst",
+        Implies(Cmp("<=", Const(1), Fn("assignor_runs")), _IN_FLIGHT),
+        True,
+        "The run slots in use are a prefix: a heartbeat hands its run to the first free "
+        "slot and a completing run's successors move up (target.start_assignor_run, "
+        "install_assignor_run). With AssignorRunsInFlight.AtMostOne the run in flight is "
+        "the oldest slot's, the one the other lemmas read.",
+    ),
+    Conjunct(
+        "Lemma.RunTargetUnique",
+        forall(_m1, _m2, _p)(
+            Implies(
+                all_of(_IN_FLIGHT, Rel("run_target", (_m1, _p)), Rel("run_target", (_m2, _p))),
+                Same(_m1, _m2),
+            )
+        ),
+        True,
+        "A run's result gives each partition to at most one member: it is the assignor's "
+        "valid target (AssignorRun.target_assignment), and installing it keeps that.",
+    ),
+    Conjunct(
+        "Lemma.RunTargetOfItsMembers",
+        forall(_m, _p)(
+            Implies(
+                all_of(_IN_FLIGHT, Rel("run_target", (_m, _p))),
+                Rel("run_member", (_m,)),
+            )
+        ),
+        True,
+        "A run's result names only the members the group had when the run started "
+        "(AssignorRun.member_ids).",
+    ),
+    Conjunct(
+        "Lemma.RunEpochBounded",
+        Implies(_LIVE_RUN, Cmp("<=", Fn("run_epoch"), Fn("group_epoch"))),
+        True,
+        "A run's epoch is the group epoch it started at, which only grows until the group "
+        "is deleted, and a deletion marks the run as its deleted group's "
+        "(AssignorRun.group_deleted): installing a live run keeps "
+        "EpochOrder.AssignmentEpoch.",
+    ),
+    Conjunct(
+        "Lemma.CurrentRunOnlySubscribed",
+        forall(_m, _p)(
+            Implies(
+                all_of(_CURRENT_RUN, Rel("run_target", (_m, _p)), Rel("is_member", (_m,))),
+                Rel("subscribed", (_m, _p)),
+            )
+        ),
+        True,
+        "While the group epoch is still a live run's epoch, its result gives a member only "
+        "partitions it subscribes to: a change of subscription bumps the group epoch "
+        "(ConsumerGroup.computeSubscriptionMetadata, on_metadata_change). Installing such "
+        "a run keeps ValidTargetAssignment.OnlySubscribed.",
+    ),
+    Conjunct(
+        "Lemma.CurrentRunMembersStay",
+        forall(_m)(
+            Implies(
+                all_of(
+                    _CURRENT_RUN,
+                    Rel("run_member", (_m,)),
+                    Cmp("==", Fn("run_instance", (_m,)), Const(0)),
+                ),
+                Rel("is_member", (_m,)),
+            )
+        ),
+        True,
+        "While the group epoch is still a live run's epoch every dynamic member the run "
+        "assigned is in the group: a leave or a timer fences with a bump "
+        "(consumerGroupFenceMember), so a member cannot leave and join again at that epoch.",
+    ),
+)
+"""The lemmas added with KIP-1263 assignor offload (``Options.assignor_offload``), about
+the run in flight."""
+
+STATIC_OFFLOAD_LEMMAS: tuple[Conjunct, ...] = (
+    Conjunct(
+        "Lemma.RunMembersKeepInstance",
+        forall(_m)(
+            Implies(
+                all_of(_IN_FLIGHT, Rel("run_member", (_m,)), Rel("is_member", (_m,))),
+                Cmp("==", Fn("instance", (_m,)), Fn("run_instance", (_m,))),
+            )
+        ),
+        True,
+        "A member a run in flight assigned has the instance id it had when the run started "
+        "(AssignorRun.static_members; 0 for a dynamic member): a process's instance id is "
+        "fixed, and a replacement's copy takes the holder's, the one its own process has.",
+    ),
+    Conjunct(
+        "Lemma.CurrentRunInstancesHeld",
+        forall(_m)(
+            Implies(
+                all_of(
+                    _CURRENT_RUN,
+                    Rel("run_member", (_m,)),
+                    Cmp("!=", Fn("run_instance", (_m,)), Const(0)),
+                ),
+                exists(_m2)(
+                    all_of(
+                        Rel("is_member", (_m2,)),
+                        Cmp("==", Fn("instance", (_m2,)), Fn("run_instance", (_m,))),
+                    )
+                ),
+            )
+        ),
+        True,
+        "While the group epoch is still a live run's epoch the instance id of every static "
+        "member the run assigned is held by a member: a replacement hands it to the new "
+        "member id without a bump (consumerGroupStaticMemberGroupLeave, "
+        "replace_static_member), a fence bumps.",
+    ),
+    Conjunct(
+        "Lemma.CurrentRunInstanceSubscribed",
+        forall(_m, _m2, _p)(
+            Implies(
+                all_of(
+                    _CURRENT_RUN,
+                    Rel("run_member", (_m2,)),
+                    Rel("run_target", (_m2, _p)),
+                    Rel("is_member", (_m,)),
+                    Cmp("!=", Fn("run_instance", (_m2,)), Const(0)),
+                    Cmp("==", Fn("instance", (_m,)), Fn("run_instance", (_m2,))),
+                ),
+                Rel("subscribed", (_m, _p)),
+            )
+        ),
+        True,
+        "While the group epoch is still a live run's epoch the member holding the instance "
+        "id of a static member the run assigned subscribes to that member's entry: a "
+        "replacement copies the subscription (a changed one bumps). Installing the run, "
+        "whose entry moves to the instance's current member (KAFKA-20292), keeps "
+        "ValidTargetAssignment.OnlySubscribed.",
+    ),
+)
+"""The offload lemmas with static members (``Options.static_members``)."""
+
+
 def invariant_for(options: Options) -> tuple[Conjunct, ...]:
     """The invariant the obligations of ``options``' relation are about."""
     base = STATIC_INVARIANT if options.static_members else INVARIANT
-    return base + expiry_lemmas(options)
+    return offload_invariant(base, options) + expiry_lemmas(options)
+
+
+def offload_invariant(base: tuple[Conjunct, ...], options: Options) -> tuple[Conjunct, ...]:
+    """``base`` with KIP-1263 assignor offload (``Options.assignor_offload``):
+    ``OFFLOAD_TARGETS`` (``ValidTargetAssignment.OnlyMembers`` in place of
+    ``Lemma.TargetOnlyOfMembers``, the same formula) and ``OFFLOAD_LEMMAS``; else
+    ``base``."""
+    if not options.assignor_offload:
+        return base
+    kept = tuple(c for c in base if c.name != "Lemma.TargetOnlyOfMembers")
+    static = STATIC_OFFLOAD_LEMMAS if options.static_members else ()
+    return (
+        kept[: len(STATE_TARGETS)]
+        + OFFLOAD_TARGETS
+        + kept[len(STATE_TARGETS) :]
+        + (OFFLOAD_LEMMAS + static)
+    )
 
 
 def expiry_lemmas(options: Options) -> tuple[Conjunct, ...]:
@@ -348,9 +522,12 @@ def expiry_lemmas(options: Options) -> tuple[Conjunct, ...]:
 
 def steps_for(options: Options) -> tuple[Property, ...]:
     """The step properties proved of ``options``' relation: ``STEP_TARGETS``, and
-    ``NoLiveOffsetExpires`` with KIP-211 expiry (the states keep which partitions exist),
-    ``GroupDeletedOnlyWhenEmpty`` with group deletion."""
+    ``TargetEpochAdvances`` with KIP-1263 assignor offload, ``NoLiveOffsetExpires`` with
+    KIP-211 expiry (the states keep which partitions exist), ``GroupDeletedOnlyWhenEmpty``
+    with group deletion."""
     out = STEP_TARGETS
+    if options.assignor_offload:
+        out += (TARGET_EPOCH_ADVANCES,)
     if options.offset_expiry:
         out += (NO_LIVE_OFFSET_EXPIRES,)
     if options.group_deletion:
@@ -365,7 +542,8 @@ def _fresh_pair(options: Options) -> tuple[SymState, SymState]:
         "expiry": options.offset_expiry,
         "deletion": options.group_deletion,
     }
-    return SymState.fresh("pre", **kept), SymState.fresh("post", **kept)
+    runs = options.run_slots
+    return SymState.fresh("pre", runs=runs, **kept), SymState.fresh("post", runs=runs, **kept)
 
 
 @dataclass(frozen=True)

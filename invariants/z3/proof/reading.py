@@ -19,7 +19,12 @@ the instance number of a state that keeps instance ids (``SymState.instance``), 
 dynamic member) on one that does not. ``exists(p)`` reads ``SymState.present`` and
 ``group_deletions()`` ``SymState.deletions`` of a state that keeps them (KIP-211 expiry,
 group deletion). ``assignor_runs()`` counts the KIP-1263 run slots in use
-(``SymState.runs``; 0 on a state without them). Any other symbol raises
+(``SymState.runs``; 0 on a state without them). Lemmas read the oldest run in flight
+(slot 0): ``run_in_flight()`` (1 when it holds a run), ``run_epoch()``,
+``run_group_deleted()`` (1 when its group was deleted while it ran; 0 on a state without
+deletion), ``run_instance(m)`` (0 on a state without instance ids) and the relations
+``run_target(m, p)`` and ``run_member(m)``; on a state without runs ``run_in_flight()``
+is 0 and the others raise :class:`OutsideAbstraction`. Any other symbol raises
 :class:`OutsideAbstraction` too.
 """
 
@@ -66,7 +71,16 @@ _BINARY = ("assigned", "revoking", "target", "subscribed", "committed_by")
 _STATUS = {"stable": STABLE, "unrevoked": UNREVOKED, "unreleased": UNRELEASED}
 
 SUPPORTED_RELATIONS = frozenset(
-    {*_BINARY, "holds", "is_member", *_STATUS, "partition_held", "server_error"}
+    {
+        *_BINARY,
+        "holds",
+        "is_member",
+        *_STATUS,
+        "partition_held",
+        "server_error",
+        "run_target",
+        "run_member",
+    }
 )
 SUPPORTED_FUNCTIONS = frozenset(
     {
@@ -82,6 +96,10 @@ SUPPORTED_FUNCTIONS = frozenset(
         "holder_commit_rejected",
         "group_status",
         "assignor_runs",
+        "run_in_flight",
+        "run_epoch",
+        "run_group_deleted",
+        "run_instance",
     }
 )
 
@@ -163,6 +181,16 @@ def _term(
         return s.deletions
     if name == "assignor_runs":
         return run_count(s)  # 0 where the state keeps no runs: no offload, none in flight
+    if name == "run_in_flight":
+        return z3.If(s.runs[0].on, 1, 0) if s.runs else z3.IntVal(0)
+    if name == "run_epoch" and s.runs:
+        return s.runs[0].epoch
+    if name == "run_group_deleted" and s.runs:
+        slot = s.runs[0]
+        return z3.If(slot.deleted, 1, 0) if slot.deleted is not None else z3.IntVal(0)
+    if name == "run_instance" and s.runs:
+        slot = s.runs[0]
+        return slot.instance(*args) if slot.instance is not None else z3.IntVal(0)
     raise OutsideAbstraction(f"function {name!r} is outside the abstraction")
 
 
@@ -236,6 +264,10 @@ def _read(
             return s.server_error
         if name == "exists" and s.present is not None:
             return s.present(*args)
+        if name == "run_target" and s.runs:
+            return s.runs[0].target(*args)
+        if name == "run_member" and s.runs:
+            return s.runs[0].member(*args)
         raise OutsideAbstraction(f"relation {name!r} is outside the abstraction")
     if isinstance(expr, Cmp):
         left = _term(expr.left, sides, env, clients)

@@ -374,8 +374,24 @@ class Concrete:
         }
         # Instance ids numbered from 1 in their order (invariants.snapshot numbers them
         # so too); 0 for a dynamic member.
-        ids = sorted({mv.instance for mv in self.members.values() if mv.instance is not None})
+        oldest = (self.runs or ())[:1]
+        ids = sorted(
+            {mv.instance for mv in self.members.values() if mv.instance is not None}
+            | {iid for _, _, started, _ in oldest for _, iid in started if iid is not None}
+        )
         number = {iid: i + 1 for i, iid in enumerate(ids)}
+        # The oldest run in flight, as the lemmas read it (invariants.z3.proof.reading).
+        fn["run_in_flight"] = {(): len(oldest)}
+        fn["run_instance"] = {}
+        rel["run_target"] = set()
+        rel["run_member"] = set()
+        for epoch, result, started, group_deleted in oldest:
+            fn["run_epoch"] = {(): epoch}
+            fn["run_group_deleted"] = {(): int(group_deleted)}
+            rel["run_target"] |= set(result)
+            for mid, iid in started:
+                rel["run_member"].add((mid,))
+                fn["run_instance"][(mid,)] = number[iid] if iid is not None else 0
         for mid, mv in self.members.items():
             rel["is_member"].add((mid,))
             fn["member_epoch"][(mid,)] = mv.epoch

@@ -1137,6 +1137,13 @@ def _static_view(
         z3.BoolVal(True)
         if o.instance_changes
         else z3.Implies(pre.is_member(hm), instance(hm) == inst),
+        # Nor does the instance id of a member an assignor run in flight assigned
+        # (``AssignorRun.static_members``; 0 for a dynamic member): its process's.
+        *[
+            z3.Implies(z3.And(run.on, run.member(hm)), run.instance(hm) == inst)
+            for run in pre.runs
+            if run.instance is not None and not o.instance_changes
+        ],
     )
     rejoin_same = z3.And(z3.BoolVal(o.static_rejoin_same_member_id), holder == hm)
     released = pre.epoch(holder) == LEAVE_GROUP_STATIC_MEMBER_EPOCH
