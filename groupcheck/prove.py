@@ -743,12 +743,17 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         search,
     )
     from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
+    from invariants.z3.proof.transition import OUTSIDE
     from model.status import ConfigError
     from reports.artifacts import run_label, run_name
     from reports.casestudy import describe_action
     from reports.publish import check_target
 
     config = chosen.config
+    if variant is not None and variant in OUTSIDE:
+        raise ConfigError(
+            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
+        )
     if variant is not None and variant not in VARIANTS:
         raise ConfigError(
             f"--engine bmc has no classic symbolic variant of mutant {variant!r}; known: "
@@ -757,7 +762,7 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
     if config.max_perturbations > 0 and config.allows("AddPartitions"):
         raise ConfigError(
             "--engine bmc's classic relation has no metadata changes (AddPartitions); "
-            "explore this config instead"
+            "explore it instead"
         )
     goals = list(GOALS)
     if args.only:

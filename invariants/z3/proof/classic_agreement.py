@@ -6,8 +6,8 @@ states on the finite domains they mention, asks whether the step's family allows
 (``allowed``) and, with the family's parameters fixed to what the step did
 (:func:`parameters`: the request's fields, the member a timer fires for, the
 coordinator's choices as the model made them), whether the model's successor is the
-family's only one (``unique``). The formulas are grounded on the finite domains
-(``bmc.Grounder``): quantifier-free.
+family's only one (``unique``). The formulas are built quantifier-free on the finite
+domains (``classic_transition.grounded``).
 
 :func:`cross_check` checks every step out of the first ``max_states`` states of a classic
 configuration in BFS order (the KIP-848 cross-check's ``bfs_steps``), family by family;
@@ -25,7 +25,7 @@ from typing import Any, Literal
 import z3
 
 from invariants.z3.proof.agreement import Answer, StepCheck, _answer, _reason, _solver
-from invariants.z3.proof.bmc import Grounder
+from invariants.z3.proof.classic_bmc import distinct
 from invariants.z3.proof.classic_state import (
     ClassicSym,
     ClassicValue,
@@ -39,6 +39,7 @@ from invariants.z3.proof.classic_transition import (
     Family,
     families,
     family_of,
+    grounded,
 )
 from invariants.z3.proof.state import MEMBER, Universe
 from model import system
@@ -176,16 +177,17 @@ def check_step(
     before, after = project(pre), project(post)
     u = universe_for(before, after, members=_requester(action), instances=_request_instance(action))
     spre, spost = ClassicSym.fresh("pre"), ClassicSym.fresh("post")
-    fam = next(f for f in families(spre, spost, opts) if f.name == name)
-    ground = Grounder(u)
+    members = tuple(u.member_consts.values())
+    with grounded(members, u.partition_consts.values()):
+        (fam,) = families(spre, spost, opts, (name,))
     within = [
-        ground.within(x)
+        z3.Or(*[x == c for c in members])
         for x in (spre.leader, spost.leader, *fam.params.values())
         if z3.is_const(x) and x.sort() == MEMBER
     ]
-    base = [*ground.axioms(), *within, *map(ground, pin(spre, before, u))]
-    pins_post = [ground(c) for c in pin(spost, after, u)]
-    formula = ground(fam.formula)
+    base = [*distinct(u), *within, *pin(spre, before, u)]
+    pins_post = pin(spost, after, u)
+    formula = fam.formula
 
     s = _solver(timeout_ms)
     s.add(*base, *pins_post, formula)
@@ -193,7 +195,7 @@ def check_step(
     reason = _reason(s, allowed)
 
     s = _solver(timeout_ms)
-    s.add(*base, formula, *map(ground, parameters(fam, pre, action, post, u)))
+    s.add(*base, formula, *parameters(fam, pre, action, post, u))
     s.add(z3.Not(z3.And(*pins_post)))
     other = _answer(s.check())
     unique: Answer = {"yes": "no", "no": "yes", "unknown": "unknown"}[other]  # type: ignore[assignment]

@@ -6,8 +6,9 @@ initial state (``classic_state.project`` of ``system.initial``: a warm start's f
 group) for 1, 2, … ``depth`` coordinator steps — every family but ``Unchanged`` and the
 heartbeat, which leave the group as it is — and asks for a path whose last step violates
 a goal (``GOALS``: the properties of the catalogue that read only the classic
-coordinator's state). The formulas are grounded on the configuration's finite domains
-(:func:`universe_of`: each client's member ids ``<client>.m<k>``, the topics' partitions,
+coordinator's state). The formulas are built quantifier-free on the configuration's finite
+domains (``classic_transition.grounded``
+; :func:`universe_of`: each client's member ids ``<client>.m<k>``, the topics' partitions,
 the instance ids), and the requests are tied to the clients that can send them: a member
 id ``X.m<k>`` is handed out only after ``X.m<k-1>`` (``coordinator._issue_member_id``),
 and a request under it carries one of ``X``'s instance ids and subscriptions.
@@ -34,7 +35,6 @@ from typing import Any
 import z3
 
 from invariants.check import Violation
-from invariants.z3.proof.bmc import Grounder
 from invariants.z3.proof.classic_state import (
     ClassicSym,
     ClassicValue,
@@ -42,8 +42,15 @@ from invariants.z3.proof.classic_state import (
     pin,
     project,
 )
-from invariants.z3.proof.classic_transition import ClassicOptions, Family, families
-from invariants.z3.proof.state import MEMBER, PARTITION, Partition, Universe
+from invariants.z3.proof.classic_transition import (
+    ClassicOptions,
+    Family,
+    families,
+    grounded,
+    some_member,
+    some_partition,
+)
+from invariants.z3.proof.state import MEMBER, Partition, Universe
 from model import system
 from model.actions import Action
 from model.config import Config
@@ -58,21 +65,19 @@ Lifter = Callable[["SymPath", Config, int], Lifted]
 
 BoolRef = Any
 
-UNROLLED = frozenset(
-    {
-        "DeliverMessage.join_group",
-        "DeliverMessage.sync_group",
-        "DeliverMessage.leave_group",
-        "DeliverMessage.offset_commit",
-        "SessionTimeout",
-        "RebalanceTimeout",
-        "ExpireOffsets",
-        "DeleteGroup",
-    }
+UNROLLED = (
+    "DeliverMessage.join_group",
+    "DeliverMessage.sync_group",
+    "DeliverMessage.leave_group",
+    "DeliverMessage.offset_commit",
+    "SessionTimeout",
+    "RebalanceTimeout",
+    "ExpireOffsets",
+    "DeleteGroup",
 )
 """The families unrolled: those that can change the group."""
 
-ID_SLOTS = 2
+ID_SLOTS = 1
 """Member ids per client beyond those handed out in the initial state."""
 
 DEFAULT_ATTEMPTS = 60
@@ -84,39 +89,33 @@ DEFAULT_LIFT_STATES = 50_000
 # --------------------------------------------------------------------------- goals
 
 
-def _m(name: str) -> Any:
-    return z3.Const(name, MEMBER)
-
-
 def no_live_offset_expires(pre: ClassicSym, post: ClassicSym) -> BoolRef:
     """The negation of ``NoLiveOffsetExpires`` (``invariants.properties``) on a step: a
     committed offset is gone although a member of the group before subscribed to its
     topic (every partition of the domain exists: the classic configurations delete no
     topic)."""
-    p, m, m2 = z3.Const("goal.p", PARTITION), _m("goal.m"), _m("goal.m2")
-    return z3.Exists(
-        [p],
-        z3.And(
-            z3.Exists([m], pre.committed_by(m, p)),
-            z3.Not(z3.Exists([m], post.committed_by(m, p))),
-            z3.Exists([m2], z3.And(pre.is_member(m2), pre.subscribed(m2, p))),
-        ),
+    return some_partition(
+        lambda q: z3.And(
+            some_member(lambda m: pre.committed_by(m, q)),
+            z3.Not(some_member(lambda m: post.committed_by(m, q))),
+            some_member(lambda m: z3.And(pre.is_member(m), pre.subscribed(m, q))),
+        )
     )
 
 
 def static_instance_unique(pre: ClassicSym, post: ClassicSym) -> BoolRef:
     """The negation of ``StaticInstanceUnique`` on the state after a step: two members
     with the same instance id."""
-    a, b = _m("goal.a"), _m("goal.b")
-    return z3.Exists(
-        [a, b],
-        z3.And(
-            a != b,
-            post.is_member(a),
-            post.is_member(b),
-            post.instance(a) != 0,
-            post.instance(a) == post.instance(b),
-        ),
+    return some_member(
+        lambda a: some_member(
+            lambda b: z3.And(
+                a != b,
+                post.is_member(a),
+                post.is_member(b),
+                post.instance(a) != 0,
+                post.instance(a) == post.instance(b),
+            )
+        )
     )
 
 
@@ -179,6 +178,16 @@ def universe_of(config: Config) -> Domains:
             subscriptions[mid] = tuple(sorted(subs, key=sorted))
     partitions = [(t, i) for t, n in config.topics for i in range(n)]
     return Domains(Universe.of(members, partitions, iids), previous, instances, subscriptions)
+
+
+def distinct(u: Universe) -> list[BoolRef]:
+    """The universe's constants are pairwise distinct (the finite domains' axioms; that
+    every element is one of them is what ``grounded`` builds on)."""
+    out = []
+    for consts in (u.member_consts, u.partition_consts):
+        if len(consts) > 1:
+            out.append(z3.Distinct(*consts.values()))
+    return out
 
 
 def _requests(fam: Family, pre: ClassicSym, d: Domains) -> list[BoolRef]:
@@ -251,14 +260,19 @@ class Unrolling:
         self.config = config
         self.options = options
         self.domains = domains
-        self.ground = Grounder(domains.universe)
+        u = domains.universe
+        self.members = tuple(u.member_consts.values())
+        self.partitions = tuple(u.partition_consts.values())
         self.solver = z3.Solver()
         self.states = [ClassicSym.fresh("s0")]
         self.choices: list[list[tuple[Any, Family]]] = []
-        u = domains.universe
-        self.solver.add(*self.ground.axioms(), self.ground.within(self.states[0].leader))
+        self.solver.add(*distinct(u), self.within(self.states[0].leader))
         init = project(system.initial(config))  # type: ignore[arg-type]
-        self.solver.add(*[self.ground(c) for c in pin(self.states[0], init, u)])
+        self.solver.add(*pin(self.states[0], init, u))
+
+    def within(self, x: Any) -> BoolRef:
+        """The member term ``x`` is one of the universe's member ids."""
+        return z3.Or(*[x == c for c in self.members])
 
     def extend(self) -> None:
         """One more step."""
@@ -266,24 +280,23 @@ class Unrolling:
         pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
         self.states.append(post)
         chosen: list[tuple[Any, Family]] = []
-        for fam in families(pre, post, self.options):
-            if fam.name not in UNROLLED:
-                continue
+        with grounded(self.members, self.partitions):
+            fams = families(pre, post, self.options, UNROLLED)
+        for fam in fams:
             sel = z3.Bool(f"step{k}.{fam.name}")
             parts = [fam.formula, *_requests(fam, pre, self.domains)]
             parts += [
-                self.ground.within(x)
-                for x in fam.params.values()
-                if z3.is_const(x) and x.sort() == MEMBER
+                self.within(x) for x in fam.params.values() if z3.is_const(x) and x.sort() == MEMBER
             ]
-            self.solver.add(z3.Implies(sel, self.ground(z3.And(*parts))))
+            self.solver.add(z3.Implies(sel, z3.And(*parts)))
             chosen.append((sel, fam))
-        self.solver.add(self.ground.within(post.leader))
+        self.solver.add(self.within(post.leader))
         self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
         self.choices.append(chosen)
 
     def goal(self, name: str) -> BoolRef:
-        return self.ground(GOALS[name](self.states[-2], self.states[-1]))
+        with grounded(self.members, self.partitions):
+            return GOALS[name](self.states[-2], self.states[-1])
 
     def path(self, model: Any, goal: str) -> SymPath:
         u = self.domains.universe
@@ -308,7 +321,7 @@ class Unrolling:
         ``path``."""
         u = self.domains.universe
         same = [
-            self.ground(z3.And(*pin(s, v, u)))
+            z3.And(*pin(s, v, u))
             for s, v in zip(self.states[1 : length + 1], path.states[1 : length + 1], strict=True)
         ]
         self.solver.add(z3.Not(z3.And(*same)))

@@ -40,7 +40,10 @@ breaks (``VARIANTS``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -128,12 +131,45 @@ _m = z3.Const("cm", MEMBER)
 _p = z3.Const("cp", PARTITION)
 
 
-def _all(f: Unary) -> BoolRef:
-    return z3.ForAll([_m], f(_m))
+_DOMAIN: ContextVar[tuple[tuple[ExprRef, ...], tuple[ExprRef, ...]] | None] = ContextVar(
+    "classic_domain", default=None
+)
 
 
-def _any(f: Unary) -> BoolRef:
-    return z3.Exists([_m], f(_m))
+@contextmanager
+def grounded(members: Iterable[ExprRef], partitions: Iterable[ExprRef]) -> Iterator[None]:
+    """Build the formulas quantifier-free: a quantifier over members or partitions is the
+    conjunction or disjunction of its instances on these constants (a finite universe whose
+    constants are pairwise distinct and every element, as ``Universe.axioms`` says)."""
+    token = _DOMAIN.set((tuple(members), tuple(partitions)))
+    try:
+        yield
+    finally:
+        _DOMAIN.reset(token)
+
+
+def every_member(f: Unary) -> BoolRef:
+    """For every member."""
+    d = _DOMAIN.get()
+    return z3.ForAll([_m], f(_m)) if d is None else z3.And(*[f(c) for c in d[0]])
+
+
+def some_member(f: Unary) -> BoolRef:
+    """For some member."""
+    d = _DOMAIN.get()
+    return z3.Exists([_m], f(_m)) if d is None else z3.Or(*[f(c) for c in d[0]])
+
+
+def every_partition(f: Unary) -> BoolRef:
+    """For every partition."""
+    d = _DOMAIN.get()
+    return z3.ForAll([_p], f(_p)) if d is None else z3.And(*[f(q) for q in d[1]])
+
+
+def some_partition(f: Unary) -> BoolRef:
+    """For some partition."""
+    d = _DOMAIN.get()
+    return z3.Exists([_p], f(_p)) if d is None else z3.Or(*[f(q) for q in d[1]])
 
 
 # --------------------------------------------------------------------------- group terms
@@ -203,6 +239,48 @@ def ite(c: BoolRef, a: GroupTerm, b: GroupTerm) -> GroupTerm:
     fields: dict[str, Any] = {k: z3.If(c, getattr(a, k), getattr(b, k)) for k in _SCALAR}
     fields.update({k: u(k) for k in _UNARY})
     fields.update({k: bi(k) for k in _BINARY})
+    return tabulate(GroupTerm(**fields))
+
+
+def _table(f: Callable[..., ExprRef], *domains: tuple[ExprRef, ...]) -> Callable[..., ExprRef]:
+    """``f`` memoised: computed at most once on each tuple of the domains' constants (when
+    first asked); on another term (a parameter, the leader) the chain of its values by
+    which constant the term is."""
+    consts = [{c.get_id() for c in d} for d in domains]
+    values: dict[tuple[int, ...], ExprRef] = {}
+
+    def at(*args: ExprRef) -> ExprRef:
+        key = tuple(a.get_id() for a in args)
+        hit = values.get(key)
+        if hit is not None:
+            return hit
+        if all(k in ids for k, ids in zip(key, consts, strict=True)):
+            hit = f(*args)
+        else:
+            hit = None
+            for combo in itertools.product(*domains):
+                v = at(*combo)
+                here = z3.And(*[a == c for a, c in zip(args, combo, strict=True)])
+                hit = v if hit is None else z3.If(here, v, hit)
+        values[key] = hit
+        return hit
+
+    return at
+
+
+def tabulate(t: GroupTerm) -> GroupTerm:
+    """Under :func:`grounded`, ``t`` with every field a table of its values on the
+    constants (so that a rule built on another evaluates each field once per constant);
+    ``t`` itself otherwise."""
+    d = _DOMAIN.get()
+    if d is None:
+        return t
+    ms, ps = d
+    fields: dict[str, Any] = {k: getattr(t, k) for k in _SCALAR}
+    for k in _UNARY:
+        fields[k] = _table(getattr(t, k), ps if k == "committed_gen" else ms)
+    for k in _BINARY:
+        fields[k] = _table(getattr(t, k), ms, ps)
     return GroupTerm(**fields)
 
 
@@ -218,8 +296,8 @@ def all_members_joined(g: GroupTerm) -> BoolRef:
     """``ClassicGroup.hasAllMembersJoined`` (``coordinator.all_members_joined``): no
     KIP-394 pending member, and every member's JoinGroup is in."""
     return z3.And(
-        _all(lambda m: z3.Not(g.pending(m))),
-        _all(lambda m: z3.Implies(g.is_member(m), g.awaiting_join(m))),
+        every_member(lambda m: z3.Not(g.pending(m))),
+        every_member(lambda m: z3.Implies(g.is_member(m), g.awaiting_join(m))),
     )
 
 
@@ -233,7 +311,7 @@ def complete_join(g: GroupTerm, heir: ExprRef) -> GroupTerm:
     def kept(m: ExprRef) -> BoolRef:
         return z3.And(g.is_member(m), g.awaiting_join(m))
 
-    anyone = _any(kept)
+    anyone = some_member(kept)
     empty = replace(
         g,
         status=z3.IntVal(EMPTY),
@@ -287,7 +365,7 @@ def remove_member(g: GroupTerm, x: ExprRef, heir: ExprRef) -> GroupTerm:
     forgotten = maybe_complete_join(
         replace(g, pending=lambda m: z3.And(g.pending(m), m != x)), heir
     )
-    others = _any(lambda m: z3.And(g.is_member(m), m != x))
+    others = some_member(lambda m: z3.And(g.is_member(m), m != x))
     loses_leader = g.is_leader(x)
     removed = replace(
         g,
@@ -325,7 +403,9 @@ class Join:
 
 def held(g: GroupTerm, instance: ExprRef) -> BoolRef:
     """A member of ``g`` has the request's instance id (``ClassicGroup.staticMemberId``)."""
-    return z3.And(instance != 0, _any(lambda m: z3.And(g.is_member(m), g.instance(m) == instance)))
+    return z3.And(
+        instance != 0, some_member(lambda m: z3.And(g.is_member(m), g.instance(m) == instance))
+    )
 
 
 def _issue(g: GroupTerm, new_id: ExprRef) -> GroupTerm:
@@ -463,7 +543,7 @@ def equals(post: ClassicSym, t: GroupTerm) -> BoolRef:
         post.has_leader == t.has_leader,
         z3.Implies(t.has_leader, post.leader == t.leader),
         post.deletions == t.deletions,
-        _all(
+        every_member(
             lambda m: z3.And(
                 post.is_member(m) == member(m),
                 post.instance(m) == z3.If(member(m), t.instance(m), 0),
@@ -474,19 +554,20 @@ def equals(post: ClassicSym, t: GroupTerm) -> BoolRef:
                 post.issued(m) == t.issued(m),
             )
         ),
-        z3.ForAll(
-            [_m, _p],
-            z3.And(
-                post.subscribed(_m, _p) == z3.And(member(_m), t.subscribed(_m, _p)),
-                post.assigned(_m, _p) == z3.And(member(_m), t.assigned(_m, _p)),
-                post.committed_by(_m, _p) == t.committed_by(_m, _p),
-            ),
+        every_member(
+            lambda m: every_partition(
+                lambda q: z3.And(
+                    post.subscribed(m, q) == z3.And(member(m), t.subscribed(m, q)),
+                    post.assigned(m, q) == z3.And(member(m), t.assigned(m, q)),
+                    post.committed_by(m, q) == t.committed_by(m, q),
+                )
+            )
         ),
-        z3.ForAll(
-            [_p],
-            z3.Implies(
-                _any(lambda m: t.committed_by(m, _p)), post.committed_gen(_p) == t.committed_gen(_p)
-            ),
+        every_partition(
+            lambda q: z3.Implies(
+                some_member(lambda m: t.committed_by(m, q)),
+                post.committed_gen(q) == t.committed_gen(q),
+            )
         ),
     )
 
@@ -553,10 +634,10 @@ def join_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
     guards = [
         p["instance"] >= 0,
         z3.Implies(p["unknown"], z3.Not(pre.issued(p["new_id"]))),
-        z3.Implies(_all(lambda m: z3.Not(pre.is_member(m))), p["supported"]),
+        z3.Implies(every_member(lambda m: z3.Not(pre.is_member(m))), p["supported"]),
         z3.Implies(
             z3.And(p["unchanged"], pre.is_member(p["member"])),
-            z3.ForAll([_p], p["subscribed"](_p) == pre.subscribed(p["member"], _p)),
+            every_partition(lambda q: p["subscribed"](q) == pre.subscribed(p["member"], q)),
         ),
         z3.Implies(
             held(g, p["instance"]),
@@ -704,14 +785,14 @@ def expirable(g: GroupTerm, q: ExprRef, variant: str | None) -> BoolRef:
     topics no member subscribes to; none in a rebalance (KAFKA-13636). The variant
     ``expire-while-rebalancing`` reads, in any state but EMPTY, the subscriptions of the
     members that have rejoined so far (all, but in a join phase)."""
-    committed = _any(lambda m: g.committed_by(m, q))
+    committed = some_member(lambda m: g.committed_by(m, q))
 
     def reads(m: ExprRef) -> BoolRef:
         if variant == "expire-while-rebalancing":
             return z3.And(g.is_member(m), z3.Or(g.status != PREPARING, g.awaiting_join(m)))
         return g.is_member(m)
 
-    unsubscribed = z3.Not(_any(lambda m: z3.And(reads(m), g.subscribed(m, q))))
+    unsubscribed = z3.Not(some_member(lambda m: z3.And(reads(m), g.subscribed(m, q))))
     if variant == "expire-while-rebalancing":
         return z3.And(committed, z3.Or(g.status == EMPTY, unsubscribed))
     return z3.And(
@@ -737,9 +818,11 @@ def expire_offsets(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Fami
     cleaned = replace(g, committed_by=lambda m, q: z3.And(g.committed_by(m, q), z3.Not(gone(q))))
     t = cleaned
     if o.delete_expired_groups:
-        left = z3.Exists([_p], z3.And(z3.Not(gone(_p)), _any(lambda m: g.committed_by(m, _p))))
+        left = some_partition(
+            lambda q: z3.And(z3.Not(gone(q)), some_member(lambda m: g.committed_by(m, q)))
+        )
         t = ite(z3.And(g.status == EMPTY, z3.Not(left)), _deleted(cleaned), cleaned)
-    return _family(n, post, t, p, z3.Exists([_p], gone(_p)))
+    return _family(n, post, t, p, some_partition(gone))
 
 
 def delete_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
@@ -755,8 +838,8 @@ def delete_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family
         g.status == EMPTY,
         g.generation == 0,
         z3.Not(g.has_leader),
-        _all(lambda m: z3.And(z3.Not(g.is_member(m)), z3.Not(g.pending(m)))),
-        z3.ForAll([_m, _p], z3.Not(g.committed_by(_m, _p))),
+        every_member(lambda m: z3.And(z3.Not(g.is_member(m)), z3.Not(g.pending(m)))),
+        every_member(lambda m: every_partition(lambda q: z3.Not(g.committed_by(m, q)))),
     )
     empty = g.status == EMPTY
     if o.variant == "classic-delete-non-empty-group":
@@ -769,20 +852,28 @@ def stutter(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
     return _family("Unchanged", post, view(pre), {})
 
 
-def families(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> list[Family]:
-    """Every disjunct of the relation, in ``FAMILY_NAMES`` order."""
-    return [
-        join_group(pre, post, o),
-        sync_group(pre, post, o),
-        heartbeat(pre, post, o),
-        leave_group(pre, post, o),
-        offset_commit(pre, post, o),
-        timer(pre, post, o, "SessionTimeout"),
-        timer(pre, post, o, "RebalanceTimeout"),
-        expire_offsets(pre, post, o),
-        delete_group(pre, post, o),
-        stutter(pre, post, o),
-    ]
+Builder = Callable[[ClassicSym, ClassicSym, ClassicOptions], Family]
+
+BUILDERS: dict[str, Builder] = {
+    "DeliverMessage.join_group": join_group,
+    "DeliverMessage.sync_group": sync_group,
+    "DeliverMessage.heartbeat": heartbeat,
+    "DeliverMessage.leave_group": leave_group,
+    "DeliverMessage.offset_commit": offset_commit,
+    "SessionTimeout": lambda pre, post, o: timer(pre, post, o, "SessionTimeout"),
+    "RebalanceTimeout": lambda pre, post, o: timer(pre, post, o, "RebalanceTimeout"),
+    "ExpireOffsets": expire_offsets,
+    "DeleteGroup": delete_group,
+    "Unchanged": stutter,
+}
+"""Each family's builder, in ``FAMILY_NAMES`` order."""
+
+
+def families(
+    pre: ClassicSym, post: ClassicSym, o: ClassicOptions, names: Iterable[str] = FAMILY_NAMES
+) -> list[Family]:
+    """The disjuncts of the relation named (every one by default), in that order."""
+    return [BUILDERS[name](pre, post, o) for name in names]
 
 
 def relation(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> BoolRef:

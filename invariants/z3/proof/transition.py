@@ -214,12 +214,12 @@ EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 obligations do not read them)."""
 
 _CLASSIC = (
-    "a rule of the classic clients or of the leader's assignor: the classic relation "
+    "the classic protocol's clients or leader assignor: the classic relation "
     "(classic_transition) has the coordinator only"
 )
 _CLASSIC_LIVENESS = (
-    "a classic coordinator rule whose mutant only Convergence kills: the classic relation "
-    "(classic_transition) has no lassos"
+    "the classic protocol's coordinator, but only Convergence kills it: the classic "
+    "relation (classic_transition) has no lassos"
 )
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
 
