@@ -6,8 +6,12 @@ never by seconds."""
 
 from __future__ import annotations
 
+import json
+import pathlib
+
 import pytest
 
+from groupcheck.cli import main
 from groupcheck.explore.classic_lift import lift
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.classic_bmc import GOALS, search
@@ -47,3 +51,21 @@ def test_the_reference_rules_give_no_violation_at_that_depth(name: str) -> None:
     out = search(goal, depth, config, ClassicOptions.of(config), lifter=lift)
     assert out.status == "ok", out
     assert out.tried == 0
+
+
+def test_explore_engine_bmc_on_a_classic_mutant(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    """The command lifts the path, writes the run directory and exits 1; a classic mutant
+    without a variant is refused with its reason (exit 2)."""
+    args = ["explore", "--engine", "bmc", "--depth", "1", "--json", "--quiet"]
+    args += ["--out", str(tmp_path), "--only", "NoLiveOffsetExpires"]
+    assert main([*args, "--mutant", "classic-delete-non-empty-group"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert (row["status"], row["depth"], row["replayed"]) == ("violation", 1, True)
+    assert doc["property"] == "NoLiveOffsetExpires"
+    assert doc["z3"] == "violated"
+    assert pathlib.Path(doc["trace"]).is_file()
+    assert main([*args, "--mutant", "no-pending-sync-timer"]) == 2
+    assert "outside the symbolic core" in capsys.readouterr().err
