@@ -64,24 +64,24 @@ def lift(path: SymPath, config: Config, max_states: int) -> Lifted:
         for action in system.enabled(state, config):
             new = system.step(state, action, config)
             now = project(new)  # type: ignore[arg-type]
-            if now == targets[k]:
-                j = k
-            elif k < last and now == targets[k + 1]:
-                j = k + 1
-            else:
+            js = [j for j in (k, k + 1) if j <= last and now == targets[j]]
+            if not js:
                 continue
             snap = project_key(snapshot_key(new))
             bad = checker.check_step(state, action, new, pre_snap, snap)
             bad += checker.check_state(new, snap)
             if bad:
-                if j == last and k == last - 1:
+                if js[-1] == last and k == last - 1:
                     return [*trace(key), action], bad, len(parent), last
                 continue
-            new_key: Key = (normal(new), j)
-            if new_key in parent:
-                continue
-            matched = max(matched, j)
-            parent[new_key] = (key, action)
-            states[new_key] = new
-            queue.append(new_key)
+            for j in js:
+                # A path state equal to the next one (a step that changed nothing) is
+                # followed both ways.
+                new_key: Key = (normal(new), j)
+                if new_key in parent:
+                    continue
+                matched = max(matched, j)
+                parent[new_key] = (key, action)
+                states[new_key] = new
+                queue.append(new_key)
     return None, [], len(parent), matched

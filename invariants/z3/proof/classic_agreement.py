@@ -28,7 +28,6 @@ from invariants.z3.proof.agreement import Answer, StepCheck, _answer, _reason, _
 from invariants.z3.proof.classic_bmc import distinct
 from invariants.z3.proof.classic_state import (
     ClassicSym,
-    ClassicValue,
     pin,
     project,
     universe_for,
@@ -36,12 +35,12 @@ from invariants.z3.proof.classic_state import (
 from invariants.z3.proof.classic_transition import (
     FAMILY_NAMES,
     ClassicOptions,
-    Family,
     families,
     family_of,
     grounded,
 )
 from invariants.z3.proof.state import MEMBER, Universe
+from invariants.z3.proof.transition import Family
 from model import system
 from model.actions import (
     Action,
@@ -343,8 +342,3 @@ def cross_check(
     elif missing or any(r.unknown for r in fams):
         verdict = "inconclusive"
     return Outcome(verdict, possible, missing, fams, steps)
-
-
-def value_of(state: ClassicState) -> ClassicValue:
-    """The projection of a classic model state (``classic_state.project``)."""
-    return project(state)

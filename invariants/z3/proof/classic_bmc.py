@@ -44,13 +44,13 @@ from invariants.z3.proof.classic_state import (
 )
 from invariants.z3.proof.classic_transition import (
     ClassicOptions,
-    Family,
     families,
     grounded,
     some_member,
     some_partition,
 )
 from invariants.z3.proof.state import MEMBER, Partition, Universe
+from invariants.z3.proof.transition import Family
 from model import system
 from model.actions import Action
 from model.config import Config
@@ -366,7 +366,7 @@ def search(
                 out.status, out.depth, out.path = "inconclusive", d, path
             # An exhausted search reached no model state matching the path's state after
             # the ``matched`` first ones: no path through that prefix lifts.
-            unroll.block(path, d if matched is None else min(d, matched + 1))
+            unroll.block(path, d if matched is None else max(1, min(d, matched + 1)))
         unroll.solver.pop()
         if out.tried >= attempts:
             break

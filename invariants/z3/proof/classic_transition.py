@@ -44,7 +44,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
@@ -57,6 +57,7 @@ from invariants.z3.proof.classic_state import (
     ClassicSym,
 )
 from invariants.z3.proof.state import MEMBER, PARTITION
+from invariants.z3.proof.transition import Family
 from model.actions import Action, DeleteGroup, DeliverMessage, ExpireOffsets, RebalanceTimeout
 from model.actions import SessionTimeout as SessionTimeoutAction
 from model.classic.messages import (
@@ -116,15 +117,6 @@ class ClassicOptions:
     @staticmethod
     def of(config: Config, variant: str | None = None) -> ClassicOptions:
         return ClassicOptions(delete_expired_groups=config.delete_expired_groups, variant=variant)
-
-
-@dataclass(frozen=True)
-class Family:
-    """One disjunct of the relation: its name, formula and free parameters."""
-
-    name: str
-    formula: BoolRef
-    params: dict[str, Any] = field(default_factory=dict)
 
 
 _m = z3.Const("cm", MEMBER)
