@@ -146,6 +146,7 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
+    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.transition import (
         DELETION_VARIANTS,
         EPOCH_VARIANTS,
@@ -162,6 +163,11 @@ def _options(args: argparse.Namespace) -> Any:
     if args.variant is not None and args.variant in OUTSIDE:
         raise ConfigError(
             f"--variant {args.variant!r} is outside the symbolic core: {OUTSIDE[args.variant]}"
+        )
+    if args.variant is not None and args.variant in CLASSIC_VARIANTS:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a variant of the classic coordinator's relation, "
+            f"which prove does not read (explore --engine bmc --mutant {args.variant} checks it)"
         )
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(

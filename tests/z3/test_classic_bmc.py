@@ -57,7 +57,8 @@ def test_explore_engine_bmc_on_a_classic_mutant(
     capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
 ) -> None:
     """The command lifts the path, writes the run directory and exits 1; a classic mutant
-    without a variant is refused with its reason (exit 2)."""
+    without a variant is refused with its reason (exit 2), and so is a classic variant by
+    prove."""
     args = ["explore", "--engine", "bmc", "--depth", "1", "--json", "--quiet"]
     args += ["--out", str(tmp_path), "--only", "NoLiveOffsetExpires"]
     assert main([*args, "--mutant", "classic-delete-non-empty-group"]) == 1
@@ -69,3 +70,9 @@ def test_explore_engine_bmc_on_a_classic_mutant(
     assert pathlib.Path(doc["trace"]).is_file()
     assert main([*args, "--mutant", "no-pending-sync-timer"]) == 2
     assert "outside the symbolic core" in capsys.readouterr().err
+    # prove and its agreement read the consumer protocol's relation only.
+    for cmd in (["prove"], ["prove", "--agreement"]):
+        assert main([*cmd, "--variant", "expire-while-rebalancing", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert "explore --engine bmc --mutant expire-while-rebalancing" in err
