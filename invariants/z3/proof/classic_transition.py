@@ -36,6 +36,11 @@ Every family keeps the leader a member (a rule choosing ``heir`` chooses a membe
 
 ``ClassicOptions.variant`` names a catalogue mutant encoded as a variant of the rule it
 breaks (``VARIANTS``).
+
+Built inside :func:`grounded` (the agreement and BMC do), the formulas are quantifier-free
+on a finite universe: a quantifier is the conjunction or disjunction of its instances, and
+every intermediate group is a memoised table of its fields on the universe's constants
+(:func:`tabulate`). Outside it they quantify over the sorts.
 """
 
 from __future__ import annotations
