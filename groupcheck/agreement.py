@@ -161,11 +161,17 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
     from dataclasses import replace
 
     from groupcheck.mutants import MUTANTS
+    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.transition import OUTSIDE, VARIANTS
     from model.status import ConfigError
 
     if variant in OUTSIDE:
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}")
+    if variant in CLASSIC_VARIANTS:
+        raise ConfigError(
+            f"--variant {variant!r} is a variant of the classic coordinator's relation, which "
+            f"--agreement does not read (explore --engine bmc --mutant {variant} checks it)"
+        )
     if variant not in VARIANTS:
         raise ConfigError(
             f"no symbolic variant of mutant {variant!r}; known: {', '.join(VARIANTS)}"

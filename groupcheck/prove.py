@@ -148,6 +148,7 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
+    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.transition import (
         DELETION_VARIANTS,
         EPOCH_VARIANTS,
@@ -164,6 +165,11 @@ def _options(args: argparse.Namespace) -> Any:
     if args.variant is not None and args.variant in OUTSIDE:
         raise ConfigError(
             f"--variant {args.variant!r} is outside the symbolic core: {OUTSIDE[args.variant]}"
+        )
+    if args.variant is not None and args.variant in CLASSIC_VARIANTS:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a variant of the classic coordinator's relation, "
+            f"which prove does not read (explore --engine bmc --mutant {args.variant} checks it)"
         )
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
@@ -554,6 +560,8 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     variant = chosen.mutant.name if chosen.mutant is not None else None
     if chosen.rules is not None:
         raise ConfigError("--engine bmc reads the symbolic rules; --rules has none")
+    if config.protocol == "classic":
+        return _cmd_bmc_classic(args, chosen, variant)
     if variant is not None and variant in OUTSIDE:
         raise ConfigError(
             f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
@@ -753,6 +761,147 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         # A violation the Python coordinator does not reproduce is a bug of the encoding.
         if not all(r["replayed"] for r in violated):
             return exitcodes.INTERNAL_ERROR
+        return exitcodes.VIOLATION
+    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
+    """``explore --engine bmc`` on a classic configuration: bounded model checking over the
+    classic coordinator's relation (``invariants.z3.proof.classic_bmc``), every path lifted
+    to a trace of the Python classic model (``groupcheck.explore.classic_lift``) before it
+    counts as a violation; the first lifted trace is written as a run directory."""
+    from pathlib import Path
+
+    from groupcheck import exitcodes
+    from groupcheck.explore.classic_lift import lift
+    from groupcheck.explore.run import z3_recheck
+    from groupcheck.progress import progress_for
+    from invariants.z3.proof.classic_bmc import (
+        DEFAULT_LIFT_STATES,
+        GOALS,
+        render_path,
+        search,
+    )
+    from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
+    from invariants.z3.proof.transition import OUTSIDE
+    from model.status import ConfigError
+    from reports.artifacts import run_label, run_name
+    from reports.casestudy import describe_action
+    from reports.publish import check_target
+
+    config = chosen.config
+    if variant is not None and variant in OUTSIDE:
+        raise ConfigError(
+            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
+        )
+    if variant is not None and variant not in VARIANTS:
+        raise ConfigError(
+            f"--engine bmc has no classic symbolic variant of mutant {variant!r}; known: "
+            f"{', '.join(VARIANTS)}"
+        )
+    if config.max_perturbations > 0 and config.allows("AddPartitions"):
+        raise ConfigError(
+            "--engine bmc's classic relation has no metadata changes (AddPartitions); "
+            "explore it instead"
+        )
+    goals = list(GOALS)
+    if args.only:
+        unknown = [g for g in args.only if g not in goals]
+        if unknown:
+            raise ConfigError(f"--only {unknown[0]!r}: --engine bmc checks {', '.join(goals)}")
+        goals = [g for g in goals if g in args.only]
+    depth = args.depth or 3
+    lift_states = args.max_states or DEFAULT_LIFT_STATES
+    out_dir = Path(args.out)
+    scenario = chosen.preset or config.name.split("+")[0]
+    run_dir = out_dir / run_name(run_label(scenario, chosen.change, "bmc", None))
+    check_target(run_dir)
+    options = ClassicOptions.of(config, variant)
+    progress = progress_for(args.quiet)
+    start = time.monotonic()
+    rows: list[dict[str, Any]] = []
+    written: dict[str, Any] = {
+        "run_dir": None,
+        "trace": None,
+        "report": None,
+        "reproduce": None,
+        "lifted_from": None,
+        "property": None,
+        "message": None,
+        "length": None,
+        "z3": None,
+        "steps_taken": [],
+    }
+    for goal in goals:
+        if progress is not None:
+            progress(f"bmc (classic): {goal} up to depth {depth}")
+        out = search(goal, depth, config, options, lifter=lift, lift_states=lift_states)
+        status = {"violation": "violation", "ok": "ok", "inconclusive": "unknown"}[out.status]
+        row: dict[str, Any] = {
+            "property": goal,
+            "status": status,
+            "depth": out.depth,
+            "seconds": round(out.seconds, 3),
+            "paths_tried": out.tried,
+        }
+        if out.status == "inconclusive":
+            row["reason"] = f"{out.tried} symbolic path(s), none lifted to a model trace"
+        if out.path is not None:
+            row["path"] = render_path(out.path)
+        row["replayed"] = out.trace is not None
+        if out.trace is not None and out.property is not None:
+            row["lift"] = {
+                "status": "lifted",
+                "length": len(out.trace.actions),
+                "property": out.property,
+                "summary": f"lifted to a {len(out.trace.actions)}-step model trace matching the "
+                f"path's states exactly; it violates {out.property}",
+            }
+            if written["run_dir"] is None:
+                written.update(
+                    **_write_lifted(
+                        chosen, out.trace, out.property, out.message or "", out_dir, run_dir
+                    ),
+                    lifted_from=goal,
+                    property=out.property,
+                    message=out.message,
+                    length=len(out.trace.actions),
+                    z3=z3_recheck(out.trace, out.property),
+                    steps_taken=[describe_action(a) for a in out.trace.actions],
+                )
+        rows.append(row)
+    seconds = time.monotonic() - start
+    violated = [r for r in rows if r["status"] == "violation"]
+    result = "ok"
+    if violated:
+        result = "violation"
+    elif any(r["status"] == "unknown" for r in rows):
+        result = "inconclusive"
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        from groupcheck.cli import printable
+
+        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
+        print(f"{head} (bmc over the classic coordinator, depth {depth}; {round(seconds, 3)} s)")
+        for r in rows:
+            extra = f" ({r['reason']})" if r.get("reason") else ""
+            print(f"  {r['status']:9} {r['property']} (depth {r['depth']}){extra}")
+        for r in violated:
+            print(f"\nVIOLATION of {r['property']} in {r['depth']} coordinator steps; lifted")
+            for line in r["path"]:
+                print(f"  {printable(line)}")
+        if doc["run_dir"] is not None:
+            print(f"\nMODEL COUNTEREXAMPLE of {doc['property']}: {doc['length']} steps")
+            print(f"  {printable(doc['message'] or '')}")
+            for i, step in enumerate(doc["steps_taken"], 1):
+                print(f"    {i:3}. {printable(step)}")
+            print(f"  Z3 re-check: {doc['z3']}")
+            print(f"  written to {doc['trace']}")
+            print(f"  report: {doc['report']}")
+            print(f"  reproduce: {doc['reproduce']}")
+    if violated:
         return exitcodes.VIOLATION
     return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
 

@@ -1,6 +1,7 @@
 """Every catalogue mutant is either inside the symbolic core — a variant BMC finds on the
 mutant's scenario at its shortest depth, replayed by the Python coordinator — or outside
-it, with the reason (invariants/z3/proof/transition.py, ``VARIANTS`` and ``OUTSIDE``). A
+it, with the reason (invariants/z3/proof/transition.py, ``VARIANTS`` and ``OUTSIDE``; the
+classic coordinator's variants: tests/z3/test_classic_bmc.py). A
 client-side variant (``bmc_clients.CLIENT_VARIANTS``) is found with the client layer
 unrolled and replayed by the Python clients and coordinator together.
 
@@ -39,6 +40,7 @@ from invariants.z3.proof.bmc_clients import (
     replay_clients,
 )
 from invariants.z3.proof.bmc_lasso import LASSO_VARIANTS
+from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
 from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
 from model.rules import DEFAULT_RULES
 
@@ -104,8 +106,9 @@ client steps included, so BMC's request paths are never longer."""
 
 
 def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
-    assert set(VARIANTS) | set(OUTSIDE) == set(MUTANTS)
+    assert set(VARIANTS) | set(CLASSIC_VARIANTS) | set(OUTSIDE) == set(MUTANTS)
     assert not set(VARIANTS) & set(OUTSIDE)
+    assert not set(CLASSIC_VARIANTS) & (set(OUTSIDE) | set(VARIANTS))
     assert all(reason.strip() for reason in OUTSIDE.values())
     # The liveness-only variants are lassos (tests/z3/test_bmc_lasso.py).
     assert set(FOUND) | set(LASSO_VARIANTS) == set(VARIANTS)

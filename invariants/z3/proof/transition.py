@@ -213,22 +213,26 @@ EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 ``Options.assignment_epochs`` (BMC on a configuration that records them; ``prove``'s
 obligations do not read them)."""
 
-_CLASSIC = "the classic protocol: the symbolic relation is the KIP-848 consumer protocol's"
+_CLASSIC = (
+    "the classic protocol's clients or leader assignor: the classic relation "
+    "(classic_transition) has the coordinator only"
+)
+_CLASSIC_LIVENESS = (
+    "the classic protocol's coordinator, but only Convergence kills it: the classic "
+    "relation (classic_transition) has no lassos"
+)
 _MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
 
 OUTSIDE: dict[str, str] = {
     "sticky-without-generation": _CLASSIC,
     "lost-partitions-kept": _CLASSIC,
     "assign-without-withholding": _CLASSIC,
-    "static-replace-without-rebalance": _CLASSIC,
-    "no-pending-sync-timer": _CLASSIC,
-    "expire-while-rebalancing": _CLASSIC,
+    "static-replace-without-rebalance": _CLASSIC_LIVENESS,
+    "no-pending-sync-timer": _CLASSIC_LIVENESS,
     "highest-generation-claims-only": _CLASSIC,
     "late-sync-resets-generation": _CLASSIC,
     "validate-stale-claims": _CLASSIC,
     "sticky-forgets-ownership": _CLASSIC,
-    "static-replaced-only-when-stable": _CLASSIC,
-    "classic-delete-non-empty-group": _CLASSIC,
     "mixed-admits-when-disabled": _MIXED,
     "no-downgrade-on-replacement": _MIXED,
     "downgrade-keeps-old-assignment": _MIXED,
@@ -237,7 +241,8 @@ OUTSIDE: dict[str, str] = {
     "stale-static-mapping": _MIXED,
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
-property that kills them the coordinator core does not have (docs/invariants.md)."""
+property that kills them the coordinator core does not have (docs/invariants.md). The
+classic coordinator's variants are ``classic_transition.VARIANTS``."""
 
 
 @dataclass(frozen=True)

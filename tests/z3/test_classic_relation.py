@@ -1,0 +1,55 @@
+"""The classic coordinator's symbolic relation (invariants/z3/proof/classic_transition.py)
+against the Python classic model: from reachable model states, each family's Z3 successor
+is the Python successor (``classic_agreement.cross_check``: the first BFS step of every
+family the preset can take). Bounded by states, never by seconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from groupcheck.mutants import MUTANTS
+from invariants.z3.proof.classic_agreement import check_step, cross_check
+from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
+from model import system
+from model.actions import DeleteGroup
+from model.classic.records import ClassicState
+from model.presets import PRESETS
+
+PRESET_NAMES = (
+    "CLASSIC_GROUP_DELETION",
+    "CLASSIC_OFFSETS_EXPIRY",
+    "MUTC_TWO_PROCESSES",
+    "CLASSIC_STATIC",
+)
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_every_family_agrees_with_the_classic_model(name: str) -> None:
+    out = cross_check(PRESETS[name], max_states=40_000, per_family=1)
+    assert out.verdict == "ok", out
+    checked = {r.family for r in out.families if r.steps}
+    assert set(out.possible) <= checked
+    assert {"DeliverMessage.join_group", "DeliverMessage.sync_group"} <= checked
+    assert all(r.allowed == r.unique == r.steps for r in out.families)
+
+
+def test_the_reference_relation_refuses_a_mutated_step() -> None:
+    """A non-Empty group deleted (classic-delete-non-empty-group's rule) is not a step of
+    the reference DeleteGroup family, and is the only successor of its variant."""
+    name = "classic-delete-non-empty-group"
+    config = MUTANTS[name].mutated_config()
+    pre = system.initial(config)
+    post = system.step(pre, DeleteGroup(), config)
+    assert isinstance(pre, ClassicState)
+    assert isinstance(post, ClassicState)
+    assert pre.group.members
+    assert post.group.deletions == 1
+    assert check_step(pre, DeleteGroup(), post, config).allowed == "no"
+    variant = ClassicOptions.of(config, name)
+    mutated = check_step(pre, DeleteGroup(), post, config, options=variant)
+    assert (mutated.allowed, mutated.unique) == ("yes", "yes")
+
+
+def test_every_variant_is_a_classic_catalogue_mutant() -> None:
+    assert set(VARIANTS) <= set(MUTANTS)
+    assert all(MUTANTS[v].config.protocol == "classic" for v in VARIANTS)
