@@ -393,12 +393,20 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "for dynamic members and was not checked"
         )
     if expiry:
+        quiet = [
+            name
+            for name, on in (
+                ("ExpireOffsets", options.offset_expiry),
+                ("DeleteGroup", options.group_deletion),
+            )
+            if on
+        ]
+        are = "is a quiet step" if len(quiet) == 1 else "are quiet steps"
         reasons.append(
             "KIP-211 expiry / group deletion: the invariant with EXPIRY_LEMMAS, their step "
             "properties"
             + (
-                "; ExpireOffsets and DeleteGroup are quiet steps of the convergence ranking "
-                "(Ranking.NonIncreasing)"
+                f"; {' and '.join(quiet)} {are} of the convergence ranking (Ranking.NonIncreasing)"
                 if with_ranking
                 else ""
             )

@@ -137,3 +137,18 @@ def test_prove_checks_the_ranking_on_offload(capsys: pytest.CaptureFixture[str])
     doc = json.loads(capsys.readouterr().out)
     failed = [ob["family"] for ob in doc["ranking"]["obligations"] if ob["status"] == "failed"]
     assert failed == [RUN]
+
+
+def test_prove_names_the_quiet_deletion(capsys: pytest.CaptureFixture[str]) -> None:
+    """``prove --preset ZOMBIE_DELETION --only Ranking.NonIncreasing``: ``DeleteGroup``
+    (the relation has no ``ExpireOffsets`` there) is among the quiet steps, proved, and
+    the reasons say so, naming only that family."""
+    args = ["prove", "--preset", "ZOMBIE_DELETION", "--json", "--quiet"]
+    assert main([*args, "--only", ranking.NON_INCREASING]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    obs = doc["ranking"]["obligations"]
+    assert "DeleteGroup" in {ob["family"] for ob in obs}
+    assert {ob["status"] for ob in obs} == {"proved"}
+    (reason,) = [r for r in doc["reasons"] if r.startswith("KIP-211")]
+    assert "DeleteGroup is a quiet step" in reason
+    assert "ExpireOffsets" not in reason

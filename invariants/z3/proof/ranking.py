@@ -1,12 +1,12 @@
 """Convergence of the KIP-848 coordinator core: a ranking function, for groups of any size.
 
-After the last perturbation — no join, leave, timer, subscription or metadata change,
-failover: every step that bumps the group epoch or changes membership — the group must
-reach the state where every member is STABLE at the assignment epoch and holds its whole
-target (``CurrentAssignmentBuilder`` has nothing left to do). The argument is a
-lexicographic ranking of finite sets (each component a set of members or of member ×
-partition pairs, compared by inclusion, so that "decreases" is first order and holds for
-groups of any size):
+After the last perturbation — no join (a re-creation of a deleted group included), leave,
+timer, subscription or metadata change, failover: every step that bumps the group epoch or
+changes membership — the group must reach the state where every member is STABLE at the
+assignment epoch and holds its whole target (``CurrentAssignmentBuilder`` has nothing
+left to do). The argument is a lexicographic ranking of finite sets (each component a set
+of members or of member × partition pairs, compared by inclusion, so that "decreases" is
+first order and holds for groups of any size):
 
 ``T``  the group epoch is ahead of the assignment epoch (a target is still to compute);
 ``A``  members whose epoch is not the assignment epoch;
@@ -15,23 +15,56 @@ groups of any size):
        that it subscribes to and is not assigned (still to be handed out);
 ``D``  members in UNRELEASED_PARTITIONS.
 
+(and ``L``, the coordinator is loading; ``H`` and ``R``, partitions held off the
+assignment epoch and pending revocation at it: ``RANKING``.)
+
 A *quiet* step is one of ``DeliverMessage.heartbeat`` without a group-epoch bump,
-``DeliverMessage.offset_commit``, ``ComputeTargetAssignment`` and ``Unchanged``. An
-*honest* heartbeat of a member is the one its client sends once it has released its
-pending partitions: its own epoch, its assigned partitions as owned, its subscription
-unchanged. The obligations (each one Z3 query over the uninterpreted sorts, assuming the
-inductive invariant ``I`` of ``invariants.z3.proof.induction`` and the lemma below):
+``DeliverMessage.offset_commit``, ``ComputeTargetAssignment``, ``CoordinatorLoaded``,
+``Unchanged`` and, with KIP-211 expiry or group deletion, ``ExpireOffsets`` (it changes
+only committed offsets, which the ranking does not read; an expiry that deletes the
+emptied group is a deletion) and ``DeleteGroup`` (refused unless the group is empty, and
+of an empty group only ``L`` and, with offload, ``S`` can be non-zero, and a deletion
+keeps both: it removes no member and leaves a run in flight running). Re-creating a
+deleted group is a join, which bumps the group epoch: a perturbation. An *honest*
+heartbeat of a member is the one its client sends once it has released its pending
+partitions: its own epoch, its assigned partitions as owned, its subscription unchanged.
+The obligations (each one Z3 query over the uninterpreted sorts, assuming the inductive
+invariant ``I`` of ``invariants.z3.proof.induction`` for the configuration,
+``invariant_for``, and the lemma below):
 
 * the lemmas ``RANKING_LEMMAS`` (initiation and consecution per family, like the
   invariant's conjuncts);
 * ``Ranking.NonIncreasing`` / family — no quiet step increases the ranking;
 * ``Ranking.Decreases`` — an honest heartbeat of an *enabled* member (one whose heartbeat
-  has something to do: the ``enabled`` predicate below) strictly decreases it;
-* ``Ranking.Enabled`` — a state whose ranking is not zero has an enabled member;
+  has something to do: the ``enabled`` predicate below) strictly decreases it, and so does
+  every step of the coordinator's own fair families (``PROGRESS_FAMILIES``);
+* ``Ranking.Enabled`` — a state whose ranking is not zero has an enabled member (or a
+  coordinator step is enabled: loading, a separate computation due, a run in flight);
 * ``Ranking.ZeroIsConverged`` — a state whose ranking is zero is converged.
 
-Together, with weak fairness on every member's honest heartbeat, the ranking reaches zero
-after the last perturbation, and zero is convergence.
+Together, with weak fairness on every member's honest heartbeat and on the coordinator's
+own steps, the ranking reaches zero after the last perturbation, and zero is convergence.
+
+**KIP-1263 assignor offload** (``Options.assignor_offload``; ``OFFLOAD_RANKING``). A
+heartbeat that needs a new target starts a run instead of installing one
+(``target.start_assignor_run``), and the target stays due until ``CompleteAssignorRun``
+installs the run's result at its epoch (``target.install_assignor_run``). Fairness assumed:
+weak fairness on ``CompleteAssignorRun`` — the coordinator's executor completes a run in
+flight while the coordinator is not loading (it is then continuously enabled) — besides
+the members' honest heartbeats; a run is not a perturbation. Two flags follow ``T``:
+
+``S``  a run is in flight that will not install the due target: none is due, or the
+       oldest run is stale (its epoch behind the group epoch) or its group was deleted;
+``W``  a target is due and the oldest run in flight is not a live run at the group epoch.
+
+and ``A`` … ``D`` are counted only while no target is due: until the run installs the new
+target a heartbeat reconciles against the previous one with subscriptions changed since,
+and may move partitions to pending revocation. A heartbeat that starts a run at the group
+epoch clears ``W``; ``CompleteAssignorRun`` clears ``S`` (a stale or deleted run is
+discarded, or installed with the target still due) or ``T`` (a current run installs the
+due target at the group epoch). While a target is due a member is enabled only when no
+run is in flight (its heartbeat starts one); otherwise only ``CompleteAssignorRun`` makes
+progress. Converged also means no run in flight.
 """
 
 from __future__ import annotations
