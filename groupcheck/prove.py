@@ -322,15 +322,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     layer_goals = [c.name for c in layer_conjuncts(request_lemma)] if args.clients else []
     goals += layer_goals
     # The convergence ranking is for dynamic members: a member at -2 stays there until a new
-    # process of its instance replaces it.
+    # process of its instance replaces it. (Expiry and deletion are quiet steps of it, and
+    # with KIP-1263 assignor offload it counts the run in flight: ranking.OFFLOAD_RANKING.)
     with_ranking = not options.static_members
-    # Nor is it proved over expiry and deletion (a deletion is a perturbation the ranking
-    # does not count).
     expiry = options.offset_expiry or options.group_deletion
-    with_ranking = with_ranking and not expiry
-    # Nor over KIP-1263 assignor runs: its components do not count a run in flight, which
-    # holds the new target back until it completes.
-    with_ranking = with_ranking and not options.assignor_offload
     if with_ranking:
         goals += list(ranking.GOALS)
     if args.only:
@@ -404,16 +399,34 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "for dynamic members and was not checked"
         )
     if expiry:
+        quiet = [
+            name
+            for name, on in (
+                ("ExpireOffsets", options.offset_expiry),
+                ("DeleteGroup", options.group_deletion),
+            )
+            if on
+        ]
+        are = "is a quiet step" if len(quiet) == 1 else "are quiet steps"
         reasons.append(
             "KIP-211 expiry / group deletion: the invariant with EXPIRY_LEMMAS, their step "
-            "properties; the convergence ranking does not count these perturbations and was "
-            "not checked"
+            "properties"
+            + (
+                f"; {' and '.join(quiet)} {are} of the convergence ranking (Ranking.NonIncreasing)"
+                if with_ranking
+                else ""
+            )
         )
     if options.assignor_offload:
         reasons.append(
             "KIP-1263 assignor offload: the invariant with OFFLOAD_TARGETS and OFFLOAD_LEMMAS "
-            "(the run in flight), TargetEpochAdvances on every step; the convergence ranking "
-            "is not stated over assignor runs and was not checked"
+            "(the run in flight), TargetEpochAdvances on every step"
+            + (
+                "; the convergence ranking counts the run in flight (S, W) and assumes weak "
+                "fairness on CompleteAssignorRun"
+                if with_ranking
+                else ""
+            )
         )
     lemmas = {c.name for c in invariant if c.lemma} | {
         c.name for c in layer_conjuncts(True) if c.lemma
@@ -440,7 +453,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
         "goals": list(per_goal.values()),
         "obligations": [r.to_json() for r in results],
         "ranking": {
-            "components": [{"name": c.name, "meaning": c.meaning} for c in ranking.RANKING],
+            "components": [
+                {"name": c.name, "meaning": c.meaning} for c in ranking.components(options)
+            ]
+            if with_ranking
+            else [],
             "obligations": [r.to_json() for r in ranked],
         },
         "client_layer": None

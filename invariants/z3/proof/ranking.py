@@ -1,12 +1,12 @@
 """Convergence of the KIP-848 coordinator core: a ranking function, for groups of any size.
 
-After the last perturbation — no join, leave, timer, subscription or metadata change,
-failover: every step that bumps the group epoch or changes membership — the group must
-reach the state where every member is STABLE at the assignment epoch and holds its whole
-target (``CurrentAssignmentBuilder`` has nothing left to do). The argument is a
-lexicographic ranking of finite sets (each component a set of members or of member ×
-partition pairs, compared by inclusion, so that "decreases" is first order and holds for
-groups of any size):
+After the last perturbation — no join (a re-creation of a deleted group included), leave,
+timer, subscription or metadata change, failover: every step that bumps the group epoch or
+changes membership — the group must reach the state where every member is STABLE at the
+assignment epoch and holds its whole target (``CurrentAssignmentBuilder`` has nothing
+left to do). The argument is a lexicographic ranking of finite sets (each component a set
+of members or of member × partition pairs, compared by inclusion, so that "decreases" is
+first order and holds for groups of any size):
 
 ``T``  the group epoch is ahead of the assignment epoch (a target is still to compute);
 ``A``  members whose epoch is not the assignment epoch;
@@ -15,23 +15,56 @@ groups of any size):
        that it subscribes to and is not assigned (still to be handed out);
 ``D``  members in UNRELEASED_PARTITIONS.
 
+(and ``L``, the coordinator is loading; ``H`` and ``R``, partitions held off the
+assignment epoch and pending revocation at it: ``RANKING``.)
+
 A *quiet* step is one of ``DeliverMessage.heartbeat`` without a group-epoch bump,
-``DeliverMessage.offset_commit``, ``ComputeTargetAssignment`` and ``Unchanged``. An
-*honest* heartbeat of a member is the one its client sends once it has released its
-pending partitions: its own epoch, its assigned partitions as owned, its subscription
-unchanged. The obligations (each one Z3 query over the uninterpreted sorts, assuming the
-inductive invariant ``I`` of ``invariants.z3.proof.induction`` and the lemma below):
+``DeliverMessage.offset_commit``, ``ComputeTargetAssignment``, ``CoordinatorLoaded``,
+``Unchanged`` and, with KIP-211 expiry or group deletion, ``ExpireOffsets`` (it changes
+only committed offsets, which the ranking does not read; an expiry that deletes the
+emptied group is a deletion) and ``DeleteGroup`` (refused unless the group is empty, and
+of an empty group only ``L`` and, with offload, ``S`` can be non-zero, and a deletion
+keeps both: it removes no member and leaves a run in flight running). Re-creating a
+deleted group is a join, which bumps the group epoch: a perturbation. An *honest*
+heartbeat of a member is the one its client sends once it has released its pending
+partitions: its own epoch, its assigned partitions as owned, its subscription unchanged.
+The obligations (each one Z3 query over the uninterpreted sorts, assuming the inductive
+invariant ``I`` of ``invariants.z3.proof.induction`` for the configuration,
+``invariant_for``, and the lemma below):
 
 * the lemmas ``RANKING_LEMMAS`` (initiation and consecution per family, like the
   invariant's conjuncts);
 * ``Ranking.NonIncreasing`` / family — no quiet step increases the ranking;
 * ``Ranking.Decreases`` — an honest heartbeat of an *enabled* member (one whose heartbeat
-  has something to do: the ``enabled`` predicate below) strictly decreases it;
-* ``Ranking.Enabled`` — a state whose ranking is not zero has an enabled member;
+  has something to do: the ``enabled`` predicate below) strictly decreases it, and so does
+  every step of the coordinator's own fair families (``PROGRESS_FAMILIES``);
+* ``Ranking.Enabled`` — a state whose ranking is not zero has an enabled member (or a
+  coordinator step is enabled: loading, a separate computation due, a run in flight);
 * ``Ranking.ZeroIsConverged`` — a state whose ranking is zero is converged.
 
-Together, with weak fairness on every member's honest heartbeat, the ranking reaches zero
-after the last perturbation, and zero is convergence.
+Together, with weak fairness on every member's honest heartbeat and on the coordinator's
+own steps, the ranking reaches zero after the last perturbation, and zero is convergence.
+
+**KIP-1263 assignor offload** (``Options.assignor_offload``; ``OFFLOAD_RANKING``). A
+heartbeat that needs a new target starts a run instead of installing one
+(``target.start_assignor_run``), and the target stays due until ``CompleteAssignorRun``
+installs the run's result at its epoch (``target.install_assignor_run``). Fairness assumed:
+weak fairness on ``CompleteAssignorRun`` — the coordinator's executor completes a run in
+flight while the coordinator is not loading (it is then continuously enabled) — besides
+the members' honest heartbeats; a run is not a perturbation. Two flags follow ``T``:
+
+``S``  a run is in flight that will not install the due target: none is due, or the
+       oldest run is stale (its epoch behind the group epoch) or its group was deleted;
+``W``  a target is due and the oldest run in flight is not a live run at the group epoch.
+
+and ``A`` … ``D`` are counted only while no target is due: until the run installs the new
+target a heartbeat reconciles against the previous one with subscriptions changed since,
+and may move partitions to pending revocation. A heartbeat that starts a run at the group
+epoch clears ``W``; ``CompleteAssignorRun`` clears ``S`` (a stale or deleted run is
+discarded, or installed with the target still due) or ``T`` (a current run installs the
+due target at the group epoch). While a target is due a member is enabled only when no
+run is in flight (its heartbeat starts one); otherwise only ``CompleteAssignorRun`` makes
+progress. Converged also means no run in flight.
 """
 
 from __future__ import annotations
@@ -44,11 +77,13 @@ from typing import Any
 import z3
 
 from invariants.z3.proof.induction import (
-    INVARIANT,
+    Conjunct,
     Cti,
     Obligation,
     Result,
+    _fresh_pair,
     _holds,
+    invariant_for,
     params_of,
 )
 from invariants.z3.proof.reading import read
@@ -58,10 +93,17 @@ from invariants.z3.proof.state import (
     STABLE,
     UNRELEASED,
     UNREVOKED,
+    RunSlot,
     SymState,
     decode,
 )
-from invariants.z3.proof.transition import Family, Options, families, initial
+from invariants.z3.proof.transition import (
+    Family,
+    Options,
+    families,
+    initial,
+    initial_expiry_and_deletion,
+)
 
 _m = z3.Const("rank.m", MEMBER)
 _p = z3.Const("rank.p", PARTITION)
@@ -71,8 +113,19 @@ QUIET_FAMILIES = (
     "ComputeTargetAssignment",
     "DeliverMessage.offset_commit",
     "CoordinatorLoaded",
+    "ExpireOffsets",
+    "DeleteGroup",
     "Unchanged",
 )
+
+PROGRESS_FAMILIES = (
+    "DeliverMessage.heartbeat",
+    "ComputeTargetAssignment",
+    "CompleteAssignorRun",
+    "CoordinatorLoaded",
+)
+"""The families whose step ``Ranking.Decreases`` is stated for (the fair ones): a
+member's honest heartbeat, and the coordinator's own steps."""
 
 NON_INCREASING = "Ranking.NonIncreasing"
 DECREASES = "Ranking.Decreases"
@@ -186,21 +239,84 @@ RANKING: tuple[Component, ...] = (
 """The ranking, most significant component first (module docstring)."""
 
 
-def smaller(post: SymState, pre: SymState) -> Any:
+def _due(s: SymState) -> Any:
+    """``T``: a target is due (the group epoch is ahead, and the group has members)."""
+    return RANKING[1].member_of(s)
+
+
+def _live(r: RunSlot) -> Any:
+    """The run's group was not deleted while it ran (``AssignorRun.group_deleted``)."""
+    return z3.Not(r.deleted) if r.deleted is not None else z3.BoolVal(True)
+
+
+def in_flight(s: SymState) -> Any:
+    """An assignor run is in flight (any slot; ``Group.assignor_runs`` not empty)."""
+    return z3.Or(*[r.on for r in s.runs]) if s.runs else z3.BoolVal(False)
+
+
+def _current_run(s: SymState) -> Any:
+    """The oldest run in flight is live and at the group epoch: completing it installs
+    the due target (``target.install_assignor_run``)."""
+    if not s.runs:
+        return z3.BoolVal(False)
+    r = s.runs[0]
+    return z3.And(r.on, _live(r), r.epoch == s.group_epoch)
+
+
+def _masked(c: Component) -> Component:
+    """``c`` counted only while no target is due (empty while ``T``)."""
+
+    def member_of(s: SymState, *xs: Any) -> Any:
+        return z3.And(z3.Not(_due(s)), c.member_of(s, *xs))
+
+    return Component(c.name, c.arity, member_of, meaning=f"{c.meaning}, while no target is due")
+
+
+OFFLOAD_RANKING: tuple[Component, ...] = (
+    RANKING[0],
+    RANKING[1],
+    Component(
+        "S",
+        0,
+        lambda s: z3.And(in_flight(s), z3.Not(z3.And(_due(s), _current_run(s)))),
+        meaning="an assignor run is in flight that will not install the due target (none "
+        "is due, or the run is stale or its group was deleted)",
+    ),
+    Component(
+        "W",
+        0,
+        lambda s: z3.And(_due(s), z3.Not(_current_run(s))),
+        meaning="a target is due and no live run at the group epoch is in flight",
+    ),
+    *[_masked(c) for c in RANKING[2:]],
+)
+"""The ranking with KIP-1263 assignor offload (module docstring): ``L`` and ``T``, then
+``S`` and ``W`` on the run in flight, then ``A`` … ``D`` counted only while no target is
+due — while one is, a heartbeat reconciles against the previous target with the members'
+new subscriptions and may move partitions to pending revocation, until the run installs
+the new target."""
+
+
+def components(options: Options) -> tuple[Component, ...]:
+    """The ranking of ``options``' relation, most significant component first."""
+    return OFFLOAD_RANKING if options.assignor_offload else RANKING
+
+
+def smaller(post: SymState, pre: SymState, ranking: tuple[Component, ...] = RANKING) -> Any:
     """``post``'s ranking is lexicographically smaller than ``pre``'s."""
     cases = []
-    for i, c in enumerate(RANKING):
-        same = [d.equal(post, pre) for d in RANKING[:i]]
+    for i, c in enumerate(ranking):
+        same = [d.equal(post, pre) for d in ranking[:i]]
         cases.append(z3.And(*same, c.strictly_smaller(post, pre)))
     return z3.Or(*cases)
 
 
-def same(post: SymState, pre: SymState) -> Any:
-    return z3.And(*[c.equal(post, pre) for c in RANKING])
+def same(post: SymState, pre: SymState, ranking: tuple[Component, ...] = RANKING) -> Any:
+    return z3.And(*[c.equal(post, pre) for c in ranking])
 
 
-def zero(s: SymState) -> Any:
-    return z3.And(*[c.empty(s) for c in RANKING])
+def zero(s: SymState, ranking: tuple[Component, ...] = RANKING) -> Any:
+    return z3.And(*[c.empty(s) for c in ranking])
 
 
 def _unrevoked_has_pending(s: SymState) -> Any:
@@ -263,19 +379,21 @@ def enabled(s: SymState, m: Any, options: Options) -> Any:
     p = z3.Const("rank.q", PARTITION)
     released = z3.Exists([p], z3.And(_missing(s, m, p), z3.Not(s.pe_held(p))))
     nothing_left = z3.ForAll([p], z3.Not(_missing(s, m, p)))
-    return z3.And(
-        s.is_member(m),
-        z3.Or(
-            to_compute,
-            s.epoch(m) != s.assignment_epoch,
-            s.mstate(m) == UNREVOKED,
-            z3.And(s.mstate(m) == UNRELEASED, z3.Or(released, nothing_left)),
-        ),
+    member_work = z3.Or(
+        s.epoch(m) != s.assignment_epoch,
+        s.mstate(m) == UNREVOKED,
+        z3.And(s.mstate(m) == UNRELEASED, z3.Or(released, nothing_left)),
     )
+    if options.assignor_offload:
+        # While a target is due the heartbeat's work is to start the run computing it,
+        # which it does when no run is in flight (target.start_assignor_run).
+        starts = z3.And(z3.BoolVal(options.compute_target_in_heartbeat), z3.Not(s.runs[0].on))
+        return z3.And(s.is_member(m), z3.If(_due(s), starts, member_work))
+    return z3.And(s.is_member(m), z3.Or(to_compute, member_work))
 
 
-def _invariant(s: SymState) -> list[Any]:
-    return [read(c.expr, now=s) for c in INVARIANT]
+def _invariant(s: SymState, invariant: tuple[Conjunct, ...]) -> list[Any]:
+    return [read(c.expr, now=s) for c in invariant]
 
 
 def quiet(f: Family, pre: SymState) -> Any:
@@ -305,18 +423,14 @@ def honest(f: Family, pre: SymState) -> Any:
 
 
 def obligations(options: Options) -> list[Obligation]:
-    pre, post = SymState.fresh("pre"), SymState.fresh("post")
+    pre, post = _fresh_pair(options)
     names = [f.name for f in families(pre, post, options)]
     out = []
     for name in RANKING_LEMMAS:
         out += [Obligation("ranking", name, None)]
         out += [Obligation("ranking", name, f) for f in names]
     out += [Obligation("ranking", NON_INCREASING, f) for f in names if f in QUIET_FAMILIES]
-    out += [
-        Obligation("ranking", DECREASES, f)
-        for f in ("DeliverMessage.heartbeat", "ComputeTargetAssignment", "CoordinatorLoaded")
-        if f in names
-    ]
+    out += [Obligation("ranking", DECREASES, f) for f in PROGRESS_FAMILIES if f in names]
     out += [Obligation("ranking", ENABLED, None), Obligation("ranking", ZERO, None)]
     return out
 
@@ -331,49 +445,58 @@ def check(
     """One obligation: proved (unsat), failed (a decoded counterexample) or unknown (Z3's
     reason). ``leave_out`` drops lemmas from the assumptions (to show what they are for)."""
     start = time.monotonic()
-    pre, post = SymState.fresh("pre"), SymState.fresh("post")
+    pre, post = _fresh_pair(options)
+    invariant = invariant_for(options)
+    rank = components(options)
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
     fam: Family | None = None
     two_states = True
     if ob.goal in RANKING_LEMMAS and ob.family is None:
-        solver.add(initial(pre), z3.Not(RANKING_LEMMAS[ob.goal](pre)))
+        solver.add(initial(pre), initial_expiry_and_deletion(pre))
+        solver.add(z3.Not(RANKING_LEMMAS[ob.goal](pre)))
         two_states = False
     elif ob.goal in (ENABLED, ZERO):
-        solver.add(*_invariant(pre), lemma(pre, leave_out))
+        solver.add(*_invariant(pre, invariant), lemma(pre, leave_out))
         if ob.goal == ENABLED:
             x = z3.Const("rank.x", MEMBER)
             # Loading ends with CoordinatorLoaded, a target due without heartbeats that
-            # compute it with ComputeTargetAssignment: both always enabled then.
+            # compute it with ComputeTargetAssignment, a run in flight with
+            # CompleteAssignorRun: each always enabled then.
             due = z3.And(
                 z3.BoolVal(not options.compute_target_in_heartbeat),
                 RANKING[1].member_of(pre),
             )
+            running = pre.runs[0].on if pre.runs else z3.BoolVal(False)
             solver.add(
-                z3.Not(zero(pre)),
+                z3.Not(zero(pre, rank)),
                 z3.Not(pre.loading),
                 z3.Not(due),
+                z3.Not(running),
                 z3.ForAll([x], z3.Not(enabled(pre, x, options))),
             )
         else:
-            solver.add(zero(pre), z3.Not(converged(pre)))
+            solver.add(zero(pre, rank), z3.Not(converged(pre)))
         two_states = False
     else:
         fam = next(f for f in families(pre, post, options) if f.name == ob.family)
-        solver.add(*_invariant(pre), lemma(pre, leave_out))
+        solver.add(*_invariant(pre, invariant), lemma(pre, leave_out))
         if ob.goal in RANKING_LEMMAS:
             solver.add(fam.formula, z3.Not(RANKING_LEMMAS[ob.goal](post)))
         elif ob.goal == NON_INCREASING:
-            solver.add(quiet(fam, pre), z3.Not(z3.Or(smaller(post, pre), same(post, pre))))
+            solver.add(
+                quiet(fam, pre),
+                z3.Not(z3.Or(smaller(post, pre, rank), same(post, pre, rank))),
+            )
         elif fam.name == "DeliverMessage.heartbeat":
             solver.add(
                 honest(fam, pre),
                 z3.Not(pre.loading),
                 enabled(pre, fam.params["member"], options),
-                z3.Not(smaller(post, pre)),
+                z3.Not(smaller(post, pre, rank)),
             )
         else:
-            solver.add(fam.formula, z3.Not(smaller(post, pre)))
+            solver.add(fam.formula, z3.Not(smaller(post, pre, rank)))
     answer = solver.check()
     seconds = time.monotonic() - start
     if answer == z3.unsat:
@@ -388,7 +511,7 @@ def check(
     if after is not None:
         doms = (set(before.member_domain()) | set(after.member_domain()), ())
         snap = before.snapshot(*doms)
-    holds_before = all(_holds(c.expr, snap) for c in INVARIANT)
+    holds_before = all(_holds(c.expr, snap) for c in invariant)
     cti = Cti(
         before,
         after,
@@ -407,8 +530,10 @@ def check(
 def converged(s: SymState) -> Any:
     """Every member is STABLE at the assignment epoch, which equals the group epoch
     (unless the group is empty), holds no partition pending revocation and is assigned
-    exactly the partitions of its target it subscribes to."""
+    exactly the partitions of its target it subscribes to; no assignor run is in flight
+    (where the states keep runs)."""
     return z3.And(
+        z3.Not(in_flight(s)),
         z3.Implies(z3.Exists([_m], s.is_member(_m)), s.group_epoch == s.assignment_epoch),
         z3.ForAll(
             [_m],
