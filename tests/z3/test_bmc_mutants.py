@@ -41,6 +41,7 @@ from invariants.z3.proof.bmc_clients import (
 )
 from invariants.z3.proof.bmc_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
+from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
 from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
 from model.rules import DEFAULT_RULES
 
@@ -106,9 +107,12 @@ client steps included, so BMC's request paths are never longer."""
 
 
 def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
-    assert set(VARIANTS) | set(CLASSIC_VARIANTS) | set(OUTSIDE) == set(MUTANTS)
+    assert set(VARIANTS) | set(CLASSIC_VARIANTS) | set(MIXED_VARIANTS) | set(OUTSIDE) == set(
+        MUTANTS
+    )
     assert not set(VARIANTS) & set(OUTSIDE)
     assert not set(CLASSIC_VARIANTS) & (set(OUTSIDE) | set(VARIANTS))
+    assert not set(MIXED_VARIANTS) & (set(OUTSIDE) | set(VARIANTS) | set(CLASSIC_VARIANTS))
     assert all(reason.strip() for reason in OUTSIDE.values())
     # The liveness-only variants are lassos (tests/z3/test_bmc_lasso.py).
     assert set(FOUND) | set(LASSO_VARIANTS) == set(VARIANTS)

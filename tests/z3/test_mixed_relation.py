@@ -1,0 +1,183 @@
+"""The mixed group's symbolic relation (invariants/z3/proof/mixed_transition.py): every
+step of the Python migration model that changes the group's projection is allowed by its
+family (on the mixed presets, in BFS order, bounded by steps), a changed successor is not,
+and BMC (invariants/z3/proof/mixed_bmc.py) finds each mixed variant at its shortest
+symbolic depth and lifts it to a model trace that violates the property
+(groupcheck/explore/mixed_lift.py), while the reference rules give no path at that depth.
+Bounded by steps, depth and states, never by seconds."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from collections import deque
+from collections.abc import Iterator
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.explore.mixed_lift import lift
+from groupcheck.mutants import MUTANTS
+from invariants.z3.proof.mixed_bmc import GOALS, agrees, search
+from invariants.z3.proof.mixed_state import project
+from invariants.z3.proof.mixed_transition import VARIANTS, MixedOptions, family_of
+from invariants.z3.proof.transition import OUTSIDE
+from model import system
+from model.actions import Action
+from model.config import Config
+from model.migration.records import MixedState
+from model.presets import PRESETS
+from model.records import Group
+
+FOUND = {
+    "mixed-admits-when-disabled": ("MigrationPolicyHonoured", 3, 7),
+    "no-bump-on-assignor-change": ("TargetByPreferredAssignor", 3, 7),
+    "no-downgrade-on-replacement": ("MigrationPolicyHonoured", 3, 10),
+}
+"""Per variant: the property, the depth of the shortest symbolic path (coordinator steps)
+and the length of the lifted model trace (client steps included)."""
+
+
+def group_steps(config: Config, limit: int) -> Iterator[tuple[MixedState, Action, MixedState]]:
+    """The first ``limit`` model steps, in BFS order, that change the projection."""
+    init = system.initial(config)
+    seen = {init}
+    queue = deque([init])
+    n = 0
+    while queue:
+        state = queue.popleft()
+        for action in system.enabled(state, config):
+            new = system.step(state, action, config)
+            if project(state) != project(new):  # type: ignore[arg-type]
+                yield state, action, new  # type: ignore[misc]
+                n += 1
+                if n >= limit:
+                    return
+            if new not in seen:
+                seen.add(new)
+                queue.append(new)
+
+
+AGREEMENT = {
+    "MIGRATION_DISABLED": 20,
+    "MIXED_STATIC_ASSIGNOR": 40,
+    "MIXED_STATIC": 40,
+    "MIGRATION_ROUNDTRIP": 40,
+}
+"""Per preset: the group-changing steps checked (MIGRATION_DISABLED has 8)."""
+
+
+@pytest.mark.parametrize("preset", sorted(AGREEMENT))
+def test_every_model_step_is_allowed_by_its_family(preset: str) -> None:
+    config = PRESETS[preset]
+    families: set[str] = set()
+    for pre, action, post in group_steps(config, AGREEMENT[preset]):
+        assert agrees(pre, action, post, config), (action, project(pre), project(post))  # type: ignore[arg-type]
+        families.add(family_of(pre, action))
+    assert "DeliverMessage.consumer_join" in families
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_the_mutant_model_agrees_with_its_variant_only(name: str) -> None:
+    """Every step of the mutant model's counterexample is allowed by the variant; the
+    reference relation refuses the step that breaks the rule (the variant is what makes
+    the relation follow the mutant)."""
+    mutant = MUTANTS[name]
+    config = mutant.mutated_config()
+    goal, _, length = FOUND[name]
+    out = search(goal, FOUND[name][1], config, MixedOptions.of(config, name), lifter=lift)
+    assert out.trace is not None
+    assert len(out.trace.actions) == length
+    state = system.initial(config)
+    refused = 0
+    for action in out.trace.actions:
+        new = system.step(state, action, config)
+        assert agrees(state, action, new, config, variant=name)
+        refused += not agrees(state, action, new, config)
+        state = new  # type: ignore[assignment]
+    # mixed-admits-when-disabled: the MEMBER_ID_REQUIRED answer too (no id is handed out
+    # under 'disabled').
+    assert refused == (2 if name == "mixed-admits-when-disabled" else 1)
+
+
+def test_a_changed_successor_is_refused() -> None:
+    """The family pins the successor's epochs, target assignor and ghost: a model step with
+    any of them changed is not allowed."""
+    config = PRESETS["MIXED_STATIC_ASSIGNOR"]
+    checked = 0
+    for pre, action, post in group_steps(config, 12):
+        g = post.group
+        if isinstance(g, Group):
+            for change in (
+                {"group_epoch": g.group_epoch + 1},
+                {"assignment_epoch": g.assignment_epoch + 1},
+                {"target_assignor": "range" if g.target_assignor != "range" else "uniform"},
+                {"migration_policy_breached": not g.migration_policy_breached},
+            ):
+                bad = dataclasses.replace(post, group=dataclasses.replace(g, **change))
+                assert not agrees(pre, action, bad, config), (action, change)
+                checked += 1
+    assert checked >= 8
+
+
+def test_every_mixed_variant_has_a_goal_and_left_no_outside_entry() -> None:
+    assert set(FOUND) == set(VARIANTS)
+    assert {goal for goal, _, _ in FOUND.values()} <= set(GOALS)
+    assert not set(VARIANTS) & set(OUTSIDE)
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_bmc_finds_the_variant_and_the_model_replays_it(name: str) -> None:
+    goal, depth, length = FOUND[name]
+    config = MUTANTS[name].mutated_config()
+    out = search(goal, depth, config, MixedOptions.of(config, name), lifter=lift)
+    assert out.status == "violation", out
+    assert out.depth == depth
+    assert out.trace is not None
+    assert out.property == goal
+    assert len(out.trace.actions) == length
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_the_reference_rules_give_no_violation_at_that_depth(name: str) -> None:
+    goal, depth, _ = FOUND[name]
+    config = MUTANTS[name].config
+    out = search(goal, depth, config, MixedOptions.of(config), lifter=lift)
+    assert out.status == "ok", out
+    assert out.tried == 0
+
+
+def test_explore_engine_bmc_on_a_mixed_mutant(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    """The command lifts the path, writes the run directory and exits 1; a mixed mutant
+    outside the relation is refused with its reason (exit 2)."""
+    code = main(
+        [
+            "explore",
+            "--mutant",
+            "mixed-admits-when-disabled",
+            "--engine",
+            "bmc",
+            "--only",
+            "MigrationPolicyHonoured",
+            "--quiet",
+            "--json",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["result"] == "violation"
+    assert doc["property"] == "MigrationPolicyHonoured"
+    assert doc["length"] == 7
+    assert pathlib.Path(doc["trace"]).exists()
+    code = main(
+        ["explore", "--mutant", "stale-static-mapping", "--engine", "bmc", "--out", str(tmp_path)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "stale-static-mapping" in err
+    assert "Traceback" not in err
