@@ -20,9 +20,8 @@ lift is blocked and the search goes on (at most ``attempts`` paths); the verdict
 ``violation`` only with a lifted trace, ``ok`` when no path of the relation up to
 ``depth`` violates the goal, ``inconclusive`` otherwise.
 
-:func:`agrees` checks one model step: the projections of its states, pinned, satisfy the
-family :func:`mixed_transition.family_of` names (the relation over-approximates the
-model's step).
+The relation's agreement with the model on concrete steps is
+``invariants.z3.proof.mixed_agreement``.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ import z3
 
 from invariants.check import Violation
 from invariants.z3.proof.mixed_state import (
+    ID_SLOTS,
     MixedDomains,
     MixedSym,
     MixedTerm,
@@ -50,14 +50,12 @@ from invariants.z3.proof.mixed_transition import (
     MixedOptions,
     any_member,
     families,
-    family_of,
     preferred,
 )
 from invariants.z3.proof.transition import Family
 from model import system
 from model.actions import Action
 from model.config import Config
-from model.migration.records import MixedState
 from model.path import Path
 
 Lifted = tuple[list[Action] | None, list[Violation], int, int | None]
@@ -103,26 +101,6 @@ GOALS: dict[str, Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef]] = {
     "TargetByPreferredAssignor": assignor_outdated,
 }
 """The goals: property name → its negation on a state."""
-
-# --------------------------------------------------------------------------- agreement
-
-
-def agrees(
-    pre: MixedState, action: Action, post: MixedState, config: Config, variant: str | None = None
-) -> bool:
-    """Whether the family of the model step ``pre --action--> post`` (under ``variant``)
-    allows the projections of its states (or, for a step that leaves the projection as it
-    is, ``Unchanged``)."""
-    d = domains_of(config)
-    o = MixedOptions.of(config, variant)
-    a, b = project(pre), project(post)
-    s0, s1 = MixedSym.fresh("a", d.members), MixedSym.fresh("b", d.members)
-    name = "Unchanged" if a == b else family_of(pre, action)
-    (fam,) = families(s0, s1, d, o, (name,))
-    solver = z3.Solver()
-    solver.add(*pin(s0, a, d), *pin(s1, b, d), fam.formula)
-    return bool(solver.check() == z3.sat)
-
 
 # --------------------------------------------------------------------------- paths
 
@@ -221,10 +199,12 @@ class Outcome:
 class Unrolling:
     """The relation unrolled from the initial state on the configuration's domains."""
 
-    def __init__(self, config: Config, options: MixedOptions) -> None:
+    def __init__(self, config: Config, options: MixedOptions, depth: int = 0) -> None:
         self.config = config
         self.options = options
-        self.domains = domains_of(config)
+        # A step hands out at most one member id: ``depth`` ids per classic client are
+        # every id a path of that depth can name.
+        self.domains = domains_of(config, max(ID_SLOTS, depth))
         self.solver = z3.Solver()
         self.states = [MixedSym.fresh("s0", self.domains.members)]
         self.choices: list[list[tuple[Any, Family]]] = []
@@ -289,7 +269,7 @@ def search(
     """Search for a path of at most ``depth`` coordinator steps violating ``goal`` and lift
     it with ``lifter`` (module docstring); the shortest first."""
     start = time.process_time()
-    unroll = Unrolling(config, options)
+    unroll = Unrolling(config, options, depth)
     out = Outcome(goal, "ok", depth, 0.0)
     for d in range(1, depth + 1):
         unroll.extend()

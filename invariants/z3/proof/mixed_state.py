@@ -67,7 +67,7 @@ BOOLS = frozenset({"consumer", "breached", "is_member", "classic", "left", "issu
 class MixedDomains:
     """The finite universe of a mixed configuration: the member ids its clients can have
     (consumer-protocol clients: ``client.member_id_for`` of each incarnation; classic
-    clients: ``<client>.m<k>`` for the first ``slots`` ids handed out), the instance ids
+    clients: ``<client>.m<k>`` for the first ids handed out), the instance ids
     (numbered from 1) and the server assignors (numbered from 1 in name order, so that the
     smaller number wins a tie as ``target.preferred_server_assignor`` says)."""
 
@@ -89,11 +89,13 @@ class MixedDomains:
 
 
 ID_SLOTS = 2
-"""Member ids handed out per classic client."""
+"""Member ids per classic client in the universe by default (BMC takes one per step: a
+step hands out at most one id)."""
 
 
-def domains_of(config: Config) -> MixedDomains:
-    """The universe of ``config`` (``MixedDomains``)."""
+def domains_of(config: Config, id_slots: int = ID_SLOTS) -> MixedDomains:
+    """The universe of ``config`` (``MixedDomains``), with ``id_slots`` member ids per
+    classic client."""
     from model.client import member_id_for
 
     changes = config.max_perturbations > 0 and config.allows("ChangeInstanceId")
@@ -114,7 +116,7 @@ def domains_of(config: Config) -> MixedDomains:
         if changes and c.alt_instance_id:
             own.add(instances[c.alt_instance_id])
         if c.group_protocol == "classic":
-            ids = [f"{c.name}.m{k}" for k in range(1, ID_SLOTS + 1)]
+            ids = [f"{c.name}.m{k}" for k in range(1, id_slots + 1)]
             classic_ids |= set(ids)
             for a, b in itertools.pairwise(ids):
                 previous[b] = a
