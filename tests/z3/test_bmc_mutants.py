@@ -1,7 +1,8 @@
 """Every catalogue mutant is either inside the symbolic core — a variant BMC finds on the
 mutant's scenario at its shortest depth, replayed by the Python coordinator — or outside
 it, with the reason (invariants/z3/proof/transition.py, ``VARIANTS`` and ``OUTSIDE``; the
-classic coordinator's variants: tests/z3/test_classic_bmc.py). A
+classic coordinator's variants: tests/z3/test_classic_bmc.py; a mixed group's:
+tests/z3/test_mixed_relation.py). A
 client-side variant (``bmc_clients.CLIENT_VARIANTS``) is found with the client layer
 unrolled and replayed by the Python clients and coordinator together.
 
