@@ -9,8 +9,8 @@ goal (``GOALS``: the properties of the catalogue that read the mixed coordinator
 state). The requests are tied to the clients that can send them: a consumer-protocol join
 carries a consumer-protocol client's member id, one of its instance ids and the server
 assignor it asks for (or none); a classic JoinGroup a classic client's member id and
-instance id; a classic client's id ``X.m<k>`` is handed out only after ``X.m<k-1>``; a
-classic group's members are classic clients' ids.
+instance id; a classic client's id ``X.m<k>`` is handed out only after ``X.m<k-1>`` and
+sent only once handed out; a classic group's members are classic clients' ids.
 
 A symbolic path is a counterexample of the model only once lifted (the ``lifter``,
 ``groupcheck.explore.mixed_lift.lift``): a breadth-first search of the Python model for a
@@ -108,8 +108,10 @@ GOALS: dict[str, Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef]] = {
 def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[BoolRef]:
     """What the configuration's clients can send (module docstring) in one step of
     ``fam``, the ``step``-th; and the classic generation a conversion starts from, at most
-    the steps before (a classic group starts at generation 0 and a step advances it by at
-    most one: ``classic.coordinator.complete_join``)."""
+    ``2 * step``: the initial group is at generation 0, and a step raises the larger of the
+    classic generation and the group epoch by at most two (a conversion's bump for a
+    replaced static member and its join's; a downgrade's generation is the group epoch,
+    and its rebalance may complete a join phase)."""
     p = fam.params
     ids = {m: i for i, m in enumerate(d.members)}
     out: list[BoolRef] = []
@@ -118,7 +120,7 @@ def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[Bo
         return z3.Or(*[x == v for v in sorted(values)])
 
     if fam.name == "DeliverMessage.consumer_join":
-        out.append(p["generation"] < step)
+        out.append(p["generation"] <= 2 * step)
         for m in d.members:
             if m in d.classic_ids:
                 out.append(p["member"] != ids[m])
