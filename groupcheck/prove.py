@@ -579,6 +579,10 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         raise ConfigError("--engine bmc reads the symbolic rules; --rules has none")
     if config.protocol == "classic":
         return _cmd_bmc_classic(args, chosen, variant)
+    if config.protocol == "mixed":
+        from groupcheck.mixed_bmc import cmd_bmc_mixed
+
+        return cmd_bmc_mixed(args, chosen, variant)
     if variant is not None and variant in OUTSIDE:
         raise ConfigError(
             f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"

@@ -1,7 +1,8 @@
 """Every catalogue mutant is either inside the symbolic core — a variant BMC finds on the
 mutant's scenario at its shortest depth, replayed by the Python coordinator — or outside
 it, with the reason (invariants/z3/proof/transition.py, ``VARIANTS`` and ``OUTSIDE``; the
-classic coordinator's variants: tests/z3/test_classic_bmc.py). A
+classic coordinator's variants: tests/z3/test_classic_bmc.py; a mixed group's:
+tests/z3/test_mixed_relation.py). A
 client-side variant (``bmc_clients.CLIENT_VARIANTS``) is found with the client layer
 unrolled and replayed by the Python clients and coordinator together.
 
@@ -41,6 +42,7 @@ from invariants.z3.proof.bmc_clients import (
 )
 from invariants.z3.proof.bmc_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
+from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
 from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
 from model.rules import DEFAULT_RULES
 
@@ -106,9 +108,12 @@ client steps included, so BMC's request paths are never longer."""
 
 
 def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
-    assert set(VARIANTS) | set(CLASSIC_VARIANTS) | set(OUTSIDE) == set(MUTANTS)
+    assert set(VARIANTS) | set(CLASSIC_VARIANTS) | set(MIXED_VARIANTS) | set(OUTSIDE) == set(
+        MUTANTS
+    )
     assert not set(VARIANTS) & set(OUTSIDE)
     assert not set(CLASSIC_VARIANTS) & (set(OUTSIDE) | set(VARIANTS))
+    assert not set(MIXED_VARIANTS) & (set(OUTSIDE) | set(VARIANTS) | set(CLASSIC_VARIANTS))
     assert all(reason.strip() for reason in OUTSIDE.values())
     # The liveness-only variants are lassos (tests/z3/test_bmc_lasso.py).
     assert set(FOUND) | set(LASSO_VARIANTS) == set(VARIANTS)

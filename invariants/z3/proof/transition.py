@@ -221,7 +221,14 @@ _CLASSIC_LIVENESS = (
     "the classic protocol's coordinator, but only Convergence kills it: the classic "
     "relation (classic_transition) has no lassos"
 )
-_MIXED = "a mixed group (classic members in a consumer group): not in the abstraction"
+_MIXED_ASSIGNMENTS = (
+    "a mixed group, but the property that kills it reads assignments, subscriptions or "
+    "partitions, which the mixed relation (mixed_transition) does not keep"
+)
+_MIXED_WITNESS = (
+    "a mixed group, but no safety property kills it (the lost upgrade shows as a missed "
+    "witness, GroupUpgrades): the mixed relation (mixed_transition) has no witnesses"
+)
 
 OUTSIDE: dict[str, str] = {
     "sticky-without-generation": _CLASSIC,
@@ -233,16 +240,14 @@ OUTSIDE: dict[str, str] = {
     "late-sync-resets-generation": _CLASSIC,
     "validate-stale-claims": _CLASSIC,
     "sticky-forgets-ownership": _CLASSIC,
-    "mixed-admits-when-disabled": _MIXED,
-    "no-downgrade-on-replacement": _MIXED,
-    "downgrade-keeps-old-assignment": _MIXED,
-    "classic-holder-unreleased": _MIXED,
-    "no-bump-on-assignor-change": _MIXED,
-    "stale-static-mapping": _MIXED,
+    "downgrade-keeps-old-assignment": _MIXED_ASSIGNMENTS,
+    "classic-holder-unreleased": _MIXED_WITNESS,
+    "stale-static-mapping": _MIXED_ASSIGNMENTS,
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
 property that kills them the coordinator core does not have (docs/invariants.md). The
-classic coordinator's variants are ``classic_transition.VARIANTS``."""
+classic coordinator's variants are ``classic_transition.VARIANTS``, a mixed group's
+``mixed_transition.VARIANTS``."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,319 @@
+"""Bounded model checking over a mixed group's symbolic relation
+(``invariants.z3.proof.mixed_transition``), every path lifted to a trace of the Python
+migration model, and the relation's agreement with that model on concrete steps.
+
+:func:`search` unrolls the relation from the projection of the configuration's initial
+state (``mixed_state.project`` of ``system.initial``) for 1, 2, … ``depth`` coordinator
+steps — every family but ``Unchanged`` — and asks for a path whose last state violates a
+goal (``GOALS``: the properties of the catalogue that read the mixed coordinator's
+state). The requests are tied to the clients that can send them: a consumer-protocol join
+carries a consumer-protocol client's member id, one of its instance ids and the server
+assignor it asks for (or none); a classic JoinGroup a classic client's member id and
+instance id; a classic client's id ``X.m<k>`` is handed out only after ``X.m<k-1>`` and
+sent only once handed out; a classic group's members are classic clients' ids.
+
+A symbolic path is a counterexample of the model only once lifted (the ``lifter``,
+``groupcheck.explore.mixed_lift.lift``): a breadth-first search of the Python model for a
+trace whose states project, in order, onto the path's states and whose last step is its
+first violation of a property under the checks the BFS engine runs. A path that does not
+lift is blocked and the search goes on (at most ``attempts`` paths); the verdict is
+``violation`` only with a lifted trace, ``ok`` when no path of the relation up to
+``depth`` violates the goal, ``inconclusive`` otherwise.
+
+The relation's agreement with the model on concrete steps is
+``invariants.z3.proof.mixed_agreement``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from invariants.check import Violation
+from invariants.z3.proof.mixed_state import (
+    ID_SLOTS,
+    MixedDomains,
+    MixedSym,
+    MixedTerm,
+    MixedValue,
+    decode,
+    domains_of,
+    pin,
+    project,
+)
+from invariants.z3.proof.mixed_transition import (
+    FAMILY_NAMES,
+    MixedOptions,
+    any_member,
+    families,
+    preferred,
+)
+from invariants.z3.proof.transition import Family
+from model import system
+from model.actions import Action
+from model.config import Config
+from model.path import Path
+
+Lifted = tuple[list[Action] | None, list[Violation], int, int | None]
+"""A lift's outcome: the model trace (None: none found), the violations of its last step,
+the nodes visited and, when the search was exhausted, how many of the path's states after
+the initial one a trace matched (None: the search was cut by its bound)."""
+Lifter = Callable[["SymPath", Config, int], Lifted]
+
+BoolRef = Any
+
+UNROLLED = tuple(name for name in FAMILY_NAMES if name != "Unchanged")
+"""The families unrolled: those that can change the group."""
+
+DEFAULT_ATTEMPTS = 40
+DEFAULT_LIFT_STATES = 50_000
+
+
+# --------------------------------------------------------------------------- goals
+
+
+def migration_policy_breached(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> BoolRef:
+    """The negation of ``MigrationPolicyHonoured``: the group's ghost
+    ``Group.migration_policy_breached`` is set."""
+    return post.breached
+
+
+def assignor_outdated(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> BoolRef:
+    """The negation of ``TargetByPreferredAssignor`` (``snapshot.assignor_outdated``): a
+    consumer group with members whose current target (assignment epoch = group epoch) was
+    computed by a server assignor other than the members' preferred one (the target's own
+    assignor when none asks for one)."""
+    return z3.And(
+        post.consumer,
+        post.target_assignor != 0,
+        any_member(post),
+        post.group_epoch == post.assignment_epoch,
+        preferred(post, d, post.target_assignor) != post.target_assignor,
+    )
+
+
+GOALS: dict[str, Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef]] = {
+    "MigrationPolicyHonoured": migration_policy_breached,
+    "TargetByPreferredAssignor": assignor_outdated,
+}
+"""The goals: property name → its negation on a state."""
+
+# --------------------------------------------------------------------------- paths
+
+
+def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[BoolRef]:
+    """What the configuration's clients can send (module docstring) in one step of
+    ``fam``, the ``step``-th; and the classic generation a conversion starts from, at most
+    ``2 * step``: the initial group is at generation 0, and a step raises the larger of the
+    classic generation and the group epoch by at most two (a conversion's bump for a
+    replaced static member and its join's; a downgrade's generation is the group epoch,
+    and its rebalance may complete a join phase)."""
+    p = fam.params
+    ids = {m: i for i, m in enumerate(d.members)}
+    out: list[BoolRef] = []
+
+    def one_of(x: Any, values: frozenset[int]) -> BoolRef:
+        return z3.Or(*[x == v for v in sorted(values)])
+
+    if fam.name == "DeliverMessage.consumer_join":
+        out.append(p["generation"] <= 2 * step)
+        for m in d.members:
+            if m in d.classic_ids:
+                out.append(p["member"] != ids[m])
+                continue
+            out.append(
+                z3.Implies(
+                    p["member"] == ids[m],
+                    z3.And(
+                        one_of(p["instance"], d.instances_of[m]),
+                        # A full heartbeat (a join) names the client's assignor; another
+                        # names it or nothing (``client.heartbeat_request``).
+                        z3.If(
+                            p["join"],
+                            one_of(p["assignor"], d.assignors_of[m]),
+                            one_of(p["assignor"], d.assignors_of[m] | {0}),
+                        ),
+                    ),
+                )
+            )
+    if fam.name == "DeliverMessage.classic_join":
+        x = z3.If(p["unknown"], p["new_id"], p["member"])
+        for m in d.members:
+            if m not in d.classic_ids:
+                out += [p["member"] != ids[m], p["new_id"] != ids[m]]
+                continue
+            out.append(z3.Implies(x == ids[m], one_of(p["instance"], d.instances_of[m])))
+        for m, before in d.previous_id.items():
+            out.append(z3.Implies(p["new_id"] == ids[m], pre.issued[before]))
+        # A classic client sends only a member id it was handed.
+        for m in d.classic_ids:
+            out.append(
+                z3.Implies(z3.And(z3.Not(p["unknown"]), p["member"] == ids[m]), pre.issued[m])
+            )
+    return out
+
+
+def _classic_members(post: MixedSym, d: MixedDomains) -> list[BoolRef]:
+    """A classic group's members are classic clients' ids, with their instance ids; an id
+    is handed out only after the one before it."""
+    out: list[BoolRef] = []
+    for m in d.members:
+        if m not in d.classic_ids:
+            out.append(z3.Implies(z3.Not(post.consumer), z3.Not(post.is_member[m])))
+            out.append(z3.Not(post.issued[m]))
+        else:
+            inst = z3.Or(*[post.instance[m] == v for v in sorted(d.instances_of[m])])
+            out.append(z3.Implies(post.is_member[m], inst))
+    for m, before in d.previous_id.items():
+        out.append(z3.Implies(post.issued[m], post.issued[before]))
+    return out
+
+
+@dataclass(frozen=True)
+class SymPath:
+    """A symbolic path: its states and, per step, the family and its parameters."""
+
+    goal: str
+    states: tuple[MixedValue, ...]
+    steps: tuple[tuple[str, dict[str, str]], ...]
+
+
+@dataclass
+class Outcome:
+    """One goal's search (as ``classic_bmc.Outcome``)."""
+
+    goal: str
+    status: str
+    depth: int
+    seconds: float
+    path: SymPath | None = None
+    trace: Path | None = None
+    property: str | None = None
+    message: str | None = None
+    tried: int = 0
+    lifts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Unrolling:
+    """The relation unrolled from the initial state on the configuration's domains."""
+
+    def __init__(self, config: Config, options: MixedOptions, depth: int = 0) -> None:
+        self.config = config
+        self.options = options
+        # A step hands out at most one member id: ``depth`` ids per classic client are
+        # every id a path of that depth can name.
+        self.domains = domains_of(config, max(ID_SLOTS, depth))
+        self.solver = z3.Solver()
+        self.states = [MixedSym.fresh("s0", self.domains.members)]
+        self.choices: list[list[tuple[Any, Family]]] = []
+        init = project(system.initial(config))  # type: ignore[arg-type]
+        self.solver.add(*pin(self.states[0], init, self.domains))
+
+    def extend(self) -> None:
+        """One more step."""
+        k = len(self.states)
+        d = self.domains
+        pre, post = self.states[-1], MixedSym.fresh(f"s{k}", d.members)
+        self.states.append(post)
+        chosen: list[tuple[Any, Family]] = []
+        for fam in families(pre, post, d, self.options, UNROLLED):
+            sel = z3.Bool(f"step{k}.{fam.name}")
+            self.solver.add(z3.Implies(sel, z3.And(fam.formula, *_requests(fam, pre, d, k))))
+            chosen.append((sel, fam))
+        self.solver.add(*_classic_members(post, d))
+        self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
+        self.choices.append(chosen)
+
+    def goal(self, name: str) -> BoolRef:
+        return GOALS[name](self.states[-1], self.domains, self.options)
+
+    def path(self, model: Any, goal: str) -> SymPath:
+        d = self.domains
+        states = tuple(decode(model, s, d) for s in self.states)
+        steps: list[tuple[str, dict[str, str]]] = []
+        for chosen in self.choices:
+            fam = next(f for s, f in chosen if z3.is_true(model.eval(s)))
+            shown: dict[str, str] = {}
+            for k, x in fam.params.items():
+                v = model.eval(x, model_completion=True)
+                if k in ("member", "new_id"):
+                    i = v.as_long()
+                    shown[k] = d.members[i] if 0 <= i < len(d.members) else str(v)
+                else:
+                    shown[k] = str(v)
+            steps.append((fam.name, shown))
+        return SymPath(goal, states, tuple(steps))
+
+    def block(self, path: SymPath, length: int) -> None:
+        """No other path through the first ``length`` states after the initial one."""
+        d = self.domains
+        same = [
+            z3.And(*pin(s, v, d))
+            for s, v in zip(self.states[1 : length + 1], path.states[1 : length + 1], strict=True)
+        ]
+        self.solver.add(z3.Not(z3.And(*same)))
+
+
+def search(
+    goal: str,
+    depth: int,
+    config: Config,
+    options: MixedOptions,
+    *,
+    lifter: Lifter,
+    attempts: int = DEFAULT_ATTEMPTS,
+    lift_states: int = DEFAULT_LIFT_STATES,
+) -> Outcome:
+    """Search for a path of at most ``depth`` coordinator steps violating ``goal`` and lift
+    it with ``lifter`` (module docstring); the shortest first."""
+    start = time.process_time()
+    unroll = Unrolling(config, options, depth)
+    out = Outcome(goal, "ok", depth, 0.0)
+    for d in range(1, depth + 1):
+        unroll.extend()
+        unroll.solver.push()
+        unroll.solver.add(unroll.goal(goal))
+        while out.tried < attempts and unroll.solver.check() == z3.sat:
+            path = unroll.path(unroll.solver.model(), goal)
+            out.tried += 1
+            trace, violations, visited, matched = lifter(path, config, lift_states)
+            out.lifts.append(
+                {
+                    "depth": d,
+                    "states": visited,
+                    "exhausted": matched is not None,
+                    "found": bool(trace),
+                }
+            )
+            if trace is not None:
+                chosen = next((v for v in violations if v.property == goal), violations[0])
+                out.status, out.depth, out.path = "violation", d, path
+                out.trace = Path(config, tuple(trace))
+                out.property, out.message = chosen.property, chosen.message
+                unroll.solver.pop()
+                out.seconds = time.process_time() - start
+                return out
+            if out.path is None:
+                out.status, out.depth, out.path = "inconclusive", d, path
+            unroll.block(path, d if matched is None else max(1, min(d, matched + 1)))
+        unroll.solver.pop()
+        if out.tried >= attempts:
+            break
+    out.seconds = time.process_time() - start
+    return out
+
+
+def render_path(path: SymPath) -> list[str]:
+    """Lines describing a symbolic path: the initial state, then each step and its state."""
+    from invariants.z3.proof.mixed_state import render
+
+    lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
+    for (family, params), state in zip(path.steps, path.states[1:], strict=True):
+        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        lines.append(f"{family}({shown}):")
+        lines += ["  " + x for x in render(state)]
+    return lines

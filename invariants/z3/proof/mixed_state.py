@@ -1,0 +1,332 @@
+"""The symbolic state of a mixed group's coordinator, and the projection of a model state.
+
+A mixed configuration (``Config.protocol == "mixed"``, ``model.migration``) has one group
+that is either a classic group or a consumer group whose members speak either protocol
+(KIP-848 "Online Migration"). The abstraction keeps what the migration rules read and
+write on a finite universe (the configuration's member ids, instance ids and server
+assignors: ``MixedDomains``), each field one Z3 constant per member id, so every formula
+is quantifier-free:
+
+===================== =========================================================
+``consumer``           the group is a consumer group (``model.records.Group``); false:
+                       a classic group (``model.classic.records.ClassicGroup``)
+``is_member[m]``       the group has member ``m``
+``classic[m]``         it speaks the classic protocol (``ConsumerGroupMember``
+                       ``useClassicProtocol``; every member of a classic group)
+``instance[m]``        its ``group.instance.id`` as a number (0: a dynamic member)
+``assignor[m]``        the server assignor it asks for as a number (0: none;
+                       ``MixedDomains.assignors``)
+``left[m]``            a static member's temporary leave: member epoch -2
+                       (``LEAVE_GROUP_STATIC_MEMBER_EPOCH``)
+``issued[m]``          the coordinator handed out member id ``m`` to a classic JoinGroup
+                       (``MixedState.issued_member_ids`` of a consumer group,
+                       ``ClassicGroup.issued_member_ids`` of a classic one)
+``group_epoch``        the consumer group's epoch; ``assignment_epoch`` its target's
+``target_assignor``    the server assignor that computed the target (0: none;
+                       ghost ``Group.target_assignor``)
+``breached``           ghost ``Group.migration_policy_breached``
+===================== =========================================================
+
+What it leaves out: the clients and the network, partitions (assignments, targets,
+partition epochs, subscriptions: whether a request changes a member's subscribed topic
+names is a free parameter of the relation), member epochs but the -2 of a temporary leave,
+the classic protocols (whether a JoinGroup shares one with the group is a free parameter)
+and everything of a classic group but its members and their instance ids (its rules are
+``invariants.z3.proof.classic_transition``'s; here a classic group changes freely). Of a
+classic group the consumer-group fields are 0 (false); every per-member field of a
+non-member is 0 (false).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from model.classic.records import ClassicGroup
+from model.config import Config
+from model.migration.records import MixedState
+from model.records import LEAVE_GROUP_STATIC_MEMBER_EPOCH, Group
+
+BoolRef = Any
+ExprRef = Any
+
+UNARY = ("is_member", "classic", "instance", "assignor", "left", "issued")
+"""The per-member fields."""
+SCALAR = ("consumer", "group_epoch", "assignment_epoch", "target_assignor", "breached")
+"""The group's fields."""
+MASKED = ("classic", "instance", "assignor", "left")
+"""The per-member fields that are 0 (false) for a non-member."""
+BOOLS = frozenset({"consumer", "breached", "is_member", "classic", "left", "issued"})
+
+
+@dataclass(frozen=True)
+class MixedDomains:
+    """The finite universe of a mixed configuration: the member ids its clients can have
+    (consumer-protocol clients: ``client.member_id_for`` of each incarnation; classic
+    clients: ``<client>.m<k>`` for the first ids handed out), the instance ids
+    (numbered from 1) and the server assignors (numbered from 1 in name order, so that the
+    smaller number wins a tie as ``target.preferred_server_assignor`` says)."""
+
+    members: tuple[str, ...]
+    classic_ids: frozenset[str]
+    """The member ids of classic clients (those a classic JoinGroup can carry)."""
+    client_of: Mapping[str, str]
+    instances: Mapping[str, int]
+    assignors: Mapping[str, int]
+    default_assignor: int
+    """``Config.server_assignors[0]``: the assignor of a group whose members ask for none."""
+    previous_id: Mapping[str, str] = field(default_factory=dict)
+    """A classic client's member id → the one handed out to it before
+    (``mco.issue_member_id`` counts per client)."""
+    instances_of: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    """A member id → the instance numbers its client can send (0: none)."""
+    assignors_of: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    """A consumer-protocol member id → the server assignors its client can ask for."""
+
+
+ID_SLOTS = 2
+"""Member ids per classic client in the universe by default (BMC takes one per step: a
+step hands out at most one id)."""
+
+
+def domains_of(config: Config, id_slots: int = ID_SLOTS) -> MixedDomains:
+    """The universe of ``config`` (``MixedDomains``), with ``id_slots`` member ids per
+    classic client."""
+    from model.client import member_id_for
+
+    changes = config.max_perturbations > 0 and config.allows("ChangeInstanceId")
+    iids = sorted(
+        {c.instance_id for c in config.clients if c.instance_id}
+        | {c.alt_instance_id for c in config.clients if c.alt_instance_id and changes}
+    )
+    instances = {iid: i + 1 for i, iid in enumerate(iids)}
+    assignors = {a: i + 1 for i, a in enumerate(sorted(set(config.server_assignors)))}
+    members: list[str] = []
+    classic_ids: set[str] = set()
+    client_of: dict[str, str] = {}
+    previous: dict[str, str] = {}
+    instances_of: dict[str, frozenset[int]] = {}
+    assignors_of: dict[str, frozenset[int]] = {}
+    for c in config.clients:
+        own = {instances[c.instance_id] if c.instance_id else 0}
+        if changes and c.alt_instance_id:
+            own.add(instances[c.alt_instance_id])
+        if c.group_protocol == "classic":
+            ids = [f"{c.name}.m{k}" for k in range(1, id_slots + 1)]
+            classic_ids |= set(ids)
+            for a, b in itertools.pairwise(ids):
+                previous[b] = a
+        else:
+            ids = [member_id_for(c.name, k) for k in range(config.max_restarts + 1)]
+        for mid in ids:
+            members.append(mid)
+            client_of[mid] = c.name
+            instances_of[mid] = frozenset(own)
+            asks = {0} if c.server_assignor is None else {assignors[c.server_assignor]}
+            assignors_of[mid] = frozenset(asks)
+    return MixedDomains(
+        members=tuple(members),
+        classic_ids=frozenset(classic_ids),
+        client_of=client_of,
+        instances=instances,
+        assignors=assignors,
+        default_assignor=assignors[config.server_assignors[0]],
+        previous_id=previous,
+        instances_of=instances_of,
+        assignors_of=assignors_of,
+    )
+
+
+@dataclass(frozen=True)
+class MixedTerm:
+    """A mixed group as Z3 terms: the scalar fields and, per member id, the member's."""
+
+    consumer: BoolRef
+    group_epoch: ExprRef
+    assignment_epoch: ExprRef
+    target_assignor: ExprRef
+    breached: BoolRef
+    is_member: Mapping[str, BoolRef]
+    classic: Mapping[str, BoolRef]
+    instance: Mapping[str, ExprRef]
+    assignor: Mapping[str, ExprRef]
+    left: Mapping[str, BoolRef]
+    issued: Mapping[str, BoolRef]
+
+
+@dataclass(frozen=True)
+class MixedSym(MixedTerm):
+    """One symbolic mixed state: fresh Z3 constants named ``mixed.<field>.<tag>[.<id>]``."""
+
+    tag: str = ""
+
+    @staticmethod
+    def fresh(tag: str, members: Iterable[str]) -> MixedSym:
+        ids = tuple(members)
+
+        def const(name: str) -> ExprRef:
+            return z3.Bool(name) if name.split(".")[1] in BOOLS else z3.Int(name)
+
+        scalars = {k: const(f"mixed.{k}.{tag}") for k in SCALAR}
+        unary = {k: {m: const(f"mixed.{k}.{tag}.{m}") for m in ids} for k in UNARY}
+        return MixedSym(tag=tag, **scalars, **unary)
+
+
+# --------------------------------------------------------------------------- concrete values
+
+
+@dataclass(frozen=True)
+class MixedMemberValue:
+    """A member as the abstraction sees it."""
+
+    classic: bool
+    instance: str | None
+    assignor: str | None
+    left: bool
+
+
+@dataclass(frozen=True)
+class MixedValue:
+    """The values of a ``MixedSym``: what :func:`project` reads off a model state and
+    :func:`decode` off a Z3 model."""
+
+    consumer: bool
+    members: Mapping[str, MixedMemberValue]
+    issued: frozenset[str]
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    target_assignor: str | None = None
+    breached: bool = False
+
+
+def _issued(counts: Mapping[str, int]) -> frozenset[str]:
+    return frozenset(f"{c}.m{i}" for c, n in counts.items() for i in range(1, n + 1))
+
+
+def project(state: MixedState) -> MixedValue:
+    """The abstraction of a mixed model state (``model.migration.records.MixedState``)."""
+    g = state.group
+    if isinstance(g, ClassicGroup):
+        return MixedValue(
+            consumer=False,
+            members={
+                mid: MixedMemberValue(True, m.instance_id, None, False)
+                for mid, m in g.members.items()
+            },
+            issued=_issued(g.issued_member_ids),
+        )
+    assert isinstance(g, Group)
+    return MixedValue(
+        consumer=True,
+        members={
+            mid: MixedMemberValue(
+                classic=m.classic is not None,
+                instance=m.instance_id,
+                assignor=m.server_assignor,
+                left=m.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+            )
+            for mid, m in g.members.items()
+        },
+        issued=_issued(state.issued_member_ids),
+        group_epoch=g.group_epoch,
+        assignment_epoch=g.assignment_epoch,
+        target_assignor=g.target_assignor,
+        breached=g.migration_policy_breached,
+    )
+
+
+class OutsideUniverse(ValueError):
+    """A model state names a member id, instance id or assignor the universe lacks."""
+
+
+def pin(sym: MixedTerm, value: MixedValue, d: MixedDomains) -> list[BoolRef]:
+    """Constraints fixing ``sym`` to ``value``."""
+
+    def number(table: Mapping[str, int], name: str | None) -> int:
+        if name is None:
+            return 0
+        if name not in table:
+            raise OutsideUniverse(name)
+        return table[name]
+
+    extra = (set(value.members) | set(value.issued)) - set(d.members)
+    if extra:
+        raise OutsideUniverse(", ".join(sorted(extra)))
+    out: list[BoolRef] = [
+        sym.consumer == value.consumer,
+        sym.group_epoch == value.group_epoch,
+        sym.assignment_epoch == value.assignment_epoch,
+        sym.target_assignor == number(d.assignors, value.target_assignor),
+        sym.breached == value.breached,
+    ]
+    for mid in d.members:
+        mv = value.members.get(mid)
+        out += [
+            sym.is_member[mid] == (mv is not None),
+            sym.classic[mid] == (mv is not None and mv.classic),
+            sym.instance[mid] == (number(d.instances, mv.instance) if mv else 0),
+            sym.assignor[mid] == (number(d.assignors, mv.assignor) if mv else 0),
+            sym.left[mid] == (mv is not None and mv.left),
+            sym.issued[mid] == (mid in value.issued),
+        ]
+    return out
+
+
+def decode(model: Any, sym: MixedTerm, d: MixedDomains) -> MixedValue:
+    """The values a Z3 model gives ``sym``."""
+
+    def b(x: ExprRef) -> bool:
+        return bool(z3.is_true(model.eval(x, model_completion=True)))
+
+    def n(x: ExprRef) -> int:
+        return int(model.eval(x, model_completion=True).as_long())
+
+    iname = {v: k for k, v in d.instances.items()}
+    aname = {v: k for k, v in d.assignors.items()}
+    members = {
+        mid: MixedMemberValue(
+            classic=b(sym.classic[mid]),
+            instance=iname.get(n(sym.instance[mid])),
+            assignor=aname.get(n(sym.assignor[mid])),
+            left=b(sym.left[mid]),
+        )
+        for mid in d.members
+        if b(sym.is_member[mid])
+    }
+    return MixedValue(
+        consumer=b(sym.consumer),
+        members=members,
+        issued=frozenset(mid for mid in d.members if b(sym.issued[mid])),
+        group_epoch=n(sym.group_epoch),
+        assignment_epoch=n(sym.assignment_epoch),
+        target_assignor=aname.get(n(sym.target_assignor)),
+        breached=b(sym.breached),
+    )
+
+
+def render(value: MixedValue) -> list[str]:
+    """Lines describing ``value``."""
+    if value.consumer:
+        head = (
+            f"consumer group at epoch {value.group_epoch}, target epoch "
+            f"{value.assignment_epoch} by {value.target_assignor or 'no assignor'}"
+            + (", migration policy breached" if value.breached else "")
+        )
+    else:
+        head = "classic group"
+    lines = [head]
+    for mid in sorted(value.members):
+        mv = value.members[mid]
+        lines.append(
+            f"  member {mid}: {'classic' if mv.classic else 'consumer'} protocol"
+            + (f", instance {mv.instance}" if mv.instance is not None else "")
+            + (f", asks for {mv.assignor}" if mv.assignor is not None else "")
+            + (", left with epoch -2" if mv.left else "")
+        )
+    if value.issued:
+        lines.append("  member ids handed out: " + ", ".join(sorted(value.issued)))
+    return lines

@@ -1,0 +1,221 @@
+"""The mixed group's symbolic relation (invariants/z3/proof/mixed_transition.py): every
+step of the Python migration model that changes the group's projection is allowed by its
+family, with the parameters the step took, as its only successor (on the mixed presets, in
+BFS order, bounded by steps and states; invariants/z3/proof/mixed_agreement.py), a changed
+successor is not,
+and BMC (invariants/z3/proof/mixed_bmc.py) finds each mixed variant at its shortest
+symbolic depth and lifts it to a model trace that violates the property
+(groupcheck/explore/mixed_lift.py), while the reference rules give no path at that depth.
+Bounded by steps, depth and states, never by seconds."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from collections import deque
+from collections.abc import Iterator
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.explore.mixed_lift import lift
+from groupcheck.mutants import MUTANTS
+from invariants.z3.proof.mixed_agreement import check_step
+from invariants.z3.proof.mixed_bmc import GOALS, search
+from invariants.z3.proof.mixed_state import project
+from invariants.z3.proof.mixed_transition import FAMILY_NAMES, VARIANTS, MixedOptions, family_of
+from invariants.z3.proof.transition import OUTSIDE
+from model import system
+from model.actions import Action
+from model.config import Config
+from model.migration.records import MixedState
+from model.presets import PRESETS
+from model.records import Group
+
+FOUND = {
+    "mixed-admits-when-disabled": ("MigrationPolicyHonoured", 3, 7),
+    "no-bump-on-assignor-change": ("TargetByPreferredAssignor", 3, 7),
+    "no-downgrade-on-replacement": ("MigrationPolicyHonoured", 3, 10),
+}
+"""Per variant: the property, the depth of the shortest symbolic path (coordinator steps)
+and the length of the lifted model trace (client steps included)."""
+
+
+def group_steps(
+    config: Config, per_family: int, max_states: int = 3000
+) -> Iterator[tuple[MixedState, Action, MixedState]]:
+    """Model steps that change the projection, in BFS order over at most ``max_states``
+    states, at most ``per_family`` of each family (``family_of``)."""
+    init = system.initial(config)
+    seen = {init}
+    queue = deque([init])
+    taken: dict[str, int] = {}
+    while queue and len(seen) < max_states:
+        state = queue.popleft()
+        for action in system.enabled(state, config):
+            new = system.step(state, action, config)
+            if project(state) != project(new):  # type: ignore[arg-type]
+                family = family_of(state, action)  # type: ignore[arg-type]
+                if taken.get(family, 0) < per_family:
+                    taken[family] = taken.get(family, 0) + 1
+                    yield state, action, new  # type: ignore[misc]
+            if new not in seen:
+                seen.add(new)
+                queue.append(new)
+
+
+AGREEMENT = {
+    "MIGRATION_DISABLED": ("ClassicGroup", "DeliverMessage.consumer_join"),
+    "MIXED_STATIC_ASSIGNOR": (
+        "ClassicGroup",
+        "DeliverMessage.classic_join",
+        "DeliverMessage.consumer_join",
+    ),
+    "MIXED_STATIC": (
+        "ClassicGroup",
+        "DeliverMessage.classic_join",
+        "DeliverMessage.consumer_join",
+        "DeliverMessage.static_leave",
+        "SessionTimeout",
+    ),
+    "MIGRATION_ROUNDTRIP": (
+        "ClassicGroup",
+        "DeliverMessage.classic_join",
+        "DeliverMessage.classic_leave",
+        "DeliverMessage.consumer_join",
+        "DeliverMessage.consumer_leave",
+        "RebalanceTimeout",
+        "SessionTimeout",
+    ),
+}
+"""Per preset: the families its steps reach (at most ``PER_FAMILY`` steps of each are
+checked)."""
+
+PER_FAMILY = 8
+
+
+@pytest.mark.parametrize("preset", sorted(AGREEMENT))
+def test_every_model_step_is_allowed_by_its_family(preset: str) -> None:
+    config = PRESETS[preset]
+    families: set[str] = set()
+    for pre, action, post in group_steps(config, PER_FAMILY):
+        check = check_step(pre, action, post, config)
+        assert check.allowed, (action, project(pre), project(post))  # type: ignore[arg-type]
+        # The successor is the only one (the ClassicGroup family is checked one way).
+        assert check.unique is (None if check.family == "ClassicGroup" else True), action
+        families.add(check.family)
+    assert families == set(AGREEMENT[preset])
+
+
+def test_the_presets_reach_every_family() -> None:
+    reached = {f for fams in AGREEMENT.values() for f in fams}
+    assert reached == set(FAMILY_NAMES) - {"Unchanged"}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_the_mutant_model_agrees_with_its_variant_only(name: str) -> None:
+    """Every step of the mutant model's counterexample is allowed by the variant; the
+    reference relation refuses the step that breaks the rule (the variant is what makes
+    the relation follow the mutant)."""
+    mutant = MUTANTS[name]
+    config = mutant.mutated_config()
+    goal, _, length = FOUND[name]
+    out = search(goal, FOUND[name][1], config, MixedOptions.of(config, name), lifter=lift)
+    assert out.trace is not None
+    assert len(out.trace.actions) == length
+    state = system.initial(config)
+    refused = 0
+    for action in out.trace.actions:
+        new = system.step(state, action, config)
+        if project(state) != project(new):  # type: ignore[arg-type]
+            check = check_step(state, action, new, config, variant=name)
+            assert check.allowed
+            assert check.unique is not False
+            refused += not check_step(state, action, new, config).allowed
+        state = new  # type: ignore[assignment]
+    # mixed-admits-when-disabled: the MEMBER_ID_REQUIRED answer too (no id is handed out
+    # under 'disabled').
+    assert refused == (2 if name == "mixed-admits-when-disabled" else 1)
+
+
+def test_a_changed_successor_is_refused() -> None:
+    """The family pins the successor's epochs, target assignor and ghost: a model step with
+    any of them changed is not allowed."""
+    config = PRESETS["MIXED_STATIC_ASSIGNOR"]
+    checked = 0
+    for pre, action, post in group_steps(config, 4):
+        g = post.group
+        if isinstance(g, Group):
+            for change in (
+                {"group_epoch": g.group_epoch + 1},
+                {"assignment_epoch": g.assignment_epoch + 1},
+                {"target_assignor": "range" if g.target_assignor != "range" else "uniform"},
+                {"migration_policy_breached": not g.migration_policy_breached},
+            ):
+                bad = dataclasses.replace(post, group=dataclasses.replace(g, **change))
+                assert not check_step(pre, action, bad, config).allowed, (action, change)
+                checked += 1
+    assert checked >= 8
+
+
+def test_every_mixed_variant_has_a_goal_and_left_no_outside_entry() -> None:
+    assert set(FOUND) == set(VARIANTS)
+    assert {goal for goal, _, _ in FOUND.values()} <= set(GOALS)
+    assert not set(VARIANTS) & set(OUTSIDE)
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_bmc_finds_the_variant_and_the_model_replays_it(name: str) -> None:
+    goal, depth, length = FOUND[name]
+    config = MUTANTS[name].mutated_config()
+    out = search(goal, depth, config, MixedOptions.of(config, name), lifter=lift)
+    assert out.status == "violation", out
+    assert out.depth == depth
+    assert out.trace is not None
+    assert out.property == goal
+    assert len(out.trace.actions) == length
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_the_reference_rules_give_no_violation_at_that_depth(name: str) -> None:
+    goal, depth, _ = FOUND[name]
+    config = MUTANTS[name].config
+    out = search(goal, depth, config, MixedOptions.of(config), lifter=lift)
+    assert out.status == "ok", out
+    assert out.tried == 0
+
+
+def test_explore_engine_bmc_on_a_mixed_mutant(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    """The command lifts the path, writes the run directory and exits 1; a mixed mutant
+    outside the relation is refused with its reason (exit 2)."""
+    code = main(
+        [
+            "explore",
+            "--mutant",
+            "mixed-admits-when-disabled",
+            "--engine",
+            "bmc",
+            "--only",
+            "MigrationPolicyHonoured",
+            "--quiet",
+            "--json",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["result"] == "violation"
+    assert doc["property"] == "MigrationPolicyHonoured"
+    assert doc["length"] == 7
+    assert pathlib.Path(doc["trace"]).exists()
+    code = main(
+        ["explore", "--mutant", "stale-static-mapping", "--engine", "bmc", "--out", str(tmp_path)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "stale-static-mapping" in err
+    assert "Traceback" not in err
