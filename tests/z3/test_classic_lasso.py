@@ -21,7 +21,12 @@ from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.classic_agreement import check_step
 from invariants.z3.proof.classic_bmc import SymPath
-from invariants.z3.proof.classic_lasso import CONVERGENCE, LASSO_VARIANTS, search_lasso
+from invariants.z3.proof.classic_lasso import (
+    CONVERGENCE,
+    LASSO_VARIANTS,
+    LassoLifted,
+    search_lasso,
+)
 from invariants.z3.proof.classic_state import project
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions, family_of
 from invariants.z3.proof.transition import OUTSIDE
@@ -141,3 +146,23 @@ def test_a_static_lasso_prefix_is_confirmed_under_the_mutant_only() -> None:
     assert refused.actions is None
     assert refused.matched is not None
     assert refused.matched < len(states) - 1
+
+
+def test_an_unconfirmed_lasso_is_inconclusive_never_a_violation() -> None:
+    """A confirmer that confirms nothing: the lassos found are blocked one by one, each
+    new one differs, and the verdict is inconclusive with no trace."""
+    name = "no-pending-sync-timer"
+    config = MUTANTS[name].mutated_config()
+    seen: list[SymPath] = []
+
+    def refuse(prefix: SymPath, config: Config, max_states: int) -> LassoLifted:
+        seen.append(prefix)
+        return LassoLifted(None, 1, 0, 0, None)
+
+    out = search_lasso(
+        STALL_DEPTH, config, ClassicOptions.of(config, name), confirmer=refuse, attempts=3
+    )
+    assert (out.status, out.tried, out.trace) == ("inconclusive", 3, None)
+    assert out.lasso is not None
+    assert len(seen) == 3
+    assert all(a.states != b.states for i, a in enumerate(seen) for b in seen[:i])
