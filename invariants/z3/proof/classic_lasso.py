@@ -54,6 +54,7 @@ import z3
 
 from invariants.z3.proof.classic_agreement import possible_families
 from invariants.z3.proof.classic_bmc import (
+    DEFAULT_LIFT_STATES,
     UNROLLED,
     Domains,
     SymPath,
@@ -110,6 +111,8 @@ LOOP_FAMILIES = (
 """The families a loop may take (module docstring)."""
 
 DEFAULT_DEPTH = 6
+"""``explore --engine bmc``'s depth for a classic Convergence search without ``--depth``
+(the longer of the two mutants' shortest lassos)."""
 DEFAULT_ATTEMPTS = 400
 """Lassos tried (confirmed, or blocked) before the search gives up."""
 
@@ -307,7 +310,7 @@ def search_lasso(
     *,
     confirmer: Confirmer,
     attempts: int = DEFAULT_ATTEMPTS,
-    lift_states: int = 50_000,
+    lift_states: int = DEFAULT_LIFT_STATES,
 ) -> LassoOutcome:
     """The shortest fair non-converging lasso of the classic relation (in steps, up to
     ``depth``) that the ``confirmer`` confirms (module docstring)."""
