@@ -91,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
         "a counterexample is replayed through the Python coordinator, then lifted to a "
         "model trace (bounded by --max-states) and, when lifted, written under --out like "
         "bfs's; with --only Convergence (and for the liveness-only mutants) a search for "
-        "fair non-converging lassos of the client layer, each confirmed by the model's fair "
-        "schedule",
+        "fair non-converging lassos of the client layer (on a classic config: of the "
+        "classic coordinator's relation, default depth 6), each confirmed by the model's "
+        "fair schedule",
     )
     exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
     add_rules_option(exp)

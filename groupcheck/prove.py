@@ -825,6 +825,11 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
             "--engine bmc's classic relation has no metadata changes (AddPartitions); "
             "explore it instead"
         )
+    from invariants.z3.proof.classic_lasso import CONVERGENCE, LASSO_VARIANTS
+
+    if variant in LASSO_VARIANTS or (args.only and CONVERGENCE in args.only):
+        # Convergence: a lasso search over the classic relation (classic_lasso).
+        return _cmd_classic_lasso(args, chosen, variant)
     goals = list(GOALS)
     if args.only:
         unknown = [g for g in args.only if g not in goals]
@@ -923,6 +928,137 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
             print(f"  report: {doc['report']}")
             print(f"  reproduce: {doc['reproduce']}")
     if violated:
+        return exitcodes.VIOLATION
+    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
+    """``explore --engine bmc`` for Convergence on a classic configuration: the shortest
+    fair non-converging lasso of the classic coordinator's relation
+    (``invariants.z3.proof.classic_lasso``) up to ``--depth`` whose prefix lifts to a model
+    trace from which the model's fair schedule does not converge
+    (``groupcheck.explore.classic_lift.lift_lasso``); that trace is written as a run
+    directory like the BFS engine's Convergence counterexamples."""
+    from pathlib import Path
+
+    from groupcheck import exitcodes
+    from groupcheck.explore.classic_lift import lift_lasso
+    from groupcheck.progress import progress_for
+    from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES, render_path
+    from invariants.z3.proof.classic_lasso import CONVERGENCE, DEFAULT_DEPTH, search_lasso
+    from invariants.z3.proof.classic_transition import ClassicOptions
+    from model.status import ConfigError
+    from reports.artifacts import run_label, run_name
+    from reports.casestudy import describe_action
+    from reports.publish import check_target
+
+    config = chosen.config
+    if args.only and set(args.only) != {CONVERGENCE}:
+        raise ConfigError(
+            f"--only: --engine bmc searches {CONVERGENCE} alone here (a lasso of the classic "
+            "relation)"
+        )
+    depth = args.depth or DEFAULT_DEPTH
+    lift_states = args.max_states or DEFAULT_LIFT_STATES
+    out_dir = Path(args.out)
+    scenario = chosen.preset or config.name.split("+")[0]
+    run_dir = out_dir / run_name(run_label(scenario, chosen.change, "bmc", None))
+    check_target(run_dir)
+    progress = progress_for(args.quiet)
+    start = time.monotonic()
+    if progress is not None:
+        progress(f"bmc (classic): {CONVERGENCE} (fair non-converging lassos) up to depth {depth}")
+    out = search_lasso(
+        depth,
+        config,
+        ClassicOptions.of(config, variant),
+        confirmer=lift_lasso,
+        lift_states=lift_states,
+    )
+    row: dict[str, Any] = {
+        "property": CONVERGENCE,
+        "status": {"inconclusive": "unknown"}.get(out.status, out.status),
+        "depth": out.depth,
+        "seconds": round(out.seconds, 3),
+        "lassos_tried": out.tried,
+        "replayed": out.trace is not None,
+    }
+    if out.status == "ok":
+        row["checked"] = (
+            f"no fair non-converging lasso of at most {depth} steps of the classic relation"
+        )
+    if out.status == "inconclusive":
+        row["reason"] = (
+            f"{out.tried} lasso(s), none confirmed: no model trace through the prefix, or the "
+            "model's fair schedule converges from its end"
+        )
+    if out.lasso is not None:
+        row["loop"] = {"entry": out.lasso.loop, "steps": out.lasso.loop_steps()}
+        row["path"] = render_path(out.lasso.path)
+    written: dict[str, Any] = {
+        "run_dir": None,
+        "trace": None,
+        "report": None,
+        "reproduce": None,
+        "property": None,
+        "length": None,
+        "steps_taken": [],
+    }
+    if out.trace is not None and out.lasso is not None:
+        loop = row["loop"]
+        message = (
+            f"{CONVERGENCE}: from the end of this trace the model's fair schedule does not "
+            f"converge. The bmc lasso of {out.depth} steps loops from its state "
+            f"{loop['entry']} through {', '.join(loop['steps'])}."
+        )
+        written.update(
+            **_write_lifted(chosen, out.trace, CONVERGENCE, message, out_dir, run_dir),
+            property=CONVERGENCE,
+            length=len(out.trace.actions),
+            steps_taken=[describe_action(a) for a in out.trace.actions],
+        )
+        row["lift"] = {
+            "status": "lifted",
+            "length": len(out.trace.actions),
+            "property": CONVERGENCE,
+            "summary": f"the prefix lifted to a {len(out.trace.actions)}-step model trace "
+            "from whose end the model's fair schedule does not converge",
+        }
+    seconds = time.monotonic() - start
+    result = {"violation": "violation", "ok": "ok"}.get(out.status, "inconclusive")
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        from groupcheck.cli import printable
+
+        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
+        print(f"{head} (bmc over the classic coordinator, depth {depth}; {round(seconds, 3)} s)")
+        extra = f" ({row['reason']})" if row.get("reason") else ""
+        print(f"  {row['status']:9} {CONVERGENCE} (depth {row['depth']}){extra}")
+        if row.get("checked"):
+            print(f"  checked: {row['checked']}")
+        if "loop" in row:
+            loop = row["loop"]
+            confirmed = "confirmed" if out.trace is not None else "NOT confirmed"
+            print(
+                f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
+                f"{', '.join(loop['steps'])}; {confirmed} by the model's fair schedule"
+            )
+            for line in row["path"]:
+                print(f"  {printable(line)}")
+        if written["run_dir"] is not None:
+            print(
+                f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
+                f"trace): {written['length']} steps"
+            )
+            for i, step in enumerate(written["steps_taken"], 1):
+                print(f"    {i:3}. {printable(step)}")
+            print("    …then, with no more perturbations, a fair schedule never converges")
+            print(f"  written to {written['trace']}")
+            print(f"  report: {written['report']}")
+            print(f"  reproduce: {written['reproduce']}")
+    if result == "violation":
         return exitcodes.VIOLATION
     return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
 

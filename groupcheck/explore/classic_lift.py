@@ -4,7 +4,8 @@
 The classic counterpart of ``groupcheck.explore.lift`` at its ``exact`` level: the path's
 states are projections of classic groups (``classic_state.ClassicValue``) named with the
 configuration's own member ids, so a model state matches a path state when its projection
-equals it.
+equals it. :func:`lift_lasso` lifts the prefix of a Convergence lasso
+(``invariants.z3.proof.classic_lasso``) and runs the model's fair schedule from its end.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from groupcheck.explore.bfs import channel_normal_form
 from invariants.check import Checker
 from invariants.snapshot import project_key, snapshot_key
 from invariants.z3.proof.classic_bmc import Lifted, SymPath
+from invariants.z3.proof.classic_lasso import LassoLifted
 from invariants.z3.proof.classic_state import project
 from model import system
 from model.actions import Action
@@ -85,3 +87,86 @@ def lift(path: SymPath, config: Config, max_states: int) -> Lifted:
                 states[new_key] = new
                 queue.append(new_key)
     return None, [], len(parent), matched
+
+
+def lift_lasso(
+    path: SymPath, config: Config, max_states: int, *, bound: int | None = None
+) -> LassoLifted:
+    """A trace of the Python classic model whose group goes through the states of
+    ``path`` — the prefix of a lasso of ``invariants.z3.proof.classic_lasso``, up to the
+    loop's entry — as :func:`lift` matches them (no step of it violating a state or step
+    property), and from whose last state ``invariants.liveness``'s fair schedule
+    (``fair_schedule`` with ``bound``, by default ``DEFAULT_BOUND``) does not converge;
+    the first such trace of a breadth-first search of at most ``max_states`` nodes.
+    Returns the actions (None: none found), the nodes visited, how many model states
+    matching the entry were reached and how many of them converged, and — when the search
+    was exhausted — how many of the path's states after the initial one some trace
+    matched (None: the search was cut)."""
+    from invariants.liveness import DEFAULT_BOUND, FairMemo, fair_schedule
+
+    steps = DEFAULT_BOUND if bound is None else bound
+    memo = FairMemo()
+    checker = Checker()
+    normal = channel_normal_form(config)
+    targets = path.states
+    last = len(targets) - 1
+    init = system.initial(config)
+    if project(init) != targets[0]:  # type: ignore[arg-type]
+        return LassoLifted(None, 1, 0, 0, -1)
+    Key = tuple[Hashable, int]
+    start: Key = (normal(init), 0)
+    parent: dict[Key, tuple[Key, Action] | None] = {start: None}
+    states: dict[Key, Any] = {start: init}
+    queue: deque[Key] = deque([start])
+    matched = 0
+    entry = {"matching": 0, "converging": 0}
+
+    def trace(key: Key) -> list[Action]:
+        actions: list[Action] = []
+        link = parent[key]
+        while link is not None:
+            key, action = link
+            actions.append(action)
+            link = parent[key]
+        return actions[::-1]
+
+    def diverges(state: Any) -> bool:
+        entry["matching"] += 1
+        _, _, ok = fair_schedule(state, config, steps, memo=memo)
+        entry["converging"] += ok
+        return not ok
+
+    if last == 0 and diverges(init):
+        return LassoLifted([], 1, entry["matching"], entry["converging"], 0)
+    while queue:
+        if len(parent) >= max_states:
+            return LassoLifted(None, len(parent), entry["matching"], entry["converging"], None)
+        key = queue.popleft()
+        k = key[1]
+        state = states[key]
+        pre_snap = project_key(snapshot_key(state))
+        for action in system.enabled(state, config):
+            new = system.step(state, action, config)
+            now = project(new)  # type: ignore[arg-type]
+            js = [j for j in (k, k + 1) if j <= last and now == targets[j]]
+            if not js:
+                continue
+            snap = project_key(snapshot_key(new))
+            if checker.check_step(state, action, new, pre_snap, snap) or checker.check_state(
+                new, snap
+            ):
+                continue  # its first violation would not be Convergence
+            for j in js:
+                new_key: Key = (normal(new), j)
+                if new_key in parent:
+                    continue
+                matched = max(matched, j)
+                parent[new_key] = (key, action)
+                states[new_key] = new
+                if j == last and diverges(new):
+                    found = trace(new_key)
+                    return LassoLifted(
+                        found, len(parent), entry["matching"], entry["converging"], last
+                    )
+                queue.append(new_key)
+    return LassoLifted(None, len(parent), entry["matching"], entry["converging"], matched)

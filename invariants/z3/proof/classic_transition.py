@@ -87,6 +87,11 @@ VARIANTS = {
     "static-replaced-only-when-stable": "a JoinGroup of a known group.instance.id with an "
     "unknown member id outside STABLE joins as another member; the old member keeps the "
     "instance id (KAFKA-8500)",
+    "static-replace-without-rebalance": "a static member's JoinGroup with an unknown member id "
+    "in COMPLETING_REBALANCE is taken as in STABLE and the group stays COMPLETING_REBALANCE "
+    "(KAFKA-9801)",
+    "no-pending-sync-timer": "the pending-sync timer removes nobody: RebalanceTimeout in "
+    "COMPLETING_REBALANCE leaves the group as it is (KAFKA-12890)",
 }
 """The classic catalogue mutants (``groupcheck.mutants``) this encoding has a variant of."""
 
@@ -440,7 +445,10 @@ def join_static_member(g: GroupTerm, r: Join, variant: str | None) -> GroupTerm:
     unchanged stays as it is, another STABLE group or a COMPLETING_REBALANCE group
     rebalances with the new id's JoinGroup held, and a join phase takes it and may
     complete. The variant ``static-replaced-only-when-stable`` replaces only in STABLE;
-    in any other state the new id joins as another member (KAFKA-8500)."""
+    in any other state the new id joins as another member (KAFKA-8500). The variant
+    ``static-replace-without-rebalance`` takes a request in COMPLETING_REBALANCE as if the
+    group were STABLE — a known instance id swapped in without a rebalance — and leaves the
+    group COMPLETING_REBALANCE whatever that did (KAFKA-9801)."""
     g0 = _issue(g, r.new_id)
     new, old = r.new_id, r.holder
     added = add_member(g0, new, r)
@@ -465,6 +473,10 @@ def join_static_member(g: GroupTerm, r: Join, variant: str | None) -> GroupTerm:
         maybe_complete_join(joined, r.heir),
     )
     replaced = ite(g.status == STABLE, in_stable, elsewhere)
+    if variant == "static-replace-without-rebalance":
+        as_stable = join_static_member(replace(g, status=z3.IntVal(STABLE)), r, None)
+        kept = replace(as_stable, status=z3.IntVal(COMPLETING))
+        return ite(g.status == COMPLETING, kept, ite(held(g, r.instance), replaced, added))
     if variant == "static-replaced-only-when-stable":
         return ite(z3.And(held(g, r.instance), g.status == STABLE), replaced, added)
     return ite(held(g, r.instance), replaced, added)
@@ -744,10 +756,13 @@ def timer(pre: ClassicSym, post: ClassicSym, o: ClassicOptions, name: str) -> Fa
     and ``RebalanceTimeout`` (the join timer for a member that has not rejoined, the
     pending-sync timer, KAFKA-12890, for one the SyncGroup phase awaits:
     ``coordinator.awaits``): the member is removed (:func:`remove_member`). The timer may
-    fire for any such member (the clients are not kept)."""
+    fire for any such member (the clients are not kept). The variant
+    ``no-pending-sync-timer`` removes nobody by the pending-sync timer: RebalanceTimeout in
+    COMPLETING_REBALANCE leaves the group as it is (KAFKA-12890)."""
     p = _params(name, post.tag, member=MEMBER, heir=MEMBER)
     g = view(pre)
     x = p["member"]
+    t = remove_member(g, x, p["heir"])
     if name == "SessionTimeout":
         may = z3.Or(g.is_member(x), g.pending(x))
     else:
@@ -755,7 +770,9 @@ def timer(pre: ClassicSym, post: ClassicSym, o: ClassicOptions, name: str) -> Fa
             g.is_member(x),
             z3.If(g.status == PREPARING, z3.Not(g.awaiting_join(x)), g.pending_sync(x)),
         )
-    return _family(name, post, remove_member(g, x, p["heir"]), p, may)
+        if o.variant == "no-pending-sync-timer":
+            t = ite(g.status == COMPLETING, g, t)
+    return _family(name, post, t, p, may)
 
 
 def _deleted(g: GroupTerm) -> GroupTerm:

@@ -217,10 +217,6 @@ _CLASSIC = (
     "the classic protocol's clients or leader assignor: the classic relation "
     "(classic_transition) has the coordinator only"
 )
-_CLASSIC_LIVENESS = (
-    "the classic protocol's coordinator, but only Convergence kills it: the classic "
-    "relation (classic_transition) has no lassos"
-)
 _MIXED_ASSIGNMENTS = (
     "a mixed group, but the property that kills it reads assignments, subscriptions or "
     "partitions, which the mixed relation (mixed_transition) does not keep"
@@ -234,8 +230,6 @@ OUTSIDE: dict[str, str] = {
     "sticky-without-generation": _CLASSIC,
     "lost-partitions-kept": _CLASSIC,
     "assign-without-withholding": _CLASSIC,
-    "static-replace-without-rebalance": _CLASSIC_LIVENESS,
-    "no-pending-sync-timer": _CLASSIC_LIVENESS,
     "highest-generation-claims-only": _CLASSIC,
     "late-sync-resets-generation": _CLASSIC,
     "validate-stale-claims": _CLASSIC,

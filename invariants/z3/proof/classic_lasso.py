@@ -1,0 +1,359 @@
+"""Bounded model checking of Convergence over the classic coordinator's relation: a search
+for fair non-converging lassos.
+
+The classic counterpart of ``invariants.z3.proof.bmc_lasso``. A lasso (Biere, Cimatti,
+Clarke, Zhu, "Symbolic model checking without BDDs", TACAS 1999) is a path ``s0 … sk`` of
+``classic_transition`` from the configuration's initial state (as ``classic_bmc``
+unrolls it, with the same domains and requests) whose last state is an earlier one,
+``sk = sj`` (``j < k``), so that the loop ``sj … sk`` can run for ever, where
+
+* every step of the loop is one of :data:`LOOP_FAMILIES`: a JoinGroup, SyncGroup or
+  OffsetCommit delivered, a coordinator timer, or ``Unchanged`` (the clients' steps the
+  relation abstracts: sends, responses, heartbeats). Left out are the perturbations
+  (``ExpireOffsets``, ``DeleteGroup``) and the LeaveGroup, which a classic client sends
+  only when a perturbation makes it leave (``client.leave``: ``Leave``, ``Bounce``);
+* no state of the loop is :func:`settled`: the coordinator's side of
+  ``invariants.liveness.classic_converged`` — the group STABLE or EMPTY, and no member
+  whose client still waits for an answer (its JoinGroup or SyncGroup held, or a KIP-394
+  pending member). The clients' side (each client STABLE at the group's generation,
+  consuming its member's assignment) and ``_classic_covered`` (it reads the leader's
+  assignment, a free parameter of the relation) are left to the Python confirmation;
+* the loop is weakly fair to the coordinator's timers (:data:`FAIRNESS`): a member the
+  phase in progress waits for (``coordinator.awaits``) in every state of the loop has
+  its join or pending-sync timer (``RebalanceTimeout``) taken in it, and a KIP-394
+  pending member in every state of the loop its session timer (``SessionTimeout``). In
+  the model these timers fire only for a client gone or hung (``system.timeouts``); a
+  client that runs sends its JoinGroup or SyncGroup instead, which ends the wait. The
+  timers of a member nobody waits for are not demanded (its client may run and heartbeat
+  for ever), nor are the clients' steps, which the relation does not keep.
+
+So a loop may leave out what a running client would do; that is what the Python
+confirmation judges. :func:`search_lasso` asks, for ``k = 1, 2, …, depth``, whether the
+unrolling of ``k`` steps has such a lasso (one query per ``k``, the loop's entry ``j``
+chosen by the solver), so the first one found is a shortest; each is confirmed by the
+``confirmer`` (``groupcheck.explore.classic_lift.lift_lasso``): a breadth-first search of
+the Python classic model for a trace through the lasso's prefix ``s0 … sj`` (client steps
+free, as ``classic_bmc`` lifts a path) from whose last state ``invariants.liveness``'s
+fair schedule does not converge. The loop itself is not replayed (its client steps are
+``Unchanged``): the model's fair schedule from the entry is the judge. A lasso not
+confirmed is blocked — no other lasso through the same prefix, nor, where no model trace
+goes through the prefix's first states, through those — and the search goes on (at most
+``attempts``). The verdict: ``violation`` with a confirmed trace; ``ok`` when
+the relation has no fair non-converging lasso of at most ``depth`` steps (under the
+fairness above; nothing is said of longer loops); ``inconclusive`` otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+import z3
+
+from invariants.z3.proof.classic_agreement import possible_families
+from invariants.z3.proof.classic_bmc import (
+    DEFAULT_LIFT_STATES,
+    UNROLLED,
+    Domains,
+    SymPath,
+    Unrolling,
+    _requests,
+    universe_of,
+)
+from invariants.z3.proof.classic_state import (
+    EMPTY,
+    PREPARING,
+    STABLE,
+    ClassicSym,
+    ClassicValue,
+    pin,
+)
+from invariants.z3.proof.classic_transition import (
+    ClassicOptions,
+    equals,
+    every_member,
+    families,
+    grounded,
+    view,
+)
+from invariants.z3.proof.state import MEMBER
+from model.actions import Action
+from model.config import Config
+from model.path import Path
+
+BoolRef = Any
+
+CONVERGENCE = "Convergence"
+
+LASSO_VARIANTS = {
+    "static-replace-without-rebalance": "a static member that restarts while the group is "
+    "in COMPLETING_REBALANCE is swapped in without a rebalance: its JoinGroup stays held "
+    "and the group settles around it, the client waiting for ever",
+    "no-pending-sync-timer": "a member hung before its SyncGroup is never removed: the "
+    "group stays in COMPLETING_REBALANCE, its pending-sync timer firing to no effect",
+}
+"""The classic catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
+
+LASSO_UNROLLED = (*UNROLLED, "Unchanged")
+"""The families unrolled: those of ``classic_bmc`` and the clients' steps, each where the
+configuration can take it (``classic_agreement.possible_families``)."""
+
+LOOP_FAMILIES = (
+    "DeliverMessage.join_group",
+    "DeliverMessage.sync_group",
+    "DeliverMessage.offset_commit",
+    "SessionTimeout",
+    "RebalanceTimeout",
+    "Unchanged",
+)
+"""The families a loop may take (module docstring)."""
+
+DEFAULT_DEPTH = 6
+"""``explore --engine bmc``'s depth for a classic Convergence search without ``--depth``
+(the longer of the two mutants' shortest lassos)."""
+DEFAULT_ATTEMPTS = 400
+"""Lassos tried (confirmed, or blocked) before the search gives up."""
+
+
+def settled(s: ClassicSym) -> BoolRef:
+    """The coordinator's side of ``invariants.liveness.classic_converged``: the group
+    STABLE or EMPTY, no member's JoinGroup or SyncGroup held and no KIP-394 pending member
+    (each has a client waiting for an answer)."""
+    return z3.And(
+        z3.Or(s.status == STABLE, s.status == EMPTY),
+        every_member(
+            lambda m: z3.And(
+                z3.Not(z3.And(s.is_member(m), z3.Or(s.awaiting_join(m), s.awaiting_sync(m)))),
+                z3.Not(s.pending(m)),
+            )
+        ),
+    )
+
+
+def awaited(s: ClassicSym, x: Any) -> BoolRef:
+    """``coordinator.awaits``: the join phase waits for member ``x`` to rejoin, or the
+    SyncGroup phase for its SyncGroup (where ``RebalanceTimeout`` may fire)."""
+    return z3.And(
+        s.is_member(x),
+        z3.If(s.status == PREPARING, z3.Not(s.awaiting_join(x)), s.pending_sync(x)),
+    )
+
+
+FAIRNESS: dict[str, Callable[[ClassicSym, Any], BoolRef]] = {
+    "RebalanceTimeout": awaited,
+    "SessionTimeout": lambda s, x: s.pending(x),
+}
+"""The timers weak fairness demands, each with when it must fire for member ``x``."""
+
+
+@dataclass(frozen=True)
+class ClassicLasso:
+    """A lasso: the path ``s0 … sk`` and the index ``loop`` of the state its last equals."""
+
+    path: SymPath
+    loop: int
+
+    @property
+    def prefix(self) -> SymPath:
+        """The path up to the loop's entry ``sj``."""
+        j = self.loop
+        return replace(self.path, states=self.path.states[: j + 1], steps=self.path.steps[:j])
+
+    def loop_steps(self) -> list[str]:
+        """The loop's steps, each as ``family(member)`` (``family`` without one)."""
+        out = []
+        for fam, params in self.path.steps[self.loop :]:
+            who = params.get("member")
+            out.append(f"{fam}({who})" if who else fam)
+        return out
+
+
+class LassoLifted(NamedTuple):
+    """A lasso's confirmation (``groupcheck.explore.classic_lift.lift_lasso``): the model
+    trace to the loop's entry (None: none found), the nodes visited, the model states
+    matching the entry reached and how many of them converged, and — the search
+    exhausted — how many of the prefix's states after the initial one a trace matched
+    (None: the search was cut by its bound)."""
+
+    actions: list[Action] | None
+    visited: int
+    matching: int
+    converging: int
+    matched: int | None
+
+
+Confirmer = Callable[[SymPath, Config, int], LassoLifted]
+
+
+@dataclass
+class LassoOutcome:
+    """The search: ``violation`` (a confirmed lasso), ``ok`` (no lasso up to ``depth``)
+    or ``inconclusive`` (lassos, none confirmed); the depth of the lasso reported, the
+    lassos tried and each confirmation's record."""
+
+    status: str
+    depth: int
+    seconds: float
+    lasso: ClassicLasso | None = None
+    trace: Path | None = None
+    tried: int = 0
+    lifts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class LassoUnrolling(Unrolling):
+    """``classic_bmc.Unrolling`` with the clients' steps (``Unchanged``) unrolled too, and
+    only the families the configuration can take (``LASSO_UNROLLED``)."""
+
+    def __init__(self, config: Config, options: ClassicOptions, domains: Domains) -> None:
+        super().__init__(config, options, domains)
+        self.selected: list[dict[str, list[tuple[Any, Any]]]] = []
+
+    def extend(self) -> None:
+        k = len(self.states)
+        pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
+        self.states.append(post)
+        chosen = []
+        names = [n for n in LASSO_UNROLLED if n in possible_families(self.config)]
+        with grounded(self.members, self.partitions):
+            fams = families(pre, post, self.options, names)
+        by_name: dict[str, list[tuple[Any, Any]]] = {}
+        for fam in fams:
+            sel = z3.Bool(f"step{k}.{fam.name}")
+            parts = [fam.formula, *_requests(fam, pre, self.domains)]
+            parts += [
+                self.within(x) for x in fam.params.values() if z3.is_const(x) and x.sort() == MEMBER
+            ]
+            self.solver.add(z3.Implies(sel, z3.And(*parts)))
+            chosen.append((sel, fam))
+            by_name.setdefault(fam.name, []).append((sel, fam.params.get("member")))
+        self.solver.add(self.within(post.leader))
+        self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
+        self.choices.append(chosen)
+        self.selected.append(by_name)
+
+    def taken(self, i: int, name: str, x: Any) -> BoolRef:
+        """Step ``i`` is of family ``name`` for member ``x``."""
+        return z3.Or(
+            *[z3.And(sel, who == x) for sel, who in self.selected[i].get(name, [])],
+            z3.BoolVal(False),
+        )
+
+    def in_loop_family(self, i: int) -> BoolRef:
+        """Step ``i`` is of one of ``LOOP_FAMILIES``."""
+        sels = self.selected[i]
+        return z3.Or(*[sel for n in LOOP_FAMILIES for sel, _ in sels.get(n, [])], z3.BoolVal(False))
+
+
+def lasso_at(run: LassoUnrolling, k: int) -> tuple[BoolRef, list[Any]]:
+    """The formula "the unrolling's first ``k`` steps are a fair non-converging lasso"
+    and its loop-entry literals (``entry[j]``: the loop starts at ``sj``)."""
+    entry = [z3.Bool(f"lasso{k}.entry{j}") for j in range(k)]
+    inside = [z3.Or(*entry[: i + 1]) for i in range(k)]
+    s = run.states
+    out: list[BoolRef] = [z3.Or(*entry)]
+    with grounded(run.members, run.partitions):
+        for j in range(k):
+            out.append(z3.Implies(entry[j], equals(s[k], view(s[j]))))
+        for i in range(k):
+            out.append(z3.Implies(inside[i], z3.And(z3.Not(settled(s[i])), run.in_loop_family(i))))
+            # A step of the prefix changes the group: without it the lasso is shorter.
+            out.append(z3.Or(inside[i], z3.Not(equals(s[i + 1], view(s[i])))))
+        for x in run.members:
+            for name, enabled in FAIRNESS.items():
+                taken = z3.Or(*[z3.And(inside[i], run.taken(i, name, x)) for i in range(k)])
+                off = z3.Or(*[z3.And(inside[i], z3.Not(enabled(s[i], x))) for i in range(k)])
+                out.append(z3.Or(taken, off))
+    return z3.And(*out), entry
+
+
+def _blocked(run: LassoUnrolling, entry: list[Any], block: Block) -> BoolRef:
+    """No lasso whose path starts with the states ``block.states`` (``s0 … sn``) and whose
+    loop starts at ``sn`` (``block.exact``) or at any state after it."""
+    n = len(block.states) - 1
+    if n >= len(entry):
+        return z3.BoolVal(True)
+    u = run.domains.universe
+    same = [
+        z3.And(*pin(s, v, u)) for s, v in zip(run.states[1 : n + 1], block.states[1:], strict=True)
+    ]
+    where = entry[n] if block.exact else z3.Or(*entry[n:])
+    return z3.Implies(where, z3.Not(z3.And(*same)))
+
+
+@dataclass(frozen=True)
+class Block:
+    """Lassos not to ask for again: those through ``states`` whose loop starts at its last
+    (``exact``) or later."""
+
+    states: tuple[ClassicValue, ...]
+    exact: bool
+
+
+def _block_of(lasso: ClassicLasso, lifted: LassoLifted) -> Block:
+    """What an unconfirmed lasso rules out: an exhausted search that matched only the
+    first ``m`` states of the prefix after the initial one rules out every lasso through
+    its first ``m + 1`` with a loop from there on (no model trace goes through them); any
+    other, the lassos with the same prefix (the confirmation reads nothing else)."""
+    states = lasso.prefix.states
+    m = lifted.matched
+    if m is not None and 0 <= m < len(states) - 1:
+        return Block(states[: m + 2], exact=False)
+    return Block(states, exact=True)
+
+
+def search_lasso(
+    depth: int,
+    config: Config,
+    options: ClassicOptions,
+    *,
+    confirmer: Confirmer,
+    attempts: int = DEFAULT_ATTEMPTS,
+    lift_states: int = DEFAULT_LIFT_STATES,
+) -> LassoOutcome:
+    """The shortest fair non-converging lasso of the classic relation (in steps, up to
+    ``depth``) that the ``confirmer`` confirms (module docstring)."""
+    start = time.process_time()
+    run = LassoUnrolling(config, options, universe_of(config))
+    out = LassoOutcome("ok", depth, 0.0)
+    blocks: list[Block] = []
+    for k in range(1, depth + 1):
+        run.extend()
+        formula, entry = lasso_at(run, k)
+        asked = z3.Bool(f"lasso@{k}")
+        run.solver.add(z3.Implies(asked, formula))
+        for block in blocks:
+            run.solver.add(z3.Implies(asked, _blocked(run, entry, block)))
+        while out.tried < attempts and run.solver.check(asked) == z3.sat:
+            model = run.solver.model()
+            j = next(
+                j for j, e in enumerate(entry) if z3.is_true(model.eval(e, model_completion=True))
+            )
+            lasso = ClassicLasso(run.path(model, CONVERGENCE), j)
+            out.tried += 1
+            lifted = confirmer(lasso.prefix, config, lift_states)
+            out.lifts.append(
+                {
+                    "depth": k,
+                    "entry": j,
+                    "states": lifted.visited,
+                    "exhausted": lifted.matched is not None,
+                    "matching": lifted.matching,
+                    "converging": lifted.converging,
+                    "found": lifted.actions is not None,
+                }
+            )
+            if lifted.actions is not None:
+                out.status, out.depth, out.lasso = "violation", k, lasso
+                out.trace = Path(config, tuple(lifted.actions))
+                out.seconds = time.process_time() - start
+                return out
+            if out.lasso is None:
+                out.status, out.depth, out.lasso = "inconclusive", k, lasso
+            blocks.append(_block_of(lasso, lifted))
+            run.solver.add(z3.Implies(asked, _blocked(run, entry, blocks[-1])))
+        if out.tried >= attempts:
+            break
+    out.seconds = time.process_time() - start
+    return out

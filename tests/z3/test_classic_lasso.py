@@ -1,0 +1,168 @@
+"""Convergence by bounded model checking over the classic coordinator's relation
+(invariants/z3/proof/classic_lasso.py): the two classic liveness-only variants agree with
+their mutated rules step by step; ``no-pending-sync-timer`` is found as a shortest fair
+non-converging lasso whose prefix lifts to a model trace from which the model's fair
+schedule does not converge, and the reference rules have no lasso at that depth; the
+confirmation of a ``static-replace-without-rebalance`` lasso holds under the mutated rules
+and fails under the reference ones. Bounded by depth and states, never by seconds (the
+search on MUTC_STATIC, five member ids, costs over ten CPU seconds: docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.explore.classic_lift import lift_lasso
+from groupcheck.explore.minimise import first_violations
+from groupcheck.mutants import MUTANTS
+from invariants.z3.proof.classic_agreement import check_step
+from invariants.z3.proof.classic_bmc import SymPath
+from invariants.z3.proof.classic_lasso import (
+    CONVERGENCE,
+    LASSO_VARIANTS,
+    LassoLifted,
+    search_lasso,
+)
+from invariants.z3.proof.classic_state import project
+from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions, family_of
+from invariants.z3.proof.transition import OUTSIDE
+from model import system
+from model.actions import Action
+from model.config import Config
+from model.path import Path
+
+BFS_PATHS = {
+    "static-replace-without-rebalance": "0000001",
+    "no-pending-sync-timer": "000000000000002",
+}
+"""Per variant: the BFS engine's Convergence counterexample on the mutant's scenario (the
+path code ``groupcheck replay --path`` reads)."""
+
+STALL_DEPTH = 6
+"""The shortest lasso of ``no-pending-sync-timer``: five steps to the SyncGroup phase
+with the leader's SyncGroup missing (its OffsetCommit, sent before its JoinGroup, included),
+then its pending-sync timer firing to no effect."""
+
+
+def _run(name: str) -> tuple[Config, list[Action]]:
+    """The mutant's BFS counterexample, then 20 steps of the model's fair schedule."""
+    from invariants.liveness import fair_schedule
+
+    config = MUTANTS[name].mutated_config()
+    actions = list(Path.decode(config, BFS_PATHS[name]).actions)
+    state = system.initial(config)
+    for a in actions:
+        state = system.step(state, a, config)
+    more, _, ok = fair_schedule(state, config, 20)
+    assert not ok
+    return config, actions + more
+
+
+def test_the_lasso_variants_are_classic_variants_no_longer_outside() -> None:
+    assert set(LASSO_VARIANTS) == set(BFS_PATHS)
+    assert set(LASSO_VARIANTS) <= set(VARIANTS)
+    assert not set(LASSO_VARIANTS) & set(OUTSIDE)
+
+
+@pytest.mark.parametrize("name", sorted(BFS_PATHS))
+def test_the_variant_takes_the_mutated_steps_the_reference_refuses(name: str) -> None:
+    """Along the BFS counterexample and the fair schedule after it, every JoinGroup and
+    join or pending-sync timer of the mutated rules (each group step once) is the
+    variant's only successor; the reference relation refuses
+    at least one of them (the mutated rule's)."""
+    config, actions = _run(name)
+    variant = ClassicOptions.of(config, name)
+    reference = ClassicOptions.of(config)
+    state = system.initial(config)
+    refused = 0
+    seen: list[tuple[str | None, object, object]] = []
+    for action in actions:
+        after = system.step(state, action, config)
+        step = (family_of(action), project(state), project(after))  # type: ignore[arg-type]
+        if step[0] in ("DeliverMessage.join_group", "RebalanceTimeout") and step not in seen:
+            seen.append(step)
+            got = check_step(state, action, after, config, options=variant)
+            assert (got.allowed, got.unique) == ("yes", "yes"), (action, got)
+            refused += check_step(state, action, after, config, options=reference).allowed == "no"
+        state = after
+    assert refused >= 1
+
+
+def test_the_stall_lasso_is_found_and_confirmed_by_the_cli(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    name = "no-pending-sync-timer"
+    args = ["explore", "--engine", "bmc", "--mutant", name, "--json", "--quiet"]
+    assert main([*args, "--out", str(tmp_path)]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["result"], doc["depth"], doc["property"]) == ("violation", 6, CONVERGENCE)
+    (row,) = doc["properties"]
+    assert (row["status"], row["depth"], row["replayed"]) == ("violation", STALL_DEPTH, True)
+    assert row["loop"]["steps"]
+    assert all(s.startswith("RebalanceTimeout(") for s in row["loop"]["steps"])
+    assert pathlib.Path(doc["trace"]).is_file()
+    assert f"--mutant {name}" in doc["reproduce"]
+    # Convergence alone: another property is refused in one line (exit 2).
+    assert main([*args, "--out", str(tmp_path), "--only", "NoLiveOffsetExpires"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "Convergence alone" in err
+
+
+def test_the_reference_rules_have_no_stall_lasso_at_that_depth() -> None:
+    config = MUTANTS["no-pending-sync-timer"].config
+    out = search_lasso(STALL_DEPTH, config, ClassicOptions.of(config), confirmer=lift_lasso)
+    assert (out.status, out.tried) == ("ok", 0), out
+
+
+def test_a_static_lasso_prefix_is_confirmed_under_the_mutant_only() -> None:
+    """The group states of the BFS counterexample of ``static-replace-without-rebalance``
+    (consecutive repeats dropped) as a lasso's prefix: the mutated rules lift it to a trace
+    from which the fair schedule does not converge, and that trace replays to a Convergence
+    failure; the reference rules reach no model state matching its end (their
+    JoinGroup rebalances)."""
+    name = "static-replace-without-rebalance"
+    config, actions = _run(name)
+    state = system.initial(config)
+    states = [project(state)]  # type: ignore[arg-type]
+    for action in actions:
+        state = system.step(state, action, config)
+        now = project(state)  # type: ignore[arg-type]
+        if now != states[-1]:
+            states.append(now)
+    prefix = SymPath(CONVERGENCE, tuple(states), ())
+    lifted = lift_lasso(prefix, config, 20_000)
+    assert lifted.actions is not None
+    found = first_violations(config, lifted.actions, check_convergence=True)
+    assert found is not None
+    assert found[1] == len(lifted.actions)
+    assert [v.property for v in found[0]] == [CONVERGENCE]
+    reference = MUTANTS[name].config
+    refused = lift_lasso(prefix, reference, 20_000)
+    assert refused.actions is None
+    assert refused.matched is not None
+    assert refused.matched < len(states) - 1
+
+
+def test_an_unconfirmed_lasso_is_inconclusive_never_a_violation() -> None:
+    """A confirmer that confirms nothing: the lassos found are blocked one by one, each
+    new one differs, and the verdict is inconclusive with no trace."""
+    name = "no-pending-sync-timer"
+    config = MUTANTS[name].mutated_config()
+    seen: list[SymPath] = []
+
+    def refuse(prefix: SymPath, config: Config, max_states: int) -> LassoLifted:
+        seen.append(prefix)
+        return LassoLifted(None, 1, 0, 0, None)
+
+    out = search_lasso(
+        STALL_DEPTH, config, ClassicOptions.of(config, name), confirmer=refuse, attempts=3
+    )
+    assert (out.status, out.tried, out.trace) == ("inconclusive", 3, None)
+    assert out.lasso is not None
+    assert len(seen) == 3
+    assert all(a.states != b.states for i, a in enumerate(seen) for b in seen[:i])
