@@ -799,11 +799,6 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
             f"--engine bmc has no classic symbolic variant of mutant {variant!r}; known: "
             f"{', '.join(VARIANTS)}"
         )
-    if config.max_perturbations > 0 and config.allows("AddPartitions"):
-        raise ConfigError(
-            "--engine bmc's classic relation has no metadata changes (AddPartitions); "
-            "explore it instead"
-        )
     goals = list(GOALS)
     if args.only:
         unknown = [g for g in args.only if g not in goals]

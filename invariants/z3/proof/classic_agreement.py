@@ -39,11 +39,12 @@ from invariants.z3.proof.classic_transition import (
     family_of,
     grounded,
 )
-from invariants.z3.proof.state import MEMBER, Universe
+from invariants.z3.proof.state import MEMBER, PARTITION, Universe
 from invariants.z3.proof.transition import Family
 from model import system
 from model.actions import (
     Action,
+    AddPartitions,
     DeliverMessage,
     ExpireOffsets,
     RebalanceTimeout,
@@ -109,6 +110,11 @@ def parameters(
     if isinstance(action, ExpireOffsets):
         topic_id = pre.topics[action.topic].topic_id
         return [p["topic"](q) == (tp[0] == topic_id) for tp, q in pc.items()]
+    if isinstance(action, AddPartitions):
+        meta = pre.topics[action.topic]
+        added = (meta.topic_id, meta.partitions)
+        out = [p["topic"](q) == (tp[0] == meta.topic_id) for tp, q in pc.items()]
+        return [*out, p["added"] == pc[added]] if added in pc else out
     body = _body(action)
     if body is None or not p:
         return out
@@ -179,10 +185,11 @@ def check_step(
     members = tuple(u.member_consts.values())
     with grounded(members, u.partition_consts.values()):
         (fam,) = families(spre, spost, opts, (name,))
+    parts = tuple(u.partition_consts.values())
     within = [
-        z3.Or(*[x == c for c in members])
+        z3.Or(*[x == c for c in (members if x.sort() == MEMBER else parts)])
         for x in (spre.leader, spost.leader, *fam.params.values())
-        if z3.is_const(x) and x.sort() == MEMBER
+        if z3.is_const(x) and x.sort() in (MEMBER, PARTITION)
     ]
     base = [*distinct(u), *within, *pin(spre, before, u)]
     pins_post = pin(spost, after, u)
@@ -211,7 +218,8 @@ def possible_families(config: Config) -> tuple[str, ...]:
     with ``auto_commit`` and before they revoke);
     a LeaveGroup after ``Leave`` or ``Bounce``; the timers once a process can be gone or a
     request lost (the join and pending-sync timers also for a hanging application,
-    ``StallAssignment``); ``ExpireOffsets`` and ``DeleteGroup`` as allowed."""
+    ``StallAssignment``); ``MetadataChange`` (``AddPartitions``), ``ExpireOffsets`` and
+    ``DeleteGroup`` as allowed."""
 
     def perturb(name: str) -> bool:
         return config.max_perturbations > 0 and config.allows(name)
@@ -231,6 +239,7 @@ def possible_families(config: Config) -> tuple[str, ...]:
         "DeliverMessage.offset_commit": True,
         "SessionTimeout": gone,
         "RebalanceTimeout": gone or perturb("StallAssignment"),
+        "MetadataChange": perturb("AddPartitions"),
         "ExpireOffsets": perturb("ExpireOffsets"),
         "DeleteGroup": perturb("DeleteGroup"),
         "Unchanged": True,
