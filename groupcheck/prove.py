@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
         help="prove against the symbolic variant of this catalogue mutant (expected to fail: "
         "the counterexample to induction shows the broken rule); with --agreement: walk the "
         "mutant's rules (on its scenario, or the --preset/--config given) and check each step "
-        "against this variant",
+        "against this variant (a classic mutant's against the classic coordinator's relation)",
     )
     p.add_argument(
         "--clients",
@@ -87,20 +87,22 @@ def register(sub: Any) -> None:
     group.add_argument(
         "--all-presets",
         action="store_true",
-        help="--agreement: every preset in the relation's scope (the others are listed as "
-        "skipped, with the reason)",
+        help="--agreement: every preset in the relations' scope, the classic ones included "
+        "(the others are listed as skipped, with the reason)",
     )
     group.add_argument(
         "--all-variants",
         action="store_true",
-        help="--agreement: every mutant the relation has a variant of, on its scenario, "
-        "against that variant",
+        help="--agreement: every mutant the consumer or the classic relation has a variant "
+        "of, on its scenario, against that variant",
     )
     agree = p.add_argument_group(
         "agreement",
         "--agreement cross-checks the relation against the Python model instead of proving: "
         "every step of seeded walks of the config must be allowed by its action family, and "
-        "be its only successor where the family is deterministic given the step. Exit 0 "
+        "be its only successor where the family is deterministic given the step (a classic "
+        "config's against the classic coordinator's relation, "
+        "invariants/z3/proof/classic_transition.py). Exit 0 "
         "when every step agreed and every family the config can take was checked; 1 on a "
         "disagreement (the step is printed); 3 when a family was not reached or Z3 "
         "answered unknown; 2 on bad input.",
