@@ -171,7 +171,8 @@ def _options(args: argparse.Namespace) -> Any:
     if args.variant is not None and args.variant in CLASSIC_VARIANTS:
         raise ConfigError(
             f"--variant {args.variant!r} is a variant of the classic coordinator's relation, "
-            f"which prove does not read (explore --engine bmc --mutant {args.variant} checks it)"
+            f"which prove does not read (explore --engine bmc --mutant {args.variant} checks it; "
+            f"prove --agreement --variant {args.variant} checks it against the model)"
         )
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
