@@ -772,9 +772,10 @@ def timer(pre: ClassicSym, post: ClassicSym, o: ClassicOptions, name: str) -> Fa
 def metadata_change(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
     """``MetadataChange``: a partition is added to a topic (``AddPartitions``;
     ``system._add_partitions``). The classic coordinator does not react to it:
-    ``GroupMetadataManager.onNewMetadataImage`` asks only the consumer groups subscribed to
-    a changed topic for a metadata refresh, and a classic group learns of it when its
-    leader rejoins (``ConsumerCoordinator.rejoinNeededOrPending``,
+    ``GroupMetadataManager.onNewMetadataImage`` asks the groups subscribed to a changed
+    topic for a metadata refresh (``requestMetadataRefresh``, which the groups of the new
+    protocols have and a ``ClassicGroup`` has not), and a classic group learns of it when
+    its leader rejoins (``ConsumerCoordinator.rejoinNeededOrPending``,
     ``model.classic.client.metadata_changed``). What changes is what the abstraction reads
     off the image: the new partition ``added`` of ``topic`` exists, so every member whose
     subscription names the topic — one subscribed to another of its partitions (a topic
