@@ -2,11 +2,16 @@
 steps of seeded walks (``invariants.z3.proof.crosscheck``), for one config or every preset
 in the relation's scope (docs/invariants.md, "The relation against the model").
 
+A classic config is checked against the classic coordinator's relation
+(``invariants.z3.proof.classic_agreement.walk_check``: the same walks, side steps, search
+and verdict rules, the same output), a KIP-848 one against the consumer protocol's.
+
 With ``--variant M`` the walks run the catalogue mutant M's rules (on M's scenario, or on
 the ``--preset``/``--config`` given) and each step is checked against the relation's
-variant of M (``Options.variant``); ``--all-variants`` does that for every variant. The
-verdict is ``ok`` only if a step the mutated rules decided was checked that the reference
-relation refuses (``cross_check``'s ``reference``). The client layer's variants
+variant of M (``Options.variant``, or ``ClassicOptions.variant`` for a classic mutant);
+``--all-variants`` does that for every variant of both relations. The verdict is ``ok``
+only if a step the mutated rules decided was checked that the reference relation refuses
+(``cross_check``'s ``reference``). The client layer's variants
 (``bmc_clients.CLIENT_VARIANTS``) are not in the relation (BMC replays them through the
 Python clients): refused, or skipped by ``--all-variants``.
 
@@ -34,6 +39,8 @@ DEFAULT_SEEK = 300_000
 def cmd_agreement(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
+    from invariants.z3.proof.classic_agreement import walk_check
+    from invariants.z3.proof.classic_transition import ClassicOptions
     from invariants.z3.proof.crosscheck import cross_check
     from invariants.z3.proof.transition import Options
     from model.status import ConfigError
@@ -61,18 +68,21 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     for config, variant, reference in configs:
         if progress is not None:
             progress(f"agreement: {config.name} ({walks} walks x {length} steps, seed {seed})")
-        outcome = cross_check(
-            config,
-            walks=walks,
-            length=length,
-            seed=seed,
-            bfs_states=bfs,
-            seek_states=seek,
-            timeout_ms=int(args.timeout * 1000),
-            options=Options.of(config, variant),
-            progress=progress,
-            reference=reference,
-        )
+        budget: dict[str, Any] = {
+            "walks": walks,
+            "length": length,
+            "seed": seed,
+            "bfs_states": bfs,
+            "seek_states": seek,
+            "timeout_ms": int(args.timeout * 1000),
+            "progress": progress,
+            "reference": reference,
+        }
+        outcome: Any
+        if config.protocol == "classic":
+            outcome = walk_check(config, options=ClassicOptions.of(config, variant), **budget)
+        else:
+            outcome = cross_check(config, options=Options.of(config, variant), **budget)
         rows.append(_row(config.name, outcome, variant))
     results = [r["result"] for r in rows]
     result = "ok"
@@ -105,9 +115,27 @@ and, with a variant, the config with the reference rules (``cross_check``'s
 ``reference``)."""
 
 
+def outside(config: Any) -> str | None:
+    """Why ``--agreement`` cannot check ``config`` (None: it can): a classic config is in
+    the classic relation's scope (every classic action has a family:
+    ``classic_transition.family_of``); any other is in the consumer relation's scope as
+    ``prove.outside_scope`` (with the KIP-1251 assignment epochs) says."""
+    from groupcheck.prove import outside_scope
+
+    if config.protocol == "classic":
+        return None
+    reason = outside_scope(config, epochs=True)
+    if reason is not None and config.protocol != "consumer":
+        return (
+            "--agreement covers the KIP-848 consumer protocol and the classic coordinator; "
+            f"this config is {config.protocol}"
+        )
+    return reason
+
+
 def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]]]:
     """The configs to check and the presets or variants skipped, with the reason."""
-    from groupcheck.prove import _config, outside_scope
+    from groupcheck.prove import _config
     from model.presets import PRESETS
     from model.status import ConfigError
 
@@ -115,13 +143,14 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
     skipped: list[dict[str, str]] = []
     if args.all_variants:
         from groupcheck.mutants import MUTANTS
+        from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
         from invariants.z3.proof.transition import VARIANTS
 
         if args.variant is not None:
             raise ConfigError("--all-variants checks every variant; --variant names one")
-        for name in VARIANTS:
+        for name in (*VARIANTS, *CLASSIC_VARIANTS):
             config = MUTANTS[name].mutated_config()
-            reason = _client_rule(name) or outside_scope(config, epochs=True)
+            reason = _client_rule(name) or outside(config)
             if reason is None:
                 configs.append((config, name, MUTANTS[name].config))
             else:
@@ -134,7 +163,7 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
                 "mutant's scenario (or on --preset/--config)"
             )
         for name, config in PRESETS.items():
-            reason = outside_scope(config, epochs=True)
+            reason = outside(config)
             if reason is None:
                 configs.append((config, None, None))
             else:
@@ -148,7 +177,7 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
             "--agreement needs --preset NAME, --config FILE, --variant MUTANT, "
             "--all-presets or --all-variants"
         )
-    reason = outside_scope(config, epochs=True)
+    reason = outside(config)
     if reason is not None:
         raise ConfigError(reason)
     configs.append((config, args.variant, reference if args.variant else None))
@@ -167,14 +196,17 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
 
     if variant in OUTSIDE:
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}")
-    if variant in CLASSIC_VARIANTS:
+    if variant not in VARIANTS and variant not in CLASSIC_VARIANTS:
         raise ConfigError(
-            f"--variant {variant!r} is a variant of the classic coordinator's relation, which "
-            f"--agreement does not read (explore --engine bmc --mutant {variant} checks it)"
+            f"no symbolic variant of mutant {variant!r}; known: "
+            f"{', '.join((*VARIANTS, *CLASSIC_VARIANTS))}"
         )
-    if variant not in VARIANTS:
+    classic = variant in CLASSIC_VARIANTS
+    if config is not None and (config.protocol == "classic") != classic:
+        relation = "the classic coordinator's" if classic else "the KIP-848 consumer protocol's"
         raise ConfigError(
-            f"no symbolic variant of mutant {variant!r}; known: {', '.join(VARIANTS)}"
+            f"--variant {variant!r} is a variant of {relation} relation; this config is "
+            f"{config.protocol}"
         )
     client = _client_rule(variant)
     if client is not None:

@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
         help="prove against the symbolic variant of this catalogue mutant (expected to fail: "
         "the counterexample to induction shows the broken rule); with --agreement: walk the "
         "mutant's rules (on its scenario, or the --preset/--config given) and check each step "
-        "against this variant",
+        "against this variant (a classic mutant's against the classic coordinator's relation)",
     )
     p.add_argument(
         "--clients",
@@ -87,20 +87,22 @@ def register(sub: Any) -> None:
     group.add_argument(
         "--all-presets",
         action="store_true",
-        help="--agreement: every preset in the relation's scope (the others are listed as "
-        "skipped, with the reason)",
+        help="--agreement: every preset in the relations' scope, the classic ones included "
+        "(the others are listed as skipped, with the reason)",
     )
     group.add_argument(
         "--all-variants",
         action="store_true",
-        help="--agreement: every mutant the relation has a variant of, on its scenario, "
-        "against that variant",
+        help="--agreement: every mutant the consumer or the classic relation has a variant "
+        "of, on its scenario, against that variant",
     )
     agree = p.add_argument_group(
         "agreement",
         "--agreement cross-checks the relation against the Python model instead of proving: "
         "every step of seeded walks of the config must be allowed by its action family, and "
-        "be its only successor where the family is deterministic given the step. Exit 0 "
+        "be its only successor where the family is deterministic given the step (a classic "
+        "config's against the classic coordinator's relation, "
+        "invariants/z3/proof/classic_transition.py). Exit 0 "
         "when every step agreed and every family the config can take was checked; 1 on a "
         "disagreement (the step is printed); 3 when a family was not reached or Z3 "
         "answered unknown; 2 on bad input.",
@@ -169,7 +171,8 @@ def _options(args: argparse.Namespace) -> Any:
     if args.variant is not None and args.variant in CLASSIC_VARIANTS:
         raise ConfigError(
             f"--variant {args.variant!r} is a variant of the classic coordinator's relation, "
-            f"which prove does not read (explore --engine bmc --mutant {args.variant} checks it)"
+            f"which prove does not read (explore --engine bmc --mutant {args.variant} checks it; "
+            f"prove --agreement --variant {args.variant} checks it against the model)"
         )
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
@@ -819,11 +822,6 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         raise ConfigError(
             f"--engine bmc has no classic symbolic variant of mutant {variant!r}; known: "
             f"{', '.join(VARIANTS)}"
-        )
-    if config.max_perturbations > 0 and config.allows("AddPartitions"):
-        raise ConfigError(
-            "--engine bmc's classic relation has no metadata changes (AddPartitions); "
-            "explore it instead"
         )
     from invariants.z3.proof.classic_lasso import CONVERGENCE, LASSO_VARIANTS
 

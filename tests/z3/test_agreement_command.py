@@ -211,7 +211,15 @@ def _delivers(action: object, want: str) -> bool:
     ("argv", "words"),
     [
         ([*AGREE, "--preset", "BATCHING"], "batching"),
-        ([*AGREE, "--preset", "CLASSIC_EAGER"], "this config is classic"),
+        ([*AGREE, "--preset", "MIGRATION_UPGRADE"], "this config is mixed"),
+        (
+            [*AGREE, "--variant", "expire-while-rebalancing", "--preset", "MUT2"],
+            "a variant of the classic coordinator's relation; this config is consumer",
+        ),
+        (
+            [*AGREE, "--variant", "ignore-partition-epochs", "--preset", "CLASSIC_EAGER"],
+            "this config is classic",
+        ),
         ([*AGREE, "--preset", "NOPE"], "unknown preset"),
         (AGREE, "--agreement needs --preset"),
         ([*AGREE, "--all-presets", "--variant", "ignore-partition-epochs"], "--variant"),
@@ -329,3 +337,71 @@ def test_a_refused_write_is_the_relations_server_error() -> None:
     assert check_step(*step, broken, options=variant) == StepCheck(
         "DeliverMessage.heartbeat", "yes", "yes"
     )
+
+
+def test_agreement_checks_a_classic_preset_against_the_classic_relation(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A classic config is checked against the classic coordinator's relation
+    (``classic_agreement.walk_check``), with the same output; a partition added
+    (``UPGRADE_TWO_BOUNCES``'s ``AddPartitions``) is a MetadataChange step. The check can
+    fail: with the rules of a mutant that deletes a non-Empty group the reference relation
+    refuses the deletion."""
+    argv = [*AGREE, "--json", "--preset", "UPGRADE_TWO_BOUNCES", "--walks", "1"]
+    assert main([*argv, "--length", "12", "--seed", "2"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["configs"]
+    assert (doc["result"], row["config"], row["missing"]) == ("ok", "UPGRADE_TWO_BOUNCES", [])
+    checked = {f["family"]: f for f in row["families"]}
+    assert set(row["possible"]) <= {name for name, f in checked.items() if f["steps"]}
+    assert "MetadataChange" in row["possible"]
+    assert sum(f["steps"] for f in checked.values()) == row["steps"]
+    for name, f in checked.items():
+        assert f["allowed"] == f["steps"]
+        if name != "Unchanged":
+            assert f["unique"] == f["deterministic"] == f["steps"]
+    mutant = MUTANTS["classic-delete-non-empty-group"]
+    monkeypatch.setitem(PRESETS, "CLASSIC_GROUP_DELETION", mutant.mutated_config())
+    argv = [*AGREE, "--preset", "CLASSIC_GROUP_DELETION", "--walks", "1", "--length", "12"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "DISAGREEMENT in CLASSIC_GROUP_DELETION+classic-delete-non-empty-group" in out
+    assert "family: DeleteGroup (allowed no" in out
+
+
+def test_agreement_checks_a_classic_variant(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--variant`` of a classic mutant: its rules against the classic relation's variant
+    (on its scenario with fewer perturbations, to keep the search short), ``ok`` once a
+    step they decided was refused by the reference relation; on a config whose steps never
+    exercise the mutated rule (no DeleteGroups) it is inconclusive."""
+    smaller = replace(
+        PRESETS["CLASSIC_GROUP_DELETION"],
+        perturbations=frozenset({"Leave", "DeleteGroup"}),
+        max_perturbations=2,
+    )
+    monkeypatch.setitem(PRESETS, "CLASSIC_GROUP_DELETION", smaller)
+    argv = [*AGREE, "--json", "--walks", "1", "--length", "12"]
+    argv += ["--preset", "CLASSIC_GROUP_DELETION"]
+    assert main([*argv, "--variant", "classic-delete-non-empty-group"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["configs"]
+    assert (row["variant"], row["missing"]) == ("classic-delete-non-empty-group", [])
+    assert row["mutated_steps"] >= row["distinguished_steps"] >= 1
+    short = [*AGREE, "--walks", "1", "--length", "4", "--seek", "0", "--preset", "CLASSIC_EAGER"]
+    assert main([*short, "--variant", "classic-delete-non-empty-group"]) == 3
+    assert "the variant was not told apart" in capsys.readouterr().out
+
+
+def test_classic_unknown_is_inconclusive() -> None:
+    from invariants.z3.proof.classic_agreement import walk_check
+
+    def unknown(*args: object, **kwargs: object) -> StepCheck:
+        return StepCheck("any", "unknown", "unknown", "timeout")
+
+    config = PRESETS["CLASSIC_EAGER"]
+    out = walk_check(config, walks=1, length=6, seed=0, checker=unknown)
+    queried = [f for f in out.families if f.family != "Unchanged" and f.steps]
+    assert out.verdict == "inconclusive"
+    assert queried
+    assert all(f.unknown == f.steps and f.reasons == ["timeout"] for f in queried)

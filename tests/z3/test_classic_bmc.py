@@ -61,7 +61,7 @@ def test_explore_engine_bmc_on_a_classic_mutant(
 ) -> None:
     """The command lifts the path, writes the run directory and exits 1; a classic mutant
     without a variant is refused with its reason (exit 2), and so is a classic variant by
-    prove."""
+    prove (not by prove --agreement: tests/z3/test_agreement_command.py)."""
     args = ["explore", "--engine", "bmc", "--depth", "1", "--json", "--quiet"]
     args += ["--out", str(tmp_path), "--only", "NoLiveOffsetExpires"]
     assert main([*args, "--mutant", "classic-delete-non-empty-group"]) == 1
@@ -73,9 +73,45 @@ def test_explore_engine_bmc_on_a_classic_mutant(
     assert pathlib.Path(doc["trace"]).is_file()
     assert main([*args, "--mutant", "sticky-without-generation"]) == 2
     assert "outside the symbolic core" in capsys.readouterr().err
-    # prove and its agreement read the consumer protocol's relation only.
-    for cmd in (["prove"], ["prove", "--agreement"]):
-        assert main([*cmd, "--variant", "expire-while-rebalancing", "--quiet"]) == 2
-        err = capsys.readouterr().err
-        assert err.count("\n") == 1
-        assert "explore --engine bmc --mutant expire-while-rebalancing" in err
+    # prove reads the consumer protocol's relation only (its --agreement reads both).
+    assert main(["prove", "--variant", "expire-while-rebalancing", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "explore --engine bmc --mutant expire-while-rebalancing" in err
+
+
+def test_bmc_unrolls_a_partition_added(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    """With ``AddPartitions`` the domains hold the partitions up to
+    ``max_partitions_per_topic``; one MetadataChange step subscribes the warm group's
+    members to the new partition (and no other family can); the reference rules of
+    UPGRADE_TWO_BOUNCES give no violating path within 2 steps, and ``explore --engine
+    bmc`` takes the config."""
+    import z3
+
+    from invariants.z3.proof.classic_bmc import Unrolling, universe_of
+    from model.presets import PRESETS
+
+    config = PRESETS["MUTC_STICKY"]
+    domains = universe_of(config)
+    assert domains.growth == {
+        "foo": (frozenset({("foo", 0), ("foo", 1), ("foo", 2)}), frozenset({("foo", 2)}))
+    }
+    unroll = Unrolling(config, ClassicOptions.of(config), domains)
+    unroll.extend()
+    post = unroll.states[-1]
+    new = domains.universe.partition_consts[("foo", 2)]
+    members = [domains.universe.member_consts[m] for m in ("A.m1", "B.m1")]
+    unroll.solver.add(*[post.subscribed(m, new) for m in members])
+    assert unroll.solver.check() == z3.sat
+    (chosen,) = [f.name for s, f in unroll.choices[0] if z3.is_true(unroll.solver.model().eval(s))]
+    assert chosen == "MetadataChange"
+    (sel,) = [s for s, f in unroll.choices[0] if f.name == "MetadataChange"]
+    unroll.solver.add(z3.Not(sel))
+    assert unroll.solver.check() == z3.unsat
+    args = ["explore", "--engine", "bmc", "--depth", "2", "--json", "--quiet"]
+    args += ["--out", str(tmp_path), "--only", "NoLiveOffsetExpires"]
+    assert main([*args, "--preset", "UPGRADE_TWO_BOUNCES"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["properties"]
+    assert (row["status"], row["depth"]) == ("ok", 2)

@@ -11,7 +11,7 @@ from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.classic_agreement import check_step, cross_check
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
 from model import system
-from model.actions import DeleteGroup
+from model.actions import AddPartitions, DeleteGroup
 from model.classic.records import ClassicState
 from model.presets import PRESETS
 
@@ -20,6 +20,7 @@ PRESET_NAMES = (
     "CLASSIC_OFFSETS_EXPIRY",
     "MUTC_TWO_PROCESSES",
     "CLASSIC_STATIC",
+    "UPGRADE_TWO_BOUNCES",
 )
 
 
@@ -53,3 +54,20 @@ def test_the_reference_relation_refuses_a_mutated_step() -> None:
 def test_every_variant_is_a_classic_catalogue_mutant() -> None:
     assert set(VARIANTS) <= set(MUTANTS)
     assert all(MUTANTS[v].config.protocol == "classic" for v in VARIANTS)
+
+
+def test_a_partition_added_is_subscribed_by_the_members_of_its_topic() -> None:
+    """MUTC_STICKY's warm group grows ``foo`` by a partition: every member, subscribed to
+    ``foo``, is subscribed to the new one, the only successor of MetadataChange; the group
+    as it was (no member subscribed to the new partition) is no successor of it."""
+    config = PRESETS["MUTC_STICKY"]
+    pre = system.initial(config)
+    action = AddPartitions("foo")
+    assert action in system.enabled(pre, config)
+    post = system.step(pre, action, config)
+    assert isinstance(pre, ClassicState)
+    assert isinstance(post, ClassicState)
+    assert len(pre.group.members) == 2
+    check = check_step(pre, action, post, config)
+    assert (check.family, check.allowed, check.unique) == ("MetadataChange", "yes", "yes")
+    assert check_step(pre, action, pre, config).allowed == "no"

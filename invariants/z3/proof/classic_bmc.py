@@ -27,6 +27,7 @@ no path of the relation up to ``depth`` violates the goal, ``inconclusive`` othe
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ UNROLLED = (
     "DeliverMessage.offset_commit",
     "SessionTimeout",
     "RebalanceTimeout",
+    "MetadataChange",
     "ExpireOffsets",
     "DeleteGroup",
 )
@@ -92,8 +94,8 @@ DEFAULT_LIFT_STATES = 50_000
 def no_live_offset_expires(pre: ClassicSym, post: ClassicSym) -> BoolRef:
     """The negation of ``NoLiveOffsetExpires`` (``invariants.properties``) on a step: a
     committed offset is gone although a member of the group before subscribed to its
-    topic (every partition of the domain exists: the classic configurations delete no
-    topic)."""
+    topic (a committed offset's partition exists: the classic configurations delete no
+    topic, and a partition not added yet has no offset)."""
     return some_partition(
         lambda q: z3.And(
             some_member(lambda m: pre.committed_by(m, q)),
@@ -139,16 +141,29 @@ class Domains:
     """Member id → the id its client was handed before it (``X.m<k-1>``)."""
     instances: dict[str, frozenset[int]]
     subscriptions: dict[str, tuple[frozenset[Partition], ...]]
+    growth: dict[str, tuple[frozenset[Partition], frozenset[Partition]]] = field(
+        default_factory=dict
+    )
+    """With ``AddPartitions``: per topic, its partitions up to ``max_partitions_per_topic``
+    and those of them it does not have initially (a ``MetadataChange`` adds one)."""
 
 
 def universe_of(config: Config) -> Domains:
     """The member ids of the initial state and ``ID_SLOTS`` more per client, the topics'
-    partitions, the clients' instance ids (and those ``ChangeInstanceId`` gives)."""
+    partitions (with ``AddPartitions`` up to ``Config.max_partitions_per_topic``: a
+    subscription then names each topic's partitions at any count it may have), the
+    clients' instance ids (and those ``ChangeInstanceId`` gives)."""
     init = project(system.initial(config))  # type: ignore[arg-type]
     topics = dict(config.topics)
+    grows = config.max_perturbations > 0 and config.allows("AddPartitions")
+    most = {t: max(n, config.max_partitions_per_topic) if grows else n for t, n in topics.items()}
 
-    def parts(names: tuple[str, ...] | frozenset[str]) -> frozenset[Partition]:
-        return frozenset((t, i) for t in names if t in topics for i in range(topics[t]))
+    def parts(names: tuple[str, ...] | frozenset[str]) -> set[frozenset[Partition]]:
+        named = sorted(t for t in names if t in topics)
+        return {
+            frozenset((t, i) for t, k in zip(named, counts, strict=True) for i in range(k))
+            for counts in itertools.product(*[range(topics[t], most[t] + 1) for t in named])
+        }
 
     changes = config.max_perturbations > 0 and config.allows("ChangeInstanceId")
     resubscribes = config.max_perturbations > 0 and config.allows("ChangeSubscription")
@@ -166,9 +181,10 @@ def universe_of(config: Config) -> Domains:
         own = {number[c.instance_id] if c.instance_id else 0}
         if changes and c.alt_instance_id:
             own.add(number[c.alt_instance_id])
-        subs = {parts(c.subscription)}
+        subs = parts(c.subscription)
         if resubscribes:
-            subs |= {parts(tuple(choice)) for choice in config.subscription_choices}
+            for choice in config.subscription_choices:
+                subs |= parts(tuple(choice))
         for k in range(1, handed + ID_SLOTS + 1):
             mid = f"{c.name}.m{k}"
             members.append(mid)
@@ -176,8 +192,18 @@ def universe_of(config: Config) -> Domains:
                 previous[mid] = f"{c.name}.m{k - 1}"
             instances[mid] = frozenset(own)
             subscriptions[mid] = tuple(sorted(subs, key=sorted))
-    partitions = [(t, i) for t, n in config.topics for i in range(n)]
-    return Domains(Universe.of(members, partitions, iids), previous, instances, subscriptions)
+    partitions = [(t, i) for t, _ in config.topics for i in range(most[t])]
+    growth = {
+        t: (
+            frozenset((t, i) for i in range(most[t])),
+            frozenset((t, i) for i in range(n, most[t])),
+        )
+        for t, n in config.topics
+        if grows and most[t] > n
+    }
+    return Domains(
+        Universe.of(members, partitions, iids), previous, instances, subscriptions, growth
+    )
 
 
 def distinct(u: Universe) -> list[BoolRef]:
@@ -209,6 +235,19 @@ def _requests(fam: Family, pre: ClassicSym, d: Domains) -> list[BoolRef]:
         )
         return z3.Implies(who == mc[mid], z3.And(instance, sub))
 
+    if fam.name == "MetadataChange":
+        # A partition the configuration may add, to its own topic.
+        return [
+            z3.Or(
+                *[
+                    z3.And(
+                        z3.Or(*[p["added"] == pc[tp] for tp in sorted(new)]),
+                        *[p["topic"](q) == (tp in whole) for tp, q in pc.items()],
+                    )
+                    for whole, new in d.growth.values()
+                ]
+            )
+        ]
     if "instance" in p:
         requester = p["member"]
         if "unknown" in p:
@@ -280,8 +319,10 @@ class Unrolling:
         pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
         self.states.append(post)
         chosen: list[tuple[Any, Family]] = []
+        # A MetadataChange only where the configuration adds partitions.
+        names = [n for n in UNROLLED if n != "MetadataChange" or self.domains.growth]
         with grounded(self.members, self.partitions):
-            fams = families(pre, post, self.options, UNROLLED)
+            fams = families(pre, post, self.options, names)
         for fam in fams:
             sel = z3.Bool(f"step{k}.{fam.name}")
             parts = [fam.formula, *_requests(fam, pre, self.domains)]

@@ -32,7 +32,10 @@ What it leaves out: the clients and the network (a request is any request a mode
 can send: ``invariants.z3.proof.classic_transition``), the protocols (assignor names) and
 the selected protocol (the rules' decisions on them are free parameters), the reply
 addresses of held requests (only whether a request is held), the rebalance timeouts and
-topics (every partition of the domain exists: the classic configurations delete no topic).
+the topics: which partitions exist is seen only through the subscriptions (the classic
+configurations delete no topic; ``AddPartitions`` adds one:
+``classic_transition.metadata_change``), so a partition of the domain no member subscribes
+to may be one not added yet.
 Every per-member field of a non-member is false (0 for the instance number): the rules
 mask what a removed member leaves behind.
 """

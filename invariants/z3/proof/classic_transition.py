@@ -7,8 +7,9 @@ options)`` over two ``classic_state.ClassicSym`` is a disjunction with one disju
 ``DeliverMessage.heartbeat``, ``DeliverMessage.leave_group``,
 ``DeliverMessage.offset_commit`` (a request reaching the coordinator),
 ``SessionTimeout``, ``RebalanceTimeout`` (the join timer and the pending-sync timer),
-``ExpireOffsets``, ``DeleteGroup`` and ``Unchanged`` (every client step: sends, responses,
-losses, request timeouts, subscriptions, crashes).
+``MetadataChange`` (``AddPartitions``), ``ExpireOffsets``, ``DeleteGroup`` and
+``Unchanged`` (every client step: sends, responses, losses, request timeouts,
+subscriptions, crashes).
 
 Each family follows ``model.classic.coordinator`` rule by rule, with the intermediate
 groups of a rule that calls another (``prepare_rebalance`` → ``maybe_complete_join`` →
@@ -30,7 +31,9 @@ is a free *parameter* (a Z3 constant or function named ``<family>.<name>``):
   member holding the request's instance id (``holder``: one, when a member does:
   ``ClassicGroup.staticMemberId``), and the leader chosen when the leader leaves or is not
   kept (``heir``: a member; the model takes the first in order);
-* the topic an expiry cleans (``topic``: any set of partitions).
+* the topic an expiry cleans (``topic``: any set of partitions); the topic a partition is
+  added to (``topic``: its partitions, the new one included) and the new partition
+  (``added``).
 
 Every family keeps the leader a member (a rule choosing ``heir`` chooses a member).
 
@@ -63,7 +66,14 @@ from invariants.z3.proof.classic_state import (
 )
 from invariants.z3.proof.state import MEMBER, PARTITION
 from invariants.z3.proof.transition import Family
-from model.actions import Action, DeleteGroup, DeliverMessage, ExpireOffsets, RebalanceTimeout
+from model.actions import (
+    Action,
+    AddPartitions,
+    DeleteGroup,
+    DeliverMessage,
+    ExpireOffsets,
+    RebalanceTimeout,
+)
 from model.actions import SessionTimeout as SessionTimeoutAction
 from model.classic.messages import (
     HeartbeatRequest,
@@ -103,6 +113,7 @@ FAMILY_NAMES = (
     "DeliverMessage.offset_commit",
     "SessionTimeout",
     "RebalanceTimeout",
+    "MetadataChange",
     "ExpireOffsets",
     "DeleteGroup",
     "Unchanged",
@@ -775,6 +786,36 @@ def timer(pre: ClassicSym, post: ClassicSym, o: ClassicOptions, name: str) -> Fa
     return _family(name, post, t, p, may)
 
 
+def metadata_change(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
+    """``MetadataChange``: a partition is added to a topic (``AddPartitions``;
+    ``system._add_partitions``). The classic coordinator does not react to it:
+    ``GroupMetadataManager.onNewMetadataImage`` asks the groups subscribed to a changed
+    topic for a metadata refresh (``requestMetadataRefresh``, which the groups of the new
+    protocols have and a ``ClassicGroup`` has not), and a classic group learns of it when
+    its leader rejoins (``ConsumerCoordinator.rejoinNeededOrPending``,
+    ``model.classic.client.metadata_changed``). What changes is what the abstraction reads
+    off the image: the new partition ``added`` of ``topic`` exists, so every member whose
+    subscription names the topic — one subscribed to another of its partitions (a topic
+    has one at least) — is subscribed to it. No member was subscribed to it before: it
+    did not exist. The rest of the group is as it was."""
+    n = "MetadataChange"
+    p = _params(n, post.tag, topic=(PARTITION, B), added=PARTITION)
+    g = view(pre)
+    topic, added = p["topic"], p["added"]
+
+    def names_topic(m: ExprRef) -> BoolRef:
+        return some_partition(lambda q: z3.And(topic(q), q != added, g.subscribed(m, q)))
+
+    grown = replace(
+        g,
+        subscribed=lambda m, q: z3.If(
+            q == added, z3.And(g.is_member(m), names_topic(m)), g.subscribed(m, q)
+        ),
+    )
+    guards = [topic(added), every_member(lambda m: z3.Not(g.subscribed(m, added)))]
+    return _family(n, post, tabulate(grown), p, *guards)
+
+
 def _deleted(g: GroupTerm) -> GroupTerm:
     """``GroupMetadataManager.deleteGroup`` (``coordinator.classic_delete_group``): a new
     EMPTY group at generation 0 without members, pending members or offsets; the ids
@@ -876,6 +917,7 @@ BUILDERS: dict[str, Builder] = {
     "DeliverMessage.offset_commit": offset_commit,
     "SessionTimeout": lambda pre, post, o: timer(pre, post, o, "SessionTimeout"),
     "RebalanceTimeout": lambda pre, post, o: timer(pre, post, o, "RebalanceTimeout"),
+    "MetadataChange": metadata_change,
     "ExpireOffsets": expire_offsets,
     "DeleteGroup": delete_group,
     "Unchanged": stutter,
@@ -896,8 +938,8 @@ def relation(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> BoolRef:
 
 
 def family_of(action: Action) -> str | None:
-    """The family a classic model action belongs to; ``None`` for one the relation does
-    not cover (``AddPartitions``: the abstraction keeps no metadata changes)."""
+    """The family a classic model action belongs to; ``None`` for a request the
+    coordinator does not handle."""
     if isinstance(action, DeliverMessage) and action.message.to_coordinator:
         body = action.message.body
         kinds: tuple[tuple[type, str], ...] = (
@@ -919,6 +961,6 @@ def family_of(action: Action) -> str | None:
         return "ExpireOffsets"
     if isinstance(action, DeleteGroup):
         return "DeleteGroup"
-    if type(action).__name__ == "AddPartitions":
-        return None
+    if isinstance(action, AddPartitions):
+        return "MetadataChange"
     return "Unchanged"
