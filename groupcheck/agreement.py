@@ -191,11 +191,17 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
 
     from groupcheck.mutants import MUTANTS
     from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
+    from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
     from invariants.z3.proof.transition import OUTSIDE, VARIANTS
     from model.status import ConfigError
 
     if variant in OUTSIDE:
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}")
+    if variant in MIXED_VARIANTS:
+        raise ConfigError(
+            f"--variant {variant!r} is a variant of a mixed group's relation, which prove "
+            f"--agreement does not read (explore --engine bmc --mutant {variant} checks it)"
+        )
     if variant not in VARIANTS and variant not in CLASSIC_VARIANTS:
         raise ConfigError(
             f"no symbolic variant of mutant {variant!r}; known: "

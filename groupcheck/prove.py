@@ -151,6 +151,7 @@ def _config(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
     from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
+    from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
     from invariants.z3.proof.transition import (
         DELETION_VARIANTS,
         EPOCH_VARIANTS,
@@ -173,6 +174,11 @@ def _options(args: argparse.Namespace) -> Any:
             f"--variant {args.variant!r} is a variant of the classic coordinator's relation, "
             f"which prove does not read (explore --engine bmc --mutant {args.variant} checks it; "
             f"prove --agreement --variant {args.variant} checks it against the model)"
+        )
+    if args.variant is not None and args.variant in MIXED_VARIANTS:
+        raise ConfigError(
+            f"--variant {args.variant!r} is a variant of a mixed group's relation, which "
+            f"prove does not read (explore --engine bmc --mutant {args.variant} checks it)"
         )
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
