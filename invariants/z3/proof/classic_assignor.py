@@ -30,8 +30,9 @@ protocol). :func:`leader_assignment` is the conjunction of named clauses
 * ``previous owners`` (:func:`previous_owners`, a term, not a clause): KIP-341 / KAFKA-14639
   per-partition arbitration (``AbstractStickyAssignor.allSubscriptionsEqual``;
   ``assignors.arbitrate_claims``): a claim on a subscribed partition is kept by the unique
-  claimant at the highest generation; a claim at an older generation, a tie at the highest
-  and a claim on an unsubscribed partition are dropped. *Tight*: a function of the inputs.
+  claimant at the highest generation; a claim below another claimant's generation, a tie at
+  the highest and a claim on an unsubscribed partition are dropped. *Tight*: a function of
+  the inputs.
 * ``valid``: only joined members get partitions, and only partitions they subscribe to;
   ``at most once``: no partition twice; ``complete``: every partition some member
   subscribes to is computed for someone (``constrainedAssign`` / ``assignRoundRobin`` and
@@ -59,13 +60,19 @@ protocol). :func:`leader_assignment` is the conjunction of named clauses
 Over-approximations: which of its previously owned partitions a member keeps when it keeps
 some, which members get the maxQuota slots among equals, and where the unowned partitions
 go are free (the model and Kafka decide them by iteration order); under differing
-subscriptions stickiness is free. Preconditions (:func:`well_formed`): only joined members
-subscribe, every claim is older than the group's generation, and every subscribed topic
-has a partition (so equal subscribed partitions are equal topic subscriptions).
+subscriptions stickiness is free. Preconditions: only joined members subscribe and every
+claim is older than the group's generation (:func:`well_formed`); every subscribed topic
+has a partition (so equal subscribed partitions are equal topic subscriptions, which
+``allSubscriptionsEqual`` compares).
 
 ``variant`` names an assignor-rule mutant of the catalogue (``VARIANTS``), encoded as the
-rule it breaks. Built on the universe's constants: every quantifier is the conjunction or
-disjunction of its instances, so the formulas are quantifier-free.
+rule it breaks. Under sticky-without-generation a partition several members claim is kept by
+each of them, which uses up the quotas: its relation states, for equal subscriptions, only
+that a member keeps ``floor(P/N)`` of its previous partitions or all of them, and no balance
+(the model's balancing, with duplicates, does not always reach its end condition).
+
+Built on the universe's constants: every quantifier is the conjunction or disjunction of its
+instances, so the formulas are quantifier-free.
 """
 
 from __future__ import annotations
