@@ -175,3 +175,26 @@ def test_the_reference_never_fails_the_cooperative_check() -> None:
         fails = z3.Or(o.failed, cooperative_check_fails(i, o.assigned))
         s.add(fails)
         assert s.check() == expected, variant
+
+
+def test_a_kept_duplicate_moved_by_the_balancing() -> None:
+    """sticky-without-generation, differing subscriptions: m0 and m1 both keep t0-1; the
+    balancing moves m1's copy to m2, which never claimed it. Its variant allows the result
+    (two holders, two claimants); the reference refuses it for the duplicate."""
+    inputs = LeaderInputsValue(
+        protocol="sticky",
+        generation=2,
+        topics=(("t0", 2), ("t1", 2)),
+        members=(
+            MemberInput("m0", frozenset({"t0"}), frozenset({("t0", 1), ("t1", 1)}), -1),
+            MemberInput("m1", frozenset({"t0", "t1"}), frozenset({("t0", 1), ("t1", 1)}), 1),
+            MemberInput("m2", frozenset({"t0"}), frozenset({("t1", 0)}), 1),
+            MemberInput("m3", frozenset({"t0"}), frozenset({("t0", 0)}), -1),
+        ),
+    )
+    name = "sticky-without-generation"
+    out = run(inputs, mutated(name))
+    assert out is not None
+    assert {m for m, ps in out.items() if ("t0", 1) in ps} == {"m0", "m2"}
+    assert judge(inputs, out, name).allowed
+    assert "at most once" in judge(inputs, out).refused_by
