@@ -53,7 +53,7 @@ protocol). :func:`leader_assignment` is the conjunction of named clauses
   (``CooperativeStickyAssignor.adjustAssignment``, ``assignors.withhold_moved_partitions``):
   a computed partition is withheld from a member that is not its previous owner while
   another member still claims it. *Tight* given ``computed``.
-* ``not failed``: the leader never fails with these two assignors
+* ``failure``: the leader never fails with these two assignors
   (``validateCooperativeAssignment`` is skipped for the built-in cooperative-sticky,
   KAFKA-13406).
 
@@ -382,13 +382,6 @@ def clauses(i: LeaderInputs, o: LeaderOutput, variant: str | None = None) -> dic
     out["complete"] = _all(
         z3.Implies(_any(i.subscribed(m, p) for m in ms), _any(c(m, p) for m in ms)) for p in ps
     )
-    balanced = _all(
-        z3.Implies(z3.And(c(d, p), i.subscribed(r, p)), size[r.get_id()] + 2 > size[d.get_id()])
-        for d in ms
-        for r in ms
-        if not d.eq(r)
-        for p in ps
-    )
     equal = equal_subscriptions(i)
     if variant == "sticky-without-generation":
         # Duplicates consume quota: a member keeps floor(P/N) of its previous partitions or
@@ -405,7 +398,13 @@ def clauses(i: LeaderInputs, o: LeaderOutput, variant: str | None = None) -> dic
             _all(z3.Or(kept[m.get_id()] >= owned[m.get_id()], at_min_quota(m)) for m in ms),
         )
     else:
-        out["balanced"] = balanced
+        out["balanced"] = _all(
+            z3.Implies(z3.And(c(d, p), i.subscribed(r, p)), size[r.get_id()] + 2 > size[d.get_id()])
+            for d in ms
+            for r in ms
+            if not d.eq(r)
+            for p in ps
+        )
         out["sticky"] = z3.Implies(
             equal, _all(z3.Or(_subset(i, prev, c, m), _subset(i, c, prev, m)) for m in ms)
         )
@@ -427,12 +426,12 @@ def clauses(i: LeaderInputs, o: LeaderOutput, variant: str | None = None) -> dic
     sent = adjusted(i, o, variant, claims=claims, prev=prev)
     if variant == "validate-stale-claims":
         fails = z3.And(i.cooperative, cooperative_check_fails(i, sent))
-        out["not failed"] = o.failed == fails
+        out["failure"] = o.failed == fails
         out["adjusted"] = _all(
             o.assigned(m, p) == z3.And(z3.Not(fails), sent(m, p)) for m in ms for p in ps
         )
     else:
-        out["not failed"] = z3.Not(o.failed)
+        out["failure"] = z3.Not(o.failed)
         out["adjusted"] = _all(o.assigned(m, p) == sent(m, p) for m in ms for p in ps)
     return out
 
@@ -490,6 +489,8 @@ def run(inputs: LeaderInputsValue, config: Config) -> LeaderOutputValue:
     user data (sticky), topic names their ids."""
     if inputs.protocol not in PROTOCOLS:
         raise ValueError(f"protocol {inputs.protocol!r}; give one of {', '.join(PROTOCOLS)}")
+    if not inputs.members:
+        raise ValueError("no member: the leader's JoinGroup response lists the leader at least")
     cooperative = inputs.protocol == "cooperative-sticky"
     members = tuple(
         JoinGroupResponseMember(
@@ -639,7 +640,8 @@ def owners_value(
     i = LeaderInputs.fresh("w", u)
     s = z3.Solver()
     s.add(*u.axioms(), *pin_inputs(i, inputs, u))
-    assert s.check() == z3.sat
+    if s.check() != z3.sat:
+        raise RuntimeError("the pinned inputs are unsatisfiable")
     model = s.model()
     prev = previous_owners(i, variant)
     return {
