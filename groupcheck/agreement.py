@@ -4,13 +4,16 @@ in the relation's scope (docs/invariants.md, "The relation against the model").
 
 A classic config is checked against the classic coordinator's relation
 (``invariants.z3.proof.classic_agreement.walk_check``: the same walks, side steps, search
-and verdict rules, the same output), a KIP-848 one against the consumer protocol's.
+and verdict rules, the same output), a mixed one (``protocol = "mixed"``) against a mixed
+group's (``invariants.z3.proof.mixed_agreement.walk_check``, the same again), a KIP-848
+one against the consumer protocol's.
 
 With ``--variant M`` the walks run the catalogue mutant M's rules (on M's scenario, or on
 the ``--preset``/``--config`` given) and each step is checked against the relation's
-variant of M (``Options.variant``, or ``ClassicOptions.variant`` for a classic mutant);
-``--all-variants`` does that for every variant of both relations. The verdict is ``ok``
-only if a step the mutated rules decided was checked that the reference relation refuses
+variant of M (``Options.variant``, ``ClassicOptions.variant`` for a classic mutant,
+``MixedOptions.variant`` for a mixed one); ``--all-variants`` does that for every variant
+of the three relations. The verdict is ``ok`` only if a step the mutated rules decided was
+checked that the reference relation refuses, or to which it allows another successor
 (``cross_check``'s ``reference``). The client layer's variants
 (``bmc_clients.CLIENT_VARIANTS``) are not in the relation (BMC replays them through the
 Python clients): refused, or skipped by ``--all-variants``.
@@ -42,6 +45,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from invariants.z3.proof.classic_agreement import walk_check
     from invariants.z3.proof.classic_transition import ClassicOptions
     from invariants.z3.proof.crosscheck import cross_check
+    from invariants.z3.proof.mixed_agreement import walk_check as mixed_walk_check
     from invariants.z3.proof.transition import Options
     from model.status import ConfigError
 
@@ -81,6 +85,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         outcome: Any
         if config.protocol == "classic":
             outcome = walk_check(config, options=ClassicOptions.of(config, variant), **budget)
+        elif config.protocol == "mixed":
+            outcome = mixed_walk_check(config, variant=variant, **budget)
         else:
             outcome = cross_check(config, options=Options.of(config, variant), **budget)
         rows.append(_row(config.name, outcome, variant))
@@ -118,17 +124,21 @@ and, with a variant, the config with the reference rules (``cross_check``'s
 def outside(config: Any) -> str | None:
     """Why ``--agreement`` cannot check ``config`` (None: it can): a classic config is in
     the classic relation's scope (every classic action has a family:
-    ``classic_transition.family_of``); any other is in the consumer relation's scope as
+    ``classic_transition.family_of``); a mixed one in a mixed group's as
+    ``mixed_transition.unsupported`` says; any other in the consumer relation's scope as
     ``prove.outside_scope`` (with the KIP-1251 assignment epochs) says."""
     from groupcheck.prove import outside_scope
+    from invariants.z3.proof.mixed_transition import unsupported
 
     if config.protocol == "classic":
         return None
+    if config.protocol == "mixed":
+        return unsupported(config)
     reason = outside_scope(config, epochs=True)
     if reason is not None and config.protocol != "consumer":
         return (
-            "--agreement covers the KIP-848 consumer protocol and the classic coordinator; "
-            f"this config is {config.protocol}"
+            "--agreement covers the KIP-848 consumer protocol, the classic coordinator and "
+            f"mixed groups; this config is {config.protocol}"
         )
     return reason
 
@@ -144,11 +154,12 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
     if args.all_variants:
         from groupcheck.mutants import MUTANTS
         from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
+        from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
         from invariants.z3.proof.transition import VARIANTS
 
         if args.variant is not None:
             raise ConfigError("--all-variants checks every variant; --variant names one")
-        for name in (*VARIANTS, *CLASSIC_VARIANTS):
+        for name in (*VARIANTS, *CLASSIC_VARIANTS, *MIXED_VARIANTS):
             config = MUTANTS[name].mutated_config()
             reason = _client_rule(name) or outside(config)
             if reason is None:
@@ -197,19 +208,24 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
 
     if variant in OUTSIDE:
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}")
-    if variant in MIXED_VARIANTS:
-        raise ConfigError(
-            f"--variant {variant!r} is a variant of a mixed group's relation, which prove "
-            f"--agreement does not read (explore --engine bmc --mutant {variant} checks it)"
-        )
-    if variant not in VARIANTS and variant not in CLASSIC_VARIANTS:
+    if variant not in (*VARIANTS, *CLASSIC_VARIANTS, *MIXED_VARIANTS):
         raise ConfigError(
             f"no symbolic variant of mutant {variant!r}; known: "
-            f"{', '.join((*VARIANTS, *CLASSIC_VARIANTS))}"
+            f"{', '.join((*VARIANTS, *CLASSIC_VARIANTS, *MIXED_VARIANTS))}"
         )
-    classic = variant in CLASSIC_VARIANTS
-    if config is not None and (config.protocol == "classic") != classic:
-        relation = "the classic coordinator's" if classic else "the KIP-848 consumer protocol's"
+    protocol = (
+        "classic"
+        if variant in CLASSIC_VARIANTS
+        else "mixed"
+        if variant in MIXED_VARIANTS
+        else "consumer"
+    )
+    if config is not None and config.protocol != protocol:
+        relation = {
+            "classic": "the classic coordinator's",
+            "mixed": "a mixed group's",
+            "consumer": "the KIP-848 consumer protocol's",
+        }[protocol]
         raise ConfigError(
             f"--variant {variant!r} is a variant of {relation} relation; this config is "
             f"{config.protocol}"

@@ -54,7 +54,8 @@ def register(sub: Any) -> None:
         help="prove against the symbolic variant of this catalogue mutant (expected to fail: "
         "the counterexample to induction shows the broken rule); with --agreement: walk the "
         "mutant's rules (on its scenario, or the --preset/--config given) and check each step "
-        "against this variant (a classic mutant's against the classic coordinator's relation)",
+        "against this variant (a classic mutant's against the classic coordinator's relation, "
+        "a mixed-group mutant's against a mixed group's)",
     )
     p.add_argument(
         "--clients",
@@ -87,14 +88,14 @@ def register(sub: Any) -> None:
     group.add_argument(
         "--all-presets",
         action="store_true",
-        help="--agreement: every preset in the relations' scope, the classic ones included "
-        "(the others are listed as skipped, with the reason)",
+        help="--agreement: every preset in the relations' scope, the classic and the mixed "
+        "ones included (the others are listed as skipped, with the reason)",
     )
     group.add_argument(
         "--all-variants",
         action="store_true",
-        help="--agreement: every mutant the consumer or the classic relation has a variant "
-        "of, on its scenario, against that variant",
+        help="--agreement: every mutant the consumer, the classic or the mixed-group "
+        "relation has a variant of, on its scenario, against that variant",
     )
     agree = p.add_argument_group(
         "agreement",
@@ -102,7 +103,9 @@ def register(sub: Any) -> None:
         "every step of seeded walks of the config must be allowed by its action family, and "
         "be its only successor where the family is deterministic given the step (a classic "
         "config's against the classic coordinator's relation, "
-        "invariants/z3/proof/classic_transition.py). Exit 0 "
+        "invariants/z3/proof/classic_transition.py; a mixed config's against a mixed "
+        "group's, invariants/z3/proof/mixed_transition.py, where a step that leaves the "
+        "group's projection as it was is Unchanged). Exit 0 "
         "when every step agreed and every family the config can take was checked; 1 on a "
         "disagreement (the step is printed); 3 when a family was not reached or Z3 "
         "answered unknown; 2 on bad input.",
@@ -178,7 +181,8 @@ def _options(args: argparse.Namespace) -> Any:
     if args.variant is not None and args.variant in MIXED_VARIANTS:
         raise ConfigError(
             f"--variant {args.variant!r} is a variant of a mixed group's relation, which "
-            f"prove does not read (explore --engine bmc --mutant {args.variant} checks it)"
+            f"prove does not read (explore --engine bmc --mutant {args.variant} checks it; "
+            f"prove --agreement --variant {args.variant} checks it against the model)"
         )
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(

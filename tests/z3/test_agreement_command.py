@@ -211,7 +211,19 @@ def _delivers(action: object, want: str) -> bool:
     ("argv", "words"),
     [
         ([*AGREE, "--preset", "BATCHING"], "batching"),
-        ([*AGREE, "--preset", "MIGRATION_UPGRADE"], "this config is mixed"),
+        (
+            [*AGREE, "--preset", "MIXED_INSTANCE_RENAME"],
+            "the mixed relation has no ChangeInstanceId",
+        ),
+        ([*AGREE, "--preset", "MIGRATION_BATCHING"], "no KIP-1263 assignor offload or batching"),
+        (
+            [*AGREE, "--variant", "no-downgrade-on-replacement", "--preset", "TINY"],
+            "a variant of a mixed group's relation; this config is consumer",
+        ),
+        (
+            [*AGREE, "--variant", "ignore-partition-epochs", "--preset", "MIXED_STATIC"],
+            "this config is mixed",
+        ),
         (
             [*AGREE, "--variant", "expire-while-rebalancing", "--preset", "MUT2"],
             "a variant of the classic coordinator's relation; this config is consumer",
@@ -405,3 +417,69 @@ def test_classic_unknown_is_inconclusive() -> None:
     assert out.verdict == "inconclusive"
     assert queried
     assert all(f.unknown == f.steps and f.reasons == ["timeout"] for f in queried)
+
+
+def test_agreement_checks_a_mixed_preset_against_the_mixed_relation(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mixed config is checked against a mixed group's relation
+    (``mixed_agreement.walk_check``), with the same output: every step that changes the
+    projection allowed by its family as its only successor (``ClassicGroup`` one way); a
+    family the search finds no reachable state for is unreachable, not missed. The check
+    can fail: the rules of a mutant that admits a classic JoinGroup under the policy
+    'disabled' against the reference relation are a disagreement."""
+    argv = [*AGREE, "--json", "--preset", "MIXED_STATIC"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["configs"]
+    assert (doc["result"], row["missing"], row["unreachable"]) == ("ok", [], ["RebalanceTimeout"])
+    checked = {f["family"]: f for f in row["families"]}
+    reached = {name for name, f in checked.items() if f["steps"]}
+    assert reached == set(row["possible"]) - {"RebalanceTimeout"}
+    assert "DeliverMessage.static_leave" in reached
+    assert sum(f["steps"] for f in checked.values()) == row["steps"]
+    for name, f in checked.items():
+        assert f["allowed"] == f["steps"]
+        if name not in ("Unchanged", "ClassicGroup"):
+            assert f["unique"] == f["deterministic"] == f["steps"]
+    assert checked["ClassicGroup"]["deterministic"] == 0
+    mutant = MUTANTS["mixed-admits-when-disabled"]
+    monkeypatch.setitem(PRESETS, "MIGRATION_DISABLED", mutant.mutated_config())
+    assert main([*AGREE, "--preset", "MIGRATION_DISABLED"]) == 1
+    out = capsys.readouterr().out
+    assert "DISAGREEMENT in MIGRATION_DISABLED+mixed-admits-when-disabled" in out
+    assert "family: DeliverMessage.classic_join (allowed no" in out
+
+
+def test_all_presets_checks_the_mixed_presets_in_scope_and_skips_the_others(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--all-presets`` (over three mixed presets here): one the mixed relation covers is
+    checked, those it refuses are skipped, one line each with the reason."""
+    chosen = ("MIGRATION_DISABLED", "MIGRATION_OFFLOAD", "MIXED_INSTANCE_RENAME")
+    monkeypatch.setattr("model.presets.PRESETS", {n: PRESETS[n] for n in chosen})
+    assert main([*AGREE, "--all-presets"]) == 0
+    out = capsys.readouterr().out
+    assert "  ok           MIGRATION_DISABLED: " in out
+    skipped = [line for line in out.splitlines() if line.startswith("  skipped")]
+    assert skipped == [
+        "  skipped      MIGRATION_OFFLOAD: the mixed relation has no KIP-1263 assignor offload "
+        "or batching",
+        "  skipped      MIXED_INSTANCE_RENAME: the mixed relation has no ChangeInstanceId",
+    ]
+
+
+def test_agreement_checks_a_mixed_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--variant`` of a mixed mutant: its rules on its scenario against the mixed
+    relation's variant, ``ok`` with steps the mutated rule decided that the reference
+    relation refuses; on a scenario whose steps never exercise the rule (no classic
+    JoinGroup to a consumer group under 'disabled'), inconclusive."""
+    argv = [*AGREE, "--json", "--variant", "no-bump-on-assignor-change"]
+    assert main(argv) == 0
+    (row,) = json.loads(capsys.readouterr().out)["configs"]
+    assert row["config"] == "MIXED_STATIC_ASSIGNOR+no-bump-on-assignor-change"
+    assert row["missing"] == []
+    assert row["mutated_steps"] >= row["distinguished_steps"] >= 1
+    short = [*AGREE, "--seek", "0", "--preset", "MIGRATION_DISABLED"]
+    assert main([*short, "--variant", "no-downgrade-on-replacement"]) == 3
+    assert "the variant was not told apart" in capsys.readouterr().out

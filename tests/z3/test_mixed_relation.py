@@ -219,3 +219,27 @@ def test_explore_engine_bmc_on_a_mixed_mutant(
     assert code == 2
     assert "stale-static-mapping" in err
     assert "Traceback" not in err
+
+
+def test_a_step_with_more_ids_than_the_universe_widens_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A walk may hand a classic client more member ids than BMC's universe has: the
+    step's universe is widened to the ids its states hold (here with one slot by default,
+    on a step handing out a second id)."""
+    from invariants.z3.proof import mixed_agreement
+    from invariants.z3.proof.walks import model_bfs
+
+    config = PRESETS["MIXED_STATIC"]
+    step = next(
+        (pre, action, post)
+        for pre, action, post in model_bfs(config, 1000)
+        if "B2.m2" in project(post).issued and project(pre) != project(post)
+    )
+    monkeypatch.setattr(mixed_agreement, "ID_SLOTS", 1)
+    check = check_step(*step, config)
+    assert (check.family, check.allowed, check.unique) == (
+        "DeliverMessage.classic_join",
+        True,
+        True,
+    )

@@ -18,13 +18,12 @@ the configuration can take (:func:`possible_families`) was checked at least once
 seeded walks, side steps, BFS steps and steps a model-only search seeks for a family the
 walks missed, with the verdict rules and the result shape of the KIP-848 cross-check
 (``invariants.z3.proof.crosscheck.cross_check``), a mutant's rules against the relation's
-variant of them included (``reference``). The randomness (one ``random.Random(seed)``)
-lives here, not in ``model/``.
+variant of them included (``reference``): the walk loop and its result are
+``invariants.z3.proof.walks``'s, which a mixed group's cross-check shares.
 """
 
 from __future__ import annotations
 
-import random
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from invariants.z3.proof.classic_transition import (
 )
 from invariants.z3.proof.state import MEMBER, PARTITION, Universe
 from invariants.z3.proof.transition import Family
+from invariants.z3.proof.walks import Relation, WalkOutcome, walk_loop
 from model import system
 from model.actions import (
     Action,
@@ -71,7 +71,6 @@ from model.records import OffsetCommitRequest
 from model.status import ClassicGroupStatus
 
 Verdict = Literal["ok", "violation", "inconclusive"]
-Origin = Literal["walk", "side", "bfs", "seek"]
 
 DEFAULT_TIMEOUT_MS = 20_000
 
@@ -370,71 +369,6 @@ def cross_check(
 # --------------------------------------------------------------------------- walks
 
 
-@dataclass(frozen=True)
-class Disagreement:
-    """A classic model step the relation does not reproduce (``crosscheck.Disagreement``'s
-    counterpart): its family does not allow it, allows another successor, or
-    (``Unchanged``) the projection changed."""
-
-    family: str
-    pre: ClassicState
-    action: Action
-    post: ClassicState
-    check: StepCheck | None
-    origin: Origin
-    walk: int | None
-    index: int
-
-    def what(self) -> str:
-        """One line: how the relation disagrees."""
-        if self.check is None:
-            return "the projection changed on a step of the Unchanged family"
-        if self.check.allowed == "no":
-            return f"{self.family} does not allow the model's step"
-        return f"{self.family} allows another successor than the model's"
-
-
-@dataclass
-class WalkFamily:
-    """The steps of one family (``crosscheck.FamilyResult``'s fields): checked, allowed,
-    deterministic given the step (every classic family with a step check), the only
-    successor, unknown with Z3's reasons, and the first disagreement."""
-
-    family: str
-    steps: int = 0
-    allowed: int = 0
-    deterministic: int = 0
-    unique: int = 0
-    unknown: int = 0
-    reasons: list[str] = field(default_factory=list)
-    disagreement: Disagreement | None = None
-
-
-@dataclass(frozen=True)
-class WalkOutcome:
-    """The classic cross-check of one config over walks (``crosscheck.Outcome``'s
-    fields)."""
-
-    verdict: Verdict
-    possible: tuple[str, ...]
-    missing: tuple[str, ...]
-    families: tuple[WalkFamily, ...]
-    steps: int
-    side_steps: int
-    bfs_steps: int
-    seek_steps: int = 0
-    unreachable: tuple[str, ...] = ()
-    mutated: int | None = None
-    distinguished: int | None = None
-
-    def disagreements(self) -> list[Disagreement]:
-        return [f.disagreement for f in self.families if f.disagreement is not None]
-
-
-Step = tuple[ClassicState, Action, ClassicState]
-Located = tuple[Step, Origin, int | None, int]
-
-
 def _classic(value: object) -> ClassicState:
     if not isinstance(value, ClassicState):
         raise ValueError("the classic cross-check covers classic configs' states")
@@ -446,27 +380,6 @@ def _family(action: Action) -> str:
     if name is None:
         raise ValueError(f"{type(action).__name__} is outside the classic relation")
     return name
-
-
-def _walk_steps(
-    config: Config, seed: int, walks: int, length: int, wanted: Callable[[str], bool]
-) -> Iterator[Located]:
-    """The steps of ``walks`` seeded walks of up to ``length`` steps, each preceded by the
-    side steps of families ``wanted`` says are not checked yet."""
-    rng = random.Random(seed)
-    for w in range(walks):
-        s = _classic(system.initial(config))
-        for i in range(length):
-            actions = system.enabled(s, config)
-            if not actions:
-                break
-            for a in actions:
-                if wanted(_family(a)):
-                    yield (s, a, _classic(system.step(s, a, config))), "side", w, i
-            a = rng.choice(actions)
-            t = _classic(system.step(s, a, config))
-            yield (s, a, t), "walk", w, i
-            s = t
 
 
 def walk_check(
@@ -499,88 +412,29 @@ def walk_check(
     check_one = checker if checker is not None else check_step
     opts = options if options is not None else ClassicOptions.of(config)
     plain = dc_replace(opts, variant=None)
-    results = {name: WalkFamily(name) for name in FAMILY_NAMES}
-    possible = possible_families(config)
-    counts = {"walk": 0, "side": 0, "bfs": 0, "seek": 0}
-    exhausted: list[bool] = []
-    mutated = distinguished = 0
 
-    def wanted(family: str) -> bool:
-        return results[family].steps == 0
+    def check(pre: Any, action: Action, post: Any, against_reference: bool) -> StepCheck:
+        chosen = plain if against_reference else opts
+        return check_one(
+            _classic(pre), action, _classic(post), config, options=chosen, timeout_ms=timeout_ms
+        )
 
-    def differs(step: Step) -> bool:
-        pre, action, post = step
-        return reference is not None and system.step(pre, action, reference) != post
-
-    def done() -> bool:
-        return not any(wanted(f) for f in possible) and (reference is None or distinguished > 0)
-
-    def sought() -> Iterator[Located]:
-        if seek_states <= 0 or done():
-            return
-        for i, step in enumerate(bfs_steps(config, seek_states, exhausted)):
-            if wanted(_family(step[1])) or (distinguished == 0 and differs(step)):
-                yield step, "seek", None, i
-                if done():
-                    return
-
-    def located() -> Iterator[Located]:
-        for i, step in enumerate(bfs_steps(config, bfs_states) if bfs_states else ()):
-            yield step, "bfs", None, i
-        yield from _walk_steps(config, seed, walks, length, wanted)
-        yield from sought()
-
-    for (pre, action, post), origin, walk, index in located():
-        family = _family(action)
-        r = results[family]
-        r.steps += 1
-        counts[origin] += 1
-        if differs((pre, action, post)):
-            mutated += 1
-            if family != "Unchanged":
-                other = check_one(pre, action, post, config, options=plain, timeout_ms=timeout_ms)
-                distinguished += "no" in (other.allowed, other.unique)
-        if progress is not None:
-            where = f"walk {walk + 1}/{walks}" if walk is not None else origin
-            progress(f"{config.name}: {sum(counts.values())} steps checked ({where})")
-        if family == "Unchanged":
-            if project(pre) == project(post):
-                r.allowed += 1
-                continue
-            r.disagreement = Disagreement(family, pre, action, post, None, origin, walk, index)
-            break
-        check = check_one(pre, action, post, config, options=opts, timeout_ms=timeout_ms)
-        r.allowed += check.allowed == "yes"
-        r.deterministic += check.unique is not None
-        r.unique += check.unique == "yes"
-        if "unknown" in (check.allowed, check.unique):
-            r.unknown += 1
-            reason = check.reason or "unknown"
-            if reason not in r.reasons:
-                r.reasons.append(reason)
-        if "no" in (check.allowed, check.unique):
-            r.disagreement = Disagreement(family, pre, action, post, check, origin, walk, index)
-            break
-    fams = tuple(results.values())
-    never = tuple(name for name in possible if results[name].steps == 0)
-    # The search expanded every reachable state without meeting these: none enables them.
-    unreachable = never if exhausted else ()
-    missing = () if exhausted else never
-    verdict: Verdict = "ok"
-    if any(r.disagreement is not None for r in fams):
-        verdict = "violation"
-    elif missing or any(r.unknown for r in fams) or (reference is not None and not distinguished):
-        verdict = "inconclusive"
-    return WalkOutcome(
-        verdict=verdict,
-        possible=possible,
-        missing=missing,
-        families=fams,
-        steps=sum(counts.values()),
-        side_steps=counts["side"],
-        bfs_steps=counts["bfs"],
-        seek_steps=counts["seek"],
-        unreachable=unreachable,
-        mutated=mutated if reference is not None else None,
-        distinguished=distinguished if reference is not None else None,
+    relation = Relation(
+        names=FAMILY_NAMES,
+        possible=possible_families(config),
+        family=lambda pre, action, post: _family(action),
+        nominal=lambda pre, action: _family(action),
+        same=lambda pre, post: project(_classic(pre)) == project(_classic(post)),
+        check=check,
+    )
+    return walk_loop(
+        config,
+        relation,
+        walks=walks,
+        length=length,
+        seed=seed,
+        bfs_states=bfs_states,
+        seek_states=seek_states,
+        progress=progress,
+        reference=reference,
     )
