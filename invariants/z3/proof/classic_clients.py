@@ -829,3 +829,79 @@ def client_partitions(values: Iterable[ClientValue]) -> set[Partition]:
     for v in values:
         out |= v.owned | v.assigned | v.subscribed
     return out
+
+
+# --------------------------------------------------------------------------- goals
+
+
+def client_owns(c: ClientSym, q: ExprRef) -> BoolRef:
+    """``client_owns(c, q)`` of ``invariants.classic_snapshot``: a live client whose
+    application does not hang consumes ``q``."""
+    return z3.And(c.alive, z3.Not(c.stalled), c.owned(q))
+
+
+def zombie(c: ClientSym, g: Any) -> BoolRef:
+    """``zombie(c)``: a live client marked expired whose member id the group (``g``, a
+    ``ClassicSym``) does not have."""
+    return z3.And(c.expired, c.alive, z3.Or(z3.Not(c.has_member), z3.Not(g.is_member(c.member))))
+
+
+def double_ownership(
+    gpre: Any, cpre: Mapping[str, ClientSym], gpost: Any, cpost: Mapping[str, ClientSym]
+) -> BoolRef:
+    """The negation of ``NoDoubleClientOwnership`` on the state after a step: two clients,
+    neither a zombie, consume the same partition."""
+    names = sorted(cpost)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    return z3.Or(
+        False,
+        *[
+            z3.And(
+                z3.Not(zombie(cpost[a], gpost)),
+                z3.Not(zombie(cpost[b], gpost)),
+                some_partition(
+                    lambda q, a=a, b=b: z3.And(  # type: ignore[misc]
+                        client_owns(cpost[a], q), client_owns(cpost[b], q)
+                    )
+                ),
+            )
+            for a, b in pairs
+        ],
+    )
+
+
+def lost_while_in(
+    gpre: Any, cpre: Mapping[str, ClientSym], gpost: Any, cpost: Mapping[str, ClientSym]
+) -> BoolRef:
+    """The negation of ``LostOnlyWhenOut`` on a step: a client of the same process, in the
+    group after the step (alive, UNJOINED … STABLE), resets a generation ≥ 0 to -1 although
+    before the step it was alive with the member id of a member of the group whose
+    generation it knew (a classic member's epoch is the group's generation)."""
+    out = []
+    for name in sorted(cpost):
+        a, b = cpre[name], cpost[name]
+        out.append(
+            z3.And(
+                a.incarnation == b.incarnation,
+                b.alive,
+                b.status != UNSUBSCRIBED,
+                a.generation >= 0,
+                b.generation == -1,
+                a.alive,
+                a.has_member,
+                gpre.is_member(a.member),
+                gpre.generation == a.generation,
+            )
+        )
+    return z3.Or(False, *out)
+
+
+ClientGoal = Callable[[Any, Mapping[str, ClientSym], Any, Mapping[str, ClientSym]], BoolRef]
+
+CLIENT_GOALS: dict[str, ClientGoal] = {
+    "NoDoubleClientOwnership": double_ownership,
+    "LostOnlyWhenOut": lost_while_in,
+}
+"""The properties of the catalogue that read the classic clients, as goals over the layer
+and the coordinator's state: property name → its negation on a step (group and clients
+before, group and clients after)."""
