@@ -13,6 +13,7 @@ from invariants.z3.proof.classic_agreement import bfs_steps
 from invariants.z3.proof.classic_client_agreement import (
     case,
     check_client_step,
+    check_join_request,
     client_cross_check,
 )
 from invariants.z3.proof.classic_clients import (
@@ -83,6 +84,13 @@ def test_the_variant_is_the_mutants_rule_and_the_reference_refuses_it(name: str)
         as_sent=True,
     )
     assert reference.allowed == "no"
+    if name == "lost-partitions-kept":
+        # The JoinGroup it sent reports the kept partitions: the variant's facts, not the
+        # reference family's (which reports none).
+        assert check_join_request(pre, action, post, config, options=options) == "yes"
+        assert (
+            check_join_request(pre, action, post, config, options=ClientOptions.of(config)) == "no"
+        )
 
 
 def test_every_client_variant_is_a_classic_catalogue_mutant_of_a_client_rule() -> None:

@@ -5,7 +5,9 @@ classic model, on concrete client steps.
 before and after a model step on the finite domains they mention, asks whether the step's
 client family allows them (``allowed``) and, with the family's parameters fixed to what
 the step did (the response's fields and connection; whether a leader's assignment
-failed), whether the model's successor is the family's only one (``unique``). A client
+failed), whether the model's successor is the family's only one (``unique``);
+:func:`check_join_request` whether a ``SendJoinGroup``'s facts are the fields of the
+JoinGroup the model sent. A client
 step changes no other client and, but for a response carrying an offset commit, not the
 coordinator (:func:`client_cross_check` checks that in Python).
 
@@ -39,7 +41,7 @@ from invariants.z3.proof.classic_transition import grounded
 from invariants.z3.proof.state import MEMBER, Universe
 from invariants.z3.proof.transition import Family
 from model.actions import Action, DeliverMessage
-from model.classic.messages import JoinGroupResponse, SyncGroupResponse
+from model.classic.messages import JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
 from model.classic.records import ClassicState
 from model.config import Config
 
@@ -132,6 +134,56 @@ def check_client_step(
     return StepCheck(name, allowed, unique, reason or _reason(s, other))
 
 
+def check_join_request(
+    pre: ClassicState,
+    action: Action,
+    post: ClassicState,
+    config: Config,
+    *,
+    options: ClientOptions | None = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> Answer:
+    """Whether the facts of a ``SendJoinGroup`` step (``classic_clients.send_join_group``:
+    the member id, generation, owned and subscribed partitions its JoinGroup carries) are,
+    on the pinned client before the step, those of the JoinGroup the model sent: ``yes``
+    when no other values are possible (the facts as the link to the coordinator's
+    ``DeliverMessage.join_group`` reads them)."""
+    opts = options if options is not None else ClientOptions.of(config)
+    who = acting_client(action)
+    assert who is not None
+    req = next(
+        m.body
+        for m in reversed(post.network)
+        if m.to_coordinator and m.client == who and isinstance(m.body, JoinGroupRequest)
+    )
+    before = project_client(pre, pre.client(who))
+    sub = req.subscription
+    sent = frozenset(sub.owned_partitions)
+    subscribed = project_client(post, post.client(who)).subscribed
+    members = {x for x in (before.member, req.member_id) if x}
+    parts = client_partitions((before,)) | set(sent) | set(subscribed)
+    u = Universe.of(members or {"-"}, parts or {("", -1)})
+    spre, spost = ClientSym.fresh(who, "pre"), ClientSym.fresh(who, "post")
+    with grounded(u.member_consts.values(), u.partition_consts.values()):
+        fam = CLIENT_FAMILIES["SendJoinGroup"](spre, spost, opts)
+        f = fam.facts
+        facts = [
+            f["has_member"] == bool(req.member_id),
+            f["generation"] == sub.generation_id,
+            *[f["owned"](pc) == (tp in sent) for tp, pc in u.partition_consts.items()],
+            *[f["subscribed"](pc) == (tp in subscribed) for tp, pc in u.partition_consts.items()],
+        ]
+        if req.member_id:
+            facts.append(f["member"] == u.member_consts[req.member_id])
+    s = _solver(timeout_ms)
+    if len(u.partition_consts) > 1:
+        s.add(z3.Distinct(*u.partition_consts.values()))
+    if len(u.member_consts) > 1:
+        s.add(z3.Distinct(*u.member_consts.values()))
+    s.add(*pin_client(spre, before, u), fam.formula, z3.Not(z3.And(*facts)))
+    return {"yes": "no", "no": "yes", "unknown": "unknown"}[_answer(s.check())]  # type: ignore[return-value]
+
+
 @dataclass
 class ClientOutcome:
     """A client cross-check: the verdict, the steps checked per case (:func:`case`) and the
@@ -195,6 +247,14 @@ def client_cross_check(
             out.verdict = "violation"
             continue
         r = check_client_step(pre, action, post, config, options=options)
+        if name == "SendJoinGroup" and r.allowed == "yes" and r.unique == "yes":
+            sent = check_join_request(pre, action, post, config, options=options)
+            if sent != "yes":
+                out.verdict = "violation" if sent == "no" else out.verdict
+                if sent == "unknown" and out.verdict == "ok":
+                    out.verdict = "inconclusive"
+                out.disagreements.append((name, repr(action), f"request facts: {sent}"))
+            continue
         if r.allowed == "yes" and r.unique == "yes":
             continue
         if "unknown" in (r.allowed, r.unique):
