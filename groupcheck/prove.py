@@ -816,7 +816,8 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
     config = chosen.config
     from invariants.z3.proof.classic_clients import CLIENT_GOALS, CLIENT_VARIANTS
 
-    if variant in CLIENT_VARIANTS or (args.only and set(args.only) <= set(CLIENT_GOALS)):
+    client_variant = variant in CLIENT_VARIANTS and variant not in OUTSIDE
+    if client_variant or (variant is None and args.only and set(args.only) <= set(CLIENT_GOALS)):
         # A client rule or a goal that reads the clients: the client layer linked to the
         # coordinator's relation (classic_client_bmc).
         return _cmd_bmc_classic_clients(args, chosen, variant)
@@ -998,7 +999,13 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
         if progress is not None:
             progress(f"bmc (classic clients): {goal} up to depth {depth}")
         out = search(
-            goal, depth, config, variant=variant, lifter=lift_clients, lift_states=lift_states
+            goal,
+            depth,
+            config,
+            variant=variant,
+            lifter=lift_clients,
+            lift_states=lift_states,
+            progress=progress,
         )
         status = {"violation": "violation", "ok": "ok", "inconclusive": "unknown"}[out.status]
         row: dict[str, Any] = {

@@ -7,6 +7,9 @@ seconds."""
 
 from __future__ import annotations
 
+import json
+import pathlib
+
 import pytest
 
 from groupcheck.cli import main
@@ -79,6 +82,23 @@ def test_the_variant_step_is_linked_and_the_reference_relation_refuses_it(name: 
     )
     assert check_linked_step(pre, post, config, variant=name) == "yes"
     assert check_linked_step(pre, post, config) == "no"
+
+
+def test_explore_engine_bmc_with_a_client_goal(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    """``--only`` a client goal on a classic config runs the linked relation: no path of at
+    most 3 steps violates NoDoubleClientOwnership on MUTC_COOPERATIVE (exit 0)."""
+    args = ["explore", "--engine", "bmc", "--preset", "MUTC_COOPERATIVE", "--depth", "3"]
+    args += ["--only", "NoDoubleClientOwnership", "--json", "--quiet", "--out", str(tmp_path)]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert (row["property"], row["status"], row["paths_tried"]) == (
+        "NoDoubleClientOwnership",
+        "ok",
+        0,
+    )
 
 
 def test_the_link_names_what_it_does_not_cover(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1097,6 +1097,7 @@ def search(
     attempts: int = DEFAULT_ATTEMPTS,
     lift_states: int = DEFAULT_LIFT_STATES,
     start_depth: int = 1,
+    progress: Callable[[str], None] | None = None,
 ) -> ClientOutcome:
     """Search for a path of at most ``depth`` steps of the linked relation whose last step
     violates ``goal``, the shortest first, and lift it (module docstring)."""
@@ -1114,11 +1115,18 @@ def search(
             continue
         unroll.solver.push()
         unroll.solver.add(unroll.goal(goal))
+        if progress is not None:
+            progress(f"depth {d} ({time.process_time() - began:.1f} s)")
         while out.tried < attempts and unroll.solver.check() == z3.sat:
             path = unroll.path(unroll.solver.model(), goal)
             out.tried += 1
             trace, violations, visited, matched = lifter(path, config, lift_states)
             out.lifts.append({"depth": d, "states": visited, "found": bool(trace)})
+            if progress is not None:
+                progress(
+                    f"depth {d}: path {out.tried} lifted: {trace is not None} "
+                    f"({visited} states, matched {matched}; {time.process_time() - began:.1f} s)"
+                )
             if trace is not None:
                 chosen = next((v for v in violations if v.property == goal), violations[0])
                 out.status, out.depth, out.path = "violation", d, path

@@ -75,7 +75,8 @@ from model.actions import (
     StallAssignment,
     Subscribe,
 )
-from model.classic.client import rebalance_protocol
+from model.classic.assignors import COOPERATIVE_ASSIGNORS, supported_protocols
+from model.classic.client import leader_assignment, rebalance_protocol
 from model.classic.messages import (
     JOIN,
     SYNC,
@@ -156,6 +157,11 @@ class ClientOptions:
 
     commit_on_revoke: bool = True
     """``Config.commit_on_revoke``: commit before revoking."""
+    leader_check: bool = True
+    """Whether a leader's assignment may fail its check (``client.leader_assignment``: a
+    cooperative leader whose assignor is not a built-in cooperative one,
+    ``validateCooperativeAssignment``); false when no client of the configuration has
+    such an assignor, none is deployed by a bounce and the rule is the reference one."""
     variant: str | None = None
 
     def __post_init__(self) -> None:
@@ -167,8 +173,20 @@ class ClientOptions:
 
     @staticmethod
     def of(config: Config, variant: str | None = None) -> ClientOptions:
+        checked = any(
+            spec.kip429
+            and all(
+                RebalanceProtocol.COOPERATIVE.value in supported_protocols(a)
+                for a in spec.assignors
+            )
+            and any(a not in COOPERATIVE_ASSIGNORS for a in spec.assignors)
+            for spec in config.clients
+        )
+        replaced = config.rules.classic_leader_assignment is not leader_assignment
+        bounces = bool(config.max_perturbations and config.allows("Bounce"))
         return ClientOptions(
             commit_on_revoke=config.commit_on_revoke,
+            leader_check=checked or replaced or bounces,
             variant=variant if variant in CLIENT_VARIANTS else None,
         )
 
@@ -459,7 +477,8 @@ def send_sync_group(pre: ClientSym, post: ClientSym, o: ClientOptions) -> Family
     enabled = z3.And(
         c.alive, z3.Not(c.stalled), c.group_request == NO_REQUEST, c.status == COMPLETING
     )
-    t = when(z3.And(c.leader, p["fails"]), retry_join(c), c.set(group_request=SYNC_OUT))
+    fails = z3.And(c.leader, p["fails"], o.leader_check)
+    t = when(fails, retry_join(c), c.set(group_request=SYNC_OUT))
     return Family(n, z3.And(enabled, equals(post, t)), p)
 
 
