@@ -30,14 +30,16 @@ the client family that sent it), and a response of each kind with its fields. Th
   configuration's budget, and a client's ``RequestTimeout`` once one of its requests is
   neither in flight nor held.
 
-It is an abstraction of the model's network (no order between a client's messages, a
-request held on an earlier connection not told apart, requests in flight dropped when the
-client's connection is closed, ``unchanged`` a free parameter of the JoinGroup family), so a
-path is a counterexample only once lifted (``groupcheck.explore.classic_lift.lift_clients``):
-a breadth-first search of the Python classic model whose group and clients project, in
-order, onto the path's states. Restricted to configurations whose clients are dynamic
-members that all list the same assignors and may only subscribe, lose messages and time
-out (:func:`supported`).
+It abstracts the model's network (no order between a client's messages, a request held
+on an earlier connection not told apart, ``unchanged`` and the leader's assignment free
+parameters of the coordinator's families) and restricts it (the requests in flight are
+dropped with the connection a request timeout closes, where the model still delivers them
+and drops only their responses), so a path is a counterexample only once lifted
+(``groupcheck.explore.classic_lift.lift_clients``): a breadth-first search of the Python
+classic model whose group and clients project, in order, onto the path's states; and "no
+path" speaks of the restricted relation only. It covers configurations whose clients are
+dynamic members that all list the same assignors and may only subscribe, lose messages
+and time out (:func:`supported`).
 """
 
 from __future__ import annotations
