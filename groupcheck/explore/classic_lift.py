@@ -11,13 +11,14 @@ equals it. :func:`lift_lasso` lifts the prefix of a Convergence lasso
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from groupcheck.explore.bfs import channel_normal_form
 from invariants.check import Checker
 from invariants.snapshot import project_key, snapshot_key
 from invariants.z3.proof.classic_bmc import Lifted, SymPath
+from invariants.z3.proof.classic_client_bmc import ClientPath, project_state
 from invariants.z3.proof.classic_lasso import LassoLifted
 from invariants.z3.proof.classic_state import project
 from model import system
@@ -25,20 +26,24 @@ from model.actions import Action
 from model.config import Config
 
 
-def lift(path: SymPath, config: Config, max_states: int) -> Lifted:
+def lift(
+    path: SymPath, config: Config, max_states: int, *, projector: Callable[[Any], Any] = project
+) -> Lifted:
     """A trace of the Python classic model whose group goes through ``path``'s states in
     order — client steps that leave its projection as it is are free, any other change must
     be the next state — and whose last step is its first violation (``Checker``'s state
     and step properties); a breadth-first search over (model state, states matched) of at
     most ``max_states`` nodes. Returns the actions (None: none found), the violations of
     the last step, the nodes visited and, when the search was exhausted, how many of the
-    path's states after the initial one some trace matched (None: the search was cut)."""
+    path's states after the initial one some trace matched (None: the search was cut).
+    ``projector`` reads a path state off a model state (by default its group's projection;
+    :func:`lift_clients`: its group and clients)."""
     checker = Checker()
     normal = channel_normal_form(config)
     targets = path.states
     last = len(targets) - 1
     init = system.initial(config)
-    if project(init) != targets[0]:  # type: ignore[arg-type]
+    if projector(init) != targets[0]:
         return None, [], 1, -1
     Key = tuple[Hashable, int]
     start: Key = (normal(init), 0)
@@ -65,7 +70,7 @@ def lift(path: SymPath, config: Config, max_states: int) -> Lifted:
         pre_snap = project_key(snapshot_key(state))
         for action in system.enabled(state, config):
             new = system.step(state, action, config)
-            now = project(new)  # type: ignore[arg-type]
+            now = projector(new)
             js = [j for j in (k, k + 1) if j <= last and now == targets[j]]
             if not js:
                 continue
@@ -87,6 +92,13 @@ def lift(path: SymPath, config: Config, max_states: int) -> Lifted:
                 states[new_key] = new
                 queue.append(new_key)
     return None, [], len(parent), matched
+
+
+def lift_clients(path: ClientPath, config: Config, max_states: int) -> Lifted:
+    """:func:`lift` of a path of the classic coordinator with its clients
+    (``invariants.z3.proof.classic_client_bmc``): a model state matches a path state when its
+    group and every client project onto it (``classic_client_bmc.project_state``)."""
+    return lift(path, config, max_states, projector=project_state)  # type: ignore[arg-type]
 
 
 def lift_lasso(

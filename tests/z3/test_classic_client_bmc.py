@@ -1,0 +1,114 @@
+"""The client layer linked to the classic coordinator's relation
+(invariants/z3/proof/classic_client_bmc.py): model steps, with the group, the clients and
+the network pinned on both sides, are steps of the linked relation; a client variant's own
+step is one of its variant and not of the reference rules. The BMC searches that find the
+two client mutants take minutes (docs/benchmarks.md). Bounded by states, never by
+seconds."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.mutants import MUTANTS
+from invariants.z3.proof.classic_agreement import bfs_steps
+from invariants.z3.proof.classic_client_agreement import case
+from invariants.z3.proof.classic_client_bmc import check_linked_step, project_net, supported
+from invariants.z3.proof.classic_clients import acting_client, client_family_of
+from model.actions import DeliverMessage, SessionTimeout
+from model.classic.messages import JoinGroupRequest, SyncGroupResponse
+from model.classic.records import ClassicState
+from model.path import Path
+from model.presets import PRESETS
+
+BOUND = 3_000
+
+
+def _first(
+    config_name: str, want: type, body: type | None = None
+) -> tuple[ClassicState, ClassicState]:
+    config = PRESETS[config_name]
+    for pre, action, post in bfs_steps(config, BOUND):
+        if not isinstance(action, want):
+            continue
+        if body is not None and not (
+            isinstance(action, DeliverMessage) and isinstance(action.message.body, body)
+        ):
+            continue
+        if project_net(pre) is not None and project_net(post) is not None:
+            return pre, post
+    raise AssertionError(f"no such step within {BOUND} states")
+
+
+@pytest.mark.parametrize(
+    ("want", "body"),
+    [
+        (DeliverMessage, JoinGroupRequest),
+        (DeliverMessage, SyncGroupResponse),
+        (SessionTimeout, None),
+    ],
+)
+def test_a_model_step_is_a_step_of_the_linked_relation(want: type, body: type | None) -> None:
+    pre, post = _first("MUTC_COOPERATIVE", want, body)
+    assert check_linked_step(pre, post, PRESETS["MUTC_COOPERATIVE"]) == "yes"
+
+
+DEPARTS = {
+    "lost-partitions-kept": ("000000000000000011000000111", 23),
+    "late-sync-resets-generation": ("000000000000000000111122222", 26),
+}
+"""Each client mutant's breadth-first counterexample (``model.path`` code) and the index of
+its step the mutated rule decides."""
+
+
+@pytest.mark.parametrize("name", sorted(DEPARTS))
+def test_the_variant_step_is_linked_and_the_reference_relation_refuses_it(name: str) -> None:
+    code, k = DEPARTS[name]
+    config = MUTANTS[name].mutated_config()
+    path = Path.decode(config, code)
+    states = list(path.states())
+    pre, action, post = states[k], path.actions[k], states[k + 1]
+    assert isinstance(pre, ClassicState)
+    assert isinstance(post, ClassicState)
+    family, who = client_family_of(action), acting_client(action)
+    assert family is not None
+    assert who is not None
+    assert case(pre, action, family, who) in (
+        "SendJoinGroup:reset:owning",
+        "DeliverMessage.sync_response:REBALANCE_IN_PROGRESS",
+    )
+    assert check_linked_step(pre, post, config, variant=name) == "yes"
+    assert check_linked_step(pre, post, config) == "no"
+
+
+def test_explore_engine_bmc_with_a_client_goal(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    """``--only`` a client goal on a classic config runs the linked relation: no path of at
+    most 3 steps violates NoDoubleClientOwnership on MUTC_COOPERATIVE (exit 0)."""
+    args = ["explore", "--engine", "bmc", "--preset", "MUTC_COOPERATIVE", "--depth", "3"]
+    args += ["--only", "NoDoubleClientOwnership", "--json", "--quiet", "--out", str(tmp_path)]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert (row["property"], row["status"], row["paths_tried"]) == (
+        "NoDoubleClientOwnership",
+        "ok",
+        0,
+    )
+
+
+def test_the_link_names_what_it_does_not_cover(capsys: pytest.CaptureFixture[str]) -> None:
+    assert supported(PRESETS["MUTC_COOPERATIVE"]) is None
+    assert supported(PRESETS["MUTC_LATE_SYNC"]) is None
+    assert "static" in (supported(PRESETS["MUTC_STATIC"]) or "")
+    code = main(
+        ["explore", "--engine", "bmc", "--preset", "MUTC_STATIC", "--only", "LostOnlyWhenOut"]
+    )
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "MUTC_STATIC" in err[0]
