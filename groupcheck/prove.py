@@ -976,6 +976,15 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
     why = supported(config)
     if why is not None:
         raise ConfigError(f"--engine bmc (classic clients): config {config.name!r}: {why}")
+    # The link drops the requests in flight on the connection a request timeout closes,
+    # where the model still delivers them: with message loss (the only way a classic
+    # client's request times out) "no path" speaks of fewer behaviours than the model's.
+    restricted = (
+        "which drops a timed-out client's requests in flight where the model delivers them "
+        "(this config loses messages): not a bound for the model"
+        if config.max_perturbations > 0 and "LoseMessage" in config.perturbations
+        else None
+    )
     goals = list(CLIENT_GOALS)
     if args.only:
         unknown = [g for g in args.only if g not in goals]
@@ -1027,6 +1036,9 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
         }
         if out.status == "inconclusive":
             row["reason"] = f"{out.tried} symbolic path(s), none lifted to a model trace"
+        elif out.status == "ok" and restricted is not None:
+            row["status"] = "unknown"
+            row["reason"] = f"no path of the linked relation up to depth {out.depth}, {restricted}"
         if out.path is not None:
             row["path"] = render_client_path(out.path)
         row["replayed"] = out.trace is not None

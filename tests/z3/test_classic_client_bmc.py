@@ -87,18 +87,27 @@ def test_the_variant_step_is_linked_and_the_reference_relation_refuses_it(name: 
 def test_explore_engine_bmc_with_a_client_goal(
     capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
 ) -> None:
-    """``--only`` a client goal on a classic config runs the linked relation: no path of at
-    most 3 steps violates NoDoubleClientOwnership on MUTC_COOPERATIVE (exit 0)."""
-    args = ["explore", "--engine", "bmc", "--preset", "MUTC_COOPERATIVE", "--depth", "3"]
-    args += ["--only", "NoDoubleClientOwnership", "--json", "--quiet", "--out", str(tmp_path)]
-    assert main(args) == 0
+    """``--only`` a client goal on a classic config runs the linked relation. No path of at
+    most 2 steps violates LostOnlyWhenOut on MUTC_LATE_SYNC (no message loss): ok, exit 0.
+    On MUTC_COOPERATIVE, which loses messages, the link drops requests the model still
+    delivers, so "no path" is no bound for the model: inconclusive, exit 3."""
+    args = ["explore", "--engine", "bmc", "--depth", "2", "--json", "--quiet"]
+    args += ["--out", str(tmp_path)]
+    assert main([*args, "--preset", "MUTC_LATE_SYNC", "--only", "LostOnlyWhenOut"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert (row["property"], row["status"], row["paths_tried"]) == ("LostOnlyWhenOut", "ok", 0)
+    code = main([*args, "--preset", "MUTC_COOPERATIVE", "--only", "NoDoubleClientOwnership"])
+    assert code == 3
     doc = json.loads(capsys.readouterr().out)
     (row,) = doc["properties"]
     assert (row["property"], row["status"], row["paths_tried"]) == (
         "NoDoubleClientOwnership",
-        "ok",
+        "unknown",
         0,
     )
+    assert "not a bound for the model" in row["reason"]
+    assert doc["result"] == "inconclusive"
 
 
 def test_the_link_names_what_it_does_not_cover(capsys: pytest.CaptureFixture[str]) -> None:
