@@ -804,12 +804,8 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
     classic coordinator's relation (``invariants.z3.proof.classic_bmc``), every path lifted
     to a trace of the Python classic model (``groupcheck.explore.classic_lift``) before it
     counts as a violation; the first lifted trace is written as a run directory."""
-    from pathlib import Path
-
-    from groupcheck import exitcodes
+    from groupcheck.bmc_lifted import Relation, run_goals
     from groupcheck.explore.classic_lift import lift
-    from groupcheck.explore.run import z3_recheck
-    from groupcheck.progress import progress_for
     from invariants.z3.proof.classic_bmc import (
         DEFAULT_LIFT_STATES,
         GOALS,
@@ -819,9 +815,6 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
     from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
     from invariants.z3.proof.transition import OUTSIDE
     from model.status import ConfigError
-    from reports.artifacts import run_label, run_name
-    from reports.casestudy import describe_action
-    from reports.publish import check_target
 
     config = chosen.config
     from invariants.z3.proof.classic_clients import CLIENT_GOALS, CLIENT_VARIANTS
@@ -853,98 +846,19 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         goals = [g for g in goals if g in args.only]
     depth = args.depth or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
-    out_dir = Path(args.out)
-    scenario = chosen.preset or config.name.split("+")[0]
-    run_dir = out_dir / run_name(run_label(scenario, chosen.change, "bmc", None))
-    check_target(run_dir)
     options = ClassicOptions.of(config, variant)
-    progress = progress_for(args.quiet)
-    start = time.monotonic()
-    rows: list[dict[str, Any]] = []
-    written: dict[str, Any] = {
-        "run_dir": None,
-        "trace": None,
-        "report": None,
-        "reproduce": None,
-        "lifted_from": None,
-        "property": None,
-        "message": None,
-        "length": None,
-        "z3": None,
-        "steps_taken": [],
-    }
-    for goal in goals:
-        if progress is not None:
-            progress(f"bmc (classic): {goal} up to depth {depth}")
-        out = search(goal, depth, config, options, lifter=lift, lift_states=lift_states)
-        status = {"violation": "violation", "ok": "ok", "inconclusive": "unknown"}[out.status]
-        row: dict[str, Any] = {
-            "property": goal,
-            "status": status,
-            "depth": out.depth,
-            "seconds": round(out.seconds, 3),
-            "paths_tried": out.tried,
-        }
-        if out.status == "inconclusive":
-            row["reason"] = f"{out.tried} symbolic path(s), none lifted to a model trace"
-        if out.path is not None:
-            row["path"] = render_path(out.path)
-        row["replayed"] = out.trace is not None
-        if out.trace is not None and out.property is not None:
-            row["lift"] = {
-                "status": "lifted",
-                "length": len(out.trace.actions),
-                "property": out.property,
-                "summary": f"lifted to a {len(out.trace.actions)}-step model trace matching the "
-                f"path's states exactly; it violates {out.property}",
-            }
-            if written["run_dir"] is None:
-                written.update(
-                    **_write_lifted(
-                        chosen, out.trace, out.property, out.message or "", out_dir, run_dir
-                    ),
-                    lifted_from=goal,
-                    property=out.property,
-                    message=out.message,
-                    length=len(out.trace.actions),
-                    z3=z3_recheck(out.trace, out.property),
-                    steps_taken=[describe_action(a) for a in out.trace.actions],
-                )
-        rows.append(row)
-    seconds = time.monotonic() - start
-    violated = [r for r in rows if r["status"] == "violation"]
-    result = "ok"
-    if violated:
-        result = "violation"
-    elif any(r["status"] == "unknown" for r in rows):
-        result = "inconclusive"
-    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written)
-    if args.json:
-        print(json.dumps(doc, indent=1))
-    else:
-        from groupcheck.cli import printable
-
-        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
-        print(f"{head} (bmc over the classic coordinator, depth {depth}; {round(seconds, 3)} s)")
-        for r in rows:
-            extra = f" ({r['reason']})" if r.get("reason") else ""
-            print(f"  {r['status']:9} {r['property']} (depth {r['depth']}){extra}")
-        for r in violated:
-            print(f"\nVIOLATION of {r['property']} in {r['depth']} coordinator steps; lifted")
-            for line in r["path"]:
-                print(f"  {printable(line)}")
-        if doc["run_dir"] is not None:
-            print(f"\nMODEL COUNTEREXAMPLE of {doc['property']}: {doc['length']} steps")
-            print(f"  {printable(doc['message'] or '')}")
-            for i, step in enumerate(doc["steps_taken"], 1):
-                print(f"    {i:3}. {printable(step)}")
-            print(f"  Z3 re-check: {doc['z3']}")
-            print(f"  written to {doc['trace']}")
-            print(f"  report: {doc['report']}")
-            print(f"  reproduce: {doc['reproduce']}")
-    if violated:
-        return exitcodes.VIOLATION
-    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+    return run_goals(
+        args,
+        chosen,
+        variant=variant,
+        goals=goals,
+        depth=depth,
+        lift_states=lift_states,
+        relation=Relation("the classic coordinator", "classic", "coordinator steps", render_path),
+        search=lambda goal, _progress: search(
+            goal, depth, config, options, lifter=lift, lift_states=lift_states
+        ),
+    )
 
 
 def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
@@ -953,12 +867,8 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
     checking over the client layer linked to the classic coordinator's relation
     (``invariants.z3.proof.classic_client_bmc``), every path lifted to a trace of the Python
     classic model (``classic_lift.lift_clients``) before it counts as a violation."""
-    from pathlib import Path
-
-    from groupcheck import exitcodes
+    from groupcheck.bmc_lifted import Relation, run_goals
     from groupcheck.explore.classic_lift import lift_clients
-    from groupcheck.explore.run import z3_recheck
-    from groupcheck.progress import progress_for
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES
     from invariants.z3.proof.classic_client_bmc import (
         DEFAULT_DEPTH,
@@ -968,9 +878,6 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
     )
     from invariants.z3.proof.classic_clients import CLIENT_GOALS
     from model.status import ConfigError
-    from reports.artifacts import run_label, run_name
-    from reports.casestudy import describe_action
-    from reports.publish import check_target
 
     config = chosen.config
     why = supported(config)
@@ -995,29 +902,21 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
         goals = [chosen.mutant.expected]
     depth = args.depth or DEFAULT_DEPTH
     lift_states = args.max_states or DEFAULT_LIFT_STATES
-    out_dir = Path(args.out)
-    scenario = chosen.preset or config.name.split("+")[0]
-    run_dir = out_dir / run_name(run_label(scenario, chosen.change, "bmc", None))
-    check_target(run_dir)
-    progress = progress_for(args.quiet)
-    start = time.monotonic()
-    rows: list[dict[str, Any]] = []
-    written: dict[str, Any] = {
-        "run_dir": None,
-        "trace": None,
-        "report": None,
-        "reproduce": None,
-        "lifted_from": None,
-        "property": None,
-        "message": None,
-        "length": None,
-        "z3": None,
-        "steps_taken": [],
-    }
-    for goal in goals:
-        if progress is not None:
-            progress(f"bmc (classic clients): {goal} up to depth {depth}")
-        out = search(
+    return run_goals(
+        args,
+        chosen,
+        variant=variant,
+        goals=goals,
+        depth=depth,
+        lift_states=lift_states,
+        relation=Relation(
+            "the classic coordinator and its clients",
+            "classic clients",
+            "steps",
+            render_client_path,
+            restricted,
+        ),
+        search=lambda goal, progress: search(
             goal,
             depth,
             config,
@@ -1025,81 +924,8 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
             lifter=lift_clients,
             lift_states=lift_states,
             progress=progress,
-        )
-        status = {"violation": "violation", "ok": "ok", "inconclusive": "unknown"}[out.status]
-        row: dict[str, Any] = {
-            "property": goal,
-            "status": status,
-            "depth": out.depth,
-            "seconds": round(out.seconds, 3),
-            "paths_tried": out.tried,
-        }
-        if out.status == "inconclusive":
-            row["reason"] = f"{out.tried} symbolic path(s), none lifted to a model trace"
-        elif out.status == "ok" and restricted is not None:
-            row["status"] = "unknown"
-            row["reason"] = f"no path of the linked relation up to depth {out.depth}, {restricted}"
-        if out.path is not None:
-            row["path"] = render_client_path(out.path)
-        row["replayed"] = out.trace is not None
-        if out.trace is not None and out.property is not None:
-            row["lift"] = {
-                "status": "lifted",
-                "length": len(out.trace.actions),
-                "property": out.property,
-                "summary": f"lifted to a {len(out.trace.actions)}-step model trace matching the "
-                f"path's states exactly; it violates {out.property}",
-            }
-            if written["run_dir"] is None:
-                written.update(
-                    **_write_lifted(
-                        chosen, out.trace, out.property, out.message or "", out_dir, run_dir
-                    ),
-                    lifted_from=goal,
-                    property=out.property,
-                    message=out.message,
-                    length=len(out.trace.actions),
-                    z3=z3_recheck(out.trace, out.property),
-                    steps_taken=[describe_action(a) for a in out.trace.actions],
-                )
-        rows.append(row)
-    seconds = time.monotonic() - start
-    violated = [r for r in rows if r["status"] == "violation"]
-    result = "ok"
-    if violated:
-        result = "violation"
-    elif any(r["status"] == "unknown" for r in rows):
-        result = "inconclusive"
-    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written)
-    if args.json:
-        print(json.dumps(doc, indent=1))
-    else:
-        from groupcheck.cli import printable
-
-        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
-        print(
-            f"{head} (bmc over the classic coordinator and its clients, depth {depth}; "
-            f"{round(seconds, 3)} s)"
-        )
-        for r in rows:
-            extra = f" ({r['reason']})" if r.get("reason") else ""
-            print(f"  {r['status']:9} {r['property']} (depth {r['depth']}){extra}")
-        for r in violated:
-            print(f"\nVIOLATION of {r['property']} in {r['depth']} steps; lifted")
-            for line in r["path"]:
-                print(f"  {printable(line)}")
-        if doc["run_dir"] is not None:
-            print(f"\nMODEL COUNTEREXAMPLE of {doc['property']}: {doc['length']} steps")
-            print(f"  {printable(doc['message'] or '')}")
-            for i, step in enumerate(doc["steps_taken"], 1):
-                print(f"    {i:3}. {printable(step)}")
-            print(f"  Z3 re-check: {doc['z3']}")
-            print(f"  written to {doc['trace']}")
-            print(f"  report: {doc['report']}")
-            print(f"  reproduce: {doc['reproduce']}")
-    if violated:
-        return exitcodes.VIOLATION
-    return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+        ),
+    )
 
 
 def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:

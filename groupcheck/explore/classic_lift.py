@@ -15,12 +15,14 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from groupcheck.explore.bfs import channel_normal_form
+from groupcheck.explore.lift_exact import lift_exact
 from invariants.check import Checker
 from invariants.snapshot import project_key, snapshot_key
-from invariants.z3.proof.classic_bmc import Lifted, SymPath
+from invariants.z3.proof.classic_bmc import SymPath
 from invariants.z3.proof.classic_client_bmc import ClientPath, project_state
 from invariants.z3.proof.classic_lasso import LassoLifted
 from invariants.z3.proof.classic_state import project
+from invariants.z3.proof.lifted_search import Lifted
 from model import system
 from model.actions import Action
 from model.config import Config
@@ -38,60 +40,7 @@ def lift(
     path's states after the initial one some trace matched (None: the search was cut).
     ``projector`` reads a path state off a model state (by default its group's projection;
     :func:`lift_clients`: its group and clients)."""
-    checker = Checker()
-    normal = channel_normal_form(config)
-    targets = path.states
-    last = len(targets) - 1
-    init = system.initial(config)
-    if projector(init) != targets[0]:
-        return None, [], 1, -1
-    Key = tuple[Hashable, int]
-    start: Key = (normal(init), 0)
-    parent: dict[Key, tuple[Key, Action] | None] = {start: None}
-    states: dict[Key, Any] = {start: init}
-    queue: deque[Key] = deque([start])
-    matched = 0
-
-    def trace(key: Key) -> list[Action]:
-        actions: list[Action] = []
-        link = parent[key]
-        while link is not None:
-            key, action = link
-            actions.append(action)
-            link = parent[key]
-        return actions[::-1]
-
-    while queue:
-        if len(parent) >= max_states:
-            return None, [], len(parent), None
-        key = queue.popleft()
-        k = key[1]
-        state = states[key]
-        pre_snap = project_key(snapshot_key(state))
-        for action in system.enabled(state, config):
-            new = system.step(state, action, config)
-            now = projector(new)
-            js = [j for j in (k, k + 1) if j <= last and now == targets[j]]
-            if not js:
-                continue
-            snap = project_key(snapshot_key(new))
-            bad = checker.check_step(state, action, new, pre_snap, snap)
-            bad += checker.check_state(new, snap)
-            if bad:
-                if js[-1] == last and k == last - 1:
-                    return [*trace(key), action], bad, len(parent), last
-                continue
-            for j in js:
-                # A path state equal to the next one (a step that changed nothing) is
-                # followed both ways.
-                new_key: Key = (normal(new), j)
-                if new_key in parent:
-                    continue
-                matched = max(matched, j)
-                parent[new_key] = (key, action)
-                states[new_key] = new
-                queue.append(new_key)
-    return None, [], len(parent), matched
+    return lift_exact(path.states, config, max_states, projector)
 
 
 def lift_clients(path: ClientPath, config: Config, max_states: int) -> Lifted:

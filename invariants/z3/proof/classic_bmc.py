@@ -28,14 +28,12 @@ no path of the relation up to ``depth`` violates the goal, ``inconclusive`` othe
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import z3
 
-from invariants.check import Violation
 from invariants.z3.proof.classic_state import (
     ClassicSym,
     ClassicValue,
@@ -50,14 +48,12 @@ from invariants.z3.proof.classic_transition import (
     some_member,
     some_partition,
 )
+from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, Partition, Universe
 from invariants.z3.proof.transition import Family
 from model import system
-from model.actions import Action
 from model.config import Config
-from model.path import Path
 
-Lifted = tuple[list[Action] | None, list[Violation], int, int | None]
 """A lift's outcome (``groupcheck.explore.classic_lift.lift``): the model trace (None:
 none found), the violations of its last step, the nodes visited and, when the search was
 exhausted, how many of the path's states after the initial one a trace matched (None:
@@ -274,24 +270,6 @@ class SymPath:
     steps: tuple[tuple[str, dict[str, str]], ...]
 
 
-@dataclass
-class Outcome:
-    """One goal's search: ``violation`` (a lifted trace), ``ok`` (no symbolic path up to
-    ``depth``) or ``inconclusive`` (symbolic paths, none lifted); the depth of the path
-    reported, the paths tried and the lift's record."""
-
-    goal: str
-    status: str
-    depth: int
-    seconds: float
-    path: SymPath | None = None
-    trace: Path | None = None
-    property: str | None = None
-    message: str | None = None
-    tried: int = 0
-    lifts: list[dict[str, Any]] = field(default_factory=list)
-
-
 class Unrolling:
     """The relation unrolled from the initial state on the configuration's domains."""
 
@@ -380,39 +358,10 @@ def search(
 ) -> Outcome:
     """Search for a path of at most ``depth`` coordinator steps violating ``goal`` and lift
     it with ``lifter`` (module docstring); the shortest first."""
-    start = time.process_time()
     unroll = Unrolling(config, options, universe_of(config))
-    out = Outcome(goal, "ok", depth, 0.0)
-    for d in range(1, depth + 1):
-        unroll.extend()
-        unroll.solver.push()
-        unroll.solver.add(unroll.goal(goal))
-        while out.tried < attempts and unroll.solver.check() == z3.sat:
-            path = unroll.path(unroll.solver.model(), goal)
-            out.tried += 1
-            trace, violations, visited, matched = lifter(path, config, lift_states)
-            exhausted = matched is not None
-            out.lifts.append(
-                {"depth": d, "states": visited, "exhausted": exhausted, "found": bool(trace)}
-            )
-            if trace is not None:
-                chosen = next((v for v in violations if v.property == goal), violations[0])
-                out.status, out.depth, out.path = "violation", d, path
-                out.trace = Path(config, tuple(trace))
-                out.property, out.message = chosen.property, chosen.message
-                unroll.solver.pop()
-                out.seconds = time.process_time() - start
-                return out
-            if out.path is None:
-                out.status, out.depth, out.path = "inconclusive", d, path
-            # An exhausted search reached no model state matching the path's state after
-            # the ``matched`` first ones: no path through that prefix lifts.
-            unroll.block(path, d if matched is None else max(1, min(d, matched + 1)))
-        unroll.solver.pop()
-        if out.tried >= attempts:
-            break
-    out.seconds = time.process_time() - start
-    return out
+    return search_lifted(
+        unroll, goal, depth, config, lifter=lifter, attempts=attempts, lift_states=lift_states
+    )
 
 
 def render_path(path: SymPath) -> list[str]:

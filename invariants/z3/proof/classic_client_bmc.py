@@ -44,9 +44,8 @@ and time out (:func:`supported`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import z3
@@ -88,6 +87,7 @@ from invariants.z3.proof.classic_transition import (
     ClassicOptions,
     grounded,
 )
+from invariants.z3.proof.lifted_search import Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, PARTITION
 from model import system
 from model.classic.messages import (
@@ -100,7 +100,6 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicState
 from model.config import Config
-from model.path import Path
 from model.records import OffsetCommitRequest, OffsetCommitResponse
 from model.status import ErrorCode
 
@@ -1073,22 +1072,6 @@ Lifted = tuple[list[Any] | None, list[Any], int, int | None]
 ClientLifter = Callable[[ClientPath, Config, int], Lifted]
 
 
-@dataclass
-class ClientOutcome:
-    """One goal's search (as ``classic_bmc.Outcome``)."""
-
-    goal: str
-    status: str
-    depth: int
-    seconds: float
-    path: ClientPath | None = None
-    trace: Path | None = None
-    property: str | None = None
-    message: str | None = None
-    tried: int = 0
-    lifts: list[dict[str, Any]] = field(default_factory=list)
-
-
 def search(
     goal: str,
     depth: int,
@@ -1098,53 +1081,26 @@ def search(
     lifter: ClientLifter,
     attempts: int = DEFAULT_ATTEMPTS,
     lift_states: int = DEFAULT_LIFT_STATES,
-    start_depth: int = 1,
     progress: Callable[[str], None] | None = None,
-) -> ClientOutcome:
+) -> Outcome:
     """Search for a path of at most ``depth`` steps of the linked relation whose last step
     violates ``goal``, the shortest first, and lift it (module docstring)."""
     why = supported(config)
     if why is not None:
         raise ValueError(f"config {config.name!r}: {why}")
-    began = time.process_time()
     coordinator = ClassicOptions.of(config)
     clients = ClientOptions.of(config, variant)
     unroll = Linked(config, universe_of(config), coordinator, clients)
-    out = ClientOutcome(goal, "ok", depth, 0.0)
-    for d in range(1, depth + 1):
-        unroll.extend()
-        if d < start_depth:
-            continue
-        unroll.solver.push()
-        unroll.solver.add(unroll.goal(goal))
-        if progress is not None:
-            progress(f"depth {d} ({time.process_time() - began:.1f} s)")
-        while out.tried < attempts and unroll.solver.check() == z3.sat:
-            path = unroll.path(unroll.solver.model(), goal)
-            out.tried += 1
-            trace, violations, visited, matched = lifter(path, config, lift_states)
-            out.lifts.append({"depth": d, "states": visited, "found": bool(trace)})
-            if progress is not None:
-                progress(
-                    f"depth {d}: path {out.tried} lifted: {trace is not None} "
-                    f"({visited} states, matched {matched}; {time.process_time() - began:.1f} s)"
-                )
-            if trace is not None:
-                chosen = next((v for v in violations if v.property == goal), violations[0])
-                out.status, out.depth, out.path = "violation", d, path
-                out.trace = Path(config, tuple(trace))
-                out.property, out.message = chosen.property, chosen.message
-                unroll.solver.pop()
-                out.seconds = time.process_time() - began
-                return out
-            if out.path is None:
-                out.status, out.depth, out.path = "inconclusive", d, path
-            unroll.block(path, d if matched is None else max(1, min(d, matched + 1)))
-        unroll.solver.pop()
-        if out.tried >= attempts:
-            break
-    out.seconds = time.process_time() - began
-    return out
+    return search_lifted(
+        unroll,
+        goal,
+        depth,
+        config,
+        lifter=lifter,
+        attempts=attempts,
+        lift_states=lift_states,
+        progress=progress,
+    )
 
 
 _STATUS = ("UNSUBSCRIBED", "UNJOINED", "PREPARING_REBALANCE", "COMPLETING_REBALANCE", "STABLE")
