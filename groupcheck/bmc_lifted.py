@@ -35,6 +35,38 @@ class Relation:
     """Why "no path" is no bound for the model (None: it is one)."""
 
 
+def bmc_variant(variant: str | None, variants: Any, relation: str) -> None:
+    """Refuse (``ConfigError``) a mutant ``explore --engine bmc`` cannot read: outside the
+    symbolic relations (``transition.OUTSIDE``, with the reason) or no variant of
+    ``relation``'s (``variants``)."""
+    from invariants.z3.proof.transition import OUTSIDE
+    from model.status import ConfigError
+
+    if variant is None:
+        return
+    if variant in OUTSIDE:
+        raise ConfigError(
+            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
+        )
+    if variant not in variants:
+        raise ConfigError(
+            f"--engine bmc has no {relation}symbolic variant of mutant {variant!r}; known: "
+            f"{', '.join(variants)}"
+        )
+
+
+def chosen_goals(only: list[str] | None, goals: list[str]) -> list[str]:
+    """``goals`` narrowed to ``--only`` (``ConfigError`` naming a goal it does not have)."""
+    from model.status import ConfigError
+
+    if not only:
+        return goals
+    unknown = [g for g in only if g not in goals]
+    if unknown:
+        raise ConfigError(f"--only {unknown[0]!r}: --engine bmc checks {', '.join(goals)}")
+    return [g for g in goals if g in only]
+
+
 def run_goals(
     args: argparse.Namespace,
     chosen: Any,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from groupcheck.bmc_lifted import bmc_variant, chosen_goals
+
 
 def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
     """Run the mixed BMC (module docstring); exit 1 for a lifted violation, 3 when a
@@ -18,28 +20,15 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
     from groupcheck.explore.mixed_lift import lift
     from invariants.z3.proof.mixed_bmc import DEFAULT_LIFT_STATES, GOALS, render_path, search
     from invariants.z3.proof.mixed_transition import VARIANTS, MixedOptions, unsupported
-    from invariants.z3.proof.transition import OUTSIDE
     from model.status import ConfigError
 
     config = chosen.config
-    if variant is not None and variant in OUTSIDE:
-        raise ConfigError(
-            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
-        )
-    if variant is not None and variant not in VARIANTS:
-        raise ConfigError(
-            f"--engine bmc has no mixed-group symbolic variant of mutant {variant!r}; known: "
-            f"{', '.join(VARIANTS)}"
-        )
+    bmc_variant(variant, VARIANTS, "mixed-group ")
     why = unsupported(config)
     if why is not None:
         raise ConfigError(f"--engine bmc: {why}; explore it instead")
     goals = list(GOALS)
-    if args.only:
-        unknown = [g for g in args.only if g not in goals]
-        if unknown:
-            raise ConfigError(f"--only {unknown[0]!r}: --engine bmc checks {', '.join(goals)}")
-        goals = [g for g in goals if g in args.only]
+    goals = chosen_goals(args.only, goals)
     depth = args.depth or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     options = MixedOptions.of(config, variant)

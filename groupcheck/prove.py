@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from groupcheck.argtypes import non_negative, positive, positive_float
+from groupcheck.bmc_lifted import bmc_variant, chosen_goals
 
 
 def register(sub: Any) -> None:
@@ -581,7 +582,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         replay_clients,
     )
     from invariants.z3.proof.state import render
-    from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
+    from invariants.z3.proof.transition import VARIANTS, Options
     from model.status import ConfigError
     from reports.artifacts import run_label, run_name
     from reports.publish import check_target
@@ -596,15 +597,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         from groupcheck.mixed_bmc import cmd_bmc_mixed
 
         return cmd_bmc_mixed(args, chosen, variant)
-    if variant is not None and variant in OUTSIDE:
-        raise ConfigError(
-            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
-        )
-    if variant is not None and variant not in VARIANTS:
-        raise ConfigError(
-            f"--engine bmc has no symbolic variant of mutant {variant!r}; known: "
-            f"{', '.join(VARIANTS)}"
-        )
+    bmc_variant(variant, VARIANTS, "")
     if config.protocol != "consumer":
         raise ConfigError(
             f"--engine bmc covers the KIP-848 consumer protocol; this config is "
@@ -666,11 +659,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             # A client's epoch goes down only when it leaves: asked where the layer has
             # its leaves.
             goals += [c.name for c in CLIENT_STEP_GOALS]
-    if args.only:
-        unknown = [g for g in args.only if g not in goals]
-        if unknown:
-            raise ConfigError(f"--only {unknown[0]!r}: --engine bmc checks {', '.join(goals)}")
-        goals = [g for g in goals if g in args.only]
+    goals = chosen_goals(args.only, goals)
     depth = args.depth or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     out_dir = Path(args.out)
@@ -812,38 +801,24 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         render_path,
         search,
     )
+    from invariants.z3.proof.classic_clients import CLIENT_GOALS, CLIENT_VARIANTS
+    from invariants.z3.proof.classic_lasso import CONVERGENCE, LASSO_VARIANTS
     from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
     from invariants.z3.proof.transition import OUTSIDE
-    from model.status import ConfigError
 
     config = chosen.config
-    from invariants.z3.proof.classic_clients import CLIENT_GOALS, CLIENT_VARIANTS
-
+    # Every goal a classic config has, whichever search reads it.
+    chosen_goals(args.only, [*GOALS, CONVERGENCE, *CLIENT_GOALS])
     client_variant = variant in CLIENT_VARIANTS and variant not in OUTSIDE
     if client_variant or (variant is None and args.only and set(args.only) <= set(CLIENT_GOALS)):
         # A client rule or a goal that reads the clients: the client layer linked to the
         # coordinator's relation (classic_client_bmc).
         return _cmd_bmc_classic_clients(args, chosen, variant)
-    if variant is not None and variant in OUTSIDE:
-        raise ConfigError(
-            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
-        )
-    if variant is not None and variant not in VARIANTS:
-        raise ConfigError(
-            f"--engine bmc has no classic symbolic variant of mutant {variant!r}; known: "
-            f"{', '.join(VARIANTS)}"
-        )
-    from invariants.z3.proof.classic_lasso import CONVERGENCE, LASSO_VARIANTS
-
+    bmc_variant(variant, VARIANTS, "classic ")
     if variant in LASSO_VARIANTS or (args.only and CONVERGENCE in args.only):
         # Convergence: a lasso search over the classic relation (classic_lasso).
         return _cmd_classic_lasso(args, chosen, variant)
-    goals = list(GOALS)
-    if args.only:
-        unknown = [g for g in args.only if g not in goals]
-        if unknown:
-            raise ConfigError(f"--only {unknown[0]!r}: --engine bmc checks {', '.join(goals)}")
-        goals = [g for g in goals if g in args.only]
+    goals = chosen_goals(args.only, list(GOALS))
     depth = args.depth or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     options = ClassicOptions.of(config, variant)
@@ -892,13 +867,8 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
         if config.max_perturbations > 0 and "LoseMessage" in config.perturbations
         else None
     )
-    goals = list(CLIENT_GOALS)
-    if args.only:
-        unknown = [g for g in args.only if g not in goals]
-        if unknown:
-            raise ConfigError(f"--only {unknown[0]!r}: --engine bmc checks {', '.join(goals)}")
-        goals = [g for g in goals if g in args.only]
-    elif variant is not None and chosen.mutant is not None and chosen.mutant.expected in goals:
+    goals = chosen_goals(args.only, list(CLIENT_GOALS))
+    if not args.only and chosen.mutant is not None and chosen.mutant.expected in goals:
         goals = [chosen.mutant.expected]
     depth = args.depth or DEFAULT_DEPTH
     lift_states = args.max_states or DEFAULT_LIFT_STATES
