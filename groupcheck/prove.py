@@ -248,6 +248,11 @@ UNSTATED_HARM = {
     "replaced static member's entry is dropped, so the current target covers nothing), "
     "which prove does not state (its relation takes any assignor, covering or not): "
     "under this variant every obligation of MUT2_OFFLOAD_STATIC is still proved",
+    "reject-epoch-zero-rejoin": "breaks only Convergence, once a lost heartbeat response "
+    "leaves a client rejoining at epoch 0 while its member is at a newer epoch; the "
+    "ranking's fairness is on honest heartbeats (each member at the epoch the coordinator "
+    "gave it), so it never reads that rejoin: under this variant every obligation is still "
+    "proved",
 }
 """The variants whose harm no obligation of ``prove`` states, and why: ``prove --variant``
 refuses them rather than report them proved (docs/invariants.md)."""

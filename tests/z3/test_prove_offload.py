@@ -160,8 +160,10 @@ def test_prove_command_reads_offload(capsys: pytest.CaptureFixture[str]) -> None
     static = ["prove", "--preset", "MUT2_OFFLOAD_STATIC", "--quiet"]
     assert main([*static, "--variant", "install-before-static-replacement"]) == 2
     assert main(["prove", "--preset", "OFFLOAD", "--clients", "--quiet"]) == 2
+    assert main(["prove", "--variant", "reject-epoch-zero-rejoin", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 4
+    assert err.count("\n") == 5
+    assert "ranking's fairness is on honest heartbeats" in err
     assert "a config that has offload and it" in err
     assert "offload and group deletion" in err
     assert "ValidTargetAssignment.Covers" in err
