@@ -389,7 +389,6 @@ class Concrete:
             "assigned_since": {(m, p): e for (m, p), e in (self.since or {}).items()},
             "holder_commit_rejected": {(): int(bool(self.holder_rejected))},
             "assignor_runs": {(): len(self.runs or ())},
-            "interval_pending": {(): int(bool(self.interval_pending))},
         }
         # Instance ids numbered from 1 in their order (invariants.snapshot numbers them
         # so too); 0 for a dynamic member.
