@@ -280,20 +280,9 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
         )
     if config.assignment_epochs and not epochs:
         return "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
-    outside = _outside_abstraction(config)
-    if outside:
-        return f"prove's abstraction has no {outside}; this config uses it (explore it instead)"
-    return None
-
-
-def _outside_abstraction(config: Any) -> str | None:
-    """What of ``config`` the symbolic relation does not model (None: nothing), so that a
-    proof is never reported for rules it did not read. (KIP-211 offset expiry, group
-    deletion and KIP-1263 assignor offload are in the relation, also together:
-    ``Options.offset_expiry``, ``group_deletion``, ``assignor_offload``, a run slot's
-    ``deleted``.)"""
-    if config.effective_assignment_interval_ms() > 0:
-        return "KIP-1263 assignment batching"
+    # KIP-211 offset expiry, group deletion and KIP-1263 assignor offload and batching are
+    # in the relation, also together: Options.offset_expiry, group_deletion,
+    # assignor_offload, batching.
     return None
 
 
@@ -334,6 +323,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise ConfigError(
             "--clients: the client layer has no KIP-1263 assignor runs; this config offloads "
             "the assignor"
+        )
+    if options.batching and args.clients:
+        raise ConfigError(
+            "--clients: the client layer has no KIP-1263 assignment interval; this config "
+            "batches assignments"
         )
     prover = Prover(options, timeout_ms=int(args.timeout * 1000), invariant=invariant, steps=steps)
     goals = [c.name for c in invariant] + [s.name for s in steps]
@@ -447,6 +441,17 @@ def cmd_prove(args: argparse.Namespace) -> int:
                 else ""
             )
         )
+    if options.batching:
+        reasons.append(
+            "KIP-1263 assignment batching: the invariant as without it (the interval only "
+            "delays a computation)"
+            + (
+                "; the convergence ranking counts the pending interval (P) and assumes weak "
+                "fairness on AssignmentIntervalElapses"
+                if with_ranking
+                else ""
+            )
+        )
     lemmas = {c.name for c in invariant if c.lemma} | {
         c.name for c in layer_conjuncts(True) if c.lemma
     }
@@ -465,6 +470,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "offset_expiry": options.offset_expiry,
             "group_deletion": options.group_deletion,
             "assignor_offload": options.assignor_offload,
+            "batching": options.batching,
         },
         "summary": counts,
         "reasons": reasons,
@@ -629,9 +635,11 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             "--engine bmc's client layer has no KIP-1251 assignment epochs; explore this "
             "config instead"
         )
-    outside = _outside_abstraction(config)
-    if outside:
-        raise ConfigError(f"--engine bmc's symbolic rules have no {outside}; explore it instead")
+    if config.effective_assignment_interval_ms() > 0 and variant in CLIENT_VARIANTS:
+        raise ConfigError(
+            "--engine bmc's client layer has no KIP-1263 assignment interval; explore this "
+            "config instead"
+        )
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_VARIANTS
 
     if variant in LASSO_VARIANTS or (args.only and CONVERGENCE in args.only):

@@ -210,7 +210,6 @@ def _delivers(action: object, want: str) -> bool:
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        ([*AGREE, "--preset", "BATCHING"], "batching"),
         (
             [*AGREE, "--preset", "MIXED_INSTANCE_RENAME"],
             "the mixed relation has no ChangeInstanceId",
@@ -239,7 +238,6 @@ def _delivers(action: object, want: str) -> bool:
         ([*AGREE, "--variant", "nope"], "no symbolic variant of mutant 'nope'"),
         ([*AGREE, "--variant", "sticky-without-generation"], "outside the symbolic core"),
         ([*AGREE, "--variant", "ack-while-revoking"], "a rule of the clients"),
-        ([*AGREE, "--variant", "ignore-partition-epochs", "--preset", "BATCHING"], "batching"),
         (["prove", "--all-variants"], "--all-variants needs --agreement"),
         (["prove", "--walks", "3"], "--walks needs --agreement"),
         (["prove", "--all-presets"], "--all-presets needs --agreement"),

@@ -151,7 +151,12 @@ def parameters(
     def pset(f: Any, parts: frozenset[tuple[str, int]]) -> list[Any]:
         return [f(q) == (tp in parts) for tp, q in pc.items()]
 
-    if fam.name in ("Unchanged", "CoordinatorFailover", "CoordinatorLoaded"):
+    if fam.name in (
+        "Unchanged",
+        "CoordinatorFailover",
+        "CoordinatorLoaded",
+        "AssignmentIntervalElapses",
+    ):
         return []
     if fam.name in ("ExpireOffsets", "DeleteGroup"):
         return _expiry_parameters(fam, pre, action, u)
@@ -292,10 +297,14 @@ def check_step(
     epochs = opts.assignment_epochs
     kept = {"expiry": opts.offset_expiry, "deletion": opts.group_deletion}
     offload = opts.assignor_offload
+    batching = opts.batching
     # The ghost rises on this step exactly when the model refused the write.
-    before = dc_replace(project(pre, epochs, offload, **kept), server_error=False)
+    before = dc_replace(
+        project(pre, epochs, offload, **kept, batching=batching), server_error=False
+    )
     after = dc_replace(
-        project(post, epochs, offload, **kept), server_error=refused_write(pre, post)
+        project(post, epochs, offload, **kept, batching=batching),
+        server_error=refused_write(pre, post),
     )
     request_instance = _request_instance(action)
     u = _universe(
@@ -313,8 +322,8 @@ def check_step(
         # Not a disagreement: the states have more runs than the relation has slots.
         beyond_slots = f"{beyond} assignor runs in flight: the relation keeps {slots} run slots"
         return StepCheck(name, "unknown", None, beyond_slots)
-    spre = SymState.fresh("pre", epochs, static, slots, **kept)
-    spost = SymState.fresh("post", epochs, static, slots, **kept)
+    spre = SymState.fresh("pre", epochs, static, slots, **kept, batching=batching)
+    spost = SymState.fresh("post", epochs, static, slots, **kept, batching=batching)
     fam = _family(spre, spost, opts, name)
     pins_pre, pins_post = pin(spre, before, u), pin(spost, after, u)
 

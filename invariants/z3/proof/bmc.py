@@ -108,6 +108,7 @@ BMC_FAMILIES = (
     "ExpireOffsets",
     "DeleteGroup",
     "CompleteAssignorRun",
+    "AssignmentIntervalElapses",
 )
 """The families BMC unrolls: the requests (with a static member's -2 leave where the
 configuration has instance ids); a coordinator failover and the new coordinator
@@ -117,7 +118,8 @@ topic and a new resolution of the regular expressions (``DeleteTopic``,
 with KIP-211 expiry and group deletion (``Options.offset_expiry``, ``group_deletion``)
 the expiry of one replay topic's offsets and a DeleteGroups request (``ExpireOffsets``,
 ``DeleteGroup``); with KIP-1263 assignor offload, an assignor run completing
-(``CompleteAssignorRun``)."""
+(``CompleteAssignorRun``); with KIP-1263 assignment batching, the assignment interval
+passing (``AssignmentIntervalElapses``)."""
 
 STATE_GOALS: tuple[Conjunct, ...] = (
     *STATE_TARGETS,
@@ -509,6 +511,7 @@ class Unrolling:
         self.expiry = options.offset_expiry
         self.deletion = options.group_deletion
         self.slots = options.run_slots
+        self.batching = options.batching
         self.states = [self._fresh("s0")]
         self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
         self.grounder = Grounder(universe, layer) if universe is not None else None
@@ -637,7 +640,13 @@ class Unrolling:
 
     def _fresh(self, tag: str) -> SymState:
         return SymState.fresh(
-            tag, self.epochs, self.static, self.slots, expiry=self.expiry, deletion=self.deletion
+            tag,
+            self.epochs,
+            self.static,
+            self.slots,
+            expiry=self.expiry,
+            deletion=self.deletion,
+            batching=self.batching,
         )
 
     @staticmethod
@@ -1057,6 +1066,7 @@ def _abstract(value: Concrete) -> Concrete:
         present=None if value.present is None else frozenset(_tp(p) for p in value.present),
         deleted=value.deleted,
         deletions=value.deletions,
+        interval_pending=value.interval_pending,
         runs=None
         if runs is None
         else tuple(
@@ -1083,6 +1093,7 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
         value.deleted,
         value.deletions,
         value.runs,
+        value.interval_pending,
     )
 
 
@@ -1134,17 +1145,19 @@ def replay_projection(
     *,
     expiry: bool = False,
     deletion: bool = False,
+    batching: bool = False,
 ) -> Concrete:
     """A replayed group as the abstraction sees it (partitions named as the replay names
     them), with its KIP-1251 fields when ``epochs``, its KIP-1263 runs when ``offload``,
-    the topics that exist when ``expiry`` and its deletion fields when ``deletion``."""
+    the topics that exist when ``expiry``, its deletion fields when ``deletion`` and its
+    KIP-1263 assignment interval when ``batching``."""
     from model.coordinator import subscribed_topics
 
     subs = {
         mid: frozenset((name, 0) for name in topics if name in subscribed_topics(m, group))
         for mid, m in group.members.items()
     }
-    value = project_group(group, subs, epochs, offload, deletion=deletion)
+    value = project_group(group, subs, epochs, offload, deletion=deletion, batching=batching)
     if expiry:
         value = replace(value, present=frozenset((name, 0) for name in topics))
     return value
@@ -1261,7 +1274,11 @@ def replay(
     group, topics = replay_start(path)
     first = path.states[0]
     epochs = first.since is not None
-    shown = {"expiry": first.present is not None, "deletion": first.deleted is not None}
+    shown = {
+        "expiry": first.present is not None,
+        "deletion": first.deleted is not None,
+        "batching": first.interval_pending is not None,
+    }
     offload = first.runs is not None
     out = [replay_projection(group, topics, epochs, offload, **shown)]
     server_error = False
@@ -1298,6 +1315,9 @@ def replay(
             from model import coordinator as co
 
             group = co.install_assignor_run(group, topics, replace(base_config, rules=rules))
+        elif family == "AssignmentIntervalElapses":
+            # system._interval_elapses
+            group = replace(group, assignment_interval_elapsed=True)
         elif not loading:
             kept: frozenset[str] = frozenset()
             member = group.members.get(str(params.get("member")))

@@ -65,6 +65,8 @@ def possible_families(config: Config) -> tuple[str, ...]:
       subscribed;
     * ``ComputeTargetAssignment`` without ``compute_target_in_heartbeat``;
     * ``CompleteAssignorRun`` with KIP-1263 ``assignor_offload``;
+    * ``AssignmentIntervalElapses`` with KIP-1263 assignment batching (a positive
+      ``effective_assignment_interval_ms``);
     * a leave (-1) after ``Leave``, ``PollTimerExpires`` or ``ChangeInstanceId``; a static
       member's temporary leave (-2) after ``TemporaryLeave`` or ``PollTimerExpires`` in a
       config with instance ids;
@@ -104,6 +106,7 @@ def possible_families(config: Config) -> tuple[str, ...]:
         "DeliverMessage.heartbeat": True,
         "ComputeTargetAssignment": not config.compute_target_in_heartbeat,
         "CompleteAssignorRun": config.assignor_offload,
+        "AssignmentIntervalElapses": config.effective_assignment_interval_ms() > 0,
         "DeliverMessage.leave": any(
             perturb(p) for p in ("Leave", "PollTimerExpires", "ChangeInstanceId")
         ),
@@ -195,10 +198,12 @@ Step = tuple[State, Action, State]
 Located = tuple[Step, Origin, int | None, int]
 
 
-def _projected(state: State, offload: bool = False) -> Concrete:
+def _projected(state: State, offload: bool = False, batching: bool = False) -> Concrete:
     """The projection without its domain hints (the member ids of the clients); with
-    ``offload``, the KIP-1263 assignor runs in flight too."""
-    return dc_replace(project(state, offload=offload), extra_members=(), extra_partitions=())
+    ``offload``, the KIP-1263 assignor runs in flight too; with ``batching``, the KIP-1263
+    assignment interval."""
+    value = project(state, offload=offload, batching=batching)
+    return dc_replace(value, extra_members=(), extra_partitions=())
 
 
 def _state(value: object) -> State:
@@ -340,7 +345,8 @@ def cross_check(
             where = f"walk {walk + 1}/{walks}" if walk is not None else origin
             progress(f"{config.name}: {sum(counts.values())} steps checked ({where})")
         if family == "Unchanged":
-            if _projected(pre, opts.assignor_offload) == _projected(post, opts.assignor_offload):
+            kept = (opts.assignor_offload, opts.batching)
+            if _projected(pre, *kept) == _projected(post, *kept):
                 r.allowed += 1
                 continue
             r.disagreement = Disagreement(family, pre, action, post, None, origin, walk, index)

@@ -543,7 +543,11 @@ def _fresh_pair(options: Options) -> tuple[SymState, SymState]:
         "deletion": options.group_deletion,
     }
     runs = options.run_slots
-    return SymState.fresh("pre", runs=runs, **kept), SymState.fresh("post", runs=runs, **kept)
+    batching = options.batching
+    return (
+        SymState.fresh("pre", runs=runs, **kept, batching=batching),
+        SymState.fresh("post", runs=runs, **kept, batching=batching),
+    )
 
 
 @dataclass(frozen=True)

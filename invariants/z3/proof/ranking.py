@@ -65,6 +65,27 @@ discarded, or installed with the target still due) or ``T`` (a current run insta
 due target at the group epoch). While a target is due a member is enabled only when no
 run is in flight (its heartbeat starts one); otherwise only ``CompleteAssignorRun`` makes
 progress. Converged also means no run in flight.
+
+**KIP-1263 assignment batching** (``Options.batching``; ``BATCHING_RANKING``). A
+heartbeat computes the due target only while the assignment interval is not pending
+(``target.assignment_interval_open``); a computation makes it pending again
+(``target.record_assignment_time``) and ``AssignmentIntervalElapses`` lets it pass.
+Fairness assumed: weak fairness on ``AssignmentIntervalElapses`` — the interval passes
+while the coordinator is not loading the group (it is then continuously enabled until it
+fires: only a computation, a realigned emptied group or a deletion changes the interval,
+and none of them makes it pending without the ranking above it decreasing or the interval
+being recorded anew) — besides the members' honest heartbeats; the interval passing is not
+a perturbation. One flag follows ``T`` (with offload too, after ``S``):
+
+``P``  the assignment interval is pending (``SymState.interval_pending``).
+
+and ``A`` … ``D`` are counted only while no target is due, as with offload: while one is
+due and the interval pending a heartbeat reconciles against the previous target. A
+heartbeat that computes the due target clears ``T`` (and sets ``P``); an installed run
+clears ``T`` or ``S`` (and sets ``P``); ``AssignmentIntervalElapses`` clears ``P``. While a
+target is due a member is enabled only when the interval is not pending (and, with
+offload, no run is in flight); otherwise ``AssignmentIntervalElapses`` (or
+``CompleteAssignorRun``) makes progress.
 """
 
 from __future__ import annotations
@@ -123,6 +144,7 @@ PROGRESS_FAMILIES = (
     "ComputeTargetAssignment",
     "CompleteAssignorRun",
     "CoordinatorLoaded",
+    "AssignmentIntervalElapses",
 )
 """The families whose step ``Ranking.Decreases`` is stated for (the fair ones): a
 member's honest heartbeat, and the coordinator's own steps."""
@@ -297,9 +319,41 @@ new subscriptions and may move partitions to pending revocation, until the run i
 the new target."""
 
 
+def _pending(s: SymState) -> Any:
+    """The KIP-1263 assignment interval is pending (false where the states keep none)."""
+    return s.interval_pending if s.interval_pending is not None else z3.BoolVal(False)
+
+
+PENDING = Component(
+    "P",
+    0,
+    _pending,
+    meaning="the KIP-1263 assignment interval is pending since the last computation",
+)
+
+BATCHING_RANKING: tuple[Component, ...] = (
+    RANKING[0],
+    RANKING[1],
+    PENDING,
+    *[_masked(c) for c in RANKING[2:]],
+)
+"""The ranking with KIP-1263 assignment batching (module docstring): ``L`` and ``T``, then
+``P``, then ``A`` … ``D`` counted only while no target is due."""
+
+OFFLOAD_BATCHING_RANKING: tuple[Component, ...] = (
+    *OFFLOAD_RANKING[:3],
+    PENDING,
+    *OFFLOAD_RANKING[3:],
+)
+"""The ranking with KIP-1263 assignor offload and batching: ``OFFLOAD_RANKING`` with ``P``
+after ``S`` (a run installed, stale or not, makes the interval pending again)."""
+
+
 def components(options: Options) -> tuple[Component, ...]:
     """The ranking of ``options``' relation, most significant component first."""
-    return OFFLOAD_RANKING if options.assignor_offload else RANKING
+    if options.assignor_offload:
+        return OFFLOAD_BATCHING_RANKING if options.batching else OFFLOAD_RANKING
+    return BATCHING_RANKING if options.batching else RANKING
 
 
 def smaller(post: SymState, pre: SymState, ranking: tuple[Component, ...] = RANKING) -> Any:
@@ -386,9 +440,19 @@ def enabled(s: SymState, m: Any, options: Options) -> Any:
     )
     if options.assignor_offload:
         # While a target is due the heartbeat's work is to start the run computing it,
-        # which it does when no run is in flight (target.start_assignor_run).
-        starts = z3.And(z3.BoolVal(options.compute_target_in_heartbeat), z3.Not(s.runs[0].on))
+        # which it does when no run is in flight (target.start_assignor_run) and, with
+        # batching, the interval is not pending (target.assignment_interval_open).
+        starts = z3.And(
+            z3.BoolVal(options.compute_target_in_heartbeat),
+            z3.Not(s.runs[0].on),
+            z3.Not(_pending(s)),
+        )
         return z3.And(s.is_member(m), z3.If(_due(s), starts, member_work))
+    if options.batching:
+        # While a target is due the heartbeat's work is to compute it, which it does
+        # when the interval is not pending.
+        computes = z3.And(z3.BoolVal(options.compute_target_in_heartbeat), z3.Not(_pending(s)))
+        return z3.And(s.is_member(m), z3.If(_due(s), computes, member_work))
     return z3.And(s.is_member(m), z3.Or(to_compute, member_work))
 
 
@@ -462,7 +526,8 @@ def check(
             x = z3.Const("rank.x", MEMBER)
             # Loading ends with CoordinatorLoaded, a target due without heartbeats that
             # compute it with ComputeTargetAssignment, a run in flight with
-            # CompleteAssignorRun: each always enabled then.
+            # CompleteAssignorRun, a pending interval with AssignmentIntervalElapses:
+            # each always enabled then.
             due = z3.And(
                 z3.BoolVal(not options.compute_target_in_heartbeat),
                 RANKING[1].member_of(pre),
@@ -473,6 +538,7 @@ def check(
                 z3.Not(pre.loading),
                 z3.Not(due),
                 z3.Not(running),
+                z3.Not(_pending(pre)),
                 z3.ForAll([x], z3.Not(enabled(pre, x, options))),
             )
         else:

@@ -72,6 +72,18 @@ first, in a fixed number of slots (``RUN_SLOTS``; empty otherwise):
                       ran (``AssignorRun.group_deleted``)
 ==================== =========================================================
 
+With KIP-1263 assignment batching (a positive ``Config.effective_assignment_interval_ms``;
+``fresh(tag, batching=True)``) one more field, ``None`` otherwise:
+
+==================== =========================================================
+``interval_pending``  the assignment interval has not passed since the last target
+                      computation finished (``Group.assignment_timestamp`` set and
+                      not ``assignment_interval_elapsed``): the batching gate
+                      (``target.assignment_interval_open``) is closed. The model's
+                      two open states (no timestamp; the interval elapsed) behave
+                      alike, so one flag is exact
+==================== =========================================================
+
 What it leaves out: the clients and the network (a request the coordinator receives is
 any request, constrained only by what the model's clients can send: see
 ``invariants.z3.proof.transition``), timers (a timer fires for any member), topics (a
@@ -140,6 +152,7 @@ class SymState:
     deleted: ExprRef | None = None
     deletions: ExprRef | None = None
     runs: tuple[RunSlot, ...] = ()
+    interval_pending: ExprRef | None = None
 
     @staticmethod
     def fresh(
@@ -150,6 +163,7 @@ class SymState:
         *,
         expiry: bool = False,
         deletion: bool = False,
+        batching: bool = False,
     ) -> SymState:
         M, P, B, N = MEMBER, PARTITION, z3.BoolSort(), z3.IntSort()
 
@@ -181,6 +195,7 @@ class SymState:
             deleted=z3.Bool(f"deleted.{tag}") if deletion else None,
             deletions=z3.Int(f"deletions.{tag}") if deletion else None,
             runs=tuple(RunSlot.fresh(tag, k, static, deletion) for k in range(runs)),
+            interval_pending=z3.Bool(f"interval_pending.{tag}") if batching else None,
         )
 
     def instance_of(self, m: ExprRef) -> ExprRef:
@@ -306,6 +321,9 @@ class Concrete:
     """``Group.deletions`` (``None``: not kept; group deletion)."""
     runs: tuple[Run, ...] | None = None
     """KIP-1263: the assignor runs in flight, oldest first (``None``: not kept)."""
+    interval_pending: bool | None = None
+    """KIP-1263 batching: the assignment interval has not passed since the last
+    computation (``None``: not kept; ``interval_pending``)."""
 
     def group_status(self) -> int:
         """``coordinator.group_status`` of these values (0 EMPTY … 3 STABLE)."""
@@ -441,12 +459,14 @@ def project_group(
     offload: bool = False,
     *,
     deletion: bool = False,
+    batching: bool = False,
 ) -> Concrete:
     """The abstraction of a coordinator group; ``subscribed`` gives each member's
     subscribed partitions (as ``invariants.snapshot`` computes them); with ``epochs``, the
     KIP-1251 assignment epochs and ``holder_commit_rejected`` too; with ``offload``, the
     KIP-1263 assignor runs in flight; with ``deletion``, ``Group.deleted`` and
-    ``Group.deletions``."""
+    ``Group.deletions``; with ``batching``, whether the KIP-1263 assignment interval is
+    pending (:func:`interval_pending`)."""
     members = {
         mid: MemberValue(
             epoch=m.member_epoch,
@@ -480,7 +500,15 @@ def project_group(
         runs=project_runs(group) if offload else None,
         deleted=group.deleted if deletion else None,
         deletions=group.deletions if deletion else None,
+        interval_pending=interval_pending(group) if batching else None,
     )
+
+
+def interval_pending(group: Group) -> bool:
+    """The batching gate is closed: a computation finished (``AssignmentTimestamp`` set)
+    and the assignment interval has not passed since (``target.assignment_interval_open``
+    false with a positive interval; KIP-1263 "Assignment Batching")."""
+    return group.assignment_timestamp != 0 and not group.assignment_interval_elapsed
 
 
 def project_runs(group: Group) -> tuple[Run, ...]:
@@ -506,12 +534,13 @@ def project(
     *,
     expiry: bool = False,
     deletion: bool = False,
+    batching: bool = False,
 ) -> Concrete:
     """The abstraction of a KIP-848 model state (``model.records.State``). The clients
     contribute their member ids to the member domain (members to come). With ``epochs``,
     the KIP-1251 fields too; with ``offload``, the KIP-1263 assignor runs; with
     ``expiry``, the partitions that exist; with ``deletion``, the group's deletion
-    fields."""
+    fields; with ``batching``, the KIP-1263 assignment interval."""
     from dataclasses import replace
 
     from invariants.snapshot import project as snapshot_of
@@ -521,7 +550,12 @@ def project(
     for mid, p in snap.relations["subscribed"]:
         subs.setdefault(str(mid), set()).add(p)  # type: ignore[arg-type]
     concrete = project_group(
-        state.group, {k: frozenset(v) for k, v in subs.items()}, epochs, offload, deletion=deletion
+        state.group,
+        {k: frozenset(v) for k, v in subs.items()},
+        epochs,
+        offload,
+        deletion=deletion,
+        batching=batching,
     )
     present = frozenset(p for (p,) in snap.relations["exists"]) if expiry else None
     return replace(
@@ -598,6 +632,8 @@ def pin(sym: SymState, value: Concrete, u: Universe) -> list[BoolRef]:
         out.append(sym.deleted == value.deleted)
     if value.deletions is not None and sym.deletions is not None:
         out.append(sym.deletions == value.deletions)
+    if value.interval_pending is not None and sym.interval_pending is not None:
+        out.append(sym.interval_pending == value.interval_pending)
     if value.present is not None and sym.present is not None:
         out += [sym.present(pc) == (p in value.present) for p, pc in u.partition_consts.items()]
     if value.since is not None and sym.since is not None:
@@ -774,6 +810,7 @@ def decode(
         deleted=None if sym.deleted is None else b(sym.deleted),
         deletions=None if sym.deletions is None else n(sym.deletions),
         runs=runs,
+        interval_pending=None if sym.interval_pending is None else b(sym.interval_pending),
         extra_members=tuple(mname.values()),
         extra_partitions=tuple(("p", i) for i in range(len(ps))),
     )
@@ -801,6 +838,7 @@ def render(value: Concrete) -> list[str]:
         + (", a holder's commit was refused (KIP-1251)" if value.holder_rejected else "")
         + (", deleted" if value.deleted else "")
         + (f", {value.deletions} deletion(s)" if value.deletions else "")
+        + (", assignment interval pending" if value.interval_pending else "")
     ]
     for mid in sorted(value.members):
         mv = value.members[mid]

@@ -61,6 +61,15 @@ With group deletion too, a deletion marks every run in flight as its deleted gro
 (``RunSlot.deleted``, ``AssignorRun.group_deleted``) and ``CompleteAssignorRun`` discards
 such a run. Without it no formula mentions runs.
 
+With ``Options.batching`` (KIP-1263 "Assignment Batching"; a positive
+``Config.effective_assignment_interval_ms``) the states keep whether the assignment
+interval is pending since the last computation (``SymState.interval_pending``): a heartbeat
+computes a new target only when it is not (``target.assignment_interval_open``), an inline
+computation starts it (``target.record_assignment_time``), so does an installed run with
+offload too, a realigned emptied group and a deleted one clear it (``AssignmentTimestamp``
+0), and a family of its own, ``AssignmentIntervalElapses``, lets it pass — logical time,
+as the model has it. Without it no formula mentions the interval.
+
 Given its parameters, every family is deterministic: the tests compare its successor
 with the Python model's (tests/z3/test_proof.py).
 
@@ -93,6 +102,7 @@ from invariants.z3.proof.state import (
 from model.actions import (
     Action,
     AddPartitions,
+    AssignmentIntervalElapses,
     ChangePartitionRacks,
     CompleteAssignorRun,
     ComputeTargetAssignment,
@@ -294,6 +304,11 @@ class Options:
     offload_discard_stale: bool = False
     """``Config.offload_stale_run == "discard"``: a run whose epoch the group passed while it
     ran is discarded on completion."""
+    batching: bool = False
+    """KIP-1263 assignment batching (a positive ``Config.effective_assignment_interval_ms``):
+    the states keep ``interval_pending``, the heartbeat's target computation is gated on it
+    and ``AssignmentIntervalElapses`` is a family. Off, the relation does not mention the
+    interval."""
     assignor_covers: bool = False
     """Assume also that a new target gives every subscribed partition to some member
     (``ValidTargetAssignment.Covers``): every assignor of the model does, and BMC reads
@@ -337,6 +352,7 @@ class Options:
             variant=variant,
             assignor_offload=config.assignor_offload,
             offload_discard_stale=config.assignor_offload and config.offload_stale_run == "discard",
+            batching=config.effective_assignment_interval_ms() > 0,
         )
 
 
@@ -389,6 +405,8 @@ def unchanged(pre: SymState, post: SymState, *, skip: frozenset[str] = frozenset
         out.append(z3.ForAll([_m], post.instance(_m) == pre.instance(_m)))
     if pre.runs and post.runs and "runs" not in skip:
         out.append(runs_unchanged(pre, post))
+    if "interval_pending" not in skip:
+        out.append(interval_kept(pre, post))
     return z3.And(*out)
 
 
@@ -648,6 +666,51 @@ def held_since(pre: SymState, cm: ExprRef, r: ExprRef, parts: Any) -> BoolRef:
 # --------------------------------------------------------------------------- KIP-1263
 
 
+def interval_kept(pre: SymState, post: SymState) -> BoolRef:
+    """The batching interval (``SymState.interval_pending``) as it was; true where the
+    states keep none."""
+    if pre.interval_pending is None or post.interval_pending is None:
+        return z3.BoolVal(True)
+    return post.interval_pending == pre.interval_pending
+
+
+def interval_set(pre: SymState, post: SymState, recorded: BoolRef, cleared: BoolRef) -> BoolRef:
+    """The batching interval after a step that ``recorded`` a computation's time
+    (``target.record_assignment_time``: pending again) or ``cleared`` the timestamp (a
+    realigned or deleted group: ``AssignmentTimestamp`` 0), else as it was; true where the
+    states keep none."""
+    if pre.interval_pending is None or post.interval_pending is None:
+        return z3.BoolVal(True)
+    return post.interval_pending == z3.If(
+        recorded, True, z3.If(cleared, False, pre.interval_pending)
+    )
+
+
+def interval_open(pre: SymState, o: Options) -> BoolRef:
+    """The batching gate (``target.assignment_interval_open``): a new target may be
+    computed — always without batching."""
+    if not o.batching or pre.interval_pending is None:
+        return z3.BoolVal(True)
+    return z3.Not(pre.interval_pending)
+
+
+def interval_elapses(pre: SymState, post: SymState, o: Options) -> Family:
+    """``AssignmentIntervalElapses`` (``system._interval_elapses``; KIP-1263 "Assignment
+    Batching"): the interval passes since the last computation finished — logical time,
+    like the session timers; nothing else changes. Enabled while it is pending and no
+    coordinator is loading the group (``system.assignment_steps``)."""
+    n = "AssignmentIntervalElapses"
+    assert pre.interval_pending is not None
+    assert post.interval_pending is not None
+    formula = z3.And(
+        pre.interval_pending,
+        z3.Not(pre.loading),
+        z3.Not(post.interval_pending),
+        unchanged(pre, post, skip=frozenset({"interval_pending"})),
+    )
+    return Family(n, formula, {})
+
+
 def _same_run(a: RunSlot, b: RunSlot) -> list[BoolRef]:
     """Slot ``b`` holds what slot ``a`` holds."""
     out = [
@@ -777,9 +840,13 @@ def complete_run(pre: SymState, post: SymState, o: Options) -> Family:
 
     epoch = pre.assignment_epoch if o.variant == "install-without-epoch" else run.epoch
     installed = z3.And(
-        unchanged(pre, post, skip=frozenset({"target", "assignment_epoch", "runs"})),
+        unchanged(
+            pre, post, skip=frozenset({"target", "assignment_epoch", "runs", "interval_pending"})
+        ),
         z3.ForAll([_m, _p], post.target(_m, _p) == reapplied(_m, _p)),
         post.assignment_epoch == epoch,
+        # target.install_assignor_run → record_assignment_time (batching with offload).
+        interval_set(pre, post, z3.BoolVal(True), z3.BoolVal(False)),
     )
     discarded = unchanged(pre, post, skip=frozenset({"runs"}))
     formula = z3.And(run.on, z3.Not(pre.loading), *shifted, z3.If(discard, discarded, installed))
@@ -902,7 +969,10 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     def subscribed_after(x: ExprRef, q: ExprRef) -> BoolRef:
         return z3.If(x == hm, newsub(q), view.subscribed(x, q))
 
-    compute = z3.And(z3.BoolVal(o.compute_target_in_heartbeat), ge1 > pre.assignment_epoch)
+    # KIP-1263 batching: no new target while the assignment interval is pending.
+    compute = z3.And(
+        z3.BoolVal(o.compute_target_in_heartbeat), ge1 > pre.assignment_epoch, interval_open(pre, o)
+    )
     assign = compute
     if o.assignor_offload:
         # KIP-1263: the target is computed by a run handed to the executor, if one starts.
@@ -998,6 +1068,11 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         post.assignment_epoch == ae1,
         post.loading == pre.loading,
         post.server_error == pre.server_error,
+        # An inline computation records its time (target.record_assignment_time); a run
+        # started on the executor records it when it is installed.
+        interval_set(
+            pre, post, z3.And(compute, z3.BoolVal(not o.assignor_offload)), z3.BoolVal(False)
+        ),
     )
     if o.assignor_offload:
         written = z3.And(written, runs_started(pre, post, assign, ge1, target, member_after))
@@ -1299,6 +1374,10 @@ def _remove(pre: SymState, post: SymState, o: Options, name: str, *, answers: bo
         post.assignment_epoch == ae1,
         post.loading == pre.loading,
         post.server_error == pre.server_error,
+        # KAFKA-20442 also writes AssignmentTimestamp 0 for a realigned emptied group.
+        interval_set(
+            pre, post, z3.BoolVal(False), z3.And(z3.BoolVal(o.realign_empty_group), nobody_left)
+        ),
     )
     if pre.runs:
         removed = z3.And(removed, runs_unchanged(pre, post))  # a run outlives the member
@@ -1539,6 +1618,8 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
         out.insert(1, compute_target(pre, post, o))
     if o.assignor_offload:
         out.insert(1 if o.compute_target_in_heartbeat else 2, complete_run(pre, post, o))
+    if o.batching:
+        out.insert(len(out) - 1, interval_elapses(pre, post, o))
     if o.assignment_epochs:
         # Only a heartbeat's write and a commit move the KIP-1251 fields (a removed
         # member's entries are read no more; rebuild_group loads them as written).
@@ -1564,6 +1645,7 @@ FAMILY_NAMES = (
     "CoordinatorLoaded",
     "ExpireOffsets",
     "DeleteGroup",
+    "AssignmentIntervalElapses",
     "Unchanged",
 )
 
@@ -1589,6 +1671,7 @@ def initial(s: SymState) -> BoolRef:
         z3.Not(s.loading),
         z3.Not(s.server_error),
         *[z3.Not(r.on) for r in s.runs],
+        z3.BoolVal(True) if s.interval_pending is None else z3.Not(s.interval_pending),
     )
 
 
@@ -1622,6 +1705,8 @@ def family_of(action: Action) -> str:
         return "ComputeTargetAssignment"
     if isinstance(action, CompleteAssignorRun):
         return "CompleteAssignorRun"
+    if isinstance(action, AssignmentIntervalElapses):
+        return "AssignmentIntervalElapses"
     if isinstance(action, SessionTimeout):
         return "SessionTimeout"
     if isinstance(action, RebalanceTimeout):
@@ -1663,6 +1748,8 @@ def _deleted_group(pre: SymState, post: SymState, o: Options) -> BoolRef:
         post.server_error == pre.server_error,
         post.deleted,
         post.deletions == pre.deletions + 1,
+        # A new group's record: no AssignmentTimestamp.
+        interval_set(pre, post, z3.BoolVal(False), z3.BoolVal(True)),
     ]
     if pre.present is not None and post.present is not None:
         out.append(z3.ForAll([_p], post.present(_p) == pre.present(_p)))
