@@ -34,7 +34,7 @@ from invariants.z3.proof.classic_clients import (
 from invariants.z3.proof.classic_state import pin
 from invariants.z3.proof.classic_transition import ClassicOptions
 from model.actions import DeliverMessage, SessionTimeout
-from model.classic.messages import JoinGroupRequest, SyncGroupResponse
+from model.classic.messages import JoinGroupRequest, SyncGroupRequest, SyncGroupResponse
 from model.classic.records import ClassicState
 from model.path import Path
 from model.presets import PRESETS
@@ -62,6 +62,7 @@ def _first(
     ("want", "body"),
     [
         (DeliverMessage, JoinGroupRequest),
+        (DeliverMessage, SyncGroupRequest),
         (DeliverMessage, SyncGroupResponse),
         (SessionTimeout, None),
     ],

@@ -849,6 +849,31 @@ class Linked:
             ),
         )
 
+    def _assignment_bounds(self, g: Any, assignment: Any) -> list[BoolRef]:
+        """What every leader's assignment in the model satisfies, whichever assignor the
+        group selected (``model.classic.client.leader_assignment`` over
+        ``model.classic.assignors``; ``classic_assignor``'s ``valid`` and ``at most once``
+        clauses): a member of the group gets only partitions it subscribes to, no partition
+        goes to two members, and the only member of a group gets every partition it
+        subscribes to (an assignor deals out every subscribed partition; the cooperative
+        protocol withholds only a partition another member claims). The rest of the
+        assignment stays a free parameter of the SyncGroup family."""
+        out: list[BoolRef] = []
+        for q in self.parts:
+            for i, m in enumerate(self.members):
+                out.append(z3.Implies(z3.And(g.is_member(m), assignment(m, q)), g.subscribed(m, q)))
+                out += [
+                    z3.Not(
+                        z3.And(g.is_member(m), g.is_member(k), assignment(m, q), assignment(k, q))
+                    )
+                    for k in self.members[i + 1 :]
+                ]
+                alone = z3.And(
+                    g.is_member(m), *[z3.Not(g.is_member(k)) for k in self.members if k is not m]
+                )
+                out.append(z3.Implies(z3.And(alone, g.subscribed(m, q)), assignment(m, q)))
+        return out
+
     def _deliveries(self, pre: Frame, post: Frame, n: str) -> list[tuple[str, BoolRef]]:
         out: list[tuple[str, BoolRef]] = []
         c, net = pre.clients[n], pre.net[n]
@@ -940,6 +965,7 @@ class Linked:
             p["generation"] == net.sq_gen,
             p["instance"] == 0,
             p["protocol_ok"],
+            *self._assignment_bounds(g, p["assignment"]),
         ]
         err = z3.If(
             z3.Not(g.is_member(x)),
