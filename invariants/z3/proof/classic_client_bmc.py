@@ -31,13 +31,17 @@ the client family that sent it), and a response of each kind with its fields. Th
   neither in flight nor held.
 
 It abstracts the model's network (no order between a client's messages, a request held
-on an earlier connection not told apart, ``unchanged`` and the leader's assignment free
-parameters of the coordinator's families) and restricts it (the requests in flight are
+on an earlier connection not told apart, ``unchanged`` a free parameter of the
+coordinator's families, the leader's assignment one bounded only by what every assignor
+gives, ``Linked._assignment_bounds``) and restricts it (the requests in flight are
 dropped with the connection a request timeout closes, where the model still delivers them
 and drops only their responses), so a path is a counterexample only once lifted
 (``groupcheck.explore.classic_lift.lift_clients``): a breadth-first search of the Python
 classic model whose group and clients project, in order, onto the path's states; and "no
-path" speaks of the restricted relation only. It covers configurations whose clients are
+path" speaks of the restricted relation only. The search (:func:`search`) asks every depth
+of a new solver and, by default, only of paths whose consecutive local steps of two
+clients come in the clients' order (:func:`reduce_interleavings`: every path has such a
+reordering with the same last step). It covers configurations whose clients are
 dynamic members that all list the same assignors and may only subscribe, lose messages
 and time out (:func:`supported`).
 """
