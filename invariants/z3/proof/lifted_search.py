@@ -46,9 +46,9 @@ class FreshSolver:
     """A solver that answers every ``check`` with a new ``z3.Solver`` over the assertions
     added so far (those of the scopes ``push`` opened and ``pop`` has not closed).
 
-    ``z3.Solver`` after a ``push`` runs in its incremental mode, which keeps no
-    preprocessing of the assertions between queries; a deep unrolling asked once per depth
-    is answered faster from scratch (docs/benchmarks.md). The answer is the same: the same
+    Once pushed, ``z3.Solver`` answers incrementally, without the preprocessing it gives a
+    query asked from scratch; a deep unrolling asked once per depth is answered faster
+    from scratch (docs/benchmarks.md). The answer is the same: the same
     assertions, the same satisfiability."""
 
     def __init__(self) -> None:
