@@ -68,10 +68,10 @@ class FreshSolver:
     def assertions(self) -> list[Any]:
         return list(self._assertions)
 
-    def check(self) -> Any:
+    def check(self, *assumptions: Any) -> Any:
         solver = z3.Solver()
         solver.add(*self._assertions)
-        answer = solver.check()
+        answer = solver.check(*assumptions)
         self._model = solver.model() if answer == z3.sat else None
         return answer
 
