@@ -31,13 +31,17 @@ the client family that sent it), and a response of each kind with its fields. Th
   neither in flight nor held.
 
 It abstracts the model's network (no order between a client's messages, a request held
-on an earlier connection not told apart, ``unchanged`` and the leader's assignment free
-parameters of the coordinator's families) and restricts it (the requests in flight are
+on an earlier connection not told apart, ``unchanged`` a free parameter of the
+coordinator's families, the leader's assignment one bounded only by what every assignor
+gives, ``Linked._assignment_bounds``) and restricts it (the requests in flight are
 dropped with the connection a request timeout closes, where the model still delivers them
 and drops only their responses), so a path is a counterexample only once lifted
 (``groupcheck.explore.classic_lift.lift_clients``): a breadth-first search of the Python
 classic model whose group and clients project, in order, onto the path's states; and "no
-path" speaks of the restricted relation only. It covers configurations whose clients are
+path" speaks of the restricted relation only. The search (:func:`search`) asks every depth
+of a new solver and, by default, only of paths whose consecutive local steps of two
+clients come in the clients' order (:func:`reduce_interleavings`: every path has such a
+reordering with the same last step). It covers configurations whose clients are
 dynamic members that all list the same assignors and may only subscribe, lose messages
 and time out (:func:`supported`).
 """
@@ -87,7 +91,7 @@ from invariants.z3.proof.classic_transition import (
     ClassicOptions,
     grounded,
 )
-from invariants.z3.proof.lifted_search import Outcome, search_lifted
+from invariants.z3.proof.lifted_search import FreshSolver, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, PARTITION
 from model import system
 from model.classic.messages import (
@@ -334,6 +338,64 @@ def check_linked_step(
 
 # --------------------------------------------------------------------------- the link
 
+LOCAL = (
+    "SendJoinGroup",
+    "SendSyncGroup",
+    "SendHeartbeat",
+    "DeliverMessage.join_response",
+    "DeliverMessage.sync_response",
+    "DeliverMessage.heartbeat_response",
+    "DeliverMessage.commit_response",
+    "RequestTimeout",
+    "Subscribe",
+    "LoseMessage",
+)
+"""The families of a client's local steps: each changes that client, what is in flight on
+its connection and the perturbations spent, and nothing else (the group, every other
+client and connection are framed); it reads the group, that client, its connection and
+the perturbations spent only. (The deliveries of a request and the coordinator's timers
+change the group, answer other clients' held requests and mark zombies: not local.)"""
+
+
+def local_client(name: str, names: tuple[str, ...]) -> int | None:
+    """The index in ``names`` of the client whose local step the family ``name`` is
+    (``SendJoinGroup(A)``, ``LoseMessage.jq(A)``), None for a step that is not local."""
+    kind, _, rest = name.partition("(")
+    if kind.split(".")[0] == "LoseMessage" or kind in LOCAL:
+        return names.index(rest.rstrip(")"))
+    return None
+
+
+def reduce_interleavings(
+    first: Mapping[int, list[Any]], second: Mapping[int, list[Any]]
+) -> list[BoolRef]:
+    """Two consecutive steps, ``first`` then ``second`` (each: the selectors of every
+    client's local families, :data:`LOCAL`), are not local steps of two clients in
+    decreasing order of their index.
+
+    Sound for a search that reads a path's last step (its goal) and its states only through
+    a lift: local steps ``a`` of client i and ``b`` of client j ≠ i commute — ``b`` reads
+    and writes neither client i nor its connection, ``a`` neither j nor its, both leave the
+    group as it is, and two perturbations spent add up in either order under the same
+    budget (``spent < budget`` before each iff ``spent + 2 <= budget``) — so s -a-> s1 -b-> s2
+    gives s -b-> s1' -a-> s2 with the same s2. Swapping such adjacent pairs, local client
+    index out of order, among the steps before the last one sorts each run of consecutive
+    local steps by client (stably: one client's steps keep their order) and ends: every path
+    has one obeying this constraint on every pair but the last step, of the same length,
+    with the same last step from the same state, whose states are the path's but for those
+    between swapped steps. Only those middle states differ, so a path the lift cannot
+    follow may have a reordering it could; the lift (``lift_exact``) matches the reduced
+    path's states and ``classic_lift`` reports a violation only on a model trace, so the
+    reduction never adds one, and "no path up to depth K" is the unreduced relation's
+    answer too. tests/z3/test_classic_client_bmc.py compares the reduced and unreduced
+    searches at small depths."""
+    out = []
+    for i, later in first.items():
+        for j, earlier in second.items():
+            if j < i and later and earlier:
+                out.append(z3.Not(z3.And(z3.Or(*later), z3.Or(*earlier))))
+    return out
+
 
 def _is(x: Any, *codes: ErrorCode) -> BoolRef:
     return z3.Or(*[x == int(c) for c in codes])
@@ -349,8 +411,12 @@ class Linked:
         coordinator: ClassicOptions,
         clients: ClientOptions,
         start: ClassicState | None = None,
+        *,
+        reduce: bool = False,
+        fresh: bool = False,
     ) -> None:
         self.config = config
+        self.reduce = reduce
         self.domains = domains
         self.copts = coordinator
         self.kopts = clients
@@ -365,9 +431,12 @@ class Linked:
         }
         possible = possible_families(config)
         self.timers = tuple(t for t in ("SessionTimeout", "RebalanceTimeout") if t in possible)
-        self.solver = z3.Solver()
+        self.solver: Any = FreshSolver() if fresh else z3.Solver()
         self.frames = [Frame.fresh(self.names, "s0")]
         self.choices: list[list[tuple[Any, str]]] = []
+        self.local: list[dict[int, list[Any]]] = []
+        """Per step, per client (its index in ``names``), the selectors of its local
+        families (:data:`LOCAL`)."""
         init = system.initial(config) if start is None else start
         assert isinstance(init, ClassicState)
         f0 = self.frames[0]
@@ -784,6 +853,31 @@ class Linked:
             ),
         )
 
+    def _assignment_bounds(self, g: Any, assignment: Any) -> list[BoolRef]:
+        """What every leader's assignment in the model satisfies, whichever assignor the
+        group selected (``model.classic.client.leader_assignment`` over
+        ``model.classic.assignors``; ``classic_assignor``'s ``valid`` and ``at most once``
+        clauses): a member of the group gets only partitions it subscribes to, no partition
+        goes to two members, and the only member of a group gets every partition it
+        subscribes to (an assignor deals out every subscribed partition; the cooperative
+        protocol withholds only a partition another member claims). The rest of the
+        assignment stays a free parameter of the SyncGroup family."""
+        out: list[BoolRef] = []
+        for q in self.parts:
+            for i, m in enumerate(self.members):
+                out.append(z3.Implies(z3.And(g.is_member(m), assignment(m, q)), g.subscribed(m, q)))
+                out += [
+                    z3.Not(
+                        z3.And(g.is_member(m), g.is_member(k), assignment(m, q), assignment(k, q))
+                    )
+                    for k in self.members[i + 1 :]
+                ]
+                alone = z3.And(
+                    g.is_member(m), *[z3.Not(g.is_member(k)) for k in self.members if k is not m]
+                )
+                out.append(z3.Implies(z3.And(alone, g.subscribed(m, q)), assignment(m, q)))
+        return out
+
     def _deliveries(self, pre: Frame, post: Frame, n: str) -> list[tuple[str, BoolRef]]:
         out: list[tuple[str, BoolRef]] = []
         c, net = pre.clients[n], pre.net[n]
@@ -875,6 +969,7 @@ class Linked:
             p["generation"] == net.sq_gen,
             p["instance"] == 0,
             p["protocol_ok"],
+            *self._assignment_bounds(g, p["assignment"]),
         ]
         err = z3.If(
             z3.Not(g.is_member(x)),
@@ -987,7 +1082,17 @@ class Linked:
                 z3.Implies(post.clients[n].has_member, self.within(post.clients[n].member))
             )
         self.solver.add(z3.Or(*[s for s, _ in chosen]))
+        local: dict[int, list[Any]] = {i: [] for i in range(len(self.names))}
+        for sel, name in chosen:
+            who = local_client(name, self.names)
+            if who is not None:
+                local[who].append(sel)
+        if self.reduce and len(self.local) >= 2:
+            # The step before the new one is no longer the last: order it after the one
+            # before it (reduce_interleavings).
+            self.solver.add(*reduce_interleavings(self.local[-2], self.local[-1]))
         self.choices.append(chosen)
+        self.local.append(local)
 
     def goal(self, name: str) -> BoolRef:
         pre, post = self.frames[-2], self.frames[-1]
@@ -1082,15 +1187,20 @@ def search(
     attempts: int = DEFAULT_ATTEMPTS,
     lift_states: int = DEFAULT_LIFT_STATES,
     progress: Callable[[str], None] | None = None,
+    reduce: bool = True,
+    fresh: bool = True,
 ) -> Outcome:
     """Search for a path of at most ``depth`` steps of the linked relation whose last step
-    violates ``goal``, the shortest first, and lift it (module docstring)."""
+    violates ``goal``, the shortest first, and lift it (module docstring). ``reduce``: only
+    paths whose consecutive local steps of different clients come in the clients' order
+    (:func:`reduce_interleavings`); ``fresh``: every query asked of a new solver
+    (``lifted_search.FreshSolver``)."""
     why = supported(config)
     if why is not None:
         raise ValueError(f"config {config.name!r}: {why}")
     coordinator = ClassicOptions.of(config)
     clients = ClientOptions.of(config, variant)
-    unroll = Linked(config, universe_of(config), coordinator, clients)
+    unroll = Linked(config, universe_of(config), coordinator, clients, reduce=reduce, fresh=fresh)
     return search_lifted(
         unroll,
         goal,

@@ -42,6 +42,45 @@ class Outcome:
     lifts: list[dict[str, Any]] = field(default_factory=list)
 
 
+class FreshSolver:
+    """A solver that answers every ``check`` with a new ``z3.Solver`` over the assertions
+    added so far (those of the scopes ``push`` opened and ``pop`` has not closed).
+
+    Once pushed, ``z3.Solver`` answers incrementally, without the preprocessing it gives a
+    query asked from scratch; a deep unrolling asked once per depth is answered faster
+    from scratch (docs/benchmarks.md). The answer is the same: the same
+    assertions, the same satisfiability."""
+
+    def __init__(self) -> None:
+        self._assertions: list[Any] = []
+        self._marks: list[int] = []
+        self._model: Any = None
+
+    def add(self, *constraints: Any) -> None:
+        self._assertions.extend(constraints)
+
+    def push(self) -> None:
+        self._marks.append(len(self._assertions))
+
+    def pop(self) -> None:
+        del self._assertions[self._marks.pop() :]
+
+    def assertions(self) -> list[Any]:
+        return list(self._assertions)
+
+    def check(self, *assumptions: Any) -> Any:
+        solver = z3.Solver()
+        solver.add(*self._assertions)
+        answer = solver.check(*assumptions)
+        self._model = solver.model() if answer == z3.sat else None
+        return answer
+
+    def model(self) -> Any:
+        if self._model is None:
+            raise z3.Z3Exception("no model: the last check was not sat")
+        return self._model
+
+
 class Unrolled(Protocol):
     """An unrolling the search extends one step at a time."""
 
