@@ -92,11 +92,34 @@ def assignor_outdated(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> Bool
     )
 
 
+def stable_assignment_unsubscribed(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> BoolRef:
+    """The negation of ``StableAssignmentSubscribed``: a STABLE classic group with a member
+    assigned a partition of a topic it does not subscribe to. Asked only of a state a
+    consumer group's step made (a downgrade, ``Unrolling.goal``): the classic group's own
+    steps are not followed here (``ClassicGroup``)."""
+    return z3.And(
+        z3.Not(post.consumer),
+        post.stable,
+        z3.Or(
+            *[
+                z3.And(post.is_member[m], post.target[m][x], z3.Not(post.topic[m][t]))
+                for m in post.is_member
+                for x, t in d.partitions.items()
+            ]
+        ),
+    )
+
+
 GOALS: dict[str, Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef]] = {
     "MigrationPolicyHonoured": migration_policy_breached,
     "TargetByPreferredAssignor": assignor_outdated,
+    "StableAssignmentSubscribed": stable_assignment_unsubscribed,
 }
 """The goals: property name → its negation on a state."""
+
+AFTER_CONSUMER_GROUP = frozenset({"StableAssignmentSubscribed"})
+"""The goals asked only of a state a consumer group's step made (from a non-empty consumer
+group, so not a ``ClassicGroup`` step)."""
 
 # --------------------------------------------------------------------------- paths
 
@@ -136,6 +159,18 @@ def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[Bo
                     ),
                 )
             )
+    if fam.name in ("DeliverMessage.consumer_join", "DeliverMessage.classic_join"):
+        # A request carries its client's subscription; a consumer-protocol heartbeat that
+        # is not a join may carry none (the member keeps its own).
+        x = p["member"]
+        keeps: BoolRef = z3.BoolVal(False)
+        if fam.name == "DeliverMessage.classic_join":
+            x = z3.If(p["unknown"], p["new_id"], p["member"])
+        else:
+            keeps = z3.And(z3.Not(p["join"]), z3.Not(p["subscription_changed"]))
+        for m in d.members:
+            own = z3.And(*[p[f"topics.{t}"] == (t in d.topics_of[m]) for t in d.topics])
+            out.append(z3.Implies(x == ids[m], z3.Or(own, keeps)))
     if fam.name == "DeliverMessage.classic_join":
         x = z3.If(p["unknown"], p["new_id"], p["member"])
         for m in d.members:
@@ -188,7 +223,7 @@ class Unrolling:
         # every id a path of that depth can name.
         self.domains = domains_of(config, max(ID_SLOTS, depth))
         self.solver = z3.Solver()
-        self.states = [MixedSym.fresh("s0", self.domains.members)]
+        self.states = [MixedSym.fresh("s0", self.domains)]
         self.choices: list[list[tuple[Any, Family]]] = []
         init = project(system.initial(config))  # type: ignore[arg-type]
         self.solver.add(*pin(self.states[0], init, self.domains))
@@ -197,7 +232,7 @@ class Unrolling:
         """One more step."""
         k = len(self.states)
         d = self.domains
-        pre, post = self.states[-1], MixedSym.fresh(f"s{k}", d.members)
+        pre, post = self.states[-1], MixedSym.fresh(f"s{k}", d)
         self.states.append(post)
         chosen: list[tuple[Any, Family]] = []
         for fam in families(pre, post, d, self.options, UNROLLED):
@@ -209,7 +244,12 @@ class Unrolling:
         self.choices.append(chosen)
 
     def goal(self, name: str) -> BoolRef:
-        return GOALS[name](self.states[-1], self.domains, self.options)
+        bad = GOALS[name](self.states[-1], self.domains, self.options)
+        if name in AFTER_CONSUMER_GROUP:
+            # Not a ``ClassicGroup`` step: one from a consumer group with members.
+            pre = self.states[-2]
+            return z3.And(pre.consumer, any_member(pre), bad)
+        return bad
 
     def path(self, model: Any, goal: str) -> SymPath:
         d = self.domains
@@ -218,13 +258,22 @@ class Unrolling:
         for chosen in self.choices:
             fam = next(f for s, f in chosen if z3.is_true(model.eval(s)))
             shown: dict[str, str] = {}
+            rows: dict[str, list[str]] = {}
             for k, x in fam.params.items():
                 v = model.eval(x, model_completion=True)
+                if k.startswith(("topics.", "target.")):
+                    # One entry per row: the topics or partitions set.
+                    head, _, rest = k.partition(".")
+                    rows.setdefault(head, [])
+                    if z3.is_true(v):
+                        rows[head].append(rest)
+                    continue
                 if k in ("member", "new_id"):
                     i = v.as_long()
                     shown[k] = d.members[i] if 0 <= i < len(d.members) else str(v)
                 else:
                     shown[k] = str(v)
+            shown.update({k: "{" + ", ".join(v) + "}" for k, v in rows.items()})
             steps.append((fam.name, shown))
         return SymPath(goal, states, tuple(steps))
 

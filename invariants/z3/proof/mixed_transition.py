@@ -57,7 +57,15 @@ from typing import Any
 
 import z3
 
-from invariants.z3.proof.mixed_state import MASKED, SCALAR, UNARY, MixedDomains, MixedSym, MixedTerm
+from invariants.z3.proof.mixed_state import (
+    MASKED,
+    NESTED,
+    SCALAR,
+    UNARY,
+    MixedDomains,
+    MixedSym,
+    MixedTerm,
+)
 from invariants.z3.proof.transition import Family
 from model.actions import Action, DeliverMessage, RebalanceTimeout, SessionTimeout
 from model.classic.messages import JoinGroupRequest, LeaveGroupRequest
@@ -80,6 +88,9 @@ VARIANTS = {
     "static member leaves a consumer group of classic members only: no downgrade (KAFKA-17317)",
     "no-bump-on-assignor-change": "only a change of subscribed topic names bumps the group "
     "epoch; a change of the preferred server assignor does not (KAFKA-20434)",
+    "downgrade-keeps-old-assignment": "a downgrade by static replacement keeps the classic "
+    "group STABLE with the replaced member's assignment, whatever the joining member "
+    "subscribes to (KAFKA-19546)",
 }
 """The mixed-group catalogue mutants (``groupcheck.mutants``) this encoding has a variant of."""
 
@@ -164,12 +175,37 @@ def _ite(c: BoolRef, a: MixedTerm, b: MixedTerm) -> MixedTerm:
     for k in UNARY:
         fa, fb = getattr(a, k), getattr(b, k)
         fields[k] = {m: z3.If(c, fa[m], fb[m]) for m in fa}
+    for k in NESTED:
+        fa, fb = getattr(a, k), getattr(b, k)
+        fields[k] = {m: {x: z3.If(c, fa[m][x], fb[m][x]) for x in fa[m]} for m in fa}
     return MixedTerm(**fields)
 
 
 def view(s: MixedTerm) -> MixedTerm:
     """The group a symbolic state holds (as a plain term)."""
-    return MixedTerm(**{k: getattr(s, k) for k in (*SCALAR, *UNARY)})
+    return MixedTerm(**{k: getattr(s, k) for k in (*SCALAR, *UNARY, *NESTED)})
+
+
+def _row(
+    f: Mapping[str, Mapping[str, BoolRef]], x: ExprRef, ids: Mapping[str, int]
+) -> dict[str, BoolRef]:
+    """The row of ``f`` (``topic`` or ``target``) of the member whose index is ``x``."""
+    keys = list(next(iter(f.values()), {}))
+    return {k: at({m: f[m][k] for m in f}, x, ids) for k in keys}
+
+
+def _set_row(
+    f: Mapping[str, Mapping[str, BoolRef]],
+    x: ExprRef,
+    ids: Mapping[str, int],
+    row: Mapping[str, BoolRef],
+) -> dict[str, dict[str, BoolRef]]:
+    """``f`` with the row of the member whose index is ``x`` set to ``row``."""
+    return {m: {k: z3.If(x == ids[m], row[k], v) for k, v in f[m].items()} for m in f}
+
+
+def _same_row(a: Mapping[str, BoolRef], b: Mapping[str, BoolRef]) -> BoolRef:
+    return z3.And(*[a[k] == b[k] for k in a])
 
 
 def _set(
@@ -234,11 +270,18 @@ def _masked(g: MixedTerm) -> MixedTerm:
     for k in MASKED:
         zero = z3.BoolVal(False) if k in ("classic", "left") else z3.IntVal(0)
         fields[k] = {m: z3.If(g.is_member[m], v, zero) for m, v in getattr(g, k).items()}
+    for k in NESTED:
+        fields[k] = {
+            m: {x: z3.And(g.is_member[m], v) for x, v in row.items()}
+            for m, row in getattr(g, k).items()
+        }
     return replace(g, **fields)
 
 
-def _as_classic(g: MixedTerm) -> MixedTerm:
-    """The classic group of ``g``'s members (as the abstraction keeps it)."""
+def _as_classic(g: MixedTerm, stable: BoolRef) -> MixedTerm:
+    """The classic group of ``g``'s members (as the abstraction keeps it): each member's
+    subscription its own, its assignment its target (``ClassicGroup.fromConsumerGroup``);
+    STABLE if ``stable``, else a rebalance was prepared."""
     false, zero = z3.BoolVal(False), z3.IntVal(0)
     return replace(
         g,
@@ -247,6 +290,7 @@ def _as_classic(g: MixedTerm) -> MixedTerm:
         assignment_epoch=zero,
         target_assignor=zero,
         breached=false,
+        stable=stable,
         classic=dict(g.is_member),
         assignor=dict.fromkeys(g.is_member, zero),
         left=dict.fromkeys(g.is_member, false),
@@ -257,39 +301,61 @@ def downgrade(before: MixedTerm, after: MixedTerm, o: MixedOptions) -> MixedTerm
     """``system._downgrade``: a step that removed a member and left a non-empty consumer
     group of classic members only converts it to a classic group of those members, if the
     policy allows a downgrade (``validateOnlineDowngradeWithFencedMembers``,
-    ``convertToClassicGroup``; a static replacement keeps the joining member in place of
-    the one it replaces, so the members are the step's). The variant
-    ``no-downgrade-on-replacement`` converts only after a fencing: not when a member gone
-    was replaced by another of its instance id (KAFKA-17317)."""
+    ``convertToClassicGroup``). After a fencing the classic group's assignments are the
+    targets the step left and a rebalance is prepared (``mco.from_consumer_group``, not
+    STABLE). After a static replacement (a member gone whose instance id a member of the
+    step's group holds: ``mco.replacement``) the classic group is the group before the
+    step with the joining member in place of the one it replaces — its subscription, the
+    replaced member's target (``mco.from_consumer_group_replaced``) — and stays STABLE
+    unless the joining member subscribes to other topics than the replaced one
+    (KAFKA-19546) or the target was behind the group epoch (KAFKA-20273)
+    (``mco.downgrade_rebalances``). The variant ``no-downgrade-on-replacement`` converts
+    only after a fencing (KAFKA-17317); ``downgrade-keeps-old-assignment`` keeps a
+    replacement's classic group STABLE whatever the joining member subscribes to."""
     if not o.downgrade:
         return after
-    removed = z3.Or(
-        *[z3.And(before.is_member[m], z3.Not(after.is_member[m])) for m in after.is_member]
-    )
+    members = list(after.is_member)
+    removed = z3.Or(*[z3.And(before.is_member[m], z3.Not(after.is_member[m])) for m in members])
     only_classic = z3.And(
         any_member(after),
-        *[z3.Implies(after.is_member[m], after.classic[m]) for m in after.is_member],
+        *[z3.Implies(after.is_member[m], after.classic[m]) for m in members],
     )
     go = z3.And(before.consumer, after.consumer, removed, only_classic)
+    # replaces[k][m]: after's member k holds the instance id of before's member m, gone.
+    replaces = {
+        k: {
+            m: z3.And(
+                before.is_member[m],
+                z3.Not(after.is_member[m]),
+                before.instance[m] != 0,
+                after.is_member[k],
+                after.instance[k] == before.instance[m],
+            )
+            for m in members
+        }
+        for k in members
+    }
+    replaced = z3.Or(*[v for row in replaces.values() for v in row.values()])
     if o.variant == "no-downgrade-on-replacement":
-        replaced = z3.Or(
-            *[
-                z3.And(
-                    before.is_member[m],
-                    z3.Not(after.is_member[m]),
-                    before.instance[m] != 0,
-                    z3.Or(
-                        *[
-                            z3.And(after.is_member[k], after.instance[k] == before.instance[m])
-                            for k in after.is_member
-                        ]
-                    ),
-                )
-                for m in before.is_member
-            ]
-        )
         go = z3.And(go, z3.Not(replaced))
-    return _ite(go, _as_classic(after), after)
+    fenced = _as_classic(after, z3.BoolVal(False))
+    # The replacement's classic group: before's targets, the joining member taking the
+    # replaced member's.
+    target: dict[str, dict[str, BoolRef]] = {}
+    changed: list[BoolRef] = []
+    for k in members:
+        row = dict(before.target[k])
+        for m in members:
+            row = {x: z3.If(replaces[k][m], before.target[m][x], v) for x, v in row.items()}
+            changed.append(
+                z3.And(replaces[k][m], z3.Not(_same_row(after.topic[k], before.topic[m])))
+            )
+        target[k] = {x: z3.And(after.is_member[k], v) for x, v in row.items()}
+    rebalances = z3.Or(*changed, before.group_epoch > before.assignment_epoch)
+    if o.variant == "downgrade-keeps-old-assignment":
+        rebalances = z3.BoolVal(False)
+    swapped = _as_classic(replace(after, target=target), z3.Not(rebalances))
+    return _ite(go, _ite(replaced, swapped, fenced), after)
 
 
 def ghost(t: MixedTerm, o: MixedOptions) -> MixedTerm:
@@ -297,18 +363,33 @@ def ghost(t: MixedTerm, o: MixedOptions) -> MixedTerm:
     return replace(t, breached=z3.And(t.consumer, z3.Or(t.breached, policy_breached(t, o))))
 
 
-def compute_target(g: MixedTerm, d: MixedDomains) -> MixedTerm:
+def compute_target(
+    g: MixedTerm, d: MixedDomains, target: Mapping[str, Mapping[str, BoolRef]]
+) -> tuple[MixedTerm, BoolRef]:
     """``update_target_assignment`` → ``compute_target_assignment`` when the group epoch is
     ahead of the assignment epoch: the target at the group epoch by the preferred
-    assignor."""
+    assignor. The assignment is not computed here: it is ``target`` (a parameter), of
+    which the second value asks, when computed, what every assignor of the model does
+    (``model.assignors``): a partition only to a member subscribed to its topic."""
     ahead = g.group_epoch > g.assignment_epoch
+    fits = z3.And(
+        *[
+            z3.Implies(target[m][x], z3.And(g.is_member[m], g.topic[m][t]))
+            for m in g.is_member
+            for x, t in d.partitions.items()
+        ]
+    )
+    new = {
+        m: {x: z3.If(ahead, v, g.target[m][x]) for x, v in row.items()} for m, row in target.items()
+    }
     return replace(
         g,
         assignment_epoch=z3.If(ahead, g.group_epoch, g.assignment_epoch),
         target_assignor=z3.If(
             ahead, preferred(g, d, z3.IntVal(d.default_assignor)), g.target_assignor
         ),
-    )
+        target=new,
+    ), z3.Implies(ahead, fits)
 
 
 def remove(g: MixedTerm, x: ExprRef, ids: Mapping[str, int], o: MixedOptions) -> MixedTerm:
@@ -332,7 +413,11 @@ def _holder(g: MixedTerm, inst: ExprRef) -> dict[str, BoolRef]:
 
 def _copy(g: MixedTerm, holds: Mapping[str, BoolRef], k: str) -> ExprRef:
     """Field ``k`` of the member ``holds`` picks."""
-    f = getattr(g, k)
+    return _pick(getattr(g, k), holds)
+
+
+def _pick(f: Mapping[str, ExprRef], holds: Mapping[str, BoolRef]) -> ExprRef:
+    """The value in ``f`` of the member ``holds`` picks."""
     names = list(f)
     out = f[names[-1]]
     for m in reversed(names[:-1]):
@@ -344,11 +429,17 @@ def replace_static(
     g: MixedTerm, holds: Mapping[str, BoolRef], x: ExprRef, ids: Mapping[str, int]
 ) -> MixedTerm:
     """``coordinator.replace_static_member``: the holder's copy under the joining member id
-    (its protocol, instance id and assignor; epoch 0, so not left); the holder is gone."""
+    (its protocol, instance id, assignor, subscription and target; epoch 0, so not left);
+    the holder is gone, its target entry with it."""
     fields: dict[str, Any] = {}
     for k in ("classic", "instance", "assignor"):
         v = _copy(g, holds, k)
         fields[k] = {m: z3.If(x == ids[m], v, getattr(g, k)[m]) for m in g.is_member}
+    for k in NESTED:
+        f = getattr(g, k)
+        keys = list(next(iter(f.values()), {}))
+        row = {key: _pick({m: f[m][key] for m in f}, holds) for key in keys}
+        fields[k] = _set_row(f, x, ids, row)
     fields["left"] = _set(g.left, x, ids, z3.BoolVal(False))
     fields["is_member"] = {
         m: z3.If(x == ids[m], z3.BoolVal(True), z3.And(g.is_member[m], z3.Not(holds[m])))
@@ -369,11 +460,17 @@ def update_member(
     instance: ExprRef,
     assignor: ExprRef,
     subscription_changed: BoolRef,
-) -> MixedTerm:
+    topics: Mapping[str, BoolRef],
+    target: Mapping[str, Mapping[str, BoolRef]],
+) -> tuple[MixedTerm, BoolRef]:
     """Steps 1–3 of a join: the member ``x`` updated (``stored``: it was in ``g``) with the
-    request's instance id and assignor when it sends one, the group epoch bumped as
+    request's instance id and assignor when it sends one and its subscription ``topics``
+    (the request's, or the member's own when it sends none), the group epoch bumped as
     ``coordinator.should_bump_group_epoch`` says, the target computed when the group epoch
-    is ahead."""
+    is ahead (:func:`compute_target`, ``target``). The second value ties
+    ``subscription_changed`` to ``topics`` and asks :func:`compute_target`'s question."""
+    old_topics = {t: z3.And(stored, v) for t, v in _row(g.topic, x, ids).items()}
+    changed = z3.Not(_same_row(topics, old_topics))
     old_assignor = z3.If(stored, at(g.assignor, x, ids), 0)
     old_instance = z3.If(stored, at(g.instance, x, ids), 0)
     new_assignor = z3.If(assignor != 0, assignor, old_assignor)
@@ -384,6 +481,7 @@ def update_member(
         instance=_set(g.instance, x, ids, z3.If(instance != 0, instance, old_instance)),
         assignor=_set(g.assignor, x, ids, new_assignor),
         left=_set(g.left, x, ids, z3.BoolVal(False)),
+        topic=_set_row(g.topic, x, ids, topics),
     )
     bump = subscription_changed
     if o.variant != "no-bump-on-assignor-change":
@@ -393,7 +491,8 @@ def update_member(
         )
         bump = z3.Or(bump, switched)
     bumped = replace(after, group_epoch=g.group_epoch + z3.If(bump, 1, 0))
-    return compute_target(bumped, d)
+    done, fits = compute_target(bumped, d, target)
+    return done, z3.And(subscription_changed == changed, fits)
 
 
 # --------------------------------------------------------------------------- families
@@ -403,12 +502,29 @@ def _params(name: str, tag: str, **sorts: Any) -> dict[str, Any]:
     return {k: z3.Const(f"{name}.{k}@{tag}", s) for k, s in sorts.items()}
 
 
+def _row_params(
+    name: str, tag: str, d: MixedDomains, p: dict[str, Any]
+) -> tuple[dict[str, BoolRef], dict[str, dict[str, BoolRef]]]:
+    """A join's subscription (``topics.<topic>``) and the target its step may compute
+    (``target.<member>.<partition>``), added to ``p``."""
+    topics = {t: z3.Bool(f"{name}.topics.{t}@{tag}") for t in d.topics}
+    target = {
+        m: {x: z3.Bool(f"{name}.target.{m}.{x}@{tag}") for x in d.partitions} for m in d.members
+    }
+    p.update({f"topics.{t}": v for t, v in topics.items()})
+    p.update({f"target.{m}.{x}": v for m, row in target.items() for x, v in row.items()})
+    return topics, target
+
+
 def equals(post: MixedTerm, t: MixedTerm) -> BoolRef:
     """``post`` is the group ``t``."""
     parts = [getattr(post, k) == getattr(t, k) for k in SCALAR]
     for k in UNARY:
         pf, tf = getattr(post, k), getattr(t, k)
         parts += [pf[m] == tf[m] for m in pf]
+    for k in NESTED:
+        pf, tf = getattr(post, k), getattr(t, k)
+        parts += [pf[m][x] == tf[m][x] for m in pf for x in pf[m]]
     return z3.And(*parts)
 
 
@@ -457,6 +573,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         fresh=B,
         refused=B,
     )
+    topics, target = _row_params(n, post.tag, d, p)
     ids = _index(d)
     x, inst = p["member"], p["instance"]
     g = view(pre)
@@ -469,6 +586,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         assignment_epoch=z3.IntVal(o.new_group_epoch),
         target_assignor=zero,
         breached=false,
+        stable=false,
         is_member=dict.fromkeys(g.is_member, false),
     )
     gen = p["generation"]
@@ -479,6 +597,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         assignment_epoch=gen,
         target_assignor=zero,
         breached=false,
+        stable=false,
         classic=dict(g.is_member),
         assignor=dict.fromkeys(g.is_member, zero),
         left=dict.fromkeys(g.is_member, false),
@@ -495,7 +614,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     replacing = z3.And(inst != 0, p["join"], held, z3.Not(holder_is_x))
     resolved = _ite(replacing, replace_static(base, holds, x, ids), base)
     stored = z3.Or(member, replacing)
-    updated = update_member(
+    updated, updating = update_member(
         resolved,
         stored,
         x,
@@ -506,6 +625,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         instance=inst,
         assignor=p["assignor"],
         subscription_changed=p["subscription_changed"],
+        topics=topics,
+        target=target,
     )
     # resolve_member's acceptance (the epoch checks are free: a refusal is Unchanged).
     accepted = z3.If(
@@ -536,6 +657,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         z3.Implies(z3.Not(pre.consumer), z3.And(conversion, z3.Or(ok, p["fresh"]))),
         # A new member's subscription is never empty: its join changes it.
         z3.Implies(z3.Not(stored), p["subscription_changed"]),
+        z3.Implies(ok, updating),
     ]
     return _finish(n, g, post, t, o, p, *guards)
 
@@ -610,6 +732,7 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         subscription_changed=B,
         refused=B,
     )
+    topics, target = _row_params(n, post.tag, d, p)
     ids = _index(d)
     g = view(pre)
     true = z3.BoolVal(True)
@@ -625,7 +748,7 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     resolved = _ite(replacing, replace_static(base, holds, x, ids), base)
     member = at(base.is_member, x, ids)
     stored = z3.Or(member, replacing)
-    updated = update_member(
+    updated, updating = update_member(
         resolved,
         stored,
         x,
@@ -636,6 +759,8 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         instance=inst,
         assignor=z3.IntVal(0),
         subscription_changed=p["subscription_changed"],
+        topics=topics,
+        target=target,
     )
     admits = z3.BoolVal(o.policy != "disabled" or o.variant == "mixed-admits-when-disabled")
     id_required = z3.And(unknown, inst == 0)
@@ -652,6 +777,7 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         p["supported"],
         z3.Implies(unknown, z3.Not(at(g.issued, p["new_id"], ids))),
         z3.Implies(z3.Not(stored), p["subscription_changed"]),
+        z3.Implies(ok, updating),
         # A refusal that hands out no id is Unchanged.
         z3.Implies(z3.Not(ok), unknown),
     ]
@@ -682,6 +808,8 @@ def classic_group(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
             post.assignor[m] == 0,
             z3.Not(post.left[m]),
             z3.Implies(z3.Not(post.is_member[m]), post.instance[m] == 0),
+            *[z3.Implies(v, post.is_member[m]) for v in post.topic[m].values()],
+            *[z3.Implies(v, post.is_member[m]) for v in post.target[m].values()],
         ]
     return Family(n, z3.And(*guards), {})
 

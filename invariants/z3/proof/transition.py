@@ -234,7 +234,6 @@ OUTSIDE: dict[str, str] = {
     "late-sync-resets-generation": _CLASSIC,
     "validate-stale-claims": _CLASSIC,
     "sticky-forgets-ownership": _CLASSIC,
-    "downgrade-keeps-old-assignment": _MIXED_ASSIGNMENTS,
     "classic-holder-unreleased": _MIXED_WITNESS,
     "stale-static-mapping": _MIXED_ASSIGNMENTS,
 }
