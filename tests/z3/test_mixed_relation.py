@@ -146,22 +146,33 @@ def test_bmc_finds_the_variant_and_the_mutant_model_agrees_with_it_only(name: st
 
 def test_a_changed_successor_is_refused() -> None:
     """The family pins the successor's epochs, target assignor and ghost: a model step with
-    any of them changed is not allowed."""
-    config = PRESETS["MIXED_STATIC_ASSIGNOR"]
-    checked = 0
-    for pre, action, post in group_steps(config, 4):
-        g = post.group
-        if isinstance(g, Group):
-            for change in (
+    any of them changed is not allowed; nor, on a step that computes no target (not a join:
+    a temporary leave, a fencing), a target entry dropped (a join that computes one takes
+    it as a parameter)."""
+    checked = targets = 0
+    for name in ("MIXED_STATIC_ASSIGNOR", "MIXED_STATIC"):
+        config = PRESETS[name]
+        for pre, action, post in group_steps(config, 4):
+            g = post.group
+            if not isinstance(g, Group):
+                continue
+            changes: list[dict[str, object]] = [
                 {"group_epoch": g.group_epoch + 1},
                 {"assignment_epoch": g.assignment_epoch + 1},
                 {"target_assignor": "range" if g.target_assignor != "range" else "uniform"},
                 {"migration_policy_breached": not g.migration_policy_breached},
-            ):
+            ]
+            held = [mid for mid, parts in g.target_assignment.items() if parts]
+            joins = family_of(pre, action).endswith("join")
+            if held and not joins:
+                changes.append({"target_assignment": g.target_assignment.remove(held[0])})
+                targets += 1
+            for change in changes:
                 bad = dataclasses.replace(post, group=dataclasses.replace(g, **change))
                 assert not check_step(pre, action, bad, config).allowed, (action, change)
                 checked += 1
     assert checked >= 8
+    assert targets >= 2
 
 
 def test_every_mixed_variant_has_a_goal_and_left_no_outside_entry() -> None:

@@ -217,13 +217,18 @@ _CLASSIC = (
     "the classic protocol's clients or leader assignor: the classic relation "
     "(classic_transition) has the coordinator only"
 )
-_MIXED_ASSIGNMENTS = (
-    "a mixed group, but the property that kills it reads assignments, subscriptions or "
-    "partitions, which the mixed relation (mixed_transition) does not keep"
+_MIXED_HOLDINGS = (
+    "a mixed group, but the property that kills it (HandOutOnlyReleased) reads the "
+    "partitions each member holds, which the mixed relation (mixed_transition) does not "
+    "keep (it keeps subscriptions and targets, not the reconciliation), nor the static-member "
+    "index apart from the members' instance ids, and its scenario renames an instance "
+    "(ChangeInstanceId), which the relation does not cover"
 )
 _MIXED_WITNESS = (
-    "a mixed group, but no safety property kills it (the lost upgrade shows as a missed "
-    "witness, GroupUpgrades): the mixed relation (mixed_transition) has no witnesses"
+    "a mixed group, but no safety property kills it: only a missed witness (GroupUpgrades, "
+    "reached under the reference rules, in no state under the mutant's) — a claim about "
+    "every run, which no lasso can show (one fair run that never upgrades exists under the "
+    "reference rules too: the consumer-protocol member joining first)"
 )
 
 OUTSIDE: dict[str, str] = {
@@ -235,7 +240,7 @@ OUTSIDE: dict[str, str] = {
     "validate-stale-claims": _CLASSIC,
     "sticky-forgets-ownership": _CLASSIC,
     "classic-holder-unreleased": _MIXED_WITNESS,
-    "stale-static-mapping": _MIXED_ASSIGNMENTS,
+    "stale-static-mapping": _MIXED_HOLDINGS,
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
 property that kills them the coordinator core does not have (docs/invariants.md). The
