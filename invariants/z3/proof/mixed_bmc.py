@@ -95,8 +95,8 @@ def assignor_outdated(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> Bool
 def stable_assignment_unsubscribed(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> BoolRef:
     """The negation of ``StableAssignmentSubscribed``: a STABLE classic group with a member
     assigned a partition of a topic it does not subscribe to. Asked only of a state a
-    consumer group's step made (a downgrade, ``Unrolling.goal``): the classic group's own
-    steps are not followed here (``ClassicGroup``)."""
+    consumer group's step made (a downgrade, ``GOALS``): the classic group's own steps are
+    not followed here (``ClassicGroup``)."""
     return z3.And(
         z3.Not(post.consumer),
         post.stable,
@@ -110,16 +110,61 @@ def stable_assignment_unsubscribed(post: MixedTerm, d: MixedDomains, o: MixedOpt
     )
 
 
-GOALS: dict[str, Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef]] = {
-    "MigrationPolicyHonoured": migration_policy_breached,
-    "TargetByPreferredAssignor": assignor_outdated,
-    "StableAssignmentSubscribed": stable_assignment_unsubscribed,
-}
-"""The goals: property name → its negation on a state."""
+def replaced_by_another_instance(
+    pre: MixedTerm, post: MixedTerm, d: MixedDomains, o: MixedOptions
+) -> BoolRef:
+    """What the relation keeps of the negation of ``HandOutOnlyReleased`` at a static
+    replacement: a step of a consumer group that stays one adds a member and removes
+    another (only a replacement does both: the joining member takes over the removed
+    one's assignment) whose instance id is none or not the joining member's after the
+    step — the one case the property does not exempt. Whether the removed member held
+    partitions the joining one is then assigned is the lift's to find: the relation
+    keeps no member's own assignment, nor does it read the property elsewhere (the
+    reconciliation)."""
+    members = list(post.is_member)
+    return z3.And(
+        pre.consumer,
+        post.consumer,
+        z3.Or(
+            *[
+                z3.And(
+                    pre.is_member[m],
+                    z3.Not(post.is_member[m]),
+                    post.is_member[x],
+                    z3.Not(pre.is_member[x]),
+                    z3.Or(pre.instance[m] == 0, post.instance[x] != pre.instance[m]),
+                )
+                for m in members
+                for x in members
+                if m != x
+            ]
+        ),
+    )
 
-AFTER_CONSUMER_GROUP = frozenset({"StableAssignmentSubscribed"})
-"""The goals asked only of a state a consumer group's step made (from a non-empty consumer
-group, so not a ``ClassicGroup`` step)."""
+
+def _state_goal(
+    f: Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef],
+) -> Callable[[MixedTerm, MixedTerm, MixedDomains, MixedOptions], BoolRef]:
+    return lambda pre, post, d, o: f(post, d, o)
+
+
+def _after_consumer_group(
+    f: Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef],
+) -> Callable[[MixedTerm, MixedTerm, MixedDomains, MixedOptions], BoolRef]:
+    """``f`` asked only of a state a step from a non-empty consumer group made (not a
+    ``ClassicGroup`` step, whose rules the relation does not follow)."""
+    return lambda pre, post, d, o: z3.And(pre.consumer, any_member(pre), f(post, d, o))
+
+
+GOALS: dict[str, Callable[[MixedTerm, MixedTerm, MixedDomains, MixedOptions], BoolRef]] = {
+    "MigrationPolicyHonoured": _state_goal(migration_policy_breached),
+    "TargetByPreferredAssignor": _state_goal(assignor_outdated),
+    "StableAssignmentSubscribed": _after_consumer_group(stable_assignment_unsubscribed),
+    "HandOutOnlyReleased": replaced_by_another_instance,
+}
+"""The goals: property name → its negation (or what the relation keeps of it) on the last
+step of a path (the state before, the state after)."""
+
 
 # --------------------------------------------------------------------------- paths
 
@@ -181,18 +226,34 @@ def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[Bo
         for m, before in d.previous_id.items():
             out.append(z3.Implies(p["new_id"] == ids[m], pre.issued[before]))
         # A classic client sends only a member id it was handed.
-        for m in d.classic_ids:
+        for m in (m for m in d.members if m in d.classic_ids):
             out.append(
                 z3.Implies(z3.And(z3.Not(p["unknown"]), p["member"] == ids[m]), pre.issued[m])
             )
     return out
 
 
-def _classic_members(post: MixedSym, d: MixedDomains) -> list[BoolRef]:
+def _classic_members(
+    pre: MixedSym, post: MixedSym, d: MixedDomains, config: Config
+) -> list[BoolRef]:
     """A classic group's members are classic clients' ids, with their instance ids; an id
-    is handed out only after the one before it."""
-    out: list[BoolRef] = []
+    is handed out only after the one before it; a member subscribes to its client's
+    topics (a client's subscription does not change: a request carries it, a static
+    replacement's copy takes the joining client's at once); a step hands out at most one
+    member id; a classic client has at most one member per incarnation in the group."""
+    out: list[BoolRef] = [
+        z3.Sum(*[z3.If(z3.And(post.issued[m], z3.Not(pre.issued[m])), 1, 0) for m in d.members])
+        <= 1
+    ]
+    for client in sorted({d.client_of[m] for m in d.classic_ids}):
+        ids = [m for m in d.members if m in d.classic_ids and d.client_of[m] == client]
+        out.append(
+            z3.Sum(*[z3.If(post.is_member[m], 1, 0) for m in ids]) <= config.max_restarts + 1
+        )
     for m in d.members:
+        for t in d.topics:
+            own = z3.BoolVal(t in d.topics_of[m])
+            out.append(z3.Implies(post.is_member[m], post.topic[m][t] == own))
         if m not in d.classic_ids:
             out.append(z3.Implies(z3.Not(post.consumer), z3.Not(post.is_member[m])))
             out.append(z3.Not(post.issued[m]))
@@ -239,17 +300,12 @@ class Unrolling:
             sel = z3.Bool(f"step{k}.{fam.name}")
             self.solver.add(z3.Implies(sel, z3.And(fam.formula, *_requests(fam, pre, d, k))))
             chosen.append((sel, fam))
-        self.solver.add(*_classic_members(post, d))
+        self.solver.add(*_classic_members(pre, post, d, self.config))
         self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
         self.choices.append(chosen)
 
     def goal(self, name: str) -> BoolRef:
-        bad = GOALS[name](self.states[-1], self.domains, self.options)
-        if name in AFTER_CONSUMER_GROUP:
-            # Not a ``ClassicGroup`` step: one from a consumer group with members.
-            pre = self.states[-2]
-            return z3.And(pre.consumer, any_member(pre), bad)
-        return bad
+        return GOALS[name](self.states[-2], self.states[-1], self.domains, self.options)
 
     def path(self, model: Any, goal: str) -> SymPath:
         d = self.domains

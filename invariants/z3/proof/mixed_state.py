@@ -29,6 +29,9 @@ is quantifier-free:
                        consumer group
 ``topic[m][t]``        member ``m`` subscribes to topic ``t`` (``subscribed_topic_names``;
                        a classic group's member: ``ClassicSubscription.topics``)
+``index[i]``           the member the static-member index maps instance ``i`` to, as
+                       1 + its position in ``MixedDomains.members`` (0: none;
+                       ``Group.static_members``; 0 of a classic group)
 ``target[m][p]``       partition ``p`` is in ``m``'s target assignment
                        (``Group.target_assignment``; a classic group's member: its
                        assignment, ``ClassicMember.assignment``)
@@ -78,6 +81,9 @@ SCALAR = (
 NESTED = ("topic", "target")
 """The per-member fields with one Bool per topic (``topic``) or partition (``target``);
 all false for a non-member."""
+INDEX = "index"
+"""The per-instance field (one Int per instance number, not masked: an entry may name a
+member id that left)."""
 MASKED = ("classic", "instance", "assignor", "left")
 """The per-member fields that are 0 (false) for a non-member."""
 BOOLS = frozenset(
@@ -196,6 +202,7 @@ class MixedTerm:
     issued: Mapping[str, BoolRef]
     topic: Mapping[str, Mapping[str, BoolRef]]
     target: Mapping[str, Mapping[str, BoolRef]]
+    index: Mapping[int, ExprRef]
 
 
 @dataclass(frozen=True)
@@ -219,7 +226,8 @@ class MixedSym(MixedTerm):
             k: {m: {x: const(f"mixed.{k}.{tag}.{m}.{x}") for x in keys[k]} for m in ids}
             for k in NESTED
         }
-        return MixedSym(tag=tag, **scalars, **unary, **nested)
+        index = {i: z3.Int(f"mixed.index.{tag}.{i}") for i in sorted(d.instances.values())}
+        return MixedSym(tag=tag, **scalars, **unary, **nested, index=index)
 
 
 # --------------------------------------------------------------------------- concrete values
@@ -251,6 +259,8 @@ class MixedValue:
     target_assignor: str | None = None
     breached: bool = False
     stable: bool = False
+    index: Mapping[str, str] = field(default_factory=dict)
+    """The static-member index: instance id → member id (empty of a classic group)."""
     targets: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """The target entries of member ids that are not members (none under the reference
     rules: ``remove_member`` and ``replace_static_member`` drop them)."""
@@ -306,6 +316,7 @@ def project(state: MixedState) -> MixedValue:
         assignment_epoch=g.assignment_epoch,
         target_assignor=g.target_assignor,
         breached=g.migration_policy_breached,
+        index=dict(g.static_members.items()),
         targets={
             mid: names(parts)
             for mid, parts in g.target_assignment.items()
@@ -341,6 +352,15 @@ def pin(sym: MixedTerm, value: MixedValue, d: MixedDomains) -> list[BoolRef]:
     ]
     if set(value.targets) - set(d.members):
         raise OutsideUniverse(", ".join(sorted(set(value.targets) - set(d.members))))
+    pos = {m: i + 1 for i, m in enumerate(d.members)}
+    for holder in value.index.values():
+        if holder not in pos:
+            raise OutsideUniverse(holder)
+    for iid, i in d.instances.items():
+        entry = value.index.get(iid)
+        out.append(sym.index[i] == (pos[entry] if entry is not None else 0))
+    if set(value.index) - set(d.instances):
+        raise OutsideUniverse(", ".join(sorted(set(value.index) - set(d.instances))))
     for mid in d.members:
         mv = value.members.get(mid)
         topics: frozenset[str] = mv.topics if mv else frozenset()
@@ -401,6 +421,11 @@ def decode(model: Any, sym: MixedTerm, d: MixedDomains) -> MixedValue:
         target_assignor=aname.get(n(sym.target_assignor)),
         breached=b(sym.breached),
         stable=b(sym.stable),
+        index={
+            iid: d.members[n(sym.index[i]) - 1]
+            for iid, i in d.instances.items()
+            if 1 <= n(sym.index[i]) <= len(d.members)
+        },
         targets=targets,
     )
 
@@ -432,4 +457,12 @@ def render(value: MixedValue) -> list[str]:
         )
     if value.issued:
         lines.append("  member ids handed out: " + ", ".join(sorted(value.issued)))
+    stale = {i: m for i, m in value.index.items() if value.members.get(m, None) is None}
+    stale |= {
+        i: m
+        for i, m in value.index.items()
+        if m in value.members and value.members[m].instance != i
+    }
+    if stale:
+        lines.append("  static index: " + ", ".join(f"{i} → {m}" for i, m in sorted(stale.items())))
     return lines

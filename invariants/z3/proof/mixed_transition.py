@@ -58,6 +58,7 @@ from typing import Any
 import z3
 
 from invariants.z3.proof.mixed_state import (
+    INDEX,
     MASKED,
     NESTED,
     SCALAR,
@@ -91,6 +92,8 @@ VARIANTS = {
     "downgrade-keeps-old-assignment": "a downgrade by static replacement keeps the classic "
     "group STABLE with the replaced member's assignment, whatever the joining member "
     "subscribes to (KAFKA-19546)",
+    "stale-static-mapping": "a member renamed to another instance id keeps its old instance "
+    "id's entry in the static-member index (KAFKA-20747)",
 }
 """The mixed-group catalogue mutants (``groupcheck.mutants``) this encoding has a variant of."""
 
@@ -159,7 +162,15 @@ def unsupported(config: Config) -> str | None:
         return "the mixed relation computes a target in the heartbeat"
     if any(c.regex is not None for c in config.clients):
         return "the mixed relation has no regular-expression subscriptions"
-    perturbations = {"Subscribe", "TemporaryLeave", "Leave", "Crash", "Restart", "LoseMessage"}
+    perturbations = {
+        "Subscribe",
+        "TemporaryLeave",
+        "Leave",
+        "Crash",
+        "Restart",
+        "LoseMessage",
+        "ChangeInstanceId",
+    }
     if config.max_perturbations > 0 and not config.perturbations <= perturbations:
         extra = sorted(config.perturbations - perturbations)
         return f"the mixed relation has no {', '.join(extra)}"
@@ -178,12 +189,13 @@ def _ite(c: BoolRef, a: MixedTerm, b: MixedTerm) -> MixedTerm:
     for k in NESTED:
         fa, fb = getattr(a, k), getattr(b, k)
         fields[k] = {m: {x: z3.If(c, fa[m][x], fb[m][x]) for x in fa[m]} for m in fa}
+    fields[INDEX] = {i: z3.If(c, v, b.index[i]) for i, v in a.index.items()}
     return MixedTerm(**fields)
 
 
 def view(s: MixedTerm) -> MixedTerm:
     """The group a symbolic state holds (as a plain term)."""
-    return MixedTerm(**{k: getattr(s, k) for k in (*SCALAR, *UNARY, *NESTED)})
+    return MixedTerm(**{k: getattr(s, k) for k in (*SCALAR, *UNARY, *NESTED, INDEX)})
 
 
 def _row(
@@ -206,6 +218,32 @@ def _set_row(
 
 def _same_row(a: Mapping[str, BoolRef], b: Mapping[str, BoolRef]) -> BoolRef:
     return z3.And(*[a[k] == b[k] for k in a])
+
+
+def indexed(g: MixedTerm, inst: ExprRef) -> ExprRef:
+    """``Group.static_member_id``: the index entry of instance ``inst`` (1 + a member's
+    position; 0: none, or ``inst`` is 0)."""
+    out: ExprRef = z3.IntVal(0)
+    for i, v in g.index.items():
+        out = z3.If(inst == i, v, out)
+    return out
+
+
+def _set_index(g: MixedTerm, inst: ExprRef, v: ExprRef) -> dict[int, ExprRef]:
+    """The index with the entry of ``inst`` set to ``v`` (nothing for ``inst`` 0)."""
+    return {i: z3.If(inst == i, v, old) for i, old in g.index.items()}
+
+
+def index_of_members(g: MixedTerm, ids: Mapping[str, int]) -> dict[int, ExprRef]:
+    """``records.static_member_index``: the index the members' instance ids say, in
+    member-id order (the last member id of an instance wins)."""
+    out: dict[int, ExprRef] = {}
+    for i in g.index:
+        v: ExprRef = z3.IntVal(0)
+        for m in sorted(g.is_member):
+            v = z3.If(z3.And(g.is_member[m], g.instance[m] == i), ids[m] + 1, v)
+        out[i] = v
+    return out
 
 
 def _set(
@@ -291,6 +329,7 @@ def _as_classic(g: MixedTerm, stable: BoolRef) -> MixedTerm:
         target_assignor=zero,
         breached=false,
         stable=stable,
+        index=dict.fromkeys(g.index, zero),
         classic=dict(g.is_member),
         assignor=dict.fromkeys(g.is_member, zero),
         left=dict.fromkeys(g.is_member, false),
@@ -321,7 +360,8 @@ def downgrade(before: MixedTerm, after: MixedTerm, o: MixedOptions) -> MixedTerm
         *[z3.Implies(after.is_member[m], after.classic[m]) for m in members],
     )
     go = z3.And(before.consumer, after.consumer, removed, only_classic)
-    # replaces[k][m]: after's member k holds the instance id of before's member m, gone.
+    # replaces[k][m]: after's index maps the instance id of before's member m, gone, to
+    # after's member k.
     replaces = {
         k: {
             m: z3.And(
@@ -329,11 +369,11 @@ def downgrade(before: MixedTerm, after: MixedTerm, o: MixedOptions) -> MixedTerm
                 z3.Not(after.is_member[m]),
                 before.instance[m] != 0,
                 after.is_member[k],
-                after.instance[k] == before.instance[m],
+                indexed(after, before.instance[m]) == i + 1,
             )
             for m in members
         }
-        for k in members
+        for i, k in enumerate(members)
     }
     replaced = z3.Or(*[v for row in replaces.values() for v in row.values()])
     if o.variant == "no-downgrade-on-replacement":
@@ -370,7 +410,8 @@ def compute_target(
     ahead of the assignment epoch: the target at the group epoch by the preferred
     assignor. The assignment is not computed here: it is ``target`` (a parameter), of
     which the second value asks, when computed, what every assignor of the model does
-    (``model.assignors``): a partition only to a member subscribed to its topic."""
+    (``model.assignors``): each partition of a topic some member subscribes to goes to
+    exactly one member subscribed to it, no other partition to anyone."""
     ahead = g.group_epoch > g.assignment_epoch
     fits = z3.And(
         *[
@@ -379,6 +420,11 @@ def compute_target(
             for x, t in d.partitions.items()
         ]
     )
+    # Each partition of a topic some member subscribes to goes to exactly one member.
+    for x, t in d.partitions.items():
+        wanted = z3.Or(*[z3.And(g.is_member[m], g.topic[m][t]) for m in g.is_member])
+        given = z3.Sum(*[z3.If(target[m][x], 1, 0) for m in g.is_member])
+        fits = z3.And(fits, given == z3.If(wanted, 1, 0))
     new = {
         m: {x: z3.If(ahead, v, g.target[m][x]) for x, v in row.items()} for m, row in target.items()
     }
@@ -394,9 +440,15 @@ def compute_target(
 
 def remove(g: MixedTerm, x: ExprRef, ids: Mapping[str, int], o: MixedOptions) -> MixedTerm:
     """``coordinator.remove_member`` (``consumerGroupFenceMember``): the member is gone, the
-    group epoch bumped (an emptied group realigned under ``realign_empty_group``)."""
+    index entry of its instance id with it (``removeStaticMember``), the group epoch
+    bumped (an emptied group realigned under ``realign_empty_group``)."""
     false = z3.BoolVal(False)
-    gone = replace(g, is_member=_set(g.is_member, x, ids, false), group_epoch=g.group_epoch + 1)
+    gone = replace(
+        g,
+        is_member=_set(g.is_member, x, ids, false),
+        group_epoch=g.group_epoch + 1,
+        index=_set_index(g, at(g.instance, x, ids), z3.IntVal(0)),
+    )
     if o.realign_empty_group:
         gone = replace(
             gone,
@@ -405,10 +457,11 @@ def remove(g: MixedTerm, x: ExprRef, ids: Mapping[str, int], o: MixedOptions) ->
     return _masked(gone)
 
 
-def _holder(g: MixedTerm, inst: ExprRef) -> dict[str, BoolRef]:
-    """Which member holds instance ``inst`` (``ConsumerGroup.staticMemberId``: the index is
-    what the members' instance ids say under the reference rules)."""
-    return {m: z3.And(g.is_member[m], inst != 0, g.instance[m] == inst) for m in g.is_member}
+def _holder(g: MixedTerm, inst: ExprRef, ids: Mapping[str, int]) -> dict[str, BoolRef]:
+    """Which member holds instance ``inst`` (``ConsumerGroup.staticMemberId``: the member
+    the static-member index maps it to)."""
+    entry = indexed(g, inst)
+    return {m: z3.And(g.is_member[m], inst != 0, entry == ids[m] + 1) for m in g.is_member}
 
 
 def _copy(g: MixedTerm, holds: Mapping[str, BoolRef], k: str) -> ExprRef:
@@ -430,7 +483,8 @@ def replace_static(
 ) -> MixedTerm:
     """``coordinator.replace_static_member``: the holder's copy under the joining member id
     (its protocol, instance id, assignor, subscription and target; epoch 0, so not left);
-    the holder is gone, its target entry with it."""
+    the holder is gone, its target entry with it; the holder's instance id maps to the
+    joining member id."""
     fields: dict[str, Any] = {}
     for k in ("classic", "instance", "assignor"):
         v = _copy(g, holds, k)
@@ -441,6 +495,7 @@ def replace_static(
         row = {key: _pick({m: f[m][key] for m in f}, holds) for key in keys}
         fields[k] = _set_row(f, x, ids, row)
     fields["left"] = _set(g.left, x, ids, z3.BoolVal(False))
+    fields[INDEX] = _set_index(g, _copy(g, holds, "instance"), x + 1)
     fields["is_member"] = {
         m: z3.If(x == ids[m], z3.BoolVal(True), z3.And(g.is_member[m], z3.Not(holds[m])))
         for m in g.is_member
@@ -462,23 +517,37 @@ def update_member(
     subscription_changed: BoolRef,
     topics: Mapping[str, BoolRef],
     target: Mapping[str, Mapping[str, BoolRef]],
-) -> tuple[MixedTerm, BoolRef]:
+) -> tuple[MixedTerm, BoolRef, BoolRef]:
     """Steps 1–3 of a join: the member ``x`` updated (``stored``: it was in ``g``) with the
     request's instance id and assignor when it sends one and its subscription ``topics``
     (the request's, or the member's own when it sends none), the group epoch bumped as
     ``coordinator.should_bump_group_epoch`` says, the target computed when the group epoch
     is ahead (:func:`compute_target`, ``target``). The second value ties
-    ``subscription_changed`` to ``topics`` and asks :func:`compute_target`'s question."""
+    ``subscription_changed`` to ``topics``, the third is :func:`compute_target`'s question
+    (asked only where the target stays: not of a step that downgrades the group, whose
+    classic group takes the targets of the group before the step)."""
     old_topics = {t: z3.And(stored, v) for t, v in _row(g.topic, x, ids).items()}
     changed = z3.Not(_same_row(topics, old_topics))
     old_assignor = z3.If(stored, at(g.assignor, x, ids), 0)
     old_instance = z3.If(stored, at(g.instance, x, ids), 0)
     new_assignor = z3.If(assignor != 0, assignor, old_assignor)
+    new_instance = z3.If(instance != 0, instance, old_instance)
+    # ``coordinator.update_static_members``: the entry of an instance id the member held
+    # before is released if it names the member (not under ``stale-static-mapping``,
+    # KAFKA-20747); the new instance id maps to it.
+    index = dict(g.index)
+    if o.variant != "stale-static-mapping":
+        release = z3.And(
+            old_instance != 0, old_instance != new_instance, indexed(g, old_instance) == x + 1
+        )
+        index = {i: z3.If(z3.And(release, old_instance == i), 0, v) for i, v in index.items()}
+    index = {i: z3.If(new_instance == i, x + 1, v) for i, v in index.items()}
     after = replace(
         g,
         is_member=_set(g.is_member, x, ids, z3.BoolVal(True)),
         classic=_set(g.classic, x, ids, classic),
-        instance=_set(g.instance, x, ids, z3.If(instance != 0, instance, old_instance)),
+        instance=_set(g.instance, x, ids, new_instance),
+        index=index,
         assignor=_set(g.assignor, x, ids, new_assignor),
         left=_set(g.left, x, ids, z3.BoolVal(False)),
         topic=_set_row(g.topic, x, ids, topics),
@@ -492,7 +561,7 @@ def update_member(
         bump = z3.Or(bump, switched)
     bumped = replace(after, group_epoch=g.group_epoch + z3.If(bump, 1, 0))
     done, fits = compute_target(bumped, d, target)
-    return done, z3.And(subscription_changed == changed, fits)
+    return done, subscription_changed == changed, fits
 
 
 # --------------------------------------------------------------------------- families
@@ -525,6 +594,7 @@ def equals(post: MixedTerm, t: MixedTerm) -> BoolRef:
     for k in NESTED:
         pf, tf = getattr(post, k), getattr(t, k)
         parts += [pf[m][x] == tf[m][x] for m in pf for x in pf[m]]
+    parts += [post.index[i] == t.index[i] for i in post.index]
     return z3.And(*parts)
 
 
@@ -588,6 +658,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         breached=false,
         stable=false,
         is_member=dict.fromkeys(g.is_member, false),
+        index=dict.fromkeys(g.index, zero),
     )
     gen = p["generation"]
     upgraded = replace(
@@ -602,11 +673,12 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         assignor=dict.fromkeys(g.is_member, zero),
         left=dict.fromkeys(g.is_member, false),
     )
-    held_before = z3.Or(*_holder(upgraded, inst).values())
+    upgraded = replace(upgraded, index=index_of_members(upgraded, ids))
+    held_before = z3.Or(*_holder(upgraded, inst, ids).values())
     upgraded = replace(upgraded, group_epoch=gen + z3.If(held_before, 1, 0))
     base = _ite(pre.consumer, g, _ite(p["fresh"], new_group, upgraded))
     base = _masked(base)
-    holds = _holder(base, inst)
+    holds = _holder(base, inst, ids)
     held = z3.Or(*holds.values())
     member = at(base.is_member, x, ids)
     holder_is_x = z3.Or(*[z3.And(holds[m], x == ids[m]) for m in holds])
@@ -614,7 +686,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     replacing = z3.And(inst != 0, p["join"], held, z3.Not(holder_is_x))
     resolved = _ite(replacing, replace_static(base, holds, x, ids), base)
     stored = z3.Or(member, replacing)
-    updated, updating = update_member(
+    updated, tie, fits = update_member(
         resolved,
         stored,
         x,
@@ -657,7 +729,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         z3.Implies(z3.Not(pre.consumer), z3.And(conversion, z3.Or(ok, p["fresh"]))),
         # A new member's subscription is never empty: its join changes it.
         z3.Implies(z3.Not(stored), p["subscription_changed"]),
-        z3.Implies(ok, updating),
+        z3.Implies(ok, tie),
+        z3.Implies(z3.And(ok, post.consumer), fits),
     ]
     return _finish(n, g, post, t, o, p, *guards)
 
@@ -740,7 +813,7 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     x = z3.If(unknown, p["new_id"], p["member"])
     issued = replace(g, issued=_set(g.issued, p["new_id"], ids, true))
     base = _ite(unknown, issued, g)
-    holds = _holder(base, inst)
+    holds = _holder(base, inst, ids)
     held = z3.Or(*holds.values())
     holder_is_x = z3.Or(*[z3.And(holds[m], x == ids[m]) for m in holds])
     released = z3.Or(*[z3.And(holds[m], z3.Or(base.left[m], base.classic[m])) for m in holds])
@@ -748,7 +821,7 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     resolved = _ite(replacing, replace_static(base, holds, x, ids), base)
     member = at(base.is_member, x, ids)
     stored = z3.Or(member, replacing)
-    updated, updating = update_member(
+    updated, tie, fits = update_member(
         resolved,
         stored,
         x,
@@ -777,7 +850,8 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         p["supported"],
         z3.Implies(unknown, z3.Not(at(g.issued, p["new_id"], ids))),
         z3.Implies(z3.Not(stored), p["subscription_changed"]),
-        z3.Implies(ok, updating),
+        z3.Implies(ok, tie),
+        z3.Implies(z3.And(ok, post.consumer), fits),
         # A refusal that hands out no id is Unchanged.
         z3.Implies(z3.Not(ok), unknown),
     ]
@@ -799,6 +873,7 @@ def classic_group(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         post.assignment_epoch == 0,
         post.target_assignor == 0,
         z3.Not(post.breached),
+        *[v == 0 for v in post.index.values()],
     ]
     for m in d.members:
         guards += [

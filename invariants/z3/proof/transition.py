@@ -240,7 +240,6 @@ OUTSIDE: dict[str, str] = {
     "validate-stale-claims": _CLASSIC,
     "sticky-forgets-ownership": _CLASSIC,
     "classic-holder-unreleased": _MIXED_WITNESS,
-    "stale-static-mapping": _MIXED_HOLDINGS,
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
 property that kills them the coordinator core does not have (docs/invariants.md). The
