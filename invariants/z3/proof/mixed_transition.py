@@ -28,6 +28,12 @@ is converted to a classic group when the policy allows a downgrade
 step the ghost ``breached`` records a consumer group against the migration policy
 (``system.policy_breached``).
 
+The holder of an instance id is the member the static-member index maps it to; a join
+writes the index as ``coordinator.update_static_members`` does (the variant
+``stale-static-mapping`` keeps the entry of an instance id the member held before,
+KAFKA-20747), a fencing drops the member's entry, a static replacement maps the holder's
+instance id to the joining member.
+
 The group-epoch bump follows ``coordinator.should_bump_group_epoch``: a changed
 subscription (a free parameter ``subscription_changed``, forced for a new member, whose
 subscription is never empty in the model) or a change of the member's server assignor that
@@ -39,7 +45,10 @@ built for configurations without assignor offload or batching).
 Free parameters (Z3 constants named ``<family>.<name>@<tag>``): the request's member
 (``member``, an index into the universe's member ids), instance number (``instance``),
 server assignor (``assignor``, 0 for none), whether it is the first join at epoch 0
-(``join``), ``subscription_changed``; for a classic JoinGroup whether its member id is empty
+(``join``), the member's subscription after the request (``topics.<topic>``) and
+``subscription_changed`` (tied to it), the target a join that computes one leaves
+(``target.<member>.<partition>``, :func:`compute_target`); for a classic JoinGroup
+whether its member id is empty
 (``unknown``), the id handed out (``new_id``) and whether it shares a protocol with the
 group (``supported``); the classic generation a conversion starts from (``generation``);
 whether a request refused after the group was replaced leaves the new group (``refused``).

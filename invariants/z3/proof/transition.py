@@ -217,13 +217,6 @@ _CLASSIC = (
     "the classic protocol's clients or leader assignor: the classic relation "
     "(classic_transition) has the coordinator only"
 )
-_MIXED_HOLDINGS = (
-    "a mixed group, but the property that kills it (HandOutOnlyReleased) reads the "
-    "partitions each member holds, which the mixed relation (mixed_transition) does not "
-    "keep (it keeps subscriptions and targets, not the reconciliation), nor the static-member "
-    "index apart from the members' instance ids, and its scenario renames an instance "
-    "(ChangeInstanceId), which the relation does not cover"
-)
 _MIXED_WITNESS = (
     "a mixed group, but no safety property kills it: only a missed witness (GroupUpgrades, "
     "reached under the reference rules, in no state under the mutant's) — a claim about "
