@@ -9,10 +9,11 @@ goal (``GOALS``: the properties of the catalogue that read the mixed coordinator
 state, or what the relation keeps of them). The requests are tied to the clients that
 can send them: a consumer-protocol join carries a consumer-protocol client's member id,
 one of its instance ids and the server assignor it asks for (or none); a classic
-JoinGroup a classic client's member id and instance id; a classic client's id ``X.m<k>`` is handed out only after ``X.m<k-1>`` and
-sent only once handed out; a classic group's members are classic clients' ids; a member
-subscribes to its client's topics; a step hands out at most one id; a classic client has
-at most one member per incarnation in the group.
+JoinGroup a classic client's member id and instance id; a classic client's id ``X.m<k>``
+is handed out only after ``X.m<k-1>`` and sent only once handed out; a classic group's
+members are classic clients' ids; a member subscribes to its client's topics; a step
+hands out at most one id; a classic client has at most one member per incarnation in the
+group.
 
 A symbolic path is a counterexample of the model only once lifted (the ``lifter``,
 ``groupcheck.explore.mixed_lift.lift``): a breadth-first search of the Python model for a
