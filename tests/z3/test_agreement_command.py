@@ -210,10 +210,6 @@ def _delivers(action: object, want: str) -> bool:
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (
-            [*AGREE, "--preset", "MIXED_INSTANCE_RENAME"],
-            "the mixed relation has no ChangeInstanceId",
-        ),
         ([*AGREE, "--preset", "MIGRATION_BATCHING"], "no KIP-1263 assignor offload or batching"),
         (
             [*AGREE, "--variant", "no-downgrade-on-replacement", "--preset", "TINY"],
@@ -454,7 +450,7 @@ def test_all_presets_checks_the_mixed_presets_in_scope_and_skips_the_others(
 ) -> None:
     """``--all-presets`` (over three mixed presets here): one the mixed relation covers is
     checked, those it refuses are skipped, one line each with the reason."""
-    chosen = ("MIGRATION_DISABLED", "MIGRATION_OFFLOAD", "MIXED_INSTANCE_RENAME")
+    chosen = ("MIGRATION_DISABLED", "MIGRATION_OFFLOAD", "MIGRATION_BATCHING")
     monkeypatch.setattr("model.presets.PRESETS", {n: PRESETS[n] for n in chosen})
     assert main([*AGREE, "--all-presets"]) == 0
     out = capsys.readouterr().out
@@ -463,7 +459,8 @@ def test_all_presets_checks_the_mixed_presets_in_scope_and_skips_the_others(
     assert skipped == [
         "  skipped      MIGRATION_OFFLOAD: the mixed relation has no KIP-1263 assignor offload "
         "or batching",
-        "  skipped      MIXED_INSTANCE_RENAME: the mixed relation has no ChangeInstanceId",
+        "  skipped      MIGRATION_BATCHING: the mixed relation has no KIP-1263 assignor offload "
+        "or batching",
     ]
 
 

@@ -128,8 +128,9 @@ def parameters(
             old = base.members[holder]
         new = body.subscribed_topic_names
         before = _topics(old, base)
-        out["subscription_changed"] = (new if new is not None else before) != before
-        return out
+        after = new if new is not None else before
+        out["subscription_changed"] = after != before
+        return out | _rows(frozenset(after), post, d)
     assert name == "DeliverMessage.classic_join"
     assert isinstance(body, JoinGroupRequest)
     assert isinstance(group, Group)
@@ -143,7 +144,7 @@ def parameters(
         old = group.members[holder]
     before = _topics(old, group)
     id_required = unknown and body.instance_id is None
-    return {
+    return _rows(frozenset(body.subscription.topics), post, d) | {
         "member": index(new_id if unknown else body.member_id),
         "unknown": unknown,
         "new_id": index(new_id) if unknown else 0,
@@ -152,6 +153,23 @@ def parameters(
         "subscription_changed": body.subscription.topics != before,
         "refused": not id_required and mid not in post.group.members,
     }
+
+
+def _rows(topics: frozenset[str], post: MixedState, d: MixedDomains) -> dict[str, Any]:
+    """A join's ``topics.<topic>`` (the member's subscription after the request) and
+    ``target.<member>.<partition>`` (the target the step leaves; none when it leaves a
+    classic group, whose assignments come from the group before the step)."""
+    if not topics <= set(d.topics):
+        raise OutsideUniverse(", ".join(sorted(topics - set(d.topics))))
+    value = project(post)
+    targets = dict(value.targets)
+    if value.consumer:
+        targets |= {mid: mv.target for mid, mv in value.members.items()}
+    out: dict[str, Any] = {f"topics.{t}": t in topics for t in d.topics}
+    for m in d.members:
+        for x in d.partitions:
+            out[f"target.{m}.{x}"] = x in targets.get(m, frozenset())
+    return out
 
 
 DEFAULT_TIMEOUT_MS = 20_000
@@ -180,7 +198,7 @@ def answer_step(
     d = domains_of(config, _slots(before, after))
     o = MixedOptions.of(config, variant)
     name = family_of(pre, action)
-    s0, s1 = MixedSym.fresh("a", d.members), MixedSym.fresh("b", d.members)
+    s0, s1 = MixedSym.fresh("a", d), MixedSym.fresh("b", d)
     (fam,) = families(s0, s1, d, o, (name,))
     solver = _solver(timeout_ms)
     solver.add(*pin(s0, before, d), fam.formula)

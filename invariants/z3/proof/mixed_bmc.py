@@ -6,11 +6,14 @@ migration model, and the relation's agreement with that model on concrete steps.
 state (``mixed_state.project`` of ``system.initial``) for 1, 2, … ``depth`` coordinator
 steps — every family but ``Unchanged`` — and asks for a path whose last state violates a
 goal (``GOALS``: the properties of the catalogue that read the mixed coordinator's
-state). The requests are tied to the clients that can send them: a consumer-protocol join
-carries a consumer-protocol client's member id, one of its instance ids and the server
-assignor it asks for (or none); a classic JoinGroup a classic client's member id and
-instance id; a classic client's id ``X.m<k>`` is handed out only after ``X.m<k-1>`` and
-sent only once handed out; a classic group's members are classic clients' ids.
+state, or what the relation keeps of them). The requests are tied to the clients that
+can send them: a consumer-protocol join carries a consumer-protocol client's member id,
+one of its instance ids and the server assignor it asks for (or none); a classic
+JoinGroup a classic client's member id and instance id; a classic client's id ``X.m<k>``
+is handed out only after ``X.m<k-1>`` and sent only once handed out; a classic group's
+members are classic clients' ids; a member subscribes to its client's topics; a step
+hands out at most one id; a classic client has at most one member per incarnation in the
+group.
 
 A symbolic path is a counterexample of the model only once lifted (the ``lifter``,
 ``groupcheck.explore.mixed_lift.lift``): a breadth-first search of the Python model for a
@@ -92,11 +95,79 @@ def assignor_outdated(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> Bool
     )
 
 
-GOALS: dict[str, Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef]] = {
-    "MigrationPolicyHonoured": migration_policy_breached,
-    "TargetByPreferredAssignor": assignor_outdated,
+def stable_assignment_unsubscribed(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> BoolRef:
+    """The negation of ``StableAssignmentSubscribed``: a STABLE classic group with a member
+    assigned a partition of a topic it does not subscribe to. Asked only of a state a
+    consumer group's step made (a downgrade, ``GOALS``): the classic group's own steps are
+    not followed here (``ClassicGroup``)."""
+    return z3.And(
+        z3.Not(post.consumer),
+        post.stable,
+        z3.Or(
+            *[
+                z3.And(post.is_member[m], post.target[m][x], z3.Not(post.topic[m][t]))
+                for m in post.is_member
+                for x, t in d.partitions.items()
+            ]
+        ),
+    )
+
+
+def replaced_by_another_instance(
+    pre: MixedTerm, post: MixedTerm, d: MixedDomains, o: MixedOptions
+) -> BoolRef:
+    """What the relation keeps of the negation of ``HandOutOnlyReleased`` at a static
+    replacement: a step of a consumer group that stays one adds a member and removes
+    another (only a replacement does both: the joining member takes over the removed
+    one's assignment) whose instance id is none or not the joining member's after the
+    step — the one case the property does not exempt. Whether the removed member held
+    partitions the joining one is then assigned is the lift's to find: the relation
+    keeps no member's own assignment, nor does it read the property elsewhere (the
+    reconciliation)."""
+    members = list(post.is_member)
+    return z3.And(
+        pre.consumer,
+        post.consumer,
+        z3.Or(
+            *[
+                z3.And(
+                    pre.is_member[m],
+                    z3.Not(post.is_member[m]),
+                    post.is_member[x],
+                    z3.Not(pre.is_member[x]),
+                    z3.Or(pre.instance[m] == 0, post.instance[x] != pre.instance[m]),
+                )
+                for m in members
+                for x in members
+                if m != x
+            ]
+        ),
+    )
+
+
+def _state_goal(
+    f: Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef],
+) -> Callable[[MixedTerm, MixedTerm, MixedDomains, MixedOptions], BoolRef]:
+    return lambda pre, post, d, o: f(post, d, o)
+
+
+def _after_consumer_group(
+    f: Callable[[MixedTerm, MixedDomains, MixedOptions], BoolRef],
+) -> Callable[[MixedTerm, MixedTerm, MixedDomains, MixedOptions], BoolRef]:
+    """``f`` asked only of a state a step from a non-empty consumer group made (not a
+    ``ClassicGroup`` step, whose rules the relation does not follow)."""
+    return lambda pre, post, d, o: z3.And(pre.consumer, any_member(pre), f(post, d, o))
+
+
+GOALS: dict[str, Callable[[MixedTerm, MixedTerm, MixedDomains, MixedOptions], BoolRef]] = {
+    "MigrationPolicyHonoured": _state_goal(migration_policy_breached),
+    "TargetByPreferredAssignor": _state_goal(assignor_outdated),
+    "StableAssignmentSubscribed": _after_consumer_group(stable_assignment_unsubscribed),
+    "HandOutOnlyReleased": replaced_by_another_instance,
 }
-"""The goals: property name → its negation on a state."""
+"""The goals: property name → its negation (or what the relation keeps of it) on the last
+step of a path (the state before, the state after)."""
+
 
 # --------------------------------------------------------------------------- paths
 
@@ -136,6 +207,18 @@ def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[Bo
                     ),
                 )
             )
+    if fam.name in ("DeliverMessage.consumer_join", "DeliverMessage.classic_join"):
+        # A request carries its client's subscription; a consumer-protocol heartbeat that
+        # is not a join may carry none (the member keeps its own).
+        x = p["member"]
+        keeps: BoolRef = z3.BoolVal(False)
+        if fam.name == "DeliverMessage.classic_join":
+            x = z3.If(p["unknown"], p["new_id"], p["member"])
+        else:
+            keeps = z3.And(z3.Not(p["join"]), z3.Not(p["subscription_changed"]))
+        for m in d.members:
+            own = z3.And(*[p[f"topics.{t}"] == (t in d.topics_of[m]) for t in d.topics])
+            out.append(z3.Implies(x == ids[m], z3.Or(own, keeps)))
     if fam.name == "DeliverMessage.classic_join":
         x = z3.If(p["unknown"], p["new_id"], p["member"])
         for m in d.members:
@@ -146,18 +229,34 @@ def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[Bo
         for m, before in d.previous_id.items():
             out.append(z3.Implies(p["new_id"] == ids[m], pre.issued[before]))
         # A classic client sends only a member id it was handed.
-        for m in d.classic_ids:
+        for m in (m for m in d.members if m in d.classic_ids):
             out.append(
                 z3.Implies(z3.And(z3.Not(p["unknown"]), p["member"] == ids[m]), pre.issued[m])
             )
     return out
 
 
-def _classic_members(post: MixedSym, d: MixedDomains) -> list[BoolRef]:
+def _classic_members(
+    pre: MixedSym, post: MixedSym, d: MixedDomains, config: Config
+) -> list[BoolRef]:
     """A classic group's members are classic clients' ids, with their instance ids; an id
-    is handed out only after the one before it."""
-    out: list[BoolRef] = []
+    is handed out only after the one before it; a member subscribes to its client's
+    topics (a client's subscription does not change: a request carries it, a static
+    replacement's copy takes the joining client's at once); a step hands out at most one
+    member id; a classic client has at most one member per incarnation in the group."""
+    out: list[BoolRef] = [
+        z3.Sum(*[z3.If(z3.And(post.issued[m], z3.Not(pre.issued[m])), 1, 0) for m in d.members])
+        <= 1
+    ]
+    for client in sorted({d.client_of[m] for m in d.classic_ids}):
+        ids = [m for m in d.members if m in d.classic_ids and d.client_of[m] == client]
+        out.append(
+            z3.Sum(*[z3.If(post.is_member[m], 1, 0) for m in ids]) <= config.max_restarts + 1
+        )
     for m in d.members:
+        for t in d.topics:
+            own = z3.BoolVal(t in d.topics_of[m])
+            out.append(z3.Implies(post.is_member[m], post.topic[m][t] == own))
         if m not in d.classic_ids:
             out.append(z3.Implies(z3.Not(post.consumer), z3.Not(post.is_member[m])))
             out.append(z3.Not(post.issued[m]))
@@ -188,7 +287,7 @@ class Unrolling:
         # every id a path of that depth can name.
         self.domains = domains_of(config, max(ID_SLOTS, depth))
         self.solver = z3.Solver()
-        self.states = [MixedSym.fresh("s0", self.domains.members)]
+        self.states = [MixedSym.fresh("s0", self.domains)]
         self.choices: list[list[tuple[Any, Family]]] = []
         init = project(system.initial(config))  # type: ignore[arg-type]
         self.solver.add(*pin(self.states[0], init, self.domains))
@@ -197,19 +296,19 @@ class Unrolling:
         """One more step."""
         k = len(self.states)
         d = self.domains
-        pre, post = self.states[-1], MixedSym.fresh(f"s{k}", d.members)
+        pre, post = self.states[-1], MixedSym.fresh(f"s{k}", d)
         self.states.append(post)
         chosen: list[tuple[Any, Family]] = []
         for fam in families(pre, post, d, self.options, UNROLLED):
             sel = z3.Bool(f"step{k}.{fam.name}")
             self.solver.add(z3.Implies(sel, z3.And(fam.formula, *_requests(fam, pre, d, k))))
             chosen.append((sel, fam))
-        self.solver.add(*_classic_members(post, d))
+        self.solver.add(*_classic_members(pre, post, d, self.config))
         self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
         self.choices.append(chosen)
 
     def goal(self, name: str) -> BoolRef:
-        return GOALS[name](self.states[-1], self.domains, self.options)
+        return GOALS[name](self.states[-2], self.states[-1], self.domains, self.options)
 
     def path(self, model: Any, goal: str) -> SymPath:
         d = self.domains
@@ -218,13 +317,22 @@ class Unrolling:
         for chosen in self.choices:
             fam = next(f for s, f in chosen if z3.is_true(model.eval(s)))
             shown: dict[str, str] = {}
+            rows: dict[str, list[str]] = {}
             for k, x in fam.params.items():
                 v = model.eval(x, model_completion=True)
+                if k.startswith(("topics.", "target.")):
+                    # One entry per row: the topics or partitions set.
+                    head, _, rest = k.partition(".")
+                    rows.setdefault(head, [])
+                    if z3.is_true(v):
+                        rows[head].append(rest)
+                    continue
                 if k in ("member", "new_id"):
                     i = v.as_long()
                     shown[k] = d.members[i] if 0 <= i < len(d.members) else str(v)
                 else:
                     shown[k] = str(v)
+            shown.update({k: "{" + ", ".join(v) + "}" for k, v in rows.items()})
             steps.append((fam.name, shown))
         return SymPath(goal, states, tuple(steps))
 

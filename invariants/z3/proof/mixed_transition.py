@@ -28,6 +28,12 @@ is converted to a classic group when the policy allows a downgrade
 step the ghost ``breached`` records a consumer group against the migration policy
 (``system.policy_breached``).
 
+The holder of an instance id is the member the static-member index maps it to; a join
+writes the index as ``coordinator.update_static_members`` does (the variant
+``stale-static-mapping`` keeps the entry of an instance id the member held before,
+KAFKA-20747), a fencing drops the member's entry, a static replacement maps the holder's
+instance id to the joining member.
+
 The group-epoch bump follows ``coordinator.should_bump_group_epoch``: a changed
 subscription (a free parameter ``subscription_changed``, forced for a new member, whose
 subscription is never empty in the model) or a change of the member's server assignor that
@@ -39,7 +45,10 @@ built for configurations without assignor offload or batching).
 Free parameters (Z3 constants named ``<family>.<name>@<tag>``): the request's member
 (``member``, an index into the universe's member ids), instance number (``instance``),
 server assignor (``assignor``, 0 for none), whether it is the first join at epoch 0
-(``join``), ``subscription_changed``; for a classic JoinGroup whether its member id is empty
+(``join``), the member's subscription after the request (``topics.<topic>``) and
+``subscription_changed`` (tied to it), the target a join that computes one leaves
+(``target.<member>.<partition>``, :func:`compute_target`); for a classic JoinGroup
+whether its member id is empty
 (``unknown``), the id handed out (``new_id``) and whether it shares a protocol with the
 group (``supported``); the classic generation a conversion starts from (``generation``);
 whether a request refused after the group was replaced leaves the new group (``refused``).
@@ -57,7 +66,16 @@ from typing import Any
 
 import z3
 
-from invariants.z3.proof.mixed_state import MASKED, SCALAR, UNARY, MixedDomains, MixedSym, MixedTerm
+from invariants.z3.proof.mixed_state import (
+    INDEX,
+    MASKED,
+    NESTED,
+    SCALAR,
+    UNARY,
+    MixedDomains,
+    MixedSym,
+    MixedTerm,
+)
 from invariants.z3.proof.transition import Family
 from model.actions import Action, DeliverMessage, RebalanceTimeout, SessionTimeout
 from model.classic.messages import JoinGroupRequest, LeaveGroupRequest
@@ -80,6 +98,11 @@ VARIANTS = {
     "static member leaves a consumer group of classic members only: no downgrade (KAFKA-17317)",
     "no-bump-on-assignor-change": "only a change of subscribed topic names bumps the group "
     "epoch; a change of the preferred server assignor does not (KAFKA-20434)",
+    "downgrade-keeps-old-assignment": "a downgrade by static replacement keeps the classic "
+    "group STABLE with the replaced member's assignment, whatever the joining member "
+    "subscribes to (KAFKA-19546)",
+    "stale-static-mapping": "a member renamed to another instance id keeps its old instance "
+    "id's entry in the static-member index (KAFKA-20747)",
 }
 """The mixed-group catalogue mutants (``groupcheck.mutants``) this encoding has a variant of."""
 
@@ -148,7 +171,15 @@ def unsupported(config: Config) -> str | None:
         return "the mixed relation computes a target in the heartbeat"
     if any(c.regex is not None for c in config.clients):
         return "the mixed relation has no regular-expression subscriptions"
-    perturbations = {"Subscribe", "TemporaryLeave", "Leave", "Crash", "Restart", "LoseMessage"}
+    perturbations = {
+        "Subscribe",
+        "TemporaryLeave",
+        "Leave",
+        "Crash",
+        "Restart",
+        "LoseMessage",
+        "ChangeInstanceId",
+    }
     if config.max_perturbations > 0 and not config.perturbations <= perturbations:
         extra = sorted(config.perturbations - perturbations)
         return f"the mixed relation has no {', '.join(extra)}"
@@ -164,12 +195,64 @@ def _ite(c: BoolRef, a: MixedTerm, b: MixedTerm) -> MixedTerm:
     for k in UNARY:
         fa, fb = getattr(a, k), getattr(b, k)
         fields[k] = {m: z3.If(c, fa[m], fb[m]) for m in fa}
+    for k in NESTED:
+        fa, fb = getattr(a, k), getattr(b, k)
+        fields[k] = {m: {x: z3.If(c, fa[m][x], fb[m][x]) for x in fa[m]} for m in fa}
+    fields[INDEX] = {i: z3.If(c, v, b.index[i]) for i, v in a.index.items()}
     return MixedTerm(**fields)
 
 
 def view(s: MixedTerm) -> MixedTerm:
     """The group a symbolic state holds (as a plain term)."""
-    return MixedTerm(**{k: getattr(s, k) for k in (*SCALAR, *UNARY)})
+    return MixedTerm(**{k: getattr(s, k) for k in (*SCALAR, *UNARY, *NESTED, INDEX)})
+
+
+def _row(
+    f: Mapping[str, Mapping[str, BoolRef]], x: ExprRef, ids: Mapping[str, int]
+) -> dict[str, BoolRef]:
+    """The row of ``f`` (``topic`` or ``target``) of the member whose index is ``x``."""
+    keys = list(next(iter(f.values()), {}))
+    return {k: at({m: f[m][k] for m in f}, x, ids) for k in keys}
+
+
+def _set_row(
+    f: Mapping[str, Mapping[str, BoolRef]],
+    x: ExprRef,
+    ids: Mapping[str, int],
+    row: Mapping[str, BoolRef],
+) -> dict[str, dict[str, BoolRef]]:
+    """``f`` with the row of the member whose index is ``x`` set to ``row``."""
+    return {m: {k: z3.If(x == ids[m], row[k], v) for k, v in f[m].items()} for m in f}
+
+
+def _same_row(a: Mapping[str, BoolRef], b: Mapping[str, BoolRef]) -> BoolRef:
+    return z3.And(*[a[k] == b[k] for k in a])
+
+
+def indexed(g: MixedTerm, inst: ExprRef) -> ExprRef:
+    """``Group.static_member_id``: the index entry of instance ``inst`` (1 + a member's
+    position; 0: none, or ``inst`` is 0)."""
+    out: ExprRef = z3.IntVal(0)
+    for i, v in g.index.items():
+        out = z3.If(inst == i, v, out)
+    return out
+
+
+def _set_index(g: MixedTerm, inst: ExprRef, v: ExprRef) -> dict[int, ExprRef]:
+    """The index with the entry of ``inst`` set to ``v`` (nothing for ``inst`` 0)."""
+    return {i: z3.If(inst == i, v, old) for i, old in g.index.items()}
+
+
+def index_of_members(g: MixedTerm, ids: Mapping[str, int]) -> dict[int, ExprRef]:
+    """``records.static_member_index``: the index the members' instance ids say, in
+    member-id order (the last member id of an instance wins)."""
+    out: dict[int, ExprRef] = {}
+    for i in g.index:
+        v: ExprRef = z3.IntVal(0)
+        for m in sorted(g.is_member):
+            v = z3.If(z3.And(g.is_member[m], g.instance[m] == i), ids[m] + 1, v)
+        out[i] = v
+    return out
 
 
 def _set(
@@ -234,11 +317,18 @@ def _masked(g: MixedTerm) -> MixedTerm:
     for k in MASKED:
         zero = z3.BoolVal(False) if k in ("classic", "left") else z3.IntVal(0)
         fields[k] = {m: z3.If(g.is_member[m], v, zero) for m, v in getattr(g, k).items()}
+    for k in NESTED:
+        fields[k] = {
+            m: {x: z3.And(g.is_member[m], v) for x, v in row.items()}
+            for m, row in getattr(g, k).items()
+        }
     return replace(g, **fields)
 
 
-def _as_classic(g: MixedTerm) -> MixedTerm:
-    """The classic group of ``g``'s members (as the abstraction keeps it)."""
+def _as_classic(g: MixedTerm, stable: BoolRef) -> MixedTerm:
+    """The classic group of ``g``'s members (as the abstraction keeps it): each member's
+    subscription its own, its assignment its target (``ClassicGroup.fromConsumerGroup``);
+    STABLE if ``stable``, else a rebalance was prepared."""
     false, zero = z3.BoolVal(False), z3.IntVal(0)
     return replace(
         g,
@@ -247,6 +337,8 @@ def _as_classic(g: MixedTerm) -> MixedTerm:
         assignment_epoch=zero,
         target_assignor=zero,
         breached=false,
+        stable=stable,
+        index=dict.fromkeys(g.index, zero),
         classic=dict(g.is_member),
         assignor=dict.fromkeys(g.is_member, zero),
         left=dict.fromkeys(g.is_member, false),
@@ -257,39 +349,62 @@ def downgrade(before: MixedTerm, after: MixedTerm, o: MixedOptions) -> MixedTerm
     """``system._downgrade``: a step that removed a member and left a non-empty consumer
     group of classic members only converts it to a classic group of those members, if the
     policy allows a downgrade (``validateOnlineDowngradeWithFencedMembers``,
-    ``convertToClassicGroup``; a static replacement keeps the joining member in place of
-    the one it replaces, so the members are the step's). The variant
-    ``no-downgrade-on-replacement`` converts only after a fencing: not when a member gone
-    was replaced by another of its instance id (KAFKA-17317)."""
+    ``convertToClassicGroup``). After a fencing the classic group's assignments are the
+    targets the step left and a rebalance is prepared (``mco.from_consumer_group``, not
+    STABLE). After a static replacement (a member gone whose instance id a member of the
+    step's group holds: ``mco.replacement``) the classic group is the group before the
+    step with the joining member in place of the one it replaces — its subscription, the
+    replaced member's target (``mco.from_consumer_group_replaced``) — and stays STABLE
+    unless the joining member subscribes to other topics than the replaced one
+    (KAFKA-19546) or the target was behind the group epoch (KAFKA-20273)
+    (``mco.downgrade_rebalances``). The variant ``no-downgrade-on-replacement`` converts
+    only after a fencing (KAFKA-17317); ``downgrade-keeps-old-assignment`` keeps a
+    replacement's classic group STABLE whatever the joining member subscribes to."""
     if not o.downgrade:
         return after
-    removed = z3.Or(
-        *[z3.And(before.is_member[m], z3.Not(after.is_member[m])) for m in after.is_member]
-    )
+    members = list(after.is_member)
+    removed = z3.Or(*[z3.And(before.is_member[m], z3.Not(after.is_member[m])) for m in members])
     only_classic = z3.And(
         any_member(after),
-        *[z3.Implies(after.is_member[m], after.classic[m]) for m in after.is_member],
+        *[z3.Implies(after.is_member[m], after.classic[m]) for m in members],
     )
     go = z3.And(before.consumer, after.consumer, removed, only_classic)
+    # replaces[k][m]: after's index maps the instance id of before's member m, gone, to
+    # after's member k.
+    replaces = {
+        k: {
+            m: z3.And(
+                before.is_member[m],
+                z3.Not(after.is_member[m]),
+                before.instance[m] != 0,
+                after.is_member[k],
+                indexed(after, before.instance[m]) == i + 1,
+            )
+            for m in members
+        }
+        for i, k in enumerate(members)
+    }
+    replaced = z3.Or(*[v for row in replaces.values() for v in row.values()])
     if o.variant == "no-downgrade-on-replacement":
-        replaced = z3.Or(
-            *[
-                z3.And(
-                    before.is_member[m],
-                    z3.Not(after.is_member[m]),
-                    before.instance[m] != 0,
-                    z3.Or(
-                        *[
-                            z3.And(after.is_member[k], after.instance[k] == before.instance[m])
-                            for k in after.is_member
-                        ]
-                    ),
-                )
-                for m in before.is_member
-            ]
-        )
         go = z3.And(go, z3.Not(replaced))
-    return _ite(go, _as_classic(after), after)
+    fenced = _as_classic(after, z3.BoolVal(False))
+    # The replacement's classic group: before's targets, the joining member taking the
+    # replaced member's.
+    target: dict[str, dict[str, BoolRef]] = {}
+    changed: list[BoolRef] = []
+    for k in members:
+        row = dict(before.target[k])
+        for m in members:
+            row = {x: z3.If(replaces[k][m], before.target[m][x], v) for x, v in row.items()}
+            changed.append(
+                z3.And(replaces[k][m], z3.Not(_same_row(after.topic[k], before.topic[m])))
+            )
+        target[k] = {x: z3.And(after.is_member[k], v) for x, v in row.items()}
+    rebalances = z3.Or(*changed, before.group_epoch > before.assignment_epoch)
+    if o.variant == "downgrade-keeps-old-assignment":
+        rebalances = z3.BoolVal(False)
+    swapped = _as_classic(replace(after, target=target), z3.Not(rebalances))
+    return _ite(go, _ite(replaced, swapped, fenced), after)
 
 
 def ghost(t: MixedTerm, o: MixedOptions) -> MixedTerm:
@@ -297,25 +412,52 @@ def ghost(t: MixedTerm, o: MixedOptions) -> MixedTerm:
     return replace(t, breached=z3.And(t.consumer, z3.Or(t.breached, policy_breached(t, o))))
 
 
-def compute_target(g: MixedTerm, d: MixedDomains) -> MixedTerm:
+def compute_target(
+    g: MixedTerm, d: MixedDomains, target: Mapping[str, Mapping[str, BoolRef]]
+) -> tuple[MixedTerm, BoolRef]:
     """``update_target_assignment`` → ``compute_target_assignment`` when the group epoch is
     ahead of the assignment epoch: the target at the group epoch by the preferred
-    assignor."""
+    assignor. The assignment is not computed here: it is ``target`` (a parameter), of
+    which the second value asks, when computed, what every assignor of the model does
+    (``model.assignors``): each partition of a topic some member subscribes to goes to
+    exactly one member subscribed to it, no other partition to anyone."""
     ahead = g.group_epoch > g.assignment_epoch
+    fits = z3.And(
+        *[
+            z3.Implies(target[m][x], z3.And(g.is_member[m], g.topic[m][t]))
+            for m in g.is_member
+            for x, t in d.partitions.items()
+        ]
+    )
+    # Each partition of a topic some member subscribes to goes to exactly one member.
+    for x, t in d.partitions.items():
+        wanted = z3.Or(*[z3.And(g.is_member[m], g.topic[m][t]) for m in g.is_member])
+        given = z3.Sum(*[z3.If(target[m][x], 1, 0) for m in g.is_member])
+        fits = z3.And(fits, given == z3.If(wanted, 1, 0))
+    new = {
+        m: {x: z3.If(ahead, v, g.target[m][x]) for x, v in row.items()} for m, row in target.items()
+    }
     return replace(
         g,
         assignment_epoch=z3.If(ahead, g.group_epoch, g.assignment_epoch),
         target_assignor=z3.If(
             ahead, preferred(g, d, z3.IntVal(d.default_assignor)), g.target_assignor
         ),
-    )
+        target=new,
+    ), z3.Implies(ahead, fits)
 
 
 def remove(g: MixedTerm, x: ExprRef, ids: Mapping[str, int], o: MixedOptions) -> MixedTerm:
     """``coordinator.remove_member`` (``consumerGroupFenceMember``): the member is gone, the
-    group epoch bumped (an emptied group realigned under ``realign_empty_group``)."""
+    index entry of its instance id with it (``removeStaticMember``), the group epoch
+    bumped (an emptied group realigned under ``realign_empty_group``)."""
     false = z3.BoolVal(False)
-    gone = replace(g, is_member=_set(g.is_member, x, ids, false), group_epoch=g.group_epoch + 1)
+    gone = replace(
+        g,
+        is_member=_set(g.is_member, x, ids, false),
+        group_epoch=g.group_epoch + 1,
+        index=_set_index(g, at(g.instance, x, ids), z3.IntVal(0)),
+    )
     if o.realign_empty_group:
         gone = replace(
             gone,
@@ -324,15 +466,20 @@ def remove(g: MixedTerm, x: ExprRef, ids: Mapping[str, int], o: MixedOptions) ->
     return _masked(gone)
 
 
-def _holder(g: MixedTerm, inst: ExprRef) -> dict[str, BoolRef]:
-    """Which member holds instance ``inst`` (``ConsumerGroup.staticMemberId``: the index is
-    what the members' instance ids say under the reference rules)."""
-    return {m: z3.And(g.is_member[m], inst != 0, g.instance[m] == inst) for m in g.is_member}
+def _holder(g: MixedTerm, inst: ExprRef, ids: Mapping[str, int]) -> dict[str, BoolRef]:
+    """Which member holds instance ``inst`` (``ConsumerGroup.staticMemberId``: the member
+    the static-member index maps it to)."""
+    entry = indexed(g, inst)
+    return {m: z3.And(g.is_member[m], inst != 0, entry == ids[m] + 1) for m in g.is_member}
 
 
 def _copy(g: MixedTerm, holds: Mapping[str, BoolRef], k: str) -> ExprRef:
     """Field ``k`` of the member ``holds`` picks."""
-    f = getattr(g, k)
+    return _pick(getattr(g, k), holds)
+
+
+def _pick(f: Mapping[str, ExprRef], holds: Mapping[str, BoolRef]) -> ExprRef:
+    """The value in ``f`` of the member ``holds`` picks."""
     names = list(f)
     out = f[names[-1]]
     for m in reversed(names[:-1]):
@@ -344,12 +491,20 @@ def replace_static(
     g: MixedTerm, holds: Mapping[str, BoolRef], x: ExprRef, ids: Mapping[str, int]
 ) -> MixedTerm:
     """``coordinator.replace_static_member``: the holder's copy under the joining member id
-    (its protocol, instance id and assignor; epoch 0, so not left); the holder is gone."""
+    (its protocol, instance id, assignor, subscription and target; epoch 0, so not left);
+    the holder is gone, its target entry with it; the holder's instance id maps to the
+    joining member id."""
     fields: dict[str, Any] = {}
     for k in ("classic", "instance", "assignor"):
         v = _copy(g, holds, k)
         fields[k] = {m: z3.If(x == ids[m], v, getattr(g, k)[m]) for m in g.is_member}
+    for k in NESTED:
+        f = getattr(g, k)
+        keys = list(next(iter(f.values()), {}))
+        row = {key: _pick({m: f[m][key] for m in f}, holds) for key in keys}
+        fields[k] = _set_row(f, x, ids, row)
     fields["left"] = _set(g.left, x, ids, z3.BoolVal(False))
+    fields[INDEX] = _set_index(g, _copy(g, holds, "instance"), x + 1)
     fields["is_member"] = {
         m: z3.If(x == ids[m], z3.BoolVal(True), z3.And(g.is_member[m], z3.Not(holds[m])))
         for m in g.is_member
@@ -369,21 +524,42 @@ def update_member(
     instance: ExprRef,
     assignor: ExprRef,
     subscription_changed: BoolRef,
-) -> MixedTerm:
+    topics: Mapping[str, BoolRef],
+    target: Mapping[str, Mapping[str, BoolRef]],
+) -> tuple[MixedTerm, BoolRef, BoolRef]:
     """Steps 1–3 of a join: the member ``x`` updated (``stored``: it was in ``g``) with the
-    request's instance id and assignor when it sends one, the group epoch bumped as
+    request's instance id and assignor when it sends one and its subscription ``topics``
+    (the request's, or the member's own when it sends none), the group epoch bumped as
     ``coordinator.should_bump_group_epoch`` says, the target computed when the group epoch
-    is ahead."""
+    is ahead (:func:`compute_target`, ``target``). The second value ties
+    ``subscription_changed`` to ``topics``, the third is :func:`compute_target`'s question
+    (asked only where the target stays: not of a step that downgrades the group, whose
+    classic group takes the targets of the group before the step)."""
+    old_topics = {t: z3.And(stored, v) for t, v in _row(g.topic, x, ids).items()}
+    changed = z3.Not(_same_row(topics, old_topics))
     old_assignor = z3.If(stored, at(g.assignor, x, ids), 0)
     old_instance = z3.If(stored, at(g.instance, x, ids), 0)
     new_assignor = z3.If(assignor != 0, assignor, old_assignor)
+    new_instance = z3.If(instance != 0, instance, old_instance)
+    # ``coordinator.update_static_members``: the entry of an instance id the member held
+    # before is released if it names the member (not under ``stale-static-mapping``,
+    # KAFKA-20747); the new instance id maps to it.
+    index = dict(g.index)
+    if o.variant != "stale-static-mapping":
+        release = z3.And(
+            old_instance != 0, old_instance != new_instance, indexed(g, old_instance) == x + 1
+        )
+        index = {i: z3.If(z3.And(release, old_instance == i), 0, v) for i, v in index.items()}
+    index = {i: z3.If(new_instance == i, x + 1, v) for i, v in index.items()}
     after = replace(
         g,
         is_member=_set(g.is_member, x, ids, z3.BoolVal(True)),
         classic=_set(g.classic, x, ids, classic),
-        instance=_set(g.instance, x, ids, z3.If(instance != 0, instance, old_instance)),
+        instance=_set(g.instance, x, ids, new_instance),
+        index=index,
         assignor=_set(g.assignor, x, ids, new_assignor),
         left=_set(g.left, x, ids, z3.BoolVal(False)),
+        topic=_set_row(g.topic, x, ids, topics),
     )
     bump = subscription_changed
     if o.variant != "no-bump-on-assignor-change":
@@ -393,7 +569,8 @@ def update_member(
         )
         bump = z3.Or(bump, switched)
     bumped = replace(after, group_epoch=g.group_epoch + z3.If(bump, 1, 0))
-    return compute_target(bumped, d)
+    done, fits = compute_target(bumped, d, target)
+    return done, subscription_changed == changed, fits
 
 
 # --------------------------------------------------------------------------- families
@@ -403,12 +580,30 @@ def _params(name: str, tag: str, **sorts: Any) -> dict[str, Any]:
     return {k: z3.Const(f"{name}.{k}@{tag}", s) for k, s in sorts.items()}
 
 
+def _row_params(
+    name: str, tag: str, d: MixedDomains, p: dict[str, Any]
+) -> tuple[dict[str, BoolRef], dict[str, dict[str, BoolRef]]]:
+    """A join's subscription (``topics.<topic>``) and the target its step may compute
+    (``target.<member>.<partition>``), added to ``p``."""
+    topics = {t: z3.Bool(f"{name}.topics.{t}@{tag}") for t in d.topics}
+    target = {
+        m: {x: z3.Bool(f"{name}.target.{m}.{x}@{tag}") for x in d.partitions} for m in d.members
+    }
+    p.update({f"topics.{t}": v for t, v in topics.items()})
+    p.update({f"target.{m}.{x}": v for m, row in target.items() for x, v in row.items()})
+    return topics, target
+
+
 def equals(post: MixedTerm, t: MixedTerm) -> BoolRef:
     """``post`` is the group ``t``."""
     parts = [getattr(post, k) == getattr(t, k) for k in SCALAR]
     for k in UNARY:
         pf, tf = getattr(post, k), getattr(t, k)
         parts += [pf[m] == tf[m] for m in pf]
+    for k in NESTED:
+        pf, tf = getattr(post, k), getattr(t, k)
+        parts += [pf[m][x] == tf[m][x] for m in pf for x in pf[m]]
+    parts += [post.index[i] == t.index[i] for i in post.index]
     return z3.And(*parts)
 
 
@@ -457,6 +652,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         fresh=B,
         refused=B,
     )
+    topics, target = _row_params(n, post.tag, d, p)
     ids = _index(d)
     x, inst = p["member"], p["instance"]
     g = view(pre)
@@ -469,7 +665,9 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         assignment_epoch=z3.IntVal(o.new_group_epoch),
         target_assignor=zero,
         breached=false,
+        stable=false,
         is_member=dict.fromkeys(g.is_member, false),
+        index=dict.fromkeys(g.index, zero),
     )
     gen = p["generation"]
     upgraded = replace(
@@ -479,15 +677,17 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         assignment_epoch=gen,
         target_assignor=zero,
         breached=false,
+        stable=false,
         classic=dict(g.is_member),
         assignor=dict.fromkeys(g.is_member, zero),
         left=dict.fromkeys(g.is_member, false),
     )
-    held_before = z3.Or(*_holder(upgraded, inst).values())
+    upgraded = replace(upgraded, index=index_of_members(upgraded, ids))
+    held_before = z3.Or(*_holder(upgraded, inst, ids).values())
     upgraded = replace(upgraded, group_epoch=gen + z3.If(held_before, 1, 0))
     base = _ite(pre.consumer, g, _ite(p["fresh"], new_group, upgraded))
     base = _masked(base)
-    holds = _holder(base, inst)
+    holds = _holder(base, inst, ids)
     held = z3.Or(*holds.values())
     member = at(base.is_member, x, ids)
     holder_is_x = z3.Or(*[z3.And(holds[m], x == ids[m]) for m in holds])
@@ -495,7 +695,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     replacing = z3.And(inst != 0, p["join"], held, z3.Not(holder_is_x))
     resolved = _ite(replacing, replace_static(base, holds, x, ids), base)
     stored = z3.Or(member, replacing)
-    updated = update_member(
+    updated, tie, fits = update_member(
         resolved,
         stored,
         x,
@@ -506,6 +706,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         instance=inst,
         assignor=p["assignor"],
         subscription_changed=p["subscription_changed"],
+        topics=topics,
+        target=target,
     )
     # resolve_member's acceptance (the epoch checks are free: a refusal is Unchanged).
     accepted = z3.If(
@@ -536,6 +738,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         z3.Implies(z3.Not(pre.consumer), z3.And(conversion, z3.Or(ok, p["fresh"]))),
         # A new member's subscription is never empty: its join changes it.
         z3.Implies(z3.Not(stored), p["subscription_changed"]),
+        z3.Implies(ok, tie),
+        z3.Implies(z3.And(ok, post.consumer), fits),
     ]
     return _finish(n, g, post, t, o, p, *guards)
 
@@ -610,6 +814,7 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         subscription_changed=B,
         refused=B,
     )
+    topics, target = _row_params(n, post.tag, d, p)
     ids = _index(d)
     g = view(pre)
     true = z3.BoolVal(True)
@@ -617,7 +822,7 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     x = z3.If(unknown, p["new_id"], p["member"])
     issued = replace(g, issued=_set(g.issued, p["new_id"], ids, true))
     base = _ite(unknown, issued, g)
-    holds = _holder(base, inst)
+    holds = _holder(base, inst, ids)
     held = z3.Or(*holds.values())
     holder_is_x = z3.Or(*[z3.And(holds[m], x == ids[m]) for m in holds])
     released = z3.Or(*[z3.And(holds[m], z3.Or(base.left[m], base.classic[m])) for m in holds])
@@ -625,7 +830,7 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     resolved = _ite(replacing, replace_static(base, holds, x, ids), base)
     member = at(base.is_member, x, ids)
     stored = z3.Or(member, replacing)
-    updated = update_member(
+    updated, tie, fits = update_member(
         resolved,
         stored,
         x,
@@ -636,6 +841,8 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         instance=inst,
         assignor=z3.IntVal(0),
         subscription_changed=p["subscription_changed"],
+        topics=topics,
+        target=target,
     )
     admits = z3.BoolVal(o.policy != "disabled" or o.variant == "mixed-admits-when-disabled")
     id_required = z3.And(unknown, inst == 0)
@@ -652,6 +859,8 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         p["supported"],
         z3.Implies(unknown, z3.Not(at(g.issued, p["new_id"], ids))),
         z3.Implies(z3.Not(stored), p["subscription_changed"]),
+        z3.Implies(ok, tie),
+        z3.Implies(z3.And(ok, post.consumer), fits),
         # A refusal that hands out no id is Unchanged.
         z3.Implies(z3.Not(ok), unknown),
     ]
@@ -673,6 +882,7 @@ def classic_group(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
         post.assignment_epoch == 0,
         post.target_assignor == 0,
         z3.Not(post.breached),
+        *[v == 0 for v in post.index.values()],
     ]
     for m in d.members:
         guards += [
@@ -682,6 +892,8 @@ def classic_group(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
             post.assignor[m] == 0,
             z3.Not(post.left[m]),
             z3.Implies(z3.Not(post.is_member[m]), post.instance[m] == 0),
+            *[z3.Implies(v, post.is_member[m]) for v in post.topic[m].values()],
+            *[z3.Implies(v, post.is_member[m]) for v in post.target[m].values()],
         ]
     return Family(n, z3.And(*guards), {})
 
