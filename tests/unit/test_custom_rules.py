@@ -234,9 +234,9 @@ def test_mutant_scenarios_are_presets(capsys: pytest.CaptureFixture[str], tmp_pa
         capsys,
         "explore",
         "--preset",
-        "MUT2_CRASH",
+        "MUT2",
         "--mutant",
-        "bookkeeping-drops-pending",
+        "revoke-without-waiting",
         "--max-states",
         "300000",
         "--budget",
@@ -247,7 +247,7 @@ def test_mutant_scenarios_are_presets(capsys: pytest.CaptureFixture[str], tmp_pa
         "--json",
     )
     assert code == 1
-    assert json.loads(out)["property"] == "HandOutOnlyReleased"
+    assert json.loads(out)["property"] == "OwnedPartitionsAreHeld"
 
 
 def test_only_checks_the_named_properties(

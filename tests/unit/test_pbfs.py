@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,13 @@ PIN0 = Config(
 )
 """Two interchangeable clients join a topic of two partitions (tests/unit/test_explore.py
 pins 1,968 states, 985 with symmetry)."""
+
+
+@cache
+def serial_bfs(config: Config, *, symmetry: bool = False) -> ExploreResult:
+    """The serial engine's complete search of ``config``, run once per module: several
+    tests hold the parallel engine to the same serial search (they only read it)."""
+    return bfs(config, symmetry=symmetry)
 
 
 def same_search(serial: ExploreResult, parallel: ExploreResult) -> None:
@@ -66,7 +74,7 @@ def test_tiny_same_states_steps_and_witnesses_as_serial() -> None:
 def test_mutant_same_shortest_counterexample_as_serial(workers: int) -> None:
     mutant = get_mutant("revoke-without-waiting")
     config = replace(mutant.config, rules=mutant.rules)
-    serial = bfs(config)
+    serial = serial_bfs(config)
     assert serial.result == "violation"
     assert serial.path is not None
     assert len(serial.path.actions) == 9  # tla/manifest.json: trace_length 9
@@ -101,7 +109,7 @@ def test_state_bound_cuts_where_the_serial_engine_does(bound: int) -> None:
 
 def test_depth_bound_and_symmetry_as_serial() -> None:
     same_search(bfs(PIN0, max_depth=6), parallel_bfs(PIN0, workers=2, max_depth=6))
-    serial = bfs(PIN0, symmetry=True)
+    serial = serial_bfs(PIN0, symmetry=True)
     parallel = parallel_bfs(PIN0, workers=2, symmetry=True)
     assert parallel.distinct_states == 985
     same_search(serial, parallel)
@@ -123,7 +131,7 @@ def test_workers_take_over_a_search_begun_in_one_process() -> None:
     handed = parallel_bfs(PIN0, workers=2, serial_until=100)
     assert handed.workers == 2
     assert handed.distinct_states == 1968
-    same_search(bfs(PIN0), handed)
+    same_search(serial_bfs(PIN0), handed)
     # Symmetry (the owners of the queued successors are computed on canonical keys),
     # within 14 steps: canonicalising is slow.
     symmetric = parallel_bfs(PIN0, workers=2, symmetry=True, serial_until=50, max_depth=14)
@@ -133,7 +141,7 @@ def test_workers_take_over_a_search_begun_in_one_process() -> None:
     config = replace(mutant.config, rules=mutant.rules)
     found = parallel_bfs(config, workers=2, serial_until=100)
     assert found.workers == 2
-    same_search(bfs(config), found)
+    same_search(serial_bfs(config), found)
 
 
 def test_convergence_counterexample_as_serial_after_the_hand_over() -> None:
@@ -150,7 +158,7 @@ def test_convergence_counterexample_as_serial_after_the_hand_over() -> None:
 
 
 def test_a_search_whose_levels_stay_small_stays_in_one_process() -> None:
-    serial = bfs(PIN0)
+    serial = serial_bfs(PIN0)
     alone = parallel_bfs(PIN0, workers=2, serial_until=10_000)
     assert alone.workers == 1
     assert (
