@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 import pytest
+import z3
 from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
@@ -32,6 +33,29 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # without ``--workers`` runs on one process rather than forking a worker per core from a
 # test worker. The tests of the parallel engine and of the default pass or unset it.
 os.environ.setdefault("GROUPCHECK_WORKERS", "1")
+
+
+SOLVER_TIMEOUT_FACTOR = 10
+"""Z3's ``timeout`` is wall-clock time: on a loaded machine a query the suite needs
+answered (a BMC depth, an obligation) can pass it, and the test then fails on ``unknown``.
+The suite asks the same questions with ten times the time each solver is given, so only a
+query that never ends is cut (its ``unknown`` still fails the test; no test turns green by
+a cut). Tests that check the unknown verdict monkeypatch ``check`` instead."""
+
+
+def _patient(original: Any) -> Any:
+    def set_option(self: Any, *args: Any, **keys: Any) -> Any:
+        if len(args) == 2 and args[0] == "timeout" and isinstance(args[1], int):
+            args = ("timeout", args[1] * SOLVER_TIMEOUT_FACTOR)
+        if isinstance(keys.get("timeout"), int):
+            keys["timeout"] *= SOLVER_TIMEOUT_FACTOR
+        return original(self, *args, **keys)
+
+    return set_option
+
+
+for _solver in (z3.Solver, z3.Optimize):
+    _solver.set = _patient(_solver.set)  # type: ignore[method-assign]
 
 
 def pytest_xdist_auto_num_workers(config: object) -> int:
