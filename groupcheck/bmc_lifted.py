@@ -123,7 +123,10 @@ def run_goals(
             "paths_tried": out.tried,
         }
         if out.status == "inconclusive":
-            row["reason"] = f"{out.tried} symbolic path(s), none lifted to a model trace"
+            unlifted = f"{out.tried} symbolic path(s), none lifted to a model trace"
+            # ``message``: the depth Z3 gave no answer at (lifted_search.search_lifted).
+            reasons = ([unlifted] if out.tried else []) + ([out.message] if out.message else [])
+            row["reason"] = "; ".join(reasons) or unlifted
         elif out.status == "ok" and relation.restricted is not None:
             row["status"] = "unknown"
             row["reason"] = (

@@ -115,3 +115,14 @@ def test_bmc_unrolls_a_partition_added(
     assert main([*args, "--preset", "UPGRADE_TWO_BOUNCES"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["properties"]
     assert (row["status"], row["depth"]) == ("ok", 2)
+
+
+def test_no_answer_from_z3_is_inconclusive_not_ok(monkeypatch: pytest.MonkeyPatch) -> None:
+    import z3
+
+    monkeypatch.setattr(z3.Solver, "check", lambda self, *a: z3.unknown)
+    config = MUTANTS["classic-delete-non-empty-group"].config
+    goal = "NoLiveOffsetExpires"
+    out = search(goal, 2, config, ClassicOptions.of(config), lifter=lift)
+    assert (out.status, out.depth, out.tried) == ("inconclusive", 1, 0)
+    assert out.message == "Z3 gave no answer at depth 1"

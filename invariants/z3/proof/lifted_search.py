@@ -116,7 +116,17 @@ def search_lifted(
         unroll.solver.add(unroll.goal(goal))
         if progress is not None:
             progress(f"depth {d} ({time.process_time() - began:.1f} s)")
-        while out.tried < attempts and unroll.solver.check() == z3.sat:
+        while out.tried < attempts:
+            answer = unroll.solver.check()
+            if answer == z3.unknown:
+                # No answer is not "no path": the depth stays unsearched.
+                out.status, out.depth = "inconclusive", d
+                out.message = f"Z3 gave no answer at depth {d}"
+                unroll.solver.pop()
+                out.seconds = time.process_time() - began
+                return out
+            if answer != z3.sat:
+                break
             path = unroll.path(unroll.solver.model(), goal)
             out.tried += 1
             trace, violations, visited, matched = lifter(path, config, lift_states)
