@@ -968,8 +968,11 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
         )
     if out.status == "inconclusive":
         row["reason"] = (
-            f"{out.tried} lasso(s), none confirmed: no model trace through the prefix, or the "
-            "model's fair schedule converges from its end"
+            f"Z3 gave no answer at depth {out.depth}"
+            if out.unanswered and not out.tried
+            else f"{out.tried} lasso(s), none confirmed: no model trace through the prefix, "
+            "or the model's fair schedule converges from its end"
+            + (f"; Z3 gave no answer at depth {out.depth}" if out.unanswered else "")
         )
     if out.lasso is not None:
         row["loop"] = {"entry": out.lasso.loop, "steps": out.lasso.loop_steps()}

@@ -166,3 +166,12 @@ def test_an_unconfirmed_lasso_is_inconclusive_never_a_violation() -> None:
     assert out.lasso is not None
     assert len(seen) == 3
     assert all(a.states != b.states for i, a in enumerate(seen) for b in seen[:i])
+
+
+def test_no_answer_from_z3_is_inconclusive_not_ok(monkeypatch: pytest.MonkeyPatch) -> None:
+    import z3
+
+    monkeypatch.setattr(z3.Solver, "check", lambda self, *a: z3.unknown)
+    config = MUTANTS["no-pending-sync-timer"].config
+    out = search_lasso(3, config, ClassicOptions.of(config), confirmer=lift_lasso)
+    assert (out.status, out.depth, out.tried, out.unanswered) == ("inconclusive", 1, 0, True)

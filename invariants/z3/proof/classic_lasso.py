@@ -200,6 +200,8 @@ class LassoOutcome:
     trace: Path | None = None
     tried: int = 0
     lifts: list[dict[str, Any]] = field(default_factory=list)
+    unanswered: bool = False
+    """Z3 gave no answer at ``depth`` (unknown): that depth and those above unsearched."""
 
 
 class LassoUnrolling(Unrolling):
@@ -325,7 +327,14 @@ def search_lasso(
         run.solver.add(z3.Implies(asked, formula))
         for block in blocks:
             run.solver.add(z3.Implies(asked, _blocked(run, entry, block)))
-        while out.tried < attempts and run.solver.check(asked) == z3.sat:
+        while out.tried < attempts:
+            answer = run.solver.check(asked)
+            if answer == z3.unknown:
+                out.status, out.depth, out.unanswered = "inconclusive", k, True
+                out.seconds = time.process_time() - start
+                return out
+            if answer != z3.sat:
+                break
             model = run.solver.model()
             j = next(
                 j for j, e in enumerate(entry) if z3.is_true(model.eval(e, model_completion=True))
