@@ -392,14 +392,14 @@ _without = without
 
 def _send_heartbeat(state: State, a: SendHeartbeat, config: Config) -> State:
     c = state.client(a.client)
-    new, req = config.rules.client_build_heartbeat(c, config)
+    new, req = _build_heartbeat(c, config)
     if new.expired and req.member_epoch == 0:
         new = replace(new, expired=False)  # it rejoins: no zombie any more
     return _set_client(state, new, req)
 
 
 def _reconcile(state: State, a: Reconcile, config: Config) -> State:
-    new, commit = config.rules.client_reconcile(state.client(a.client), config)
+    new, commit = _client_reconcile(state.client(a.client), config)
     return _set_client(state, new, commit)
 
 
@@ -474,6 +474,20 @@ def _client_on_heartbeat_response(
     (on ``MUT2_LOSS2``: 23,849 responses read, 305 distinct pairs of client and
     response)."""
     return config.rules.client_on_heartbeat_response(c, response, config)
+
+
+@functools.lru_cache(maxsize=MEMO_SIZE)
+def _build_heartbeat(c: Client, config: Config) -> tuple[Client, ConsumerGroupHeartbeatRequest]:
+    """``config.rules.client_build_heartbeat``, memoised as ``_heartbeat_answer`` is (on
+    ``MUT2_LOSS2``: 21,508 heartbeats built by 199 distinct clients)."""
+    return config.rules.client_build_heartbeat(c, config)
+
+
+@functools.lru_cache(maxsize=MEMO_SIZE)
+def _client_reconcile(c: Client, config: Config) -> tuple[Client, OffsetCommitRequest | None]:
+    """``config.rules.client_reconcile``, memoised as ``_heartbeat_answer`` is (on
+    ``MUT2_LOSS2``: 20,030 reconciliations by 110 distinct clients)."""
+    return config.rules.client_reconcile(c, config)
 
 
 def _coordinator_error(request: Message, error: ErrorCode) -> Message:
