@@ -47,7 +47,7 @@ class Checker:
     step_properties: tuple[Property, ...] = STEP_PROPERTIES
     witnesses: tuple[Witness, ...] = WITNESSES
     seen: set[str] = field(default_factory=set)
-    _pending: dict[type, list[tuple[str, Callable[..., bool]]]] = field(
+    _pending: dict[tuple[type, type], list[tuple[str, Callable[..., bool]]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -64,9 +64,10 @@ class Checker:
 
     def note_witnesses(self, pre: AnyState, action: Action, post: AnyState) -> None:
         """Record the ``SOMETIMES`` witnesses a step shows (without checking properties)."""
-        pending = self._pending.get(type(pre))
+        kind = (type(pre), type(action))
+        pending = self._pending.get(kind)
         if pending is None:
-            pending = self._pending[type(pre)] = self._witnesses_of(pre)
+            pending = self._pending[kind] = self._witnesses_of(pre, action)
         if not pending:
             return
         seen = self.seen
@@ -76,12 +77,17 @@ class Checker:
                 seen.add(name)
                 found = True
         if found:
-            pending[:] = [(name, shows) for name, shows in pending if name not in seen]
+            self._pending.clear()  # made again, without what was seen, when next needed
 
-    def _witnesses_of(self, state: AnyState) -> list[tuple[str, Callable[..., bool]]]:
-        """The witnesses a state of this kind's steps may show, less those seen already
-        (``note_witnesses`` drops each as it is seen: an exhaustive search would otherwise
-        ask every step for witnesses it has long had)."""
+    def _witnesses_of(
+        self, state: AnyState, action: Action
+    ) -> list[tuple[str, Callable[..., bool]]]:
+        """The witnesses a step of this action from a state of this kind may show, less
+        those seen already: those of the state's protocol family that any action may show
+        or this one (``Witness.actions``). ``note_witnesses`` keeps one list per kind of
+        state and of action, and drops the witnesses as they are seen: an exhaustive search
+        would otherwise ask every step for witnesses it has long had, or that only another
+        action shows."""
         family = (
             "classic"
             if isinstance(state, ClassicState)
@@ -92,7 +98,9 @@ class Checker:
         return [
             (w.prop.name, w.seen)
             for w in self.witnesses
-            if family in w.prop.families and w.prop.name not in self.seen
+            if family in w.prop.families
+            and w.prop.name not in self.seen
+            and (w.actions is None or isinstance(action, w.actions))
         ]
 
     def check_step(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from invariants.properties import Kind, Property
 from model import system
@@ -300,6 +300,26 @@ class Witness:
     prop: Property
     seen: Callable[[Any, Action, Any], bool]
     applies: Callable[[Config], bool] = lambda config: True
+    actions: tuple[type[Action], ...] | None = None
+    """The actions whose steps may show it (``_shown_by``); None: a step of any action.
+    ``seen`` is False on a step of any other action, so the checker asks it only on these
+    (``Checker.note_witnesses``)."""
+
+
+_SHOWN_BY: dict[Callable[..., bool], tuple[type[Action], ...]] = {}
+
+W = TypeVar("W", bound=Callable[..., bool])
+
+
+def _shown_by(*actions: type[Action]) -> Callable[[W], W]:
+    """Declare the actions whose steps a witness function may be true on (it starts by
+    testing the action's type): ``Witness.actions``."""
+
+    def declare(f: W) -> W:
+        _SHOWN_BY[f] = actions
+        return f
+
+    return declare
 
 
 def _revocation_completes(pre: State, action: Action, post: State) -> bool:
@@ -318,6 +338,7 @@ def _waits_on_unreleased(pre: State, action: Action, post: State) -> bool:
     return any(m.state is MemberState.UNRELEASED_PARTITIONS for m in post.group.members.values())
 
 
+@_shown_by(Rejoin, CompleteCallback)
 def _fenced_and_rejoins(pre: State, action: Action, post: State) -> bool:
     if isinstance(action, Rejoin):
         return True
@@ -350,12 +371,14 @@ def _zombie_overlap(pre: State, action: Action, post: State) -> bool:
     return any(z & o for z in zombies for o in others)
 
 
+@_shown_by(RebalanceTimeout)
 def _stalled_member_removed(pre: State, action: Action, post: State) -> bool:
     if not isinstance(action, RebalanceTimeout):
         return False
     return any(c.stalled and c.member_id == action.member_id for c in post.clients)
 
 
+@_shown_by(CompleteCallback)
 def _reconciliation_aborted(pre: State, action: Action, post: State) -> bool:
     if not isinstance(action, CompleteCallback):
         return False
@@ -367,10 +390,12 @@ def _reconciliation_aborted(pre: State, action: Action, post: State) -> bool:
     )
 
 
+@_shown_by(Poll)
 def _stale_member_rejoins(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, Poll)
 
 
+@_shown_by(DeliverMessage)
 def _older_epoch_commit_accepted(pre: State, action: Action, post: State) -> bool:
     if not isinstance(action, DeliverMessage):
         return False
@@ -384,6 +409,7 @@ def _older_epoch_commit_accepted(pre: State, action: Action, post: State) -> boo
     return record == CommittedOffset(req.member_id, req.generation_id_or_member_epoch)
 
 
+@_shown_by(ResolveRegularExpressions)
 def _regex_resolved(pre: State, action: Action, post: State) -> bool:
     return (
         isinstance(action, ResolveRegularExpressions)
@@ -392,12 +418,14 @@ def _regex_resolved(pre: State, action: Action, post: State) -> bool:
     )
 
 
+@_shown_by(ChangePartitionRacks)
 def _rack_change_rebalances(pre: State, action: Action, post: State) -> bool:
     return (
         isinstance(action, ChangePartitionRacks) and post.group.group_epoch > pre.group.group_epoch
     )
 
 
+@_shown_by(CoordinatorLoaded)
 def _group_reloaded(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, CoordinatorLoaded) and bool(pre.group.members)
 
@@ -421,6 +449,7 @@ def _group_downgrades(pre: AnyState, action: Action, post: AnyState) -> bool:
     )
 
 
+@_shown_by(ExpireOffsets)
 def _offset_expired_after_empty(pre: AnyState, action: Action, post: AnyState) -> bool:
     """The cleanup removes offsets of a group with no members."""
     return (
@@ -430,12 +459,14 @@ def _offset_expired_after_empty(pre: AnyState, action: Action, post: AnyState) -
     )
 
 
+@_shown_by(CompleteAssignorRun)
 def _run_outlives_member(pre: State, action: Action, post: State) -> bool:
     if not isinstance(action, CompleteAssignorRun) or not pre.group.assignor_runs:
         return False
     return not pre.group.assignor_runs[0].member_ids() <= frozenset(pre.group.members)
 
 
+@_shown_by(CompleteAssignorRun)
 def _stale_run_followed_up(pre: State, action: Action, post: State) -> bool:
     if not isinstance(action, CompleteAssignorRun) or not pre.group.assignor_runs:
         return False
@@ -444,6 +475,7 @@ def _stale_run_followed_up(pre: State, action: Action, post: State) -> bool:
     )
 
 
+@_shown_by(ExpireOffsets)
 def _group_deleted_after_expiry(pre: AnyState, action: Action, post: AnyState) -> bool:
     """The cleanup removes an empty group's last offsets and deletes the group."""
     return isinstance(action, ExpireOffsets) and post.group.deletions > pre.group.deletions
@@ -454,12 +486,14 @@ def _group_recreated(pre: AnyState, action: Action, post: AnyState) -> bool:
     return post.group.deletions > 0 and not pre.group.members and bool(post.group.members)
 
 
+@_shown_by(CompleteAssignorRun)
 def _run_discarded_after_deletion(pre: State, action: Action, post: State) -> bool:
     if not isinstance(action, CompleteAssignorRun) or not pre.group.assignor_runs:
         return False
     return pre.group.assignor_runs[0].group_deleted
 
 
+@_shown_by(DeliverMessage)
 def _zombie_finds_group_deleted(pre: State, action: Action, post: State) -> bool:
     """A client's heartbeat is answered GROUP_ID_NOT_FOUND: its group was deleted."""
     if not isinstance(action, DeliverMessage) or action.message.to_coordinator:
@@ -494,9 +528,10 @@ def _witness(
     families: frozenset[str] = frozenset({"consumer"}),
 ) -> Witness:
     prop = Property(name, Kind.SOMETIMES, description, reference, witness_of=f, families=families)
-    return Witness(prop, f, applies)
+    return Witness(prop, f, applies, _SHOWN_BY.get(f))
 
 
+@_shown_by(DeliverMessage)
 def _cooperative_keeps(pre: ClassicState, action: Action, post: ClassicState) -> bool:
     """A cooperative client applies a SyncGroup assignment of a later generation and keeps
     a partition it consumed before."""
@@ -513,6 +548,7 @@ def _cooperative_keeps(pre: ClassicState, action: Action, post: ClassicState) ->
     )
 
 
+@_shown_by(DeliverMessage)
 def _follow_up_rebalance(pre: ClassicState, action: Action, post: ClassicState) -> bool:
     """A cooperative client revokes what a SyncGroup assignment took away and asks for the
     follow-up rebalance (KIP-429)."""
@@ -532,6 +568,7 @@ def _static_member_replaced(pre: ClassicState, action: Action, post: ClassicStat
     )
 
 
+@_shown_by(RebalanceTimeout)
 def _classic_member_removed(pre: ClassicState, action: Action, post: ClassicState) -> bool:
     """The coordinator's join or SyncGroup timer removes a member that does not take part."""
     return isinstance(action, RebalanceTimeout) and action.member_id not in post.group.members

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from model.records import Record, hash_once
 from model.rules import DEFAULT_RULES, Rules
 from model.status import ConfigError
 
@@ -160,8 +161,11 @@ class ClientSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class Config:
-    """Everything that fixes a model instance. See ``model.presets`` for named ones."""
+class Config(Record):
+    """Everything that fixes a model instance. See ``model.presets`` for named ones.
+
+    A config keeps its hash once computed (``hash_once``): the memoised rules of
+    ``model.system`` are keyed by it."""
 
     name: str
     topics: tuple[tuple[str, int], ...]
@@ -297,6 +301,9 @@ MODEL_BOUNDS: dict[str, int] = {
 """Bounds of the model itself (each field must be in 0..bound): a state holds every
 partition and every incarnation, so larger values only make states that no engine can
 explore."""
+
+hash_once(Config)
+
 
 _BOOL_FIELDS = (
     "compute_target_in_heartbeat",

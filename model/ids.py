@@ -7,8 +7,8 @@ partitions so that equal assignments are equal values.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import TypeVar
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from typing import TypeVar, overload
 
 TopicPartition = tuple[str, int]
 """``(topic_id, partition_index)`` — ConsumerGroupTargetAssignmentMemberValue.TopicPartitions."""
@@ -19,6 +19,7 @@ EMPTY: Assignment = frozenset()
 
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 class FrozenMap(Mapping[K, V]):
@@ -49,6 +50,27 @@ class FrozenMap(Mapping[K, V]):
 
     def __contains__(self, key: object) -> bool:
         return key in self._d
+
+    # The reads below are ``Mapping``'s, answered by the dict itself (read-only views)
+    # rather than by the generic mixins, which call ``__getitem__`` once per key.
+
+    @overload
+    def get(self, key: K, /) -> V | None: ...
+
+    @overload
+    def get(self, key: K, /, default: V | T) -> V | T: ...
+
+    def get(self, key: K, /, default: object = None) -> object:
+        return self._d.get(key, default)
+
+    def keys(self) -> KeysView[K]:
+        return self._d.keys()
+
+    def values(self) -> ValuesView[V]:
+        return self._d.values()
+
+    def items(self) -> ItemsView[K, V]:
+        return self._d.items()
 
     def __hash__(self) -> int:
         if self._h is None:

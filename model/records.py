@@ -89,8 +89,10 @@ def hash_once(*classes: type[Record]) -> None:
     """Make each record class keep its hash after computing it. A record is an immutable
     value, so its hash (the dataclass's hash of its fields) never changes. Used for the
     states and groups, which a search hashes again and again (the visited states, the
-    convergence memos, the snapshot keys); the value is the dataclass's, so nothing keyed
-    by records sees a difference."""
+    convergence memos, the snapshot keys), and for the members, clients and messages they
+    hold: a successor shares all but one or two of them with its parent, so hashing it
+    hashes only what the step built. The value is the dataclass's, so nothing keyed by
+    records sees a difference."""
     for cls in classes:
         setattr(cls, "__hash__", _hash_kept(cls.__hash__))  # noqa: B010
 
@@ -128,7 +130,7 @@ class ClassicMemberMetadata:
 
 
 @dataclass(frozen=True, slots=True)
-class Member:
+class Member(Record):
     """A member as the group coordinator stores it (``ConsumerGroupMember``).
 
     ``assigned_partitions`` excludes ``partitions_pending_revocation``; together they are
@@ -386,7 +388,7 @@ OFFSET_COMMIT = "offset_commit"
 
 
 @dataclass(frozen=True, slots=True)
-class Message:
+class Message(Record):
     """A request or response in flight between a client process and the coordinator.
 
     ``incarnation`` identifies the client process and ``connection`` its TCP connection
@@ -432,7 +434,7 @@ class SentFields:
 
 
 @dataclass(frozen=True, slots=True)
-class Client:
+class Client(Record):
     """A consumer process speaking the KIP-848 protocol (Java ``AbstractMembershipManager``).
 
     ``owned`` is what the application is consuming right now — the client view that the
@@ -525,4 +527,4 @@ class State(Record):
         return frozenset(topics[n].topic_id for n in names if n in topics)
 
 
-hash_once(Group, State)
+hash_once(Member, Group, Message, Client, State)

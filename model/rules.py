@@ -16,6 +16,7 @@ from model.classic import assignors as classic_assignors
 from model.classic import client as classic_client
 from model.classic import coordinator as classic_coordinator
 from model.migration import coordinator as migration_coordinator
+from model.records import Record, hash_once
 
 if TYPE_CHECKING:
     from model.classic.messages import HeartbeatResponse, SyncGroupResponse
@@ -61,7 +62,7 @@ class ReconcileRule(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Rules:
+class Rules(Record):
     """Step functions of the coordinator and the client. Field = the Kafka rule it mirrors."""
 
     # GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid
@@ -226,5 +227,7 @@ class Rules:
         [FrozenMap[str, str], Member | None, Member], FrozenMap[str, str]
     ] = coordinator.update_static_members
 
+
+hash_once(Rules)
 
 DEFAULT_RULES = Rules()

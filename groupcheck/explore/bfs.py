@@ -22,10 +22,13 @@ merge is exact — it only saves work — and keeps BFS counterexamples shortest
 
 from __future__ import annotations
 
+import functools
+import gc
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from typing import ParamSpec
 
 import networkx as nx
 
@@ -94,6 +97,34 @@ def _path_to(nodes: dict[Hashable, _Node], key: Hashable, config: Config) -> lis
     return actions
 
 
+YOUNG_COLLECTION_EVERY = 2048
+"""States expanded between two collections of the young generations (``bfs``)."""
+
+
+P = ParamSpec("P")
+
+
+def _young_collections_only(search: Callable[P, ExploreResult]) -> Callable[P, ExploreResult]:
+    """Run ``search`` with the cyclic garbage collector's automatic runs off; the search
+    collects the young generations itself every ``YOUNG_COLLECTION_EVERY`` states
+    (``gc.collect(1)``). States are acyclic values that live until the search ends, so the
+    full collections that the growing visited set triggers walk every stored state and free
+    nothing (as in the parallel workers, ``groupcheck.explore.pbfs._serve``)."""
+
+    @functools.wraps(search)
+    def run(*args: P.args, **kwargs: P.kwargs) -> ExploreResult:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return search(*args, **kwargs)
+        finally:
+            if enabled:
+                gc.enable()
+
+    return run
+
+
+@_young_collections_only
 def bfs(
     config: Config,
     *,
@@ -215,6 +246,7 @@ def bfs(
         if slow is not None:
             return found(slow, init_key, [])
     max_seen_depth = 0
+    expanded = 0
     exhausted = True
     cut: str | None = None  # why the search stopped before it was complete
     if progress is not None:
@@ -230,6 +262,9 @@ def bfs(
             break
         key, node = queue.popleft()
         state = node.state
+        expanded += 1
+        if expanded % YOUNG_COLLECTION_EVERY == 0:
+            gc.collect(1)
         pre_view = -1
         if (
             check_convergence

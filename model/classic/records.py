@@ -113,7 +113,7 @@ def new_classic_group() -> ClassicGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassicClient:
+class ClassicClient(Record):
     """A consumer process speaking the classic protocol (``AbstractCoordinator`` /
     ``ConsumerCoordinator``).
 
@@ -191,4 +191,4 @@ class ClassicState(Record):
         raise KeyError(name)
 
 
-hash_once(ClassicGroup, ClassicState)
+hash_once(ClassicGroup, ClassicClient, ClassicState)

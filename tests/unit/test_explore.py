@@ -14,9 +14,11 @@ from groupcheck.explore.minimise import first_violations, minimise_path
 from groupcheck.explore.symmetry import canonicaliser, permute, symmetry_classes
 from groupcheck.explore.walk import swarm, walk
 from groupcheck.mutants import get_mutant
+from invariants.liveness import WITNESSES
 from model import system
 from model.config import ClientSpec, Config
 from model.path import Path
+from model.presets import preset
 
 PIN0 = Config(
     name="PIN0",
@@ -218,6 +220,29 @@ def test_missed_witnesses_make_an_exhaustive_search_inconclusive() -> None:
     declared = bfs(replace(LONE, required_witnesses=("GroupConverges",)))
     assert declared.result == "ok"
     assert declared.missed_witnesses == []
+
+
+@pytest.mark.parametrize(
+    "name", ["MUT2_CALLBACKS", "OFFLOAD_DELETION", "MUTC_COOPERATIVE", "MUT2_FAILOVER"]
+)
+def test_a_witness_declared_shown_by_some_actions_is_false_on_other_steps(name: str) -> None:
+    """``Witness.actions`` lets the checker skip a witness on other actions' steps: exact
+    only if the witness's function is False on every such step (checked on the first
+    states of configs whose witnesses of that kind apply)."""
+    config = preset(name)
+    declared = [w for w in WITNESSES if w.actions is not None]
+    states = [system.initial(config)]
+    others = 0
+    for i in range(300):
+        state = states[i]
+        for action in system.enabled(state, config):
+            new = system.step(state, action, config)
+            states.append(new)
+            for w in declared:
+                if not isinstance(action, w.actions):
+                    others += 1
+                    assert not w.seen(state, action, new), (w.prop.name, action)
+    assert others > 1000
 
 
 def test_unknown_required_witness_is_a_config_error() -> None:
