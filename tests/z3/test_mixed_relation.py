@@ -200,7 +200,7 @@ def test_explore_engine_bmc_on_a_mixed_mutant(
 ) -> None:
     """The command lifts the path, writes the run directory and exits 1; a mixed mutant
     killed by a lost witness is a violation only with the proof and the reference path
-    (exit 1, nothing written)."""
+    (exit 1, nothing written), inconclusive where the proof fails."""
     code = main(
         [
             "explore",
@@ -251,6 +251,27 @@ def test_explore_engine_bmc_on_a_mixed_mutant(
     assert (row["depth"], row["lift"]["length"]) == (2, 5)
     assert doc["run_dir"] is None
     assert "ConsumerGroupHeartbeat(MemberId=B, MemberEpoch=0" in doc["steps_taken"][-1]
+    # Where the mutant's rules upgrade the group too (a dynamic classic member holds no
+    # instance), the step obligation fails and the verdict is inconclusive (exit 3).
+    code = main(
+        [
+            "explore",
+            "--mutant",
+            "classic-holder-unreleased",
+            "--preset",
+            "MIGRATION_UPGRADE",
+            "--engine",
+            "bmc",
+            "--quiet",
+            "--json",
+            "--out",
+            str(tmp_path / "upgrade"),
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert (code, doc["result"]) == (3, "inconclusive")
+    (row,) = doc["properties"]
+    assert "no GroupUpgrades / DeliverMessage.consumer_join failed" in row["reason"]
 
 
 def test_a_step_with_more_ids_than_the_universe_widens_it(
