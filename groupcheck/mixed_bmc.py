@@ -3,7 +3,8 @@ bounded model checking over a mixed group's relation (``invariants.z3.proof.mixe
 every path lifted to a trace of the Python migration model
 (``groupcheck.explore.mixed_lift``) before it counts as a violation; the first lifted
 trace is written as a run directory, as ``groupcheck.prove`` does for the other
-relations."""
+relations. A mutant killed by a lost witness (``mixed_witness.LOST``) is searched for that
+instead (:func:`cmd_witness_lost`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
     why = unsupported(config)
     if why is not None:
         raise ConfigError(f"--engine bmc: {why}; explore it instead")
+    from invariants.z3.proof.mixed_witness import LOST
+
+    if variant in LOST:
+        return cmd_witness_lost(args, chosen, variant)
     goals = list(GOALS)
     goals = chosen_goals(args.only, goals)
     depth = args.depth or 3
@@ -46,3 +51,117 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
             goal, depth, config, options, lifter=lift, lift_states=lift_states
         ),
     )
+
+
+def cmd_witness_lost(args: argparse.Namespace, chosen: Any, variant: str) -> int:
+    """A mutant killed by a lost witness (``invariants.z3.proof.mixed_witness``): a
+    violation (exit 1) only if the witness is proved unreachable under the mutant's rules
+    (every obligation unsatisfiable) and a path of the reference relation reaching it is
+    lifted to a model trace; otherwise inconclusive (exit 3) with the reason. Nothing is
+    written: the lifted trace is the reference rules', no counterexample."""
+    import json
+    import time
+    from dataclasses import replace
+
+    from groupcheck import exitcodes
+    from groupcheck.bmc_lifted import chosen_goals
+    from groupcheck.cli import printable
+    from groupcheck.explore.mixed_lift import lift_witness
+    from groupcheck.progress import progress_for
+    from groupcheck.prove import _bmc_doc
+    from invariants.liveness import WITNESSES
+    from invariants.z3.proof.mixed_bmc import DEFAULT_LIFT_STATES, render_path
+    from invariants.z3.proof.mixed_state import ID_SLOTS
+    from invariants.z3.proof.mixed_witness import INVARIANT, LOST, prove, reach
+    from model.rules import DEFAULT_RULES
+    from reports.casestudy import describe_action
+
+    witness = LOST[variant]
+    chosen_goals(args.only, [witness])
+    config = chosen.config
+    reference = replace(config, rules=DEFAULT_RULES)
+    depth = args.depth or 3
+    lift_states = args.max_states or DEFAULT_LIFT_STATES
+    progress = progress_for(args.quiet)
+    start = time.monotonic()
+    if progress is not None:
+        progress(f"bmc (mixed group): {witness} lost under {variant}: induction")
+    proof = prove(config, variant)
+    if progress is not None:
+        progress(f"bmc (mixed group): {witness} under the reference rules up to depth {depth}")
+    seen = next(w.seen for w in WITNESSES if w.prop.name == witness)
+    found = reach(witness, depth, reference, lifter=lift_witness(seen), lift_states=lift_states)
+    cpu = sum(r.seconds for r in proof.results) + found.seconds
+    obligations = len(proof.results)
+    proved = (
+        f"unreachable under {variant}'s rules at every depth: the invariant {INVARIANT} is "
+        f"inductive and excludes {witness}'s step ({obligations} obligations, each "
+        f"unsatisfiable, on the universe of {ID_SLOTS} member ids per classic client)"
+    )
+    reasons: list[str] = []
+    if not proof.proved:
+        bad = proof.failures()
+        reasons.append(
+            f"not proved unreachable under {variant}'s rules: "
+            + ", ".join(f"{r.obligation.name} {r.status}" for r in bad)
+        )
+    if proof.reference_step != "sat":
+        reasons.append(
+            f"the reference relation's {witness} step from a state satisfying {INVARIANT}: "
+            f"{proof.reference_step}"
+        )
+    if found.status != "found":
+        reasons.append(
+            found.message
+            or (
+                f"{found.tried} path(s) of the reference relation to {witness}, none lifted"
+                if found.tried
+                else f"no path of the reference relation to {witness} up to depth {depth}"
+            )
+        )
+    status = "unknown" if reasons else "violation"
+    row: dict[str, Any] = {
+        "property": witness,
+        "status": status,
+        "kind": "witness lost",
+        "depth": found.depth,
+        "seconds": round(cpu, 3),
+        "paths_tried": found.tried,
+        "proof": [r.to_json() for r in proof.results],
+        "reference_step": proof.reference_step,
+        "replayed": found.trace is not None,
+    }
+    if reasons:
+        row["reason"] = "; ".join(reasons)
+    else:
+        row["reason"] = proved
+    if found.path is not None:
+        row["path"] = render_path(found.path)
+    steps = [describe_action(a) for a in found.trace or []]
+    if found.trace is not None:
+        row["lift"] = {
+            "status": "lifted",
+            "length": len(found.trace),
+            "summary": f"lifted to a {len(found.trace)}-step model trace under the reference "
+            f"rules matching the path's states exactly; its last step is {witness}'s",
+        }
+    seconds = time.monotonic() - start
+    result = "inconclusive" if reasons else "violation"
+    written: dict[str, Any] = {"run_dir": None, "trace": None, "report": None, "reproduce": None}
+    written |= {"lifted_from": None, "property": None, "message": None, "length": None}
+    written |= {"z3": None, "steps_taken": steps}
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+        return exitcodes.VIOLATION if result == "violation" else exitcodes.INCONCLUSIVE
+    head = "VIOLATION" if result == "violation" else "INCONCLUSIVE"
+    print(f"{head} (bmc over the mixed group's coordinator, depth {depth}; {round(seconds, 3)} s)")
+    print(f"  {status:9} {witness} (depth {found.depth}) (witness lost: {row['reason']})")
+    if found.path is not None and found.trace is not None:
+        print(f"\n{witness} under the reference rules in {found.depth} coordinator steps; lifted")
+        for line in row["path"]:
+            print(f"  {printable(line)}")
+        print(f"\nMODEL TRACE (reference rules) to {witness}: {len(steps)} steps")
+        for i, step in enumerate(steps, 1):
+            print(f"    {i:3}. {printable(step)}")
+    return exitcodes.VIOLATION if result == "violation" else exitcodes.INCONCLUSIVE

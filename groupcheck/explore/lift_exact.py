@@ -19,13 +19,18 @@ from model.config import Config
 
 
 def lift_exact(
-    targets: Sequence[Any], config: Config, max_states: int, projector: Callable[[Any], Any]
+    targets: Sequence[Any],
+    config: Config,
+    max_states: int,
+    projector: Callable[[Any], Any],
+    hit: Callable[[Any, Action, Any], bool] | None = None,
 ) -> Lifted:
     """A trace of the Python model whose states project (``projector``) onto ``targets``
     in order — steps that leave the projection as it is are free, any other change must be
     the next target — and whose last step is its first violation (``Checker``'s state and
     step properties); a breadth-first search over (model state, targets matched) of at most
-    ``max_states`` nodes."""
+    ``max_states`` nodes. With ``hit`` the last step is instead one ``hit(pre, action,
+    post)`` holds of (a witness's), and the trace violates no property."""
     checker = Checker()
     normal = channel_normal_form(config)
     last = len(targets) - 1
@@ -65,9 +70,11 @@ def lift_exact(
             bad = checker.check_step(state, action, new, pre_snap, snap)
             bad += checker.check_state(new, snap)
             if bad:
-                if js[-1] == last and k == last - 1:
+                if hit is None and js[-1] == last and k == last - 1:
                     return [*trace(key), action], bad, len(parent), last
                 continue
+            if hit is not None and js[-1] == last and k == last - 1 and hit(state, action, new):
+                return [*trace(key), action], [], len(parent), last
             for j in js:
                 # A path state equal to the next one (a step that changed nothing) is
                 # followed both ways.

@@ -8,10 +8,14 @@ state matches a path state when its projection equals it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from groupcheck.explore.lift_exact import lift_exact
 from invariants.z3.proof.lifted_search import Lifted
 from invariants.z3.proof.mixed_bmc import SymPath
 from invariants.z3.proof.mixed_state import project
+from model.actions import Action
 from model.config import Config
 
 
@@ -24,3 +28,19 @@ def lift(path: SymPath, config: Config, max_states: int) -> Lifted:
     last step, the nodes visited and, when the search was exhausted, how many of the
     path's states after the initial one some trace matched (None: the search was cut)."""
     return lift_exact(path.states, config, max_states, project)
+
+
+def lift_witness(
+    hit: Callable[[Any, Action, Any], bool],
+) -> Callable[[SymPath, Config, int], tuple[list[Action] | None, int, int | None]]:
+    """A lift (``mixed_witness.reach``'s) of a path whose last step is a witness's: a trace
+    as :func:`lift`'s, violating no property, whose last step ``hit`` holds of (the
+    witness's own reading, ``invariants.liveness``)."""
+
+    def run(
+        path: SymPath, config: Config, max_states: int
+    ) -> tuple[list[Action] | None, int, int | None]:
+        trace, _, visited, matched = lift_exact(path.states, config, max_states, project, hit)
+        return trace, visited, matched
+
+    return run

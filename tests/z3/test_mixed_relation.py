@@ -25,6 +25,7 @@ from invariants.z3.proof.mixed_agreement import check_step
 from invariants.z3.proof.mixed_bmc import GOALS, search
 from invariants.z3.proof.mixed_state import project
 from invariants.z3.proof.mixed_transition import FAMILY_NAMES, VARIANTS, MixedOptions, family_of
+from invariants.z3.proof.mixed_witness import LOST
 from invariants.z3.proof.transition import OUTSIDE
 from model import system
 from model.actions import Action
@@ -179,7 +180,8 @@ def test_a_changed_successor_is_refused() -> None:
 
 
 def test_every_mixed_variant_has_a_goal_and_left_no_outside_entry() -> None:
-    assert set(FOUND) == set(VARIANTS)
+    assert set(FOUND) | set(LOST) == set(VARIANTS)
+    assert not set(FOUND) & set(LOST)
     assert {goal for goal, _, _ in FOUND.values()} <= set(GOALS)
     assert not set(VARIANTS) & set(OUTSIDE)
 
@@ -197,7 +199,8 @@ def test_explore_engine_bmc_on_a_mixed_mutant(
     capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
 ) -> None:
     """The command lifts the path, writes the run directory and exits 1; a mixed mutant
-    outside the relation is refused with its reason (exit 2)."""
+    killed by a lost witness is a violation only with the proof and the reference path
+    (exit 1, nothing written), inconclusive where the proof fails."""
     code = main(
         [
             "explore",
@@ -226,14 +229,49 @@ def test_explore_engine_bmc_on_a_mixed_mutant(
             "classic-holder-unreleased",
             "--engine",
             "bmc",
+            "--quiet",
+            "--json",
             "--out",
-            str(tmp_path),
+            str(tmp_path / "lost"),
         ]
     )
-    err = capsys.readouterr().err
-    assert code == 2
-    assert "classic-holder-unreleased" in err
-    assert "Traceback" not in err
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert code == 1
+    assert (doc["result"], row["property"], row["kind"]) == (
+        "violation",
+        "GroupUpgrades",
+        "witness lost",
+    )
+    # The invariant's obligations (initiation, then per family consecution and no upgrade
+    # step) are each unsatisfiable under the mutant; the reference relation takes the
+    # step, and a 2-step path to it lifts to a 5-step model trace under the reference rules.
+    assert [r["status"] for r in row["proof"]] == ["proved"] * (1 + 2 * len(FAMILY_NAMES))
+    assert row["reference_step"] == "sat"
+    assert (row["depth"], row["lift"]["length"]) == (2, 5)
+    assert doc["run_dir"] is None
+    assert "ConsumerGroupHeartbeat(MemberId=B, MemberEpoch=0" in doc["steps_taken"][-1]
+    # Where the mutant's rules upgrade the group too (a dynamic classic member holds no
+    # instance), the step obligation fails and the verdict is inconclusive (exit 3).
+    code = main(
+        [
+            "explore",
+            "--mutant",
+            "classic-holder-unreleased",
+            "--preset",
+            "MIGRATION_UPGRADE",
+            "--engine",
+            "bmc",
+            "--quiet",
+            "--json",
+            "--out",
+            str(tmp_path / "upgrade"),
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert (code, doc["result"]) == (3, "inconclusive")
+    (row,) = doc["properties"]
+    assert "no GroupUpgrades / DeliverMessage.consumer_join failed" in row["reason"]
 
 
 def test_a_step_with_more_ids_than_the_universe_widens_it(

@@ -172,13 +172,14 @@ step of a path (the state before, the state after)."""
 # --------------------------------------------------------------------------- paths
 
 
-def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[BoolRef]:
+def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int | None) -> list[BoolRef]:
     """What the configuration's clients can send (module docstring) in one step of
     ``fam``, the ``step``-th; and the classic generation a conversion starts from, at most
     ``2 * step``: the initial group is at generation 0, and a step raises the larger of the
     classic generation and the group epoch by at most two (a conversion's bump for a
     replaced static member and its join's; a downgrade's generation is the group epoch,
-    and its rebalance may complete a join phase)."""
+    and its rebalance may complete a join phase). ``step`` None: a step at any depth (no
+    bound on the generation)."""
     p = fam.params
     ids = {m: i for i, m in enumerate(d.members)}
     out: list[BoolRef] = []
@@ -186,8 +187,9 @@ def _requests(fam: Family, pre: MixedSym, d: MixedDomains, step: int) -> list[Bo
     def one_of(x: Any, values: frozenset[int]) -> BoolRef:
         return z3.Or(*[x == v for v in sorted(values)])
 
-    if fam.name == "DeliverMessage.consumer_join":
+    if fam.name == "DeliverMessage.consumer_join" and step is not None:
         out.append(p["generation"] <= 2 * step)
+    if fam.name == "DeliverMessage.consumer_join":
         for m in d.members:
             if m in d.classic_ids:
                 out.append(p["member"] != ids[m])

@@ -103,6 +103,8 @@ VARIANTS = {
     "subscribes to (KAFKA-19546)",
     "stale-static-mapping": "a member renamed to another instance id keeps its old instance "
     "id's entry in the static-member index (KAFKA-20747)",
+    "classic-holder-unreleased": "a consumer-protocol static join replaces the holder of its "
+    "instance id only once the holder left with -2, a classic holder too (KAFKA-17228)",
 }
 """The mixed-group catalogue mutants (``groupcheck.mutants``) this encoding has a variant of."""
 
@@ -638,7 +640,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     generation, members classic without assignor, no target assignor) bumped for a static
     member the join replaces (``mco.bump_for_replacement``). A static join at epoch 0
     whose instance another member holds replaces it if it left with -2 or speaks the
-    classic protocol (``coordinator.static_holder_released``, KAFKA-17228)."""
+    classic protocol (``coordinator.static_holder_released``, KAFKA-17228); the variant
+    ``classic-holder-unreleased`` replaces it only if it left with -2."""
     n = "DeliverMessage.consumer_join"
     p = _params(
         n,
@@ -691,7 +694,13 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     held = z3.Or(*holds.values())
     member = at(base.is_member, x, ids)
     holder_is_x = z3.Or(*[z3.And(holds[m], x == ids[m]) for m in holds])
-    released = z3.Or(*[z3.And(holds[m], z3.Or(base.left[m], base.classic[m])) for m in holds])
+    classic_released = o.variant != "classic-holder-unreleased"
+    released = z3.Or(
+        *[
+            z3.And(holds[m], z3.Or(base.left[m], z3.And(classic_released, base.classic[m])))
+            for m in holds
+        ]
+    )
     replacing = z3.And(inst != 0, p["join"], held, z3.Not(holder_is_x))
     resolved = _ite(replacing, replace_static(base, holds, x, ids), base)
     stored = z3.Or(member, replacing)

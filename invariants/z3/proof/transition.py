@@ -242,7 +242,6 @@ OUTSIDE: dict[str, str] = {
     "late-sync-resets-generation": _CLASSIC,
     "validate-stale-claims": _CLASSIC,
     "sticky-forgets-ownership": _CLASSIC,
-    "classic-holder-unreleased": _MIXED_WITNESS,
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
 property that kills them the coordinator core does not have (docs/invariants.md). The

@@ -180,7 +180,9 @@ def walk_loop(
     With ``reference`` (``config`` runs a mutant's rules, ``relation.check`` its variant):
     a step whose successor under the reference rules differs was decided by the mutated
     rule (``mutated``); one of them the reference relation refuses, or to which it allows
-    another successor, tells the variant apart (``distinguished``). The search seeks one
+    another successor, tells the variant apart (``distinguished``), and so does a step the
+    mutated rule refused (its successor leaves the projection as it is) whose reference
+    successor the variant refuses and the reference relation allows. The search seeks one
     if the walks check none, and the verdict is ``ok`` only if one was checked."""
     results = {name: WalkFamily(name) for name in relation.names}
     possible = relation.possible
@@ -223,6 +225,14 @@ def walk_loop(
             if family != "Unchanged":
                 other = relation.check(pre, action, post, True)
                 distinguished += "no" in (other.allowed, other.unique)
+            else:
+                # A refusal by the mutated rule: the variant must refuse the step the
+                # reference rules take, which the reference relation allows.
+                taken = system.step(pre, action, reference)  # type: ignore[arg-type]
+                if not relation.same(pre, taken):
+                    mine = relation.check(pre, action, taken, False)
+                    theirs = relation.check(pre, action, taken, True)
+                    distinguished += mine.allowed == "no" and theirs.allowed == "yes"
         if progress is not None:
             where = f"walk {walk + 1}/{walks}" if walk is not None else origin
             progress(f"{config.name}: {sum(counts.values())} steps checked ({where})")
