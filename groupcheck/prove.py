@@ -798,6 +798,8 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
     from invariants.z3.proof.classic_bmc import (
         DEFAULT_LIFT_STATES,
         GOALS,
+        VARIANT_DEPTHS,
+        VARIANT_GOALS,
         render_path,
         search,
     )
@@ -819,7 +821,10 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         # Convergence: a lasso search over the classic relation (classic_lasso).
         return _cmd_classic_lasso(args, chosen, variant)
     goals = chosen_goals(args.only, list(GOALS))
-    depth = args.depth or 3
+    if not args.only and variant in VARIANT_GOALS:
+        # An assignor rule: the property it breaks (the others read other rules).
+        goals = [VARIANT_GOALS[variant]]
+    depth = args.depth or VARIANT_DEPTHS.get(variant or "", 3)
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     options = ClassicOptions.of(config, variant)
     return run_goals(
