@@ -115,6 +115,11 @@ def test_explore_engine_bmc_on_a_classic_mutant(
     assert pathlib.Path(doc["trace"]).is_file()
     assert main([*args, "--mutant", "validate-stale-claims"]) == 2
     assert "outside the symbolic core" in capsys.readouterr().err
+    # An assignor rule where the relation states no assignor (range): one line, exit 2.
+    assert main([*args, "--mutant", "sticky-forgets-ownership", "--preset", "CLASSIC_EAGER"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "rule of the leader's assignor" in err
     # prove reads the consumer protocol's relation only (its --agreement reads both).
     assert main(["prove", "--variant", "expire-while-rebalancing", "--quiet"]) == 2
     err = capsys.readouterr().err

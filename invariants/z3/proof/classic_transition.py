@@ -170,6 +170,19 @@ class ClassicOptions:
         )
 
 
+def assignor_variant_refusal(config: Config, variant: str | None) -> str | None:
+    """Why ``variant``, an assignor rule, has no meaning on ``config`` (None: it has, or it
+    is no assignor rule): the relation states the leader's assignor only where
+    :func:`stated_assignor` gives one."""
+    if variant not in ASSIGNOR_VARIANTS or stated_assignor(config) is not None:
+        return None
+    return (
+        f"mutant {variant!r} is a rule of the leader's assignor, which the classic relation "
+        f"states only where every client lists {' or '.join(PROTOCOLS)} alone on KIP-429 "
+        f"byte code; config {config.name!r} does not"
+    )
+
+
 def stated_assignor(config: Config) -> str | None:
     """``ClassicOptions.assignor`` of ``config``: the one assignor every client lists, if
     ``classic_assignor`` states it, every client has KIP-429 and none is bounced."""
