@@ -228,9 +228,10 @@ _MIXED_WITNESS = (
 
 _STUCK_LEADER = (
     "a classic assignor rule killed by Convergence only: its leader fails its check and "
-    "rejoins while the SyncGroup phase waits for it, a loop the classic lasso search "
-    "(classic_lasso) excludes, as it demands the pending-sync timer of a member the phase "
-    "waits for throughout, which the model fires only for a client gone or hung"
+    "rejoins, round after round, and the classic lasso search (classic_lasso) has no such "
+    "loop: where the SyncGroup phase waits for the leader throughout it demands the "
+    "leader's pending-sync timer (which the model fires only for a client gone or hung), "
+    "and where each round starts a new generation no state repeats"
 )
 
 OUTSIDE: dict[str, str] = {
