@@ -234,6 +234,12 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
     if client is not None:
         raise ConfigError(f"--variant {variant!r}: {client}")
     mutant = MUTANTS[variant]
+    if config is not None:
+        from invariants.z3.proof.classic_transition import assignor_variant_refusal
+
+        why = assignor_variant_refusal(config, variant)
+        if why is not None:
+            raise ConfigError(f"--variant {variant!r}: {why}")
     if config is None:
         return mutant.mutated_config(), mutant.config
     return replace(config, rules=mutant.rules, name=f"{config.name}+{variant}"), config

@@ -811,13 +811,20 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
     from invariants.z3.proof.classic_bmc import (
         DEFAULT_LIFT_STATES,
         GOALS,
+        VARIANT_DEPTHS,
+        VARIANT_GOALS,
         render_path,
         search,
     )
     from invariants.z3.proof.classic_clients import CLIENT_GOALS, CLIENT_VARIANTS
     from invariants.z3.proof.classic_lasso import CONVERGENCE, LASSO_VARIANTS
-    from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
+    from invariants.z3.proof.classic_transition import (
+        VARIANTS,
+        ClassicOptions,
+        assignor_variant_refusal,
+    )
     from invariants.z3.proof.transition import OUTSIDE
+    from model.status import ConfigError
 
     config = chosen.config
     # Every goal a classic config has, whichever search reads it.
@@ -828,11 +835,17 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         # coordinator's relation (classic_client_bmc).
         return _cmd_bmc_classic_clients(args, chosen, variant)
     bmc_variant(variant, VARIANTS, "classic ")
+    why = assignor_variant_refusal(config, variant)
+    if why is not None:
+        raise ConfigError(f"--engine bmc: {why}")
     if variant in LASSO_VARIANTS or (args.only and CONVERGENCE in args.only):
         # Convergence: a lasso search over the classic relation (classic_lasso).
         return _cmd_classic_lasso(args, chosen, variant)
     goals = chosen_goals(args.only, list(GOALS))
-    depth = args.depth or 3
+    if not args.only and variant in VARIANT_GOALS:
+        # An assignor rule: the property it breaks (the others read other rules).
+        goals = [VARIANT_GOALS[variant]]
+    depth = args.depth or VARIANT_DEPTHS.get(variant or "", 3)
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     options = ClassicOptions.of(config, variant)
     return run_goals(

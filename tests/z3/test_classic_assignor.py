@@ -198,3 +198,21 @@ def test_a_kept_duplicate_moved_by_the_balancing() -> None:
     assert {m for m, ps in out.items() if ("t0", 1) in ps} == {"m0", "m2"}
     assert judge(inputs, out, name).allowed
     assert "at most once" in judge(inputs, out).refused_by
+
+
+def test_the_relation_reads_the_assignor_of_configs_that_state_one() -> None:
+    """The classic relation constrains the leader's SyncGroup assignment by this relation
+    where every client lists one stated assignor alone on KIP-429 byte code and is bounced
+    to no other (``classic_transition.stated_assignor``); elsewhere it stays free."""
+    from invariants.z3.proof.classic_transition import stated_assignor
+    from model.presets import PRESETS
+
+    expected = {
+        "MUTC_STICKY": "sticky",
+        "MUTC_LEAVE": "cooperative-sticky",
+        "CLASSIC_STATIC": "cooperative-sticky",
+        "CLASSIC_EAGER": None,
+        "UPGRADE_ONE_BOUNCE": None,
+        "UPGRADE_TWO_BOUNCES": None,
+    }
+    assert {name: stated_assignor(PRESETS[name]) for name in expected} == expected

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import json
 import pathlib
+from dataclasses import replace
 
 import pytest
 
 from groupcheck.cli import main
 from groupcheck.explore.classic_lift import lift
 from groupcheck.mutants import MUTANTS
-from invariants.z3.proof.classic_bmc import GOALS, search
+from invariants.z3.proof.classic_bmc import GOALS, VARIANT_DEPTHS, VARIANT_GOALS, search
 from invariants.z3.proof.classic_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
+from model.config import Config
 
 FOUND = {
     "classic-delete-non-empty-group": ("NoLiveOffsetExpires", 1, 1),
@@ -29,10 +31,13 @@ included)."""
 
 
 def test_every_classic_variant_has_a_goal() -> None:
-    # The liveness-only variants are lassos (tests/z3/test_classic_lasso.py).
-    assert set(FOUND) | set(LASSO_VARIANTS) == set(VARIANTS)
+    # The liveness-only variants are lassos (tests/z3/test_classic_lasso.py); the assignor
+    # rules' goals are the properties that kill them (test_an_assignor_variant_is_found).
+    assert set(FOUND) | set(LASSO_VARIANTS) | set(VARIANT_GOALS) == set(VARIANTS)
     assert not set(FOUND) & set(LASSO_VARIANTS)
-    assert {goal for goal, _, _ in FOUND.values()} <= set(GOALS)
+    assert not (set(FOUND) | set(LASSO_VARIANTS)) & set(VARIANT_GOALS)
+    assert {goal for goal, _, _ in FOUND.values()} | set(VARIANT_GOALS.values()) <= set(GOALS)
+    assert set(VARIANT_DEPTHS) <= set(VARIANT_GOALS)
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))
@@ -56,6 +61,43 @@ def test_the_reference_rules_give_no_violation_at_that_depth(name: str) -> None:
     assert out.tried == 0
 
 
+def _warm_cooperative(mutated: bool) -> Config:
+    """MUTC_COOPERATIVE from the group A formed alone (a warm start), B's subscription the
+    one perturbation: B's join is four coordinator steps away from the leader's SyncGroup
+    that gives B a partition."""
+    mutant = MUTANTS["assign-without-withholding"]
+    config = replace(
+        mutant.config,
+        name="MUTC_COOPERATIVE_WARM",
+        warm_start=True,
+        max_perturbations=1,
+        perturbations=frozenset({"Subscribe"}),
+        live_timers=False,
+    )
+    return replace(config, rules=mutant.rules) if mutated else config
+
+
+@pytest.mark.parametrize("mutated", [True, False])
+def test_an_assignor_variant_is_found(mutated: bool) -> None:
+    """The leader's assignment is constrained by its assignor (``classic_assignor``): the
+    cooperative-sticky leader that withholds nothing (assign-without-withholding) gives B
+    the partition A still reports owning in 4 coordinator steps, which lift to a model
+    trace violating MovesOnlyReleased; the reference leader withholds it, and no path of
+    at most 4 steps violates the property."""
+    name = "assign-without-withholding"
+    goal = VARIANT_GOALS[name]
+    config = _warm_cooperative(mutated)
+    options = ClassicOptions.of(config, name if mutated else None)
+    assert options.assignor == "cooperative-sticky"
+    out = search(goal, 4, config, options, lifter=lift)
+    if not mutated:
+        assert (out.status, out.tried) == ("ok", 0), out
+        return
+    assert (out.status, out.depth, out.property) == ("violation", 4, goal), out
+    assert out.trace is not None
+    assert out.path.steps[-1][0] == "DeliverMessage.sync_group"
+
+
 def test_explore_engine_bmc_on_a_classic_mutant(
     capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
 ) -> None:
@@ -71,8 +113,13 @@ def test_explore_engine_bmc_on_a_classic_mutant(
     assert doc["property"] == "NoLiveOffsetExpires"
     assert doc["z3"] == "violated"
     assert pathlib.Path(doc["trace"]).is_file()
-    assert main([*args, "--mutant", "sticky-without-generation"]) == 2
+    assert main([*args, "--mutant", "validate-stale-claims"]) == 2
     assert "outside the symbolic core" in capsys.readouterr().err
+    # An assignor rule where the relation states no assignor (range): one line, exit 2.
+    assert main([*args, "--mutant", "sticky-forgets-ownership", "--preset", "CLASSIC_EAGER"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "rule of the leader's assignor" in err
     # prove reads the consumer protocol's relation only (its --agreement reads both).
     assert main(["prove", "--variant", "expire-while-rebalancing", "--quiet"]) == 2
     err = capsys.readouterr().err

@@ -5,15 +5,20 @@ family the preset can take). Bounded by states, never by seconds."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from groupcheck.mutants import MUTANTS
-from invariants.z3.proof.classic_agreement import check_step, cross_check
+from invariants.z3.proof.classic_agreement import bfs_steps, check_step, cross_check
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
 from model import system
-from model.actions import AddPartitions, DeleteGroup
+from model.actions import Action, AddPartitions, DeleteGroup, DeliverMessage
+from model.classic.messages import SyncGroupRequest
 from model.classic.records import ClassicState
+from model.config import Config
 from model.presets import PRESETS
+from model.status import ClassicGroupStatus
 
 PRESET_NAMES = (
     "CLASSIC_GROUP_DELETION",
@@ -71,3 +76,54 @@ def test_a_partition_added_is_subscribed_by_the_members_of_its_topic() -> None:
     check = check_step(pre, action, post, config)
     assert (check.family, check.allowed, check.unique) == ("MetadataChange", "yes", "yes")
     assert check_step(pre, action, pre, config).allowed == "no"
+
+
+def _leader_syncs(config: Config, limit: int) -> list[tuple[ClassicState, Action, ClassicState]]:
+    """The first ``limit`` steps in BFS order that install a leader's assignment."""
+    found = []
+    for pre, action, post in bfs_steps(config, 20_000):
+        body = action.message.body if isinstance(action, DeliverMessage) else None
+        if (
+            isinstance(body, SyncGroupRequest)
+            and pre.group.status is ClassicGroupStatus.COMPLETING_REBALANCE
+            and post.group.status is ClassicGroupStatus.STABLE
+        ):
+            found.append((pre, action, post))
+            if len(found) == limit:
+                break
+    return found
+
+
+def test_the_leader_assignment_is_one_its_assignor_allows() -> None:
+    """The SyncGroup family constrains the leader's assignment by its assignor
+    (``classic_assignor``, with the claims the JoinGroups carried: ``owned``,
+    ``user_data``, ``claim_gen``): MUTC_LEAVE's leader installs (cooperative-sticky) and
+    MUTC_STICKY's (the eager sticky's user data) are its steps, and the only successors;
+    the assignment of assign-without-withholding's leader, which gives a partition its
+    owner still claims, is refused by the reference family and allowed by the variant."""
+    for name in ("MUTC_LEAVE", "MUTC_STICKY"):
+        config = PRESETS[name]
+        assert ClassicOptions.of(config).assignor is not None
+        steps = _leader_syncs(config, 4)
+        assert len(steps) == 4
+        for pre, action, post in steps:
+            check = check_step(pre, action, post, config)
+            assert (check.allowed, check.unique) == ("yes", "yes"), (name, check)
+    name = "assign-without-withholding"
+    mutant = MUTANTS[name]
+    # From the group A formed alone, B joins (tests/z3/test_classic_bmc.py).
+    config = replace(
+        mutant.mutated_config(),
+        warm_start=True,
+        max_perturbations=1,
+        perturbations=frozenset({"Subscribe"}),
+        live_timers=False,
+    )
+    variant = ClassicOptions.of(config, name)
+    refused = None
+    for pre, action, post in _leader_syncs(config, 10):
+        if check_step(pre, action, post, config).allowed == "no":
+            refused = (pre, action, post)
+            break
+    assert refused is not None
+    assert check_step(*refused, config, options=variant).allowed == "yes"

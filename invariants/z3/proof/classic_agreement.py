@@ -166,6 +166,10 @@ def parameters(
         )
     subscribed = _topic_partitions(pre, body.subscription.topics)
     out += [p["subscribed"](q) == (tp in subscribed) for tp, q in pc.items()]
+    sub = body.subscription
+    out += [p["owned"](q) == (tp in sub.owned_partitions) for tp, q in pc.items()]
+    out += [p["user_data"](q) == (tp in sub.user_data) for tp, q in pc.items()]
+    out.append(p["claim_gen"] == sub.generation_id)
     issued = set(project(post).issued) - set(project(pre).issued)
     if issued:
         out.append(p["new_id"] == mc[issued.pop()])

@@ -1,7 +1,8 @@
 """The constraints a classic group leader's sticky assignment satisfies, as a Z3 relation.
 
-``classic_transition`` leaves the leader's assignment in its SyncGroup a free parameter
-(``DeliverMessage.sync_group``'s ``assignment``). This module states, over a finite universe
+``classic_transition`` constrains the leader's assignment in its SyncGroup
+(``DeliverMessage.sync_group``'s ``assignment``) by this relation
+(``classic_transition.leader_assigns``). This module states, over a finite universe
 (member ids and partitions are the uninterpreted sorts ``Member`` and ``Partition`` of
 ``classic_state``, generations integers), what that assignment is given the leader's inputs,
 the JoinGroup metadata of every member (``ConsumerProtocolSubscription``) as the leader's

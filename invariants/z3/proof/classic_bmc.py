@@ -34,7 +34,11 @@ from typing import Any
 
 import z3
 
+from invariants.classic_snapshot import STICKY_ASSIGNORS
 from invariants.z3.proof.classic_state import (
+    COMPLETING,
+    PREPARING,
+    STABLE,
     ClassicSym,
     ClassicValue,
     decode,
@@ -43,16 +47,23 @@ from invariants.z3.proof.classic_state import (
 )
 from invariants.z3.proof.classic_transition import (
     ClassicOptions,
+    domain,
+    equals,
+    every_member,
+    every_partition,
     families,
     grounded,
     some_member,
     some_partition,
+    stated_assignor,
+    view,
 )
 from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, Partition, Universe
 from invariants.z3.proof.transition import Family
 from model import system
 from model.config import Config
+from model.rules import DEFAULT_RULES
 
 """A lift's outcome (``groupcheck.explore.classic_lift.lift``): the model trace (None:
 none found), the violations of its last step, the nodes visited and, when the search was
@@ -117,11 +128,121 @@ def static_instance_unique(pre: ClassicSym, post: ClassicSym) -> BoolRef:
     )
 
 
+def no_double_member_assignment(pre: ClassicSym, post: ClassicSym) -> BoolRef:
+    """The negation of ``NoDoubleMemberAssignment`` on the state after a step: a partition
+    in the assignments of two members (a classic member holds its assignment: the
+    coordinator tracks no revocation)."""
+    return some_member(
+        lambda a: some_member(
+            lambda b: z3.And(
+                a != b,
+                some_partition(lambda q: z3.And(post.assigned(a, q), post.assigned(b, q))),
+            )
+        )
+    )
+
+
+def moves_only_released(pre: ClassicSym, post: ClassicSym) -> BoolRef:
+    """The negation of ``MovesOnlyReleased`` on a step: a member is newly assigned a
+    partition another member of the group still reports owning (``owned``, its JoinGroup's
+    ``OwnedPartitions``)."""
+    return some_member(
+        lambda a: some_member(
+            lambda b: z3.And(
+                a != b,
+                post.is_member(b),
+                some_partition(
+                    lambda q: z3.And(
+                        post.assigned(a, q), z3.Not(pre.assigned(a, q)), post.owned(b, q)
+                    )
+                ),
+            )
+        )
+    )
+
+
+def sticky_assignment(pre: ClassicSym, post: ClassicSym) -> BoolRef:
+    """The negation of ``StickyAssignment`` on a step, without its ``sticky_assignor()``
+    condition on the protocols (the states keep none; :data:`GOAL_SCOPE` leaves out the
+    configurations where no client lists a sticky assignor): a SyncGroup phase ends with
+    a group whose members subscribe alike, a member is not given a partition only it
+    reports owning and subscribes to, and it is under its share (its assignment has fewer
+    than ⌊P/N⌋ partitions: P those it subscribes to, N the members) or is given a
+    partition it does not report owning."""
+    ms, ps = domain()
+
+    def count(f: Callable[[Any], BoolRef]) -> Any:
+        return z3.Sum(*[z3.If(f(q), 1, 0) for q in ps])
+
+    equal = every_member(
+        lambda a: every_member(
+            lambda b: z3.Implies(
+                z3.And(post.is_member(a), post.is_member(b)),
+                every_partition(lambda q: post.subscribed(a, q) == post.subscribed(b, q)),
+            )
+        )
+    )
+
+    def under_share(m: Any) -> BoolRef:
+        size = count(lambda q: post.assigned(m, q))
+        total = count(lambda q: post.subscribed(m, q))
+        return z3.Sum(*[z3.If(post.is_member(x), size + 1, 0) for x in ms]) <= total
+
+    def loses(m: Any, q: Any) -> BoolRef:
+        return z3.And(
+            post.owned(m, q),
+            every_member(lambda o: z3.Implies(post.owned(o, q), o == m)),
+            post.subscribed(m, q),
+            z3.Not(post.assigned(m, q)),
+        )
+
+    return z3.And(
+        pre.status == COMPLETING,
+        post.status == STABLE,
+        equal,
+        some_member(
+            lambda m: z3.And(
+                post.is_member(m),
+                some_partition(lambda q: loses(m, q)),
+                z3.Or(
+                    under_share(m),
+                    some_partition(lambda q: z3.And(post.assigned(m, q), z3.Not(post.owned(m, q)))),
+                ),
+            )
+        ),
+    )
+
+
 GOALS: dict[str, Callable[[ClassicSym, ClassicSym], BoolRef]] = {
     "NoLiveOffsetExpires": no_live_offset_expires,
     "StaticInstanceUnique": static_instance_unique,
+    "NoDoubleMemberAssignment": no_double_member_assignment,
+    "MovesOnlyReleased": moves_only_released,
+    "StickyAssignment": sticky_assignment,
 }
 """The goals: property name → the negation of the property on a step."""
+
+VARIANT_GOALS: dict[str, str] = {
+    "sticky-without-generation": "NoDoubleMemberAssignment",
+    "highest-generation-claims-only": "MovesOnlyReleased",
+    "sticky-forgets-ownership": "StickyAssignment",
+    "assign-without-withholding": "MovesOnlyReleased",
+}
+"""The goal an assignor variant's rule breaks (docs/bugs.md: the property that kills the
+mutant), which ``explore --engine bmc --mutant`` searches alone."""
+
+VARIANT_DEPTHS: dict[str, int] = {"assign-without-withholding": 7, "sticky-forgets-ownership": 4}
+"""``explore --engine bmc --mutant``'s depth without ``--depth`` for an assignor variant:
+that of its shortest path that lifts (tests/z3/test_classic_bmc.py checks the fastest)."""
+
+GOAL_SCOPE: dict[str, Callable[[Config], bool]] = {
+    "StickyAssignment": lambda config: any(
+        set(c.assignors) & STICKY_ASSIGNORS for c in config.clients
+    ),
+}
+"""The goals a configuration may violate only under a condition the states do not keep:
+elsewhere no path violates them (``StickyAssignment`` needs a sticky assignor selected,
+which only a client listing one can bring)."""
 
 
 # --------------------------------------------------------------------------- the domains
@@ -140,6 +261,16 @@ class Domains:
     growth: dict[str, tuple[frozenset[Partition], frozenset[Partition]]] = field(
         default_factory=dict
     )
+    joined_generation: bool = False
+    """Every client claims at the generation it joined (``cooperative-sticky`` with
+    KIP-792, ``client.join_group``), which a lost member id resets to -1; the eager
+    ``sticky`` user data and a client before KIP-792 carry the generation of the last
+    assignment received."""
+    eager: bool = False
+    """Every client runs the eager ``sticky`` assignor (``ClassicOptions.assignor``)."""
+    deletes: bool = True
+    """The configuration may delete the group (``DeleteGroup``, or an expiry with
+    ``delete_expired_groups``): a client's generation may then exceed the group's."""
     """With ``AddPartitions``: per topic, its partitions up to ``max_partitions_per_topic``
     and those of them it does not have initially (a ``MetadataChange`` adds one)."""
 
@@ -197,8 +328,24 @@ def universe_of(config: Config) -> Domains:
         for t, n in config.topics
         if grows and most[t] > n
     }
+    deletes = config.max_perturbations > 0 and (
+        config.allows("DeleteGroup")
+        or (config.delete_expired_groups and config.allows("ExpireOffsets"))
+    )
+    joined_generation = (
+        stated_assignor(config) == "cooperative-sticky"
+        and config.rules.classic_join_group is DEFAULT_RULES.classic_join_group
+    )
     return Domains(
-        Universe.of(members, partitions, iids), previous, instances, subscriptions, growth
+        Universe.of(members, partitions, iids),
+        previous,
+        instances,
+        subscriptions,
+        growth,
+        joined_generation=joined_generation,
+        eager=stated_assignor(config) == "sticky"
+        and config.rules.classic_join_group is DEFAULT_RULES.classic_join_group,
+        deletes=deletes,
     )
 
 
@@ -254,7 +401,133 @@ def _requests(fam: Family, pre: ClassicSym, d: Domains) -> list[BoolRef]:
             z3.Implies(p["new_id"] == mc[mid], pre.issued(mc[before]))
             for mid, before in d.previous_id.items()
         ]
+    if "claim_gen" in p and not d.deletes:
+        # A client's generation (and that of the last assignment it received) is one the
+        # group had: without deletion the group's generation never goes back.
+        out.append(p["claim_gen"] <= pre.generation)
+    if "owned" in p:
+        # A client's generation is -1 or one a JoinGroup response gave it, after the
+        # join phase that ended generation 0 at least (coordinator.complete_join). It owns
+        # partitions only from a SyncGroup answered at its generation, and gives them up
+        # as lost when its generation is reset (client.join_group).
+        out.append(p["claim_gen"] != 0)
+        # A client that sends no member id, or a KIP-394 pending member's second
+        # JoinGroup, had its member id reset (or never had one): it gave up what it owned
+        # (client.join_group), and, claiming at its own generation, has none.
+        # What it owns it was assigned, and the last assignment it received is what its
+        # user data carries (client.on_sync_response, client.join_group).
+        out += [z3.Implies(p["owned"](q), p["user_data"](q)) for q in pc.values()]
+        fresh = z3.Or(p["unknown"], pre.pending(p["member"]))
+        out.append(z3.Implies(fresh, z3.And(*[z3.Not(p["owned"](q)) for q in pc.values()])))
+        if d.joined_generation:
+            out.append(z3.Implies(fresh, p["claim_gen"] == -1))
+        if d.eager:
+            # EAGER revokes everything before it joins; the user data's assignment comes
+            # with the generation it was received at.
+            out += [z3.Not(p["owned"](q)) for q in pc.values()]
+            some = z3.Or(*[p["user_data"](q) for q in pc.values()])
+            out.append(z3.Implies(some, p["claim_gen"] >= 1))
+            # At the group's generation, the assignment received is the one installed for
+            # the member then: the SyncGroup phase of that generation ended, and a member's
+            # assignment changes only in a later one.
+            x = p["member"]
+            current = z3.And(
+                z3.Not(p["unknown"]), pre.is_member(x), some, p["claim_gen"] == pre.generation
+            )
+            out.append(
+                z3.Implies(
+                    current,
+                    z3.And(
+                        z3.Or(pre.status == STABLE, pre.status == PREPARING),
+                        *[p["user_data"](q) == pre.assigned(x, q) for q in pc.values()],
+                    ),
+                )
+            )
+    if "subscribed" in p and "unknown" in p:
+        # A topic has the same partitions for every subscriber: those that exist.
+        for t in sorted({tp[0] for tp in pc}):
+            qs = [q for tp, q in pc.items() if tp[0] == t]
+            names = z3.Or(*[p["subscribed"](q) for q in qs])
+            for m in mc.values():
+                member_names = z3.And(pre.is_member(m), z3.Or(*[pre.subscribed(m, q) for q in qs]))
+                same = z3.And(*[p["subscribed"](q) == pre.subscribed(m, q) for q in qs])
+                out.append(z3.Implies(z3.And(names, member_names), same))
+            if "owned" in p:
+                # A claimed partition of a topic it names exists (no topic is deleted).
+                out += [
+                    z3.Implies(
+                        z3.And(names, z3.Or(p["owned"](q), p["user_data"](q))), p["subscribed"](q)
+                    )
+                    for q in qs
+                ]
+        out.append(
+            z3.Implies(p["claim_gen"] == -1, z3.And(*[z3.Not(p["owned"](q)) for q in pc.values()]))
+        )
     return out
+
+
+def _hints(fam: Family, pre: ClassicSym, options: ClassicOptions) -> list[BoolRef]:
+    """What a JoinGroup's claims most often are, tried first (``HintedSolver``): a member
+    of the group reports its assignment at the group's generation (as owned partitions
+    unless the assignor is the eager ``sticky``, which revokes everything and keeps the
+    assignment in its user data), a new member nothing. A guide to the solver only: the
+    search drops a hint the goal cannot be reached with."""
+    if fam.name != "DeliverMessage.join_group":
+        return []
+    p = fam.params
+    x = p["member"]
+    known = z3.And(z3.Not(p["unknown"]), pre.is_member(x))
+    eager = options.assignor == "sticky"
+
+    def claims(q: Any, name: str, as_assigned: bool) -> BoolRef:
+        return p[name](q) == z3.And(known, pre.assigned(x, q) if as_assigned else False)
+
+    return [
+        every_partition(lambda q: claims(q, "owned", not eager)),
+        every_partition(lambda q: claims(q, "user_data", True)),
+        p["claim_gen"] == z3.If(known, pre.generation, -1),
+    ]
+
+
+class HintedSolver:
+    """A solver that answers ``check`` under as many of its ``hints`` (guarded
+    constraints, each by its own literal) as keep the query satisfiable — it drops the
+    hints of an unsat core until the query is sat, or all of them — so that the first
+    paths found are the likely ones; unsat only when the query is unsat without hints."""
+
+    def __init__(self) -> None:
+        self.solver = z3.Solver()
+        self.hints: list[BoolRef] = []
+
+    def add(self, *constraints: BoolRef) -> None:
+        self.solver.add(*constraints)
+
+    def push(self) -> None:
+        self.solver.push()
+
+    def pop(self) -> None:
+        self.solver.pop()
+
+    def model(self) -> Any:
+        return self.solver.model()
+
+    def hint(self, constraint: BoolRef) -> None:
+        literal = z3.Bool(f"hint{len(self.hints)}")
+        self.solver.add(z3.Implies(literal, constraint))
+        self.hints.append(literal)
+
+    def check(self, *assumptions: BoolRef) -> Any:
+        active = list(self.hints)
+        while active:
+            verdict = self.solver.check(*assumptions, *active)
+            if verdict != z3.unsat:
+                return verdict
+            core = {c.get_id() for c in self.solver.unsat_core()}
+            kept = [h for h in active if h.get_id() not in core]
+            if len(kept) == len(active):
+                break
+            active = kept
+        return self.solver.check(*assumptions)
 
 
 # --------------------------------------------------------------------------- paths
@@ -280,7 +553,7 @@ class Unrolling:
         u = domains.universe
         self.members = tuple(u.member_consts.values())
         self.partitions = tuple(u.partition_consts.values())
-        self.solver = z3.Solver()
+        self.solver = HintedSolver()
         self.states = [ClassicSym.fresh("s0")]
         self.choices: list[list[tuple[Any, Family]]] = []
         self.solver.add(*distinct(u), self.within(self.states[0].leader))
@@ -308,12 +581,22 @@ class Unrolling:
                 self.within(x) for x in fam.params.values() if z3.is_const(x) and x.sort() == MEMBER
             ]
             self.solver.add(z3.Implies(sel, z3.And(*parts)))
+            with grounded(self.members, self.partitions):
+                for hint in _hints(fam, pre, self.options):
+                    self.solver.hint(z3.Implies(sel, hint))
             chosen.append((sel, fam))
         self.solver.add(self.within(post.leader))
         self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
+        # Every step changes the group: a path with a step that leaves it as it is has a
+        # shorter one without it, which reaches the same states and steps.
+        with grounded(self.members, self.partitions):
+            self.solver.add(z3.Not(equals(post, view(pre))))
         self.choices.append(chosen)
 
     def goal(self, name: str) -> BoolRef:
+        scope = GOAL_SCOPE.get(name)
+        if scope is not None and not scope(self.config):
+            return z3.BoolVal(False)
         with grounded(self.members, self.partitions):
             return GOALS[name](self.states[-2], self.states[-1])
 

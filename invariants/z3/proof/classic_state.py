@@ -16,6 +16,11 @@ field of ``model.classic.records.ClassicGroup`` that the coordinator's rules
 ``instance(m)``        its ``group.instance.id`` as a number (0: a dynamic member)
 ``subscribed(m,p)``    ``p`` exists and ``m``'s JoinGroup subscription names its topic
 ``assigned(m,p)``      ``p`` is in ``m``'s assignment of the last SyncGroup phase
+``owned(m,p)``         ``p`` is in the ``OwnedPartitions`` of ``m``'s JoinGroup
+                       subscription (KIP-429)
+``user_data(m,p)``     ``p`` is in the previous assignment the eager ``sticky``
+                       assignor's user data of that subscription carries (KIP-341)
+``claim_gen(m)``       the subscription's generation of those claims (-1: none)
 ``awaiting_join(m)``   the coordinator holds ``m``'s JoinGroup (``awaitingJoinFuture``)
 ``awaiting_sync(m)``   the coordinator holds ``m``'s SyncGroup (``awaitingSyncFuture``)
 ``pending(m)``         ``m`` is a KIP-394 pending member (``pendingJoinMembers``)
@@ -36,7 +41,8 @@ the topics: which partitions exist is seen only through the subscriptions (the c
 configurations delete no topic; ``AddPartitions`` adds one:
 ``classic_transition.metadata_change``), so a partition of the domain no member subscribes
 to may be one not added yet.
-Every per-member field of a non-member is false (0 for the instance number): the rules
+Every per-member field of a non-member is false (0 for the instance number, -1 for the
+claims' generation): the rules
 mask what a removed member leaves behind.
 """
 
@@ -59,9 +65,16 @@ FuncRef = Any
 EMPTY, PREPARING, COMPLETING, STABLE = 0, 1, 2, 3
 STATUS_NAME = {code: status.value for status, code in STATUS_CODE.items()}
 
-MEMBER_FIELDS = ("is_member", "instance", "awaiting_join", "awaiting_sync", "pending_sync")
+MEMBER_FIELDS = (
+    "is_member",
+    "instance",
+    "awaiting_join",
+    "awaiting_sync",
+    "pending_sync",
+    "claim_gen",
+)
 """The unary member fields masked to a member (``is_member`` itself aside)."""
-MEMBER_RELATIONS = ("subscribed", "assigned")
+MEMBER_RELATIONS = ("subscribed", "assigned", "owned", "user_data")
 """The binary member × partition fields masked to a member."""
 
 
@@ -79,6 +92,9 @@ class ClassicSym:
     instance: FuncRef
     subscribed: FuncRef
     assigned: FuncRef
+    owned: FuncRef
+    user_data: FuncRef
+    claim_gen: FuncRef
     awaiting_join: FuncRef
     awaiting_sync: FuncRef
     pending: FuncRef
@@ -105,6 +121,9 @@ class ClassicSym:
             instance=f("instance", M, N),
             subscribed=f("subscribed", M, P, B),
             assigned=f("assigned", M, P, B),
+            owned=f("owned", M, P, B),
+            user_data=f("user_data", M, P, B),
+            claim_gen=f("claim_gen", M, N),
             awaiting_join=f("awaiting_join", M, B),
             awaiting_sync=f("awaiting_sync", M, B),
             pending=f("pending", M, B),
@@ -128,6 +147,9 @@ class ClassicMemberValue:
     assigned: frozenset[Partition]
     awaiting_join: bool
     awaiting_sync: bool
+    owned: frozenset[Partition] = frozenset()
+    user_data: frozenset[Partition] = frozenset()
+    claim_gen: int = -1
 
 
 @dataclass(frozen=True)
@@ -157,7 +179,7 @@ class ClassicValue:
     def partition_domain(self) -> tuple[Partition, ...]:
         ps = set(self.partitions) | set(self.committed)
         for mv in self.members.values():
-            ps |= mv.subscribed | mv.assigned
+            ps |= mv.subscribed | mv.assigned | mv.owned | mv.user_data
         return tuple(sorted(ps))
 
     def instances(self) -> frozenset[str]:
@@ -178,6 +200,9 @@ def project_group(
             assigned=frozenset(m.assignment),
             awaiting_join=m.awaiting_join is not None,
             awaiting_sync=m.awaiting_sync is not None,
+            owned=frozenset(m.subscription.owned_partitions),
+            user_data=frozenset(m.subscription.user_data),
+            claim_gen=m.subscription.generation_id,
         )
         for mid, m in group.members.items()
     }
@@ -244,6 +269,7 @@ def pin(sym: ClassicSym, value: ClassicValue, u: Universe) -> list[BoolRef]:
             sym.instance(mc) == number,
             sym.awaiting_join(mc) == (mv is not None and mv.awaiting_join),
             sym.awaiting_sync(mc) == (mv is not None and mv.awaiting_sync),
+            sym.claim_gen(mc) == (mv.claim_gen if mv is not None else -1),
             sym.pending(mc) == (mid in value.pending),
             sym.pending_sync(mc) == (mid in value.pending_sync),
             sym.issued(mc) == (mid in value.issued),
@@ -253,6 +279,8 @@ def pin(sym: ClassicSym, value: ClassicValue, u: Universe) -> list[BoolRef]:
             out += [
                 sym.subscribed(mc, pc) == (mv is not None and p in mv.subscribed),
                 sym.assigned(mc, pc) == (mv is not None and p in mv.assigned),
+                sym.owned(mc, pc) == (mv is not None and p in mv.owned),
+                sym.user_data(mc, pc) == (mv is not None and p in mv.user_data),
                 sym.committed_by(mc, pc) == (committed is not None and committed[0] == mid),
             ]
     for p, pc in u.partition_consts.items():
@@ -286,6 +314,11 @@ def decode(model: Any, sym: ClassicSym, u: Universe) -> ClassicValue:
             ),
             awaiting_join=b(sym.awaiting_join(mc)),
             awaiting_sync=b(sym.awaiting_sync(mc)),
+            owned=frozenset(p for p, pc in u.partition_consts.items() if b(sym.owned(mc, pc))),
+            user_data=frozenset(
+                p for p, pc in u.partition_consts.items() if b(sym.user_data(mc, pc))
+            ),
+            claim_gen=n(sym.claim_gen(mc)),
         )
     leader = None
     if b(sym.has_leader):
@@ -331,6 +364,9 @@ def render(value: ClassicValue) -> list[str]:
             + (f" (instance {mv.instance})" if mv.instance is not None else "")
             + f": subscribed {ps(mv.subscribed)}, assigned {ps(mv.assigned)}"
             + (f", awaiting {' and '.join(held)}" if held else "")
+            + (f", owned {ps(mv.owned)}" if mv.owned else "")
+            + (f", user data {ps(mv.user_data)}" if mv.user_data else "")
+            + (f", claims of generation {mv.claim_gen}" if mv.claim_gen >= 0 else "")
             + (", SyncGroup awaited" if mid in value.pending_sync else "")
         )
     if value.pending:

@@ -26,7 +26,13 @@ is a free *parameter* (a Z3 constant or function named ``<family>.<name>``):
   whether a static replacement keeps the selected protocol (``same_protocol``:
   ``ClassicGroup.selectProtocol``), whether a SyncGroup names the group's protocol
   (``protocol_ok``);
-* the leader's assignment in its SyncGroup (``assignment``: any, kept for members only);
+* the leader's assignment in its SyncGroup (``assignment``, kept for members only): with
+  ``ClassicOptions.assignor`` one the assignor computes from the group's members and their
+  claims (:func:`leader_assigns`, ``classic_assignor``; the assignor's witness ``computed``,
+  whether the leader fails, ``failed``, and the partitions it saw, ``seen``, are
+  parameters too), otherwise any;
+* a JoinGroup's claims: the owned partitions (``owned``), the sticky user data
+  (``user_data``) and their generation (``claim_gen``);
 * the member id the coordinator hands out (``new_id``: one never handed out before), the
   member holding the request's instance id (``holder``: one, when a member does:
   ``ClassicGroup.staticMemberId``), and the leader chosen when the leader leaves or is not
@@ -57,6 +63,9 @@ from typing import Any
 
 import z3
 
+from invariants.z3.proof.classic_assignor import PROTOCOLS, LeaderInputs, LeaderOutput
+from invariants.z3.proof.classic_assignor import VARIANTS as ASSIGNOR_VARIANTS
+from invariants.z3.proof.classic_assignor import leader_assignment as assignor_relation
 from invariants.z3.proof.classic_state import (
     COMPLETING,
     EMPTY,
@@ -102,6 +111,7 @@ VARIANTS = {
     "(KAFKA-9801)",
     "no-pending-sync-timer": "the pending-sync timer removes nobody: RebalanceTimeout in "
     "COMPLETING_REBALANCE leaves the group as it is (KAFKA-12890)",
+    **{k: v for k, v in ASSIGNOR_VARIANTS.items() if k != "validate-stale-claims"},
 }
 """The classic catalogue mutants (``groupcheck.mutants``) this encoding has a variant of."""
 
@@ -127,6 +137,16 @@ class ClassicOptions:
     delete_expired_groups: bool = False
     """``Config.delete_expired_groups``: an expiry that leaves an Empty group without
     offsets deletes it (``coordinator.classic_maybe_delete_expired_group``)."""
+    assignor: str | None = None
+    """The one assignor every client lists, when it is one ``classic_assignor`` states
+    (``sticky`` or ``cooperative-sticky``) and every client runs byte code with KIP-429 and
+    is bounced to no other: the leader's SyncGroup assignment is one
+    ``classic_assignor.leader_assignment`` allows. None: the assignment is free (``range``,
+    and the upgrade paths' changing assignors, are not stated)."""
+    partitions_added: bool = False
+    """The configuration may add a partition (``AddPartitions``): the leader assigned the
+    partitions it saw in the metadata when it sent its SyncGroup, which may be fewer than
+    exist when the SyncGroup arrives."""
     variant: str | None = None
 
     def __post_init__(self) -> None:
@@ -134,10 +154,47 @@ class ClassicOptions:
             raise ValueError(
                 f"no classic symbolic variant of {self.variant!r}; known: {', '.join(VARIANTS)}"
             )
+        if self.variant in ASSIGNOR_VARIANTS and self.assignor is None:
+            raise ValueError(
+                f"variant {self.variant!r} is an assignor rule: the configuration's clients "
+                f"must all list one of {', '.join(PROTOCOLS)} alone"
+            )
 
     @staticmethod
     def of(config: Config, variant: str | None = None) -> ClassicOptions:
-        return ClassicOptions(delete_expired_groups=config.delete_expired_groups, variant=variant)
+        return ClassicOptions(
+            delete_expired_groups=config.delete_expired_groups,
+            assignor=stated_assignor(config),
+            partitions_added=config.max_perturbations > 0 and config.allows("AddPartitions"),
+            variant=variant,
+        )
+
+
+def assignor_variant_refusal(config: Config, variant: str | None) -> str | None:
+    """Why ``variant``, an assignor rule, has no meaning on ``config`` (None: it has, or it
+    is no assignor rule): the relation states the leader's assignor only where
+    :func:`stated_assignor` gives one."""
+    if variant not in ASSIGNOR_VARIANTS or stated_assignor(config) is not None:
+        return None
+    return (
+        f"mutant {variant!r} is a rule of the leader's assignor, which the classic relation "
+        f"states only where every client lists {' or '.join(PROTOCOLS)} alone on KIP-429 "
+        f"byte code; config {config.name!r} does not"
+    )
+
+
+def stated_assignor(config: Config) -> str | None:
+    """``ClassicOptions.assignor`` of ``config``: the one assignor every client lists, if
+    ``classic_assignor`` states it, every client has KIP-429 and none is bounced."""
+    lists = {c.assignors for c in config.clients}
+    if len(lists) != 1:
+        return None
+    (only,) = lists
+    if len(only) != 1 or only[0] not in PROTOCOLS:
+        return None
+    if not all(c.kip429 and not c.bounces for c in config.clients):
+        return None
+    return only[0]
 
 
 _m = z3.Const("cm", MEMBER)
@@ -159,6 +216,14 @@ def grounded(members: Iterable[ExprRef], partitions: Iterable[ExprRef]) -> Itera
         yield
     finally:
         _DOMAIN.reset(token)
+
+
+def domain() -> tuple[tuple[ExprRef, ...], tuple[ExprRef, ...]]:
+    """The member and partition constants of :func:`grounded` (which must be in force)."""
+    d = _DOMAIN.get()
+    if d is None:
+        raise RuntimeError("the formula needs the finite universe of grounded()")
+    return d
 
 
 def every_member(f: Unary) -> BoolRef:
@@ -202,6 +267,9 @@ class GroupTerm:
     instance: Unary
     subscribed: Binary
     assigned: Binary
+    owned: Binary
+    user_data: Binary
+    claim_gen: Unary
     awaiting_join: Unary
     awaiting_sync: Unary
     pending: Unary
@@ -224,8 +292,9 @@ _UNARY = (
     "pending_sync",
     "issued",
     "committed_gen",
+    "claim_gen",
 )
-_BINARY = ("subscribed", "assigned", "committed_by")
+_BINARY = ("subscribed", "assigned", "owned", "user_data", "committed_by")
 _SCALAR = ("status", "generation", "has_leader", "leader", "deletions")
 
 
@@ -406,6 +475,9 @@ class Join:
     member: ExprRef
     instance: ExprRef
     subscribed: Binary
+    owned: Binary
+    user_data: Binary
+    claim_gen: ExprRef
     supported: BoolRef
     unchanged: BoolRef
     same_protocol: BoolRef
@@ -435,6 +507,9 @@ def add_member(g: GroupTerm, x: ExprRef, r: Join) -> GroupTerm:
         is_member=_with(g.is_member, x, z3.BoolVal(True)),
         instance=lambda m: z3.If(m == x, r.instance, g.instance(m)),
         subscribed=lambda m, q: z3.If(m == x, r.subscribed(x, q), g.subscribed(m, q)),
+        owned=lambda m, q: z3.If(m == x, r.owned(x, q), g.owned(m, q)),
+        user_data=lambda m, q: z3.If(m == x, r.user_data(x, q), g.user_data(m, q)),
+        claim_gen=lambda m: z3.If(m == x, r.claim_gen, g.claim_gen(m)),
         assigned=lambda m, q: z3.And(m != x, g.assigned(m, q)),
         awaiting_join=_with(g.awaiting_join, x, z3.BoolVal(True)),
         awaiting_sync=_with(g.awaiting_sync, x, z3.BoolVal(False)),
@@ -468,6 +543,9 @@ def join_static_member(g: GroupTerm, r: Join, variant: str | None) -> GroupTerm:
         is_member=lambda m: z3.Or(m == new, z3.And(g0.is_member(m), m != old)),
         instance=lambda m: z3.If(m == new, g0.instance(old), g0.instance(m)),
         subscribed=lambda m, q: z3.If(m == new, r.subscribed(new, q), g0.subscribed(m, q)),
+        owned=lambda m, q: z3.If(m == new, r.owned(new, q), g0.owned(m, q)),
+        user_data=lambda m, q: z3.If(m == new, r.user_data(new, q), g0.user_data(m, q)),
+        claim_gen=lambda m: z3.If(m == new, r.claim_gen, g0.claim_gen(m)),
         assigned=lambda m, q: z3.If(m == new, g0.assigned(old, q), g0.assigned(m, q)),
         awaiting_join=lambda m: z3.And(m != new, g0.awaiting_join(m)),
         awaiting_sync=lambda m: z3.And(m != new, g0.awaiting_sync(m)),
@@ -521,6 +599,9 @@ def join_existing_member(g: GroupTerm, r: Join) -> GroupTerm:
     updated = replace(
         g,
         subscribed=lambda m, q: z3.If(m == x, r.subscribed(x, q), g.subscribed(m, q)),
+        owned=lambda m, q: z3.If(m == x, r.owned(x, q), g.owned(m, q)),
+        user_data=lambda m, q: z3.If(m == x, r.user_data(x, q), g.user_data(m, q)),
+        claim_gen=lambda m: z3.If(m == x, r.claim_gen, g.claim_gen(m)),
         awaiting_join=_with(g.awaiting_join, x, z3.BoolVal(True)),
     )
     go = ite(
@@ -567,6 +648,7 @@ def equals(post: ClassicSym, t: GroupTerm) -> BoolRef:
             lambda m: z3.And(
                 post.is_member(m) == member(m),
                 post.instance(m) == z3.If(member(m), t.instance(m), 0),
+                post.claim_gen(m) == z3.If(member(m), t.claim_gen(m), -1),
                 post.awaiting_join(m) == masked(t.awaiting_join)(m),
                 post.awaiting_sync(m) == masked(t.awaiting_sync)(m),
                 post.pending_sync(m) == masked(t.pending_sync)(m),
@@ -579,6 +661,8 @@ def equals(post: ClassicSym, t: GroupTerm) -> BoolRef:
                 lambda q: z3.And(
                     post.subscribed(m, q) == z3.And(member(m), t.subscribed(m, q)),
                     post.assigned(m, q) == z3.And(member(m), t.assigned(m, q)),
+                    post.owned(m, q) == z3.And(member(m), t.owned(m, q)),
+                    post.user_data(m, q) == z3.And(member(m), t.user_data(m, q)),
                     post.committed_by(m, q) == t.committed_by(m, q),
                 )
             )
@@ -630,6 +714,9 @@ def join_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
         member=MEMBER,
         instance=N,
         subscribed=(PARTITION, B),
+        owned=(PARTITION, B),
+        user_data=(PARTITION, B),
+        claim_gen=N,
         supported=B,
         unchanged=B,
         same_protocol=B,
@@ -643,6 +730,9 @@ def join_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
         member=p["member"],
         instance=p["instance"],
         subscribed=lambda _m, q: p["subscribed"](q),
+        owned=lambda _m, q: p["owned"](q),
+        user_data=lambda _m, q: p["user_data"](q),
+        claim_gen=p["claim_gen"],
         supported=p["supported"],
         unchanged=p["unchanged"],
         same_protocol=p["same_protocol"],
@@ -653,11 +743,21 @@ def join_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
     t = handle_join_group(g, r, o.variant)
     guards = [
         p["instance"] >= 0,
+        p["claim_gen"] >= -1,
         z3.Implies(p["unknown"], z3.Not(pre.issued(p["new_id"]))),
         z3.Implies(every_member(lambda m: z3.Not(pre.is_member(m))), p["supported"]),
         z3.Implies(
             z3.And(p["unchanged"], pre.is_member(p["member"])),
-            every_partition(lambda q: p["subscribed"](q) == pre.subscribed(p["member"], q)),
+            z3.And(
+                every_partition(
+                    lambda q: z3.And(
+                        p["subscribed"](q) == pre.subscribed(p["member"], q),
+                        p["owned"](q) == pre.owned(p["member"], q),
+                        p["user_data"](q) == pre.user_data(p["member"], q),
+                    )
+                ),
+                p["claim_gen"] == pre.claim_gen(p["member"]),
+            ),
         ),
         z3.Implies(
             held(g, p["instance"]),
@@ -676,6 +776,12 @@ def sync_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
     SyncGroups and makes the group STABLE (``ClassicGroup.setAndPropagateAssignment``,
     ``coordinator.install_assignment``)."""
     n = "DeliverMessage.sync_group"
+    constrained = o.assignor is not None and _DOMAIN.get() is not None
+    leader: dict[str, Any] = {}
+    if constrained:
+        leader = {"failed": B, "computed": MP}
+        if o.partitions_added:
+            leader["seen"] = (PARTITION, B)
     p = _params(
         n,
         post.tag,
@@ -685,6 +791,7 @@ def sync_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
         protocol_ok=B,
         assignment=MP,
         holder=MEMBER,
+        **leader,
     )
     g = view(pre)
     x = p["member"]
@@ -715,7 +822,44 @@ def sync_group(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
             z3.And(pre.is_member(p["holder"]), pre.instance(p["holder"]) == p["instance"]),
         ),
     ]
+    if constrained:
+        installs = z3.And(z3.Not(refused), g.status != STABLE, g.is_leader(x))
+        guards.append(z3.Implies(installs, leader_assigns(pre, p, o)))
     return _family(n, post, t, p, *guards)
+
+
+def leader_assigns(pre: ClassicSym, p: dict[str, Any], o: ClassicOptions) -> BoolRef:
+    """The leader's SyncGroup assignment (``p["assignment"]``) is one its assignor
+    computes (``classic_assignor.leader_assignment`` for ``ClassicOptions.assignor``, under
+    the variant if it is an assignor rule) and the leader does not fail
+    (``p["failed"]``: a leader whose assignment fails its check sends no SyncGroup,
+    ``client.sync_group``). Its inputs are the group's in the SyncGroup phase, which are
+    those of the JoinGroup response (a change of members or of a member's subscription
+    starts another join phase): the members, their subscriptions and claims — the
+    ``sticky`` assignor reads the previous assignment in its user data, the other one the
+    owned partitions (``client.leader_assignment``) — of the partitions the leader saw
+    (``p["seen"]`` with ``ClassicOptions.partitions_added``: any of those that exist; the
+    abstraction keeps no record of when the leader read the metadata). Built on the
+    universe of :func:`grounded`."""
+    d = domain()
+    assert o.assignor is not None
+    sticky = o.assignor == "sticky"
+    seen = p.get("seen")
+    inputs = LeaderInputs(
+        members=d[0],
+        partitions=d[1],
+        joined=pre.is_member,
+        subscribed=(
+            pre.subscribed if seen is None else (lambda m, q: z3.And(pre.subscribed(m, q), seen(q)))
+        ),
+        claimed=pre.user_data if sticky else pre.owned,
+        claim_gen=pre.claim_gen,
+        generation=pre.generation,
+        cooperative=z3.BoolVal(o.assignor == "cooperative-sticky"),
+    )
+    output = LeaderOutput(assigned=p["assignment"], failed=p["failed"], computed=p["computed"])
+    variant = o.variant if o.variant in ASSIGNOR_VARIANTS else None
+    return z3.And(assignor_relation(inputs, output, variant), z3.Not(p["failed"]))
 
 
 def heartbeat(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:

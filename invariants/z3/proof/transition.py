@@ -224,24 +224,21 @@ EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 obligations do not read them)."""
 
 _CLASSIC = (
-    "the classic protocol's clients or leader assignor: the classic relation "
-    "(classic_transition) has the coordinator only"
+    "the classic protocol's clients: the classic relation (classic_transition) has the "
+    "coordinator only"
 )
-_MIXED_WITNESS = (
-    "a mixed group, but no safety property kills it: only a missed witness (GroupUpgrades, "
-    "reached under the reference rules, in no state under the mutant's) — a claim about "
-    "every run, which no lasso can show (one fair run that never upgrades exists under the "
-    "reference rules too: the consumer-protocol member joining first)"
+_STUCK_LEADER = (
+    "a classic assignor rule killed by Convergence only: its leader fails its check and "
+    "rejoins, round after round, and the classic lasso search (classic_lasso) has no such "
+    "loop: where the SyncGroup phase waits for the leader throughout it demands the "
+    "leader's pending-sync timer (which the model fires only for a client gone or hung), "
+    "and where each round starts a new generation no state repeats"
 )
 
 OUTSIDE: dict[str, str] = {
-    "sticky-without-generation": _CLASSIC,
     "lost-partitions-kept": _CLASSIC,
-    "assign-without-withholding": _CLASSIC,
-    "highest-generation-claims-only": _CLASSIC,
     "late-sync-resets-generation": _CLASSIC,
-    "validate-stale-claims": _CLASSIC,
-    "sticky-forgets-ownership": _CLASSIC,
+    "validate-stale-claims": _STUCK_LEADER,
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
 property that kills them the coordinator core does not have (docs/invariants.md). The
