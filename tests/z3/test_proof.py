@@ -521,7 +521,7 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
     assert row["status"] == "violation"
     assert row["replayed"] is True
     capsys.readouterr()
-    assert main([*args, "--mutant", "sticky-without-generation"]) == 2
+    assert main([*args, "--mutant", "lost-partitions-kept"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "outside the symbolic core" in err

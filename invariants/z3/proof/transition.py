@@ -224,8 +224,10 @@ EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 obligations do not read them)."""
 
 _CLASSIC = (
-    "the classic protocol's clients: the classic relation (classic_transition) has the "
-    "coordinator only"
+    "a rule of the classic protocol's clients: the linked client layer (classic_client_bmc) "
+    "holds its 27-step counterexample, but its depth-by-depth search does not reach that "
+    "depth, and below it no path lifts (the leader's assignment there is bounded, not its "
+    "assignor's)"
 )
 _STUCK_LEADER = (
     "a classic assignor rule killed by Convergence only: its leader fails its check and "
