@@ -110,7 +110,8 @@ def cmd_witness_lost(args: argparse.Namespace, chosen: Any, variant: str) -> int
             f"the reference relation's {witness} step from a state satisfying {INVARIANT}: "
             f"{proof.reference_step}"
         )
-    if found.status != "found":
+    actions = list(found.trace.actions) if found.trace is not None else []
+    if found.status != "violation":
         reasons.append(
             found.message
             or (
@@ -137,12 +138,12 @@ def cmd_witness_lost(args: argparse.Namespace, chosen: Any, variant: str) -> int
         row["reason"] = proved
     if found.path is not None:
         row["path"] = render_path(found.path)
-    steps = [describe_action(a) for a in found.trace or []]
+    steps = [describe_action(a) for a in actions]
     if found.trace is not None:
         row["lift"] = {
             "status": "lifted",
-            "length": len(found.trace),
-            "summary": f"lifted to a {len(found.trace)}-step model trace under the reference "
+            "length": len(actions),
+            "summary": f"lifted to a {len(actions)}-step model trace under the reference "
             f"rules matching the path's states exactly; its last step is {witness}'s",
         }
     seconds = time.monotonic() - start

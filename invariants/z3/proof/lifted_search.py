@@ -144,10 +144,11 @@ def search_lifted(
                     f"({visited} states, matched {matched}; {time.process_time() - began:.1f} s)"
                 )
             if trace is not None:
-                chosen = next((v for v in violations if v.property == goal), violations[0])
                 out.status, out.depth, out.path = "violation", d, path
                 out.trace = Path(config, tuple(trace))
-                out.property, out.message = chosen.property, chosen.message
+                if violations:  # none for a lift to a witness's step (mixed_witness.reach)
+                    chosen = next((v for v in violations if v.property == goal), violations[0])
+                    out.property, out.message = chosen.property, chosen.message
                 unroll.solver.pop()
                 out.seconds = time.process_time() - began
                 return out

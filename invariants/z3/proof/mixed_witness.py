@@ -36,6 +36,7 @@ from typing import Any
 import z3
 
 from invariants.z3.proof.induction import Obligation, Result
+from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.mixed_bmc import (
     UNROLLED,
     SymPath,
@@ -182,21 +183,6 @@ class _WitnessUnrolling(Unrolling):
         return WITNESSES[name](self.states[-2], self.states[-1])
 
 
-@dataclass
-class Reach:
-    """A path to a witness under the reference rules: ``found`` (lifted), ``none`` (no
-    path up to ``depth``) or ``inconclusive`` (paths, none lifted; or Z3's unknown)."""
-
-    witness: str
-    status: str
-    depth: int
-    seconds: float
-    path: SymPath | None = None
-    trace: list[Action] | None = None
-    tried: int = 0
-    message: str | None = None
-
-
 Lift = Callable[[SymPath, Config, int], tuple[list[Action] | None, int, int | None]]
 """A witness lift: the trace (None: none found), the nodes visited and how many of the
 path's states after the initial one a trace matched (None: the search was cut)."""
@@ -210,38 +196,23 @@ def reach(
     lifter: Lift,
     attempts: int = 40,
     lift_states: int = 50_000,
-) -> Reach:
+) -> Outcome:
     """The shortest path of at most ``depth`` coordinator steps of the reference relation
     whose last step is ``witness``'s, lifted with ``lifter`` (``config`` runs the
-    reference rules); a path that does not lift is blocked (as ``lifted_search``)."""
-    began = time.process_time()
+    reference rules): ``lifted_search.search_lifted`` with the witness's step as the goal,
+    so ``violation`` means the witness reached and lifted, ``ok`` no path to it."""
     unroll = _WitnessUnrolling(config, MixedOptions.of(config, None), depth)
-    out = Reach(witness, "none", depth, 0.0)
-    for k in range(1, depth + 1):
-        unroll.extend()
-        unroll.solver.push()
-        unroll.solver.add(unroll.goal(witness))
-        while out.tried < attempts:
-            answer = unroll.solver.check()
-            if answer == z3.unknown:
-                out.status, out.depth = "inconclusive", k
-                out.message = f"Z3 gave no answer at depth {k}"
-                out.seconds = time.process_time() - began
-                return out
-            if answer != z3.sat:
-                break
-            path = unroll.path(unroll.solver.model(), witness)
-            out.tried += 1
-            trace, _, matched = lifter(path, config, lift_states)
-            if trace is not None:
-                out.status, out.depth, out.path, out.trace = "found", k, path, trace
-                out.seconds = time.process_time() - began
-                return out
-            if out.path is None:
-                out.status, out.depth, out.path = "inconclusive", k, path
-            unroll.block(path, k if matched is None else max(1, min(k, matched + 1)))
-        unroll.solver.pop()
-        if out.tried >= attempts:
-            break
-    out.seconds = time.process_time() - began
-    return out
+
+    def lift(path: SymPath, cfg: Config, states: int) -> Lifted:
+        trace, visited, matched = lifter(path, cfg, states)
+        return trace, [], visited, matched
+
+    return search_lifted(
+        unroll,
+        witness,
+        depth,
+        config,
+        lifter=lift,
+        attempts=attempts,
+        lift_states=lift_states,
+    )
