@@ -55,6 +55,45 @@ def bmc_variant(variant: str | None, variants: Any, relation: str) -> None:
         )
 
 
+def mutant_bound(
+    result: str,
+    variant: str | None,
+    depth: int,
+    *,
+    given: bool,
+    known: int | None,
+    unreached: str | None = None,
+    steps: str = "steps",
+) -> tuple[str, str | None]:
+    """A mutant run's result and what its depth says of the mutant (``bound``; None for a
+    violation or a run without a mutant). BMC sees no path longer than the depth, so a
+    mutant run that found nothing says so: the depth bounds it, the shortest known path of
+    the variant (``known``: the default depth) or that none is known (with ``unreached``,
+    what is), and that the mutant matrix kills the mutant. A run without ``--depth``
+    (``given``) is meant to find the mutant: when no path of it is known, its ok is no
+    answer and the result is inconclusive; with ``--depth K`` ok says what it always
+    says, no violation within K."""
+    if variant is None or result == "violation":
+        return result, None
+    matrix = "the mutant matrix (groupcheck mutants) kills it"
+    if known is None:
+        what = f" ({unreached})" if unreached else ""
+        bound = (
+            f"bounded by depth {depth}: the depth a path of {variant} needs is not "
+            f"known{what}; {matrix}"
+        )
+        return ("inconclusive" if not given else result), bound
+    if depth < known:
+        return result, (
+            f"bounded by depth {depth}: the shortest known path of {variant} has {known} "
+            f"{steps} (the depth without --depth); {matrix}"
+        )
+    return result, (
+        f"bounded by depth {depth} (the shortest known path of {variant} has {known} "
+        f"{steps}); {matrix}"
+    )
+
+
 def chosen_goals(only: list[str] | None, goals: list[str]) -> list[str]:
     """``goals`` narrowed to ``--only`` (``ConfigError`` naming a goal it does not have)."""
     from model.status import ConfigError
@@ -77,11 +116,14 @@ def run_goals(
     lift_states: int,
     relation: Relation,
     search: Callable[[str, Progress], Any],
+    known: int | None = None,
+    unreached: str | None = None,
 ) -> int:
     """Search every goal with ``search(goal, progress)`` (an outcome with ``status``,
     ``depth``, ``seconds``, ``tried``, ``path``, ``trace``, ``property``, ``message``),
     print the result (``--json`` or text) and return the exit status: 1 for a lifted
-    violation, 3 when a goal is unknown, 0 otherwise."""
+    violation, 3 when a goal is unknown (or, for a mutant, as :func:`mutant_bound` says
+    with ``known`` and ``unreached``), 0 otherwise."""
     from groupcheck import exitcodes
     from groupcheck.explore.run import z3_recheck
     from groupcheck.progress import progress_for
@@ -163,7 +205,16 @@ def run_goals(
         result = "violation"
     elif any(r["status"] == "unknown" for r in rows):
         result = "inconclusive"
-    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written)
+    result, bound = mutant_bound(
+        result,
+        variant,
+        depth,
+        given=args.depth is not None,
+        known=known,
+        unreached=unreached,
+        steps=relation.steps,
+    )
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written, bound)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -188,6 +239,8 @@ def _print(
     for r in rows:
         extra = f" ({r['reason']})" if r.get("reason") else ""
         print(f"  {r['status']:9} {r['property']} (depth {r['depth']}){extra}")
+    if doc["bound"]:
+        print(f"  {doc['bound']}")
     for r in violated:
         print(f"\nVIOLATION of {r['property']} in {r['depth']} {relation.steps}; lifted")
         for line in r["path"]:

@@ -87,7 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("bfs", "walk", "hypothesis", "bmc"),
         default="bfs",
         help="bmc: bounded model checking of the coordinator core's properties with Z3 "
-        "over the symbolic relation (invariants/z3/proof/), up to --depth steps (default 3); "
+        "over the symbolic relation (invariants/z3/proof/), up to --depth steps (default: with "
+        "--mutant, the steps of its shortest known path, else 3; a mutant run that finds "
+        "nothing says what its depth bounds, and is inconclusive without --depth when no "
+        "path of the mutant is known); "
         "a counterexample is replayed through the Python coordinator, then lifted to a "
         "model trace (bounded by --max-states) and, when lifted, written under --out like "
         "bfs's; with --only Convergence (and for the liveness-only mutants) a search for "
@@ -116,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--depth",
         type=positive,
         metavar="K",
-        help="bfs: explore every state within K steps (ok means: no violation within K)",
+        help="bfs: explore every state within K steps (ok means: no violation within K); "
+        "bmc: search paths of at most K steps (see --engine)",
     )
     exp.add_argument(
         "--walks", type=positive, default=1000, metavar="N", help="walk: walks (default 1000)"

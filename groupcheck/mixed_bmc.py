@@ -19,7 +19,13 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
     symbolic path did not lift, 0 when no path of the relation violates a goal."""
     from groupcheck.bmc_lifted import Relation, run_goals
     from groupcheck.explore.mixed_lift import lift
-    from invariants.z3.proof.mixed_bmc import DEFAULT_LIFT_STATES, GOALS, render_path, search
+    from invariants.z3.proof.mixed_bmc import (
+        DEFAULT_LIFT_STATES,
+        GOALS,
+        VARIANT_DEPTHS,
+        render_path,
+        search,
+    )
     from invariants.z3.proof.mixed_transition import VARIANTS, MixedOptions, unsupported
     from model.status import ConfigError
 
@@ -34,7 +40,8 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
         return cmd_witness_lost(args, chosen, variant)
     goals = list(GOALS)
     goals = chosen_goals(args.only, goals)
-    depth = args.depth or 3
+    # Without --depth: the depth of the variant's shortest path.
+    depth = args.depth or VARIANT_DEPTHS.get(variant or "", 3)
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     options = MixedOptions.of(config, variant)
     return run_goals(
@@ -50,6 +57,7 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
         search=lambda goal, _progress: search(
             goal, depth, config, options, lifter=lift, lift_states=lift_states
         ),
+        known=VARIANT_DEPTHS.get(variant or ""),
     )
 
 

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from groupcheck.argtypes import non_negative, positive, positive_float
-from groupcheck.bmc_lifted import bmc_variant, chosen_goals
+from groupcheck.bmc_lifted import bmc_variant, chosen_goals, mutant_bound
 
 
 def register(sub: Any) -> None:
@@ -574,6 +574,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         GOALS,
         OFFLOAD_GOALS,
         OFFLOAD_STEP_GOALS,
+        VARIANT_DEPTHS,
         ReplayDiverged,
         confirmed,
         replay,
@@ -673,7 +674,8 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             # its leaves.
             goals += [c.name for c in CLIENT_STEP_GOALS]
     goals = chosen_goals(args.only, goals)
-    depth = args.depth or 3
+    # Without --depth: the depth of the variant's shortest path, where one is known.
+    depth = args.depth or VARIANT_DEPTHS.get(variant or "", 3)
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     out_dir = Path(args.out)
     scenario = chosen.preset or config.name.split("+")[0]
@@ -759,7 +761,14 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         result = "violation"
     elif any(r["status"] == "unknown" for r in rows):
         result = "inconclusive"
-    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written)
+    result, bound = mutant_bound(
+        result,
+        variant,
+        depth,
+        given=args.depth is not None,
+        known=VARIANT_DEPTHS.get(variant or ""),
+    )
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written, bound)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -770,6 +779,8 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         for r in rows:
             extra = f" ({r['reason']})" if r.get("reason") else ""
             print(f"  {r['status']:9} {r['property']} (depth {r['depth']}){extra}")
+        if bound:
+            print(f"  {bound}")
         for r in violated:
             replayed = "confirmed" if r["replayed"] else "NOT confirmed"
             print(f"\nVIOLATION of {r['property']} in {r['depth']} steps; Python replay {replayed}")
@@ -813,6 +824,7 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         GOALS,
         VARIANT_DEPTHS,
         VARIANT_GOALS,
+        VARIANT_UNREACHED,
         render_path,
         search,
     )
@@ -859,6 +871,8 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         search=lambda goal, _progress: search(
             goal, depth, config, options, lifter=lift, lift_states=lift_states
         ),
+        known=VARIANT_DEPTHS.get(variant or ""),
+        unreached=VARIANT_UNREACHED.get(variant or ""),
     )
 
 
@@ -921,6 +935,8 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
             lift_states=lift_states,
             progress=progress,
         ),
+        # The default depth holds each client variant's shortest counterexample.
+        known=DEFAULT_DEPTH,
     )
 
 
@@ -937,7 +953,12 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
     from groupcheck.explore.classic_lift import lift_lasso
     from groupcheck.progress import progress_for
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES, render_path
-    from invariants.z3.proof.classic_lasso import CONVERGENCE, DEFAULT_DEPTH, search_lasso
+    from invariants.z3.proof.classic_lasso import (
+        CONVERGENCE,
+        DEFAULT_DEPTH,
+        LASSO_DEPTHS,
+        search_lasso,
+    )
     from invariants.z3.proof.classic_transition import ClassicOptions
     from model.status import ConfigError
     from reports.artifacts import run_label, run_name
@@ -1021,7 +1042,8 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
         }
     seconds = time.monotonic() - start
     result = {"violation": "violation", "ok": "ok"}.get(out.status, "inconclusive")
-    doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written)
+    result, bound = _lasso_bound(result, variant, depth, args, LASSO_DEPTHS)
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written, bound)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -1033,6 +1055,8 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
         print(f"  {row['status']:9} {CONVERGENCE} (depth {row['depth']}){extra}")
         if row.get("checked"):
             print(f"  checked: {row['checked']}")
+        if bound:
+            print(f"  {bound}")
         if "loop" in row:
             loop = row["loop"]
             confirmed = "confirmed" if out.trace is not None else "NOT confirmed"
@@ -1056,6 +1080,26 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
     if result == "violation":
         return exitcodes.VIOLATION
     return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def _lasso_bound(
+    result: str, variant: str | None, depth: int, args: argparse.Namespace, known: dict[str, int]
+) -> tuple[str, str | None]:
+    """``mutant_bound`` for a Convergence search: a liveness-only variant's shortest lasso
+    is known (``known``); any other mutant is here only by ``--only Convergence``, which
+    asks for a lasso its kill is not."""
+    if variant is None or variant in known:
+        return mutant_bound(
+            result, variant, depth, given=args.depth is not None, known=known.get(variant or "")
+        )
+    return mutant_bound(
+        result,
+        variant,
+        depth,
+        given=True,
+        known=None,
+        unreached="its kill is a safety property, not a lasso",
+    )
 
 
 def _expiry_goals(config: Any) -> list[str]:
@@ -1171,14 +1215,18 @@ def _bmc_doc(
     rows: list[dict[str, Any]],
     lift_states: int,
     written: dict[str, Any],
+    bound: str | None = None,
 ) -> dict[str, Any]:
-    """``explore --engine bmc``'s JSON document (safety goals and Convergence lassos)."""
+    """``explore --engine bmc``'s JSON document (safety goals and Convergence lassos);
+    ``bound``: what the depth says of the mutant, when a mutant run found no violation
+    (``groupcheck.bmc_lifted.mutant_bound``)."""
     return {
         "result": result,
         "engine": "bmc",
         "config": config_name,
         "variant": variant,
         "depth": depth,
+        "bound": bound,
         "seconds": round(seconds, 3),
         "properties": rows,
         "lift_states": lift_states,
@@ -1260,7 +1308,7 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
     from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import universe_of
     from invariants.z3.proof.bmc_clients import POLL_VARIANTS, Layer
-    from invariants.z3.proof.bmc_lasso import CONVERGENCE, search_lasso
+    from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_DEPTHS, search_lasso
     from invariants.z3.proof.transition import Options
     from model.status import ConfigError
     from reports.artifacts import run_label, run_name
@@ -1291,7 +1339,8 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
             f"--engine bmc's {CONVERGENCE} lassos have no poll timers (the layer's fairness "
             f"does not name their steps); explore mutant {variant} instead"
         )
-    depth = args.depth or 3
+    # Without --depth: the length of the variant's shortest lasso, where one is known.
+    depth = args.depth or LASSO_DEPTHS.get(variant or "", 3)
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     out_dir = Path(args.out)
     scenario = chosen.preset or config.name.split("+")[0]
@@ -1340,7 +1389,8 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
         written = _write_lifted(chosen, lifted.path, CONVERGENCE, message, out_dir, run_dir)
     seconds = time.monotonic() - start
     result = {"violation": "violation", "ok": "ok"}.get(row["status"], "inconclusive")
-    doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written)
+    result, bound = _lasso_bound(result, variant, depth, args, LASSO_DEPTHS)
+    doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written, bound)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -1352,6 +1402,8 @@ def _cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> in
         print(f"  {row['status']:9} {CONVERGENCE} (depth {row['depth']}){extra}")
         if row.get("checked"):
             print(f"  checked: {row['checked']}")
+        if bound:
+            print(f"  {bound}")
         if "loop" in row:
             loop = row["loop"]
             replayed = "confirmed" if row.get("replayed") else "NOT confirmed"

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from groupcheck.bmc_lifted import mutant_bound
 from groupcheck.cli import main
 from groupcheck.explore.lift import LEVELS, alpha, lift, matches, model_namer, rename
 from groupcheck.mutants import MUTANTS
-from invariants.z3.proof.bmc import search, universe_of
+from invariants.z3.proof.bmc import VARIANT_DEPTHS, search, universe_of
 from invariants.z3.proof.state import project
 from invariants.z3.proof.transition import Options
 from model.system import consumer_initial
@@ -58,7 +59,9 @@ RUN_FILES = {
 """What a bfs counterexample's run directory holds (reports/artifacts.py)."""
 
 
-def _bmc(mutant: str, goal: str, depth: int, out: Path, *extra: str) -> list[str]:
+def _bmc(mutant: str, goal: str, depth: int | None, out: Path, *extra: str) -> list[str]:
+    """``explore --engine bmc`` on the mutant's goal; no ``--depth`` for ``depth=None``."""
+    bound = [] if depth is None else ["--depth", str(depth)]
     return [
         "explore",
         "--engine",
@@ -67,8 +70,7 @@ def _bmc(mutant: str, goal: str, depth: int, out: Path, *extra: str) -> list[str
         mutant,
         "--only",
         goal,
-        "--depth",
-        str(depth),
+        *bound,
         "--out",
         str(out),
         "--quiet",
@@ -80,10 +82,13 @@ def _bmc(mutant: str, goal: str, depth: int, out: Path, *extra: str) -> list[str
 def test_a_bmc_counterexample_is_lifted_published_and_replays(
     mutant: str, goal: str, depth: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main([*_bmc(mutant, goal, depth, tmp_path), "--json"]) == 1
+    # Without --depth a mutant run searches to its variant's shortest path.
+    assert main([*_bmc(mutant, goal, None, tmp_path), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
+    assert doc["depth"] == depth == VARIANT_DEPTHS[mutant]
+    assert doc["bound"] is None
     (row,) = doc["properties"]
-    assert row["status"] == "violation"
+    assert (row["status"], row["depth"]) == ("violation", depth)
     assert row["replayed"] is True
     assert row["lift"]["status"] == "lifted"
     # The model trace's first violation is its last step, of the property BMC found.
@@ -103,6 +108,45 @@ def test_a_bmc_counterexample_is_lifted_published_and_replays(
     again = json.loads(capsys.readouterr().out)
     assert again["step"] == ce["length"]
     assert goal in {v["property"] for v in again["violations"]}
+
+
+def test_a_mutant_run_short_of_its_shortest_path_says_what_the_depth_bounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--depth 1`` on a mutant whose shortest path has 2 steps: ok, true of depth 1, and
+    the output says the depth bounds it, the depth that finds it, and that the mutant
+    matrix kills it."""
+    args = _bmc("ignore-partition-epochs", "NoServerError", 1, tmp_path)
+    assert main([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["result"], doc["depth"], doc["run_dir"]) == ("ok", 1, None)
+    assert doc["bound"] == (
+        "bounded by depth 1: the shortest known path of ignore-partition-epochs has 2 "
+        "steps (the depth without --depth); the mutant matrix (groupcheck mutants) kills it"
+    )
+    assert main(args) == 0
+    assert doc["bound"] in capsys.readouterr().out.splitlines()[-1]
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_mutant_run_without_a_known_path_is_inconclusive_unless_bounded_by_depth() -> None:
+    """No path of the mutant known (``classic_bmc.VARIANT_UNREACHED``): nothing found at
+    the default depth is no answer (inconclusive); at a ``--depth`` asked for it is ok
+    within that depth. A violation, or a run without a mutant, has no bound to state."""
+    unknown = {"known": None, "unreached": "none lifts"}
+    result, bound = mutant_bound("ok", "m", 3, given=False, **unknown)
+    assert result == "inconclusive"
+    assert bound is not None
+    assert "path of m needs is not known (none lifts)" in bound
+    assert mutant_bound("ok", "m", 3, given=True, **unknown) == ("ok", bound)
+    assert mutant_bound("inconclusive", "m", 3, given=True, **unknown)[0] == "inconclusive"
+    assert mutant_bound("violation", "m", 3, given=False, **unknown) == ("violation", None)
+    assert mutant_bound("ok", None, 3, given=False, known=None) == ("ok", None)
+    # At or past the shortest known path (another goal asked with --only): ok stays ok.
+    result, bound = mutant_bound("ok", "m", 4, given=False, known=4)
+    assert result == "ok"
+    assert bound is not None
+    assert bound.startswith("bounded by depth 4 (the shortest known path of m has 4 steps)")
 
 
 def test_a_lift_budget_too_small_says_so_and_writes_no_run_directory(

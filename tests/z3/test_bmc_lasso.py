@@ -23,6 +23,7 @@ from invariants.z3.proof.bmc import universe_of
 from invariants.z3.proof.bmc_clients import Layer
 from invariants.z3.proof.bmc_lasso import (
     CONVERGENCE,
+    LASSO_DEPTHS,
     LASSO_VARIANTS,
     LassoOutcome,
     replay_lasso,
@@ -56,6 +57,7 @@ def ack_ignored() -> LassoOutcome:
 
 def test_the_lasso_variants_are_symbolic_variants() -> None:
     assert set(LASSO_VARIANTS) == set(LASSOS)
+    assert LASSO_DEPTHS == LASSOS  # explore --engine bmc --mutant M's default depth
     assert set(LASSO_VARIANTS) <= set(VARIANTS)
 
 

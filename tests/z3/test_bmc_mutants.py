@@ -23,6 +23,7 @@ from invariants.z3.proof.bmc import (
     GOALS,
     OFFLOAD_GOALS,
     OFFLOAD_STEP_GOALS,
+    VARIANT_DEPTHS,
     ReplayDiverged,
     confirmed,
     replay,
@@ -117,6 +118,8 @@ def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
     assert all(reason.strip() for reason in OUTSIDE.values())
     # The liveness-only variants are lassos (tests/z3/test_bmc_lasso.py).
     assert set(FOUND) | set(LASSO_VARIANTS) == set(VARIANTS)
+    # explore --engine bmc --mutant M's default depth: the shortest path's, found below.
+    assert {name: depth for name, (_, depth) in FOUND.items()} == VARIANT_DEPTHS
     assert not set(FOUND) & set(LASSO_VARIANTS)
     assert set(CLIENT_VARIANTS) <= set(VARIANTS)
     client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS, *POLL_GOALS)}

@@ -15,7 +15,13 @@ import pytest
 from groupcheck.cli import main
 from groupcheck.explore.classic_lift import lift
 from groupcheck.mutants import MUTANTS
-from invariants.z3.proof.classic_bmc import GOALS, VARIANT_DEPTHS, VARIANT_GOALS, search
+from invariants.z3.proof.classic_bmc import (
+    GOALS,
+    VARIANT_DEPTHS,
+    VARIANT_GOALS,
+    VARIANT_UNREACHED,
+    search,
+)
 from invariants.z3.proof.classic_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
 from model.config import Config
@@ -37,7 +43,11 @@ def test_every_classic_variant_has_a_goal() -> None:
     assert not set(FOUND) & set(LASSO_VARIANTS)
     assert not (set(FOUND) | set(LASSO_VARIANTS)) & set(VARIANT_GOALS)
     assert {goal for goal, _, _ in FOUND.values()} | set(VARIANT_GOALS.values()) <= set(GOALS)
-    assert set(VARIANT_DEPTHS) <= set(VARIANT_GOALS)
+    # The default depth of a coordinator rule's variant is its shortest (found there below);
+    # an assignor rule's is that of a lifted path, or none is known (VARIANT_UNREACHED).
+    assert {n: VARIANT_DEPTHS[n] for n in FOUND} == {n: d for n, (_, d, _) in FOUND.items()}
+    assert set(VARIANT_DEPTHS) - set(FOUND) <= set(VARIANT_GOALS)
+    assert set(VARIANT_UNREACHED) == set(VARIANT_GOALS) - set(VARIANT_DEPTHS)
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))

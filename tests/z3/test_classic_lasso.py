@@ -23,6 +23,8 @@ from invariants.z3.proof.classic_agreement import check_step
 from invariants.z3.proof.classic_bmc import SymPath
 from invariants.z3.proof.classic_lasso import (
     CONVERGENCE,
+    DEFAULT_DEPTH,
+    LASSO_DEPTHS,
     LASSO_VARIANTS,
     LassoLifted,
     search_lasso,
@@ -63,7 +65,9 @@ def _run(name: str) -> tuple[Config, list[Action]]:
 
 
 def test_the_lasso_variants_are_classic_variants_no_longer_outside() -> None:
-    assert set(LASSO_VARIANTS) == set(BFS_PATHS)
+    assert set(LASSO_VARIANTS) == set(BFS_PATHS) == set(LASSO_DEPTHS)
+    assert LASSO_DEPTHS["no-pending-sync-timer"] == STALL_DEPTH
+    assert max(LASSO_DEPTHS.values()) == DEFAULT_DEPTH
     assert set(LASSO_VARIANTS) <= set(VARIANTS)
     assert not set(LASSO_VARIANTS) & set(OUTSIDE)
 

@@ -89,6 +89,11 @@ LASSO_VARIANTS = {
 }
 """The catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
 
+LASSO_DEPTHS: dict[str, int] = {"ack-ignored": 9, "reject-epoch-zero-rejoin": 9}
+"""Per variant of ``LASSO_VARIANTS``, the steps of its shortest lasso on the mutant's
+scenario: ``explore --engine bmc --mutant M``'s depth without ``--depth``
+(tests/z3/test_bmc_lasso.py)."""
+
 PERTURBATIONS = frozenset({"Leave", "LoseResponse"})
 """The layer's steps that spend the perturbation budget (none may be in the loop)."""
 

@@ -96,6 +96,11 @@ LASSO_VARIANTS = {
 }
 """The classic catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
 
+LASSO_DEPTHS: dict[str, int] = {"static-replace-without-rebalance": 5, "no-pending-sync-timer": 6}
+"""Per variant of ``LASSO_VARIANTS``, the steps of its shortest lasso on the mutant's
+scenario (docs/invariants.md, "Convergence: lassos of the classic relation");
+``DEFAULT_DEPTH`` is the longer."""
+
 LASSO_UNROLLED = (*UNROLLED, "Unchanged")
 """The families unrolled: those of ``classic_bmc`` and the clients' steps, each where the
 configuration can take it (``classic_agreement.possible_families``)."""
