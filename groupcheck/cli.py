@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from groupcheck.argtypes import non_negative, positive, positive_float
-from model.presets import PRESETS, preset
+from model.presets import BENCHMARK_PRESETS, PRESETS, preset
 from model.settings import config_to_mapping
 from model.status import ConfigError
 
@@ -242,7 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="SUBCOMMAND", required=True)
     show = cfg_sub.add_parser("show", help="print one preset as TOML (or JSON)")
-    show.add_argument("name", metavar="PRESET", help=f"one of: {', '.join(PRESETS)}")
+    show.add_argument(
+        "name",
+        metavar="PRESET",
+        help=f"one of: {', '.join(PRESETS)}; benchmark presets: {', '.join(BENCHMARK_PRESETS)}",
+    )
     show.add_argument("--json", action="store_true", help="print JSON instead of TOML")
     show.set_defaults(handler=cmd_config_show)
     for module_name in COMMAND_MODULES:
@@ -258,7 +262,8 @@ def add_config_options(
     group = parser.add_mutually_exclusive_group(required=required)
     group.add_argument(
         "--preset",
-        help=f"preset name ({', '.join(PRESETS)})" + (f"; {default_help}" if default_help else ""),
+        help=f"preset name ({', '.join(PRESETS)}; benchmark presets: "
+        f"{', '.join(BENCHMARK_PRESETS)})" + (f"; {default_help}" if default_help else ""),
     )
     group.add_argument(
         "--config",

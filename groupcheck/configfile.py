@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 from model.config import Config
-from model.presets import PRESETS
+from model.presets import BENCHMARK_PRESETS, PRESETS
 from model.settings import config_from_mapping
 from model.status import ConfigError
 from model.trace.strict_json import JsonTextError, loads
@@ -62,4 +62,6 @@ def load_config_file(path: str) -> Config:
     """The config a TOML or JSON config file describes."""
     text = read_text_file(path, "config file")
     doc = parse_document(path, text, "config file")
-    return config_from_mapping(doc, path, PRESETS, default_name=Path(path).stem.upper())
+    # A file may build on any preset ``--preset`` names, the benchmark presets included.
+    presets = {**PRESETS, **BENCHMARK_PRESETS}
+    return config_from_mapping(doc, path, presets, default_name=Path(path).stem.upper())

@@ -386,10 +386,14 @@ PRESETS: dict[str, Config] = {c.name: c for c in (*EXAMPLES, *SCENARIOS)}
 
 
 def preset(name: str) -> Config:
-    """The preset called ``name`` (case-insensitive)."""
-    config = PRESETS.get(name.upper())
+    """The preset called ``name`` (case-insensitive): one of ``PRESETS`` or of
+    ``BENCHMARK_PRESETS``."""
+    config = PRESETS.get(name.upper()) or BENCHMARK_PRESETS.get(name.upper())
     if config is None:
-        raise ConfigError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}")
+        raise ConfigError(
+            f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}; benchmark "
+            f"presets: {', '.join(BENCHMARK_PRESETS)}"
+        )
     return config
 
 
@@ -980,3 +984,26 @@ MIGRATION_PRESETS: tuple[Config, ...] = (
 """The mixed-group presets (``protocol = "mixed"``)."""
 
 PRESETS.update({c.name: c for c in MIGRATION_PRESETS})
+
+
+# --------------------------------------------------------------------------- benchmarks
+# The benchmark configurations (docs/benchmarks.md): ``--preset`` names them, but they are
+# kept out of PRESETS, which the test suite and ``prove --agreement --all-presets`` iterate
+# over: an exhaustive search of MUT2_LOSS4 visits over two million states.
+
+MUT2_LOSS4 = replace(
+    MUT2,
+    name="MUT2_LOSS4",
+    max_perturbations=4,
+    perturbations=frozenset({"Subscribe", "Leave", "Crash", "LoseMessage"}),
+)
+"""MUT2 with four perturbations of every kind the TLA+ specification models (B joins, a
+client leaves or crashes, a message is lost): 2,373,717 distinct states, the configuration
+``bench/bench_pbfs.py`` runs the parallel BFS, the serial BFS and TLC on
+(``tla/MUT2_LOSS4.cfg``)."""
+
+MUT2_LOSS2 = replace(MUT2_LOSS4, name="MUT2_LOSS2", max_perturbations=2)
+"""MUT2_LOSS4's smaller sibling (two perturbations, 46,993 states)."""
+
+BENCHMARK_PRESETS: dict[str, Config] = {c.name: c for c in (MUT2_LOSS2, MUT2_LOSS4)}
+"""The presets of the benchmarks, which ``preset`` accepts and ``PRESETS`` leaves out."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from groupcheck.mutants.catalogue import LOSSY_TWO, REJOIN, TWO_ON_TWO
 from model.config import ClientSpec, Config
-from model.presets import TINY
+from model.presets import MUT2_LOSS2, MUT2_LOSS4, TINY
 from model.status import ConfigError
 
 TLA_DIR = Path(__file__).resolve().parents[2] / "tla"
@@ -40,18 +40,9 @@ PAIR_LOSS1 = Config(
 )
 """Two clients join together over a network that may lose one message."""
 
-MUT2_LOSS4 = replace(
-    TWO_ON_TWO,
-    name="MUT2_LOSS4",
-    max_perturbations=4,
-    perturbations=SPEC_PERTURBATIONS,
-)
-"""MUT2 with four perturbations of every kind the specification models (B joins, a client
-leaves or crashes, a message is lost): over a million distinct states, the configuration
-``bench/bench_pbfs.py`` runs the parallel BFS, the serial BFS and TLC on."""
-
-MUT2_LOSS2 = replace(MUT2_LOSS4, name="MUT2_LOSS2", max_perturbations=2)
-"""MUT2_LOSS4's smaller sibling (two perturbations), whose count a test pins."""
+# MUT2_LOSS4 (MUT2 with four perturbations of every kind the specification models) and
+# MUT2_LOSS2 (two) are benchmark presets (model.presets.BENCHMARK_PRESETS): --preset names
+# them; a test pins MUT2_LOSS2's count, tla/manifest.json MUT2_LOSS4's.
 
 CONFIGS: dict[str, Config] = {
     c.name: c

@@ -4,6 +4,7 @@ write, and a seeded run's artifacts are the same bytes in every process."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -44,6 +45,44 @@ def test_config_show_round_trips_every_preset(
     code, out, _ = run(capsys, "config", "show", name, "--json")
     (tmp_path / "c.json").write_text(out)
     assert load_config_file(str(tmp_path / "c.json")) == PRESETS[name]
+
+
+def test_the_benchmark_configs_are_presets_left_out_of_presets(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--preset`` (``config show``, a config file's ``preset``) names the benchmarks'
+    configs, the TLA+ configs of the same names; ``PRESETS``, which tests and
+    ``--all-presets`` iterate over, leaves them out (an exhaustive search of MUT2_LOSS4
+    visits over two million states)."""
+    from groupcheck.tla.configs import CONFIGS, SPEC_PERTURBATIONS
+    from model.presets import BENCHMARK_PRESETS, preset
+
+    assert set(BENCHMARK_PRESETS) == {"MUT2_LOSS2", "MUT2_LOSS4"}
+    assert not set(BENCHMARK_PRESETS) & set(PRESETS)
+    for name, config in BENCHMARK_PRESETS.items():
+        assert preset(name.lower()) is config is CONFIGS[name]
+        assert config.perturbations == SPEC_PERTURBATIONS
+    code, out, _ = run(capsys, "config", "show", "MUT2_LOSS4")
+    assert code == 0
+    assert 'name = "MUT2_LOSS4"' in out
+    assert "max_perturbations = 4" in out
+    from groupcheck.configfile import load_config_file
+
+    (tmp_path / "loss3.toml").write_text('preset = "MUT2_LOSS4"\nmax_perturbations = 3\n')
+    loss3 = load_config_file(str(tmp_path / "loss3.toml"))
+    assert (loss3.perturbations, loss3.max_perturbations) == (SPEC_PERTURBATIONS, 3)
+    code, _, err = run(capsys, "explore", "--preset", "MUT2_LOSS5")
+    assert code == 2
+    assert "benchmark presets: MUT2_LOSS2, MUT2_LOSS4" in err
+    out = _explore_help()
+    assert "benchmark presets: MUT2_LOSS2, MUT2_LOSS4" in " ".join(out.split())
+
+
+def _explore_help() -> str:
+    """``groupcheck explore --help``'s text."""
+    parser = cli.build_parser()
+    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return str(sub.choices["explore"].format_help())
 
 
 def test_config_show_knows_mutant_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
