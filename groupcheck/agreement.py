@@ -257,6 +257,21 @@ def _client_rule(variant: str) -> str | None:
     )
 
 
+def _assignor_rule(variant: str) -> str | None:
+    """Why the walks cannot tell a classic assignor variant apart (None: no such variant)."""
+    from groupcheck.mutants import MUTANTS
+    from invariants.z3.proof.classic_assignor import VARIANTS as ASSIGNOR_VARIANTS
+
+    if variant not in ASSIGNOR_VARIANTS or variant not in MUTANTS:
+        return None
+    return (
+        f"its rule (Rules.{MUTANTS[variant].field}, the leader's assignor) runs in the "
+        "leader's client step, which the relation sees as Unchanged; the SyncGroup delivery "
+        "carrying the leader's assignment tells it apart (tests/z3/test_classic_relation.py, "
+        "test_the_leader_assignment_is_one_its_assignor_allows)"
+    )
+
+
 def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
     from reports.casestudy import describe_action, group_view, render_group
 
@@ -275,7 +290,8 @@ def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
     if variant is not None and not outcome.distinguished:
         reasons.append(
             f"no step checked was one decided by {variant}'s rules that the reference relation "
-            f"refuses ({outcome.mutated} decided by them): the variant was not told apart"
+            f"refuses ({outcome.mutated} decided by them): "
+            + (_assignor_rule(variant) or "the variant was not told apart")
         )
     row: dict[str, Any] = {
         "config": name,

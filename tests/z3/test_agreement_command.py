@@ -327,6 +327,45 @@ def test_a_variant_its_steps_never_exercise_is_inconclusive(
     assert "the variant was not told apart" in out
 
 
+@pytest.mark.parametrize(
+    ("variant", "field"),
+    [
+        ("sticky-forgets-ownership", "classic_arbitrate_claims"),
+        ("assign-without-withholding", "classic_leader_assignment"),
+    ],
+)
+def test_an_assignor_variant_not_told_apart_says_why_in_one_line(variant: str, field: str) -> None:
+    """A classic assignor rule runs in the leader's client step, ``Unchanged`` to the
+    relation: the reason names the rule and the SyncGroup delivery test that tells it apart
+    (``prove --agreement --variant M`` ends inconclusive with it)."""
+    from types import SimpleNamespace
+
+    from groupcheck.agreement import _row
+
+    outcome = SimpleNamespace(
+        missing=(),
+        unreachable=(),
+        families=(),
+        distinguished=0,
+        mutated=194,
+        verdict="inconclusive",
+        steps=283,
+        side_steps=7,
+        bfs_steps=0,
+        seek_steps=192,
+        possible=(),
+        disagreements=list,
+    )
+    (reason,) = _row("MUTC_LEAVE", outcome, variant)["reasons"]
+    assert "\n" not in reason
+    assert reason.startswith(f"no step checked was one decided by {variant}'s rules")
+    assert f"its rule (Rules.{field}, the leader's assignor) runs in the leader's client " in reason
+    assert "which the relation sees as Unchanged" in reason
+    assert "test_the_leader_assignment_is_one_its_assignor_allows" in reason
+    other = _row("TINY", outcome, "ignore-partition-epochs")["reasons"]
+    assert other[0].endswith("the variant was not told apart")
+
+
 def test_a_refused_write_is_the_relations_server_error() -> None:
     """A heartbeat answered UNKNOWN_SERVER_ERROR (a partition-epoch conflict) is pinned as
     the relation's ``server_error`` ghost, so the reference relation, which never hands
