@@ -81,6 +81,9 @@ def lift_lasso(
     queue: deque[Key] = deque([start])
     matched = 0
     entry = {"matching": 0, "converging": 0}
+    # Per index j < last: the projections the group takes in a step, without a violation,
+    # from a model state matching the path's state j (other than that state).
+    moves: dict[int, list[Any]] = {}
 
     def trace(key: Key) -> list[Action]:
         actions: list[Action] = []
@@ -110,13 +113,17 @@ def lift_lasso(
             new = system.step(state, action, config)
             now = project(new)  # type: ignore[arg-type]
             js = [j for j in (k, k + 1) if j <= last and now == targets[j]]
-            if not js:
+            if not js and (k == last or now == targets[k]):
                 continue
             snap = project_key(snapshot_key(new))
             if checker.check_step(state, action, new, pre_snap, snap) or checker.check_state(
                 new, snap
             ):
                 continue  # its first violation would not be Convergence
+            if now != targets[k] and now not in moves.setdefault(k, []):
+                moves[k].append(now)
+            if not js:
+                continue
             for j in js:
                 new_key: Key = (normal(new), j)
                 if new_key in parent:
@@ -130,4 +137,11 @@ def lift_lasso(
                         found, len(parent), entry["matching"], entry["converging"], last
                     )
                 queue.append(new_key)
-    return LassoLifted(None, len(parent), entry["matching"], entry["converging"], matched)
+    return LassoLifted(
+        None,
+        len(parent),
+        entry["matching"],
+        entry["converging"],
+        matched,
+        tuple(moves.get(matched, ())) if matched < last else None,
+    )

@@ -93,8 +93,16 @@ LASSO_VARIANTS = {
     "and the group settles around it, the client waiting for ever",
     "no-pending-sync-timer": "a member hung before its SyncGroup is never removed: the "
     "group stays in COMPLETING_REBALANCE, its pending-sync timer firing to no effect",
+    "validate-stale-claims": "a member whose claims the leader's check refuses keeps the "
+    "group rebalancing: found up to a generation shift (every member rejoins, the "
+    "generation one larger), the model's own loop judged by its fair schedule",
 }
 """The classic catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
+
+SHIFTED_VARIANTS = frozenset({"validate-stale-claims"})
+"""The lasso variants ``explore --engine bmc`` searches up to a generation shift
+(``search_lasso``'s ``shifts``): the relation has no loop of theirs that returns to the
+same state (module docstring, "Up to a generation shift")."""
 
 LASSO_UNROLLED = (*UNROLLED, "Unchanged")
 """The families unrolled: those of ``classic_bmc`` and the clients' steps, each where the
@@ -154,6 +162,8 @@ class ClassicLasso:
 
     path: SymPath
     loop: int
+    shift: int = 0
+    """How much larger the last state's generations are than the entry's (0: equal)."""
 
     @property
     def prefix(self) -> SymPath:
@@ -175,13 +185,16 @@ class LassoLifted(NamedTuple):
     trace to the loop's entry (None: none found), the nodes visited, the model states
     matching the entry reached and how many of them converged, and — the search
     exhausted — how many of the prefix's states after the initial one a trace matched
-    (None: the search was cut by its bound)."""
+    (None: the search was cut by its bound) and, when that is ``m`` short of the entry,
+    every state the group takes in a step (no property violated) from a model state
+    matching the prefix's ``m``-th (None: not known)."""
 
     actions: list[Action] | None
     visited: int
     matching: int
     converging: int
     matched: int | None
+    moves: tuple[ClassicValue, ...] | None = None
 
 
 Confirmer = Callable[[SymPath, Config, int], LassoLifted]
@@ -248,16 +261,49 @@ class LassoUnrolling(Unrolling):
         return z3.Or(*[sel for n in LOOP_FAMILIES for sel, _ in sels.get(n, [])], z3.BoolVal(False))
 
 
-def lasso_at(run: LassoUnrolling, k: int) -> tuple[BoolRef, list[Any]]:
+def shift(v: Any, d: Any) -> Any:
+    """``σ_d``: a generation ``v`` shifted by ``d`` — the sentinels below 0 (-1: no
+    generation) left as they are (module docstring, "Up to a generation shift")."""
+    return z3.If(v >= 0, v + d, v)
+
+
+def write_only(domains: Domains) -> tuple[str, ...]:
+    """The fields no rule of a loop's families reads (only writes): the offsets' generation
+    (``committed_gen``) and, but where the eager ``sticky`` clients' requests read it
+    (``classic_bmc._requests``), the assignment of the last SyncGroup phase
+    (``assigned``)."""
+    return ("committed_gen",) if domains.eager else ("committed_gen", "assigned")
+
+
+def shifted(post: ClassicSym, pre: ClassicSym, d: Any, ignored: tuple[str, ...]) -> BoolRef:
+    """``post`` is ``pre`` with every generation shifted by ``d`` (:func:`shift`): the
+    group's generation and each member's claims' generation; the fields ``ignored``
+    (:func:`write_only`) are not compared, the rest must be equal (a non-member's fields
+    masked as ``classic_transition.equals`` masks them)."""
+    t = view(pre)
+    t = replace(t, generation=pre.generation + d, claim_gen=lambda m: shift(pre.claim_gen(m), d))
+    if "assigned" in ignored:
+        t = replace(t, assigned=post.assigned)
+    if "committed_gen" in ignored:
+        t = replace(t, committed_gen=post.committed_gen)
+    return z3.And(pre.generation >= 0, equals(post, t))
+
+
+def lasso_at(run: LassoUnrolling, k: int, *, shifts: bool = False) -> tuple[BoolRef, list[Any]]:
     """The formula "the unrolling's first ``k`` steps are a fair non-converging lasso"
-    and its loop-entry literals (``entry[j]``: the loop starts at ``sj``)."""
+    (with ``shifts``, up to a generation shift and the write-only fields) and its
+    loop-entry literals (``entry[j]``: the loop starts at ``sj``)."""
     entry = [z3.Bool(f"lasso{k}.entry{j}") for j in range(k)]
     inside = [z3.Or(*entry[: i + 1]) for i in range(k)]
     s = run.states
     out: list[BoolRef] = [z3.Or(*entry)]
+    d = z3.Int(f"lasso{k}.shift")
+    ignored = write_only(run.domains)
     with grounded(run.members, run.partitions):
         for j in range(k):
-            out.append(z3.Implies(entry[j], equals(s[k], view(s[j]))))
+            back = shifted(s[k], s[j], d, ignored) if shifts else equals(s[k], view(s[j]))
+            out.append(z3.Implies(entry[j], back))
+        out.append(d >= 0 if shifts else d == 0)
         for i in range(k):
             out.append(z3.Implies(inside[i], z3.And(z3.Not(settled(s[i])), run.in_loop_family(i))))
             # A step of the prefix changes the group: without it the lasso is shorter.
@@ -272,7 +318,9 @@ def lasso_at(run: LassoUnrolling, k: int) -> tuple[BoolRef, list[Any]]:
 
 def _blocked(run: LassoUnrolling, entry: list[Any], block: Block) -> BoolRef:
     """No lasso whose path starts with the states ``block.states`` (``s0 … sn``) and whose
-    loop starts at ``sn`` (``block.exact``) or at any state after it."""
+    loop starts at ``sn`` (``block.exact``) or at any state after it; with
+    ``block.moves``, none whose path starts with ``s0 … s(n-1)`` and whose ``sn`` is not
+    one of them, with its loop from ``sn`` on."""
     n = len(block.states) - 1
     if n >= len(entry):
         return z3.BoolVal(True)
@@ -281,7 +329,10 @@ def _blocked(run: LassoUnrolling, entry: list[Any], block: Block) -> BoolRef:
         z3.And(*pin(s, v, u)) for s, v in zip(run.states[1 : n + 1], block.states[1:], strict=True)
     ]
     where = entry[n] if block.exact else z3.Or(*entry[n:])
-    return z3.Implies(where, z3.Not(z3.And(*same)))
+    if block.moves is None:
+        return z3.Implies(where, z3.Not(z3.And(*same)))
+    step = z3.Or(*[z3.And(*pin(run.states[n], v, u)) for v in block.moves], z3.BoolVal(False))
+    return z3.Implies(z3.And(where, *same[:-1]), step)
 
 
 @dataclass(frozen=True)
@@ -291,6 +342,8 @@ class Block:
 
     states: tuple[ClassicValue, ...]
     exact: bool
+    moves: tuple[ClassicValue, ...] | None = None
+    """The states the last may be (``LassoLifted.moves``), the others blocked with it."""
 
 
 def _block_of(lasso: ClassicLasso, lifted: LassoLifted) -> Block:
@@ -301,7 +354,7 @@ def _block_of(lasso: ClassicLasso, lifted: LassoLifted) -> Block:
     states = lasso.prefix.states
     m = lifted.matched
     if m is not None and 0 <= m < len(states) - 1:
-        return Block(states[: m + 2], exact=False)
+        return Block(states[: m + 2], exact=False, moves=lifted.moves)
     return Block(states, exact=True)
 
 
@@ -313,6 +366,7 @@ def search_lasso(
     confirmer: Confirmer,
     attempts: int = DEFAULT_ATTEMPTS,
     lift_states: int = DEFAULT_LIFT_STATES,
+    shifts: bool = False,
 ) -> LassoOutcome:
     """The shortest fair non-converging lasso of the classic relation (in steps, up to
     ``depth``) that the ``confirmer`` confirms (module docstring)."""
@@ -322,7 +376,7 @@ def search_lasso(
     blocks: list[Block] = []
     for k in range(1, depth + 1):
         run.extend()
-        formula, entry = lasso_at(run, k)
+        formula, entry = lasso_at(run, k, shifts=shifts)
         asked = z3.Bool(f"lasso@{k}")
         run.solver.add(z3.Implies(asked, formula))
         for block in blocks:
@@ -339,7 +393,8 @@ def search_lasso(
             j = next(
                 j for j, e in enumerate(entry) if z3.is_true(model.eval(e, model_completion=True))
             )
-            lasso = ClassicLasso(run.path(model, CONVERGENCE), j)
+            d = model.eval(z3.Int(f"lasso{k}.shift"), model_completion=True).as_long()
+            lasso = ClassicLasso(run.path(model, CONVERGENCE), j, d)
             out.tried += 1
             lifted = confirmer(lasso.prefix, config, lift_states)
             out.lifts.append(
