@@ -37,10 +37,51 @@ free, as ``classic_bmc`` lifts a path) from whose last state ``invariants.livene
 fair schedule does not converge. The loop itself is not replayed (its client steps are
 ``Unchanged``): the model's fair schedule from the entry is the judge. A lasso not
 confirmed is blocked — no other lasso through the same prefix, nor, where no model trace
-goes through the prefix's first states, through those — and the search goes on (at most
-``attempts``). The verdict: ``violation`` with a confirmed trace; ``ok`` when
-the relation has no fair non-converging lasso of at most ``depth`` steps (under the
-fairness above; nothing is said of longer loops); ``inconclusive`` otherwise.
+goes through the prefix's first states ``s0 … sm`` but for the next, through ``s0 … sm``
+and a next state no model state matching ``sm`` steps to (``LassoLifted.moves``) — and the
+search goes on (at most ``attempts``). The verdict: ``violation`` with a confirmed trace;
+``ok`` when the relation has no fair non-converging lasso of at most ``depth`` steps (under
+the fairness above; nothing is said of longer loops); ``inconclusive`` otherwise.
+
+Up to a generation shift
+------------------------
+With ``shifts`` (:data:`SHIFTED_VARIANTS`) the last state need only be the entry's with
+every generation larger by one ``d >= 0`` (:func:`shifted`), and with the fields no rule
+of a loop reads left out (:func:`write_only`). Such a loop runs for ever too:
+
+* ``σ_d`` (:func:`shift`) maps ``v`` to ``v + d`` for ``v >= 0`` and leaves the sentinels
+  below 0 alone (-1: no generation, the claims of a member without any). It is strictly
+  increasing, so it keeps every ``=``, ``≠``, ``<`` and ``<=`` between generations, and
+  ``σ_d(v + 1) = σ_d(v) + 1`` for ``v >= 0``. Applied to a state it shifts the group's
+  generation (never below 0: :func:`shifted` asks it of the entry), every member's
+  claims' generation and the offsets' generations; to a step, its generation parameters
+  (a JoinGroup's ``claim_gen``, a SyncGroup's and an OffsetCommit's ``generation``).
+* The loop's families (:data:`LOOP_FAMILIES`) and the requests the clients can send
+  (``classic_bmc._requests``) use a generation only in a comparison with another one
+  (a request's generation with the group's, the assignor's claims by generation:
+  ``classic_assignor``), in ``generation + 1`` (``complete_join``), copied, or compared
+  with a constant: ``claim_gen >= -1``, ``claim_gen == -1`` and the mask of a
+  non-member's claims (-1), which ``σ_d`` keeps both ways since it fixes the negatives;
+  ``claim_gen != 0`` and ``claim_gen >= 1``, which occur only as constraints a request
+  satisfies, and ``σ_d`` keeps them true. The constants 0 of a deleted group
+  (``DeleteGroup``, an expiry's deletion) are outside the loop's families. So a step
+  ``s → s'`` of a loop family is a step ``σ_d(s) → σ_d(s')`` of the same family, member and
+  parameters shifted; what the loop asks of its states — not :func:`settled`, the timers
+  :data:`FAIRNESS` demands — reads no generation, and ``σ_d(σ_d(s)) = σ_2d(s)``.
+* The fields left out are only written by the loop's families, never read (by a rule, a
+  request, :func:`settled` or :data:`FAIRNESS`): the offsets' generation
+  (``committed_gen``: an OffsetCommit writes it; nothing compares it) and, but under the
+  eager ``sticky`` assignor whose clients' user data the requests tie to it, the
+  assignment of the last SyncGroup phase (``assigned``: written by a SyncGroup, cleared by
+  a rebalance of the SyncGroup phase). A step's other fields do not depend on them, and
+  every value of theirs before a step has one after it.
+
+So from ``sk``, equal to ``σ_d(sj)`` but for the fields left out, the loop's steps shifted
+by ``d`` lead to ``σ_2d(sj)`` (the same but for those fields), and so on: an infinite
+path of the relation whose every state is one of the loop's shifted, none settled, every
+timer the fairness demands taken in each round. ``d = 0`` is a lasso as above but for the
+fields left out. The loop is one of the relation, whose clients' steps are free (a
+member may rejoin at any time); the Python confirmation judges it as any other.
 """
 
 from __future__ import annotations
