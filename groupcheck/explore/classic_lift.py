@@ -62,7 +62,8 @@ def lift_lasso(
     Returns the actions (None: none found), the nodes visited, how many model states
     matching the entry were reached and how many of them converged, and — when the search
     was exhausted — how many of the path's states after the initial one some trace
-    matched (None: the search was cut)."""
+    matched (None: the search was cut) and, when that is ``m`` short of the end, every group
+    state a step from a model state matching the path's ``m``-th reaches (other than it)."""
     from invariants.liveness import DEFAULT_BOUND, FairMemo, fair_schedule
 
     steps = DEFAULT_BOUND if bound is None else bound
@@ -81,8 +82,8 @@ def lift_lasso(
     queue: deque[Key] = deque([start])
     matched = 0
     entry = {"matching": 0, "converging": 0}
-    # Per index j < last: the projections the group takes in a step, without a violation,
-    # from a model state matching the path's state j (other than that state).
+    # Per index j < last: the states the group takes in a step from a model state matching
+    # the path's state j (other than that state).
     moves: dict[int, list[Any]] = {}
 
     def trace(key: Key) -> list[Action]:
@@ -112,18 +113,16 @@ def lift_lasso(
         for action in system.enabled(state, config):
             new = system.step(state, action, config)
             now = project(new)  # type: ignore[arg-type]
+            if k < last and now != targets[k] and now not in moves.setdefault(k, []):
+                moves[k].append(now)
             js = [j for j in (k, k + 1) if j <= last and now == targets[j]]
-            if not js and (k == last or now == targets[k]):
+            if not js:
                 continue
             snap = project_key(snapshot_key(new))
             if checker.check_step(state, action, new, pre_snap, snap) or checker.check_state(
                 new, snap
             ):
                 continue  # its first violation would not be Convergence
-            if now != targets[k] and now not in moves.setdefault(k, []):
-                moves[k].append(now)
-            if not js:
-                continue
             for j in js:
                 new_key: Key = (normal(new), j)
                 if new_key in parent:

@@ -232,7 +232,7 @@ def test_a_shifted_state_closes_the_loop_with_one_shift_and_the_sentinel_kept() 
         s.add(*distinct(u), *pin(pre, entry, u), *pin(post, value, u), d >= 0)
         with grounded(tuple(u.member_consts.values()), tuple(u.partition_consts.values())):
             s.add(shifted(post, pre, d, write_only(domains)))
-        return s.check() == z3.sat
+        return bool(s.check() == z3.sat)
 
     assert closes(moved(2))
     assert closes(moved(0))

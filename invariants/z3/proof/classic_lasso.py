@@ -227,8 +227,8 @@ class LassoLifted(NamedTuple):
     matching the entry reached and how many of them converged, and — the search
     exhausted — how many of the prefix's states after the initial one a trace matched
     (None: the search was cut by its bound) and, when that is ``m`` short of the entry,
-    every state the group takes in a step (no property violated) from a model state
-    matching the prefix's ``m``-th (None: not known)."""
+    every state the group takes in a step from a model state matching the prefix's
+    ``m``-th (None: not known)."""
 
     actions: list[Action] | None
     visited: int
@@ -360,8 +360,8 @@ def lasso_at(run: LassoUnrolling, k: int, *, shifts: bool = False) -> tuple[Bool
 def _blocked(run: LassoUnrolling, entry: list[Any], block: Block) -> BoolRef:
     """No lasso whose path starts with the states ``block.states`` (``s0 … sn``) and whose
     loop starts at ``sn`` (``block.exact``) or at any state after it; with
-    ``block.moves``, none whose path starts with ``s0 … s(n-1)`` and whose ``sn`` is not
-    one of them, with its loop from ``sn`` on."""
+    ``block.moves``, none either whose path starts with ``s0 … s(n-1)`` and whose ``sn``
+    is not one of them, with its loop from ``sn`` on."""
     n = len(block.states) - 1
     if n >= len(entry):
         return z3.BoolVal(True)
@@ -373,7 +373,7 @@ def _blocked(run: LassoUnrolling, entry: list[Any], block: Block) -> BoolRef:
     if block.moves is None:
         return z3.Implies(where, z3.Not(z3.And(*same)))
     step = z3.Or(*[z3.And(*pin(run.states[n], v, u)) for v in block.moves], z3.BoolVal(False))
-    return z3.Implies(z3.And(where, *same[:-1]), step)
+    return z3.Implies(z3.And(where, *same[:-1]), z3.And(step, z3.Not(same[-1])))
 
 
 @dataclass(frozen=True)
