@@ -410,7 +410,8 @@ def search_lasso(
     shifts: bool = False,
 ) -> LassoOutcome:
     """The shortest fair non-converging lasso of the classic relation (in steps, up to
-    ``depth``) that the ``confirmer`` confirms (module docstring)."""
+    ``depth``) that the ``confirmer`` confirms; with ``shifts``, up to a generation shift
+    (module docstring)."""
     start = time.process_time()
     run = LassoUnrolling(config, options, universe_of(config))
     out = LassoOutcome("ok", depth, 0.0)
