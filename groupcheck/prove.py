@@ -957,6 +957,7 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
         CONVERGENCE,
         DEFAULT_DEPTH,
         LASSO_DEPTHS,
+        SHIFTED_VARIANTS,
         search_lasso,
     )
     from invariants.z3.proof.classic_transition import ClassicOptions
@@ -973,6 +974,7 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
         )
     depth = args.depth or DEFAULT_DEPTH
     lift_states = args.max_states or DEFAULT_LIFT_STATES
+    shifts = variant in SHIFTED_VARIANTS
     out_dir = Path(args.out)
     scenario = chosen.preset or config.name.split("+")[0]
     run_dir = out_dir / run_name(run_label(scenario, chosen.change, "bmc", None))
@@ -980,13 +982,15 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
     progress = progress_for(args.quiet)
     start = time.monotonic()
     if progress is not None:
-        progress(f"bmc (classic): {CONVERGENCE} (fair non-converging lassos) up to depth {depth}")
+        kind = "up to a generation shift" if shifts else "fair non-converging lassos"
+        progress(f"bmc (classic): {CONVERGENCE} ({kind}) up to depth {depth}")
     out = search_lasso(
         depth,
         config,
         ClassicOptions.of(config, variant),
         confirmer=lift_lasso,
         lift_states=lift_states,
+        shifts=shifts,
     )
     row: dict[str, Any] = {
         "property": CONVERGENCE,
@@ -999,6 +1003,7 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
     if out.status == "ok":
         row["checked"] = (
             f"no fair non-converging lasso of at most {depth} steps of the classic relation"
+            + (" (up to a generation shift)" if shifts else "")
         )
     if out.status == "inconclusive":
         row["reason"] = (
@@ -1009,7 +1014,11 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
             + (f"; Z3 gave no answer at depth {out.depth}" if out.unanswered else "")
         )
     if out.lasso is not None:
-        row["loop"] = {"entry": out.lasso.loop, "steps": out.lasso.loop_steps()}
+        row["loop"] = {
+            "entry": out.lasso.loop,
+            "steps": out.lasso.loop_steps(),
+            "generation_shift": out.lasso.shift,
+        }
         row["path"] = render_path(out.lasso.path)
     written: dict[str, Any] = {
         "run_dir": None,
@@ -1025,7 +1034,12 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
         message = (
             f"{CONVERGENCE}: from the end of this trace the model's fair schedule does not "
             f"converge. The bmc lasso of {out.depth} steps loops from its state "
-            f"{loop['entry']} through {', '.join(loop['steps'])}."
+            f"{loop['entry']} through {', '.join(loop['steps'])}"
+            + (
+                f", back to that state with every generation {out.lasso.shift} larger."
+                if out.lasso.shift
+                else "."
+            )
         )
         written.update(
             **_write_lifted(chosen, out.trace, CONVERGENCE, message, out_dir, run_dir),
@@ -1062,7 +1076,13 @@ def _cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | Non
             confirmed = "confirmed" if out.trace is not None else "NOT confirmed"
             print(
                 f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
-                f"{', '.join(loop['steps'])}; {confirmed} by the model's fair schedule"
+                f"{', '.join(loop['steps'])}"
+                + (
+                    f" (back with every generation {loop['generation_shift']} larger)"
+                    if loop["generation_shift"]
+                    else ""
+                )
+                + f"; {confirmed} by the model's fair schedule"
             )
             for line in row["path"]:
                 print(f"  {printable(line)}")

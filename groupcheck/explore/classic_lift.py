@@ -62,7 +62,8 @@ def lift_lasso(
     Returns the actions (None: none found), the nodes visited, how many model states
     matching the entry were reached and how many of them converged, and — when the search
     was exhausted — how many of the path's states after the initial one some trace
-    matched (None: the search was cut)."""
+    matched (None: the search was cut) and, when that is ``m`` short of the end, every group
+    state a step from a model state matching the path's ``m``-th reaches (other than it)."""
     from invariants.liveness import DEFAULT_BOUND, FairMemo, fair_schedule
 
     steps = DEFAULT_BOUND if bound is None else bound
@@ -81,6 +82,9 @@ def lift_lasso(
     queue: deque[Key] = deque([start])
     matched = 0
     entry = {"matching": 0, "converging": 0}
+    # Per index j < last: the states the group takes in a step from a model state matching
+    # the path's state j (other than that state).
+    moves: dict[int, list[Any]] = {}
 
     def trace(key: Key) -> list[Action]:
         actions: list[Action] = []
@@ -109,6 +113,8 @@ def lift_lasso(
         for action in system.enabled(state, config):
             new = system.step(state, action, config)
             now = project(new)  # type: ignore[arg-type]
+            if k < last and now != targets[k] and now not in moves.setdefault(k, []):
+                moves[k].append(now)
             js = [j for j in (k, k + 1) if j <= last and now == targets[j]]
             if not js:
                 continue
@@ -130,4 +136,11 @@ def lift_lasso(
                         found, len(parent), entry["matching"], entry["converging"], last
                     )
                 queue.append(new_key)
-    return LassoLifted(None, len(parent), entry["matching"], entry["converging"], matched)
+    return LassoLifted(
+        None,
+        len(parent),
+        entry["matching"],
+        entry["converging"],
+        matched,
+        tuple(moves.get(matched, ())) if matched < last else None,
+    )

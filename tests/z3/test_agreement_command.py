@@ -232,7 +232,7 @@ def _delivers(action: object, want: str) -> bool:
         ([*AGREE, "--all-presets", "--variant", "ignore-partition-epochs"], "--variant"),
         ([*AGREE, "--all-variants", "--variant", "ignore-partition-epochs"], "--variant"),
         ([*AGREE, "--variant", "nope"], "no symbolic variant of mutant 'nope'"),
-        ([*AGREE, "--variant", "validate-stale-claims"], "outside the symbolic core"),
+        ([*AGREE, "--variant", "lost-partitions-kept"], "outside the symbolic core"),
         ([*AGREE, "--variant", "ack-while-revoking"], "a rule of the clients"),
         (["prove", "--all-variants"], "--all-variants needs --agreement"),
         (["prove", "--walks", "3"], "--walks needs --agreement"),

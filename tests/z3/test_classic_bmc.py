@@ -123,7 +123,7 @@ def test_explore_engine_bmc_on_a_classic_mutant(
     assert doc["property"] == "NoLiveOffsetExpires"
     assert doc["z3"] == "violated"
     assert pathlib.Path(doc["trace"]).is_file()
-    assert main([*args, "--mutant", "validate-stale-claims"]) == 2
+    assert main([*args, "--mutant", "lost-partitions-kept"]) == 2
     assert "outside the symbolic core" in capsys.readouterr().err
     # An assignor rule where the relation states no assignor (range): one line, exit 2.
     assert main([*args, "--mutant", "sticky-forgets-ownership", "--preset", "CLASSIC_EAGER"]) == 2

@@ -37,10 +37,51 @@ free, as ``classic_bmc`` lifts a path) from whose last state ``invariants.livene
 fair schedule does not converge. The loop itself is not replayed (its client steps are
 ``Unchanged``): the model's fair schedule from the entry is the judge. A lasso not
 confirmed is blocked — no other lasso through the same prefix, nor, where no model trace
-goes through the prefix's first states, through those — and the search goes on (at most
-``attempts``). The verdict: ``violation`` with a confirmed trace; ``ok`` when
-the relation has no fair non-converging lasso of at most ``depth`` steps (under the
-fairness above; nothing is said of longer loops); ``inconclusive`` otherwise.
+goes through the prefix's first states ``s0 … sm`` but for the next, through ``s0 … sm``
+and a next state no model state matching ``sm`` steps to (``LassoLifted.moves``) — and the
+search goes on (at most ``attempts``). The verdict: ``violation`` with a confirmed trace;
+``ok`` when the relation has no fair non-converging lasso of at most ``depth`` steps (under
+the fairness above; nothing is said of longer loops); ``inconclusive`` otherwise.
+
+Up to a generation shift
+------------------------
+With ``shifts`` (:data:`SHIFTED_VARIANTS`) the last state need only be the entry's with
+every generation larger by one ``d >= 0`` (:func:`shifted`), and with the fields no rule
+of a loop reads left out (:func:`write_only`). Such a loop runs for ever too:
+
+* ``σ_d`` (:func:`shift`) maps ``v`` to ``v + d`` for ``v >= 0`` and leaves the sentinels
+  below 0 alone (-1: no generation, the claims of a member without any). It is strictly
+  increasing, so it keeps every ``=``, ``≠``, ``<`` and ``<=`` between generations, and
+  ``σ_d(v + 1) = σ_d(v) + 1`` for ``v >= 0``. Applied to a state it shifts the group's
+  generation (never below 0: :func:`shifted` asks it of the entry), every member's
+  claims' generation and the offsets' generations; to a step, its generation parameters
+  (a JoinGroup's ``claim_gen``, a SyncGroup's and an OffsetCommit's ``generation``).
+* The loop's families (:data:`LOOP_FAMILIES`) and the requests the clients can send
+  (``classic_bmc._requests``) use a generation only in a comparison with another one
+  (a request's generation with the group's, the assignor's claims by generation:
+  ``classic_assignor``), in ``generation + 1`` (``complete_join``), copied, or compared
+  with a constant: ``claim_gen >= -1``, ``claim_gen == -1`` and the mask of a
+  non-member's claims (-1), which ``σ_d`` keeps both ways since it fixes the negatives;
+  ``claim_gen != 0`` and ``claim_gen >= 1``, which occur only as constraints a request
+  satisfies, and ``σ_d`` keeps them true. The constants 0 of a deleted group
+  (``DeleteGroup``, an expiry's deletion) are outside the loop's families. So a step
+  ``s → s'`` of a loop family is a step ``σ_d(s) → σ_d(s')`` of the same family, member and
+  parameters shifted; what the loop asks of its states — not :func:`settled`, the timers
+  :data:`FAIRNESS` demands — reads no generation, and ``σ_d(σ_d(s)) = σ_2d(s)``.
+* The fields left out are only written by the loop's families, never read (by a rule, a
+  request, :func:`settled` or :data:`FAIRNESS`): the offsets' generation
+  (``committed_gen``: an OffsetCommit writes it; nothing compares it) and, but under the
+  eager ``sticky`` assignor whose clients' user data the requests tie to it, the
+  assignment of the last SyncGroup phase (``assigned``: written by a SyncGroup, cleared by
+  a rebalance of the SyncGroup phase). A step's other fields do not depend on them, and
+  every value of theirs before a step has one after it.
+
+So from ``sk``, equal to ``σ_d(sj)`` but for the fields left out, the loop's steps shifted
+by ``d`` lead to ``σ_2d(sj)`` (the same but for those fields), and so on: an infinite
+path of the relation whose every state is one of the loop's shifted, none settled, every
+timer the fairness demands taken in each round. ``d = 0`` is a lasso as above but for the
+fields left out. The loop is one of the relation, whose clients' steps are free (a
+member may rejoin at any time); the Python confirmation judges it as any other.
 """
 
 from __future__ import annotations
@@ -93,13 +134,25 @@ LASSO_VARIANTS = {
     "and the group settles around it, the client waiting for ever",
     "no-pending-sync-timer": "a member hung before its SyncGroup is never removed: the "
     "group stays in COMPLETING_REBALANCE, its pending-sync timer firing to no effect",
+    "validate-stale-claims": "a member whose claims the leader's check refuses keeps the "
+    "group rebalancing: found up to a generation shift (every member rejoins, the "
+    "generation one larger), the model's own loop judged by its fair schedule",
 }
 """The classic catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
 
-LASSO_DEPTHS: dict[str, int] = {"static-replace-without-rebalance": 5, "no-pending-sync-timer": 6}
+LASSO_DEPTHS: dict[str, int] = {
+    "static-replace-without-rebalance": 5,
+    "no-pending-sync-timer": 6,
+    "validate-stale-claims": 6,
+}
 """Per variant of ``LASSO_VARIANTS``, the steps of its shortest lasso on the mutant's
 scenario (docs/invariants.md, "Convergence: lassos of the classic relation");
-``DEFAULT_DEPTH`` is the longer."""
+``DEFAULT_DEPTH`` is the longest."""
+
+SHIFTED_VARIANTS = frozenset({"validate-stale-claims"})
+"""The lasso variants ``explore --engine bmc`` searches up to a generation shift
+(``search_lasso``'s ``shifts``): the relation has no loop of theirs that returns to the
+same state (module docstring, "Up to a generation shift")."""
 
 LASSO_UNROLLED = (*UNROLLED, "Unchanged")
 """The families unrolled: those of ``classic_bmc`` and the clients' steps, each where the
@@ -159,6 +212,8 @@ class ClassicLasso:
 
     path: SymPath
     loop: int
+    shift: int = 0
+    """How much larger the last state's generations are than the entry's (0: equal)."""
 
     @property
     def prefix(self) -> SymPath:
@@ -180,13 +235,16 @@ class LassoLifted(NamedTuple):
     trace to the loop's entry (None: none found), the nodes visited, the model states
     matching the entry reached and how many of them converged, and — the search
     exhausted — how many of the prefix's states after the initial one a trace matched
-    (None: the search was cut by its bound)."""
+    (None: the search was cut by its bound) and, when that is ``m`` short of the entry,
+    every state the group takes in a step from a model state matching the prefix's
+    ``m``-th (None: not known)."""
 
     actions: list[Action] | None
     visited: int
     matching: int
     converging: int
     matched: int | None
+    moves: tuple[ClassicValue, ...] | None = None
 
 
 Confirmer = Callable[[SymPath, Config, int], LassoLifted]
@@ -253,16 +311,49 @@ class LassoUnrolling(Unrolling):
         return z3.Or(*[sel for n in LOOP_FAMILIES for sel, _ in sels.get(n, [])], z3.BoolVal(False))
 
 
-def lasso_at(run: LassoUnrolling, k: int) -> tuple[BoolRef, list[Any]]:
+def shift(v: Any, d: Any) -> Any:
+    """``σ_d``: a generation ``v`` shifted by ``d`` — the sentinels below 0 (-1: no
+    generation) left as they are (module docstring, "Up to a generation shift")."""
+    return z3.If(v >= 0, v + d, v)
+
+
+def write_only(domains: Domains) -> tuple[str, ...]:
+    """The fields no rule of a loop's families reads (only writes): the offsets' generation
+    (``committed_gen``) and, but where the eager ``sticky`` clients' requests read it
+    (``classic_bmc._requests``), the assignment of the last SyncGroup phase
+    (``assigned``)."""
+    return ("committed_gen",) if domains.eager else ("committed_gen", "assigned")
+
+
+def shifted(post: ClassicSym, pre: ClassicSym, d: Any, ignored: tuple[str, ...]) -> BoolRef:
+    """``post`` is ``pre`` with every generation shifted by ``d`` (:func:`shift`): the
+    group's generation and each member's claims' generation; the fields ``ignored``
+    (:func:`write_only`) are not compared, the rest must be equal (a non-member's fields
+    masked as ``classic_transition.equals`` masks them)."""
+    t = view(pre)
+    t = replace(t, generation=pre.generation + d, claim_gen=lambda m: shift(pre.claim_gen(m), d))
+    if "assigned" in ignored:
+        t = replace(t, assigned=post.assigned)
+    if "committed_gen" in ignored:
+        t = replace(t, committed_gen=post.committed_gen)
+    return z3.And(pre.generation >= 0, equals(post, t))
+
+
+def lasso_at(run: LassoUnrolling, k: int, *, shifts: bool = False) -> tuple[BoolRef, list[Any]]:
     """The formula "the unrolling's first ``k`` steps are a fair non-converging lasso"
-    and its loop-entry literals (``entry[j]``: the loop starts at ``sj``)."""
+    (with ``shifts``, up to a generation shift and the write-only fields) and its
+    loop-entry literals (``entry[j]``: the loop starts at ``sj``)."""
     entry = [z3.Bool(f"lasso{k}.entry{j}") for j in range(k)]
     inside = [z3.Or(*entry[: i + 1]) for i in range(k)]
     s = run.states
     out: list[BoolRef] = [z3.Or(*entry)]
+    d = z3.Int(f"lasso{k}.shift")
+    ignored = write_only(run.domains)
     with grounded(run.members, run.partitions):
         for j in range(k):
-            out.append(z3.Implies(entry[j], equals(s[k], view(s[j]))))
+            back = shifted(s[k], s[j], d, ignored) if shifts else equals(s[k], view(s[j]))
+            out.append(z3.Implies(entry[j], back))
+        out.append(d >= 0 if shifts else d == 0)
         for i in range(k):
             out.append(z3.Implies(inside[i], z3.And(z3.Not(settled(s[i])), run.in_loop_family(i))))
             # A step of the prefix changes the group: without it the lasso is shorter.
@@ -277,7 +368,9 @@ def lasso_at(run: LassoUnrolling, k: int) -> tuple[BoolRef, list[Any]]:
 
 def _blocked(run: LassoUnrolling, entry: list[Any], block: Block) -> BoolRef:
     """No lasso whose path starts with the states ``block.states`` (``s0 … sn``) and whose
-    loop starts at ``sn`` (``block.exact``) or at any state after it."""
+    loop starts at ``sn`` (``block.exact``) or at any state after it; with
+    ``block.moves``, none either whose path starts with ``s0 … s(n-1)`` and whose ``sn``
+    is not one of them, with its loop from ``sn`` on."""
     n = len(block.states) - 1
     if n >= len(entry):
         return z3.BoolVal(True)
@@ -286,7 +379,10 @@ def _blocked(run: LassoUnrolling, entry: list[Any], block: Block) -> BoolRef:
         z3.And(*pin(s, v, u)) for s, v in zip(run.states[1 : n + 1], block.states[1:], strict=True)
     ]
     where = entry[n] if block.exact else z3.Or(*entry[n:])
-    return z3.Implies(where, z3.Not(z3.And(*same)))
+    if block.moves is None:
+        return z3.Implies(where, z3.Not(z3.And(*same)))
+    step = z3.Or(*[z3.And(*pin(run.states[n], v, u)) for v in block.moves], z3.BoolVal(False))
+    return z3.Implies(z3.And(where, *same[:-1]), z3.And(step, z3.Not(same[-1])))
 
 
 @dataclass(frozen=True)
@@ -296,6 +392,8 @@ class Block:
 
     states: tuple[ClassicValue, ...]
     exact: bool
+    moves: tuple[ClassicValue, ...] | None = None
+    """The states the last may be (``LassoLifted.moves``), the others blocked with it."""
 
 
 def _block_of(lasso: ClassicLasso, lifted: LassoLifted) -> Block:
@@ -306,7 +404,7 @@ def _block_of(lasso: ClassicLasso, lifted: LassoLifted) -> Block:
     states = lasso.prefix.states
     m = lifted.matched
     if m is not None and 0 <= m < len(states) - 1:
-        return Block(states[: m + 2], exact=False)
+        return Block(states[: m + 2], exact=False, moves=lifted.moves)
     return Block(states, exact=True)
 
 
@@ -318,16 +416,18 @@ def search_lasso(
     confirmer: Confirmer,
     attempts: int = DEFAULT_ATTEMPTS,
     lift_states: int = DEFAULT_LIFT_STATES,
+    shifts: bool = False,
 ) -> LassoOutcome:
     """The shortest fair non-converging lasso of the classic relation (in steps, up to
-    ``depth``) that the ``confirmer`` confirms (module docstring)."""
+    ``depth``) that the ``confirmer`` confirms; with ``shifts``, up to a generation shift
+    (module docstring)."""
     start = time.process_time()
     run = LassoUnrolling(config, options, universe_of(config))
     out = LassoOutcome("ok", depth, 0.0)
     blocks: list[Block] = []
     for k in range(1, depth + 1):
         run.extend()
-        formula, entry = lasso_at(run, k)
+        formula, entry = lasso_at(run, k, shifts=shifts)
         asked = z3.Bool(f"lasso@{k}")
         run.solver.add(z3.Implies(asked, formula))
         for block in blocks:
@@ -344,7 +444,8 @@ def search_lasso(
             j = next(
                 j for j, e in enumerate(entry) if z3.is_true(model.eval(e, model_completion=True))
             )
-            lasso = ClassicLasso(run.path(model, CONVERGENCE), j)
+            d = model.eval(z3.Int(f"lasso{k}.shift"), model_completion=True).as_long()
+            lasso = ClassicLasso(run.path(model, CONVERGENCE), j, d)
             out.tried += 1
             lifted = confirmer(lasso.prefix, config, lift_states)
             out.lifts.append(

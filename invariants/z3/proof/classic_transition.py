@@ -111,7 +111,7 @@ VARIANTS = {
     "(KAFKA-9801)",
     "no-pending-sync-timer": "the pending-sync timer removes nobody: RebalanceTimeout in "
     "COMPLETING_REBALANCE leaves the group as it is (KAFKA-12890)",
-    **{k: v for k, v in ASSIGNOR_VARIANTS.items() if k != "validate-stale-claims"},
+    **ASSIGNOR_VARIANTS,
 }
 """The classic catalogue mutants (``groupcheck.mutants``) this encoding has a variant of."""
 

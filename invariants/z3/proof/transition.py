@@ -229,18 +229,9 @@ _CLASSIC = (
     "depth, and below it no path lifts (the leader's assignment there is bounded, not its "
     "assignor's)"
 )
-_STUCK_LEADER = (
-    "a classic assignor rule killed by Convergence only: its leader fails its check and "
-    "rejoins, round after round, and the classic lasso search (classic_lasso) has no such "
-    "loop: where the SyncGroup phase waits for the leader throughout it demands the "
-    "leader's pending-sync timer (which the model fires only for a client gone or hung), "
-    "and where each round starts a new generation no state repeats"
-)
-
 OUTSIDE: dict[str, str] = {
     "lost-partitions-kept": _CLASSIC,
     "late-sync-resets-generation": _CLASSIC,
-    "validate-stale-claims": _STUCK_LEADER,
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
 property that kills them the coordinator core does not have (docs/invariants.md). The
