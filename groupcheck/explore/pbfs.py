@@ -47,20 +47,13 @@ identity as they do in the serial engine.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import multiprocessing as mp
-import operator
-import os
-import pickle
-import shutil
-import tempfile
 import time
 import traceback
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from pathlib import Path as FsPath
 from typing import Any
 
 import numpy as np
@@ -89,7 +82,6 @@ from model import system
 from model.actions import Action
 from model.config import Config
 from model.path import Path
-from model.records import replace
 from model.system import AnyState
 
 ProgressFn = Callable[[int, int, int], None]
@@ -119,73 +111,15 @@ def fingerprint(key: Hashable) -> int:
     return z ^ (z >> 31)
 
 
-_Shape = tuple[Callable[[Any], tuple[Any, ...]], Callable[[tuple[Any, ...]], Any]]
-_RECORDS: dict[type, _Shape | None] = {}
-_MAKERS: dict[type, Callable[[tuple[Any, ...]], Any]] = {}
-
-
-def _record_shape(cls: type) -> _Shape | None:
-    """For a frozen slotted dataclass, a function from a record to its field values
-    (``operator.attrgetter``: one C call) and a constructor that fills the slots from them
-    without ``__init__`` (generated, one slot write per field, as ``model.records.replace``
-    copies records); None for other classes."""
-    try:
-        return _RECORDS[cls]
-    except KeyError:
-        pass
-    shape = None
-    if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
-        names = [f.name for f in dataclasses.fields(cls)]
-        slots = [cls.__dict__.get(n) for n in names]
-        if (
-            names
-            and all(hasattr(d, "__set__") for d in slots)
-            and not hasattr(cls, "__post_init__")
-        ):
-            scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-            scope.update({f"_set{i}": d.__set__ for i, d in enumerate(slots)})  # type: ignore[union-attr]
-            body = "".join(f"    _set{i}(new, values[{i}])\n" for i in range(len(names)))
-            exec(f"def make(values):\n    new = _new(_cls)\n{body}    return new\n", scope)
-            get = operator.attrgetter(*names)
-            values = get if len(names) > 1 else (lambda record: (get(record),))
-            shape = (values, scope["make"])
-            _MAKERS[cls] = scope["make"]
-    _RECORDS[cls] = shape
-    return shape
-
-
-_INTERNED: dict[Any, Any] = {}
-"""Records unpickled in this worker on the current level, by value: a record received
-twice is one object, and since records are rebuilt children first, comparing two of them
-stops at identical children (the memo lookups compare snapshot keys of received states)."""
-
-
-def _rebuild_record(cls: type, values: tuple[Any, ...]) -> Any:
-    try:
-        make = _MAKERS[cls]
-    except KeyError:
-        shape = _record_shape(cls)
-        assert shape is not None
-        make = shape[1]
-    record = make(values)
-    return _INTERNED.setdefault(record, record)
-
-
-class _StatePickler(pickle.Pickler):
-    """Pickles the model's slotted records as (class, field values): several times faster
-    than the dataclass ``__getstate__``/``__setstate__`` pair, which looks the fields up on
-    every call. Shared sub-records are pickled once per batch (the pickle memo)."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        cls = type(obj)
-        shape = _RECORDS[cls] if cls in _RECORDS else _record_shape(cls)
-        if shape is None:
-            return NotImplemented
-        return _rebuild_record, (cls, shape[0](obj))
-
-
-def _dump(batch: list[Any], f: Any) -> None:
-    _StatePickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(batch)
+def _mix(raw: np.ndarray) -> np.ndarray:
+    """``fingerprint`` of many keys at once, from their Python hashes (as uint64): the same
+    splitmix64 finaliser, in numpy (uint64 arithmetic wraps, as ``& MASK64`` does)."""
+    with np.errstate(over="ignore"):
+        z = raw + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        mixed: np.ndarray = z ^ (z >> np.uint64(31))
+    return mixed
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
@@ -206,14 +140,6 @@ def _merge(sorted_set: np.ndarray, values: np.ndarray) -> np.ndarray:
     add = np.unique(values)
     add = add[~_member(add, sorted_set)]
     return np.insert(sorted_set, np.searchsorted(sorted_set, add), add)
-
-
-def owner_of(key: Hashable, workers: int) -> int:
-    """The worker that owns the state of canonical key ``key``: chosen by the part of the
-    state the properties read (``invariants.snapshot.snapshot_key``), so that each
-    worker's memoised property verdicts are verdicts no other worker needs — split by the
-    state's own fingerprint, two workers would check the same view twice."""
-    return fingerprint(snapshot_key(key)) % workers  # type: ignore[arg-type]
 
 
 def collision_probability(distinct: int, generated: int) -> float:
@@ -251,61 +177,92 @@ class _Level:
     actions: np.ndarray
 
 
+class _Candidates:
+    """A worker's candidates for the next level, in the order it found them (increasing
+    keys): fingerprint, key, the parent's fingerprint, the state and its view."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.states: list[AnyState] = []
+        self.views: list[int] = []
+        self.fps = np.zeros(0, dtype=np.uint64)
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.parents = np.zeros(0, dtype=np.uint64)
+
+    def add(
+        self,
+        raws: list[int],
+        keys: list[int],
+        parents: list[int],
+        states: list[AnyState],
+        views: list[int],
+        visited: np.ndarray,
+    ) -> None:
+        """Add the successors of Python hashes ``raws`` (and the rest, alike) less those
+        in ``visited``, and empty the lists (a batch at a time: the visited successors,
+        most of them, are dropped early)."""
+        if raws:
+            fps = _mix(np.array(raws, dtype=np.int64).view(np.uint64))
+            fresh = np.flatnonzero(~_member(fps, visited))
+            self.chunks.append(
+                (
+                    fps[fresh],
+                    np.array(keys, dtype=np.int64)[fresh],
+                    np.array(parents, dtype=np.uint64)[fresh],
+                )
+            )
+            for j in fresh.tolist():
+                self.states.append(states[j])
+                self.views.append(views[j])
+        for batch in (raws, keys, parents, states, views):
+            batch.clear()
+
+    def close(self) -> None:
+        """Join the batches into ``fps``, ``keys`` and ``parents``."""
+        if self.chunks:
+            self.fps, self.keys, self.parents = (
+                np.concatenate([c[i] for c in self.chunks]) for i in range(3)
+            )
+            self.chunks = []
+
+
 @dataclass
 class _Worker:
     """One worker's part of the search (lives in the worker process)."""
 
     index: int
-    workers: int
     config: Config
-    spool: FsPath
     checker: Checker
     canonical: Callable[[AnyState], Hashable]
-    symmetric: bool
     check_convergence: bool
     convergence_bound: int
     z3: bool
     max_depth: int | None
     visited: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     """The fingerprints of every state visited on the levels expanded so far, by any
-    worker: the owner's dedup, and each sender's filter (a successor already visited is
-    not pickled)."""
+    worker: a successor found there is not a candidate."""
     levels: list[_Level] = field(default_factory=list)
-    frontier: list[tuple[int, AnyState, int]] = field(default_factory=list)
-    """This worker's part of the level: fingerprint, state and view (-1: not looked up)."""
-    local: list[tuple[int, int, int, int, AnyState]] = field(default_factory=list)
+    frontier: list[tuple[int, AnyState, int, int]] = field(default_factory=list)
+    """This worker's part of the level: fingerprint, state, view (-1: not looked up) and
+    rank, in rank order."""
+    candidates: _Candidates = field(default_factory=_Candidates)
     converged: set[int] = field(default_factory=set)
     fair_memo: FairMemo = field(default_factory=FairMemo)
     converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     view_index: dict[Hashable, int] = field(default_factory=dict)
-    view_keys: list[Hashable] = field(default_factory=list)
     snapshots: list[Snapshot] = field(default_factory=list)
     state_verdicts: list[list[Violation] | None] = field(default_factory=list)
     step_memo: dict[tuple[int, int], list[Violation]] = field(default_factory=dict)
 
     # -- property checks, memoised as in the serial engine ------------------------------
     def view_of(self, s: AnyState) -> int:
-        return self.view_of_key(snapshot_key(s))
-
-    def view_of_key(self, view: Hashable) -> int:
+        view = snapshot_key(s)
         i = self.view_index.get(view)
         if i is None:
             i = self.view_index[view] = len(self.snapshots)
-            self.snapshots.append(project_key(view))  # type: ignore[arg-type]
-            self.view_keys.append(view)
+            self.snapshots.append(project_key(view))
             self.state_verdicts.append(None)
         return i
-
-    def share(self, s: AnyState, view: int) -> AnyState:
-        """``s`` (received pickled) with the group and topics of the snapshot key stored
-        for its view: equal values, now one object. A successor that leaves them as they
-        are then finds its view by identity, as the serial engine's successors do, where
-        a received state's own copies would be compared field by field."""
-        key = self.view_keys[view]
-        group, topics = key[0], key[1]  # type: ignore[index]
-        if s.group is group and s.topics is topics:
-            return s
-        return replace(s, group=group, topics=topics)
 
     def check_state(self, s: AnyState, view: int) -> list[Violation]:
         verdict = self.state_verdicts[view]
@@ -316,11 +273,10 @@ class _Worker:
         return verdict
 
     def check_step(
-        self, pre: AnyState, a: int, action: Action, post: AnyState, post_key: Hashable
+        self, pre: AnyState, a: int, action: Action, post: AnyState, b: int
     ) -> list[Violation]:
         """The step properties on a transition that may falsify one (``_step_may_matter``)
-        from the state of view ``a`` to one of snapshot key ``post_key``."""
-        b = self.view_of_key(post_key)
+        from the state of view ``a`` to one of view ``b``."""
         verdict = self.step_memo.get((a, b))
         if verdict is None:
             verdict = self.step_memo[a, b] = self.checker.check_step(
@@ -330,25 +286,22 @@ class _Worker:
             self.checker.note_witnesses(pre, action, post)
         return verdict
 
-    def owner(self, new: AnyState, canonical: Hashable, post_key: Hashable = None) -> int:
-        """The worker that owns the successor ``new`` of canonical key ``canonical``
-        (``owner_of``); ``post_key`` is its snapshot key when already computed."""
-        if self.symmetric:
-            return owner_of(canonical, self.workers)
-        # The channel normal form leaves the snapshot key as it is: ``owner_of(canonical)``.
-        if post_key is None:
-            post_key = snapshot_key(new)
-        return fingerprint(post_key) % self.workers
+    def seed(self, init: AnyState, fp: int) -> None:
+        """Hold the initial state as the one candidate of level 0 (key -1: before every
+        discovery)."""
+        self.candidates = _Candidates()
+        self.candidates.add([hash(self.canonical(init))], [-1], [0], [init], [-1], self.visited)
+        self.candidates.close()
+        assert int(self.candidates.fps[0]) == fp
 
     def adopt(self, index: int, workers: int) -> None:
         """Become worker ``index`` of ``workers`` after searching the first levels alone
-        (as worker 0 of 1, then forked): keep the queued successors this worker owns; the
-        parent pointers of the levels searched so far stay with worker 0. The visited
-        fingerprints, the memoised verdicts, the convergence memo and the witnesses seen
-        are valid for every worker and stay as they are."""
-        self.index, self.workers = index, workers
-        canonical = self.canonical if self.symmetric else lambda state: None
-        self.local = [e for e in self.local if self.owner(e[4], canonical(e[4])) == index]
+        (as worker 0 of 1, then forked): every copy holds the candidates of the next
+        level, and the coordinator tells each which of them it keeps. The parent pointers
+        of the levels searched so far stay with worker 0. The visited fingerprints, the
+        memoised verdicts, the convergence memo and the witnesses seen are valid for every
+        worker and stay as they are."""
+        self.index = index
         if index:
             empty = np.zeros(0, dtype=np.uint64)
             self.levels = [_Level(empty, empty, np.zeros(0, dtype=np.uint16)) for _ in self.levels]
@@ -359,187 +312,155 @@ class _Worker:
         i = int(np.searchsorted(self.converged_done, fp))
         return i < len(self.converged_done) and int(self.converged_done[i]) == fp
 
-    # -- the two phases of a level -------------------------------------------------------
-    def absorb(self, depth: int) -> dict[str, Any]:
-        """Keep the successors sent to this worker for level ``depth`` that it has not
-        seen: of several discoveries of a state, the least (parent rank, action)."""
-        best: dict[int, tuple[int, int, int, AnyState]] = {}
-        for key, fp, parent, action, state in self._inbox(depth):
-            old = best.get(fp)
-            if old is None or key < old[0]:
-                best[fp] = (key, parent, action, state)
-        _INTERNED.clear()
-        fps = np.fromiter(best, dtype=np.uint64, count=len(best))
-        new = ~_member(fps, self.visited)
-        chosen = sorted(
-            (best[fp][0], fp) for fp in (int(x) for x in fps[new])
-        )  # serial discovery order
-        keys = np.array([k for k, _ in chosen], dtype=np.int64)
-        first: Event | None = None
-        self.frontier = []
-        for key, fp in chosen:
-            _, parent, action, state = best[fp]
-            view = -1
-            if first is None:
-                view = self.view_of(state)
-                state = self.share(state, view)
-                bad = self.check_state(state, view)
-                if bad:
-                    rank, a = (key >> ACTION_BITS, key & ((1 << ACTION_BITS) - 1))
-                    first = Event((rank, a, 1) if key >= 0 else (-1, -1, 1), bad[0], fp)
-            self.frontier.append((fp, state, view))
-        level_fps = np.array([fp for _, fp in chosen], dtype=np.uint64)
-        order = np.argsort(level_fps)
-        self.levels.append(
-            _Level(
-                level_fps[order],
-                np.array([best[fp][1] for _, fp in chosen], dtype=np.uint64)[order],
-                np.array([best[fp][2] for _, fp in chosen], dtype=np.uint16)[order],
-            )
-        )
-        return {"keys": keys, "fps": level_fps, "event": first, "seen": sorted(self.checker.seen)}
-
-    def _inbox(self, depth: int) -> Iterator[tuple[int, int, int, int, AnyState]]:
-        yield from self.local
-        self.local = []
-        for path in sorted(self.spool.glob(f"l{depth}-*-{self.index}.pkl")):
-            with path.open("rb") as f:
-                while True:
-                    try:
-                        batch = pickle.load(f)
-                    except EOFError:
-                        break
-                    yield from batch
-            path.unlink()
-
-    def expand(
+    # -- a level: keep the candidates that won, check them, expand them ----------------
+    def advance(
         self,
         depth: int,
+        expand: bool,
         deadline: float | None,
         level: np.ndarray,
         converged: np.ndarray,
-        ranks: np.ndarray,
+        mine: tuple[np.ndarray, np.ndarray],
     ) -> dict[str, Any]:
-        """Check convergence on and expand this worker's frontier of level ``depth`` (in
-        rank order) and send the successors to their owners; stop at the first violation
-        (later events of this worker cannot come first). ``converged``: the states every
-        worker found to converge on the level before (fair schedules pass through states
-        other workers own: without them each worker would run those schedules again)."""
-        config = self.config
-        self.visited = _merge(self.visited, level)  # this level, on every worker
+        """Keep the candidates of level ``depth`` that ``mine`` marks as won, with their
+        ranks, and check them; unless one violates a property or ``expand`` is False,
+        expand them (``expand``). ``level``: the fingerprints of the whole level, sorted
+        (every worker's visited set takes them); ``converged``: the states every worker
+        found to converge on the level before (fair schedules pass through states other
+        workers hold: without them each worker would run those schedules again)."""
+        mask, ranks = mine
+        checked = self.keep(mask, ranks)
+        self.visited = _merge(self.visited, level)
         if len(converged):
             self.converged_done = _merge(self.converged_done, converged)
-        outgoing: list[list[tuple[int, int, int, int, AnyState]]] = [
-            [] for _ in range(self.workers)
-        ]
-        files = {
-            j: (self.spool / f"l{depth + 1}-{self.index}-{j}.pkl").open("wb")
-            for j in range(self.workers)
-            if j != self.index
-        }
+        answer: dict[str, Any] = {"checked": checked}
+        if checked is None and expand:
+            answer.update(self.expand(depth, deadline))
+        answer["seen"] = sorted(self.checker.seen)
+        return answer
+
+    def keep(self, mask: np.ndarray, ranks: np.ndarray) -> Event | None:
+        """Make the candidates ``mask`` marks this worker's part of the level (in key
+        order, which is rank order), store their parent pointers, and check their state
+        properties up to the first violation (later ones of this worker cannot come
+        first)."""
+        held = self.candidates
+        self.candidates = _Candidates()
+        won = np.flatnonzero(mask)
+        fps = held.fps[won]
+        keys = held.keys[won]
+        order = np.argsort(fps)
+        actions = np.where(keys < 0, 0, keys & ((1 << ACTION_BITS) - 1)).astype(np.uint16)
+        self.levels.append(_Level(fps[order], held.parents[won][order], actions[order]))
+        self.frontier = []
+        states, views = held.states, held.views
+        for j, fp, key, rank in zip(
+            won.tolist(), fps.tolist(), keys.tolist(), ranks.tolist(), strict=True
+        ):
+            state, view = states[j], views[j]
+            if view < 0:
+                view = self.view_of(state)
+            bad = self.check_state(state, view)
+            if bad:
+                order_of = (key >> ACTION_BITS, key & ((1 << ACTION_BITS) - 1), 1)
+                return Event(order_of if key >= 0 else (-1, -1, 1), bad[0], fp)
+            self.frontier.append((fp, state, view, rank))
+        return None
+
+    def expand(self, depth: int, deadline: float | None) -> dict[str, Any]:
+        """Check convergence on and expand this worker's frontier of level ``depth`` (in
+        rank order), holding each successor not visited yet as a candidate of the next
+        level (its first discovery here: this worker's least key); stop at the first
+        violation (later events of this worker cannot come first). The answer: the
+        candidates' fingerprints and keys, the transitions of each state expanded, the
+        violation, the states found to converge."""
+        config = self.config
+        canonical_of = self.canonical
+        held = self.candidates
+        visited = self.visited
         sent: set[int] = set()
-        steps = 0
+        raws: list[int] = []
+        keys: list[int] = []
+        parents: list[int] = []
+        news: list[AnyState] = []
+        views: list[int] = []
         counts: list[tuple[int, int]] = []
         event: Event | None = None
         cut = False
         deeper = self.max_depth is None or depth < self.max_depth
-        single = self.workers == 1
-        try:
-            order = zip(self.frontier, ranks.tolist(), strict=True)
-            for i, ((fp, state, known_view), rank) in enumerate(order):
-                if deadline is not None and i % CHECK_EVERY == 0 and time.time() > deadline:
-                    cut = True
+        for i, (fp, state, known_view, rank) in enumerate(self.frontier):
+            if deadline is not None and i % CHECK_EVERY == 0 and time.time() > deadline:
+                cut = True
+                break
+            if (
+                self.check_convergence
+                and state.perturbations >= config.max_perturbations
+                and not self.known_to_converge(fp)
+            ):
+                self.converged.add(fp)
+                reached: list[AnyState] = []
+                _, _, ok = fair_schedule(
+                    state, config, self.convergence_bound, states=reached, memo=self.fair_memo
+                )
+                if not ok:
+                    v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
+                    event = Event((rank, -1, 0), v, fp)
                     break
-                if (
-                    self.check_convergence
-                    and state.perturbations >= config.max_perturbations
-                    and not self.known_to_converge(fp)
-                ):
-                    self.converged.add(fp)
-                    reached: list[AnyState] = []
-                    _, _, ok = fair_schedule(
-                        state,
-                        config,
-                        self.convergence_bound,
-                        states=reached,
-                        memo=self.fair_memo,
-                    )
-                    if not ok:
-                        v = Violation(
-                            CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
-                        )
-                        event = Event((rank, -1, 0), v, fp)
-                        break
-                    for s in reached:
-                        self.converged.add(fingerprint(self.canonical(s)))
-                if not deeper:
-                    continue
-                n = 0
-                pre_view = known_view  # looked up once per state, as in the serial engine
-                for a, action in enumerate(system.enabled(state, config)):
-                    new = system.step(state, action, config)
-                    n += 1
-                    post_key: Hashable = None
-                    if _step_may_matter(state, new):
-                        if pre_view < 0:
-                            pre_view = self.view_of(state)
-                        post_key = snapshot_key(new)
-                        bad = self.check_step(state, pre_view, action, new, post_key)
-                    else:
-                        self.checker.note_witnesses(state, action, new)
-                        bad = []
-                    if new is state:
-                        new_fp = fp
-                    else:
-                        canonical = self.canonical(new)
-                        new_fp = fingerprint(canonical)
-                    if new_fp != fp and new_fp not in sent:
+                for s in reached:
+                    self.converged.add(fingerprint(canonical_of(s)))
+            if not deeper:
+                continue
+            n = 0
+            pre_view = known_view  # looked up once per state
+            base = rank << ACTION_BITS
+            for a, action in enumerate(system.enabled(state, config)):
+                new = system.step(state, action, config)
+                n += 1
+                post_view = -1
+                if _step_may_matter(state, new):
+                    if pre_view < 0:
+                        pre_view = self.view_of(state)
+                    post_view = self.view_of(new)
+                    bad = self.check_step(state, pre_view, action, new, post_view)
+                else:
+                    self.checker.note_witnesses(state, action, new)
+                    bad = []
+                if new is not state:
+                    raw = hash(canonical_of(new))
+                    if raw not in sent:
                         # The first discovery in rank order is this worker's least one.
-                        sent.add(new_fp)
-                        owner = 0 if single else self.owner(new, canonical, post_key)
-                        box = outgoing[owner]
-                        box.append(((rank << ACTION_BITS) | a, new_fp, fp, a, new))
-                        if len(box) >= BATCH and owner != self.index:
-                            self._send(box, files[owner])
-                    if bad:
-                        event = Event((rank, a, 0), bad[0], fp, extra=a)
-                        break
-                steps += n
-                counts.append((rank, n))
-                if event is not None:
+                        sent.add(raw)
+                        raws.append(raw)
+                        keys.append(base | a)
+                        parents.append(fp)
+                        news.append(new)
+                        views.append(post_view)
+                        if len(raws) >= BATCH:
+                            held.add(raws, keys, parents, news, views, visited)
+                if bad:
+                    event = Event((rank, a, 0), bad[0], fp, extra=a)
                     break
-            for owner, box in enumerate(outgoing):
-                if box and owner != self.index:
-                    self._send(box, files[owner])
-            self.local = outgoing[self.index]  # its own successors stay in memory
-        finally:
-            for f in files.values():
-                f.close()
+            counts.append((rank, n))
+            if event is not None:
+                break
+        held.add(raws, keys, parents, news, views, visited)
+        held.close()
         self.frontier = []
         marked = np.fromiter(self.converged, dtype=np.uint64, count=len(self.converged))
         if self.converged:
             self.converged_done = _merge(self.converged_done, marked)
             self.converged = set()
         return {
+            "fps": held.fps,
+            "keys": held.keys,
             "converged": marked,
-            "steps": steps,
             "counts": np.array(counts, dtype=np.int64).reshape(-1, 2),
             "event": event,
             "cut": cut,
-            "seen": sorted(self.checker.seen),
         }
 
-    def _send(self, box: list[tuple[int, int, int, int, AnyState]], f: Any) -> None:
-        """Pickle a batch of successors to their owner, less those visited already (the
-        owner would drop them: sending them would only cost pickling)."""
-        fps = np.fromiter((entry[1] for entry in box), dtype=np.uint64, count=len(box))
-        fresh = ~_member(fps, self.visited)
-        if fresh.any():
-            _dump([entry for entry, keep in zip(box, fresh.tolist(), strict=True) if keep], f)
-        box.clear()
-
     def parent(self, depth: int, fp: int) -> tuple[int, int] | None:
-        """The parent pointer of state ``fp`` of level ``depth`` when this worker owns it."""
+        """The parent pointer of state ``fp`` of level ``depth`` when this worker kept it."""
         level = self.levels[depth]
         i = int(np.searchsorted(level.fps, np.uint64(fp)))
         if i >= len(level.fps) or int(level.fps[i]) != fp:
@@ -579,37 +500,13 @@ def _serve(worker: _Worker, conn: Connection, adopt: tuple[int, int] | None = No
 
 
 def _run(worker: _Worker, command: str, args: list[Any]) -> Any:
-    if command == "absorb":
-        return worker.absorb(*args)
-    if command == "expand":
-        return worker.expand(*args)
+    if command == "advance":
+        return worker.advance(*args)
     if command == "parent":
         return worker.parent(*args)
     if command == "memory":
         return worker.memory()
     raise ValueError(f"unknown worker command {command!r}")
-
-
-SHM_AT_LEAST = 2 << 30
-"""Free bytes ``/dev/shm`` must have for the exchanged levels to go there: a container's
-default ``/dev/shm`` is 64 MiB, which a large level outgrows."""
-
-
-def _spool() -> FsPath:
-    """A fresh directory for the levels the workers exchange: in memory when ``/dev/shm``
-    is writable and roomy, else the temporary directory."""
-    return FsPath(tempfile.mkdtemp(prefix="groupcheck-pbfs-", dir=_roomy_shm()))
-
-
-def _roomy_shm() -> str | None:
-    shm = "/dev/shm"
-    try:
-        if not os.access(shm, os.W_OK):
-            return None
-        stat = os.statvfs(shm)
-    except OSError:
-        return None
-    return shm if stat.f_bavail * stat.f_frsize >= SHM_AT_LEAST else None
 
 
 class _Inline:
@@ -630,7 +527,7 @@ class _Inline:
 
 class _Pool:
     """The worker processes (forked: they inherit the config, its rules and the hash
-    secret that fingerprints depend on), exchanging levels in ``spool``."""
+    secret that fingerprints depend on)."""
 
     def __init__(self, n: int, make: Callable[[int], _Worker], adopt: bool = False) -> None:
         """``n`` workers from ``make(i)``; with ``adopt``, ``make`` returns the one worker
@@ -716,31 +613,31 @@ def parallel_bfs(
         canonical = normal  # type: ignore[assignment]
     required = required_witnesses(config)
     init = system.initial(config)
-    init_key = canonical(init)
-    init_fp = fingerprint(init_key)
+    init_fp = fingerprint(canonical(init))
 
-    spool = _spool()
-
-    def make(i: int, n: int = workers) -> _Worker:
-        return _Worker(
+    def make(i: int) -> _Worker:
+        worker = _Worker(
             index=i,
-            workers=n,
             config=config,
-            spool=spool,
             checker=checker_factory(),
             canonical=canonical,
-            symmetric=symmetry,
             check_convergence=check_convergence,
             convergence_bound=convergence_bound,
             z3=z3,
             max_depth=max_depth,
         )
+        if i == 0:
+            worker.seed(init, init_fp)
+        return worker
 
     alone = serial_until > 0 and workers > 1
-    pool: _Pool | _Inline = _Inline(make(0, 1)) if alone else _Pool(workers, make)
+    pool: _Pool | _Inline = _Inline(make(0)) if alone else _Pool(workers, make)
     try:
-        with (spool / f"l0-x-{owner_of(init_key, pool.workers)}.pkl").open("wb") as f:
-            _dump([(-1, init_fp, 0, 0, init)], f)
+        nothing = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64))
+        # Each worker's candidates for the level: fingerprints and keys, in its order.
+        candidates = [(np.array([init_fp], dtype=np.uint64), np.array([-1], dtype=np.int64))]
+        candidates += [nothing] * (pool.workers - 1)
+        split = False  # the candidates are the one worker's that the forked copies share
         distinct = 0
         steps = 0
         depth = 0
@@ -751,14 +648,20 @@ def parallel_bfs(
         counts = np.zeros((0, 2), dtype=np.int64)  # (rank, transitions) of that level
         converged = np.zeros(0, dtype=np.uint64)  # states found to converge on that level
         while True:
-            absorbed = pool.all("absorb", depth)
-            keys = [a["keys"] for a in absorbed]
-            for a in absorbed:
-                seen.update(a["seen"])
-            merged = np.sort(np.concatenate(keys))
-            events = pending + [a["event"] for a in absorbed if a["event"] is not None]
+            merged, level, mine = _winners(candidates, pool.workers, split)
+            split = False
             bound = f"the state bound ({max_states} states) was reached before the search was done"
-            if max_states is not None and distinct + len(merged) >= max_states and not cut:
+            full = max_states is not None and distinct + len(merged) >= max_states
+            late = deadline is not None and time.time() > deadline
+            expand = not (pending or full or late)
+            answers = []
+            if len(merged):
+                answers = pool.all("advance", depth, expand, deadline, level, converged, each=mine)
+            for a in answers:
+                seen.update(a["seen"])
+            events = pending + [a["checked"] for a in answers if a["checked"] is not None]
+            if full:
+                assert max_states is not None
                 # The serial engine stops before the first state it would pop holding
                 # max_states states: state ``stop`` of the level expanded last (it has not
                 # met the events from there on).
@@ -790,27 +693,22 @@ def parallel_bfs(
                 )
             distinct += len(merged)
             steps += int(counts[:, 1].sum())
-            counts = np.zeros((0, 2), dtype=np.int64)
             if len(merged) == 0:
                 depth -= 1
                 break
             if progress is not None:
                 progress(distinct, depth, len(merged))
-            if deadline is not None and time.time() > deadline:
+            if late:
                 cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
                 break
-            ranks = [np.searchsorted(merged, k) for k in keys]
-            level = np.concatenate([a["fps"] for a in absorbed])
-            expanded = pool.all("expand", depth, deadline, level, converged, each=ranks)
-            converged = np.concatenate([e["converged"] for e in expanded])
-            for e in expanded:
-                seen.update(e["seen"])
-            counts = np.concatenate([e["counts"] for e in expanded])
-            pending = [e["event"] for e in expanded if e["event"] is not None]
+            converged = np.concatenate([a["converged"] for a in answers])
+            counts = np.concatenate([a["counts"] for a in answers])
+            candidates = [(a["fps"], a["keys"]) for a in answers]
+            pending = [a["event"] for a in answers if a["event"] is not None]
             if pending:
-                depth += 1  # the owners check the successors sent before the violation
+                depth += 1  # the candidates found before the violation are checked first
                 continue
-            if any(e["cut"] for e in expanded):
+            if any(a["cut"] for a in answers):
                 steps += int(counts[:, 1].sum())
                 cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
                 break
@@ -818,13 +716,13 @@ def parallel_bfs(
                 break
             if isinstance(pool, _Inline) and len(level) >= serial_until:
                 pool = _Pool(workers, _same(pool.worker), adopt=True)
+                split = True
             depth += 1
         if cut is not None or (max_depth is not None and depth >= max_depth and distinct):
             exhausted = False
         memory = sum(pool.all("memory"))
     finally:
         pool.close()
-        shutil.rmtree(spool, ignore_errors=True)
     missed = _missed(checker_factory, required, seen)
     result, reasons = conclude(
         violated=False,
@@ -849,6 +747,38 @@ def parallel_bfs(
         bytes_per_state=memory / distinct if distinct else None,
         workers=pool.workers,
     )
+
+
+def _winners(
+    candidates: list[tuple[np.ndarray, np.ndarray]], workers: int, split: bool
+) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """The level from every worker's candidates (fingerprints and keys): of the discoveries
+    of a state, the least key wins — the serial engine's first. Returns the winners' keys
+    sorted (their order is the level's: a state's rank is the index of its key), their
+    fingerprints sorted, and for each worker which of its candidates it keeps and their
+    ranks. With ``split`` every worker holds the one list of candidates of the worker they
+    were forked from and keeps the winners whose fingerprint is its index modulo
+    ``workers``."""
+    fps = np.concatenate([c[0] for c in candidates])
+    keys = np.concatenate([c[1] for c in candidates])
+    order = np.lexsort((keys, fps))
+    by_fp = fps[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = by_fp[1:] != by_fp[:-1]
+    won = np.zeros(len(order), dtype=bool)
+    won[order[first]] = True
+    merged = np.sort(keys[won])
+    if split:
+        owner = fps % np.uint64(workers)
+        masks = [won & (owner == np.uint64(i)) for i in range(workers)]
+        return merged, by_fp[first], [(m, np.searchsorted(merged, keys[m])) for m in masks]
+    mine = []
+    at = 0
+    for worker_fps, worker_keys in candidates:
+        mask = won[at : at + len(worker_fps)]
+        mine.append((mask, np.searchsorted(merged, worker_keys[mask])))
+        at += len(worker_fps)
+    return merged, by_fp[first], mine
 
 
 def _same(worker: _Worker) -> Callable[[int], _Worker]:
