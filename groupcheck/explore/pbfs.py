@@ -54,7 +54,7 @@ import traceback
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -177,51 +177,70 @@ class _Level:
     actions: np.ndarray
 
 
+class _Share(NamedTuple):
+    """What a worker keeps of its candidates for a level (indices into them): those whose
+    parent pointers it stores (``record``: its discovery was the least), and those it
+    holds and expands (``hold``, in rank order) with their ranks and the least key of
+    their discoveries (any worker's)."""
+
+    record: np.ndarray
+    hold: np.ndarray
+    ranks: np.ndarray
+    keys: np.ndarray
+
+
 class _Candidates:
     """A worker's candidates for the next level, in the order it found them (increasing
-    keys): fingerprint, key, the parent's fingerprint, the state and its view."""
+    keys): fingerprint, key, the parent's fingerprint, the Python hash of the state as
+    found (``exact``: two discoveries of a state that hash alike are taken for the same
+    value, not only the same canonical key), the state and its view."""
 
     def __init__(self) -> None:
-        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.states: list[AnyState] = []
         self.views: list[int] = []
         self.fps = np.zeros(0, dtype=np.uint64)
         self.keys = np.zeros(0, dtype=np.int64)
         self.parents = np.zeros(0, dtype=np.uint64)
+        self.exact = np.zeros(0, dtype=np.int64)
 
     def add(
         self,
-        raws: list[int],
+        hashes: list[int],
         keys: list[int],
         parents: list[int],
         states: list[AnyState],
         views: list[int],
         visited: np.ndarray,
     ) -> None:
-        """Add the successors of Python hashes ``raws`` (and the rest, alike) less those
-        in ``visited``, and empty the lists (a batch at a time: the visited successors,
-        most of them, are dropped early)."""
-        if raws:
-            fps = _mix(np.array(raws, dtype=np.int64).view(np.uint64))
+        """Add the successors whose canonical keys have the Python hashes ``hashes`` (and
+        the rest, alike) less those in ``visited``, and empty the lists (a batch at a
+        time: the visited successors, most of them, are dropped early)."""
+        if hashes:
+            fps = _mix(np.array(hashes, dtype=np.int64).view(np.uint64))
             fresh = np.flatnonzero(~_member(fps, visited))
+            exact = []
+            for j in fresh.tolist():
+                state = states[j]
+                self.states.append(state)
+                self.views.append(views[j])
+                exact.append(hash(state))
             self.chunks.append(
                 (
                     fps[fresh],
                     np.array(keys, dtype=np.int64)[fresh],
                     np.array(parents, dtype=np.uint64)[fresh],
+                    np.array(exact, dtype=np.int64),
                 )
             )
-            for j in fresh.tolist():
-                self.states.append(states[j])
-                self.views.append(views[j])
-        for batch in (raws, keys, parents, states, views):
+        for batch in (hashes, keys, parents, states, views):
             batch.clear()
 
     def close(self) -> None:
-        """Join the batches into ``fps``, ``keys`` and ``parents``."""
+        """Join the batches into ``fps``, ``keys``, ``parents`` and ``exact``."""
         if self.chunks:
-            self.fps, self.keys, self.parents = (
-                np.concatenate([c[i] for c in self.chunks]) for i in range(3)
+            self.fps, self.keys, self.parents, self.exact = (
+                np.concatenate([c[i] for c in self.chunks]) for i in range(4)
             )
             self.chunks = []
 
@@ -320,16 +339,15 @@ class _Worker:
         deadline: float | None,
         level: np.ndarray,
         converged: np.ndarray,
-        mine: tuple[np.ndarray, np.ndarray],
+        share: _Share,
     ) -> dict[str, Any]:
-        """Keep the candidates of level ``depth`` that ``mine`` marks as won, with their
-        ranks, and check them; unless one violates a property or ``expand`` is False,
-        expand them (``expand``). ``level``: the fingerprints of the whole level, sorted
+        """Keep this worker's ``share`` of the candidates of level ``depth`` and check
+        them (``keep``); unless one violates a property or ``expand`` is False, expand
+        them (``expand``). ``level``: the fingerprints of the whole level, sorted
         (every worker's visited set takes them); ``converged``: the states every worker
         found to converge on the level before (fair schedules pass through states other
         workers hold: without them each worker would run those schedules again)."""
-        mask, ranks = mine
-        checked = self.keep(mask, ranks)
+        checked = self.keep(share)
         self.visited = _merge(self.visited, level)
         if len(converged):
             self.converged_done = _merge(self.converged_done, converged)
@@ -339,27 +357,27 @@ class _Worker:
         answer["seen"] = sorted(self.checker.seen)
         return answer
 
-    def keep(self, mask: np.ndarray, ranks: np.ndarray) -> Event | None:
-        """Make the candidates ``mask`` marks this worker's part of the level (in key
-        order, which is rank order), store their parent pointers, and check their state
-        properties up to the first violation (later ones of this worker cannot come
-        first)."""
+    def keep(self, share: _Share) -> Event | None:
+        """Store the parent pointers of the candidates this worker discovered first
+        (``share.record``), make those it holds for the level (``share.hold``) its part
+        of the level, in rank order, and check their state properties up to the first
+        violation (later ones of this worker cannot come first)."""
         held = self.candidates
         self.candidates = _Candidates()
-        won = np.flatnonzero(mask)
-        fps = held.fps[won]
-        keys = held.keys[won]
+        fps = held.fps[share.record]
+        keys = held.keys[share.record]
         order = np.argsort(fps)
         actions = np.where(keys < 0, 0, keys & ((1 << ACTION_BITS) - 1)).astype(np.uint16)
-        self.levels.append(_Level(fps[order], held.parents[won][order], actions[order]))
+        self.levels.append(_Level(fps[order], held.parents[share.record][order], actions[order]))
         self.frontier = []
-        states, views = held.states, held.views
-        for j, fp, key, rank in zip(
-            won.tolist(), fps.tolist(), keys.tolist(), ranks.tolist(), strict=True
+        states, views, all_fps = held.states, held.views, held.fps
+        for j, rank, key in zip(
+            share.hold.tolist(), share.ranks.tolist(), share.keys.tolist(), strict=True
         ):
             state, view = states[j], views[j]
             if view < 0:
                 view = self.view_of(state)
+            fp = int(all_fps[j])
             bad = self.check_state(state, view)
             if bad:
                 order_of = (key >> ACTION_BITS, key & ((1 << ACTION_BITS) - 1), 1)
@@ -453,6 +471,7 @@ class _Worker:
         return {
             "fps": held.fps,
             "keys": held.keys,
+            "exact": held.exact,
             "converged": marked,
             "counts": np.array(counts, dtype=np.int64).reshape(-1, 2),
             "event": event,
@@ -529,17 +548,16 @@ class _Pool:
     """The worker processes (forked: they inherit the config, its rules and the hash
     secret that fingerprints depend on)."""
 
-    def __init__(self, n: int, make: Callable[[int], _Worker], adopt: bool = False) -> None:
-        """``n`` workers from ``make(i)``; with ``adopt``, ``make`` returns the one worker
-        that searched the levels so far, and each forked copy adopts its part."""
+    def __init__(self, n: int, worker: _Worker) -> None:
+        """``n`` workers forked from ``worker``, the one that searched the levels so far:
+        each copy adopts its part of it (``_Worker.adopt``)."""
         ctx = mp.get_context("fork")
         self.workers = n
         self.conns: list[Connection] = []
         self.procs: list[Any] = []
         for i in range(n):
             here, there = ctx.Pipe()
-            args = (make(i), there, (i, n) if adopt else None)
-            p = ctx.Process(target=_serve, args=args, daemon=True)
+            p = ctx.Process(target=_serve, args=(worker, there, (i, n)), daemon=True)
             p.start()
             there.close()
             self.conns.append(here)
@@ -615,28 +633,25 @@ def parallel_bfs(
     init = system.initial(config)
     init_fp = fingerprint(canonical(init))
 
-    def make(i: int) -> _Worker:
-        worker = _Worker(
-            index=i,
-            config=config,
-            checker=checker_factory(),
-            canonical=canonical,
-            check_convergence=check_convergence,
-            convergence_bound=convergence_bound,
-            z3=z3,
-            max_depth=max_depth,
-        )
-        if i == 0:
-            worker.seed(init, init_fp)
-        return worker
-
-    alone = serial_until > 0 and workers > 1
-    pool: _Pool | _Inline = _Inline(make(0)) if alone else _Pool(workers, make)
+    worker = _Worker(
+        index=0,
+        config=config,
+        checker=checker_factory(),
+        canonical=canonical,
+        check_convergence=check_convergence,
+        convergence_bound=convergence_bound,
+        z3=z3,
+        max_depth=max_depth,
+    )
+    worker.seed(init, init_fp)
+    # The search begins as the only worker; the workers are forked from it once a level
+    # holds a state for each (and ``serial_until`` states).
+    hand_over = max(serial_until, workers)
+    pool: _Pool | _Inline = _Inline(worker)
+    # Each worker's candidates for the level: fingerprints, keys, exact hashes.
+    candidates = [(worker.candidates.fps, worker.candidates.keys, worker.candidates.exact)]
+    del worker  # the workers forked from it hold it from then on
     try:
-        nothing = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64))
-        # Each worker's candidates for the level: fingerprints and keys, in its order.
-        candidates = [(np.array([init_fp], dtype=np.uint64), np.array([-1], dtype=np.int64))]
-        candidates += [nothing] * (pool.workers - 1)
         split = False  # the candidates are the one worker's that the forked copies share
         distinct = 0
         steps = 0
@@ -648,7 +663,7 @@ def parallel_bfs(
         counts = np.zeros((0, 2), dtype=np.int64)  # (rank, transitions) of that level
         converged = np.zeros(0, dtype=np.uint64)  # states found to converge on that level
         while True:
-            merged, level, mine = _winners(candidates, pool.workers, split)
+            merged, level, shares = _assign(candidates, pool.workers, split)
             split = False
             bound = f"the state bound ({max_states} states) was reached before the search was done"
             full = max_states is not None and distinct + len(merged) >= max_states
@@ -656,7 +671,9 @@ def parallel_bfs(
             expand = not (pending or full or late)
             answers = []
             if len(merged):
-                answers = pool.all("advance", depth, expand, deadline, level, converged, each=mine)
+                answers = pool.all(
+                    "advance", depth, expand, deadline, level, converged, each=shares
+                )
             for a in answers:
                 seen.update(a["seen"])
             events = pending + [a["checked"] for a in answers if a["checked"] is not None]
@@ -703,7 +720,7 @@ def parallel_bfs(
                 break
             converged = np.concatenate([a["converged"] for a in answers])
             counts = np.concatenate([a["counts"] for a in answers])
-            candidates = [(a["fps"], a["keys"]) for a in answers]
+            candidates = [(a["fps"], a["keys"], a["exact"]) for a in answers]
             pending = [a["event"] for a in answers if a["event"] is not None]
             if pending:
                 depth += 1  # the candidates found before the violation are checked first
@@ -714,8 +731,8 @@ def parallel_bfs(
                 break
             if max_depth is not None and depth >= max_depth:
                 break
-            if isinstance(pool, _Inline) and len(level) >= serial_until:
-                pool = _Pool(workers, _same(pool.worker), adopt=True)
+            if isinstance(pool, _Inline) and workers > 1 and len(level) >= hand_over:
+                pool = _Pool(workers, pool.worker)
                 split = True
             depth += 1
         if cut is not None or (max_depth is not None and depth >= max_depth and distinct):
@@ -742,56 +759,99 @@ def parallel_bfs(
         seconds=time.perf_counter() - start,
         exhausted=exhausted,
         reasons=reasons,
-        checked=scope + _where(pool.workers, workers, serial_until),
+        checked=scope + _where(pool.workers, workers, hand_over),
         collision_probability=collision_probability(distinct, steps),
         bytes_per_state=memory / distinct if distinct else None,
         workers=pool.workers,
     )
 
 
-def _winners(
-    candidates: list[tuple[np.ndarray, np.ndarray]], workers: int, split: bool
-) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-    """The level from every worker's candidates (fingerprints and keys): of the discoveries
-    of a state, the least key wins — the serial engine's first. Returns the winners' keys
-    sorted (their order is the level's: a state's rank is the index of its key), their
-    fingerprints sorted, and for each worker which of its candidates it keeps and their
-    ranks. With ``split`` every worker holds the one list of candidates of the worker they
-    were forked from and keeps the winners whose fingerprint is its index modulo
-    ``workers``."""
+def _assign(
+    candidates: list[tuple[np.ndarray, np.ndarray, np.ndarray]], workers: int, split: bool
+) -> tuple[np.ndarray, np.ndarray, list[_Share]]:
+    """The level from every worker's candidates (fingerprints, keys, ``exact`` hashes):
+    of the discoveries of a state, the least key wins — the serial engine's first — and
+    the worker that made it stores the state's parent pointer. Returns the winners' keys
+    sorted (a state's rank is the index of its key), their fingerprints sorted, and each
+    worker's share.
+
+    Which worker holds and expands a state is free among those whose discovery is the same
+    value as the least one (the same ``exact`` hash, not only the same canonical key: the
+    order of the enabled actions, hence the keys of the successors, is the found state's):
+    each state goes to the one that discovered it first, then states found alike by
+    several workers move from the workers holding most to those holding least, so that
+    the workers stay even without a state crossing processes. With ``split`` every worker
+    is a forked copy of the one worker that found the candidates: they hold the states by
+    rank, in turn."""
+    sizes = [len(c[0]) for c in candidates]
     fps = np.concatenate([c[0] for c in candidates])
     keys = np.concatenate([c[1] for c in candidates])
+    exact = np.concatenate([c[2] for c in candidates])
     order = np.lexsort((keys, fps))
     by_fp = fps[order]
     first = np.ones(len(order), dtype=bool)
     first[1:] = by_fp[1:] != by_fp[:-1]
-    won = np.zeros(len(order), dtype=bool)
-    won[order[first]] = True
-    merged = np.sort(keys[won])
+    lead = order[first]  # each state's least discovery
+    lead_keys = keys[lead]
+    merged = np.sort(lead_keys)
+    ranks = np.searchsorted(merged, lead_keys)
+    level = by_fp[first]
     if split:
-        owner = fps % np.uint64(workers)
-        masks = [won & (owner == np.uint64(i)) for i in range(workers)]
-        return merged, by_fp[first], [(m, np.searchsorted(merged, keys[m])) for m in masks]
-    mine = []
+        shares = []
+        for i in range(workers):
+            mine = np.flatnonzero(ranks % workers == i)
+            mine = mine[np.argsort(ranks[mine])]
+            rows = lead[mine]
+            shares.append(_Share(np.sort(rows), rows, ranks[mine], lead_keys[mine]))
+        return merged, level, shares
+    finder = np.repeat(np.arange(len(candidates)), sizes)
+    holder = lead.copy()
+    group = np.cumsum(first) - 1
+    alike = ~first & (exact[order] == exact[lead][group])
+    _even_out(holder, finder, order[alike], group[alike], workers)
+    shares = []
     at = 0
-    for worker_fps, worker_keys in candidates:
-        mask = won[at : at + len(worker_fps)]
-        mine.append((mask, np.searchsorted(merged, worker_keys[mask])))
-        at += len(worker_fps)
-    return merged, by_fp[first], mine
+    for i, size in enumerate(sizes):
+        recorded = lead[finder[lead] == i]
+        mine = np.flatnonzero(finder[holder] == i)
+        mine = mine[np.argsort(ranks[mine])]
+        shares.append(
+            _Share(np.sort(recorded) - at, holder[mine] - at, ranks[mine], lead_keys[mine])
+        )
+        at += size
+    return merged, level, shares
 
 
-def _same(worker: _Worker) -> Callable[[int], _Worker]:
-    """``worker`` for every index (each forked worker adopts its part of it)."""
-    return lambda i: worker
+def _even_out(
+    holder: np.ndarray, finder: np.ndarray, rows: np.ndarray, groups: np.ndarray, workers: int
+) -> None:
+    """Move states from the workers holding most to those holding least: state
+    ``groups[k]`` may go to the worker that found it as row ``rows[k]`` (``holder``: the
+    row each state is held by, changed in place; ``finder``: the worker of each row)."""
+    loads = np.bincount(finder[holder], minlength=workers)
+    for _ in range(2):
+        for heavy in np.argsort(-loads, kind="stable").tolist():
+            for light in np.argsort(loads, kind="stable").tolist():
+                excess = int(loads[heavy] - loads[light]) // 2
+                if excess <= 0:
+                    break
+                can = np.flatnonzero((finder[rows] == light) & (finder[holder[groups]] == heavy))
+                if len(can) == 0:
+                    continue
+                # Evenly spread over the level, so that both keep states of every rank.
+                take = can[np.linspace(0, len(can) - 1, min(excess, len(can))).astype(np.int64)]
+                take = np.unique(take)
+                holder[groups[take]] = rows[take]
+                loads[heavy] -= len(take)
+                loads[light] += len(take)
 
 
-def _where(used: int, workers: int, serial_until: int) -> str:
+def _where(used: int, workers: int, hand_over: int) -> str:
     """Where a search ran, in words (the end of ``ExploreResult.checked``)."""
     if used > 1:
         return f" on {used} workers"
     if workers > 1:
-        return f" in one process (no level reached {serial_until} states)"
+        return f" in one process (no level reached {hand_over} states)"
     return " on 1 worker"
 
 
