@@ -1,30 +1,48 @@
 """Exhaustive breadth-first search on several processes, states stored as fingerprints.
 
-Each state is known by a 64-bit fingerprint of its canonical key (``fingerprint``) and
-owned by one worker, chosen by a fingerprint of the part of the state the properties read
-(``owner_of``: each worker's memoised verdicts are then its own). The search is
-level-synchronous: each level every worker checks and expands its part of the frontier
-and sends each successor to its owner, in pickled batches through files in a temporary
-directory the search removes; the owners keep the successors nobody has visited. A worker
-stores, for every state it owns, the fingerprint and a parent pointer (the parent's
-fingerprint and the index of the action in ``system.enabled(parent)``: 18 bytes), the
-fingerprints of every visited state (8 bytes a state and worker: the owners' dedup, and
-the senders' filter — a successor already visited is not pickled) and the convergence
-memo; full states only for its part of the frontier.
+Each state is known by a 64-bit fingerprint of its canonical key (``fingerprint``). The
+search is level-synchronous, and **full states never cross processes**: the worker that
+finds a successor keeps it. Each level every worker checks and expands its part of the
+frontier and keeps, as candidates for the next level, the successors it has not seen
+(the first discovery of each in its rank order, less the visited fingerprints); it sends
+the coordinator only each candidate's fingerprint, its discovery key (parent rank,
+action index) and the Python hash of the state as found, as numpy arrays through its
+pipe. The coordinator picks, of the discoveries of a state, the one with the least key
+(``_assign``) and answers each worker which of its candidates it keeps; the states the
+others found again are dropped where they are. The worker whose discovery won stores the
+state's parent pointer (the parent's fingerprint and the index of the action in
+``system.enabled(parent)``: 18 bytes). The state itself is held and expanded by that
+worker or by another that found the same value (the same hash of the state as found,
+not only of its canonical key: the order of the enabled actions is the found state's), as
+evens the workers' parts out (``_even_out``). Every worker also keeps the fingerprints of
+every visited state (8 bytes a state and worker: its filter of candidates) and the
+convergence memo; full states only for its part of the frontier and its candidates.
+
+The search begins in the calling process as the only worker, and the workers are forked
+from it once it has expanded a level of at least ``serial_until`` states and one state
+per worker (``_Worker.adopt``): every copy holds that worker's candidates, and they take
+the states of the next level by rank, in turn. The visited fingerprints, the memoised
+verdicts, the convergence memo and the witnesses gathered hold for every copy. From then
+on a worker's part of each level is the successors of its own part, less those another
+worker found first, plus those moved to it by ``_even_out``; it memoises property
+verdicts by view as the serial engine does (each worker checks a view it meets once).
 
 **The same search as the serial engine** (``groupcheck.explore.bfs``). The serial engine
 visits the states of a level in the order it discovered them: a state ranks by the rank
 of the parent that discovered it first, then by the index of the action. The parallel
-engine computes the same order: an owner keeps, of the discoveries of a state, the one
-with the least (parent rank, action index) — the serial engine's first — and the
-coordinator merges the owners' keys into dense ranks for the next level. Every event the
-serial engine stops at has a place in that order: the convergence check of the state of
-rank ``r`` (before its successors), the step check of its ``a``-th transition, the state
-checks of the successor that transition discovered. The coordinator takes the least
-violating event of a level, so the counterexample is the one the serial engine returns:
-the same path, hence the same minimised counterexample and byte-identical run artifacts.
-The path is rebuilt from parent pointers and replayed from the initial state by action
-index, which recreates exactly the states the workers stored.
+engine computes the same order: the coordinator keeps, of the discoveries of a state,
+the one with the least (parent rank, action index) — the serial engine's first — and
+ranks the level by these keys. Every event the serial engine stops at has a place in
+that order: the convergence check of the state of rank ``r`` (before its successors),
+the step check of its ``a``-th transition, the state checks of the successor that
+transition discovered. Each worker works through its part in rank order and stops at
+its first event; the state checks run on the worker that holds the state, when the
+level is kept, before it is expanded (the serial engine checks a state when it
+discovers it, before any state of its level is expanded). The coordinator takes the
+least violating event of a level, so the counterexample is the one the serial engine
+returns: the same path, hence the same minimised counterexample and byte-identical run
+artifacts. The path is rebuilt from parent pointers and replayed from the initial state
+by action index, which recreates exactly the states the workers stored.
 
 Distinct states and steps of a complete search equal the serial engine's (up to
 fingerprint collisions: the probability that one merged two states is reported as TLC
@@ -36,13 +54,10 @@ the workers where they are. Rebalance-time measurement and the state graph run o
 serial engine only (``groupcheck.explore.run`` falls back to it).
 
 **What it costs beyond the serial engine's work** (docs/benchmarks.md, "Parallel BFS"):
-pickling each successor sent to another worker and rebuilding it there, its owner's
-lookup of its view (the serial engine reuses the step check's), the fingerprints, and the
-wait at the end of each level for the slower worker. Everything else is kept to what the
-serial engine does: a state's view is looked up once, a successor's snapshot key computed
-once (for the step check and for its owner), and a received state takes the group and
-topics objects of its view's stored key, so that its successors' view lookups stop at
-identity as they do in the serial engine.
+the fingerprints and the arrays of each level's candidates, the candidates another worker
+found first (generated and held until the coordinator answers), a view checked once on
+each worker that meets it, and the wait at the end of each level for the slower worker
+(the parts are evened out only with states that several workers found alike).
 """
 
 from __future__ import annotations
@@ -90,7 +105,8 @@ MASK64 = (1 << 64) - 1
 ACTION_BITS = 16
 """Keys pack (parent rank, action index) into one int64; no state enables 65,536 actions."""
 BATCH = 4096
-"""Successors a worker pickles to one owner in one batch."""
+"""Successors a worker generates between two filterings against the visited fingerprints
+(``_Candidates.add``)."""
 CHECK_EVERY = 256
 """States a worker expands between two looks at the clock."""
 SERIAL_UNTIL = 1000
@@ -529,8 +545,8 @@ def _run(worker: _Worker, command: str, args: list[Any]) -> Any:
 
 
 class _Inline:
-    """The search's only worker, in the calling process: the first levels of a search with
-    ``serial_until``, and the whole of a search whose levels stay small."""
+    """The search's only worker, in the calling process: the first levels of a search, and
+    the whole of a search whose levels stay small."""
 
     workers = 1
 
@@ -612,12 +628,12 @@ def parallel_bfs(
     was visited and every witness hit; ``max_states`` and ``budget_seconds`` cutting the
     search short make it "inconclusive".
 
-    With ``serial_until`` the search runs in the calling process, as the only worker,
-    until it has expanded a level of at least that many states; then the workers are
-    forked from it and take over the next level (``_Worker.adopt``). The search is the
-    same either way; a small config is then searched without starting processes whose
-    start-up and per-level round trips would cost more than they save. The result's
-    ``workers`` says how many processes searched."""
+    The search runs in the calling process, as the only worker, until it has expanded a
+    level of at least ``serial_until`` states and at least ``workers`` states; then the
+    workers are forked from it and take over the next level (``_Worker.adopt``). The
+    search is the same either way; with ``serial_until`` a small config is searched
+    without starting processes whose start-up and per-level round trips would cost more
+    than they save. The result's ``workers`` says how many processes searched."""
     start = time.perf_counter()
     deadline = None if budget_seconds is None else time.time() + budget_seconds
     normal = channel_normal_form(config)

@@ -132,7 +132,8 @@ def test_workers_take_over_a_search_begun_in_one_process() -> None:
     assert handed.workers == 2
     assert handed.distinct_states == 1968
     same_search(serial_bfs(PIN0), handed)
-    # Symmetry (the owners of the queued successors are computed on canonical keys),
+    # Symmetry (a state found alike by two workers: the same state as found, not only
+    # the same canonical key),
     # within 14 steps: canonicalising is slow.
     symmetric = parallel_bfs(PIN0, workers=2, symmetry=True, serial_until=50, max_depth=14)
     assert symmetric.workers == 2
