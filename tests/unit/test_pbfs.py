@@ -132,9 +132,8 @@ def test_workers_take_over_a_search_begun_in_one_process() -> None:
     assert handed.workers == 2
     assert handed.distinct_states == 1968
     same_search(serial_bfs(PIN0), handed)
-    # Symmetry (a state found alike by two workers: the same state as found, not only
-    # the same canonical key),
-    # within 14 steps: canonicalising is slow.
+    # Symmetry (two workers find a state alike when the states as found are equal, not
+    # only their canonical keys), within 14 steps: canonicalising is slow.
     symmetric = parallel_bfs(PIN0, workers=2, symmetry=True, serial_until=50, max_depth=14)
     assert symmetric.workers == 2
     same_search(bfs(PIN0, symmetry=True, max_depth=14), symmetric)
