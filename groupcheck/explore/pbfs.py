@@ -329,10 +329,10 @@ class _Worker:
         self.candidates.close()
         assert int(self.candidates.fps[0]) == fp
 
-    def adopt(self, index: int, workers: int) -> None:
-        """Become worker ``index`` of ``workers`` after searching the first levels alone
-        (as worker 0 of 1, then forked): every copy holds the candidates of the next
-        level, and the coordinator tells each which of them it keeps. The parent pointers
+    def adopt(self, index: int) -> None:
+        """Become worker ``index`` after searching the first levels alone (as worker 0 of
+        1, then forked): every copy holds the candidates of the next level, and the
+        coordinator tells each which of them it keeps. The parent pointers
         of the levels searched so far stay with worker 0. The visited fingerprints, the
         memoised verdicts, the convergence memo and the witnesses seen are valid for every
         worker and stay as they are."""
@@ -511,16 +511,15 @@ class _Worker:
         )
 
 
-def _serve(worker: _Worker, conn: Connection, adopt: tuple[int, int] | None = None) -> None:
-    """A worker's command loop (``adopt``: the index and number of workers a forked copy
-    of the search's only worker becomes, ``_Worker.adopt``). The cyclic garbage collector
-    runs only on the young generations, once per command: states are acyclic values, and
-    full collections that walk every live frontier state and memo entry cost a fifth of a
-    worker's time on MUT2_LOSSY (docs/benchmarks.md)."""
+def _serve(worker: _Worker, conn: Connection, index: int) -> None:
+    """A worker's command loop (``index``: the worker a forked copy of the search's only
+    worker becomes, ``_Worker.adopt``). The cyclic garbage collector runs only on the
+    young generations, once per command: states are acyclic values, and full collections
+    that walk every live frontier state and memo entry cost a fifth of a worker's time on
+    MUT2_LOSSY (docs/benchmarks.md)."""
     gc.disable()
     try:
-        if adopt is not None:
-            worker.adopt(*adopt)
+        worker.adopt(index)
         while True:
             gc.collect(1)
             command, *args = conn.recv()
@@ -573,7 +572,7 @@ class _Pool:
         self.procs: list[Any] = []
         for i in range(n):
             here, there = ctx.Pipe()
-            p = ctx.Process(target=_serve, args=(worker, there, (i, n)), daemon=True)
+            p = ctx.Process(target=_serve, args=(worker, there, i), daemon=True)
             p.start()
             there.close()
             self.conns.append(here)
