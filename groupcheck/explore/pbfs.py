@@ -120,7 +120,8 @@ took as long on 2 workers as on 1, docs/benchmarks.md)."""
 def fingerprint(key: Hashable) -> int:
     """A 64-bit fingerprint of a canonical state key: Python's hash of the key (equal keys,
     equal hashes; the workers are forked, so they share the hash secret) through the
-    splitmix64 finaliser, so that ``fp % N`` spreads states evenly over workers."""
+    splitmix64 finaliser, which spreads its bits over all 64 (a bijection: two keys share
+    a fingerprint exactly when they share a hash)."""
     z = (hash(key) + 0x9E3779B97F4A7C15) & MASK64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
