@@ -1,30 +1,48 @@
 """Exhaustive breadth-first search on several processes, states stored as fingerprints.
 
-Each state is known by a 64-bit fingerprint of its canonical key (``fingerprint``) and
-owned by one worker, chosen by a fingerprint of the part of the state the properties read
-(``owner_of``: each worker's memoised verdicts are then its own). The search is
-level-synchronous: each level every worker checks and expands its part of the frontier
-and sends each successor to its owner, in pickled batches through files in a temporary
-directory the search removes; the owners keep the successors nobody has visited. A worker
-stores, for every state it owns, the fingerprint and a parent pointer (the parent's
-fingerprint and the index of the action in ``system.enabled(parent)``: 18 bytes), the
-fingerprints of every visited state (8 bytes a state and worker: the owners' dedup, and
-the senders' filter — a successor already visited is not pickled) and the convergence
-memo; full states only for its part of the frontier.
+Each state is known by a 64-bit fingerprint of its canonical key (``fingerprint``). The
+search is level-synchronous, and **full states never cross processes**: the worker that
+finds a successor keeps it. Each level every worker checks and expands its part of the
+frontier and keeps, as candidates for the next level, the successors it has not seen
+(the first discovery of each in its rank order, less the visited fingerprints); it sends
+the coordinator only each candidate's fingerprint, its discovery key (parent rank,
+action index) and the Python hash of the state as found, as numpy arrays through its
+pipe. The coordinator picks, of the discoveries of a state, the one with the least key
+(``_assign``) and answers each worker which of its candidates it keeps; the states the
+others found again are dropped where they are. The worker whose discovery won stores the
+state's parent pointer (the parent's fingerprint and the index of the action in
+``system.enabled(parent)``: 18 bytes). The state itself is held and expanded by that
+worker or by another that found the same value (the same hash of the state as found,
+not only of its canonical key: the order of the enabled actions is the found state's), as
+evens the workers' parts out (``_even_out``). Every worker also keeps the fingerprints of
+every visited state (8 bytes a state and worker: its filter of candidates) and the
+convergence memo; full states only for its part of the frontier and its candidates.
+
+The search begins in the calling process as the only worker, and the workers are forked
+from it once it has expanded a level of at least ``serial_until`` states and one state
+per worker (``_Worker.adopt``): every copy holds that worker's candidates, and they take
+the states of the next level by rank, in turn. The visited fingerprints, the memoised
+verdicts, the convergence memo and the witnesses gathered hold for every copy. From then
+on a worker's part of each level is the successors of its own part, less those another
+worker found first, plus those moved to it by ``_even_out``; it memoises property
+verdicts by view as the serial engine does (each worker checks a view it meets once).
 
 **The same search as the serial engine** (``groupcheck.explore.bfs``). The serial engine
 visits the states of a level in the order it discovered them: a state ranks by the rank
 of the parent that discovered it first, then by the index of the action. The parallel
-engine computes the same order: an owner keeps, of the discoveries of a state, the one
-with the least (parent rank, action index) — the serial engine's first — and the
-coordinator merges the owners' keys into dense ranks for the next level. Every event the
-serial engine stops at has a place in that order: the convergence check of the state of
-rank ``r`` (before its successors), the step check of its ``a``-th transition, the state
-checks of the successor that transition discovered. The coordinator takes the least
-violating event of a level, so the counterexample is the one the serial engine returns:
-the same path, hence the same minimised counterexample and byte-identical run artifacts.
-The path is rebuilt from parent pointers and replayed from the initial state by action
-index, which recreates exactly the states the workers stored.
+engine computes the same order: the coordinator keeps, of the discoveries of a state,
+the one with the least (parent rank, action index) — the serial engine's first — and
+ranks the level by these keys. Every event the serial engine stops at has a place in
+that order: the convergence check of the state of rank ``r`` (before its successors),
+the step check of its ``a``-th transition, the state checks of the successor that
+transition discovered. Each worker works through its part in rank order and stops at
+its first event; the state checks run on the worker that holds the state, when the
+level is kept, before it is expanded (the serial engine checks a state when it
+discovers it, before any state of its level is expanded). The coordinator takes the
+least violating event of a level, so the counterexample is the one the serial engine
+returns: the same path, hence the same minimised counterexample and byte-identical run
+artifacts. The path is rebuilt from parent pointers and replayed from the initial state
+by action index, which recreates exactly the states the workers stored.
 
 Distinct states and steps of a complete search equal the serial engine's (up to
 fingerprint collisions: the probability that one merged two states is reported as TLC
@@ -36,32 +54,22 @@ the workers where they are. Rebalance-time measurement and the state graph run o
 serial engine only (``groupcheck.explore.run`` falls back to it).
 
 **What it costs beyond the serial engine's work** (docs/benchmarks.md, "Parallel BFS"):
-pickling each successor sent to another worker and rebuilding it there, its owner's
-lookup of its view (the serial engine reuses the step check's), the fingerprints, and the
-wait at the end of each level for the slower worker. Everything else is kept to what the
-serial engine does: a state's view is looked up once, a successor's snapshot key computed
-once (for the step check and for its owner), and a received state takes the group and
-topics objects of its view's stored key, so that its successors' view lookups stop at
-identity as they do in the serial engine.
+the fingerprints and the arrays of each level's candidates, the candidates another worker
+found first (generated and held until the coordinator answers), a view checked once on
+each worker that meets it, and the wait at the end of each level for the slower worker
+(the parts are evened out only with states that several workers found alike).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import multiprocessing as mp
-import operator
-import os
-import pickle
-import shutil
-import tempfile
 import time
 import traceback
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -89,7 +97,6 @@ from model import system
 from model.actions import Action
 from model.config import Config
 from model.path import Path
-from model.records import replace
 from model.system import AnyState
 
 ProgressFn = Callable[[int, int, int], None]
@@ -98,7 +105,8 @@ MASK64 = (1 << 64) - 1
 ACTION_BITS = 16
 """Keys pack (parent rank, action index) into one int64; no state enables 65,536 actions."""
 BATCH = 4096
-"""Successors a worker pickles to one owner in one batch."""
+"""Successors a worker generates between two filterings against the visited fingerprints
+(``_Candidates.add``)."""
 CHECK_EVERY = 256
 """States a worker expands between two looks at the clock."""
 SERIAL_UNTIL = 1000
@@ -112,80 +120,23 @@ took as long on 2 workers as on 1, docs/benchmarks.md)."""
 def fingerprint(key: Hashable) -> int:
     """A 64-bit fingerprint of a canonical state key: Python's hash of the key (equal keys,
     equal hashes; the workers are forked, so they share the hash secret) through the
-    splitmix64 finaliser, so that ``fp % N`` spreads states evenly over workers."""
+    splitmix64 finaliser, which spreads its bits over all 64 (a bijection: two keys share
+    a fingerprint exactly when they share a hash)."""
     z = (hash(key) + 0x9E3779B97F4A7C15) & MASK64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
     return z ^ (z >> 31)
 
 
-_Shape = tuple[Callable[[Any], tuple[Any, ...]], Callable[[tuple[Any, ...]], Any]]
-_RECORDS: dict[type, _Shape | None] = {}
-_MAKERS: dict[type, Callable[[tuple[Any, ...]], Any]] = {}
-
-
-def _record_shape(cls: type) -> _Shape | None:
-    """For a frozen slotted dataclass, a function from a record to its field values
-    (``operator.attrgetter``: one C call) and a constructor that fills the slots from them
-    without ``__init__`` (generated, one slot write per field, as ``model.records.replace``
-    copies records); None for other classes."""
-    try:
-        return _RECORDS[cls]
-    except KeyError:
-        pass
-    shape = None
-    if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
-        names = [f.name for f in dataclasses.fields(cls)]
-        slots = [cls.__dict__.get(n) for n in names]
-        if (
-            names
-            and all(hasattr(d, "__set__") for d in slots)
-            and not hasattr(cls, "__post_init__")
-        ):
-            scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-            scope.update({f"_set{i}": d.__set__ for i, d in enumerate(slots)})  # type: ignore[union-attr]
-            body = "".join(f"    _set{i}(new, values[{i}])\n" for i in range(len(names)))
-            exec(f"def make(values):\n    new = _new(_cls)\n{body}    return new\n", scope)
-            get = operator.attrgetter(*names)
-            values = get if len(names) > 1 else (lambda record: (get(record),))
-            shape = (values, scope["make"])
-            _MAKERS[cls] = scope["make"]
-    _RECORDS[cls] = shape
-    return shape
-
-
-_INTERNED: dict[Any, Any] = {}
-"""Records unpickled in this worker on the current level, by value: a record received
-twice is one object, and since records are rebuilt children first, comparing two of them
-stops at identical children (the memo lookups compare snapshot keys of received states)."""
-
-
-def _rebuild_record(cls: type, values: tuple[Any, ...]) -> Any:
-    try:
-        make = _MAKERS[cls]
-    except KeyError:
-        shape = _record_shape(cls)
-        assert shape is not None
-        make = shape[1]
-    record = make(values)
-    return _INTERNED.setdefault(record, record)
-
-
-class _StatePickler(pickle.Pickler):
-    """Pickles the model's slotted records as (class, field values): several times faster
-    than the dataclass ``__getstate__``/``__setstate__`` pair, which looks the fields up on
-    every call. Shared sub-records are pickled once per batch (the pickle memo)."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        cls = type(obj)
-        shape = _RECORDS[cls] if cls in _RECORDS else _record_shape(cls)
-        if shape is None:
-            return NotImplemented
-        return _rebuild_record, (cls, shape[0](obj))
-
-
-def _dump(batch: list[Any], f: Any) -> None:
-    _StatePickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(batch)
+def _mix(raw: np.ndarray) -> np.ndarray:
+    """``fingerprint`` of many keys at once, from their Python hashes (as uint64): the same
+    splitmix64 finaliser, in numpy (uint64 arithmetic wraps, as ``& MASK64`` does)."""
+    with np.errstate(over="ignore"):
+        z = raw + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        mixed: np.ndarray = z ^ (z >> np.uint64(31))
+    return mixed
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
@@ -206,14 +157,6 @@ def _merge(sorted_set: np.ndarray, values: np.ndarray) -> np.ndarray:
     add = np.unique(values)
     add = add[~_member(add, sorted_set)]
     return np.insert(sorted_set, np.searchsorted(sorted_set, add), add)
-
-
-def owner_of(key: Hashable, workers: int) -> int:
-    """The worker that owns the state of canonical key ``key``: chosen by the part of the
-    state the properties read (``invariants.snapshot.snapshot_key``), so that each
-    worker's memoised property verdicts are verdicts no other worker needs — split by the
-    state's own fingerprint, two workers would check the same view twice."""
-    return fingerprint(snapshot_key(key)) % workers  # type: ignore[arg-type]
 
 
 def collision_probability(distinct: int, generated: int) -> float:
@@ -251,61 +194,111 @@ class _Level:
     actions: np.ndarray
 
 
+class _Share(NamedTuple):
+    """What a worker keeps of its candidates for a level (indices into them): those whose
+    parent pointers it stores (``record``: its discovery was the least), and those it
+    holds and expands (``hold``, in rank order) with their ranks and the least key of
+    their discoveries (any worker's)."""
+
+    record: np.ndarray
+    hold: np.ndarray
+    ranks: np.ndarray
+    keys: np.ndarray
+
+
+class _Candidates:
+    """A worker's candidates for the next level, in the order it found them (increasing
+    keys): fingerprint, key, the parent's fingerprint, the Python hash of the state as
+    found (``exact``: two discoveries of a state that hash alike are taken for the same
+    value, not only the same canonical key), the state and its view."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.states: list[AnyState] = []
+        self.views: list[int] = []
+        self.fps = np.zeros(0, dtype=np.uint64)
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.parents = np.zeros(0, dtype=np.uint64)
+        self.exact = np.zeros(0, dtype=np.int64)
+
+    def add(
+        self,
+        hashes: list[int],
+        keys: list[int],
+        parents: list[int],
+        states: list[AnyState],
+        views: list[int],
+        visited: np.ndarray,
+    ) -> None:
+        """Add the successors whose canonical keys have the Python hashes ``hashes`` (and
+        the rest, alike) less those in ``visited``, and empty the lists (a batch at a
+        time: the visited successors, most of them, are dropped early)."""
+        if hashes:
+            fps = _mix(np.array(hashes, dtype=np.int64).view(np.uint64))
+            fresh = np.flatnonzero(~_member(fps, visited))
+            exact = []
+            for j in fresh.tolist():
+                state = states[j]
+                self.states.append(state)
+                self.views.append(views[j])
+                exact.append(hash(state))
+            self.chunks.append(
+                (
+                    fps[fresh],
+                    np.array(keys, dtype=np.int64)[fresh],
+                    np.array(parents, dtype=np.uint64)[fresh],
+                    np.array(exact, dtype=np.int64),
+                )
+            )
+        for batch in (hashes, keys, parents, states, views):
+            batch.clear()
+
+    def close(self) -> None:
+        """Join the batches into ``fps``, ``keys``, ``parents`` and ``exact``."""
+        if self.chunks:
+            self.fps, self.keys, self.parents, self.exact = (
+                np.concatenate([c[i] for c in self.chunks]) for i in range(4)
+            )
+            self.chunks = []
+
+
 @dataclass
 class _Worker:
     """One worker's part of the search (lives in the worker process)."""
 
     index: int
-    workers: int
     config: Config
-    spool: FsPath
     checker: Checker
     canonical: Callable[[AnyState], Hashable]
-    symmetric: bool
     check_convergence: bool
     convergence_bound: int
     z3: bool
     max_depth: int | None
     visited: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     """The fingerprints of every state visited on the levels expanded so far, by any
-    worker: the owner's dedup, and each sender's filter (a successor already visited is
-    not pickled)."""
+    worker: a successor found there is not a candidate."""
     levels: list[_Level] = field(default_factory=list)
-    frontier: list[tuple[int, AnyState, int]] = field(default_factory=list)
-    """This worker's part of the level: fingerprint, state and view (-1: not looked up)."""
-    local: list[tuple[int, int, int, int, AnyState]] = field(default_factory=list)
+    frontier: list[tuple[int, AnyState, int, int]] = field(default_factory=list)
+    """This worker's part of the level: fingerprint, state, view (-1: not looked up) and
+    rank, in rank order."""
+    candidates: _Candidates = field(default_factory=_Candidates)
     converged: set[int] = field(default_factory=set)
     fair_memo: FairMemo = field(default_factory=FairMemo)
     converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     view_index: dict[Hashable, int] = field(default_factory=dict)
-    view_keys: list[Hashable] = field(default_factory=list)
     snapshots: list[Snapshot] = field(default_factory=list)
     state_verdicts: list[list[Violation] | None] = field(default_factory=list)
     step_memo: dict[tuple[int, int], list[Violation]] = field(default_factory=dict)
 
     # -- property checks, memoised as in the serial engine ------------------------------
     def view_of(self, s: AnyState) -> int:
-        return self.view_of_key(snapshot_key(s))
-
-    def view_of_key(self, view: Hashable) -> int:
+        view = snapshot_key(s)
         i = self.view_index.get(view)
         if i is None:
             i = self.view_index[view] = len(self.snapshots)
-            self.snapshots.append(project_key(view))  # type: ignore[arg-type]
-            self.view_keys.append(view)
+            self.snapshots.append(project_key(view))
             self.state_verdicts.append(None)
         return i
-
-    def share(self, s: AnyState, view: int) -> AnyState:
-        """``s`` (received pickled) with the group and topics of the snapshot key stored
-        for its view: equal values, now one object. A successor that leaves them as they
-        are then finds its view by identity, as the serial engine's successors do, where
-        a received state's own copies would be compared field by field."""
-        key = self.view_keys[view]
-        group, topics = key[0], key[1]  # type: ignore[index]
-        if s.group is group and s.topics is topics:
-            return s
-        return replace(s, group=group, topics=topics)
 
     def check_state(self, s: AnyState, view: int) -> list[Violation]:
         verdict = self.state_verdicts[view]
@@ -316,11 +309,10 @@ class _Worker:
         return verdict
 
     def check_step(
-        self, pre: AnyState, a: int, action: Action, post: AnyState, post_key: Hashable
+        self, pre: AnyState, a: int, action: Action, post: AnyState, b: int
     ) -> list[Violation]:
         """The step properties on a transition that may falsify one (``_step_may_matter``)
-        from the state of view ``a`` to one of snapshot key ``post_key``."""
-        b = self.view_of_key(post_key)
+        from the state of view ``a`` to one of view ``b``."""
         verdict = self.step_memo.get((a, b))
         if verdict is None:
             verdict = self.step_memo[a, b] = self.checker.check_step(
@@ -330,25 +322,22 @@ class _Worker:
             self.checker.note_witnesses(pre, action, post)
         return verdict
 
-    def owner(self, new: AnyState, canonical: Hashable, post_key: Hashable = None) -> int:
-        """The worker that owns the successor ``new`` of canonical key ``canonical``
-        (``owner_of``); ``post_key`` is its snapshot key when already computed."""
-        if self.symmetric:
-            return owner_of(canonical, self.workers)
-        # The channel normal form leaves the snapshot key as it is: ``owner_of(canonical)``.
-        if post_key is None:
-            post_key = snapshot_key(new)
-        return fingerprint(post_key) % self.workers
+    def seed(self, init: AnyState, fp: int) -> None:
+        """Hold the initial state as the one candidate of level 0 (key -1: before every
+        discovery)."""
+        self.candidates = _Candidates()
+        self.candidates.add([hash(self.canonical(init))], [-1], [0], [init], [-1], self.visited)
+        self.candidates.close()
+        assert int(self.candidates.fps[0]) == fp
 
-    def adopt(self, index: int, workers: int) -> None:
-        """Become worker ``index`` of ``workers`` after searching the first levels alone
-        (as worker 0 of 1, then forked): keep the queued successors this worker owns; the
-        parent pointers of the levels searched so far stay with worker 0. The visited
-        fingerprints, the memoised verdicts, the convergence memo and the witnesses seen
-        are valid for every worker and stay as they are."""
-        self.index, self.workers = index, workers
-        canonical = self.canonical if self.symmetric else lambda state: None
-        self.local = [e for e in self.local if self.owner(e[4], canonical(e[4])) == index]
+    def adopt(self, index: int) -> None:
+        """Become worker ``index`` after searching the first levels alone (as worker 0 of
+        1, then forked): every copy holds the candidates of the next level, and the
+        coordinator tells each which of them it keeps. The parent pointers
+        of the levels searched so far stay with worker 0. The visited fingerprints, the
+        memoised verdicts, the convergence memo and the witnesses seen are valid for every
+        worker and stay as they are."""
+        self.index = index
         if index:
             empty = np.zeros(0, dtype=np.uint64)
             self.levels = [_Level(empty, empty, np.zeros(0, dtype=np.uint16)) for _ in self.levels]
@@ -359,187 +348,155 @@ class _Worker:
         i = int(np.searchsorted(self.converged_done, fp))
         return i < len(self.converged_done) and int(self.converged_done[i]) == fp
 
-    # -- the two phases of a level -------------------------------------------------------
-    def absorb(self, depth: int) -> dict[str, Any]:
-        """Keep the successors sent to this worker for level ``depth`` that it has not
-        seen: of several discoveries of a state, the least (parent rank, action)."""
-        best: dict[int, tuple[int, int, int, AnyState]] = {}
-        for key, fp, parent, action, state in self._inbox(depth):
-            old = best.get(fp)
-            if old is None or key < old[0]:
-                best[fp] = (key, parent, action, state)
-        _INTERNED.clear()
-        fps = np.fromiter(best, dtype=np.uint64, count=len(best))
-        new = ~_member(fps, self.visited)
-        chosen = sorted(
-            (best[fp][0], fp) for fp in (int(x) for x in fps[new])
-        )  # serial discovery order
-        keys = np.array([k for k, _ in chosen], dtype=np.int64)
-        first: Event | None = None
-        self.frontier = []
-        for key, fp in chosen:
-            _, parent, action, state = best[fp]
-            view = -1
-            if first is None:
-                view = self.view_of(state)
-                state = self.share(state, view)
-                bad = self.check_state(state, view)
-                if bad:
-                    rank, a = (key >> ACTION_BITS, key & ((1 << ACTION_BITS) - 1))
-                    first = Event((rank, a, 1) if key >= 0 else (-1, -1, 1), bad[0], fp)
-            self.frontier.append((fp, state, view))
-        level_fps = np.array([fp for _, fp in chosen], dtype=np.uint64)
-        order = np.argsort(level_fps)
-        self.levels.append(
-            _Level(
-                level_fps[order],
-                np.array([best[fp][1] for _, fp in chosen], dtype=np.uint64)[order],
-                np.array([best[fp][2] for _, fp in chosen], dtype=np.uint16)[order],
-            )
-        )
-        return {"keys": keys, "fps": level_fps, "event": first, "seen": sorted(self.checker.seen)}
-
-    def _inbox(self, depth: int) -> Iterator[tuple[int, int, int, int, AnyState]]:
-        yield from self.local
-        self.local = []
-        for path in sorted(self.spool.glob(f"l{depth}-*-{self.index}.pkl")):
-            with path.open("rb") as f:
-                while True:
-                    try:
-                        batch = pickle.load(f)
-                    except EOFError:
-                        break
-                    yield from batch
-            path.unlink()
-
-    def expand(
+    # -- a level: keep the candidates that won, check them, expand them ----------------
+    def advance(
         self,
         depth: int,
+        expand: bool,
         deadline: float | None,
         level: np.ndarray,
         converged: np.ndarray,
-        ranks: np.ndarray,
+        share: _Share,
     ) -> dict[str, Any]:
-        """Check convergence on and expand this worker's frontier of level ``depth`` (in
-        rank order) and send the successors to their owners; stop at the first violation
-        (later events of this worker cannot come first). ``converged``: the states every
-        worker found to converge on the level before (fair schedules pass through states
-        other workers own: without them each worker would run those schedules again)."""
-        config = self.config
-        self.visited = _merge(self.visited, level)  # this level, on every worker
+        """Keep this worker's ``share`` of the candidates of level ``depth`` and check
+        them (``keep``); unless one violates a property or ``expand`` is False, expand
+        them (``expand``). ``level``: the fingerprints of the whole level, sorted
+        (every worker's visited set takes them); ``converged``: the states every worker
+        found to converge on the level before (fair schedules pass through states other
+        workers hold: without them each worker would run those schedules again)."""
+        checked = self.keep(share)
+        self.visited = _merge(self.visited, level)
         if len(converged):
             self.converged_done = _merge(self.converged_done, converged)
-        outgoing: list[list[tuple[int, int, int, int, AnyState]]] = [
-            [] for _ in range(self.workers)
-        ]
-        files = {
-            j: (self.spool / f"l{depth + 1}-{self.index}-{j}.pkl").open("wb")
-            for j in range(self.workers)
-            if j != self.index
-        }
+        answer: dict[str, Any] = {"checked": checked}
+        if checked is None and expand:
+            answer.update(self.expand(depth, deadline))
+        answer["seen"] = sorted(self.checker.seen)
+        return answer
+
+    def keep(self, share: _Share) -> Event | None:
+        """Store the parent pointers of the candidates this worker discovered first
+        (``share.record``), make those it holds for the level (``share.hold``) its part
+        of the level, in rank order, and check their state properties up to the first
+        violation (later ones of this worker cannot come first)."""
+        held = self.candidates
+        self.candidates = _Candidates()
+        fps = held.fps[share.record]
+        keys = held.keys[share.record]
+        order = np.argsort(fps)
+        actions = np.where(keys < 0, 0, keys & ((1 << ACTION_BITS) - 1)).astype(np.uint16)
+        self.levels.append(_Level(fps[order], held.parents[share.record][order], actions[order]))
+        self.frontier = []
+        states, views, all_fps = held.states, held.views, held.fps
+        for j, rank, key in zip(
+            share.hold.tolist(), share.ranks.tolist(), share.keys.tolist(), strict=True
+        ):
+            state, view = states[j], views[j]
+            if view < 0:
+                view = self.view_of(state)
+            fp = int(all_fps[j])
+            bad = self.check_state(state, view)
+            if bad:
+                order_of = (key >> ACTION_BITS, key & ((1 << ACTION_BITS) - 1), 1)
+                return Event(order_of if key >= 0 else (-1, -1, 1), bad[0], fp)
+            self.frontier.append((fp, state, view, rank))
+        return None
+
+    def expand(self, depth: int, deadline: float | None) -> dict[str, Any]:
+        """Check convergence on and expand this worker's frontier of level ``depth`` (in
+        rank order), holding each successor not visited yet as a candidate of the next
+        level (its first discovery here: this worker's least key); stop at the first
+        violation (later events of this worker cannot come first). The answer: the
+        candidates' fingerprints and keys, the transitions of each state expanded, the
+        violation, the states found to converge."""
+        config = self.config
+        canonical_of = self.canonical
+        held = self.candidates
+        visited = self.visited
         sent: set[int] = set()
-        steps = 0
+        raws: list[int] = []
+        keys: list[int] = []
+        parents: list[int] = []
+        news: list[AnyState] = []
+        views: list[int] = []
         counts: list[tuple[int, int]] = []
         event: Event | None = None
         cut = False
         deeper = self.max_depth is None or depth < self.max_depth
-        single = self.workers == 1
-        try:
-            order = zip(self.frontier, ranks.tolist(), strict=True)
-            for i, ((fp, state, known_view), rank) in enumerate(order):
-                if deadline is not None and i % CHECK_EVERY == 0 and time.time() > deadline:
-                    cut = True
+        for i, (fp, state, known_view, rank) in enumerate(self.frontier):
+            if deadline is not None and i % CHECK_EVERY == 0 and time.time() > deadline:
+                cut = True
+                break
+            if (
+                self.check_convergence
+                and state.perturbations >= config.max_perturbations
+                and not self.known_to_converge(fp)
+            ):
+                self.converged.add(fp)
+                reached: list[AnyState] = []
+                _, _, ok = fair_schedule(
+                    state, config, self.convergence_bound, states=reached, memo=self.fair_memo
+                )
+                if not ok:
+                    v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
+                    event = Event((rank, -1, 0), v, fp)
                     break
-                if (
-                    self.check_convergence
-                    and state.perturbations >= config.max_perturbations
-                    and not self.known_to_converge(fp)
-                ):
-                    self.converged.add(fp)
-                    reached: list[AnyState] = []
-                    _, _, ok = fair_schedule(
-                        state,
-                        config,
-                        self.convergence_bound,
-                        states=reached,
-                        memo=self.fair_memo,
-                    )
-                    if not ok:
-                        v = Violation(
-                            CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
-                        )
-                        event = Event((rank, -1, 0), v, fp)
-                        break
-                    for s in reached:
-                        self.converged.add(fingerprint(self.canonical(s)))
-                if not deeper:
-                    continue
-                n = 0
-                pre_view = known_view  # looked up once per state, as in the serial engine
-                for a, action in enumerate(system.enabled(state, config)):
-                    new = system.step(state, action, config)
-                    n += 1
-                    post_key: Hashable = None
-                    if _step_may_matter(state, new):
-                        if pre_view < 0:
-                            pre_view = self.view_of(state)
-                        post_key = snapshot_key(new)
-                        bad = self.check_step(state, pre_view, action, new, post_key)
-                    else:
-                        self.checker.note_witnesses(state, action, new)
-                        bad = []
-                    if new is state:
-                        new_fp = fp
-                    else:
-                        canonical = self.canonical(new)
-                        new_fp = fingerprint(canonical)
-                    if new_fp != fp and new_fp not in sent:
+                for s in reached:
+                    self.converged.add(fingerprint(canonical_of(s)))
+            if not deeper:
+                continue
+            n = 0
+            pre_view = known_view  # looked up once per state
+            base = rank << ACTION_BITS
+            for a, action in enumerate(system.enabled(state, config)):
+                new = system.step(state, action, config)
+                n += 1
+                post_view = -1
+                if _step_may_matter(state, new):
+                    if pre_view < 0:
+                        pre_view = self.view_of(state)
+                    post_view = self.view_of(new)
+                    bad = self.check_step(state, pre_view, action, new, post_view)
+                else:
+                    self.checker.note_witnesses(state, action, new)
+                    bad = []
+                if new is not state:
+                    raw = hash(canonical_of(new))
+                    if raw not in sent:
                         # The first discovery in rank order is this worker's least one.
-                        sent.add(new_fp)
-                        owner = 0 if single else self.owner(new, canonical, post_key)
-                        box = outgoing[owner]
-                        box.append(((rank << ACTION_BITS) | a, new_fp, fp, a, new))
-                        if len(box) >= BATCH and owner != self.index:
-                            self._send(box, files[owner])
-                    if bad:
-                        event = Event((rank, a, 0), bad[0], fp, extra=a)
-                        break
-                steps += n
-                counts.append((rank, n))
-                if event is not None:
+                        sent.add(raw)
+                        raws.append(raw)
+                        keys.append(base | a)
+                        parents.append(fp)
+                        news.append(new)
+                        views.append(post_view)
+                        if len(raws) >= BATCH:
+                            held.add(raws, keys, parents, news, views, visited)
+                if bad:
+                    event = Event((rank, a, 0), bad[0], fp, extra=a)
                     break
-            for owner, box in enumerate(outgoing):
-                if box and owner != self.index:
-                    self._send(box, files[owner])
-            self.local = outgoing[self.index]  # its own successors stay in memory
-        finally:
-            for f in files.values():
-                f.close()
+            counts.append((rank, n))
+            if event is not None:
+                break
+        held.add(raws, keys, parents, news, views, visited)
+        held.close()
         self.frontier = []
         marked = np.fromiter(self.converged, dtype=np.uint64, count=len(self.converged))
         if self.converged:
             self.converged_done = _merge(self.converged_done, marked)
             self.converged = set()
         return {
+            "fps": held.fps,
+            "keys": held.keys,
+            "exact": held.exact,
             "converged": marked,
-            "steps": steps,
             "counts": np.array(counts, dtype=np.int64).reshape(-1, 2),
             "event": event,
             "cut": cut,
-            "seen": sorted(self.checker.seen),
         }
 
-    def _send(self, box: list[tuple[int, int, int, int, AnyState]], f: Any) -> None:
-        """Pickle a batch of successors to their owner, less those visited already (the
-        owner would drop them: sending them would only cost pickling)."""
-        fps = np.fromiter((entry[1] for entry in box), dtype=np.uint64, count=len(box))
-        fresh = ~_member(fps, self.visited)
-        if fresh.any():
-            _dump([entry for entry, keep in zip(box, fresh.tolist(), strict=True) if keep], f)
-        box.clear()
-
     def parent(self, depth: int, fp: int) -> tuple[int, int] | None:
-        """The parent pointer of state ``fp`` of level ``depth`` when this worker owns it."""
+        """The parent pointer of state ``fp`` of level ``depth`` when this worker kept it."""
         level = self.levels[depth]
         i = int(np.searchsorted(level.fps, np.uint64(fp)))
         if i >= len(level.fps) or int(level.fps[i]) != fp:
@@ -555,16 +512,15 @@ class _Worker:
         )
 
 
-def _serve(worker: _Worker, conn: Connection, adopt: tuple[int, int] | None = None) -> None:
-    """A worker's command loop (``adopt``: the index and number of workers a forked copy
-    of the search's only worker becomes, ``_Worker.adopt``). The cyclic garbage collector
-    runs only on the young generations, once per command: states are acyclic values, and
-    full collections that walk every live frontier state and memo entry cost a fifth of a
-    worker's time on MUT2_LOSSY (docs/benchmarks.md)."""
+def _serve(worker: _Worker, conn: Connection, index: int) -> None:
+    """A worker's command loop (``index``: the worker a forked copy of the search's only
+    worker becomes, ``_Worker.adopt``). The cyclic garbage collector runs only on the
+    young generations, once per command: states are acyclic values, and full collections
+    that walk every live frontier state and memo entry cost a fifth of a worker's time on
+    MUT2_LOSSY (docs/benchmarks.md)."""
     gc.disable()
     try:
-        if adopt is not None:
-            worker.adopt(*adopt)
+        worker.adopt(index)
         while True:
             gc.collect(1)
             command, *args = conn.recv()
@@ -579,10 +535,8 @@ def _serve(worker: _Worker, conn: Connection, adopt: tuple[int, int] | None = No
 
 
 def _run(worker: _Worker, command: str, args: list[Any]) -> Any:
-    if command == "absorb":
-        return worker.absorb(*args)
-    if command == "expand":
-        return worker.expand(*args)
+    if command == "advance":
+        return worker.advance(*args)
     if command == "parent":
         return worker.parent(*args)
     if command == "memory":
@@ -590,31 +544,9 @@ def _run(worker: _Worker, command: str, args: list[Any]) -> Any:
     raise ValueError(f"unknown worker command {command!r}")
 
 
-SHM_AT_LEAST = 2 << 30
-"""Free bytes ``/dev/shm`` must have for the exchanged levels to go there: a container's
-default ``/dev/shm`` is 64 MiB, which a large level outgrows."""
-
-
-def _spool() -> FsPath:
-    """A fresh directory for the levels the workers exchange: in memory when ``/dev/shm``
-    is writable and roomy, else the temporary directory."""
-    return FsPath(tempfile.mkdtemp(prefix="groupcheck-pbfs-", dir=_roomy_shm()))
-
-
-def _roomy_shm() -> str | None:
-    shm = "/dev/shm"
-    try:
-        if not os.access(shm, os.W_OK):
-            return None
-        stat = os.statvfs(shm)
-    except OSError:
-        return None
-    return shm if stat.f_bavail * stat.f_frsize >= SHM_AT_LEAST else None
-
-
 class _Inline:
-    """The search's only worker, in the calling process: the first levels of a search with
-    ``serial_until``, and the whole of a search whose levels stay small."""
+    """The search's only worker, in the calling process: the first levels of a search, and
+    the whole of a search whose levels stay small."""
 
     workers = 1
 
@@ -630,19 +562,18 @@ class _Inline:
 
 class _Pool:
     """The worker processes (forked: they inherit the config, its rules and the hash
-    secret that fingerprints depend on), exchanging levels in ``spool``."""
+    secret that fingerprints depend on)."""
 
-    def __init__(self, n: int, make: Callable[[int], _Worker], adopt: bool = False) -> None:
-        """``n`` workers from ``make(i)``; with ``adopt``, ``make`` returns the one worker
-        that searched the levels so far, and each forked copy adopts its part."""
+    def __init__(self, n: int, worker: _Worker) -> None:
+        """``n`` workers forked from ``worker``, the one that searched the levels so far:
+        each copy adopts its part of it (``_Worker.adopt``)."""
         ctx = mp.get_context("fork")
         self.workers = n
         self.conns: list[Connection] = []
         self.procs: list[Any] = []
         for i in range(n):
             here, there = ctx.Pipe()
-            args = (make(i), there, (i, n) if adopt else None)
-            p = ctx.Process(target=_serve, args=args, daemon=True)
+            p = ctx.Process(target=_serve, args=(worker, there, i), daemon=True)
             p.start()
             there.close()
             self.conns.append(here)
@@ -697,12 +628,12 @@ def parallel_bfs(
     was visited and every witness hit; ``max_states`` and ``budget_seconds`` cutting the
     search short make it "inconclusive".
 
-    With ``serial_until`` the search runs in the calling process, as the only worker,
-    until it has expanded a level of at least that many states; then the workers are
-    forked from it and take over the next level (``_Worker.adopt``). The search is the
-    same either way; a small config is then searched without starting processes whose
-    start-up and per-level round trips would cost more than they save. The result's
-    ``workers`` says how many processes searched."""
+    The search runs in the calling process, as the only worker, until it has expanded a
+    level of at least ``serial_until`` states and at least ``workers`` states; then the
+    workers are forked from it and take over the next level (``_Worker.adopt``). The
+    search is the same either way; with ``serial_until`` a small config is searched
+    without starting processes whose start-up and per-level round trips would cost more
+    than they save. The result's ``workers`` says how many processes searched."""
     start = time.perf_counter()
     deadline = None if budget_seconds is None else time.time() + budget_seconds
     normal = channel_normal_form(config)
@@ -716,31 +647,28 @@ def parallel_bfs(
         canonical = normal  # type: ignore[assignment]
     required = required_witnesses(config)
     init = system.initial(config)
-    init_key = canonical(init)
-    init_fp = fingerprint(init_key)
+    init_fp = fingerprint(canonical(init))
 
-    spool = _spool()
-
-    def make(i: int, n: int = workers) -> _Worker:
-        return _Worker(
-            index=i,
-            workers=n,
-            config=config,
-            spool=spool,
-            checker=checker_factory(),
-            canonical=canonical,
-            symmetric=symmetry,
-            check_convergence=check_convergence,
-            convergence_bound=convergence_bound,
-            z3=z3,
-            max_depth=max_depth,
-        )
-
-    alone = serial_until > 0 and workers > 1
-    pool: _Pool | _Inline = _Inline(make(0, 1)) if alone else _Pool(workers, make)
+    worker = _Worker(
+        index=0,
+        config=config,
+        checker=checker_factory(),
+        canonical=canonical,
+        check_convergence=check_convergence,
+        convergence_bound=convergence_bound,
+        z3=z3,
+        max_depth=max_depth,
+    )
+    worker.seed(init, init_fp)
+    # The search begins as the only worker; the workers are forked from it once a level
+    # holds a state for each (and ``serial_until`` states).
+    hand_over = max(serial_until, workers)
+    pool: _Pool | _Inline = _Inline(worker)
+    # Each worker's candidates for the level: fingerprints, keys, exact hashes.
+    candidates = [(worker.candidates.fps, worker.candidates.keys, worker.candidates.exact)]
+    del worker  # the workers forked from it hold it from then on
     try:
-        with (spool / f"l0-x-{owner_of(init_key, pool.workers)}.pkl").open("wb") as f:
-            _dump([(-1, init_fp, 0, 0, init)], f)
+        split = False  # the candidates are the one worker's that the forked copies share
         distinct = 0
         steps = 0
         depth = 0
@@ -751,14 +679,22 @@ def parallel_bfs(
         counts = np.zeros((0, 2), dtype=np.int64)  # (rank, transitions) of that level
         converged = np.zeros(0, dtype=np.uint64)  # states found to converge on that level
         while True:
-            absorbed = pool.all("absorb", depth)
-            keys = [a["keys"] for a in absorbed]
-            for a in absorbed:
-                seen.update(a["seen"])
-            merged = np.sort(np.concatenate(keys))
-            events = pending + [a["event"] for a in absorbed if a["event"] is not None]
+            merged, level, shares = _assign(candidates, pool.workers, split)
+            split = False
             bound = f"the state bound ({max_states} states) was reached before the search was done"
-            if max_states is not None and distinct + len(merged) >= max_states and not cut:
+            full = max_states is not None and distinct + len(merged) >= max_states
+            late = deadline is not None and time.time() > deadline
+            expand = not (pending or full or late)
+            answers = []
+            if len(merged):
+                answers = pool.all(
+                    "advance", depth, expand, deadline, level, converged, each=shares
+                )
+            for a in answers:
+                seen.update(a["seen"])
+            events = pending + [a["checked"] for a in answers if a["checked"] is not None]
+            if full:
+                assert max_states is not None
                 # The serial engine stops before the first state it would pop holding
                 # max_states states: state ``stop`` of the level expanded last (it has not
                 # met the events from there on).
@@ -790,41 +726,36 @@ def parallel_bfs(
                 )
             distinct += len(merged)
             steps += int(counts[:, 1].sum())
-            counts = np.zeros((0, 2), dtype=np.int64)
             if len(merged) == 0:
                 depth -= 1
                 break
             if progress is not None:
                 progress(distinct, depth, len(merged))
-            if deadline is not None and time.time() > deadline:
+            if late:
                 cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
                 break
-            ranks = [np.searchsorted(merged, k) for k in keys]
-            level = np.concatenate([a["fps"] for a in absorbed])
-            expanded = pool.all("expand", depth, deadline, level, converged, each=ranks)
-            converged = np.concatenate([e["converged"] for e in expanded])
-            for e in expanded:
-                seen.update(e["seen"])
-            counts = np.concatenate([e["counts"] for e in expanded])
-            pending = [e["event"] for e in expanded if e["event"] is not None]
+            converged = np.concatenate([a["converged"] for a in answers])
+            counts = np.concatenate([a["counts"] for a in answers])
+            candidates = [(a["fps"], a["keys"], a["exact"]) for a in answers]
+            pending = [a["event"] for a in answers if a["event"] is not None]
             if pending:
-                depth += 1  # the owners check the successors sent before the violation
+                depth += 1  # the candidates found before the violation are checked first
                 continue
-            if any(e["cut"] for e in expanded):
+            if any(a["cut"] for a in answers):
                 steps += int(counts[:, 1].sum())
                 cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
                 break
             if max_depth is not None and depth >= max_depth:
                 break
-            if isinstance(pool, _Inline) and len(level) >= serial_until:
-                pool = _Pool(workers, _same(pool.worker), adopt=True)
+            if isinstance(pool, _Inline) and workers > 1 and len(level) >= hand_over:
+                pool = _Pool(workers, pool.worker)
+                split = True
             depth += 1
         if cut is not None or (max_depth is not None and depth >= max_depth and distinct):
             exhausted = False
         memory = sum(pool.all("memory"))
     finally:
         pool.close()
-        shutil.rmtree(spool, ignore_errors=True)
     missed = _missed(checker_factory, required, seen)
     result, reasons = conclude(
         violated=False,
@@ -844,24 +775,99 @@ def parallel_bfs(
         seconds=time.perf_counter() - start,
         exhausted=exhausted,
         reasons=reasons,
-        checked=scope + _where(pool.workers, workers, serial_until),
+        checked=scope + _where(pool.workers, workers, hand_over),
         collision_probability=collision_probability(distinct, steps),
         bytes_per_state=memory / distinct if distinct else None,
         workers=pool.workers,
     )
 
 
-def _same(worker: _Worker) -> Callable[[int], _Worker]:
-    """``worker`` for every index (each forked worker adopts its part of it)."""
-    return lambda i: worker
+def _assign(
+    candidates: list[tuple[np.ndarray, np.ndarray, np.ndarray]], workers: int, split: bool
+) -> tuple[np.ndarray, np.ndarray, list[_Share]]:
+    """The level from every worker's candidates (fingerprints, keys, ``exact`` hashes):
+    of the discoveries of a state, the least key wins — the serial engine's first — and
+    the worker that made it stores the state's parent pointer. Returns the winners' keys
+    sorted (a state's rank is the index of its key), their fingerprints sorted, and each
+    worker's share.
+
+    Which worker holds and expands a state is free among those whose discovery is the same
+    value as the least one (the same ``exact`` hash, not only the same canonical key: the
+    order of the enabled actions, hence the keys of the successors, is the found state's):
+    each state goes to the one that discovered it first, then states found alike by
+    several workers move from the workers holding most to those holding least, so that
+    the workers stay even without a state crossing processes. With ``split`` every worker
+    is a forked copy of the one worker that found the candidates: they hold the states by
+    rank, in turn."""
+    sizes = [len(c[0]) for c in candidates]
+    fps = np.concatenate([c[0] for c in candidates])
+    keys = np.concatenate([c[1] for c in candidates])
+    exact = np.concatenate([c[2] for c in candidates])
+    order = np.lexsort((keys, fps))
+    by_fp = fps[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = by_fp[1:] != by_fp[:-1]
+    lead = order[first]  # each state's least discovery
+    lead_keys = keys[lead]
+    merged = np.sort(lead_keys)
+    ranks = np.searchsorted(merged, lead_keys)
+    level = by_fp[first]
+    if split:
+        shares = []
+        for i in range(workers):
+            mine = np.flatnonzero(ranks % workers == i)
+            mine = mine[np.argsort(ranks[mine])]
+            rows = lead[mine]
+            shares.append(_Share(np.sort(rows), rows, ranks[mine], lead_keys[mine]))
+        return merged, level, shares
+    finder = np.repeat(np.arange(len(candidates)), sizes)
+    holder = lead.copy()
+    group = np.cumsum(first) - 1
+    alike = ~first & (exact[order] == exact[lead][group])
+    _even_out(holder, finder, order[alike], group[alike], workers)
+    shares = []
+    at = 0
+    for i, size in enumerate(sizes):
+        recorded = lead[finder[lead] == i]
+        mine = np.flatnonzero(finder[holder] == i)
+        mine = mine[np.argsort(ranks[mine])]
+        shares.append(
+            _Share(np.sort(recorded) - at, holder[mine] - at, ranks[mine], lead_keys[mine])
+        )
+        at += size
+    return merged, level, shares
 
 
-def _where(used: int, workers: int, serial_until: int) -> str:
+def _even_out(
+    holder: np.ndarray, finder: np.ndarray, rows: np.ndarray, groups: np.ndarray, workers: int
+) -> None:
+    """Move states from the workers holding most to those holding least: state
+    ``groups[k]`` may go to the worker that found it as row ``rows[k]`` (``holder``: the
+    row each state is held by, changed in place; ``finder``: the worker of each row)."""
+    loads = np.bincount(finder[holder], minlength=workers)
+    for _ in range(2):
+        for heavy in np.argsort(-loads, kind="stable").tolist():
+            for light in np.argsort(loads, kind="stable").tolist():
+                excess = int(loads[heavy] - loads[light]) // 2
+                if excess <= 0:
+                    break
+                can = np.flatnonzero((finder[rows] == light) & (finder[holder[groups]] == heavy))
+                if len(can) == 0:
+                    continue
+                # Evenly spread over the level, so that both keep states of every rank.
+                take = can[np.linspace(0, len(can) - 1, min(excess, len(can))).astype(np.int64)]
+                take = np.unique(take)
+                holder[groups[take]] = rows[take]
+                loads[heavy] -= len(take)
+                loads[light] += len(take)
+
+
+def _where(used: int, workers: int, hand_over: int) -> str:
     """Where a search ran, in words (the end of ``ExploreResult.checked``)."""
     if used > 1:
         return f" on {used} workers"
     if workers > 1:
-        return f" in one process (no level reached {serial_until} states)"
+        return f" in one process (no level reached {hand_over} states)"
     return " on 1 worker"
 
 

@@ -10,11 +10,18 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from groupcheck.cli import main
 from groupcheck.explore.bfs import bfs
-from groupcheck.explore.pbfs import collision_probability, fingerprint, parallel_bfs
+from groupcheck.explore.pbfs import (
+    _assign,
+    _mix,
+    collision_probability,
+    fingerprint,
+    parallel_bfs,
+)
 from groupcheck.explore.result import ExploreResult
 from groupcheck.mutants import get_mutant
 from groupcheck.tla.configs import CONFIGS, TLA_DIR
@@ -132,8 +139,8 @@ def test_workers_take_over_a_search_begun_in_one_process() -> None:
     assert handed.workers == 2
     assert handed.distinct_states == 1968
     same_search(serial_bfs(PIN0), handed)
-    # Symmetry (the owners of the queued successors are computed on canonical keys),
-    # within 14 steps: canonicalising is slow.
+    # Symmetry (two workers find a state alike when the states as found are equal, not
+    # only their canonical keys), within 14 steps: canonicalising is slow.
     symmetric = parallel_bfs(PIN0, workers=2, symmetry=True, serial_until=50, max_depth=14)
     assert symmetric.workers == 2
     same_search(bfs(PIN0, symmetry=True, max_depth=14), symmetric)
@@ -176,6 +183,48 @@ def test_fingerprint_equal_for_equal_states() -> None:
     assert fingerprint(a) == fingerprint(b)
     step = system.step(a, system.enabled(a, config)[0], config)
     assert fingerprint(step) != fingerprint(a)
+    # The workers fingerprint their successors in numpy, from the Python hashes.
+    keys = [a, step, -7, *(f"key {i}" for i in range(8))]  # negative hashes among them
+    hashes = np.array([hash(k) for k in keys], dtype=np.int64)
+    assert (hashes < 0).any()
+    assert _mix(hashes.view(np.uint64)).tolist() == [fingerprint(k) for k in keys]
+
+
+def test_least_key_wins_and_states_found_alike_even_the_workers_out() -> None:
+    """``_assign``: of a state's discoveries the least key wins (its finder stores the
+    parent pointer); a state two workers found as the same value may be held by either,
+    and goes to the one holding fewer; one found as different values stays with the
+    winner (its enabled actions are the found state's)."""
+
+    def arrays(
+        fps: list[int], keys: list[int], exact: list[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (
+            np.array(fps, dtype=np.uint64),
+            np.array(keys, dtype=np.int64),
+            np.array(exact, dtype=np.int64),
+        )
+
+    # Worker 0 found states 10, 11, 12, 13 first; worker 1 found 12 and 13 again (12 as
+    # the same value, 13 as another) and 14 alone.
+    zero = arrays([10, 11, 12, 13], [0, 1, 2, 3], [100, 101, 102, 103])
+    one = arrays([12, 13, 14], [5, 6, 7], [102, 999, 104])
+    merged, level, shares = _assign([zero, one], 2, split=False)
+    assert merged.tolist() == [0, 1, 2, 3, 7]
+    assert level.tolist() == [10, 11, 12, 13, 14]
+    assert shares[0].record.tolist() == [0, 1, 2, 3]
+    assert shares[1].record.tolist() == [2]  # state 14
+    # Worker 0 would hold 4 states and worker 1 one: state 12 moves to worker 1, with
+    # worker 0's rank and key; state 13 cannot.
+    assert shares[0].hold.tolist() == [0, 1, 3]
+    assert shares[0].ranks.tolist() == [0, 1, 3]
+    assert shares[1].hold.tolist() == [0, 2]
+    assert shares[1].ranks.tolist() == [2, 4]
+    assert shares[1].keys.tolist() == [2, 7]
+    # Forked copies of one worker share its candidates by rank, in turn.
+    _, _, split = _assign([zero], 2, split=True)
+    assert [s.hold.tolist() for s in split] == [[0, 2], [1, 3]]
+    assert [s.record.tolist() for s in split] == [[0, 2], [1, 3]]
 
 
 def test_cli_artifacts_byte_identical_serial_and_parallel(
