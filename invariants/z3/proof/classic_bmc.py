@@ -299,6 +299,9 @@ class Domains:
     (``X.m1``, ``X.m2`` …: the coordinator names a new id after the requesting client)."""
     resubscribes: bool = False
     """The configuration may change a client's subscription (``ChangeSubscription``)."""
+    restarts: bool = True
+    """A client may restart (``Restart``, ``Bounce``), which clears the assignment it
+    received (``client.restart``)."""
     leaves: bool = True
     """A client may send a LeaveGroup (``client.leave``: a ``Leave`` or ``Bounce``
     perturbation, or one in flight initially); without, no ``leave_group`` step."""
@@ -408,6 +411,8 @@ def universe_of(config: Config) -> Domains:
         siblings=siblings,
         resubscribes=resubscribes,
         late_answers=config.reorder or deletes,
+        restarts=config.max_perturbations > 0
+        and (config.allows("Restart") or config.allows("Bounce")),
         leaves=(
             config.max_perturbations > 0 and (config.allows("Leave") or config.allows("Bounce"))
         )
@@ -550,18 +555,23 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
     JoinGroup carries: a client whose member id was reset keeps its user data
     (KAFKA-7026). So, sound for every rule the relation states:
 
-    * the user data is empty (nothing received, or a restart: ``client.restart``) or the
-      assignment of one of the client's member ids in a STABLE state of the history;
+    * the user data is the assignment of one of the client's member ids in a STABLE state
+      of the history, one received before the path, or empty after a restart
+      (``client.restart``, the only rule that clears it: ``Domains.restarts``);
     * eager ``sticky``: its generation (``assigned_generation``) is that state's (or -1
       with ``Domains.late_answers``: an answer read after a reset takes the reset
-      generation), -1 when nothing was received;
+      generation), -1 after a restart;
     * ``cooperative-sticky`` with KIP-792: the owned partitions are the assignment
       received, or nothing (a reset or a crash gives them up as lost) — all of it without
       ``ChangeSubscription`` (``onJoinPrepare`` revokes only the topics no longer
       subscribed, and an answer naming another topic is not taken); partitions owned were
       answered to the member id the JoinGroup carries (a new id comes only after a reset,
       which gives them up) at a generation no later than the claimed one (the member's
-      generation only grows until a reset, unless the group can be deleted).
+      generation only grows until a reset, unless the group can be deleted); a member
+      that owns nothing of a non-empty assignment received, without ``ChangeSubscription``,
+      gave it up in a reset after that answer, so a generation it claims other than -1 is
+      one a later join phase gave it: newer than the answer's (unless the group can be
+      deleted).
 
     Nothing unless ``Domains.linked``."""
     if fam.name != "DeliverMessage.join_group" or not d.linked:
@@ -600,13 +610,20 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
             def at(g: Any) -> BoolRef:
                 return z3.Or(gen == g, gen == -1) if d.late_answers else gen == g
 
-            options = [z3.And(nothing, gen == -1)] + [z3.And(a, at(g)) for a, g, _ in answers]
+            options = [z3.And(a, at(g)) for a, g, _ in answers]
+            if d.restarts:
+                options.append(z3.And(nothing, gen == -1))
         else:
-            options = [nothing] + [a for a, _, _ in answers]
+            options = [a for a, _, _ in answers]
+            if d.restarts:
+                options.append(nothing)
         parts = [z3.Or(*options)]
         if d.joined_generation:
             if not d.resubscribes:
                 parts.append(z3.Implies(some_owned, z3.And(*[owned(q) == data(q) for q in qs])))
+            if not d.resubscribes and not d.deletes:
+                lost = z3.And(z3.Not(some_owned), z3.Not(nothing), gen != -1)
+                parts.append(z3.Implies(lost, z3.Or(*[z3.And(a, g < gen) for a, g, _ in answers])))
             mine = [
                 z3.And(a, z3.BoolVal(True) if d.deletes else g <= gen)
                 for a, g, m in answers
