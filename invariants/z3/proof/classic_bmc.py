@@ -62,7 +62,7 @@ from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, Partition, Universe
 from invariants.z3.proof.transition import Family
 from model import system
-from model.classic.messages import JoinGroupRequest, LeaveGroupRequest, SyncGroupResponse
+from model.classic.messages import JoinGroupRequest, SyncGroupResponse
 from model.classic.records import ClassicState
 from model.config import Config
 from model.rules import DEFAULT_RULES
@@ -302,9 +302,6 @@ class Domains:
     restarts: bool = True
     """A client may restart (``Restart``, ``Bounce``), which clears the assignment it
     received (``client.restart``)."""
-    leaves: bool = True
-    """A client may send a LeaveGroup (``client.leave``: a ``Leave`` or ``Bounce``
-    perturbation, or one in flight initially); without, no ``leave_group`` step."""
     late_answers: bool = False
     """A SyncGroup answer may reach a client after its generation was reset (the network
     reorders, or the group's generation may come back after a deletion): the assignment
@@ -413,10 +410,6 @@ def universe_of(config: Config) -> Domains:
         late_answers=config.reorder or deletes,
         restarts=config.max_perturbations > 0
         and (config.allows("Restart") or config.allows("Bounce")),
-        leaves=(
-            config.max_perturbations > 0 and (config.allows("Leave") or config.allows("Bounce"))
-        )
-        or any(isinstance(msg.body, LeaveGroupRequest) for msg in state.network),
     )
 
 
@@ -738,14 +731,14 @@ class Unrolling:
         pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
         self.states.append(post)
         chosen: list[tuple[Any, Family]] = []
-        # A MetadataChange only where the configuration adds partitions, a LeaveGroup only
-        # where a client can send one.
-        names = [
-            n
-            for n in UNROLLED
-            if (n != "MetadataChange" or self.domains.growth)
-            and (n != "DeliverMessage.leave_group" or self.domains.leaves)
-        ]
+        # Only the families the configuration can take (a LeaveGroup after Leave or Bounce,
+        # the timers once a process can be gone or a request lost: what
+        # classic_agreement.possible_families reads off its switches), a MetadataChange
+        # only where it adds partitions.
+        from invariants.z3.proof.classic_agreement import possible_families
+
+        can = possible_families(self.config)
+        names = [n for n in UNROLLED if n in can and (n != "MetadataChange" or self.domains.growth)]
         with grounded(self.members, self.partitions):
             fams = families(pre, post, self.options, names)
         for fam in fams:
