@@ -302,6 +302,10 @@ class Domains:
     restarts: bool = True
     """A client may restart (``Restart``, ``Bounce``), which clears the assignment it
     received (``client.restart``)."""
+    ids_kept: frozenset[str] = frozenset()
+    """The member ids whose client holds a member id initially and forgets it only on an
+    UNKNOWN_MEMBER_ID answer (no process restarts, crashes or leaves, no static member, one
+    list of assignors: no fatal error), as :func:`_claims_history` reads them."""
     late_answers: bool = False
     """A SyncGroup answer may reach a client after its generation was reset (the network
     reorders, or the group's generation may come back after a deletion): the assignment
@@ -385,6 +389,26 @@ def universe_of(config: Config) -> Domains:
         for mid in ids:
             siblings[mid] = ids
             received[mid] = tuple(answers)
+    steady = (
+        not (
+            config.max_perturbations > 0
+            and any(config.allows(a) for a in ("Crash", "Restart", "Leave", "Bounce"))
+        )
+        and len({(c.assignors, c.instance_id, c.alt_instance_id) for c in config.clients}) == 1
+    )
+    ids_kept = frozenset(
+        mid
+        for c in config.clients
+        if steady
+        and c.instance_id is None
+        and state.client(c.name).member_id
+        and not any(
+            msg.client == c.name and getattr(msg.body, "error_code", None) is not ErrorCode.NONE
+            for msg in state.network
+            if not msg.to_coordinator
+        )
+        for mid in siblings.get(f"{c.name}.m1", ())
+    )
     linked = all(
         getattr(config.rules, f) is getattr(DEFAULT_RULES, f)
         for f in ("classic_join_group", "classic_on_sync_response", "classic_install_assignment")
@@ -408,6 +432,7 @@ def universe_of(config: Config) -> Domains:
         siblings=siblings,
         resubscribes=resubscribes,
         late_answers=config.reorder or deletes,
+        ids_kept=ids_kept,
         restarts=config.max_perturbations > 0
         and (config.allows("Restart") or config.allows("Bounce")),
     )
@@ -564,7 +589,11 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
       that owns nothing of a non-empty assignment received, without ``ChangeSubscription``,
       gave it up in a reset after that answer, so a generation it claims other than -1 is
       one a later join phase gave it: newer than the answer's (unless the group can be
-      deleted).
+      deleted);
+    * a client that holds a member id initially and can lose it only to an
+      UNKNOWN_MEMBER_ID answer (``Domains.ids_kept``) sends a JoinGroup without one only
+      after a state of the history in which one of its ids was handed out and was no
+      member (the coordinator answers UNKNOWN_MEMBER_ID only to an id that is no member).
 
     Nothing unless ``Domains.linked``."""
     if fam.name != "DeliverMessage.join_group" or not d.linked:
@@ -623,6 +652,22 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
                 if m == mid
             ]
             parts.append(z3.Implies(some_owned, z3.Or(*mine)))
+        if mid in d.ids_kept:
+            # A JoinGroup without a member id from a client that held one: the client
+            # was answered UNKNOWN_MEMBER_ID (client._reset) for an id of its own the
+            # group had handed out and no longer had as a member.
+            parts.append(
+                z3.Implies(
+                    p["unknown"],
+                    z3.Or(
+                        *[
+                            z3.And(s.issued(mc[x]), z3.Not(s.is_member(mc[x])))
+                            for s in history
+                            for x in d.siblings[mid]
+                        ]
+                    ),
+                )
+            )
         out.append(z3.Implies(requester == me, z3.And(*parts)))
     return out
 
