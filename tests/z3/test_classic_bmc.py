@@ -176,10 +176,12 @@ def test_no_answer_from_z3_is_inconclusive_not_ok(monkeypatch: pytest.MonkeyPatc
     assert out.message == "Z3 gave no answer at depth 1"
 
 
-def _claims_allowed(d: Any, history: list[Any], requester: str, member: str, sub: Any) -> bool:
+def _claims_allowed(
+    d: Any, history: list[Any], requester: str, member: str, sub: Any, commit: Any = None
+) -> bool:
     """Whether ``classic_bmc._claims_history`` allows a JoinGroup of ``requester`` (its
     member id ``member``, empty for none) with the subscription ``sub`` after ``history``
-    (the group's states so far)."""
+    (the group's states so far); with ``commit``, an OffsetCommit of those partitions."""
     import z3
 
     from invariants.z3.proof.classic_bmc import _claims_history, distinct
@@ -197,15 +199,19 @@ def _claims_allowed(d: Any, history: list[Any], requester: str, member: str, sub
     def holds(parts: frozenset[Any]) -> Any:
         return lambda q: z3.Or([q == c for tp, c in pc.items() if tp in parts])
 
-    params = {
-        "unknown": z3.BoolVal(not member),
-        "member": mc[member or requester],
-        "new_id": mc[requester],
-        "claim_gen": z3.IntVal(sub.generation_id),
-        "user_data": holds(sub.user_data),
-        "owned": holds(sub.owned_partitions),
-    }
-    s.add(*_claims_history(Family("DeliverMessage.join_group", z3.BoolVal(True), params), syms, d))
+    if commit is not None:
+        params = {"member": mc[member], "partitions": holds(commit)}
+    else:
+        params = {
+            "unknown": z3.BoolVal(not member),
+            "member": mc[member or requester],
+            "new_id": mc[requester],
+            "claim_gen": z3.IntVal(sub.generation_id),
+            "user_data": holds(sub.user_data),
+            "owned": holds(sub.owned_partitions),
+        }
+    name = "DeliverMessage.join_group" if commit is None else "DeliverMessage.offset_commit"
+    s.add(*_claims_history(Family(name, z3.BoolVal(True), params), syms, d))
     return bool(s.check() == z3.sat)
 
 
@@ -213,11 +219,13 @@ def _claims_allowed(d: Any, history: list[Any], requester: str, member: str, sub
 def test_the_model_clients_send_the_claims_the_unrolling_allows(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Soundness of the link between a JoinGroup's claims and the SyncGroup answers its
-    client received (``classic_bmc._claims_history``): along seeded walks of the Python
-    model (the mutant's scenario, perturbations included), every JoinGroup the coordinator
-    receives, with the group's states so far as the history, satisfies the link; and the
-    link refuses B's claim, at the start, of a partition the group gave A."""
+    """Soundness of the link between a JoinGroup's claims (and an OffsetCommit's
+    partitions) and the SyncGroup answers its client received
+    (``classic_bmc._claims_history``): along seeded walks of the Python model (the
+    mutant's scenario, perturbations included), every JoinGroup and OffsetCommit the
+    coordinator receives, with the group's states so far as the history, satisfies the
+    link; and the link refuses B's claim, at the start, of a partition the group gave A,
+    and B's commit of it."""
     import random
 
     from invariants.z3.proof import classic_bmc
@@ -226,6 +234,7 @@ def test_the_model_clients_send_the_claims_the_unrolling_allows(
     from model.actions import DeliverMessage
     from model.classic.messages import ClassicSubscription, JoinGroupRequest
     from model.classic.records import ClassicState
+    from model.records import OffsetCommitRequest
 
     monkeypatch.setattr(classic_bmc, "ID_SLOTS", 3)
     config = MUTANTS[name].mutated_config()
@@ -250,12 +259,14 @@ def test_the_model_clients_send_the_claims_the_unrolling_allows(
         stale = replace(stale, owned_partitions=frozenset({a_owns}))
     assert not _claims_allowed(d, [start], "B.m1", "B.m1", stale)
     assert not _claims_allowed(d, [start], "B.m2", "", stale)
+    assert _claims_allowed(d, [start], "", "B.m1", None, b.assigned)
+    assert not _claims_allowed(d, [start], "", "B.m1", None, frozenset({a_owns}))
     checked = 0
     for seed in range(3):
         rng = random.Random(seed)
         state: ClassicState = init
         history = [start]
-        for _ in range(60):
+        for _ in range(40):
             enabled = system.enabled(state, config)
             if not enabled:
                 break
@@ -271,6 +282,11 @@ def test_the_model_clients_send_the_claims_the_unrolling_allows(
                     )
                     assert allowed, (seed, body, history)
                     checked += 1
+            if message and isinstance(message.body, OffsetCommitRequest) and message.to_coordinator:
+                commit = message.body
+                allowed = _claims_allowed(d, history, "", commit.member_id, None, commit.topics)
+                assert allowed, (seed, commit, history)
+                checked += 1
             after = system.step(state, action, config)
             assert isinstance(after, ClassicState)
             state = after

@@ -65,6 +65,7 @@ from model import system
 from model.classic.messages import JoinGroupRequest, SyncGroupResponse
 from model.classic.records import ClassicState
 from model.config import Config
+from model.records import OffsetCommitRequest
 from model.rules import DEFAULT_RULES
 from model.status import ErrorCode
 
@@ -386,6 +387,8 @@ def universe_of(config: Config) -> Domains:
             if isinstance(body, JoinGroupRequest):
                 sub = body.subscription
                 answers.append(Received(body.member_id, sub.user_data, sub.generation_id))
+            if isinstance(body, OffsetCommitRequest):
+                answers.append(Received(body.member_id, body.topics, -1))
         for mid in ids:
             siblings[mid] = ids
             received[mid] = tuple(answers)
@@ -596,11 +599,15 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
       member (the coordinator answers UNKNOWN_MEMBER_ID only to an id that is no member).
 
     Nothing unless ``Domains.linked``."""
-    if fam.name != "DeliverMessage.join_group" or not d.linked:
+    if not d.linked:
         return []
     p = fam.params
     mc, pc = d.universe.member_consts, d.universe.partition_consts
     qs = list(pc.values())
+    if fam.name == "DeliverMessage.offset_commit":
+        return _commits_history(fam, history, d)
+    if fam.name != "DeliverMessage.join_group":
+        return []
     data, owned, gen = p["user_data"], p["owned"], p["claim_gen"]
 
     def data_is(assignment: frozenset[Partition]) -> BoolRef:
@@ -669,6 +676,37 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
                 )
             )
         out.append(z3.Implies(requester == me, z3.And(*parts)))
+    return out
+
+
+def _commits_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> list[BoolRef]:
+    """An OffsetCommit's partitions are some the client consumes (``client.auto_commit``,
+    the revocations of ``client.join_group`` and ``on_sync_response``, ``client.leave``:
+    all within ``ClassicClient.owned``), which are within the last assignment it received
+    (``owned`` is set to it, then only shrinks or is cleared; a restart clears both): within
+    the assignment of one of the client's member ids in a STABLE state of the history, or
+    one received before the path (or a commit in flight initially) — as
+    :func:`_claims_history` reads the answers."""
+    p = fam.params
+    mc, pc = d.universe.member_consts, d.universe.partition_consts
+    qs = list(pc.values())
+    parts = p["partitions"]
+    out: list[BoolRef] = []
+    for mid, me in mc.items():
+        options = [
+            z3.And(
+                s.status == STABLE,
+                s.is_member(mc[sib]),
+                *[z3.Implies(parts(q), s.assigned(mc[sib], q)) for q in qs],
+            )
+            for sib in d.siblings[mid]
+            for s in history
+        ]
+        options += [
+            z3.And(*[z3.Not(parts(q)) for tp, q in pc.items() if tp not in r.assignment])
+            for r in d.received[mid]
+        ]
+        out.append(z3.Implies(p["member"] == me, z3.Or(*options)))
     return out
 
 
