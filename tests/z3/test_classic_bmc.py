@@ -16,7 +16,13 @@ import pytest
 from groupcheck.cli import main
 from groupcheck.explore.classic_lift import lift
 from groupcheck.mutants import MUTANTS
-from invariants.z3.proof.classic_bmc import GOALS, VARIANT_DEPTHS, VARIANT_GOALS, search
+from invariants.z3.proof.classic_bmc import (
+    GOALS,
+    VARIANT_ATTEMPTS,
+    VARIANT_DEPTHS,
+    VARIANT_GOALS,
+    search,
+)
 from invariants.z3.proof.classic_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
 from model.config import Config
@@ -39,6 +45,7 @@ def test_every_classic_variant_has_a_goal() -> None:
     assert not (set(FOUND) | set(LASSO_VARIANTS)) & set(VARIANT_GOALS)
     assert {goal for goal, _, _ in FOUND.values()} | set(VARIANT_GOALS.values()) <= set(GOALS)
     assert set(VARIANT_DEPTHS) <= set(VARIANT_GOALS)
+    assert set(VARIANT_ATTEMPTS) <= set(VARIANT_DEPTHS)
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))
