@@ -265,11 +265,14 @@ which only a client listing one can bring)."""
 @dataclass(frozen=True)
 class Received:
     """A SyncGroup answer a client received before the path starts (or has in flight):
-    the member id it was answered to, the assignment and the generation it goes with."""
+    the member id it was answered to, the assignment and the generation it goes with; or
+    (``request``) the claims of a JoinGroup, or the partitions of an OffsetCommit, the
+    client has in flight then, with the generation they carry."""
 
     member: str
     assignment: frozenset[Partition]
     generation: int
+    request: bool = False
 
 
 @dataclass(frozen=True)
@@ -304,7 +307,8 @@ class Domains:
     received: dict[str, tuple[Received, ...]] = field(default_factory=dict)
     """Per member id, the SyncGroup answers its client holds or has in flight in the
     initial state (``ClassicClient.assigned`` and ``assigned_generation``, a
-    ``SyncGroupResponse`` in the network): the claims' history before the path."""
+    ``SyncGroupResponse`` in the network) and the JoinGroups and OffsetCommits it has in
+    flight then: the claims' history before the path."""
     siblings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per member id, every member id of the universe its client may hold
     (``X.m1``, ``X.m2`` …: the coordinator names a new id after the requesting client)."""
@@ -396,9 +400,11 @@ def universe_of(config: Config) -> Domains:
                 answers.append(Received(client.member_id, body.assignment, client.generation_id))
             if isinstance(body, JoinGroupRequest):
                 sub = body.subscription
-                answers.append(Received(body.member_id, sub.user_data, sub.generation_id))
+                answers.append(
+                    Received(body.member_id, sub.user_data, sub.generation_id, request=True)
+                )
             if isinstance(body, OffsetCommitRequest):
-                answers.append(Received(body.member_id, body.topics, -1))
+                answers.append(Received(body.member_id, body.topics, -1, request=True))
         for mid in ids:
             siblings[mid] = ids
             received[mid] = tuple(answers)
@@ -662,7 +668,14 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
                 parts.append(z3.Implies(some_owned, z3.And(*[owned(q) == data(q) for q in qs])))
             if not d.resubscribes and not d.deletes:
                 lost = z3.And(z3.Not(some_owned), z3.Not(nothing), gen != -1)
-                parts.append(z3.Implies(lost, z3.Or(*[z3.And(a, g < gen) for a, g, _ in answers])))
+                # (a JoinGroup in flight initially carries its own claimed generation)
+                later = [z3.And(a, g < gen) for a, g, _ in answers]
+                later += [
+                    data_is(r.assignment)
+                    for r in d.received[mid]
+                    if r.request and r.generation >= 0
+                ]
+                parts.append(z3.Implies(lost, z3.Or(*later)))
             mine = [
                 z3.And(a, z3.BoolVal(True) if d.deletes else g <= gen)
                 for a, g, m in answers
