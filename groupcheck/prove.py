@@ -820,8 +820,10 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
     from groupcheck.bmc_lifted import Relation, run_goals
     from groupcheck.explore.classic_lift import lift
     from invariants.z3.proof.classic_bmc import (
+        DEFAULT_ATTEMPTS,
         DEFAULT_LIFT_STATES,
         GOALS,
+        VARIANT_ATTEMPTS,
         VARIANT_DEPTHS,
         VARIANT_GOALS,
         VARIANT_UNREACHED,
@@ -869,7 +871,13 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
         lift_states=lift_states,
         relation=Relation("the classic coordinator", "classic", "coordinator steps", render_path),
         search=lambda goal, _progress: search(
-            goal, depth, config, options, lifter=lift, lift_states=lift_states
+            goal,
+            depth,
+            config,
+            options,
+            lifter=lift,
+            lift_states=lift_states,
+            attempts=VARIANT_ATTEMPTS.get(variant or "", DEFAULT_ATTEMPTS),
         ),
         known=VARIANT_DEPTHS.get(variant or ""),
         unreached=VARIANT_UNREACHED.get(variant or ""),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import pathlib
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from groupcheck.explore.classic_lift import lift
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.classic_bmc import (
     GOALS,
+    VARIANT_ATTEMPTS,
     VARIANT_DEPTHS,
     VARIANT_GOALS,
     VARIANT_UNREACHED,
@@ -48,6 +50,7 @@ def test_every_classic_variant_has_a_goal() -> None:
     assert {n: VARIANT_DEPTHS[n] for n in FOUND} == {n: d for n, (_, d, _) in FOUND.items()}
     assert set(VARIANT_DEPTHS) - set(FOUND) <= set(VARIANT_GOALS)
     assert set(VARIANT_UNREACHED) == set(VARIANT_GOALS) - set(VARIANT_DEPTHS)
+    assert set(VARIANT_ATTEMPTS) <= set(VARIANT_DEPTHS)
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))
@@ -183,3 +186,122 @@ def test_no_answer_from_z3_is_inconclusive_not_ok(monkeypatch: pytest.MonkeyPatc
     out = search(goal, 2, config, ClassicOptions.of(config), lifter=lift)
     assert (out.status, out.depth, out.tried) == ("inconclusive", 1, 0)
     assert out.message == "Z3 gave no answer at depth 1"
+
+
+def _claims_allowed(
+    d: Any, history: list[Any], requester: str, member: str, sub: Any, commit: Any = None
+) -> bool:
+    """Whether ``classic_bmc._claims_history`` allows a JoinGroup of ``requester`` (its
+    member id ``member``, empty for none) with the subscription ``sub`` after ``history``
+    (the group's states so far); with ``commit``, an OffsetCommit of those partitions."""
+    import z3
+
+    from invariants.z3.proof.classic_bmc import _claims_history, distinct
+    from invariants.z3.proof.classic_state import ClassicSym, pin
+    from invariants.z3.proof.transition import Family
+
+    u = d.universe
+    mc, pc = u.member_consts, u.partition_consts
+    syms = [ClassicSym.fresh(f"h{k}") for k in range(len(history))]
+    s = z3.Solver()
+    s.add(*distinct(u))
+    for sym, value in zip(syms, history, strict=True):
+        s.add(*pin(sym, value, u))
+
+    def holds(parts: frozenset[Any]) -> Any:
+        return lambda q: z3.Or([q == c for tp, c in pc.items() if tp in parts])
+
+    if commit is not None:
+        params = {"member": mc[member], "partitions": holds(commit)}
+    else:
+        params = {
+            "unknown": z3.BoolVal(not member),
+            "member": mc[member or requester],
+            "new_id": mc[requester],
+            "claim_gen": z3.IntVal(sub.generation_id),
+            "user_data": holds(sub.user_data),
+            "owned": holds(sub.owned_partitions),
+        }
+    name = "DeliverMessage.join_group" if commit is None else "DeliverMessage.offset_commit"
+    s.add(*_claims_history(Family(name, z3.BoolVal(True), params), syms, d))
+    return bool(s.check() == z3.sat)
+
+
+@pytest.mark.parametrize("name", ["sticky-without-generation", "highest-generation-claims-only"])
+def test_the_model_clients_send_the_claims_the_unrolling_allows(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Soundness of the link between a JoinGroup's claims (and an OffsetCommit's
+    partitions) and the SyncGroup answers its client received
+    (``classic_bmc._claims_history``): along seeded walks of the Python model (the
+    mutant's scenario, perturbations included), every JoinGroup and OffsetCommit the
+    coordinator receives, with the group's states so far as the history, satisfies the
+    link; and the link refuses B's claim, at the start, of a partition the group gave A,
+    and B's commit of it."""
+    import random
+
+    from invariants.z3.proof import classic_bmc
+    from invariants.z3.proof.classic_state import project
+    from model import system
+    from model.actions import DeliverMessage
+    from model.classic.messages import ClassicSubscription, JoinGroupRequest
+    from model.classic.records import ClassicState
+    from model.records import OffsetCommitRequest
+
+    monkeypatch.setattr(classic_bmc, "ID_SLOTS", 3)
+    config = MUTANTS[name].mutated_config()
+    d = classic_bmc.universe_of(config)
+    assert d.linked
+    assert not d.restarts
+    init = system.initial(config)
+    assert isinstance(init, ClassicState)
+    start = project(init)
+    a_owns = sorted(start.members["A.m1"].assigned)[0]
+    b = init.client("B")
+    honest = ClassicSubscription(
+        topics=b.subscription,
+        owned_partitions=b.owned if d.joined_generation else frozenset(),
+        generation_id=b.generation_id if d.joined_generation else b.assigned_generation,
+        user_data=b.assigned,
+    )
+    assert _claims_allowed(d, [start], "B.m1", "B.m1", honest)
+    # A's partition is no answer B received, under its member id or a new one.
+    stale = replace(honest, user_data=frozenset({a_owns}))
+    if d.joined_generation:
+        stale = replace(stale, owned_partitions=frozenset({a_owns}))
+    assert not _claims_allowed(d, [start], "B.m1", "B.m1", stale)
+    assert not _claims_allowed(d, [start], "B.m2", "", stale)
+    assert _claims_allowed(d, [start], "", "B.m1", None, b.assigned)
+    assert not _claims_allowed(d, [start], "", "B.m1", None, frozenset({a_owns}))
+    checked = 0
+    for seed in range(3):
+        rng = random.Random(seed)
+        state: ClassicState = init
+        history = [start]
+        for _ in range(40):
+            enabled = system.enabled(state, config)
+            if not enabled:
+                break
+            action = rng.choice(enabled)
+            message = action.message if isinstance(action, DeliverMessage) else None
+            if message and isinstance(message.body, JoinGroupRequest) and message.to_coordinator:
+                body, client = message.body, message.client
+                fresh = f"{client}.m{state.group.issued_member_ids.get(client, 0) + 1}"
+                requester = body.member_id or fresh
+                if requester in d.universe.member_consts:
+                    allowed = _claims_allowed(
+                        d, history, requester, body.member_id, body.subscription
+                    )
+                    assert allowed, (seed, body, history)
+                    checked += 1
+            if message and isinstance(message.body, OffsetCommitRequest) and message.to_coordinator:
+                commit = message.body
+                allowed = _claims_allowed(d, history, "", commit.member_id, None, commit.topics)
+                assert allowed, (seed, commit, history)
+                checked += 1
+            after = system.step(state, action, config)
+            assert isinstance(after, ClassicState)
+            state = after
+            if project(state) != history[-1]:
+                history.append(project(state))
+    assert checked >= 10, checked

@@ -28,7 +28,7 @@ no path of the relation up to ``depth`` violates the goal, ``inconclusive`` othe
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,8 +62,12 @@ from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, Partition, Universe
 from invariants.z3.proof.transition import Family
 from model import system
+from model.classic.messages import JoinGroupRequest, SyncGroupResponse
+from model.classic.records import ClassicState
 from model.config import Config
+from model.records import OffsetCommitRequest
 from model.rules import DEFAULT_RULES
+from model.status import ErrorCode
 
 """A lift's outcome (``groupcheck.explore.classic_lift.lift``): the model trace (None:
 none found), the violations of its last step, the nodes visited and, when the search was
@@ -237,21 +241,26 @@ VARIANT_DEPTHS: dict[str, int] = {
     "static-replaced-only-when-stable": 3,
     "sticky-forgets-ownership": 4,
     "assign-without-withholding": 7,
+    "sticky-without-generation": 10,
 }
 """``explore --engine bmc --mutant``'s depth without ``--depth``: that of the variant's
 shortest path that lifts (tests/z3/test_classic_bmc.py checks the coordinator rules' and
 the fastest assignor rule's)."""
 
 VARIANT_UNREACHED: dict[str, str] = {
-    "sticky-without-generation": "no symbolic path of at most 8 steps lifts; its "
-    "breadth-first kill changes the group in 10 coordinator steps",
-    "highest-generation-claims-only": "none of 400 symbolic paths of at most 5 steps lifts; "
-    "its breadth-first kill needs a member to miss a round, some 9 coordinator steps",
+    "highest-generation-claims-only": "none of the 523 symbolic paths of at most 9 steps "
+    "lifts; its breadth-first kill changes the group in 10 coordinator steps",
 }
 """The assignor variants no search has lifted a path of (docs/invariants.md, "The classic
 coordinator"), with what is known of the depth they need. Without ``--depth`` they are
-searched at depth 3: the deeper searches took minutes (378 s up to depth 7) and lifted
+searched at depth 3: the deeper searches took minutes (665 CPU s up to depth 9) and lifted
 nothing, so such a run without ``--depth`` ends inconclusive, never ok."""
+
+VARIANT_ATTEMPTS: dict[str, int] = {"sticky-without-generation": 400}
+"""``explore --engine bmc --mutant``'s attempts for an assignor variant whose search tries
+more paths than ``DEFAULT_ATTEMPTS`` before one lifts (sticky-without-generation: 191, the
+leader's assignments of the last step that the model's assignor does not give among
+them; docs/invariants.md)."""
 
 GOAL_SCOPE: dict[str, Callable[[Config], bool]] = {
     "StickyAssignment": lambda config: any(
@@ -267,6 +276,19 @@ which only a client listing one can bring)."""
 
 
 @dataclass(frozen=True)
+class Received:
+    """A SyncGroup answer a client received before the path starts (or has in flight):
+    the member id it was answered to, the assignment and the generation it goes with; or
+    (``request``) the claims of a JoinGroup, or the partitions of an OffsetCommit, the
+    client has in flight then, with the generation they carry."""
+
+    member: str
+    assignment: frozenset[Partition]
+    generation: int
+    request: bool = False
+
+
+@dataclass(frozen=True)
 class Domains:
     """The configuration's finite domains and what each client can send: by member id,
     its client's instance numbers and subscribed partition sets."""
@@ -279,6 +301,8 @@ class Domains:
     growth: dict[str, tuple[frozenset[Partition], frozenset[Partition]]] = field(
         default_factory=dict
     )
+    """With ``AddPartitions``: per topic, its partitions up to ``max_partitions_per_topic``
+    and those of them it does not have initially (a ``MetadataChange`` adds one)."""
     joined_generation: bool = False
     """Every client claims at the generation it joined (``cooperative-sticky`` with
     KIP-792, ``client.join_group``), which a lost member id resets to -1; the eager
@@ -289,8 +313,31 @@ class Domains:
     deletes: bool = True
     """The configuration may delete the group (``DeleteGroup``, or an expiry with
     ``delete_expired_groups``): a client's generation may then exceed the group's."""
-    """With ``AddPartitions``: per topic, its partitions up to ``max_partitions_per_topic``
-    and those of them it does not have initially (a ``MetadataChange`` adds one)."""
+    linked: bool = False
+    """A JoinGroup's claims are tied to the SyncGroup answers its client received
+    (:func:`_claims_history`): the clients' ``join_group`` and ``on_sync_response`` and the
+    coordinator's ``install_assignment`` are the reference rules."""
+    received: dict[str, tuple[Received, ...]] = field(default_factory=dict)
+    """Per member id, the SyncGroup answers its client holds or has in flight in the
+    initial state (``ClassicClient.assigned`` and ``assigned_generation``, a
+    ``SyncGroupResponse`` in the network) and the JoinGroups and OffsetCommits it has in
+    flight then: the claims' history before the path."""
+    siblings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per member id, every member id of the universe its client may hold
+    (``X.m1``, ``X.m2`` …: the coordinator names a new id after the requesting client)."""
+    resubscribes: bool = False
+    """The configuration may change a client's subscription (``ChangeSubscription``)."""
+    restarts: bool = True
+    """A client may restart (``Restart``, ``Bounce``), which clears the assignment it
+    received (``client.restart``)."""
+    ids_kept: frozenset[str] = frozenset()
+    """The member ids whose client holds a member id initially and forgets it only on an
+    UNKNOWN_MEMBER_ID answer (no process restarts, crashes or leaves, no static member, one
+    list of assignors: no fatal error), as :func:`_claims_history` reads them."""
+    late_answers: bool = False
+    """A SyncGroup answer may reach a client after its generation was reset (the network
+    reorders, or the group's generation may come back after a deletion): the assignment
+    received then goes with generation -1."""
 
 
 def universe_of(config: Config) -> Domains:
@@ -298,7 +345,9 @@ def universe_of(config: Config) -> Domains:
     partitions (with ``AddPartitions`` up to ``Config.max_partitions_per_topic``: a
     subscription then names each topic's partitions at any count it may have), the
     clients' instance ids (and those ``ChangeInstanceId`` gives)."""
-    init = project(system.initial(config))  # type: ignore[arg-type]
+    state = system.initial(config)
+    assert isinstance(state, ClassicState)
+    init = project(state)
     topics = dict(config.topics)
     grows = config.max_perturbations > 0 and config.allows("AddPartitions")
     most = {t: max(n, config.max_partitions_per_topic) if grows else n for t, n in topics.items()}
@@ -350,6 +399,52 @@ def universe_of(config: Config) -> Domains:
         config.allows("DeleteGroup")
         or (config.delete_expired_groups and config.allows("ExpireOffsets"))
     )
+    siblings: dict[str, tuple[str, ...]] = {}
+    received: dict[str, tuple[Received, ...]] = {}
+    for c in config.clients:
+        ids = tuple(m for m in members if m.rsplit(".m", 1)[0] == c.name)
+        client = state.client(c.name)
+        answers = [Received(client.member_id, client.assigned, client.assigned_generation)]
+        for msg in state.network:
+            body = msg.body
+            if msg.client != c.name:
+                continue
+            if isinstance(body, SyncGroupResponse) and body.error_code is ErrorCode.NONE:
+                answers.append(Received(client.member_id, body.assignment, client.generation_id))
+            if isinstance(body, JoinGroupRequest):
+                sub = body.subscription
+                answers.append(
+                    Received(body.member_id, sub.user_data, sub.generation_id, request=True)
+                )
+            if isinstance(body, OffsetCommitRequest):
+                answers.append(Received(body.member_id, body.topics, -1, request=True))
+        for mid in ids:
+            siblings[mid] = ids
+            received[mid] = tuple(answers)
+    steady = (
+        not (
+            config.max_perturbations > 0
+            and any(config.allows(a) for a in ("Crash", "Restart", "Leave", "Bounce"))
+        )
+        and len({(c.assignors, c.instance_id, c.alt_instance_id) for c in config.clients}) == 1
+    )
+    ids_kept = frozenset(
+        mid
+        for c in config.clients
+        if steady
+        and c.instance_id is None
+        and state.client(c.name).member_id
+        and not any(
+            msg.client == c.name and getattr(msg.body, "error_code", None) is not ErrorCode.NONE
+            for msg in state.network
+            if not msg.to_coordinator
+        )
+        for mid in siblings.get(f"{c.name}.m1", ())
+    )
+    linked = all(
+        getattr(config.rules, f) is getattr(DEFAULT_RULES, f)
+        for f in ("classic_join_group", "classic_on_sync_response", "classic_install_assignment")
+    )
     joined_generation = (
         stated_assignor(config) == "cooperative-sticky"
         and config.rules.classic_join_group is DEFAULT_RULES.classic_join_group
@@ -364,6 +459,14 @@ def universe_of(config: Config) -> Domains:
         eager=stated_assignor(config) == "sticky"
         and config.rules.classic_join_group is DEFAULT_RULES.classic_join_group,
         deletes=deletes,
+        linked=linked,
+        received=received,
+        siblings=siblings,
+        resubscribes=resubscribes,
+        late_answers=config.reorder or deletes,
+        ids_kept=ids_kept,
+        restarts=config.max_perturbations > 0
+        and (config.allows("Restart") or config.allows("Bounce")),
     )
 
 
@@ -444,7 +547,8 @@ def _requests(fam: Family, pre: ClassicSym, d: Domains) -> list[BoolRef]:
             # with the generation it was received at.
             out += [z3.Not(p["owned"](q)) for q in pc.values()]
             some = z3.Or(*[p["user_data"](q) for q in pc.values()])
-            out.append(z3.Implies(some, p["claim_gen"] >= 1))
+            if not d.late_answers:
+                out.append(z3.Implies(some, p["claim_gen"] >= 1))
             # At the group's generation, the assignment received is the one installed for
             # the member then: the SyncGroup phase of that generation ended, and a member's
             # assignment changes only in a later one.
@@ -481,6 +585,164 @@ def _requests(fam: Family, pre: ClassicSym, d: Domains) -> list[BoolRef]:
         out.append(
             z3.Implies(p["claim_gen"] == -1, z3.And(*[z3.Not(p["owned"](q)) for q in pc.values()]))
         )
+    return out
+
+
+def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> list[BoolRef]:
+    """A JoinGroup's claims are those of a SyncGroup answer its client received, on the
+    path so far (``history``: the states up to the step's, the first the initial one)
+    or before it (``Domains.received``). The classic client sends the last assignment it
+    received as the sticky user data, the owned partitions it still consumes and a
+    generation (``client.join_group``; ``ConsumerCoordinator.onJoinPrepare``,
+    ``ConsumerProtocolSubscription``), and it receives an assignment only in a SyncGroup
+    answer (``client.on_sync_response``), which the coordinator gives from a STABLE group:
+    the assignment installed for the member the SyncGroup names (``coordinator.
+    handle_sync_group``, ``install_assignment``), at the group's generation (a SyncGroup at
+    another one is refused ILLEGAL_GENERATION). That group is a state of the path: a model
+    trace goes through the path's states, the client steps between them leave the group
+    as it is. The member is one of the client's ids (the coordinator names a new id after
+    the requesting client, ``coordinator._issue_member_id``), not necessarily the one the
+    JoinGroup carries: a client whose member id was reset keeps its user data
+    (KAFKA-7026). So, sound for every rule the relation states:
+
+    * the user data is the assignment of one of the client's member ids in a STABLE state
+      of the history, one received before the path, or empty after a restart
+      (``client.restart``, the only rule that clears it: ``Domains.restarts``);
+    * eager ``sticky``: its generation (``assigned_generation``) is that state's (or -1
+      with ``Domains.late_answers``: an answer read after a reset takes the reset
+      generation), -1 after a restart;
+    * ``cooperative-sticky`` with KIP-792: the owned partitions are the assignment
+      received, or nothing (a reset or a crash gives them up as lost) — all of it without
+      ``ChangeSubscription`` (``onJoinPrepare`` revokes only the topics no longer
+      subscribed, and an answer naming another topic is not taken); partitions owned were
+      answered to the member id the JoinGroup carries (a new id comes only after a reset,
+      which gives them up) at a generation no later than the claimed one (the member's
+      generation only grows until a reset, unless the group can be deleted); a member
+      that owns nothing of a non-empty assignment received, without ``ChangeSubscription``,
+      gave it up in a reset after that answer, so a generation it claims other than -1 is
+      one a later join phase gave it: newer than the answer's (unless the group can be
+      deleted);
+    * a client that holds a member id initially and can lose it only to an
+      UNKNOWN_MEMBER_ID answer (``Domains.ids_kept``) sends a JoinGroup without one only
+      after a state of the history in which one of its ids was handed out and was no
+      member (the coordinator answers UNKNOWN_MEMBER_ID only to an id that is no member).
+
+    Nothing unless ``Domains.linked``."""
+    if not d.linked:
+        return []
+    p = fam.params
+    mc, pc = d.universe.member_consts, d.universe.partition_consts
+    qs = list(pc.values())
+    if fam.name == "DeliverMessage.offset_commit":
+        return _commits_history(fam, history, d)
+    if fam.name != "DeliverMessage.join_group":
+        return []
+    data, owned, gen = p["user_data"], p["owned"], p["claim_gen"]
+
+    def data_is(assignment: frozenset[Partition]) -> BoolRef:
+        return z3.And(*[data(q) == (tp in assignment) for tp, q in pc.items()])
+
+    answered = {
+        (j, mid): z3.And(
+            s.status == STABLE, s.is_member(x), *[data(q) == s.assigned(x, q) for q in qs]
+        )
+        for j, s in enumerate(history)
+        for mid, x in mc.items()
+    }
+    nothing = z3.And(*[z3.Not(data(q)) for q in qs])
+    some_owned = z3.Or(*[owned(q) for q in qs])
+    requester = z3.If(p["unknown"], p["new_id"], p["member"])
+    out: list[BoolRef] = []
+    for mid, me in mc.items():
+        # (the answer is the user data, its generation, the member id answered)
+        answers: list[tuple[BoolRef, Any, str]] = [
+            (answered[j, sib], s.generation, sib)
+            for sib in d.siblings[mid]
+            for j, s in enumerate(history)
+        ]
+        answers += [
+            (data_is(r.assignment), z3.IntVal(r.generation), r.member) for r in d.received[mid]
+        ]
+        if d.eager:
+
+            def at(g: Any) -> BoolRef:
+                return z3.Or(gen == g, gen == -1) if d.late_answers else gen == g
+
+            options = [z3.And(a, at(g)) for a, g, _ in answers]
+            if d.restarts:
+                options.append(z3.And(nothing, gen == -1))
+        else:
+            options = [a for a, _, _ in answers]
+            if d.restarts:
+                options.append(nothing)
+        parts = [z3.Or(*options)]
+        if d.joined_generation:
+            if not d.resubscribes:
+                parts.append(z3.Implies(some_owned, z3.And(*[owned(q) == data(q) for q in qs])))
+            if not d.resubscribes and not d.deletes:
+                lost = z3.And(z3.Not(some_owned), z3.Not(nothing), gen != -1)
+                # (a JoinGroup in flight initially carries its own claimed generation)
+                later = [z3.And(a, g < gen) for a, g, _ in answers]
+                later += [
+                    data_is(r.assignment)
+                    for r in d.received[mid]
+                    if r.request and r.generation >= 0
+                ]
+                parts.append(z3.Implies(lost, z3.Or(*later)))
+            mine = [
+                z3.And(a, z3.BoolVal(True) if d.deletes else g <= gen)
+                for a, g, m in answers
+                if m == mid
+            ]
+            parts.append(z3.Implies(some_owned, z3.Or(*mine)))
+        if mid in d.ids_kept:
+            # A JoinGroup without a member id from a client that held one: the client
+            # was answered UNKNOWN_MEMBER_ID (client._reset) for an id of its own the
+            # group had handed out and no longer had as a member.
+            parts.append(
+                z3.Implies(
+                    p["unknown"],
+                    z3.Or(
+                        *[
+                            z3.And(s.issued(mc[x]), z3.Not(s.is_member(mc[x])))
+                            for s in history
+                            for x in d.siblings[mid]
+                        ]
+                    ),
+                )
+            )
+        out.append(z3.Implies(requester == me, z3.And(*parts)))
+    return out
+
+
+def _commits_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> list[BoolRef]:
+    """An OffsetCommit's partitions are some the client consumes (``client.auto_commit``,
+    the revocations of ``client.join_group`` and ``on_sync_response``, ``client.leave``:
+    all within ``ClassicClient.owned``), which are within the last assignment it received
+    (``owned`` is set to it, then only shrinks or is cleared; a restart clears both): within
+    the assignment of one of the client's member ids in a STABLE state of the history, or
+    one received before the path (or a commit in flight initially) — as
+    :func:`_claims_history` reads the answers."""
+    p = fam.params
+    mc, pc = d.universe.member_consts, d.universe.partition_consts
+    qs = list(pc.values())
+    parts = p["partitions"]
+    out: list[BoolRef] = []
+    for mid, me in mc.items():
+        options = [
+            z3.And(
+                s.status == STABLE,
+                s.is_member(mc[sib]),
+                *[z3.Implies(parts(q), s.assigned(mc[sib], q)) for q in qs],
+            )
+            for sib in d.siblings[mid]
+            for s in history
+        ]
+        options += [
+            z3.And(*[z3.Not(parts(q)) for tp, q in pc.items() if tp not in r.assignment])
+            for r in d.received[mid]
+        ]
+        out.append(z3.Implies(p["member"] == me, z3.Or(*options)))
     return out
 
 
@@ -588,13 +850,20 @@ class Unrolling:
         pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
         self.states.append(post)
         chosen: list[tuple[Any, Family]] = []
-        # A MetadataChange only where the configuration adds partitions.
-        names = [n for n in UNROLLED if n != "MetadataChange" or self.domains.growth]
+        # Only the families the configuration can take (a LeaveGroup after Leave or Bounce,
+        # the timers once a process can be gone or a request lost: what
+        # classic_agreement.possible_families reads off its switches), a MetadataChange
+        # only where it adds partitions.
+        from invariants.z3.proof.classic_agreement import possible_families
+
+        can = possible_families(self.config)
+        names = [n for n in UNROLLED if n in can and (n != "MetadataChange" or self.domains.growth)]
         with grounded(self.members, self.partitions):
             fams = families(pre, post, self.options, names)
         for fam in fams:
             sel = z3.Bool(f"step{k}.{fam.name}")
             parts = [fam.formula, *_requests(fam, pre, self.domains)]
+            parts += _claims_history(fam, self.states[:-1], self.domains)
             parts += [
                 self.within(x) for x in fam.params.values() if z3.is_const(x) and x.sort() == MEMBER
             ]
