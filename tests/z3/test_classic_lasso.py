@@ -146,13 +146,7 @@ def test_a_static_lasso_prefix_is_confirmed_under_the_mutant_only() -> None:
     JoinGroup rebalances)."""
     name = "static-replace-without-rebalance"
     config, actions = _run(name)
-    state = system.initial(config)
-    states = [project(state)]  # type: ignore[arg-type]
-    for action in actions:
-        state = system.step(state, action, config)
-        now = project(state)  # type: ignore[arg-type]
-        if now != states[-1]:
-            states.append(now)
+    states = _states(config, actions)
     prefix = SymPath(CONVERGENCE, tuple(states), ())
     lifted = lift_lasso(prefix, config, 20_000)
     assert lifted.actions is not None
