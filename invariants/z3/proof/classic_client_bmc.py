@@ -148,9 +148,19 @@ _NET_BOOLS = (
     "cq_has",
     "cr",
 )
-_NET_INTS = ("jr_error", "jr_gen", "sq_gen", "sr_error", "hq_gen", "hr_error", "cq_gen", "cr_error")
+_NET_INTS = (
+    "jq_gen",
+    "jr_error",
+    "jr_gen",
+    "sq_gen",
+    "sr_error",
+    "hq_gen",
+    "hr_error",
+    "cq_gen",
+    "cr_error",
+)
 _NET_MEMBERS = ("jq_member", "jr_member", "sq_member", "hq_member", "cq_member")
-_NET_SETS = ("sr_assign", "cq_parts")
+_NET_SETS = ("jq_owned", "jq_user", "sr_assign", "cq_parts")
 _MESSAGES = ("jq", "jr", "sq", "sr", "hq", "hr", "cq", "cr")
 
 
@@ -246,7 +256,17 @@ def project_net(state: ClassicState) -> dict[str, dict[str, Any]] | None:
         b: Any = m.body
         d = out[m.client]
         if isinstance(b, JoinGroupRequest):
-            kind, fields = "jq", {"jq_has": bool(b.member_id), "jq_member": b.member_id}
+            sub = b.subscription
+            kind, fields = (
+                "jq",
+                {
+                    "jq_has": bool(b.member_id),
+                    "jq_member": b.member_id,
+                    "jq_gen": sub.generation_id,
+                    "jq_owned": frozenset(sub.owned_partitions),
+                    "jq_user": frozenset(sub.user_data),
+                },
+            )
         elif isinstance(b, JoinGroupResponse):
             kind, fields = (
                 "jr",
@@ -672,6 +692,9 @@ class Linked:
                                 "jq": z3.BoolVal(True),
                                 "jq_has": f.facts["has_member"],
                                 "jq_member": f.facts["member"],
+                                "jq_gen": f.facts["generation"],
+                                "jq_owned": f.facts["owned"],
+                                "jq_user": f.facts["user_data"],
                                 "cq": z3.Or(net.cq, commit),
                                 "cq_has": z3.If(commit, c.has_member, net.cq_has),
                                 "cq_member": z3.If(commit, c.member, net.cq_member),
@@ -907,6 +930,9 @@ class Linked:
             p["instance"] == 0,
             p["supported"],
             *[p["subscribed"](q) == c.subscribed(q) for q in self.parts],
+            p["claim_gen"] == net.jq_gen,
+            *[p["owned"](q) == net.jq_owned(q) for q in self.parts],
+            *[p["user_data"](q) == net.jq_user(q) for q in self.parts],
             z3.Implies(p["unknown"], issue),
         ]
         invalid = z3.Or(z3.Not(g.is_member(x)), g.status == G_EMPTY)
@@ -969,8 +995,9 @@ class Linked:
             p["generation"] == net.sq_gen,
             p["instance"] == 0,
             p["protocol_ok"],
-            *self._assignment_bounds(g, p["assignment"]),
         ]
+        if self.copts.assignor is None:
+            link += self._assignment_bounds(g, p["assignment"])
         err = z3.If(
             z3.Not(g.is_member(x)),
             int(E.UNKNOWN_MEMBER_ID),
