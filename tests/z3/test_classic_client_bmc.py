@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -178,3 +179,30 @@ def test_the_interleaving_reduction_keeps_every_reachable_state() -> None:
     reduced = _final_states(unroll)
     assert len(reduced) == len(unreduced) > 1
     assert all(s in unreduced for s in reduced)
+
+
+@pytest.mark.parametrize("sent", ["as sent", "another generation", "fewer owned"])
+def test_the_join_group_claims_are_the_request_s(sent: str) -> None:
+    """A JoinGroup's claims (owned partitions, user data, their generation) reach the
+    coordinator's family as the client sent them: on `late-sync-resets-generation`'s
+    breadth-first counterexample A rejoins at generation 3 owning foo-0 and foo-1 (step 10);
+    the group after its delivery keeps those claims, so the step is linked with the request
+    as sent and not with a request claiming another generation or fewer partitions."""
+    name = "late-sync-resets-generation"
+    config = MUTANTS[name].mutated_config()
+    path = Path.decode(config, DEPARTS[name][0])
+    states = list(path.states())
+    pre, post = states[10], states[11]
+    assert isinstance(pre, ClassicState)
+    assert isinstance(post, ClassicState)
+    (msg,) = [m for m in pre.network if isinstance(m.body, JoinGroupRequest)]
+    sub = msg.body.subscription
+    assert (sub.generation_id, len(sub.owned_partitions)) == (3, 2)
+    if sent == "another generation":
+        sub = replace(sub, generation_id=2)
+    elif sent == "fewer owned":
+        sub = replace(sub, owned_partitions=frozenset(sorted(sub.owned_partitions)[:1]))
+    body = replace(msg.body, subscription=sub)
+    pre = replace(pre, network=tuple(replace(m, body=body) if m is msg else m for m in pre.network))
+    want = "yes" if sent == "as sent" else "no"
+    assert check_linked_step(pre, post, config, variant=name) == want
