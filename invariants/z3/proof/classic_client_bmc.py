@@ -1216,12 +1216,14 @@ def search(
     progress: Callable[[str], None] | None = None,
     reduce: bool = True,
     fresh: bool = True,
+    start_depth: int = 1,
 ) -> Outcome:
     """Search for a path of at most ``depth`` steps of the linked relation whose last step
     violates ``goal``, the shortest first, and lift it (module docstring). ``reduce``: only
     paths whose consecutive local steps of different clients come in the clients' order
     (:func:`reduce_interleavings`); ``fresh``: every query asked of a new solver
-    (``lifted_search.FreshSolver``)."""
+    (``lifted_search.FreshSolver``); ``start_depth``: the goal asked only from that depth
+    on (``lifted_search.search_lifted``: no path found is then inconclusive)."""
     why = supported(config)
     if why is not None:
         raise ValueError(f"config {config.name!r}: {why}")
@@ -1237,6 +1239,7 @@ def search(
         attempts=attempts,
         lift_states=lift_states,
         progress=progress,
+        start_depth=start_depth,
     )
 
 
