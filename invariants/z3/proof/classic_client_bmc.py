@@ -417,6 +417,19 @@ def reduce_interleavings(
     return out
 
 
+_AFTER: dict[str, Callable[[NetSym], list[BoolRef]]] = {
+    "jq": lambda n: [z3.Not(n.cq), z3.Not(n.hq)],
+    "jr": lambda n: [z3.Not(n.cr), z3.Not(n.hr)],
+}
+"""The order a client's channel keeps (``model.network.deliverable``: one channel per
+client process and direction, delivered in order): a JoinGroup request in flight with an
+OffsetCommit or a Heartbeat request was sent after it — a client sends its revocation
+commit before its JoinGroup (``client.join_group``), a commit otherwise only with no
+JoinGroup out (``on_sync_response``), and a heartbeat only in COMPLETING_REBALANCE or
+STABLE, never while its JoinGroup is out —, so it is delivered after it; likewise its
+response, answered after theirs, is read after theirs."""
+
+
 def _is(x: Any, *codes: ErrorCode) -> BoolRef:
     return z3.Or(*[x == int(c) for c in codes])
 
@@ -810,6 +823,7 @@ class Linked:
                     f"{name}({n})",
                     z3.And(
                         net.fields[flag],
+                        *(_AFTER[flag](net) if flag in _AFTER else []),
                         f.formula,
                         *fixed,
                         post.spent == pre.spent,
@@ -976,6 +990,7 @@ class Linked:
                 f"DeliverMessage.join_group({n})",
                 z3.And(
                     net.jq,
+                    *_AFTER["jq"](net),
                     fam.formula,
                     *link,
                     same_spent,
