@@ -873,6 +873,7 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES
     from invariants.z3.proof.classic_client_bmc import (
         DEFAULT_DEPTH,
+        VARIANT_GOALS,
         render_client_path,
         search,
         supported,
@@ -896,7 +897,12 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
     goals = chosen_goals(args.only, list(CLIENT_GOALS))
     if not args.only and chosen.mutant is not None and chosen.mutant.expected in goals:
         goals = [chosen.mutant.expected]
+    if not args.only and variant in VARIANT_GOALS:
+        goals = [VARIANT_GOALS[variant]]
     depth = args.depth or DEFAULT_DEPTH
+    # A client variant without --depth: one query at its counterexample's depth (the
+    # depths below it are not asked: no path is then inconclusive, never ok).
+    start_depth = depth if args.depth is None and variant in VARIANT_GOALS else 1
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     return run_goals(
         args,
@@ -920,6 +926,7 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
             lifter=lift_clients,
             lift_states=lift_states,
             progress=progress,
+            start_depth=start_depth,
         ),
     )
 

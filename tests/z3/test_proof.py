@@ -521,11 +521,11 @@ def test_explore_engine_bmc(capsys: pytest.CaptureFixture[str], tmp_path: pathli
     assert row["status"] == "violation"
     assert row["replayed"] is True
     capsys.readouterr()
-    assert main([*args, "--mutant", "lost-partitions-kept"]) == 2
+    assert main([*args, "--mutant", "validate-stale-claims"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "outside the symbolic core" in err
-    assert "classic protocol" in err
+    assert "classic assignor rule" in err
 
 
 @pytest.mark.parametrize(

@@ -48,8 +48,9 @@ and time out (:func:`supported`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
@@ -92,7 +93,7 @@ from invariants.z3.proof.classic_transition import (
     grounded,
 )
 from invariants.z3.proof.lifted_search import FreshSolver, Outcome, search_lifted
-from invariants.z3.proof.state import MEMBER, PARTITION
+from invariants.z3.proof.state import MEMBER, PARTITION, Partition
 from model import system
 from model.classic.messages import (
     HeartbeatRequest,
@@ -113,6 +114,14 @@ E = ErrorCode
 DEFAULT_DEPTH = 27
 """``explore --engine bmc``'s default depth here: the steps of the shortest counterexample
 of each client variant (``docs/invariants.md``)."""
+
+VARIANT_GOALS = {
+    "lost-partitions-kept": "NoDoubleClientOwnership",
+    "late-sync-resets-generation": "LostOnlyWhenOut",
+}
+"""The goal each client variant (``classic_clients.CLIENT_VARIANTS``) breaks: its breadth-first
+counterexample's property. ``explore --engine bmc --mutant M`` asks it once, at
+:data:`DEFAULT_DEPTH` (``search``'s ``start_depth``)."""
 
 ALLOWED = frozenset({"Subscribe", "LoseMessage"})
 """The perturbations the linked relation has."""
@@ -1218,6 +1227,103 @@ class ClientPath:
 Lifted = tuple[list[Any] | None, list[Any], int, int | None]
 ClientLifter = Callable[[ClientPath, Config, int], Lifted]
 
+MAX_IMAGES = 24
+"""At most this many images of a path (:func:`partition_images`) are lifted."""
+
+
+def rename_partitions(path: ClientPath, to: Mapping[Partition, Partition]) -> ClientPath:
+    """``path`` with every partition ``p`` renamed ``to[p]`` (``p`` where ``to`` has none)."""
+
+    def ps(parts: frozenset[Partition]) -> frozenset[Partition]:
+        return frozenset(to.get(q, q) for q in parts)
+
+    def state(s: State) -> State:
+        g = s.group
+        members = {
+            mid: replace(
+                mv,
+                subscribed=ps(mv.subscribed),
+                assigned=ps(mv.assigned),
+                owned=ps(mv.owned),
+                user_data=ps(mv.user_data),
+            )
+            for mid, mv in g.members.items()
+        }
+        committed = {to.get(q, q): v for q, v in g.committed.items()}
+        clients = {
+            n: replace(
+                v,
+                owned=ps(v.owned),
+                assigned=ps(v.assigned),
+                subscribed=ps(v.subscribed),
+            )
+            for n, v in s.clients.items()
+        }
+        return State(replace(g, members=members, committed=committed), clients)
+
+    return ClientPath(path.goal, tuple(state(s) for s in path.states), path.steps)
+
+
+def partition_images(path: ClientPath) -> Iterator[ClientPath]:
+    """``path`` and its images under the renamings of each topic's partitions among
+    themselves that leave its initial state as it is (at most :data:`MAX_IMAGES` in all).
+
+    The linked relation tells no two partitions of a topic apart (its formulas range over
+    the universe's partitions alike; the leader's assignor relation leaves free which of
+    its partitions a member keeps and where the others go, ``classic_assignor``), so the
+    image of a path under such a renaming is a path from the same initial state, with the
+    same steps. The model's assignors do tell them apart (by iteration order,
+    ``model.classic.assignors``), so a path whose assignments the model makes with the
+    partitions the other way round lifts only as its image."""
+    parts = sorted(
+        {q for s in path.states for v in s.clients.values() for q in v.subscribed}
+        | {q for s in path.states for q in s.group.partition_domain()}
+    )
+    topics: dict[str, list[Partition]] = {}
+    for q in parts:
+        topics.setdefault(q[0], []).append(q)
+    groups = list(topics.values())
+    yield path
+    count = 1
+    for choice in itertools.product(*[itertools.permutations(g) for g in groups]):
+        to = {
+            q: r
+            for g, perm in zip(groups, choice, strict=True)
+            for q, r in zip(g, perm, strict=True)
+        }
+        if all(q == r for q, r in to.items()):
+            continue
+        image = rename_partitions(path, to)
+        if image.states[0].key() != path.states[0].key():
+            continue
+        if count >= MAX_IMAGES:
+            return
+        count += 1
+        yield image
+
+
+def lift_images(lifter: ClientLifter, lifted: dict[int, ClientPath]) -> ClientLifter:
+    """``lifter`` tried on each of a path's images (:func:`partition_images`), the path
+    itself first: the first trace found, with ``lifted[id(path)]`` the image it matches.
+    When none lifts, how many states some image matched at most (None when a lift was
+    cut): no path through that prefix has an image that lifts."""
+
+    def lift(path: ClientPath, config: Config, max_states: int) -> Lifted:
+        visited, best, cut = 0, -1, False
+        for image in partition_images(path):
+            trace, violations, seen, matched = lifter(image, config, max_states)
+            visited += seen
+            if trace is not None:
+                lifted[id(path)] = image
+                return trace, violations, visited, matched
+            if matched is None:
+                cut = True
+            else:
+                best = max(best, matched)
+        return None, [], visited, None if cut else best
+
+    return lift
+
 
 def search(
     goal: str,
@@ -1245,17 +1351,21 @@ def search(
     coordinator = ClassicOptions.of(config)
     clients = ClientOptions.of(config, variant)
     unroll = Linked(config, universe_of(config), coordinator, clients, reduce=reduce, fresh=fresh)
-    return search_lifted(
+    lifted: dict[int, ClientPath] = {}
+    out = search_lifted(
         unroll,
         goal,
         depth,
         config,
-        lifter=lifter,
+        lifter=lift_images(lifter, lifted),
         attempts=attempts,
         lift_states=lift_states,
         progress=progress,
         start_depth=start_depth,
     )
+    if out.status == "violation":
+        out.path = lifted.get(id(out.path), out.path)
+    return out
 
 
 _STATUS = ("UNSUBSCRIBED", "UNJOINED", "PREPARING_REBALANCE", "COMPLETING_REBALANCE", "STABLE")
