@@ -16,15 +16,21 @@ import pytest
 import z3
 
 from groupcheck.cli import main
+from groupcheck.explore.classic_lift import lift_clients
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.classic_agreement import bfs_steps
 from invariants.z3.proof.classic_bmc import universe_of
 from invariants.z3.proof.classic_client_agreement import case
 from invariants.z3.proof.classic_client_bmc import (
+    ClientPath,
     Linked,
     check_linked_step,
+    lift_images,
+    partition_images,
     project_net,
+    project_state,
     reduce_interleavings,
+    rename_partitions,
     supported,
 )
 from invariants.z3.proof.classic_clients import (
@@ -206,3 +212,28 @@ def test_the_join_group_claims_are_the_request_s(sent: str) -> None:
     pre = replace(pre, network=tuple(replace(m, body=body) if m is msg else m for m in pre.network))
     want = "yes" if sent == "as sent" else "no"
     assert check_linked_step(pre, post, config, variant=name) == want
+
+
+def test_a_path_lifts_as_its_image_under_a_renaming_of_partitions() -> None:
+    """`late-sync-resets-generation`'s counterexample with foo-0 and foo-1 swapped (A owns
+    both from the start, so the initial state is the same) is a path the model does not
+    follow — its cooperative-sticky leader keeps A's foo-0, not foo-1 — but its image back
+    lifts: ``lift_images`` finds the 27-step trace and names that image."""
+    name = "late-sync-resets-generation"
+    config = MUTANTS[name].mutated_config()
+    path = Path.decode(config, DEPARTS[name][0])
+    states = tuple(project_state(s) for s in path.states())
+    found = ClientPath("LostOnlyWhenOut", states, tuple("" for _ in path.actions))
+    swapped = rename_partitions(found, {("foo", 0): ("foo", 1), ("foo", 1): ("foo", 0)})
+    assert swapped.states != found.states
+    assert [p.states for p in partition_images(swapped)] == [swapped.states, found.states]
+    trace, _, _, matched = lift_clients(swapped, config, 1_000)
+    assert trace is None
+    assert matched is not None
+    assert matched < 27
+    lifted: dict[int, ClientPath] = {}
+    trace, violations, _, _ = lift_images(lift_clients, lifted)(swapped, config, 1_000)
+    assert trace is not None
+    assert len(trace) == 27
+    assert [v.property for v in violations] == ["LostOnlyWhenOut"]
+    assert lifted[id(swapped)].states == found.states
