@@ -31,6 +31,7 @@ from invariants.z3.proof.classic_client_bmc import (
     project_state,
     reduce_interleavings,
     rename_partitions,
+    search,
     supported,
 )
 from invariants.z3.proof.classic_clients import (
@@ -237,3 +238,13 @@ def test_a_path_lifts_as_its_image_under_a_renaming_of_partitions() -> None:
     assert len(trace) == 27
     assert [v.property for v in violations] == ["LostOnlyWhenOut"]
     assert lifted[id(swapped)].states == found.states
+
+
+def test_a_search_from_a_start_depth_is_no_bound_below_it() -> None:
+    """No path of exactly 2 steps violates LostOnlyWhenOut on MUTC_COOPERATIVE; asked from
+    depth 2 only, that is inconclusive (the paths of 1 step were not asked), not ok."""
+    out = search(
+        "LostOnlyWhenOut", 2, PRESETS["MUTC_COOPERATIVE"], lifter=lift_clients, start_depth=2
+    )
+    assert (out.status, out.tried) == ("inconclusive", 0)
+    assert out.message == "no symbolic path of 2 steps; paths of fewer than 2 steps not asked"
