@@ -30,18 +30,25 @@ the client family that sent it), and a response of each kind with its fields. Th
   configuration's budget, and a client's ``RequestTimeout`` once one of its requests is
   neither in flight nor held.
 
-It abstracts the model's network (no order between a client's messages, a request held
-on an earlier connection not told apart, ``unchanged`` a free parameter of the
-coordinator's families, the leader's assignment one bounded only by what every assignor
-gives, ``Linked._assignment_bounds``) and restricts it (the requests in flight are
-dropped with the connection a request timeout closes, where the model still delivers them
-and drops only their responses), so a path is a counterexample only once lifted
+A JoinGroup request carries the claims the client sent (owned partitions, user data, their
+generation: the facts of ``SendJoinGroup``), the coordinator's JoinGroup family's claims;
+the leader's SyncGroup assignment is the configuration's assignor's where
+``classic_transition.stated_assignor`` states one, else bounded only by what every
+assignor gives (``Linked._assignment_bounds``). It abstracts the model's network (no
+order between a client's messages but that a JoinGroup and its response come after the
+OffsetCommit and Heartbeat requests and responses in flight with them, ``_AFTER``; a
+request held on an earlier connection not told apart; ``unchanged`` a free parameter of
+the coordinator's families) and restricts it (the requests in flight are dropped with the
+connection a request timeout closes, where the model still delivers them and drops only
+their responses), so a path is a counterexample only once lifted
 (``groupcheck.explore.classic_lift.lift_clients``): a breadth-first search of the Python
-classic model whose group and clients project, in order, onto the path's states; and "no
-path" speaks of the restricted relation only. The search (:func:`search`) asks every depth
-of a new solver and, by default, only of paths whose consecutive local steps of two
-clients come in the clients' order (:func:`reduce_interleavings`: every path has such a
-reordering with the same last step). It covers configurations whose clients are
+classic model whose group and clients project, in order, onto the states of the path or
+of an image of it under a renaming of a topic's partitions (:func:`partition_images`);
+and "no path" speaks of the restricted relation only. The search (:func:`search`) asks
+every depth (from ``start_depth``) of a new solver and, by default, only of paths whose
+consecutive local steps of two clients come in the clients' order
+(:func:`reduce_interleavings`: every path has such a reordering with the same last
+step). It covers configurations whose clients are
 dynamic members that all list the same assignors and may only subscribe, lose messages
 and time out (:func:`supported`).
 """
@@ -432,10 +439,10 @@ _AFTER: dict[str, Callable[[NetSym], list[BoolRef]]] = {
 }
 """The order a client's channel keeps (``model.network.deliverable``: one channel per
 client process and direction, delivered in order): a JoinGroup request in flight with an
-OffsetCommit or a Heartbeat request was sent after it — a client sends its revocation
+OffsetCommit or a Heartbeat request was sent after them — a client sends its revocation
 commit before its JoinGroup (``client.join_group``), a commit otherwise only with no
 JoinGroup out (``on_sync_response``), and a heartbeat only in COMPLETING_REBALANCE or
-STABLE, never while its JoinGroup is out —, so it is delivered after it; likewise its
+STABLE, never while its JoinGroup is out —, so it is delivered after them; likewise its
 response, answered after theirs, is read after theirs."""
 
 
