@@ -133,6 +133,13 @@ def test_explore_engine_bmc_with_a_client_goal(
     )
     assert "not a bound for the model" in row["reason"]
     assert doc["result"] == "inconclusive"
+    # A client variant with --depth: its goal, depth by depth (without --depth, one query
+    # at depth 27: docs/benchmarks.md).
+    one = ["explore", "--engine", "bmc", "--depth", "1", "--json", "--quiet", "--out"]
+    assert main([*one, str(tmp_path), "--mutant", "late-sync-resets-generation"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert (row["property"], row["status"], row["depth"]) == ("LostOnlyWhenOut", "ok", 1)
 
 
 def test_the_link_names_what_it_does_not_cover(capsys: pytest.CaptureFixture[str]) -> None:
