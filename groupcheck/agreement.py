@@ -201,6 +201,7 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
     from dataclasses import replace
 
     from groupcheck.mutants import MUTANTS
+    from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS
     from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
     from invariants.z3.proof.transition import OUTSIDE, VARIANTS
@@ -208,6 +209,10 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
 
     if variant in OUTSIDE:
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}")
+    if variant in CLASSIC_CLIENT_VARIANTS:
+        from groupcheck.prove import classic_client_refusal
+
+        raise ConfigError(classic_client_refusal(variant, "prove --agreement"))
     if variant not in (*VARIANTS, *CLASSIC_VARIANTS, *MIXED_VARIANTS):
         raise ConfigError(
             f"no symbolic variant of mutant {variant!r}; known: "

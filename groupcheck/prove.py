@@ -152,8 +152,19 @@ def _config(args: argparse.Namespace) -> Any:
     return None
 
 
+def classic_client_refusal(variant: str, command: str) -> str:
+    """Why ``command`` does not read ``variant``, a rule of the classic protocol's clients
+    (``classic_clients.CLIENT_VARIANTS``), and where it is found."""
+    return (
+        f"--variant {variant!r} is a rule of the classic protocol's clients, a variant of "
+        f"the linked client layer (classic_client_bmc), which {command} does not read; "
+        f"find it with explore --engine bmc --mutant {variant}"
+    )
+
+
 def _options(args: argparse.Namespace) -> Any:
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
+    from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS
     from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
     from invariants.z3.proof.transition import (
@@ -185,6 +196,8 @@ def _options(args: argparse.Namespace) -> Any:
             f"prove does not read (explore --engine bmc --mutant {args.variant} checks it; "
             f"prove --agreement --variant {args.variant} checks it against the model)"
         )
+    if args.variant is not None and args.variant in CLASSIC_CLIENT_VARIANTS:
+        raise ConfigError(classic_client_refusal(args.variant, "prove"))
     if args.variant is not None and args.variant not in VARIANTS:
         raise ConfigError(
             f"no symbolic variant of mutant {args.variant!r}; known: {', '.join(VARIANTS)}"
@@ -895,6 +908,7 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES
     from invariants.z3.proof.classic_client_bmc import (
         DEFAULT_DEPTH,
+        VARIANT_GOALS,
         render_client_path,
         search,
         supported,
@@ -918,7 +932,12 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
     goals = chosen_goals(args.only, list(CLIENT_GOALS))
     if not args.only and chosen.mutant is not None and chosen.mutant.expected in goals:
         goals = [chosen.mutant.expected]
+    if not args.only and variant in VARIANT_GOALS:
+        goals = [VARIANT_GOALS[variant]]
     depth = args.depth or DEFAULT_DEPTH
+    # A client variant without --depth: one query at its counterexample's depth (the
+    # depths below it are not asked: no path is then inconclusive, never ok).
+    start_depth = depth if args.depth is None and variant in VARIANT_GOALS else 1
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     return run_goals(
         args,
@@ -942,6 +961,7 @@ def _cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str
             lifter=lift_clients,
             lift_states=lift_states,
             progress=progress,
+            start_depth=start_depth,
         ),
         # The default depth holds each client variant's shortest counterexample.
         known=DEFAULT_DEPTH,

@@ -13,7 +13,7 @@ from groupcheck.cli import main
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.agreement import StepCheck, check_step, refused_write
 from invariants.z3.proof.crosscheck import bfs_steps, cross_check, possible_families
-from invariants.z3.proof.transition import Options
+from invariants.z3.proof.transition import OUTSIDE, Options
 from model import system
 from model.presets import PRESETS
 
@@ -232,8 +232,9 @@ def _delivers(action: object, want: str) -> bool:
         ([*AGREE, "--all-presets", "--variant", "ignore-partition-epochs"], "--variant"),
         ([*AGREE, "--all-variants", "--variant", "ignore-partition-epochs"], "--variant"),
         ([*AGREE, "--variant", "nope"], "no symbolic variant of mutant 'nope'"),
-        ([*AGREE, "--variant", "lost-partitions-kept"], "outside the symbolic core"),
         ([*AGREE, "--variant", "ack-while-revoking"], "a rule of the clients"),
+        ([*AGREE, "--variant", "lost-partitions-kept"], "a rule of the classic protocol's clients"),
+        (["prove", "--variant", "late-sync-resets-generation"], "explore --engine bmc --mutant"),
         (["prove", "--all-variants"], "--all-variants needs --agreement"),
         (["prove", "--walks", "3"], "--walks needs --agreement"),
         (["prove", "--all-presets"], "--all-presets needs --agreement"),
@@ -249,6 +250,18 @@ def test_agreement_bad_input(
     assert captured.out == ""
     assert captured.err.count("\n") == 1
     assert words in captured.err
+
+
+def test_agreement_refuses_a_mutant_outside_the_relations(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every catalogue mutant has a variant today; one listed outside is refused with its
+    reason, in one line."""
+    monkeypatch.setitem(OUTSIDE, "lost-partitions-kept", "a rule the relation lacks, say")
+    assert main([*AGREE, "--variant", "lost-partitions-kept"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "outside the symbolic core: a rule the relation lacks, say" in err
 
 
 def test_agreement_unknown_is_inconclusive(

@@ -26,6 +26,7 @@ from invariants.z3.proof.classic_bmc import (
 )
 from invariants.z3.proof.classic_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
+from invariants.z3.proof.transition import OUTSIDE
 from model.config import Config
 
 FOUND = {
@@ -112,7 +113,7 @@ def test_an_assignor_variant_is_found(mutated: bool) -> None:
 
 
 def test_explore_engine_bmc_on_a_classic_mutant(
-    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The command lifts the path, writes the run directory and exits 1; a classic mutant
     without a variant is refused with its reason (exit 2), and so is a classic variant by
@@ -126,6 +127,7 @@ def test_explore_engine_bmc_on_a_classic_mutant(
     assert doc["property"] == "NoLiveOffsetExpires"
     assert doc["z3"] == "violated"
     assert pathlib.Path(doc["trace"]).is_file()
+    monkeypatch.setitem(OUTSIDE, "lost-partitions-kept", "a rule the relation lacks, say")
     assert main([*args, "--mutant", "lost-partitions-kept"]) == 2
     assert "outside the symbolic core" in capsys.readouterr().err
     # An assignor rule where the relation states no assignor (range): one line, exit 2.

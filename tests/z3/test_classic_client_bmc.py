@@ -9,21 +9,29 @@ from __future__ import annotations
 
 import json
 import pathlib
+from dataclasses import replace
 from typing import Any
 
 import pytest
 import z3
 
 from groupcheck.cli import main
+from groupcheck.explore.classic_lift import lift_clients
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.classic_agreement import bfs_steps
 from invariants.z3.proof.classic_bmc import universe_of
 from invariants.z3.proof.classic_client_agreement import case
 from invariants.z3.proof.classic_client_bmc import (
+    ClientPath,
     Linked,
     check_linked_step,
+    lift_images,
+    partition_images,
     project_net,
+    project_state,
     reduce_interleavings,
+    rename_partitions,
+    search,
     supported,
 )
 from invariants.z3.proof.classic_clients import (
@@ -125,6 +133,13 @@ def test_explore_engine_bmc_with_a_client_goal(
     )
     assert "not a bound for the model" in row["reason"]
     assert doc["result"] == "inconclusive"
+    # A client variant with --depth: its goal, depth by depth (without --depth, one query
+    # at depth 27: docs/benchmarks.md).
+    one = ["explore", "--engine", "bmc", "--depth", "1", "--json", "--quiet", "--out"]
+    assert main([*one, str(tmp_path), "--mutant", "late-sync-resets-generation"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["properties"]
+    assert (row["property"], row["status"], row["depth"]) == ("LostOnlyWhenOut", "ok", 1)
 
 
 def test_the_link_names_what_it_does_not_cover(capsys: pytest.CaptureFixture[str]) -> None:
@@ -178,3 +193,65 @@ def test_the_interleaving_reduction_keeps_every_reachable_state() -> None:
     reduced = _final_states(unroll)
     assert len(reduced) == len(unreduced) > 1
     assert all(s in unreduced for s in reduced)
+
+
+@pytest.mark.parametrize("sent", ["as sent", "another generation", "fewer owned"])
+def test_the_join_group_claims_are_the_request_s(sent: str) -> None:
+    """A JoinGroup's claims (owned partitions, user data, their generation) reach the
+    coordinator's family as the client sent them: on `late-sync-resets-generation`'s
+    breadth-first counterexample A rejoins at generation 3 owning foo-0 and foo-1 (step 10);
+    the group after its delivery keeps those claims, so the step is linked with the request
+    as sent and not with a request claiming another generation or fewer partitions."""
+    name = "late-sync-resets-generation"
+    config = MUTANTS[name].mutated_config()
+    path = Path.decode(config, DEPARTS[name][0])
+    states = list(path.states())
+    pre, post = states[10], states[11]
+    assert isinstance(pre, ClassicState)
+    assert isinstance(post, ClassicState)
+    (msg,) = [m for m in pre.network if isinstance(m.body, JoinGroupRequest)]
+    sub = msg.body.subscription
+    assert (sub.generation_id, len(sub.owned_partitions)) == (3, 2)
+    if sent == "another generation":
+        sub = replace(sub, generation_id=2)
+    elif sent == "fewer owned":
+        sub = replace(sub, owned_partitions=frozenset(sorted(sub.owned_partitions)[:1]))
+    body = replace(msg.body, subscription=sub)
+    pre = replace(pre, network=tuple(replace(m, body=body) if m is msg else m for m in pre.network))
+    want = "yes" if sent == "as sent" else "no"
+    assert check_linked_step(pre, post, config, variant=name) == want
+
+
+def test_a_path_lifts_as_its_image_under_a_renaming_of_partitions() -> None:
+    """`late-sync-resets-generation`'s counterexample with foo-0 and foo-1 swapped (A owns
+    both from the start, so the initial state is the same) is a path the model does not
+    follow — its cooperative-sticky leader keeps A's foo-0, not foo-1 — but its image back
+    lifts: ``lift_images`` finds the 27-step trace and names that image."""
+    name = "late-sync-resets-generation"
+    config = MUTANTS[name].mutated_config()
+    path = Path.decode(config, DEPARTS[name][0])
+    states = tuple(project_state(s) for s in path.states())
+    found = ClientPath("LostOnlyWhenOut", states, tuple("" for _ in path.actions))
+    swapped = rename_partitions(found, {("foo", 0): ("foo", 1), ("foo", 1): ("foo", 0)})
+    assert swapped.states != found.states
+    assert [p.states for p in partition_images(swapped)] == [swapped.states, found.states]
+    trace, _, _, matched = lift_clients(swapped, config, 1_000)
+    assert trace is None
+    assert matched is not None
+    assert matched < 27
+    lifted: dict[int, ClientPath] = {}
+    trace, violations, _, _ = lift_images(lift_clients, lifted)(swapped, config, 1_000)
+    assert trace is not None
+    assert len(trace) == 27
+    assert [v.property for v in violations] == ["LostOnlyWhenOut"]
+    assert lifted[id(swapped)].states == found.states
+
+
+def test_a_search_from_a_start_depth_is_no_bound_below_it() -> None:
+    """No path of exactly 2 steps violates LostOnlyWhenOut on MUTC_COOPERATIVE; asked from
+    depth 2 only, that is inconclusive (the paths of 1 step were not asked), not ok."""
+    out = search(
+        "LostOnlyWhenOut", 2, PRESETS["MUTC_COOPERATIVE"], lifter=lift_clients, start_depth=2
+    )
+    assert (out.status, out.tried) == ("inconclusive", 0)
+    assert out.message == "no symbolic path of 2 steps; paths of fewer than 2 steps not asked"

@@ -144,10 +144,10 @@ def check_join_request(
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> Answer:
     """Whether the facts of a ``SendJoinGroup`` step (``classic_clients.send_join_group``:
-    the member id, generation, owned and subscribed partitions its JoinGroup carries) are,
-    on the pinned client before the step, those of the JoinGroup the model sent: ``yes``
-    when no other values are possible (the facts as the link to the coordinator's
-    ``DeliverMessage.join_group`` reads them)."""
+    the member id, generation, owned partitions, user data and subscribed partitions its
+    JoinGroup carries) are, on the pinned client before the step, those of the JoinGroup
+    the model sent: ``yes`` when no other values are possible (the facts as the link to
+    the coordinator's ``DeliverMessage.join_group`` reads them)."""
     opts = options if options is not None else ClientOptions.of(config)
     who = acting_client(action)
     assert who is not None
@@ -159,9 +159,10 @@ def check_join_request(
     before = project_client(pre, pre.client(who))
     sub = req.subscription
     sent = frozenset(sub.owned_partitions)
+    user = frozenset(sub.user_data)
     subscribed = project_client(post, post.client(who)).subscribed
     members = {x for x in (before.member, req.member_id) if x}
-    parts = client_partitions((before,)) | set(sent) | set(subscribed)
+    parts = client_partitions((before,)) | set(sent) | set(user) | set(subscribed)
     u = Universe.of(members or {"-"}, parts or {("", -1)})
     spre, spost = ClientSym.fresh(who, "pre"), ClientSym.fresh(who, "post")
     with grounded(u.member_consts.values(), u.partition_consts.values()):
@@ -171,6 +172,7 @@ def check_join_request(
             f["has_member"] == bool(req.member_id),
             f["generation"] == sub.generation_id,
             *[f["owned"](pc) == (tp in sent) for tp, pc in u.partition_consts.items()],
+            *[f["user_data"](pc) == (tp in user) for tp, pc in u.partition_consts.items()],
             *[f["subscribed"](pc) == (tp in subscribed) for tp, pc in u.partition_consts.items()],
         ]
         if req.member_id:

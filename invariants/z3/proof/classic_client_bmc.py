@@ -30,26 +30,34 @@ the client family that sent it), and a response of each kind with its fields. Th
   configuration's budget, and a client's ``RequestTimeout`` once one of its requests is
   neither in flight nor held.
 
-It abstracts the model's network (no order between a client's messages, a request held
-on an earlier connection not told apart, ``unchanged`` a free parameter of the
-coordinator's families, the leader's assignment one bounded only by what every assignor
-gives, ``Linked._assignment_bounds``) and restricts it (the requests in flight are
-dropped with the connection a request timeout closes, where the model still delivers them
-and drops only their responses), so a path is a counterexample only once lifted
+A JoinGroup request carries the claims the client sent (owned partitions, user data, their
+generation: the facts of ``SendJoinGroup``), the coordinator's JoinGroup family's claims;
+the leader's SyncGroup assignment is the configuration's assignor's where
+``classic_transition.stated_assignor`` states one, else bounded only by what every
+assignor gives (``Linked._assignment_bounds``). It abstracts the model's network (no
+order between a client's messages but that a JoinGroup and its response come after the
+OffsetCommit and Heartbeat requests and responses in flight with them, ``_AFTER``; a
+request held on an earlier connection not told apart; ``unchanged`` a free parameter of
+the coordinator's families) and restricts it (the requests in flight are dropped with the
+connection a request timeout closes, where the model still delivers them and drops only
+their responses), so a path is a counterexample only once lifted
 (``groupcheck.explore.classic_lift.lift_clients``): a breadth-first search of the Python
-classic model whose group and clients project, in order, onto the path's states; and "no
-path" speaks of the restricted relation only. The search (:func:`search`) asks every depth
-of a new solver and, by default, only of paths whose consecutive local steps of two
-clients come in the clients' order (:func:`reduce_interleavings`: every path has such a
-reordering with the same last step). It covers configurations whose clients are
+classic model whose group and clients project, in order, onto the states of the path or
+of an image of it under a renaming of a topic's partitions (:func:`partition_images`);
+and "no path" speaks of the restricted relation only. The search (:func:`search`) asks
+every depth (from ``start_depth``) of a new solver and, by default, only of paths whose
+consecutive local steps of two clients come in the clients' order
+(:func:`reduce_interleavings`: every path has such a reordering with the same last
+step). It covers configurations whose clients are
 dynamic members that all list the same assignors and may only subscribe, lose messages
 and time out (:func:`supported`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
@@ -92,7 +100,7 @@ from invariants.z3.proof.classic_transition import (
     grounded,
 )
 from invariants.z3.proof.lifted_search import FreshSolver, Outcome, search_lifted
-from invariants.z3.proof.state import MEMBER, PARTITION
+from invariants.z3.proof.state import MEMBER, PARTITION, Partition
 from model import system
 from model.classic.messages import (
     HeartbeatRequest,
@@ -113,6 +121,14 @@ E = ErrorCode
 DEFAULT_DEPTH = 27
 """``explore --engine bmc``'s default depth here: the steps of the shortest counterexample
 of each client variant (``docs/invariants.md``)."""
+
+VARIANT_GOALS = {
+    "lost-partitions-kept": "NoDoubleClientOwnership",
+    "late-sync-resets-generation": "LostOnlyWhenOut",
+}
+"""The goal each client variant (``classic_clients.CLIENT_VARIANTS``) breaks: its breadth-first
+counterexample's property. ``explore --engine bmc --mutant M`` asks it once, at
+:data:`DEFAULT_DEPTH` (``search``'s ``start_depth``)."""
 
 ALLOWED = frozenset({"Subscribe", "LoseMessage"})
 """The perturbations the linked relation has."""
@@ -148,9 +164,19 @@ _NET_BOOLS = (
     "cq_has",
     "cr",
 )
-_NET_INTS = ("jr_error", "jr_gen", "sq_gen", "sr_error", "hq_gen", "hr_error", "cq_gen", "cr_error")
+_NET_INTS = (
+    "jq_gen",
+    "jr_error",
+    "jr_gen",
+    "sq_gen",
+    "sr_error",
+    "hq_gen",
+    "hr_error",
+    "cq_gen",
+    "cr_error",
+)
 _NET_MEMBERS = ("jq_member", "jr_member", "sq_member", "hq_member", "cq_member")
-_NET_SETS = ("sr_assign", "cq_parts")
+_NET_SETS = ("jq_owned", "jq_user", "sr_assign", "cq_parts")
 _MESSAGES = ("jq", "jr", "sq", "sr", "hq", "hr", "cq", "cr")
 
 
@@ -246,7 +272,17 @@ def project_net(state: ClassicState) -> dict[str, dict[str, Any]] | None:
         b: Any = m.body
         d = out[m.client]
         if isinstance(b, JoinGroupRequest):
-            kind, fields = "jq", {"jq_has": bool(b.member_id), "jq_member": b.member_id}
+            sub = b.subscription
+            kind, fields = (
+                "jq",
+                {
+                    "jq_has": bool(b.member_id),
+                    "jq_member": b.member_id,
+                    "jq_gen": sub.generation_id,
+                    "jq_owned": frozenset(sub.owned_partitions),
+                    "jq_user": frozenset(sub.user_data),
+                },
+            )
         elif isinstance(b, JoinGroupResponse):
             kind, fields = (
                 "jr",
@@ -395,6 +431,19 @@ def reduce_interleavings(
             if j < i and later and earlier:
                 out.append(z3.Not(z3.And(z3.Or(*later), z3.Or(*earlier))))
     return out
+
+
+_AFTER: dict[str, Callable[[NetSym], list[BoolRef]]] = {
+    "jq": lambda n: [z3.Not(n.cq), z3.Not(n.hq)],
+    "jr": lambda n: [z3.Not(n.cr), z3.Not(n.hr)],
+}
+"""The order a client's channel keeps (``model.network.deliverable``: one channel per
+client process and direction, delivered in order): a JoinGroup request in flight with an
+OffsetCommit or a Heartbeat request was sent after them — a client sends its revocation
+commit before its JoinGroup (``client.join_group``), a commit otherwise only with no
+JoinGroup out (``on_sync_response``), and a heartbeat only in COMPLETING_REBALANCE or
+STABLE, never while its JoinGroup is out —, so it is delivered after them; likewise its
+response, answered after theirs, is read after theirs."""
 
 
 def _is(x: Any, *codes: ErrorCode) -> BoolRef:
@@ -672,6 +721,9 @@ class Linked:
                                 "jq": z3.BoolVal(True),
                                 "jq_has": f.facts["has_member"],
                                 "jq_member": f.facts["member"],
+                                "jq_gen": f.facts["generation"],
+                                "jq_owned": f.facts["owned"],
+                                "jq_user": f.facts["user_data"],
                                 "cq": z3.Or(net.cq, commit),
                                 "cq_has": z3.If(commit, c.has_member, net.cq_has),
                                 "cq_member": z3.If(commit, c.member, net.cq_member),
@@ -787,6 +839,7 @@ class Linked:
                     f"{name}({n})",
                     z3.And(
                         net.fields[flag],
+                        *(_AFTER[flag](net) if flag in _AFTER else []),
                         f.formula,
                         *fixed,
                         post.spent == pre.spent,
@@ -907,6 +960,9 @@ class Linked:
             p["instance"] == 0,
             p["supported"],
             *[p["subscribed"](q) == c.subscribed(q) for q in self.parts],
+            p["claim_gen"] == net.jq_gen,
+            *[p["owned"](q) == net.jq_owned(q) for q in self.parts],
+            *[p["user_data"](q) == net.jq_user(q) for q in self.parts],
             z3.Implies(p["unknown"], issue),
         ]
         invalid = z3.Or(z3.Not(g.is_member(x)), g.status == G_EMPTY)
@@ -950,6 +1006,7 @@ class Linked:
                 f"DeliverMessage.join_group({n})",
                 z3.And(
                     net.jq,
+                    *_AFTER["jq"](net),
                     fam.formula,
                     *link,
                     same_spent,
@@ -969,8 +1026,9 @@ class Linked:
             p["generation"] == net.sq_gen,
             p["instance"] == 0,
             p["protocol_ok"],
-            *self._assignment_bounds(g, p["assignment"]),
         ]
+        if self.copts.assignor is None:
+            link += self._assignment_bounds(g, p["assignment"])
         err = z3.If(
             z3.Not(g.is_member(x)),
             int(E.UNKNOWN_MEMBER_ID),
@@ -1176,6 +1234,103 @@ class ClientPath:
 Lifted = tuple[list[Any] | None, list[Any], int, int | None]
 ClientLifter = Callable[[ClientPath, Config, int], Lifted]
 
+MAX_IMAGES = 24
+"""At most this many images of a path (:func:`partition_images`) are lifted."""
+
+
+def rename_partitions(path: ClientPath, to: Mapping[Partition, Partition]) -> ClientPath:
+    """``path`` with every partition ``p`` renamed ``to[p]`` (``p`` where ``to`` has none)."""
+
+    def ps(parts: frozenset[Partition]) -> frozenset[Partition]:
+        return frozenset(to.get(q, q) for q in parts)
+
+    def state(s: State) -> State:
+        g = s.group
+        members = {
+            mid: replace(
+                mv,
+                subscribed=ps(mv.subscribed),
+                assigned=ps(mv.assigned),
+                owned=ps(mv.owned),
+                user_data=ps(mv.user_data),
+            )
+            for mid, mv in g.members.items()
+        }
+        committed = {to.get(q, q): v for q, v in g.committed.items()}
+        clients = {
+            n: replace(
+                v,
+                owned=ps(v.owned),
+                assigned=ps(v.assigned),
+                subscribed=ps(v.subscribed),
+            )
+            for n, v in s.clients.items()
+        }
+        return State(replace(g, members=members, committed=committed), clients)
+
+    return ClientPath(path.goal, tuple(state(s) for s in path.states), path.steps)
+
+
+def partition_images(path: ClientPath) -> Iterator[ClientPath]:
+    """``path`` and its images under the renamings of each topic's partitions among
+    themselves that leave its initial state as it is (at most :data:`MAX_IMAGES` in all).
+
+    The linked relation tells no two partitions of a topic apart (its formulas range over
+    the universe's partitions alike; the leader's assignor relation leaves free which of
+    its partitions a member keeps and where the others go, ``classic_assignor``), so the
+    image of a path under such a renaming is a path from the same initial state, with the
+    same steps. The model's assignors do tell them apart (by iteration order,
+    ``model.classic.assignors``), so a path whose assignments the model makes with the
+    partitions the other way round lifts only as its image."""
+    parts = sorted(
+        {q for s in path.states for v in s.clients.values() for q in v.subscribed}
+        | {q for s in path.states for q in s.group.partition_domain()}
+    )
+    topics: dict[str, list[Partition]] = {}
+    for q in parts:
+        topics.setdefault(q[0], []).append(q)
+    groups = list(topics.values())
+    yield path
+    count = 1
+    for choice in itertools.product(*[itertools.permutations(g) for g in groups]):
+        to = {
+            q: r
+            for g, perm in zip(groups, choice, strict=True)
+            for q, r in zip(g, perm, strict=True)
+        }
+        if all(q == r for q, r in to.items()):
+            continue
+        image = rename_partitions(path, to)
+        if image.states[0].key() != path.states[0].key():
+            continue
+        if count >= MAX_IMAGES:
+            return
+        count += 1
+        yield image
+
+
+def lift_images(lifter: ClientLifter, lifted: dict[int, ClientPath]) -> ClientLifter:
+    """``lifter`` tried on each of a path's images (:func:`partition_images`), the path
+    itself first: the first trace found, with ``lifted[id(path)]`` the image it matches.
+    When none lifts, how many states some image matched at most (None when a lift was
+    cut): no path through that prefix has an image that lifts."""
+
+    def lift(path: ClientPath, config: Config, max_states: int) -> Lifted:
+        visited, best, cut = 0, -1, False
+        for image in partition_images(path):
+            trace, violations, seen, matched = lifter(image, config, max_states)
+            visited += seen
+            if trace is not None:
+                lifted[id(path)] = image
+                return trace, violations, visited, matched
+            if matched is None:
+                cut = True
+            else:
+                best = max(best, matched)
+        return None, [], visited, None if cut else best
+
+    return lift
+
 
 def search(
     goal: str,
@@ -1189,28 +1344,35 @@ def search(
     progress: Callable[[str], None] | None = None,
     reduce: bool = True,
     fresh: bool = True,
+    start_depth: int = 1,
 ) -> Outcome:
     """Search for a path of at most ``depth`` steps of the linked relation whose last step
     violates ``goal``, the shortest first, and lift it (module docstring). ``reduce``: only
     paths whose consecutive local steps of different clients come in the clients' order
     (:func:`reduce_interleavings`); ``fresh``: every query asked of a new solver
-    (``lifted_search.FreshSolver``)."""
+    (``lifted_search.FreshSolver``); ``start_depth``: the goal asked only from that depth
+    on (``lifted_search.search_lifted``: no path found is then inconclusive)."""
     why = supported(config)
     if why is not None:
         raise ValueError(f"config {config.name!r}: {why}")
     coordinator = ClassicOptions.of(config)
     clients = ClientOptions.of(config, variant)
     unroll = Linked(config, universe_of(config), coordinator, clients, reduce=reduce, fresh=fresh)
-    return search_lifted(
+    lifted: dict[int, ClientPath] = {}
+    out = search_lifted(
         unroll,
         goal,
         depth,
         config,
-        lifter=lifter,
+        lifter=lift_images(lifter, lifted),
         attempts=attempts,
         lift_states=lift_states,
         progress=progress,
+        start_depth=start_depth,
     )
+    if out.status == "violation":
+        out.path = lifted.get(id(out.path), out.path)
+    return out
 
 
 _STATUS = ("UNSUBSCRIBED", "UNJOINED", "PREPARING_REBALANCE", "COMPLETING_REBALANCE", "STABLE")

@@ -370,7 +370,8 @@ def send_join_group(pre: ClientSym, post: ClientSym, o: ClientOptions) -> Family
     The request's fields are facts of the family (``Family.facts``): ``member``
     (``has_member``), the generation it reports (``generation``: the current one under
     COOPERATIVE, the assignment's under EAGER — KIP-792, KIP-341), ``owned`` (its owned
-    partitions with KIP-429, none without), ``subscribed``."""
+    partitions with KIP-429, none without), ``user_data`` (its last assignment, which the
+    ``sticky`` assignor keeps in its user data — KIP-341), ``subscribed``."""
     c = pre.term()
     enabled = z3.And(
         c.alive,
@@ -408,6 +409,7 @@ def send_join_group(pre: ClientSym, post: ClientSym, o: ClientOptions) -> Family
         "member": c.member,
         "generation": z3.If(c.cooperative, c.generation, c.assigned_generation),
         "owned": lambda q: z3.And(c.kip429, owned_now(q)),
+        "user_data": c.assigned,
         "subscribed": c.subscribed,
     }
     return Family("SendJoinGroup", z3.And(enabled, equals(post, sent)), {}, facts)

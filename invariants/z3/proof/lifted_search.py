@@ -105,13 +105,19 @@ def search_lifted(
     attempts: int,
     lift_states: int,
     progress: Callable[[str], None] | None = None,
+    start_depth: int = 1,
 ) -> Outcome:
     """The shortest path of at most ``depth`` steps of ``unroll`` violating ``goal`` that
-    ``lifter`` lifts (module docstring)."""
+    ``lifter`` lifts (module docstring). With ``start_depth`` > 1 the goal is asked only
+    from that depth on (the unrolling is built through the depths below it): a violation
+    is still a lifted trace, but no path is no longer ``ok`` — the shorter paths were not
+    asked —, it is ``inconclusive`` with the depths asked named."""
     began = time.process_time()
     out = Outcome(goal, "ok", depth, 0.0)
     for d in range(1, depth + 1):
         unroll.extend()
+        if d < start_depth:
+            continue
         unroll.solver.push()
         unroll.solver.add(unroll.goal(goal))
         if progress is not None:
@@ -160,5 +166,11 @@ def search_lifted(
         unroll.solver.pop()
         if out.tried >= attempts:
             break
+    if out.status == "ok" and start_depth > 1:
+        out.status = "inconclusive"
+        asked = f"{start_depth}" if start_depth >= depth else f"{start_depth} to {depth}"
+        out.message = (
+            f"no symbolic path of {asked} steps; paths of fewer than {start_depth} steps not asked"
+        )
     out.seconds = time.process_time() - began
     return out
