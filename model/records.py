@@ -99,8 +99,9 @@ def hash_once(*classes: type[Record]) -> None:
 
 def _hash_kept(fields_hash: Callable[[Any], int]) -> Callable[[Any], int]:
     def __hash__(self: Any) -> int:
-        h: int | None = getattr(self, "_hash", None)
-        if h is None:
+        try:
+            h: int = self._hash
+        except AttributeError:  # not computed yet: the slot is empty
             h = fields_hash(self)
             _put_hash(self, h)
         return h

@@ -64,6 +64,9 @@ class _Node:
     depth: int
     parent: Hashable | None
     action: Action | None
+    view: int = -1
+    """The number of the state's snapshot key (``view_of``) once computed: a state's key
+    is computed when it is reached and read again when it is expanded."""
 
 
 def _channel_key(m: Message) -> tuple[str, int, bool]:
@@ -221,7 +224,8 @@ def bfs(
     def relevant(vs: list[Violation]) -> list[Violation]:
         return [v for v in vs if stop_on is None or v.property == stop_on]
 
-    bad = relevant(check_state(init, view_of(init)))
+    init_view = nodes[init_key].view = view_of(init)
+    bad = relevant(check_state(init, init_view))
     if bad:
         return found(bad[0], init_key, [])
     bound = config.max_rebalance_steps if stop_on in (None, REBALANCE_TIME.name) else None
@@ -265,7 +269,7 @@ def bfs(
         expanded += 1
         if expanded % YOUNG_COLLECTION_EVERY == 0:
             gc.collect(1)
-        pre_view = -1
+        pre_view = node.view
         if (
             check_convergence
             # After the last perturbation; when measuring the shortest convergence
@@ -296,7 +300,7 @@ def bfs(
             post_view = -1
             if _step_may_matter(state, new):
                 if pre_view < 0:
-                    pre_view = view_of(state)
+                    pre_view = node.view = view_of(state)
                 post_view = view_of(new)
                 verdict = step_memo.get((pre_view, post_view))
                 if verdict is None:
@@ -322,6 +326,7 @@ def bfs(
             max_seen_depth = max(max_seen_depth, node.depth + 1)
             if post_view < 0:
                 post_view = view_of(new)
+            new_node.view = post_view
             bad = relevant(check_state(new, post_view))
             if not bad and z3_check is not None:
                 bad = relevant(z3_check(snapshots[post_view]))
@@ -384,7 +389,8 @@ def _step_may_matter(pre: AnyState, post: AnyState) -> bool:
         pre.clients, post.clients, strict=True
     )
     return any(
-        client_epoch(a) != client_epoch(b) or a.incarnation != b.incarnation for a, b in pairs
+        a is not b and (client_epoch(a) != client_epoch(b) or a.incarnation != b.incarnation)
+        for a, b in pairs
     )
 
 
