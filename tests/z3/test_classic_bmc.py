@@ -239,7 +239,7 @@ def test_the_model_clients_send_the_claims_the_unrolling_allows(
     mutant's scenario, perturbations included), every JoinGroup and OffsetCommit the
     coordinator receives, with the group's states so far as the history, satisfies the
     link; and the link refuses B's claim, at the start, of a partition the group gave A,
-    and B's commit of it."""
+    B's commit of it and (KIP-792) B's claim of a generation no JoinGroup answer gave it."""
     import random
 
     from invariants.z3.proof import classic_bmc
@@ -275,6 +275,10 @@ def test_the_model_clients_send_the_claims_the_unrolling_allows(
     assert not _claims_allowed(d, [start], "B.m2", "", stale)
     assert _claims_allowed(d, [start], "", "B.m1", None, b.assigned)
     assert not _claims_allowed(d, [start], "", "B.m1", None, frozenset({a_owns}))
+    if d.joined_generation:
+        # A generation no JoinGroup answer gave B (KIP-792's claimed generation).
+        later = replace(honest, generation_id=start.generation + 1)
+        assert not _claims_allowed(d, [start], "B.m1", "B.m1", later)
     checked = 0
     for seed in range(3):
         rng = random.Random(seed)

@@ -62,7 +62,7 @@ from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, Partition, Universe
 from invariants.z3.proof.transition import Family
 from model import system
-from model.classic.messages import JoinGroupRequest, SyncGroupResponse
+from model.classic.messages import JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
 from model.classic.records import ClassicState
 from model.config import Config
 from model.records import OffsetCommitRequest
@@ -334,6 +334,10 @@ class Domains:
     """The member ids whose client holds a member id initially and forgets it only on an
     UNKNOWN_MEMBER_ID answer (no process restarts, crashes or leaves, no static member, one
     list of assignors: no fatal error), as :func:`_claims_history` reads them."""
+    joined: dict[str, frozenset[int]] = field(default_factory=dict)
+    """Per member id, the generations its client holds (``ClassicClient.generation_id``)
+    or has in flight in a JoinGroup answer in the initial state: those it may claim
+    without a join phase of the path (:func:`_claims_history`)."""
     late_answers: bool = False
     """A SyncGroup answer may reach a client after its generation was reset (the network
     reorders, or the group's generation may come back after a deletion): the assignment
@@ -401,9 +405,15 @@ def universe_of(config: Config) -> Domains:
     )
     siblings: dict[str, tuple[str, ...]] = {}
     received: dict[str, tuple[Received, ...]] = {}
+    joined: dict[str, frozenset[int]] = {}
     for c in config.clients:
         ids = tuple(m for m in members if m.rsplit(".m", 1)[0] == c.name)
         client = state.client(c.name)
+        held = {client.generation_id} | {
+            msg.body.generation_id
+            for msg in state.network
+            if msg.client == c.name and isinstance(msg.body, JoinGroupResponse)
+        }
         answers = [Received(client.member_id, client.assigned, client.assigned_generation)]
         for msg in state.network:
             body = msg.body
@@ -421,6 +431,7 @@ def universe_of(config: Config) -> Domains:
         for mid in ids:
             siblings[mid] = ids
             received[mid] = tuple(answers)
+            joined[mid] = frozenset(held)
     steady = (
         not (
             config.max_perturbations > 0
@@ -465,6 +476,7 @@ def universe_of(config: Config) -> Domains:
         resubscribes=resubscribes,
         late_answers=config.reorder or deletes,
         ids_kept=ids_kept,
+        joined=joined,
         restarts=config.max_perturbations > 0
         and (config.allows("Restart") or config.allows("Bounce")),
     )
@@ -621,7 +633,14 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
       that owns nothing of a non-empty assignment received, without ``ChangeSubscription``,
       gave it up in a reset after that answer, so a generation it claims other than -1 is
       one a later join phase gave it: newer than the answer's (unless the group can be
-      deleted);
+      deleted); a generation it claims other than -1 is one a JoinGroup answer gave it
+      (``client.on_join_response``, the only rule that sets ``generation_id`` other than
+      to -1): the coordinator answers a JoinGroup with the group's generation only for a
+      member of the group in COMPLETING_REBALANCE or STABLE (``join_response``, from
+      ``maybe_complete_join``, a static member's replacement and an unchanged rejoin), a
+      state of the history (the answer reaches the client before it sends the JoinGroup,
+      so it was given in a step before), for one of the client's ids; or one it held or
+      had in flight in the initial state (``Domains.joined``);
     * a client that holds a member id initially and can lose it only to an
       UNKNOWN_MEMBER_ID answer (``Domains.ids_kept``) sends a JoinGroup without one only
       after a state of the history in which one of its ids was handed out and was no
@@ -695,6 +714,19 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
                 if m == mid
             ]
             parts.append(z3.Implies(some_owned, z3.Or(*mine)))
+            if mid in d.joined:
+                # The generation claimed is one a JoinGroup answer gave the client.
+                phases = [
+                    z3.And(
+                        z3.Or(s.status == COMPLETING, s.status == STABLE),
+                        s.generation == gen,
+                        s.is_member(mc[x]),
+                    )
+                    for s in history
+                    for x in d.siblings[mid]
+                ]
+                held = [gen == g for g in sorted(d.joined[mid])]
+                parts.append(z3.Or(gen == -1, *held, *phases))
         if mid in d.ids_kept:
             # A JoinGroup without a member id from a client that held one: the client
             # was answered UNKNOWN_MEMBER_ID (client._reset) for an id of its own the
@@ -836,6 +868,9 @@ class Unrolling:
         self.solver = HintedSolver()
         self.states = [ClassicSym.fresh("s0")]
         self.choices: list[list[tuple[Any, Family]]] = []
+        self.learned: list[BoolRef] = []
+        """Blocks of prefixes shorter than the path they were found on (:meth:`block`),
+        asserted for every depth by the next :meth:`extend`."""
         self.solver.add(*distinct(u), self.within(self.states[0].leader))
         init = project(system.initial(config))  # type: ignore[arg-type]
         self.solver.add(*pin(self.states[0], init, u))
@@ -845,7 +880,10 @@ class Unrolling:
         return z3.Or(*[x == c for c in self.members])
 
     def extend(self) -> None:
-        """One more step."""
+        """One more step (first asserting, for every depth, the prefixes blocked so far:
+        :meth:`block`)."""
+        self.solver.add(*self.learned)
+        self.learned.clear()
         k = len(self.states)
         pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
         self.states.append(post)
@@ -907,13 +945,24 @@ class Unrolling:
 
     def block(self, path: SymPath, length: int) -> None:
         """No other path through the first ``length`` states after the initial one of
-        ``path``."""
+        ``path``.
+
+        ``lifted_search.search_lifted`` blocks a prefix shorter than the path (``length``
+        below its steps) only when the lift was exhausted and reached no model state
+        matching the path's state ``length`` (``lift_exact``: the model states reached
+        through the prefix without a violation on the way, the states a longer path's lift
+        would go through too). Such a block is sound at every depth: a longer path through
+        that prefix needs a model trace matching it without a violation before its last
+        step, and none exists. The next :meth:`extend` asserts it outside the depth's
+        scope, so the deeper searches do not try the prefix again."""
         u = self.domains.universe
         same = [
             z3.And(*pin(s, v, u))
             for s, v in zip(self.states[1 : length + 1], path.states[1 : length + 1], strict=True)
         ]
         self.solver.add(z3.Not(z3.And(*same)))
+        if length < len(self.states) - 1:
+            self.learned.append(z3.Not(z3.And(*same)))
 
 
 def search(
