@@ -226,6 +226,10 @@ GOALS: dict[str, Callable[[ClassicSym, ClassicSym], BoolRef]] = {
 }
 """The goals: property name → the negation of the property on a step."""
 
+Successors = Callable[[Sequence[ClassicValue], Config, int], "tuple[ClassicValue, ...] | None"]
+"""``classic_lift.next_states``: the group states a model step reaches from the model
+states matching a prefix's last state (None: not known within the bound)."""
+
 VARIANT_GOALS: dict[str, str] = {
     "sticky-without-generation": "NoDoubleMemberAssignment",
     "highest-generation-claims-only": "MovesOnlyReleased",
@@ -943,6 +947,27 @@ class Unrolling:
             steps.append((fam.name, shown))
         return SymPath(goal, states, tuple(steps))
 
+    def restrict(self, path: SymPath, matched: int, moves: tuple[ClassicValue, ...]) -> None:
+        """Through the first ``matched`` states after the initial one of ``path``, the next
+        state is one of ``moves``: every group state a model step takes the group to from a
+        model state matching the ``matched``-th (``classic_lift.next_states``, a search
+        that was exhausted). Sound at every depth: a path through that prefix lifts only
+        through a model trace matching it without a violation on the way, and its next
+        state is the group's after a step of such a trace (a step that leaves the group as
+        it is is no step of the unrolling). Asserted for every depth from the next
+        :meth:`extend` on."""
+        u = self.domains.universe
+        if len(self.states) <= matched + 1:
+            return
+        same = [
+            z3.And(*pin(s, v, u))
+            for s, v in zip(self.states[1 : matched + 1], path.states[1 : matched + 1], strict=True)
+        ]
+        nxt = self.states[matched + 1]
+        rule = z3.Implies(z3.And(*same), z3.Or(*[z3.And(*pin(nxt, v, u)) for v in moves]))
+        self.solver.add(rule)
+        self.learned.append(rule)
+
     def block(self, path: SymPath, length: int) -> None:
         """No other path through the first ``length`` states after the initial one of
         ``path``.
@@ -974,12 +999,26 @@ def search(
     lifter: Lifter,
     attempts: int = DEFAULT_ATTEMPTS,
     lift_states: int = DEFAULT_LIFT_STATES,
+    successors: Successors | None = None,
 ) -> Outcome:
     """Search for a path of at most ``depth`` coordinator steps violating ``goal`` and lift
-    it with ``lifter`` (module docstring); the shortest first."""
+    it with ``lifter`` (module docstring); the shortest first. With ``successors``
+    (``classic_lift.next_states``), a lift exhausted short of the path's end also rules
+    out every state after the prefix it matched that no model step reaches
+    (:meth:`Unrolling.restrict`)."""
     unroll = Unrolling(config, options, universe_of(config))
+
+    def lifting(path: Any, config: Config, max_states: int) -> Lifted:
+        out = lifter(path, config, max_states)
+        matched = out[3]
+        if successors is not None and matched is not None and 0 <= matched < len(path.steps):
+            moves = successors(path.states[: matched + 1], config, max_states)
+            if moves is not None:
+                unroll.restrict(path, matched, moves)
+        return out
+
     return search_lifted(
-        unroll, goal, depth, config, lifter=lifter, attempts=attempts, lift_states=lift_states
+        unroll, goal, depth, config, lifter=lifting, attempts=attempts, lift_states=lift_states
     )
 
 
