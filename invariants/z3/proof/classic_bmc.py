@@ -263,9 +263,9 @@ VARIANT_ATTEMPTS: dict[str, int] = {
     "highest-generation-claims-only": 400,
 }
 """``explore --engine bmc --mutant``'s attempts for an assignor variant whose search tries
-more paths than ``DEFAULT_ATTEMPTS`` before one lifts (sticky-without-generation: 191, the
-leader's assignments of the last step that the model's assignor does not give among
-them; highest-generation-claims-only: 105; docs/invariants.md)."""
+more paths than ``DEFAULT_ATTEMPTS`` before one lifts, or did (sticky-without-generation:
+191 before the pruning of :meth:`Unrolling.restrict`, 29 with it; highest-generation-
+claims-only: 105; docs/invariants.md)."""
 
 GOAL_SCOPE: dict[str, Callable[[Config], bool]] = {
     "StickyAssignment": lambda config: any(
