@@ -831,7 +831,7 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
     to a trace of the Python classic model (``groupcheck.explore.classic_lift``) before it
     counts as a violation; the first lifted trace is written as a run directory."""
     from groupcheck.bmc_lifted import Relation, run_goals
-    from groupcheck.explore.classic_lift import lift
+    from groupcheck.explore.classic_lift import lift, next_states
     from invariants.z3.proof.classic_bmc import (
         DEFAULT_ATTEMPTS,
         DEFAULT_LIFT_STATES,
@@ -891,6 +891,7 @@ def _cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None)
             lifter=lift,
             lift_states=lift_states,
             attempts=VARIANT_ATTEMPTS.get(variant or "", DEFAULT_ATTEMPTS),
+            successors=next_states,
         ),
         known=VARIANT_DEPTHS.get(variant or ""),
         unreached=VARIANT_UNREACHED.get(variant or ""),

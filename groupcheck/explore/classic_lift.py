@@ -11,7 +11,7 @@ equals it. :func:`lift_lasso` lifts the prefix of a Convergence lasso
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from groupcheck.explore.bfs import channel_normal_form
@@ -21,7 +21,7 @@ from invariants.snapshot import project_key, snapshot_key
 from invariants.z3.proof.classic_bmc import SymPath
 from invariants.z3.proof.classic_client_bmc import ClientPath, project_state
 from invariants.z3.proof.classic_lasso import LassoLifted
-from invariants.z3.proof.classic_state import project
+from invariants.z3.proof.classic_state import ClassicValue, project
 from invariants.z3.proof.lifted_search import Lifted
 from model import system
 from model.actions import Action
@@ -144,3 +144,48 @@ def lift_lasso(
         matched,
         tuple(moves.get(matched, ())) if matched < last else None,
     )
+
+
+def next_states(
+    prefix: Sequence[ClassicValue], config: Config, max_states: int
+) -> tuple[ClassicValue, ...] | None:
+    """Every group state (other than the last of ``prefix``) a model step takes the group
+    to from a model state matching ``prefix``'s last state, over the traces that go through
+    ``prefix``'s states as :func:`lift` matches them without a violation on the way (the
+    only traces a lift of a path through ``prefix`` can extend); a breadth-first search of
+    at most ``max_states`` nodes (None: the search was cut, or the initial state does not
+    match)."""
+    checker = Checker()
+    normal = channel_normal_form(config)
+    last = len(prefix) - 1
+    init = system.initial(config)
+    if project(init) != prefix[0]:  # type: ignore[arg-type]
+        return None
+    start = (normal(init), 0)
+    seen: set[Hashable] = {start}
+    queue: deque[tuple[Any, int]] = deque([(init, 0)])
+    out: list[ClassicValue] = []
+    while queue:
+        if len(seen) >= max_states:
+            return None
+        state, k = queue.popleft()
+        pre_snap = project_key(snapshot_key(state))
+        for action in system.enabled(state, config):
+            new = system.step(state, action, config)
+            now = project(new)  # type: ignore[arg-type]
+            if k == last and now != prefix[last] and now not in out:
+                out.append(now)
+            js = [j for j in (k, k + 1) if j <= last and now == prefix[j]]
+            if not js:
+                continue
+            snap = project_key(snapshot_key(new))
+            if checker.check_step(state, action, new, pre_snap, snap) or checker.check_state(
+                new, snap
+            ):
+                continue
+            for j in js:
+                key = (normal(new), j)
+                if key not in seen:
+                    seen.add(key)
+                    queue.append((new, j))
+    return tuple(out)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.explore.classic_lift import lift
+from groupcheck.explore.classic_lift import lift, next_states
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.classic_bmc import (
     GOALS,
@@ -97,13 +97,15 @@ def test_an_assignor_variant_is_found(mutated: bool) -> None:
     cooperative-sticky leader that withholds nothing (assign-without-withholding) gives B
     the partition A still reports owning in 4 coordinator steps, which lift to a model
     trace violating MovesOnlyReleased; the reference leader withholds it, and no path of
-    at most 4 steps violates the property."""
+    at most 4 steps violates the property. The search rules out the states no model step
+    reaches after a prefix a lift matched (``classic_lift.next_states``) and still finds
+    the path."""
     name = "assign-without-withholding"
     goal = VARIANT_GOALS[name]
     config = _warm_cooperative(mutated)
     options = ClassicOptions.of(config, name if mutated else None)
     assert options.assignor == "cooperative-sticky"
-    out = search(goal, 4, config, options, lifter=lift)
+    out = search(goal, 4, config, options, lifter=lift, successors=next_states)
     if not mutated:
         assert (out.status, out.tried) == ("ok", 0), out
         return
@@ -239,7 +241,7 @@ def test_the_model_clients_send_the_claims_the_unrolling_allows(
     mutant's scenario, perturbations included), every JoinGroup and OffsetCommit the
     coordinator receives, with the group's states so far as the history, satisfies the
     link; and the link refuses B's claim, at the start, of a partition the group gave A,
-    and B's commit of it."""
+    B's commit of it and (KIP-792) B's claim of a generation no JoinGroup answer gave it."""
     import random
 
     from invariants.z3.proof import classic_bmc
@@ -275,6 +277,10 @@ def test_the_model_clients_send_the_claims_the_unrolling_allows(
     assert not _claims_allowed(d, [start], "B.m2", "", stale)
     assert _claims_allowed(d, [start], "", "B.m1", None, b.assigned)
     assert not _claims_allowed(d, [start], "", "B.m1", None, frozenset({a_owns}))
+    if d.joined_generation:
+        # A generation no JoinGroup answer gave B (KIP-792's claimed generation).
+        later = replace(honest, generation_id=start.generation + 1)
+        assert not _claims_allowed(d, [start], "B.m1", "B.m1", later)
     checked = 0
     for seed in range(3):
         rng = random.Random(seed)

@@ -62,7 +62,7 @@ from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, Partition, Universe
 from invariants.z3.proof.transition import Family
 from model import system
-from model.classic.messages import JoinGroupRequest, SyncGroupResponse
+from model.classic.messages import JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
 from model.classic.records import ClassicState
 from model.config import Config
 from model.records import OffsetCommitRequest
@@ -226,6 +226,10 @@ GOALS: dict[str, Callable[[ClassicSym, ClassicSym], BoolRef]] = {
 }
 """The goals: property name → the negation of the property on a step."""
 
+Successors = Callable[[Sequence[ClassicValue], Config, int], "tuple[ClassicValue, ...] | None"]
+"""``classic_lift.next_states``: the group states a model step reaches from the model
+states matching a prefix's last state (None: not known within the bound)."""
+
 VARIANT_GOALS: dict[str, str] = {
     "sticky-without-generation": "NoDoubleMemberAssignment",
     "highest-generation-claims-only": "MovesOnlyReleased",
@@ -242,25 +246,26 @@ VARIANT_DEPTHS: dict[str, int] = {
     "sticky-forgets-ownership": 4,
     "assign-without-withholding": 7,
     "sticky-without-generation": 10,
+    "highest-generation-claims-only": 10,
 }
 """``explore --engine bmc --mutant``'s depth without ``--depth``: that of the variant's
 shortest path that lifts (tests/z3/test_classic_bmc.py checks the coordinator rules' and
 the fastest assignor rule's)."""
 
-VARIANT_UNREACHED: dict[str, str] = {
-    "highest-generation-claims-only": "none of the 523 symbolic paths of at most 9 steps "
-    "lifts; its breadth-first kill changes the group in 10 coordinator steps",
-}
+VARIANT_UNREACHED: dict[str, str] = {}
 """The assignor variants no search has lifted a path of (docs/invariants.md, "The classic
-coordinator"), with what is known of the depth they need. Without ``--depth`` they are
-searched at depth 3: the deeper searches took minutes (665 CPU s up to depth 9) and lifted
-nothing, so such a run without ``--depth`` ends inconclusive, never ok."""
+coordinator"), with what is known of the depth they need; empty since every assignor
+variant's path lifts. Without ``--depth`` such a variant is searched at depth 3, so the run
+ends inconclusive, never ok."""
 
-VARIANT_ATTEMPTS: dict[str, int] = {"sticky-without-generation": 400}
+VARIANT_ATTEMPTS: dict[str, int] = {
+    "sticky-without-generation": 400,
+    "highest-generation-claims-only": 400,
+}
 """``explore --engine bmc --mutant``'s attempts for an assignor variant whose search tries
-more paths than ``DEFAULT_ATTEMPTS`` before one lifts (sticky-without-generation: 191, the
-leader's assignments of the last step that the model's assignor does not give among
-them; docs/invariants.md)."""
+more paths than ``DEFAULT_ATTEMPTS`` before one lifts, or did (sticky-without-generation:
+191 before the pruning of :meth:`Unrolling.restrict`, 29 with it; highest-generation-
+claims-only: 105; docs/invariants.md)."""
 
 GOAL_SCOPE: dict[str, Callable[[Config], bool]] = {
     "StickyAssignment": lambda config: any(
@@ -334,6 +339,10 @@ class Domains:
     """The member ids whose client holds a member id initially and forgets it only on an
     UNKNOWN_MEMBER_ID answer (no process restarts, crashes or leaves, no static member, one
     list of assignors: no fatal error), as :func:`_claims_history` reads them."""
+    joined: dict[str, frozenset[int]] = field(default_factory=dict)
+    """Per member id, the generations its client holds (``ClassicClient.generation_id``)
+    or has in flight in a JoinGroup answer in the initial state: those it may claim
+    without a join phase of the path (:func:`_claims_history`)."""
     late_answers: bool = False
     """A SyncGroup answer may reach a client after its generation was reset (the network
     reorders, or the group's generation may come back after a deletion): the assignment
@@ -401,9 +410,15 @@ def universe_of(config: Config) -> Domains:
     )
     siblings: dict[str, tuple[str, ...]] = {}
     received: dict[str, tuple[Received, ...]] = {}
+    joined: dict[str, frozenset[int]] = {}
     for c in config.clients:
         ids = tuple(m for m in members if m.rsplit(".m", 1)[0] == c.name)
         client = state.client(c.name)
+        held = {client.generation_id} | {
+            msg.body.generation_id
+            for msg in state.network
+            if msg.client == c.name and isinstance(msg.body, JoinGroupResponse)
+        }
         answers = [Received(client.member_id, client.assigned, client.assigned_generation)]
         for msg in state.network:
             body = msg.body
@@ -421,6 +436,7 @@ def universe_of(config: Config) -> Domains:
         for mid in ids:
             siblings[mid] = ids
             received[mid] = tuple(answers)
+            joined[mid] = frozenset(held)
     steady = (
         not (
             config.max_perturbations > 0
@@ -465,6 +481,7 @@ def universe_of(config: Config) -> Domains:
         resubscribes=resubscribes,
         late_answers=config.reorder or deletes,
         ids_kept=ids_kept,
+        joined=joined,
         restarts=config.max_perturbations > 0
         and (config.allows("Restart") or config.allows("Bounce")),
     )
@@ -621,7 +638,14 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
       that owns nothing of a non-empty assignment received, without ``ChangeSubscription``,
       gave it up in a reset after that answer, so a generation it claims other than -1 is
       one a later join phase gave it: newer than the answer's (unless the group can be
-      deleted);
+      deleted); a generation it claims other than -1 is one a JoinGroup answer gave it
+      (``client.on_join_response``, the only rule that sets ``generation_id`` other than
+      to -1): the coordinator answers a JoinGroup with the group's generation only for a
+      member of the group in COMPLETING_REBALANCE or STABLE (``join_response``, from
+      ``maybe_complete_join``, a static member's replacement and an unchanged rejoin), a
+      state of the history (the answer reaches the client before it sends the JoinGroup,
+      so it was given in a step before), for one of the client's ids; or one it held or
+      had in flight in the initial state (``Domains.joined``);
     * a client that holds a member id initially and can lose it only to an
       UNKNOWN_MEMBER_ID answer (``Domains.ids_kept``) sends a JoinGroup without one only
       after a state of the history in which one of its ids was handed out and was no
@@ -695,6 +719,19 @@ def _claims_history(fam: Family, history: Sequence[ClassicSym], d: Domains) -> l
                 if m == mid
             ]
             parts.append(z3.Implies(some_owned, z3.Or(*mine)))
+            if mid in d.joined:
+                # The generation claimed is one a JoinGroup answer gave the client.
+                phases = [
+                    z3.And(
+                        z3.Or(s.status == COMPLETING, s.status == STABLE),
+                        s.generation == gen,
+                        s.is_member(mc[x]),
+                    )
+                    for s in history
+                    for x in d.siblings[mid]
+                ]
+                held = [gen == g for g in sorted(d.joined[mid])]
+                parts.append(z3.Or(gen == -1, *held, *phases))
         if mid in d.ids_kept:
             # A JoinGroup without a member id from a client that held one: the client
             # was answered UNKNOWN_MEMBER_ID (client._reset) for an id of its own the
@@ -836,6 +873,9 @@ class Unrolling:
         self.solver = HintedSolver()
         self.states = [ClassicSym.fresh("s0")]
         self.choices: list[list[tuple[Any, Family]]] = []
+        self.learned: list[BoolRef] = []
+        """Blocks of prefixes shorter than the path they were found on (:meth:`block`),
+        asserted for every depth by the next :meth:`extend`."""
         self.solver.add(*distinct(u), self.within(self.states[0].leader))
         init = project(system.initial(config))  # type: ignore[arg-type]
         self.solver.add(*pin(self.states[0], init, u))
@@ -845,7 +885,10 @@ class Unrolling:
         return z3.Or(*[x == c for c in self.members])
 
     def extend(self) -> None:
-        """One more step."""
+        """One more step (first asserting, for every depth, the prefixes blocked so far:
+        :meth:`block`)."""
+        self.solver.add(*self.learned)
+        self.learned.clear()
         k = len(self.states)
         pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
         self.states.append(post)
@@ -905,15 +948,47 @@ class Unrolling:
             steps.append((fam.name, shown))
         return SymPath(goal, states, tuple(steps))
 
+    def restrict(self, path: SymPath, matched: int, moves: tuple[ClassicValue, ...]) -> None:
+        """Through the first ``matched`` states after the initial one of ``path``, the next
+        state is one of ``moves``: every group state a model step takes the group to from a
+        model state matching the ``matched``-th (``classic_lift.next_states``, a search
+        that was exhausted). Sound at every depth: a path through that prefix lifts only
+        through a model trace matching it without a violation on the way, and its next
+        state is the group's after a step of such a trace (a step that leaves the group as
+        it is is no step of the unrolling). Asserted for every depth from the next
+        :meth:`extend` on."""
+        u = self.domains.universe
+        if len(self.states) <= matched + 1:
+            return
+        same = [
+            z3.And(*pin(s, v, u))
+            for s, v in zip(self.states[1 : matched + 1], path.states[1 : matched + 1], strict=True)
+        ]
+        nxt = self.states[matched + 1]
+        rule = z3.Implies(z3.And(*same), z3.Or(*[z3.And(*pin(nxt, v, u)) for v in moves]))
+        self.solver.add(rule)
+        self.learned.append(rule)
+
     def block(self, path: SymPath, length: int) -> None:
         """No other path through the first ``length`` states after the initial one of
-        ``path``."""
+        ``path``.
+
+        ``lifted_search.search_lifted`` blocks a prefix shorter than the path (``length``
+        below its steps) only when the lift was exhausted and reached no model state
+        matching the path's state ``length`` (``lift_exact``: the model states reached
+        through the prefix without a violation on the way, the states a longer path's lift
+        would go through too). Such a block is sound at every depth: a longer path through
+        that prefix needs a model trace matching it without a violation before its last
+        step, and none exists. The next :meth:`extend` asserts it outside the depth's
+        scope, so the deeper searches do not try the prefix again."""
         u = self.domains.universe
         same = [
             z3.And(*pin(s, v, u))
             for s, v in zip(self.states[1 : length + 1], path.states[1 : length + 1], strict=True)
         ]
         self.solver.add(z3.Not(z3.And(*same)))
+        if length < len(self.states) - 1:
+            self.learned.append(z3.Not(z3.And(*same)))
 
 
 def search(
@@ -925,12 +1000,26 @@ def search(
     lifter: Lifter,
     attempts: int = DEFAULT_ATTEMPTS,
     lift_states: int = DEFAULT_LIFT_STATES,
+    successors: Successors | None = None,
 ) -> Outcome:
     """Search for a path of at most ``depth`` coordinator steps violating ``goal`` and lift
-    it with ``lifter`` (module docstring); the shortest first."""
+    it with ``lifter`` (module docstring); the shortest first. With ``successors``
+    (``classic_lift.next_states``), a lift exhausted short of the path's end also rules
+    out every state after the prefix it matched that no model step reaches
+    (:meth:`Unrolling.restrict`)."""
     unroll = Unrolling(config, options, universe_of(config))
+
+    def lifting(path: Any, config: Config, max_states: int) -> Lifted:
+        out = lifter(path, config, max_states)
+        matched = out[3]
+        if successors is not None and matched is not None and 0 <= matched < len(path.steps):
+            moves = successors(path.states[: matched + 1], config, max_states)
+            if moves is not None:
+                unroll.restrict(path, matched, moves)
+        return out
+
     return search_lifted(
-        unroll, goal, depth, config, lifter=lifter, attempts=attempts, lift_states=lift_states
+        unroll, goal, depth, config, lifter=lifting, attempts=attempts, lift_states=lift_states
     )
 
 
