@@ -88,9 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
         default="bfs",
         help="bmc: bounded model checking of the coordinator core's properties with Z3 "
         "over the symbolic relation (invariants/z3/proof/), up to --depth steps (default: with "
-        "--mutant, the steps of its shortest known path, else 3; a mutant run that finds "
-        "nothing says what its depth bounds, and is inconclusive without --depth when no "
-        "path of the mutant is known); "
+        "--mutant, the steps of its shortest known path, else 3; a classic client rule's "
+        "run asks only that depth, 27; a mutant run that finds nothing says what its depth "
+        "bounds, and is inconclusive without --depth when no path of the mutant, or no "
+        "shorter one, was asked); "
         "a counterexample is replayed through the Python coordinator, then lifted to a "
         "model trace (bounded by --max-states) and, when lifted, written under --out like "
         "bfs's; with --only Convergence (and for the liveness-only mutants) a search for "
