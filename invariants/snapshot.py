@@ -57,6 +57,8 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 
 from __future__ import annotations
 
+from typing import cast
+
 from invariants.classic_snapshot import (
     ClassicClientView,
     ClassicSnapshotKey,
@@ -71,7 +73,7 @@ from model.client import IN_GROUP
 from model.coordinator import group_status
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.migration.records import MixedState
-from model.records import Client, Group, TopicMetadata
+from model.records import Client, Group, State, TopicMetadata
 from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 from model.system import AnyState
 from model.target import member_topics, preferred_server_assignor
@@ -261,6 +263,27 @@ def snapshot_key(state: AnyState) -> SnapshotKey | ClassicSnapshotKey:
     if isinstance(state, MixedState):
         return mixed_snapshot_key(state)
     return (state.group, state.topics, tuple(map(client_view, state.clients)))
+
+
+def snapshot_key_after(
+    pre_key: SnapshotKey | ClassicSnapshotKey, pre: AnyState, post: AnyState
+) -> SnapshotKey | ClassicSnapshotKey:
+    """``snapshot_key(post)`` for a successor ``post`` of ``pre``, whose key is
+    ``pre_key``: a KIP-848 step leaves all but one or two clients as they were (the same
+    records), and their views are taken from ``pre_key`` instead of read again."""
+    if type(pre) is not State or type(post) is not State:
+        return snapshot_key(post)
+    views = cast(SnapshotKey, pre_key)[2]
+    return (
+        post.group,
+        post.topics,
+        tuple(
+            [
+                view if before is after else client_view(after)
+                for before, after, view in zip(pre.clients, post.clients, views, strict=True)
+            ]
+        ),
+    )
 
 
 def assignor_outdated(g: Group) -> bool:

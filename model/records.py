@@ -47,8 +47,10 @@ def _shape(cls: type) -> _Shape | None:
         f"    _set{i}(new, changes[{n!r}] if {n!r} in changes else record.{n})\n"
         for i, n in enumerate(names)
     )
+    if issubclass(cls, Record):
+        body += "    _put_hash(new, -1)\n"  # not computed yet (``_hash_kept``)
     source = f"def copy(record, changes):\n    new = _new(_cls)\n{body}    return new\n"
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_put_hash": _put_hash}
     scope.update({f"_set{i}": s for i, s in enumerate(setters)})
     exec(source, scope)
     return frozenset(names), scope["copy"]
@@ -85,6 +87,14 @@ class Record:
 _put_hash = Record._hash.__set__  # type: ignore[attr-defined]
 
 
+def same_value(new: R, old: R) -> bool:
+    """Whether a step's result equals the state it started from (the step stutters). The
+    kept hashes are compared first (``hash_once``; a search hashes every state it reaches
+    anyway): a step that changed something is told apart without comparing field by
+    field."""
+    return new is old or (hash(new) == hash(old) and new == old)
+
+
 def hash_once(*classes: type[Record]) -> None:
     """Make each record class keep its hash after computing it. A record is an immutable
     value, so its hash (the dataclass's hash of its fields) never changes. Used for the
@@ -98,10 +108,17 @@ def hash_once(*classes: type[Record]) -> None:
 
 
 def _hash_kept(fields_hash: Callable[[Any], int]) -> Callable[[Any], int]:
+    """The kept hash, computed on first use. ``replace`` marks a copy's slot -1, a value
+    Python's ``hash`` never returns; a record built by ``__init__`` leaves it empty (an
+    ``AttributeError`` to catch, which costs ten times the read: most records of a search
+    are copies)."""
+
     def __hash__(self: Any) -> int:
         try:
             h: int = self._hash
-        except AttributeError:  # not computed yet: the slot is empty
+        except AttributeError:  # built by __init__: the slot is empty
+            h = -1
+        if h == -1:
             h = fields_hash(self)
             _put_hash(self, h)
         return h

@@ -76,6 +76,7 @@ from model.records import (
     State,
     TopicMetadata,
     replace,
+    same_value,
 )
 from model.rules import Rules
 from model.status import ClientStatus, ErrorCode
@@ -381,7 +382,8 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
 
 
 def _set_client(state: State, new: Client, sent: Body | None = None, **changes: Any) -> State:
-    clients = tuple(new if c.name == new.name else c for c in state.clients)
+    name = new.name
+    clients = tuple([new if c.name == name else c for c in state.clients])
     network = state.network
     if sent is not None:
         network = (*network, Message(new.name, new.incarnation, new.connection, True, sent))
@@ -738,7 +740,7 @@ def consumer_step(state: State, action: Action, config: Config) -> State:
     new = _HANDLERS[type(action)](state, action, config)
     if action.PERTURBATION:
         new = replace(new, perturbations=new.perturbations + 1)
-    if new == state:
+    if same_value(new, state):
         return state
     return new
 

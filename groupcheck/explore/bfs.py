@@ -35,8 +35,8 @@ import networkx as nx
 from groupcheck.explore.rebalance import RebalanceTimes
 from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
+from groupcheck.explore.views import Views
 from invariants.check import Checker, Violation
-from invariants.expr import Snapshot
 from invariants.liveness import (
     CONVERGENCE,
     DEFAULT_BOUND,
@@ -45,7 +45,6 @@ from invariants.liveness import (
     fair_schedule,
     required_witnesses,
 )
-from invariants.snapshot import project_key, snapshot_key
 from invariants.verdict import conclude
 from model import system
 from model.actions import Action
@@ -168,30 +167,11 @@ def bfs(
 
     else:
         canonical = normal  # type: ignore[assignment]
-    # Properties read a state only through its snapshot, which is a function of the
-    # state's ``snapshot_key`` (the group, the topics and a few fields of each client):
-    # many states differ only in messages in flight or client bookkeeping the properties
-    # do not read. Each distinct key is projected once and numbered; state verdicts are
-    # memoised per key, step verdicts per pair of keys.
-    view_index: dict[Hashable, int] = {}
-    snapshots: list[Snapshot] = []
-    state_verdicts: list[list[Violation] | None] = []
-    step_memo: dict[tuple[int, int], list[Violation]] = {}
-
-    def view_of(s: AnyState) -> int:
-        view = snapshot_key(s)
-        i = view_index.get(view)
-        if i is None:
-            i = view_index[view] = len(snapshots)
-            snapshots.append(project_key(view))
-            state_verdicts.append(None)
-        return i
-
-    def check_state(s: AnyState, view: int) -> list[Violation]:
-        verdict = state_verdicts[view]
-        if verdict is None:
-            verdict = state_verdicts[view] = checker.check_state(s, snapshots[view])
-        return verdict
+    # Properties read a state only through its snapshot: verdicts are memoised per view
+    # (``groupcheck.explore.views``).
+    views = Views(checker)
+    view_of = views.of
+    check_state = views.check_state
 
     init = system.initial(config)
     init_key = canonical(init)
@@ -301,15 +281,8 @@ def bfs(
             if _step_may_matter(state, new):
                 if pre_view < 0:
                     pre_view = node.view = view_of(state)
-                post_view = view_of(new)
-                verdict = step_memo.get((pre_view, post_view))
-                if verdict is None:
-                    verdict = step_memo[pre_view, post_view] = checker.check_step(
-                        state, action, new, snapshots[pre_view], snapshots[post_view]
-                    )
-                else:
-                    checker.note_witnesses(state, action, new)
-                bad = relevant(verdict)
+                post_view = views.after(pre_view, state, new)
+                bad = relevant(views.check_step(state, pre_view, action, new, post_view))
             else:
                 checker.note_witnesses(state, action, new)
                 bad = []
@@ -329,7 +302,7 @@ def bfs(
             new_node.view = post_view
             bad = relevant(check_state(new, post_view))
             if not bad and z3_check is not None:
-                bad = relevant(z3_check(snapshots[post_view]))
+                bad = relevant(z3_check(views.snapshots[post_view]))
             if bad:
                 return found(bad[0], new_key, [])
             if rebalance is not None and action.PERTURBATION:
@@ -388,10 +361,10 @@ def _step_may_matter(pre: AnyState, post: AnyState) -> bool:
     pairs: Iterable[tuple[Client | ClassicClient, Client | ClassicClient]] = zip(
         pre.clients, post.clients, strict=True
     )
-    return any(
-        a is not b and (client_epoch(a) != client_epoch(b) or a.incarnation != b.incarnation)
-        for a, b in pairs
-    )
+    for a, b in pairs:  # a loop, not any(): this runs on every transition of a search
+        if a is not b and (client_epoch(a) != client_epoch(b) or a.incarnation != b.incarnation):
+            return True
+    return False
 
 
 def client_epoch(c: Client | ClassicClient) -> int:

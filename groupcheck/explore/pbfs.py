@@ -82,8 +82,8 @@ from groupcheck.explore.bfs import (
 )
 from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
+from groupcheck.explore.views import Views
 from invariants.check import Checker, Violation
-from invariants.expr import Snapshot
 from invariants.liveness import (
     CONVERGENCE,
     DEFAULT_BOUND,
@@ -91,7 +91,6 @@ from invariants.liveness import (
     fair_schedule,
     required_witnesses,
 )
-from invariants.snapshot import project_key, snapshot_key
 from invariants.verdict import conclude
 from model import system
 from model.actions import Action
@@ -285,41 +284,17 @@ class _Worker:
     converged: set[int] = field(default_factory=set)
     fair_memo: FairMemo = field(default_factory=FairMemo)
     converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
-    view_index: dict[Hashable, int] = field(default_factory=dict)
-    snapshots: list[Snapshot] = field(default_factory=list)
-    state_verdicts: list[list[Violation] | None] = field(default_factory=list)
-    step_memo: dict[tuple[int, int], list[Violation]] = field(default_factory=dict)
+    views: Views = field(init=False)
+    """The views met, memoised as in the serial engine (``groupcheck.explore.views``)."""
 
-    # -- property checks, memoised as in the serial engine ------------------------------
-    def view_of(self, s: AnyState) -> int:
-        view = snapshot_key(s)
-        i = self.view_index.get(view)
-        if i is None:
-            i = self.view_index[view] = len(self.snapshots)
-            self.snapshots.append(project_key(view))
-            self.state_verdicts.append(None)
-        return i
+    def __post_init__(self) -> None:
+        self.views = Views(self.checker)
 
+    # -- property checks -----------------------------------------------------------------
     def check_state(self, s: AnyState, view: int) -> list[Violation]:
-        verdict = self.state_verdicts[view]
-        if verdict is None:
-            verdict = self.state_verdicts[view] = self.checker.check_state(s, self.snapshots[view])
+        verdict = self.views.check_state(s, view)
         if not verdict and self.z3:
-            verdict = _z3_checker(self.checker)(self.snapshots[view])
-        return verdict
-
-    def check_step(
-        self, pre: AnyState, a: int, action: Action, post: AnyState, b: int
-    ) -> list[Violation]:
-        """The step properties on a transition that may falsify one (``_step_may_matter``)
-        from the state of view ``a`` to one of view ``b``."""
-        verdict = self.step_memo.get((a, b))
-        if verdict is None:
-            verdict = self.step_memo[a, b] = self.checker.check_step(
-                pre, action, post, self.snapshots[a], self.snapshots[b]
-            )
-        else:
-            self.checker.note_witnesses(pre, action, post)
+            verdict = _z3_checker(self.checker)(self.views.snapshots[view])
         return verdict
 
     def seed(self, init: AnyState, fp: int) -> None:
@@ -393,7 +368,7 @@ class _Worker:
         ):
             state, view = states[j], views[j]
             if view < 0:
-                view = self.view_of(state)
+                view = self.views.of(state)
             fp = int(all_fps[j])
             bad = self.check_state(state, view)
             if bad:
@@ -411,6 +386,8 @@ class _Worker:
         violation, the states found to converge."""
         config = self.config
         canonical_of = self.canonical
+        table = self.views
+        note_witnesses = self.checker.note_witnesses
         held = self.candidates
         visited = self.visited
         sent: set[int] = set()
@@ -454,11 +431,11 @@ class _Worker:
                 post_view = -1
                 if _step_may_matter(state, new):
                     if pre_view < 0:
-                        pre_view = self.view_of(state)
-                    post_view = self.view_of(new)
-                    bad = self.check_step(state, pre_view, action, new, post_view)
+                        pre_view = table.of(state)
+                    post_view = table.after(pre_view, state, new)
+                    bad = table.check_step(state, pre_view, action, new, post_view)
                 else:
-                    self.checker.note_witnesses(state, action, new)
+                    note_witnesses(state, action, new)
                     bad = []
                 if new is not state:
                     raw = hash(canonical_of(new))

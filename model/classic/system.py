@@ -60,6 +60,7 @@ from model.records import (
     OffsetCommitResponse,
     TopicMetadata,
     replace,
+    same_value,
 )
 from model.status import ClassicClientStatus, ClassicGroupStatus, ConfigError, ErrorCode
 
@@ -572,6 +573,6 @@ def step(state: ClassicState, action: Action, config: Config) -> ClassicState:
     new = _HANDLERS[type(action)](state, action, config)
     if action.PERTURBATION:
         new = replace(new, perturbations=new.perturbations + 1)
-    if new == state:
+    if same_value(new, state):
         return state
     return new

@@ -66,6 +66,7 @@ from model.records import (
     State,
     TopicMetadata,
     replace,
+    same_value,
 )
 from model.status import ClassicClientStatus, ClientStatus, ErrorCode
 
@@ -475,7 +476,7 @@ def step(state: MixedState, action: Action, config: Config) -> MixedState:
         and policy_breached(group, config)
     ):
         new = replace(new, group=replace(group, migration_policy_breached=True))
-    if new == state:
+    if same_value(new, state):
         return state
     return new
 
