@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, str] = {
     "assignor": "bench_assignor",
     "explore": "bench_explore",
     "pbfs": "bench_pbfs",
+    "pbfs-memory": "bench_pbfs_memory",
     "validate": "bench_validate",
     "tla": "bench_tla",
     "render": "bench_render",

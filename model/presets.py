@@ -1005,5 +1005,19 @@ client leaves or crashes, a message is lost): 2,373,717 distinct states, the con
 MUT2_LOSS2 = replace(MUT2_LOSS4, name="MUT2_LOSS2", max_perturbations=2)
 """MUT2_LOSS4's smaller sibling (two perturbations, 46,993 states)."""
 
-BENCHMARK_PRESETS: dict[str, Config] = {c.name: c for c in (MUT2_LOSS2, MUT2_LOSS4)}
+MUT3_LOSS2 = replace(
+    MUT2_LOSS4,
+    name="MUT3_LOSS2",
+    clients=(
+        ClientSpec("A", ("foo",)),
+        ClientSpec("B", ("foo",)),
+        ClientSpec("C", ("foo",), subscribed=False),
+    ),
+    max_perturbations=2,
+)
+"""Three clients on foo's two partitions, A and B in the group and C may join, two
+perturbations of MUT2_LOSS4's kinds: 10,898,588 distinct states, the configuration
+``bench/bench_pbfs_memory.py`` measures the parallel BFS's memory on."""
+
+BENCHMARK_PRESETS: dict[str, Config] = {c.name: c for c in (MUT2_LOSS2, MUT2_LOSS4, MUT3_LOSS2)}
 """The presets of the benchmarks, which ``preset`` accepts and ``PRESETS`` leaves out."""
