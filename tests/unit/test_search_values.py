@@ -5,35 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections import deque
-from collections.abc import Iterator
 
 import pytest
 
 from groupcheck.explore.views import Views
 from invariants.check import Checker
 from invariants.snapshot import snapshot_key, snapshot_key_after
+from invariants.z3.proof.walks import model_bfs
 from model import system
-from model.actions import Action
-from model.config import Config
 from model.presets import preset
 from model.records import Client, Group, State, replace, same_value
-from model.system import AnyState
-
-
-def _transitions(config: Config, limit: int) -> Iterator[tuple[AnyState, Action, AnyState]]:
-    """The transitions out of the first ``limit`` states a breadth-first search reaches."""
-    init = system.initial(config)
-    seen = {init}
-    queue = deque([init])
-    while queue and len(seen) < limit:
-        state = queue.popleft()
-        for action in system.enabled(state, config):
-            new = system.step(state, action, config)
-            yield state, action, new
-            if new not in seen:
-                seen.add(new)
-                queue.append(new)
 
 
 @pytest.mark.parametrize(
@@ -46,7 +27,7 @@ def test_a_successors_key_from_its_parents_is_its_own(name: str) -> None:
     config = preset(name)
     views = Views(Checker())
     count = 0
-    for pre, _, post in _transitions(config, 1500):
+    for pre, _, post in model_bfs(config, 1500):
         key = snapshot_key_after(snapshot_key(pre), pre, post)
         assert key == snapshot_key(post)
         assert views.after(views.of(pre), pre, post) == views.of(post)
@@ -60,7 +41,7 @@ def test_copies_hash_as_records_built_afresh() -> None:
     keeps the hash it computed."""
     config = preset("MUT2_LOSS2")
     checked = 0
-    for _pre, _, post in _transitions(config, 300):
+    for _pre, _, post in model_bfs(config, 300):
         assert isinstance(post, State)
         client: Client = post.clients[0]
         group: Group = post.group
