@@ -11,7 +11,7 @@ equals it. :func:`lift_lasso` lifts the prefix of a Convergence lasso
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 from groupcheck.explore.bfs import channel_normal_form
@@ -109,20 +109,9 @@ def lift_lasso(
         key = queue.popleft()
         k = key[1]
         state = states[key]
-        pre_snap = project_key(snapshot_key(state))
-        for action in system.enabled(state, config):
-            new = system.step(state, action, config)
-            now = project(new)  # type: ignore[arg-type]
+        for action, new, now, js in _matching_steps(state, k, targets, config, checker):
             if k < last and now != targets[k] and now not in moves.setdefault(k, []):
                 moves[k].append(now)
-            js = [j for j in (k, k + 1) if j <= last and now == targets[j]]
-            if not js:
-                continue
-            snap = project_key(snapshot_key(new))
-            if checker.check_step(state, action, new, pre_snap, snap) or checker.check_state(
-                new, snap
-            ):
-                continue  # its first violation would not be Convergence
             for j in js:
                 new_key: Key = (normal(new), j)
                 if new_key in parent:
@@ -144,6 +133,28 @@ def lift_lasso(
         matched,
         tuple(moves.get(matched, ())) if matched < last else None,
     )
+
+
+def _matching_steps(
+    state: Any, k: int, prefix: Sequence[ClassicValue], config: Config, checker: Checker
+) -> Iterator[tuple[Action, Any, ClassicValue, list[int]]]:
+    """Every model step out of ``state``, which matches ``prefix[k]``: the action, the new
+    state, its group's projection, and the indices ``j`` (``k`` or ``k + 1``) of the
+    prefix states it matches as :func:`lift` does — none when the step or the new state
+    violates a property (a trace's first violation would end it there)."""
+    last = len(prefix) - 1
+    pre_snap = project_key(snapshot_key(state))
+    for action in system.enabled(state, config):
+        new = system.step(state, action, config)
+        now = project(new)  # type: ignore[arg-type]
+        js = [j for j in (k, k + 1) if j <= last and now == prefix[j]]
+        if js:
+            snap = project_key(snapshot_key(new))
+            if checker.check_step(state, action, new, pre_snap, snap) or checker.check_state(
+                new, snap
+            ):
+                js = []
+        yield action, new, now, js
 
 
 def next_states(
@@ -169,20 +180,9 @@ def next_states(
         if len(seen) >= max_states:
             return None
         state, k = queue.popleft()
-        pre_snap = project_key(snapshot_key(state))
-        for action in system.enabled(state, config):
-            new = system.step(state, action, config)
-            now = project(new)  # type: ignore[arg-type]
+        for _, new, now, js in _matching_steps(state, k, prefix, config, checker):
             if k == last and now != prefix[last] and now not in out:
                 out.append(now)
-            js = [j for j in (k, k + 1) if j <= last and now == prefix[j]]
-            if not js:
-                continue
-            snap = project_key(snapshot_key(new))
-            if checker.check_step(state, action, new, pre_snap, snap) or checker.check_state(
-                new, snap
-            ):
-                continue
             for j in js:
                 key = (normal(new), j)
                 if key not in seen:
