@@ -70,11 +70,10 @@ class Checker:
             pending = self._pending[kind] = self._witnesses_of(pre, action)
         if not pending:
             return
-        seen = self.seen
         found = False
-        for name, shows in pending:
-            if name not in seen and shows(pre, action, post):
-                seen.add(name)
+        for name, shows in pending:  # none seen yet: the list is made again once one is
+            if shows(pre, action, post):
+                self.seen.add(name)
                 found = True
         if found:
             self._pending.clear()  # made again, without what was seen, when next needed

@@ -87,11 +87,21 @@ class FrozenMap(Mapping[K, V]):
     def __repr__(self) -> str:
         return f"FrozenMap({self._d!r})"
 
+    @classmethod
+    def _in_order(cls, d: dict[K, V]) -> FrozenMap[K, V]:
+        """A map holding ``d``, whose keys are in the canonical order already (the copy of
+        a map's dict with one value replaced or one key removed): no sort."""
+        new: FrozenMap[K, V] = object.__new__(cls)
+        new._d = d
+        new._h = None
+        return new
+
     def set(self, key: K, value: V) -> FrozenMap[K, V]:
         """A copy with ``key`` bound to ``value``."""
         d = dict(self._d)
+        known = key in d
         d[key] = value
-        return FrozenMap(d)
+        return FrozenMap._in_order(d) if known else FrozenMap(d)
 
     def remove(self, key: K) -> FrozenMap[K, V]:
         """A copy without ``key`` (the same object when ``key`` is absent)."""
@@ -99,7 +109,7 @@ class FrozenMap(Mapping[K, V]):
             return self
         d = dict(self._d)
         del d[key]
-        return FrozenMap(d)
+        return FrozenMap._in_order(d)
 
     def as_dict(self) -> dict[K, V]:
         """A mutable copy."""

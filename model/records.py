@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from model.classic.messages import ClassicBody, classic_api
+from model.classic.messages import ClassicBody, classic_api_of
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.status import ClientStatus, ErrorCode, MemberState
 
@@ -42,18 +42,44 @@ def _shape(cls: type) -> _Shape | None:
     slots = [cls.__dict__.get(n) for n in names]
     if not all(hasattr(s, "__set__") for s in slots):
         return None  # not a slotted record
-    setters = [s.__set__ for s in slots]  # type: ignore[union-attr]
-    body = "".join(
-        f"    _set{i}(new, changes[{n!r}] if {n!r} in changes else record.{n})\n"
-        for i, n in enumerate(names)
-    )
-    if issubclass(cls, Record):
-        body += "    _put_hash(new, -1)\n"  # not computed yet (``_hash_kept``)
-    source = f"def copy(record, changes):\n    new = _new(_cls)\n{body}    return new\n"
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_put_hash": _put_hash}
-    scope.update({f"_set{i}": s for i, s in enumerate(setters)})
+    values = [f"changes[{n!r}] if {n!r} in changes else record.{n}" for n in names]
+    draft = _draft_class(cls) if issubclass(cls, Record) else None
+    if draft is not None:
+        # Plain slot writes into a draft, which then becomes a ``cls``: half the time of
+        # calling each slot's setter (``_draft_class``).
+        body = "".join(f"    new.{n} = {v}\n" for n, v in zip(names, values, strict=True))
+        body += "    new._hash = -1\n    new.__class__ = _cls\n"
+        source = f"def copy(record, changes):\n    new = _new(_draft)\n{body}    return new\n"
+    else:
+        body = "".join(f"    _set{i}(new, {v})\n" for i, v in enumerate(values))
+        if issubclass(cls, Record):
+            body += "    _put_hash(new, -1)\n"  # not computed yet (``_hash_kept``)
+        source = f"def copy(record, changes):\n    new = _new(_cls)\n{body}    return new\n"
+    scope: dict[str, Any] = {
+        "_new": object.__new__,
+        "_cls": cls,
+        "_draft": draft,
+        "_put_hash": _put_hash,
+    }
+    scope.update({f"_set{i}": s.__set__ for i, s in enumerate(slots)})  # type: ignore[union-attr]
     exec(source, scope)
     return frozenset(names), scope["copy"]
+
+
+def _draft_class(cls: type) -> type | None:
+    """A class of ``cls``'s bases and slots without its frozen ``__setattr__``: ``replace``
+    fills an instance of it with plain slot writes and then makes it a ``cls`` (CPython
+    lets an object change its class to one of the same layout); None when that is not
+    possible. Nothing outside ``replace`` ever holds a draft."""
+    try:
+        draft = type(f"{cls.__name__}Draft", cls.__bases__, {"__slots__": cls.__slots__})  # type: ignore[attr-defined]
+        probe: Any = object.__new__(draft)
+        probe.__class__ = cls
+    except (TypeError, AttributeError):
+        return None
+    if draft.__setattr__ is not object.__setattr__:  # type: ignore[comparison-overlap]
+        return None
+    return draft
 
 
 def replace(record: R, /, **changes: Any) -> R:
@@ -83,6 +109,13 @@ class Record:
 
     __slots__ = ("_hash",)
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """A record whose hash is not computed yet: its slot marked -1 (``_hash_kept``),
+        as ``replace`` marks a copy's."""
+        record = object.__new__(cls)
+        _put_hash(record, -1)
+        return record
+
 
 _put_hash = Record._hash.__set__  # type: ignore[attr-defined]
 
@@ -108,10 +141,9 @@ def hash_once(*classes: type[Record]) -> None:
 
 
 def _hash_kept(fields_hash: Callable[[Any], int]) -> Callable[[Any], int]:
-    """The kept hash, computed on first use. ``replace`` marks a copy's slot -1, a value
-    Python's ``hash`` never returns; a record built by ``__init__`` leaves it empty (an
-    ``AttributeError`` to catch, which costs ten times the read: most records of a search
-    are copies)."""
+    """The kept hash, computed on first use. A new record's slot holds -1, a value
+    Python's ``hash`` never returns (``Record.__new__``, ``replace``); an empty slot (a
+    record made some other way) counts as not computed too."""
 
     def __hash__(self: Any) -> int:
         try:
@@ -425,14 +457,27 @@ class Message(Record):
     def api(self) -> str:
         """``heartbeat`` or ``offset_commit`` (the classic APIs: ``join``, ``sync``,
         ``classic_heartbeat``, ``leave``)."""
-        body = self.body
-        if isinstance(body, ConsumerGroupHeartbeatRequest | ConsumerGroupHeartbeatResponse):
-            return HEARTBEAT
-        if isinstance(body, OffsetCommitRequest | OffsetCommitResponse):
-            return OFFSET_COMMIT
-        api = classic_api(body)
-        assert api is not None
+        kind: type = type(self.body)
+        api = _APIS.get(kind)
+        if api is None:
+            api = _APIS[kind] = _body_api(kind)
         return api
+
+
+_APIS: dict[type, str] = {}
+"""``_body_api`` of each body class met: the steps of a search ask for the api of the
+messages in flight over and over."""
+
+
+def _body_api(kind: type) -> str:
+    """The api of a body class (``Message.api``)."""
+    if issubclass(kind, ConsumerGroupHeartbeatRequest | ConsumerGroupHeartbeatResponse):
+        return HEARTBEAT
+    if issubclass(kind, OffsetCommitRequest | OffsetCommitResponse):
+        return OFFSET_COMMIT
+    api = classic_api_of(kind)
+    assert api is not None
+    return api
 
 
 # --------------------------------------------------------------------------- clients

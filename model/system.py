@@ -382,12 +382,15 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
 
 
 def _set_client(state: State, new: Client, sent: Body | None = None, **changes: Any) -> State:
+    """``state`` with client ``new`` in place of the client of its name, the request
+    ``sent`` (if any) appended to the network, and ``changes`` (one copy of the state)."""
     name = new.name
     clients = tuple([new if c.name == name else c for c in state.clients])
-    network = state.network
     if sent is not None:
-        network = (*network, Message(new.name, new.incarnation, new.connection, True, sent))
-    return replace(state, clients=clients, network=network, **changes)
+        network = changes.get("network", state.network)
+        request = Message(new.name, new.incarnation, new.connection, True, sent)
+        changes["network"] = (*network, request)
+    return replace(state, clients=clients, **changes)
 
 
 _without = without
@@ -431,11 +434,14 @@ def _deliver(state: State, a: DeliverMessage, config: Config) -> State:
         group = state.group
         response: Body
         if isinstance(body, ConsumerGroupHeartbeatRequest):
-            group, response = _heartbeat_answer(group, state.topics, body, config, config.rules)
+            changed, response = _heartbeat_answer(group, state.topics, body, config, config.rules)
+            group = group if changed is None else changed
         else:
             assert isinstance(body, OffsetCommitRequest)
             group, response = co.handle_offset_commit(group, body, config)
         reply = Message(m.client, m.incarnation, m.connection, False, response)
+        if group is not state.group:
+            group = _interned(group)
         return replace(state, group=group, network=(*network, reply))
     c = state.client(m.client)
     if not c.alive or c.incarnation != m.incarnation or c.connection != m.connection:
@@ -445,11 +451,20 @@ def _deliver(state: State, a: DeliverMessage, config: Config) -> State:
     else:
         assert isinstance(body, OffsetCommitResponse)
         new = cl.on_commit_response(c, body, config)
-    return replace(_set_client(state, new), network=network)
+    return _set_client(state, new, network=network)
 
 
 MEMO_SIZE = 1 << 16
 """Answers each memoised rule keeps (least recently used first out)."""
+
+
+@functools.lru_cache(maxsize=MEMO_SIZE)
+def _interned(group: Group) -> Group:
+    """The first group record built with ``group``'s value (of those the memo holds): the
+    coordinator's answers rebuild equal groups on different paths, and states that share
+    one group record compare and look up by identity (an exhaustive search compares its
+    states' groups again and again). The value is ``group``'s: no step's result changes."""
+    return group
 
 
 @functools.lru_cache(maxsize=MEMO_SIZE)
@@ -459,7 +474,7 @@ def _heartbeat_answer(
     req: ConsumerGroupHeartbeatRequest,
     config: Config,
     rules: Rules,
-) -> co.HeartbeatResult:
+) -> tuple[Group | None, ConsumerGroupHeartbeatResponse]:
     """``co.handle_consumer_group_heartbeat``, memoised. The coordinator's pipeline is a
     pure function of frozen, hashable values (the rules it runs are a field of
     ``config``), and an exhaustive search delivers the same request to the same group
@@ -467,8 +482,14 @@ def _heartbeat_answer(
     ``MUT2_LOSS2`` of ``groupcheck.tla.configs``: 34,009 deliveries of 674 distinct
     pairs of group and request). An answer taken from the memo is the answer computed
     for equal arguments: no step's result changes. ``rules`` is ``config.rules``, an
-    argument of its own because a config's equality leaves its rules out."""
-    return co.handle_consumer_group_heartbeat(group, topics, req, config)
+    argument of its own because a config's equality leaves its rules out.
+
+    The group is None when the heartbeat leaves it as it was (a member's steady
+    heartbeat): the caller keeps its own group record, so the step's state shares it
+    with its parent, as the steps that do not touch the group do (the memo would
+    otherwise hand out the record built for the first equal group, an equal copy)."""
+    group_after, response = co.handle_consumer_group_heartbeat(group, topics, req, config)
+    return (None if group_after == group else group_after), response
 
 
 @functools.lru_cache(maxsize=MEMO_SIZE)
@@ -585,12 +606,12 @@ def _change_assignor(state: State, a: ChangeServerAssignor, config: Config) -> S
 
 def _session_timeout(state: State, a: SessionTimeout, config: Config) -> State:
     group = config.rules.session_timeout(state.group, a.member_id, config)
-    return _mark_zombie(replace(state, group=group), a.member_id)
+    return _mark_zombie(replace(state, group=_interned(group)), a.member_id)
 
 
 def _rebalance_timeout(state: State, a: RebalanceTimeout, config: Config) -> State:
     group = config.rules.rebalance_timeout(state.group, a.member_id, config)
-    return _mark_zombie(replace(state, group=group), a.member_id)
+    return _mark_zombie(replace(state, group=_interned(group)), a.member_id)
 
 
 def _mark_zombie(state: State, member_id: str) -> State:

@@ -82,8 +82,13 @@ def channel_normal_form(config: Config) -> Callable[[AnyState], AnyState]:
         net = state.network
         if len(net) < 2:
             return state
-        ordered = tuple(sorted(net, key=_channel_key))
-        return state if ordered == net else replace(state, network=ordered)
+        last = None
+        for m in net:  # in order already (most are)? Then no sort and no copy.
+            key = (m.client, m.incarnation, m.to_coordinator)  # _channel_key, inline
+            if last is not None and key < last:
+                return replace(state, network=tuple(sorted(net, key=_channel_key)))
+            last = key
+        return state
 
     return normal
 

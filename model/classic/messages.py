@@ -138,12 +138,17 @@ LEAVE = "leave"
 def classic_api(body: object) -> str | None:
     """The api of a classic body (``join``, ``sync``, ``classic_heartbeat``, ``leave``), or
     None for another body."""
-    if isinstance(body, JoinGroupRequest | JoinGroupResponse):
+    return classic_api_of(type(body))
+
+
+def classic_api_of(kind: type) -> str | None:
+    """The api of a classic body class (``classic_api``), or None for another class."""
+    if issubclass(kind, JoinGroupRequest | JoinGroupResponse):
         return JOIN
-    if isinstance(body, SyncGroupRequest | SyncGroupResponse):
+    if issubclass(kind, SyncGroupRequest | SyncGroupResponse):
         return SYNC
-    if isinstance(body, HeartbeatRequest | HeartbeatResponse):
+    if issubclass(kind, HeartbeatRequest | HeartbeatResponse):
         return CLASSIC_HEARTBEAT
-    if isinstance(body, LeaveGroupRequest | LeaveGroupResponse):
+    if issubclass(kind, LeaveGroupRequest | LeaveGroupResponse):
         return LEAVE
     return None

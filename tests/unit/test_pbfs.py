@@ -17,7 +17,10 @@ from groupcheck.cli import main
 from groupcheck.explore.bfs import bfs
 from groupcheck.explore.pbfs import (
     _assign,
+    _member,
+    _merge,
     _mix,
+    _unique,
     collision_probability,
     fingerprint,
     parallel_bfs,
@@ -225,6 +228,21 @@ def test_least_key_wins_and_states_found_alike_even_the_workers_out() -> None:
     _, _, split = _assign([zero], 2, split=True)
     assert [s.hold.tolist() for s in split] == [[0, 2], [1, 3]]
     assert [s.record.tolist() for s in split] == [[0, 2], [1, 3]]
+
+
+def test_fingerprint_sets_agree_with_numpys_own() -> None:
+    """The sorted-set helpers against numpy's reference functions, on arrays with
+    duplicates, empty ones and single values: ``_unique`` is ``np.unique``, ``_member``
+    (binary searches in increasing order, answers in the values' order) is ``np.isin``,
+    and ``_merge`` is ``np.union1d``."""
+    rng = np.random.default_rng(7)
+    for size in (0, 1, 2, 3, 50, 4096):
+        values = rng.integers(0, 40 + size, size).astype(np.uint64)
+        known = np.unique(rng.integers(0, 40 + size, size // 2 + 1).astype(np.uint64))
+        assert _unique(values).tolist() == np.unique(values).tolist()
+        assert _member(values, known).tolist() == np.isin(values, known).tolist()
+        assert _member(values, known[:0]).tolist() == [False] * size
+        assert _merge(known, values).tolist() == np.union1d(known, values).tolist()
 
 
 def test_cli_artifacts_byte_identical_serial_and_parallel(

@@ -1,5 +1,6 @@
 """The shortcuts an exhaustive search takes on values: kept hashes of copied records, the
-stutter check by hash, and snapshot keys computed from the parent's."""
+stutter check by hash, snapshot keys computed from the parent's, maps copied without a
+sort, and group records shared by equal groups."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from invariants.check import Checker
 from invariants.snapshot import snapshot_key, snapshot_key_after
 from invariants.z3.proof.walks import model_bfs
 from model import system
+from model.actions import DeliverMessage, SendHeartbeat
+from model.ids import FrozenMap
 from model.presets import preset
-from model.records import Client, Group, State, replace, same_value
+from model.records import Client, Group, Message, State, replace, same_value
 
 
 @pytest.mark.parametrize(
@@ -74,3 +77,55 @@ def test_a_step_to_an_equal_state_is_a_stutter() -> None:
     other = replace(state, perturbations=state.perturbations + 1)
     assert not same_value(other, state)
     assert same_value(state, state)
+
+
+def test_records_built_afresh_mark_their_hash_as_not_computed() -> None:
+    """``Record.__new__`` marks the hash slot of a record built by ``__init__`` (a message
+    a step sends): its first hash computes the dataclass's, and keeps it."""
+    state = system.initial(preset("MUT2"))
+    sent = system.step(state, SendHeartbeat(state.clients[0].name), preset("MUT2"))
+    assert isinstance(sent, State)
+    message = sent.network[-1]
+    fresh = Message(message.client, message.incarnation, message.connection, True, message.body)
+    assert fresh._hash == -1
+    assert hash(fresh) == hash(message) == fresh._hash
+    assert fresh == message
+
+
+def test_a_map_copied_with_one_change_keeps_the_canonical_order() -> None:
+    """``FrozenMap.set`` and ``remove`` copy without sorting when the keys stay as they
+    were; the result equals, hashes and iterates as the map built afresh."""
+    base = FrozenMap({"b": 2, "d": 4, "a": 1})
+    for changed, expected in (
+        (base.set("b", 20), {"a": 1, "b": 20, "d": 4}),
+        (base.set("c", 3), {"a": 1, "b": 2, "c": 3, "d": 4}),
+        (base.remove("a"), {"b": 2, "d": 4}),
+        (base.remove("z"), {"a": 1, "b": 2, "d": 4}),
+    ):
+        fresh = FrozenMap(expected)
+        assert changed == fresh
+        assert hash(changed) == hash(fresh)
+        assert list(changed.items()) == list(fresh.items()) == sorted(expected.items())
+
+
+def test_a_heartbeat_that_changes_nothing_keeps_the_group_record() -> None:
+    """A member's steady heartbeat leaves the group as it was: the step's state shares its
+    parent's group record, so the search sees the step cannot falsify a step property
+    (``_step_may_matter``). Every delivery of a heartbeat that leaves the group equal
+    keeps the same record, and groups that are equal after a delivery are one record."""
+    config = preset("MUT2_LOSS2")
+    unchanged = changed = 0
+    groups: dict[Group, Group] = {}
+    for pre, action, post in model_bfs(config, 3000):
+        if not isinstance(action, DeliverMessage) or not action.message.to_coordinator:
+            continue
+        assert isinstance(pre, State)
+        assert isinstance(post, State)
+        if post.group == pre.group:
+            assert post.group is pre.group
+            unchanged += 1
+        else:
+            assert groups.setdefault(post.group, post.group) is post.group
+            changed += 1
+    assert unchanged > 100
+    assert changed > 100
