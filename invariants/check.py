@@ -71,7 +71,9 @@ class Checker:
         if not pending:
             return
         found = False
-        for name, shows in pending:  # none seen yet: the list is made again once one is
+        # The list holds the witnesses unseen when it was made, and is made again once one
+        # is seen: no need to look each up in ``seen``.
+        for name, shows in pending:
             if shows(pre, action, post):
                 self.seen.add(name)
                 found = True
