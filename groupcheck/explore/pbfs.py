@@ -64,9 +64,10 @@ from __future__ import annotations
 
 import gc
 import multiprocessing as mp
+import pickle
 import time
 import traceback
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, NamedTuple
@@ -114,6 +115,11 @@ processes (``parallel_bfs``'s ``serial_until``): below it a level takes a fracti
 second to expand, too little for a second process to win back its start-up and the
 round trips of each level (``MIGRATION_UPGRADE``, whose levels hold at most 60 states,
 took as long on 2 workers as on 1, docs/benchmarks.md)."""
+
+
+HAND_OVER_LEAST = 64
+"""The fewest states a worker hands over to another to even a level out (``_balance``):
+below it the difference costs less than the pickling, the round trip and the wait."""
 
 
 def fingerprint(key: Hashable) -> int:
@@ -215,12 +221,18 @@ class _Share(NamedTuple):
     """What a worker keeps of its candidates for a level (indices into them): those whose
     parent pointers it stores (``record``: its discovery was the least), and those it
     holds and expands (``hold``, in rank order) with their ranks and the least key of
-    their discoveries (any worker's)."""
+    their discoveries (any worker's). ``give``: the candidates it hands over to another
+    worker to even the level out (``_balance``), in rank order, with their ranks, keys
+    and the workers they go to (``give_to``)."""
 
     record: np.ndarray
     hold: np.ndarray
     ranks: np.ndarray
     keys: np.ndarray
+    give: np.ndarray = np.zeros(0, dtype=np.int64)
+    give_ranks: np.ndarray = np.zeros(0, dtype=np.int64)
+    give_keys: np.ndarray = np.zeros(0, dtype=np.int64)
+    give_to: np.ndarray = np.zeros(0, dtype=np.int64)
 
 
 class _Candidates:
@@ -304,6 +316,9 @@ class _Worker:
     converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     views: Views = field(init=False)
     """The views met, memoised as in the serial engine (``groupcheck.explore.views``)."""
+    exchange: Callable[[dict[int, bytes]], list[bytes]] | None = None
+    """Sends the coordinator the states this worker hands over (pickled, by the worker
+    they go to) and answers those handed over to it (``_serve``)."""
 
     def __post_init__(self) -> None:
         self.views = Views(self.checker)
@@ -349,6 +364,7 @@ class _Worker:
         deadline: float | None,
         level: np.ndarray,
         converged: np.ndarray,
+        moving: bool,
         share: _Share,
     ) -> dict[str, Any]:
         """Keep this worker's ``share`` of the candidates of level ``depth`` and check
@@ -356,22 +372,51 @@ class _Worker:
         them (``expand``). ``level``: the fingerprints of the whole level, sorted
         (every worker's visited set takes them); ``converged``: the states every worker
         found to converge on the level before (fair schedules pass through states other
-        workers hold: without them each worker would run those schedules again)."""
-        checked = self.keep(share)
+        workers hold: without them each worker would run those schedules again).
+        ``moving``: some worker hands states over this level (``_balance``): every worker
+        sends the states it gives and takes those given to it (``exchange``)."""
+        gifts = self.gifts(share) if moving else {}
+        if moving and self.exchange is None:
+            raise RuntimeError("a worker alone cannot hand states over")
         self.visited = _merge(self.visited, level)
         if len(converged):
             self.converged_done = _merge(self.converged_done, converged)
+        taken: list[tuple[int, int, AnyState, int]] = []
+        if moving:
+            assert self.exchange is not None
+            for payload in self.exchange(gifts):
+                taken.extend(pickle.loads(payload))
+        checked = self.keep(share, taken)
         answer: dict[str, Any] = {"checked": checked}
         if checked is None and expand:
             answer.update(self.expand(depth, deadline))
         answer["seen"] = sorted(self.checker.seen)
         return answer
 
-    def keep(self, share: _Share) -> Event | None:
+    def gifts(self, share: _Share) -> dict[int, bytes]:
+        """The candidates this worker hands over (``share.give``), pickled for each
+        worker that takes some: (rank, key, state, fingerprint), in rank order."""
+        held = self.candidates
+        out: dict[int, list[tuple[int, int, AnyState, int]]] = {}
+        for j, rank, key, to in zip(
+            share.give.tolist(),
+            share.give_ranks.tolist(),
+            share.give_keys.tolist(),
+            share.give_to.tolist(),
+            strict=True,
+        ):
+            out.setdefault(to, []).append((rank, key, held.states[j], int(held.fps[j])))
+        dumps = pickle.dumps
+        return {to: dumps(part, protocol=pickle.HIGHEST_PROTOCOL) for to, part in out.items()}
+
+    def keep(
+        self, share: _Share, taken: list[tuple[int, int, AnyState, int]] | None = None
+    ) -> Event | None:
         """Store the parent pointers of the candidates this worker discovered first
-        (``share.record``), make those it holds for the level (``share.hold``) its part
-        of the level, in rank order, and check their state properties up to the first
-        violation (later ones of this worker cannot come first)."""
+        (``share.record``), make those it holds for the level (``share.hold``) and those
+        handed over to it (``taken``: rank, key, state, fingerprint) its part of the
+        level, in rank order, and check their state properties up to the first violation
+        (later ones of this worker cannot come first)."""
         held = self.candidates
         self.candidates = _Candidates()
         fps = held.fps[share.record]
@@ -381,13 +426,19 @@ class _Worker:
         self.levels.append(_Level(fps[order], held.parents[share.record][order], actions[order]))
         self.frontier = []
         states, views, all_fps = held.states, held.views, held.fps
-        for j, rank, key in zip(
-            share.hold.tolist(), share.ranks.tolist(), share.keys.tolist(), strict=True
-        ):
-            state, view = states[j], views[j]
-            if view < 0:
-                view = self.views.of(state)
-            fp = int(all_fps[j])
+        part: Iterable[tuple[int, int, AnyState, int, int]] = (
+            (rank, key, states[j], views[j], int(all_fps[j]))
+            for j, rank, key in zip(
+                share.hold.tolist(), share.ranks.tolist(), share.keys.tolist(), strict=True
+            )
+        )
+        if taken:
+            part = sorted(
+                [*part, *((rank, key, s, -1, fp) for rank, key, s, fp in taken)],
+                key=lambda entry: entry[0],
+            )
+        for rank, key, state, found_view, fp in part:
+            view = self.views.of(state) if found_view < 0 else found_view
             bad = self.check_state(state, view)
             if bad:
                 order_of = (key >> ACTION_BITS, key & ((1 << ACTION_BITS) - 1), 1)
@@ -514,6 +565,13 @@ def _serve(worker: _Worker, conn: Connection, index: int) -> None:
     that walk every live frontier state and memo entry cost a fifth of a worker's time on
     MUT2_LOSSY (docs/benchmarks.md)."""
     gc.disable()
+
+    def exchange(gifts: dict[int, bytes]) -> list[bytes]:
+        conn.send(("ok", gifts))
+        taken: list[bytes] = conn.recv()
+        return taken
+
+    worker.exchange = exchange
     try:
         worker.adopt(index)
         while True:
@@ -548,7 +606,10 @@ class _Inline:
     def __init__(self, worker: _Worker) -> None:
         self.worker = worker
 
-    def all(self, command: str, *args: Any, each: list[Any] | None = None) -> list[Any]:
+    def all(
+        self, command: str, *args: Any, each: list[Any] | None = None, relay: bool = False
+    ) -> list[Any]:
+        assert not relay, "a worker alone hands no state over"
         return [_run(self.worker, command, list(args) if each is None else [*args, each[0]])]
 
     def close(self) -> None:
@@ -574,11 +635,19 @@ class _Pool:
             self.conns.append(here)
             self.procs.append(p)
 
-    def all(self, command: str, *args: Any, each: list[Any] | None = None) -> list[Any]:
+    def all(
+        self, command: str, *args: Any, each: list[Any] | None = None, relay: bool = False
+    ) -> list[Any]:
         """Send ``command`` with ``args`` (and ``each[i]`` to worker ``i``) to every
-        worker; their answers."""
+        worker; their answers. With ``relay`` each worker first sends the states it hands
+        over, by the worker they go to, and each is sent those handed over to it
+        (``_Worker.advance``), still pickled."""
         for i, conn in enumerate(self.conns):
             conn.send((command, *args) if each is None else (command, *args, each[i]))
+        if relay:
+            gifts: list[dict[int, bytes]] = [self._answer(conn) for conn in self.conns]
+            for i, conn in enumerate(self.conns):
+                conn.send([g[i] for g in gifts if i in g])
         return [self._answer(conn) for conn in self.conns]
 
     @staticmethod
@@ -682,8 +751,17 @@ def parallel_bfs(
             expand = not (pending or full or late)
             answers = []
             if len(merged):
+                moving = any(len(share.give) for share in shares)
                 answers = pool.all(
-                    "advance", depth, expand, deadline, level, converged, each=shares
+                    "advance",
+                    depth,
+                    expand,
+                    deadline,
+                    level,
+                    converged,
+                    moving,
+                    each=shares,
+                    relay=moving,
                 )
             for a in answers:
                 seen.update(a["seen"])
@@ -778,7 +856,10 @@ def parallel_bfs(
 
 
 def _assign(
-    candidates: list[tuple[np.ndarray, np.ndarray, np.ndarray]], workers: int, split: bool
+    candidates: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    workers: int,
+    split: bool,
+    least: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[_Share]]:
     """The level from every worker's candidates (fingerprints, keys, ``exact`` hashes):
     of the discoveries of a state, the least key wins — the serial engine's first — and
@@ -790,10 +871,14 @@ def _assign(
     value as the least one (the same ``exact`` hash, not only the same canonical key: the
     order of the enabled actions, hence the keys of the successors, is the found state's):
     each state goes to the one that discovered it first, then states found alike by
-    several workers move from the workers holding most to those holding least, so that
-    the workers stay even without a state crossing processes. With ``split`` every worker
-    is a forked copy of the one worker that found the candidates: they hold the states by
-    rank, in turn."""
+    several workers move from the workers holding most to those holding least, without a
+    state crossing processes (``_even_out``). What differences remain, the workers holding
+    most hand states over to those holding least (``_balance``, ``least``: the smallest
+    hand-over, ``HAND_OVER_LEAST`` by default); the state itself goes, the value found,
+    so its enabled actions stay the same. With ``split`` every worker is a forked copy of
+    the one worker that found the candidates: they hold the states by rank, in turn."""
+    if least is None:
+        least = HAND_OVER_LEAST
     sizes = [len(c[0]) for c in candidates]
     fps = np.concatenate([c[0] for c in candidates])
     keys = np.concatenate([c[1] for c in candidates])
@@ -822,17 +907,53 @@ def _assign(
     group = np.cumsum(first) - 1
     alike = ~first & (exact[order] == exact[lead][group])
     _even_out(holder, finder, order[alike], group[alike], workers)
+    held_by = finder[holder]
+    to = _balance(held_by, workers, least)
     shares = []
     at = 0
     for i, size in enumerate(sizes):
         recorded = lead[finder[lead] == i]
-        mine = np.flatnonzero(finder[holder] == i)
+        mine = np.flatnonzero((held_by == i) & (to == i))
         mine = mine[np.argsort(ranks[mine])]
+        given = np.flatnonzero((held_by == i) & (to != i))
+        given = given[np.argsort(ranks[given])]
         shares.append(
-            _Share(np.sort(recorded) - at, holder[mine] - at, ranks[mine], lead_keys[mine])
+            _Share(
+                np.sort(recorded) - at,
+                holder[mine] - at,
+                ranks[mine],
+                lead_keys[mine],
+                give=holder[given] - at,
+                give_ranks=ranks[given],
+                give_keys=lead_keys[given],
+                give_to=to[given],
+            )
         )
         at += size
     return merged, level, shares
+
+
+def _balance(held_by: np.ndarray, workers: int, least: int) -> np.ndarray:
+    """The worker that checks and expands each state of a level (``held_by``: the worker
+    holding it): the states stay where they are, but for those handed over from the
+    workers holding most to those holding least until no two differ by ``2 * least`` or
+    more. Which states go is spread evenly over those of the giver, so that both keep
+    states of every part of the level. Handing a state over costs its pickling and
+    unpickling (about a quarter of its expansion, docs/benchmarks.md): ``least`` keeps
+    small differences where they are."""
+    to = held_by.copy()
+    loads = np.bincount(held_by, minlength=workers)
+    for _ in range(workers * workers):  # each round moves the largest difference left
+        heavy, light = int(np.argmax(loads)), int(np.argmin(loads))
+        excess = int(loads[heavy] - loads[light]) // 2
+        if excess < least or excess == 0:
+            break
+        can = np.flatnonzero(to == heavy)
+        take = can[np.linspace(0, len(can) - 1, excess).astype(np.int64)]
+        to[take] = light
+        loads[heavy] -= excess
+        loads[light] += excess
+    return to
 
 
 def _even_out(

@@ -14,13 +14,17 @@ import numpy as np
 import pytest
 
 from groupcheck.cli import main
+from groupcheck.explore import pbfs
 from groupcheck.explore.bfs import bfs
 from groupcheck.explore.pbfs import (
     _assign,
+    _balance,
     _member,
     _merge,
     _mix,
+    _Share,
     _unique,
+    _Worker,
     collision_probability,
     fingerprint,
     parallel_bfs,
@@ -28,6 +32,7 @@ from groupcheck.explore.pbfs import (
 from groupcheck.explore.result import ExploreResult
 from groupcheck.mutants import get_mutant
 from groupcheck.tla.configs import CONFIGS, TLA_DIR
+from invariants.check import Checker
 from model import system
 from model.config import ClientSpec, Config
 from model.presets import preset
@@ -228,6 +233,101 @@ def test_least_key_wins_and_states_found_alike_even_the_workers_out() -> None:
     _, _, split = _assign([zero], 2, split=True)
     assert [s.hold.tolist() for s in split] == [[0, 2], [1, 3]]
     assert [s.record.tolist() for s in split] == [[0, 2], [1, 3]]
+
+
+def test_balance_hands_states_from_the_heaviest_to_the_lightest() -> None:
+    """``_balance``: the workers holding most hand states to those holding least, spread
+    over the giver's states, until no two differ by ``2 * least`` or more."""
+    held = np.array([0] * 10 + [1] * 2)
+    to = _balance(held, 2, least=1)
+    assert np.bincount(to).tolist() == [6, 6]
+    assert (to[10:] == 1).all()  # the taker's own states stay
+    moved = np.flatnonzero(to != held).tolist()
+    assert len(moved) == 4
+    assert moved[0] == 0
+    assert moved[-1] == 9
+    assert (_balance(held, 2, least=5) == held).all()  # a difference of 8 < 2 * 5
+    three = _balance(np.array([0] * 9 + [2] * 3), 3, least=1)
+    assert np.bincount(three, minlength=3).tolist() == [4, 4, 4]
+    assert (_balance(np.array([0, 0, 0]), 1, least=1) == 0).all()  # one worker
+
+
+def test_assign_hands_over_what_even_out_cannot_move() -> None:
+    """States found by one worker only cannot move without crossing processes: with
+    ``least`` reached the heavy worker gives some, with their ranks and keys, and keeps
+    recording the parent pointers of all it found first."""
+    zero = (
+        np.array([10, 11, 12, 13, 14, 15], dtype=np.uint64),
+        np.arange(6, dtype=np.int64),
+        np.arange(100, 106, dtype=np.int64),
+    )
+    one = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    _, _, kept = _assign([zero, one], 2, split=False, least=4)
+    assert kept[0].hold.tolist() == [0, 1, 2, 3, 4, 5]
+    assert len(kept[0].give) == 0
+    _, _, shares = _assign([zero, one], 2, split=False, least=1)
+    assert shares[0].record.tolist() == [0, 1, 2, 3, 4, 5]
+    assert shares[1].record.tolist() == []
+    given = shares[0].give.tolist()
+    assert len(given) == 3
+    assert shares[0].give_to.tolist() == [1, 1, 1]
+    assert shares[0].give_ranks.tolist() == given == shares[0].give_keys.tolist()
+    assert sorted(shares[0].hold.tolist() + given) == [0, 1, 2, 3, 4, 5]
+    assert len(shares[1].hold) == 0
+    assert len(shares[1].give) == 0
+
+
+def test_states_handed_over_give_the_serial_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every difference handed over (``HAND_OVER_LEAST`` 1), states cross processes
+    on many levels; the search and its counterexamples stay the serial engine's."""
+    moved: list[int] = []
+    balance = pbfs._balance
+
+    def counted(held_by: np.ndarray, workers: int, least: int) -> np.ndarray:
+        to = balance(held_by, workers, least)
+        moved.append(int((to != held_by).sum()))
+        return to
+
+    monkeypatch.setattr(pbfs, "HAND_OVER_LEAST", 1)
+    monkeypatch.setattr(pbfs, "_balance", counted)
+    same_search(serial_bfs(PIN0), parallel_bfs(PIN0, workers=3))
+    assert sum(moved) > 0
+    moved.clear()
+    mutant = get_mutant("revoke-without-waiting")
+    config = replace(mutant.config, rules=mutant.rules)
+    same_search(serial_bfs(config), parallel_bfs(config, workers=3))
+    assert sum(moved) > 0
+
+
+def test_a_state_handed_over_is_checked_in_rank_order() -> None:
+    """``_Worker.keep``: a state taken from another worker is checked with the worker's
+    own, in rank order, and a violation there is reported at its key's place."""
+    mutant = get_mutant("revoke-without-waiting")
+    config = replace(mutant.config, rules=mutant.rules)
+    serial = serial_bfs(config)
+    assert serial.path is not None
+    bad = serial.path.final()
+    worker = _Worker(
+        index=1,
+        config=config,
+        checker=Checker(),
+        canonical=lambda s: s,
+        check_convergence=False,
+        convergence_bound=0,
+        z3=False,
+        max_depth=None,
+    )
+    empty = np.zeros(0, dtype=np.int64)
+    share = _Share(empty, empty, empty, empty)
+    key = (7 << pbfs.ACTION_BITS) | 3
+    event = worker.keep(share, [(4, key, bad, 99)])
+    assert event is not None
+    assert event.order == (7, 3, 1)
+    assert event.fp == 99
+    assert event.violation.property == serial.property
+    fine = system.initial(config)
+    assert worker.keep(share, [(5, 0, fine, 1), (2, 0, fine, 2)]) is None
+    assert [(fp, rank) for fp, _, _, rank in worker.frontier] == [(2, 2), (1, 5)]
 
 
 def test_fingerprint_sets_agree_with_numpys_own() -> None:
