@@ -1,22 +1,24 @@
 """Exhaustive breadth-first search on several processes, states stored as fingerprints.
 
 Each state is known by a 64-bit fingerprint of its canonical key (``fingerprint``). The
-search is level-synchronous, and **full states never cross processes**: the worker that
-finds a successor keeps it. Each level every worker checks and expands its part of the
-frontier and keeps, as candidates for the next level, the successors it has not seen
-(the first discovery of each in its rank order, less the visited fingerprints); it sends
-the coordinator only each candidate's fingerprint, its discovery key (parent rank,
-action index) and the Python hash of the state as found, as numpy arrays through its
-pipe. The coordinator picks, of the discoveries of a state, the one with the least key
-(``_assign``) and answers each worker which of its candidates it keeps; the states the
-others found again are dropped where they are. The worker whose discovery won stores the
-state's parent pointer (the parent's fingerprint and the index of the action in
-``system.enabled(parent)``: 18 bytes). The state itself is held and expanded by that
-worker or by another that found the same value (the same hash of the state as found,
-not only of its canonical key: the order of the enabled actions is the found state's), as
-evens the workers' parts out (``_even_out``). Every worker also keeps the fingerprints of
-every visited state (8 bytes a state and worker: its filter of candidates) and the
-convergence memo; full states only for its part of the frontier and its candidates.
+search is level-synchronous, and **full states cross processes only to even the workers
+out**: the worker that finds a successor keeps it. Each level every worker checks and
+expands its part of the frontier and keeps, as candidates for the next level, the
+successors it has not seen (the first discovery of each in its rank order, less the
+visited fingerprints); it sends the coordinator only each candidate's fingerprint, its
+discovery key (parent rank, action index) and the Python hash of the state as found, as
+numpy arrays through its pipe. The coordinator picks, of the discoveries of a state, the
+one with the least key (``_assign``) and answers each worker which of its candidates it
+keeps; the states the others found again are dropped where they are. The worker whose
+discovery won stores the state's parent pointer (the parent's fingerprint and the index
+of the action in ``system.enabled(parent)``: 18 bytes). The state itself is held and
+expanded by that worker or by another that found the same value (the same hash of the
+state as found, not only of its canonical key: the order of the enabled actions is the
+found state's), as evens the workers' parts out (``_even_out``); what differences remain,
+the workers holding most hand states over, pickled, to those holding least (``_balance``,
+``exchange``). Every worker also keeps the fingerprints of every visited state (8 bytes a
+state and worker: its filter of candidates) and the convergence memo; full states only
+for its part of the frontier and its candidates.
 
 The search begins in the calling process as the only worker, and the workers are forked
 from it once it has expanded a level of at least ``serial_until`` states and one state
@@ -56,8 +58,9 @@ serial engine only (``groupcheck.explore.run`` falls back to it).
 **What it costs beyond the serial engine's work** (docs/benchmarks.md, "Parallel BFS"):
 the fingerprints and the arrays of each level's candidates, the candidates another worker
 found first (generated and held until the coordinator answers), a view checked once on
-each worker that meets it, and the wait at the end of each level for the slower worker
-(the parts are evened out only with states that several workers found alike).
+each worker that meets it, the states handed over (pickled and unpickled: about a quarter
+of their expansion), and the wait at the end of each level for the slower worker (the
+parts are even in states, not in the time each takes).
 """
 
 from __future__ import annotations
