@@ -15,10 +15,10 @@ command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 # Debian's default JRE is one of those.
 command -v java >/dev/null 2>&1 || need_pkgs+=(default-jre-headless)
 # The interpreter of .venv: the system's CPython when it is 3.11 or newer. Debian builds it
-# with profile-guided and link-time optimisation into a statically linked executable; a
-# default source build (pyenv's, say: a shared libpython, no PGO) runs the model's
-# searches 15-20 % slower (docs/benchmarks.md, "The interpreter"). Its venv module comes
-# in a package of its own. PYTHON=... chooses another interpreter.
+# with profile-guided and link-time optimisation into a statically linked executable; on a
+# default source build (pyenv's, say: a shared libpython, no PGO) the model's searches
+# take a fifth longer (docs/benchmarks.md, "Even parts, and the interpreter"). Its venv
+# module comes in a package of its own. PYTHON=... chooses another interpreter.
 system_python() {
   [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
 }
