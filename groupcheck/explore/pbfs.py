@@ -379,14 +379,13 @@ class _Worker:
         ``moving``: some worker hands states over this level (``_balance``): every worker
         sends the states it gives and takes those given to it (``exchange``)."""
         gifts = self.gifts(share) if moving else {}
-        if moving and self.exchange is None:
-            raise RuntimeError("a worker alone cannot hand states over")
         self.visited = _merge(self.visited, level)
         if len(converged):
             self.converged_done = _merge(self.converged_done, converged)
         taken: list[tuple[int, int, AnyState, int]] = []
         if moving:
-            assert self.exchange is not None
+            if self.exchange is None:
+                raise RuntimeError("a worker alone cannot hand states over")
             for payload in self.exchange(gifts):
                 taken.extend(pickle.loads(payload))
         checked = self.keep(share, taken)
@@ -409,8 +408,7 @@ class _Worker:
             strict=True,
         ):
             out.setdefault(to, []).append((rank, key, held.states[j], int(held.fps[j])))
-        dumps = pickle.dumps
-        return {to: dumps(part, protocol=pickle.HIGHEST_PROTOCOL) for to, part in out.items()}
+        return {to: pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for to, part in out.items()}
 
     def keep(
         self, share: _Share, taken: list[tuple[int, int, AnyState, int]] | None = None
