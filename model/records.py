@@ -137,25 +137,33 @@ def hash_once(*classes: type[Record]) -> None:
     hashes only what the step built. The value is the dataclass's, so nothing keyed by
     records sees a difference."""
     for cls in classes:
-        setattr(cls, "__hash__", _hash_kept(cls.__hash__))  # noqa: B010
+        setattr(cls, "__hash__", _hash_kept(cls))  # noqa: B010
 
 
-def _hash_kept(fields_hash: Callable[[Any], int]) -> Callable[[Any], int]:
-    """The kept hash, computed on first use. A new record's slot holds -1, a value
-    Python's ``hash`` never returns (``Record.__new__``, ``replace``); an empty slot (a
-    record made some other way) counts as not computed too."""
-
-    def __hash__(self: Any) -> int:
-        try:
-            h: int = self._hash
-        except AttributeError:  # built by __init__: the slot is empty
-            h = -1
-        if h == -1:
-            h = fields_hash(self)
-            _put_hash(self, h)
-        return h
-
-    return __hash__
+def _hash_kept(cls: type) -> Callable[[Any], int]:
+    """The kept hash, computed on first use: the hash of the tuple of the fields the
+    dataclass hashes, in one generated function (a wrapper around the dataclass's
+    ``__hash__`` would cost a second call per record hashed). A new record's slot holds
+    -1, a value Python's ``hash`` never returns (``Record.__new__``, ``replace``); an
+    empty slot (a record made some other way) counts as not computed too."""
+    hashed = [f.name for f in dataclasses.fields(cls) if (f.compare if f.hash is None else f.hash)]
+    fields = "".join(f"self.{n}, " for n in hashed)
+    source = (
+        "def __hash__(self):\n"
+        "    try:\n"
+        "        h = self._hash\n"
+        "    except AttributeError:\n"  # built by __init__: the slot is empty
+        "        h = -1\n"
+        "    if h == -1:\n"
+        f"        h = _hash(({fields}))\n"
+        "        _put_hash(self, h)\n"
+        "    return h\n"
+    )
+    scope: dict[str, Any] = {"_hash": hash, "_put_hash": _put_hash}
+    exec(source, scope)
+    kept: Callable[[Any], int] = scope["__hash__"]
+    kept.__qualname__ = f"{cls.__name__}.__hash__"
+    return kept
 
 
 # --------------------------------------------------------------------------- coordinator

@@ -467,6 +467,15 @@ def _interned(group: Group) -> Group:
     return group
 
 
+def with_shared_group(state: State) -> State:
+    """``state`` with the group record ``_interned`` holds for its group's value (its own,
+    when the memo holds none): for a state rebuilt from a copy, whose group is a record of
+    its own, such as one a parallel search's worker takes from another
+    (``groupcheck.explore.pbfs``). The value is ``state``'s."""
+    group = _interned(state.group)
+    return state if group is state.group else replace(state, group=group)
+
+
 @functools.lru_cache(maxsize=MEMO_SIZE)
 def _heartbeat_answer(
     group: Group,

@@ -100,6 +100,7 @@ from model import system
 from model.actions import Action
 from model.config import Config
 from model.path import Path
+from model.records import State
 from model.system import AnyState
 
 ProgressFn = Callable[[int, int, int], None]
@@ -119,6 +120,11 @@ second to expand, too little for a second process to win back its start-up and t
 round trips of each level (``MIGRATION_UPGRADE``, whose levels hold at most 60 states,
 took as long on 2 workers as on 1, docs/benchmarks.md)."""
 
+
+YOUNG_COLLECTIONS_APART = 16
+"""The most commands a worker serves between two collections of the young generations
+(``_serve``): the distance doubles after each collection that finds no cyclic garbage
+(none does on MUT2_LOSS4) and falls back to 1 after one that finds some."""
 
 HAND_OVER_LEAST = 64
 """The fewest states a worker hands over to another to even a level out (``_balance``):
@@ -387,7 +393,10 @@ class _Worker:
             if self.exchange is None:
                 raise RuntimeError("a worker alone cannot hand states over")
             for payload in self.exchange(gifts):
-                taken.extend(pickle.loads(payload))
+                taken.extend(
+                    (rank, key, _shared(state), fp)
+                    for rank, key, state, fp in pickle.loads(payload)
+                )
         checked = self.keep(share, taken)
         answer: dict[str, Any] = {"checked": checked}
         if checked is None and expand:
@@ -559,13 +568,26 @@ class _Worker:
         )
 
 
+def _shared(state: AnyState) -> AnyState:
+    """A state another worker handed over, with the group record this worker's steps
+    build for its value (``system.with_shared_group``): an unpickled group is an equal
+    record of its own, which the memos and view tables would compare field by field, in
+    the state and in every successor that leaves the group as it is."""
+    return system.with_shared_group(state) if isinstance(state, State) else state
+
+
 def _serve(worker: _Worker, conn: Connection, index: int) -> None:
     """A worker's command loop (``index``: the worker a forked copy of the search's only
     worker becomes, ``_Worker.adopt``). The cyclic garbage collector runs only on the
-    young generations, once per command: states are acyclic values, and full collections
+    young generations, between commands: states are acyclic values, and full collections
     that walk every live frontier state and memo entry cost a fifth of a worker's time on
-    MUT2_LOSSY (docs/benchmarks.md)."""
+    MUT2_LOSSY (docs/benchmarks.md). A collection walks every young object still alive,
+    the next level's states among them, and on MUT2_LOSS4 finds nothing to free: after
+    each that frees nothing the worker serves twice as many commands before the next,
+    up to ``YOUNG_COLLECTIONS_APART``, so cyclic garbage, were some step to make any, lives
+    for at most that many levels."""
     gc.disable()
+    apart, since = 1, 0
 
     def exchange(gifts: dict[int, bytes]) -> list[bytes]:
         conn.send(("ok", gifts))
@@ -576,7 +598,9 @@ def _serve(worker: _Worker, conn: Connection, index: int) -> None:
     try:
         worker.adopt(index)
         while True:
-            gc.collect(1)
+            since += 1
+            if since >= apart:
+                apart, since = _apart_after(apart, freed=gc.collect(1)), 0
             command, *args = conn.recv()
             if command == "stop":
                 conn.send(("ok", None))
@@ -586,6 +610,13 @@ def _serve(worker: _Worker, conn: Connection, index: int) -> None:
         conn.send(("error", traceback.format_exc()))
     finally:
         conn.close()
+
+
+def _apart_after(apart: int, *, freed: int) -> int:
+    """The commands a worker serves before its next collection of the young generations,
+    after one that freed ``freed`` objects and came ``apart`` commands after the one
+    before it (``_serve``)."""
+    return 1 if freed else min(2 * apart, YOUNG_COLLECTIONS_APART)
 
 
 def _run(worker: _Worker, command: str, args: list[Any]) -> Any:

@@ -5,7 +5,9 @@ small or stops at its first counterexample."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import pickle
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -17,6 +19,7 @@ from groupcheck.cli import main
 from groupcheck.explore import pbfs
 from groupcheck.explore.bfs import bfs
 from groupcheck.explore.pbfs import (
+    _apart_after,
     _assign,
     _balance,
     _member,
@@ -328,6 +331,34 @@ def test_a_state_handed_over_is_checked_in_rank_order() -> None:
     fine = system.initial(config)
     assert worker.keep(share, [(5, 0, fine, 1), (2, 0, fine, 2)]) is None
     assert [(fp, rank) for fp, _, _, rank in worker.frontier] == [(2, 2), (1, 5)]
+
+
+def test_young_collections_grow_apart_while_they_free_nothing() -> None:
+    """``_serve``: each collection that frees nothing doubles the commands before the next,
+    up to ``YOUNG_COLLECTIONS_APART``; one that frees something brings them back to 1."""
+    most = pbfs.YOUNG_COLLECTIONS_APART
+    apart, seen = 1, []
+    while len(seen) < 8:
+        apart = _apart_after(apart, freed=0)
+        seen.append(apart)
+    assert seen[0] == 2
+    assert all(b == min(2 * a, most) for a, b in itertools.pairwise(seen))
+    assert seen[-1] == most
+    assert _apart_after(most, freed=5) == 1
+    assert _apart_after(1, freed=1) == 1
+
+
+def test_a_state_taken_from_another_worker_shares_the_takers_group_record() -> None:
+    """``_shared``: a handed-over KIP-848 state, unpickled, gets the group record this
+    process's steps built for its value; a classic state is kept as it is."""
+    state = system.with_shared_group(system.initial(PIN0))
+    copy = pickle.loads(pickle.dumps(state))
+    assert copy.group is not state.group
+    taken = pbfs._shared(copy)
+    assert taken == state
+    assert taken.group is state.group
+    classic = system.initial(preset("CLASSIC_COOPERATIVE"))
+    assert pbfs._shared(classic) is classic
 
 
 def test_fingerprint_sets_agree_with_numpys_own() -> None:
