@@ -15,6 +15,8 @@ from invariants.snapshot import snapshot_key, snapshot_key_after
 from invariants.z3.proof.walks import model_bfs
 from model import system
 from model.actions import DeliverMessage, SendHeartbeat
+from model.classic.records import ClassicClient, ClassicGroup, ClassicState
+from model.config import Config
 from model.ids import FrozenMap
 from model.presets import preset
 from model.records import Client, Group, Message, State, replace, same_value
@@ -131,22 +133,28 @@ def test_a_heartbeat_that_changes_nothing_keeps_the_group_record() -> None:
     assert changed > 100
 
 
+def _compared(record: object) -> tuple[object, ...]:
+    return tuple(getattr(record, f.name) for f in dataclasses.fields(record) if f.compare)  # type: ignore[arg-type]
+
+
 def test_a_kept_hash_is_the_hash_of_the_compared_fields() -> None:
     """``hash_once``'s generated ``__hash__`` computes what the dataclass's would: the hash
     of the tuple of the fields it compares, in their order, for every kind of record a
-    KIP-848 step builds (fresh from the step and after a pickle round trip)."""
-    config = preset("MUT2_LOSS2")
+    KIP-848 or classic step builds (fresh from the step and after a pickle round trip),
+    and for a config, whose rules it does not compare."""
     kinds: set[type] = set()
-    for _pre, _, post in model_bfs(config, 300):
-        assert isinstance(post, State)
-        records: list[object] = [post, post.group, *post.clients, *post.network]
-        records += list(post.group.members.values())
-        for record in records:
-            fields = tuple(getattr(record, f.name) for f in dataclasses.fields(record))  # type: ignore[arg-type]
-            assert hash(record) == hash(fields)
-            assert hash(pickle.loads(pickle.dumps(record))) == hash(fields)
-            kinds.add(type(record))
-    assert {State, Group, Client, Message} <= kinds
+    for name in ("MUT2_LOSS2", "CLASSIC_COOPERATIVE"):
+        config = preset(name)
+        assert hash(config) == hash(_compared(config))
+        for _pre, _, post in model_bfs(config, 300):
+            records: list[object] = [post, post.group, *post.clients, *post.network]
+            records += list(post.group.members.values())
+            for record in records:
+                assert hash(record) == hash(_compared(record))
+                assert hash(pickle.loads(pickle.dumps(record))) == hash(_compared(record))
+                kinds.add(type(record))
+    assert {State, Group, Client, Message, ClassicState, ClassicGroup, ClassicClient} <= kinds
+    assert any(not f.compare for f in dataclasses.fields(Config))
 
 
 def test_a_copied_state_shares_the_group_record_steps_built() -> None:
