@@ -3,9 +3,17 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup kafka-setup demo test lint bench clean
 
-setup: $(STAMP)
+# The Apache Kafka versions `make setup` fetches (Maven) for `groupcheck kafka`; the first
+# is the one groupcheck follows. `make setup KAFKA_VERSIONS="4.4.0 4.2.0"` adds another.
+KAFKA_VERSIONS ?= 4.4.0
+
+setup: $(STAMP) kafka-setup
+
+# Idempotent and quick when the cache is current (scripts/kafka-setup.sh).
+kafka-setup:
+	@KAFKA_VERSIONS="$(KAFKA_VERSIONS)" bash scripts/kafka-setup.sh
 
 $(STAMP): pyproject.toml scripts/bootstrap.sh
 	@bash scripts/bootstrap.sh
@@ -32,4 +40,4 @@ bench: setup
 	$(PY) bench/run.py --out bench/results
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis reports/out bench/results
+	rm -rf $(VENV) .cache/kafka .pytest_cache .mypy_cache .ruff_cache .hypothesis reports/out bench/results

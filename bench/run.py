@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "render": "bench_render",
     "pipeline": "bench_pipeline",
     "z3": "bench_z3",
+    "kafka": "bench_kafka",
 }
 """Benchmark name → module in bench/ exposing ``run() -> dict | list[dict]``."""
 

@@ -44,11 +44,13 @@ def add_validation_options(parser: argparse.ArgumentParser) -> None:
     ``groupcheck pipeline validate`` check each trace file."""
     parser.add_argument(
         "--mode",
-        choices=("safety", "conformance", "coordinator"),
+        choices=("safety", "conformance", "coordinator", "client"),
         default="safety",
         help="safety: what a (partial) trace observes; conformance: replay a model trace; "
         "coordinator: replay a consumer capture's requests through the model's coordinator "
-        "and compare each response (default safety)",
+        "and compare each response; client: replay each member's client (its responses and "
+        "client events) through the model's client and compare its requests and callbacks "
+        "(default safety)",
     )
     parser.add_argument(
         "--format",

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from groupcheck.argtypes import non_negative, positive, positive_float
-from model.presets import BENCHMARK_PRESETS, PRESETS, preset
-from model.settings import config_to_mapping
+from groupcheck.signals import Terminated
 from model.status import ConfigError
+
+# Only light imports above (the standard library, argparse types, ConfigError): ``main``
+# installs the SIGTERM handler before anything heavy is imported (issue 42).
 
 
 class UsageError(Exception):
@@ -32,6 +34,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from model.presets import BENCHMARK_PRESETS, PRESETS
+
     parser = _Parser(
         prog="groupcheck",
         description="A workbench for checking Kafka consumer-group rebalance protocols.",
@@ -187,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         default="reports/out",
         help="directory of run directories (default reports/out); a run writes only its own "
-        "<out>/<run>/ and the index groupcheck keeps there",
+        "<out>/<run>/ and the index groupcheck keeps there; a directory holding anything "
+        "else is refused",
     )
     exp.add_argument("--json", action="store_true", help="print one JSON object")
     exp.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -260,6 +265,8 @@ def add_config_options(
 ) -> None:
     """``--preset NAME`` or ``--config FILE`` (one of them; ``required`` says whether one
     must be given)."""
+    from model.presets import BENCHMARK_PRESETS, PRESETS
+
     group = parser.add_mutually_exclusive_group(required=required)
     group.add_argument(
         "--preset",
@@ -299,6 +306,7 @@ def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Chos
     from dataclasses import replace
 
     from groupcheck.mutants import MUTANTS
+    from model.presets import preset
 
     mutant_name = getattr(args, "mutant", None)
     rules_spec = getattr(args, "rules", None)
@@ -409,11 +417,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.explore.run import explore
     from groupcheck.progress import progress_for
+    from model.settings import config_to_mapping
     from reports.artifacts import Counterexample, run_label, run_name, write_counterexample
     from reports.casestudy import describe_action
-    from reports.publish import check_target
+    from reports.publish import check_runs_dir, check_target
 
     chosen = _config_for(args)
+    check_runs_dir(Path(args.out))  # a user's files are not mixed with runs (README)
     if args.engine == "bmc":
         from groupcheck.prove import cmd_bmc
 
@@ -674,7 +684,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_config_show(args: argparse.Namespace) -> int:
     from groupcheck.mutants import MUTANTS
-    from model.settings import config_to_toml
+    from model.presets import preset
+    from model.settings import config_to_mapping, config_to_toml
 
     name = args.name
     scenarios = {m.config.name: m.config for m in MUTANTS.values()}
@@ -694,10 +705,12 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupcheck.tla.cli",
     "groupcheck.render",
     "groupcheck.capture.cli",
+    "groupcheck.kafka.cli",
     "groupcheck.pipeline.cli",
     "groupcheck.optimality",
     "groupcheck.timed.cli",
     "groupcheck.prove",
+    "groupcheck.vectors.cli",
 )
 
 COMMANDS = {
@@ -709,15 +722,6 @@ COMMANDS = {
 }
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised in the main thread so that every ``finally`` and cleanup handler
-    runs (a run's temporary output is removed) before the process exits with 143."""
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``groupcheck`` console script. Exit statuses:
     ``groupcheck.exitcodes`` (0 ok, 1 violation, 2 bad input, 3 inconclusive, 4 internal
@@ -726,14 +730,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
     import threading
 
+    # First of all (issue 42): a SIGTERM at any moment — while the subcommands' modules
+    # are imported too — is one line and 143, Ctrl-C one line and 130.
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        from groupcheck.signals import install
+
+        previous = install()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        from groupcheck.signals import forget_interrupt
+
+        forget_interrupt()
+        return _stopped("interrupted", 130)
+    except Terminated:
+        from groupcheck.signals import caught
+
+        caught()
+        return _stopped("terminated", 128 + signal.SIGTERM)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(what: str, status: int) -> int:
+    """Say that a signal stopped the command, ignoring further signals while saying it."""
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # main restores its caller's
+        interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        print(f"groupcheck: {what}", file=sys.stderr)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, interrupt)
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from groupcheck import exitcodes
     from groupcheck.crash import one_line, save_traceback
 
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    parser = build_parser()
     try:
+        parser = build_parser()
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
@@ -746,12 +789,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"groupcheck: error: {printable(str(e))}", file=sys.stderr)
         return exitcodes.BAD_INPUT
-    except KeyboardInterrupt:
-        print("groupcheck: interrupted", file=sys.stderr)
-        return exitcodes.INTERRUPTED
-    except Terminated:
-        print("groupcheck: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
     except BrokenPipeError:
         _quiet_stdout()
         return exitcodes.OK
@@ -761,9 +798,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"traceback saved to {saved}" if saved else "no traceback file could be written"
         print(f"groupcheck: internal error: {one_line(e)} ({where})", file=sys.stderr)
         return exitcodes.INTERNAL_ERROR
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def printable(text: str) -> str:

@@ -14,6 +14,14 @@ INCONCLUSIVE = 3
 """Nothing violated, but the check is incomplete (budget, missed witnesses, unknown)."""
 INTERNAL_ERROR = 4
 """An unexpected failure of groupcheck itself (the traceback is saved to a file)."""
+SETUP_MISSING = 5
+"""``groupcheck kafka``: Java or the Kafka artifacts are missing (the line names the command
+that installs them)."""
+PORT_IN_USE = 6
+"""``groupcheck kafka``: a port the broker or the proxy needs is taken."""
+BROKER_NOT_READY = 7
+"""``groupcheck kafka``: the broker exited or did not log that it started within its
+timeout (the line quotes the last lines of its log)."""
 INTERRUPTED = 130
 """Ctrl-C (143 for SIGTERM): the run's partial output was removed."""
 

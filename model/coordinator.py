@@ -106,15 +106,28 @@ def update_partition_epochs(
 
 
 def stamp_assignment_epochs(old: Member | None, new: Member) -> FrozenMap[TopicPartition, int]:
-    """KIP-1251 assignment epochs of ``new``'s partitions: a partition the member already
-    held keeps its epoch, a partition it gains gets the member epoch it is assigned at, and
-    a static member's temporary leave (epoch -2) resets them to 0
-    (``CurrentAssignmentBuilder``, ``ConsumerGroupMember.assignmentEpochs``)."""
+    """KIP-1251 assignment epochs of ``new``'s partitions
+    (``CurrentAssignmentBuilder.computeNextAssignment``, ``ConsumerGroupMember.assignmentEpochs``;
+    KAFKA-20066): a partition that stays assigned keeps its epoch, and so does one that stays
+    held while pending revocation; a partition that enters the assigned partitions gets the
+    member epoch it is assigned at — also one that comes back from pending revocation, since
+    Kafka stamps every partition pending assignment with the target assignment epoch. A
+    static member's temporary leave (epoch -2) resets them to 0."""
     held = new.owned_or_pending()
     if new.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         return FrozenMap((tp, 0) for tp in sorted(held))
-    before = old.assignment_epochs if old is not None else FrozenMap()
-    return FrozenMap((tp, before.get(tp, new.member_epoch)) for tp in sorted(held))
+    if old is None:
+        return FrozenMap((tp, new.member_epoch) for tp in sorted(held))
+    before, kept = old.assignment_epochs, old.assigned_partitions
+    return FrozenMap(
+        (
+            tp,
+            new.member_epoch
+            if tp in new.assigned_partitions and tp not in kept
+            else before.get(tp, new.member_epoch),
+        )
+        for tp in sorted(held)
+    )
 
 
 def write_member(group: Group, old: Member | None, new: Member, config: Config) -> Group:

@@ -8,7 +8,10 @@ it into place in one step, so a directory under its final name is always complet
 - a directory that groupcheck published before (it holds the :data:`MARKER` file) is
   exchanged atomically with the new one (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere
   the old one is renamed aside first, so the final name is briefly absent but never
-  partial), then the old one is deleted;
+  partial), then the old one is deleted. The marker lists what the run wrote (its
+  ``files``, the manifest): anything else found in the old directory — a file the user
+  added — is hard-linked into the new one before the exchange, so it is never deleted; a
+  name the new run also wrote, or a file system without hard links, is refused instead;
 - anything else — a file, or a directory with content groupcheck did not write — is
   refused with :class:`OutputError` before any work starts.
 
@@ -62,6 +65,65 @@ def check_target(final: Path) -> None:
         raise OutputError(f"{parent}: not writable")
 
 
+def check_new_file(path: Path, option: str) -> None:
+    """Refuse ``path`` as a new output file — before any work — when anything is there
+    (a file, a directory, a dangling symlink: nothing is replaced) or its directory is
+    missing or cannot be written (tried with a probe file, which also finds read-only
+    file systems and ACLs that ``os.access`` does not)."""
+    if path.exists() or path.is_symlink():
+        raise OutputError(f"{option} {path}: exists; give a new file name")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputError(f"{option} {path}: directory {str(parent)!r} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".groupcheck-probe-{os.getpid()}-")
+    except OSError as e:
+        raise OutputError(
+            f"{option} {path}: directory {str(parent)!r} is not writable ({e.strerror or e})"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_runs_dir(out: Path, option: str = "--out") -> None:
+    """Refuse a directory of run directories (``explore --out``) that holds anything but
+    what groupcheck keeps there — directories it published (with :data:`MARKER`), its
+    own temporary directories and the ``index.html`` it writes — before any work: a
+    user's files are never mixed with runs. A file is refused too; a missing directory is
+    fine (it is created)."""
+    from reports.render.html import GENERATOR
+
+    if out.is_symlink() and not out.is_dir():
+        raise OutputError(f"{option} {out}: a dangling symlink; choose another directory")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise OutputError(f"{option} {out}: exists and is not a directory")
+    foreign = []
+    with os.scandir(out) as entries:
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False) and (
+                entry.name.startswith(PARTIAL) or owned(path)
+            ):
+                continue
+            if entry.name == "index.html" and entry.is_file(follow_symlinks=False):
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        if GENERATOR in f.read(4096):
+                            continue
+                except OSError:
+                    pass
+            foreign.append(entry.name)
+    if foreign:
+        shown = ", ".join(repr(name) for name in sorted(foreign)[:3])
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise OutputError(
+            f"{option} {out}: holds {shown}{more}, which groupcheck did not write; choose "
+            "a new directory or one holding only groupcheck's runs"
+        )
+
+
 def owned(directory: Path) -> bool:
     """Whether ``directory`` was published by groupcheck (holds :data:`MARKER`)."""
     return (directory / MARKER).is_file()
@@ -91,12 +153,71 @@ def publishing(final: Path, **info: object) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f"{PARTIAL}{os.getpid()}-"))
     try:
         yield tmp
-        (tmp / MARKER).write_text(json.dumps(info, sort_keys=True) + "\n", encoding="utf-8")
+        doc = {**info, "files": manifest(tmp)}
+        (tmp / MARKER).write_text(json.dumps(doc, sort_keys=True) + "\n", encoding="utf-8")
         tmp.chmod(0o777 & ~_umask())
         _move_into_place(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def manifest(directory: Path) -> list[str]:
+    """Every path under ``directory`` (relative, ``/``-separated, sorted; directories
+    too): what a run wrote, recorded in its marker."""
+    found: list[str] = []
+    for root, dirs, files in os.walk(directory):
+        rel = Path(root).relative_to(directory)
+        found.extend((rel / name).as_posix() for name in (*dirs, *files))
+    return sorted(found)
+
+
+def unlisted(directory: Path) -> list[str]:
+    """The entries of a published ``directory`` that its marker's manifest does not list
+    (what someone else put there), top-most only: a directory of them stands for its
+    content. A marker without a manifest (written before markers had one) lists all."""
+    listed = marker_info(directory).get("files")
+    if not isinstance(listed, list):
+        return []
+    known = set(listed) | {MARKER}
+    extra = []
+    for root, dirs, files in os.walk(directory):
+        rel = Path(root).relative_to(directory)
+        for name in sorted(files):
+            if (rel / name).as_posix() not in known:
+                extra.append((rel / name).as_posix())
+        for name in sorted(dirs):
+            if (rel / name).as_posix() not in known:
+                extra.append((rel / name).as_posix())
+        dirs[:] = [d for d in dirs if (rel / d).as_posix() in known]
+    return sorted(extra)
+
+
+def _keep(extra: list[str], old: Path, new: Path) -> None:
+    """Hard-link what someone else put in ``old`` into ``new`` (same place), so that
+    replacing ``old`` deletes none of it; refuse a name ``new`` also has."""
+    for rel in extra:
+        src, dst = old / rel, new / rel
+        if dst.exists() or dst.is_symlink():
+            raise OutputError(
+                f"{old}: {rel} was not written by groupcheck, and this run writes that "
+                "name too; move it away and run again"
+            )
+        try:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_dir() and not src.is_symlink():
+                shutil.copytree(src, dst, symlinks=True, copy_function=_link)
+            else:
+                os.link(src, dst, follow_symlinks=False)
+        except OSError as e:
+            raise OutputError(
+                f"{old}: cannot keep {rel}, which groupcheck did not write, in the new "
+                f"output ({e.strerror or e}); move it away and run again"
+            ) from None
+
+
+def _link(src: str, dst: str) -> None:
+    os.link(src, dst, follow_symlinks=False)
 
 
 def _move_into_place(tmp: Path, final: Path) -> None:
@@ -107,6 +228,7 @@ def _move_into_place(tmp: Path, final: Path) -> None:
     if not owned(final):  # an empty directory: rename(2) replaces it
         os.rename(tmp, final)
         return
+    _keep(unlisted(final), final, tmp)
     if _exchange(tmp, final):
         shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old directory
         return

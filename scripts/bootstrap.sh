@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { echo "groupcheck setup: $*"; }
+# shellcheck source=scripts/apt.sh
+. scripts/apt.sh
 
 need_pkgs=()
 command -v dot >/dev/null 2>&1 || need_pkgs+=(graphviz)
@@ -26,15 +28,8 @@ if [ -z "${PYTHON:-}" ] && system_python && ! /usr/bin/python3 -c 'import ensure
   need_pkgs+=(python3-venv)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
-  if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    say "installing ${need_pkgs[*]} via apt-get"
-    $SUDO apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
-  else
-    say "warning: apt-get not available; install ${need_pkgs[*]} yourself (rendering needs graphviz)"
-  fi
+  apt_install "warning: apt-get not available; install ${need_pkgs[*]} yourself (rendering needs graphviz)" \
+    "${need_pkgs[@]}" || true
 fi
 
 if [ -z "${PYTHON:-}" ]; then

@@ -79,18 +79,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("spark") and item.nodeid.split("::")[0] not in SPARK_MODULES:
             raise pytest.UsageError(f"{item.nodeid}: a spark test outside SPARK_MODULES")
+        if item.get_closest_marker("kafka") and not item.nodeid.startswith(KAFKA_DIR):
+            raise pytest.UsageError(f"{item.nodeid}: a kafka test outside {KAFKA_DIR}")
+
+
+KAFKA_DIR = "tests/kafka/"
+"""The tests that start or use a real Kafka broker (mark ``kafka``): one work unit too, so
+one xdist worker runs them all and they share one broker (``tests/kafka/conftest.py``)."""
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadgroup``: xdist's group scheduling with the ``SPARK_MODULES`` as one group."""
+    """``--dist loadgroup``: xdist's group scheduling with the ``SPARK_MODULES`` as one group
+    and the tests under ``KAFKA_DIR`` as another."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
     class SparkGroup(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            if nodeid.split("::", maxsplit=1)[0] in SPARK_MODULES:
+            module = nodeid.split("::", maxsplit=1)[0]
+            if module in SPARK_MODULES:
                 return "spark"
+            if module.startswith(KAFKA_DIR):
+                return "kafka"
             return str(super()._split_scope(nodeid))
 
     return SparkGroup(config, log)

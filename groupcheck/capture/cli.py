@@ -26,12 +26,13 @@ def register(sub: Any) -> None:
             "records both. Stop with "
             "Ctrl-C or SIGTERM, or let --duration end it: the connections are closed, the "
             "file gets its final name (it is complete once it has it) and the exit status "
-            "is 0. Exit 2 on bad options."
+            "is 0. Exit 2 on bad options, or an --out that exists (nothing is replaced) "
+            "or cannot be written: checked before anything listens."
         ),
     )
     p.add_argument("--listen", required=True, help="loopback HOST:PORT to accept clients on")
     p.add_argument("--upstream", required=True, help="bootstrap broker HOST:PORT")
-    p.add_argument("--out", required=True, help="trace file to write (NDJSON)")
+    p.add_argument("--out", required=True, help="trace file to write (NDJSON; a new file)")
     p.add_argument(
         "--duration",
         type=duration,
@@ -90,20 +91,17 @@ def cmd_capture(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from groupcheck.capture.proxy import CaptureError, Proxy, TraceWriter, host_port, loopback
+    from reports.publish import OutputError, check_new_file
 
     try:
         host, port = host_port(args.listen, "--listen")
         loopback(host)
         upstream = host_port(args.upstream, "--upstream")
         out = Path(args.out)
-        if not out.parent.is_dir():
-            raise CaptureError(f"--out: directory {str(out.parent)!r} does not exist")
-        if out.is_symlink() or (out.exists() and not _is_trace(out)):
-            raise CaptureError(
-                f"--out: {str(out)!r} exists and is not a trace groupcheck wrote; choose "
-                "another path"
-            )
-    except CaptureError as e:
+        # Before anything listens: a capture never replaces a file (not even an earlier
+        # capture), and an unwritable directory is found now, not after clients connected.
+        check_new_file(out, "--out")
+    except (CaptureError, OutputError) as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
 
@@ -143,7 +141,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
             await asyncio.gather(controls, return_exceptions=True)
         await proxy.close()  # every connection is closed: nothing writes to the trace now
         trace.close()
-        log(f"{proxy.exchanges} exchanges written to {out}")
+        log(f"{proxy.exchanges} exchanges written to {trace.path}")
         return 0
 
     return asyncio.run(run())
@@ -166,17 +164,3 @@ async def _controls(proxy: Any, log: Any) -> None:
             return
         if line.strip():
             log(proxy.control(line.decode("utf-8", "replace")))
-
-
-def _is_trace(path: Any) -> bool:
-    """Whether ``path`` is a file whose first line is a groupcheck trace header (a capture
-    may replace an earlier capture, nothing else)."""
-    import json
-
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(64 * 1024)
-        header = json.loads(first)
-    except (OSError, ValueError):
-        return False
-    return isinstance(header, dict) and header.get("format") == "groupcheck-trace"

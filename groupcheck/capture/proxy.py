@@ -1,9 +1,19 @@
 """The capture proxy: loopback listeners that forward Kafka protocol traffic to the
 upstream brokers, keep clients on the proxy by rewriting broker addresses in Metadata and
-FindCoordinator responses, and record each group exchange (request, then response, when
-the response arrives) as trace events: ConsumerGroupHeartbeat (the consumer protocol,
-KIP-848), JoinGroup, SyncGroup, Heartbeat and LeaveGroup (the classic protocol), and
-OffsetCommit (both).
+FindCoordinator responses, and record each group exchange (request, then response) as
+trace events: ConsumerGroupHeartbeat (the consumer protocol, KIP-848), JoinGroup,
+SyncGroup, Heartbeat and LeaveGroup (the classic protocol), and OffsetCommit (both).
+
+Exchanges are written in the order the coordinator handled them, as far as the proxy can
+tell. The coordinator answers ConsumerGroupHeartbeat, OffsetCommit, Heartbeat and
+LeaveGroup as soon as it has handled them, but a response may wait for the group's
+records to be written, so two responses can come back in the other order than their
+requests went out (a leave, then a heartbeat that was given the partitions the leave
+released: both answered after the same write). These exchanges are therefore written in
+the order their requests were forwarded, each once every request forwarded before it
+was answered or its connection closed. JoinGroup and SyncGroup may be held by the
+coordinator until a rebalance completes, which is when they take effect: they are
+written when their response arrives.
 
 A trace holds one protocol (its header's ``protocol``): the first group API the proxy
 records settles it — ConsumerGroupHeartbeat ``consumer``, a classic API ``classic`` — and
@@ -18,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import itertools
 import json
 import os
 import shutil
@@ -53,6 +64,14 @@ _CLASSIC_BODIES: dict[
     d.LEAVE_GROUP: (d.leave_request_body, d.leave_response_body),
 }
 """Classic API key → (request body, response body) in the trace format's field names."""
+
+IN_REQUEST_ORDER = frozenset(
+    {d.CONSUMER_GROUP_HEARTBEAT, d.OFFSET_COMMIT, d.HEARTBEAT, d.LEAVE_GROUP}
+)
+"""The APIs the coordinator answers as soon as it has handled the request: their
+exchanges are written in the order the proxy forwarded the requests, which is the order
+the coordinator received them; JoinGroup and SyncGroup, which the coordinator may hold
+until a rebalance completes, are written when their response arrives (module docstring)."""
 
 DEFAULT_PROTOCOL = "consumer"
 """The header's protocol of a capture that saw no group API (offset commits at most)."""
@@ -210,13 +229,32 @@ class TraceWriter:
                 src.readline()  # the first header
                 dst.write(json.dumps(self.header(self.protocol, True)) + "\n")
                 shutil.copyfileobj(src, dst)
-            os.replace(final, self.path)
+            # Linked, never renamed over: a file that appeared under the name meanwhile is
+            # kept, and the trace takes the first free name ``NAME-1.ndjson``, … (logged).
+            wanted = self.path
+            for n in itertools.count(1):
+                try:
+                    os.link(final, self.path)
+                    break
+                except FileExistsError:
+                    self.path = wanted.with_name(f"{wanted.stem}-{n}{wanted.suffix}")
+            if self.path != wanted:
+                self._say(f"{wanted} appeared during the capture: the trace is {self.path}")
+            final.unlink()
             self._tmp.unlink()
 
 
+_CLOCK_BASE = (time.time_ns(), time.monotonic_ns())
+"""The wall clock and the monotonic clock read once: ``now_ms`` is the wall-clock time of
+the start plus the monotonic time since, so that a clock step during a capture never
+makes its ``ts`` run backwards (docs/trace-format.md, "Timestamps")."""
+
+
 def now_ms() -> int:
-    """The wall-clock time in Unix milliseconds (a trace event's ``ts``)."""
-    return time.time_ns() // 1_000_000
+    """The wall-clock time in Unix milliseconds (a trace event's ``ts``), never going
+    backwards within a process."""
+    wall, mono = _CLOCK_BASE
+    return (wall + time.monotonic_ns() - mono) // 1_000_000
 
 
 @dataclass(frozen=True)
@@ -285,6 +323,20 @@ class Proxy:
         default_factory=dict
     )
     """Connection → its (client, broker) writers, while it is open."""
+    forwarded: int = 0
+    """How many recorded requests were forwarded (the order key of the next one)."""
+    outstanding: set[int] = field(default_factory=set)
+    """Order keys of forwarded requests answered at once (ConsumerGroupHeartbeat,
+    OffsetCommit, Heartbeat, LeaveGroup) whose response has not come back yet."""
+    completed: dict[int, _Exchange] = field(default_factory=dict)
+    """Exchanges that came back, by order key, waiting for the earlier ones."""
+    parked: dict[int, int] = field(default_factory=dict)
+    """Connection → its recorded requests in flight that take their place when answered
+    (a JoinGroup or SyncGroup, and what was sent behind one)."""
+
+    def held_by(self, conn: int) -> bool:
+        """Whether a request forwarded on ``conn`` now is handled after a parked one."""
+        return self.parked.get(conn, 0) > 0
 
     async def listen(self, upstream: tuple[str, int], port: int = 0) -> int:
         """Open (or reuse) the listener that forwards to ``upstream``; its local port."""
@@ -335,7 +387,7 @@ class Proxy:
             self.log(f"cannot reach {upstream[0]}:{upstream[1]}: {e.strerror or e}")
             client_w.close()
             return
-        pending: dict[int, tuple[int, int, Any, int]] = {}
+        pending: dict[int, tuple[int, int, Any, int, int]] = {}
         self.writers[conn] = (client_w, up_w)
         # Each direction ends when its side closes; the connection ends with the first.
         # A broker that closes its side (EOF upstream) closes the client's too, as a
@@ -354,12 +406,14 @@ class Proxy:
                 task.cancel()
             await asyncio.gather(*directions, return_exceptions=True)
             self.writers.pop(conn, None)
+            self.parked.pop(conn, None)
+            self._abandon(pending)
 
     async def _requests(
         self,
         r: asyncio.StreamReader,
         w: asyncio.StreamWriter,
-        pending: dict[int, tuple[int, int, Any, int]],
+        pending: dict[int, tuple[int, int, Any, int, int]],
         conn: int,
     ) -> None:
         try:
@@ -379,7 +433,16 @@ class Proxy:
                         _, body = d.read_request(frame)
                     except Exception as e:  # an unknown version is forwarded untouched
                         self.log(f"not decoded: api {api_key} v{version} request ({e})")
-                pending[corr] = (api_key, version, body, now_ms())
+                key = -1
+                if body is not None and api_key in IN_REQUEST_ORDER and not self.held_by(conn):
+                    key = self._order_key()
+                    self.outstanding.add(key)
+                elif body is not None and api_key in RECORDED:
+                    # A JoinGroup or SyncGroup, or a request behind one on the same
+                    # connection (Kafka answers a connection's requests in order): it takes
+                    # its place when its response arrives.
+                    self.parked[conn] = self.parked.get(conn, 0) + 1
+                pending[corr] = (api_key, version, body, now_ms(), key)
                 w.write(struct.pack(">i", len(frame)) + frame)
                 await w.drain()
         finally:
@@ -389,7 +452,7 @@ class Proxy:
         self,
         r: asyncio.StreamReader,
         w: asyncio.StreamWriter,
-        pending: dict[int, tuple[int, int, Any, int]],
+        pending: dict[int, tuple[int, int, Any, int, int]],
         conn: int,
     ) -> None:
         while True:
@@ -397,9 +460,13 @@ class Proxy:
             if frame is None:
                 break
             (corr,) = struct.unpack_from(">i", frame, 0)
-            api_key, version, request, sent = pending.pop(corr, (-1, -1, None, 0))
+            api_key, version, request, sent, key = pending.pop(corr, (-1, -1, None, 0, -1))
+            if key < 0 and request is not None and api_key in RECORDED:
+                self.parked[conn] = self.parked.get(conn, 1) - 1
             try:
-                frame = await self._on_response(api_key, version, frame, request, conn, sent)
+                frame = await self._on_response(
+                    api_key, version, frame, request, conn, sent, key
+                )
             except Exception as e:  # never let one odd frame stop the proxy
                 self.log(f"not decoded: api {api_key} v{version} response ({e})")
             if self.conn_client_ids.get(conn) in self.cut:
@@ -430,13 +497,22 @@ class Proxy:
         return f"control: {verb} {client} ({len(conns)} connection(s))"
 
     async def _on_response(
-        self, api_key: int, version: int, frame: bytes, request: Any, conn: int, sent: int
+        self,
+        api_key: int,
+        version: int,
+        frame: bytes,
+        request: Any,
+        conn: int,
+        sent: int,
+        key: int,
     ) -> bytes:
         if api_key in (d.METADATA, d.FIND_COORDINATOR):
             body = d.read_response(api_key, version, frame)
             if api_key == d.METADATA:
                 self.names.update(d.topic_ids(body))
-                self.trace.topics.update(d.partition_counts(body))
+                for topic, count in d.partition_counts(body).items():
+                    # The header's topics are the counts at the start: the first seen.
+                    self.trace.topics.setdefault(topic, count)
             wanted: set[tuple[str, int]] = set()
 
             def note(host: str, port: int) -> tuple[str, int]:
@@ -451,9 +527,37 @@ class Proxy:
             )
             return d.write_response(api_key, version, frame, body)
         if request is not None and api_key in RECORDED:
+            if self.closing:  # the trace is being closed: nothing more is recorded
+                self._completed(key, None)
+                return frame
             resp = d.read_response(api_key, version, frame)
-            self._exchange(_Exchange(conn, api_key, request, resp, (sent, now_ms())))
+            ex = _Exchange(conn, api_key, request, resp, (sent, now_ms()))
+            self._completed(key if key >= 0 else self._order_key(), ex)
         return frame
+
+    def _order_key(self) -> int:
+        self.forwarded += 1
+        return self.forwarded
+
+    def _completed(self, key: int, ex: _Exchange | None) -> None:
+        """An exchange came back (``ex``) or never will (None: its connection closed):
+        record every exchange no earlier forwarded request is still waiting for, in the
+        order the proxy forwarded their requests (module docstring)."""
+        self.outstanding.discard(key)
+        if ex is not None:
+            self.completed[key] = ex
+        while self.completed:
+            first = min(self.completed)
+            if self.outstanding and min(self.outstanding) < first:
+                return
+            self._exchange(self.completed.pop(first))
+
+    def _abandon(self, pending: dict[int, tuple[int, int, Any, int, int]]) -> None:
+        """A connection ended: its unanswered requests will never be answered."""
+        for *_, key in pending.values():
+            if key >= 0:
+                self._completed(key, None)
+        pending.clear()
 
     def _note(self, note: str) -> None:
         """Say ``note`` on stderr, once per capture."""
@@ -463,8 +567,6 @@ class Proxy:
 
     def _exchange(self, ex: _Exchange) -> None:
         """Record an exchange of a group API, or hold or skip it (module docstring)."""
-        if self.closing:  # the trace is being closed: nothing more is recorded
-            return
         api, protocol = RECORDED[ex.api_key]
         group = str(ex.request.group_id)
         if self.group is None:
@@ -592,6 +694,8 @@ class Proxy:
         await asyncio.gather(*serving, return_exceptions=True)
         for s in self.servers:
             await s.wait_closed()
+        self.outstanding.clear()  # every connection is closed: nothing is answered now
+        self._completed(-1, None)
         if self.held and self.trace.protocol is None:  # offset commits, and no group API
             self.trace.start(DEFAULT_PROTOCOL)
             for ex in self.held:

@@ -60,11 +60,11 @@ def simulate_timed(config: Config, args: argparse.Namespace) -> int:
 
 
 def check_new_file(target: Path) -> None:
-    """Refuse an existing file or a missing directory (nothing is replaced)."""
-    if target.exists() or target.is_symlink():
-        raise ConfigError(f"--trace {target}: exists; give a new file name")
-    if not target.parent.is_dir():
-        raise ConfigError(f"--trace {target}: directory {str(target.parent)!r} does not exist")
+    """Refuse an existing file, a missing or an unwritable directory (nothing is replaced;
+    checked before the run, ``reports.publish.check_new_file``)."""
+    from reports.publish import check_new_file as check
+
+    check(target, "--trace")
 
 
 def write_trace(run: Any, target: Path) -> None:

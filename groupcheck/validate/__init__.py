@@ -24,7 +24,7 @@ from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import OBSERVED_CHECKS, validate_safety
 from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
 
-MODES = ("conformance", "safety", "coordinator")
+MODES = ("conformance", "safety", "coordinator", "client")
 
 __all__ = [
     "CLASSIC_OBSERVED_CHECKS",

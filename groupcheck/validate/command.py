@@ -20,7 +20,7 @@ DESCRIPTION = (
 
 def register(sub: Any) -> None:
     """Add the ``validate`` command."""
-    from groupcheck.argtypes import add_timing_options, add_validation_options
+    from groupcheck.argtypes import add_timing_options, add_validation_options, non_negative
 
     p = sub.add_parser(
         "validate",
@@ -41,6 +41,13 @@ def register(sub: Any) -> None:
         choices=("auto", "kip-848", "kafka-4.3"),
         default="auto",
         help="coordinator: where a new group's epochs start (auto: as the first join shows)",
+    )
+    p.add_argument(
+        "--assignment-interval-ms",
+        type=non_negative,
+        metavar="MS",
+        help="coordinator: KIP-1263's assignment interval the coordinator applied (0: no "
+        "batching; supplies or overrides the header's assignment_interval_ms; not on the wire)",
     )
     p.add_argument(
         "--all-divergences",
@@ -77,6 +84,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             timing=timing,
             epoch_layout=args.epoch_layout,
             all_divergences=args.all_divergences,
+            assignment_interval_ms=args.assignment_interval_ms,
         )
         for name in args.files
     ]

@@ -23,7 +23,7 @@ from model.rules import DEFAULT_RULES
 from model.settings import config_from_mapping
 from model.status import ConfigError
 from model.trace import TraceError, decode_action, parse_event, parse_header
-from model.trace.codec import TraceHeader
+from model.trace.codec import CLIENT_EVENT_KINDS, TraceHeader
 from reports.casestudy import describe_action
 from reports.render.escape import cut
 
@@ -134,6 +134,8 @@ def validate_conformance(
             event = parse_event(line, n)
             action = decode_action(event, line, n, header)
             report.events += 1
+            if event.kind in CLIENT_EVENT_KINDS:
+                continue  # an application's observation, not a model step (client mode)
             enabled = system.enabled(state, config)
             if action not in enabled:
                 shown = "; ".join(describe_action(a) for a in enabled[:8])

@@ -28,11 +28,22 @@ from dataclasses import replace
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names
 from groupcheck.validate.timing import TimingOptions
-from model.actions import DeliverMessage, LoseMessage, RebalanceTimeout, SessionTimeout
+from model.actions import (
+    AddPartitions,
+    AssignmentIntervalElapses,
+    CreateTopic,
+    DeliverMessage,
+    LoseMessage,
+    RebalanceTimeout,
+    SessionTimeout,
+)
 from model.config import ClientSpec, Config
 from model.coordinator import (
     handle_consumer_group_heartbeat,
+    on_metadata_change,
     rebalance_timeout,
+    regex_matches,
+    regexes_in_use,
     session_timeout,
 )
 from model.ids import Assignment, FrozenMap
@@ -45,6 +56,12 @@ from model.records import (
 )
 from model.status import ErrorCode
 from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
+
+REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
+"""``GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS``: no regex resolution
+starts within this long of the last one."""
+REGEX_REFRESH_INTERVAL_MS = 600_000
+"""``group.consumer.regex.refresh.interval.ms``'s default (``GroupCoordinatorConfig``)."""
 
 DIVERGENCE = "Coordinator.Divergence"
 """The finding of coordinator mode."""
@@ -106,11 +123,15 @@ def _targets(events: list[tuple[int, int | None, object]]) -> dict[int, dict[str
     return targets
 
 
-def _layout(events: list[tuple[int, int | None, object]], asked: str) -> str:
-    """The epoch layout: ``asked``, or for ``auto`` the one the first join shows (a first
-    member at epoch 2: ``kafka-4.3``, whose groups start at epoch 1)."""
+def _layout(events: list[tuple[int, int | None, object]], asked: str, header: TraceHeader) -> str:
+    """The epoch layout: ``asked``; for ``auto`` the one of the Apache Kafka version the
+    header names (4.3 and later: ``kafka-4.3``, KAFKA-20268), else the one the first join
+    shows (a first member at epoch 2: ``kafka-4.3``, whose groups start at epoch 1)."""
     if asked != "auto":
         return asked
+    version = _kafka_version(header)
+    if version:
+        return "kafka-4.3" if version >= (4, 3) else "kip-848"
     for _, _, action in events:
         if isinstance(action, DeliverMessage):
             b = action.message.body
@@ -147,6 +168,52 @@ def _uncertain(
     return [f for f in fields if f in depends]
 
 
+def _regexes(group: Group) -> frozenset[str]:
+    """The regular expressions the group's members subscribe with; an empty one is none
+    (``GroupMetadataManager.isNotEmpty``: librdkafka sends ``""``)."""
+    return frozenset(r for r in regexes_in_use(group) if r)
+
+
+def _resolve(group: Group, topics: Mapping[str, TopicMetadata]) -> Group:
+    """The coordinator's resolution of the group's regular expressions against the topics
+    (``handleRegularExpressionsResult``: the group epoch is bumped when one changed)."""
+    used = sorted(_regexes(group))
+    resolved = FrozenMap((r, regex_matches(r, topics)) for r in used)
+    changed = any(group.resolved_regexes.get(r) != resolved[r] for r in used)
+    epoch = group.group_epoch + 1 if changed else group.group_epoch
+    return replace(group, resolved_regexes=resolved, group_epoch=epoch)
+
+
+def _gate(
+    group: Group,
+    interval: int | None,
+    last: tuple[int, int] | None,
+    ts: int | None,
+    answered_ts: int | None,
+) -> str:
+    """KIP-1263's batching gate on the capture's clock (``GroupMetadataManager``
+    ``canComputeNextTargetAssignment``, KAFKA-20291: a new target only when none was
+    computed, the interval is 0, or now ≥ the last computation + the interval; no timer).
+    The coordinator's clock is known only to lie between a request's and its response's
+    timestamps, so: ``"open"`` (no gate applies), ``"elapsed"`` (the interval has
+    certainly passed), ``"waiting"`` (certainly not), or ``"ambiguous"``."""
+    if (
+        not interval
+        or ts is None
+        or last is None
+        or group.assignment_timestamp == 0
+        or group.assignment_interval_elapsed
+    ):
+        return "open"
+    first, final = last
+    if ts >= final + interval:
+        return "elapsed"
+    end = answered_ts if answered_ts is not None else ts
+    if end < first + interval:
+        return "waiting"
+    return "ambiguous"
+
+
 def _shown(resp: ConsumerGroupHeartbeatResponse, names: Names) -> str:
     parts = [f"ErrorCode {resp.error_code.name} ({int(resp.error_code)})"]
     parts.append(f"MemberEpoch {resp.member_epoch}")
@@ -159,7 +226,9 @@ def _shown(resp: ConsumerGroupHeartbeatResponse, names: Names) -> str:
     return ", ".join(parts)
 
 
-def _config(header: TraceHeader, layout: str, options: TimingOptions) -> Config:
+def _config(
+    header: TraceHeader, layout: str, options: TimingOptions, interval: int | None
+) -> Config:
     topics = tuple(sorted(header.topics.items())) or (("-", 1),)
     return Config(
         name="capture",
@@ -168,7 +237,62 @@ def _config(header: TraceHeader, layout: str, options: TimingOptions) -> Config:
         epoch_layout=layout,  # type: ignore[arg-type]
         heartbeat_interval_ms=options.heartbeat_interval_ms or header.heartbeat_interval_ms or 5000,
         max_partitions_per_topic=max([4, *(n for _, n in topics)]),
+        assignment_interval_ms=interval or 0,
+        max_assignment_interval_ms=max(15000, interval or 0),
+        realign_empty_group=_kafka_version(header) >= (4, 4),
     )
+
+
+def _kafka_version(header: TraceHeader) -> tuple[int, ...]:
+    """The Apache Kafka version the header's ``implementation`` names (``()`` when it names
+    none): rules that changed between versions follow it."""
+    implementation = header.implementation or {}
+    if implementation.get("name") != "Apache Kafka":
+        return ()
+    numbers = []
+    for part in implementation.get("version", "").split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
+
+
+def _interval(header: TraceHeader, asked: int | None) -> tuple[int | None, str]:
+    """KIP-1263's assignment interval and where it comes from: the option, the header's
+    ``assignment_interval_ms``, a model trace's ``settings``, else unknown (None)."""
+    if asked is not None:
+        return asked, "--assignment-interval-ms"
+    if header.assignment_interval_ms is not None:
+        return header.assignment_interval_ms, "the header's assignment_interval_ms"
+    settings = header.settings or {}
+    group = settings.get("group_assignment_interval_ms", -1)
+    broker = settings.get("assignment_interval_ms")
+    if isinstance(group, int) and group != -1:
+        return group, "the header's settings"
+    if isinstance(broker, int):
+        return broker, "the header's settings"
+    if header.settings is not None:
+        return 0, "the header's settings"
+    return None, "unknown"
+
+
+def _answers(
+    events: list[tuple[int, int | None, object]],
+) -> dict[int, tuple[int | None, ConsumerGroupHeartbeatResponse]]:
+    """Request line → the time and body of the captured response to it (a connection
+    answers its requests in order)."""
+    waiting: dict[tuple[str, int, int], deque[int]] = {}
+    answers: dict[int, tuple[int | None, ConsumerGroupHeartbeatResponse]] = {}
+    for n, ts, action in events:
+        if not isinstance(action, DeliverMessage | LoseMessage):
+            continue
+        m, body = action.message, action.message.body
+        key = (m.client, m.incarnation, m.connection)
+        if isinstance(body, ConsumerGroupHeartbeatRequest) and isinstance(action, DeliverMessage):
+            waiting.setdefault(key, deque()).append(n)
+        elif isinstance(body, ConsumerGroupHeartbeatResponse) and waiting.get(key):
+            answers[waiting[key].popleft()] = (ts, body)
+    return answers
 
 
 def validate_coordinator(
@@ -177,6 +301,7 @@ def validate_coordinator(
     timing: TimingOptions | None = None,
     epoch_layout: str = "auto",
     all_divergences: bool = False,
+    assignment_interval_ms: int | None = None,
 ) -> Report:
     """Replay a consumer capture's requests through the model's coordinator; the first
     response that differs is a :data:`DIVERGENCE` finding (``all_divergences``: the replay
@@ -190,10 +315,6 @@ def validate_coordinator(
         if first is None:
             raise TraceError(1, 1, "empty trace: no header line")
         header = parse_header(first)
-        if header.protocol != "consumer":
-            raise TraceError(
-                1, 1, "coordinator mode replays consumer-protocol (KIP-848) traces only"
-            )
         for n, line in enumerate(it, 2):
             if not line.strip():
                 continue
@@ -203,14 +324,31 @@ def validate_coordinator(
         report.error = f"{file}:{e}"
         return report
     report.events = len(events)
+    if header.protocol != "consumer":
+        # A well-formed trace this mode cannot judge yet: not bad input, no verdict.
+        report.reasons.append(
+            f"coordinator mode does not replay {header.protocol} traces yet (only the "
+            "consumer protocol's ConsumerGroupHeartbeat exchanges): no verdict"
+        )
+        return report
+    if events and all(ts is not None for _, ts, _ in events):
+        # The proxy writes an exchange when its response arrives, so two members' requests
+        # in flight at once may be written in the other order than the coordinator took
+        # them; each event's ts is when the proxy forwarded it (to the broker, for a
+        # request), which orders them as the broker received them. A connection's events
+        # keep their order (a response's ts is not before its request's; ties go by line).
+        events.sort(key=lambda e: (e[1], e[0]))
     names = Names(header)
-    layout = _layout(events, epoch_layout)
+    layout = _layout(events, epoch_layout, header)
     targets = _targets(events)
 
     guessed: set[tuple[int, str]] = set()
     """(group epoch, member) whose target the capture does not show: the previous one kept."""
+    computing = [False]
+    """Whether the request being handled computed a new target."""
 
     def captured_target(group: Group, topics: Mapping[str, TopicMetadata], _: str) -> Group:
+        computing[0] = True
         shown = targets.get(group.group_epoch, {})
         guessed.update((group.group_epoch, m) for m in group.members if m not in shown)
         target = FrozenMap(
@@ -218,14 +356,30 @@ def validate_coordinator(
         )
         return replace(group, assignment_epoch=group.group_epoch, target_assignment=target)
 
-    config = _config(header, layout, options)
+    interval, interval_source = _interval(header, assignment_interval_ms)
+    answers = _answers(events)
+    config = _config(header, layout, options, interval)
     config = replace(config, rules=replace(config.rules, compute_target_assignment=captured_target))
     start = 1 if layout == "kafka-4.3" else 0
     group = Group(start, start, FrozenMap(), FrozenMap(), FrozenMap(), FrozenMap())
     ids = {name: topic_id for topic_id, name in (header.topic_names or {}).items()}
+    created = {a.topic for _, _, a in events if isinstance(a, CreateTopic)}
+    counts = dict(header.topics)
     topics = FrozenMap(
-        (name, TopicMetadata(ids.get(name, name), count)) for name, count in header.topics.items()
+        (name, TopicMetadata(ids.get(name, name), count))
+        for name, count in counts.items()
+        if name not in created  # a topic created during the capture is absent at first
     )
+    metadata_at: tuple[int | None, str] | None = None
+    """The time and topic of the last metadata event (one image: one bump)."""
+    regex_refreshed: tuple[int, int] | None = None
+    """When the coordinator last resolved the group's regular expressions: between two ts."""
+    pending_resolution: tuple[int, int] | None = None
+    """A resolution that may have started (the 10 s gate is ambiguous on the capture's
+    clock): the next request decides, by the captured response."""
+    new_topics = False
+    """A topic was created since then (``lastMetadataImageWithNewTopics``)."""
+    resolutions = 0
     resolved = options.resolve(header)
     session = resolved.session_timeout_ms
     last_seen: dict[str, int] = {}
@@ -234,14 +388,92 @@ def validate_coordinator(
     expected: dict[tuple[str, int, int], deque[tuple[int, ConsumerGroupHeartbeatResponse]]] = {}
     commits = compared = expiries = 0
     joins: dict[int, bool] = {}  # request line → whether it is a join (MemberEpoch 0)
+    last: tuple[int, int] | None = None
+    """The last computation of a target: between its request's and its response's ts."""
+    deferrable: list[int] = []
+    """The interval unknown: request lines whose new target a positive interval could
+    have deferred (a target had been computed before)."""
+    deferred = 0
+
+    def handle(
+        group: Group, req: ConsumerGroupHeartbeatRequest
+    ) -> tuple[Group, ConsumerGroupHeartbeatResponse, bool, set[tuple[int, str]]]:
+        computing[0] = False
+        before = set(guessed)
+        out, response = handle_consumer_group_heartbeat(group, topics, req, config)
+        added = guessed - before
+        guessed.difference_update(added)
+        return out, response, computing[0], added
+
+    def batched(
+        group: Group,
+        body: ConsumerGroupHeartbeatRequest,
+        n: int,
+        ts: int | None,
+        answered: tuple[int | None, ConsumerGroupHeartbeatResponse] | None,
+    ) -> tuple[tuple[Group, ConsumerGroupHeartbeatResponse, bool, set[tuple[int, str]]], str, bool]:
+        """Handle a request behind KIP-1263's gate on the capture's clock; an ambiguous
+        gate is decided by the captured response when only one outcome agrees with it.
+        Also says whether the gate held a new target back."""
+        gate = _gate(group, interval, last, ts, answered[0] if answered else None)
+        if gate != "ambiguous":
+            if gate == "elapsed":
+                group = replace(group, assignment_interval_elapsed=True)
+            return handle(group, body), gate, gate == "waiting"
+        assert last is not None
+        assert ts is not None
+        assert interval is not None
+        yes = handle(replace(group, assignment_interval_elapsed=True), body)
+        no = handle(group, body)
+        agree = [
+            branch
+            for branch in (yes, no)
+            if answered is not None and not _differences(branch[1], answered[1])
+        ]
+        if yes[:3] == no[:3]:
+            chosen = no
+        elif len(agree) == 1:
+            chosen = agree[0]
+            report.notes.append(
+                f"{file}: line {n}: the timestamps cannot tell whether the assignment "
+                f"interval ({interval} ms) had passed since the last target computation "
+                f"(between ts {last[0]} and {last[1]}; this request handled from ts "
+                f"{ts}): the captured response agrees with it having "
+                + ("passed" if chosen is yes else "not passed")
+            )
+        else:  # neither (or both): the rule on the requests' times
+            chosen = yes if ts >= last[0] + interval else no
+        return chosen, gate, chosen is no
+
     diverged = False
     later: list[str] = []
     for n, ts, action in events:
+        if isinstance(action, AssignmentIntervalElapses):  # a model trace's logical time
+            group = replace(group, assignment_interval_elapsed=True)
+            continue
+        if isinstance(action, AddPartitions | CreateTopic):
+            # An administrator's change, at the time the runner saw it done: the coordinator
+            # learns it from the metadata image (onMetadataUpdate) and bumps the group epoch
+            # of a group subscribed to the topic at its next heartbeat (the metadata hash,
+            # KIP-1101); events of one topic at one ts are one image, one bump.
+            name = action.topic
+            same = ts is not None and metadata_at == (ts, name)
+            if isinstance(action, CreateTopic):
+                meta = TopicMetadata(ids.get(name, name), counts.get(name, 1))
+                new_topics = True
+            else:
+                old = topics[name] if name in topics else TopicMetadata(ids.get(name, name), 0)
+                meta = replace(old, partitions=old.partitions + 1)
+            topics = FrozenMap({**topics.as_dict(), name: meta})
+            if not same:
+                group = on_metadata_change(group, name)
+            metadata_at = (ts, name)
+            continue
         if not isinstance(
             action, DeliverMessage | LoseMessage | SessionTimeout | RebalanceTimeout
         ) and not hasattr(action, "client"):
-            # A step of the coordinator's own (a metadata change, a failover, an offloaded
-            # assignor run …): a model trace's, which this replay does not take.
+            # A step of the coordinator's own (a deleted or recreated topic, a failover, an
+            # offloaded assignor run …): a model trace's, which this replay does not take.
             report.reasons.append(
                 f"line {n}: {type(action).__name__} changes the coordinator's state "
                 "and is not replayed: no verdict from there on"
@@ -272,7 +504,77 @@ def validate_coordinator(
                         group = session_timeout(group, member_id, config)
                         expiries += 1
                         del last_seen[member_id]
-            group, response = handle_consumer_group_heartbeat(group, topics, body, config)
+            if not group.members and config.realign_empty_group:
+                last = None  # KAFKA-20442: an emptied group's AssignmentTimestamp is 0
+            answered = answers.get(n)
+            candidates = [(group, False)]
+            if pending_resolution is not None:  # resolved before this request, or not
+                candidates.insert(0, (_resolve(group, topics), True))
+            outcomes = [(batched(g, body, n, ts, answered), r) for g, r in candidates]
+            pick = outcomes[-1]
+            if len(outcomes) == 2 and outcomes[0][0][0][:3] != outcomes[1][0][0][:3]:
+                agree = [
+                    o
+                    for o in outcomes
+                    if answered is not None and not _differences(o[0][0][1], answered[1])
+                ]
+                assert pending_resolution is not None
+                if len(agree) == 1:
+                    pick = agree[0]
+                    report.notes.append(
+                        f"{file}: line {n}: the timestamps cannot tell whether the previous "
+                        "request (handled between ts "
+                        f"{pending_resolution[0]} and {pending_resolution[1]}) came 10 s after "
+                        "the last regular-expression resolution and started another: the "
+                        "captured response agrees with it having "
+                        + ("landed before this request" if pick[1] else "not started yet")
+                    )
+            (chosen, _, waited), resolved_now = pick
+            if resolved_now:
+                assert pending_resolution is not None
+                regex_refreshed, new_topics = pending_resolution, False
+                resolutions += 1
+            pending_resolution = None
+            group, response, computed, added = chosen
+            guessed.update(added)
+            if ts is not None and _regexes(group):
+                # GroupMetadataManager.maybeUpdateRegularExpressions: a resolution starts
+                # when none started in the last 10 s (REGEX_BATCH_REFRESH_MIN_INTERVAL_MS)
+                # and a regex is new or gone, a topic was created since the last one, or
+                # the refresh interval passed; it runs on the executor, and its result
+                # (handleRegularExpressionsResult: a bump when it changed) lands before the
+                # next request here. Its time is known to lie between this request's ts and
+                # its response's.
+                used = _regexes(group)
+                until = answered[0] if answered and answered[0] is not None else ts
+                if (
+                    regex_refreshed is None
+                    or ts > regex_refreshed[1] + REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
+                ):
+                    due = "due"
+                elif until <= regex_refreshed[0] + REGEX_BATCH_REFRESH_MIN_INTERVAL_MS:
+                    due = "not"
+                else:
+                    due = "ambiguous"
+                wanted = (
+                    frozenset(group.resolved_regexes) != used
+                    or new_topics
+                    or regex_refreshed is None
+                    or ts > regex_refreshed[0] + REGEX_REFRESH_INTERVAL_MS
+                )
+                if wanted and due == "due":
+                    group = _resolve(group, topics)
+                    regex_refreshed, new_topics = (ts, until), False
+                    resolutions += 1
+                elif wanted and due == "ambiguous":
+                    pending_resolution = (ts, until)
+            if computed:
+                if last is not None and interval is None:
+                    deferrable.append(n)
+                if ts is not None:
+                    last = (ts, answered[0] if answered and answered[0] is not None else ts)
+            elif waited:
+                deferred += group.group_epoch > group.assignment_epoch
             joins[n] = body.member_epoch == 0
             expected.setdefault((m.client, m.incarnation, m.connection), deque()).append(
                 (n, response)
@@ -308,6 +610,20 @@ def validate_coordinator(
                 if not fields:
                     report.reasons[-1] += ": no verdict from there on"
                     diverged = True
+            unknown = [f for f in fields if f in ("MemberEpoch", "Assignment")]
+            if fields and unknown and deferrable and interval is None:
+                report.reasons.append(
+                    f"the response at line {n} differs from the model's in {', '.join(fields)}; "
+                    "the coordinator's assignment interval (KIP-1263 batching, KAFKA-20291; "
+                    "not on the wire) is unknown and the model computed new targets at once "
+                    f"(at the requests of line {', '.join(map(str, deferrable[:5]))}"
+                    f"{' …' if len(deferrable) > 5 else ''}), which a coordinator with a "
+                    "positive interval defers to the first heartbeat after it (give the "
+                    "header's assignment_interval_ms or --assignment-interval-ms): no "
+                    "verdict from there on"
+                )
+                fields = []
+                diverged = True
             if fields:
                 rules = "; ".join(f"{f}: {RULES[f]}" for f in fields)
                 report.violations.append(
@@ -341,6 +657,13 @@ def validate_coordinator(
         )
     report.notes.append(
         f"{file}: epoch layout {layout}; targets taken from the capture; "
+        + (
+            f"assignment interval {interval} ms ({interval_source}"
+            + (f"; {deferred} new target(s) deferred by it); " if interval else "); ")
+            if interval is not None
+            else "assignment interval unknown (new targets computed at once); "
+        )
+        + ("empty groups realigned (KAFKA-20442); " if config.realign_empty_group else "")
         + (
             f"{expiries} expiries applied (session timeout {session} ms)"
             if session is not None

@@ -16,6 +16,7 @@ from functools import partial
 from typing import BinaryIO
 
 from groupcheck.crash import one_line
+from groupcheck.validate.client_mode import validate_client
 from groupcheck.validate.conformance import validate_conformance
 from groupcheck.validate.coordinator_mode import validate_coordinator
 from groupcheck.validate.itf import MAX_ITF_BYTES, parse_itf, validate_itf
@@ -71,6 +72,7 @@ def validate_path(
     timing: TimingOptions | None = None,
     epoch_layout: str = "auto",
     all_divergences: bool = False,
+    assignment_interval_ms: int | None = None,
 ) -> Report:
     """Validate one trace file (``-``: standard input): ITF when :func:`is_itf`, else the
     NDJSON trace format in ``mode`` (``safety`` or ``conformance``). A file that cannot be
@@ -90,12 +92,27 @@ def validate_path(
             return doc if isinstance(doc, Report) else validate_itf(shown, doc)
         with trace_lines(name) as lines:
             if mode == "conformance":
-                return validate_conformance(shown, lines, reference=reference)
+                return _no_events(validate_conformance(shown, lines, reference=reference))
+            if mode == "client":
+                return _no_events(validate_client(shown, lines))
             if mode == "coordinator":
-                return validate_coordinator(shown, lines, timing, epoch_layout, all_divergences)
-            return validate_safety(shown, lines, settle=settle, timing=timing)
+                return validate_coordinator(
+                    shown, lines, timing, epoch_layout, all_divergences, assignment_interval_ms
+                )
+            return _no_events(validate_safety(shown, lines, settle=settle, timing=timing))
     except OSError as e:
         return Report(shown, "itf" if itf else mode, error=f"{shown}: {e.strerror or e}")
+
+
+NO_EVENTS = "the trace has no events after its header: nothing was checked"
+"""Why a well-formed trace without events is inconclusive, not ok (issue 42)."""
+
+
+def _no_events(report: Report) -> Report:
+    """A trace with a header and no event is inconclusive: no verdict on nothing."""
+    if report.error is None and report.events == 0 and not report.violations:
+        report.reasons.append(NO_EVENTS)
+    return report
 
 
 def validate_file(name: str, mode: str, settle: int = 100, fmt: str = "auto") -> Report:

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from groupcheck.validate.concurrency import releases_first
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.timing import (
     PREMATURE,
@@ -284,11 +285,95 @@ def trace_events(
 ) -> Iterator[tuple[int, int | None, Action]]:
     """(line number, ``ts``, action) of each event of a trace whose header has been read
     (``lines`` goes on from line 2); blank lines are skipped, a malformed one raises
-    ``TraceError``."""
+    ``TraceError`` — and so does one that is impossible on its face (:class:`_OnItsFace`:
+    time running backwards, a member epoch below -2)."""
+    face = _OnItsFace()
     for n, line in enumerate(lines, 2):
         if line.strip():
             event = parse_event(line, n)
-            yield n, event.ts, decode_action(event, line, n, header)
+            action = decode_action(event, line, n, header)
+            face.check(n, line, event.ts, action)
+            yield n, event.ts, action
+
+
+MIN_MEMBER_EPOCH = -2
+"""The lowest member epoch a ConsumerGroupHeartbeat carries: -1 a member leaving, -2 a
+static member leaving temporarily (KIP-848 Consumer Group Heartbeat API)."""
+
+
+@dataclass
+class _OnItsFace:
+    """What no trace can show, whoever wrote it (docs/trace-format.md, "Timestamps"):
+
+    - time running backwards on one connection: Kafka handles a connection's requests one
+      at a time, in order, so along the file the requests of one client on one connection
+      never go back in time, nor do its responses, and a response is never stamped before
+      the request it answers (the last request of that client and connection above it).
+      Across connections the file may go back: a capture writes exchanges in the order the
+      coordinator handled them, which is neither the order the requests were sent nor the
+      order the responses came back (``groupcheck/capture/proxy.py``);
+    - a ConsumerGroupHeartbeat member epoch below :data:`MIN_MEMBER_EPOCH`."""
+
+    requests: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    """(client, connection) → the ``ts`` and line of its latest request."""
+    responses: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    """(client, connection) → the ``ts`` and line of its latest response."""
+
+    def check(self, n: int, line: str, ts: int | None, action: Action) -> None:
+        body = action.message.body if isinstance(action, DeliverMessage) else None
+        epoch = getattr(body, "member_epoch", None)
+        if (
+            isinstance(body, ConsumerGroupHeartbeatRequest | ConsumerGroupHeartbeatResponse)
+            and isinstance(epoch, int)
+            and epoch < MIN_MEMBER_EPOCH
+        ):
+            raise TraceError(
+                n,
+                _column(line, "MemberEpoch"),
+                f"member epoch {epoch} is below {MIN_MEMBER_EPOCH}, the lowest a "
+                "ConsumerGroupHeartbeat carries",
+            )
+        if ts is None or not isinstance(action, DeliverMessage):
+            return
+        message = action.message
+        key = (message.client, message.connection)
+        if message.to_coordinator:
+            self._forward(n, line, ts, self.requests, key, "request")
+            return
+        self._forward(n, line, ts, self.responses, key, "response")
+        sent = self.requests.get(key)
+        if sent is not None and ts < sent[0]:
+            raise TraceError(
+                n,
+                _column(line, "ts"),
+                f"ts {ts} is before ts {sent[0]} of its client's request at line "
+                f"{sent[1]}: a response cannot precede the request",
+            )
+
+    @staticmethod
+    def _forward(
+        n: int,
+        line: str,
+        ts: int,
+        latest: dict[tuple[str, int], tuple[int, int]],
+        key: tuple[str, int],
+        what: str,
+    ) -> None:
+        before = latest.get(key)
+        if before is not None and ts < before[0]:
+            raise TraceError(
+                n,
+                _column(line, "ts"),
+                f"ts {ts} is before ts {before[0]} of the {what} at line {before[1]} on the "
+                "same connection: time runs backwards",
+            )
+        latest[key] = (ts, n)
+
+
+def _column(line: str, key: str) -> int:
+    """The 1-based column of ``"key"`` in ``line`` (1 when absent)."""
+    i = line.find(f'"{key}"')
+    return i + 1 if i >= 0 else 1
 
 
 def validate_safety(
@@ -316,7 +401,7 @@ def validate_safety(
 
             return validate_mixed_safety(file, header, it, settle, timing)
         checker = _Safety(file, report, settle, timing or TimingOptions(), header)
-        for n, ts, action in trace_events(it, header):
+        for n, ts, action in releases_first(trace_events(it, header)):
             checker.on_event(n, ts, action)
     except TraceError as e:
         report.error = f"{file}:{e}"

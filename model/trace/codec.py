@@ -88,6 +88,9 @@ APIS: dict[str, tuple[str, ...]] = {
 }
 """Per header ``protocol``, the APIs its messages may use."""
 CLASSIC_KINDS = frozenset({"SendJoinGroup", "SendSyncGroup", "Bounce", "StallAssignment"})
+CLIENT_EVENT_KINDS = frozenset({"Callback", "Subscription", "Unsubscribe", "Close", "PollStall"})
+"""Event kinds that are not model actions: what a client process's application saw and did
+(``model.trace.client_events``; docs/trace-format.md, "Client events")."""
 """Event kinds version 2 added (the classic protocol's actions); a version 1 file has none."""
 PROTOCOL_TYPE = "consumer"
 """A consumer's JoinGroup ``ProtocolType`` (``ConsumerProtocol.PROTOCOL_TYPE``)."""
@@ -141,6 +144,14 @@ class TraceHeader:
     """Topic id → topic name, for traces that name partitions by topic id (captures)."""
     clients: Mapping[str, str] | None = None
     """A message's ``client`` → the ``client.id`` the client process sent (captures)."""
+    implementation: Mapping[str, str] | None = None
+    """What produced a capture (``groupcheck kafka run``): ``name``, ``version``,
+    ``commit`` of the broker, ``clients`` (the client libraries)."""
+    assignment_interval_ms: int | None = None
+    """KIP-1263's assignment interval the coordinator applies to the group (the group's
+    ``consumer.assignment.interval.ms``, else the broker's
+    ``group.consumer.assignment.interval.ms``; 0: batching off), when known; it is not on
+    the wire."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,7 +392,7 @@ the members' rebalance timeout and the heartbeat interval the coordinator asks f
 _HEADER_FIELDS = frozenset(
     {"format", "version", "protocol", "topics", "config", "settings", "mutant", "rules"}
     | set(TIMING_FIELDS)
-    | {"topic_names", "clients"}
+    | {"topic_names", "clients", "implementation", "assignment_interval_ms"}
 )
 _RULES_FIELDS = frozenset({"file", "name", "sha256"})
 _EVENT_FIELDS = frozenset({"seq", "ts", "source", "kind", "payload", "state"})
@@ -533,8 +544,13 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         if value is not None and value <= 0:
             raise TraceError(n, _col(line, key), f"{key} must be > 0, got {value}")
         timing[key] = value
+    interval = _get(obj, "assignment_interval_ms", int, line, n, optional=True)
+    if interval is not None and not 0 <= interval <= MAX_INT:
+        raise TraceError(
+            n, _col(line, "assignment_interval_ms"), f"assignment_interval_ms < 0: {interval}"
+        )
     names: dict[str, dict[str, str] | None] = {}
-    for key in ("topic_names", "clients"):
+    for key in ("topic_names", "clients", "implementation"):
         value = _get(obj, key, dict, line, n, optional=True)
         if value is not None:
             for k, v in value.items():
@@ -554,6 +570,8 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         heartbeat_interval_ms=timing["heartbeat_interval_ms"],
         topic_names=names["topic_names"],
         clients=names["clients"],
+        implementation=names["implementation"],
+        assignment_interval_ms=interval,
     )
 
 
@@ -565,7 +583,7 @@ def parse_event(line: str, n: int) -> TraceEvent:
     ts = _get(obj, "ts", int, line, n, optional=True, int64=True)  # e.g. Unix epoch ms
     source = _get(obj, "source", str, line, n)
     kind = _get(obj, "kind", str, line, n)
-    if kind not in ACTIONS_BY_KIND:
+    if kind not in ACTIONS_BY_KIND and kind not in CLIENT_EVENT_KINDS:
         raise TraceError(n, _col(line, "kind"), f"unknown event kind {kind!r:.60}")
     payload = _get(obj, "payload", dict, line, n)
     return TraceEvent(seq, ts, source, kind, payload)
@@ -871,7 +889,12 @@ def decode_action(
 ) -> Action:
     """The model action an event records. With the file's ``header``, the event must be
     one its version and protocol allow (a version 1 file has no classic API or event
-    kind; a message's api must be of the header's protocol)."""
+    kind; a message's api must be of the header's protocol). A client event
+    (:data:`CLIENT_EVENT_KINDS`) is a ``model.trace.client_events.ClientEvent``."""
+    if event.kind in CLIENT_EVENT_KINDS:
+        from model.trace.client_events import decode_client_event  # it imports this module
+
+        return decode_client_event(event, line, n)
     cls = ACTIONS_BY_KIND[event.kind]
     p = event.payload
     if header is not None and header.version == 1 and event.kind in CLASSIC_KINDS:

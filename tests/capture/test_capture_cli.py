@@ -199,18 +199,65 @@ def test_control_cut_drops_a_clients_traffic_and_heal_restores_it(tmp_path: Path
                 proxy.wait()
 
 
-def test_out_must_not_replace_a_file_groupcheck_did_not_write(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_out_never_replaces_any_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a user's notes, nor a trace — an earlier capture, a counterexample, a trace the
+    user's implementation wrote (issue 42): exit 2, one line, before anything listens."""
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
+    trace = tmp_path / "earlier.ndjson"
+    header = '{"format": "groupcheck-trace", "version": 2, "protocol": "consumer"}\n'
+    trace.write_text(header + '{"seq": 1}\n')
     argv = ["capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"]
-    assert main([*argv, "--out", str(notes), "--duration", "1"]) == 2
-    assert capsys.readouterr().err == (
-        f"groupcheck: error: --out: {str(notes)!r} exists and is not a trace groupcheck "
-        "wrote; choose another path\n"
-    )
+    for existing in (notes, trace, tmp_path):
+        assert main([*argv, "--out", str(existing), "--duration", "1"]) == 2
+        assert capsys.readouterr().err == (
+            f"groupcheck: error: --out {existing}: exists; give a new file name\n"
+        )
     assert notes.read_text() == "my notes\n"
-    assert main([*argv, "--out", str(tmp_path), "--duration", "1"]) == 2
-    capsys.readouterr()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    assert trace.read_text() == header + '{"seq": 1}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier.ndjson", "notes.txt"]
+
+
+def test_an_unwritable_out_is_refused_before_listening(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groupcheck.capture import proxy
+
+    if os.geteuid() != 0:
+        directory = tmp_path / "ro"
+        directory.mkdir()
+        directory.chmod(0o555)
+    else:
+        directory = Path("/sys")  # root is not stopped by permissions; sysfs refuses files
+
+    async def must_not_listen(*args: object) -> None:
+        raise AssertionError("listened before checking --out")
+
+    monkeypatch.setattr(proxy.Proxy, "listen", must_not_listen)
+    out = directory / "c.ndjson"
+    argv = ["capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"]
+    assert main([*argv, "--out", str(out), "--duration", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"groupcheck: error: --out {out}: directory {str(directory)!r} is not writable "
+        "(Permission denied)\n"
+    )
+
+
+def test_a_file_appearing_under_the_name_during_a_capture_is_kept(tmp_path: Path) -> None:
+    from groupcheck.capture.proxy import TraceWriter
+
+    out = tmp_path / "c.ndjson"
+    notes: list[str] = []
+    writer = TraceWriter(out, log=notes.append)
+    writer.open()
+    out.write_text("appeared\n")
+    writer.close()
+    assert out.read_text() == "appeared\n"
+    assert json.loads((tmp_path / "c-1.ndjson").read_text().splitlines()[0])["format"] == (
+        "groupcheck-trace"
+    )
+    assert writer.path == tmp_path / "c-1.ndjson"
+    assert notes == [f"{out} appeared during the capture: the trace is {tmp_path / 'c-1.ndjson'}"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c-1.ndjson", "c.ndjson"]

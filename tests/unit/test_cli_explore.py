@@ -76,10 +76,11 @@ def test_missed_witness_is_inconclusive_exit_3(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     config = tmp_path / "lone.toml"
+    runs = tmp_path / "runs"  # explore refuses a directory of runs holding the config
     config.write_text(
         'name = "LONE"\n[topics]\nfoo = 1\n[[clients]]\nname = "A"\nsubscription = ["foo"]\n'
     )
-    code, out, _ = run(capsys, "explore", "--config", str(config), "--out", str(tmp_path), "--json")
+    code, out, _ = run(capsys, "explore", "--config", str(config), "--out", str(runs), "--json")
     assert code == 3
     doc = json.loads(out)
     assert doc["exhausted"] is True
@@ -90,7 +91,7 @@ def test_missed_witness_is_inconclusive_exit_3(
             'name = "LONE"\n', 'name = "LONE"\nrequired_witnesses = ["GroupConverges"]\n'
         )
     )
-    code, out, _ = run(capsys, "explore", "--config", str(config), "--out", str(tmp_path), "--json")
+    code, out, _ = run(capsys, "explore", "--config", str(config), "--out", str(runs), "--json")
     assert code == 0
     assert json.loads(out)["missed_witnesses"] == []
 

@@ -255,6 +255,43 @@ def test_sigterm_while_writing_leaves_no_partial_directory(tmp_path: Path) -> No
     assert not any(p.is_dir() for p in tmp_path.iterdir())  # nothing that looks complete
 
 
+@pytest.mark.parametrize(
+    ("signum", "delays"),
+    [
+        (signal.SIGTERM, (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.6)),
+        (signal.SIGINT, (0.2, 0.35, 0.5)),
+    ],
+)
+def test_a_signal_at_any_moment_is_one_line_and_its_status(
+    tmp_path: Path, signum: int, delays: tuple[float, ...]
+) -> None:
+    """Issue 42: a SIGTERM while the parser imports the subcommands (the first ~0.4 s)
+    printed a traceback and exited 1. At any delay the process ends with one line and
+    128 + the signal's number — or, when the signal comes before the interpreter ran any
+    of groupcheck, killed by it with nothing said (the shell's status is the same)."""
+    import time
+
+    argv = [sys.executable, "-m", "groupcheck", "explore", "--preset", "SMALL", "--quiet"]
+    for i, delay in enumerate(delays):
+        proc = subprocess.Popen(
+            [*argv, "--out", str(tmp_path / f"out{i}")],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            # pytest-xdist's workers may ignore SIGINT, which a child would inherit
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
+        )
+        time.sleep(delay)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+        what = "terminated" if signum == signal.SIGTERM else "interrupted"
+        assert (proc.returncode, err) in {
+            (128 + signum, f"groupcheck: {what}\n"),
+            (-signum, ""),
+        }, (delay, proc.returncode, err)
+
+
 # --------------------------------------------------------------------------- outputs
 
 
@@ -282,13 +319,30 @@ def test_explore_never_replaces_a_users_directory_or_index(
     (out / "index.html").write_text("my index")
     code, _, err = run(capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(out))
     assert code == 2
-    assert "not written by groupcheck" in err
+    assert "which groupcheck did not write" in err
     assert (users / "notes.txt").read_text() == "mine"
     (users / "notes.txt").unlink()
     users.rmdir()
+    # A directory of runs holding a user's file is refused too (README, issue 42).
+    code, out_text, err = run(
+        capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(out)
+    )
+    assert (code, out_text) == (2, "")
+    assert err == (
+        f"groupcheck: error: --out {out}: holds 'index.html', which groupcheck did not "
+        "write; choose a new directory or one holding only groupcheck's runs\n"
+    )
+    assert (out / "index.html").read_text() == "my index"
+    (out / "index.html").unlink()
     code, _, _ = run(capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(out))
     assert code == 1
-    assert (out / "index.html").read_text() == "my index"
+    run_dir = out / "MUT2-assignor-assigns-twice-bfs-seed0"
+    # A rerun into its own earlier output keeps what the user added there.
+    (run_dir / "notes.txt").write_text("mine")
+    code, _, _ = run(capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(out))
+    assert code == 1
+    assert (run_dir / "notes.txt").read_text() == "mine"
+    assert (run_dir / "trace.ndjson").is_file()
 
 
 # --------------------------------------------------------------------------- determinism

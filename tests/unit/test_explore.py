@@ -302,3 +302,33 @@ def test_fair_schedules_sharing_a_memo_are_the_schedules_run_alone() -> None:
             assert reached == replayed[1:]
             failed += not alone[2]
         assert (failed > 0) == (config is never_ack)
+
+
+def test_a_large_group_is_given_fair_steps_in_proportion_to_its_size() -> None:
+    """Issue 42: under a fixed bound of 400 fair steps, a group of 300 members was a
+    Convergence "violation" one step from its start; the fair schedule forms a group in
+    about ten steps a member. 60 members take more than 400 steps and converge within
+    the bound derived from the config."""
+    from dataclasses import replace
+
+    from invariants.check import Checker, check_fair_tail
+    from invariants.liveness import (
+        DEFAULT_BOUND,
+        STEPS_PER_CLIENT,
+        convergence_bound,
+        fair_schedule,
+    )
+    from model import system
+    from model.presets import preset
+
+    base = preset("SMALL")
+    clients = tuple(replace(base.clients[0], name=f"c{i}") for i in range(60))
+    config = replace(base, name="SMALL60", clients=clients)
+    assert convergence_bound(config) == 60 * STEPS_PER_CLIENT > DEFAULT_BOUND
+    assert convergence_bound(config, 20) == 20  # a deliberately short schedule is kept
+    assert convergence_bound(preset("SMALL")) == DEFAULT_BOUND
+    taken, _, ok = fair_schedule(system.initial(config), config, DEFAULT_BOUND)
+    assert ok
+    assert DEFAULT_BOUND < len(taken) <= convergence_bound(config)
+    _, violation = check_fair_tail(system.initial(config), config, Checker())
+    assert violation is None

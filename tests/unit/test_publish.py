@@ -9,7 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from reports.publish import MARKER, OutputError, owned, publishing, sweep_partials
+from reports.publish import (
+    MARKER,
+    PARTIAL,
+    OutputError,
+    check_new_file,
+    check_runs_dir,
+    marker_info,
+    owned,
+    publishing,
+    sweep_partials,
+    unlisted,
+)
 
 
 def test_new_directory_is_published_with_a_marker(tmp_path: Path) -> None:
@@ -90,3 +101,104 @@ def test_partials_of_dead_processes_are_swept(tmp_path: Path) -> None:
     assert mine.exists()
     assert user.exists()
     assert not stale.exists()
+
+
+# --------------------------------------------------------------------------- issue 42
+
+
+def _unwritable_dir(tmp_path: Path) -> Path:
+    """A directory this process cannot create files in: a read-only one, or as root
+    (whom permissions do not stop) sysfs."""
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        return ro
+    return Path("/sys")
+
+
+def test_a_rerun_keeps_what_the_user_added_to_its_output(tmp_path: Path) -> None:
+    final = tmp_path / "run"
+    with publishing(final, command="test") as tmp:
+        (tmp / "report.txt").write_text("1")
+        (tmp / "pictures").mkdir()
+        (tmp / "pictures" / "a.svg").write_text("a")
+    assert marker_info(final)["files"] == ["pictures", "pictures/a.svg", "report.txt"]
+    (final / "notes.txt").write_text("mine")
+    (final / "pictures" / "b.svg").write_text("mine too")
+    (final / "drafts").mkdir()
+    (final / "drafts" / "d.txt").write_text("draft")
+    assert unlisted(final) == ["drafts", "notes.txt", "pictures/b.svg"]
+    with publishing(final, command="test") as tmp:
+        (tmp / "report.txt").write_text("2")
+    assert (final / "report.txt").read_text() == "2"
+    assert not (final / "pictures" / "a.svg").exists()  # the old run's own file is gone
+    assert (final / "notes.txt").read_text() == "mine"
+    assert (final / "pictures" / "b.svg").read_text() == "mine too"
+    assert (final / "drafts" / "d.txt").read_text() == "draft"
+    assert marker_info(final)["files"] == ["report.txt"]  # the user's files stay unlisted
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def test_a_rerun_writing_a_name_the_user_took_is_refused(tmp_path: Path) -> None:
+    final = tmp_path / "run"
+    with publishing(final) as tmp:
+        (tmp / "report.txt").write_text("1")
+    (final / "extra.txt").write_text("mine")
+    with (
+        pytest.raises(OutputError, match=r"extra\.txt was not written by groupcheck"),
+        publishing(final) as tmp,
+    ):
+        (tmp / "extra.txt").write_text("the run's")
+    assert (final / "extra.txt").read_text() == "mine"
+    assert (final / "report.txt").read_text() == "1"
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def test_a_new_file_is_never_an_existing_one_and_its_directory_is_writable(
+    tmp_path: Path,
+) -> None:
+    existing = tmp_path / "t.ndjson"
+    existing.write_text('{"format": "groupcheck-trace"}\n')
+    with pytest.raises(OutputError, match="exists; give a new file name"):
+        check_new_file(existing, "--out")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(OutputError, match="exists"):
+        check_new_file(tmp_path / "dangling", "--out")
+    with pytest.raises(OutputError, match="does not exist"):
+        check_new_file(tmp_path / "no" / "t.ndjson", "--out")
+    with pytest.raises(OutputError, match="is not writable"):
+        check_new_file(_unwritable_dir(tmp_path) / "t.ndjson", "--out")
+    check_new_file(tmp_path / "new.ndjson", "--out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "t.ndjson"]
+
+
+def test_a_directory_of_runs_holding_a_users_files_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    check_runs_dir(out)  # absent: fine
+    out.mkdir()
+    with publishing(out / "a-run") as tmp:
+        (tmp / "x").write_text("x")
+    (out / f"{PARTIAL}1-x").mkdir()
+    check_runs_dir(out)
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match=r"holds 'notes\.txt', which groupcheck did not write"):
+        check_runs_dir(out)
+    with pytest.raises(OutputError, match="not a directory"):
+        check_runs_dir(out / "notes.txt")
+
+
+def test_simulate_trace_into_an_unwritable_directory_is_bad_input_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from groupcheck.cli import main
+
+    target = _unwritable_dir(tmp_path) / "t.ndjson"
+    argv = ["simulate", "--timed", "--preset", "TINY", "--seed", "1", "--trace", str(target)]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"groupcheck: error: --trace {target}: directory {str(target.parent)!r} is not "
+        "writable (Permission denied)\n"
+    )

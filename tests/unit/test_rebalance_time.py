@@ -98,7 +98,7 @@ def test_explore_json_reports_rebalance_time(
         '"GroupConverges"]\n[topics]\nfoo = 2\n[[clients]]\nname = "A"\nsubscription = ["foo"]\n'
         '[[clients]]\nname = "B"\nsubscription = ["foo"]\nsubscribed = false\n'
     )
-    argv = ["explore", "--config", str(config), "--rebalance-time", "--out", str(tmp_path)]
+    argv = ["explore", "--config", str(config), "--rebalance-time", "--out", str(tmp_path / "runs")]
     assert main([*argv, "--json", "--rules", f"{LATE_ACK}:SLOW"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["rebalance"]["worst_steps"] > 0

@@ -618,3 +618,172 @@ def test_safety_mode_has_no_false_alarms_when_a_client_changes_its_instance_id()
         report = validate_safety(f"rename-{seed}", lines, settle=10**6)
         assert report.violations == [], (seed, report.violations[0])
     assert changed > 30
+
+
+# --------------------------------------------------------------------------- issue 42
+
+
+def _at(line: str, ts: int) -> str:
+    doc = json.loads(line)
+    doc["ts"] = ts
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("mode", ["safety", "conformance"])
+def test_a_trace_without_events_is_inconclusive_not_ok(
+    tmp_path: FsPath, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    trace = tmp_path / "header-only.ndjson"
+    model_header = next(iter(path_lines(progress_walk(TINY, 1))))  # names its config
+    trace.write_text(model_header + "\n\n")
+    assert main(["validate", "--mode", mode, str(trace)]) == 3
+    out = capsys.readouterr().out
+    assert (
+        f"inconclusive: {trace}: the trace has no events after its header: nothing was "
+        "checked" in out
+    )
+    assert main(["validate", "--mode", mode, "--json", str(trace)]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["result"], doc["events"]) == ("inconclusive", 0)
+
+
+def test_time_running_backwards_is_malformed_at_its_line(
+    tmp_path: FsPath, capsys: pytest.CaptureFixture[str]
+) -> None:
+    join = hb("A", {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": []}, True)
+    answer = hb("A", ok("A", 1, parts(0, 1)), False)
+    again = hb("A", {"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": parts(0, 1)}, True)
+    trace = tmp_path / "t.ndjson"
+    # A response stamped before the response above it.
+    trace.write_text(
+        "\n".join([header(), _at(join, 100), _at(answer, 200), _at(again, 300), _at(answer, 150)])
+        + "\n"
+    )
+    argv = ["validate", "--mode", "safety", "--session-timeout-ms", "45000", str(trace)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    column = _at(answer, 150).find('"ts"') + 1
+    assert err == (
+        f"groupcheck: error: {trace}:5:{column}: ts 150 is before ts 200 of the response at "
+        "line 3 on the same connection: time runs backwards\n"
+    )
+    # A request stamped before the request above it on its connection.
+    trace.write_text("\n".join([header(), _at(join, 100), _at(answer, 200), _at(again, 50)]) + "\n")
+    assert main(argv) == 2
+    assert "ts 50 is before ts 100 of the request at line 2" in capsys.readouterr().err
+    # A response stamped before its own request.
+    trace.write_text("\n".join([header(), _at(join, 100), _at(answer, 90)]) + "\n")
+    assert main(argv) == 2
+    assert "ts 90 is before ts 100 of its client's request at line 2" in capsys.readouterr().err
+
+
+def test_a_capture_writing_overlapping_exchanges_is_not_time_running_backwards() -> None:
+    """A capture writes each exchange when its response arrives, request first: B's
+    exchange (sent at 100, answered at 400) ends after A's (sent at 200, answered at 300),
+    so B's request comes after A's response and is stamped before it — as the real
+    captures under tests/ are."""
+    lines = [
+        header(),
+        _at(hb("A", {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": []}, True), 200),
+        _at(hb("A", ok("A", 1, parts(0, 1)), False), 300),
+        _at(hb("B", {"MemberId": "B", "MemberEpoch": 0, "TopicPartitions": []}, True), 100),
+        _at(hb("B", ok("B", 1, []), False), 400),
+    ]
+    report = validate_safety("c.ndjson", lines, settle=1)
+    assert report.error is None
+
+
+def test_exchanges_in_request_order_are_not_time_running_backwards() -> None:
+    """A capture writes exchanges in the order their requests were forwarded (the order
+    the coordinator handled them): A's leave (sent at 100, answered at 400) before B's
+    heartbeat (sent at 200, answered at 300), which was given the partitions A released,
+    so B's response is stamped before A's — on other connections, which is no time running
+    backwards, and no hand-over before a release."""
+    lines = [
+        header(),
+        _at(hb("A", {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": []}, True), 10),
+        _at(hb("A", ok("A", 1, parts(0, 1)), False), 20),
+        _at(hb("A", {"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": parts(0, 1)}, True), 30),
+        _at(hb("A", ok("A", 1, None), False), 40),
+        _at(hb("A", {"MemberId": "A", "MemberEpoch": -1}, True), 100),
+        _at(hb("A", {**ok("A", -1, None), "HeartbeatIntervalMs": 0}, False), 400),
+        _at(hb("B", {"MemberId": "B", "MemberEpoch": 0, "TopicPartitions": []}, True), 200),
+        _at(hb("B", ok("B", 2, parts(0, 1)), False), 300),
+    ]
+    report = validate_safety("c.ndjson", lines, settle=1)
+    assert report.error is None
+    assert [v.property for v in report.violations] == ["Observed.Convergence"]  # B's ack: not yet
+
+
+def test_a_member_epoch_below_minus_two_is_malformed_at_its_line(
+    tmp_path: FsPath, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = hb("A", {"MemberId": "A", "MemberEpoch": -3, "TopicPartitions": []}, True)
+    trace = tmp_path / "t.ndjson"
+    trace.write_text("\n".join([header(), bad]) + "\n")
+    assert main(["validate", "--mode", "safety", str(trace)]) == 2
+    column = bad.find('"MemberEpoch"') + 1
+    assert capsys.readouterr().err == (
+        f"groupcheck: error: {trace}:2:{column}: member epoch -3 is below -2, the lowest a "
+        "ConsumerGroupHeartbeat carries\n"
+    )
+    static_leave = hb("A", {"MemberId": "A", "MemberEpoch": -2, "InstanceId": "i"}, True)
+    assert validate_safety("t", [header(), static_leave]).error is None
+
+
+# ---------------------------------------------------- exchanges handled in either order
+
+
+def _given_away(a_request: dict[str, object], a_at: tuple[int, int]) -> list[str]:
+    """A owns foo-0, foo-1; B's heartbeat (sent at 200, answered at 300) is given them,
+    written before A's exchange ``a_request`` (sent and answered at ``a_at``)."""
+    a_join = {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": []}
+    a_ack = {"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": parts(0, 1)}
+    return [
+        header(),
+        _at(hb("A", a_join, True), 10),
+        _at(hb("A", ok("A", 1, parts(0, 1)), False), 20),
+        _at(hb("A", a_ack, True), 30),
+        _at(hb("A", ok("A", 1, None), False), 40),
+        _at(hb("B", {"MemberId": "B", "MemberEpoch": 0, "TopicPartitions": []}, True), 200),
+        _at(hb("B", ok("B", 2, parts(0, 1)), False), 300),
+        _at(hb("A", a_request, True), a_at[0]),
+        _at(hb("A", {**ok("A", a_request["MemberEpoch"], None)}, False), a_at[1]),  # type: ignore[arg-type]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("a_request", "a_at", "handed_over"),
+    [
+        # A leaves while B's heartbeat is in flight: the coordinator may have handled the
+        # leave first, so the hand-over is not a violation.
+        ({"MemberId": "A", "MemberEpoch": -1}, (250, 310), False),
+        # A acknowledges the revocation of both while B's heartbeat is in flight: the same.
+        ({"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": []}, (250, 310), False),
+        # A's leave went out after B's response came back: the coordinator gave B the
+        # partitions first, which is a hand-over before their release.
+        ({"MemberId": "A", "MemberEpoch": -1}, (301, 310), True),
+    ],
+)
+def test_a_release_overlapping_a_hand_over_may_have_come_first(
+    a_request: dict[str, object], a_at: tuple[int, int], handed_over: bool
+) -> None:
+    report = validate_safety("c.ndjson", _given_away(a_request, a_at), settle=100)
+    assert report.error is None
+    properties = [v.property for v in report.violations]
+    assert properties == (["Observed.NoDoubleOwnership"] if handed_over else [])
+
+
+def test_a_request_that_claims_a_partition_is_not_moved() -> None:
+    """A stale acknowledgement (F1's shape) claims what another member was just given: it
+    is no release, so overlapping that member's exchange in time does not move it, and it
+    is reported as the claim it is."""
+    lines = _given_away(
+        {"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": parts(0, 1, 2)}, (250, 310)
+    )
+    lines[6] = _at(hb("B", ok("B", 2, parts(2)), False), 300)  # B is given foo-2 only
+    report = validate_safety("c.ndjson", lines, settle=100)
+    assert report.error is None
+    assert [v.message for v in report.violations] == [
+        "A reports owning foo-2 while B has not released it"
+    ]

@@ -613,15 +613,18 @@ def _stamped(
     pre: SymState, post: SymState, hm: ExprRef, old: MemberTerm, new: MemberTerm, wrote: BoolRef
 ) -> BoolRef:
     """``coordinator.stamp_assignment_epochs`` when the heartbeat wrote member ``hm``
-    (``write_member``; ``CurrentAssignmentBuilder``, ``ConsumerGroupMember.assignmentEpochs``):
-    a partition it held before keeps its epoch, a partition it gains gets its new member
-    epoch (no static members here: no -2 reset); every other entry as it was."""
+    (``write_member``; ``CurrentAssignmentBuilder.computeNextAssignment``,
+    ``ConsumerGroupMember.assignmentEpochs``; KAFKA-20066): a partition that stays assigned,
+    or stays held pending revocation, keeps its epoch; a partition that enters the assigned
+    partitions (also one back from pending revocation) gets the new member epoch (no static
+    members here: no -2 reset); every other entry as it was."""
     before = pre.since
     assert before is not None
     assert post.since is not None
 
     def stamp(q: ExprRef) -> ExprRef:
-        return z3.If(new.holds(q), z3.If(old.holds(q), before(hm, q), new.epoch), before(hm, q))
+        fresh = z3.If(new.assigned(q), z3.Not(old.assigned(q)), z3.Not(old.holds(q)))
+        return z3.If(z3.And(new.holds(q), fresh), new.epoch, before(hm, q))
 
     return z3.And(
         post.holder_rejected == pre.holder_rejected,

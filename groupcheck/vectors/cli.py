@@ -1,0 +1,198 @@
+"""``groupcheck vectors run`` and ``groupcheck vectors export`` (``docs/vectors.md``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "vectors"
+
+
+def register(sub: Any) -> None:
+    """Add the ``vectors`` command and its subcommands."""
+    vec = sub.add_parser(
+        "vectors",
+        help="run Kafka's unit tests, translated as conformance vectors, against the model",
+        description=(
+            "Kafka's own unit tests as language-neutral vectors (vectors/, docs/vectors.md). "
+            "'run' executes them against the model; 'export' writes them with the model's "
+            "answers for another implementation."
+        ),
+    )
+    vsub = vec.add_subparsers(dest="vectors_command", metavar="SUBCOMMAND", required=True)
+    run = vsub.add_parser(
+        "run",
+        help="execute every vector against the model",
+        description=(
+            "Execute every vector and print one line per Kafka test class and a summary. "
+            "Exit 0 when every difference is explained (vectors/explained.json), 1 when one "
+            "is not, 2 on a bad vector file."
+        ),
+    )
+    run.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR, metavar="DIR")
+    run.add_argument("--class", dest="only", metavar="NAME", help="only this test class")
+    out = run.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object")
+    out.add_argument("--markdown", action="store_true", help="print the table of counts")
+    run.add_argument("--verbose", action="store_true", help="print every difference")
+    run.set_defaults(handler=cmd_run)
+    exp = vsub.add_parser(
+        "export",
+        help="write the vectors with the model's answers to a new directory",
+        description=(
+            "Write every vector file with the model's answer beside each expected value "
+            "(key 'answers') into DIR, built under a temporary name and moved into place; "
+            "an existing DIR this command did not write is refused."
+        ),
+    )
+    exp.add_argument("out", type=Path, metavar="DIR")
+    exp.add_argument("--from", dest="source", type=Path, default=DEFAULT_DIR, metavar="SRC")
+    exp.set_defaults(handler=cmd_export)
+
+
+def _results(directory: Path, only: str | None) -> list[Any]:
+    from groupcheck.vectors.load import load_dir, load_explained
+    from groupcheck.vectors.run import run_files
+
+    return run_files(load_dir(directory, only), load_explained(directory))
+
+
+def summary(results: list[Any]) -> dict[str, int]:
+    """Totals over every class."""
+    from groupcheck.vectors.run import DIFFER, EXPLAINED, NOT_EXPRESSIBLE, PASS
+
+    outcomes = [o for r in results for o in r.outcomes]
+    explained = sum(o.status == EXPLAINED for o in outcomes)
+    return {
+        "vectors": len(outcomes),
+        "pass": sum(o.status == PASS for o in outcomes),
+        "differ": sum(o.status == DIFFER for o in outcomes) + explained,
+        "explained": explained,
+        "not_expressible": sum(o.status == NOT_EXPRESSIBLE for o in outcomes),
+    }
+
+
+def _row(result: Any) -> dict[str, Any]:
+    from groupcheck.vectors.run import DIFFER, EXPLAINED, NOT_EXPRESSIBLE, PASS
+
+    return {
+        "class": result.file.source_class,
+        "file": result.file.path.name,
+        "kafka_version": result.file.kafka_version,
+        "vectors": len(result.outcomes),
+        "pass": result.count(PASS),
+        "differ": result.count(DIFFER) + result.count(EXPLAINED),
+        "explained": result.count(EXPLAINED),
+        "not_expressible": result.count(NOT_EXPRESSIBLE),
+    }
+
+
+def _line(counts: dict[str, Any]) -> str:
+    return (
+        f"{counts['vectors']} vectors: {counts['pass']} pass, {counts['differ']} differ "
+        f"({counts['explained']} explained), {counts['not_expressible']} not expressible"
+    )
+
+
+def markdown(results: list[Any]) -> str:
+    """The table of counts per class (docs/vectors.md)."""
+    lines = [
+        "| Kafka test class | Kafka | vectors | pass | differ | explained | not expressible |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        row = _row(r)
+        lines.append(
+            f"| `{row['class']}` | {row['kafka_version']} | {row['vectors']} | {row['pass']} "
+            f"| {row['differ']} | {row['explained']} | {row['not_expressible']} |"
+        )
+    total = summary(results)
+    lines.append(
+        f"| **total** | | {total['vectors']} | {total['pass']} | {total['differ']} "
+        f"| {total['explained']} | {total['not_expressible']} |"
+    )
+    lines += [
+        "",
+        "| Kafka | test classes | vectors | pass | differ | explained | not expressible |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for version in sorted({r.file.kafka_version for r in results}):
+        rows = [_row(r) for r in results if r.file.kafka_version == version]
+        sums = {k: sum(row[k] for row in rows) for k in _COUNTS}
+        lines.append(
+            f"| {version} | {len(rows)} | {sums['vectors']} | {sums['pass']} | {sums['differ']} "
+            f"| {sums['explained']} | {sums['not_expressible']} |"
+        )
+    return "\n".join(lines)
+
+
+_COUNTS = ("vectors", "pass", "differ", "explained", "not_expressible")
+
+
+def _difference(outcome: Any) -> dict[str, Any]:
+    return {
+        "id": outcome.vector.id,
+        "status": outcome.status,
+        "detail": outcome.detail,
+        "explanation": None
+        if outcome.explanation is None
+        else {"reason": outcome.explanation.reason, "fidelity": outcome.explanation.fidelity},
+    }
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``groupcheck vectors run``."""
+    from groupcheck import exitcodes
+    from groupcheck.vectors.run import DIFFER, EXPLAINED
+
+    results = _results(args.dir, args.only)
+    total = summary(results)
+    unexplained = total["differ"] - total["explained"]
+    if args.json:
+        doc = {
+            "classes": [
+                {
+                    **_row(r),
+                    "differences": [
+                        _difference(o) for o in r.outcomes if o.status in (DIFFER, EXPLAINED)
+                    ],
+                }
+                for r in results
+            ],
+            "summary": total,
+            "result": "ok" if unexplained == 0 else "violation",
+        }
+        print(json.dumps(doc, indent=2))
+    elif args.markdown:
+        print(markdown(results))
+    else:
+        for r in results:
+            row = _row(r)
+            print(f"{r.file.path.name} ({row['kafka_version']}): {_line(row)}")
+            for o in r.outcomes:
+                if o.status == DIFFER or (args.verbose and o.status == EXPLAINED):
+                    print(f"  {o.status}: {o.vector.id}: {o.detail}")
+        print(_line(total))
+    return exitcodes.OK if unexplained == 0 else exitcodes.VIOLATION
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``groupcheck vectors export DIR``."""
+    from groupcheck import exitcodes
+    from reports.publish import publishing
+
+    results = _results(args.source, None)
+    with publishing(args.out, command="groupcheck vectors export") as tmp:
+        for r in results:
+            doc = json.loads(r.file.path.read_text(encoding="utf-8"))
+            doc["answers"] = {o.vector.id: o.answer for o in r.outcomes}
+            (tmp / r.file.path.name).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    total = summary(results)
+    print(
+        f"wrote {len(results)} vector files to {args.out} ({total['vectors']} vectors)",
+        file=sys.stderr,
+    )
+    return exitcodes.OK

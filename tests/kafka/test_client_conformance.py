@@ -1,0 +1,182 @@
+"""Client conformance (``validate --mode client``) on the stored captures of the real broker
+and the real Java consumer (Kafka 4.4.0, kafka-clients 4.4.0; docs/kafka.md). Each capture
+carries the client events its run reported (``Subscription``, ``Callback``, ``Close``,
+``PollStall``, ``Crash``; docs/trace-format.md, "Client events"), which ``groupcheck kafka
+run`` merged in. No broker is started. docs/fidelity.md, "Client conformance with
+kafka-clients 4.4", explains each difference the notes count."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from groupcheck.validate.client_events import merge_client_events
+from groupcheck.validate.client_mode import DIVERGENCE, EXPLAINED, NO_CLIENT_EVENTS, validate_client
+from model.trace import parse_event
+
+pytestmark = pytest.mark.kafka
+
+CAPTURES = Path(__file__).parent / "captures"
+
+REPLAYED = {
+    # capture: members replayed, heartbeat requests and callbacks compared, the explained
+    # differences the notes count (client_mode.EXPLAINED; docs/fidelity.md CC1-CC4)
+    "broker-restart": (2, 35, 7, {"leave-fields": 2, "unrecorded-failure": 2}),
+    "consumer-commit-during-revocation": (2, 21, 4, {"leave-fields": 2,
+                                                     "close-before-callback": 1}),
+    "consumer-crash": (3, 62, 12, {"leave-fields": 2}),
+    "consumer-fenced": (3, 85, 19, {"leave-fields": 3, "unrecorded-failure": 1}),
+    "consumer-join-leave": (5, 162, 29, {"leave-fields": 5}),
+    "consumer-partitions-added": (2, 28, 9, {"leave-fields": 2}),
+    "consumer-poll-timeout": (2, 51, 13, {"leave-fields": 3}),
+    "consumer-regex": (2, 61, 10, {"leave-fields": 2, "partial-resolution": 4}),
+    "consumer-static-restart": (3, 50, 10, {"leave-fields": 3}),
+    "consumer-subscription-change": (2, 41, 14, {"leave-fields": 2}),
+    "f1": (4, 68, 17, {"leave-fields": 4, "unrecorded-failure": 1}),
+    "migration-downgrade": (1, 17, 6, {"leave-fields": 1}),
+    "migration-upgrade": (1, 18, 5, {"leave-fields": 1}),
+}  # fmt: skip
+"""Captures with consumer-protocol members: every one replays without a divergence."""
+
+CLASSIC = ("classic-cooperative", "classic-eager")
+
+
+def _lines(name: str) -> list[str]:
+    return (CAPTURES / f"{name}.ndjson").read_text(encoding="utf-8").splitlines()
+
+
+def test_every_capture_is_listed() -> None:
+    assert {p.stem for p in CAPTURES.glob("*.ndjson")} == {*REPLAYED, *CLASSIC}
+
+
+@pytest.mark.parametrize("name", sorted(REPLAYED))
+def test_the_model_client_sends_and_calls_back_as_kafka_clients_did(name: str) -> None:
+    report = validate_client(f"{name}.ndjson", _lines(name))
+    assert report.error is None
+    assert report.violations == []
+    assert report.reasons == []
+    assert report.result == "ok"
+    members, requests, callbacks, explained = REPLAYED[name]
+    replayed = (
+        f"{members} member(s) replayed: {requests} heartbeat request(s) and {callbacks} "
+        "callback(s) compared"
+    )
+    assert replayed in report.notes, report.notes
+    counted = {
+        kind: int(m.group(1))
+        for note in report.notes
+        for kind, text in EXPLAINED.items()
+        if (m := re.fullmatch(rf"explained: (\d+) {re.escape(text)}", note))
+    }
+    assert counted == explained
+
+
+@pytest.mark.parametrize("name", CLASSIC)
+def test_a_classic_capture_is_inconclusive(name: str) -> None:
+    report = validate_client(f"{name}.ndjson", _lines(name))
+    assert report.result == "inconclusive"
+    assert "consumer-protocol members" in report.reasons[0]
+
+
+def test_a_capture_without_client_events_is_inconclusive_never_ok() -> None:
+    lines = _lines("f1")
+    lines = [lines[0]] + [x for x in lines[1:] if not json.loads(x)["source"].startswith("client")]
+    report = validate_client("f1.ndjson", lines)
+    assert report.result == "inconclusive"
+    assert report.reasons == [NO_CLIENT_EVENTS]
+
+
+def _first(lines: list[str], pred: object) -> int:
+    return next(i for i, line in enumerate(lines) if i > 0 and pred(json.loads(line)))  # type: ignore[operator]
+
+
+def test_a_request_the_model_would_not_send_is_a_divergence_naming_field_and_rule() -> None:
+    lines = _lines("consumer-join-leave")
+    # The first acknowledgement (TopicPartitions after the first assignment): report less.
+    i = _first(
+        lines,
+        lambda e: (
+            e["kind"] == "DeliverMessage"
+            and e["payload"]["direction"] == "request"
+            and e["payload"]["body"]["MemberEpoch"] > 0
+            and e["payload"]["body"].get("TopicPartitions")
+        ),
+    )
+    e = json.loads(lines[i])
+    e["payload"]["body"]["TopicPartitions"][0]["Partitions"] = [0]
+    lines[i] = json.dumps(e)
+    report = validate_client("x.ndjson", lines)
+    [finding] = report.violations
+    assert finding.property == DIVERGENCE
+    assert finding.line == i + 1
+    assert "TopicPartitions: the model's client sends [foo-0, foo-1, foo-2, foo-3, foo-4, " in (
+        finding.message
+    )
+    assert "the capture [foo-0]" in finding.message
+    assert "HeartbeatState.buildRequestData" in finding.message
+
+
+def test_a_callback_the_model_would_not_run_is_a_divergence() -> None:
+    lines = _lines("consumer-join-leave")
+    i = _first(
+        lines,
+        lambda e: e["kind"] == "Callback" and e["payload"]["callback"] == "onPartitionsRevoked",
+    )
+    e = json.loads(lines[i])
+    e["payload"]["partitions"][0]["Partitions"] = [0]
+    lines[i] = json.dumps(e)
+    report = validate_client("x.ndjson", lines)
+    [finding] = report.violations
+    assert finding.line == i + 1
+    assert "callback: the model's client runs onPartitionsRevoked([foo-3, foo-4, foo-5])" in (
+        finding.message
+    )
+    assert "the capture onPartitionsRevoked([foo-0])" in finding.message
+
+
+def test_merge_places_each_client_event_by_time_and_names_its_member() -> None:
+    header = {
+        "format": "groupcheck-trace", "version": 2, "protocol": "consumer",
+        "topics": {"foo": 2}, "topic_names": {"T": "foo"}, "clients": {"M": "c1"},
+    }  # fmt: skip
+    request = {
+        "seq": 1, "ts": 100, "source": "network", "kind": "DeliverMessage",
+        "payload": {"client": "M", "incarnation": 0, "connection": 0, "direction": "request",
+                    "api": "ConsumerGroupHeartbeat",
+                    "body": {"MemberId": "M", "MemberEpoch": 0, "RebalanceTimeoutMs": 1000,
+                             "SubscribedTopicNames": ["foo"], "TopicPartitions": []}},
+    }  # fmt: skip
+    lines = [json.dumps(header), json.dumps(request)]
+    events = {
+        "c1": [
+            {"ts": 10, "event": "ready", "library": "kafka-clients 4.4.0"},
+            {"ts": 50, "client": "c1", "event": "created", "protocol": "consumer"},
+            {"ts": 90, "client": "c1", "event": "subscribed", "topics": ["foo"]},
+            {"ts": 150, "client": "c1", "event": "member", "member_id": "M", "epoch": 1},
+            {"ts": 160, "client": "c1", "event": "assigned", "partitions": ["foo-1", "foo-0"]},
+            {"ts": 900, "client": "c1", "event": "callback_end", "callback": "assigned"},
+            {"ts": 990, "client": "c1", "event": "closed", "leave": "leave"},
+        ]
+    }
+    out = merge_client_events(lines, events)
+    kinds = [(json.loads(x)["kind"], json.loads(x)["ts"]) for x in out[1:]]
+    assert kinds == [
+        ("Subscription", 90),
+        ("DeliverMessage", 100),
+        ("Callback", 160),
+        ("Callback", 900),
+        ("Close", 990),
+    ]
+    start = json.loads(out[3])
+    assert start["source"] == "client:M"
+    assert start["payload"] == {
+        "client": "M",
+        "callback": "onPartitionsAssigned",
+        "phase": "start",
+        "partitions": [{"TopicId": "T", "Partitions": [0, 1]}],
+    }
+    for n, line in enumerate(out[1:], 2):
+        parse_event(line, n)  # every line is a trace event the reader takes

@@ -1,0 +1,206 @@
+"""The stored captures of the real broker (Kafka 4.4.0, its Java consumer) in safety mode
+and in coordinator mode: each capture's observations checked against the observed
+properties (``groupcheck validate --mode safety``, as ``groupcheck kafka run`` does), and
+its requests replayed through the model's coordinator (``--mode coordinator``), give the
+verdicts docs/fidelity.md lists ("Conformance with Kafka 4.4 captures"). No broker is
+started: the captures are read from ``tests/kafka/captures/``. Each header carries the
+broker's ``assignment_interval_ms`` and the topics' partition counts at the start; the
+administrator's changes are in the file as ``CreateTopic`` / ``AddPartitions`` events."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from groupcheck.validate.coordinator_mode import validate_coordinator
+from groupcheck.validate.files import validate_path
+from groupcheck.validate.report import Report
+from groupcheck.validate.timing import TimingOptions
+
+pytestmark = pytest.mark.kafka
+
+CAPTURES = Path(__file__).parent / "captures"
+
+INTERVAL_MS = 1000
+"""``group.consumer.assignment.interval.ms`` of the broker the captures come from: Kafka's
+default (the scenarios set no other), which each header's ``assignment_interval_ms`` holds."""
+
+AGREE = {
+    # capture: responses compared, lines where the timestamps could not tell whether the
+    # assignment interval had passed (K1: the outcome the captured response shows is taken)
+    "broker-restart": (35, [18]),
+    "consumer-crash": (62, []),
+    "consumer-fenced": (85, [27]),
+    "consumer-join-leave": (162, []),
+    "consumer-partitions-added": (28, [18]),
+    "consumer-poll-timeout": (51, [18]),
+    "consumer-regex": (61, []),
+    "consumer-static-restart": (50, []),
+    "consumer-subscription-change": (41, [18]),
+    "f1": (68, []),
+}
+"""Captures whose every response the model's coordinator gives as Kafka did."""
+
+NOT_REPLAYED = ("classic-cooperative", "classic-eager", "migration-downgrade", "migration-upgrade")
+"""Classic and mixed captures: coordinator mode does not replay them yet (K7)."""
+
+ADMIN = {
+    # capture: the administrator's events it carries, the first divergence without them
+    "consumer-partitions-added": (["AddPartitions"] * 4, 47),  # 2 → 6 partitions, one call
+    "consumer-regex": (["CreateTopic"], 111),
+}
+"""Captures of a metadata change (K3)."""
+
+SETTLE, SETTLE_MS = 20, 2500
+"""Safety mode's convergence options (``groupcheck.kafka.run.validate_capture``: a quiet
+window outlasts the assignment interval and two heartbeats)."""
+
+F1 = (124, "Observed.NoDoubleOwnership", "c2 reports owning foo-3 while c3 has not released it")
+"""The expected finding F1 (docs/findings.md): the one safety violation of the captures."""
+
+HANDOVERS = {
+    # capture: the classification of each hand-over of a partition its owner had not
+    # released (the others have none)
+    "classic-cooperative": ["after-expiry-owner-dead"] * 2,
+    "classic-eager": ["after-expiry-owner-dead"] * 2,
+    "consumer-crash": ["after-expiry-owner-dead"] * 2,
+    "consumer-fenced": ["zombie-window"] * 2,
+}
+
+
+def _names() -> list[str]:
+    return sorted(p.stem for p in CAPTURES.glob("*.ndjson"))
+
+
+def _lines(name: str) -> list[str]:
+    return (CAPTURES / f"{name}.ndjson").read_text(encoding="utf-8").splitlines()
+
+
+def _replay(name: str, lines: list[str] | None = None, **kw: object) -> Report:
+    return validate_coordinator(name, lines or _lines(name), **kw)  # type: ignore[arg-type]
+
+
+def _ok(report: Report) -> None:
+    assert report.error is None, report.error
+    assert report.violations == [], [v.message for v in report.violations]
+    assert report.reasons == [], report.reasons
+    assert any("all as the model's coordinator answers" in n for n in report.notes), report.notes
+
+
+def _without_interval(lines: list[str]) -> list[str]:
+    header = json.loads(lines[0])
+    del header["assignment_interval_ms"]
+    return [json.dumps(header), *lines[1:]]
+
+
+def test_every_capture_is_listed() -> None:
+    listed = {*AGREE, "consumer-commit-during-revocation", *NOT_REPLAYED}
+    assert set(_names()) == listed
+    for name in listed:
+        header = json.loads(_lines(name)[0])
+        assert header["assignment_interval_ms"] == INTERVAL_MS
+        assert header["implementation"]["version"] == "4.4.0"
+
+
+@pytest.mark.parametrize("name", _names())
+def test_safety(name: str) -> None:
+    """Safety mode with the header's timing, as the runner validates a capture: ok, but
+    for F1; every hand-over of an unreleased partition classified as the scenario makes it
+    (a crashed owner's after its session expired, a fenced one's in a zombie window)."""
+    path = CAPTURES / f"{name}.ndjson"
+    report = validate_path(str(path), "safety", SETTLE, timing=TimingOptions(settle_ms=SETTLE_MS))
+    assert report.error is None, report.error
+    assert report.reasons == [], report.reasons
+    found = [(v.line, v.property, v.message) for v in report.violations]
+    assert found == ([F1] if name == "f1" else [])
+    assert report.result == ("violation" if name == "f1" else "ok")
+    classes = [str(h["classification"]) for h in report.handovers]
+    assert classes == HANDOVERS.get(name, [])
+    assert len(report.zombie_windows) == classes.count("zombie-window")
+
+
+@pytest.mark.parametrize("name", sorted(AGREE))
+def test_the_model_answers_as_kafka(name: str) -> None:
+    report = _replay(name)
+    _ok(report)
+    compared, unclear = AGREE[name]
+    assert any(f": {compared} responses compared," in n for n in report.notes), report.notes
+    lines = [
+        int(m.group(1))
+        for n in report.notes
+        if (m := re.search(r": line (\d+): the timestamps cannot tell whether the assignment", n))
+    ]
+    assert lines == unclear
+    assert any("the header's assignment_interval_ms" in n for n in report.notes), report.notes
+
+
+@pytest.mark.parametrize("name", sorted(ADMIN))
+def test_the_metadata_change_is_in_the_capture(name: str) -> None:
+    kinds, line = ADMIN[name]
+    events = [json.loads(x) for x in _lines(name)[1:]]
+    assert [e["kind"] for e in events if e["source"] == "admin"] == kinds
+    # Without it the replayed group is not bumped: the first divergence is Kafka's bump.
+    lines = [x for x in _lines(name) if json.loads(x).get("source") != "admin"]
+    report = _replay(name, lines)
+    assert [v.line for v in report.violations] == [line]
+    assert "MemberEpoch" in report.violations[0].message
+
+
+def test_a_corrupted_response_is_a_divergence() -> None:
+    lines = _lines("consumer-join-leave")
+    i = next(
+        i
+        for i, x in enumerate(lines)
+        if i > 0
+        and (e := json.loads(x))["kind"] == "DeliverMessage"
+        and e["payload"]["direction"] == "response"
+        and (e["payload"]["body"].get("Assignment") or {}).get("TopicPartitions")
+    )
+    e = json.loads(lines[i])
+    e["payload"]["body"]["Assignment"]["TopicPartitions"][0]["Partitions"] = [0]
+    lines[i] = json.dumps(e)
+    report = _replay("consumer-join-leave", lines)
+    [finding] = report.violations
+    assert finding.property == "Coordinator.Divergence"
+    assert finding.line == i + 1
+    assert "differs in Assignment" in finding.message
+
+
+def test_batching_decides_the_crash_capture() -> None:
+    """KAFKA-20291: c1's join (line 6), 28 ms after c2's, finds a target computed at once
+    and gets the stale one (epoch 2, nothing); without the interval the replay does not
+    guess."""
+    assert any("7 new target(s) deferred" in n for n in _replay("consumer-crash").notes)
+    lines = _without_interval(_lines("consumer-crash"))
+    report = _replay("consumer-crash", lines)
+    assert report.violations == []
+    [reason] = report.reasons
+    assert reason.startswith("the response at line 7 differs from the model's in MemberEpoch;")
+    assert "the coordinator's assignment interval" in reason
+    assert "is unknown" in reason
+    # The option is the header's field's equal.
+    _ok(_replay("consumer-crash", lines, assignment_interval_ms=INTERVAL_MS))
+    # With batching off, Kafka's answer is not the model's: the comparison is not loosened.
+    off = _replay("consumer-crash", assignment_interval_ms=0)
+    assert [(v.line, v.property) for v in off.violations] == [(7, "Coordinator.Divergence")]
+
+
+def test_an_unshown_target_is_inconclusive() -> None:
+    """c1 never reaches the target it revokes towards (its callback outlasts c2's stay):
+    the capture does not show c1's target at group epoch 3."""
+    report = _replay("consumer-commit-during-revocation")
+    assert report.violations == []
+    [reason] = report.reasons
+    assert reason.startswith("the response at line 29 differs from the model's")
+    assert "targets the capture does not show at group epoch 3" in reason
+
+
+@pytest.mark.parametrize("name", NOT_REPLAYED)
+def test_classic_and_mixed_are_not_judged_yet(name: str) -> None:
+    report = _replay(name)
+    assert report.error is None  # a well-formed trace is not bad input
+    assert report.violations == []
+    assert any("does not replay" in r for r in report.reasons), report.reasons

@@ -1,0 +1,170 @@
+"""Kafka's unit tests as conformance vectors (issue 41, docs/vectors.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from groupcheck.cli import main
+from groupcheck.vectors.load import VectorFileError, load_dir, load_explained, load_file
+from groupcheck.vectors.run import (
+    DIFFER,
+    EXPLAINED,
+    PASS,
+    ClassResult,
+    explanation_key,
+    run_files,
+    run_vector,
+    tie_break_problems,
+)
+from model.reconcile import reconcile
+from model.records import Member
+from model.rules import DEFAULT_RULES
+
+VECTORS = Path(__file__).resolve().parents[2] / "vectors"
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _results(rules: object = DEFAULT_RULES) -> list[ClassResult]:
+    return run_files(load_dir(VECTORS), load_explained(VECTORS), rules)  # type: ignore[arg-type]
+
+
+def _differences(rules: object = DEFAULT_RULES) -> set[str]:
+    return {o.vector.id for r in _results(rules) for o in r.outcomes if o.status == DIFFER}
+
+
+def test_every_difference_is_explained() -> None:
+    assert _differences() == set()
+
+
+def test_every_explanation_names_a_vector_that_differs_and_a_fidelity_row() -> None:
+    explained = load_explained(VECTORS)
+    outcomes = {
+        explanation_key(r.file.name, o.vector.id): o for r in _results() for o in r.outcomes
+    }
+    fidelity = (DOCS / "fidelity.md").read_text(encoding="utf-8")
+    for key, explanation in explained.items():
+        assert key in outcomes, key
+        assert outcomes[key].status == EXPLAINED, key
+        assert f"| {explanation.fidelity} |" in fidelity, key
+
+
+def test_an_explained_tie_break_is_still_checked() -> None:
+    """An explained assignor difference stays explained only while the model's answer is
+    valid, balanced and sticky like Kafka's: a model that keeps nothing of the current
+    target (or leaves a partition out) differs again."""
+    f = load_dir(VECTORS, "UniformHomogeneousAssignmentBuilderTest")[0]
+    vid = "testReassignmentWhenOneMemberRemovedAfterInitialAssignmentWithThreeMembersTwoTopics"
+    vector = next(v for v in f.vectors if v.id == vid)
+    key = explanation_key(f.name, vid)
+    explained = load_explained(VECTORS)
+    assert run_vector(vector, explained, file_name=f.name).status == EXPLAINED
+    kafka = vector.expected["assignment"]
+    swapped = {"A": kafka["B"], "B": kafka["A"]}  # balanced, valid, nothing kept
+    assert tie_break_problems(vector, {"assignment": swapped}) == [
+        "keeps 0 partitions where Kafka's answer keeps 4"
+    ]
+    short = {"A": kafka["A"], "B": {}}
+    assert "assigns other partitions than Kafka's answer" in tie_break_problems(
+        vector, {"assignment": short}
+    )
+    assert key in explained
+
+
+def test_fidelity_table_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/fidelity.md carries ``groupcheck vectors run --markdown`` between its markers."""
+    main(["vectors", "run", "--markdown"])
+    table = capsys.readouterr().out.strip()
+    text = (DOCS / "fidelity.md").read_text(encoding="utf-8")
+    begin, end = "<!-- vectors-table:begin -->\n", "\n<!-- vectors-table:end -->"
+    current = text[text.index(begin) + len(begin) : text.index(end)]
+    assert current == table, "paste `groupcheck vectors run --markdown` into docs/fidelity.md"
+
+
+def test_every_file_names_its_kafka_version_and_artifact() -> None:
+    for f in load_dir(VECTORS):
+        assert f.kafka_version == "4.3.0"
+        assert f.artifact.endswith(":4.3.0:test-sources")
+        assert f.vectors
+
+
+def test_a_broken_reconciliation_fails_vectors() -> None:
+    def never_revokes(member: Member, /, **kwargs: object) -> Member:
+        new = reconcile(member, **kwargs)  # type: ignore[arg-type]
+        if new.partitions_pending_revocation and not member.partitions_pending_revocation:
+            return member
+        return new
+
+    broken = replace(DEFAULT_RULES, reconcile=never_revokes)
+    assert _differences(broken)
+
+
+def test_cli_run_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["vectors", "run", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    total = doc["summary"]
+    assert total["vectors"] == total["pass"] + total["differ"] + total["not_expressible"]
+    assert total["differ"] == total["explained"]
+    assert status == 0
+    assert doc["result"] == "ok"
+
+
+def test_cli_run_one_class(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["vectors", "run", "--class", "CurrentAssignmentBuilderTest"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("CurrentAssignmentBuilderTest.json")
+    assert out[-1].endswith("not expressible")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("{", ":1:2:"),
+        ('{"schema": "x"}', "$.schema"),
+        (
+            '{"schema": "groupcheck-vectors", "version": 1, "kafka_version": "4.3.0", '
+            '"source": {"class": "C", "artifact": "a"}, "vectors": [{"id": "t"}]}',
+            "$.vectors[0]",
+        ),
+        (
+            '{"schema": "groupcheck-vectors", "version": 1, "kafka_version": "4.3.0", '
+            '"source": {"class": "C", "artifact": "a"}, "vectors": [{"id": "t", "method": "t", '
+            '"kind": "nope", "input": {}, "expected": {}}]}',
+            "$.vectors[0].kind",
+        ),
+    ],
+)
+def test_bad_file_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, where: str
+) -> None:
+    bad = tmp_path / "Bad.json"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(VectorFileError, match=r"Bad\.json"):
+        load_file(bad)
+    assert main(["vectors", "run", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "Bad.json" in err[0]
+    assert where in err[0]
+
+
+def test_export_writes_answers_and_refuses_foreign_dir(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["vectors", "export", str(out)]) == 0
+    doc = json.loads((out / "CurrentAssignmentBuilderTest.json").read_text(encoding="utf-8"))
+    assert doc["answers"]["testStableToStable"]["member"]["member_epoch"] == 11
+    assert load_file(out / "CurrentAssignmentBuilderTest.json").vectors
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "mine.txt").write_text("x")
+    assert main(["vectors", "export", str(foreign)]) == 2
+    assert (foreign / "mine.txt").read_text() == "x"
+
+
+def test_passing_vectors_pass() -> None:
+    results = run_files(load_dir(VECTORS, "CurrentAssignmentBuilderTest"), {})
+    assert sum(o.status == PASS for r in results for o in r.outcomes) >= 25
