@@ -18,6 +18,7 @@ from model.config import ClientSpec, Config
 from model.presets import preset
 
 BFS_CONFIG = Config(
+    kafka_version="4.2",
     name="BENCH_BFS",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),

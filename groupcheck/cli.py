@@ -693,7 +693,17 @@ def cmd_config_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(config_to_mapping(config), indent=1))
     else:
-        print(config_to_toml(config), end="")
+        from model.config import version_departures
+
+        # The Kafka version the preset follows, and where it does not (model.versions).
+        text = config_to_toml(config)
+        notes = [
+            f"# follows Kafka {config.kafka_version}'s rules (docs/fidelity.md, "
+            "Version-dependent rules)"
+        ]
+        notes += [f"#   except {d}" for d in version_departures(config)]
+        head, _, rest = text.partition("\n")
+        print("\n".join([head, *notes, rest]), end="")
     return 0
 
 

@@ -6,11 +6,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from model.records import Record, hash_once
 from model.rules import DEFAULT_RULES, Rules
 from model.status import ConfigError
+from model.versions import (
+    DEFAULT_KAFKA_VERSION,
+    KAFKA_VERSIONS,
+    OFF,
+    VERSION_OPTIONS,
+)
+
+
+class _FromKafkaVersion:
+    def __repr__(self) -> str:
+        return "<from kafka_version>"
+
+
+_FROM_VERSION: Any = _FromKafkaVersion()
+"""The default of the options of ``model.versions.VERSION_OPTIONS``: replaced, when the
+config is made, by the value its ``kafka_version`` gives (``Config.__post_init__``)."""
 
 EpochLayout = Literal["kip-848", "kafka-4.3"]
 """How a new group numbers its epochs. ``kip-848``: group and assignment epoch start at 0
@@ -183,11 +199,22 @@ class Config(Record):
     heartbeat_interval_ms: int = 5000
     session_timeout_ms: int = 45000
     rebalance_timeout_ms: int = 300000
+    kafka_version: str = DEFAULT_KAFKA_VERSION
+    """The Apache Kafka version whose rules the model follows (``model.versions``:
+    ``4.2``, ``4.3`` or ``4.4``). It gives the default of ``epoch_layout``,
+    ``assignment_interval_ms``, ``assignment_epochs`` and ``realign_empty_group``: each
+    takes the version's value unless the config sets it (docs/fidelity.md,
+    "Version-dependent rules"). ``dataclasses.replace`` keeps the values the old version
+    gave; ``model.versions``' rules for another version come with
+    ``with_kafka_version``."""
     compute_target_in_heartbeat: bool = True
     reconcile_while_assigning: bool = True
-    epoch_layout: EpochLayout = "kip-848"
+    epoch_layout: EpochLayout = _FROM_VERSION
+    """``kip-848`` (Kafka 4.2) or ``kafka-4.3`` (4.3+), ``EpochLayout``."""
     rejoin_with_epoch_zero: bool = True
-    realign_empty_group: bool = False
+    realign_empty_group: bool = _FROM_VERSION
+    """KAFKA-20442 (Kafka 4.4): the removal of a group's last member realigns its
+    assignment epoch with the group epoch (docs/fidelity.md row 14)."""
     static_rejoin_same_member_id: bool = True
     report_pending_additions: bool = False
     reorder: bool = False
@@ -204,16 +231,17 @@ class Config(Record):
     ``CompleteCallback``, so a response, a fencing or a rejoin can arrive while one runs
     (``AbstractMembershipManager.revokeAndAssign``, ``maybeAbortReconciliation``). With
     False a callback finishes in the step that starts it."""
-    assignment_epochs: bool = False
+    assignment_epochs: bool = _FROM_VERSION
     """KIP-1251 (Kafka 4.3+): the coordinator records, for every partition a member holds,
     the epoch at which it was assigned, and accepts an offset commit at an older member
     epoch for partitions the member held since that epoch
     (``ConsumerGroup.validateOffsetCommit``). False: strict epoch equality (Kafka ≤ 4.2)."""
-    assignment_interval_ms: int = 0
+    assignment_interval_ms: int = _FROM_VERSION
     """KIP-1263 assignment batching: the broker's ``group.consumer.assignment.interval.ms``
-    (Kafka's default is 1000; 0 here, Kafka ≤ 4.2, computes a target on every heartbeat
-    that needs one). A positive interval makes the gate lazy: a new target is computed on
-    the first heartbeat after the interval passed since the last computation finished
+    (by the version: Kafka 4.3+'s default 1000; 4.2 has no batching, 0, which computes a
+    target on every heartbeat that needs one). A positive interval makes the gate lazy: a
+    new target is computed on the first heartbeat after the interval passed since the last
+    computation finished
     (``AssignmentIntervalElapses``), not by a timer."""
     min_assignment_interval_ms: int = 0
     """``group.consumer.min.assignment.interval.ms`` (default 0): the lower bound of the
@@ -258,6 +286,7 @@ class Config(Record):
     rules: Rules = field(default=DEFAULT_RULES, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        _apply_kafka_version(self)
         check_config(self)
 
     def allows(self, perturbation: str) -> bool:
@@ -303,6 +332,38 @@ partition and every incarnation, so larger values only make states that no engin
 explore."""
 
 hash_once(Config)
+
+
+def _apply_kafka_version(config: Config) -> None:
+    """Give each option of ``VERSION_OPTIONS`` the config does not set its
+    ``kafka_version``'s value (for the config's protocol: ``KafkaRules.option_defaults``)."""
+    if config.kafka_version not in KAFKA_VERSIONS:
+        raise ConfigError(
+            f"config {config.name!r}: kafka_version must be one of "
+            f"{', '.join(KAFKA_VERSIONS)}, got {config.kafka_version!r:.40}"
+        )
+    defaults = KAFKA_VERSIONS[config.kafka_version].option_defaults(config.protocol)
+    for option in VERSION_OPTIONS:
+        if getattr(config, option) is _FROM_VERSION:
+            object.__setattr__(config, option, defaults[option])
+
+
+def with_kafka_version(config: Config, version: str, **changes: Any) -> Config:
+    """``config`` following Kafka ``version``: its version-dependent options
+    (``model.versions.VERSION_OPTIONS``) take that version's values, except those
+    ``changes`` sets."""
+    from dataclasses import replace
+
+    reset = {o: _FROM_VERSION for o in VERSION_OPTIONS if o not in changes}
+    return replace(config, kafka_version=version, **reset, **changes)
+
+
+def _default(option: str) -> object:
+    """The value of ``option`` that a config which does not use it keeps: the field's
+    default, or for a version-dependent option the one that switches its rule off."""
+    if option in OFF:
+        return OFF[option]
+    return Config.__dataclass_fields__[option].default
 
 
 _BOOL_FIELDS = (
@@ -397,9 +458,8 @@ def _check_classic(config: Config, where: str) -> None:
             f"{where}: perturbation {unknown[0]} is not modelled for the classic protocol; "
             f"use {', '.join(sorted(CLASSIC_PERTURBATIONS))}"
         )
-    defaults = Config.__dataclass_fields__
     for option in CONSUMER_ONLY_OPTIONS:
-        if getattr(config, option) != defaults[option].default:
+        if getattr(config, option) != _default(option):
             raise ConfigError(f"{where}: {option} is a consumer-protocol option; drop it")
     for c in config.clients:
         if c.regex is not None or c.rack is not None or c.server_assignor is not None:
@@ -454,7 +514,6 @@ def _check_mixed(config: Config, where: str) -> None:
             f"{where}: perturbation {unknown[0]} is not modelled for a mixed config; "
             f"use {', '.join(sorted(MIXED_PERTURBATIONS))}"
         )
-    defaults = Config.__dataclass_fields__
     for option in (
         *(o for o in CONSUMER_ONLY_OPTIONS if o not in MIXED_CONSUMER_OPTIONS),
         "live_timers",
@@ -463,7 +522,7 @@ def _check_mixed(config: Config, where: str) -> None:
         "auto_commit",
         "warm_start",
     ):
-        if getattr(config, option) != defaults[option].default:
+        if getattr(config, option) != _default(option):
             raise ConfigError(f"{where}: {option} is not modelled for a mixed config; drop it")
 
 
@@ -622,3 +681,38 @@ def check_config(config: Config) -> None:
         raise ConfigError(
             f"{where}: max_rebalance_steps must be an integer in 1..100000 (or absent)"
         )
+
+
+def version_departures(config: Config) -> list[str]:
+    """Where ``config`` does not follow its ``kafka_version``'s rules: each option it sets
+    to another value than the version gives, and each rule the model has only in its
+    newer form (``VersionRule.option`` None) that the version lacks and the config can
+    reach. Empty: the config follows that version throughout."""
+    from model.versions import VERSION_RULES
+
+    rules = KAFKA_VERSIONS[config.kafka_version]
+    defaults = rules.option_defaults(config.protocol)
+    out = [
+        f"{option} = {getattr(config, option)!r} (Kafka {config.kafka_version}: "
+        f"{defaults[option]!r})"
+        for option in VERSION_OPTIONS
+        if getattr(config, option) != defaults[option]
+    ]
+    reachable = {
+        "classic_join_refused_when_migration_disabled": config.protocol == "mixed"
+        and config.migration_policy == "disabled",
+        "assignor_change_bumps_epoch": config.protocol != "classic"
+        and (
+            "ChangeServerAssignor" in config.perturbations
+            or any(c.server_assignor is not None for c in config.clients)
+        ),
+        "static_index_follows_instance_id": "ChangeInstanceId" in config.perturbations,
+    }
+    for rule in VERSION_RULES:
+        if rule.option is None and reachable[rule.name] and not getattr(rules, rule.name):
+            since = ".".join(map(str, rule.since))
+            out.append(
+                f"{rule.name}: the model has only Kafka {since}'s rule ({rule.kafka}); "
+                f"mutant {rule.mutant} re-creates the older one"
+            )
+    return out

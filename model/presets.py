@@ -14,6 +14,7 @@ from model.status import ConfigError
 
 TINY = Config(
     name="TINY",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=2,
@@ -24,6 +25,7 @@ TINY = Config(
 
 SMALL = Config(
     name="SMALL",
+    kafka_version="4.2",
     topics=(("foo", 3),),
     clients=(
         ClientSpec("A", ("foo",)),
@@ -38,6 +40,7 @@ SMALL = Config(
 
 STATIC = Config(
     name="STATIC",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(
         ClientSpec("A", ("foo",), instance_id="a"),
@@ -50,6 +53,7 @@ STATIC = Config(
 
 LOSSY = Config(
     name="LOSSY",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
     max_perturbations=3,
@@ -62,6 +66,11 @@ and out of order."""
 
 TOPICS = Config(
     name="TOPICS",
+    kafka_version="4.4",
+    epoch_layout="kip-848",  # a variant of 4.4: the KIP's epoch layout, as the state counts pin
+    assignment_interval_ms=0,  # no batching
+    assignment_epochs=False,
+    realign_empty_group=False,
     topics=(("foo", 1), ("bar", 1)),
     clients=(ClientSpec("A", ("foo", "bar")), ClientSpec("B", ("foo",))),
     max_perturbations=3,
@@ -75,6 +84,7 @@ TOPICS = Config(
 
 KIP848_CASE_STUDY = Config(
     name="KIP848_CASE_STUDY",
+    kafka_version="4.2",
     topics=(("foo", 3),),
     clients=(
         ClientSpec("A", ("foo",), subscribed=False),
@@ -92,6 +102,7 @@ a step of its own."""
 
 TIMERS = Config(
     name="TIMERS",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=2,
@@ -107,6 +118,7 @@ rebalance timer (KIP-848 "Rebalance timeout")."""
 
 CALLBACKS = Config(
     name="CALLBACKS",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=2,
@@ -122,6 +134,8 @@ its membership is dropped (``maybeAbortReconciliation``)."""
 
 BATCHING = Config(
     name="BATCHING",
+    kafka_version="4.4",
+    assignment_epochs=False,  # a variant of 4.4: no KIP-1251, as the state counts pin
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=2,
@@ -140,6 +154,7 @@ client is fenced here, so ``FencedMemberRejoins`` is not required."""
 
 OFFLOAD = Config(
     name="OFFLOAD",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=2,
@@ -168,6 +183,7 @@ not required."""
 
 OFFLOAD_LOSSY = Config(
     name="OFFLOAD_LOSSY",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=2,
@@ -212,6 +228,7 @@ the findings of docs/findings.md."""
 
 MUT2 = Config(
     name="MUT2",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
     max_perturbations=2,
@@ -223,6 +240,7 @@ MUT2 = Config(
 
 MUT3 = Config(
     name="MUT3",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(
         ClientSpec("A", ("foo",)),
@@ -239,6 +257,7 @@ target gives the partition back to A), C joins (the target gives it to C)."""
 
 MUT2_CRASH = Config(
     name="MUT2_CRASH",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
     max_perturbations=2,
@@ -279,6 +298,7 @@ the new coordinator loads the group from its records)."""
 
 MUT2_REGEX = Config(
     name="MUT2_REGEX",
+    kafka_version="4.2",
     topics=(("foo", 1),),
     absent_topics=(("foo2", 1),),
     clients=(ClientSpec("A", (), regex="foo.*"), ClientSpec("B", ("foo",))),
@@ -296,6 +316,7 @@ for partitions its member held since then."""
 
 MUT2_STATIC = Config(
     name="MUT2_STATIC",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(
         ClientSpec("A", ("foo",), instance_id="a"),
@@ -309,6 +330,7 @@ MUT2_STATIC = Config(
 
 MUT2_TOPICS = Config(
     name="MUT2_TOPICS",
+    kafka_version="4.2",
     topics=(("foo", 1), ("bar", 1)),
     clients=(ClientSpec("A", ("foo", "bar")), ClientSpec("B", ("foo", "bar"))),
     max_perturbations=1,
@@ -403,6 +425,7 @@ def preset(name: str) -> Config:
 
 CLASSIC_EAGER = Config(
     name="CLASSIC_EAGER",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 2),),
     clients=(
@@ -418,6 +441,7 @@ rejoins), someone may leave or crash."""
 
 CLASSIC_COOPERATIVE = Config(
     name="CLASSIC_COOPERATIVE",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 2),),
     clients=(
@@ -433,6 +457,7 @@ revokes one partition after the first rebalance and a follow-up rebalance gives 
 
 CLASSIC_STATIC = Config(
     name="CLASSIC_STATIC",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 2),),
     clients=(
@@ -450,6 +475,7 @@ its old member id without a rebalance in a STABLE group; the old id is fenced
 
 UPGRADE_TWO_BOUNCES = Config(
     name="UPGRADE_TWO_BOUNCES",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 2),),
     clients=(
@@ -480,6 +506,7 @@ on the way. Starts from the group formed on the old byte code."""
 
 UPGRADE_ONE_BOUNCE = Config(
     name="UPGRADE_ONE_BOUNCE",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 4),),
     clients=(
@@ -521,6 +548,7 @@ PRESETS.update({c.name: c for c in CLASSIC})
 
 MUTC_STICKY = Config(
     name="MUTC_STICKY",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 2),),
     clients=(
@@ -539,6 +567,7 @@ of an older generation in its user data."""
 
 MUTC_COOPERATIVE = Config(
     name="MUTC_COOPERATIVE",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 2),),
     clients=(
@@ -556,6 +585,7 @@ partitions of an older generation."""
 
 MUTC_STATIC = Config(
     name="MUTC_STATIC",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 2),),
     clients=(
@@ -586,6 +616,7 @@ SyncGroup, while its heartbeat thread keeps the session."""
 
 MUTC_MISSED_ROUND = Config(
     name="MUTC_MISSED_ROUND",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 3),),
     clients=(
@@ -615,6 +646,7 @@ is answered REBALANCE_IN_PROGRESS (KAFKA-14016)."""
 
 MUTC_TWO_PROCESSES = Config(
     name="MUTC_TWO_PROCESSES",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 2),),
     clients=(
@@ -633,6 +665,7 @@ C may join, so A2's JoinGroup can arrive in any group state."""
 
 MUTC_LEAVE = Config(
     name="MUTC_LEAVE",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 3),),
     clients=(
@@ -669,6 +702,7 @@ PRESETS.update({c.name: c for c in CLASSIC_SCENARIOS})
 
 OFFSETS_EXPIRY = Config(
     name="OFFSETS_EXPIRY",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
     max_perturbations=3,
@@ -682,6 +716,7 @@ may expire (``ExpireOffsets``) — with both gone, those of the emptied group.""
 
 CLASSIC_OFFSETS_EXPIRY = Config(
     name="CLASSIC_OFFSETS_EXPIRY",
+    kafka_version="4.4",
     protocol="classic",
     topics=(("foo", 1), ("bar", 1)),
     clients=(
@@ -708,6 +743,7 @@ PRESETS.update({c.name: c for c in OFFSET_PRESETS})
 
 GROUP_DELETION = Config(
     name="GROUP_DELETION",
+    kafka_version="4.2",
     topics=(("foo", 1),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
     max_perturbations=3,
@@ -738,6 +774,7 @@ members) or once its last offsets expired."""
 
 OFFLOAD_DELETION = Config(
     name="OFFLOAD_DELETION",
+    kafka_version="4.2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)),),
     max_perturbations=3,
@@ -757,6 +794,7 @@ again — the run that completes then belongs to the deleted group and is discar
 
 ZOMBIE_DELETION = Config(
     name="ZOMBIE_DELETION",
+    kafka_version="4.2",
     topics=(("foo", 1),),
     clients=(ClientSpec("A", ("foo",)),),
     max_perturbations=2,
@@ -781,6 +819,7 @@ PRESETS.update({c.name: c for c in DELETION_PRESETS})
 
 MIGRATION_UPGRADE = Config(
     name="MIGRATION_UPGRADE",
+    kafka_version="4.2",
     protocol="mixed",
     topics=(("foo", 2),),
     clients=(
@@ -822,6 +861,7 @@ not about."""
 MIGRATION_DISABLED = replace(
     MIGRATION_UPGRADE,
     name="MIGRATION_DISABLED",
+    kafka_version="4.4",  # KAFKA-20640; the KIP's epoch layout kept
     clients=MIGRATION_ROUNDTRIP.clients,
     migration_policy="disabled",
     max_perturbations=0,
@@ -834,6 +874,7 @@ INCONSISTENT_GROUP_PROTOCOL, KAFKA-20640), so the group never mixes."""
 
 MIXED_STATIC = Config(
     name="MIXED_STATIC",
+    kafka_version="4.2",
     protocol="mixed",
     topics=(("foo", 2),),
     clients=(
@@ -884,6 +925,9 @@ keep B's ``foo`` for B2 (KAFKA-19546)."""
 
 MIXED_STATIC_ASSIGNOR = Config(
     name="MIXED_STATIC_ASSIGNOR",
+    kafka_version="4.4",
+    epoch_layout="kip-848",  # a variant of 4.4: the KIP's epoch layout, as the state counts pin
+    assignment_interval_ms=0,  # no batching
     protocol="mixed",
     topics=(("foo", 1),),
     clients=(
@@ -916,6 +960,7 @@ docs/findings.md F1)."""
 MIGRATION_OFFLOAD = replace(
     MIGRATION_UPGRADE,
     name="MIGRATION_OFFLOAD",
+    kafka_version="4.4",
     epoch_layout="kafka-4.3",
     report_pending_additions=True,
     assignor_offload=True,
@@ -930,6 +975,7 @@ it is about to add (``report_pending_additions``, docs/findings.md F1)."""
 MIGRATION_BATCHING = replace(
     MIGRATION_UPGRADE,
     name="MIGRATION_BATCHING",
+    kafka_version="4.4",
     epoch_layout="kafka-4.3",
     report_pending_additions=True,
     assignment_interval_ms=1000,
@@ -942,6 +988,9 @@ about to add (``report_pending_additions``, docs/findings.md F1)."""
 
 MIXED_INSTANCE_RENAME = Config(
     name="MIXED_INSTANCE_RENAME",
+    kafka_version="4.4",
+    epoch_layout="kip-848",  # a variant of 4.4: the KIP's epoch layout, as the state counts pin
+    assignment_interval_ms=0,  # no batching
     protocol="mixed",
     topics=(("foo", 1),),
     clients=(

@@ -5,8 +5,10 @@ A config file (TOML or JSON) holds the keys of :class:`model.config.Config` — 
 ``clients`` (a list of ``{name, subscription, instance_id, server_assignor, subscribed,
 regex, rack}``), ``subscription_choices`` and every option a pipeline grid
 may set (:data:`OPTION_KINDS`) — and optionally ``preset``, a preset whose values the other
-keys override. Every value is checked; an error names the key (``clients[1].subscription``)
-and what is wrong. Pure: the caller reads the file.
+keys override. ``kafka_version`` with a preset takes that version's rules
+(``model.config.with_kafka_version``) wherever the file does not set the option. Every
+value is checked; an error names the key (``clients[1].subscription``) and what is wrong.
+Pure: the caller reads the file.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-from model.config import ClientSpec, Config
+from model.config import ClientSpec, Config, with_kafka_version
 from model.status import ConfigError
+from model.versions import OFF
 
 _NOT_OPTIONS = frozenset(
     {"name", "topics", "absent_topics", "clients", "subscription_choices", "rules"}
@@ -42,7 +45,7 @@ def _option_kinds() -> dict[str, str]:
     for f in fields(Config):
         if f.name in _NOT_OPTIONS:
             continue
-        default = f.default
+        default = OFF.get(f.name, f.default)  # a version-dependent option: its kind
         if isinstance(default, bool):
             kinds[f.name] = "bool"
         elif isinstance(default, int):
@@ -229,6 +232,10 @@ def config_from_mapping(
         if key in table:
             changes[key] = option_value(key, table[key], f"{where}: {key}")
     try:
+        if base is not None and "kafka_version" in changes:
+            # Another version: its rules, but for the options the file sets.
+            version = changes.pop("kafka_version")
+            return with_kafka_version(base, version, **changes)
         if base is not None:
             return replace(base, **changes)
         return Config(**changes)

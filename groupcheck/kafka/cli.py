@@ -419,7 +419,7 @@ def cmd_timing(args: argparse.Namespace) -> int:
 
     dirs = [Path(d) for d in args.dirs if (Path(d) / "verdicts.json").is_file()]
     if not timing.measured(dirs):
-        raise ConfigError("kafka timing: no batching run (labelled waits) among the DIRs")
+        raise ConfigError("kafka timing: no batching, crash or cut run among the DIRs")
     return _emit_table(
         timing.table(dirs), args.into, "<!-- kafka-timing:begin -->", "<!-- kafka-timing:end -->"
     )

@@ -1,4 +1,4 @@
-"""``groupcheck timed rebalance-times|load``: KIP-1263's arguments measured on the model
+"""``groupcheck timed rebalance-times|load|crash``: KIP-1263's arguments measured on the model
 with the timed simulation (``groupcheck.timed``).
 
 * ``rebalance-times`` — the KIP's "Impact on Rebalance Times" tables: for each setting
@@ -6,7 +6,10 @@ with the timed simulation (``groupcheck.timed``).
   converged group, median and worst over ``--seeds`` seeds;
 * ``load`` — the KIP's motivation: a group that rebalances on every heartbeat, with the
   coordinator thread's utilisation, the executor's, heartbeat latency and assignor runs
-  per second, for each setting.
+  per second, for each setting;
+* ``crash`` — a member's process crashes without a leave: the time until its session
+  expires and the group has converged without it (Kafka 4.4's consumer-crash scenario,
+  docs/timed.md "Against Kafka 4.4").
 
 Both print a Markdown table (``--json``: one object) and, with ``--out DIR``, publish
 ``DIR`` atomically with ``table.md``, ``results.json`` and ``report.html`` (the table and
@@ -153,6 +156,24 @@ def register(sub: Any) -> None:
     )
     _timing_options(load, assignor_ms=20.0)
     load.set_defaults(handler=cmd_load)
+    cr = tsub.add_parser(
+        "crash",
+        help="a member crashes: from the crash until the group converged without it",
+        description=(
+            "A group of --members forms and converges; the assignment interval and three "
+            "heartbeats later (the quiet time of groupcheck kafka's wait) the last member's "
+            "process crashes without a leave. Its session expires --session-timeout-ms "
+            "after the coordinator last processed its heartbeat; the survivors take its "
+            "partitions. Median and worst over --seeds seeds."
+        ),
+    )
+    cr.add_argument("--members", type=positive, default=3, help="group size (default 3)")
+    cr.add_argument("--partitions", type=positive, default=6, help="topic partitions (default 6)")
+    cr.add_argument("--seeds", type=positive, default=5, help="seeds (default 5)")
+    cr.add_argument("--heartbeat-interval-ms", type=positive, default=500, help="default 500")
+    cr.add_argument("--session-timeout-ms", type=positive, default=6000, help="default 6000")
+    _timing_options(cr, assignor_ms=0.0)
+    cr.set_defaults(handler=cmd_crash)
 
 
 def _settings(args: argparse.Namespace) -> list[Any]:
@@ -236,6 +257,64 @@ def cmd_rebalance_times(args: argparse.Namespace) -> int:
     }
     table = rebalance_table(rows, sizes)
     _emit(args, doc, table, _rebalance_chart(rows, sizes), "Rebalance times (KIP-1263)")
+    return exitcodes.INCONCLUSIVE if unfinished else exitcodes.OK
+
+
+def cmd_crash(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from groupcheck.timed.scenarios import crash
+
+    _check_out(args)
+    if args.heartbeat_interval_ms >= args.session_timeout_ms:
+        from model.status import ConfigError
+
+        raise ConfigError("--heartbeat-interval-ms must be below --session-timeout-ms")
+    timing = _timing(args)
+    runs = [
+        crash(
+            members=args.members,
+            seed=seed,
+            timing=timing,
+            partitions=args.partitions,
+            heartbeat_interval_ms=args.heartbeat_interval_ms,
+            session_timeout_ms=args.session_timeout_ms,
+            assignment_interval_ms=args.assignment_interval_ms,
+        )
+        for seed in range(1, args.seeds + 1)
+    ]
+    settled = [r.settled_ms for r in runs if r.settled_ms is not None]
+    expired = [r.expired_ms for r in runs if r.expired_ms is not None]
+    unfinished = len(runs) - len(settled)
+    doc = {
+        "result": "inconclusive" if unfinished else "ok",
+        "members": args.members,
+        "partitions": args.partitions,
+        "seeds": args.seeds,
+        "heartbeat_interval_ms": args.heartbeat_interval_ms,
+        "session_timeout_ms": args.session_timeout_ms,
+        "assignment_interval_ms": args.assignment_interval_ms,
+        "timing": asdict(timing),
+        "runs": [
+            {"seed": r.seed, "expired_ms": r.expired_ms, "settled_ms": r.settled_ms} for r in runs
+        ],
+    }
+    table = "\n".join(
+        [
+            "| measure | median ms | min ms | max ms |",
+            "|---|---|---|---|",
+            *(
+                f"| {name} | {round(statistics.median(v)):,} | {round(min(v)):,} "
+                f"| {round(max(v)):,} |"
+                for name, v in (
+                    ("crash → session expired", expired),
+                    ("crash → converged", settled),
+                )
+                if v
+            ),
+        ]
+    )
+    _emit(args, doc, table, "", "A crashed member (session timeout)")
     return exitcodes.INCONCLUSIVE if unfinished else exitcodes.OK
 
 

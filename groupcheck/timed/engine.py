@@ -17,11 +17,18 @@ one ready first:
   ``CompleteCallback``, ``Poll``): at once — clients revoke almost instantly, as
   KIP-1263's rebalance-time tables assume;
 * ``AssignmentIntervalElapses`` (KIP-1263 batching): the assignment interval after the
-  last target computation finished;
+  last target computation finished. It computes nothing: the gate it opens is read by the
+  next heartbeat that needs a new target, which computes it (Kafka 4.4's
+  ``GroupMetadataManager.canComputeNextTargetAssignment``, evaluated on a heartbeat: no
+  timer, KAFKA-20291);
 * ``CompleteAssignorRun`` (KIP-1263 offload): ``assignor_ms`` after a thread of the
   coordinator's executor (``executor_threads``) took the run;
-* perturbations happen only when the scenario schedules them (``Scheduled``); timers,
-  losses and crashes otherwise never fire.
+* ``SessionTimeout``, only in a run with ``session_timers``: the session timeout after the
+  coordinator last processed a heartbeat of the member (``GroupMetadataManager``
+  ``scheduleConsumerGroupSessionTimeout``, re-armed on every heartbeat), once the model
+  enables it (the member's client crashed, …);
+* perturbations happen only when the scenario schedules them (``Scheduled``); other
+  timers, losses and crashes never fire by themselves.
 
 Ties go to the action that became ready first, then to ``enabled``'s order. The seed
 draws each client's first heartbeat (its phase) within the first interval.
@@ -44,10 +51,17 @@ from model.actions import (
     Rejoin,
     ReleaseAssignment,
     SendHeartbeat,
+    SessionTimeout,
     Subscribe,
 )
 from model.config import Config
-from model.records import Client, ConsumerGroupHeartbeatResponse, Message, State
+from model.records import (
+    Client,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    Message,
+    State,
+)
 from model.status import ClientStatus, ConfigError
 
 URGENT = frozenset({ClientStatus.JOINING, ClientStatus.ACKNOWLEDGING, ClientStatus.LEAVING})
@@ -146,6 +160,12 @@ class TimedRun:
     _was_converged: bool = False
     phases: dict[str, float] = field(default_factory=dict)
     """Each client's seeded phase in the first heartbeat interval (scenarios join it then)."""
+    session_timers: bool = False
+    """Fire ``SessionTimeout`` when the model enables it, the session timeout after the
+    coordinator last processed the member's heartbeat (off: the session timers never fire,
+    as in the KIP-1263 scenarios)."""
+    _heard: dict[str, float] = field(default_factory=dict)
+    """Member id → when the coordinator last processed one of its heartbeats."""
 
     def __post_init__(self) -> None:
         state = system.initial(self.config)
@@ -197,6 +217,12 @@ class TimedRun:
             return max(due, now), due
         if action.kind == RUN_ACTION and self._runs:
             return max(self._runs[0], now), self._runs[0]
+        if isinstance(action, SessionTimeout) and self.session_timers:
+            heard = self._heard.get(action.member_id)
+            if heard is None:
+                return None
+            due = heard + self.config.session_timeout_ms
+            return max(due, now), due
         return None
 
     def next_action(self) -> tuple[float, Action] | None:
@@ -238,6 +264,9 @@ class TimedRun:
         assert isinstance(post, State)
         done = self.now
         if isinstance(action, DeliverMessage) and action.message.to_coordinator:
+            body = action.message.body
+            if isinstance(body, ConsumerGroupHeartbeatRequest) and body.member_id:
+                self._heard[body.member_id] = self.now  # the session timer is re-armed
             cost = self.timing.request_ms
             if _ran_assignor_inline(pre, post):
                 cost += self.timing.assignor_ms

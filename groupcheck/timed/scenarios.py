@@ -5,6 +5,11 @@
   rebalance time is measured from the last join until the group has converged
   (``invariants.liveness.converged``: every member at the target epoch, consuming exactly
   its target).
+* :func:`crash` — a formed group loses a member without a leave (its process crashes):
+  the coordinator expires its session (the session timeout after it last heard the
+  member) and its partitions go to the others; measured from the crash until the group
+  has converged without it. Kafka 4.4's consumer-crash scenario (docs/timed.md, "Against
+  Kafka 4.4").
 * :func:`churn` — "Motivation": every member changes its subscription just before each
   of its heartbeats (an application that makes the group rebalance on every heartbeat);
   measured over a window: the coordinator thread's utilisation, the executor's, heartbeat
@@ -19,12 +24,13 @@ comes from model actions taken at simulated times.
 
 from __future__ import annotations
 
+import random
 import statistics
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from groupcheck.timed.engine import Coordinator, Scheduled, TimedRun, Timing, run_together
-from model.actions import Action, ChangeSubscription, SendHeartbeat, Subscribe
+from model.actions import Action, ChangeSubscription, Crash, SendHeartbeat, Subscribe
 from model.config import ClientSpec, Config
 from model.status import ClientStatus, ConfigError
 
@@ -80,6 +86,8 @@ def group_config(
     heartbeat_interval_ms: int,
     kip1263: Kip1263,
     churn: bool = False,
+    session_timeout_ms: int | None = None,
+    crash: bool = False,
 ) -> Config:
     """A consumer group of ``members`` clients ``C001…`` subscribed to one topic, none
     subscribed at first (the scenario makes them join)."""
@@ -91,21 +99,27 @@ def group_config(
     clients = tuple(
         ClientSpec(f"C{i:0{width}d}", names, subscribed=False) for i in range(1, members + 1)
     )
-    options: dict[str, object] = {}
+    # The interval is always set: the timed rows say which interval they use, whatever
+    # the default of the Kafka version the config follows.
+    options: dict[str, object] = {
+        "assignment_interval_ms": kip1263.assignment_interval_ms,
+        "assignor_offload": kip1263.assignor_offload,
+    }
     if kip1263.assignment_interval_ms or kip1263.assignor_offload:
-        options = {
-            "assignment_interval_ms": kip1263.assignment_interval_ms,
-            "assignor_offload": kip1263.assignor_offload,
-            "epoch_layout": "kafka-4.3",
-        }
+        options["epoch_layout"] = "kafka-4.3"
     topics: tuple[tuple[str, int], ...] = tuple(base)
     perturbations = {"Subscribe"}
+    if crash:
+        perturbations.add("Crash")
+    if session_timeout_ms is not None:
+        options["session_timeout_ms"] = session_timeout_ms
     choices: tuple[tuple[str, ...], ...] = ()
     if churn:
         topics = (*topics, (OTHER_TOPIC, base[0][1]))
         perturbations.add("ChangeSubscription")
         choices = (tuple(sorted(names)), tuple(sorted((*names, OTHER_TOPIC))))
     return Config(
+        kafka_version="4.2",
         name=f"TIMED_{members}",
         topics=topics,
         clients=clients,
@@ -160,13 +174,21 @@ def scale_up(
     heartbeat_interval_ms: int = 5000,
     join_gap_ms: float = 200.0,
     horizon_intervals: int = 10,
+    rest_ms: float | None = None,
 ) -> ScaleUp:
     """KIP-1263 "Impact on Rebalance Times": the group of ``members - 2`` formed, member
     ``members - 1`` joins, and ``join_gap_ms`` later member ``members``; the rebalance
     time runs from the last join to convergence. The topic has ``partitions_per_member``
     partitions per member (KIP-1263's scale: 50,000 for 1,000 members), so the last member
     takes partitions from that many members, and one of them is all but certain to
-    heartbeat before the batched target is computed, as the KIP's table assumes."""
+    heartbeat before the batched target is computed, as the KIP's table assumes.
+
+    ``rest_ms``: from the formed group's convergence to the last join (default: one
+    heartbeat interval, or the assignment interval plus ``join_gap_ms`` when that is
+    longer). Member ``members - 1`` then joins after the interval has passed since the
+    formed group's last target computation, so its join computes a target at once and
+    member ``members``'s is the one deferred (Kafka 4.4's
+    ``canComputeNextTargetAssignment``), as the KIP's table assumes."""
     config = group_config(
         members=members,
         partitions=partitions_per_member * members,
@@ -176,7 +198,9 @@ def scale_up(
     run = TimedRun(config, timing, seed)
     names = [c.name for c in config.clients]
     start = _form_group(run, names[:-2])
-    last = start + heartbeat_interval_ms
+    if rest_ms is None:
+        rest_ms = max(heartbeat_interval_ms, kip1263.assignment_interval_ms + join_gap_ms)
+    last = start + rest_ms
     script = [Scheduled(last, Subscribe(names[-1]))]
     if members >= 2:
         script.append(Scheduled(last - join_gap_ms, Subscribe(names[-2])))
@@ -184,9 +208,86 @@ def scale_up(
     def done(r: TimedRun) -> bool:
         return r.now >= last and r.is_converged and r.client_joined(names[-1])
 
-    horizon = last + horizon_intervals * heartbeat_interval_ms
+    # The deferred target waits for the assignment interval first (a heartbeat only
+    # computes it once the interval has passed): the horizon counts from there.
+    horizon = last + kip1263.assignment_interval_ms + horizon_intervals * heartbeat_interval_ms
     finished = run.run(horizon, script, stop=done)
     return ScaleUp(members, kip1263, seed, run.now - last if finished else None, run)
+
+
+@dataclass(frozen=True)
+class CrashResult:
+    """One crash run's result."""
+
+    members: int
+    seed: int
+    settled_ms: float | None
+    """From the crash until the group converged without the member (None: not within
+    the horizon)."""
+    expired_ms: float | None
+    """From the crash until the coordinator expired the member's session."""
+    run: TimedRun
+
+
+def crash(
+    *,
+    members: int,
+    seed: int,
+    timing: Timing = DEFAULT_TIMING,
+    partitions: int = 6,
+    heartbeat_interval_ms: int = 500,
+    session_timeout_ms: int = 6000,
+    assignment_interval_ms: int = 0,
+    rest_ms: float | None = None,
+    horizon_intervals: int = 10,
+) -> CrashResult:
+    """A group of ``members`` forms and converges; ``rest_ms`` later (default: the
+    assignment interval plus three heartbeat intervals, the quiet time of
+    ``groupcheck kafka``'s ``wait = "stable"``) and a seeded part of a heartbeat interval
+    more, the last member's process crashes without a leave. Its session expires
+    ``session_timeout_ms`` after the coordinator last processed its heartbeat (the run
+    fires the session timers); the next heartbeat of a survivor computes the new target
+    and the survivors take its partitions. Timed from the crash until the group has
+    converged without it."""
+    kip1263 = Kip1263(assignment_interval_ms, False)
+    config = group_config(
+        members=members,
+        partitions=partitions,
+        heartbeat_interval_ms=heartbeat_interval_ms,
+        kip1263=kip1263,
+        session_timeout_ms=session_timeout_ms,
+        crash=True,
+    )
+    run = TimedRun(config, timing, seed, session_timers=True)
+    names = [c.name for c in config.clients]
+    start = _form_group(run, names)
+    if rest_ms is None:
+        rest_ms = assignment_interval_ms + 3 * heartbeat_interval_ms
+    # The crash falls anywhere in the victim's heartbeat interval (seeded): the formed
+    # group's convergence, often the victim's own acknowledgement, would otherwise put it
+    # on one of the victim's heartbeats whenever the rest is a multiple of the interval.
+    at = start + rest_ms + random.Random(f"crash-{seed}").uniform(0, heartbeat_interval_ms)
+    victim = names[-1]
+    member_id = run.state.client(victim).member_id
+    run.run(at)
+    run.take(at, Crash(victim))
+    expired: list[float] = []
+
+    def done(r: TimedRun) -> bool:
+        gone = member_id not in r.state.group.members
+        if gone and not expired:
+            expired.append(r.now)
+        return gone and r.is_converged
+
+    horizon = at + session_timeout_ms + horizon_intervals * heartbeat_interval_ms
+    finished = run.run(horizon, stop=done)
+    return CrashResult(
+        members,
+        seed,
+        run.now - at if finished else None,
+        expired[0] - at if expired else None,
+        run,
+    )
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ REJOIN1 = replace(REJOIN, name="REJOIN1", max_perturbations=1)
 """Two clients; B may join or A may leave."""
 
 PAIR_LOSS1 = Config(
+    kafka_version="4.2",
     name="PAIR_LOSS1",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),

@@ -201,6 +201,7 @@ def _config(first: ConsumerGroupHeartbeatRequest) -> Config:
     own ``max.poll.interval.ms`` (its first request's ``RebalanceTimeoutMs``)."""
     timeout = first.rebalance_timeout_ms if first.rebalance_timeout_ms > 0 else 300000
     return Config(
+        kafka_version="4.2",
         name="client-mode",
         topics=(("topic", 1),),
         clients=(ClientSpec("client", ("topic",)),),

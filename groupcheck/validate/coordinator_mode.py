@@ -56,6 +56,7 @@ from model.records import (
 )
 from model.status import ErrorCode
 from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
+from model.versions import DEFAULT_KAFKA_VERSION, KafkaRules, kafka_rules, parse_version
 
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
 """``GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS``: no regex resolution
@@ -125,13 +126,14 @@ def _targets(events: list[tuple[int, int | None, object]]) -> dict[int, dict[str
 
 def _layout(events: list[tuple[int, int | None, object]], asked: str, header: TraceHeader) -> str:
     """The epoch layout: ``asked``; for ``auto`` the one of the Apache Kafka version the
-    header names (4.3 and later: ``kafka-4.3``, KAFKA-20268), else the one the first join
-    shows (a first member at epoch 2: ``kafka-4.3``, whose groups start at epoch 1)."""
+    header names (``model.versions``: 4.3 and later ``kafka-4.3``, KAFKA-20268), else the
+    one the first join shows (a first member at epoch 2: ``kafka-4.3``, whose groups start
+    at epoch 1)."""
     if asked != "auto":
         return asked
-    version = _kafka_version(header)
-    if version:
-        return "kafka-4.3" if version >= (4, 3) else "kip-848"
+    rules = _kafka_rules(header)
+    if rules is not None:
+        return rules.epoch_layout
     for _, _, action in events:
         if isinstance(action, DeliverMessage):
             b = action.message.body
@@ -229,32 +231,35 @@ def _shown(resp: ConsumerGroupHeartbeatResponse, names: Names) -> str:
 def _config(
     header: TraceHeader, layout: str, options: TimingOptions, interval: int | None
 ) -> Config:
+    """The replay's config: the rules of the Kafka version the header names
+    (``model.versions.kafka_rules``; the newest known one when it names none), with the
+    epoch layout and the interval this replay found."""
+    rules = _kafka_rules(header)
     topics = tuple(sorted(header.topics.items())) or (("-", 1),)
     return Config(
         name="capture",
         topics=topics,
         clients=(ClientSpec("capture", tuple(n for n, _ in topics)),),
+        kafka_version=rules.version if rules is not None else DEFAULT_KAFKA_VERSION,
         epoch_layout=layout,  # type: ignore[arg-type]
         heartbeat_interval_ms=options.heartbeat_interval_ms or header.heartbeat_interval_ms or 5000,
         max_partitions_per_topic=max([4, *(n for _, n in topics)]),
         assignment_interval_ms=interval or 0,
         max_assignment_interval_ms=max(15000, interval or 0),
-        realign_empty_group=_kafka_version(header) >= (4, 4),
+        # Unknown version: no realignment (it shows only after a group emptied).
+        realign_empty_group=rules is not None and rules.realign_empty_group,
     )
 
 
-def _kafka_version(header: TraceHeader) -> tuple[int, ...]:
-    """The Apache Kafka version the header's ``implementation`` names (``()`` when it names
-    none): rules that changed between versions follow it."""
+def _kafka_rules(header: TraceHeader) -> KafkaRules | None:
+    """The rules of the Apache Kafka version the header's ``implementation`` names
+    (``model.versions``; None when it names none): rules that changed between versions
+    follow it."""
     implementation = header.implementation or {}
     if implementation.get("name") != "Apache Kafka":
-        return ()
-    numbers = []
-    for part in implementation.get("version", "").split("."):
-        if not part.isdigit():
-            break
-        numbers.append(int(part))
-    return tuple(numbers)
+        return None
+    number = parse_version(str(implementation.get("version", "")))
+    return kafka_rules(number) if number is not None else None
 
 
 def _interval(header: TraceHeader, asked: int | None) -> tuple[int | None, str]:
@@ -273,6 +278,9 @@ def _interval(header: TraceHeader, asked: int | None) -> tuple[int | None, str]:
         return broker, "the header's settings"
     if header.settings is not None:
         return 0, "the header's settings"
+    rules = _kafka_rules(header)
+    if rules is not None and not rules.assignment_batching:
+        return 0, f"Kafka {rules.version}, which has no assignment batching (KAFKA-20291: 4.3+)"
     return None, "unknown"
 
 

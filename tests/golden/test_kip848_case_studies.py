@@ -47,6 +47,7 @@ def P(text: str) -> frozenset[tuple[str, int]]:
 
 def kip_config(partitions: int) -> Config:
     return Config(
+        kafka_version="4.2",
         name="KIP848_CASE_STUDY",
         topics=(("foo", partitions),),
         clients=tuple(ClientSpec(n, ("foo",), subscribed=False) for n in "ABC"),

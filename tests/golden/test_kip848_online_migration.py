@@ -44,6 +44,7 @@ K = 1
 """The model's epochs from the upgrade on: the KIP's + 1 (docs/fidelity.md M12)."""
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="KIP848_ONLINE_MIGRATION",
     protocol="mixed",
     topics=(("foo", 6),),

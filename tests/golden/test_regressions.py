@@ -85,6 +85,7 @@ def test_kafka_16147_does_not_happen_with_the_default_rules() -> None:
 
 
 F1 = Config(
+    kafka_version="4.2",
     name="F1",
     topics=(("foo", 2),),
     clients=(
@@ -128,6 +129,7 @@ def test_finding_f1_closed_by_reporting_pending_additions() -> None:
 
 
 F2 = Config(
+    kafka_version="4.2",
     name="F2",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),

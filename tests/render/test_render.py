@@ -451,8 +451,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 def _artifacts_dir() -> Path:
     """Where test artifacts are kept: ``GROUPCHECK_ARTIFACTS`` or the git-ignored
-    ``reports/out/test-artifacts``."""
-    return Path(os.environ.get("GROUPCHECK_ARTIFACTS") or REPO / "reports/out/test-artifacts")
+    ``.test-artifacts`` of the checkout (not under ``reports/out``, whose
+    runs directory holds only what groupcheck publishes)."""
+    return Path(os.environ.get("GROUPCHECK_ARTIFACTS") or REPO / ".test-artifacts")
 
 
 def _keep(artifact: Path, name: str) -> Path:

@@ -18,6 +18,7 @@ from model.scenario import Script, stable_state
 from model.status import ErrorCode, MemberState
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="assignment-epochs",
     topics=(("foo", 3),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
@@ -94,6 +95,7 @@ def test_stable_state_stamps_the_epoch_it_starts_at() -> None:
 
 
 RACE = Config(
+    kafka_version="4.2",
     name="commit-race",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),

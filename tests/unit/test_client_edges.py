@@ -28,6 +28,7 @@ from model.status import ClientStatus as S
 from model.status import ErrorCode
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="CLIENT",
     topics=(("foo", 2),),
     clients=(

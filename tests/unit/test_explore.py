@@ -21,6 +21,7 @@ from model.path import Path
 from model.presets import preset
 
 PIN0 = Config(
+    kafka_version="4.2",
     name="PIN0",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
@@ -185,7 +186,9 @@ def test_bfs_with_z3_checks_every_state_and_agrees() -> None:
 
 # --------------------------------------------------------------------------- verdicts
 
-LONE = Config(name="LONE", topics=(("foo", 1),), clients=(ClientSpec("A", ("foo",)),))
+LONE = Config(
+    name="LONE", kafka_version="4.2", topics=(("foo", 1),), clients=(ClientSpec("A", ("foo",)),)
+)
 """One client, no perturbations: the group converges, but nothing is ever revoked."""
 
 

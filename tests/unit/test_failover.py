@@ -26,6 +26,7 @@ from model.scenario import Script, stable_state
 from model.status import ErrorCode
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="failover",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),

@@ -41,6 +41,7 @@ from model.scenario import stable_state
 from model.status import ClassicGroupStatus, ErrorCode
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="group-deletion",
     topics=(("foo", 1), ("bar", 1)),
     clients=(ClientSpec("A", ("foo",)),),

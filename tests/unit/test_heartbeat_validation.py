@@ -40,11 +40,13 @@ def foo(*partitions: int) -> Assignment:
 
 TOPICS = (("foo", 3), ("bar", 2))
 DYNAMIC = Config(
+    kafka_version="4.2",
     name="hb-dynamic",
     topics=TOPICS,
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
 )
 STATIC = Config(
+    kafka_version="4.2",
     name="hb-static",
     topics=TOPICS,
     clients=(

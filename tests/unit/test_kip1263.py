@@ -36,6 +36,7 @@ from model.trace.codec import path_lines, read_path
 TWO = (ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False))
 
 BATCH = Config(
+    kafka_version="4.2",
     name="batch",
     topics=(("foo", 2),),
     clients=TWO,
@@ -47,6 +48,7 @@ BATCH = Config(
 )
 
 OFF = Config(
+    kafka_version="4.2",
     name="off",
     topics=(("foo", 2), ("bar", 1)),
     clients=TWO,
@@ -58,6 +60,7 @@ OFF = Config(
 )
 
 STATIC_OFF = Config(
+    kafka_version="4.2",
     name="static-off",
     topics=(("foo", 2),),
     clients=(

@@ -14,6 +14,7 @@ from model.presets import PRESETS
 from model.scenario import Script
 
 STALL = Config(
+    kafka_version="4.2",
     name="STALL",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),
@@ -27,6 +28,7 @@ STALL = Config(
 """A owns both partitions; B joins, and A's application may hang in the revocation."""
 
 ZOMBIE = Config(
+    kafka_version="4.2",
     name="ZOMBIE",
     topics=(("foo", 1),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),

@@ -24,6 +24,7 @@ from model.system import initial
 E = ErrorCode
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="offset-commit",
     topics=(("foo", 3),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),

@@ -20,6 +20,7 @@ from model.scenario import stable_state
 from model.status import ClassicGroupStatus
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="offset-expiry",
     topics=(("foo", 1), ("bar", 1)),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),

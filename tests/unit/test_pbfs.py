@@ -41,6 +41,7 @@ from model.config import ClientSpec, Config
 from model.presets import preset
 
 PIN0 = Config(
+    kafka_version="4.2",
     name="PIN0",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
@@ -134,7 +135,9 @@ def test_depth_bound_and_symmetry_as_serial() -> None:
 
 
 def test_unchecked_convergence_and_a_missed_witness_stay_honest() -> None:
-    lone = Config(name="LONE", topics=(("foo", 1),), clients=(ClientSpec("A", ("foo",)),))
+    lone = Config(
+        name="LONE", kafka_version="4.2", topics=(("foo", 1),), clients=(ClientSpec("A", ("foo",)),)
+    )
     serial = bfs(lone)
     parallel = parallel_bfs(lone, workers=2)
     assert parallel.result == "inconclusive"

@@ -15,6 +15,7 @@ from model.scenario import Script
 from model.trace.codec import path_lines, read_path
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="racks",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",), rack="r1"), ClientSpec("B", ("foo",), rack="r2")),

@@ -19,6 +19,7 @@ from groupcheck.rulesfile import load_rules, with_rules
 from model.config import ClientSpec, Config
 
 JOIN = Config(
+    kafka_version="4.2",
     name="JOIN",
     topics=(("foo", 2),),
     clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False)),

@@ -23,6 +23,7 @@ from model.status import ConfigError
 from model.trace.codec import path_lines, read_path
 
 CONFIG = Config(
+    kafka_version="4.2",
     name="regex",
     topics=(("foo", 1), ("bar", 1)),
     absent_topics=(("foo2", 1),),
