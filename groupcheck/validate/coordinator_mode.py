@@ -251,6 +251,91 @@ def _config(
     )
 
 
+MAX_REORDERINGS = 8
+"""How many other orders of overlapping exchanges a divergence is checked against."""
+
+
+def _swap(
+    events: list[tuple[int, int | None, object]], line: int, other: int
+) -> tuple[tuple[int, int], ...]:
+    """The move that puts the request of ``other`` on the other side of ``line``'s."""
+    order = [e[0] for e in events]
+    if order.index(other) > order.index(line):
+        return ((other, line),)
+    after = order[order.index(other) + 1]
+    return ((line, after),) if after != line else ((line, other),)
+
+
+def _gets_further(
+    lines: list[str],
+    file: str,
+    line: int,
+    moves: tuple[tuple[int, int], ...],
+    **options: object,
+) -> bool:
+    """Whether the replay with ``moves`` diverges nowhere, or only after ``line``."""
+    report = validate_coordinator(file, lines, moves=moves, **options)  # type: ignore[arg-type]
+    firsts = [v.line for v in report.violations]
+    return not firsts or min(firsts) > line
+
+
+def _intervals(events: list[tuple[int, int | None, object]]) -> dict[int, tuple[str, int, int]]:
+    """Line of each timed heartbeat request → (its client, its ts, its response's ts):
+    when the coordinator handled it."""
+    pending: dict[tuple[str, int], tuple[int, int]] = {}
+    out: dict[int, tuple[str, int, int]] = {}
+    for n, ts, action in events:
+        if not isinstance(action, DeliverMessage) or ts is None:
+            continue
+        message = action.message
+        key = (message.client, message.connection)
+        if isinstance(message.body, ConsumerGroupHeartbeatRequest):
+            pending[key] = (n, ts)
+        elif isinstance(message.body, ConsumerGroupHeartbeatResponse) and key in pending:
+            line, start = pending.pop(key)
+            out[line] = (message.client, start, ts)
+    return out
+
+
+def _overlapping(intervals: dict[int, tuple[str, int, int]], line: int) -> list[int]:
+    """The lines of other members' heartbeat exchanges that overlap in time the one at
+    ``line``: the coordinator may have handled them before or after it."""
+    if line not in intervals:
+        return []
+    client, start, end = intervals[line]
+    found = [
+        other
+        for other, (c, s, e) in intervals.items()
+        if c != client and s <= end and start <= e and other != line
+    ]
+    # Those written after it first (the nearest first): the likeliest to have been
+    # handled before it.
+    return sorted(o for o in found if o > line) + sorted(
+        (o for o in found if o < line), reverse=True
+    )
+
+
+def _join_ranks(events: list[tuple[int, int | None, object]]) -> dict[int, int]:
+    """Line of each join request (``MemberEpoch`` 0) → the member epoch its response
+    carries (the group's epoch when the coordinator handled it)."""
+    pending: dict[tuple[str, int], int] = {}
+    ranks: dict[int, int] = {}
+    for n, _, action in events:
+        if not isinstance(action, DeliverMessage):
+            continue
+        message = action.message
+        key = (message.client, message.connection)
+        body = message.body
+        if isinstance(body, ConsumerGroupHeartbeatRequest):
+            if body.member_epoch == 0:
+                pending[key] = n
+            else:
+                pending.pop(key, None)
+        elif isinstance(body, ConsumerGroupHeartbeatResponse) and key in pending:
+            ranks[pending.pop(key)] = body.member_epoch
+    return ranks
+
+
 def _kafka_rules(header: TraceHeader) -> KafkaRules | None:
     """The rules of the Apache Kafka version the header's ``implementation`` names
     (``model.versions``; None when it names none): rules that changed between versions
@@ -310,10 +395,18 @@ def validate_coordinator(
     epoch_layout: str = "auto",
     all_divergences: bool = False,
     assignment_interval_ms: int | None = None,
+    moves: tuple[tuple[int, int], ...] = (),
 ) -> Report:
     """Replay a consumer capture's requests through the model's coordinator; the first
     response that differs is a :data:`DIVERGENCE` finding (``all_divergences``: the replay
-    goes on, and later differences are notes — the states may have drifted apart)."""
+    goes on, and later differences are notes — the states may have drifted apart).
+
+    A divergence at an exchange that overlaps in time other members' exchanges is claimed
+    only if every order of them the timestamps admit diverges too: the replay is run again
+    with each overlapping request moved to the other side of the diverging one
+    (``moves``: (line, before line) pairs applied after the time order), and if one of
+    those gets further the result is inconclusive."""
+    lines = list(lines)
     report = Report(file, "coordinator")
     options = timing or TimingOptions()
     it = iter(lines)
@@ -339,13 +432,23 @@ def validate_coordinator(
             "consumer protocol's ConsumerGroupHeartbeat exchanges): no verdict"
         )
         return report
+    intervals = _intervals(events)
     if events and all(ts is not None for _, ts, _ in events):
         # The proxy writes an exchange when its response arrives, so two members' requests
         # in flight at once may be written in the other order than the coordinator took
         # them; each event's ts is when the proxy forwarded it (to the broker, for a
         # request), which orders them as the broker received them. A connection's events
         # keep their order (a response's ts is not before its request's; ties go by line).
-        events.sort(key=lambda e: (e[1], e[0]))
+        # Joins forwarded in the same millisecond were taken in an order the timestamps
+        # cannot tell; the group epoch never decreases, so the join answered with the
+        # lower epoch was handled first (against Kafka 4.4: four librdkafka members'
+        # joins in one millisecond, answered with epochs 7, 9, 6 and 8 in file order).
+        rank = _join_ranks(events)
+        events.sort(key=lambda e: (e[1], rank.get(e[0], 0), e[0]))
+    for moved, before in moves:
+        taken = next(e for e in events if e[0] == moved)
+        events.remove(taken)
+        events.insert(next(i for i, e in enumerate(events) if e[0] == before), taken)
     names = Names(header)
     layout = _layout(events, epoch_layout, header)
     targets = _targets(events)
@@ -632,6 +735,37 @@ def validate_coordinator(
                 )
                 fields = []
                 diverged = True
+            overlapping = _overlapping(intervals, request_line) if fields and not moves else []
+            further = [
+                o
+                for o in overlapping[:MAX_REORDERINGS]
+                if _gets_further(
+                    lines,
+                    file,
+                    n,
+                    _swap(events, request_line, o),
+                    timing=timing,
+                    epoch_layout=epoch_layout,
+                    assignment_interval_ms=assignment_interval_ms,
+                )
+            ]
+            if further:
+                report.reasons.append(
+                    f"the response at line {n} differs from the model's in {', '.join(fields)}; "
+                    f"its exchange (line {request_line}) overlaps in time the exchange of "
+                    f"another member at line {further[0]}, which the coordinator may have "
+                    "handled on the other side of it (the capture cannot tell), and the "
+                    "replay in that order agrees further: no verdict from there on"
+                )
+                fields = []
+                diverged = True
+            elif overlapping:
+                report.notes.append(
+                    f"{file}: the exchange at line {request_line} overlaps in time "
+                    f"{len(overlapping)} other member exchange(s); the replay with "
+                    f"{min(len(overlapping), MAX_REORDERINGS)} of them on its other side "
+                    "diverges there or earlier too"
+                )
             if fields:
                 rules = "; ".join(f"{f}: {RULES[f]}" for f in fields)
                 report.violations.append(

@@ -47,7 +47,6 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.utils.internals.AppInfoParser;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.appender.ConsoleAppender;
 import org.apache.logging.log4j.core.config.Configurator;
@@ -206,7 +205,7 @@ public final class GroupcheckDriver {
 
     private int run() {
         ObjectNode ready = event("ready", false);
-        ready.put("library", "kafka-clients " + AppInfoParser.getVersion());
+        ready.put("library", "kafka-clients " + clientsVersion());
         ready.put("pid", ProcessHandle.current().pid());
         emit(ready);
         while (true) {
@@ -605,5 +604,22 @@ public final class GroupcheckDriver {
             emit(end);
         }
         checkMember();
+    }
+
+    /**
+     * The kafka-clients version, from the {@code kafka/kafka-version.properties} resource the
+     * jar carries (its reader class moved between releases, the resource did not).
+     */
+    private static String clientsVersion() {
+        java.util.Properties props = new java.util.Properties();
+        try (java.io.InputStream in = GroupcheckDriver.class.getClassLoader()
+                .getResourceAsStream("kafka/kafka-version.properties")) {
+            if (in != null) {
+                props.load(in);
+            }
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+        return props.getProperty("version", "unknown");
     }
 }
