@@ -17,8 +17,6 @@ from __future__ import annotations
 import socket
 import statistics
 import struct
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -72,6 +70,7 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 def run() -> dict[str, Any]:
     from groupcheck.kafka.broker import Broker
+    from groupcheck.kafka.run import Capture
 
     starts = []
     for _ in range(3):
@@ -85,40 +84,21 @@ def run() -> dict[str, Any]:
 
     latency: dict[str, Any] = {}
     with Broker() as broker, tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "capture.log"
-        with open(log, "wb") as err:
-            proxy = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "groupcheck",
-                    "capture",
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--upstream",
-                    broker.bootstrap,
-                    "--out",
-                    str(Path(tmp) / "c.ndjson"),
-                    "--duration",
-                    "600",
-                ],
-                stdin=subprocess.DEVNULL,
-                stderr=err,
-            )
+        proxy = Capture(
+            upstream=broker.bootstrap,
+            out=Path(tmp) / "c.ndjson",
+            protocol="consumer",
+            session_timeout_ms=None,
+            log_path=Path(tmp) / "capture.log",
+        )
+        proxy.start()  # as 'kafka run' starts it: a child process, with --control
         try:
-            port = 0
-            for _ in range(300):
-                text = log.read_text()
-                if "listening on" in text:
-                    port = int(text.split("listening on ")[1].split(" ")[0].rsplit(":", 1)[1])
-                    break
-                time.sleep(0.05)
             for name, key, version, body in (
                 ("ApiVersions", 18, 0, b""),
                 ("Metadata", 3, 1, struct.pack(">i", -1)),
             ):
                 direct = _round_trips("127.0.0.1", broker.port, key, version, body)
-                proxied = _round_trips("127.0.0.1", port, key, version, body)
+                proxied = _round_trips("127.0.0.1", proxy.port, key, version, body)
                 d, p = _stats(direct), _stats(proxied)
                 latency[name] = {
                     "direct": d,
@@ -126,8 +106,7 @@ def run() -> dict[str, Any]:
                     "added_median_ms": round(p["median_ms"] - d["median_ms"], 3),
                 }
         finally:
-            proxy.terminate()
-            proxy.wait(timeout=30)
+            proxy.stop()
     added = max(v["added_median_ms"] for v in latency.values())
     return {
         "startup": starts,

@@ -41,6 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from groupcheck.validate.events import read_trace
 from groupcheck.validate.report import Finding, Report
 from model import client as cl
 from model.actions import Crash, DeliverMessage, LoseMessage
@@ -55,7 +56,7 @@ from model.records import (
     replace,
 )
 from model.status import ClientStatus
-from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
+from model.trace import TraceError, TraceHeader
 from model.trace.client_events import ClientEvent
 
 S = ClientStatus
@@ -247,18 +248,8 @@ class _Names:
 def validate_client(file: str, lines: Iterable[str]) -> Report:
     """Client mode on one trace (module docstring)."""
     report = Report(file, "client")
-    it = iter(lines)
-    items: list[tuple[int, int | None, object]] = []
     try:
-        first = next(it, None)
-        if first is None:
-            raise TraceError(1, 1, "empty trace: no header line")
-        header = parse_header(first)
-        for n, line in enumerate(it, 2):
-            if not line.strip():
-                continue
-            event = parse_event(line, n)
-            items.append((n, event.ts, decode_action(event, line, n, header)))
+        header, items = read_trace(lines)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report

@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from groupcheck.validate.events import read_trace
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names
 from groupcheck.validate.timing import TimingOptions
@@ -55,7 +56,7 @@ from model.records import (
     TopicMetadata,
 )
 from model.status import ErrorCode
-from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
+from model.trace import TraceError, TraceHeader
 from model.versions import DEFAULT_KAFKA_VERSION, KafkaRules, kafka_rules, parse_version
 
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
@@ -409,18 +410,8 @@ def validate_coordinator(
     lines = list(lines)
     report = Report(file, "coordinator")
     options = timing or TimingOptions()
-    it = iter(lines)
-    events: list[tuple[int, int | None, object]] = []
     try:
-        first = next(it, None)
-        if first is None:
-            raise TraceError(1, 1, "empty trace: no header line")
-        header = parse_header(first)
-        for n, line in enumerate(it, 2):
-            if not line.strip():
-                continue
-            event = parse_event(line, n)
-            events.append((n, event.ts, decode_action(event, line, n, header)))
+        header, events = read_trace(lines)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report
