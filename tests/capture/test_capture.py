@@ -256,7 +256,9 @@ def _hand_overs_of(events: list[dict[str, Any]], victim: str) -> list[dict[str, 
     member a partition the victim had been given or reported and never released, with the
     victim's last heartbeat before it — and the class the timing gives it (the victim's
     session ends at its last heartbeat request + SESSION_MS; the validator's default clock
-    tolerance is 100 ms)."""
+    tolerance is 100 ms). A hand-over the victim's next request released concurrently (sent
+    before the giving response came back: the coordinator may have handled it first,
+    docs/trace-format.md "Exchanges handled in either order") is none."""
     holds: set[tuple[str, int]] = set()
     last_hb: int | None = None
     out = []
@@ -277,11 +279,35 @@ def _hand_overs_of(events: list[dict[str, Any]], victim: str) -> list[dict[str, 
                 holds |= given
             elif given & holds:
                 assert last_hb is not None
+                if _released_concurrently(events[n - 1 :], victim, given & holds, e["ts"]):
+                    holds -= given
+                    continue
                 deadline = last_hb + SESSION_MS
                 premature = e["ts"] + 100 < deadline
                 out.append({"line": n, "ts": e["ts"], "deadline": deadline, "premature": premature})
                 holds -= given
     return out
+
+
+def _released_concurrently(
+    after: list[dict[str, Any]], victim: str, parts: set[tuple[str, int]], answered: int
+) -> bool:
+    """Whether the victim's next heartbeat request after a response (answered at
+    ``answered``) was sent before that response came back and releases ``parts`` (a leave,
+    or partitions reported without them)."""
+    for e in after:
+        p = e["payload"]
+        if e["kind"] != "DeliverMessage" or p["api"] != "ConsumerGroupHeartbeat":
+            continue
+        body = p["body"]
+        if p["direction"] == "request" and body["MemberId"] == victim:
+            if e["ts"] > answered:
+                return False
+            if body["MemberEpoch"] < 0:
+                return True
+            reported = body.get("TopicPartitions")
+            return reported is not None and not (_parts(reported) & parts)
+    return False
 
 
 def _merge_crash(path: Path, member: str, ts: int) -> list[str]:
