@@ -270,7 +270,8 @@ def _umask() -> int:
     return mask
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -293,7 +294,7 @@ def sweep_partials(directory: Path) -> list[Path]:
         if not name.startswith(PARTIAL) or not entry.is_dir() or entry.is_symlink():
             continue
         pid_text = name[len(PARTIAL) :].split("-", 1)[0]
-        if not pid_text.isdigit() or _running(int(pid_text)):
+        if not pid_text.isdigit() or running(int(pid_text)):
             continue
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)

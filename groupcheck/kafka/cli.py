@@ -137,6 +137,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     from groupcheck.kafka.artifacts import DEFAULT_VERSION, KafkaSetupError
     from groupcheck.kafka.broker import Broker, BrokerError
     from model.status import ConfigError
+    from reports.publish import running
 
     props: dict[str, str] = {}
     for item in args.set:
@@ -175,7 +176,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         _say(f"up on {broker.bootstrap}; Ctrl-C, SIGTERM or 'groupcheck kafka down' stops it")
         end = time.monotonic() + args.duration if args.duration else None
         while end is None or time.monotonic() < end:
-            if broker.pid is None or not _alive(broker.pid):
+            if broker.pid is None or not running(broker.pid):
                 _say("the broker exited on its own")
                 return 4
             time.sleep(0.2)
@@ -185,17 +186,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         broker.stop()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def cmd_down(args: argparse.Namespace) -> int:
+    from reports.publish import running
+
     stopped = 0
     directory = _state_dir()
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
@@ -210,7 +203,7 @@ def cmd_down(args: argparse.Namespace) -> int:
             continue
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 40
-        while _alive(pid) and time.monotonic() < deadline:
+        while running(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         stopped += 1
         _say(f"stopped the broker of process {pid}")
