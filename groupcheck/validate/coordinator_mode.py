@@ -17,6 +17,7 @@ The first response whose error code, member epoch, assignment or heartbeat inter
 differs from the model's is reported (``Coordinator.Divergence``) with the model's
 response and the Kafka rule that decides that field; the replay stops there, since the
 group states no longer agree. Offset commits are not replayed (a note counts them).
+Classic and mixed captures go to ``groupcheck.validate.classic_coordinator``.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from model.records import (
     TopicMetadata,
 )
 from model.status import ErrorCode
+from model.target import compute_target_assignment
 from model.trace import TraceError, TraceHeader
 from model.versions import DEFAULT_KAFKA_VERSION, KafkaRules, kafka_rules, parse_version
 
@@ -417,12 +419,9 @@ def validate_coordinator(
         return report
     report.events = len(events)
     if header.protocol != "consumer":
-        # A well-formed trace this mode cannot judge yet: not bad input, no verdict.
-        report.reasons.append(
-            f"coordinator mode does not replay {header.protocol} traces yet (only the "
-            "consumer protocol's ConsumerGroupHeartbeat exchanges): no verdict"
-        )
-        return report
+        from groupcheck.validate.classic_coordinator import validate_classic_coordinator
+
+        return validate_classic_coordinator(file, header, events, report, timing, all_divergences)
     intervals = _intervals(events)
     if events and all(ts is not None for _, ts, _ in events):
         # The proxy writes an exchange when its response arrives, so two members' requests
@@ -449,12 +448,15 @@ def validate_coordinator(
     computing = [False]
     """Whether the request being handled computed a new target."""
 
-    def captured_target(group: Group, topics: Mapping[str, TopicMetadata], _: str) -> Group:
+    def captured_target(group: Group, topics: Mapping[str, TopicMetadata], assignor: str) -> Group:
         computing[0] = True
         shown = targets.get(group.group_epoch, {})
         guessed.update((group.group_epoch, m) for m in group.members if m not in shown)
+        # A target the capture does not show: the model's own assignor's (still a guess,
+        # so a difference that depends on it gives no verdict).
+        own = compute_target_assignment(group, topics, assignor).target_assignment
         target = FrozenMap(
-            (m, shown.get(m, group.target_assignment.get(m, frozenset()))) for m in group.members
+            (m, shown[m] if m in shown else own.get(m, frozenset())) for m in group.members
         )
         return replace(group, assignment_epoch=group.group_epoch, target_assignment=target)
 

@@ -124,6 +124,6 @@ def test_cli_mode_coordinator(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         )
         + "\n"
     )
-    # A well-formed classic trace is not bad input: no verdict yet (inconclusive).
+    # A well-formed classic trace with nothing to compare is not bad input: no verdict.
     assert main(["validate", "--mode", "coordinator", str(classic)]) == 3
-    assert "does not replay classic traces yet" in capsys.readouterr().out
+    assert "no classic or ConsumerGroupHeartbeat response to compare" in capsys.readouterr().out
