@@ -583,9 +583,11 @@ def validate_classic_coordinator(
             fields = ["Response"]
         else:
             fields = differences(model, body, ids)
-            if isinstance(model, ConsumerGroupHeartbeatResponse) and any(
-                e == state.group.assignment_epoch
-                for e, _ in guessed  # type: ignore[union-attr]
+            group_now = state.group
+            if (
+                isinstance(model, ConsumerGroupHeartbeatResponse)
+                and isinstance(group_now, Group)
+                and any(e == group_now.assignment_epoch for e, _ in guessed)
             ):
                 unsure = [f for f in fields if f == "Assignment"]
                 if unsure:
