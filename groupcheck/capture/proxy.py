@@ -464,9 +464,7 @@ class Proxy:
             if key < 0 and request is not None and api_key in RECORDED:
                 self.parked[conn] = self.parked.get(conn, 1) - 1
             try:
-                frame = await self._on_response(
-                    api_key, version, frame, request, conn, sent, key
-                )
+                frame = await self._on_response(api_key, version, frame, request, conn, sent, key)
             except Exception as e:  # never let one odd frame stop the proxy
                 self.log(f"not decoded: api {api_key} v{version} response ({e})")
             if self.conn_client_ids.get(conn) in self.cut:

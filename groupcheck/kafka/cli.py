@@ -318,6 +318,8 @@ def _summary(scenario: Any, meta: dict[str, Any]) -> str:
         mark = ""
         if want is not None:
             mark = " (as expected)" if v["result"] == want else f" (expected {want})"
+        if v.get("explained"):
+            mark += f" — explained ({v['explained']}: the scenario's [[explained]] covers it)"
         lines.append(f"  {mode}: {v['result']}{mark}")
         for line in v["violations"][:5] + v["reasons"][:3] + v["errors"][:3]:
             lines.append(f"    {line}"[:300])
@@ -342,9 +344,9 @@ def table(dirs: list[Path]) -> str:
         v = meta.get("verdicts", {})
         k = meta.get("kafka", {})
         expected = ", ".join(f"{m} {r}" for m, r in meta.get("expected", {}).items())
-        safety = v.get("safety", {}).get("result", "—" if meta.get("error") else "")
-        coordinator = v.get("coordinator", {}).get("result", "")
-        client = v.get("client", {}).get("result", "")
+        safety = _shown(v.get("safety"), "—" if meta.get("error") else "")
+        coordinator = _shown(v.get("coordinator"), "")
+        client = _shown(v.get("client"), "")
         if meta.get("error"):
             safety = f"did not complete: {meta['error']}"[:80]
         rows.append(
@@ -354,6 +356,16 @@ def table(dirs: list[Path]) -> str:
             f"| {_round(meta.get('broker_startup_s'))} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def _shown(verdict: dict[str, Any] | None, missing: str) -> str:
+    """A verdict in the table: ``explained (ID)`` for a violation the scenario's
+    ``[[explained]]`` declarations cover whole, else the result."""
+    if verdict is None:
+        return missing
+    if verdict.get("result") == "violation" and verdict.get("explained"):
+        return f"explained ({verdict['explained']})"
+    return str(verdict.get("result", ""))
 
 
 def _round(value: Any) -> str:
@@ -391,6 +403,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             settle_ms=scenario.settle_ms,
             assignment_interval_ms=int(header.get("assignment_interval_ms", 0)),
             heartbeat_ms=int(heartbeat),
+            explained=scenario.explained,
         )
         write_file_atomic(d / "verdicts.json", json.dumps(meta, indent=1) + "\n")
         summary = _summary(scenario, meta)

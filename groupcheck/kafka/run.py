@@ -17,14 +17,21 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from groupcheck.kafka import shield
 from groupcheck.kafka.broker import Broker
-from groupcheck.kafka.scenario import CLIENT_ACTIONS, ClientSpec, Scenario, Step
+from groupcheck.kafka.scenario import (
+    CLIENT_ACTIONS,
+    ClientSpec,
+    Explained,
+    Scenario,
+    Step,
+    explained_by,
+)
 
 Log = Callable[[str], None]
 
@@ -509,8 +516,6 @@ def _exited(driver: Any) -> Callable[[], bool]:
     return lambda: not driver.alive()
 
 
-
-
 @dataclass(frozen=True)
 class Outcome:
     """What a run produced."""
@@ -660,16 +665,25 @@ def validate_all(capture: Path, scenario: Scenario, run: Run) -> dict[str, Any]:
         settle_ms=scenario.settle_ms,
         assignment_interval_ms=run.assignment_interval_ms(),
         heartbeat_ms=run.heartbeat_ms(),
+        explained=scenario.explained,
     )
 
 
 def validate_capture(
-    capture: Path, *, settle: int, settle_ms: int, assignment_interval_ms: int, heartbeat_ms: int
+    capture: Path,
+    *,
+    settle: int,
+    settle_ms: int,
+    assignment_interval_ms: int,
+    heartbeat_ms: int,
+    explained: Sequence[Explained] = (),
 ) -> dict[str, Any]:
     """``groupcheck validate`` on the capture in safety mode (with the capture's own
     timing; a quiet window must outlast the assignment interval and two heartbeats before
     it may demand convergence, since the coordinator may defer a target that long,
-    KAFKA-20291), coordinator mode and client mode; each result with its findings."""
+    KAFKA-20291), coordinator mode and client mode; each result with its findings, and
+    ``explained`` (the ids) when the scenario's ``[[explained]]`` declarations cover
+    every finding of a violation (:func:`groupcheck.kafka.scenario.explained_by`)."""
     verdicts: dict[str, Any] = {}
     if not capture.exists():
         return verdicts
@@ -701,6 +715,12 @@ def validate_capture(
             "notes": doc.get("notes", [])[:20],
             "errors": doc.get("errors", []),
         }
+        findings = [
+            (str(v.get("property")), str(v.get("message"))) for v in doc.get("violations", [])
+        ]
+        ids = explained_by(explained, mode, doc.get("result"), findings)
+        if ids is not None:
+            verdicts[mode]["explained"] = ids
     return verdicts
 
 

@@ -49,6 +49,7 @@ _TOP_KEYS = {
     "clients",
     "steps",
     "expect",
+    "explained",
     "settle",
     "settle_ms",
 }
@@ -110,6 +111,53 @@ class ClientSpec:
 
 
 @dataclass(frozen=True)
+class Explained:
+    """An expected, explained divergence of one validator (``[[explained]]``,
+    docs/kafka.md "Explained divergences"): the validator's verdict is shown as
+    ``explained (ID)`` only when it is a violation and every finding it reports has the
+    declared ``property``, names the declared ``member`` (when given) and matches the
+    ``match`` regular expression; any other finding keeps the verdict a violation."""
+
+    validator: str
+    id: str
+    """The explanation: a row of docs/fidelity.md or a report of docs/findings.md."""
+    doc: str
+    property: str
+    match: str
+    member: str | None = None
+
+    def covers(self, prop: str, message: str) -> bool:
+        """Whether one finding (its property and message) is the declared divergence."""
+        if prop != self.property or not re.search(self.match, message):
+            return False
+        return self.member is None or f"({self.member})" in message
+
+
+def explained_by(
+    decls: Sequence[Explained],
+    validator: str,
+    result: str | None,
+    findings: Sequence[tuple[str, str]],
+) -> str | None:
+    """The labels of the declarations that explain a validator's verdict (``"findings
+    K1"``: the doc's name and the id), or
+    None: the verdict is a violation, it has findings, and each finding is covered by
+    one of the declarations for that validator."""
+    mine = [d for d in decls if d.validator == validator]
+    if result != "violation" or not mine or not findings:
+        return None
+    used: list[str] = []
+    for prop, message in findings:
+        hit = next((d for d in mine if d.covers(prop, message)), None)
+        if hit is None:
+            return None
+        label = f"{Path(hit.doc).stem} {hit.id}"  # "findings K1", "fidelity RK6"
+        if label not in used:
+            used.append(label)
+    return ", ".join(used)
+
+
+@dataclass(frozen=True)
 class Step:
     """One step: ``action`` (a key of :data:`ACTIONS`), its target (a client name or
     pattern, a topic, a number) and its parameters."""
@@ -142,6 +190,8 @@ class Scenario:
     settle: int
     settle_ms: int
     text: str
+    explained: Sequence[Explained] = ()
+    """Expected, explained divergences (:class:`Explained`)."""
 
     def targets(self, pattern: Any, step: Step | None = None) -> list[str]:
         """The clients a step's target names (``m*`` names every client from m)."""
@@ -198,7 +248,9 @@ def load(path: Path) -> Scenario:
     for mode, verdict in expect.items():
         _choice(mode, ("safety", "coordinator", "client"), f"{where}: expect")
         _choice(verdict, VERDICTS, f"{where}: expect.{mode}")
+    explained = _explained(data.get("explained", []), f"{where}: explained")
     scenario = Scenario(
+        explained=explained,
         name=path.stem,
         path=path,
         description=str(data.get("description", "")).strip(),
@@ -221,6 +273,44 @@ def load(path: Path) -> Scenario:
         raise ConfigError(f"{where}: steps: a list of at least one step is needed")
     parsed = tuple(_step(scenario, i + 1, raw) for i, raw in enumerate(steps))
     return Scenario(**{**scenario.__dict__, "steps": parsed})
+
+
+_EXPLAINED_KEYS = {"validator", "id", "doc", "property", "match", "member"}
+
+
+def _explained(raw: Any, where: str) -> tuple[Explained, ...]:
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: expected an array of tables ([[explained]])")
+    out = []
+    for n, item in enumerate(raw, start=1):
+        at = f"{where}[{n}]"
+        entry = _mapping(item, at)
+        _keys(entry, _EXPLAINED_KEYS, at)
+        missing = sorted({"validator", "id", "doc", "property", "match"} - set(entry))
+        if missing:
+            raise ConfigError(f"{at}: missing key {missing[0]!r}")
+        validator = _choice(entry["validator"], ("safety", "coordinator", "client"), at)
+        texts = {k: entry[k] for k in _EXPLAINED_KEYS if k in entry}
+        for key, value in texts.items():
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{at}: {key}: expected a non-empty string")
+        if not re.fullmatch(r"docs/[A-Za-z0-9_.-]+\.md", texts["doc"]):
+            raise ConfigError(f"{at}: doc: expected a file docs/NAME.md, not {texts['doc']!r}")
+        try:
+            re.compile(texts["match"])
+        except re.error as e:
+            raise ConfigError(f"{at}: match: not a regular expression ({e})") from None
+        out.append(
+            Explained(
+                validator=validator,
+                id=texts["id"],
+                doc=texts["doc"],
+                property=texts["property"],
+                match=texts["match"],
+                member=texts.get("member"),
+            )
+        )
+    return tuple(out)
 
 
 def _client_specs(name: str, spec: Any, where: str) -> list[ClientSpec]:

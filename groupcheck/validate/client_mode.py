@@ -136,6 +136,11 @@ EXPLAINED = {
         "drops that reconciliation and releases every partition still assigned; the "
         "model's client would run the callback as an aborted step first"
     ),
+    "same-millisecond": (
+        "request(s) judged after client events stamped in the same millisecond and written "
+        "after them (the proxy's and the driver's clocks cannot order them; in the order "
+        "written they would diverge)"
+    ),
     "partial-resolution": (
         "acknowledgement(s) of a partially resolved target (maybeReconcile's local epoch "
         "bump while topic metadata is missing), which the model's client does not send"
@@ -143,6 +148,45 @@ EXPLAINED = {
 }
 """The differences client mode explains (docs/fidelity.md, "Client conformance with
 kafka-clients 4.4"), reported as notes with their counts."""
+
+PROFILES = ("auto", "java", "librdkafka")
+"""``--client-profile``: whose client the captured members are. ``java`` judges every
+difference from the model's client (which follows kafka-clients); ``librdkafka`` admits,
+besides, exactly the librdkafka differences of :data:`LIBRDKAFKA_RULES`; ``auto`` takes
+``librdkafka`` when the header's ``implementation.clients`` names librdkafka only."""
+
+LIBRDKAFKA_RULES = {
+    "RK1": (
+        "request field(s) SubscribedTopicRegex '' where kafka-clients sends null "
+        "(librdkafka writes the empty string when it has no regex; Kafka's coordinator "
+        "takes '' as no regex)"
+    ),
+    "RK2": (
+        "target(s) equal to the current assignment that librdkafka does not reconcile "
+        "(rd_kafka_cgrp_consumer_handle_next_assignment: no callback, no acknowledgement) "
+        "where kafka-clients runs onPartitionsAssigned([]) and acknowledges"
+    ),
+    "RK4": (
+        "close() call(s) after which librdkafka went on heartbeating or completed a "
+        "reconciliation before its release (rd_kafka_cgrp_terminate waits for the "
+        "rebalance in progress; the leave follows the unassign), where kafka-clients "
+        "starts the release at once"
+    ),
+    "RK5": (
+        "plain heartbeat(s) at the current epoch that librdkafka sent after close() while "
+        "its release ran or after it, before the leave heartbeat (its heartbeat timer "
+        "keeps running until rd_kafka_cgrp_consumer_leave), where kafka-clients sends the "
+        "leave next"
+    ),
+    "RK3": (
+        "field(s) of full heartbeats librdkafka sends while it has not reconciled an "
+        "assignment since it joined (join state INIT: rd_kafka_cgrp_consumer_serve sets "
+        "full_request), each the member's own value"
+    ),
+}
+"""The differences of librdkafka from the model's (Java) client that the ``librdkafka``
+profile admits, by the id of their row in docs/fidelity.md ("librdkafka in client
+mode"): each reported as a note with its count, never as ok silently."""
 
 _FIELDS = (
     ("MemberId", "member_id"),
@@ -188,6 +232,19 @@ class _Member:
     """The ``subscribe()`` before the member's first request."""
     requests: int = 0
     callbacks: int = 0
+    profile: str = "java"
+    """The client profile the member is judged under (:data:`PROFILES`)."""
+    rk_init: bool = True
+    """librdkafka: the member has not reconciled an assignment since it joined (its join
+    state is still ``INIT``, in which every heartbeat is a full request: RK3)."""
+    rk_unacked: bool = False
+    """librdkafka: the last target equalled the current assignment, so librdkafka did not
+    reconcile it and owes no acknowledgement (RK2)."""
+    first: ConsumerGroupHeartbeatRequest | None = None
+    """The member's first request (its own configuration)."""
+    rk_close: int = 0
+    """librdkafka (RK4): 1 while a ``close()`` waits for its release, 2 once a request
+    or a callback came between them."""
 
 
 class _Divergence(Exception):  # a finding, raised to stop one member's replay
@@ -245,8 +302,25 @@ class _Names:
         return "null" if v is None else repr(v) if isinstance(v, str) else str(v)
 
 
-def validate_client(file: str, lines: Iterable[str]) -> Report:
-    """Client mode on one trace (module docstring)."""
+def client_profile(header: TraceHeader, profile: str = "auto") -> str:
+    """The profile a trace is judged under: ``profile`` unless ``auto``, then
+    ``librdkafka`` when the header's ``implementation.clients`` names librdkafka and no
+    other client library (a trace of both is judged as Java's: the header does not say
+    which member ran which library), else ``java``."""
+    if profile != "auto":
+        return profile
+    libraries = [
+        x.strip() for x in str((header.implementation or {}).get("clients", "")).split(",")
+    ]
+    libraries = [x for x in libraries if x]
+    if libraries and all(x.startswith("librdkafka") for x in libraries):
+        return "librdkafka"
+    return "java"
+
+
+def validate_client(file: str, lines: Iterable[str], profile: str = "auto") -> Report:
+    """Client mode on one trace (module docstring), judged under ``profile``
+    (:data:`PROFILES`)."""
     report = Report(file, "client")
     try:
         header, items = read_trace(lines)
@@ -261,6 +335,7 @@ def validate_client(file: str, lines: Iterable[str]) -> Report:
         )
         return report
     names = _Names(header)
+    chosen = client_profile(header, profile)
     members = _members(items)
     if not members:
         report.reasons.append("the trace has no ConsumerGroupHeartbeat request: nothing to replay")
@@ -274,7 +349,14 @@ def validate_client(file: str, lines: Iterable[str]) -> Report:
             "some events have none, no verdict"
         )
         return report
+    if chosen != "java":
+        report.notes.append(
+            f"client profile {chosen}: the model's (Java) client, with the {chosen} "
+            f"differences {', '.join(LIBRDKAFKA_RULES)} admitted and counted "
+            '(docs/fidelity.md, "librdkafka in client mode"); any other difference is reported'
+        )
     for m in members.values():
+        m.profile = chosen
         if not any(isinstance(i.what, ClientEvent) for i in m.items):
             report.reasons.append(
                 f"{names.member(m.member_id)} has no client events: its requests were not judged"
@@ -285,6 +367,10 @@ def validate_client(file: str, lines: Iterable[str]) -> Report:
         count = sum(m.explained[kind] for m in members.values())
         if count:
             report.notes.append(f"explained: {count} {text}")
+    for rule, text in LIBRDKAFKA_RULES.items():
+        count = sum(m.explained[rule] for m in members.values())
+        if count:
+            report.notes.append(f"librdkafka {rule}: {count} {text}")
     judged = sum(1 for m in members.values() if m.client is not None)
     report.notes.append(
         f"{judged} member(s) replayed: "
@@ -321,8 +407,13 @@ def _members(items: list[tuple[int, int | None, object]]) -> dict[str, _Member]:
 def _replay(m: _Member, names: _Names, file: str, report: Report) -> None:
     who = names.member(m.member_id)
     try:
-        for k, item in enumerate(m.items):
-            _step(m, item, m.items[k + 1 :], names)
+        k = 0
+        while k < len(m.items):
+            if isinstance(m.items[k].what, ConsumerGroupHeartbeatRequest):
+                _request_in_order(m, k, names)
+            else:
+                _step(m, m.items[k], m.items[k + 1 :], names)
+            k += 1
     except _Divergence as d:
         report.violations.append(Finding(file, d.line, DIVERGENCE, f"{who}: {d.message}"))
         return
@@ -332,6 +423,51 @@ def _replay(m: _Member, names: _Names, file: str, report: Report) -> None:
             f"{_callback_name(m)}({names.parts(m.callback_partitions)}), which the capture "
             "does not show starting"
         )
+
+
+def _snapshot(m: _Member) -> dict[str, Any]:
+    saved = dict(m.__dict__)
+    saved["explained"], saved["items"] = Counter(m.explained), list(m.items)
+    return saved
+
+
+def _request_in_order(m: _Member, k: int, names: _Names) -> None:
+    """Judge the request at ``m.items[k]``. The proxy and the client's driver stamp
+    their records with their own millisecond clocks, so a client event stamped in the
+    same millisecond as the request, and written after it, may have come first (a
+    callback that returned just before the acknowledgement or the leave it lets go
+    out). When the request diverges in the order written, the replay takes those
+    same-millisecond client events first and judges the request again; if it still
+    diverges, the divergence in the order written is reported."""
+    item = m.items[k]
+    saved = _snapshot(m)
+    try:
+        _step(m, item, m.items[k + 1 :], names)
+        return
+    except _Divergence as d:
+        first = d
+    same: list[_Item] = []
+    for later in m.items[k + 1 :]:
+        if later.ts != item.ts or not isinstance(later.what, ClientEvent):
+            break
+        same.append(later)
+    if not same:
+        raise first
+    m.__dict__.update(_snapshot_restore(saved))
+    rest = [x for x in m.items[k + 1 :] if all(x is not y for y in same)]
+    try:
+        for n, event in enumerate(same):
+            _step(m, event, same[n + 1 :] + rest, names)
+        _step(m, item, rest, names)
+    except _Divergence:
+        m.__dict__.update(_snapshot_restore(saved))
+        raise first from None
+    m.items[k + 1 : k + 1 + len(same)] = []  # done: the loop goes on after them
+    m.explained["same-millisecond"] += 1
+
+
+def _snapshot_restore(saved: dict[str, Any]) -> dict[str, Any]:
+    return {**saved, "explained": Counter(saved["explained"]), "items": list(saved["items"])}
 
 
 def _callback_name(m: _Member) -> str:
@@ -393,6 +529,8 @@ def _settle(m: _Member) -> None:
             _apply(m, cl.complete_callback(c, config)[0])  # no listener call: done at once
             continue
         if c.status is S.RECONCILING and c.reconciling is None and c.target is not None:
+            if _rk_same_assignment(m, c):
+                continue
             _apply(m, cl.reconcile(c, config)[0])
         elif c.status is S.PREPARE_LEAVING and c.reconciling is None:
             _apply(m, cl.start_release(c, config)[0])
@@ -401,6 +539,26 @@ def _settle(m: _Member) -> None:
             m.resumed = False
         else:
             return
+
+
+def _rk_same_assignment(m: _Member, c: Client) -> bool:
+    """librdkafka (RK2): a target equal to the current assignment, with nothing being
+    revoked, is not reconciled (``rd_kafka_cgrp_consumer_handle_next_assignment``:
+    "Assignment is the same"): no callback and no acknowledgement. The replay completes
+    the model's reconciliation silently and remembers that no acknowledgement is owed."""
+    if m.profile != "librdkafka" or c.target != c.owned or c.revoking:
+        return False
+    assert m.config is not None
+    done = cl.reconcile(c, m.config)[0]
+    for _ in range(4):
+        if done.callback is None:
+            break
+        done = cl.complete_callback(done, m.config)[0]
+    m.client = replace(done, sent=c.sent)
+    m.callback_partitions, m.callback_started = EMPTY, False
+    m.rk_unacked = True
+    m.explained["RK2"] += 1
+    return True
 
 
 def _leave_ahead(m: _Member, rest: list[_Item]) -> int | None:
@@ -442,6 +600,9 @@ def _start_leave(m: _Member, rest: list[_Item]) -> bool:
     epoch = _leave_ahead(m, rest)
     if epoch is None or c.status is S.UNSUBSCRIBED:
         return False
+    if m.rk_close == 2:
+        m.explained["RK4"] += 1
+    m.rk_close = 0
     c = _abandon_unstarted(m, c)
     _apply(m, cl.leave(c, epoch))
     _settle(m)
@@ -473,6 +634,16 @@ def _abandon_unstarted(m: _Member, c: Client) -> Client:
 
 
 def _step(m: _Member, item: _Item, rest: list[_Item], names: _Names) -> None:
+    _dispatch(m, item, rest, names)
+    e = item.what
+    if m.rk_close and (
+        isinstance(e, ConsumerGroupHeartbeatRequest)
+        or (isinstance(e, ClientEvent) and e.event == "Callback")
+    ):
+        m.rk_close = 2  # RK4: still no leave after it
+
+
+def _dispatch(m: _Member, item: _Item, rest: list[_Item], names: _Names) -> None:
     e = item.what
     if isinstance(e, ConsumerGroupHeartbeatRequest):
         _request(m, item, e, rest, names)
@@ -517,6 +688,8 @@ def _client_event(
         else:
             m.stalled, m.resumed = False, True
             _settle(m)
+    elif e.event == "Close" and e.phase == "start" and m.profile == "librdkafka":
+        m.rk_close = 1  # RK4: the leave starts at the release or the leave heartbeat
     elif e.event == "Close" and e.phase == "start":
         c = m.client
         epoch = _leave_epoch(e, c.instance_id is not None)
@@ -568,6 +741,7 @@ def _callback(m: _Member, item: _Item, e: ClientEvent, rest: list[_Item], names:
             )
         m.callback_started = True
         m.callbacks += 1
+        m.rk_init = m.rk_unacked = False
         return
     if c.callback is None or not m.callback_started:
         return  # the end of a callback already judged divergent, or never started
@@ -584,6 +758,8 @@ def _request(
     names: _Names,
 ) -> None:
     if m.client is None:
+        if m.subscription is None:
+            m.subscription = _same_ms_subscription(m, item, rest)
         _start(m, captured, rest)
     c = m.client
     assert c is not None
@@ -593,6 +769,16 @@ def _request(
         c = _cur(m)
     if captured.member_epoch < 0 and c.status is not S.LEAVING and _start_leave(m, rest):
         c = _cur(m)
+    if (
+        m.profile == "librdkafka"
+        and c.status in (S.PREPARE_LEAVING, S.LEAVING)
+        and captured.member_epoch == c.member_epoch > 0
+        and captured.topic_partitions is None
+        and captured.subscribed_topic_names is None
+        and _leave_ahead(m, rest) is not None
+    ):
+        m.explained["RK5"] += 1  # not judged further: its response changes nothing
+        return
     if c.status not in cl.HEARTBEATING:
         raise _Divergence(
             item.line,
@@ -601,7 +787,10 @@ def _request(
             + (f", running {_callback_name(m)}" if c.callback else "")
             + f"; {RULES['heartbeat']}",
         )
-    if captured.is_full() and c.status is not S.JOINING and c.sent is not None:
+    if captured.member_epoch == 0:
+        m.rk_init = True
+    rk_full = m.profile == "librdkafka" and m.rk_init and captured.member_epoch > 0
+    if captured.is_full() and c.status is not S.JOINING and c.sent is not None and not rk_full:
         # A full heartbeat with no failure in sight: an exchange the capture could not
         # record failed (the proxy writes an exchange when its response arrives), and the
         # client reset its heartbeat state (AbstractHeartbeatRequestManager.onFailure).
@@ -622,6 +811,10 @@ def _request(
             same = names.named(want) == names.named(got)
         else:
             same = want == got
+        rule = None if same else _librdkafka_rule(m, c, key, want, got, rk_full)
+        if rule is not None:
+            m.explained[rule] += 1
+            continue
         if not same:
             diffs.append(
                 f"{key}: the model's client sends {names.value(key, want)}, the capture "
@@ -639,6 +832,33 @@ def _request(
         )
     _apply(m, new)
     _settle(m)
+
+
+def _librdkafka_rule(
+    m: _Member, c: Client, key: str, want: Any, got: Any, full: bool
+) -> str | None:
+    """The row of :data:`LIBRDKAFKA_RULES` that admits this one field's difference under
+    the librdkafka profile, else None (the difference is reported)."""
+    if m.profile != "librdkafka":
+        return None
+    if key == "SubscribedTopicRegex" and want is None and got == "":
+        return "RK1"
+    first = m.first
+    assert first is not None
+    if full and want in (None, -1):
+        own = {
+            "RebalanceTimeoutMs": first.rebalance_timeout_ms,
+            "SubscribedTopicNames": c.subscription,
+            "ServerAssignor": c.server_assignor,
+            "RackId": c.rack,
+            "InstanceId": c.instance_id,
+            "TopicPartitions": c.owned,
+        }
+        if key in own and got == own[key]:
+            return "RK3"
+    if key == "TopicPartitions" and m.rk_unacked and got is None and want == c.owned:
+        return "RK2"
+    return None
 
 
 def _partially_resolved(
@@ -662,12 +882,27 @@ def _partially_resolved(
     return names.named(captured.topic_partitions) == names.named(cl.reported_partitions(c, _C))
 
 
+def _same_ms_subscription(m: _Member, item: _Item, rest: list[_Item]) -> ClientEvent | None:
+    """A ``subscribe()`` its driver stamped with the same millisecond as the member's
+    first request, written after it: the call came first (the client joins because of
+    it; librdkafka sends the join from its own thread while ``subscribe()`` returns)."""
+    for later in rest:
+        if later.ts != item.ts:
+            return None
+        e = later.what
+        if isinstance(e, ClientEvent) and e.event == "Subscription":
+            m.items.remove(later)  # after the current one: the replay's loop skips it
+            return e
+    return None
+
+
 def _start(m: _Member, first: ConsumerGroupHeartbeatRequest, rest: list[_Item]) -> None:
     """The model's client of a member, from its first request: its configuration
     (``group.instance.id``, ``group.remote.assignor``, ``client.rack``,
     ``max.poll.interval.ms``) is the real client's; its subscription is the
     ``subscribe()`` before it (a ``Subscription`` event)."""
     m.config = _config(first)
+    m.first = first
     m.client = Client(
         name=m.member_id,
         instance_id=first.instance_id,

@@ -55,6 +55,14 @@ def register(sub: Any) -> None:
         help="coordinator: go on after the first divergence and list the later ones as "
         "notes (the replayed group may differ from the implementation's by then)",
     )
+    p.add_argument(
+        "--client-profile",
+        choices=("auto", "java", "librdkafka"),
+        default="auto",
+        help="client: whose client the members are (auto: librdkafka when the header's "
+        "implementation.clients names librdkafka only, else java); librdkafka admits the "
+        "documented differences RK1-RK5 of docs/fidelity.md and reports any other",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_validate)
 
@@ -85,6 +93,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             epoch_layout=args.epoch_layout,
             all_divergences=args.all_divergences,
             assignment_interval_ms=args.assignment_interval_ms,
+            client_profile=args.client_profile,
         )
         for name in args.files
     ]

@@ -73,6 +73,7 @@ def validate_path(
     epoch_layout: str = "auto",
     all_divergences: bool = False,
     assignment_interval_ms: int | None = None,
+    client_profile: str = "auto",
 ) -> Report:
     """Validate one trace file (``-``: standard input): ITF when :func:`is_itf`, else the
     NDJSON trace format in ``mode`` (``safety`` or ``conformance``). A file that cannot be
@@ -94,7 +95,7 @@ def validate_path(
             if mode == "conformance":
                 return _no_events(validate_conformance(shown, lines, reference=reference))
             if mode == "client":
-                return _no_events(validate_client(shown, lines))
+                return _no_events(validate_client(shown, lines, client_profile))
             if mode == "coordinator":
                 return validate_coordinator(
                     shown, lines, timing, epoch_layout, all_divergences, assignment_interval_ms

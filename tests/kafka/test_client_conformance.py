@@ -180,3 +180,84 @@ def test_merge_places_each_client_event_by_time_and_names_its_member() -> None:
     }
     for n, line in enumerate(out[1:], 2):
         parse_event(line, n)  # every line is a trace event the reader takes
+
+
+# librdkafka: the client profile (docs/fidelity.md, "librdkafka in client mode")
+
+LIBRDKAFKA = CAPTURES / "librdkafka"
+
+
+def _gz_lines(name: str) -> list[str]:
+    import gzip
+
+    with gzip.open(LIBRDKAFKA / f"{name}.ndjson.gz", "rt", encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def _rk_counts(notes: list[str]) -> dict[str, int]:
+    out = {}
+    for note in notes:
+        found = re.match(r"librdkafka (RK\d): (\d+) ", note)
+        if found:
+            out[found.group(1)] = int(found.group(2))
+    return out
+
+
+def test_librdkafka_members_conform_with_the_documented_differences_admitted() -> None:
+    """batching-1000 (51 librdkafka 2.16.0 members): the header names librdkafka, so the
+    profile is chosen from it; every difference from the Java client is one of RK1-RK5."""
+    lines = _gz_lines("batching-1000")
+    report = validate_client("batching-1000.ndjson", lines)
+    assert report.error is None
+    assert report.reasons == []
+    assert report.violations == []
+    assert any(n.startswith("client profile librdkafka") for n in report.notes)
+    counts = _rk_counts(report.notes)
+    assert counts["RK1"] > 50
+    assert counts["RK2"] > 0
+    assert counts["RK3"] > 0
+    assert counts["RK5"] == 1
+
+
+def test_librdkafka_judged_as_the_java_client_diverges_at_the_empty_regex() -> None:
+    report = validate_client("batching-1000.ndjson", _gz_lines("batching-1000"), profile="java")
+    assert len(report.violations) == 51  # every member, at its join
+    assert all("SubscribedTopicRegex" in f.message for f in report.violations)
+    assert not _rk_counts(report.notes)
+
+
+def test_a_difference_outside_the_librdkafka_rules_is_still_a_violation() -> None:
+    """A regex other than '' in a join is not RK1: it is reported."""
+    lines = _gz_lines("batching-1000")
+    n = next(i for i, x in enumerate(lines) if '"SubscribedTopicRegex": ""' in x)
+    lines[n] = lines[n].replace('"SubscribedTopicRegex": ""', '"SubscribedTopicRegex": "fo.*"')
+    report = validate_client("batching-1000.ndjson", lines)
+    assert [f.line for f in report.violations] == [n + 1]
+    assert "SubscribedTopicRegex" in report.violations[0].message
+
+
+def test_librdkafka_leave_before_its_release_callback_is_not_admitted() -> None:
+    """batching-0, run 1: at the final close, m24 and m36 sent their leave heartbeat
+    before the application's release callback (onPartitionsRevoked) ran — a difference no
+    rule admits (docs/fidelity.md RK6, open): client mode reports it."""
+    report = validate_client("batching-0.ndjson", _gz_lines("batching-0"))
+    assert len(report.violations) == 2
+    for finding in report.violations:
+        assert "MemberEpoch -1" in finding.message
+        assert "PREPARE_LEAVING" in finding.message
+    assert sorted(f.message.split(" ")[1] for f in report.violations) == ["(m24):", "(m36):"]
+
+
+def test_the_profile_is_taken_from_the_header() -> None:
+    from groupcheck.validate.client_mode import client_profile
+    from model.trace import TraceHeader
+
+    def header(clients: str) -> TraceHeader:
+        return TraceHeader(
+            "consumer", (), implementation={"name": "Apache Kafka", "clients": clients}
+        )
+
+    assert client_profile(header("librdkafka 2.16.0")) == "librdkafka"
+    assert client_profile(header("kafka-clients 4.4.0")) == "java"
+    assert client_profile(header("kafka-clients 4.4.0, librdkafka 2.16.0")) == "java"
+    assert client_profile(header("kafka-clients 4.4.0"), "librdkafka") == "librdkafka"
