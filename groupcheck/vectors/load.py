@@ -15,7 +15,13 @@ from model.trace.strict_json import JsonTextError, loads
 
 SCHEMA = "groupcheck-vectors"
 VERSION = 1
-KINDS = ("reconcile", "target-assignment", "server-assignor", "client-assignor")
+KINDS = (
+    "reconcile",
+    "target-assignment",
+    "server-assignor",
+    "client-assignor",
+    "consumer-heartbeat",
+)
 PROPERTIES = (
     "valid",
     "balanced",
@@ -43,8 +49,19 @@ _REQUIRED_INPUT: dict[str, tuple[str, ...]] = {
     "target-assignment": ("topics", "members", "target_assignment", "group_epoch"),
     "server-assignor": ("assignor", "subscription_type", "topics", "members"),
     "client-assignor": ("assignor", "topics", "subscriptions"),
+    "consumer-heartbeat": ("topics", "steps"),
 }
-_EXPECTED_KEYS = {"member", "assignment", "error", "properties", "then", "spec", "records"}
+_EXPECTED_KEYS = {
+    "member",
+    "assignment",
+    "error",
+    "properties",
+    "then",
+    "spec",
+    "records",
+    "responses",
+    "group",
+}
 
 
 class VectorFileError(ConfigError):
@@ -119,8 +136,6 @@ def _vector(path: Path, raw: Any, where: str) -> Vector:
             raise _fail(path, f"{where}.input", f"missing key {key!r} (kind {kind})")
     expected = _require(path, raw, "expected", dict, where)
     _unknown_keys(path, expected, _EXPECTED_KEYS, f"{where}.expected")
-    if not expected.keys() & {"member", "assignment", "error", "properties"}:
-        raise _fail(path, f"{where}.expected", "needs member, assignment, error or properties")
     for prop in expected.get("properties", []):
         if prop not in PROPERTIES:
             raise _fail(path, f"{where}.expected.properties", f"unknown property {prop!r}")
@@ -128,6 +143,16 @@ def _vector(path: Path, raw: Any, where: str) -> Vector:
     if not isinstance(expressible, bool):
         raise _fail(path, f"{where}.expressible", "must be true or false")
     reason = raw.get("reason")
+    if expressible and not expected.keys() & {
+        "member",
+        "assignment",
+        "error",
+        "properties",
+        "responses",
+    }:
+        raise _fail(
+            path, f"{where}.expected", "needs member, assignment, error, properties or responses"
+        )
     if not expressible and not isinstance(reason, str):
         raise _fail(path, where, "a vector with expressible false needs a reason (a string)")
     return Vector(vid, method, kind, inp, expected, expressible, reason)

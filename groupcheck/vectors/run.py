@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupcheck.vectors.coordinator import compare_steps, run_consumer_heartbeat
 from groupcheck.vectors.load import Explanation, Vector, VectorFile
 from model.assignors import AssignmentSpec, MemberSubscription, get_assignor
 from model.classic import assignors as client_assignors
@@ -433,30 +434,37 @@ def run_client_assignor(inp: Json, expected: Json) -> tuple[Json, list[str]]:
 # --------------------------------------------------------------------------- dispatch
 
 
-Runner = Callable[[Json, Json, Rules], tuple[Json, list[str]]]
+Runner = Callable[[Json, Json, Rules, str], tuple[Json, list[str]]]
+"""A kind's runner: input, expected values, the rules, the file's Kafka version."""
 
 
-def _reconcile_runner(inp: Json, expected: Json, rules: Rules) -> tuple[Json, list[str]]:
+def _reconcile_runner(inp: Json, expected: Json, rules: Rules, version: str) -> tuple[Json, list[str]]:
     return run_reconcile(inp, rules), []
+
+
+def _heartbeat_runner(inp: Json, expected: Json, rules: Rules, version: str) -> tuple[Json, list[str]]:
+    answer = run_consumer_heartbeat(inp, version)
+    return answer, compare_steps(expected, answer)
 
 
 RUNNERS: dict[str, Runner] = {
     "reconcile": _reconcile_runner,
-    "server-assignor": lambda inp, exp, rules: run_server_assignor(inp, exp),
-    "client-assignor": lambda inp, exp, rules: run_client_assignor(inp, exp),
-    "target-assignment": lambda inp, exp, rules: (run_target_assignment(inp), []),
+    "server-assignor": lambda inp, exp, rules, version: run_server_assignor(inp, exp),
+    "client-assignor": lambda inp, exp, rules, version: run_client_assignor(inp, exp),
+    "target-assignment": lambda inp, exp, rules, version: (run_target_assignment(inp), []),
+    "consumer-heartbeat": _heartbeat_runner,
 }
 
 
 def compare(expected: Json, answer: Json, failed: list[str]) -> str:
     """What differs between the expected values and the model's answer ("" when nothing)."""
-    problems = [f"property {p} does not hold" for p in failed]
+    problems = [p if " " in p else f"property {p} does not hold" for p in failed]
     for key in ("member", "assignment", "spec", "records"):
         if key in expected and normal(expected[key]) != normal(answer.get(key)):
             problems.append(
                 f"{key}: expected {_short(expected[key])}, model {_short(answer.get(key))}"
             )
-    if "error" in expected:
+    if "error" in expected and "responses" not in expected:
         problems.append(f"expected error {expected['error']}, model answered without one")
     return "; ".join(problems)
 
@@ -525,6 +533,7 @@ def run_vector(
     explained: Mapping[str, Explanation],
     rules: Rules = DEFAULT_RULES,
     file_name: str = "",
+    kafka_version: str = "4.3.0",
 ) -> Outcome:
     """Run one vector; a difference listed in ``explained`` (under
     ``explanation_key(file_name, vector.id)``) counts as explained — for an assignor, only
@@ -532,7 +541,7 @@ def run_vector(
     runner = RUNNERS.get(vector.kind)
     if not vector.expressible or runner is None:
         return Outcome(vector, NOT_EXPRESSIBLE, detail=vector.reason or "no runner for this kind")
-    answer, failed = runner(vector.input, vector.expected, rules)
+    answer, failed = runner(vector.input, vector.expected, rules, kafka_version)
     detail = compare(vector.expected, answer, failed)
     if not detail:
         return Outcome(vector, PASS, answer)
@@ -554,6 +563,6 @@ def run_files(
     results = []
     for f in files:
         result = ClassResult(f)
-        result.outcomes.extend(run_vector(v, explained, rules, f.name) for v in f.vectors)
+        result.outcomes.extend(run_vector(v, explained, rules, f.name, f.kafka_version) for v in f.vectors)
         results.append(result)
     return results
