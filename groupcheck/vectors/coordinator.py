@@ -28,12 +28,11 @@ from model.records import (
     TopicMetadata,
     static_member_index,
 )
+from model.rules import DEFAULT_RULES, Rules
 from model.status import ErrorCode, MemberState
 
 Json = dict[str, Any]
 
-MODEL_VERSIONS = {"4.2": "4.2", "4.3": "4.3", "4.4": "4.4"}
-"""A vector file's Kafka version (major.minor) → the model's ``Config.kafka_version``."""
 
 _CONFIG_KEYS = {
     "max_group_size": "max_group_size",
@@ -49,10 +48,11 @@ def model_version(kafka_version: str) -> str:
     return ".".join(kafka_version.split(".")[:2])
 
 
-def config_for(inp: Json, kafka_version: str) -> Config:
+def config_for(inp: Json, kafka_version: str, rules: Rules = DEFAULT_RULES) -> Config:
     """The model's config for a vector: the Kafka version's rules, then the settings the
-    test changes (``GroupMetadataManagerTestContext.Builder.withConfig``)."""
-    changes: dict[str, Any] = {"protocol": "consumer"}
+    test changes (``GroupMetadataManagerTestContext.Builder.withConfig``), with ``rules``
+    (a mutant's, or the default)."""
+    changes: dict[str, Any] = {"protocol": "consumer", "rules": rules}
     for key, value in inp.get("config", {}).items():
         option = _CONFIG_KEYS[key]
         changes[option] = tuple(value) if isinstance(value, list) else value
@@ -130,7 +130,9 @@ def load_group(raw: Json | None, config: Config) -> Group:
     )
     group = Group(
         group_epoch=raw["group_epoch"],
-        assignment_epoch=raw.get("assignment_epoch", raw["group_epoch"]),
+        assignment_epoch=raw["assignment_epoch"]
+        if "assignment_epoch" in raw
+        else raw["group_epoch"],
         target_assignment=target,
         members=members,
         partition_epochs=FrozenMap(),
@@ -168,7 +170,10 @@ def mock_assignor(answer: Mapping[str, Assignment], runs: list[int]) -> Any:
         runs.append(group.group_epoch)
         target = FrozenMap((m, frozenset(answer.get(m, frozenset()))) for m in group.members)
         return replace(
-            group, assignment_epoch=group.group_epoch, target_assignment=target, target_assignor=default
+            group,
+            assignment_epoch=group.group_epoch,
+            target_assignment=target,
+            target_assignor=default,
         )
 
     return compute
@@ -187,7 +192,16 @@ def member_json(member: Member) -> Json:
         "rebalance_timeout_ms": member.rebalance_timeout_ms,
         "assigned_partitions": as_json(member.assigned_partitions),
         "partitions_pending_revocation": as_json(member.partitions_pending_revocation),
+        "assignment_epochs": epochs_json(member.assignment_epochs),
     }
+
+
+def epochs_json(epochs: Mapping[TopicPartition, int]) -> Json:
+    """KIP-1251 assignment epochs: ``{"topic": {"0": 5}}``."""
+    out: dict[str, dict[str, int]] = {}
+    for (t, p), e in sorted(epochs.items()):
+        out.setdefault(t, {})[str(p)] = e
+    return out
 
 
 def group_json(group: Group) -> Json:
@@ -201,10 +215,10 @@ def group_json(group: Group) -> Json:
     }
 
 
-def run_consumer_heartbeat(inp: Json, kafka_version: str) -> Json:
-    """Every step of the vector on the model's coordinator; each step's response (or the
-    error it answered) and the group afterwards."""
-    config = config_for(inp, kafka_version)
+def run_consumer_heartbeat(inp: Json, kafka_version: str, rules: Rules = DEFAULT_RULES) -> Json:
+    """Every step of the vector on the model's coordinator (under ``rules``); each step's
+    response (or the error it answered) and the group afterwards."""
+    config = config_for(inp, kafka_version, rules)
     topics = {
         t["name"]: TopicMetadata(topic_id=t["id"], partitions=t["partitions"])
         for t in inp["topics"]
@@ -282,7 +296,13 @@ def _subset_problems(where: str, expected: Any, got: Any) -> list[str]:
     return []
 
 
-_WHOLE = ("assignment", "assigned_partitions", "partitions_pending_revocation", "target_assignment")
+_WHOLE = (
+    "assignment",
+    "assigned_partitions",
+    "partitions_pending_revocation",
+    "target_assignment",
+    "assignment_epochs",
+)
 
 
 def _whole(where: str) -> bool:
@@ -299,11 +319,15 @@ def compare_steps(expected: Json, answer: Json) -> list[str]:
     """What differs: each step's expected response fields, then the expected group state;
     ``absent_members`` must not be members any more."""
     problems: list[str] = []
-    for i, (exp, got) in enumerate(zip(expected.get("responses", []), answer["responses"], strict=False)):
+    for i, (exp, got) in enumerate(
+        zip(expected.get("responses", []), answer["responses"], strict=False)
+    ):
         problems += _subset_problems(f"responses[{i}]", exp, got)
     group = expected.get("group", {})
     absent = group.get("absent_members", [])
-    problems += _subset_problems("group", {k: v for k, v in group.items() if k != "absent_members"}, answer["group"])
+    problems += _subset_problems(
+        "group", {k: v for k, v in group.items() if k != "absent_members"}, answer["group"]
+    )
     for mid in absent:
         if mid in answer["group"]["members"]:
             problems.append(f"group.members: {mid} expected gone, model keeps it")

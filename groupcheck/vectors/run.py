@@ -7,7 +7,9 @@ Each kind calls the model function that mirrors the Kafka class under test:
   (``model.coordinator.stamp_assignment_epochs``);
 * ``server-assignor``: ``model.assignors.get_assignor(name).assign`` (``UniformAssignor``,
   ``RangeAssignor`` of the group coordinator);
-* ``client-assignor``: ``model.classic.assignors.assign`` (the consumer's assignors).
+* ``client-assignor``: ``model.classic.assignors.assign`` (the consumer's assignors);
+* ``consumer-heartbeat``: ``model.coordinator.handle_consumer_group_heartbeat`` and the
+  session and rebalance timeouts (``groupcheck.vectors.coordinator``).
 
 A vector whose ``expressible`` is false is counted, never run.
 """
@@ -368,9 +370,14 @@ def _subscriptions(raw: Json) -> dict[str, client_assignors.Subscription]:
     }
 
 
-def _client_assign(inp: Json, subs: Json) -> Mapping[str, Assignment]:
+def _client_assign(inp: Json, subs: Json, rules: Rules = DEFAULT_RULES) -> Mapping[str, Assignment]:
+    """The consumer's assignor, with the sticky assignors' arbitration of claimed partitions
+    taken from ``rules`` (``Rules.classic_arbitrate_claims``, which mutants replace)."""
     return client_assignors.assign(
-        inp["assignor"], partitions_per_topic=inp["topics"], subscriptions=_subscriptions(subs)
+        inp["assignor"],
+        partitions_per_topic=inp["topics"],
+        subscriptions=_subscriptions(subs),
+        claims=rules.classic_arbitrate_claims,
     )
 
 
@@ -378,7 +385,9 @@ MAX_FOLLOW_UPS = 4
 """``cooperative-follow-ups`` allows at most this many follow-up rebalances."""
 
 
-def cooperative_follow_ups_settle(inp: Json, subs: Json, result: Mapping[str, Assignment]) -> bool:
+def cooperative_follow_ups_settle(
+    inp: Json, subs: Json, result: Mapping[str, Assignment], rules: Rules = DEFAULT_RULES
+) -> bool:
     """``CooperativeStickyAssignorTest.verifyValidityAndBalance``'s condition: no round
     assigns a partition to one member while revoking it from another
     (``validate_cooperative_assignment``); while a round revokes a partition, the members
@@ -402,14 +411,16 @@ def cooperative_follow_ups_settle(inp: Json, subs: Json, result: Mapping[str, As
             m: {**s, "owned_partitions": as_json(result.get(m, frozenset()))}
             for m, s in current.items()
         }
-        result = _client_assign(inp, current)
+        result = _client_assign(inp, current, rules)
     return False
 
 
-def run_client_assignor(inp: Json, expected: Json) -> tuple[Json, list[str]]:
+def run_client_assignor(
+    inp: Json, expected: Json, rules: Rules = DEFAULT_RULES
+) -> tuple[Json, list[str]]:
     """The consumer's assignor, and the properties asked for that do not hold."""
     subs = inp["subscriptions"]
-    result = _client_assign(inp, subs)
+    result = _client_assign(inp, subs, rules)
     subscribed = {m: frozenset(s["topics"]) for m, s in subs.items()}
     failed = []
     for prop in expected.get("properties", []):
@@ -421,10 +432,10 @@ def run_client_assignor(inp: Json, expected: Json) -> tuple[Json, list[str]]:
         elif prop == "fully-balanced":
             ok = is_fully_balanced(result)
         elif prop == "cooperative-follow-ups":
-            ok = cooperative_follow_ups_settle(inp, subs, result)
+            ok = cooperative_follow_ups_settle(inp, subs, result, rules)
         elif prop == "same-as-first":
             then = expected["then"]
-            second = _client_assign(inp, then["subscriptions"])
+            second = _client_assign(inp, then["subscriptions"], rules)
             ok = all(result.get(a) == second.get(b) for a, b in then["same"].items())
         if not ok:
             failed.append(prop)
@@ -438,19 +449,23 @@ Runner = Callable[[Json, Json, Rules, str], tuple[Json, list[str]]]
 """A kind's runner: input, expected values, the rules, the file's Kafka version."""
 
 
-def _reconcile_runner(inp: Json, expected: Json, rules: Rules, version: str) -> tuple[Json, list[str]]:
+def _reconcile_runner(
+    inp: Json, expected: Json, rules: Rules, version: str
+) -> tuple[Json, list[str]]:
     return run_reconcile(inp, rules), []
 
 
-def _heartbeat_runner(inp: Json, expected: Json, rules: Rules, version: str) -> tuple[Json, list[str]]:
-    answer = run_consumer_heartbeat(inp, version)
+def _heartbeat_runner(
+    inp: Json, expected: Json, rules: Rules, version: str
+) -> tuple[Json, list[str]]:
+    answer = run_consumer_heartbeat(inp, version, rules)
     return answer, compare_steps(expected, answer)
 
 
 RUNNERS: dict[str, Runner] = {
     "reconcile": _reconcile_runner,
     "server-assignor": lambda inp, exp, rules, version: run_server_assignor(inp, exp),
-    "client-assignor": lambda inp, exp, rules, version: run_client_assignor(inp, exp),
+    "client-assignor": lambda inp, exp, rules, version: run_client_assignor(inp, exp, rules),
     "target-assignment": lambda inp, exp, rules, version: (run_target_assignment(inp), []),
     "consumer-heartbeat": _heartbeat_runner,
 }
@@ -557,12 +572,39 @@ def run_vector(
 
 
 def run_files(
-    files: list[VectorFile], explained: Mapping[str, Explanation], rules: Rules = DEFAULT_RULES
+    files: list[VectorFile],
+    explained: Mapping[str, Explanation],
+    rules: Rules = DEFAULT_RULES,
+    kafka_version: str | None = None,
 ) -> list[ClassResult]:
-    """Every vector of every file."""
+    """Every vector of every file, with the rules of the file's Kafka version — or of
+    ``kafka_version`` (``Config.kafka_version``, "4.2", "4.3", "4.4") when given."""
     results = []
     for f in files:
         result = ClassResult(f)
-        result.outcomes.extend(run_vector(v, explained, rules, f.name, f.kafka_version) for v in f.vectors)
+        version = kafka_version or f.kafka_version
+        result.outcomes.extend(run_vector(v, explained, rules, f.name, version) for v in f.vectors)
         results.append(result)
     return results
+
+
+RULE_KINDS = ("reconcile", "consumer-heartbeat", "client-assignor")
+"""Kinds whose runner calls the injected rules (``model.rules.Rules``): the only vectors a
+mutant can change."""
+
+
+def mutant_failures(
+    files: list[VectorFile], explained: Mapping[str, Explanation], rules: Rules
+) -> list[str]:
+    """``FILE:ID`` of every vector of a rule-reading kind that passes (or is explained) under
+    the default rules and differs under ``rules``."""
+    failed = []
+    for f in files:
+        for v in f.vectors:
+            if v.kind not in RULE_KINDS or not v.expressible:
+                continue
+            if run_vector(v, explained, rules, f.name, f.kafka_version).status != DIFFER:
+                continue
+            if run_vector(v, explained, DEFAULT_RULES, f.name, f.kafka_version).status != DIFFER:
+                failed.append(explanation_key(f.name, v.id))
+    return failed
