@@ -245,32 +245,33 @@ def run_consumer_heartbeat(inp: Json, kafka_version: str, rules: Rules = DEFAULT
             assignment_timestamp=1 if stamp else 0,
             assignment_interval_elapsed=bool(stamp) and now >= stamp + interval,
         )
-        if "session_timeout" in step:
-            group = coordinator.session_timeout(group, step["session_timeout"], cfg)
-            responses.append({})
-            continue
-        if "rebalance_timeout" in step:
-            group = coordinator.rebalance_timeout(group, step["rebalance_timeout"], cfg)
-            responses.append({})
-            continue
-        group, resp = coordinator.handle_consumer_group_heartbeat(
-            group, topics, request(step["request"]), cfg
-        )
+        group, response = _step(group, topics, step, cfg)
         if runs:
             stamp = now
-        if resp.error_code is not ErrorCode.NONE:
-            responses.append({"error": resp.error_code.name})
-            continue
-        responses.append(
-            {
-                "error": "NONE",
-                "member_id": resp.member_id,
-                "member_epoch": resp.member_epoch,
-                "heartbeat_interval_ms": resp.heartbeat_interval_ms,
-                "assignment": None if resp.assignment is None else as_json(resp.assignment),
-            }
-        )
+        responses.append({**response, "group": group_json(group)})
     return {"responses": responses, "group": group_json(group)}
+
+
+def _step(
+    group: Group, topics: Mapping[str, TopicMetadata], step: Json, config: Config
+) -> tuple[Group, Json]:
+    """One step: a timer firing (answers ``{}``) or a heartbeat and its response."""
+    if "session_timeout" in step:
+        return coordinator.session_timeout(group, step["session_timeout"], config), {}
+    if "rebalance_timeout" in step:
+        return coordinator.rebalance_timeout(group, step["rebalance_timeout"], config), {}
+    group, resp = coordinator.handle_consumer_group_heartbeat(
+        group, topics, request(step["request"]), config
+    )
+    if resp.error_code is not ErrorCode.NONE:
+        return group, {"error": resp.error_code.name}
+    return group, {
+        "error": "NONE",
+        "member_id": resp.member_id,
+        "member_epoch": resp.member_epoch,
+        "heartbeat_interval_ms": resp.heartbeat_interval_ms,
+        "assignment": None if resp.assignment is None else as_json(resp.assignment),
+    }
 
 
 def _norm(value: Any) -> Any:
@@ -316,19 +317,25 @@ def _dump(value: Any) -> str:
 
 
 def compare_steps(expected: Json, answer: Json) -> list[str]:
-    """What differs: each step's expected response fields, then the expected group state;
-    ``absent_members`` must not be members any more."""
+    """What differs: each step's expected response fields (and the group after it, when the
+    step expects one), then the expected group after the last step."""
     problems: list[str] = []
     for i, (exp, got) in enumerate(
         zip(expected.get("responses", []), answer["responses"], strict=False)
     ):
-        problems += _subset_problems(f"responses[{i}]", exp, got)
-    group = expected.get("group", {})
-    absent = group.get("absent_members", [])
-    problems += _subset_problems(
-        "group", {k: v for k, v in group.items() if k != "absent_members"}, answer["group"]
-    )
-    for mid in absent:
-        if mid in answer["group"]["members"]:
-            problems.append(f"group.members: {mid} expected gone, model keeps it")
+        where = f"responses[{i}]"
+        fields = {k: v for k, v in exp.items() if k != "group"}
+        problems += _subset_problems(where, fields, got)
+        if "group" in exp:
+            problems += _group_problems(f"{where}.group", exp["group"], got["group"])
+    return problems + _group_problems("group", expected.get("group", {}), answer["group"])
+
+
+def _group_problems(where: str, expected: Json, got: Json) -> list[str]:
+    """The group fields ``expected`` names; ``absent_members`` must not be members."""
+    fields = {k: v for k, v in expected.items() if k != "absent_members"}
+    problems = _subset_problems(where, fields, got)
+    for mid in expected.get("absent_members", []):
+        if mid in got["members"]:
+            problems.append(f"{where}.members: {mid} expected gone, model keeps it")
     return problems
