@@ -219,3 +219,17 @@ def test_unknown_kafka_version_is_exit_2(capsys: pytest.CaptureFixture[str]) -> 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "--kafka-version" in err[0]
+
+
+def test_bad_heartbeat_step_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads((VECTORS / "GroupMetadataManagerTest.json").read_text(encoding="utf-8"))
+    vector = next(v for v in doc["vectors"] if v.get("expressible", True) and v["input"]["steps"])
+    vector["input"]["steps"][0]["session_timeout"] = "x"  # a request and a timer in one step
+    doc["vectors"] = [vector]
+    (tmp_path / "GroupMetadataManagerTest.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["vectors", "run", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "steps[0]: one request or one timer per step" in err[0]
