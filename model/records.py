@@ -400,11 +400,13 @@ class ConsumerGroupHeartbeatRequest:
     rack_id: str | None = None
 
     def is_full(self) -> bool:
-        """A "full" request re-sends everything (KAFKA-16367): the coordinator then always
-        returns the assignment."""
+        """A "full" request re-sends everything (KAFKA-16367): the rebalance timeout, the
+        subscription — topic names or a regular expression — and the owned partitions; the
+        coordinator then always returns the assignment
+        (``GroupMetadataManager.consumerGroupHeartbeat``, ``isFullRequest``)."""
         return (
             self.rebalance_timeout_ms != -1
-            and self.subscribed_topic_names is not None
+            and (self.subscribed_topic_names is not None or self.subscribed_topic_regex is not None)
             and self.topic_partitions is not None
         )
 

@@ -34,11 +34,31 @@ def register(sub: Any) -> None:
     )
     run.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR, metavar="DIR")
     run.add_argument("--class", dest="only", metavar="NAME", help="only this test class")
+    run.add_argument(
+        "--kafka-version",
+        metavar="V",
+        help="run with the model's rules of Kafka V (4.2, 4.3, 4.4) instead of each file's",
+    )
     out = run.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object")
     out.add_argument("--markdown", action="store_true", help="print the table of counts")
     run.add_argument("--verbose", action="store_true", help="print every difference")
     run.set_defaults(handler=cmd_run)
+    mut = vsub.add_parser(
+        "mutants",
+        help="which vectors each mutant of the catalogue fails",
+        description=(
+            "Run the vectors whose kind calls the model's rules (reconcile, "
+            "consumer-heartbeat) under each mutant of the catalogue (docs/bugs.md) and "
+            "print the vectors it fails: those that pass, or are explained, under the "
+            "default rules and differ under the mutant."
+        ),
+    )
+    mut.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR, metavar="DIR")
+    mout = mut.add_mutually_exclusive_group()
+    mout.add_argument("--json", action="store_true", help="print one JSON object")
+    mout.add_argument("--markdown", action="store_true", help="print the table")
+    mut.set_defaults(handler=cmd_mutants)
     exp = vsub.add_parser(
         "export",
         help="write the vectors with the model's answers to a new directory",
@@ -53,11 +73,18 @@ def register(sub: Any) -> None:
     exp.set_defaults(handler=cmd_export)
 
 
-def _results(directory: Path, only: str | None) -> list[Any]:
+def _results(directory: Path, only: str | None, kafka_version: str | None = None) -> list[Any]:
     from groupcheck.vectors.load import load_dir, load_explained
     from groupcheck.vectors.run import run_files
+    from model.status import ConfigError
+    from model.versions import KAFKA_VERSIONS
 
-    return run_files(load_dir(directory, only), load_explained(directory))
+    if kafka_version is not None and kafka_version not in KAFKA_VERSIONS:
+        known = ", ".join(KAFKA_VERSIONS)
+        raise ConfigError(f"--kafka-version: must be one of {known}, got {kafka_version!r:.40}")
+    return run_files(
+        load_dir(directory, only), load_explained(directory), kafka_version=kafka_version
+    )
 
 
 def summary(results: list[Any]) -> dict[str, int]:
@@ -148,7 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.vectors.run import DIFFER, EXPLAINED
 
-    results = _results(args.dir, args.only)
+    results = _results(args.dir, args.only, args.kafka_version)
     total = summary(results)
     unexplained = total["differ"] - total["explained"]
     if args.json:
@@ -163,12 +190,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 for r in results
             ],
             "summary": total,
+            "model_kafka_version": args.kafka_version,
             "result": "ok" if unexplained == 0 else "violation",
         }
         print(json.dumps(doc, indent=2))
     elif args.markdown:
         print(markdown(results))
     else:
+        if args.kafka_version:
+            print(f"with the model's rules of Kafka {args.kafka_version}")
         for r in results:
             row = _row(r)
             print(f"{r.file.path.name} ({row['kafka_version']}): {_line(row)}")
@@ -195,4 +225,44 @@ def cmd_export(args: argparse.Namespace) -> int:
         f"wrote {len(results)} vector files to {args.out} ({total['vectors']} vectors)",
         file=sys.stderr,
     )
+    return exitcodes.OK
+
+
+def mutant_table(directory: Path) -> dict[str, list[str]]:
+    """Mutant name → the vectors it fails (``groupcheck.vectors.run.mutant_failures``)."""
+    from groupcheck.mutants import MUTANTS
+    from groupcheck.vectors.load import load_dir, load_explained
+    from groupcheck.vectors.run import mutant_failures
+
+    files = load_dir(directory)
+    explained = load_explained(directory)
+    return {name: mutant_failures(files, explained, m.rules) for name, m in MUTANTS.items()}
+
+
+def mutants_markdown(table: dict[str, list[str]]) -> str:
+    """The table of vectors each mutant fails (docs/vectors.md)."""
+    lines = ["| mutant | vectors failed | first of them |", "|---|---|---|"]
+    for name, failed in table.items():
+        first = ", ".join(f"`{k}`" for k in failed[:2]) + (", …" if len(failed) > 2 else "")
+        lines.append(f"| `{name}` | {len(failed)} | {first or '—'} |")
+    caught = sum(bool(f) for f in table.values())
+    lines.append(f"| **{caught} of {len(table)} mutants fail a vector** | | |")
+    return "\n".join(lines)
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    """``groupcheck vectors mutants``."""
+    from groupcheck import exitcodes
+
+    table = mutant_table(args.dir)
+    if args.json:
+        print(json.dumps({"mutants": table}, indent=2))
+    elif args.markdown:
+        print(mutants_markdown(table))
+    else:
+        for name, failed in table.items():
+            first = ", ".join(failed[:3]) + (", …" if len(failed) > 3 else "")
+            print(f"{name}: {len(failed)} vectors" + (f" ({first})" if failed else ""))
+        caught = sum(bool(f) for f in table.values())
+        print(f"{caught} of {len(table)} mutants fail at least one vector")
     return exitcodes.OK

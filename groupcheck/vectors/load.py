@@ -15,7 +15,13 @@ from model.trace.strict_json import JsonTextError, loads
 
 SCHEMA = "groupcheck-vectors"
 VERSION = 1
-KINDS = ("reconcile", "target-assignment", "server-assignor", "client-assignor")
+KINDS = (
+    "reconcile",
+    "target-assignment",
+    "server-assignor",
+    "client-assignor",
+    "consumer-heartbeat",
+)
 PROPERTIES = (
     "valid",
     "balanced",
@@ -43,8 +49,19 @@ _REQUIRED_INPUT: dict[str, tuple[str, ...]] = {
     "target-assignment": ("topics", "members", "target_assignment", "group_epoch"),
     "server-assignor": ("assignor", "subscription_type", "topics", "members"),
     "client-assignor": ("assignor", "topics", "subscriptions"),
+    "consumer-heartbeat": ("topics", "steps"),
 }
-_EXPECTED_KEYS = {"member", "assignment", "error", "properties", "then", "spec", "records"}
+_EXPECTED_KEYS = {
+    "member",
+    "assignment",
+    "error",
+    "properties",
+    "then",
+    "spec",
+    "records",
+    "responses",
+    "group",
+}
 
 
 class VectorFileError(ConfigError):
@@ -104,6 +121,43 @@ def _unknown_keys(path: Path, obj: dict[str, Any], allowed: set[str], where: str
         raise _fail(path, where, f"unknown key {extra[0]!r}")
 
 
+HEARTBEAT_CONFIG = (
+    "server_assignors",
+    "max_group_size",
+    "heartbeat_interval_ms",
+    "assignment_interval_ms",
+)
+"""The settings a ``consumer-heartbeat`` vector may give (``groupcheck.vectors.coordinator``)."""
+_STEP_KEYS = {"request", "session_timeout", "rebalance_timeout", "sleep_ms", "assignor_result"}
+
+
+def _check_heartbeat_input(path: Path, inp: dict[str, Any], where: str) -> None:
+    """The shape of a ``consumer-heartbeat`` input the runner reads: its settings, and each
+    step one request or one timer (or neither: the group as loaded)."""
+    config = inp.get("config", {})
+    if not isinstance(config, dict):
+        raise _fail(path, f"{where}.config", "must be an object")
+    for key in config:
+        if key not in HEARTBEAT_CONFIG:
+            raise _fail(path, f"{where}.config", f"unknown setting {key!r}")
+    group = inp.get("group")
+    if group is not None and not isinstance(group, dict):
+        raise _fail(path, f"{where}.group", "must be an object or null")
+    if isinstance(group, dict) and not group.get("absent"):
+        _require(path, group, "group_epoch", int, f"{where}.group")
+    steps = _require(path, inp, "steps", list, where)
+    for i, step in enumerate(steps):
+        at = f"{where}.steps[{i}]"
+        if not isinstance(step, dict):
+            raise _fail(path, at, "must be an object")
+        _unknown_keys(path, step, _STEP_KEYS, at)
+        if len(step.keys() & {"request", "session_timeout", "rebalance_timeout"}) > 1:
+            raise _fail(path, at, "one request or one timer per step")
+        if "request" in step:
+            request = _require(path, step, "request", dict, at)
+            _require(path, request, "member_epoch", int, f"{at}.request")
+
+
 def _vector(path: Path, raw: Any, where: str) -> Vector:
     if not isinstance(raw, dict):
         raise _fail(path, where, "must be an object")
@@ -117,10 +171,10 @@ def _vector(path: Path, raw: Any, where: str) -> Vector:
     for key in _REQUIRED_INPUT[kind]:
         if key not in inp:
             raise _fail(path, f"{where}.input", f"missing key {key!r} (kind {kind})")
+    if kind == "consumer-heartbeat":
+        _check_heartbeat_input(path, inp, f"{where}.input")
     expected = _require(path, raw, "expected", dict, where)
     _unknown_keys(path, expected, _EXPECTED_KEYS, f"{where}.expected")
-    if not expected.keys() & {"member", "assignment", "error", "properties"}:
-        raise _fail(path, f"{where}.expected", "needs member, assignment, error or properties")
     for prop in expected.get("properties", []):
         if prop not in PROPERTIES:
             raise _fail(path, f"{where}.expected.properties", f"unknown property {prop!r}")
@@ -128,6 +182,16 @@ def _vector(path: Path, raw: Any, where: str) -> Vector:
     if not isinstance(expressible, bool):
         raise _fail(path, f"{where}.expressible", "must be true or false")
     reason = raw.get("reason")
+    if expressible and not expected.keys() & {
+        "member",
+        "assignment",
+        "error",
+        "properties",
+        "responses",
+    }:
+        raise _fail(
+            path, f"{where}.expected", "needs member, assignment, error, properties or responses"
+        )
     if not expressible and not isinstance(reason, str):
         raise _fail(path, where, "a vector with expressible false needs a reason (a string)")
     return Vector(vid, method, kind, inp, expected, expressible, reason)

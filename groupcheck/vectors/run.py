@@ -7,7 +7,9 @@ Each kind calls the model function that mirrors the Kafka class under test:
   (``model.coordinator.stamp_assignment_epochs``);
 * ``server-assignor``: ``model.assignors.get_assignor(name).assign`` (``UniformAssignor``,
   ``RangeAssignor`` of the group coordinator);
-* ``client-assignor``: ``model.classic.assignors.assign`` (the consumer's assignors).
+* ``client-assignor``: ``model.classic.assignors.assign`` (the consumer's assignors);
+* ``consumer-heartbeat``: ``model.coordinator.handle_consumer_group_heartbeat`` and the
+  session and rebalance timeouts (``groupcheck.vectors.coordinator``).
 
 A vector whose ``expressible`` is false is counted, never run.
 """
@@ -19,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupcheck.vectors.coordinator import compare_steps, run_consumer_heartbeat
 from groupcheck.vectors.load import Explanation, Vector, VectorFile
 from model.assignors import AssignmentSpec, MemberSubscription, get_assignor
 from model.classic import assignors as client_assignors
@@ -367,9 +370,14 @@ def _subscriptions(raw: Json) -> dict[str, client_assignors.Subscription]:
     }
 
 
-def _client_assign(inp: Json, subs: Json) -> Mapping[str, Assignment]:
+def _client_assign(inp: Json, subs: Json, rules: Rules = DEFAULT_RULES) -> Mapping[str, Assignment]:
+    """The consumer's assignor, with the sticky assignors' arbitration of claimed partitions
+    taken from ``rules`` (``Rules.classic_arbitrate_claims``, which mutants replace)."""
     return client_assignors.assign(
-        inp["assignor"], partitions_per_topic=inp["topics"], subscriptions=_subscriptions(subs)
+        inp["assignor"],
+        partitions_per_topic=inp["topics"],
+        subscriptions=_subscriptions(subs),
+        claims=rules.classic_arbitrate_claims,
     )
 
 
@@ -377,7 +385,9 @@ MAX_FOLLOW_UPS = 4
 """``cooperative-follow-ups`` allows at most this many follow-up rebalances."""
 
 
-def cooperative_follow_ups_settle(inp: Json, subs: Json, result: Mapping[str, Assignment]) -> bool:
+def cooperative_follow_ups_settle(
+    inp: Json, subs: Json, result: Mapping[str, Assignment], rules: Rules = DEFAULT_RULES
+) -> bool:
     """``CooperativeStickyAssignorTest.verifyValidityAndBalance``'s condition: no round
     assigns a partition to one member while revoking it from another
     (``validate_cooperative_assignment``); while a round revokes a partition, the members
@@ -401,14 +411,16 @@ def cooperative_follow_ups_settle(inp: Json, subs: Json, result: Mapping[str, As
             m: {**s, "owned_partitions": as_json(result.get(m, frozenset()))}
             for m, s in current.items()
         }
-        result = _client_assign(inp, current)
+        result = _client_assign(inp, current, rules)
     return False
 
 
-def run_client_assignor(inp: Json, expected: Json) -> tuple[Json, list[str]]:
+def run_client_assignor(
+    inp: Json, expected: Json, rules: Rules = DEFAULT_RULES
+) -> tuple[Json, list[str]]:
     """The consumer's assignor, and the properties asked for that do not hold."""
     subs = inp["subscriptions"]
-    result = _client_assign(inp, subs)
+    result = _client_assign(inp, subs, rules)
     subscribed = {m: frozenset(s["topics"]) for m, s in subs.items()}
     failed = []
     for prop in expected.get("properties", []):
@@ -420,10 +432,10 @@ def run_client_assignor(inp: Json, expected: Json) -> tuple[Json, list[str]]:
         elif prop == "fully-balanced":
             ok = is_fully_balanced(result)
         elif prop == "cooperative-follow-ups":
-            ok = cooperative_follow_ups_settle(inp, subs, result)
+            ok = cooperative_follow_ups_settle(inp, subs, result, rules)
         elif prop == "same-as-first":
             then = expected["then"]
-            second = _client_assign(inp, then["subscriptions"])
+            second = _client_assign(inp, then["subscriptions"], rules)
             ok = all(result.get(a) == second.get(b) for a, b in then["same"].items())
         if not ok:
             failed.append(prop)
@@ -433,30 +445,41 @@ def run_client_assignor(inp: Json, expected: Json) -> tuple[Json, list[str]]:
 # --------------------------------------------------------------------------- dispatch
 
 
-Runner = Callable[[Json, Json, Rules], tuple[Json, list[str]]]
+Runner = Callable[[Json, Json, Rules, str], tuple[Json, list[str]]]
+"""A kind's runner: input, expected values, the rules, the file's Kafka version."""
 
 
-def _reconcile_runner(inp: Json, expected: Json, rules: Rules) -> tuple[Json, list[str]]:
+def _reconcile_runner(
+    inp: Json, expected: Json, rules: Rules, version: str
+) -> tuple[Json, list[str]]:
     return run_reconcile(inp, rules), []
+
+
+def _heartbeat_runner(
+    inp: Json, expected: Json, rules: Rules, version: str
+) -> tuple[Json, list[str]]:
+    answer = run_consumer_heartbeat(inp, version, rules)
+    return answer, compare_steps(expected, answer)
 
 
 RUNNERS: dict[str, Runner] = {
     "reconcile": _reconcile_runner,
-    "server-assignor": lambda inp, exp, rules: run_server_assignor(inp, exp),
-    "client-assignor": lambda inp, exp, rules: run_client_assignor(inp, exp),
-    "target-assignment": lambda inp, exp, rules: (run_target_assignment(inp), []),
+    "server-assignor": lambda inp, exp, rules, version: run_server_assignor(inp, exp),
+    "client-assignor": lambda inp, exp, rules, version: run_client_assignor(inp, exp, rules),
+    "target-assignment": lambda inp, exp, rules, version: (run_target_assignment(inp), []),
+    "consumer-heartbeat": _heartbeat_runner,
 }
 
 
 def compare(expected: Json, answer: Json, failed: list[str]) -> str:
     """What differs between the expected values and the model's answer ("" when nothing)."""
-    problems = [f"property {p} does not hold" for p in failed]
+    problems = [p if " " in p else f"property {p} does not hold" for p in failed]
     for key in ("member", "assignment", "spec", "records"):
         if key in expected and normal(expected[key]) != normal(answer.get(key)):
             problems.append(
                 f"{key}: expected {_short(expected[key])}, model {_short(answer.get(key))}"
             )
-    if "error" in expected:
+    if "error" in expected and "responses" not in expected:
         problems.append(f"expected error {expected['error']}, model answered without one")
     return "; ".join(problems)
 
@@ -525,6 +548,7 @@ def run_vector(
     explained: Mapping[str, Explanation],
     rules: Rules = DEFAULT_RULES,
     file_name: str = "",
+    kafka_version: str = "4.3.0",
 ) -> Outcome:
     """Run one vector; a difference listed in ``explained`` (under
     ``explanation_key(file_name, vector.id)``) counts as explained — for an assignor, only
@@ -532,7 +556,7 @@ def run_vector(
     runner = RUNNERS.get(vector.kind)
     if not vector.expressible or runner is None:
         return Outcome(vector, NOT_EXPRESSIBLE, detail=vector.reason or "no runner for this kind")
-    answer, failed = runner(vector.input, vector.expected, rules)
+    answer, failed = runner(vector.input, vector.expected, rules, kafka_version)
     detail = compare(vector.expected, answer, failed)
     if not detail:
         return Outcome(vector, PASS, answer)
@@ -548,12 +572,39 @@ def run_vector(
 
 
 def run_files(
-    files: list[VectorFile], explained: Mapping[str, Explanation], rules: Rules = DEFAULT_RULES
+    files: list[VectorFile],
+    explained: Mapping[str, Explanation],
+    rules: Rules = DEFAULT_RULES,
+    kafka_version: str | None = None,
 ) -> list[ClassResult]:
-    """Every vector of every file."""
+    """Every vector of every file, with the rules of the file's Kafka version — or of
+    ``kafka_version`` (``Config.kafka_version``, "4.2", "4.3", "4.4") when given."""
     results = []
     for f in files:
         result = ClassResult(f)
-        result.outcomes.extend(run_vector(v, explained, rules, f.name) for v in f.vectors)
+        version = kafka_version or f.kafka_version
+        result.outcomes.extend(run_vector(v, explained, rules, f.name, version) for v in f.vectors)
         results.append(result)
     return results
+
+
+RULE_KINDS = ("reconcile", "consumer-heartbeat", "client-assignor")
+"""Kinds whose runner calls the injected rules (``model.rules.Rules``): the only vectors a
+mutant can change."""
+
+
+def mutant_failures(
+    files: list[VectorFile], explained: Mapping[str, Explanation], rules: Rules
+) -> list[str]:
+    """``FILE:ID`` of every vector of a rule-reading kind that passes (or is explained) under
+    the default rules and differs under ``rules``."""
+    failed = []
+    for f in files:
+        for v in f.vectors:
+            if v.kind not in RULE_KINDS or not v.expressible:
+                continue
+            if run_vector(v, explained, rules, f.name, f.kafka_version).status != DIFFER:
+                continue
+            if run_vector(v, explained, DEFAULT_RULES, f.name, f.kafka_version).status != DIFFER:
+                failed.append(explanation_key(f.name, v.id))
+    return failed

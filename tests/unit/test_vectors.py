@@ -168,3 +168,68 @@ def test_export_writes_answers_and_refuses_foreign_dir(tmp_path: Path) -> None:
 def test_passing_vectors_pass() -> None:
     results = run_files(load_dir(VECTORS, "CurrentAssignmentBuilderTest"), {})
     assert sum(o.status == PASS for r in results for o in r.outcomes) >= 25
+
+
+def _heartbeat_vector(vid: str) -> tuple[object, str]:
+    f = load_dir(VECTORS, "GroupMetadataManagerTest")[0]
+    return next(v for v in f.vectors if v.id == vid), f.name
+
+
+def test_consumer_heartbeat_vectors_compare_what_they_expect() -> None:
+    """A heartbeat vector passes on the model, and differs when one expected response
+    field or one expected group field is changed."""
+    vector, name = _heartbeat_vector("testMemberJoinsEmptyConsumerGroup")
+    assert run_vector(vector, {}, file_name=name).status == PASS  # type: ignore[arg-type]
+    wrong_epoch = json.loads(json.dumps(vector.expected))  # type: ignore[attr-defined]
+    wrong_epoch["responses"][0]["member_epoch"] = 3
+    outcome = run_vector(replace(vector, expected=wrong_epoch), {}, file_name=name)  # type: ignore[type-var]
+    assert outcome.status == DIFFER
+    assert "responses[0].member_epoch" in outcome.detail
+    wrong_state = json.loads(json.dumps(vector.expected))  # type: ignore[attr-defined]
+    wrong_state["group"]["members"]["memberId"]["state"] = "UNREVOKED_PARTITIONS"
+    outcome = run_vector(replace(vector, expected=wrong_state), {}, file_name=name)  # type: ignore[type-var]
+    assert outcome.status == DIFFER
+    assert "group.members.memberId.state" in outcome.detail
+
+
+def test_consumer_heartbeat_vectors_follow_the_kafka_version() -> None:
+    """4.3's epoch layout gives a new group's first member epoch 2; run with 4.2's rules,
+    the same vector differs (epoch 1)."""
+    vector, name = _heartbeat_vector("testMemberJoinsEmptyConsumerGroup")
+    assert run_vector(vector, {}, file_name=name, kafka_version="4.3.0").status == PASS  # type: ignore[arg-type]
+    outcome = run_vector(vector, {}, file_name=name, kafka_version="4.2")  # type: ignore[arg-type]
+    assert outcome.status == DIFFER
+    assert "member_epoch" in outcome.detail
+
+
+def test_mutants_table_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/vectors.md carries ``groupcheck vectors mutants --markdown``; the fence mutant
+    fails the leave and timeout vectors."""
+    main(["vectors", "mutants", "--markdown"])
+    table = capsys.readouterr().out.strip()
+    text = (DOCS / "vectors.md").read_text(encoding="utf-8")
+    begin, end = "<!-- vectors-mutants:begin -->\n", "\n<!-- vectors-mutants:end -->"
+    assert text[text.index(begin) + len(begin) : text.index(end)] == table
+    row = next(line for line in table.splitlines() if "`no-epoch-bump-on-fence`" in line)
+    assert "testSessionTimeoutExpiration" in row or int(row.split("|")[2]) >= 3
+
+
+def test_unknown_kafka_version_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["vectors", "run", "--kafka-version", "9.9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "--kafka-version" in err[0]
+
+
+def test_bad_heartbeat_step_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads((VECTORS / "GroupMetadataManagerTest.json").read_text(encoding="utf-8"))
+    vector = next(v for v in doc["vectors"] if v.get("expressible", True) and v["input"]["steps"])
+    vector["input"]["steps"][0]["session_timeout"] = "x"  # a request and a timer in one step
+    doc["vectors"] = [vector]
+    (tmp_path / "GroupMetadataManagerTest.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["vectors", "run", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "steps[0]: one request or one timer per step" in err[0]
