@@ -456,7 +456,11 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         rel["exists"].add((tp,))
 
     if g.assignment_history:
-        rel["epoch_clash"].update(epoch_clashes(g))
+        clashes = epoch_clashes(g)
+        rel["epoch_clash"].update(clashes)
+        for mid, tp in clashes:  # holders that left are elements too
+            members[cast(str, mid)] = None
+            partitions.add(cast(TopicPartition, tp))
         rel["commit_by_epoch_holder"].update(commits_by_epoch_holder(g))
     else:
         rel["commit_by_epoch_holder"].update(rel["committed_by"])
