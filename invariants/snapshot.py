@@ -458,9 +458,9 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
     if g.assignment_history:
         clashes = epoch_clashes(g)
         rel["epoch_clash"].update(clashes)
-        for mid, tp in clashes:  # holders that left are elements too
-            members[cast(str, mid)] = None
-            partitions.add(cast(TopicPartition, tp))
+        for holder_id, clash_tp in clashes:  # holders that left are elements too
+            members[cast(str, holder_id)] = None
+            partitions.add(cast(TopicPartition, clash_tp))
         rel["commit_by_epoch_holder"].update(commits_by_epoch_holder(g))
     else:
         rel["commit_by_epoch_holder"].update(rel["committed_by"])

@@ -144,7 +144,8 @@ def test_stamp_request_epoch_was_missed_and_is_caught_now() -> None:
     assert not checker.check_state(state)
     for action in now.path.actions:
         post = system.step(state, action, config)
-        assert not checker.check_state(post) and not checker.check_step(state, action, post)
+        assert not checker.check_state(post)
+        assert not checker.check_step(state, action, post)
         state = post
     assert not ASSIGNMENT_EPOCH_HOLDER_UNIQUE.holds(project(state))
 
