@@ -434,6 +434,30 @@ def _older_epoch_commit_accepted(pre: State, action: Action, post: State) -> boo
     return record == CommittedOffset(req.member_id, req.generation_id_or_member_epoch)
 
 
+def _partition_moves_under_epochs(pre: Any, action: Action, post: Any) -> bool:
+    """A step stamps a member with a partition the group's history already names another
+    member (not a process of the same static instance) for, at an older epoch."""
+    if not isinstance(pre, State) or not isinstance(post, State):
+        return False
+    before, after = pre.group.assignment_history, post.group.assignment_history
+    if after is before or not after:
+        return False
+    for (tp, epoch), holders in after.items():
+        for holder in holders - before.get((tp, epoch), frozenset()):
+            for (tp2, older), others in before.items():
+                if tp2 == tp and older < epoch and any(_other_holder(holder, o) for o in others):
+                    return True
+    return False
+
+
+def _other_holder(a: tuple[str, str | None], b: tuple[str, str | None]) -> bool:
+    """Two holders of the assignment history that are not one member or one static
+    instance."""
+    if a[1] is not None or b[1] is not None:
+        return a[1] != b[1]
+    return a[0] != b[0]
+
+
 @_shown_by(ResolveRegularExpressions)
 def _regex_resolved(pre: State, action: Action, post: State) -> bool:
     return (
@@ -730,6 +754,15 @@ WITNESSES: tuple[Witness, ...] = (
         "accepted: the member held its partitions since then.",
         "KIP-1251; ConsumerGroup.validateOffsetCommit",
         _older_epoch_commit_accepted,
+        lambda config: config.assignment_epochs,
+    ),
+    _witness(
+        "PartitionMovesUnderEpochs",
+        "A member is stamped with a partition whose KIP-1251 assignment history already "
+        "names another member at an older epoch: the partition moved, and the history "
+        "AssignmentEpochHolderUnique and EpochCommitFromHolder read is exercised.",
+        "KIP-1251; CurrentAssignmentBuilder.computeNextAssignment",
+        _partition_moves_under_epochs,
         lambda config: config.assignment_epochs,
     ),
     _witness(

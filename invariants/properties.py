@@ -452,6 +452,45 @@ HOLDER_COMMITS_ACCEPTED = _prop(
     Cmp("==", F("holder_commit_rejected"), Const(0)),
 )
 
+ASSIGNMENT_EPOCH_HOLDER_UNIQUE = _prop(
+    "AssignmentEpochHolderUnique",
+    Kind.ALWAYS_STATE,
+    "Over the group's history, a (partition, KIP-1251 assignment epoch) pair names at most "
+    "one member — the processes of one static instance count as one: two members are "
+    "never stamped with a partition at the same epoch, at once or at different times "
+    "(ghost Group.assignment_history; read only with KIP-1251 assignment epochs).",
+    "KIP-1251 (an older-epoch commit is fenced by the partition's assignment epoch); "
+    "CurrentAssignmentBuilder.computeNextAssignment; ConsumerGroup.validateOffsetCommit",
+    forall(m, p)(Not(R("epoch_clash", m, p))),
+)
+
+EPOCH_COMMIT_FROM_HOLDER = _prop(
+    "EpochCommitFromHolder",
+    Kind.ALWAYS_STEP,
+    "An offset commit accepted at an epoch E older than its member's (KIP-1251) for "
+    "partition P comes from the member that held (P, E) by the group's history: the "
+    "member was stamped with P at an epoch s <= E and no other member at an epoch in "
+    "[s, E] (ghost Group.assignment_history; read only with KIP-1251 assignment epochs).",
+    "KIP-1251; ConsumerGroup.validateOffsetCommit",
+    forall(m, p)(
+        Implies(
+            all_of(
+                R("committed_by", m, p, when="post"),
+                any_of(
+                    Not(R("committed_by", m, p, when="pre")),
+                    Cmp(
+                        "!=",
+                        F("committed_epoch", p, when="pre"),
+                        F("committed_epoch", p, when="post"),
+                    ),
+                ),
+                Cmp("<", F("committed_epoch", p, when="post"), F("member_epoch", m, when="pre")),
+            ),
+            R("commit_by_epoch_holder", m, p, when="post"),
+        )
+    ),
+)
+
 MIGRATION_POLICY_HONOURED = _prop(
     "MigrationPolicyHonoured",
     Kind.ALWAYS_STATE,
@@ -726,6 +765,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     REVOKED_BEFORE_REASSIGNED,
     JOINING_OWNS_NOTHING,
     HOLDER_COMMITS_ACCEPTED,
+    ASSIGNMENT_EPOCH_HOLDER_UNIQUE,
     TARGET_ONLY_MEMBERS,
     AT_MOST_ONE_ASSIGNOR_RUN,
     STATIC_INSTANCE_UNIQUE,
@@ -739,6 +779,7 @@ STEP_PROPERTIES: tuple[Property, ...] = (
     CLIENT_EPOCH_MONOTONE,
     HAND_OUT_ONLY_RELEASED,
     OFFSET_COMMIT_AT_VALID_EPOCH,
+    EPOCH_COMMIT_FROM_HOLDER,
     GENERATION_MONOTONE,
     MOVES_ONLY_RELEASED,
     NO_LIVE_OFFSET_EXPIRES,

@@ -36,6 +36,13 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
 ``committed_epoch(p)`` the member epoch the committed offset of ``p`` was written at
 ``assigned_since(m,p)`` KIP-1251: the epoch at which ``m`` was assigned ``p`` it holds
                        (undefined without ``Config.assignment_epochs``)
+``epoch_clash(m,p)``   KIP-1251 history (ghost ``Group.assignment_history``): ``m`` was
+                       stamped with ``p`` at an assignment epoch the history names another
+                       holder for too (two member ids of one static instance are one holder)
+``commit_by_epoch_holder(m,p)`` the committed offset of ``p``, written by ``m`` at epoch E,
+                       comes from the holder of (p, E) by the history: ``m`` was stamped
+                       with ``p`` at some s ≤ E and no other holder at an epoch in [s, E];
+                       true when the history has no stamp of ``p`` (nothing to judge)
 ``holder_commit_rejected()`` 1 once a commit KIP-1251 must accept was refused, else 0
 ``assignor_runs()``    KIP-1263: the number of assignor runs in flight on the executor
 ``group_deletions()``  ghost: how often the group was deleted (its incarnation)
@@ -73,7 +80,7 @@ from model.client import IN_GROUP
 from model.coordinator import group_status
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.migration.records import MixedState
-from model.records import Client, Group, State, TopicMetadata
+from model.records import Client, Group, Holder, State, TopicMetadata
 from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 from model.system import AnyState
 from model.target import member_topics, preferred_server_assignor
@@ -100,6 +107,8 @@ RELATIONS = (
     "client_synced",
     "claims",
     "under_share",
+    "epoch_clash",
+    "commit_by_epoch_holder",
 )
 """Every relation of the vocabulary (the table above)."""
 
@@ -297,6 +306,50 @@ def assignor_outdated(g: Group) -> bool:
     return preferred_server_assignor(g.members.values(), g.target_assignor) != g.target_assignor
 
 
+def _identity(holder: Holder) -> tuple[str, str]:
+    """A holder of the assignment history as one identity: a static member's instance id
+    (its processes replace one another's member ids, KIP-345), else its member id."""
+    member_id, instance_id = holder
+    return ("instance", instance_id) if instance_id is not None else ("member", member_id)
+
+
+def epoch_clashes(g: Group) -> set[tuple[object, ...]]:
+    """``epoch_clash``: (member id, partition) of every holder of a (partition, epoch) pair
+    of ``Group.assignment_history`` that names more than one identity."""
+    out: set[tuple[object, ...]] = set()
+    for (tp, _), holders in g.assignment_history.items():
+        if len({_identity(h) for h in holders}) > 1:
+            out.update((member_id, tp) for member_id, _ in holders)
+    return out
+
+
+def commits_by_epoch_holder(g: Group) -> set[tuple[object, ...]]:
+    """``commit_by_epoch_holder``: (member id, partition) of every committed offset whose
+    writer held (partition, epoch) by ``Group.assignment_history`` — stamped with the
+    partition at some s no newer than the commit's epoch E, and no other identity stamped
+    with it at an epoch in [s, E] — or whose partition the history never stamped."""
+    stamps: dict[TopicPartition, list[tuple[int, tuple[str, str]]]] = {}
+    member_identity: dict[str, tuple[str, str]] = {}
+    for (tp, epoch), holders in g.assignment_history.items():
+        for h in holders:
+            stamps.setdefault(tp, []).append((epoch, _identity(h)))
+            member_identity[h[0]] = _identity(h)
+    out: set[tuple[object, ...]] = set()
+    for tp, record in g.committed_offsets.items():
+        of_tp = stamps.get(tp)
+        if of_tp is None:
+            out.add((record.member_id, tp))
+            continue
+        who = member_identity.get(record.member_id)
+        mine = [e for e, ident in of_tp if ident == who and e <= record.member_epoch]
+        if not mine:
+            continue
+        since = max(mine)
+        if all(ident == who for e, ident in of_tp if since <= e <= record.member_epoch):
+            out.add((record.member_id, tp))
+    return out
+
+
 def project(state: AnyState) -> Snapshot:
     """The snapshot of ``state``."""
     return project_key(snapshot_key(state))
@@ -401,6 +454,16 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
 
     for tp in existing:
         rel["exists"].add((tp,))
+
+    if g.assignment_history:
+        clashes = epoch_clashes(g)
+        rel["epoch_clash"].update(clashes)
+        for holder_id, clash_tp in clashes:  # holders that left are elements too
+            members[cast(str, holder_id)] = None
+            partitions.add(cast(TopicPartition, clash_tp))
+        rel["commit_by_epoch_holder"].update(commits_by_epoch_holder(g))
+    else:
+        rel["commit_by_epoch_holder"].update(rel["committed_by"])
 
     return Snapshot(
         clients=clients,

@@ -23,6 +23,7 @@ from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     Group,
+    Holder,
     Member,
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -128,6 +129,26 @@ def stamp_assignment_epochs(old: Member | None, new: Member) -> FrozenMap[TopicP
         )
         for tp in sorted(held)
     )
+
+
+def record_assignment_history(group: Group) -> Group:
+    """Ghost bookkeeping, not a rule of Kafka's: add every (partition, assignment epoch)
+    pair a member of ``group`` is stamped with (``Member.assignment_epochs``, KIP-1251) to
+    ``Group.assignment_history``, with the member as its holder. The system applies it
+    after every step of a config with ``Config.assignment_epochs``, whatever rule wrote
+    the member, so the history is the rules' record, not their own account of it."""
+    added: dict[tuple[TopicPartition, int], frozenset[Holder]] = {}
+    history = group.assignment_history
+    for m in group.members.values():
+        holder = (m.member_id, m.instance_id)
+        for tp, epoch in m.assignment_epochs.items():
+            key = (tp, epoch)
+            known = added.get(key, history.get(key, frozenset()))
+            if holder not in known:
+                added[key] = known | {holder}
+    if not added:
+        return group
+    return replace(group, assignment_history=FrozenMap({**history, **added}))
 
 
 def write_member(group: Group, old: Member | None, new: Member, config: Config) -> Group:

@@ -314,6 +314,24 @@ MUT2_COMMIT_EPOCHS = replace(MUT2_COMMIT, name="MUT2_COMMIT_EPOCHS", assignment_
 """``MUT2_COMMIT`` with KIP-1251 assignment epochs: a commit at an older epoch is accepted
 for partitions its member held since then."""
 
+MUT2_EPOCH_HISTORY = Config(
+    name="MUT2_EPOCH_HISTORY",
+    kafka_version="4.2",
+    topics=(("foo", 2), ("bar", 1)),
+    clients=(ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",))),
+    max_perturbations=1,
+    perturbations=frozenset({"ChangeSubscription"}),
+    subscription_choices=(("bar",),),
+    max_restarts=0,
+    auto_commit=True,
+    assignment_epochs=True,
+    report_pending_additions=True,
+)
+"""A and B share ``foo`` with KIP-1251 assignment epochs and auto-commit; one of them may
+change its subscription to ``bar`` — also while a member is still revoking — so
+``foo``'s partitions move between members and commits at older epochs meet the group's
+assignment history (``AssignmentEpochHolderUnique``, ``EpochCommitFromHolder``)."""
+
 MUT2_STATIC = Config(
     name="MUT2_STATIC",
     kafka_version="4.2",
@@ -397,6 +415,7 @@ SCENARIOS: tuple[Config, ...] = (
     MUT2_CALLBACKS,
     MUT2_POLL,
     MUT2_COMMIT_EPOCHS,
+    MUT2_EPOCH_HISTORY,
     MUT2_FAILOVER,
     MUT2_REGEX,
     MUT2_OFFLOAD,

@@ -175,6 +175,13 @@ NO_RESOLVED_REGEXES: FrozenMap[str, frozenset[str]] = FrozenMap()
 NO_STATIC_MEMBERS: FrozenMap[str, str] = FrozenMap()
 """The static-member index of a group without static members."""
 
+Holder = tuple[str, str | None]
+"""Who held a (partition, assignment epoch) pair: a member id and its static instance id
+(None for a dynamic member)."""
+
+NO_ASSIGNMENT_HISTORY: FrozenMap[tuple[TopicPartition, int], frozenset[Holder]] = FrozenMap()
+"""The assignment history of a group whose coordinator records no assignment epochs."""
+
 
 @dataclass(frozen=True, slots=True)
 class ClassicMemberMetadata:
@@ -332,6 +339,14 @@ class Group(Record):
     """Assignor runs in flight on the executor (``Config.assignor_offload``), oldest first:
     at most one (KIP-1263 "Assignment Offload"); a tuple so that a rule breaking that can
     be written down."""
+    assignment_history: FrozenMap[tuple[TopicPartition, int], frozenset[Holder]] = (
+        NO_ASSIGNMENT_HISTORY
+    )
+    """Ghost bookkeeping, not a field of Kafka's group: every (partition, KIP-1251
+    assignment epoch) pair a member of this group was ever stamped with, and by whom
+    (``coordinator.record_assignment_history``). Kept only with
+    ``Config.assignment_epochs``; a deleted group's history goes with it (the group
+    created again is another group)."""
     holder_commit_rejected: bool = False
     """Ghost bookkeeping, not a field of Kafka's group: an offset commit was refused
     although its member held every partition of it since an epoch no newer than the

@@ -768,6 +768,8 @@ def step(state: AnyState, action: Action, config: Config) -> AnyState:
 def consumer_step(state: State, action: Action, config: Config) -> State:
     """``step`` for a KIP-848 state."""
     new = _HANDLERS[type(action)](state, action, config)
+    if config.assignment_epochs and new.group is not state.group:
+        new = replace(new, group=_interned(co.record_assignment_history(new.group)))
     if action.PERTURBATION:
         new = replace(new, perturbations=new.perturbations + 1)
     if same_value(new, state):

@@ -39,6 +39,7 @@ from model.presets import (
     MUT2_COMMIT,
     MUT2_COMMIT_EPOCHS,
     MUT2_CRASH,
+    MUT2_EPOCH_HISTORY,
     MUT2_FAILOVER,
     MUT2_LOSSY,
     MUT2_OFFLOAD,
@@ -90,6 +91,7 @@ CRASH_TWO = MUT2_CRASH
 LOSSY_TWO = MUT2_LOSSY
 COMMITTING = MUT2_COMMIT
 COMMIT_EPOCHS = MUT2_COMMIT_EPOCHS
+EPOCH_HISTORY = MUT2_EPOCH_HISTORY
 FAILOVER = MUT2_FAILOVER
 REGEX = MUT2_REGEX
 STATIC_TWO = MUT2_STATIC
@@ -305,6 +307,31 @@ def strict_commit_epoch(group: Group, req: OffsetCommitRequest, config: Any) -> 
     ):
         return ErrorCode.STALE_MEMBER_EPOCH
     return error
+
+
+def stamp_request_epoch(group: Group, old: Member | None, new: Member, config: Any) -> Group:
+    """KIP-1251 assignment epochs stamped with the member epoch the member had before the
+    update (the epoch of the heartbeat that brought the partition; 0 for a join) instead of
+    the epoch it is assigned at (``CurrentAssignmentBuilder.computeNextAssignment`` stamps
+    a newly assigned partition with the target assignment epoch; KAFKA-20066): a partition
+    that moves to a member can carry an epoch its previous holder was stamped with."""
+    written = co.write_member(group, old, new, config)
+    if not config.assignment_epochs:
+        return written
+    member = written.members[new.member_id]
+    before = old.member_epoch if old is not None else 0
+    kept = old.assigned_partitions if old is not None else EMPTY
+    epochs = FrozenMap(
+        (
+            tp,
+            max(before, 0) if tp in member.assigned_partitions and tp not in kept else epoch,
+        )
+        for tp, epoch in member.assignment_epochs.items()
+    )
+    if epochs == member.assignment_epochs:
+        return written
+    stamped = replace(member, assignment_epochs=epochs)
+    return replace(written, members=written.members.set(new.member_id, stamped))
 
 
 def failover_drops_pending_revocation(group: Group, config: Any) -> Group:
@@ -785,6 +812,13 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-20066 (KIP-1251, Kafka 4.3)",
             "validate_offset_commit",
             COMMIT_EPOCHS,
+        ),
+        (
+            "stamp-request-epoch",
+            "a partition's KIP-1251 assignment epoch is the member's epoch before it was assigned",
+            "KIP-1251 (CurrentAssignmentBuilder stamps the target assignment epoch; KAFKA-20066)",
+            "write_member",
+            EPOCH_HISTORY,
         ),
         (
             "failover-drops-pending-revocation",

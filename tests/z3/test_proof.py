@@ -523,7 +523,7 @@ def test_explore_engine_bmc(
     assert row["status"] == "violation"
     assert row["replayed"] is True
     capsys.readouterr()
-    # Every catalogue mutant has a variant today; one listed outside is refused with its
+    # A catalogue mutant listed outside (stamp-request-epoch; here one more) is refused with its
     # reason, in one line.
     monkeypatch.setitem(OUTSIDE, "validate-stale-claims", "a classic assignor rule, say")
     assert main([*args, "--mutant", "validate-stale-claims"]) == 2
