@@ -22,6 +22,7 @@ Classic and mixed captures go to ``groupcheck.validate.classic_coordinator``.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -352,7 +353,7 @@ def _joins_in_epoch_order(
     order = list(events)
     position = {e[0]: i for i, e in enumerate(order)}
     by_epoch = sorted(rank, key=lambda line: (rank[line], position[line]))
-    for before, line in zip(by_epoch, by_epoch[1:], strict=False):
+    for before, line in itertools.pairwise(by_epoch):
         if rank[line] <= rank[before]:
             continue
         at, after = position[line], position[before]
