@@ -721,6 +721,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupcheck.timed.cli",
     "groupcheck.prove",
     "groupcheck.vectors.cli",
+    "groupcheck.expected",
 )
 
 COMMANDS = {

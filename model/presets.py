@@ -7,7 +7,7 @@ is computed as a separate coordinator step and epochs start at 0.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from model.config import ClientSpec, Config
 from model.status import ConfigError
@@ -275,8 +275,16 @@ MUT2_LOSSY = replace(
     name="MUT2_LOSSY",
     max_perturbations=3,
     perturbations=frozenset({"Subscribe", "LoseMessage", "Crash"}),
+    required_witnesses=("RevocationCompletes", "WaitsOnUnreleasedPartitions", "GroupConverges"),
 )
-"""Two lost heartbeat responses in a row get a member fenced (FENCED_MEMBER_EPOCH)."""
+"""B may join, a client may crash, and heartbeats or their responses may be lost: a member
+retries at its previous epoch, which the coordinator accepts while it owns a subset of its
+assignment (``GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid``). No member
+is fenced within three perturbations, so ``FencedMemberRejoins`` is not required: a retry
+is fenced only once the member's epoch moved twice past the client's, which takes two
+target changes and two lost responses (B joins, A's acknowledgement's response is lost, B
+crashes and its session expires, the retry's response is lost too — 23 steps with a fourth
+perturbation)."""
 
 MUT2_COMMIT = replace(
     MUT2,
@@ -1089,3 +1097,129 @@ perturbations of MUT2_LOSS4's kinds: 10,898,588 distinct states, the configurati
 
 BENCHMARK_PRESETS: dict[str, Config] = {c.name: c for c in (MUT2_LOSS2, MUT2_LOSS4, MUT3_LOSS2)}
 """The presets of the benchmarks, which ``preset`` accepts and ``PRESETS`` leaves out."""
+
+
+# --------------------------------------------------------------------------- expected verdicts
+# What each preset's exploration finds under the reference rules (``model.rules``'s
+# DEFAULT_RULES), per engine it is meant for. ``groupcheck presets table --into
+# docs/presets.md`` writes them as a table; ``groupcheck presets check NAME`` runs them;
+# tests/unit/test_preset_verdicts.py runs those cheap enough for CI and checks the table.
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """A preset's verdict under the reference rules with one engine (docs/presets.md).
+
+    ``verdict`` is "ok" (bfs: every reachable state, every required witness hit; walk:
+    every walk) or "violation" of ``property``, which ``finding`` names: an entry of
+    docs/findings.md (``F1``) or the source that calls the behaviour intended. ``only``
+    restricts the check to one property (``explore --only``); ``seed`` and ``walks`` fix a
+    walk. ``ci_max_states`` is the bfs state bound within which the verdict is reached in
+    CI (a violation found, or every state exhausted); None: the full check is left to
+    ``groupcheck presets check`` (``states`` then records what a complete run visited,
+    when one was made)."""
+
+    engine: str = "bfs"
+    verdict: str = "ok"
+    property: str | None = None
+    finding: str | None = None
+    only: str | None = None
+    seed: int = 0
+    walks: int = 1000
+    ci_max_states: int | None = None
+    checked_by: str | None = None
+    """Where else CI checks this verdict (a test file), when not here by ``ci_max_states``."""
+    states: int | None = None
+
+
+_MUTANT_BASELINE = "tests/quality/test_mutants.py (clean to its BASELINE_DEPTH)"
+
+F1_OWNED = Expected(verdict="violation", property="OwnedPartitionsAreHeld", finding="F1")
+
+EXPECTED: dict[str, tuple[Expected, ...]] = {
+    # The examples.
+    "TINY": (Expected(ci_max_states=30_000, states=26_424),),
+    "SMALL": (replace(F1_OWNED, engine="walk"),),
+    "STATIC": (replace(F1_OWNED, ci_max_states=30_000),),
+    "LOSSY": (
+        replace(F1_OWNED, ci_max_states=20_000),
+        replace(F1_OWNED, engine="walk"),
+        Expected(
+            engine="walk",
+            verdict="violation",
+            property="Convergence",
+            finding="F3",
+            only="Convergence",
+        ),
+    ),
+    "TOPICS": (Expected(),),
+    "KIP848_CASE_STUDY": (replace(F1_OWNED, ci_max_states=15_000),),
+    "TIMERS": (Expected(states=51_429),),
+    "CALLBACKS": (Expected(states=112_815),),
+    "BATCHING": (Expected(checked_by="tests/unit/test_kip1263_presets.py", states=40_208),),
+    "OFFLOAD": (Expected(checked_by="tests/unit/test_kip1263_presets.py", states=54_192),),
+    "OFFLOAD_LOSSY": (Expected(checked_by="tests/unit/test_kip1263_presets.py", states=55_268),),
+    # The mutant scenarios: their baseline is clean, so that a kill is the mutant's.
+    "MUT2": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT3": (Expected(),),
+    "MUT2_CRASH": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_LOSSY": (Expected(checked_by=_MUTANT_BASELINE, states=105_169),),
+    "MUT2_COMMIT": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_STATIC": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_TOPICS": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_REJOIN": (Expected(ci_max_states=30_000, states=24_558),),
+    "MUT2_CALLBACKS": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_POLL": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_COMMIT_EPOCHS": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_FAILOVER": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_REGEX": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_OFFLOAD": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_OFFLOAD_STATIC": (Expected(checked_by=_MUTANT_BASELINE),),
+    # The classic protocol.
+    "CLASSIC_EAGER": (Expected(checked_by="tests/unit/test_classic_protocol.py", states=7_354),),
+    "CLASSIC_COOPERATIVE": (
+        Expected(checked_by="tests/unit/test_classic_protocol.py", states=11_216),
+    ),
+    "CLASSIC_STATIC": (Expected(checked_by="tests/unit/test_classic_protocol.py", states=9_227),),
+    "UPGRADE_TWO_BOUNCES": (Expected(),),
+    "UPGRADE_ONE_BOUNCE": (
+        Expected(
+            verdict="violation",
+            property="MovesOnlyReleased",
+            finding="KIP-429 Compatibility and Upgrade Path (the upgrade done in one bounce)",
+            checked_by="tests/unit/test_classic_protocol.py",
+        ),
+    ),
+    "MUTC_STICKY": (Expected(ci_max_states=5_000, states=3_371),),
+    "MUTC_COOPERATIVE": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUTC_STATIC": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUTC_STALL": (Expected(ci_max_states=1_000, states=197),),
+    "MUTC_MISSED_ROUND": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUTC_LATE_SYNC": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUTC_TWO_PROCESSES": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUTC_LEAVE": (Expected(checked_by=_MUTANT_BASELINE),),
+    # Offset expiry and group deletion.
+    "OFFSETS_EXPIRY": (Expected(checked_by="tests/unit/test_offset_expiry.py"),),
+    "CLASSIC_OFFSETS_EXPIRY": (Expected(checked_by="tests/unit/test_offset_expiry.py"),),
+    "GROUP_DELETION": (
+        Expected(checked_by="tests/unit/test_group_deletion.py (to depth 14)", states=33_173),
+    ),
+    "CLASSIC_GROUP_DELETION": (Expected(checked_by="tests/unit/test_group_deletion.py"),),
+    "OFFLOAD_DELETION": (Expected(checked_by="tests/unit/test_group_deletion.py"),),
+    "ZOMBIE_DELETION": (Expected(checked_by="tests/unit/test_group_deletion.py"),),
+    # Mixed groups.
+    "MIGRATION_UPGRADE": (Expected(checked_by="tests/unit/test_migration.py"),),
+    "MIGRATION_ROUNDTRIP": (Expected(checked_by="tests/unit/test_migration.py"),),
+    "MIGRATION_DISABLED": (Expected(checked_by="tests/unit/test_migration.py"),),
+    "MIXED_STATIC": (Expected(checked_by="tests/unit/test_migration.py"),),
+    "MIXED_STATIC_RESUBSCRIBE": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MIGRATION_OFFLOAD": (Expected(checked_by="tests/unit/test_migration_kip1263.py"),),
+    "MIGRATION_BATCHING": (Expected(checked_by="tests/unit/test_migration_kip1263.py"),),
+    "MIXED_STATIC_ASSIGNOR": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MIXED_INSTANCE_RENAME": (Expected(checked_by=_MUTANT_BASELINE),),
+    # The benchmarks (docs/benchmarks.md; ``make bench`` runs them).
+    "MUT2_LOSS2": (Expected(states=46_993),),
+    "MUT2_LOSS4": (Expected(states=2_373_717),),
+    "MUT3_LOSS2": (Expected(states=10_898_588),),
+}
+"""Every preset's expected verdicts under the reference rules, per engine (docs/presets.md)."""

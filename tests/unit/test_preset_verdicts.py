@@ -1,0 +1,154 @@
+"""Every preset's expected verdict under the reference rules (``model.presets.EXPECTED``,
+docs/presets.md): declared for every preset, the docs table current, the cheap ones run
+here (bfs within their state bound, which reaches the full verdict; the declared walks),
+and the reproducers of docs/findings.md F2 and F3 replayed exactly as the docs print them.
+
+Work is bounded by states and walks: about 20 CPU s in all."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from groupcheck import exitcodes
+from groupcheck.cli import main
+from groupcheck.expected import BEGIN, END, check, table
+from invariants.liveness import CONVERGENCE, fair_schedule
+from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES
+from model import system
+from model.path import Path as ModelPath
+from model.presets import BENCHMARK_PRESETS, EXPECTED, PRESETS, Expected
+from model.records import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, State
+
+ROOT = Path(__file__).resolve().parents[2]
+FINDINGS = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
+PROPERTIES = {p.name for p in (*STATE_PROPERTIES, *STEP_PROPERTIES)} | {CONVERGENCE.name}
+
+CI = [
+    (name, e)
+    for name, es in EXPECTED.items()
+    for e in es
+    if e.ci_max_states is not None or (e.engine == "walk" and e.checked_by is None)
+]
+
+
+def test_every_preset_declares_its_expected_verdicts() -> None:
+    assert set(EXPECTED) == set(PRESETS) | set(BENCHMARK_PRESETS)
+    for name, es in EXPECTED.items():
+        assert es, name
+        for e in es:
+            assert e.engine in {"bfs", "walk"}, name
+            assert e.verdict in {"ok", "violation"}, name
+            if e.verdict == "ok":
+                assert e.property is None, name
+                assert e.finding is None, name
+                continue
+            assert e.property in PROPERTIES, (name, e.property)
+            assert e.finding, name
+            if re.fullmatch(r"F\d+", e.finding):
+                assert f"## {e.finding} " in FINDINGS, (name, e.finding)
+
+
+def test_a_test_named_as_checking_a_verdict_names_the_preset() -> None:
+    from groupcheck.mutants import MUTANTS
+
+    scenarios = {m.config.name for m in MUTANTS.values()}
+    for name, es in EXPECTED.items():
+        for e in es:
+            if e.checked_by is None:
+                continue
+            if e.checked_by.startswith("tests/quality/test_mutants.py"):
+                assert name in scenarios, name  # its baseline is checked clean there
+                continue
+            text = (ROOT / e.checked_by.split(" ")[0]).read_text(encoding="utf-8")
+            assert name in text, (name, e.checked_by)
+
+
+def test_the_docs_table_is_current() -> None:
+    doc = (ROOT / "docs" / "presets.md").read_text(encoding="utf-8")
+    block = doc.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert block == "\n" + table(), "run: groupcheck presets table --into docs/presets.md"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"), CI, ids=[f"{n}-{e.engine}-{e.only or 'all'}" for n, e in CI]
+)
+def test_the_cheap_presets_verdicts(name: str, expected: Expected) -> None:
+    got = check(name, expected, max_states=expected.ci_max_states)
+    assert got.matches, f"{name}: expected {expected.verdict} {expected.property}; {got.found}"
+    if expected.verdict == "ok" and expected.states is not None:
+        assert f", {expected.states} states" in got.found  # exhausted within the bound
+
+
+def _documented_replay(finding: str) -> str:
+    """The path code of the ``groupcheck replay --preset LOSSY`` line of a finding."""
+    section = FINDINGS.split(f"## {finding} ", 1)[1].split("\n## ", 1)[0]
+    found = re.search(r"`groupcheck replay --preset LOSSY --path (\w+)`", section)
+    assert found is not None, f"{finding}: no replay reproducer"
+    return found.group(1)
+
+
+def _replay(code: str, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    assert main(["replay", "--preset", "LOSSY", "--path", code, "--json"]) == exitcodes.VIOLATION
+    doc: dict[str, object] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def test_f2_reproducer_is_a_delayed_leave_fencing_the_rejoin(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = _documented_replay("F2")
+    doc = _replay(code, capsys)
+    assert doc["result"] == "violation"
+    assert doc["step"] == doc["length"] == 19
+    assert [v["property"] for v in doc["violations"]] == ["OwnedPartitionsAreHeld"]  # type: ignore[attr-defined]
+    path = ModelPath.decode(PRESETS["LOSSY"], code)
+    last = path.actions[-1].message  # type: ignore[attr-defined]
+    assert isinstance(last.body, ConsumerGroupHeartbeatRequest)
+    assert last.body.member_epoch == -1
+    # The rejoin at epoch 0 on a newer connection was answered before the leave arrived.
+    rejoins = [
+        i
+        for i, a in enumerate(path.actions)
+        if getattr(a, "message", None) is not None
+        and a.message.client == last.client  # type: ignore[attr-defined]
+        and isinstance(a.message.body, ConsumerGroupHeartbeatRequest)  # type: ignore[attr-defined]
+        and a.message.body.member_epoch == 0  # type: ignore[attr-defined]
+        and a.message.connection > last.connection  # type: ignore[attr-defined]
+    ]
+    assert rejoins
+    assert rejoins[0] < len(path.actions) - 1
+
+
+def test_f3_reproducer_leaves_an_assignment_on_a_closed_connection(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = _documented_replay("F3")
+    doc = _replay(code, capsys)
+    assert doc["result"] == "violation"
+    assert doc["step"] == doc["length"] == 21
+    assert [v["property"] for v in doc["violations"]] == ["Convergence"]  # type: ignore[attr-defined]
+    config = PRESETS["LOSSY"]
+    state = ModelPath.decode(config, code).final()
+    # The answer with B's new assignment is addressed to the connection B abandoned.
+    b = state.client("B")
+    stale = [
+        m
+        for m in state.network
+        if m.client == "B"
+        and isinstance(m.body, ConsumerGroupHeartbeatResponse)
+        and m.body.assignment
+    ]
+    assert stale
+    assert all(m.connection < b.connection for m in stale)
+    _, last, converged = fair_schedule(state, config, 400)
+    assert not converged
+    assert isinstance(last, State)
+    member, client = last.group.members["B"], last.client("B")
+    assert ("foo", 1) in member.assigned_partitions
+    assert client.member_epoch == member.member_epoch
+    assert not client.owned
+    assert system.enabled(last, config)  # the schedule loops; it is not stuck
