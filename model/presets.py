@@ -1171,6 +1171,7 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "MUT2_CALLBACKS": (Expected(checked_by=_MUTANT_BASELINE),),
     "MUT2_POLL": (Expected(checked_by=_MUTANT_BASELINE),),
     "MUT2_COMMIT_EPOCHS": (Expected(checked_by=_MUTANT_BASELINE),),
+    "MUT2_EPOCH_HISTORY": (Expected(checked_by=_MUTANT_BASELINE),),
     "MUT2_FAILOVER": (Expected(checked_by=_MUTANT_BASELINE),),
     "MUT2_REGEX": (Expected(checked_by=_MUTANT_BASELINE),),
     "MUT2_OFFLOAD": (Expected(checked_by=_MUTANT_BASELINE),),
