@@ -233,3 +233,15 @@ def test_bad_heartbeat_step_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "steps[0]: one request or one timer per step" in err[0]
+
+
+def test_nothing_run_is_inconclusive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A directory with no vectors runs nothing: one line, exit 3, never ok."""
+    assert main(["vectors", "run", str(tmp_path)]) == 3
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "0 vectors: 0 pass, 0 differ (0 explained), 0 not expressible"
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("inconclusive: no vector run")
+    assert main(["vectors", "run", "--json", str(tmp_path)]) == 3
+    assert json.loads(capsys.readouterr().out)["result"] == "inconclusive"
