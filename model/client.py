@@ -342,10 +342,21 @@ def complete_callback(client: Client, config: Config) -> tuple[Client, OffsetCom
         if client.status is S.FENCED:
             client = rejoin(client)
     elif name == RELEASE_ASSIGNMENT:
-        client, commit = release_assignment(client)
+        client, commit = _after_release(client)
     if client.callback is None and client.lost_queued:
         client = replace(client, callback=ON_PARTITIONS_LOST, lost_queued=False)
     return client, commit
+
+
+def _after_release(client: Client) -> tuple[Client, OffsetCommitRequest | None]:
+    """The release before a leave finished: a member still PREPARE_LEAVING leaves; one that
+    was fenced (UNSUBSCRIBED) or failed (FATAL) meanwhile only drops its assignment and sends
+    no leave heartbeat (``AbstractMembershipManager.transitionToSendingLeaveGroup`` does
+    nothing in UNSUBSCRIBED or FATAL; ``ConsumerMembershipManagerTest.
+    testFencingWhenStateIsPrepareLeaving``)."""
+    if client.status is not S.PREPARE_LEAVING:
+        return replace(client, owned=EMPTY, target=None, reconciling=None, revoking=EMPTY), None
+    return release_assignment(client)
 
 
 def poll_timer_expires(client: Client) -> Client:

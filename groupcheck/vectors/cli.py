@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
         description=(
             "Execute every vector and print one line per Kafka test class and a summary. "
             "Exit 0 when every difference is explained (vectors/explained.json), 1 when one "
-            "is not, 2 on a bad vector file."
+            "is not, 2 on a bad vector file, 3 (inconclusive) when no vector was run."
         ),
     )
     run.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR, metavar="DIR")
@@ -178,6 +178,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = _results(args.dir, args.only, args.kafka_version)
     total = summary(results)
     unexplained = total["differ"] - total["explained"]
+    ran = total["pass"] + total["differ"]
+    verdict = "violation" if unexplained else ("ok" if ran else "inconclusive")
     if args.json:
         doc = {
             "classes": [
@@ -191,7 +193,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             ],
             "summary": total,
             "model_kafka_version": args.kafka_version,
-            "result": "ok" if unexplained == 0 else "violation",
+            "result": verdict,
         }
         print(json.dumps(doc, indent=2))
     elif args.markdown:
@@ -206,7 +208,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 if o.status == DIFFER or (args.verbose and o.status == EXPLAINED):
                     print(f"  {o.status}: {o.vector.id}: {o.detail}")
         print(_line(total))
-    return exitcodes.OK if unexplained == 0 else exitcodes.VIOLATION
+    if not ran:
+        print(
+            f"inconclusive: no vector run from {args.dir} (none found, or none expressible)",
+            file=sys.stderr,
+        )
+    return {"ok": exitcodes.OK, "violation": exitcodes.VIOLATION}.get(
+        verdict, exitcodes.INCONCLUSIVE
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:

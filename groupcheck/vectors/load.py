@@ -21,6 +21,7 @@ KINDS = (
     "server-assignor",
     "client-assignor",
     "consumer-heartbeat",
+    "consumer-membership",
 )
 PROPERTIES = (
     "valid",
@@ -50,6 +51,7 @@ _REQUIRED_INPUT: dict[str, tuple[str, ...]] = {
     "server-assignor": ("assignor", "subscription_type", "topics", "members"),
     "client-assignor": ("assignor", "topics", "subscriptions"),
     "consumer-heartbeat": ("topics", "steps"),
+    "consumer-membership": ("client", "steps"),
 }
 _EXPECTED_KEYS = {
     "member",
@@ -61,6 +63,7 @@ _EXPECTED_KEYS = {
     "records",
     "responses",
     "group",
+    "steps",
 }
 
 
@@ -158,6 +161,24 @@ def _check_heartbeat_input(path: Path, inp: dict[str, Any], where: str) -> None:
             _require(path, request, "member_epoch", int, f"{at}.request")
 
 
+def _check_membership_input(path: Path, inp: dict[str, Any], where: str) -> None:
+    """The shape of a ``consumer-membership`` input: the consumer's settings, and each step
+    one action of ``groupcheck.vectors.client.ACTIONS``."""
+    from groupcheck.vectors.client import ACTIONS, CLIENT_KEYS
+
+    client = _require(path, inp, "client", dict, where)
+    for key in client:
+        if key not in CLIENT_KEYS:
+            raise _fail(path, f"{where}.client", f"unknown setting {key!r}")
+    steps = _require(path, inp, "steps", list, where)
+    for i, step in enumerate(steps):
+        at = f"{where}.steps[{i}]"
+        if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in ACTIONS:
+            raise _fail(path, at, f"must be one action of {', '.join(ACTIONS)}")
+        if "response" in step:
+            _require(path, step, "response", dict, at)
+
+
 def _vector(path: Path, raw: Any, where: str) -> Vector:
     if not isinstance(raw, dict):
         raise _fail(path, where, "must be an object")
@@ -173,6 +194,8 @@ def _vector(path: Path, raw: Any, where: str) -> Vector:
             raise _fail(path, f"{where}.input", f"missing key {key!r} (kind {kind})")
     if kind == "consumer-heartbeat":
         _check_heartbeat_input(path, inp, f"{where}.input")
+    if kind == "consumer-membership":
+        _check_membership_input(path, inp, f"{where}.input")
     expected = _require(path, raw, "expected", dict, where)
     _unknown_keys(path, expected, _EXPECTED_KEYS, f"{where}.expected")
     for prop in expected.get("properties", []):
@@ -188,9 +211,12 @@ def _vector(path: Path, raw: Any, where: str) -> Vector:
         "error",
         "properties",
         "responses",
+        "steps",
     }:
         raise _fail(
-            path, f"{where}.expected", "needs member, assignment, error, properties or responses"
+            path,
+            f"{where}.expected",
+            "needs member, assignment, error, properties, responses or steps",
         )
     if not expressible and not isinstance(reason, str):
         raise _fail(path, where, "a vector with expressible false needs a reason (a string)")

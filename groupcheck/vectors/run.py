@@ -9,7 +9,9 @@ Each kind calls the model function that mirrors the Kafka class under test:
   ``RangeAssignor`` of the group coordinator);
 * ``client-assignor``: ``model.classic.assignors.assign`` (the consumer's assignors);
 * ``consumer-heartbeat``: ``model.coordinator.handle_consumer_group_heartbeat`` and the
-  session and rebalance timeouts (``groupcheck.vectors.coordinator``).
+  session and rebalance timeouts (``groupcheck.vectors.coordinator``);
+* ``consumer-membership``: the consumer's state machine, ``model.client``
+  (``groupcheck.vectors.client``).
 
 A vector whose ``expressible`` is false is counted, never run.
 """
@@ -21,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupcheck.vectors.client import compare_membership, run_consumer_membership
 from groupcheck.vectors.coordinator import compare_steps, run_consumer_heartbeat
 from groupcheck.vectors.load import Explanation, Vector, VectorFile
 from model.assignors import AssignmentSpec, MemberSubscription, get_assignor
@@ -462,12 +465,20 @@ def _heartbeat_runner(
     return answer, compare_steps(expected, answer)
 
 
+def _membership_runner(
+    inp: Json, expected: Json, rules: Rules, version: str
+) -> tuple[Json, list[str]]:
+    answer = run_consumer_membership(inp, rules)
+    return answer, compare_membership(expected, answer)
+
+
 RUNNERS: dict[str, Runner] = {
     "reconcile": _reconcile_runner,
     "server-assignor": lambda inp, exp, rules, version: run_server_assignor(inp, exp),
     "client-assignor": lambda inp, exp, rules, version: run_client_assignor(inp, exp, rules),
     "target-assignment": lambda inp, exp, rules, version: (run_target_assignment(inp), []),
     "consumer-heartbeat": _heartbeat_runner,
+    "consumer-membership": _membership_runner,
 }
 
 
@@ -588,7 +599,7 @@ def run_files(
     return results
 
 
-RULE_KINDS = ("reconcile", "consumer-heartbeat", "client-assignor")
+RULE_KINDS = ("reconcile", "consumer-heartbeat", "client-assignor", "consumer-membership")
 """Kinds whose runner calls the injected rules (``model.rules.Rules``): the only vectors a
 mutant can change."""
 

@@ -233,3 +233,50 @@ def test_bad_heartbeat_step_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "steps[0]: one request or one timer per step" in err[0]
+
+
+def test_nothing_run_is_inconclusive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A directory with no vectors runs nothing: one line, exit 3, never ok."""
+    assert main(["vectors", "run", str(tmp_path)]) == 3
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "0 vectors: 0 pass, 0 differ (0 explained), 0 not expressible"
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("inconclusive: no vector run")
+    assert main(["vectors", "run", "--json", str(tmp_path)]) == 3
+    assert json.loads(capsys.readouterr().out)["result"] == "inconclusive"
+
+
+def test_consumer_membership_vectors_catch_a_client_that_leaves_after_being_fenced() -> None:
+    """The release before a leave that ends after a fence sends no leave heartbeat
+    (docs/fidelity.md V8): a client that still leaves fails the vector."""
+    from model import client as cl
+
+    def leaves_anyway(client: object, config: object) -> object:
+        if getattr(client, "callback", None) == cl.RELEASE_ASSIGNMENT:
+            return cl.release_assignment(replace(client, callback=None))  # type: ignore[type-var]
+        return cl.complete_callback(client, config)  # type: ignore[arg-type]
+
+    files = load_dir(VECTORS, "ConsumerMembershipManagerTest")
+    vector = next(
+        v for v in files[0].vectors if v.id == "testFatalFailureWhenStateIsPrepareLeaving"
+    )
+    assert run_vector(vector, {}, file_name=files[0].name).status == PASS
+    broken = replace(DEFAULT_RULES, client_complete_callback=leaves_anyway)
+    outcome = run_vector(vector, {}, broken, files[0].name)  # type: ignore[arg-type]
+    assert outcome.status == DIFFER
+    assert '"LEAVING"' in outcome.detail
+
+
+def test_consumer_membership_step_is_checked_on_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads((VECTORS / "ConsumerMembershipManagerTest.json").read_text(encoding="utf-8"))
+    vector = next(v for v in doc["vectors"] if v.get("expressible", True))
+    vector["input"]["steps"][0] = {"join": True, "heartbeat": True}
+    doc["vectors"] = [vector]
+    (tmp_path / "ConsumerMembershipManagerTest.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["vectors", "run", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "steps[0]: must be one action" in err[0]
