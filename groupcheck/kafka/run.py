@@ -689,7 +689,24 @@ def validate_capture(
         return verdicts
     settle_ms = max(settle_ms, assignment_interval_ms + 2 * heartbeat_ms)
     options = ["--settle", str(settle), "--settle-ms", str(settle_ms)]
+    protocol = _protocol(capture)
     for mode, extra in (("safety", options), ("coordinator", []), ("client", [])):
+        if mode == "client" and protocol == "classic":
+            # Client mode replays consumer-protocol members; a classic capture has none.
+            verdicts[mode] = {
+                "result": "n/a",
+                "exit": None,
+                "violations": [],
+                "reasons": [
+                    "client mode replays the consumer protocol's members; this capture's "
+                    "are all classic"
+                ],
+                "zombie_windows": 0,
+                "handovers": {},
+                "notes": [],
+                "errors": [],
+            }
+            continue
         done = subprocess.run(
             [*VALIDATE, "--mode", mode, "--json", *extra, capture.name],
             cwd=capture.parent,
@@ -722,6 +739,16 @@ def validate_capture(
         if ids is not None:
             verdicts[mode]["explained"] = ids
     return verdicts
+
+
+def _protocol(capture: Path) -> str | None:
+    """The ``protocol`` of the capture's header (None when it cannot be read)."""
+    try:
+        with capture.open(encoding="utf-8") as f:
+            header = json.loads(f.readline())
+    except (OSError, ValueError):
+        return None
+    return header.get("protocol") if isinstance(header, dict) else None
 
 
 def _handover_classes(doc: dict[str, Any]) -> dict[str, int]:
