@@ -585,6 +585,8 @@ def validate_coordinator(
 
     diverged = False
     later: list[str] = []
+    changed: set[int] = set()
+    """Request lines whose handling moved the group epoch or the assignment epoch."""
     for n, ts, action in events:
         if isinstance(action, AssignmentIntervalElapses):  # a model trace's logical time
             group = replace(group, assignment_interval_elapsed=True)
@@ -673,7 +675,10 @@ def validate_coordinator(
                 regex_refreshed, new_topics = pending_resolution, False
                 resolutions += 1
             pending_resolution = None
+            before_epochs = (group.group_epoch, group.assignment_epoch)
             group, response, computed, added = chosen
+            if (group.group_epoch, group.assignment_epoch) != before_epochs:
+                changed.add(n)
             guessed.update(added)
             if ts is not None and _regexes(group):
                 # GroupMetadataManager.maybeUpdateRegularExpressions: a resolution starts
@@ -763,6 +768,8 @@ def validate_coordinator(
                 fields = []
                 diverged = True
             overlapping = _overlapping(intervals, request_line) if fields and not moves else []
+            # Those that moved the group's epochs first: their order is what decides.
+            overlapping.sort(key=lambda o: o not in changed)
             further = [
                 o
                 for o in overlapping[:MAX_REORDERINGS]
