@@ -341,6 +341,7 @@ def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Chos
 
         rules, source = load_rules(rules_spec)
         config = with_rules(config, rules, source)
+    _CHOSEN["config"] = config
     return Chosen(config, mutant, preset_label, config_file, source)
 
 
@@ -412,6 +413,15 @@ def _small_state_graph(path: Any) -> tuple[Any, Sequence[Any]]:
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
+    """``groupcheck explore``: the whole command — loading a rules file, the search,
+    minimising, writing — runs within ``--budget`` (``groupcheck.budget``)."""
+    from groupcheck.budget import watchdog
+
+    with watchdog(args.budget, started=_CHOSEN.get("started")):
+        return _cmd_explore(args)
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from groupcheck import exitcodes
@@ -783,8 +793,13 @@ def _stopped(what: str, status: int) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     from groupcheck import exitcodes
+    from groupcheck.budget import BudgetExpired, process_started
     from groupcheck.crash import one_line, save_traceback
+    from groupcheck.usercode import UserCodeError
 
+    args: argparse.Namespace | None = None
+    _CHOSEN.clear()
+    _CHOSEN["started"] = process_started()  # a budget counts the interpreter's start-up too
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -793,6 +808,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return exitcodes.BAD_INPUT
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return int(handler(args))
+    except UserCodeError as e:
+        return _user_code_failed(e, args)
+    except BudgetExpired as e:
+        return _budget_expired(e, args)
     except UsageError as e:
         print(f"{e} (see 'groupcheck --help')", file=sys.stderr)
         return exitcodes.BAD_INPUT
@@ -808,6 +827,49 @@ def _main(argv: Sequence[str] | None) -> int:
         where = f"traceback saved to {saved}" if saved else "no traceback file could be written"
         print(f"groupcheck: internal error: {one_line(e)} ({where})", file=sys.stderr)
         return exitcodes.INTERNAL_ERROR
+
+
+_CHOSEN: dict[str, Any] = {}
+"""The config the running command chose (``_config_for``): where a failing user rule is
+located."""
+
+
+def _user_code_failed(error: Any, args: argparse.Namespace | None) -> int:
+    """A user's rule or file failed (exit 8): the rule, the file, the step and the path
+    (located by a bounded breadth-first search when the engine did not record it), the
+    user's frames; with ``--json`` the same as a JSON object on stdout."""
+    from groupcheck import exitcodes
+    from groupcheck.budget import BudgetExpired, watchdog
+    from groupcheck.usercode import locate
+
+    config = _CHOSEN.get("config")
+    if config is not None and error.rule is not None and error.actions is None:
+        try:
+            with watchdog(LOCATE_SECONDS):
+                locate(error, config)
+        except BudgetExpired:
+            error.located = f" (the search for the path was stopped after {LOCATE_SECONDS} s)"
+    for line in error.report():
+        print(printable(line), file=sys.stderr)
+    if args is not None and getattr(args, "json", False):
+        print(json.dumps(error.to_json(), indent=1))
+    return exitcodes.USER_CODE_ERROR
+
+
+LOCATE_SECONDS = 10.0
+"""How long the search for the path to a failing user rule may take."""
+
+
+def _budget_expired(error: Any, args: argparse.Namespace | None) -> int:
+    """The budget's watchdog stopped work that overran it: inconclusive (exit 3), saying
+    what overran."""
+    from groupcheck import exitcodes
+
+    reason = f"{error}; stopped there"
+    print(f"groupcheck: inconclusive: {printable(reason)}", file=sys.stderr)
+    if args is not None and getattr(args, "json", False):
+        print(json.dumps({"result": "inconclusive", "reasons": [reason]}, indent=1))
+    return exitcodes.INCONCLUSIVE
 
 
 def printable(text: str) -> str:
