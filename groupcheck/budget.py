@@ -112,6 +112,7 @@ def watchdog(budget: float | None, *, started: float | None = None) -> Iterator[
         return
     begin = time.monotonic() if started is None else started
     saved = dict(_state)
+    _fired[0] = None
     deadline = begin + budget * (1 - RESERVE)
     _state.update(deadline=deadline, budget=budget, stage="preparing the run")
     armed = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
@@ -145,7 +146,24 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
         # An exception raised in a finaliser is dropped: try again a moment later.
         signal.setitimer(signal.ITIMER_REAL, 0.02)
         return
-    raise BudgetExpired(float(_state["budget"] or 0.0), current_stage())
+    error = BudgetExpired(float(_state["budget"] or 0.0), current_stage())
+    _fired[0] = error
+    raise error
+
+
+_fired: list[BudgetExpired | None] = [None]
+
+
+def fired(error: BaseException) -> BudgetExpired | None:
+    """The :class:`BudgetExpired` behind ``error``: itself, one it was raised from, or —
+    when the watchdog's exception surfaced as another (a ctypes call into Z3 turns an
+    exception raised during it into an ``ArgumentError``) — the last the watchdog raised."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, BudgetExpired):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return _fired[0]
 
 
 def _interrupt_z3() -> None:

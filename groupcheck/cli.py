@@ -16,7 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from groupcheck.argtypes import non_negative, positive, positive_float
+from groupcheck.argtypes import (
+    MAX_STEPS,
+    MAX_WORKERS,
+    at_most,
+    non_negative,
+    positive,
+    positive_float,
+    steps,
+)
 from groupcheck.signals import Terminated
 from model.status import ConfigError
 
@@ -54,7 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--mutant", help="play with this mutant's rules")
     add_rules_option(sim)
     sim.add_argument("--seed", required=True, type=non_negative, help="PRNG seed (>= 0)")
-    sim.add_argument("--steps", type=non_negative, default=40, help="steps to play (default 40)")
+    sim.add_argument(
+        "--steps",
+        type=steps,
+        default=40,
+        help=f"steps to play (default 40, at most {MAX_STEPS})",
+    )
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     sim.add_argument(
         "--timed",
@@ -132,10 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument(
         "--max-steps",
-        type=positive,
+        type=at_most(MAX_STEPS, "steps"),
         default=60,
         metavar="N",
-        help="walk: steps per walk (default 60)",
+        help=f"walk: steps per walk (default 60, at most {MAX_STEPS})",
     )
     exp.add_argument(
         "--profile",
@@ -168,10 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument(
         "--workers",
-        type=positive,
+        type=at_most(MAX_WORKERS, "worker processes"),
         default=None,
         metavar="N",
-        help="bfs: worker processes (default: $GROUPCHECK_WORKERS if set, else every core "
+        help=f"bfs: worker processes, at most {MAX_WORKERS} (default: $GROUPCHECK_WORKERS if "
+        "set, else every core "
         "this process may use (capped by a container's CPU quota), the "
         "processes started once a level holds 1000 states, so that a small search stays in "
         "one process; 1: the serial engine, which stores whole states). With N > 1 states "
@@ -202,9 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the mutant kill matrix: explore every mutant and report what killed it",
         description=(
             "Explore every mutant's scenario (BFS, then seeded walks) until a property "
-            "fails. Exit 0 when every mutant was killed; 1 when a mutant survived an "
-            "exhaustive BFS (a property is missing or the mutant is equivalent there); 3 "
-            "when a mutant was neither killed nor exhausted within its budget."
+            "fails. Exit 0 when every mutant was killed (by its expected property, when it "
+            "names one); 1 when a mutant survived an exhaustive BFS (a property is missing "
+            "or the mutant is equivalent there) or was killed by another property than its "
+            "expected one; 3 when a mutant was neither killed nor exhausted within its "
+            "budget; 8 when a mutant's rule from a --from file failed (raised, exited, "
+            "returned the wrong type)."
         ),
     )
     mut.add_argument(
@@ -435,9 +452,11 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     chosen = _config_for(args)
     check_runs_dir(Path(args.out))  # a user's files are not mixed with runs (README)
     if args.engine == "bmc":
+        from groupcheck.budget import stage
         from groupcheck.prove import cmd_bmc
 
-        return cmd_bmc(args, chosen)
+        with stage("the bmc search"):
+            return cmd_bmc(args, chosen)
     config = chosen.config
     workers, serial_until = _workers(args.workers)
     out = Path(args.out)
@@ -484,7 +503,11 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         graph, graph_path = _small_state_graph(outcome.path)
         written = write_counterexample(ce, out=out, graph=graph, graph_path=graph_path)
         trace = str(written / "trace.ndjson")
-        reproduce = ce.cli() if ce.named_config else f"sh {written / 'reproduce.sh'}"
+        reproduce = (
+            ce.cli(rules_file=chosen.rules.path if chosen.rules else None)
+            if ce.named_config
+            else f"sh {written / 'reproduce.sh'}"
+        )
     doc = {
         "result": outcome.result,
         "reasons": outcome.reasons,
@@ -577,7 +600,7 @@ def _workers(given: int | None) -> tuple[int, int]:
     configured = os.environ.get(WORKERS_ENV)
     if configured is not None:
         try:
-            return positive(configured), 0
+            return at_most(MAX_WORKERS, "worker processes")(configured), 0
         except argparse.ArgumentTypeError as e:
             raise UsageError(f"groupcheck explore: {WORKERS_ENV}: {e}") from None
     return default_workers(), SERIAL_UNTIL
@@ -618,9 +641,12 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         from groupcheck.mutants import MUTANTS
         from groupcheck.rulesfile import load_mutants
 
+        from groupcheck.budget import watchdog
+
         known: dict[str, Any] = dict(MUTANTS)
         for path in args.from_files:
-            loaded = load_mutants(path, known)
+            with watchdog(args.budget):  # a file that never loads is stopped
+                loaded = load_mutants(path, known)
             known.update((m.name, m) for m in loaded)
             extra.extend(loaded)
     rows = kill_matrix(
@@ -647,8 +673,12 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         print(f"{killed}/{len(rows)} mutants killed")
     codes = [exitcodes.OK]
     for r in rows:
-        if r["result"] == "survived":
+        if r["result"] == "survived" or (r["killed"] and not r["as_expected"]):
+            # A mutant that survives, or one killed by another property than the one it
+            # is expected to violate: the matrix does not show what it claims.
             codes.append(exitcodes.VIOLATION)
+        elif r["result"] == "user code error":
+            codes.append(exitcodes.USER_CODE_ERROR)
         elif r["result"] == "inconclusive":
             codes.append(exitcodes.INCONCLUSIVE)
     return exitcodes.worst(*codes)
@@ -822,6 +852,11 @@ def _main(argv: Sequence[str] | None) -> int:
         _quiet_stdout()
         return exitcodes.OK
     except Exception as e:
+        from groupcheck.budget import fired
+
+        stopped = fired(e)
+        if stopped is not None:  # the watchdog's exception, surfaced as another
+            return _budget_expired(stopped, args)
         command = " ".join(["groupcheck", *(sys.argv[1:] if argv is None else argv)])
         saved = save_traceback(e, command)
         where = f"traceback saved to {saved}" if saved else "no traceback file could be written"

@@ -193,6 +193,8 @@ def _users(frame_file: Path, mine: Path) -> bool:
         return False
     if resolved == mine:
         return True
+    if frame_file.name.startswith("<") or not resolved.is_file():
+        return False  # "<frozen importlib...>", "<string>": not a file of the user's
     return resolved.is_relative_to(mine.parent) and not any(
         resolved.is_relative_to(ours) for ours in _OURS
     )
