@@ -638,10 +638,9 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
     extra = []
     if args.from_files:
+        from groupcheck.budget import watchdog
         from groupcheck.mutants import MUTANTS
         from groupcheck.rulesfile import load_mutants
-
-        from groupcheck.budget import watchdog
 
         known: dict[str, Any] = dict(MUTANTS)
         for path in args.from_files:

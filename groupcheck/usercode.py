@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType, UnionType
-from typing import Any
+from typing import Any, NoReturn
 
 from groupcheck.budget import BudgetExpired
 from groupcheck.signals import Terminated
@@ -40,7 +40,7 @@ class UserExit(SystemExit):
     """``os._exit`` called by user code (it would end the process with no word)."""
 
 
-def _guarded_exit(status: int) -> None:
+def _guarded_exit(status: int) -> NoReturn:
     if _depth[0] > 0:
         raise UserExit(f"os._exit({status})")
     _real_exit(status)
