@@ -12,6 +12,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -828,7 +829,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
     args: argparse.Namespace | None = None
     _CHOSEN.clear()
-    _CHOSEN["started"] = process_started()  # a budget counts the interpreter's start-up too
+    # From the command line a budget counts the interpreter's start-up too; called from
+    # Python (a test, a user's script), from the call.
+    _CHOSEN["started"] = process_started() if argv is None else time.monotonic()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
