@@ -101,8 +101,10 @@ def test_a_rule_that_raises_is_named_with_its_step_path_and_frames(
     assert doc["step"] == len(doc["path"]) + 1
     assert doc["action"].startswith("DeliverMessage")
     frames = "".join(doc["traceback"])
-    assert "in bad" in frames and "in helper" in frames
-    assert "model/" not in frames and "groupcheck/" not in frames
+    assert "in bad" in frames
+    assert "in helper" in frames
+    assert "model/" not in frames
+    assert "groupcheck/" not in frames
     assert "your rule should_bump_group_epoch (bad in" in err
     assert "internal error" not in err
     # The path code replays to the failing step.
@@ -191,13 +193,15 @@ def test_a_rules_print_goes_to_stderr(capsys: pytest.CaptureFixture[str], tmp_pa
     )
     assert code == 0
     assert json.loads(out)["result"] == "ok"  # stdout is one JSON document
-    assert "hello from my rule" in err and "loading my rules" in err
+    assert "hello from my rule" in err
+    assert "loading my rules" in err
 
 
 def cli(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "groupcheck", *argv],
+        check=False,
         capture_output=True,
         text=True,
         env=env,
@@ -284,7 +288,8 @@ def test_a_mutants_file_imports_beside_itself_and_its_expectations_count(tmp_pat
     )
     assert done.returncode == 0, done.stderr
     (right,) = json.loads(done.stdout)
-    assert right["result"] == "killed" and right["as_expected"]
+    assert right["result"] == "killed"
+    assert right["as_expected"]
     done = cli("mutants", "--from", str(tmp_path / "my_mutants.py"), "--only", "mine-wrong")
     assert done.returncode == exitcodes.VIOLATION  # killed, but not by what it expects
     assert "expected NoDoubleClientOwnership" in done.stdout
@@ -339,7 +344,8 @@ def test_workers_and_steps_are_capped(
     code, out, err = run(capsys, *argv)
     assert code == exitcodes.BAD_INPUT
     assert out == ""
-    assert message in err and len(err.strip().splitlines()) == 1
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_the_workers_variable_is_capped_too(
