@@ -2,7 +2,8 @@
 
 Exit statuses (``groupcheck.exitcodes``): 0 ok, 1 a property violated, 2 bad input or
 usage, 3 inconclusive (nothing violated, but the check was incomplete: a budget ran out,
-a witness was missed), 4 internal error. Errors are one line on stderr, never a traceback.
+a witness was missed), 4 internal error, 8 a user's rules or mutants file failed
+(``groupcheck.usercode``). Errors are one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
