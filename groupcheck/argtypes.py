@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 
 def positive(text: str) -> int:
@@ -18,6 +19,34 @@ def non_negative(text: str) -> int:
     value = _integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+MAX_WORKERS = 128
+"""The most ``--workers`` (processes) a search may start (issue 42: 10,000 tried to fork
+10,000 processes); ``explore --workers`` and ``GROUPCHECK_WORKERS`` above it are refused."""
+MAX_STEPS = 100_000
+"""The most steps ``simulate --steps`` plays and ``explore --max-steps`` takes a walk."""
+
+
+def at_most(limit: int, what: str) -> Callable[[str], int]:
+    """An integer from 1 to ``limit`` (``what`` names the limit in the refusal)."""
+
+    def parse(text: str) -> int:
+        value = positive(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"expected at most {limit} {what}, got {value}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in some messages
+    return parse
+
+
+def steps(text: str) -> int:
+    """A number of steps from 0 to ``MAX_STEPS``."""
+    value = non_negative(text)
+    if value > MAX_STEPS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_STEPS} steps, got {value}")
     return value
 
 

@@ -2,7 +2,8 @@
 
 Exit statuses (``groupcheck.exitcodes``): 0 ok, 1 a property violated, 2 bad input or
 usage, 3 inconclusive (nothing violated, but the check was incomplete: a budget ran out,
-a witness was missed), 4 internal error. Errors are one line on stderr, never a traceback.
+a witness was missed), 4 internal error, 8 a user's rules or mutants file failed
+(``groupcheck.usercode``). Errors are one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,11 +13,20 @@ import importlib
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from groupcheck.argtypes import non_negative, positive, positive_float
+from groupcheck.argtypes import (
+    MAX_STEPS,
+    MAX_WORKERS,
+    at_most,
+    non_negative,
+    positive,
+    positive_float,
+    steps,
+)
 from groupcheck.signals import Terminated
 from model.status import ConfigError
 
@@ -54,7 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--mutant", help="play with this mutant's rules")
     add_rules_option(sim)
     sim.add_argument("--seed", required=True, type=non_negative, help="PRNG seed (>= 0)")
-    sim.add_argument("--steps", type=non_negative, default=40, help="steps to play (default 40)")
+    sim.add_argument(
+        "--steps",
+        type=steps,
+        default=40,
+        help=f"steps to play (default 40, at most {MAX_STEPS})",
+    )
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     sim.add_argument(
         "--timed",
@@ -132,10 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument(
         "--max-steps",
-        type=positive,
+        type=at_most(MAX_STEPS, "steps"),
         default=60,
         metavar="N",
-        help="walk: steps per walk (default 60)",
+        help=f"walk: steps per walk (default 60, at most {MAX_STEPS})",
     )
     exp.add_argument(
         "--profile",
@@ -168,10 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument(
         "--workers",
-        type=positive,
+        type=at_most(MAX_WORKERS, "worker processes"),
         default=None,
         metavar="N",
-        help="bfs: worker processes (default: $GROUPCHECK_WORKERS if set, else every core "
+        help=f"bfs: worker processes, at most {MAX_WORKERS} (default: $GROUPCHECK_WORKERS if "
+        "set, else every core "
         "this process may use (capped by a container's CPU quota), the "
         "processes started once a level holds 1000 states, so that a small search stays in "
         "one process; 1: the serial engine, which stores whole states). With N > 1 states "
@@ -202,9 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the mutant kill matrix: explore every mutant and report what killed it",
         description=(
             "Explore every mutant's scenario (BFS, then seeded walks) until a property "
-            "fails. Exit 0 when every mutant was killed; 1 when a mutant survived an "
-            "exhaustive BFS (a property is missing or the mutant is equivalent there); 3 "
-            "when a mutant was neither killed nor exhausted within its budget."
+            "fails. Exit 0 when every mutant was killed (by its expected property, when it "
+            "names one); 1 when a mutant survived an exhaustive BFS (a property is missing "
+            "or the mutant is equivalent there) or was killed by another property than its "
+            "expected one; 3 when a mutant was neither killed nor exhausted within its "
+            "budget; 8 when a mutant's rule from a --from file failed (raised, exited, "
+            "returned the wrong type)."
         ),
     )
     mut.add_argument(
@@ -341,6 +360,7 @@ def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Chos
 
         rules, source = load_rules(rules_spec)
         config = with_rules(config, rules, source)
+    _CHOSEN["config"] = config
     return Chosen(config, mutant, preset_label, config_file, source)
 
 
@@ -412,6 +432,15 @@ def _small_state_graph(path: Any) -> tuple[Any, Sequence[Any]]:
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
+    """``groupcheck explore``: the whole command — loading a rules file, the search,
+    minimising, writing — runs within ``--budget`` (``groupcheck.budget``)."""
+    from groupcheck.budget import watchdog
+
+    with watchdog(args.budget, started=_CHOSEN.get("started")):
+        return _cmd_explore(args)
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from groupcheck import exitcodes
@@ -425,9 +454,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
     chosen = _config_for(args)
     check_runs_dir(Path(args.out))  # a user's files are not mixed with runs (README)
     if args.engine == "bmc":
+        from groupcheck.budget import stage
         from groupcheck.prove import cmd_bmc
 
-        return cmd_bmc(args, chosen)
+        with stage("the bmc search"):
+            return cmd_bmc(args, chosen)
     config = chosen.config
     workers, serial_until = _workers(args.workers)
     out = Path(args.out)
@@ -474,7 +505,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
         graph, graph_path = _small_state_graph(outcome.path)
         written = write_counterexample(ce, out=out, graph=graph, graph_path=graph_path)
         trace = str(written / "trace.ndjson")
-        reproduce = ce.cli() if ce.named_config else f"sh {written / 'reproduce.sh'}"
+        reproduce = (
+            ce.cli(rules_file=chosen.rules.path if chosen.rules else None)
+            if ce.named_config
+            else f"sh {written / 'reproduce.sh'}"
+        )
     doc = {
         "result": outcome.result,
         "reasons": outcome.reasons,
@@ -567,7 +602,7 @@ def _workers(given: int | None) -> tuple[int, int]:
     configured = os.environ.get(WORKERS_ENV)
     if configured is not None:
         try:
-            return positive(configured), 0
+            return at_most(MAX_WORKERS, "worker processes")(configured), 0
         except argparse.ArgumentTypeError as e:
             raise UsageError(f"groupcheck explore: {WORKERS_ENV}: {e}") from None
     return default_workers(), SERIAL_UNTIL
@@ -605,12 +640,14 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
     extra = []
     if args.from_files:
+        from groupcheck.budget import watchdog
         from groupcheck.mutants import MUTANTS
         from groupcheck.rulesfile import load_mutants
 
         known: dict[str, Any] = dict(MUTANTS)
         for path in args.from_files:
-            loaded = load_mutants(path, known)
+            with watchdog(args.budget):  # a file that never loads is stopped
+                loaded = load_mutants(path, known)
             known.update((m.name, m) for m in loaded)
             extra.extend(loaded)
     rows = kill_matrix(
@@ -637,8 +674,12 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         print(f"{killed}/{len(rows)} mutants killed")
     codes = [exitcodes.OK]
     for r in rows:
-        if r["result"] == "survived":
+        if r["result"] == "survived" or (r["killed"] and not r["as_expected"]):
+            # A mutant that survives, or one killed by another property than the one it
+            # is expected to violate: the matrix does not show what it claims.
             codes.append(exitcodes.VIOLATION)
+        elif r["result"] == "user code error":
+            codes.append(exitcodes.USER_CODE_ERROR)
         elif r["result"] == "inconclusive":
             codes.append(exitcodes.INCONCLUSIVE)
     return exitcodes.worst(*codes)
@@ -784,8 +825,15 @@ def _stopped(what: str, status: int) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     from groupcheck import exitcodes
+    from groupcheck.budget import BudgetExpired, process_started
     from groupcheck.crash import one_line, save_traceback
+    from groupcheck.usercode import UserCodeError
 
+    args: argparse.Namespace | None = None
+    _CHOSEN.clear()
+    # From the command line a budget counts the interpreter's start-up too; called from
+    # Python (a test, a user's script), from the call.
+    _CHOSEN["started"] = process_started() if argv is None else time.monotonic()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -794,6 +842,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return exitcodes.BAD_INPUT
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return int(handler(args))
+    except UserCodeError as e:
+        return _user_code_failed(e, args)
+    except BudgetExpired as e:
+        return _budget_expired(e, args)
     except UsageError as e:
         print(f"{e} (see 'groupcheck --help')", file=sys.stderr)
         return exitcodes.BAD_INPUT
@@ -804,11 +856,59 @@ def _main(argv: Sequence[str] | None) -> int:
         _quiet_stdout()
         return exitcodes.OK
     except Exception as e:
+        from groupcheck.budget import fired
+
+        stopped = fired(e)
+        if stopped is not None:  # the watchdog's exception, surfaced as another
+            return _budget_expired(stopped, args)
         command = " ".join(["groupcheck", *(sys.argv[1:] if argv is None else argv)])
         saved = save_traceback(e, command)
         where = f"traceback saved to {saved}" if saved else "no traceback file could be written"
         print(f"groupcheck: internal error: {one_line(e)} ({where})", file=sys.stderr)
         return exitcodes.INTERNAL_ERROR
+
+
+_CHOSEN: dict[str, Any] = {}
+"""The config the running command chose (``_config_for``): where a failing user rule is
+located."""
+
+
+def _user_code_failed(error: Any, args: argparse.Namespace | None) -> int:
+    """A user's rule or file failed (exit 8): the rule, the file, the step and the path
+    (located by a bounded breadth-first search when the engine did not record it), the
+    user's frames; with ``--json`` the same as a JSON object on stdout."""
+    from groupcheck import exitcodes
+    from groupcheck.budget import BudgetExpired, watchdog
+    from groupcheck.usercode import locate
+
+    config = _CHOSEN.get("config")
+    if config is not None and error.rule is not None and error.actions is None:
+        try:
+            with watchdog(LOCATE_SECONDS):
+                locate(error, config)
+        except BudgetExpired:
+            error.located = f" (the search for the path was stopped after {LOCATE_SECONDS} s)"
+    for line in error.report():
+        print(printable(line), file=sys.stderr)
+    if args is not None and getattr(args, "json", False):
+        print(json.dumps(error.to_json(), indent=1))
+    return exitcodes.USER_CODE_ERROR
+
+
+LOCATE_SECONDS = 10.0
+"""How long the search for the path to a failing user rule may take."""
+
+
+def _budget_expired(error: Any, args: argparse.Namespace | None) -> int:
+    """The budget's watchdog stopped work that overran it: inconclusive (exit 3), saying
+    what overran."""
+    from groupcheck import exitcodes
+
+    reason = f"{error}; stopped there"
+    print(f"groupcheck: inconclusive: {printable(reason)}", file=sys.stderr)
+    if args is not None and getattr(args, "json", False):
+        print(json.dumps({"result": "inconclusive", "reasons": [reason]}, indent=1))
+    return exitcodes.INCONCLUSIVE
 
 
 def printable(text: str) -> str:

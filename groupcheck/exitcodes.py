@@ -22,6 +22,11 @@ PORT_IN_USE = 6
 BROKER_NOT_READY = 7
 """``groupcheck kafka``: the broker exited or did not log that it started within its
 timeout (the line quotes the last lines of its log)."""
+USER_CODE_ERROR = 8
+"""A user's code failed: a rules or mutants file (``--rules``, ``mutants --from``) raised,
+exited or ran out of memory while it loaded, or one of its rules did so or returned a
+value of the wrong type (the lines name the rule, the file, the step and the path, and
+the traceback of the user's own frames; ``groupcheck.usercode``)."""
 INTERRUPTED = 130
 """Ctrl-C (143 for SIGTERM): the run's partial output was removed."""
 
@@ -35,9 +40,9 @@ def exit_code(result: Result | str) -> int:
 
 
 def worst(*codes: int) -> int:
-    """The status of several checks: a violation first, then an internal error, then
-    bad input, then inconclusive, then ok."""
-    for code in (VIOLATION, INTERNAL_ERROR, BAD_INPUT, INCONCLUSIVE):
+    """The status of several checks: a violation first, then an internal error, then a
+    user's code failing, then bad input, then inconclusive, then ok."""
+    for code in (VIOLATION, INTERNAL_ERROR, USER_CODE_ERROR, BAD_INPUT, INCONCLUSIVE):
         if code in codes:
             return code
     return OK

@@ -21,13 +21,14 @@ import hashlib
 import importlib.util
 import inspect
 import sys
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from groupcheck import budget
+from groupcheck.usercode import load_module, wrap_rule
 from model.config import Config
 from model.presets import PRESETS
 from model.rules import DEFAULT_RULES, Rules
@@ -83,24 +84,19 @@ def import_file(path: str) -> ModuleType:
         raise ConfigError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    loader = spec.loader
     try:
-        spec.loader.exec_module(module)
+        # The user's code: exits and prints cannot end or corrupt the command, a failure
+        # is the user's (exit 8), and --budget's watchdog covers a file that never loads.
+        with budget.stage(f"loading your file {path}"):
+            load_module(module, lambda: loader.exec_module(module), file)
     except SyntaxError as e:
         del sys.modules[module_name]
         raise ConfigError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
-    except Exception as e:
+    except BaseException:
         del sys.modules[module_name]
-        line = _line_in(e, file)
-        where = f"{path}:{line}" if line else path
-        raise ConfigError(f"{where}: importing it raised {type(e).__name__}: {e}") from None
+        raise
     return module
-
-
-def _line_in(error: BaseException, file: Path) -> int | None:
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        if Path(frame.filename).resolve() == file.resolve():
-            return frame.lineno
-    return None
 
 
 def _parameters(fn: Callable[..., Any]) -> tuple[int, tuple[str, ...]]:
@@ -148,18 +144,21 @@ def _call_shape(positional: int, keywords: tuple[str, ...]) -> str:
     return "f(" + ", ".join(args) + ")"
 
 
-def rules_from_value(value: object, where: str) -> tuple[Rules, tuple[str, ...]]:
+def rules_from_value(value: object, where: str, file: str) -> tuple[Rules, tuple[str, ...]]:
     """A ``Rules`` value, or a mapping field → function applied to the default rules; with
-    the fields that differ from the default."""
+    the fields that differ from the default, each run as the user's code from ``file``
+    (``groupcheck.usercode.wrap_rule``)."""
     if isinstance(value, Rules):
         changed = tuple(
             f for f in RULE_FIELDS if getattr(value, f) is not getattr(DEFAULT_RULES, f)
         )
-        for f in changed:
-            check_rule(f, getattr(value, f), where)
-        return value, changed
+        wrapped = {f: wrap_rule(f, check_rule(f, getattr(value, f), where), file) for f in changed}
+        return replace(value, **wrapped), changed
     if isinstance(value, Mapping):
-        checked = {str(k): check_rule(str(k), fn, where) for k, fn in value.items()}
+        checked = {
+            str(k): wrap_rule(str(k), check_rule(str(k), fn, where), file)
+            for k, fn in value.items()
+        }
         if not checked:
             raise ConfigError(f"{where}: the mapping replaces no Rules field")
         return replace(DEFAULT_RULES, **checked), tuple(checked)
@@ -183,8 +182,9 @@ def load_rules(spec: str) -> tuple[Rules, RulesSource]:
         )
         hint = f"; it defines: {', '.join(known)}" if known else ""
         raise ConfigError(f"{path}: no name {name!r}{hint}")
-    rules, changed = rules_from_value(getattr(module, name), f"{path}:{name}")
-    source = RulesSource(str(Path(path).resolve()), name, file_sha256(path), changed)
+    resolved = str(Path(path).resolve())
+    rules, changed = rules_from_value(getattr(module, name), f"{path}:{name}", resolved)
+    source = RulesSource(resolved, name, file_sha256(path), changed)
     return rules, source
 
 
@@ -251,7 +251,15 @@ def load_mutants(path: str, known: Mapping[str, Any]) -> list[Any]:
             check_rule(field, function, where)
         if mutant.expected is not None and mutant.expected not in properties:
             raise ConfigError(f"{where}: expected property {mutant.expected!r} does not exist")
-        out.append(replace(mutant, source=str(Path(path).resolve())))
+        resolved = str(Path(path).resolve())
+        out.append(
+            replace(
+                mutant,
+                function=wrap_rule(mutant.field, mutant.function, resolved),
+                also=tuple((f, wrap_rule(f, fn, resolved)) for f, fn in mutant.also),
+                source=resolved,
+            )
+        )
     return out
 
 

@@ -15,6 +15,7 @@ import json
 import os
 import pprint
 import re
+import shlex
 import shutil
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,10 +62,12 @@ class Counterexample:
     """Rules from a file (``--rules FILE.py:NAME``): ``file``, ``name``, ``sha256``,
     ``fields``; the run directory keeps a copy of the file as ``rules.py``."""
 
-    def cli(self) -> str:
+    def cli(self, rules_file: str | None = None) -> str:
         """The command that replays this counterexample: on a named preset (or mutant
         scenario), or — for a shrunk config or one from a file — on the run directory's
-        ``config.toml``."""
+        ``config.toml``. The rules are the run directory's copy, or ``rules_file`` (the
+        command printed after a run names the user's own file, so that it works from where
+        it is printed and the file's own imports resolve)."""
         parts = ["groupcheck", "replay"]
         if not self.named_config:
             parts += ["--config", CONFIG_FILE]
@@ -73,7 +76,7 @@ class Counterexample:
         if self.mutant is not None:
             parts += ["--mutant", self.mutant]
         if self.rules is not None:
-            parts += ["--rules", f"{RULES_FILE}:{self.rules['name']}"]
+            parts += ["--rules", f"{shlex.quote(rules_file or RULES_FILE)}:{self.rules['name']}"]
         parts += ["--path", self.path.encode()]
         return " ".join(parts)
 

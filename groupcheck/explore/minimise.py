@@ -127,6 +127,8 @@ def ddmin(
         chunk = max(1, len(current) // n)
         reduced = False
         for start in range(0, len(current), chunk):
+            if deadline is not None and deadline():
+                return current
             candidate = current[:start] + current[start + chunk :]
             result = fails(candidate)
             if result is not None:
@@ -192,11 +194,15 @@ SHRINK_MAX_STATES = 50_000
 
 
 def shrink_config(
-    config: Config, prop: str, max_states: int = SHRINK_MAX_STATES
+    config: Config,
+    prop: str,
+    max_states: int = SHRINK_MAX_STATES,
+    remaining: Callable[[], float | None] | None = None,
 ) -> tuple[Config, Path | None]:
     """Greedily shrink ``config`` while a BFS of at most ``max_states`` states still finds
     a violation of ``prop``; returns the smallest config found and its shortest
-    counterexample. Bounded by states, so the result does not depend on the machine."""
+    counterexample. Bounded by states, so the result does not depend on the machine;
+    ``remaining`` (seconds left of the command's budget) may only cut it short."""
     from groupcheck.explore.bfs import bfs
 
     best: Path | None = None
@@ -204,7 +210,10 @@ def shrink_config(
     while improved:
         improved = False
         for candidate in smaller_configs(config):
-            res = bfs(candidate, stop_on=prop, max_states=max_states)
+            left = None if remaining is None else remaining()
+            if left is not None and left <= 0:
+                return config, best
+            res = bfs(candidate, stop_on=prop, max_states=max_states, budget_seconds=left)
             if res.property == prop and res.path is not None:
                 config, best = candidate, res.path
                 improved = True

@@ -68,6 +68,7 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import pickle
+import sys
 import time
 import traceback
 from collections.abc import Callable, Hashable, Iterable
@@ -87,6 +88,7 @@ from groupcheck.explore.bfs import (
 from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
 from groupcheck.explore.views import Views
+from groupcheck.usercode import UserCodeError
 from invariants.check import Checker, Violation
 from invariants.liveness import (
     CONVERGENCE,
@@ -606,6 +608,8 @@ def _serve(worker: _Worker, conn: Connection, index: int) -> None:
                 conn.send(("ok", None))
                 return
             conn.send(("ok", _run(worker, command, args)))
+    except UserCodeError as e:  # a user's rule failed: the coordinator reports it as such
+        conn.send(("user", e))
     except BaseException:  # reported to the coordinator, which raises it
         conn.send(("error", traceback.format_exc()))
     finally:
@@ -685,11 +689,18 @@ class _Pool:
     @staticmethod
     def _answer(conn: Connection) -> Any:
         status, value = conn.recv()
+        if status == "user":
+            raise value
         if status == "error":
             raise RuntimeError(f"a BFS worker failed:\n{value}")
         return value
 
     def close(self) -> None:
+        if sys.exc_info()[0] is not None:
+            # Leaving on an exception (the budget's watchdog, a signal, a failed worker):
+            # a worker may be deep in a rule that never returns — do not wait for it.
+            self.abort()
+            return
         for conn, p in zip(self.conns, self.procs, strict=True):
             if p.is_alive():
                 try:
@@ -701,6 +712,18 @@ class _Pool:
             p.join(timeout=5)
             if p.is_alive():
                 p.terminate()
+                p.join()
+
+    def abort(self) -> None:
+        """End every worker now (SIGTERM, then SIGKILL after a second)."""
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+        for conn, p in zip(self.conns, self.procs, strict=True):
+            conn.close()
+            p.join(timeout=1)
+            if p.is_alive():
+                p.kill()
                 p.join()
 
 

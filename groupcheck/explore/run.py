@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupcheck import budget
 from groupcheck.explore.minimise import first_violations, minimise_path, shrink_config
 from groupcheck.explore.rebalance import RebalanceTimes, measure
 from invariants.check import Checker, Violation, select_properties
@@ -137,30 +138,34 @@ def explore(
     counterexample), starting them once a level holds ``serial_until`` states
     (``parallel_bfs``); rebalance-time measurement runs on the serial engine."""
     start = time.perf_counter()
+    budget_seconds = budget.share(budget_seconds)  # within the command's whole budget
     selection = Selection.of(only)
     times = None
     if engine != "hypothesis" and (rebalance or config.max_rebalance_steps is not None):
         times = RebalanceTimes()
-    if engine == "hypothesis":
-        outcome = _hypothesis(config, seed, budget_seconds, profile, progress, selection)
-    elif engine == "bfs":
-        outcome = _bfs(
-            config,
-            budget_seconds,
-            z3,
-            progress,
-            symmetry,
-            max_states,
-            max_depth,
-            selection,
-            times,
-            workers,
-            serial_until,
-        )
-    elif engine == "walk":
-        outcome = _walk(config, seed, budget_seconds, progress, walks, max_steps, selection, times)
-    else:
-        raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    with budget.stage(f"the {engine} search"):
+        if engine == "hypothesis":
+            outcome = _hypothesis(config, seed, budget_seconds, profile, progress, selection)
+        elif engine == "bfs":
+            outcome = _bfs(
+                config,
+                budget_seconds,
+                z3,
+                progress,
+                symmetry,
+                max_states,
+                max_depth,
+                selection,
+                times,
+                workers,
+                serial_until,
+            )
+        elif engine == "walk":
+            outcome = _walk(
+                config, seed, budget_seconds, progress, walks, max_steps, selection, times
+            )
+        else:
+            raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     outcome.properties = selection.names
     if times is not None:
         outcome.rebalance = _rebalance_json(config, times)
@@ -171,7 +176,7 @@ def explore(
                 replace(config, rules=DEFAULT_RULES, name=f"{config.name}-reference"),
                 engine=engine,
                 seed=seed,
-                budget_seconds=budget_seconds,
+                budget_seconds=budget.share(budget_seconds),
                 minimise=False,
                 shortest=False,
                 symmetry=symmetry,
@@ -189,17 +194,31 @@ def explore(
         if minimise:
             if progress:
                 progress(f"minimising a {outcome.original_length}-step counterexample")
-            outcome.path = minimise_path(outcome.path, outcome.property)
+            with budget.stage("minimising the counterexample"):
+                outcome.path = minimise_path(
+                    outcome.path, outcome.property, deadline=budget.expired
+                )
+            if budget.expired():
+                outcome.reasons.append(
+                    "the time budget ran out while the counterexample was minimised: it may "
+                    "be longer than it needs to be"
+                )
         if engine == "bfs" and outcome.property != "Convergence":
             outcome.shortest = outcome.original_length  # BFS order: already a shortest one
         elif shortest:
             if progress:
                 progress("measuring the shortest counterexample (bfs)")
-            outcome.shortest = shortest_length(config, outcome.property)
+            with budget.stage("measuring the shortest counterexample"):
+                outcome.shortest = shortest_length(
+                    config, outcome.property, budget_seconds=budget.remaining()
+                )
         if shrink:
             if progress:
                 progress("shrinking the config")
-            smaller, small_path = shrink_config(config, outcome.property)
+            with budget.stage("shrinking the config"):
+                smaller, small_path = shrink_config(
+                    config, outcome.property, remaining=budget.remaining
+                )
             if small_path is not None and smaller != config:
                 outcome.shrunk_config = smaller
                 outcome.path = minimise_path(small_path, outcome.property)
@@ -262,15 +281,40 @@ def slower_rebalance(
     }
 
 
-def shortest_length(config: Config, prop: str, max_states: int = SHORTEST_MAX_STATES) -> int | None:
+SHORTEST_MAX_BYTES = 1 << 30
+"""The memory the BFS measuring the shortest counterexample may take, estimated from the
+size of the initial state (a 2,000-client config's search grew to 3.7 GB, issue 42): it
+visits at most this many bytes' worth of states (and at most ``SHORTEST_MAX_STATES``)."""
+
+
+def shortest_length(
+    config: Config,
+    prop: str,
+    max_states: int = SHORTEST_MAX_STATES,
+    budget_seconds: float | None = None,
+) -> int | None:
     """Length of the BFS-shortest path violating ``prop`` (None when BFS did not find one
-    within ``max_states`` states)."""
+    within ``max_states`` states, within the states ``SHORTEST_MAX_BYTES`` holds, or
+    within ``budget_seconds``)."""
     from groupcheck.explore.bfs import bfs
 
-    res = bfs(config, max_states=max_states, stop_on=prop)
+    if budget_seconds is not None and budget_seconds <= 0:
+        return None
+    max_states = min(max_states, SHORTEST_MAX_BYTES // state_bytes(config))
+    if max_states < 2:
+        return None
+    res = bfs(config, max_states=max_states, stop_on=prop, budget_seconds=budget_seconds)
     if res.path is None or res.property != prop:
         return None
     return len(res.path.actions)
+
+
+def state_bytes(config: Config) -> int:
+    """An estimate of the memory one stored state of ``config`` takes: its initial state's
+    pickled size (states share structure, so this overstates rather than understates)."""
+    import pickle
+
+    return max(1, len(pickle.dumps(system.initial(config), protocol=pickle.HIGHEST_PROTOCOL)))
 
 
 def z3_recheck(path: Path, prop: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from groupcheck.explore.rebalance import RebalanceTimes
 from groupcheck.explore.result import ExploreResult
+from groupcheck.usercode import UserCodeError
 from invariants.check import Checker, Violation
 from invariants.liveness import (
     CONVERGENCE,
@@ -83,12 +84,18 @@ def walk(
         violation: Violation | None = None
         rebalance_from, rebalance_after = state, 0  # where the walk's last rebalance starts
         for _ in range(max_steps):
-            enabled = system.enabled(state, config)
-            choices = [a for a in enabled if not a.PERTURBATION or a.kind in kept] or list(enabled)
-            if not choices:
-                break
-            action = choices[rng.randrange(len(choices))]
-            new = system.step(state, action, config)
+            doing: Action | None = None
+            try:
+                enabled = system.enabled(state, config)
+                choices = [a for a in enabled if not a.PERTURBATION or a.kind in kept] or list(
+                    enabled
+                )
+                if not choices:
+                    break
+                action = doing = choices[rng.randrange(len(choices))]
+                new = system.step(state, action, config)
+            except UserCodeError as e:  # a user's rule failed: say on which path
+                raise e.at(config, tuple(path), doing) from None
             new_snap = project(new)
             path.append(action)
             total += 1

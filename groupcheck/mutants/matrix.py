@@ -159,5 +159,50 @@ def kill_matrix(
     for i, name in enumerate(names, 1):
         if progress is not None:
             progress(f"mutant {i}/{len(names)}: {name}")
-        rows.append(kill(everyone[name], budget_seconds))
+        rows.append(guarded_kill(everyone[name], budget_seconds))
     return rows
+
+
+def guarded_kill(mutant: Mutant, budget_seconds: float | None) -> dict[str, Any]:
+    """``kill`` within the mutant's whole budget (``groupcheck.budget.watchdog``: a rule
+    that never returns is stopped, the row is inconclusive and says where), and with a
+    failing user rule reported in the row (``result`` "user code error")."""
+    from groupcheck.budget import BudgetExpired, watchdog
+    from groupcheck.usercode import UserCodeError, locate
+
+    start = time.perf_counter()
+    try:
+        with watchdog(budget_seconds):
+            return kill(mutant, budget_seconds)
+    except BudgetExpired as e:
+        return _row(mutant, "inconclusive", [f"{e}; stopped there"], start)
+    except UserCodeError as e:
+        locate(e, mutant.mutated_config())
+        row = _row(mutant, "user code error", e.report(), start)
+        row["error"] = e.to_json()
+        return row
+
+
+def _row(mutant: Mutant, result: str, reasons: list[str], start: float) -> dict[str, Any]:
+    return {
+        "mutant": mutant.name,
+        "field": mutant.field,
+        "fields": list(mutant.fields),
+        "bug": mutant.bug,
+        "scenario": mutant.config.name,
+        "result": result,
+        "reasons": reasons,
+        "killed": False,
+        "kill": None,
+        "witnesses_lost": [],
+        "expected": mutant.expected,
+        "as_expected": False,
+        "source": mutant.source,
+        "property": None,
+        "engine": None,
+        "seconds": round(time.perf_counter() - start, 3),
+        "length": None,
+        "found_length": None,
+        "shortest": None,
+        "code": None,
+    }

@@ -99,7 +99,9 @@ def test_rules_from_a_file_are_explored_and_replayed(
     assert len(ce["rules"]["sha256"]) == 64
     assert (run_dir / "rules.py").read_text() == RULES
     # The printed reproducer and the run directory's scripts replay the same violation.
-    assert f"--rules rules.py:{name}" in doc["reproduce"]
+    # The printed line names the user's own file, so that it works where it is printed
+    # (issue 38); the run directory's scripts use its copy.
+    assert f"--rules {rules_file.resolve()}:{name}" in doc["reproduce"]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     shell = subprocess.run(
         ["sh", str(run_dir / "reproduce.sh")], capture_output=True, text=True, env=env, check=False
