@@ -338,11 +338,11 @@ def test_a_join_is_only_delayed_within_its_exchange() -> None:
         (2, 101, "heartbeat"),
         (3, 102, "join b"),
     ]
-    rank = {1: 8, 3: 7}  # a answered 8, b answered 7: b was handled first
+    rank = {1: (8, False), 3: (7, False)}  # a answered 8, b 7: b was handled first
     moved = _joins_in_epoch_order(events, rank, {1: (140, answer(8)), 3: (140, answer(7))})
     assert [e[0] for e in moved] == [2, 3, 1]
     # a's response came before b was forwarded: a cannot have been handled after b.
     kept = _joins_in_epoch_order(events, rank, {1: (101, answer(8)), 3: (140, answer(7))})
     assert kept == events
     # In epoch order already: nothing moves.
-    assert _joins_in_epoch_order(events, {1: 7, 3: 8}, {}) == events
+    assert _joins_in_epoch_order(events, {1: (7, False), 3: (8, False)}, {}) == events
