@@ -21,7 +21,7 @@ the model issued on first sight, and later requests and expected values use the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -35,7 +35,6 @@ from groupcheck.vectors.coordinator import (
     parts,
     request,
 )
-from model import coordinator
 from model.actions import DeliverMessage, RebalanceTimeout, SessionTimeout
 from model.classic.messages import (
     ClassicSubscription,
@@ -200,7 +199,7 @@ def _response_json(to: str, body: object, ids: Ids) -> Json:
     if isinstance(body, ConsumerGroupHeartbeatResponse):
         out: Json = {"to": to, "api": "consumer_heartbeat", "error": body.error_code.name}
         if body.error_code is ErrorCode.NONE:
-            out["member_id"] = ids.capture(body.member_id)
+            out["member_id"] = ids.capture(body.member_id or "")
             out["member_epoch"] = body.member_epoch
             out["assignment"] = None if body.assignment is None else as_json(body.assignment)
         return out
@@ -227,7 +226,7 @@ def _response_json(to: str, body: object, ids: Ids) -> Json:
     return {"to": to, "api": api, "error": error.name}
 
 
-def _pair(sent: list[tuple[str, object]], expected: list[Json], ids: Ids) -> None:
+def _pair(sent: Sequence[tuple[str, object]], expected: list[Json], ids: Ids) -> None:
     """Pair the member ids the model issued with the vector's names for them: the n-th
     response to a client with the n-th the step expects for it."""
     seen: dict[str, int] = {}
@@ -340,7 +339,9 @@ def _step(state: MixedState, step: Json, ids: Ids, config: Config) -> MixedState
         else:
             body = _classic_request(kind, raw, ids, state.group)
         message = Message(client, 0, 0, True, body)  # type: ignore[arg-type]
-        state = mixed_system.step(replace(state, network=(message,)), DeliverMessage(message), config)
+        state = mixed_system.step(
+            replace(state, network=(message,)), DeliverMessage(message), config
+        )
     return state
 
 
@@ -413,9 +414,7 @@ def _responses(where: str, expected: list[Json], got: list[Json]) -> list[str]:
     for to in sorted(set(want) | set(have)):
         w, h = want.get(to, []), have.get(to, [])
         if len(w) != len(h):
-            problems.append(
-                f"{where}.responses to {to}: expected {_dump(w)}, model {_dump(h)}"
-            )
+            problems.append(f"{where}.responses to {to}: expected {_dump(w)}, model {_dump(h)}")
             continue
         for n, (a, b) in enumerate(zip(w, h, strict=True)):
             problems += _subset(f"{where}.responses[{to}#{n}]", a, b)
