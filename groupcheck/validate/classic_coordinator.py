@@ -124,7 +124,7 @@ def _family(body: object) -> str | None:
     return None
 
 
-def _stand_in(name: str, family: str, m: Message) -> ClassicClient | Client:
+def stand_in(name: str, family: str, m: Message) -> ClassicClient | Client:
     """A client record that only receives: the coordinator's responses are addressed to its
     process and connection."""
     if family == "classic":
@@ -550,7 +550,7 @@ def validate_classic_coordinator(
                         del last_seen[member_id]
             stand = stand_ins.get(m.client)
             if stand is None or (fam == "classic") != isinstance(stand, ClassicClient):
-                stand = _stand_in(m.client, fam, m)
+                stand = stand_in(m.client, fam, m)
             else:
                 stand = replace(stand, incarnation=m.incarnation, connection=m.connection)
             stand_ins[m.client] = stand

@@ -22,6 +22,7 @@ KINDS = (
     "client-assignor",
     "consumer-heartbeat",
     "consumer-membership",
+    "classic-group",
 )
 PROPERTIES = (
     "valid",
@@ -52,6 +53,7 @@ _REQUIRED_INPUT: dict[str, tuple[str, ...]] = {
     "client-assignor": ("assignor", "topics", "subscriptions"),
     "consumer-heartbeat": ("topics", "steps"),
     "consumer-membership": ("client", "steps"),
+    "classic-group": ("steps",),
 }
 _EXPECTED_KEYS = {
     "member",
@@ -161,6 +163,33 @@ def _check_heartbeat_input(path: Path, inp: dict[str, Any], where: str) -> None:
             _require(path, request, "member_epoch", int, f"{at}.request")
 
 
+def _check_classic_input(path: Path, inp: dict[str, Any], where: str) -> None:
+    """The shape of a ``classic-group`` input: its settings, the loaded group, and each
+    step one request (with the ``client`` sending it) or one timer."""
+    from groupcheck.vectors.classic import CONFIG_KEYS, REQUESTS, STEP_KEYS, TIMERS
+
+    config = inp.get("config", {})
+    if not isinstance(config, dict):
+        raise _fail(path, f"{where}.config", "must be an object")
+    for key in config:
+        if key not in CONFIG_KEYS:
+            raise _fail(path, f"{where}.config", f"unknown setting {key!r}")
+    group = inp.get("group")
+    if group is not None and not isinstance(group, dict):
+        raise _fail(path, f"{where}.group", "must be an object or null")
+    steps = _require(path, inp, "steps", list, where)
+    for i, step in enumerate(steps):
+        at = f"{where}.steps[{i}]"
+        if not isinstance(step, dict):
+            raise _fail(path, at, "must be an object")
+        _unknown_keys(path, step, STEP_KEYS, at)
+        actions = step.keys() & {*REQUESTS, *TIMERS}
+        if len(actions) != 1:
+            raise _fail(path, at, "one request or one timer per step")
+        if actions & set(REQUESTS):
+            _require(path, step, "client", str, at)
+
+
 def _check_membership_input(path: Path, inp: dict[str, Any], where: str) -> None:
     """The shape of a ``consumer-membership`` input: the consumer's settings, and each step
     one action of ``groupcheck.vectors.client.ACTIONS``."""
@@ -196,6 +225,8 @@ def _vector(path: Path, raw: Any, where: str) -> Vector:
         _check_heartbeat_input(path, inp, f"{where}.input")
     if kind == "consumer-membership":
         _check_membership_input(path, inp, f"{where}.input")
+    if kind == "classic-group":
+        _check_classic_input(path, inp, f"{where}.input")
     expected = _require(path, raw, "expected", dict, where)
     _unknown_keys(path, expected, _EXPECTED_KEYS, f"{where}.expected")
     for prop in expected.get("properties", []):

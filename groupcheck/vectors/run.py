@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupcheck.vectors.classic import compare_classic, run_classic_group
 from groupcheck.vectors.client import compare_membership, run_consumer_membership
 from groupcheck.vectors.coordinator import compare_steps, run_consumer_heartbeat
 from groupcheck.vectors.load import Explanation, Vector, VectorFile
@@ -472,6 +473,13 @@ def _membership_runner(
     return answer, compare_membership(expected, answer)
 
 
+def _classic_runner(
+    inp: Json, expected: Json, rules: Rules, version: str
+) -> tuple[Json, list[str]]:
+    answer = run_classic_group(inp, expected, version, rules)
+    return answer, compare_classic(expected, answer)
+
+
 RUNNERS: dict[str, Runner] = {
     "reconcile": _reconcile_runner,
     "server-assignor": lambda inp, exp, rules, version: run_server_assignor(inp, exp),
@@ -479,6 +487,7 @@ RUNNERS: dict[str, Runner] = {
     "target-assignment": lambda inp, exp, rules, version: (run_target_assignment(inp), []),
     "consumer-heartbeat": _heartbeat_runner,
     "consumer-membership": _membership_runner,
+    "classic-group": _classic_runner,
 }
 
 
@@ -599,7 +608,13 @@ def run_files(
     return results
 
 
-RULE_KINDS = ("reconcile", "consumer-heartbeat", "client-assignor", "consumer-membership")
+RULE_KINDS = (
+    "reconcile",
+    "consumer-heartbeat",
+    "client-assignor",
+    "consumer-membership",
+    "classic-group",
+)
 """Kinds whose runner calls the injected rules (``model.rules.Rules``): the only vectors a
 mutant can change."""
 

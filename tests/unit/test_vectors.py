@@ -280,3 +280,52 @@ def test_consumer_membership_step_is_checked_on_load(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "steps[0]: must be one action" in err[0]
+
+
+def test_classic_group_vectors_compare_what_they_expect() -> None:
+    """A classic vector passes; a wrong generation in a JoinGroup response, a missing held
+    response, or a wrong group after a downgrade each make it differ."""
+    vector, name = _heartbeat_vector("testValidLeaveGroup")
+    assert run_vector(vector, {}, file_name=name).status == PASS  # type: ignore[arg-type]
+    wrong = json.loads(json.dumps(vector.expected))  # type: ignore[attr-defined]
+    wrong["steps"][1]["responses"][0]["generation_id"] = 2
+    outcome = run_vector(replace(vector, expected=wrong), {}, file_name=name)  # type: ignore[type-var]
+    assert outcome.status == DIFFER
+    assert "steps[1].responses[A#0].generation_id" in outcome.detail
+    held = json.loads(json.dumps(vector.expected))  # type: ignore[attr-defined]
+    held["steps"][1]["responses"] = []
+    outcome = run_vector(replace(vector, expected=held), {}, file_name=name)  # type: ignore[type-var]
+    assert outcome.status == DIFFER
+    assert "steps[1].responses to A" in outcome.detail
+    down, _ = _heartbeat_vector("testLastConsumerProtocolMemberLeavingConsumerGroup")
+    assert run_vector(down, {}, file_name=name).status == PASS  # type: ignore[arg-type]
+    stays = json.loads(json.dumps(down.expected))  # type: ignore[attr-defined]
+    stays["group"]["type"] = "consumer"
+    outcome = run_vector(replace(down, expected=stays), {}, file_name=name)  # type: ignore[type-var]
+    assert outcome.status == DIFFER
+    assert "group.type" in outcome.detail
+
+
+def test_classic_group_vectors_catch_a_coordinator_that_skips_the_downgrade() -> None:
+    """Under the policy ``upgrade`` (no downgrade) the group stays a consumer group when
+    its last consumer-protocol member leaves: the downgrade vector differs."""
+    vector, name = _heartbeat_vector("testLastConsumerProtocolMemberLeavingConsumerGroup")
+    inp = json.loads(json.dumps(vector.input))  # type: ignore[attr-defined]
+    inp["config"]["migration_policy"] = "upgrade"
+    outcome = run_vector(replace(vector, input=inp), {}, file_name=name)  # type: ignore[type-var]
+    assert outcome.status == DIFFER
+    assert 'group.type: expected "classic", model "consumer"' in outcome.detail
+
+
+def test_classic_group_step_is_checked_on_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads((VECTORS / "GroupMetadataManagerTest.json").read_text(encoding="utf-8"))
+    vector = next(v for v in doc["vectors"] if v["id"] == "testValidHeartbeat")
+    vector["input"]["steps"][0] = {"client": "A", "heartbeat": {}, "leave": []}
+    doc["vectors"] = [vector]
+    (tmp_path / "GroupMetadataManagerTest.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["vectors", "run", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "steps[0]: one request or one timer per step" in err[0]
