@@ -105,7 +105,8 @@ def kill(
     if not killed and outcome.baseline is not None and outcome.baseline["comparison"] == "both":
         shared = [r["property"] for r in outcome.baseline["properties"] if r["outcome"] == "both"]
         reasons.append(
-            f"it violates only what the reference rules violate on the scenario: {', '.join(shared)}"
+            "it violates only what the reference rules violate on the scenario: "
+            + ", ".join(shared)
         )
     return {
         "mutant": mutant.name,
