@@ -78,7 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
             "exploration was complete (bfs: every reachable state, or every state within "
             "--depth; walk: every walk; hypothesis: every example of the profile) and every "
             "witness was hit; 1 when a property is violated (the minimised counterexample is "
-            "written under --out/<run>/ with a reproducer and an HTML report); 3 when "
+            "written under --out/<run>/ with a reproducer and an HTML report; a property named "
+            "by --expect never fails the run, and under --mutant or --rules only a violation the "
+            "reference rules do not have on the same config, engine, seed and bounds does); 3 when "
             "nothing was violated but the check was incomplete (the time budget or "
             "--max-states cut it short, or a witness was missed); 2 on bad input."
         ),
