@@ -93,7 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
             "exploration was complete (bfs: every reachable state, or every state within "
             "--depth; walk: every walk; hypothesis: every example of the profile) and every "
             "witness was hit; 1 when a property is violated (the minimised counterexample is "
-            "written under --out/<run>/ with a reproducer and an HTML report); 3 when "
+            "written under --out/<run>/ with a reproducer and an HTML report; a property named "
+            "by --expect never fails the run, and under --mutant or --rules only a violation the "
+            "reference rules do not have on the same config, engine, seed and bounds does); 3 when "
             "nothing was violated but the check was incomplete (the time budget or "
             "--max-states cut it short, or a witness was missed); 2 on bad input."
         ),
@@ -164,6 +166,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PROPERTY",
         help="check only this property (repeatable; a split invariant's name selects its "
         "conjuncts; 'Convergence' for convergence); the output lists what was checked",
+    )
+    exp.add_argument(
+        "--expect",
+        action="append",
+        default=[],
+        metavar="PROPERTY",
+        help="a known finding (repeatable; e.g. OwnedPartitionsAreHeld, F1 in "
+        "docs/findings.md): its violations are reported as expected, and neither fail the run "
+        "nor stop the search, which goes on to the other properties",
+    )
+    exp.add_argument(
+        "--every-property",
+        action="store_true",
+        help="bfs, walk, hypothesis: do not stop at the first violation; report the shortest "
+        "violation of each property within the same bounds (always so under --mutant and "
+        "--rules)",
+    )
+    exp.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="under --mutant or --rules: do not run the reference rules on the same config, "
+        "engine, seed and bounds (by default a change fails only on a violation the "
+        "reference rules do not have)",
     )
     exp.add_argument(
         "--rebalance-time",
@@ -484,6 +509,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         rebalance=args.rebalance_time,
         workers=workers,
         serial_until=serial_until,
+        expected=_expected(args.expect),
+        every_property=args.every_property,
+        baseline=not args.no_baseline,
     )
     trace = None
     reproduce = None
@@ -536,6 +564,19 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         "witnesses": outcome.witnesses,
         "missed_witnesses": outcome.missed_witnesses,
         "z3": outcome.z3,
+        "every_property": outcome.every_property,
+        "expected": outcome.expected,
+        "violations": [
+            {
+                "property": f.property,
+                "message": f.message,
+                "length": len(f.path.actions),
+                "path": f.path.encode(),
+                "expected": f.property in outcome.expected,
+            }
+            for f in outcome.violations
+        ],
+        "baseline": outcome.baseline,
         "rebalance": outcome.rebalance,
         "findings": outcome.findings,
         "shrunk_config": config_to_mapping(outcome.shrunk_config)
@@ -551,6 +592,54 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     else:
         _print_outcome(doc)
     return exitcodes.exit_code(outcome.result)
+
+
+def _expected(names: Sequence[str]) -> list[str]:
+    """``--expect`` names, checked like ``--only``'s (a split invariant's name stands for
+    its conjuncts)."""
+    from invariants.check import select_properties
+
+    out: list[str] = []
+    for name in names:
+        state, step, convergence = select_properties([name])
+        out += [p.name for p in (*state, *step)] + (["Convergence"] if convergence else [])
+    return sorted(set(out))
+
+
+COMPARISON_WORDS = {
+    "introduces": "the change introduces a violation the reference rules do not have",
+    "both": "both violate: the change adds nothing here",
+    "removes": "the change removes a violation the reference rules have",
+    "neither": "neither violates a property",
+}
+
+
+def _print_violations(doc: dict[str, Any]) -> None:
+    """Every property's violation (under --every-property, --expect, a change), and the
+    comparison with the reference rules."""
+    shown = doc["property"]
+    for v in doc["violations"]:
+        if v["property"] == shown:
+            continue
+        tag = "expected" if v["expected"] else "also violated"
+        print(f"  {tag}: {v['property']} ({v['length']} steps, path {v['path']})")
+    if doc["every_property"] and not doc["violations"]:
+        print("  every property checked past violations: none violated")
+    for name in doc["expected"]:
+        if name not in {v["property"] for v in doc["violations"]}:
+            print(f"  expected {name}, not violated within these bounds")
+    base = doc["baseline"]
+    if base is None:
+        return
+    ref = base["reference"]
+    violated = ", ".join(ref["violated"]) or "nothing"
+    print(
+        f"  against the reference rules (same config, engine, seed and bounds: "
+        f"{ref['checked']}; they violate {violated}): {COMPARISON_WORDS[base['comparison']]}"
+    )
+    for row in base["properties"]:
+        mark = " (expected)" if row["expected"] else ""
+        print(f"    {row['property']}: {row['outcome']}{mark} — {row['note']}")
 
 
 def _print_outcome(doc: dict[str, Any]) -> None:
@@ -569,6 +658,7 @@ def _print_outcome(doc: dict[str, Any]) -> None:
             print("    …then, with no more perturbations, a fair schedule never converges")
         if doc["z3"]:
             print(f"  Z3 re-check: {doc['z3']}")
+        _print_violations(doc)
         _print_fingerprints(doc)
         print(f"  written to {doc['trace']}")
         print(f"  report: {doc['report']}")
@@ -582,6 +672,7 @@ def _print_outcome(doc: dict[str, Any]) -> None:
     if doc["only"]:
         print(f"  checked only: {', '.join(doc['properties'])}")
     print(f"  witnesses hit: {', '.join(doc['witnesses']) or 'none'}")
+    _print_violations(doc)
     _print_fingerprints(doc)
     _print_rebalance(doc)
 

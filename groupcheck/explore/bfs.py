@@ -33,7 +33,7 @@ from typing import ParamSpec
 import networkx as nx
 
 from groupcheck.explore.rebalance import RebalanceTimes
-from groupcheck.explore.result import ExploreResult
+from groupcheck.explore.result import ExploreResult, Violations, settle
 from groupcheck.explore.symmetry import canonicaliser
 from groupcheck.explore.views import Views
 from invariants.check import Checker, Violation
@@ -147,9 +147,14 @@ def bfs(
     z3: bool = False,
     graph: nx.DiGraph | None = None,
     rebalance: RebalanceTimes | None = None,
+    violations: Violations | None = None,
 ) -> ExploreResult:
-    """Explore ``config`` breadth-first. ``stop_on`` ignores violations of other properties
-    (used to measure the shortest counterexample of one property). ``z3`` re-checks every
+    """Explore ``config`` breadth-first. With ``violations`` active (``Violations``: known
+    findings expected, or every property asked for) the search goes on past violations —
+    past violating states too — recording each property's first violation, a shortest one
+    in BFS order, until ``violations`` says to stop or the search ends. ``stop_on`` ignores
+    violations of other properties (used to measure the shortest counterexample of one
+    property). ``z3`` re-checks every
     state property on every visited state with Z3 as well. ``graph`` (a networkx DiGraph)
     receives the state graph: nodes are canonical keys with ``depth``, edges carry ``kind``.
     ``rebalance`` receives the rebalance time measured at every state a perturbation leads
@@ -189,8 +194,21 @@ def bfs(
     if graph is not None:
         graph.add_node(init_key, depth=0)
 
-    def found(violation: Violation, key: Hashable, extra: list[Action]) -> ExploreResult:
+    collect = violations if violations is not None and violations.active else None
+
+    def found(violation: Violation, key: Hashable, extra: list[Action]) -> ExploreResult | None:
         actions = _path_to(nodes, key, config) + extra
+        if collect is not None:
+            if not collect.note(
+                violation.property, violation.message, Path(config, tuple(actions))
+            ):
+                return None
+            why = (
+                "the search stopped once every property it checks was violated"
+                if collect.done()
+                else f"the search stopped at a violation of {violation.property}"
+            )
+            return finish(why, exhausted=False)
         return ExploreResult(
             engine="bfs",
             result="violation",
@@ -209,10 +227,54 @@ def bfs(
     def relevant(vs: list[Violation]) -> list[Violation]:
         return [v for v in vs if stop_on is None or v.property == stop_on]
 
+    def found_all(vs: list[Violation], key: Hashable, extra: list[Action]) -> ExploreResult | None:
+        """``found`` for each violated property (one violation each) up to a stop."""
+        seen: set[str] = set()
+        for v in vs:
+            if v.property in seen:
+                continue
+            seen.add(v.property)
+            stop = found(v, key, extra)
+            if stop is not None:
+                return stop
+        return None
+
+    def finish(cut: str | None, *, exhausted: bool) -> ExploreResult:
+        """The result of a search that ran to its end (or was cut, ``cut`` saying why)."""
+        if rebalance is not None and rebalance.worst_key is not None:
+            rebalance.worst_actions = tuple(_path_to(nodes, rebalance.worst_key, config))
+        missed = checker.missed_witnesses(required)
+        result, reasons = conclude(
+            violated=False,
+            complete=cut is None,
+            incomplete_reason=cut or "",
+            missed_witnesses=missed,
+        )
+        scope = clean_scope(len(nodes), exhausted=exhausted, cut=cut, max_depth=max_depth)
+        out = ExploreResult(
+            engine="bfs",
+            result=result.value,
+            distinct_states=len(nodes),
+            depth=max_seen_depth,
+            steps=steps,
+            witnesses=sorted(checker.seen),
+            missed_witnesses=missed,
+            seconds=time.perf_counter() - start,
+            exhausted=exhausted,
+            reasons=reasons,
+            checked=scope,
+        )
+        if collect is not None:
+            settle(out, collect)
+        return out
+
+    max_seen_depth = 0
     init_view = nodes[init_key].view = view_of(init)
     bad = relevant(check_state(init, init_view))
     if bad:
-        return found(bad[0], init_key, [])
+        stop = found_all(bad, init_key, [])
+        if stop is not None:
+            return stop
     bound = config.max_rebalance_steps if stop_on in (None, REBALANCE_TIME.name) else None
     if bound is not None and rebalance is None:
         rebalance = RebalanceTimes()
@@ -233,8 +295,9 @@ def bfs(
     if rebalance is not None:
         slow = too_slow(init, init_key)
         if slow is not None:
-            return found(slow, init_key, [])
-    max_seen_depth = 0
+            stop = found(slow, init_key, [])
+            if stop is not None:
+                return stop
     expanded = 0
     exhausted = True
     cut: str | None = None  # why the search stopped before it was complete
@@ -271,10 +334,14 @@ def bfs(
                 # The counterexample is the path to a state from which the fair schedule
                 # does not converge; replaying it runs that schedule again.
                 v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
-                return found(v, key, [])
-            # Every state on a converging fair schedule converges too (its suffix is fair).
-            for s in reached:
-                converged_checked.add(canonical(s))
+                stop = found(v, key, [])
+                if stop is not None:
+                    return stop
+            else:
+                # Every state on a converging fair schedule converges too (its suffix is
+                # fair).
+                for s in reached:
+                    converged_checked.add(canonical(s))
         if max_depth is not None and node.depth >= max_depth:
             exhausted = False
             continue
@@ -294,8 +361,12 @@ def bfs(
             if graph is not None:
                 graph.add_edge(key, new_key, kind=action.kind)
             if bad:
-                nodes.setdefault(new_key, _Node(new, node.depth + 1, key, action))
-                return found(bad[0], key, [action])
+                if collect is None:
+                    nodes.setdefault(new_key, _Node(new, node.depth + 1, key, action))
+                stop = found_all(bad, key, [action])
+                if stop is not None:
+                    nodes.setdefault(new_key, _Node(new, node.depth + 1, key, action))
+                    return stop
             new_node = _Node(new, node.depth + 1, key, action)
             if nodes.setdefault(new_key, new_node) is not new_node:
                 continue  # visited (one hash of the key, where a lookup and a store took two)
@@ -309,37 +380,19 @@ def bfs(
             if not bad and z3_check is not None:
                 bad = relevant(z3_check(views.snapshots[post_view]))
             if bad:
-                return found(bad[0], new_key, [])
+                stop = found_all(bad, new_key, [])
+                if stop is not None:
+                    return stop
             if rebalance is not None and action.PERTURBATION:
                 slow = too_slow(new, new_key)
                 if slow is not None:
-                    return found(slow, new_key, [])
+                    stop = found(slow, new_key, [])
+                    if stop is not None:
+                        return stop
             queue.append((new_key, new_node))
             if progress is not None and len(nodes) % 1000 == 0:
                 progress(len(nodes), node.depth + 1, len(queue))
-    if rebalance is not None and rebalance.worst_key is not None:
-        rebalance.worst_actions = tuple(_path_to(nodes, rebalance.worst_key, config))
-    missed = checker.missed_witnesses(required)
-    result, reasons = conclude(
-        violated=False,
-        complete=cut is None,
-        incomplete_reason=cut or "",
-        missed_witnesses=missed,
-    )
-    scope = clean_scope(len(nodes), exhausted=exhausted, cut=cut, max_depth=max_depth)
-    return ExploreResult(
-        engine="bfs",
-        result=result.value,
-        distinct_states=len(nodes),
-        depth=max_seen_depth,
-        steps=steps,
-        witnesses=sorted(checker.seen),
-        missed_witnesses=missed,
-        seconds=time.perf_counter() - start,
-        exhausted=exhausted,
-        reasons=reasons,
-        checked=scope,
-    )
+    return finish(cut, exhausted=exhausted)
 
 
 def _added(keys: set[Hashable], key: Hashable) -> bool:

@@ -21,6 +21,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import get_state_machine_test
 
 from groupcheck.explore.machine import PropertyViolated, machine_for
+from groupcheck.explore.result import Found, Violations
 from invariants.check import Checker
 from model.config import Config
 from model.path import Path
@@ -96,6 +97,8 @@ class HypothesisOutcome:
     seen: frozenset[str]
     seconds: float
     complete: bool = True
+    found: tuple[Found, ...] = ()
+    """With ``violations`` active: the shortest violation of each property met."""
 
 
 def run_hypothesis(
@@ -106,11 +109,17 @@ def run_hypothesis(
     checker_factory: Callable[[], Checker] = Checker,
     progress: Callable[[int, int], None] | None = None,
     check_convergence: bool = True,
+    violations: Violations | None = None,
 ) -> HypothesisOutcome:
     """Explore ``config`` with the Hypothesis state machine (``profile``: a profile name,
-    or a ``Profile`` for callers that size their own runs, like the pipeline's sweeps)."""
+    or a ``Profile`` for callers that size their own runs, like the pipeline's sweeps).
+    With ``violations`` active, violations are recorded rather than ending the run, until
+    ``Violations.note`` says to stop (``found``)."""
     prof = profile if isinstance(profile, Profile) else PROFILES[profile]
-    machine = machine_for(config, checker_factory, check_convergence=check_convergence)
+    machine = machine_for(
+        config, checker_factory, check_convergence=check_convergence, violations=violations
+    )
+    found = () if violations is None else violations.found
     start = time.perf_counter()
     batch_settings = settings(
         max_examples=prof.batch,
@@ -146,6 +155,8 @@ def run_hypothesis(
                     machine.steps,
                     frozenset(machine.seen),
                     time.perf_counter() - start,
+                    complete=False,
+                    found=tuple(found.values()) if found else (),
                 )
             if progress is not None:
                 progress(machine.examples, machine.steps)
@@ -165,4 +176,5 @@ def run_hypothesis(
         frozenset(machine.seen),
         time.perf_counter() - start,
         complete,
+        tuple(found.values()) if found else (),
     )

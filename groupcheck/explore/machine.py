@@ -18,12 +18,14 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from groupcheck.explore.result import Violations
 from invariants.check import Checker, Violation, check_fair_tail
 from invariants.liveness import CONVERGENCE, DEFAULT_BOUND
 from invariants.snapshot import project
 from model import system
 from model.actions import ACTION_TYPES, Action
 from model.config import Config
+from model.path import Path
 from model.system import AnyState
 
 
@@ -43,6 +45,9 @@ class ModelMachine(RuleBasedStateMachine):
     checker_factory: ClassVar[Callable[[], Checker]] = Checker
     last_path: ClassVar[tuple[Action, ...]] = ()
     last_violation: ClassVar[Violation | None] = None
+    violations: ClassVar[Violations | None] = None
+    """When active: violations are recorded (the shortest of each property) and raise only
+    when ``Violations.note`` says to stop (``groupcheck.explore.result``)."""
     seen: ClassVar[set[str]] = set()
     examples: ClassVar[int] = 0
     steps: ClassVar[int] = 0
@@ -74,11 +79,20 @@ class ModelMachine(RuleBasedStateMachine):
         violations = self.checker.check_step(pre, action, self.state, pre_snap, self.snap)
         cls.seen |= self.checker.seen
         if violations:
-            self._fail(violations[0])
+            self._fail(*violations)
 
-    def _fail(self, violation: Violation) -> None:
-        self.failed = True
+    def _fail(self, violation: Violation, *more: Violation) -> None:
         cls = type(self)
+        collect = cls.violations
+        if collect is not None and collect.active:
+            stop = None
+            for v in (violation, *more):
+                if collect.note(v.property, v.message, Path(cls.config, tuple(self.path))):
+                    stop = stop or v
+            if stop is None:
+                return  # recorded; the example goes on
+            violation = stop
+        self.failed = True
         cls.last_path = tuple(self.path)
         cls.last_violation = violation
         raise PropertyViolated(violation)
@@ -87,7 +101,7 @@ class ModelMachine(RuleBasedStateMachine):
     def state_properties(self) -> None:
         violations = self.checker.check_state(self.state, self.snap)
         if violations:
-            self._fail(violations[0])
+            self._fail(*violations)
 
     def teardown(self) -> None:
         """Convergence: with no more perturbations, the fair schedule converges (every
@@ -107,6 +121,7 @@ class ModelMachine(RuleBasedStateMachine):
             if violation.property != CONVERGENCE.name:
                 self.path.extend(tail)  # the safety violation lies on the fair schedule
             self._fail(violation)
+            self.failed = True  # the example ends here in any case
 
 
 def _make_rule(kind: type[Action]) -> Any:
@@ -138,6 +153,7 @@ def machine_for(
     checker_factory: Callable[[], Checker] = Checker,
     *,
     check_convergence: bool = True,
+    violations: Violations | None = None,
 ) -> type[ModelMachine]:
     """A state-machine class for ``config``: one rule per action family."""
     namespace: dict[str, Any] = {
@@ -146,6 +162,7 @@ def machine_for(
         "checker_factory": staticmethod(checker_factory),
         "last_path": (),
         "last_violation": None,
+        "violations": violations,
         "seen": set(),
         "examples": 0,
         "steps": 0,

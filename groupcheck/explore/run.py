@@ -21,6 +21,7 @@ from typing import Any
 from groupcheck import budget
 from groupcheck.explore.minimise import first_violations, minimise_path, shrink_config
 from groupcheck.explore.rebalance import RebalanceTimes, measure
+from groupcheck.explore.result import Found, Violations
 from invariants.check import Checker, Violation, select_properties
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.verdict import Result, conclude
@@ -75,6 +76,22 @@ class Outcome:
     """BFS on fingerprints: TLC's estimate of the probability of a fingerprint collision."""
     bytes_per_state: float | None = None
     """BFS on fingerprints: stored bytes per distinct state."""
+    violations: list[Found] = field(default_factory=list)
+    """Every property's violation (``every_property``, ``expected``; minimised like the
+    one shown), in the order found; empty when the run stopped at its first violation."""
+    expected: list[str] = field(default_factory=list)
+    """Properties the run declared as known findings (``--expect``): their violations are
+    reported but neither fail the run nor stop the search."""
+    every_property: bool = False
+    """Whether the search went on past violations to report each property's."""
+    search_result: str | None = None
+    search_reasons: list[str] = field(default_factory=list)
+    """With ``every_property`` or ``expected``: the verdict of the search itself, as if
+    nothing had been violated (complete and every witness hit: "ok")."""
+    baseline: dict[str, Any] | None = None
+    """Under rules other than the reference ones (``baseline``): the reference rules' run on
+    the same config, engine, seed and bounds, and the comparison property by property
+    (``compare_with_reference``)."""
 
 
 Progress = Callable[[str], None]
@@ -125,6 +142,9 @@ def explore(
     rebalance: bool = False,
     workers: int = 1,
     serial_until: int = 0,
+    expected: Sequence[str] = (),
+    every_property: bool = False,
+    baseline: bool = False,
 ) -> Outcome:
     """Explore ``config`` with ``engine``; minimise and measure any counterexample.
     ``budget_seconds`` stops a search early (the result is then inconclusive); the work
@@ -136,16 +156,35 @@ def explore(
     compares it with the reference rules' on the same config. ``workers`` > 1 runs BFS on
     that many processes (``groupcheck.explore.pbfs``: the same states, the same
     counterexample), starting them once a level holds ``serial_until`` states
-    (``parallel_bfs``); rebalance-time measurement runs on the serial engine."""
+    (``parallel_bfs``); rebalance-time measurement runs on the serial engine.
+
+    ``every_property`` goes on past violations and reports the first (bfs: a shortest) or
+    shortest (walk, hypothesis) violation of each property, within the same bounds;
+    ``expected`` names known findings whose violations are reported but neither stop the
+    search nor fail the run. ``baseline`` (under rules other than the reference ones; it
+    implies ``every_property``) also runs the reference rules on the same config, engine,
+    seed and bounds and compares the two property by property: the run fails only on a
+    violation the reference rules do not have (``compare_with_reference``)."""
     start = time.perf_counter()
     budget_seconds = budget.share(budget_seconds)  # within the command's whole budget
     selection = Selection.of(only)
+    baseline = baseline and config.rules != DEFAULT_RULES
+    every_property = every_property or baseline
+    collect: Violations | None = None
+    if every_property or expected:
+        collect = Violations(
+            expected=frozenset(expected),
+            every_property=every_property,
+            properties=frozenset(selection.names),
+        )
     times = None
     if engine != "hypothesis" and (rebalance or config.max_rebalance_steps is not None):
         times = RebalanceTimes()
     with budget.stage(f"the {engine} search"):
         if engine == "hypothesis":
-            outcome = _hypothesis(config, seed, budget_seconds, profile, progress, selection)
+            outcome = _hypothesis(
+                config, seed, budget_seconds, profile, progress, selection, collect
+            )
         elif engine == "bfs":
             outcome = _bfs(
                 config,
@@ -159,14 +198,39 @@ def explore(
                 times,
                 workers,
                 serial_until,
+                collect,
             )
         elif engine == "walk":
             outcome = _walk(
-                config, seed, budget_seconds, progress, walks, max_steps, selection, times
+                config, seed, budget_seconds, progress, walks, max_steps, selection, times, collect
             )
         else:
             raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     outcome.properties = selection.names
+    outcome.expected = sorted(expected)
+    outcome.every_property = every_property
+    if baseline:
+        if progress:
+            progress("running the reference rules on the same config, engine, seed and bounds")
+        reference = explore(
+            replace(config, rules=DEFAULT_RULES, name=reference_name(config)),
+            engine=engine,
+            seed=seed,
+            budget_seconds=budget_seconds,
+            profile=profile,
+            minimise=False,
+            shortest=False,
+            symmetry=symmetry,
+            max_states=max_states,
+            max_depth=max_depth,
+            walks=walks,
+            max_steps=max_steps,
+            only=only,
+            expected=expected,
+            every_property=True,
+        )
+        outcome.baseline = compare_with_reference(config, outcome, reference)
+        _judge_against_reference(outcome)
     if times is not None:
         outcome.rebalance = _rebalance_json(config, times)
         if config.rules != DEFAULT_RULES and outcome.result != "violation":
@@ -230,8 +294,158 @@ def explore(
         # Every violation of a state or step property is re-checked with Z3 (README.md,
         # Conventions).
         outcome.z3 = z3_recheck(outcome.path, outcome.property)
+    if minimise and outcome.violations:
+        outcome.violations = [
+            replace(f, path=outcome.path)
+            if f.property == outcome.property
+            and outcome.path is not None
+            and outcome.shrunk_config is None
+            else replace(f, path=minimise_path(f.path, f.property))
+            for f in outcome.violations
+        ]
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def replay_violates(path: Path, prop: str) -> bool:
+    """Whether ``path`` replays step for step under its config and violates ``prop`` there:
+    on the way (state and step properties) or, for Convergence, from where it ends."""
+    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
+
+    config = path.config
+    checker = Checker()
+    state = system.initial(config)
+    if any(v.property == prop for v in checker.check_state(state)):
+        return True
+    for action in path.actions:
+        if action not in system.enabled(state, config):
+            return False
+        new = system.step(state, action, config)
+        bad = checker.check_step(state, action, new) + checker.check_state(new)
+        if any(v.property == prop for v in bad):
+            return True
+        state = new
+    if prop == CONVERGENCE.name:
+        return not fair_schedule(state, config, DEFAULT_BOUND)[2]
+    return False
+
+
+def reference_reproduces(path: Path, prop: str) -> bool:
+    """Whether the reference rules violate ``prop`` on ``path`` (found under other rules)."""
+    return replay_violates(Path(replace(path.config, rules=DEFAULT_RULES), path.actions), prop)
+
+
+def reference_name(config: Config) -> str:
+    """The name of ``config`` run under the reference rules."""
+    return f"{config.name}-reference"
+
+
+COMPARISONS = ("introduces", "both", "removes", "neither")
+"""A change against the reference rules, on the same config, engine, seed and bounds: it
+introduces a violation the reference rules do not have; both violate (the change adds
+nothing there); the change removes a violation the reference rules have; neither
+violates."""
+
+
+def _found_json(f: Found | None) -> dict[str, Any] | None:
+    if f is None:
+        return None
+    return {"message": f.message, "path": f.path.encode(), "length": len(f.path.actions)}
+
+
+def compare_with_reference(config: Config, change: Outcome, reference: Outcome) -> dict[str, Any]:
+    """Property by property: what the change (``change``, run with ``every_property``)
+    violates against what the reference rules (``reference``) violate on the same config,
+    engine, seed and bounds. A property one side violates and the other's search did not
+    meet is checked once more by replay — the change's counterexample under the reference
+    rules, the reference's under the change — and a replay that violates it makes the
+    property violated by both. ``comparison`` is the first of ``COMPARISONS`` that holds of
+    some property not expected (``neither`` when none is violated)."""
+    mine = {f.property: f for f in change.violations}
+    theirs = {f.property: f for f in reference.violations}
+    complete = (change.search_result or change.result) == "ok"
+    rows: list[dict[str, Any]] = []
+    for prop in [*mine, *(p for p in theirs if p not in mine)]:
+        c, r = mine.get(prop), theirs.get(prop)
+        if c is not None and r is None:
+            again = reference_reproduces(c.path, prop)
+            outcome = "both" if again else "introduced"
+            note = (
+                "the change's counterexample violates it under the reference rules too "
+                "(their search did not meet it within the bounds)"
+                if again
+                else "the reference rules violate it neither within the same bounds nor on "
+                "the change's counterexample"
+            )
+        elif c is not None and r is not None:
+            outcome = "both"
+            note = "the reference rules violate it too" + (
+                ""
+                if reference_reproduces(c.path, prop)
+                else ", though not on the change's counterexample"
+            )
+        else:
+            assert r is not None
+            again = replay_violates(Path(config, r.path.actions), prop)
+            outcome = "both" if again else "removed"
+            note = (
+                "the reference's counterexample violates it under the change too (the "
+                "change's search did not meet it within the bounds)"
+                if again
+                else "the change violates it neither within the same bounds"
+                + ("" if complete else " (its search was incomplete)")
+                + " nor on the reference's counterexample"
+            )
+        rows.append(
+            {
+                "property": prop,
+                "outcome": outcome,
+                "expected": prop in change.expected,
+                "note": note,
+                "change": _found_json(c),
+                "reference": _found_json(r),
+            }
+        )
+    present = {row["outcome"] for row in rows if not row["expected"]}
+    comparison = "neither"
+    for name, row_outcome in zip(COMPARISONS, ("introduced", "both", "removed"), strict=False):
+        if row_outcome in present:
+            comparison = name
+            break
+    return {
+        "comparison": comparison,
+        "properties": rows,
+        "reference": {
+            "config": reference_name(config),
+            "result": reference.search_result or reference.result,
+            "reasons": reference.search_reasons if reference.search_result else reference.reasons,
+            "checked": reference.checked,
+            "violated": sorted(theirs),
+            "seconds": round(reference.seconds, 3),
+        },
+    }
+
+
+def _judge_against_reference(outcome: Outcome) -> None:
+    """The change's verdict once compared: a violation only of a property it introduces
+    (and did not expect), shown with that property's counterexample — one the reference
+    rules do not produce; else the verdict of its search (complete, witnesses hit)."""
+    assert outcome.baseline is not None
+    introduced = [
+        row["property"]
+        for row in outcome.baseline["properties"]
+        if row["outcome"] == "introduced" and not row["expected"]
+    ]
+    by_name = {f.property: f for f in outcome.violations}
+    if introduced:
+        first = by_name[introduced[0]]
+        outcome.result, outcome.reasons = "violation", []
+        outcome.property, outcome.message, outcome.path = first.property, first.message, first.path
+        return
+    outcome.result = outcome.search_result or outcome.result
+    outcome.reasons = list(outcome.search_reasons)
+    outcome.property = outcome.message = None
+    outcome.path = None
 
 
 def _rebalance_json(config: Config, times: RebalanceTimes) -> dict[str, Any]:
@@ -345,6 +559,7 @@ def _hypothesis(
     profile: str,
     progress: Progress | None,
     selection: Selection,
+    collect: Violations | None = None,
 ) -> Outcome:
     from groupcheck.explore.hypothesis_engine import PROFILES, run_hypothesis
 
@@ -355,6 +570,7 @@ def _hypothesis(
         budget_seconds=budget,
         checker_factory=selection.checker,
         check_convergence=selection.convergence,
+        violations=collect,
         progress=(lambda ex, st: progress(f"hypothesis: {ex} examples, {st} steps"))
         if progress
         else None,
@@ -371,12 +587,37 @@ def _hypothesis(
         f"{planned} examples were run",
         missed_witnesses=missed,
     )
+    found = list(out.found)
+    search_result: str | None = None
+    search_reasons: list[str] = []
+    prop, message, path = out.property, out.message, out.path
+    if collect is not None:
+        clean, search_reasons = conclude(
+            violated=False,
+            complete=out.complete,
+            incomplete_reason=f"the examples stopped at a violation of {out.property}"
+            if out.path is not None
+            else f"the time budget ({budget} s) ran out before the profile's {planned} "
+            "examples were run",
+            missed_witnesses=missed,
+        )
+        search_result = clean.value
+        unexpected = [f for f in found if f.property not in collect.expected]
+        if unexpected:
+            result, reasons = Result.VIOLATION, []
+            prop, message, path = unexpected[0].property, unexpected[0].message, unexpected[0].path
+        else:
+            result, reasons = clean, search_reasons
+            prop = message = path = None
     return Outcome(
         engine="hypothesis",
         result=result.value,
-        property=out.property,
-        message=out.message,
-        path=out.path,
+        property=prop,
+        message=message,
+        path=path,
+        violations=found,
+        search_result=search_result,
+        search_reasons=search_reasons,
         examples=out.examples,
         steps=out.steps,
         witnesses=sorted(out.seen),
@@ -402,6 +643,9 @@ def _from_result(engine: str, res: Any) -> Outcome:
         missed_witnesses=list(res.missed_witnesses or []),
         reasons=list(res.reasons),
         checked=res.checked,
+        violations=list(res.violations),
+        search_result=res.search_result,
+        search_reasons=list(res.search_reasons),
     )
 
 
@@ -417,6 +661,7 @@ def _bfs(
     times: RebalanceTimes | None,
     workers: int = 1,
     serial_until: int = 0,
+    collect: Violations | None = None,
 ) -> Outcome:
     from groupcheck.explore.bfs import bfs
 
@@ -434,7 +679,12 @@ def _bfs(
         progress(
             "bfs: rebalance-time measurement runs on the serial engine only: searching on 1 worker"
         )
-    if workers > 1 and times is None:
+    if workers > 1 and collect is not None and times is None and progress is not None:
+        progress(
+            "bfs: a search past violations (--expect, every property) runs on the serial "
+            "engine only: searching on 1 worker"
+        )
+    if workers > 1 and times is None and collect is None:
         from groupcheck.explore.pbfs import parallel_bfs
 
         res = parallel_bfs(
@@ -466,6 +716,7 @@ def _bfs(
         checker_factory=selection.checker,
         check_convergence=selection.convergence,
         rebalance=times,
+        violations=collect,
     )
     outcome = _from_result("bfs", res)
     outcome.workers = 1
@@ -481,6 +732,7 @@ def _walk(
     max_steps: int,
     selection: Selection,
     times: RebalanceTimes | None,
+    collect: Violations | None = None,
 ) -> Outcome:
     from groupcheck.explore.walk import walk
 
@@ -500,6 +752,7 @@ def _walk(
         checker_factory=selection.checker,
         check_convergence=selection.convergence,
         rebalance=times,
+        violations=collect,
     )
     return _from_result("walk", res)
 

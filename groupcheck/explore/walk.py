@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from groupcheck.explore.rebalance import RebalanceTimes
-from groupcheck.explore.result import ExploreResult
+from groupcheck.explore.result import ExploreResult, Violations, settle
 from groupcheck.usercode import UserCodeError
 from invariants.check import Checker, Violation
 from invariants.liveness import (
@@ -56,8 +56,11 @@ def walk(
     progress: ProgressFn | None = None,
     check_convergence: bool = True,
     rebalance: RebalanceTimes | None = None,
+    violations: Violations | None = None,
 ) -> ExploreResult:
-    """Run ``walks`` walks of up to ``max_steps`` steps; stop at the first violation. The
+    """Run ``walks`` walks of up to ``max_steps`` steps; stop at the first violation —
+    unless ``violations`` is active (``Violations``): then a walk goes on past violations
+    and every walk runs, and each property's shortest violation met is recorded. The
     result is "ok" only when every walk was run (``budget_seconds`` cutting the series
     short makes it "inconclusive") and every witness was hit. ``rebalance`` receives each
     walk's rebalance time, measured from the state after its last perturbation
@@ -72,6 +75,8 @@ def walk(
     total = 0
     done = 0
     longest_tail: int | None = None
+    collect = violations if violations is not None and violations.active else None
+    stopped = False
     for w in range(walks):
         if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
             break
@@ -105,9 +110,18 @@ def walk(
             state, snap = new, new_snap
             if action.PERTURBATION:
                 rebalance_from, rebalance_after = state, len(path)
-            if bad:
+            if bad and collect is not None:
+                for v in bad:
+                    stopped = (
+                        collect.note(v.property, v.message, Path(config, tuple(path))) or stopped
+                    )
+                if stopped:
+                    break
+            elif bad:
                 violation = bad[0]
                 break
+        if stopped:
+            break
         if violation is None and check_convergence:
             tail, _, ok = fair_schedule(state, config, convergence_bound)
             if ok:
@@ -116,6 +130,13 @@ def walk(
                 violation = Violation(
                     CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
                 )
+                if collect is not None:
+                    stopped = collect.note(
+                        violation.property, violation.message, Path(config, tuple(path))
+                    )
+                    violation = None
+                    if stopped:
+                        break
         if violation is None and rebalance is not None:
             measured = rebalance.note(rebalance_from, config, actions=tuple(path[:rebalance_after]))
             if bound is not None and measured.converged and measured.steps > bound:
@@ -125,6 +146,13 @@ def walk(
                     f"to converge; the config allows {bound}",
                     REBALANCE_TIME.kind.value,
                 )
+                if collect is not None:
+                    stopped = collect.note(
+                        violation.property, violation.message, Path(config, tuple(path))
+                    )
+                    violation = None
+                    if stopped:
+                        break
         if violation is not None:
             return ExploreResult(
                 engine="walk",
@@ -142,12 +170,13 @@ def walk(
     missed = checker.missed_witnesses(required)
     result, reasons = conclude(
         violated=False,
-        complete=done == walks,
-        incomplete_reason=f"the time budget ({budget_seconds} s) ran out after {done} of "
-        f"{walks} walks",
+        complete=done == walks and not stopped,
+        incomplete_reason=f"the walks stopped at a violation after {done} of {walks} walks"
+        if stopped
+        else f"the time budget ({budget_seconds} s) ran out after {done} of {walks} walks",
         missed_witnesses=missed,
     )
-    return ExploreResult(
+    out = ExploreResult(
         engine="walk",
         result=result.value,
         steps=total,
@@ -158,3 +187,6 @@ def walk(
         reasons=reasons,
         checked=f"{done} walks of up to {max_steps} steps ({total} steps)",
     )
+    if collect is not None:
+        settle(out, collect)
+    return out

@@ -19,6 +19,14 @@ completes). The lost witnesses are named in ``witnesses_lost``; ``property`` sta
 and there is no counterexample path: what is shown is an absence, over every reachable
 state of the mutant. If the reference misses the witness too, the scenario is at fault and
 the mutant is not killed by it.
+
+A mutant from a user's file (``groupcheck mutants --from FILE``, ``Mutant.source``) may
+name any scenario, one where the reference rules violate a property too: it is explored
+with a baseline (``groupcheck.explore.run.explore``'s ``baseline``: the reference rules on
+the same scenario, engine, seed and bounds, every property's violation on both sides), and
+it is killed only by a violation the reference rules do not have; the row's ``baseline``
+holds the comparison. The catalogue's scenarios run with the fix for finding F1, so the
+reference rules violate nothing there (``tests/quality/test_mutants.py``).
 """
 
 from __future__ import annotations
@@ -50,11 +58,13 @@ def kill(
     inconclusive, with ``reasons``)."""
     config = mutant.mutated_config()
     start = time.perf_counter()
+    baseline = mutant.source is not None
     outcome = explore(
         config,
         engine="bfs",
         budget_seconds=None if budget_seconds is None else budget_seconds * 0.6,
         max_states=max_states,
+        baseline=baseline,
     )
     exhausted = bool(outcome.exhausted)
     reasons: list[str] = []
@@ -70,6 +80,7 @@ def kill(
             budget_seconds=left,
             walks=walks,
             max_steps=max_steps,
+            baseline=baseline,
         )
         if outcome.result != "violation":
             reasons.append(f"walk: {outcome.checked}" + "".join(f"; {r}" for r in outcome.reasons))
@@ -91,6 +102,12 @@ def kill(
         ]
     else:
         result = "inconclusive"
+    if not killed and outcome.baseline is not None and outcome.baseline["comparison"] == "both":
+        shared = [r["property"] for r in outcome.baseline["properties"] if r["outcome"] == "both"]
+        reasons.append(
+            "it violates only what the reference rules violate on the scenario: "
+            + ", ".join(shared)
+        )
     return {
         "mutant": mutant.name,
         "field": mutant.field,
@@ -112,6 +129,7 @@ def kill(
         "found_length": outcome.original_length,
         "shortest": outcome.shortest,
         "code": outcome.path.encode() if outcome.path is not None else None,
+        "baseline": outcome.baseline,
     }
 
 
