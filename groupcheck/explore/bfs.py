@@ -217,11 +217,11 @@ def bfs(
     if bound is not None and rebalance is None:
         rebalance = RebalanceTimes()
 
-    def too_slow(state: AnyState, key: Hashable) -> Violation | None:
+    def too_slow(state: AnyState, key: Hashable, depth: int) -> Violation | None:
         """Measure the rebalance starting at ``state``; a violation when it exceeds the
         config's bound."""
         assert rebalance is not None
-        tail = rebalance.note(state, config, key=key)
+        tail = rebalance.note(state, config, key=key, depth=depth)
         if bound is None or not tail.converged or tail.steps <= bound:
             return None
         message = (
@@ -231,7 +231,7 @@ def bfs(
         return Violation(REBALANCE_TIME.name, message, REBALANCE_TIME.kind.value)
 
     if rebalance is not None:
-        slow = too_slow(init, init_key)
+        slow = too_slow(init, init_key, 0)
         if slow is not None:
             return found(slow, init_key, [])
     max_seen_depth = 0
@@ -311,7 +311,7 @@ def bfs(
             if bad:
                 return found(bad[0], new_key, [])
             if rebalance is not None and action.PERTURBATION:
-                slow = too_slow(new, new_key)
+                slow = too_slow(new, new_key, node.depth + 1)
                 if slow is not None:
                     return found(slow, new_key, [])
             queue.append((new_key, new_node))
@@ -319,6 +319,10 @@ def bfs(
                 progress(len(nodes), node.depth + 1, len(queue))
     if rebalance is not None and rebalance.worst_key is not None:
         rebalance.worst_actions = tuple(_path_to(nodes, rebalance.worst_key, config))
+    if rebalance is not None:
+        rebalance.complete = cut is None
+        if rebalance.per_start is not None:  # the comparison's examples need their paths
+            rebalance.path_to = lambda k: tuple(_path_to(nodes, k, config))
     missed = checker.missed_witnesses(required)
     result, reasons = conclude(
         violated=False,
