@@ -651,7 +651,10 @@ def _print_rebalance(doc: dict[str, Any]) -> None:
     if comparison is not None:
         from groupcheck.explore.rebalance import summary
 
-        print(f"  rebalance time start by start against the reference rules: {summary(comparison)}")
+        verdict = comparison["verdict"].upper()
+        print(f"  rebalance time start by start against the reference rules: {verdict}")
+        print(f"    {summary(comparison)}")
+        print(f"    compared: {comparison['scope']}")
         for reason in comparison["reasons"]:
             print(f"    - {reason}")
         for kind in ("slower", "faster"):
@@ -664,7 +667,7 @@ def _print_rebalance(doc: dict[str, Any]) -> None:
                 ex["reference_steps"], ex["reference_heartbeat_rounds"], ex["reference_converged"]
             )
             print(
-                f"    shortest {kind}: path {ex['path']!r} ({ex['length']} steps): {mine}; "
+                f"    shortest {kind}: path {ex['path']!r} ({ex['length']} actions): {mine}; "
                 f"the reference rules, on {same}: {theirs}"
             )
 

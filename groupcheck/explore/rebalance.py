@@ -274,13 +274,15 @@ def compare_starts(
     config: Config,
     change: RebalanceTimes,
     reference: RebalanceTimes,
+    scope: str = "every start both searches reached",
 ) -> dict[str, Any]:
     """Compare the rebalance of every start both rules reach (``per_start`` of each):
     "slower" when the change needs more heartbeat rounds — or as many and more fair
     steps — in some start (a true statement whatever the bounds: both reached it);
     "not slower" only when both searches were complete and share a start; else
     "inconclusive" with the reasons. The starts only the reference reached are counted
-    when the reference side was a search (None for walks: it replayed the change's paths)."""
+    when the reference side was a search (None for walks: it replayed the change's paths).
+    ``scope`` says in words which starts were compared."""
     assert change.per_start is not None
     assert reference.per_start is not None
     ref_config = reference_config(config)
@@ -354,6 +356,7 @@ def compare_starts(
     return {
         "verdict": verdict,
         "reasons": reasons,
+        "scope": scope,
         "compared": compared,
         "slower": len(slower),
         "slower_by_rounds": slower_rounds,
@@ -385,28 +388,28 @@ def _same_path(config: Config, actions: tuple[Action, ...], key: Hashable) -> tu
 def summary(comparison: Mapping[str, Any]) -> str:
     """One line: "slower in N starts by up to K heartbeat rounds …, faster in M …"."""
     c = comparison
+
+    def by(kind: str) -> str:
+        if not c[kind]:
+            return ""
+        rounds, steps = c[f"{kind}_by_rounds"], c[f"{kind}_by_steps"]
+        return f" by up to {_n(rounds, 'heartbeat round')} and {_n(steps, 'fair step')}"
+
+    unconverged = c["slower_unconverged"]
     parts = [
-        f"slower in {c['slower']} start{'s' if c['slower'] != 1 else ''}"
-        + (
-            f" by up to {c['slower_by_rounds']} heartbeat rounds and {c['slower_by_steps']} "
-            "fair steps"
-            if c["slower"]
-            else ""
-        )
-        + (f" ({c['slower_unconverged']} not converging)" if c["slower_unconverged"] else ""),
-        f"faster in {c['faster']}"
-        + (
-            f" by up to {c['faster_by_rounds']} heartbeat rounds and {c['faster_by_steps']} "
-            "fair steps"
-            if c["faster"]
-            else ""
-        ),
+        f"slower in {_n(c['slower'], 'start')}"
+        + by("slower")
+        + (f" ({unconverged} not converging)" if unconverged else ""),
+        f"faster in {c['faster']}" + by("faster"),
         f"the same in {c['same']}",
     ]
     only = f"{c['only_change']} reached only under the change"
     if c["only_reference"] is not None:
         only += f", {c['only_reference']} only under the reference rules"
     else:
-        only += " (not reached by the reference rules on the same path)"
-    both = f" (of {c['compared']} starts both reach; {only})"
-    return f"{c['verdict']}: " + ", ".join(parts) + both
+        only += " (the reference rules reach another state on the same path)"
+    return ", ".join(parts) + f" (of {c['compared']} starts both reach; {only})"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

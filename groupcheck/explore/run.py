@@ -191,9 +191,12 @@ def explore(
                 outcome.findings.append(slower)
             # Start by start (the worst case hides a change slower only elsewhere).
             if engine == "walk":
-                comparison = compare_starts(config, times, replayed(config, times))
+                scope = f"the starts of {walks} walks of up to {max_steps} steps"
+                comparison = compare_starts(config, times, replayed(config, times), scope)
             else:
-                comparison = compare_starts(config, times, reference)
+                within = f" within {max_depth} steps" if max_depth is not None else ""
+                scope = f"every start both searches reached{within}"
+                comparison = compare_starts(config, times, reference, scope)
             outcome.rebalance["per_start"] = comparison
     if outcome.path is not None and outcome.property is not None:
         outcome.original_length = len(outcome.path.actions)
