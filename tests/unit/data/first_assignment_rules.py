@@ -4,11 +4,14 @@ functions (groupcheck/mutants/catalogue.py): the signature of the ``Rules`` fiel
 replace, and one rule changed.
 
 Both change the Java client's handling of the response to its join
-(``AbstractMembershipManager.onHeartbeatSuccess``): it takes the member epoch but not the
-assignment, and makes its next heartbeat full, so that the coordinator sends the
-assignment again (``GroupMetadataManager.consumerGroupHeartbeat`` answers a full request
-with the assignment; docs/fidelity.md V3). It is a client-side "initial rebalance delay":
-a member waits one heartbeat before it takes its first partitions.
+(``AbstractMembershipManager.onHeartbeatSuccess``): it ignores the assignment, so it stays
+joining and its next heartbeat is a join again (epoch 0, a full request), which the
+coordinator answers with the assignment (``GroupMetadataManager.consumerGroupHeartbeat``).
+A client-side "initial rebalance delay": a member waits one heartbeat before it takes its
+first partitions. On the tests' config (one topic of two partitions, B subscribing at any
+moment) neither violates a property; with crashes and session timeouts (the preset TINY)
+``DELAY`` does: ``groupcheck explore --preset TINY --rules
+tests/unit/data/first_assignment_rules.py:DELAY`` reports OwnedPartitionsAreHeld.
 """
 
 from dataclasses import replace
