@@ -195,7 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="bfs, walk: measure rebalance time (fair steps and heartbeat rounds from the last "
         "perturbation to convergence: the worst case under bfs, a distribution under walk); "
-        "under a mutant or --rules, compare it with the reference rules on the same config",
+        "under a mutant or --rules, compare it with the reference rules on the same config: "
+        "the worst case, and start by start (slower in N starts by up to K heartbeat rounds, "
+        "faster in M, with the shortest path to each)",
+    )
+    exp.add_argument(
+        "--fail-on-slower",
+        action="store_true",
+        help="with a mutant or --rules (bfs, walk; implies --rebalance-time): exit 1 when "
+        "the change needs more heartbeat rounds (or as many and more fair steps) to converge "
+        "than the reference rules from some start both reach; exit 3 when the comparison "
+        "is inconclusive (a bound or the budget cut either search, or no start is shared)",
     )
     exp.add_argument(
         "--z3",
@@ -279,6 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--mutant", help="replay with this mutant's rules")
     add_rules_option(rep)
     rep.add_argument("--path", required=True, help="the compact action-index code")
+    rep.add_argument(
+        "--rebalance-time",
+        action="store_true",
+        help="also measure the rebalance from the end of the path under these rules (fair "
+        "steps and heartbeat rounds to convergence), as explore --rebalance-time does",
+    )
     rep.add_argument("--json", action="store_true", help="print one JSON object")
 
     cfg = sub.add_parser(
@@ -485,6 +501,17 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         with stage("the bmc search"):
             return cmd_bmc(args, chosen)
     config = chosen.config
+    if args.fail_on_slower:
+        if chosen.change is None:
+            raise UsageError(
+                "groupcheck explore: --fail-on-slower compares a change with the reference "
+                "rules: give --mutant NAME or --rules FILE.py:NAME"
+            )
+        if args.engine not in ("bfs", "walk"):
+            raise UsageError(
+                f"groupcheck explore: --fail-on-slower measures rebalance time with bfs or "
+                f"walk, not {args.engine}"
+            )
     workers, serial_until = _workers(args.workers)
     out = Path(args.out)
     scenario = chosen.preset or config.name.split("+")[0]
@@ -506,7 +533,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         walks=args.walks,
         max_steps=args.max_steps,
         only=args.only,
-        rebalance=args.rebalance_time,
+        rebalance=args.rebalance_time or args.fail_on_slower,
         workers=workers,
         serial_until=serial_until,
         expected=_expected(args.expect),
@@ -587,11 +614,35 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             [describe_action(a) for a in outcome.path.actions] if outcome.path is not None else []
         ),
     }
+    code = exitcodes.exit_code(outcome.result)
+    if args.fail_on_slower:
+        code = _gate_on_slower(doc, code)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
         _print_outcome(doc)
-    return exitcodes.exit_code(outcome.result)
+    return code
+
+
+def _gate_on_slower(doc: dict[str, Any], code: int) -> int:
+    """``--fail-on-slower``: 1 when the start-by-start comparison found the change slower;
+    an inconclusive comparison makes an ok run inconclusive (its reasons join the run's)."""
+    from groupcheck import exitcodes
+
+    comparison = (doc["rebalance"] or {}).get("per_start")
+    if comparison is not None and comparison["verdict"] == "slower":
+        return exitcodes.VIOLATION
+    if doc["result"] == "violation":
+        return code
+    if comparison is None:
+        reasons = ["no rebalance-time comparison was made (the rules equal the reference rules)"]
+    elif comparison["verdict"] == "inconclusive":
+        reasons = [f"rebalance-time comparison: {r}" for r in comparison["reasons"]]
+    else:
+        return code
+    doc["result"] = "inconclusive"
+    doc["reasons"] = [*doc["reasons"], *reasons]
+    return exitcodes.worst(code, exitcodes.INCONCLUSIVE)
 
 
 def _expected(names: Sequence[str]) -> list[str]:
@@ -722,6 +773,34 @@ def _print_rebalance(doc: dict[str, Any]) -> None:
     for finding in doc["findings"]:
         print(f"  FINDING {finding['kind']}: {finding['message']}")
         print(f"    the path to that rebalance: {finding['path']}")
+    comparison = times.get("per_start") if times else None
+    if comparison is not None:
+        from groupcheck.explore.rebalance import summary
+
+        verdict = comparison["verdict"].upper()
+        print(f"  rebalance time start by start against the reference rules: {verdict}")
+        print(f"    {summary(comparison)}")
+        print(f"    compared: {comparison['scope']}")
+        for reason in comparison["reasons"]:
+            print(f"    - {reason}")
+        for kind in ("slower", "faster"):
+            ex = comparison[f"shortest_{kind}"]
+            if ex is None:
+                continue
+            same = "the same path" if ex["same_actions"] else f"path {ex['reference_path']!r}"
+            mine = _tail(ex["steps"], ex["heartbeat_rounds"], ex["converged"])
+            theirs = _tail(
+                ex["reference_steps"], ex["reference_heartbeat_rounds"], ex["reference_converged"]
+            )
+            print(
+                f"    shortest {kind}: path {ex['path']!r} ({ex['length']} actions): {mine}; "
+                f"the reference rules, on {same}: {theirs}"
+            )
+
+
+def _tail(steps: int, rounds: int, converged: bool) -> str:
+    what = f"{steps} fair steps, {rounds} heartbeat rounds"
+    return what if converged else f"no convergence within {steps} fair steps"
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
@@ -784,11 +863,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
     config = _config_for(args, default=None).config
     path = Path.decode(config, args.path)
     found = replay(path)
+    rebalance = None
+    if args.rebalance_time:
+        from groupcheck.explore.rebalance import measure
+
+        tail = measure(path.final(), config)
+        rebalance = {"steps": tail.steps, "heartbeat_rounds": tail.rounds}
     if args.json:
         print(
             json.dumps(
                 {
                     "result": "violation" if found else "ok",
+                    "rebalance": None
+                    if rebalance is None
+                    else {**rebalance, "converged": tail.converged},
                     "length": len(path.actions),
                     "step": found[1] if found else None,
                     "violations": [{"property": v.property, "message": v.message} for v in found[0]]
@@ -811,6 +899,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 break
         if not found:
             print("\nno property violated")
+        if rebalance is not None:
+            tail_text = _tail(tail.steps, tail.rounds, tail.converged)
+            print(f"\nrebalance from the end of the path: {tail_text}")
     return 1 if found else 0
 
 

@@ -243,6 +243,10 @@ def bfs(
         """The result of a search that ran to its end (or was cut, ``cut`` saying why)."""
         if rebalance is not None and rebalance.worst_key is not None:
             rebalance.worst_actions = tuple(_path_to(nodes, rebalance.worst_key, config))
+        if rebalance is not None:
+            rebalance.complete = cut is None
+            if rebalance.per_start is not None:  # the comparison's examples need their paths
+                rebalance.path_to = lambda k: tuple(_path_to(nodes, k, config))
         missed = checker.missed_witnesses(required)
         result, reasons = conclude(
             violated=False,
@@ -279,11 +283,11 @@ def bfs(
     if bound is not None and rebalance is None:
         rebalance = RebalanceTimes()
 
-    def too_slow(state: AnyState, key: Hashable) -> Violation | None:
+    def too_slow(state: AnyState, key: Hashable, depth: int) -> Violation | None:
         """Measure the rebalance starting at ``state``; a violation when it exceeds the
         config's bound."""
         assert rebalance is not None
-        tail = rebalance.note(state, config, key=key)
+        tail = rebalance.note(state, config, key=key, depth=depth)
         if bound is None or not tail.converged or tail.steps <= bound:
             return None
         message = (
@@ -293,7 +297,7 @@ def bfs(
         return Violation(REBALANCE_TIME.name, message, REBALANCE_TIME.kind.value)
 
     if rebalance is not None:
-        slow = too_slow(init, init_key)
+        slow = too_slow(init, init_key, 0)
         if slow is not None:
             stop = found(slow, init_key, [])
             if stop is not None:
@@ -384,7 +388,7 @@ def bfs(
                 if stop is not None:
                     return stop
             if rebalance is not None and action.PERTURBATION:
-                slow = too_slow(new, new_key)
+                slow = too_slow(new, new_key, node.depth + 1)
                 if slow is not None:
                     stop = found(slow, new_key, [])
                     if stop is not None:

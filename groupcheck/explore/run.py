@@ -20,7 +20,13 @@ from typing import Any
 
 from groupcheck import budget
 from groupcheck.explore.minimise import first_violations, minimise_path, shrink_config
-from groupcheck.explore.rebalance import RebalanceTimes, measure
+from groupcheck.explore.rebalance import (
+    RebalanceTimes,
+    compare_starts,
+    measure,
+    reference_times,
+    replayed,
+)
 from groupcheck.explore.result import Found, Violations
 from invariants.check import Checker, Violation, select_properties
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
@@ -179,7 +185,8 @@ def explore(
         )
     times = None
     if engine != "hypothesis" and (rebalance or config.max_rebalance_steps is not None):
-        times = RebalanceTimes()
+        # Under a change, every start is kept to be compared with the reference rules'.
+        times = RebalanceTimes(per_start={} if config.rules != DEFAULT_RULES else None)
     with budget.stage(f"the {engine} search"):
         if engine == "hypothesis":
             outcome = _hypothesis(
@@ -236,23 +243,30 @@ def explore(
         if config.rules != DEFAULT_RULES and outcome.result != "violation":
             if progress:
                 progress("measuring the reference rules' rebalance time on the same config")
-            reference = explore(
-                replace(config, rules=DEFAULT_RULES, name=f"{config.name}-reference"),
-                engine=engine,
+            reference_rebalance = reference_times(
+                config,
+                engine,
+                per_start=engine == "bfs",
                 seed=seed,
-                budget_seconds=budget.share(budget_seconds),
-                minimise=False,
-                shortest=False,
-                symmetry=symmetry,
-                max_states=max_states,
-                max_depth=max_depth,
                 walks=walks,
                 max_steps=max_steps,
-                rebalance=True,
+                max_states=max_states,
+                max_depth=max_depth,
+                budget_seconds=budget.share(budget_seconds),
+                symmetry=symmetry,
             )
-            slower = slower_rebalance(config, times, reference.rebalance)
+            slower = slower_rebalance(config, times, reference_rebalance.to_json())
             if slower is not None:
                 outcome.findings.append(slower)
+            # Start by start (the worst case hides a change slower only elsewhere).
+            if engine == "walk":
+                scope = f"the starts of {walks} walks of up to {max_steps} steps"
+                comparison = compare_starts(config, times, replayed(config, times), scope)
+            else:
+                within = f" within {max_depth} steps" if max_depth is not None else ""
+                scope = f"every start both searches reached{within}"
+                comparison = compare_starts(config, times, reference_rebalance, scope)
+            outcome.rebalance["per_start"] = comparison
     if outcome.path is not None and outcome.property is not None:
         outcome.original_length = len(outcome.path.actions)
         if minimise:

@@ -167,6 +167,8 @@ def walk(
             )
         if progress is not None and w % 50 == 0:
             progress(w + 1, total)
+    if rebalance is not None:
+        rebalance.complete = done == walks
     missed = checker.missed_witnesses(required)
     result, reasons = conclude(
         violated=False,
