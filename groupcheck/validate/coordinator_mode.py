@@ -330,6 +330,26 @@ def _join_ranks(events: list[tuple[int, int | None, object]]) -> dict[int, int]:
     return ranks
 
 
+def _join_order(events: list[tuple[int, int | None, object]]) -> dict[int, tuple[int, bool]]:
+    """Line of each join request → (the epoch its response carries, whether the capture
+    shows its member given no partitions at that epoch): the order in which the
+    coordinator handled joins. The group epoch never decreases; among joins answered with
+    the same epoch (the gate held the next target back) the one that computed the target
+    came first, and the capture shows it in that target with partitions."""
+    shown = _targets(events)
+    joiners = {
+        n: a.message.body.member_id
+        for n, _, a in events
+        if isinstance(a, DeliverMessage)
+        and isinstance(a.message.body, ConsumerGroupHeartbeatRequest)
+        and a.message.body.member_epoch == 0
+    }
+    return {
+        n: (epoch, not shown.get(epoch, {}).get(joiners.get(n, "")))
+        for n, epoch in _join_ranks(events).items()
+    }
+
+
 def _joins_in_epoch_order(
     events: list[tuple[int, int | None, object]],
     rank: Mapping[int, tuple[int, bool]],
@@ -459,18 +479,7 @@ def validate_coordinator(
         # but the one that computed it came first: the member the capture shows in the
         # target of that epoch with partitions (six joins in one burst, all answered 6,
         # against Kafka 4.4: the second in the file is the one given partitions at 6).
-        shown = _targets(events)
-        joiners = {
-            n: a.message.body.member_id
-            for n, _, a in events
-            if isinstance(a, DeliverMessage)
-            and isinstance(a.message.body, ConsumerGroupHeartbeatRequest)
-            and a.message.body.member_epoch == 0
-        }
-        rank = {
-            n: (epoch, not shown.get(epoch, {}).get(joiners.get(n, "")))
-            for n, epoch in _join_ranks(events).items()
-        }
+        rank = _join_order(events)
         events.sort(key=lambda e: (e[1], rank.get(e[0], (0, False)), e[0]))
         # Beyond one millisecond too: the broker takes requests of different connections in
         # no fixed order, so a join whose response carries a higher epoch than a join

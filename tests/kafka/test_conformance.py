@@ -346,3 +346,39 @@ def test_a_join_is_only_delayed_within_its_exchange() -> None:
     assert kept == events
     # In epoch order already: nothing moves.
     assert _joins_in_epoch_order(events, {1: (7, False), 3: (8, False)}, {}) == events
+
+
+def test_the_other_order_of_two_overlapping_exchanges_is_taken() -> None:
+    """batching-1000 (librdkafka, 50 members, a loaded machine): m34's full heartbeat (line
+    859) and 8k44's (line 851) were forwarded in the same millisecond, right at the end of
+    the assignment interval; Kafka answered m34 at the old epoch (14) and 8k44 with the new
+    target (51), so it took m34's first. In the proxy's order the model computes the target
+    at 8k44's and answers m34 at 51; in the other order every response agrees."""
+    lines = _librdkafka("batching-1000-reorder")
+    report = validate_coordinator("batching-1000-reorder", lines)
+    _ok(report)
+    taken = [n for n in report.notes if "in the other order it agrees" in n]
+    assert len(taken) == 1
+    assert "lines 859 and 851" in taken[0]
+    assert "the response at line 860 differs in MemberEpoch" in taken[0]
+
+
+def test_same_epoch_joins_the_one_given_partitions_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """batching-5000 (a prefix): six joins in one burst, all answered at epoch 6, the gate
+    holding the next target back; the second in the file is the one epoch 6's target gives
+    partitions, so its join computed that target. Replayed first, every response agrees;
+    ordered by epoch alone, the first join computes the target and the second is answered
+    without its partitions."""
+    import groupcheck.validate.coordinator_mode as cm
+
+    lines = _librdkafka("batching-5000-joins")
+    _ok(validate_coordinator("batching-5000-joins", lines))
+    monkeypatch.setattr(cm, "MAX_REPLAYS", 0)  # no other order tried either
+    monkeypatch.setattr(
+        cm, "_join_order", lambda events: {n: (e, False) for n, e in cm._join_ranks(events).items()}
+    )
+    report = validate_coordinator("batching-5000-joins", lines)
+    assert report.violations == []
+    assert any("the response at line 190 differs" in r for r in report.reasons), report.reasons
