@@ -399,7 +399,7 @@ def _validate_findings(job: Any) -> dict[str, Any]:
     from groupcheck.pipeline.store import read_parts
     from groupcheck.pipeline.verdict import validate_verdict
 
-    table = read_parts(Path(job.out), len(job.parts), ["result", "notes", "violations"])
+    table = read_parts(Path(job.out), len(job.parts), ["result", "notes", "violations", "error"])
     return validate_verdict(table)
 
 
@@ -569,7 +569,18 @@ def _finish(
         if code == exitcodes.INTERNAL_ERROR:
             print(f"groupcheck: internal error: {summary['reasons'][0]}", file=sys.stderr)
         return code
-    return validate_exit(summary)
+    code = validate_exit(summary)
+    if code == exitcodes.BAD_INPUT:
+        from groupcheck.cli import printable
+
+        others = summary["malformed"] - 1
+        more = f"; {others} more malformed or unreadable" if others else ""
+        print(
+            f"groupcheck: error: {printable(summary['first_malformed'] or 'a malformed trace')}"
+            f"{more}; every other trace was validated",
+            file=sys.stderr,
+        )
+    return code
 
 
 # --------------------------------------------------------------------------- report
