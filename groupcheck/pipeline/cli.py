@@ -186,9 +186,11 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_usage(sys.stderr)
+    """``groupcheck pipeline`` without a step: one line on stderr (docs/cli.md)."""
+    del p
     print(
-        "groupcheck: error: pipeline: choose a step: explore, timed, validate, bfs or report",
+        "groupcheck: error: pipeline: choose a step: explore, timed, validate, bfs or report "
+        "(see 'groupcheck pipeline --help')",
         file=sys.stderr,
     )
     return 2
