@@ -242,7 +242,8 @@ def _external_view(
             if event.ts is not None:
                 times[n] = event.ts
                 low[:] = [min(low[0], event.ts)] if low else [event.ts]
-            yield n, decode_action(event, line, n)
+            if not window.full:  # past the window only the earliest timestamp is wanted
+                yield n, decode_action(event, line, n)
 
     with read() as it:
         next(it)
