@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, str] = {
     "validate": "bench_validate",
     "tla": "bench_tla",
     "render": "bench_render",
+    "render-large": "bench_render_large",
     "pipeline": "bench_pipeline",
     "z3": "bench_z3",
     "kafka": "bench_kafka",

@@ -1021,6 +1021,7 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
+            print("groupcheck: error: choose a command (above)", file=sys.stderr)
             return exitcodes.BAD_INPUT
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return int(handler(args))

@@ -12,6 +12,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -54,71 +57,221 @@ def _config_of(header: Any) -> Any:
         return None
 
 
-def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
-    """The view of the trace, its explanation and a config description."""
-    from groupcheck.explore.minimise import first_violations
-    from groupcheck.validate import validate_safety
-    from model.status import ConfigError
-    from model.trace import read_path
-    from model.trace.codec import TraceError, decode_action, parse_event, parse_header
-    from reports.render.escape import cut
-    from reports.render.explain import explain, explain_events
-    from reports.render.report import property_text
-    from reports.render.view import (
-        member_names,
-        renamed,
-        renamed_text,
-        view_of_events,
-        view_of_path,
-    )
+DRAWN_EVENTS = 2000
+"""At most this many events of a trace are drawn (and told step by step): of a longer
+trace the stretch around its first violation — the ``DRAWN_EVENTS`` steps up to it in a
+model trace, half before and half from it in an external one — else its first
+``DRAWN_EVENTS``; every event is still read and checked, and the report says which
+stretch it draws. Rendering takes memory for this many rows, whatever the trace's length
+(``bench/run.py render-large``)."""
 
-    if not lines:
+Reader = Callable[[], AbstractContextManager[Iterator[str]]]
+"""Opens the trace's lines again: ``render`` reads a trace twice, never holding it."""
+
+
+def build(
+    file: str,
+    lines: Sequence[str] | None = None,
+    *,
+    limit: int = DRAWN_EVENTS,
+    source: str | None = None,
+) -> tuple[Any, str, str]:
+    """The view of the trace ``file`` (read from ``source`` when given, or from its
+    ``lines``), its explanation and a config description; at most ``limit`` events drawn
+    (:data:`DRAWN_EVENTS`)."""
+    from model.trace.codec import TraceError, parse_header
+
+    read = _reader(source or file, lines)
+    with read() as it:
+        first = next(it, None)
+    if first is None:
         raise TraceError(1, 1, "empty trace: no header line")
-    header = parse_header(lines[0], 1)
+    header = parse_header(first, 1)
     config = _config_of(header)
     if config is not None:
-        try:
-            path = read_path(config, lines)
-        except TraceError:
-            path = None
-        if path is not None:
-            states = list(path.states())
-            found = first_violations(config, path.actions)
-            if found:
-                violations, step = found
-                v = violations[0]
-                view = view_of_path(
-                    states[: step + 1],
-                    path.actions[:step],
-                    v.property,
-                    v.message,
-                    violation_step=step,
-                )
-                desc, ref = property_text(v.property)
-                text = explain(
-                    states[: step + 1], path.actions[:step], v.property, v.message, desc, ref
-                )
-            else:
-                view = view_of_path(states, path.actions)
-                text = explain(states, path.actions, "no property", "nothing is violated")
-            return with_times(view, lines), text, repr(config)
-    events = []
-    times: dict[int, int] = {}
-    for n, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        event = parse_event(line, n)
-        events.append((n, decode_action(event, line, n)))
-        if event.ts is not None:
-            times[n] = event.ts
-    report = validate_safety(file, lines)
-    if report.error:  # the lines were all read above: the same reader finds nothing new
+        built = _model_view(config, read, limit)
+        if built is not None:
+            return built[0], built[1], repr(config)
+    return _external_view(file, header, first, read, limit)
+
+
+def _reader(file: str, lines: Sequence[str] | None) -> Reader:
+    """How to read the trace again: its ``lines`` when given, else the file."""
+    from groupcheck.validate.files import trace_lines
+
+    if lines is None:
+        return partial(trace_lines, file)
+
+    @contextmanager
+    def again() -> Iterator[Iterator[str]]:
+        yield iter(lines)
+
+    return again
+
+
+def _stretch(drawn: int, first: int, total: int, what: str, why: str, limit: int) -> str:
+    """The note a report carries when it draws only part of a trace."""
+    return (
+        f"Drawn: {what} {first}–{first + drawn - 1} of {total} ({why}; at most {limit} "
+        "are drawn); the others were read and checked, not drawn."
+    )
+
+
+def _model_view(config: Any, read: Reader, limit: int) -> tuple[Any, str] | None:
+    """A model trace replayed in the model, one state at a time, up to its first violated
+    property: the view and explanation of at most ``limit`` steps — those up to the
+    violation, else the first — or None when the trace does not replay (it is then drawn
+    as an external trace)."""
+    from collections import deque
+
+    from invariants.check import Checker
+    from invariants.snapshot import project
+    from model import system
+    from model.trace.codec import TraceError, decode_action, parse_event, parse_header
+    from reports.render.explain import explain
+    from reports.render.report import property_text
+    from reports.render.view import view_of_path
+
+    state = system.initial(config)
+    checker = Checker()
+    snap = project(state)
+    found = checker.check_state(state, snap)
+    # (step, state before, action, ts): the first steps, and the last ones (those up to
+    # a violation).
+    head: list[tuple[int, Any, Any, int | None]] = []
+    tail: deque[tuple[int, Any, Any, int | None]] = deque(maxlen=limit)
+    steps = 0
+    low: int | None = None
+    try:
+        with read() as it:
+            header = parse_header(next(it), 1)
+            if dict(header.topics) != dict(config.topics) or header.protocol != config.protocol:
+                return None
+            for n, line in enumerate(it, 2):
+                if found:
+                    break
+                if not line.strip():
+                    continue
+                event = parse_event(line, n)
+                action = decode_action(event, line, n, header)
+                if action not in system.enabled(state, config):
+                    return None
+                new = system.step(state, action, config)
+                new_snap = project(new)
+                found = checker.check_step(state, action, new, snap, new_snap)
+                found += checker.check_state(new, new_snap)
+                steps += 1
+                if event.ts is not None:
+                    low = event.ts if low is None else min(low, event.ts)
+                tail.append((steps, state, action, event.ts))
+                if len(head) < limit:
+                    head.append(tail[-1])
+                state, snap = new, new_snap
+    except TraceError:
+        return None
+    items = list(tail) if found else head
+    first_index = items[0][0] if items else 1
+    states = [pre for _, pre, _, _ in items]
+    states.append(state if found or len(items) == steps else _after(items[-1], config))
+    actions = [action for _, _, action, _ in items]
+    if found:
+        v = found[0]
+        view = view_of_path(
+            states, actions, v.property, v.message, violation_step=steps, first_index=first_index
+        )
+        desc, ref = property_text(v.property)
+        text = explain(states, actions, v.property, v.message, desc, ref, first_index=first_index)
+    else:
+        view = view_of_path(states, actions, first_index=first_index)
+        text = explain(
+            states, actions, "no property", "nothing is violated", first_index=first_index
+        )
+    if low is not None:
+        import dataclasses
+
+        stamps = {step: ts for step, _, _, ts in items if ts is not None}
+        rows = [
+            dataclasses.replace(row, elapsed_ms=stamps[row.index] - low)
+            if row.index in stamps
+            else row
+            for row in view.rows
+        ]
+        view = dataclasses.replace(view, rows=rows)
+    if len(items) < steps:
+        why = "those up to the first violation" if found else "the first ones"
+        view.notes.append(_stretch(len(items), first_index, steps, "steps", why, limit))
+        text += view.notes[-1] + "\n"
+    return view, text
+
+
+def _after(item: tuple[int, Any, Any, int | None], config: Any) -> Any:
+    """The state after a kept step."""
+    from model import system
+
+    return system.step(item[1], item[2], config)
+
+
+def _external_view(
+    file: str, header: Any, first: str, read: Reader, limit: int
+) -> tuple[Any, str, str]:
+    """Any other trace, drawn from its messages with what the safety validator reports
+    (read once to validate, once to draw the stretch around the first finding)."""
+    from groupcheck.validate import validate_safety
+    from model.status import ConfigError
+    from model.trace.codec import decode_action, parse_event
+    from reports.render.escape import cut
+    from reports.render.explain import explain_events
+    from reports.render.view import Window, member_names, renamed, renamed_text, view_of_events
+
+    with read() as it:
+        report = validate_safety(file, it)
+    if report.error:
         raise ConfigError(report.error)
     where = {v.line: v.property for v in report.violations}
-    view = view_of_events(events, where, times, _hand_over_notes(report.handovers))
+    focus = min(where) if where else None
+    window = Window(limit, focus)
+    times: dict[int, int] = {}
+    low: list[int] = []
+
+    def events(it: Iterator[str]) -> Iterator[tuple[int, Any]]:
+        for n, line in enumerate(it, 2):
+            if not line.strip():
+                continue
+            event = parse_event(line, n)
+            times.clear()  # only the current event's: the view reads it as it goes
+            if event.ts is not None:
+                times[n] = event.ts
+                low[:] = [min(low[0], event.ts)] if low else [event.ts]
+            if not window.full:  # past the window only the earliest timestamp is wanted
+                yield n, decode_action(event, line, n)
+
+    with read() as it:
+        next(it)
+        stream = events(it)
+        view = view_of_events(
+            stream, where, times, _hand_over_notes(report.handovers), window=window, start_ms=0
+        )
+        for _ in stream:  # the rest, for the earliest timestamp
+            pass
+    import dataclasses
+
+    if low:
+        rows = [
+            dataclasses.replace(row, elapsed_ms=row.elapsed_ms - low[0])
+            if row.elapsed_ms is not None
+            else row
+            for row in view.rows
+        ]
+        view = dataclasses.replace(view, rows=rows)
+    kept = [event for _, event in window.kept()]
     view = renamed(view, dict(header.topic_names or {}), dict(header.clients or {}))
     findings = [(v.line, v.property, v.message) for v in report.violations]
-    text = explain_events(events, view, findings, describe, header.protocol)
+    text = explain_events(kept, view, findings, describe, header.protocol, total=report.events)
+    if len(kept) < report.events:
+        why = "around the first violation" if focus is not None else "the first ones"
+        start = view.rows[0].index if view.rows else 1
+        view.notes.append(_stretch(len(kept), start, report.events, "events", why, limit))
+        text += view.notes[-1] + "\n"
     zombies = [
         f"zombie-window: line {z.line}: {z.property}: {z.message}" for z in report.zombie_windows
     ]
@@ -126,28 +279,7 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
         text += "\n".join([*zombies, *report.reasons, *report.notes]) + "\n"
     topics, clients = dict(header.topic_names or {}), dict(header.clients or {})
     text = renamed_text(text, topics, member_names(clients))
-    return view, text, f"header: {cut(lines[0].strip(), HEADER_SHOWN)}"
-
-
-def with_times(view: Any, lines: list[str]) -> Any:
-    """A model trace written with timestamps (``simulate --timed``): each row gets its
-    step's time since the first event, as the chart's time axis."""
-    import dataclasses
-
-    from model.trace.codec import parse_event
-
-    stamps = [parse_event(line, n).ts for n, line in enumerate(lines[1:], 2) if line.strip()]
-    known = [t for t in stamps if t is not None]
-    if not known:
-        return view
-    start = min(known)
-    rows = [
-        dataclasses.replace(row, elapsed_ms=stamps[row.index - 1] - start)
-        if row.index - 1 < len(stamps) and stamps[row.index - 1] is not None
-        else row
-        for row in view.rows
-    ]
-    return dataclasses.replace(view, rows=rows)
+    return view, text, f"header: {cut(first.strip(), HEADER_SHOWN)}"
 
 
 def _hand_over_notes(handovers: list[dict[str, Any]]) -> dict[int, str]:
@@ -216,7 +348,7 @@ def default_out(file: str) -> Path:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from groupcheck.validate.files import trace_lines
+    from groupcheck.validate.files import display_name
     from model.trace.codec import TraceError
     from reports.publish import check_target, publishing
     from reports.render.dot import RenderError
@@ -227,9 +359,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else default_out(args.file)
     check_target(out)  # refuse before any work
     try:
-        with trace_lines(args.file) as it:
-            lines = list(it)
-        view, text, config_text = build(args.file, lines)
+        with _spooled(args.file) as source:
+            view, text, config_text = build(display_name(args.file), source=source)
     except TraceError as e:
         print(f"groupcheck: error: {visible(f'{args.file}:{e}')}", file=sys.stderr)
         return 2
@@ -259,4 +390,24 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.format == "html" and _lists_runs(out.parent):
         write_index(out.parent)
     print(visible(f"written to {out}" + ("/index.html" if args.format == "html" else "")))
+    for note in view.notes:
+        print(visible(note))
     return 0
+
+
+@contextmanager
+def _spooled(file: str) -> Iterator[str]:
+    """A path to read ``file`` from, twice: standard input (``-``) is copied to a
+    temporary file first (on disk, not in memory)."""
+    import shutil
+    import tempfile
+
+    from groupcheck.validate.files import STDIN
+
+    if file != STDIN:
+        yield file
+        return
+    with tempfile.NamedTemporaryFile(prefix="groupcheck-render-", suffix=".ndjson") as f:
+        shutil.copyfileobj(sys.stdin.buffer, f)
+        f.flush()
+        yield f.name

@@ -186,9 +186,11 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_usage(sys.stderr)
+    """``groupcheck pipeline`` without a step: one line on stderr (docs/cli.md)."""
+    del p
     print(
-        "groupcheck: error: pipeline: choose a step: explore, timed, validate, bfs or report",
+        "groupcheck: error: pipeline: choose a step: explore, timed, validate, bfs or report "
+        "(see 'groupcheck pipeline --help')",
         file=sys.stderr,
     )
     return 2
@@ -399,7 +401,7 @@ def _validate_findings(job: Any) -> dict[str, Any]:
     from groupcheck.pipeline.store import read_parts
     from groupcheck.pipeline.verdict import validate_verdict
 
-    table = read_parts(Path(job.out), len(job.parts), ["result", "notes", "violations"])
+    table = read_parts(Path(job.out), len(job.parts), ["result", "notes", "violations", "error"])
     return validate_verdict(table)
 
 
@@ -569,7 +571,18 @@ def _finish(
         if code == exitcodes.INTERNAL_ERROR:
             print(f"groupcheck: internal error: {summary['reasons'][0]}", file=sys.stderr)
         return code
-    return validate_exit(summary)
+    code = validate_exit(summary)
+    if code == exitcodes.BAD_INPUT:
+        from groupcheck.cli import printable
+
+        others = summary["malformed"] - 1
+        more = f"; {others} more malformed or unreadable" if others else ""
+        print(
+            f"groupcheck: error: {printable(summary['first_malformed'] or 'a malformed trace')}"
+            f"{more}; every other trace was validated",
+            file=sys.stderr,
+        )
+    return code
 
 
 # --------------------------------------------------------------------------- report

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from groupcheck.crash import one_line
 from groupcheck.pipeline.errors import PipelineError
 
 if TYPE_CHECKING:
@@ -173,9 +174,17 @@ def read_parts(out: Path, count: int, columns: list[str] | None = None) -> pa.Ta
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tables = [
-        pq.read_table(part_path(out, i), columns=columns) for i in sorted(done_parts(out, count))
-    ]
+    tables = []
+    for i in sorted(done_parts(out, count)):
+        path = part_path(out, i)
+        try:
+            tables.append(pq.read_table(path, columns=columns))
+        except (OSError, pa.ArrowException) as e:
+            # A damaged or truncated part is bad input, named (issue 42), not a crash.
+            raise PipelineError(f"{path}: not a readable result part: {one_line(e)}") from None
     if not tables:
         raise PipelineError(f"{out}: no result parts")
-    return pa.concat_tables(tables)
+    try:
+        return pa.concat_tables(tables)
+    except pa.ArrowException as e:
+        raise PipelineError(f"{out}: result parts of different shapes: {one_line(e)}") from None

@@ -34,6 +34,7 @@ from typing import Any
 
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.grid import MAX_CELLS, MAX_RUNS, _kind, _seeds, _seeds_json
+from groupcheck.timed.scenarios import MAX_MEMBERS
 from model.config import INT32_MAX
 from model.status import ConfigError
 
@@ -45,7 +46,7 @@ MAX_MS = 3_600_000
 
 # name → (kind, low, high, default): "int", "float" (ms) or "bool".
 AXES: dict[str, tuple[str, float, float, Any]] = {
-    "members": ("int", 1, 5000, None),
+    "members": ("int", 1, MAX_MEMBERS, None),
     "assignment_interval_ms": ("int", 0, INT32_MAX, 0),
     "assignor_offload": ("bool", 0, 1, False),
     "heartbeat_interval_ms": ("int", 1, MAX_MS, None),

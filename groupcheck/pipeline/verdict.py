@@ -157,7 +157,7 @@ def explore_exit(summary: Mapping[str, Any]) -> int:
 
 def validate_verdict(traces: pa.Table) -> dict[str, Any]:
     """The counts and result of a corpus from its trace rows (columns ``result``,
-    ``notes``, ``violations``)."""
+    ``notes``, ``violations``, and ``error``, which names a malformed trace's file)."""
     import pyarrow.compute as pc
 
     verdicts = [
@@ -168,8 +168,21 @@ def validate_verdict(traces: pa.Table) -> dict[str, Any]:
     flat = pc.list_flatten(traces["violations"])
     props = pc.value_counts(pc.struct_field(flat, "property")).to_pylist() if len(flat) else []
     reasons: list[str] = []
+    first_malformed = None
     if count["malformed"]:
-        reasons.append(f"{count['malformed']} traces are malformed or unreadable (not validated)")
+        # The first malformed trace's error names its file, line and column (issue 42).
+        errors = (
+            traces["error"].to_pylist()
+            if "error" in traces.column_names
+            else [None] * len(verdicts)
+        )
+        first_malformed = next(
+            (e for v, e in zip(verdicts, errors, strict=True) if v == "malformed" and e), None
+        )
+        reasons.append(
+            f"{count['malformed']} traces are malformed or unreadable (not validated)"
+            + (f"; the first: {first_malformed}" if first_malformed else "")
+        )
     if count["inconclusive"]:
         notes = traces["notes"].to_pylist()
         first = next(
@@ -192,6 +205,7 @@ def validate_verdict(traces: pa.Table) -> dict[str, Any]:
         "with_violations": count["violation"],
         "inconclusive": count["inconclusive"],
         "malformed": count["malformed"],
+        "first_malformed": first_malformed,
         "by_property": dict(sorted((d["values"], d["counts"]) for d in props)),
     }
 

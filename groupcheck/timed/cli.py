@@ -78,6 +78,18 @@ def _ms(text: str) -> float:
     return value
 
 
+def _members(text: str) -> int:
+    from groupcheck.timed.scenarios import MAX_MEMBERS
+
+    value = positive(text)
+    if value > MAX_MEMBERS:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_MEMBERS} members (a larger group takes minutes and gigabytes: "
+            f"docs/timed.md), got {value}"
+        )
+    return value
+
+
 def _groups(text: str) -> int:
     from groupcheck.timed.scenarios import MAX_GROUPS
 
@@ -109,7 +121,7 @@ def register(sub: Any) -> None:
             "seeds (the seed draws each member's heartbeat phase)."
         ),
     )
-    rt.add_argument("--members", type=positive, default=50, help="the large group (default 50)")
+    rt.add_argument("--members", type=_members, default=50, help="the large group (default 50)")
     rt.add_argument("--seeds", type=positive, default=3, help="seeds per cell (default 3)")
     rt.add_argument(
         "--heartbeat-interval-ms", type=positive, default=5000, help="default 5000 (Kafka's)"
@@ -135,7 +147,7 @@ def register(sub: Any) -> None:
             "executor's utilisation, heartbeat latency (mean, p99, max)."
         ),
     )
-    load.add_argument("--members", type=positive, default=50, help="group size (default 50)")
+    load.add_argument("--members", type=_members, default=50, help="group size (default 50)")
     load.add_argument(
         "--heartbeat-interval-ms",
         type=positive,
@@ -167,7 +179,7 @@ def register(sub: Any) -> None:
             "partitions. Median and worst over --seeds seeds."
         ),
     )
-    cr.add_argument("--members", type=positive, default=3, help="group size (default 3)")
+    cr.add_argument("--members", type=_members, default=3, help="group size (default 3)")
     cr.add_argument("--partitions", type=positive, default=6, help="topic partitions (default 6)")
     cr.add_argument("--seeds", type=positive, default=5, help="seeds (default 5)")
     cr.add_argument("--heartbeat-interval-ms", type=positive, default=500, help="default 500")

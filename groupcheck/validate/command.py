@@ -100,6 +100,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     result, code = overall(reports)
     if args.json:
         print(json.dumps(_document(reports, result), indent=1))
+        from reports.render.escape import visible
+
+        for r in reports:  # a refused file is one line on stderr, with --json too
+            if r.error:
+                print(visible(f"groupcheck: error: {r.error}"), file=sys.stderr)
     else:
         _print_text(reports, result)
     return code

@@ -172,9 +172,11 @@ def explain(
     description: str = "",
     reference: str = "",
     max_steps: int = 60,
+    first_index: int = 1,
 ) -> str:
     """The explanation: the initial group, each step with what it changed, the violation
-    (a classic path in generations, assignments and reported owned partitions)."""
+    (a classic path in generations, assignments and reported owned partitions).
+    ``first_index`` numbers the first action (a stretch of a longer path)."""
     from reports.render.view import one_family
 
     states = one_family(states)
@@ -185,9 +187,11 @@ def explain(
         else "epoch or assignment"
     )
     skipped = 0
-    for i, (a, pre, post) in enumerate(zip(actions, states, states[1:], strict=False), 1):
+    last = first_index + len(actions) - 1
+    steps = zip(actions, states, states[1:], strict=False)
+    for i, (a, pre, post) in enumerate(steps, first_index):
         changes = _changes(pre, post)
-        if len(actions) > max_steps and not changes and i != len(actions):
+        if len(actions) > max_steps and not changes and i != last:
             skipped += 1
             continue
         if skipped:
@@ -355,6 +359,7 @@ def explain_events(
     describe: Callable[[str], tuple[str, str]] | None = None,
     protocol: str = "consumer",
     max_steps: int = 60,
+    total: int | None = None,
 ) -> str:
     """The "let / then" explanation of an external trace, as far as its messages tell:
     each event in KIP-848 words with what it changed in the safety validator's reading —
@@ -364,7 +369,8 @@ def explain_events(
     (``view.protocol``, or ``protocol``, is ``classic``) is told in generations, JoinGroup
     and SyncGroup: a member may consume what it reported owning in its last JoinGroup,
     then what its SyncGroup response assigned. ``describe`` gives
-    a property's description and KIP reference. ``view`` is ``view_of_events(events)``."""
+    a property's description and KIP reference. ``view`` is ``view_of_events(events)``;
+    ``total`` the number of events in the trace when ``events`` are a stretch of it."""
     classic = view.protocol == "classic" or protocol == "classic"
     reading = (
         "what it last reported owning in a JoinGroup, then what its SyncGroup response assigned"
@@ -372,7 +378,8 @@ def explain_events(
         else "what it last reported owning plus what it was given since"
     )
     lines = [
-        f"Let an external implementation ({protocol} protocol) log {len(events)} events; "
+        f"Let an external implementation ({protocol} protocol) log "
+        f"{len(events) if total is None else total} events; "
         f"the group starts empty and a member may consume {reading}."
     ]
     at: dict[int, list[tuple[str, str]]] = {}

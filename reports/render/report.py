@@ -71,9 +71,11 @@ TITLES = {"sequence": "Sequence chart", "ownership": "Ownership timeline", "stat
 
 
 def collapsed_note(view: TraceView) -> str:
-    """How many quiet steps the pictures collapse, if any."""
+    """How many quiet steps the pictures collapse, if any, and the view's notes (which
+    stretch of a long trace is drawn)."""
     hidden = sum(item for item in collapse(view.rows) if isinstance(item, int))
-    return f" {hidden} quiet steps are collapsed." if hidden else ""
+    said = f" {hidden} quiet steps are collapsed." if hidden else ""
+    return said + "".join(f" {note}" for note in view.notes)
 
 
 def write_pictures(directory: FsPath, sources: dict[str, str], fmt: str = "svg") -> dict[str, str]:

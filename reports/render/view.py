@@ -29,6 +29,7 @@ from its SyncGroup response on, what that assigned.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -97,6 +98,48 @@ class TraceView:
     protocol: str = "consumer"
     """``consumer`` (KIP-848) or ``classic``: classic rows' ``epochs`` are the generation
     each client knows, and their ``generation`` the group's."""
+
+
+class Window:
+    """The events of a long trace that are drawn: at most ``limit`` of them, in order —
+    with a ``focus`` line (the first violation's) the ``limit // 2`` events before it and
+    the rest from it on, else the first ``limit``. Rows offered outside it are counted,
+    not kept, so drawing a trace takes memory for ``limit`` rows, whatever its length."""
+
+    def __init__(self, limit: int, focus: int | None = None) -> None:
+        if limit < 1:
+            raise ValueError("a window draws at least one event")
+        self.limit = limit
+        self.focus = focus
+        self.seen = 0
+        self._before: deque[tuple[Row, tuple[int, Action]]] = deque(
+            maxlen=limit // 2 if focus is not None else limit
+        )
+        self._after: list[tuple[Row, tuple[int, Action]]] = []
+        self._reached = focus is None
+
+    @property
+    def full(self) -> bool:
+        """Whether no later row will be kept."""
+        if not self._reached:
+            return False
+        return len(self._before) + len(self._after) >= self.limit
+
+    def offer(self, row: Row, event: tuple[int, Action]) -> None:
+        """Count ``row`` (with its ``(line, action)``), keeping it when it is drawn."""
+        self.seen += 1
+        if self.full:
+            return
+        if not self._reached and row.line is not None and row.line >= (self.focus or 0):
+            self._reached = True
+        if self._reached and self.focus is not None:
+            self._after.append((row, event))
+        else:
+            self._before.append((row, event))
+
+    def kept(self) -> list[tuple[Row, tuple[int, Action]]]:
+        """The drawn rows with their events, in order."""
+        return [*self._before, *self._after]
 
 
 def _parts(a: Assignment | None) -> str:
@@ -302,9 +345,12 @@ def view_of_path(
     violation: str | None = None,
     message: str | None = None,
     violation_step: int | None = None,
+    first_index: int = 1,
 ) -> TraceView:
     """The view of a model path (``states`` has one more element than ``actions``), of
-    either protocol family (a mixed state as its group's family: ``family_state``)."""
+    either protocol family (a mixed state as its group's family: ``family_state``).
+    ``first_index`` numbers the first action (a stretch of a longer path: its step
+    number there)."""
     states = one_family(states)
     classic = isinstance(states[0], ClassicState)
     lanes = [COORDINATOR, *(c.name for c in states[0].clients)]
@@ -317,7 +363,8 @@ def view_of_path(
     # What the coordinator withholds from each client's member, as of the last heartbeat
     # request it handled: the response to that request is the one delivered next.
     withheld: dict[str, Assignment] = {}
-    for i, (action, pre, post) in enumerate(zip(actions, states[:-1], states[1:], strict=True), 1):
+    steps = zip(actions, states[:-1], states[1:], strict=True)
+    for i, (action, pre, post) in enumerate(steps, first_index):
         src, dst, label, lost = message_label(action, classic)
         label += _assignor_run_note(pre, post)
         owners, pending, epochs = _state_ownership(post)
@@ -418,17 +465,21 @@ def view_of_events(
     violations: dict[int, str] | None = None,
     times: dict[int, int] | None = None,
     notes: dict[int, str] | None = None,
+    *,
+    window: Window | None = None,
+    start_ms: int | None = None,
 ) -> TraceView:
     """The view of an external trace's (line, action) events; ``violations`` maps a line
     to the property the validator reported there, ``times`` a line to its event's
-    timestamp (ms; each row then carries the time since the first), ``notes`` a line to a
-    remark added to its row's label (a hand-over's timing). A trace with classic bodies
-    (JoinGroup, SyncGroup …) is read as a classic one: its rows' ``epochs`` are
-    generations."""
+    timestamp (ms; each row then carries the time since ``start_ms``, by default the
+    first), ``notes`` a line to a remark added to its row's label (a hand-over's timing).
+    A trace with classic bodies (JoinGroup, SyncGroup …) is read as a classic one: its
+    rows' ``epochs`` are generations. With a ``window`` only its rows are kept (and the
+    events are read only until it is full): the view's lanes are those its rows use."""
     violations = violations or {}
-    times = times or {}
+    times = times if times is not None else {}
     notes = notes or {}
-    start = min(times.values()) if times else None
+    start = start_ms if start_ms is not None else (min(times.values()) if times else None)
     members: dict[str, _Member] = {}
     lanes = [COORDINATOR]
     partitions: set[TopicPartition] = set()
@@ -492,27 +543,35 @@ def view_of_events(
         bad = line in violations
         if bad and first is None:
             first = (violations[line], f"line {line}")
-        rows.append(
-            Row(
-                i,
-                line,
-                action.kind,
-                src,
-                dst,
-                label,
-                lost,
-                {tp: tuple(v) for tp, v in owners.items()},
-                frozenset(pending),
-                {n: mv.epoch for n, mv in members.items()},
-                quiet=_routine(action) and not bad and line not in notes,
-                noted=line in notes,
-                violation=bad,
-                revoked=revoked,
-                member_pending=member_pending,
-                generation=generation if classic else None,
-                elapsed_ms=(times[line] - start if line in times and start is not None else None),
-            )
+        row = Row(
+            i,
+            line,
+            action.kind,
+            src,
+            dst,
+            label,
+            lost,
+            {tp: tuple(v) for tp, v in owners.items()},
+            frozenset(pending),
+            {n: mv.epoch for n, mv in members.items()},
+            quiet=_routine(action) and not bad and line not in notes,
+            noted=line in notes,
+            violation=bad,
+            revoked=revoked,
+            member_pending=member_pending,
+            generation=generation if classic else None,
+            elapsed_ms=(times[line] - start if line in times and start is not None else None),
         )
+        if window is None:
+            rows.append(row)
+            continue
+        window.offer(row, (line, action))
+        if window.full:
+            break
+    if window is not None:
+        rows = [row for row, _ in window.kept()]
+        drawn = {lane for row in rows for lane in (row.source, row.target)}
+        lanes = [lane for lane in lanes if lane == COORDINATOR or lane in drawn]
     return TraceView(
         lanes,
         sorted(partitions),

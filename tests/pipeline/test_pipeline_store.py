@@ -411,3 +411,63 @@ def test_connect_timeout_is_a_bounded_number_of_seconds(
     (line,) = err.splitlines()
     assert line.startswith("groupcheck pipeline explore: argument --connect-timeout: expected")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_damaged_part_is_bad_input_naming_it(
+    tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: ``pipeline report`` on a damaged Parquet part was an internal error."""
+    out = tmp_path / "o"
+    explore_job(grid_file, out, runs=1, part_size=8)
+    run(
+        capsys,
+        "pipeline",
+        "explore",
+        "--grid",
+        str(grid_file),
+        "--runs",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+        "--json",
+    )
+    part = sorted((out / "parts").iterdir())[0]
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) // 2])
+    code, _stdout, err = run(capsys, "pipeline", "report", str(out))
+    assert code == 2, err
+    assert err.count("\n") == 1
+    assert err.startswith(f"groupcheck: error: {part}: not a readable result part")
+
+
+def test_a_malformed_trace_in_a_corpus_is_named(
+    corpus: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: a corpus with a garbage file said inconclusive without naming it. The
+    parts are computed here (no JVM); the command finishes the job from them."""
+    from groupcheck.pipeline.corpus import byte_parts
+
+    garbage = tmp_path / "only" / "garbage.ndjson"
+    garbage.parent.mkdir()
+    garbage.write_bytes(b"\xff\xfe not a trace\n")
+    good = next(name for name, verdict in corpus.items() if verdict == "ok")
+    (tmp_path / "only" / "good.ndjson").write_bytes(Path(good).read_bytes())
+    pattern = str(tmp_path / "only" / "*.ndjson")
+    plan = plan_corpus([pattern])
+    parts = byte_parts(plan.sizes)
+    out = tmp_path / "v"
+    store.prepare(out, "validate", plan.to_json(), plan.fingerprint(), parts)
+    job = Job("validate", str(out), plan, tuple(parts))
+    for i in range(len(parts)):
+        execute_part(job, i)
+    code, stdout, err = run(
+        capsys, "pipeline", "validate", "--traces", pattern, "--out", str(out), "--quiet", "--json"
+    )
+    assert code == 2
+    summary = json.loads(stdout)
+    assert summary["ok"] == 1
+    assert summary["malformed"] == 1
+    assert str(garbage) in summary["reasons"][0]
+    assert err.count("\n") == 1
+    assert err.startswith(f"groupcheck: error: {garbage}:1:1: not UTF-8")

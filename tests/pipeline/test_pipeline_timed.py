@@ -61,7 +61,7 @@ def test_timed_grid_makes_the_cross_product(tmp_path: Path) -> None:
         ({"seeds": [1]}, "timed: expected a table"),
         ({"timed": {"members": 2, "speed": 1}, "seeds": [1]}, "timed.speed: unknown key"),
         ({"timed": {"assignor_ms": 1}, "seeds": [1]}, "timed.members: missing"),
-        ({"timed": {"members": 0}, "seeds": [1]}, "timed.members: expected a value in 1..5000"),
+        ({"timed": {"members": 0}, "seeds": [1]}, "timed.members: expected a value in 1..64"),
         ({"timed": {"members": 2.5}, "seeds": [1]}, "timed.members: expected an integer"),
         ({"timed": {"members": [2, 2]}, "seeds": [1]}, "timed.members: a value is listed twice"),
         ({"timed": {"members": 2, "assignor_offload": 1}, "seeds": [1]}, "expected true or false"),
@@ -99,7 +99,7 @@ def test_bad_timed_grid_on_the_cli_exits_2_and_writes_nothing(
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1
-    assert "timed.members: expected a value in 1..5000" in lines[0]
+    assert "timed.members: expected a value in 1..64" in lines[0]
     assert not out.exists()
     # and an explore grid names the step a timed grid belongs to
     with pytest.raises(PipelineError, match="run it with 'groupcheck pipeline timed'"):

@@ -183,10 +183,12 @@ def test_validate_counts_inconclusive_traces_and_exits_by_the_worst(
     assert (code, summary["result"], summary["ok"], summary["reasons"]) == (0, "ok", 6, [])
 
     broken = [*walks, str(root / "broken.ndjson")]
-    code, out, _ = validate(capsys, broken, tmp_path / "c", "--settle", "5")
+    code, out, err = validate(capsys, broken, tmp_path / "c", "--settle", "5")
     assert code == 2
     assert "  result: inconclusive" in out.splitlines()
-    assert "    1 traces are malformed or unreadable (not validated)" in out.splitlines()
+    named = "    1 traces are malformed or unreadable (not validated); the first: "
+    assert named + str(root / "broken.ndjson") + ":" in out
+    assert err.splitlines()[-1].startswith(f"groupcheck: error: {root / 'broken.ndjson'}:")
     assert "  ok 6, with violations 0, inconclusive 0, malformed or unreadable 1" in out
 
     double = [*broken, str(root / "double.ndjson")]
