@@ -8,7 +8,8 @@ and ``ConsumerHeartbeatRequestManager``, with ``Config.callback_steps``: each re
 callback a step of its own) and feeds it, in the order of their ``ts``, what the real
 client received and what its application did: the captured responses
 (``on_heartbeat_response``), its client events (docs/trace-format.md, "Client events":
-``subscribe()``, callback ends, ``close()``, poll stalls) and a ``Crash``. Whatever the
+``subscribe()``, callback ends, ``close()``, poll stalls) and a ``Crash`` — within one
+millisecond, where the order sorted diverges, the other order (``_in_either_order``). Whatever the
 model's client does of its own accord between them it does at once: start a
 reconciliation (``reconcile``), run a callback whose listener Kafka does not call (an
 empty ``onPartitionsRevoked``/``Lost``), release before a leave, rejoin after

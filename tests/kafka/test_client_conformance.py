@@ -264,11 +264,11 @@ def test_the_profile_is_taken_from_the_header() -> None:
     assert client_profile(header("kafka-clients 4.4.0"), "librdkafka") == "librdkafka"
 
 
-# batching-0, run 2 (a loaded machine): m38's onPartitionsRevoked([foo-79]) (line 1160) is
+# batching-0, loaded run 2: m38's onPartitionsRevoked([foo-79]) (line 1160) is
 # stamped in the millisecond of the response that carried its new assignment (line 1168)
 # and sorted before it: the merge writes a client event before the first line stamped
 # later, while the proxy writes an exchange once every earlier request is answered.
-RUN2 = "batching-0-run2"
+LOADED_2 = "batching-0-loaded-2"
 M38_CALLBACK, M38_RESPONSE = 1160, 1168
 
 
@@ -295,9 +295,9 @@ def test_a_callback_is_judged_after_the_response_of_its_millisecond() -> None:
     """The replay takes the same-millisecond response first (docs/fidelity.md CC7): m38
     then conforms up to its close, where its leave heartbeat goes out before its release
     callback — RK6, the one finding, which batching-0 declares."""
-    lines = _gz_lines(RUN2)
+    lines = _gz_lines(LOADED_2)
     _m38_callback_and_response(lines)
-    report = validate_client(f"{RUN2}.ndjson", lines)
+    report = validate_client(f"{LOADED_2}.ndjson", lines)
     assert report.error is None
     assert report.reasons == []
     [finding] = report.violations
@@ -313,11 +313,11 @@ def test_a_callback_is_judged_after_the_response_of_its_millisecond() -> None:
 def test_a_callback_stamped_before_its_response_is_still_a_divergence() -> None:
     """One millisecond earlier than the response, the callback cannot have followed it:
     the divergence in the order of the timestamps is reported."""
-    lines = _gz_lines(RUN2)
+    lines = _gz_lines(LOADED_2)
     _, response = _m38_callback_and_response(lines)
     response["ts"] += 1
     lines[M38_RESPONSE - 1] = json.dumps(response)
-    report = validate_client(f"{RUN2}.ndjson", lines)
+    report = validate_client(f"{LOADED_2}.ndjson", lines)
     [first] = report.violations  # m38's replay stops there: its close is not reached
     assert first.line == M38_CALLBACK
     assert (
@@ -330,11 +330,11 @@ def test_a_callback_stamped_before_its_response_is_still_a_divergence() -> None:
 def test_a_callback_its_response_does_not_call_for_is_still_a_divergence() -> None:
     """Taken after the response, a callback with other partitions than those the response
     revokes diverges too: the divergence in the order sorted is reported."""
-    lines = _gz_lines(RUN2)
+    lines = _gz_lines(LOADED_2)
     callback, _ = _m38_callback_and_response(lines)
     callback["payload"]["partitions"][0]["Partitions"] = [78]
     lines[M38_CALLBACK - 1] = json.dumps(callback)
-    report = validate_client(f"{RUN2}.ndjson", lines)
+    report = validate_client(f"{LOADED_2}.ndjson", lines)
     [first] = report.violations
     assert first.line == M38_CALLBACK
     assert "onPartitionsRevoked([foo-78]) where the model's client runs no callback" in (

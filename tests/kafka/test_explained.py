@@ -119,13 +119,13 @@ def test_librdkafka_leave_before_release_is_declared_for_batching_0() -> None:
     assert explained_by(decls, "client", "violation", _findings(report)) == "fidelity RK6"
 
 
-def test_batching_0_run_2_shows_only_the_declared_leave_before_release() -> None:
-    """batching-0, run 2: once m38's callback is judged after the response of its
+def test_batching_0_loaded_run_2_shows_only_the_declared_leave_before_release() -> None:
+    """batching-0, loaded run 2: once m38's callback is judged after the response of its
     millisecond (docs/fidelity.md CC7), its one finding is RK6 at its close, which the
     scenario declares; the same finding at line 1160 in the old order would not be."""
-    with gzip.open(CAPTURES / "librdkafka" / "batching-0-run2.ndjson.gz", "rt") as f:
+    with gzip.open(CAPTURES / "librdkafka" / "batching-0-loaded-2.ndjson.gz", "rt") as f:
         lines = f.read().splitlines()
-    report = validate_client("batching-0-run2.ndjson", lines)
+    report = validate_client("batching-0-loaded-2.ndjson", lines)
     decls = load(find("batching-0")).explained
     findings = _findings(report)
     assert len(findings) == 1
