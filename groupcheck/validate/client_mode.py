@@ -8,7 +8,8 @@ and ``ConsumerHeartbeatRequestManager``, with ``Config.callback_steps``: each re
 callback a step of its own) and feeds it, in the order of their ``ts``, what the real
 client received and what its application did: the captured responses
 (``on_heartbeat_response``), its client events (docs/trace-format.md, "Client events":
-``subscribe()``, callback ends, ``close()``, poll stalls) and a ``Crash``. Whatever the
+``subscribe()``, callback ends, ``close()``, poll stalls) and a ``Crash`` — within one
+millisecond, where the order sorted diverges, the other order (``_in_either_order``). Whatever the
 model's client does of its own accord between them it does at once: start a
 reconciliation (``reconcile``), run a callback whose listener Kafka does not call (an
 empty ``onPartitionsRevoked``/``Lost``), release before a leave, rejoin after
@@ -140,6 +141,11 @@ EXPLAINED = {
         "request(s) judged after client events stamped in the same millisecond and written "
         "after them (the proxy's and the driver's clocks cannot order them; in the order "
         "written they would diverge)"
+    ),
+    "same-millisecond-callback": (
+        "callback(s) judged after the response(s) stamped in the same millisecond and "
+        "sorted after them (a callback cannot run before the response that carried its "
+        "partitions; in the order sorted they would diverge)"
     ),
     "partial-resolution": (
         "acknowledgement(s) of a partially resolved target (maybeReconcile's local epoch "
@@ -409,8 +415,10 @@ def _replay(m: _Member, names: _Names, file: str, report: Report) -> None:
     try:
         k = 0
         while k < len(m.items):
-            if isinstance(m.items[k].what, ConsumerGroupHeartbeatRequest):
-                _request_in_order(m, k, names)
+            if isinstance(m.items[k].what, ConsumerGroupHeartbeatRequest) or _is_callback_start(
+                m.items[k].what
+            ):
+                _in_either_order(m, k, names)
             else:
                 _step(m, m.items[k], m.items[k + 1 :], names)
             k += 1
@@ -431,14 +439,24 @@ def _snapshot(m: _Member) -> dict[str, Any]:
     return saved
 
 
-def _request_in_order(m: _Member, k: int, names: _Names) -> None:
-    """Judge the request at ``m.items[k]``. The proxy and the client's driver stamp
-    their records with their own millisecond clocks, so a client event stamped in the
-    same millisecond as the request, and written after it, may have come first (a
-    callback that returned just before the acknowledgement or the leave it lets go
-    out). When the request diverges in the order written, the replay takes those
-    same-millisecond client events first and judges the request again; if it still
-    diverges, the divergence in the order written is reported."""
+def _is_callback_start(e: object) -> bool:
+    return isinstance(e, ClientEvent) and e.event == "Callback" and e.phase == "start"
+
+
+def _in_either_order(m: _Member, k: int, names: _Names) -> None:
+    """Judge the request or callback start at ``m.items[k]``. The proxy stamps each
+    message when it forwards it, the client's driver each client event when the
+    application sees it, and each source's own events are in order; but the merge places
+    a client event before the first line stamped later than it while the proxy writes an
+    exchange once every earlier forwarded request is answered, so between the two sources
+    the order of what one millisecond holds is not known. When the item diverges in the
+    order sorted, the replay takes first the events of the other source stamped in the
+    same millisecond and sorted after it, keeping each source's own order, and judges it
+    again: for a request, the client events that follow it without a message between (a
+    callback that returned just before the acknowledgement or the leave it lets go out:
+    CC7); for a callback, the first one, then the first two, … of the member's messages
+    (the response that carried its partitions: a callback cannot run before it). If no
+    such order replays, the divergence in the order sorted is reported."""
     item = m.items[k]
     saved = _snapshot(m)
     try:
@@ -446,24 +464,34 @@ def _request_in_order(m: _Member, k: int, names: _Names) -> None:
         return
     except _Divergence as d:
         first = d
-    same: list[_Item] = []
-    for later in m.items[k + 1 :]:
-        if later.ts != item.ts or not isinstance(later.what, ClientEvent):
-            break
-        same.append(later)
-    if not same:
-        raise first
     m.__dict__.update(_snapshot_restore(saved))
-    rest = [x for x in m.items[k + 1 :] if all(x is not y for y in same)]
-    try:
-        for n, event in enumerate(same):
-            _step(m, event, same[n + 1 :] + rest, names)
-        _step(m, item, rest, names)
-    except _Divergence:
+    same = [x for x in m.items[k + 1 :] if x.ts == item.ts]
+    if isinstance(item.what, ConsumerGroupHeartbeatRequest):
+        moves = []
+        for later in same:
+            if not isinstance(later.what, ClientEvent):
+                break
+            moves.append(later)
+        tries = [moves] if moves else []
+        kind = "same-millisecond"
+    else:
+        wire = [x for x in same if not isinstance(x.what, ClientEvent | Crash)]
+        tries = [wire[:n] for n in range(1, len(wire) + 1)]
+        kind = "same-millisecond-callback"
+    for moved in tries:
         m.__dict__.update(_snapshot_restore(saved))
-        raise first from None
-    m.items[k + 1 : k + 1 + len(same)] = []  # done: the loop goes on after them
-    m.explained["same-millisecond"] += 1
+        rest = [x for x in m.items[k + 1 :] if all(x is not y for y in moved)]
+        try:
+            for n, event in enumerate(moved):
+                _step(m, event, [*moved[n + 1 :], item, *rest], names)
+            _step(m, item, rest, names)
+        except _Divergence:
+            continue
+        m.items[k + 1 :] = rest  # done: the loop goes on after them
+        m.explained[kind] += 1
+        return
+    m.__dict__.update(_snapshot_restore(saved))
+    raise first from None
 
 
 def _snapshot_restore(saved: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -261,3 +262,82 @@ def test_the_profile_is_taken_from_the_header() -> None:
     assert client_profile(header("kafka-clients 4.4.0")) == "java"
     assert client_profile(header("kafka-clients 4.4.0, librdkafka 2.16.0")) == "java"
     assert client_profile(header("kafka-clients 4.4.0"), "librdkafka") == "librdkafka"
+
+
+# batching-0, loaded run 2: m38's onPartitionsRevoked([foo-79]) (line 1160) is
+# stamped in the millisecond of the response that carried its new assignment (line 1168)
+# and sorted before it: the merge writes a client event before the first line stamped
+# later, while the proxy writes an exchange once every earlier request is answered.
+LOADED_2 = "batching-0-loaded-2"
+M38_CALLBACK, M38_RESPONSE = 1160, 1168
+
+
+def _explained_counts(notes: list[str]) -> dict[str, int]:
+    return {
+        kind: int(m.group(1))
+        for note in notes
+        for kind, text in EXPLAINED.items()
+        if (m := re.fullmatch(rf"explained: (\d+) {re.escape(text)}", note))
+    }
+
+
+def _m38_callback_and_response(lines: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    callback, response = json.loads(lines[M38_CALLBACK - 1]), json.loads(lines[M38_RESPONSE - 1])
+    assert callback["kind"] == "Callback"
+    assert callback["payload"]["callback"] == "onPartitionsRevoked"
+    assert response["payload"]["direction"] == "response"
+    assert response["payload"]["client"] == callback["payload"]["client"]
+    assert response["ts"] == callback["ts"]
+    return callback, response
+
+
+def test_a_callback_is_judged_after_the_response_of_its_millisecond() -> None:
+    """The replay takes the same-millisecond response first (docs/fidelity.md CC7): m38
+    then conforms up to its close, where its leave heartbeat goes out before its release
+    callback — RK6, the one finding, which batching-0 declares."""
+    lines = _gz_lines(LOADED_2)
+    _m38_callback_and_response(lines)
+    report = validate_client(f"{LOADED_2}.ndjson", lines)
+    assert report.error is None
+    assert report.reasons == []
+    [finding] = report.violations
+    assert finding.line == 1849
+    assert "(m38): the client sends a heartbeat (MemberEpoch -1)" in finding.message
+    assert "it is PREPARE_LEAVING, running onPartitionsRevoked" in finding.message
+    assert _explained_counts(report.notes)["same-millisecond-callback"] == 1
+    assert "51 member(s) replayed: 691 heartbeat request(s) and 170 callback(s) compared" in (
+        report.notes
+    )
+
+
+def test_a_callback_stamped_before_its_response_is_still_a_divergence() -> None:
+    """One millisecond earlier than the response, the callback cannot have followed it:
+    the divergence in the order of the timestamps is reported."""
+    lines = _gz_lines(LOADED_2)
+    _, response = _m38_callback_and_response(lines)
+    response["ts"] += 1
+    lines[M38_RESPONSE - 1] = json.dumps(response)
+    report = validate_client(f"{LOADED_2}.ndjson", lines)
+    [first] = report.violations  # m38's replay stops there: its close is not reached
+    assert first.line == M38_CALLBACK
+    assert (
+        "the client runs onPartitionsRevoked([foo-79]) where the model's client runs no "
+        "callback (it is STABLE)" in first.message
+    )
+    assert "same-millisecond-callback" not in _explained_counts(report.notes)
+
+
+def test_a_callback_its_response_does_not_call_for_is_still_a_divergence() -> None:
+    """Taken after the response, a callback with other partitions than those the response
+    revokes diverges too: the divergence in the order sorted is reported."""
+    lines = _gz_lines(LOADED_2)
+    callback, _ = _m38_callback_and_response(lines)
+    callback["payload"]["partitions"][0]["Partitions"] = [78]
+    lines[M38_CALLBACK - 1] = json.dumps(callback)
+    report = validate_client(f"{LOADED_2}.ndjson", lines)
+    [first] = report.violations
+    assert first.line == M38_CALLBACK
+    assert "onPartitionsRevoked([foo-78]) where the model's client runs no callback" in (
+        first.message
+    )
+    assert "same-millisecond-callback" not in _explained_counts(report.notes)

@@ -117,3 +117,22 @@ def test_librdkafka_leave_before_release_is_declared_for_batching_0() -> None:
     report = validate_client("batching-0.ndjson", lines)
     decls = load(find("batching-0")).explained
     assert explained_by(decls, "client", "violation", _findings(report)) == "fidelity RK6"
+
+
+def test_batching_0_loaded_run_2_shows_only_the_declared_leave_before_release() -> None:
+    """batching-0, loaded run 2: once m38's callback is judged after the response of its
+    millisecond (docs/fidelity.md CC7), its one finding is RK6 at its close, which the
+    scenario declares; the same finding at line 1160 in the old order would not be."""
+    with gzip.open(CAPTURES / "librdkafka" / "batching-0-loaded-2.ndjson.gz", "rt") as f:
+        lines = f.read().splitlines()
+    report = validate_client("batching-0-loaded-2.ndjson", lines)
+    decls = load(find("batching-0")).explained
+    findings = _findings(report)
+    assert len(findings) == 1
+    assert explained_by(decls, "client", "violation", findings) == "fidelity RK6"
+    callback = (
+        "Client.Divergence",
+        "aP33akMpQ2WqPg/qZ0dByQ (m38): the client runs onPartitionsRevoked([foo-79]) where "
+        "the model's client runs no callback (it is STABLE); ...",
+    )
+    assert explained_by(decls, "client", "violation", [callback]) is None
