@@ -100,9 +100,10 @@ def _subscription(raw: Json) -> ClassicSubscription:
 
 
 def load_classic_group(raw: Json) -> ClassicGroup:
-    """A classic group as its GroupMetadata record loads it: EMPTY or STABLE, at its
-    generation, with its protocol, leader and members (protocols, subscription,
-    assignment; ``client`` names the process the member's responses go to)."""
+    """A classic group as the test's setup leaves it: EMPTY, STABLE or (after a join phase
+    the setup completed) COMPLETING_REBALANCE, at its generation, with its protocol, leader
+    and members (protocols, subscription, assignment; ``client`` names the process the
+    member's responses go to)."""
     members = FrozenMap(
         (
             mid,
@@ -119,6 +120,9 @@ def load_classic_group(raw: Json) -> ClassicGroup:
         for mid, m in raw.get("members", {}).items()
     )
     status = ClassicGroupStatus[raw.get("status", "STABLE" if members else "EMPTY")]
+    # A group loaded in its SyncGroup phase awaits every member's SyncGroup, as
+    # ``completeClassicGroupJoin`` leaves it (``addPendingSyncMember`` per member).
+    syncing = status is ClassicGroupStatus.COMPLETING_REBALANCE
     return replace(
         new_classic_group(),
         status=status,
@@ -126,6 +130,7 @@ def load_classic_group(raw: Json) -> ClassicGroup:
         protocol_name=raw.get("protocol_name"),
         leader_id=raw.get("leader"),
         members=members,
+        pending_sync=frozenset(members) if syncing else frozenset(),
     )
 
 
