@@ -149,19 +149,25 @@ class TraceWriter:
             "topics": dict(sorted(self.topics.items())) if final else {},
             "config": None,
         }
+        options = dict(self.options)
+        if protocol == "mixed" and "session_timeout_ms" in options:
+            # The option is the consumer group's session timeout (not on the wire), for its
+            # consumer-protocol members; session_timeout_ms is the classic members' own
+            # (their JoinGroup's SessionTimeoutMs), which the wire shows.
+            header["consumer_session_timeout_ms"] = options.pop("session_timeout_ms")
         for key in TIMING:
             seen = self.wire.get(key) if final else None
             if seen:
                 # Members may differ: the shortest, which classifies no hand-over as
                 # premature that a longer one would not.
                 header[key] = min(seen)
-                option = self.options.get(key)
+                option = options.get(key)
                 if len(seen) > 1:
                     self._say(f"{key}: the wire shows {sorted(seen)}; the header has {min(seen)}")
                 if option is not None and option != min(seen):
                     self._say(f"{key}: the wire shows {min(seen)}, not the option's {option}")
-            elif key in self.options:
-                header[key] = self.options[key]
+            elif key in options:
+                header[key] = options[key]
         if final and self.topic_names:
             header["topic_names"] = dict(sorted(self.topic_names.items()))
         if final and self.clients:

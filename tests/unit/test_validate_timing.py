@@ -442,3 +442,23 @@ def test_a_capture_header_gets_the_wire_timing_and_says_where_options_differ(
     assert any("rebalance_timeout_ms: the wire shows [60000, 300000]" in x for x in said)
     assert any("heartbeat_interval_ms: the wire shows 250, not the option's 999" in x for x in said)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ndjson"]
+
+
+def test_a_mixed_capture_header_keeps_each_protocols_session_timeout(tmp_path: Path) -> None:
+    """In a mixed capture the option is the consumer group's session timeout (not on the
+    wire) and the classic members' JoinGroup shows theirs: the header keeps both."""
+    from groupcheck.capture.proxy import TraceWriter
+
+    said: list[str] = []
+    trace = TraceWriter(
+        tmp_path / "m.ndjson", options={"session_timeout_ms": 4000}, log=said.append
+    )
+    trace.open()
+    trace.start("mixed")
+    trace.event("m1", 1, "request", "ConsumerGroupHeartbeat", {"MemberId": "m1"}, T0)
+    trace.saw("session_timeout_ms", 6000)  # a classic member's JoinGroup
+    trace.close()
+    header = json.loads((tmp_path / "m.ndjson").read_text().splitlines()[0])
+    assert header["consumer_session_timeout_ms"] == 4000
+    assert header["session_timeout_ms"] == 6000
+    assert not any("not the option's" in x for x in said)  # two timeouts, no conflict
