@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from groupcheck.validate.events import read_trace
+from groupcheck.validate.events import Events, read_trace
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names
 from groupcheck.validate.timing import TimingOptions
@@ -245,7 +245,7 @@ def _config(
         clients=(ClientSpec("capture", tuple(n for n, _ in topics)),),
         kafka_version=rules.version if rules is not None else DEFAULT_KAFKA_VERSION,
         epoch_layout=layout,  # type: ignore[arg-type]
-        heartbeat_interval_ms=options.heartbeat_interval_ms or header.heartbeat_interval_ms or 5000,
+        heartbeat_interval_ms=_heartbeat_interval(header, options) or 5000,
         max_partitions_per_topic=max([4, *(n for _, n in topics)]),
         assignment_interval_ms=interval or 0,
         max_assignment_interval_ms=max(15000, interval or 0),
@@ -270,14 +270,17 @@ def _swap(
 
 
 def _gets_further(
-    lines: list[str],
+    trace: tuple[TraceHeader, Events],
     file: str,
     line: int,
     moves: tuple[tuple[int, int], ...],
     **options: object,
 ) -> bool:
     """Whether the replay with ``moves`` diverges nowhere, or only after ``line``."""
-    report = validate_coordinator(file, lines, moves=moves, **options)  # type: ignore[arg-type]
+    report = Report(file, "coordinator")
+    header, events = trace
+    report.events = len(events)
+    _replay(file, header, list(events), report, moves=moves, **options)  # type: ignore[arg-type]
     firsts = [v.line for v in report.violations]
     return not firsts or min(firsts) > line
 
@@ -409,11 +412,11 @@ def validate_coordinator(
     with each overlapping request moved to the other side of the diverging one
     (``moves``: (line, before line) pairs applied after the time order), and if one of
     those gets further the result is inconclusive."""
-    lines = list(lines)
     report = Report(file, "coordinator")
-    options = timing or TimingOptions()
     try:
-        header, events = read_trace(lines)
+        # Decoded once: equal events (a steady group's heartbeats) share one object, and
+        # the replays in other orders reuse them rather than the file's text.
+        header, events = read_trace(lines, shared=True)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report
@@ -422,6 +425,83 @@ def validate_coordinator(
         from groupcheck.validate.classic_coordinator import validate_classic_coordinator
 
         return validate_classic_coordinator(file, header, events, report, timing, all_divergences)
+    missing = _missing(header, events, timing or TimingOptions())
+    if missing:
+        report.reasons.append(
+            "the replay needs what the trace does not give: " + "; ".join(missing)
+        )
+        return report
+    return _replay(
+        file,
+        header,
+        events,
+        report,
+        timing=timing,
+        epoch_layout=epoch_layout,
+        all_divergences=all_divergences,
+        assignment_interval_ms=assignment_interval_ms,
+        moves=moves,
+    )
+
+
+def _missing(header: TraceHeader, events: Events, options: TimingOptions) -> list[str]:
+    """What the replay of a consumer trace needs and neither the header nor an option
+    gives: the heartbeat interval (every response's ``HeartbeatIntervalMs`` is compared
+    with it), and the partition count of each topic a request subscribes to by name."""
+    missing = []
+    if _heartbeat_interval(header, options) is None:
+        missing.append(
+            "the heartbeat interval (the header's heartbeat_interval_ms, or "
+            "--heartbeat-interval-ms)"
+        )
+    known = set(header.topics) | {a.topic for _, _, a in events if isinstance(a, CreateTopic)}
+    wanted: dict[str, int] = {}
+    for n, _, action in events:
+        if isinstance(action, DeliverMessage):
+            body = action.message.body
+            if isinstance(body, ConsumerGroupHeartbeatRequest) and body.subscribed_topic_names:
+                for topic in body.subscribed_topic_names:
+                    wanted.setdefault(topic, n)
+    names = {v: k for k, v in (header.topic_names or {}).items()}
+    unknown = sorted(
+        (n, t) for t, n in wanted.items() if t not in known and names.get(t, t) not in known
+    )
+    if unknown:
+        shown = ", ".join(f"{t!r:.60} (line {n})" for n, t in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        missing.append(
+            f"the partition count of the subscribed topics {shown}{more} (the header's "
+            "topics, or a CreateTopic event)"
+        )
+    return missing
+
+
+def _heartbeat_interval(header: TraceHeader, options: TimingOptions) -> int | None:
+    """The heartbeat interval the coordinator asks for: the option, the header's, a model
+    trace's ``settings``; None when unknown."""
+    settings = header.settings or {}
+    from_settings = settings.get("heartbeat_interval_ms")
+    return (
+        options.heartbeat_interval_ms
+        or header.heartbeat_interval_ms
+        or (from_settings if isinstance(from_settings, int) else None)
+    )
+
+
+def _replay(
+    file: str,
+    header: TraceHeader,
+    events: Events,
+    report: Report,
+    timing: TimingOptions | None = None,
+    epoch_layout: str = "auto",
+    all_divergences: bool = False,
+    assignment_interval_ms: int | None = None,
+    moves: tuple[tuple[int, int], ...] = (),
+) -> Report:
+    """The replay of a consumer trace's decoded ``events`` (:func:`validate_coordinator`)."""
+    options = timing or TimingOptions()
+    trace = (header, tuple(events))
     intervals = _intervals(events)
     if events and all(ts is not None for _, ts, _ in events):
         # The proxy writes an exchange when its response arrives, so two members' requests
@@ -733,7 +813,7 @@ def validate_coordinator(
                 o
                 for o in overlapping[:MAX_REORDERINGS]
                 if _gets_further(
-                    lines,
+                    trace,
                     file,
                     n,
                     _swap(events, request_line, o),
