@@ -270,7 +270,7 @@ def _swap(
 
 
 def _gets_further(
-    trace: tuple[TraceHeader, Events],
+    trace: tuple[TraceHeader, tuple[tuple[int, int | None, object], ...]],
     file: str,
     line: int,
     moves: tuple[tuple[int, int], ...],

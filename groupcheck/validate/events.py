@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from model.actions import Action
 from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
 
 Events = list[tuple[int, int | None, object]]
@@ -21,7 +22,7 @@ def read_trace(lines: Iterable[str], shared: bool = False) -> tuple[TraceHeader,
         raise TraceError(1, 1, "empty trace: no header line")
     header = parse_header(first)
     events: Events = []
-    seen: dict[object, object] = {}
+    seen: dict[Action, Action] = {}
     for n, line in enumerate(it, 2):
         if not line.strip():
             continue
