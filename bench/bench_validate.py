@@ -5,7 +5,8 @@ the delivered heartbeat exchanges, what ``groupcheck capture`` records). Each is
 in safety mode by a separate process, which reports its events/s and peak RSS; the peak
 RSS after the first 20,000 events is measured too (streaming: the memory must not grow
 with the trace). Conformance mode (it replays the model and checks every property) is
-measured on the first 50,000 model events, with its peak RSS against the first 10,000.
+measured on the first 50,000 model events, with its peak RSS against the first 10,000;
+coordinator mode on the first 300,000 wire events, against the first 30,000 (goal: flat).
 Goal: ≥ 100,000 events/s in safety mode on one core, on both traces."""
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from model.trace import encode_action
 
 GOAL_EVENTS_PER_SECOND = 100_000
 EVENTS = 1_000_000
+COORDINATOR_EVENTS = 300_000
+"""Coordinator mode (``--mode coordinator``) replays the first this many events of the
+wire-like trace, and a tenth of them: its peak RSS must not grow with the trace."""
+COORDINATOR_FLAT = 1.25
 
 _CHILD = """
 import json, sys, time
@@ -55,6 +60,7 @@ def write_traces(model_path: FsPath, wire_path: FsPath, events: int, seed: int =
         "protocol": "consumer",
         "topics": dict(config.topics),
         "config": config.name,
+        "heartbeat_interval_ms": config.heartbeat_interval_ms,
     }
     with (
         model_path.open("w", encoding="utf-8") as full,
@@ -116,6 +122,8 @@ def run(events: int = EVENTS) -> dict[str, object]:
         wire_small = _validate(wire_trace, "safety", 20_000)
         conformance = _validate(model_trace, "conformance", 50_000)
         conformance_small = _validate(model_trace, "conformance", 10_000)
+        coordinator = _validate(wire_trace, "coordinator", COORDINATOR_EVENTS)
+        coordinator_small = _validate(wire_trace, "coordinator", COORDINATOR_EVENTS // 10)
         sizes = {p.name: round(p.stat().st_size / 2**20, 1) for p in (model_trace, wire_trace)}
     rate, wire_rate = _rate(safety), _rate(wire)
     return {
@@ -142,6 +150,17 @@ def run(events: int = EVENTS) -> dict[str, object]:
             "peak_rss_mib": conformance["peak_rss_mib"],
             "peak_rss_mib_at_10000_events": conformance_small["peak_rss_mib"],
             "result": conformance["result"],
+        },
+        "coordinator_wire_trace": {
+            "events": coordinator["events"],
+            "events_per_second": round(_rate(coordinator)),
+            "peak_rss_mib": coordinator["peak_rss_mib"],
+            f"peak_rss_mib_at_{COORDINATOR_EVENTS // 10}_events": coordinator_small["peak_rss_mib"],
+            "result": coordinator["result"],
+            "goal": f"peak RSS at {COORDINATOR_EVENTS} events within "
+            f"{COORDINATOR_FLAT:g}x that at {COORDINATOR_EVENTS // 10} (flat)",
+            "meets_goal": float(coordinator["peak_rss_mib"])
+            <= COORDINATOR_FLAT * float(coordinator_small["peak_rss_mib"]),
         },
         "goal_events_per_second": GOAL_EVENTS_PER_SECOND,
         "meets_goal": min(rate, wire_rate) >= GOAL_EVENTS_PER_SECOND,

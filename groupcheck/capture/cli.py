@@ -43,7 +43,9 @@ def register(sub: Any) -> None:
         (
             "session-timeout-ms",
             "the session timeout the coordinator applies (KIP-848: the "
-            "group's group.consumer.session.timeout.ms, which is not on the wire)",
+            "group's group.consumer.session.timeout.ms, which is not on the wire; with "
+            "--mixed the header's consumer_session_timeout_ms, the classic members' own "
+            "coming from their JoinGroup requests)",
         ),
         ("rebalance-timeout-ms", "the members' rebalance timeout, if no request shows it"),
         (

@@ -135,6 +135,22 @@ class TraceWriter:
         self._tmp = self.path.with_name(f".{self.path.name}.partial")
         self._file = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 (kept open for the run)
 
+    def saw_topic(self, topic: str, count: int) -> None:
+        """A Metadata response shows ``topic`` with ``count`` partitions. The header's
+        topics are those at the start: the counts seen before the first group exchange
+        was written. A topic first seen after that may have been created since (or only
+        asked for since): the proxy cannot tell, so it is left out of the header (a
+        runner that knows writes a ``CreateTopic`` event) and stderr says so."""
+        if topic in self.topics:
+            return
+        if self.seq == 0:
+            self.topics[topic] = count
+        else:
+            self._say(
+                f"topic {topic!r:.80} first seen after the capture started: not in the "
+                "header's topics (they are the topics at the start)"
+            )
+
     def saw(self, key: str, value: int) -> None:
         """The wire shows ``value`` for the timing field ``key``."""
         if value > 0:
@@ -149,19 +165,25 @@ class TraceWriter:
             "topics": dict(sorted(self.topics.items())) if final else {},
             "config": None,
         }
+        options = dict(self.options)
+        if protocol == "mixed" and "session_timeout_ms" in options:
+            # The option is the consumer group's session timeout (not on the wire), for its
+            # consumer-protocol members; session_timeout_ms is the classic members' own
+            # (their JoinGroup's SessionTimeoutMs), which the wire shows.
+            header["consumer_session_timeout_ms"] = options.pop("session_timeout_ms")
         for key in TIMING:
             seen = self.wire.get(key) if final else None
             if seen:
                 # Members may differ: the shortest, which classifies no hand-over as
                 # premature that a longer one would not.
                 header[key] = min(seen)
-                option = self.options.get(key)
+                option = options.get(key)
                 if len(seen) > 1:
                     self._say(f"{key}: the wire shows {sorted(seen)}; the header has {min(seen)}")
                 if option is not None and option != min(seen):
                     self._say(f"{key}: the wire shows {min(seen)}, not the option's {option}")
-            elif key in self.options:
-                header[key] = self.options[key]
+            elif key in options:
+                header[key] = options[key]
         if final and self.topic_names:
             header["topic_names"] = dict(sorted(self.topic_names.items()))
         if final and self.clients:
@@ -509,8 +531,7 @@ class Proxy:
             if api_key == d.METADATA:
                 self.names.update(d.topic_ids(body))
                 for topic, count in d.partition_counts(body).items():
-                    # The header's topics are the counts at the start: the first seen.
-                    self.trace.topics.setdefault(topic, count)
+                    self.trace.saw_topic(topic, count)
             wanted: set[tuple[str, int]] = set()
 
             def note(host: str, port: int) -> tuple[str, int]:

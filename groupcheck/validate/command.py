@@ -13,8 +13,8 @@ DESCRIPTION = (
     "is ok; 1 when a property is violated (file, line, property, message); 2 when an input "
     "is malformed or unreadable (FILE:LINE:COLUMN and the reason; the other files are still "
     "validated); 3 when nothing is violated but a check could not be completed (safety "
-    "mode: fewer than --settle events after the last perturbation, so convergence was not "
-    "checked); 4 on an internal error."
+    "mode: fewer than --settle events after the last perturbation, or no quiet window long "
+    "enough, so convergence was not checked); 4 on an internal error."
 )
 
 
@@ -149,11 +149,6 @@ def _print_text(reports: list[Any], result: str) -> None:
                     f"({t['sources'].get('session_timeout_ms')}), clock tolerance "
                     f"{t['clock_tolerance_ms']} ms; hand-overs of unreleased partitions: "
                     + _classes(r.handovers)
-                    + (
-                        f"; convergence checked in {len(r.windows)} quiet window(s)"
-                        if r.protocol in ("consumer", "mixed")
-                        else ""
-                    )
                 )
             )
         if r.error:
@@ -163,6 +158,8 @@ def _print_text(reports: list[Any], result: str) -> None:
             print(visible(f"{label}: {r.file}: {reason}"))
         for note in r.notes:
             print(visible(f"note: {note}"))
+        if r.convergence is not None and r.error is None:
+            print(visible(f"convergence: {r.file}: {_convergence(r.convergence)}"))
     events = sum(r.events for r in reports)
     counts: dict[str, int] = {}
     for r in reports:
@@ -175,6 +172,21 @@ def _print_text(reports: list[Any], result: str) -> None:
         "malformed": "an input is malformed or unreadable",
     }.get(result, result)
     print(f"{result}: {said} ({events} events in {len(reports)} file(s): {files})")
+
+
+def _convergence(c: dict[str, Any]) -> str:
+    """Whether ``Observed.Convergence`` was checked, in words."""
+    asked = f"--settle {c['settle']}" + (
+        f", --settle-ms {c['settle_ms']}" if c.get("settle_ms") else ""
+    )
+    checked, unchecked = c["windows_checked"], c["windows_unchecked"]
+    said = "checked" if c["checked"] else "not checked (see inconclusive)"
+    if not c["checked"] and checked:
+        said = "checked only in part (see inconclusive)"
+    return (
+        f"{said}: {checked} quiet window(s) checked, {unchecked} with members in the group "
+        f"too short to check ({asked})"
+    )
 
 
 def _classes(handovers: list[dict[str, Any]]) -> str:

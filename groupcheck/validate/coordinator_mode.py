@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from groupcheck.validate.events import read_trace
+from groupcheck.validate.events import Events, read_trace
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names
 from groupcheck.validate.timing import TimingOptions
@@ -246,7 +246,7 @@ def _config(
         clients=(ClientSpec("capture", tuple(n for n, _ in topics)),),
         kafka_version=rules.version if rules is not None else DEFAULT_KAFKA_VERSION,
         epoch_layout=layout,  # type: ignore[arg-type]
-        heartbeat_interval_ms=options.heartbeat_interval_ms or header.heartbeat_interval_ms or 5000,
+        heartbeat_interval_ms=_heartbeat_interval(header, options) or 5000,
         max_partitions_per_topic=max([4, *(n for _, n in topics)]),
         assignment_interval_ms=interval or 0,
         max_assignment_interval_ms=max(15000, interval or 0),
@@ -450,12 +450,11 @@ def validate_coordinator(
     those gets further the replay goes on in that order (a capture conforms when some
     order the timestamps admit agrees), with a note; at most :data:`MAX_MOVES` moves and
     :data:`MAX_REPLAYS` replays in all, beyond which a divergence there is inconclusive."""
-    tries = _tries if _tries is not None else [0]
-    lines = list(lines)
     report = Report(file, "coordinator")
-    options = timing or TimingOptions()
     try:
-        header, events = read_trace(lines)
+        # Decoded once: equal events (a steady group's heartbeats) share one object, and
+        # the replays in other orders reuse them rather than the file's text.
+        header, events = read_trace(lines, shared=True)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report
@@ -464,6 +463,90 @@ def validate_coordinator(
         from groupcheck.validate.classic_coordinator import validate_classic_coordinator
 
         return validate_classic_coordinator(file, header, events, report, timing, all_divergences)
+    missing = _missing(header, events, timing or TimingOptions())
+    if missing:
+        report.reasons.append(
+            "the replay needs what the trace does not give: " + "; ".join(missing)
+        )
+        return report
+    return _replay(
+        file,
+        header,
+        events,
+        report,
+        timing=timing,
+        epoch_layout=epoch_layout,
+        all_divergences=all_divergences,
+        assignment_interval_ms=assignment_interval_ms,
+        moves=moves,
+        _tries=_tries,
+        _reached=_reached,
+    )
+
+
+def _missing(header: TraceHeader, events: Events, options: TimingOptions) -> list[str]:
+    """What the replay of a consumer trace needs and neither the header nor an option
+    gives: the heartbeat interval (every response's ``HeartbeatIntervalMs`` is compared
+    with it), and the partition count of each topic a request subscribes to by name."""
+    missing = []
+    if _heartbeat_interval(header, options) is None:
+        missing.append(
+            "the heartbeat interval (the header's heartbeat_interval_ms, or "
+            "--heartbeat-interval-ms)"
+        )
+    known = set(header.topics) | {a.topic for _, _, a in events if isinstance(a, CreateTopic)}
+    wanted: dict[str, int] = {}
+    for n, _, action in events:
+        if isinstance(action, DeliverMessage):
+            body = action.message.body
+            if isinstance(body, ConsumerGroupHeartbeatRequest) and body.subscribed_topic_names:
+                for topic in body.subscribed_topic_names:
+                    wanted.setdefault(topic, n)
+    names = {v: k for k, v in (header.topic_names or {}).items()}
+    unknown = sorted(
+        (n, t) for t, n in wanted.items() if t not in known and names.get(t, t) not in known
+    )
+    if unknown:
+        shown = ", ".join(f"{t!r:.60} (line {n})" for n, t in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        missing.append(
+            f"the partition count of the subscribed topics {shown}{more} (the header's "
+            "topics, or a CreateTopic event)"
+        )
+    return missing
+
+
+def _heartbeat_interval(header: TraceHeader, options: TimingOptions) -> int | None:
+    """The heartbeat interval the coordinator asks for: the option, the header's, a model
+    trace's ``settings``; None when unknown."""
+    settings = header.settings or {}
+    from_settings = settings.get("heartbeat_interval_ms")
+    return (
+        options.heartbeat_interval_ms
+        or header.heartbeat_interval_ms
+        or (from_settings if isinstance(from_settings, int) else None)
+    )
+
+
+def _replay(
+    file: str,
+    header: TraceHeader,
+    events: Events,
+    report: Report,
+    timing: TimingOptions | None = None,
+    epoch_layout: str = "auto",
+    all_divergences: bool = False,
+    assignment_interval_ms: int | None = None,
+    moves: tuple[tuple[int, int], ...] = (),
+    _tries: list[int] | None = None,
+    _reached: list[int] | None = None,
+) -> Report:
+    """The replay of a consumer trace's decoded ``events`` (:func:`validate_coordinator`);
+    ``_tries`` counts the replays in other orders made so far, ``_reached`` receives the
+    line where this order stopped (past every line when it did not)."""
+    tries = _tries if _tries is not None else [0]
+    options = timing or TimingOptions()
+    trace = (header, tuple(events))
     intervals = _intervals(events)
     if events and all(ts is not None for _, ts, _ in events):
         # The proxy writes an exchange when its response arrives, so two members' requests
@@ -813,9 +896,13 @@ def validate_coordinator(
                     continue  # that pair was taken out of order already
                 tries[0] += 1
                 reached: list[int] = []
-                alternative = validate_coordinator(
+                alternative = Report(file, "coordinator")
+                alternative.events = report.events
+                _replay(
                     file,
-                    lines,
+                    header,
+                    list(trace[1]),
+                    alternative,
                     timing=timing,
                     epoch_layout=epoch_layout,
                     all_divergences=all_divergences,
@@ -894,5 +981,5 @@ def validate_coordinator(
     if compared == 0 and not report.violations:
         report.reasons.append("no ConsumerGroupHeartbeat response to compare")
     if _reached is not None:  # how far this order got: a stop, or past every line
-        _reached.append(stop if stop is not None else len(lines) + 1)
+        _reached.append(stop if stop is not None else max((e[0] for e in events), default=0) + 1)
     return report

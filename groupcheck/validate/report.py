@@ -56,6 +56,12 @@ class Report:
     """Safety mode: ``Observed.ZombieWindow`` findings that are not violations."""
     windows: list[dict[str, Any]] = field(default_factory=list)
     """Safety mode: the quiet windows whose convergence was checked."""
+    convergence: dict[str, Any] | None = None
+    """Safety mode on a consumer or mixed trace: whether ``Observed.Convergence`` was
+    checked (``checked``: in some quiet window, and not left unchecked at the end), in how
+    many quiet windows (``windows_checked``), how many with members in the group were too
+    short (``windows_unchecked``), and the ``settle``/``settle_ms`` asked for. None: the
+    mode or protocol has no convergence check."""
     timing: dict[str, Any] | None = None
     """Safety mode: the timing the trace was validated with."""
     protocol: str | None = None
@@ -97,6 +103,7 @@ class Report:
             "handovers": list(self.handovers),
             "zombie_windows": [z.to_json() for z in self.zombie_windows],
             "convergence_windows": list(self.windows),
+            "convergence": self.convergence,
         }
 
 

@@ -428,6 +428,9 @@ class _Safety:
     handovers: list[HandOver] = field(default_factory=list)
     perturbed: bool = False
     windows_checked: int = 0
+    windows_unchecked: int = 0
+    """Quiet windows with members in the group that were too short to be checked."""
+    longest_unchecked: _Window | None = None
 
     def __post_init__(self) -> None:
         self.names = Names(self.header)
@@ -440,12 +443,13 @@ class _Safety:
     def on_event(self, n: int, ts: int | None, action: Action) -> None:
         # The convergence of the state before this event, in case it ends a quiet window.
         before = self._convergence() if self._long_enough(self.window) else None
+        members_before = any(v.in_group() for v in self.members.values())
         self.perturbed = bool(action.PERTURBATION)
         self._implied_expiries(ts)
         self._apply(n, ts, action)
         self.report.events += 1
         if self.perturbed:
-            self._close_window(before)
+            self._close_window(before, members_before)
             self.perturbation_line = n
             self.window = _Window()
         else:
@@ -681,11 +685,16 @@ class _Safety:
         settle_ms = self.options.settle_ms
         return not settle_ms or (w.ms is not None and w.ms >= settle_ms)
 
-    def _close_window(self, verdict: str | None) -> None:
+    def _close_window(self, verdict: str | None, members: bool) -> None:
         """A perturbation ends the quiet window: with --settle events in it, the members
-        must have converged by its end (``verdict``: why they had not)."""
+        must have converged by its end (``verdict``: why they had not); a shorter one with
+        ``members`` in the group is counted as unchecked."""
         w = self.window
-        if not self._long_enough(w) or w.last_line is None:
+        if w.last_line is None:
+            return
+        if not self._long_enough(w):
+            if members:
+                self._unchecked(w)
             return
         self.windows_checked += 1
         self.report.windows.append(_window_json(w, verdict))
@@ -696,8 +705,43 @@ class _Safety:
                 f"at the end of the quiet window ({w.describe()}) {verdict}",
             )
 
+    def _unchecked(self, w: _Window) -> None:
+        self.windows_unchecked += 1
+        longest = self.longest_unchecked
+        if longest is None or (w.events, w.ms or 0) > (longest.events, longest.ms or 0):
+            self.longest_unchecked = w
+
+    def _asks(self) -> str:
+        settle_ms = self.options.settle_ms
+        asks = f"--settle asks for {self.settle}"
+        if settle_ms:
+            asks += f" and --settle-ms for {seconds(settle_ms)}"
+        return asks
+
     def finish(self) -> None:
         self._implied_expiries(self.last_ts)
+        self._finish_windows()
+        report = self.report
+        report.convergence = {
+            "checked": self.windows_checked > 0 and not report.reasons,
+            "windows_checked": self.windows_checked,
+            "windows_unchecked": self.windows_unchecked,
+            "settle": self.settle,
+            "settle_ms": self.options.settle_ms,
+        }
+        if self.windows_checked == 0 and self.windows_unchecked and not report.reasons:
+            # Members were in the group, but no quiet window was long enough to demand
+            # convergence: nothing says the group ever converged.
+            w = self.longest_unchecked
+            assert w is not None
+            report.reasons.append(
+                f"{CONVERGENCE.name} not checked: no quiet window was long enough — "
+                f"{self.windows_unchecked} with members in the group, the longest "
+                f"{w.describe()} — and {self._asks()}"
+            )
+        self._report_handovers()
+
+    def _finish_windows(self) -> None:
         report, w = self.report, self.window
         live = any(v.in_group() for v in self.members.values())
         if self._long_enough(w):
@@ -717,14 +761,11 @@ class _Safety:
                 else "are in the trace"
             )
             settle_ms = self.options.settle_ms
-            asks = f"--settle asks for {self.settle}"
-            if settle_ms:
-                asks += f" and --settle-ms for {seconds(settle_ms)}"
             span = f" over {seconds(w.ms)}" if settle_ms and w.ms is not None else ""
             report.reasons.append(
-                f"{CONVERGENCE.name} not checked: only {w.events} events{span} {after}, and {asks}"
+                f"{CONVERGENCE.name} not checked: only {w.events} events{span} {after}, "
+                f"and {self._asks()}"
             )
-        self._report_handovers()
 
     def _report_handovers(self) -> None:
         report_handovers(

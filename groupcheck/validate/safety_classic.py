@@ -91,7 +91,8 @@ CLASSIC_NO_DOUBLE_OWNERSHIP = ObservedCheck(
     "No partition is given to a member in a SyncGroup response while another client may "
     "still be consuming it: it was given that partition earlier and has not rejoined since "
     "(an EAGER member), or its JoinGroup of the current rebalance still reported it in "
-    "OwnedPartitions (a COOPERATIVE member).",
+    "OwnedPartitions (a COOPERATIVE member), whether or not it has read its own SyncGroup "
+    "response of that generation (the partition moved within one rebalance).",
     "KIP-429 Rebalance Protocol (revoke before the partition moves); "
     "ConsumerCoordinator.onJoinPrepare, ConsumerCoordinator.onJoinComplete",
     "NoDoubleClientOwnership",
@@ -140,9 +141,16 @@ class _ClientView:
     """When its last Heartbeat, JoinGroup or SyncGroup request was seen (each resets the
     session timer: ``GroupCoordinator.completeAndScheduleNextHeartbeatExpiration``)."""
     last_heartbeat_line: int | None = None
+    join_line: int | None = None  # its last JoinGroup request
     session_timeout_ms: int | None = None  # its JoinGroup's SessionTimeoutMs
     rebalance_timeout_ms: int | None = None  # its JoinGroup's RebalanceTimeoutMs
     join_sent_ts: int | None = None  # its last JoinGroup request
+    join_owned: Assignment = EMPTY
+    """What its last JoinGroup request reported in ``OwnedPartitions``."""
+    join_generation: int | None = None
+    """The generation its last JoinGroup request joined (its response's), while the
+    process that sent it runs: its ``join_owned`` is what the leader's assignor saw owned
+    in that rebalance."""
     joined_ts: int | None = None
     """When it sent the JoinGroup its generation came from: the next rebalance, which may
     remove it when it does not rejoin within its rebalance timeout, started later."""
@@ -195,6 +203,7 @@ class _ClassicSafety:
         """The client consumes nothing (until it is given partitions again)."""
         view = self.client(name)
         view.consumes, view.why = EMPTY, ""
+        view.join_owned, view.join_generation = EMPTY, None
 
     def on_event(self, n: int, action: object) -> None:
         """A non-message event of a model trace."""
@@ -269,8 +278,11 @@ class _ClassicSafety:
             view.topics = sub.topics
             view.consumes = sub.owned_partitions
             view.why = f"its JoinGroup at line {n} reported owning it"
+            view.join_owned, view.join_generation = sub.owned_partitions, None
+            view.join_line = n
         elif isinstance(body, LeaveGroupRequest):
             view.consumes, view.why = EMPTY, ""
+            view.join_owned, view.join_generation = EMPTY, None
 
     def on_response(self, n: int, m: Message, ts: int | None = None) -> None:
         body = m.body
@@ -300,6 +312,7 @@ class _ClassicSafety:
             self.removed.pop(body.member_id, None)
             view.member_id, view.generation = body.member_id, body.generation_id
             view.joined_ts = view.join_sent_ts
+            view.join_generation = body.generation_id
         elif isinstance(body, SyncGroupResponse) and not view.stalled:
             assigned = body.assignment
             if view.topics is not None and any(t not in view.topics for t, _ in assigned):
@@ -319,11 +332,18 @@ class _ClassicSafety:
             if other_name == client:
                 continue
             live = assigned & other.consumes
-            dead = (assigned & other.dead_holds) - live
+            # A partition its JoinGroup of this rebalance reported owning: it revokes it
+            # when it reads its own SyncGroup response of this generation, which the
+            # coordinator sent with this one — in whichever order the two were read, the
+            # partition moved within one rebalance (KIP-429: it must be revoked first).
+            moved = EMPTY
+            if view.generation is not None and other.join_generation == view.generation:
+                moved = (assigned & other.join_owned) - live
+            dead = (assigned & other.dead_holds) - live - moved
             removed = view.generation is not None and (
                 other.generation is None or other.generation < view.generation
             )
-            clash = live
+            clash = live | moved
             if removed:
                 classify_now = sorted(
                     tp for tp in live | dead if (other_name, tp) not in self.classified
@@ -334,13 +354,19 @@ class _ClassicSafety:
             topic, index = sorted(clash)[0]
             member = self.name(client)
             owner = self.name(other_name)
+            why = other.why
+            if (topic, index) not in live:
+                why = (
+                    f"its JoinGroup at line {other.join_line} of this rebalance (generation "
+                    f"{view.generation}) reported owning it"
+                )
             self.report.violations.append(
                 Finding(
                     self.file,
                     n,
                     CLASSIC_NO_DOUBLE_OWNERSHIP.name,
                     f"{self.part(topic, index)} is given to {member} while {owner} may still "
-                    f"be consuming it ({other.why})",
+                    f"be consuming it ({why})",
                 )
             )
 

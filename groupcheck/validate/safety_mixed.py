@@ -23,7 +23,7 @@ is known dead; without timing, or within the session, it is a violation.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import NO_DOUBLE_OWNERSHIP, Names, _Safety, trace_events
@@ -147,14 +147,18 @@ class _MixedSafety:
         if classic_owner:
             c = self.classic.clients[owner]
             last_ts, last_line = c.last_heartbeat_ts, c.last_heartbeat_line
-            session = self.options.session_timeout_ms or c.session_timeout_ms
+            session = (
+                self.options.session_timeout_ms
+                or c.session_timeout_ms
+                or self.classic.timing.session_timeout_ms
+            )
             dead = c.dead_holds
             why = f"{self.classic.name(owner)} (classic protocol: {c.why or 'it owns it'})"
             receiver = self.consumer._m(to) + " (consumer protocol)"
         else:
             v = self.consumer.members[owner]
             last_ts, last_line = v.last_heartbeat_ts, v.last_heartbeat_line
-            session = self.options.session_timeout_ms
+            session = self.consumer.timing.session_timeout_ms  # the consumer group's
             dead = self._names(v.dead_holds)
             why = f"{self.consumer._m(owner)} (consumer protocol) has not released it"
             receiver = self.classic.name(to) + " (classic protocol)"
@@ -235,11 +239,33 @@ def validate_mixed_safety(
     both protocols at once."""
     report = Report(file, "safety")
     options = timing or TimingOptions()
-    consumer = _Safety(file, report, settle, options, header)
+    # Each protocol's session timeout: the consumer group's for its consumer-protocol
+    # members (the header's consumer_session_timeout_ms), each classic member's own
+    # JoinGroup SessionTimeoutMs, else the header's session_timeout_ms.
+    consumer_header = header
+    if header.consumer_session_timeout_ms is not None:
+        consumer_header = replace(header, session_timeout_ms=header.consumer_session_timeout_ms)
+    consumer = _Safety(file, report, settle, options, consumer_header)
+    classic_timing = options.resolve(header)
     classic = _ClassicSafety(
-        file, report, options=options, timing=options.resolve(header), names=Names(header)
+        file, report, options=options, timing=classic_timing, names=Names(header)
     )
     report.protocol = "mixed"
+    assert report.timing is not None
+    report.timing["session_timeout_ms_by_protocol"] = {
+        CONSUMER: consumer.timing.session_timeout_ms,
+        CLASSIC: classic_timing.session_timeout_ms,
+    }
+    if (
+        header.consumer_session_timeout_ms is None
+        and header.session_timeout_ms is not None
+        and options.session_timeout_ms is None
+    ):
+        report.notes.append(
+            f"{file}: the header gives one session timeout ({header.session_timeout_ms} ms) "
+            "and no consumer_session_timeout_ms: it is applied to the members of both "
+            "protocols (a classic member's own JoinGroup SessionTimeoutMs first)"
+        )
     run = _MixedSafety(file, report, header, options, consumer, classic)
     try:
         for n, ts, action in trace_events(lines, header):

@@ -152,6 +152,12 @@ class TraceHeader:
     ``consumer.assignment.interval.ms``, else the broker's
     ``group.consumer.assignment.interval.ms``; 0: batching off), when known; it is not on
     the wire."""
+    consumer_session_timeout_ms: int | None = None
+    """A mixed trace: the consumer group's session timeout
+    (``group.consumer.session.timeout.ms``, not on the wire), which applies to its
+    consumer-protocol members; ``session_timeout_ms`` is then the classic members' (their
+    JoinGroup's ``SessionTimeoutMs``, each member's own where the trace shows it;
+    ``ConsumerGroupMember`` vs ``ClassicMemberMetadata.sessionTimeoutMs``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,6 +399,7 @@ _HEADER_FIELDS = frozenset(
     {"format", "version", "protocol", "topics", "config", "settings", "mutant", "rules"}
     | set(TIMING_FIELDS)
     | {"topic_names", "clients", "implementation", "assignment_interval_ms"}
+    | {"consumer_session_timeout_ms"}
 )
 _RULES_FIELDS = frozenset({"file", "name", "sha256"})
 _EVENT_FIELDS = frozenset({"seq", "ts", "source", "kind", "payload", "state"})
@@ -544,6 +551,19 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         if value is not None and value <= 0:
             raise TraceError(n, _col(line, key), f"{key} must be > 0, got {value}")
         timing[key] = value
+    consumer_session = _get(obj, "consumer_session_timeout_ms", int, line, n, optional=True)
+    if consumer_session is not None and consumer_session <= 0:
+        raise TraceError(
+            n,
+            _col(line, "consumer_session_timeout_ms"),
+            f"consumer_session_timeout_ms must be > 0, got {consumer_session}",
+        )
+    if consumer_session is not None and protocol != "mixed":
+        raise TraceError(
+            n,
+            _col(line, "consumer_session_timeout_ms"),
+            "consumer_session_timeout_ms belongs to a mixed trace",
+        )
     interval = _get(obj, "assignment_interval_ms", int, line, n, optional=True)
     if interval is not None and not 0 <= interval <= MAX_INT:
         raise TraceError(
@@ -572,6 +592,7 @@ def parse_header(line: str, n: int = 1) -> TraceHeader:
         clients=names["clients"],
         implementation=names["implementation"],
         assignment_interval_ms=interval,
+        consumer_session_timeout_ms=consumer_session,
     )
 
 

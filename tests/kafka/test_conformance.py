@@ -115,18 +115,41 @@ def test_every_capture_is_listed() -> None:
         assert header["implementation"]["version"] == "4.4.0"
 
 
+UNSETTLED = {
+    # capture: its longest quiet window with members in the group (the scenario closed its
+    # consumers 1.93 s after the group settled: shorter than SETTLE_MS; the scenario now
+    # waits longer before closing, this capture predates that)
+    "consumer-commit-during-revocation": "lines 23-43, 21 events, 1.93 s",
+}
+"""Consumer captures none of whose quiet windows was long enough to check convergence:
+inconclusive, not ok."""
+
+
 @pytest.mark.parametrize("name", _names())
 def test_safety(name: str) -> None:
     """Safety mode with the header's timing, as the runner validates a capture: ok, but
-    for F1; every hand-over of an unreleased partition classified as the scenario makes it
-    (a crashed owner's after its session expired, a fenced one's in a zombie window)."""
+    for F1 and for a capture whose convergence was never checked (inconclusive); every
+    hand-over of an unreleased partition classified as the scenario makes it (a crashed
+    owner's after its session expired, a fenced one's in a zombie window)."""
     path = CAPTURES / f"{name}.ndjson"
     report = validate_path(str(path), "safety", SETTLE, timing=TimingOptions(settle_ms=SETTLE_MS))
     assert report.error is None, report.error
-    assert report.reasons == [], report.reasons
     found = [(v.line, v.property, v.message) for v in report.violations]
     assert found == ([F1] if name == "f1" else [])
-    assert report.result == ("violation" if name == "f1" else "ok")
+    if name in UNSETTLED:
+        (reason,) = report.reasons
+        assert "no quiet window was long enough" in reason
+        assert UNSETTLED[name] in reason
+        assert report.result == "inconclusive"
+    else:
+        assert report.reasons == [], report.reasons
+        assert report.result == ("violation" if name == "f1" else "ok")
+    if report.protocol in ("consumer", "mixed"):
+        assert report.convergence is not None
+        assert report.convergence["checked"] == (name not in UNSETTLED)
+        assert (report.convergence["windows_checked"] > 0) == (name not in UNSETTLED)
+    else:
+        assert report.convergence is None  # classic: there is no convergence check
     classes = [str(h["classification"]) for h in report.handovers]
     assert classes == HANDOVERS.get(name, [])
     assert len(report.zombie_windows) == classes.count("zombie-window")

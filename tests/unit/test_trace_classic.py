@@ -835,9 +835,26 @@ def test_a_cooperative_member_reporting_a_partition_still_consumes_it() -> None:
         sync_resp("A", parts(0)),
     ]
     assert properties(lines) == [(8, "Observed.NoDoubleOwnership")]
-    # The cooperative order: A revokes foo-1 (its SyncGroup response) before B gets it.
-    ordered = [*lines[:4], join_resp("A", "A.m1", 2), sync_resp("A", parts(0)), *lines[4:7]]
-    assert properties(ordered) == []
+    # A reads its SyncGroup response (revoking foo-1) before B reads its own: the
+    # coordinator sent both at once, so foo-1 still moved within generation 2 (KIP-429:
+    # a cooperative assignor keeps it back for the next rebalance).
+    swapped = [*lines[:4], join_resp("A", "A.m1", 2), sync_resp("A", parts(0)), *lines[4:7]]
+    assert properties(swapped) == [(10, "Observed.NoDoubleOwnership")]
+    report = validate_safety("t", [classic_header(), *swapped])
+    assert "its JoinGroup at line 5 of this rebalance (generation 2) reported owning it" in (
+        report.violations[0].message
+    )
+    # Given in the next rebalance, after A rejoined without it: no finding.
+    later = [
+        *swapped[:6],
+        join_req("A", "A.m1", parts(0), 2),
+        join_req("B", "", parts()),
+        join_resp("A", "A.m1", 3),
+        join_resp("B", "B.m1", 3),
+        sync_resp("B", parts(1)),
+        sync_resp("A", parts(0)),
+    ]
+    assert properties(later) == []
 
 
 @pytest.mark.parametrize(

@@ -148,6 +148,9 @@ def test_the_schema_takes_mixed_traces_from_version_3_only() -> None:
     for line in lines:
         assert validator.is_valid(json.loads(line)), line
     assert not validator.is_valid(json.loads(_header(version=2)))
+    assert validator.is_valid(json.loads(_header(consumer_session_timeout_ms=4000)))
+    consumer = {**json.loads(_header(consumer_session_timeout_ms=4000)), "protocol": "consumer"}
+    assert not validator.is_valid(consumer)
 
 
 @pytest.mark.parametrize("preset", ["MIGRATION_UPGRADE", "MIGRATION_ROUNDTRIP", "MIXED_STATIC"])
@@ -180,3 +183,59 @@ def test_the_models_mixed_walks_pass_safety_mode(preset: str) -> None:
                 moved += given.get(tp, kind) != kind
                 given[tp] = kind
     assert moved > 0
+
+
+def _handed_after_the_consumer_session(**header: object) -> list[str]:
+    """Eight events: consumer-protocol member b1 owns foo-0 and foo-1 (its last heartbeat
+    at ts 100) and goes silent; classic member a1 joins with SessionTimeoutMs 6000 and is
+    given both at ts 4500 — after b1's session of 4 s (the consumer group's), before 6 s."""
+    sub = ClassicSubscription(FOO, owned_partitions=frozenset())
+    exchanges: list[tuple[str, Body, Body, int]] = [
+        ("B", ConsumerGroupHeartbeatRequest("b1", 0, None, 300000, FOO, None, frozenset()),
+         ConsumerGroupHeartbeatResponse(OK, "b1", 1, 1000, frozenset({P0, P1})), 0),
+        ("B", ConsumerGroupHeartbeatRequest("b1", 1, topic_partitions=frozenset({P0, P1})),
+         ConsumerGroupHeartbeatResponse(OK, "b1", 1, 1000, None), 100),
+        ("A", JoinGroupRequest("", None, ("cooperative-sticky",), sub, 300000, 6000),
+         JoinGroupResponse(OK, 2, "cooperative-sticky", "a1", "a1"), 4200),
+        ("A", SyncGroupRequest("a1", 2, None, "cooperative-sticky"),
+         SyncGroupResponse(OK, "cooperative-sticky", frozenset({P0, P1})), 4400),
+    ]  # fmt: skip
+    lines = [_header(**header)]
+    for client, req, resp, ts in exchanges:
+        lines.append(_event(len(lines), client, True, req, ts))
+        lines.append(_event(len(lines), client, False, resp, ts + 100))
+    return lines
+
+
+def test_each_protocol_has_its_own_session_timeout() -> None:
+    """The consumer group's session timeout (4 s) applies to b1, the classic member's own
+    (its JoinGroup's 6 s) to a1: with both in the header, b1's partitions handed on after
+    4 s are a zombie window (b1 was not told), not a premature hand-over."""
+    both = _handed_after_the_consumer_session(
+        session_timeout_ms=6000, consumer_session_timeout_ms=4000
+    )
+    report = validate_safety("t", both, settle=2)
+    assert report.error is None, report.error
+    assert report.violations == []
+    assert [h["classification"] for h in report.handovers] == ["zombie-window"] * 2
+    assert report.timing is not None
+    assert report.timing["session_timeout_ms_by_protocol"] == {"consumer": 4000, "classic": 6000}
+    # One session timeout for both (older captures): the classic members' 6 s is applied to
+    # b1, and the hand-over looks premature — which is why the header keeps both; a note
+    # says the header gives only one.
+    one = _handed_after_the_consumer_session(session_timeout_ms=6000)
+    report = validate_safety("t", one, settle=2)
+    assert [v.property for v in report.violations] == ["Observed.NoHandOverBeforeExpiry"]
+    assert any("one session timeout" in n for n in report.notes)
+
+
+def test_consumer_session_timeout_belongs_to_a_mixed_header() -> None:
+    header = json.dumps(
+        {"format": FORMAT, "version": 2, "protocol": "consumer", "topics": {"foo": 2},
+         "consumer_session_timeout_ms": 4000}
+    )  # fmt: skip
+    with pytest.raises(TraceError, match="consumer_session_timeout_ms belongs to a mixed trace"):
+        parse_header(header)
+    assert parse_header(_header(consumer_session_timeout_ms=4000)).consumer_session_timeout_ms == (
+        4000
+    )

@@ -192,7 +192,9 @@ def test_cli_results_ok_violation_inconclusive_malformed(
     assert main(["validate", "--json", str(broken), str(short), str(double)]) == 1
     assert json.loads(capsys.readouterr().out)["result"] == "violation"
     assert main(["validate", "--settle", "10", str(short)]) == 0
-    assert capsys.readouterr().out.startswith("ok: nothing violated (80 events in 1 file(s)")
+    convergence, last = capsys.readouterr().out.splitlines()
+    assert convergence.startswith(f"convergence: {short}: checked: 1 quiet window(s) checked")
+    assert last.startswith("ok: nothing violated (80 events in 1 file(s)")
 
 
 def test_stdin_in_both_modes(
@@ -787,3 +789,40 @@ def test_a_request_that_claims_a_partition_is_not_moved() -> None:
     assert [v.message for v in report.violations] == [
         "A reports owning foo-2 while B has not released it"
     ]
+
+
+def test_a_trace_whose_quiet_windows_were_all_too_short_is_inconclusive(
+    capsys: pytest.CaptureFixture[str], tmp_path: FsPath
+) -> None:
+    """Members join, settle for a few events and leave: no quiet window holds --settle
+    events, so convergence was never checked — inconclusive, with the reason, not ok; the
+    JSON and the text say whether convergence was checked."""
+    join = hb("A", {"MemberId": "A", "MemberEpoch": 0, "TopicPartitions": []}, True)
+    given = hb("A", ok("A", 1, parts(0, 1)), False)
+    acked = hb("A", {"MemberId": "A", "MemberEpoch": 1, "TopicPartitions": parts(0, 1)}, True)
+    leave = hb("A", {"MemberId": "A", "MemberEpoch": -1}, True)
+    lines = [header(), join, given, acked, leave]
+    report = validate_safety("t", lines, settle=100)
+    assert report.result == "inconclusive"
+    (reason,) = report.reasons
+    assert reason.startswith("Observed.Convergence not checked: no quiet window was long enough")
+    assert "1 with members in the group, the longest lines 3-4, 2 events" in reason
+    assert report.convergence == {
+        "checked": False,
+        "windows_checked": 0,
+        "windows_unchecked": 1,
+        "settle": 100,
+        "settle_ms": 0,
+    }
+    checked = validate_safety("t", lines, settle=2)
+    assert checked.result == "ok"
+    assert checked.convergence is not None
+    assert checked.convergence["checked"]
+    trace = tmp_path / "t.ndjson"
+    trace.write_text("\n".join(lines) + "\n")
+    assert main(["validate", str(trace)]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert f"convergence: {trace}: not checked (see inconclusive): 0 quiet window(s)" in out[1]
+    assert main(["validate", "--json", str(trace)]) == 3
+    (file,) = json.loads(capsys.readouterr().out)["files"]
+    assert file["convergence"]["checked"] is False

@@ -12,6 +12,7 @@ from tracelines import progress_walk
 from groupcheck.cli import main
 from groupcheck.mutants import get_mutant
 from groupcheck.validate.coordinator_mode import validate_coordinator
+from groupcheck.validate.timing import TimingOptions
 from model.presets import PRESETS
 from model.trace import path_lines
 
@@ -127,3 +128,47 @@ def test_cli_mode_coordinator(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     # A well-formed classic trace with nothing to compare is not bad input: no verdict.
     assert main(["validate", "--mode", "coordinator", str(classic)]) == 3
     assert "no classic or ConsumerGroupHeartbeat response to compare" in capsys.readouterr().out
+
+
+def _capture_without(*keys: str, topics: dict[str, int] | None = None) -> list[str]:
+    """A stored Kafka 4.4 capture whose header lacks ``keys`` (or has other ``topics``)."""
+    path = Path(__file__).parents[1] / "kafka" / "captures" / "consumer-join-leave.ndjson"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = {k: v for k, v in json.loads(lines[0]).items() if k not in keys}
+    if topics is not None:
+        header["topics"] = topics
+    return [json.dumps(header), *lines[1:]]
+
+
+@pytest.mark.parametrize(
+    ("keys", "topics", "named"),
+    [
+        (("heartbeat_interval_ms",), None, "the heartbeat interval (the header's heartbeat_"),
+        ((), {}, "the partition count of the subscribed topics 'foo' (line 3)"),
+    ],
+    ids=["heartbeat-interval", "topics"],
+)
+def test_a_capture_without_what_the_replay_needs_is_inconclusive(
+    keys: tuple[str, ...],
+    topics: dict[str, int] | None,
+    named: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Not a divergence: the replay cannot start, and the reason names what is missing."""
+    lines = _capture_without(*keys, topics=topics)
+    report = validate_coordinator("t", lines)
+    assert report.violations == []
+    (reason,) = report.reasons
+    assert reason.startswith("the replay needs what the trace does not give: ")
+    assert named in reason
+    assert report.result == "inconclusive"
+    trace = tmp_path / "t.ndjson"
+    trace.write_text("\n".join(lines) + "\n")
+    assert main(["validate", "--mode", "coordinator", str(trace)]) == 3
+    assert named in capsys.readouterr().out
+    if keys:  # given as an option, the replay runs and agrees
+        assert (
+            validate_coordinator("t", lines, timing=TimingOptions(heartbeat_interval_ms=500)).result
+            == "ok"
+        )
