@@ -302,7 +302,7 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
 def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
-    from invariants.z3.proof import ranking
+    from invariants.z3.proof import ranking, vacuity
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
     from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
     from model.status import ConfigError
@@ -360,6 +360,15 @@ def cmd_prove(args: argparse.Namespace) -> int:
             raise ConfigError(f"--only {unknown[0]!r} is no goal; known: {', '.join(goals)}")
     start = time.monotonic()
     progress = progress_for(args.quiet)
+    # Non-vacuity first: the premises every obligation assumes must be satisfiable
+    # (invariants.z3.proof.vacuity), whatever --only picks.
+    premises = vacuity.check(
+        options,
+        invariant,
+        with_ranking=not options.static_members,
+        timeout_ms=int(args.timeout * 1000),
+        progress=progress,
+    )
     results = prover.run(progress=progress, only=args.only)
     layer: list[Any] = []
     fix = False
@@ -394,11 +403,25 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if ranked:
         assumed += list(ranking.RANKING_LEMMAS)
     unchecked = [g for g in assumed if g not in checked]
-    if counts["failed"]:
+    premise_verdict = vacuity.verdict(premises)
+    vacuous = [p.name for p in premises if p.status == "vacuous"]
+    if counts["failed"] or vacuous:
         result = "violation"
-    elif counts["unknown"]:
+    elif counts["unknown"] or premise_verdict == "unknown":
         result = "inconclusive"
+    if vacuous:
+        reasons.append(
+            "VACUOUS: unsatisfiable premise(s) "
+            + ", ".join(vacuous)
+            + ": the obligations that assume them are proved vacuously, so nothing is proved"
+        )
+    if counts["unknown"]:
         reasons.append("Z3 answered unknown for some obligation (its reason is listed)")
+    if premise_verdict == "unknown":
+        reasons.append(
+            "Z3 answered unknown for a non-vacuity premise: the proof may be vacuous "
+            "(its reason is listed)"
+        )
     if unchecked and result == "ok":
         # The checked obligations assume the whole invariant in the pre-state: with
         # conjuncts left unchecked, nothing is proved inductive yet.
@@ -487,6 +510,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
         },
         "summary": counts,
         "reasons": reasons,
+        "non_vacuity": {
+            "result": premise_verdict,
+            "premises": [p.to_json() for p in premises],
+        },
         "seconds": round(seconds, 3),
         "goals": list(per_goal.values()),
         "obligations": [r.to_json() for r in results],
@@ -518,12 +545,16 @@ def _print(doc: dict[str, Any]) -> None:
     head = {"ok": "PROVED", "violation": "NOT PROVED", "inconclusive": "INCONCLUSIVE"}
     c = doc["summary"]
     variant = f" (variant {doc['variant']})" if doc["variant"] else ""
+    verdict = head[doc["result"]]
+    if doc["non_vacuity"]["result"] == "vacuous":
+        verdict = "VACUOUS, NOT PROVED"
     print(
-        f"{head[doc['result']]}{variant}: {c['proved']} proved, {c['failed']} failed, "
+        f"{verdict}{variant}: {c['proved']} proved, {c['failed']} failed, "
         f"{c['unknown']} unknown obligations ({doc['seconds']} s)"
     )
     for reason in doc["reasons"]:
         print(f"  - {reason}")
+    _print_premises(doc["non_vacuity"])
     layer = doc["client_layer"]
     obligations = list(doc["obligations"]) + (list(layer["obligations"]) if layer else [])
     obligations += list(doc["ranking"]["obligations"])
@@ -563,6 +594,27 @@ def _print(doc: dict[str, Any]) -> None:
             print(f"\nCOUNTEREXAMPLE TO INDUCTION for {ob['obligation']}:")
             for line in ob["cti"]:
                 print(f"  {printable(line)}")
+
+
+def _print_premises(doc: dict[str, Any]) -> None:
+    """The non-vacuity premises: one summary line, then each premise that is not
+    satisfiable (``invariants.z3.proof.vacuity``)."""
+    from groupcheck.cli import printable
+
+    premises = doc["premises"]
+    sat = sum(p["status"] == "satisfiable" for p in premises)
+    seconds = round(sum(p["seconds"] for p in premises), 3)
+    head = {"satisfiable": "non-vacuous", "vacuous": "VACUOUS", "unknown": "NOT SHOWN"}
+    print(
+        f"  {head[doc['result']]}: {sat} of {len(premises)} premises satisfiable — initial "
+        f"states, a non-idle step of every family from the invariant, the ranking's "
+        f"premises ({seconds} s)"
+    )
+    for p in premises:
+        if p["status"] == "vacuous":
+            print(f"  VACUOUS {p['premise']}: no {p['what']} (unsatisfiable)")
+        elif p["status"] == "unknown":
+            print(f"  unknown premise {p['premise']}: {printable(p.get('reason', ''))}")
 
 
 def _initial_group_epoch(config: Any) -> int:
