@@ -135,9 +135,23 @@ def register(sub: Any) -> None:
         "states of the model alone for a state where it is enabled and check that step "
         "(default 300000; 0: no search)",
     )
+    p.add_argument(
+        "--reach",
+        type=non_negative,
+        metavar="K",
+        help="for each goal with a counterexample to induction, search with BMC for a path "
+        f"of at most K steps that violates it (default {DEFAULT_REACH}; 0: no search), on "
+        "the --preset/--config given or the variant's mutant scenario: reachable at depth "
+        "k (with the path), or not reachable within bound K",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(handler=cmd_prove)
+
+
+DEFAULT_REACH = 4
+"""``prove --reach``'s default bound: the longest shortest path of the core's safety
+variants (``bmc.VARIANT_DEPTHS``) is 4 steps."""
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -310,6 +324,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.agreement:
         from groupcheck.agreement import cmd_agreement
 
+        if args.reach is not None:
+            raise ConfigError("--reach is for proofs; --agreement checks the relation")
         return cmd_agreement(args)
     given = [
         f"--{n}" for n in ("walks", "length", "seed", "bfs", "seek") if getattr(args, n) is not None
@@ -390,6 +406,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         if with_ranking
         else []
     )
+    reached = _reach_ctis(args, results, invariant, steps, progress)
     seconds = time.monotonic() - start
     counts = summary(results)
     for d in layer:
@@ -516,7 +533,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         },
         "seconds": round(seconds, 3),
         "goals": list(per_goal.values()),
-        "obligations": [r.to_json() for r in results],
+        "obligations": [_with_reach(r.to_json(), reached) for r in results],
+        "reachability": {g: r.to_json() for g, r in reached.items()},
         "ranking": {
             "components": [
                 {"name": c.name, "meaning": c.meaning} for c in ranking.components(options)
@@ -594,6 +612,85 @@ def _print(doc: dict[str, Any]) -> None:
             print(f"\nCOUNTEREXAMPLE TO INDUCTION for {ob['obligation']}:")
             for line in ob["cti"]:
                 print(f"  {printable(line)}")
+            reach = ob.get("reach")
+            if reach is not None:
+                print(f"  {printable(reach['summary'])}")
+                for line in reach.get("path", []):
+                    print(f"    {printable(line)}")
+
+
+def _reach_ctis(
+    args: argparse.Namespace,
+    results: list[Any],
+    invariant: tuple[Any, ...],
+    steps: tuple[Any, ...],
+    progress: Any,
+) -> dict[str, Any]:
+    """For each goal of the core with a counterexample to induction, whether a violation
+    of it is reachable within ``--reach`` steps (``invariants.z3.proof.cti_reach``), on
+    the config given or the variant's mutant scenario; a goal no search can be run for
+    gets a row saying why (``status`` "not searched")."""
+    from invariants.z3.proof.cti_reach import reach
+
+    bound = DEFAULT_REACH if args.reach is None else args.reach
+    goals = list(dict.fromkeys(r.obligation.goal for r in results if r.status == "failed"))
+    if not goals or bound == 0:
+        return {}
+    config = _config(args)
+    variant = args.variant
+    rules: Any = None
+    after: Any = None
+    if variant is not None:
+        from groupcheck.mutants import MUTANTS
+        from groupcheck.mutants.catalogue import after_assignor
+
+        mutant = MUTANTS[variant]
+        config = config if config is not None else mutant.config
+        rules = mutant.rules
+        after = after_assignor(rules)
+    out: dict[str, Any] = {}
+    if config is None:
+        for goal in goals:
+            out[goal] = _NotSearched(goal, "no configuration to search on: give --preset")
+        return out
+    rules = rules if rules is not None else config.rules
+    conjuncts = {c.name: c.expr for c in invariant}
+    props = {s.name: s for s in steps}
+    for goal in goals:
+        if progress is not None:
+            progress(f"prove: is a violation of {goal} reachable within {bound} steps?")
+        try:
+            out[goal] = reach(
+                goal,
+                state=conjuncts.get(goal),
+                step=props.get(goal),
+                config=config,
+                variant=variant,
+                bound=bound,
+                timeout_ms=int(args.timeout * 1000),
+                rules=rules,
+                after_assignor=after,
+            )
+        except (ValueError, KeyError) as e:
+            out[goal] = _NotSearched(goal, f"BMC cannot search {config.name}: {e}")
+    return out
+
+
+class _NotSearched:
+    """A goal the reachability search was not run for, and why."""
+
+    def __init__(self, goal: str, why: str) -> None:
+        self.goal, self.why = goal, why
+
+    def to_json(self) -> dict[str, Any]:
+        return {"goal": self.goal, "status": "not searched", "summary": f"not searched: {self.why}"}
+
+
+def _with_reach(doc: dict[str, Any], reached: dict[str, Any]) -> dict[str, Any]:
+    """An obligation's JSON with its goal's reachability, when it failed."""
+    if doc["status"] == "failed" and doc["goal"] in reached:
+        doc["reach"] = reached[doc["goal"]].to_json()
+    return doc
 
 
 def _print_premises(doc: dict[str, Any]) -> None:

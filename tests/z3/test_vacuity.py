@@ -94,3 +94,46 @@ def test_an_unknown_premise_is_inconclusive(monkeypatch: pytest.MonkeyPatch) -> 
     )
     assert vacuity.verdict(premises) == "unknown"
     assert all(p.reason == "timeout" for p in premises)
+
+
+# --------------------------------------------------------------------------- CTI reachability
+
+
+def test_a_cti_says_whether_its_violation_is_reachable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """bookkeeping-drops-pending's CTI (Lemma.PartitionEpochs on a heartbeat) is real: BMC
+    on the mutant's scenario reaches a violation in 3 steps, which the Python coordinator
+    under the mutant's rules walks; within 2 steps there is none, and that is all it says."""
+    variant, goal = "bookkeeping-drops-pending", "Lemma.PartitionEpochs"
+    code = main(["prove", "--json", "--quiet", "--variant", variant, "--only", goal])
+    assert code == 1
+    doc = json.loads(capsys.readouterr().out)
+    failed = [ob for ob in doc["obligations"] if ob["status"] == "failed"]
+    assert [ob["family"] for ob in failed] == ["DeliverMessage.heartbeat"]
+    reach = failed[0]["reach"]
+    assert reach["status"] == "reachable"
+    assert reach["depth"] == 3
+    assert reach["replayed"] is True
+    assert reach["config"] == "MUT2_CRASH"
+    assert reach["path"][0] == "initial:"
+    assert doc["reachability"][goal]["depth"] == 3
+
+    from groupcheck.mutants import MUTANTS
+    from invariants.z3.proof.cti_reach import reach as search
+
+    mutant = MUTANTS[variant]
+    short = search(
+        goal,
+        state=next(c.expr for c in induction.INVARIANT if c.name == goal),
+        step=None,
+        config=mutant.config,
+        variant=variant,
+        bound=2,
+        timeout_ms=60_000,
+        rules=mutant.rules,
+    )
+    assert short.status == "not reachable within bound"
+    assert short.depth is None
+    assert "not reachable within bound 2" in short.summary()
+    assert "unreachable" not in short.summary()
