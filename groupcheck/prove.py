@@ -125,7 +125,9 @@ def register(sub: Any) -> None:
         "--bfs",
         type=non_negative,
         metavar="K",
-        help="also every step out of the first K states in BFS order (default 0)",
+        help="also every step out of the first K states in BFS order, each distinct "
+        "coordinator step once (default 50000 for one KIP-848 config — every reachable "
+        "state of TINY —, 0 with --all-presets, --all-variants or a classic or mixed config)",
     )
     agree.add_argument(
         "--seek",
