@@ -34,6 +34,12 @@ from typing import Any
 DEFAULT_WALKS = 3
 DEFAULT_LENGTH = 30
 DEFAULT_SEED = 0
+DEFAULT_BFS = 50_000
+"""With one KIP-848 config (``--preset``, ``--config`` or ``--variant``) and no ``--bfs``:
+every step out of the first 50,000 states in BFS order is checked, each distinct
+coordinator step once (``crosscheck.coordinator_side``) — every step of every reachable
+state of TINY (45,525 states, 831 distinct coordinator steps). ``--all-presets`` and
+``--all-variants`` keep 0 (the walks), and a classic or mixed config too."""
 DEFAULT_SEEK = 300_000
 """States a search for a family the walks missed may visit (``cross_check``'s
 ``seek_states``)."""
@@ -63,7 +69,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     walks = args.walks if args.walks is not None else DEFAULT_WALKS
     length = args.length if args.length is not None else DEFAULT_LENGTH
     seed = args.seed if args.seed is not None else DEFAULT_SEED
-    bfs = args.bfs or 0
+    many = args.all_presets or args.all_variants
+    bfs = args.bfs if args.bfs is not None else (0 if many else DEFAULT_BFS)
     seek = args.seek if args.seek is not None else DEFAULT_SEEK
     configs, skipped = _chosen(args)
     progress = progress_for(args.quiet)
@@ -76,7 +83,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             "walks": walks,
             "length": length,
             "seed": seed,
-            "bfs_states": bfs,
+            # The default BFS is the consumer relation's (its steps are checked once each).
+            "bfs_states": bfs if args.bfs is not None or config.protocol == "consumer" else 0,
             "seek_states": seek,
             "timeout_ms": int(args.timeout * 1000),
             "progress": progress,
@@ -306,6 +314,8 @@ def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
         "steps": outcome.steps,
         "side_steps": outcome.side_steps,
         "bfs_steps": outcome.bfs_steps,
+        "bfs_exhausted": getattr(outcome, "bfs_exhausted", False),
+        "repeated_steps": getattr(outcome, "repeated", 0),
         "seek_steps": outcome.seek_steps,
         "possible": list(outcome.possible),
         "missing": list(outcome.missing),
@@ -362,6 +372,12 @@ def _print(doc: dict[str, Any]) -> None:
             f"  {r['result']:12} {r['config']}: {r['steps']} steps ({r['side_steps']} side "
             f"steps{', ' + str(r['bfs_steps']) + ' BFS steps' if r['bfs_steps'] else ''}"
             f"{', ' + str(r['seek_steps']) + ' found by search' if r['seek_steps'] else ''}"
+            + ("; every step of every reachable state" if r.get("bfs_exhausted") else "")
+            + (
+                f"; {r['repeated_steps']} repeating a checked coordinator step"
+                if r.get("repeated_steps")
+                else ""
+            )
             + (
                 f"; {r['mutated_steps']} decided by the mutated rules, "
                 f"{r['distinguished_steps']} of them refused by the reference relation"

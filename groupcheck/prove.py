@@ -125,7 +125,9 @@ def register(sub: Any) -> None:
         "--bfs",
         type=non_negative,
         metavar="K",
-        help="also every step out of the first K states in BFS order (default 0)",
+        help="also every step out of the first K states in BFS order, each distinct "
+        "coordinator step once (default 50000 for one KIP-848 config — every reachable "
+        "state of TINY —, 0 with --all-presets, --all-variants or a classic or mixed config)",
     )
     agree.add_argument(
         "--seek",
@@ -135,9 +137,23 @@ def register(sub: Any) -> None:
         "states of the model alone for a state where it is enabled and check that step "
         "(default 300000; 0: no search)",
     )
+    p.add_argument(
+        "--reach",
+        type=non_negative,
+        metavar="K",
+        help="for each goal with a counterexample to induction, search with BMC for a path "
+        f"of at most K steps that violates it (default {DEFAULT_REACH}; 0: no search), on "
+        "the --preset/--config given or the variant's mutant scenario: reachable at depth "
+        "k (with the path), or not reachable within bound K",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(handler=cmd_prove)
+
+
+DEFAULT_REACH = 4
+"""``prove --reach``'s default bound: the longest shortest path of the core's safety
+variants (``bmc.VARIANT_DEPTHS``) is 4 steps."""
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -302,7 +318,7 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
 def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
-    from invariants.z3.proof import ranking
+    from invariants.z3.proof import ranking, vacuity
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
     from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
     from model.status import ConfigError
@@ -310,6 +326,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.agreement:
         from groupcheck.agreement import cmd_agreement
 
+        if args.reach is not None:
+            raise ConfigError("--reach is for proofs; --agreement checks the relation")
         return cmd_agreement(args)
     given = [
         f"--{n}" for n in ("walks", "length", "seed", "bfs", "seek") if getattr(args, n) is not None
@@ -360,6 +378,15 @@ def cmd_prove(args: argparse.Namespace) -> int:
             raise ConfigError(f"--only {unknown[0]!r} is no goal; known: {', '.join(goals)}")
     start = time.monotonic()
     progress = progress_for(args.quiet)
+    # Non-vacuity first: the premises every obligation assumes must be satisfiable
+    # (invariants.z3.proof.vacuity), whatever --only picks.
+    premises = vacuity.check(
+        options,
+        invariant,
+        with_ranking=not options.static_members,
+        timeout_ms=int(args.timeout * 1000),
+        progress=progress,
+    )
     results = prover.run(progress=progress, only=args.only)
     layer: list[Any] = []
     fix = False
@@ -381,6 +408,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         if with_ranking
         else []
     )
+    reached = _reach_ctis(args, results, invariant, steps, progress)
     seconds = time.monotonic() - start
     counts = summary(results)
     for d in layer:
@@ -394,11 +422,25 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if ranked:
         assumed += list(ranking.RANKING_LEMMAS)
     unchecked = [g for g in assumed if g not in checked]
-    if counts["failed"]:
+    premise_verdict = vacuity.verdict(premises)
+    vacuous = [p.name for p in premises if p.status == "vacuous"]
+    if counts["failed"] or vacuous:
         result = "violation"
-    elif counts["unknown"]:
+    elif counts["unknown"] or premise_verdict == "unknown":
         result = "inconclusive"
+    if vacuous:
+        reasons.append(
+            "VACUOUS: unsatisfiable premise(s) "
+            + ", ".join(vacuous)
+            + ": the obligations that assume them are proved vacuously, so nothing is proved"
+        )
+    if counts["unknown"]:
         reasons.append("Z3 answered unknown for some obligation (its reason is listed)")
+    if premise_verdict == "unknown":
+        reasons.append(
+            "Z3 answered unknown for a non-vacuity premise: the proof may be vacuous "
+            "(its reason is listed)"
+        )
     if unchecked and result == "ok":
         # The checked obligations assume the whole invariant in the pre-state: with
         # conjuncts left unchecked, nothing is proved inductive yet.
@@ -487,9 +529,14 @@ def cmd_prove(args: argparse.Namespace) -> int:
         },
         "summary": counts,
         "reasons": reasons,
+        "non_vacuity": {
+            "result": premise_verdict,
+            "premises": [p.to_json() for p in premises],
+        },
         "seconds": round(seconds, 3),
         "goals": list(per_goal.values()),
-        "obligations": [r.to_json() for r in results],
+        "obligations": [_with_reach(r.to_json(), reached) for r in results],
+        "reachability": {g: r.to_json() for g, r in reached.items()},
         "ranking": {
             "components": [
                 {"name": c.name, "meaning": c.meaning} for c in ranking.components(options)
@@ -518,12 +565,16 @@ def _print(doc: dict[str, Any]) -> None:
     head = {"ok": "PROVED", "violation": "NOT PROVED", "inconclusive": "INCONCLUSIVE"}
     c = doc["summary"]
     variant = f" (variant {doc['variant']})" if doc["variant"] else ""
+    verdict = head[doc["result"]]
+    if doc["non_vacuity"]["result"] == "vacuous":
+        verdict = "VACUOUS, NOT PROVED"
     print(
-        f"{head[doc['result']]}{variant}: {c['proved']} proved, {c['failed']} failed, "
+        f"{verdict}{variant}: {c['proved']} proved, {c['failed']} failed, "
         f"{c['unknown']} unknown obligations ({doc['seconds']} s)"
     )
     for reason in doc["reasons"]:
         print(f"  - {reason}")
+    _print_premises(doc["non_vacuity"])
     layer = doc["client_layer"]
     obligations = list(doc["obligations"]) + (list(layer["obligations"]) if layer else [])
     obligations += list(doc["ranking"]["obligations"])
@@ -563,6 +614,106 @@ def _print(doc: dict[str, Any]) -> None:
             print(f"\nCOUNTEREXAMPLE TO INDUCTION for {ob['obligation']}:")
             for line in ob["cti"]:
                 print(f"  {printable(line)}")
+            reach = ob.get("reach")
+            if reach is not None:
+                print(f"  {printable(reach['summary'])}")
+                for line in reach.get("path", []):
+                    print(f"    {printable(line)}")
+
+
+def _reach_ctis(
+    args: argparse.Namespace,
+    results: list[Any],
+    invariant: tuple[Any, ...],
+    steps: tuple[Any, ...],
+    progress: Any,
+) -> dict[str, Any]:
+    """For each goal of the core with a counterexample to induction, whether a violation
+    of it is reachable within ``--reach`` steps (``invariants.z3.proof.cti_reach``), on
+    the config given or the variant's mutant scenario; a goal no search can be run for
+    gets a row saying why (``status`` "not searched")."""
+    from invariants.z3.proof.cti_reach import reach
+
+    bound = DEFAULT_REACH if args.reach is None else args.reach
+    goals = list(dict.fromkeys(r.obligation.goal for r in results if r.status == "failed"))
+    if not goals or bound == 0:
+        return {}
+    config = _config(args)
+    variant = args.variant
+    rules: Any = None
+    after: Any = None
+    if variant is not None:
+        from groupcheck.mutants import MUTANTS
+        from groupcheck.mutants.catalogue import after_assignor
+
+        mutant = MUTANTS[variant]
+        config = config if config is not None else mutant.config
+        rules = mutant.rules
+        after = after_assignor(rules)
+    out: dict[str, Any] = {}
+    if config is None:
+        for goal in goals:
+            out[goal] = _NotSearched(goal, "no configuration to search on: give --preset")
+        return out
+    rules = rules if rules is not None else config.rules
+    conjuncts = {c.name: c.expr for c in invariant}
+    props = {s.name: s for s in steps}
+    for goal in goals:
+        if progress is not None:
+            progress(f"prove: is a violation of {goal} reachable within {bound} steps?")
+        try:
+            out[goal] = reach(
+                goal,
+                state=conjuncts.get(goal),
+                step=props.get(goal),
+                config=config,
+                variant=variant,
+                bound=bound,
+                timeout_ms=int(args.timeout * 1000),
+                rules=rules,
+                after_assignor=after,
+            )
+        except (ValueError, KeyError) as e:
+            out[goal] = _NotSearched(goal, f"BMC cannot search {config.name}: {e}")
+    return out
+
+
+class _NotSearched:
+    """A goal the reachability search was not run for, and why."""
+
+    def __init__(self, goal: str, why: str) -> None:
+        self.goal, self.why = goal, why
+
+    def to_json(self) -> dict[str, Any]:
+        return {"goal": self.goal, "status": "not searched", "summary": f"not searched: {self.why}"}
+
+
+def _with_reach(doc: dict[str, Any], reached: dict[str, Any]) -> dict[str, Any]:
+    """An obligation's JSON with its goal's reachability, when it failed."""
+    if doc["status"] == "failed" and doc["goal"] in reached:
+        doc["reach"] = reached[doc["goal"]].to_json()
+    return doc
+
+
+def _print_premises(doc: dict[str, Any]) -> None:
+    """The non-vacuity premises: one summary line, then each premise that is not
+    satisfiable (``invariants.z3.proof.vacuity``)."""
+    from groupcheck.cli import printable
+
+    premises = doc["premises"]
+    sat = sum(p["status"] == "satisfiable" for p in premises)
+    seconds = round(sum(p["seconds"] for p in premises), 3)
+    head = {"satisfiable": "non-vacuous", "vacuous": "VACUOUS", "unknown": "NOT SHOWN"}
+    print(
+        f"  {head[doc['result']]}: {sat} of {len(premises)} premises satisfiable — initial "
+        f"states, a non-idle step of every family from the invariant, the ranking's "
+        f"premises ({seconds} s)"
+    )
+    for p in premises:
+        if p["status"] == "vacuous":
+            print(f"  VACUOUS {p['premise']}: no {p['what']} (unsatisfiable)")
+        elif p["status"] == "unknown":
+            print(f"  unknown premise {p['premise']}: {printable(p.get('reason', ''))}")
 
 
 def _initial_group_epoch(config: Any) -> int:

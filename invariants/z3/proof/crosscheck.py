@@ -32,11 +32,16 @@ from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Literal
 
-from invariants.z3.proof.agreement import DEFAULT_TIMEOUT_MS, StepCheck, check_step
+from invariants.z3.proof.agreement import (
+    DEFAULT_TIMEOUT_MS,
+    StepCheck,
+    check_step,
+    refused_write,
+)
 from invariants.z3.proof.state import Concrete, project
 from invariants.z3.proof.transition import FAMILY_NAMES, Options, family_of
 from model import system
-from model.actions import Action
+from model.actions import Action, DeliverMessage
 from model.config import Config
 from model.records import State
 
@@ -183,6 +188,13 @@ class Outcome:
     unreachable: tuple[str, ...] = ()
     """Families the config's switches allow (``possible_families``) that no reachable state
     enables: the search for them expanded every reachable state. Not counted as missed."""
+    repeated: int = 0
+    """Steps not checked again: their coordinator side (the group, topics and request
+    before, the group and topics after, whether the write was refused) is that of a step
+    already checked, so ``check_step`` would answer the same (``coordinator_side``)."""
+    bfs_exhausted: bool = False
+    """The BFS phase expanded every reachable state within its ``bfs_states``: every step
+    out of every reachable state was checked."""
     mutated: int | None = None
     """With a ``reference``: the steps checked whose successor the mutated rules decided
     (the reference rules give another)."""
@@ -233,6 +245,26 @@ def bfs_steps(
                 queue.append(t)
     if not queue and exhausted is not None:
         exhausted.append(True)
+
+
+def coordinator_side(step: Step) -> tuple[object, ...]:
+    """What ``agreement.check_step`` reads of a step: the group, topics and clients'
+    regular-expression use before, the request (or timer, or other action), the group and
+    topics after and whether the write was refused. Two steps with the same side get the
+    same answer."""
+    pre, action, post = step
+    what: object = action
+    if isinstance(action, DeliverMessage):
+        what = (action.message.to_coordinator, action.message.body)
+    return (
+        pre.group,
+        pre.topics,
+        tuple(c.regex is not None for c in pre.clients),
+        what,
+        post.group,
+        post.topics,
+        refused_write(pre, post),
+    )
 
 
 def _walk_steps(
@@ -325,8 +357,13 @@ def cross_check(
     def done() -> bool:
         return not any(wanted(f) for f in possible) and (reference is None or distinguished > 0)
 
+    bfs_done: list[bool] = []
+    checked: set[tuple[object, ...]] = set()
+    repeated = 0
+
     def located() -> Iterator[Located]:
-        for i, step in enumerate(bfs_steps(config, bfs_states) if bfs_states else ()):
+        steps = bfs_steps(config, bfs_states, bfs_done) if bfs_states else iter(())
+        for i, step in enumerate(steps):
             yield step, "bfs", None, i
         yield from _walk_steps(config, seed, walks, length, wanted)
         yield from _seek_steps(config, seek_states, wanted_step, done, exhausted)
@@ -351,6 +388,13 @@ def cross_check(
                 continue
             r.disagreement = Disagreement(family, pre, action, post, None, origin, walk, index)
             break
+        side = coordinator_side((pre, action, post))
+        if side in checked:
+            r.steps -= 1
+            counts[origin] -= 1
+            repeated += 1
+            continue
+        checked.add(side)
         check = check_one(pre, action, post, config, options=opts, timeout_ms=timeout_ms)
         r.allowed += check.allowed == "yes"
         r.deterministic += check.unique is not None
@@ -385,6 +429,8 @@ def cross_check(
         bfs_steps=counts["bfs"],
         seek_steps=counts["seek"],
         unreachable=unreachable,
+        repeated=repeated,
+        bfs_exhausted=bool(bfs_done),
         mutated=mutated if reference is not None else None,
         distinguished=distinguished if reference is not None else None,
     )
