@@ -58,17 +58,19 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
     """The view of the trace, its explanation and a config description."""
     from groupcheck.explore.minimise import first_violations
     from groupcheck.validate import validate_safety
+    from invariants.liveness import CONVERGENCE, fair_lasso
     from model.status import ConfigError
     from model.trace import read_path
     from model.trace.codec import TraceError, decode_action, parse_event, parse_header
     from reports.render.escape import cut
     from reports.render.explain import explain, explain_events
-    from reports.render.report import property_text
+    from reports.render.report import family_of, property_text
     from reports.render.view import (
         member_names,
         renamed,
         renamed_text,
         view_of_events,
+        view_of_lasso,
         view_of_path,
     )
 
@@ -87,16 +89,28 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
             if found:
                 violations, step = found
                 v = violations[0]
-                view = view_of_path(
+                desc, ref = property_text(v.property, family_of(states[0]))
+                lasso = fair_lasso(states[step], config) if v.property == CONVERGENCE.name else None
+                if lasso is not None:
+                    view = view_of_lasso(
+                        states[: step + 1], path.actions[:step], lasso, v.property, v.message
+                    )
+                else:
+                    view = view_of_path(
+                        states[: step + 1],
+                        path.actions[:step],
+                        v.property,
+                        v.message,
+                        violation_step=step,
+                    )
+                text = explain(
                     states[: step + 1],
                     path.actions[:step],
                     v.property,
                     v.message,
-                    violation_step=step,
-                )
-                desc, ref = property_text(v.property)
-                text = explain(
-                    states[: step + 1], path.actions[:step], v.property, v.message, desc, ref
+                    desc,
+                    ref,
+                    lasso=lasso,
                 )
             else:
                 view = view_of_path(states, path.actions)
@@ -118,7 +132,9 @@ def build(file: str, lines: list[str]) -> tuple[Any, str, str]:
     view = view_of_events(events, where, times, _hand_over_notes(report.handovers))
     view = renamed(view, dict(header.topic_names or {}), dict(header.clients or {}))
     findings = [(v.line, v.property, v.message) for v in report.violations]
-    text = explain_events(events, view, findings, describe, header.protocol)
+    text = explain_events(
+        events, view, findings, lambda name: describe(name, view.protocol), header.protocol
+    )
     zombies = [
         f"zombie-window: line {z.line}: {z.property}: {z.message}" for z in report.zombie_windows
     ]
@@ -176,13 +192,20 @@ HEADER_SHOWN = 2000
 """An external trace's header line is shown in the report cut to this many characters."""
 
 
-def describe(name: str | None) -> tuple[str, str]:
-    """(description, reference) of a model property or of a safety-mode check."""
+def describe(name: str | None, protocol: str = "consumer") -> tuple[str, str]:
+    """(description, reference) of a safety-mode check or of a model property, in the
+    terms of the trace's ``protocol``: a classic trace's checks are those of
+    ``safety_classic`` (same names as the consumer protocol's, other descriptions)."""
     from groupcheck.validate.safety import observed_text
+    from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
     from reports.render.report import property_text
 
+    if protocol == "classic":
+        for check in CLASSIC_OBSERVED_CHECKS:
+            if check.name == name:
+                return check.description, check.reference
     found = observed_text(name)
-    return found if found[0] else property_text(name)
+    return found if found[0] else property_text(name, protocol)
 
 
 DEFAULT_OUT = Path("reports/out")
@@ -244,7 +267,7 @@ def cmd_render(args: argparse.Namespace) -> int:
                 write_report(
                     tmp,
                     title=f"{Path(args.file).name}",
-                    describe=describe,
+                    describe=lambda name: describe(name, view.protocol),
                     view=view,
                     explanation=text,
                     config_text=config_text,
