@@ -173,7 +173,11 @@ def _hand_over_notes(handovers: list[dict[str, Any]]) -> dict[int, str]:
     for h in handovers:
         if h["line"] in notes or h["classification"] == "unclassified":
             continue
-        text = f"hand-over from {h['from_name']}: {h['classification']}"
+        if h["classification"] == "premature" and not h["owner_known_dead"]:
+            # A live owner, its session not expired: no expiry is involved.
+            text = f"double assignment: {h['from_name']} alive, no session expiry"
+        else:
+            text = f"hand-over from {h['from_name']}: {h['classification']}"
         if h["ts"] is not None and h["owner_last_heartbeat_ts"] is not None:
             silent = (h["ts"] - h["owner_last_heartbeat_ts"]) / 1000
             text += f", {silent:.2f} s after its last heartbeat (line "
