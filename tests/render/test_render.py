@@ -383,7 +383,7 @@ def test_external_trace_is_explained_in_kip_terms(tmp_path: Path) -> None:
     # The same words label the arrows.
     seq = (out / "sequence.dot").read_text(encoding="utf-8")
     assert 'label="6. HB epoch=2 assigned=[foo-1]\\npending=[foo-1]\\nVIOLATES' in seq
-    assert 'label="6. HB epoch=2 assigned=[foo-0]\\nrevoked=[foo-1]"' in seq
+    assert 'label="7. HB epoch=2 assigned=[foo-0]\\nrevoked=[foo-1]"' in seq
 
 
 def test_long_trace_through_render_loses_no_step(tmp_path: Path) -> None:

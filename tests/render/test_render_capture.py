@@ -94,8 +94,8 @@ def test_a_capture_is_drawn_with_names_unique_labels_and_a_time_axis() -> None:
     sequence = sequence_dot(view)
     assert "7. +1.40 s" in sequence  # numbered by trace line, as validate cites it
     assert (
-        "double assignment: consumer-1 alive, no session expiry, 0.40 s after its last heartbeat (line 4)"
-        in (sequence)
+        "double assignment: consumer-1 alive, no session expiry, 0.40 s after its last "
+        "heartbeat (line 4)" in (sequence)
     )
     assert A not in sequence + timeline
     assert ORDERS not in sequence + timeline
