@@ -897,6 +897,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 for v in found[0]:
                     print(f"\n>>> VIOLATION of {v.property}: {printable(v.message)}")
                 break
+        if found and any(v.property == "Convergence" for v in found[0]):
+            from invariants.liveness import fair_lasso
+            from reports.render.lasso import lasso_lines
+
+            lasso = fair_lasso(states[found[1]], config)
+            if lasso is not None:
+                print()
+                print("\n".join(printable(line) for line in lasso_lines(lasso, found[1] + 1)))
         if not found:
             print("\nno property violated")
         if rebalance is not None:

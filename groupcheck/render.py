@@ -125,12 +125,13 @@ def _model_view(config: Any, read: Reader, limit: int) -> tuple[Any, str] | None
     from collections import deque
 
     from invariants.check import Checker
+    from invariants.liveness import CONVERGENCE, fair_lasso
     from invariants.snapshot import project
     from model import system
     from model.trace.codec import TraceError, decode_action, parse_event, parse_header
     from reports.render.explain import explain
-    from reports.render.report import property_text
-    from reports.render.view import view_of_path
+    from reports.render.report import family_of, property_text
+    from reports.render.view import view_of_lasso, view_of_path
 
     state = system.initial(config)
     checker = Checker()
@@ -176,11 +177,31 @@ def _model_view(config: Any, read: Reader, limit: int) -> tuple[Any, str] | None
     actions = [action for _, _, action, _ in items]
     if found:
         v = found[0]
-        view = view_of_path(
-            states, actions, v.property, v.message, violation_step=steps, first_index=first_index
+        desc, ref = property_text(v.property, family_of(states[0]))
+        # A Convergence violation is a lasso: the fair loop that never converges is drawn
+        # and told after the prefix (invariants.liveness.fair_lasso).
+        lasso = fair_lasso(state, config) if v.property == CONVERGENCE.name else None
+        if lasso is not None:
+            view = view_of_lasso(states, actions, lasso, v.property, v.message)
+        else:
+            view = view_of_path(
+                states,
+                actions,
+                v.property,
+                v.message,
+                violation_step=steps,
+                first_index=first_index,
+            )
+        text = explain(
+            states,
+            actions,
+            v.property,
+            v.message,
+            desc,
+            ref,
+            first_index=first_index,
+            lasso=lasso,
         )
-        desc, ref = property_text(v.property)
-        text = explain(states, actions, v.property, v.message, desc, ref, first_index=first_index)
     else:
         view = view_of_path(states, actions, first_index=first_index)
         text = explain(
@@ -266,7 +287,14 @@ def _external_view(
     kept = [event for _, event in window.kept()]
     view = renamed(view, dict(header.topic_names or {}), dict(header.clients or {}))
     findings = [(v.line, v.property, v.message) for v in report.violations]
-    text = explain_events(kept, view, findings, describe, header.protocol, total=report.events)
+    text = explain_events(
+        kept,
+        view,
+        findings,
+        lambda name: describe(name, view.protocol),
+        header.protocol,
+        total=report.events,
+    )
     if len(kept) < report.events:
         why = "around the first violation" if focus is not None else "the first ones"
         start = view.rows[0].index if view.rows else 1
@@ -289,7 +317,11 @@ def _hand_over_notes(handovers: list[dict[str, Any]]) -> dict[int, str]:
     for h in handovers:
         if h["line"] in notes or h["classification"] == "unclassified":
             continue
-        text = f"hand-over from {h['from_name']}: {h['classification']}"
+        if h["classification"] == "premature" and not h["owner_known_dead"]:
+            # A live owner, its session not expired: no expiry is involved.
+            text = f"double assignment: {h['from_name']} alive, no session expiry"
+        else:
+            text = f"hand-over from {h['from_name']}: {h['classification']}"
         if h["ts"] is not None and h["owner_last_heartbeat_ts"] is not None:
             silent = (h["ts"] - h["owner_last_heartbeat_ts"]) / 1000
             text += f", {silent:.2f} s after its last heartbeat (line "
@@ -308,13 +340,20 @@ HEADER_SHOWN = 2000
 """An external trace's header line is shown in the report cut to this many characters."""
 
 
-def describe(name: str | None) -> tuple[str, str]:
-    """(description, reference) of a model property or of a safety-mode check."""
+def describe(name: str | None, protocol: str = "consumer") -> tuple[str, str]:
+    """(description, reference) of a safety-mode check or of a model property, in the
+    terms of the trace's ``protocol``: a classic trace's checks are those of
+    ``safety_classic`` (same names as the consumer protocol's, other descriptions)."""
     from groupcheck.validate.safety import observed_text
+    from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
     from reports.render.report import property_text
 
+    if protocol == "classic":
+        for check in CLASSIC_OBSERVED_CHECKS:
+            if check.name == name:
+                return check.description, check.reference
     found = observed_text(name)
-    return found if found[0] else property_text(name)
+    return found if found[0] else property_text(name, protocol)
 
 
 DEFAULT_OUT = Path("reports/out")
@@ -375,7 +414,7 @@ def cmd_render(args: argparse.Namespace) -> int:
                 write_report(
                     tmp,
                     title=f"{Path(args.file).name}",
-                    describe=describe,
+                    describe=lambda name: describe(name, view.protocol),
                     view=view,
                     explanation=text,
                     config_text=config_text,

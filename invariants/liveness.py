@@ -277,6 +277,70 @@ def run_fair(state: AnyState, config: Config, bound: int) -> tuple[AnyState, int
     return last, len(taken), ok
 
 
+@dataclass(frozen=True)
+class Lasso:
+    """A Convergence counterexample's tail from the end of its prefix: the fair schedule's
+    ``stem`` to the state where it starts repeating, then the ``loop`` that goes back to
+    that state for ever (empty when no state repeats within the bound, or when nothing is
+    enabled: ``stuck``). ``states`` holds the state where the stem starts and the state after
+    each action of ``stem + loop`` (so the loop's last state equals its entry,
+    ``states[len(stem)]``). ``fair``: every progress action enabled in every state of the
+    loop is taken in it (weak fairness holds of the repeating part)."""
+
+    stem: tuple[Action, ...]
+    loop: tuple[Action, ...]
+    states: tuple[AnyState, ...]
+    fair: bool
+    stuck: bool = False
+
+    @property
+    def entry(self) -> AnyState:
+        """The state the loop starts from and returns to."""
+        return self.states[len(self.stem)]
+
+    @property
+    def loop_states(self) -> tuple[AnyState, ...]:
+        """The states of one turn of the loop, its entry first (not repeated at the end)."""
+        start = len(self.stem)
+        return self.states[start : start + max(len(self.loop), 1)]
+
+
+def fair_lasso(state: AnyState, config: Config, bound: int = DEFAULT_BOUND) -> Lasso | None:
+    """The lasso of the fair schedule from ``state`` (``fair_schedule``), or None when it
+    converges. The schedule is deterministic, so once a state and the action taken from it
+    recur at the same distance ``p`` the schedule repeats with period ``p``: the loop is the
+    shortest such period at the schedule's end, its entry the earliest state from which the
+    schedule is periodic."""
+    states: list[AnyState] = [state]
+    taken, _, ok = fair_schedule(state, config, bound, states=states)
+    if ok:
+        return None
+    end = len(taken)
+    if not fair_actions(states[end], config):
+        return Lasso(tuple(taken), (), tuple(states), fair=True, stuck=True)
+    period = next((end - i for i in range(end - 1, -1, -1) if states[i] == states[end]), 0)
+    if period == 0:
+        return Lasso(tuple(taken), (), tuple(states), fair=False)
+    start = end - period
+    while (
+        start > 0
+        and states[start - 1] == states[start - 1 + period]
+        and taken[start - 1] == taken[start - 1 + period]
+    ):
+        start -= 1
+    loop = tuple(taken[start : start + period])
+    turn = states[start : start + period]
+    always = set(fair_actions(turn[0], config))
+    for s in turn[1:]:
+        always &= set(fair_actions(s, config))
+    return Lasso(
+        tuple(taken[:start]),
+        loop,
+        tuple(states[: start + period + 1]),
+        fair=always <= set(loop),
+    )
+
+
 CONVERGENCE = Property(
     "Convergence",
     Kind.EVENTUALLY,

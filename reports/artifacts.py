@@ -122,6 +122,13 @@ class Counterexample:
             "    violations, step = found",
             "    for v in violations:",
             '        print(f"step {step}: {v.property}: {v.message}")',
+            "    if any(v.property == 'Convergence' for v in violations):",
+            "        from invariants.liveness import fair_lasso",
+            "        from reports.render.lasso import lasso_lines",
+            "",
+            "        lasso = fair_lasso(list(path.states())[step], config)",
+            "        if lasso is not None:",
+            '            print("\\n".join(lasso_lines(lasso, step + 1)))',
         ]
         return "\n".join(lines) + "\n"
 
@@ -211,6 +218,7 @@ def write_counterexample(
             reproduce=ce.cli() + "\n\n" + ce.python(),
             graph=graph,
             graph_path=graph_path,
+            config=ce.path.config,
         )
     write_index(out)
     return final

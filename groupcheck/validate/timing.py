@@ -228,18 +228,27 @@ def premature_finding(
     else:
         limit = "its rebalance timeout had not run out"
     them = "it" if len(group) == 1 else "them"
-    state = (
-        "(its process had died, which the coordinator cannot know)"
-        if h.owner_dead
-        else f"and may still be consuming {them}"
-    )
+    if not h.owner_dead:
+        # The owner is alive and its session had not expired: no expiry is involved, the
+        # coordinator gave a live member's partitions to another — a double assignment.
+        return Finding(
+            file,
+            h.line,
+            NO_HAND_OVER_BEFORE_EXPIRY.name,
+            f"double assignment: {_partitions(group)} given to {name(h.to)} while "
+            f"{name(h.owner)}, alive, has not released {them} and may still be consuming "
+            f"{them}; no session expiry is involved: its last heartbeat (line "
+            f"{h.last_heartbeat_line}) was {since} earlier and {limit} (clock tolerance "
+            f"{tolerance_ms} ms)",
+        )
     return Finding(
         file,
         h.line,
         NO_HAND_OVER_BEFORE_EXPIRY.name,
-        f"{_partitions(group)} given to {name(h.to)} {since} after the last heartbeat "
-        f"of {name(h.owner)} (line {h.last_heartbeat_line}), which has not released "
-        f"{them} {state}: {limit} (clock tolerance {tolerance_ms} ms)",
+        f"premature hand-over: {_partitions(group)} given to {name(h.to)} {since} after "
+        f"the last heartbeat of {name(h.owner)} (line {h.last_heartbeat_line}), which has "
+        f"not released {them} (its process had died, which the coordinator cannot know): "
+        f"{limit} (clock tolerance {tolerance_ms} ms)",
     )
 
 

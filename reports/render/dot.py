@@ -45,12 +45,33 @@ def partition_labels(partitions: Sequence[tuple[str, int]]) -> dict[tuple[str, i
     return labels
 
 
+LOOP_COLOUR = "#6a3fb5"
+"""The colour of a Convergence lasso's loop: the part that repeats for ever."""
+LOOP_FILL = "#e6dcf5"
+
+
+def step_number(row: Row) -> int:
+    """The number a picture gives a step: the line of the trace file it was read from
+    (the line ``groupcheck validate`` cites), else its 1-based index in the path."""
+    return row.line if row.line is not None else row.index
+
+
 def _row_text(view: TraceView, row: Row) -> str:
     at = _elapsed(row)
-    text = f"{row.index}. {at + ' ' if at else ''}{row.label}"
+    mark = "↻ " if row.phase == "loop" else ""
+    text = f"{mark}{step_number(row)}. {at + ' ' if at else ''}{row.label}"
     if row.violation and view.violation:
-        text += f"\nVIOLATES {view.violation}"
+        if row.phase == "loop":
+            text += f"\nVIOLATES {view.violation}: this loop repeats for ever"
+        else:
+            text += f"\nVIOLATES {view.violation}"
     return text
+
+
+def _loop_span(view: TraceView) -> tuple[int, int] | None:
+    """The step numbers of a lasso's loop, first and last (None: no loop)."""
+    loop = [r for r in view.rows if r.phase == "loop"]
+    return (step_number(loop[0]), step_number(loop[-1])) if loop else None
 
 
 def _label_lines(view: TraceView, row: Row) -> int:
@@ -78,7 +99,24 @@ def sequence_dot(view: TraceView) -> str:
     order = [f"h{i}" for i in lanes.values()]
     ordering = [f"  {a} -> {b} [style=invis];" for a, b in itertools.pairwise(order)]
     out += ["  { rank=same;", *heads, *ordering, "  }"]
-    drawn = collapse(view.rows)
+    drawn: list[Row | int | str] = []
+    span = _loop_span(view)
+    before: Row | None = None
+    for kept in collapse(view.rows):
+        if (
+            isinstance(kept, Row)
+            and kept.phase == "loop"
+            and (before is None or before.phase != "loop")
+        ):
+            assert span is not None
+            drawn.append(f"↻ LOOP: steps {span[0]}–{span[1]} repeat for ever")
+        if isinstance(kept, Row) and kept.phase == "stem" and (before is None or not before.phase):
+            drawn.append("fair schedule, no more perturbations")
+        drawn.append(kept)
+        if isinstance(kept, Row):
+            before = kept
+    if span is not None:
+        drawn.append(f"↻ back to the state after step {span[0] - 1}")
     previous = {i: f"h{i}" for i in lanes.values()}
     for r, item in enumerate(drawn):
         ids = {i: f"r{r}_{_lane_id(i)}" for i in lanes.values()}
@@ -90,7 +128,7 @@ def sequence_dot(view: TraceView) -> str:
         out.append("  }")
         # A label of several lines (revoked / pending partitions, the violation) needs as
         # many ranks of room above its arrow.
-        height = 1 if isinstance(item, int) else _label_lines(view, item)
+        height = 1 if isinstance(item, int | str) else _label_lines(view, item)
         room = f", minlen={height}" if height > 1 else ""
         for i, node in ids.items():
             out.append(
@@ -101,8 +139,17 @@ def sequence_dot(view: TraceView) -> str:
             note = dot_quote(f"… {item} quiet steps …")
             out.append(f"  {ids[0]} [shape=plaintext, label={note}, fontcolor=grey45];")
             continue
+        if isinstance(item, str):
+            colour = LOOP_COLOUR if item.startswith("↻") else "grey45"
+            out.append(
+                f"  {ids[0]} [shape=plaintext, label={dot_quote(item)}, "
+                f"fontcolor={dot_quote(colour)}];"
+            )
+            continue
         row: Row = item
         colour = "red" if row.violation else ("grey40" if row.lost else "black")
+        if row.phase == "loop" and not row.violation:
+            colour = dot_quote(LOOP_COLOUR)
         width = "2.2" if row.violation else "1"
         text = _row_text(view, row)
         src, dst = ids[lanes[row.source]], ids[lanes[row.target]]
@@ -157,12 +204,26 @@ def timeline_dot(view: TraceView) -> str:
             header.append(f'<td bgcolor="#f2f2f2"><font color="#777777">…{item}…</font></td>')
         else:
             mark = ' bgcolor="#ffd6d6"' if item.violation else ' bgcolor="#e8eef7"'
+            if item.phase == "loop" and not item.violation:
+                mark = f' bgcolor="{LOOP_FILL}"'
             at = _elapsed(item)
             when = f'<br/><font point-size="7">{html_text(at)}</font>' if at else ""
-            header.append(f"<td{mark}><b>{item.index}</b>{when}</td>")
+            loop = "↻" if item.phase == "loop" else ""
+            header.append(f"<td{mark}><b>{loop}{step_number(item)}</b>{when}</td>")
+    span = _loop_span(view)
+    if span is not None:
+        header.append(
+            f'<td bgcolor="{LOOP_FILL}"><font color="{LOOP_COLOUR}">↻ back to after '
+            f"{span[0] - 1}</font></td>"
+        )
+    width = len(header)
     rows = ["<tr>" + "".join(header) + "</tr>"]
     if view.protocol == "classic":
-        rows.append(_generation_row(drawn))
+        rows.append(
+            _generation_row(drawn).replace(
+                "</tr>", "<td></td>" * (width - 1 - len(drawn)) + "</tr>"
+            )
+        )
     last: Row | None = None
     labels = partition_labels(view.partitions)
     for tp in view.partitions:
@@ -181,7 +242,9 @@ def timeline_dot(view: TraceView) -> str:
             elif tp in item.pending:
                 colour = ' bgcolor="#d9d9d9"'
             cells.append(f"<td{colour}>{html_text(_owners_text(view, item, tp))}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+        rows.append("<tr>" + "".join(_padded(cells, width)) + "</tr>")
+    if view.coordinator:
+        rows += _coordinator_rows(view, drawn, labels, width)
     table = (
         '<<table border="0" cellborder="1" cellspacing="0" cellpadding="3">'
         + "".join(rows)
@@ -194,6 +257,49 @@ def timeline_dot(view: TraceView) -> str:
         f"  timeline [label={table}];\n"
         "}\n"
     )
+
+
+def _padded(cells: list[str], width: int) -> list[str]:
+    return cells + ["<td></td>"] * (width - len(cells))
+
+
+def _coordinator_rows(
+    view: TraceView,
+    drawn: Sequence[Row | int],
+    labels: dict[tuple[str, int], str],
+    width: int,
+) -> list[str]:
+    """The coordinator's side of the timeline (a model path): per partition, the member(s)
+    the coordinator assigns it to after each step (``A rev``: pending revocation from A;
+    ``B wait``: in B's target, not yet released). Red when two members hold it at once,
+    orange when a client consumes it whose member the coordinator does not give it to (the
+    coordinator handed it on, or the client kept it), grey while pending."""
+    title = "coordinator assigns" if view.protocol != "classic" else "coordinator: assignment"
+    out = [f'<tr><td colspan="{width}" bgcolor="#e8eef7" align="left"><b>{title}</b></td></tr>']
+    for tp in view.partitions:
+        cells = [f"<td>{html_text(labels[tp])}</td>"]
+        last = ""
+        for item in drawn:
+            if isinstance(item, int):
+                cells.append(f'<td bgcolor="#f2f2f2">{html_text(last)}</td>')
+                continue
+            text = view.coordinator[item.index - 1].get(tp, "")
+            last = text
+            held = [h for h in text.split(", ") if h and not h.endswith(" wait")]
+            holders = {h.removesuffix(" rev") for h in held}
+            consumers = set(item.owners.get(tp, ()))
+            colour = ""
+            if len(holders) > 1:
+                colour = ' bgcolor="#ff6b6b"'
+            elif consumers - holders and view.protocol != "classic":
+                colour = ' bgcolor="#ffb347"'
+            elif (text and len(held) != len(text.split(", "))) or any(
+                h.endswith(" rev") for h in held
+            ):
+                colour = ' bgcolor="#d9d9d9"'
+            cells.append(f"<td{colour}>{html_text(text)}</td>")
+        out.append("<tr>" + "".join(_padded(cells, width)) + "</tr>")
+    return out
 
 
 STATE_GRAPH_MAX_NODES = 400

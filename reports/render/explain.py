@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from invariants.liveness import Lasso
 from model.actions import Action, DeliverMessage, LoseMessage
 from model.classic.client import rebalance_protocol
 from model.classic.messages import (
@@ -38,6 +39,7 @@ from model.status import FENCING_ERRORS, ErrorCode
 from model.system import AnyState
 from reports.casestudy import describe_action
 from reports.render.escape import partitions, shown
+from reports.render.lasso import lasso_lines
 from reports.render.view import CLASSIC_RESETS, Row, TraceView, consumes
 
 
@@ -173,10 +175,13 @@ def explain(
     reference: str = "",
     max_steps: int = 60,
     first_index: int = 1,
+    lasso: Lasso | None = None,
 ) -> str:
     """The explanation: the initial group, each step with what it changed, the violation
     (a classic path in generations, assignments and reported owned partitions).
-    ``first_index`` numbers the first action (a stretch of a longer path)."""
+    ``first_index`` numbers the first action (a stretch of a longer path). A Convergence
+    violation with its ``lasso`` goes on with the fair schedule's steps, the loop that
+    repeats for ever and what never happens in it (``reports.render.lasso``)."""
     from reports.render.view import one_family
 
     states = one_family(states)
@@ -199,7 +204,11 @@ def explain(
             skipped = 0
         tail = ": " + "; ".join(changes) if changes else ""
         lines.append(f"then ({i}) {describe_action(a)}{tail}.")
-    lines.append(f"Now {prop} is violated: {message}")
+    if lasso is not None:
+        lines += lasso_lines(lasso, len(actions) + 1)
+        lines.append(f"So {prop} is violated: {message}")
+    else:
+        lines.append(f"Now {prop} is violated: {message}")
     if description:
         lines.append(f"{prop}: {description}" + (f" ({reference})" if reference else ""))
     return "\n".join(lines) + "\n"
@@ -398,7 +407,7 @@ def explain_events(
             lines.append(f"  ({skipped} events that change no epoch or ownership)")
             skipped = 0
         tail = ": " + "; ".join(changes) if changes else ""
-        lines.append(f"then ({row.index}, line {line}) {_say_event(action, classic)}{tail}.")
+        lines.append(f"then (line {line}) {_say_event(action, classic)}{tail}.")
         for prop, message in reported:
             lines.append(f"  here {prop} is violated: {message}")
     if not findings:

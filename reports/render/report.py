@@ -8,8 +8,10 @@ from pathlib import Path as FsPath
 import networkx as nx
 
 from invariants.check import all_properties
-from invariants.liveness import CONVERGENCE
+from invariants.liveness import CONVERGENCE, fair_lasso
 from model.actions import Action
+from model.classic.records import ClassicState
+from model.config import Config
 from model.system import AnyState
 from reports.render.dot import (
     STATE_GRAPH_MAX_NODES,
@@ -21,13 +23,62 @@ from reports.render.dot import (
 )
 from reports.render.explain import explain
 from reports.render.html import Figure, report_html
-from reports.render.view import TraceView, collapse, view_of_path
+from reports.render.view import TraceView, collapse, one_family, view_of_lasso, view_of_path
+
+CLASSIC_TEXT: dict[str, tuple[str, str]] = {
+    CONVERGENCE.name: (
+        "After the last perturbation, with messages flowing, every subscribed client is "
+        "STABLE at the group's generation with no rejoin pending, consuming exactly its "
+        "member's assignment, every subscribed partition is assigned and the group is "
+        "STABLE, within the bound (400 fair steps, or 40 per client when that is more).",
+        "KIP-429 Proposed Changes (the cooperative follow-up rebalance completes); "
+        "ClassicGroup STABLE",
+    ),
+    "NoDoubleClientOwnership": (
+        "No partition is consumed by two clients at once — a zombie apart (a live client "
+        "whose member a join, sync or session timer, or a static replacement, removed).",
+        "KIP-429 Proposed Changes (revoke before the partition is given again); "
+        "ConsumerCoordinator.onJoinPrepare",
+    ),
+    "NoDoubleMemberAssignment": (
+        "No partition is in the assignments of two members of the last SyncGroup phase at once.",
+        "ClassicGroup.setAndPropagateAssignment; ConsumerPartitionAssignor",
+    ),
+    "OwnedPartitionsAreHeld": (
+        "A client that completed the group's current generation consumes only what that "
+        "generation assigned its member (a zombie apart: see NoDoubleClientOwnership).",
+        "ClassicGroup.setAndPropagateAssignment; ConsumerCoordinator.onJoinComplete",
+    ),
+    "MemberEpochMonotone": (
+        "The group's generation, which every member shares (a classic member has no epoch "
+        "of its own), never decreases while the group exists.",
+        "ClassicGroup.initNextGeneration",
+    ),
+    "OffsetCommitAtValidEpoch": (
+        "An offset is committed only by a member of the group at the group's current "
+        "generation (no zombie commits).",
+        "GroupMetadataManager.validateOffsetCommit (classic: ILLEGAL_GENERATION, "
+        "UNKNOWN_MEMBER_ID)",
+    ),
+}
+"""The properties both families check, in a classic group's terms: their descriptions
+name KIP-848's member epochs and target assignment, which a classic group has not
+(``invariants.classic_snapshot`` reads a member's epoch as the generation)."""
 
 
-def property_text(name: str | None) -> tuple[str, str]:
-    """(description, KIP reference) of the property called ``name``."""
+def family_of(state: AnyState) -> str:
+    """``classic`` or ``consumer``: the family whose terms a report of a path from
+    ``state`` uses (a mixed state: its group's family)."""
+    return "classic" if isinstance(one_family([state])[0], ClassicState) else "consumer"
+
+
+def property_text(name: str | None, family: str = "consumer") -> tuple[str, str]:
+    """(description, KIP reference) of the property called ``name``, in the terms of the
+    protocol ``family`` (``classic``: :data:`CLASSIC_TEXT` where the two differ)."""
     if name is None:
         return "", ""
+    if family == "classic" and name in CLASSIC_TEXT:
+        return CLASSIC_TEXT[name]
     for p in (*all_properties(), CONVERGENCE):
         if p.name == name:
             return p.description, p.reference
@@ -145,12 +196,21 @@ def path_report(
     reproduce: str,
     graph: nx.DiGraph | None = None,
     graph_path: Sequence[Hashable] = (),
+    config: Config | None = None,
 ) -> FsPath:
     """The report of a model counterexample (its last step is the violation), of either
-    protocol family."""
-    view = view_of_path(states, actions, prop, message, violation_step=len(actions))
-    description, reference = property_text(prop)
-    text = explain(states, actions, prop, message, description, reference)
+    protocol family. A Convergence counterexample with its ``config`` is drawn and told
+    whole: the prefix, then the fair schedule's lasso (``invariants.liveness.fair_lasso``)
+    with its loop marked as the repeating part and what never happens in it."""
+    description, reference = property_text(prop, family_of(states[0]))
+    lasso = (
+        fair_lasso(states[-1], config) if config is not None and prop == CONVERGENCE.name else None
+    )
+    if lasso is not None:
+        view = view_of_lasso(states, actions, lasso, prop, message)
+    else:
+        view = view_of_path(states, actions, prop, message, violation_step=len(actions))
+    text = explain(states, actions, prop, message, description, reference, lasso=lasso)
     (directory / "explanation.txt").write_text(text, encoding="utf-8")
     return write_report(
         directory,
@@ -161,4 +221,5 @@ def path_report(
         reproduce=reproduce,
         graph=graph,
         graph_path=graph_path,
+        describe=lambda name: property_text(name, family_of(states[0])),
     )

@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from invariants.liveness import Lasso
 from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
 from model.classic.messages import (
     HeartbeatRequest,
@@ -83,6 +84,10 @@ class Row:
     generation: int | None = None  # classic: the group's generation after the step
     elapsed_ms: int | None = None  # a timed trace: ms since its first timestamped event
     noted: bool = False  # carries a remark (a hand-over's timing): never collapsed
+    phase: str = ""
+    """A Convergence lasso's tail (``invariants.liveness.Lasso``): ``stem`` for the fair
+    steps after the counterexample's prefix, ``loop`` for the part that repeats for ever;
+    empty for the prefix and any other trace. Loop rows are never collapsed."""
 
 
 @dataclass
@@ -98,6 +103,11 @@ class TraceView:
     protocol: str = "consumer"
     """``consumer`` (KIP-848) or ``classic``: classic rows' ``epochs`` are the generation
     each client knows, and their ``generation`` the group's."""
+    coordinator: list[dict[TopicPartition, str]] = field(default_factory=list)
+    """A model path: per row, what the coordinator assigns each partition to after that
+    step (``A``; ``A→B`` while A still has it pending revocation or unreleased and B is
+    given it in the target) — beside the clients' ownership, so that a fault inside the
+    coordinator shows. Empty for an external trace."""
 
 
 class Window:
@@ -330,6 +340,62 @@ def _assignor_run_note(pre: AnyState, post: AnyState) -> str:
     return ""
 
 
+def coordinator_assignment(state: AnyState) -> dict[TopicPartition, str]:
+    """What the coordinator assigns each partition to in ``state``: the member(s) it is
+    assigned to, ``A rev`` for a member that still has it pending revocation, ``B wait`` for
+    a member whose target holds it while another has not released it (classic: each
+    member's assignment of the last SyncGroup phase)."""
+    out: dict[TopicPartition, list[str]] = {}
+    if isinstance(state, ClassicState):
+        by_id = {c.member_id: c.name for c in state.clients if c.alive}
+        for cm in state.group.members.values():
+            for tp in cm.assignment:
+                out.setdefault(tp, []).append(by_id.get(cm.member_id, cm.member_id))
+        return {tp: ", ".join(shown(m) for m in v) for tp, v in out.items()}
+    assert isinstance(state, State)
+    names = {c.member_id: c.name for c in state.clients}
+    for m in state.group.members.values():
+        name = names.get(m.member_id, m.member_id)
+        for tp in m.assigned_partitions:
+            out.setdefault(tp, []).append(name)
+        for tp in m.partitions_pending_revocation:
+            out.setdefault(tp, []).append(f"{name} rev")
+        for tp in pending_partitions(state.group, m):
+            out.setdefault(tp, []).append(f"{name} wait")
+    return {tp: ", ".join(shown(x) for x in v) for tp, v in out.items()}
+
+
+def _hand_out_note(pre: AnyState, post: AnyState) -> str:
+    """A step where the coordinator gives a member partitions another member still holds
+    (assigned or pending revocation) or another client still consumes: the hand-out, named
+    on the step that makes it (a fault inside the coordinator shows where it happens)."""
+    if not isinstance(pre, State) or not isinstance(post, State):
+        return ""
+    names = {c.member_id: c.name for c in post.clients}
+    bits = []
+    for mid, m in post.group.members.items():
+        before = pre.group.members.get(mid)
+        gained = m.assigned_partitions - (before.assigned_partitions if before else frozenset())
+        if not gained:
+            continue
+        holders: set[str] = set()
+        for other in post.group.members.values():
+            if other.member_id != mid and gained & (
+                other.assigned_partitions | other.partitions_pending_revocation
+            ):
+                holders.add(names.get(other.member_id, other.member_id))
+        for c in post.clients:
+            if c.member_id != mid and gained & c.owned:
+                holders.add(c.name)
+        if holders:
+            held = ", ".join(shown(h) for h in sorted(holders))
+            bits.append(
+                f"coordinator gives {shown(names.get(mid, mid))} {_parts(gained)} "
+                f"still held by {held}"
+            )
+    return ("\n" + "; ".join(bits)) if bits else ""
+
+
 def one_family(states: Sequence[AnyState]) -> list[State | ClassicState]:
     """A path's states, a mixed state shown as a state of its group's family
     (``model.migration.system.family_state``)."""
@@ -360,14 +426,16 @@ def view_of_path(
             partitions.update((meta.topic_id, i) for i in range(meta.partitions))
             del name
     rows = []
+    coordinator = []
     # What the coordinator withholds from each client's member, as of the last heartbeat
     # request it handled: the response to that request is the one delivered next.
     withheld: dict[str, Assignment] = {}
     steps = zip(actions, states[:-1], states[1:], strict=True)
     for i, (action, pre, post) in enumerate(steps, first_index):
         src, dst, label, lost = message_label(action, classic)
-        label += _assignor_run_note(pre, post)
+        label += _assignor_run_note(pre, post) + _hand_out_note(pre, post)
         owners, pending, epochs = _state_ownership(post)
+        coordinator.append(coordinator_assignment(post))
         asked = _request_client(action)
         if asked is not None and isinstance(post, State):
             withheld[asked] = _withheld(post, asked)
@@ -406,7 +474,44 @@ def view_of_path(
             )
         )
     protocol = "classic" if classic else "consumer"
-    return TraceView(lanes, sorted(partitions), rows, violation, message, protocol=protocol)
+    return TraceView(
+        lanes,
+        sorted(partitions),
+        rows,
+        violation,
+        message,
+        protocol=protocol,
+        coordinator=coordinator,
+    )
+
+
+def view_of_lasso(
+    states: Sequence[AnyState],
+    actions: Sequence[Action],
+    lasso: Lasso,
+    violation: str | None = None,
+    message: str | None = None,
+) -> TraceView:
+    """The view of a Convergence counterexample drawn whole: the prefix (``states``,
+    ``actions``), then the fair schedule's stem and one turn of its loop
+    (``invariants.liveness.Lasso``), the stem's rows marked ``stem`` and the loop's
+    ``loop``; the loop's first row carries the violation (the loop repeats for ever
+    without the group converging)."""
+    first_loop = len(actions) + len(lasso.stem) + 1
+    view = view_of_path(
+        [*states, *lasso.states[1:]],
+        [*actions, *lasso.stem, *lasso.loop],
+        violation,
+        message,
+        violation_step=first_loop if lasso.loop else len(actions) + len(lasso.stem),
+    )
+    rows = [
+        replace(
+            r, phase="" if r.index <= len(actions) else "loop" if r.index >= first_loop else "stem"
+        )
+        for r in view.rows
+    ]
+    return replace(view, rows=rows)
 
 
 def _consumed_elsewhere(state: ClassicState, client_name: str) -> Assignment:
@@ -614,7 +719,8 @@ def collapse(rows: Sequence[Row], keep_all_below: int = 60) -> list[Row | int]:
             and row.pending == previous.pending
             and row.epochs == previous.epochs
         )
-        if unchanged and not row.violation and not row.noted and not _perturbation(row.kind):
+        quiet = not row.violation and not row.noted and row.phase != "loop"
+        if unchanged and quiet and not _perturbation(row.kind):
             run.append(row)
         else:
             flush()

@@ -334,17 +334,19 @@ def test_double_ownership_cells_are_red_and_only_there(tmp_path: Path) -> None:
     assert main(["render", str(trace), "--out", str(out)]) == 0
     table = _timeline_cells((out / "ownership.dot").read_text(encoding="utf-8"))
     steps = [text for _, text in table[0][1:]]
-    assert steps == [str(i) for i in range(1, len(DOUBLE_OWNERSHIP) + 1)]
+    # Steps are numbered by the trace's lines (the header is line 1): the numbers
+    # `groupcheck validate` cites.
+    assert steps == [str(i) for i in range(2, len(DOUBLE_OWNERSHIP) + 2)]
     red = {
         (row[0][1], steps[j])
         for row in table[1:]
         for j, (colour, _) in enumerate(row[1:])
         if colour == RED_CELL
     }
-    assert red == {("foo-1", "5"), ("foo-1", "6")}
+    assert red == {("foo-1", "6"), ("foo-1", "7")}
     by_step = dict(zip(steps, table[2][1:], strict=True))  # the foo-1 row
-    assert by_step["5"] == (RED_CELL, "A, B")
-    assert by_step["7"] == ("#d9d9d9", "B")  # given to B, not yet reported: pending (grey)
+    assert by_step["6"] == (RED_CELL, "A, B")
+    assert by_step["8"] == ("#d9d9d9", "B")  # given to B, not yet reported: pending (grey)
     # In the SVG, the red fills are the two cells holding "A, B".
     svg = (out / "ownership.svg").read_text(encoding="utf-8")
     fills = re.findall(rf'<polygon fill="{RED_CELL}".*?<text[^>]*>([^<]*)</text>', svg, re.S)
@@ -362,15 +364,15 @@ def test_external_trace_is_explained_in_kip_terms(tmp_path: Path) -> None:
     lines = (out / "explanation.txt").read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("Let an external implementation (consumer protocol) log 7 events")
     assert lines[1] == (
-        "then (1, line 2) A joins with a heartbeat at member epoch 0, reporting it owns []."
+        "then (line 2) A joins with a heartbeat at member epoch 0, reporting it owns []."
     )
     assert lines[5].startswith(
-        "then (5, line 6) the coordinator answers B: member epoch 2, assigning [foo-1]: "
+        "then (line 6) the coordinator answers B: member epoch 2, assigning [foo-1]: "
         "B is given [foo-1] while A still holds them"
     )
     assert lines[6].startswith("  here Observed.NoDoubleOwnership is violated")
     assert lines[7].startswith(
-        "then (6, line 7) the coordinator answers A: member epoch 2, assigning [foo-0]: "
+        "then (line 7) the coordinator answers A: member epoch 2, assigning [foo-0]: "
         "A is revoked [foo-1]"
     )
     now = [line for line in lines if line.startswith("Now ")]
@@ -380,8 +382,8 @@ def test_external_trace_is_explained_in_kip_terms(tmp_path: Path) -> None:
     )
     # The same words label the arrows.
     seq = (out / "sequence.dot").read_text(encoding="utf-8")
-    assert 'label="5. HB epoch=2 assigned=[foo-1]\\npending=[foo-1]\\nVIOLATES' in seq
-    assert 'label="6. HB epoch=2 assigned=[foo-0]\\nrevoked=[foo-1]"' in seq
+    assert 'label="6. HB epoch=2 assigned=[foo-1]\\npending=[foo-1]\\nVIOLATES' in seq
+    assert 'label="7. HB epoch=2 assigned=[foo-0]\\nrevoked=[foo-1]"' in seq
 
 
 def test_long_trace_through_render_loses_no_step(tmp_path: Path) -> None:
@@ -402,7 +404,8 @@ def test_long_trace_through_render_loses_no_step(tmp_path: Path) -> None:
     assert max(collapsed) >= 2 * quiet_rounds - 2
     assert len(drawn) == len(set(drawn))
     assert len(drawn) + sum(collapsed) == len(messages)
-    assert drawn[-1] == len(messages)  # the last step, the join of B, is drawn
+    # Steps are numbered by trace line (the header is line 1): the last, the join of B, is drawn.
+    assert drawn[-1] == len(messages) + 1
     page = (out / "index.html").read_text(encoding="utf-8")
     assert f"{sum(collapsed)} quiet steps are collapsed." in page
     own = (out / "ownership.dot").read_text(encoding="utf-8")

@@ -92,15 +92,17 @@ def test_a_capture_is_drawn_with_names_unique_labels_and_a_time_axis() -> None:
     assert "+1.40 s" in timeline  # … the hand-over's
     assert "+1.00 s" in timeline  # … and the owner's last heartbeat
     sequence = sequence_dot(view)
-    assert "6. +1.40 s" in sequence
-    assert "hand-over from consumer-1: premature, 0.40 s after its last heartbeat (line 4)" in (
-        sequence
+    assert "7. +1.40 s" in sequence  # numbered by trace line, as validate cites it
+    assert (
+        "double assignment: consumer-1 alive, no session expiry, 0.40 s after its last "
+        "heartbeat (line 4)" in (sequence)
     )
     assert A not in sequence + timeline
     assert ORDERS not in sequence + timeline
     assert "Observed.NoHandOverBeforeExpiry" in text
-    assert "orders-3, payments-0 are given to consumer-2 0.40 s after the last heartbeat of " in (
-        text
+    assert (
+        "double assignment: orders-3, payments-0 are given to consumer-2 while consumer-1, "
+        "alive, has not released them" in text
     )
 
 

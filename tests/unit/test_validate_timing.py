@@ -174,10 +174,13 @@ def test_partitions_handed_on_a_fraction_of_a_second_after_the_last_heartbeat_ar
         )
         (finding,) = report.violations
         assert (finding.line, finding.property) == (7, "Observed.NoHandOverBeforeExpiry")
+        # A live owner whose session had not expired: a double assignment, not a
+        # hand-over (no session expiry is involved).
         assert finding.message.startswith(
-            f"orders-0, orders-1 are given to B {after_ms / 1000:.2f} s after the last "
-            "heartbeat of A (line 4), which has not released them and may still be "
-            "consuming them: the session timeout is 4.00 s"
+            "double assignment: orders-0, orders-1 are given to B while A, alive, has not "
+            "released them and may still be consuming them; no session expiry is involved: "
+            f"its last heartbeat (line 4) was {after_ms / 1000:.2f} s earlier and the "
+            "session timeout is 4.00 s"
         )
         assert {x["classification"] for x in report.handovers} == {"premature"}
     # A crashed owner does not make a premature hand-over valid: the coordinator could not
@@ -186,6 +189,7 @@ def test_partitions_handed_on_a_fraction_of_a_second_after_the_last_heartbeat_ar
     dead.insert(5, crash("A", 1100))
     (finding,) = validate_safety("t", dead, settle=10**6).violations
     assert finding.property == "Observed.NoHandOverBeforeExpiry"
+    assert finding.message.startswith("premature hand-over: ")
     assert "(its process had died, which the coordinator cannot know)" in finding.message
 
 
@@ -370,7 +374,9 @@ def test_classic_hand_overs_are_classified_from_the_join_group_session_timeout()
     (finding,) = early.violations
     assert (finding.line, finding.property) == (11, "Observed.NoHandOverBeforeExpiry")
     assert finding.message.startswith(
-        "orders-0, orders-1 are given to m2 0.40 s after the last heartbeat of m1 (line 6)"
+        "double assignment: orders-0, orders-1 are given to m2 while m1, alive, has not "
+        "released them and may still be consuming them; no session expiry is involved: its "
+        "last heartbeat (line 6) was 0.40 s earlier"
     )
     late = validate_safety("t", classic_trace(5500), settle=10**6)
     assert late.violations == []
