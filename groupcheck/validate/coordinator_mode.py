@@ -540,8 +540,10 @@ def _replay(
     moves: tuple[tuple[int, int], ...] = (),
     _tries: list[int] | None = None,
     _reached: list[int] | None = None,
+    _explore: bool = True,
 ) -> Report:
     """The replay of a consumer trace's decoded ``events`` (:func:`validate_coordinator`);
+    ``_explore`` False: no other order is tried at a divergence (a probe);
     ``_tries`` counts the replays in other orders made so far, ``_reached`` receives the
     line where this order stopped (past every line when it did not)."""
     tries = _tries if _tries is not None else [0]
@@ -689,6 +691,9 @@ def _replay(
     later: list[str] = []
     changed: set[int] = set()
     """Request lines whose handling moved the group epoch or the assignment epoch."""
+    withheld: dict[int, set[str]] = {}
+    """Request line → the members that held what its member's target had and it was not
+    given (their releases decide it)."""
     stop: int | None = None
     """The line where the replay first diverged or could judge no further."""
     for n, ts, action in events:
@@ -784,6 +789,20 @@ def _replay(
             group, response, computed, added = chosen
             if (group.group_epoch, group.assignment_epoch) != before_epochs:
                 changed.add(n)
+            member = group.members.get(body.member_id)
+            if member is not None:  # who holds what its target has that it was not given
+                missing = (
+                    group.target_assignment.get(body.member_id, frozenset())
+                    - member.assigned_partitions
+                )
+                if missing:
+                    withheld[n] = {
+                        mid
+                        for mid, other in group.members.items()
+                        if mid != body.member_id
+                        and missing
+                        & (other.assigned_partitions | other.partitions_pending_revocation)
+                    }
             guessed.update(added)
             if ts is not None and _regexes(group):
                 # GroupMetadataManager.maybeUpdateRegularExpressions: a resolution starts
@@ -875,8 +894,11 @@ def _replay(
                 diverged = True
                 stop = n if stop is None else stop
             overlapping = _overlapping(intervals, request_line) if fields else []
-            # Those that moved the group's epochs first: their order is what decides.
-            overlapping.sort(key=lambda o: o not in changed)
+            # First those of the members still holding a partition the capture shows given
+            # (its release may have come first), then those that moved the group's epochs:
+            # their order is what decides.
+            holders = withheld.get(request_line, set())
+            overlapping.sort(key=lambda o: (intervals[o][0] not in holders, o not in changed))
             if overlapping and (len(moves) >= MAX_MOVES or tries[0] >= MAX_REPLAYS):
                 report.reasons.append(
                     f"the response at line {n} differs from the model's in {', '.join(fields)}; "
@@ -889,13 +911,36 @@ def _replay(
                 diverged = True
                 stop = n if stop is None else stop
                 overlapping = []
-            for o in overlapping[:MAX_REORDERINGS]:
+            # Each other order is first replayed up to its own first divergence (no further
+            # reordering), and the one that gets furthest is then replayed in full.
+            best: tuple[int, tuple[tuple[int, int], ...], int] | None = None
+            for o in overlapping[:MAX_REORDERINGS] if _explore else ():
                 if tries[0] >= MAX_REPLAYS:
                     break
                 if any({a, b} == {request_line, o} for a, b in moves):
                     continue  # that pair was taken out of order already
                 tries[0] += 1
                 reached: list[int] = []
+                tried = (*moves, *_swap(events, request_line, o))
+                _replay(
+                    file,
+                    header,
+                    list(trace[1]),
+                    Report(file, "coordinator"),
+                    timing=timing,
+                    epoch_layout=epoch_layout,
+                    all_divergences=False,
+                    assignment_interval_ms=assignment_interval_ms,
+                    moves=tried,
+                    _tries=tries,
+                    _reached=reached,
+                    _explore=False,
+                )
+                if reached and reached[-1] > n and (best is None or reached[-1] > best[0]):
+                    best = (reached[-1], tried, o)
+            if best is not None:
+                # The coordinator took these two in the other order than the proxy
+                # forwarded them: the replay goes on in that order.
                 alternative = Report(file, "coordinator")
                 alternative.events = report.events
                 _replay(
@@ -907,21 +952,18 @@ def _replay(
                     epoch_layout=epoch_layout,
                     all_divergences=all_divergences,
                     assignment_interval_ms=assignment_interval_ms,
-                    moves=(*moves, *_swap(events, request_line, o)),
+                    moves=best[1],
                     _tries=tries,
-                    _reached=reached,
+                    _reached=_reached,
                 )
-                if reached and reached[-1] > n:
-                    # The coordinator took these two in the other order than the proxy
-                    # forwarded them: the replay goes on in that order.
-                    alternative.notes.insert(
-                        0,
-                        f"{file}: the exchanges at lines {request_line} and {o} overlap in "
-                        "time; replayed in the proxy's order the response at line "
-                        f"{n} differs in {', '.join(fields)}, in the other order it agrees: "
-                        "the replay takes that order",
-                    )
-                    return alternative
+                alternative.notes.insert(
+                    0,
+                    f"{file}: the exchanges at lines {request_line} and {best[2]} overlap in "
+                    "time; replayed in the proxy's order the response at line "
+                    f"{n} differs in {', '.join(fields)}, in the other order it agrees: "
+                    "the replay takes that order",
+                )
+                return alternative
             if overlapping:
                 report.notes.append(
                     f"{file}: the exchange at line {request_line} overlaps in time "

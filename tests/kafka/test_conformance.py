@@ -405,3 +405,16 @@ def test_same_epoch_joins_the_one_given_partitions_first(
     report = validate_coordinator("batching-5000-joins", lines)
     assert report.violations == []
     assert any("the response at line 190 differs" in r for r in report.reasons), report.reasons
+
+
+def test_a_release_handled_first_is_found_among_many_overlapping() -> None:
+    """batching-5000 (a prefix; 50 librdkafka members): m45's full heartbeat (line 2305)
+    overlaps 33 other exchanges; Kafka gave it foo-66 and foo-67 at once, so it had already
+    handled the acknowledgement (line 2321, the same millisecond) of the member revoking
+    them. The replay tries first the exchanges of the members holding what was withheld,
+    and takes that order."""
+    report = validate_coordinator("batching-5000-release", _librdkafka("batching-5000-release"))
+    _ok(report)
+    [taken] = [n for n in report.notes if "in the other order it agrees" in n]
+    assert "lines 2305 and 2321" in taken
+    assert "the response at line 2310 differs in Assignment" in taken
