@@ -351,10 +351,12 @@ def join_static_member(
 
 def _validate_member(group: ClassicGroup, member_id: str, instance_id: str | None) -> ErrorCode:
     """``ClassicGroup.validateMember``: the member must exist, and a static member's id must
-    be the one its instance id holds."""
+    be the one its instance id holds (an instance id no member holds: UNKNOWN_MEMBER_ID)."""
     if instance_id is not None:
         holder = group.static_member_id(instance_id)
-        if holder is not None and holder != member_id:
+        if holder is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if holder != member_id:
             return ErrorCode.FENCED_INSTANCE_ID
     if member_id not in group.members:
         return ErrorCode.UNKNOWN_MEMBER_ID

@@ -582,8 +582,10 @@ def _fenced(g: GroupTerm, x: ExprRef, instance: ExprRef, holder: ExprRef) -> Boo
 
 def _invalid_member(g: GroupTerm, x: ExprRef, instance: ExprRef, holder: ExprRef) -> BoolRef:
     """``ClassicGroup.validateMember`` (``coordinator._validate_member``) refuses the
-    request: FENCED_INSTANCE_ID or UNKNOWN_MEMBER_ID."""
-    return z3.Or(_fenced(g, x, instance, holder), z3.Not(g.is_member(x)))
+    request: FENCED_INSTANCE_ID, or UNKNOWN_MEMBER_ID (also for an instance id no member
+    holds)."""
+    unheld = z3.And(instance != 0, z3.Not(held(g, instance)))
+    return z3.Or(_fenced(g, x, instance, holder), unheld, z3.Not(g.is_member(x)))
 
 
 def join_existing_member(g: GroupTerm, r: Join) -> GroupTerm:
