@@ -162,11 +162,19 @@ def maybe_complete_join(group: ClassicGroup, config: Config) -> Result:
 
 def complete_join(group: ClassicGroup, config: Config) -> Result:
     """End the join phase (``completeClassicGroupJoin`` + ``ClassicGroup.initNextGeneration``):
-    members that did not rejoin are gone; the generation advances; the protocol is
-    selected; the leader stays, or is the first member; every member gets its JoinGroup
-    response (the leader's lists the members) and the SyncGroup phase starts. With no
-    member left the group is EMPTY."""
-    kept = FrozenMap((mid, m) for mid, m in group.members.items() if m.awaiting_join is not None)
+    the dynamic members that did not rejoin are gone, while a static member that did not
+    stays in the next generation, unanswered, until its session or the pending-sync timer
+    removes it; the generation advances; the protocol is selected; the leader stays if it
+    rejoined, or is the first member that did (``ClassicGroup.maybeElectNewJoinedLeader``);
+    every rejoined member gets its JoinGroup response (the leader's lists every member) and
+    the SyncGroup phase awaits every member. With no member left the group is EMPTY; with
+    members left but none rejoined the phase goes on (Kafka starts the join timer again)."""
+    kept = FrozenMap(
+        (mid, m)
+        for mid, m in group.members.items()
+        if m.awaiting_join is not None or m.instance_id is not None
+    )
+    joined = [mid for mid, m in kept.items() if m.awaiting_join is not None]
     generation = group.generation_id + 1
     if not kept:
         empty = replace(
@@ -179,7 +187,9 @@ def complete_join(group: ClassicGroup, config: Config) -> Result:
             pending_sync=frozenset(),
         )
         return empty, ()
-    leader = group.leader_id if group.leader_id in kept else next(iter(kept))
+    if not joined:
+        return group, ()
+    leader = group.leader_id if group.leader_id in joined else joined[0]
     group = replace(
         group,
         status=G.COMPLETING_REBALANCE,
@@ -192,8 +202,8 @@ def complete_join(group: ClassicGroup, config: Config) -> Result:
     replies: list[Reply] = []
     answered: dict[str, ClassicMember] = {}
     for mid, m in group.members.items():
-        assert m.awaiting_join is not None
-        replies.append((m.awaiting_join, join_response(group, mid)))
+        if m.awaiting_join is not None:
+            replies.append((m.awaiting_join, join_response(group, mid)))
         answered[mid] = replace(m, awaiting_join=None)
     return replace(group, members=FrozenMap(answered)), tuple(replies)
 
@@ -341,10 +351,12 @@ def join_static_member(
 
 def _validate_member(group: ClassicGroup, member_id: str, instance_id: str | None) -> ErrorCode:
     """``ClassicGroup.validateMember``: the member must exist, and a static member's id must
-    be the one its instance id holds."""
+    be the one its instance id holds (an instance id no member holds: UNKNOWN_MEMBER_ID)."""
     if instance_id is not None:
         holder = group.static_member_id(instance_id)
-        if holder is not None and holder != member_id:
+        if holder is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if holder != member_id:
             return ErrorCode.FENCED_INSTANCE_ID
     if member_id not in group.members:
         return ErrorCode.UNKNOWN_MEMBER_ID
@@ -481,9 +493,27 @@ def session_timeout(group: ClassicGroup, member_id: str, config: Config) -> Resu
 
 def rebalance_timeout(group: ClassicGroup, member_id: str, config: Config) -> Result:
     """The join phase, or the SyncGroup phase, outlived the rebalance timeout without this
-    member: it is removed (the join timer drops members that did not rejoin; the
-    pending-sync timer, KAFKA-12890, members that did not send SyncGroup)."""
+    member. The pending-sync timer (KAFKA-12890) removes a member that did not send
+    SyncGroup; the join timer removes a dynamic member that did not rejoin, but for a
+    static one it ends the join phase with the member kept (``completeClassicGroupJoin``
+    removes only the dynamic members that did not rejoin)."""
+    member = group.members.get(member_id)
+    static = member is not None and member.instance_id is not None
+    if group.status is G.PREPARING_REBALANCE and static:
+        return config.rules.classic_complete_join(group, config)
     return remove_member(group, member_id, config)
+
+
+def rebalance_timer_fires(group: ClassicGroup, member_id: str) -> bool:
+    """Whether the rebalance timeout of ``member_id`` changes the group: the phase awaits
+    the member (``awaits``), and for a static member in the join phase some member has
+    rejoined (otherwise Kafka's join timer only starts again: ``completeClassicGroupJoin``
+    when ``maybeElectNewJoinedLeader`` finds nobody)."""
+    if not awaits(group, member_id):
+        return False
+    if group.status is G.PREPARING_REBALANCE and group.members[member_id].instance_id is not None:
+        return any(m.awaiting_join is not None for m in group.members.values())
+    return True
 
 
 def awaits(group: ClassicGroup, member_id: str) -> bool:

@@ -221,7 +221,8 @@ def timeouts(state: ClassicState, config: Config) -> list[Action]:
     """Coordinator timers that fire: the session timer of a member (or KIP-394 pending
     member) whose client process is gone — with ``live_timers`` also of a live client whose
     heartbeat, JoinGroup or SyncGroup was lost — and the join or pending-sync timer for a
-    member the phase waits for whose client is gone, hangs (``StallAssignment``) or, with
+    member the phase waits for (``rebalance_timer_fires``: not a static member's join timer
+    while nobody has rejoined) whose client is gone, hangs (``StallAssignment``) or, with
     ``live_timers``, lost such a request; ``slow_clients`` lets any timer fire."""
     acts: list[Action] = []
     group = state.group
@@ -230,7 +231,7 @@ def timeouts(state: ClassicState, config: Config) -> list[Action]:
         lost = process is not None and config.live_timers and _unheard(state, process)
         if process is None or lost:
             acts.append(SessionTimeout(mid))
-        if co.awaits(group, mid) and (process is None or process.stalled or lost):
+        if co.rebalance_timer_fires(group, mid) and (process is None or process.stalled or lost):
             acts.append(RebalanceTimeout(mid))
     return acts
 

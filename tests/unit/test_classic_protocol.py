@@ -30,7 +30,7 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from model.classic.records import ClassicState, ReplyTo, new_classic_group
+from model.classic.records import ClassicMember, ClassicState, ReplyTo, new_classic_group
 from model.config import ClientSpec, Config
 from model.ids import FrozenMap
 from model.presets import (
@@ -209,6 +209,68 @@ def test_a_static_member_replaced_while_syncing_starts_a_rebalance() -> None:
     assert group.status is ClassicGroupStatus.PREPARING_REBALANCE
 
 
+def test_the_join_timer_keeps_a_static_member_that_did_not_rejoin() -> None:
+    """``completeClassicGroupJoin`` removes at the join timer only the dynamic members that
+    did not rejoin: a static follower stays in the next generation, unanswered and awaited
+    in the SyncGroup phase; a dynamic one is removed by its timer."""
+    a, b = "A.m1", "B.m1"
+    members = {
+        mid: ClassicMember(
+            member_id=mid,
+            instance_id=inst,
+            protocols=("range",),
+            subscription=SUB,
+            rebalance_timeout_ms=300000,
+            process=reply,
+        )
+        for mid, inst, reply in ((a, "a", A), (b, "b", B))
+    }
+    stable = replace(
+        new_classic_group(),
+        status=ClassicGroupStatus.STABLE,
+        generation_id=2,
+        protocol_name="range",
+        leader_id=a,
+        members=FrozenMap(members),
+    )
+    # The leader rejoins; the static follower does not: the phase waits for it.
+    group, replies = co.handle_join_group(stable, _join(a, "a"), A, CLASSIC_EAGER)
+    assert group.status is ClassicGroupStatus.PREPARING_REBALANCE
+    assert not replies
+    assert co.rebalance_timer_fires(group, b)
+    after, replies = co.rebalance_timeout(group, b, CLASSIC_EAGER)
+    assert after.status is ClassicGroupStatus.COMPLETING_REBALANCE
+    assert after.generation_id == 3
+    assert set(after.members) == {a, b}
+    assert after.leader_id == a
+    assert after.pending_sync == {a, b}
+    ((to, resp),) = replies
+    assert to == A
+    assert isinstance(resp, JoinGroupResponse)
+    assert {m.member_id for m in resp.members} == {a, b}
+    # The static leader not rejoining: the follower that did leads the next generation.
+    group2, _ = co.prepare_rebalance(stable, CLASSIC_EAGER)
+    group2, _ = co.handle_join_group(group2, _join(b, "b"), B, CLASSIC_EAGER)
+    assert group2.status is ClassicGroupStatus.PREPARING_REBALANCE
+    led, _ = co.rebalance_timeout(group2, a, CLASSIC_EAGER)
+    assert set(led.members) == {a, b}
+    assert led.leader_id == b
+    # Nobody rejoined: the timer changes nothing and is not enabled.
+    idle = replace(
+        group2,
+        members=FrozenMap((m, replace(x, awaiting_join=None)) for m, x in group2.members.items()),
+    )
+    assert not co.rebalance_timer_fires(idle, a)
+    assert co.rebalance_timeout(idle, a, CLASSIC_EAGER) == (idle, ())
+    # A dynamic member that did not rejoin is removed by its timer.
+    dynamic = replace(
+        group,
+        members=group.members.set(b, replace(group.members[b], instance_id=None)),
+    )
+    gone, _ = co.rebalance_timeout(dynamic, b, CLASSIC_EAGER)
+    assert set(gone.members) == {a}
+
+
 def test_a_second_process_of_an_instance_replaces_the_first_while_preparing() -> None:
     """KAFKA-8500's fix: a static JoinGroup with an unknown member id replaces the instance's
     member in a rebalancing group too; the old process is fenced and stops consuming."""
@@ -334,7 +396,7 @@ def test_classic_configs_refuse_consumer_options() -> None:
 
 # --------------------------------------------------------------------------- engines
 
-PINNED = {"CLASSIC_EAGER": 7354, "CLASSIC_COOPERATIVE": 11216, "CLASSIC_STATIC": 9227}
+PINNED = {"CLASSIC_EAGER": 7354, "CLASSIC_COOPERATIVE": 11216, "CLASSIC_STATIC": 11087}
 """Distinct states of the classic presets (BFS, no symmetry reduction): a change to the
 classic model's rules shows up here."""
 

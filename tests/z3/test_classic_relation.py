@@ -13,7 +13,7 @@ from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.classic_agreement import bfs_steps, check_step, cross_check
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
 from model import system
-from model.actions import Action, AddPartitions, DeleteGroup, DeliverMessage
+from model.actions import Action, AddPartitions, DeleteGroup, DeliverMessage, RebalanceTimeout
 from model.classic.messages import SyncGroupRequest
 from model.classic.records import ClassicState
 from model.config import Config
@@ -127,3 +127,25 @@ def test_the_leader_assignment_is_one_its_assignor_allows() -> None:
             break
     assert refused is not None
     assert check_step(*refused, config, options=variant).allowed == "yes"
+
+
+def test_the_join_timer_of_a_static_member_agrees_with_the_classic_model() -> None:
+    """``completeClassicGroupJoin`` keeps a static member that did not rejoin: the
+    RebalanceTimeout family's successor of such a step is the model's (the first three in
+    CLASSIC_STATIC's BFS order), and the member is still in the group."""
+    config = PRESETS["CLASSIC_STATIC"]
+    checked = 0
+    for pre, action, post in bfs_steps(config, 5_000):
+        if not isinstance(action, RebalanceTimeout):
+            continue
+        if pre.group.status is not ClassicGroupStatus.PREPARING_REBALANCE:
+            continue
+        if pre.group.members[action.member_id].instance_id is None:
+            continue
+        assert action.member_id in post.group.members
+        out = check_step(pre, action, post, config)
+        assert (out.allowed, out.unique) == ("yes", "yes"), out
+        checked += 1
+        if checked == 3:
+            break
+    assert checked == 3

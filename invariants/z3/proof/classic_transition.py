@@ -385,15 +385,18 @@ def all_members_joined(g: GroupTerm) -> BoolRef:
 
 def complete_join(g: GroupTerm, heir: ExprRef) -> GroupTerm:
     """``GroupMetadataManager.completeClassicGroupJoin`` + ``ClassicGroup.initNextGeneration``
-    (``coordinator.complete_join``): the members that rejoined are kept, the generation
-    advances; with none the group is EMPTY without leader, else COMPLETING_REBALANCE, the
-    leader kept if it rejoined (else ``heir``), every member awaited in the SyncGroup phase
-    and its JoinGroup answered."""
+    (``coordinator.complete_join``): the members that rejoined are kept, and so are the
+    static ones that did not; the generation advances; with none kept the group is EMPTY
+    without leader; with some kept but none rejoined nothing changes (the join timer starts
+    again); else COMPLETING_REBALANCE, the leader kept if it rejoined (else ``heir``), every
+    member awaited in the SyncGroup phase and the rejoined ones' JoinGroups answered."""
 
-    def kept(m: ExprRef) -> BoolRef:
+    def joined(m: ExprRef) -> BoolRef:
         return z3.And(g.is_member(m), g.awaiting_join(m))
 
-    anyone = some_member(kept)
+    def kept(m: ExprRef) -> BoolRef:
+        return z3.And(g.is_member(m), z3.Or(g.awaiting_join(m), g.instance(m) != 0))
+
     empty = replace(
         g,
         status=z3.IntVal(EMPTY),
@@ -402,7 +405,7 @@ def complete_join(g: GroupTerm, heir: ExprRef) -> GroupTerm:
         is_member=kept,
         pending_sync=lambda m: z3.BoolVal(False),
     )
-    leader = z3.If(z3.And(g.has_leader, kept(g.leader)), g.leader, heir)
+    leader = z3.If(z3.And(g.has_leader, joined(g.leader)), g.leader, heir)
     formed = replace(
         g,
         status=z3.IntVal(COMPLETING),
@@ -413,7 +416,7 @@ def complete_join(g: GroupTerm, heir: ExprRef) -> GroupTerm:
         pending_sync=kept,
         awaiting_join=lambda m: z3.BoolVal(False),
     )
-    return ite(anyone, formed, empty)
+    return ite(some_member(joined), formed, ite(some_member(kept), g, empty))
 
 
 def maybe_complete_join(g: GroupTerm, heir: ExprRef) -> GroupTerm:
@@ -579,8 +582,10 @@ def _fenced(g: GroupTerm, x: ExprRef, instance: ExprRef, holder: ExprRef) -> Boo
 
 def _invalid_member(g: GroupTerm, x: ExprRef, instance: ExprRef, holder: ExprRef) -> BoolRef:
     """``ClassicGroup.validateMember`` (``coordinator._validate_member``) refuses the
-    request: FENCED_INSTANCE_ID or UNKNOWN_MEMBER_ID."""
-    return z3.Or(_fenced(g, x, instance, holder), z3.Not(g.is_member(x)))
+    request: FENCED_INSTANCE_ID, or UNKNOWN_MEMBER_ID (also for an instance id no member
+    holds)."""
+    unheld = z3.And(instance != 0, z3.Not(held(g, instance)))
+    return z3.Or(_fenced(g, x, instance, holder), unheld, z3.Not(g.is_member(x)))
 
 
 def join_existing_member(g: GroupTerm, r: Join) -> GroupTerm:
@@ -910,24 +915,33 @@ def timer(pre: ClassicSym, post: ClassicSym, o: ClassicOptions, name: str) -> Fa
     """``SessionTimeout`` (the classic session timer: a member or KIP-394 pending member)
     and ``RebalanceTimeout`` (the join timer for a member that has not rejoined, the
     pending-sync timer, KAFKA-12890, for one the SyncGroup phase awaits:
-    ``coordinator.awaits``): the member is removed (:func:`remove_member`). The timer may
-    fire for any such member (the clients are not kept). The variant
+    ``coordinator.rebalance_timer_fires``): the member is removed (:func:`remove_member`),
+    except that the join timer of a static member ends the join phase with it kept
+    (:func:`complete_join`, once some member has rejoined; the new leader, ``heir``, is
+    one that did). The timer may fire for any such member (the clients are not kept). The variant
     ``no-pending-sync-timer`` removes nobody by the pending-sync timer: RebalanceTimeout in
     COMPLETING_REBALANCE leaves the group as it is (KAFKA-12890)."""
     p = _params(name, post.tag, member=MEMBER, heir=MEMBER)
     g = view(pre)
     x = p["member"]
     t = remove_member(g, x, p["heir"])
+    guards = []
     if name == "SessionTimeout":
         may = z3.Or(g.is_member(x), g.pending(x))
     else:
+        joined = some_member(lambda m: z3.And(g.is_member(m), g.awaiting_join(m)))
+        join_timer = z3.And(g.status == PREPARING, g.instance(x) != 0)
         may = z3.And(
             g.is_member(x),
             z3.If(g.status == PREPARING, z3.Not(g.awaiting_join(x)), g.pending_sync(x)),
+            z3.Implies(join_timer, joined),
         )
+        # The join timer of a static member ends the phase; a new leader is one that rejoined.
+        t = ite(join_timer, complete_join(g, p["heir"]), t)
+        guards.append(z3.Implies(join_timer, g.awaiting_join(p["heir"])))
         if o.variant == "no-pending-sync-timer":
             t = ite(g.status == COMPLETING, g, t)
-    return _family(name, post, t, p, may)
+    return _family(name, post, t, p, may, *guards)
 
 
 def metadata_change(pre: ClassicSym, post: ClassicSym, o: ClassicOptions) -> Family:
