@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
 
-from groupcheck.validate.coordinator_mode import _gate, _interval, _kafka_rules
+from groupcheck.validate.coordinator_mode import _differences, _gate, _interval, _kafka_rules
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names
 from groupcheck.validate.timing import TimingOptions
@@ -189,16 +189,7 @@ def differences(model: object, captured: object, ids: Ids) -> list[str]:
         return ["Response"]
     if isinstance(model, ConsumerGroupHeartbeatResponse):
         assert isinstance(captured, ConsumerGroupHeartbeatResponse)
-        out = []
-        if model.error_code is not captured.error_code:
-            out.append("ErrorCode")
-        if model.member_epoch != captured.member_epoch:
-            out.append("MemberEpoch")
-        if model.assignment != captured.assignment:
-            out.append("Assignment")
-        if model.heartbeat_interval_ms != captured.heartbeat_interval_ms:
-            out.append("HeartbeatIntervalMs")
-        return out
+        return _differences(model, captured)  # as the consumer replay compares them
     out = []
     if model.error_code is not captured.error_code:  # type: ignore[attr-defined]
         out.append("ErrorCode")
