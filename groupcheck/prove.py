@@ -291,8 +291,6 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
             "prove's relation has static members or KIP-1251 assignment epochs, not both; "
             "this config has both"
         )
-    if config.assignment_epochs and not epochs:
-        return "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
     # KIP-211 offset expiry, group deletion and KIP-1263 assignor offload and batching are
     # in the relation, also together: Options.offset_expiry, group_deletion,
     # assignor_offload, batching.

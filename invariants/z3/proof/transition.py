@@ -1614,7 +1614,30 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
         out = [f if f.name in own else replace(f, formula=z3.And(f.formula, kept)) for f in out]
     if o.offset_expiry or o.group_deletion:
         out = _with_expiry_and_deletion(pre, post, o, out)
+    if pre.history is not None and post.history is not None:
+        recorded = history_recorded(pre, post)
+        out = [replace(f, formula=z3.And(f.formula, recorded)) for f in out]
     return out
+
+
+def history_recorded(pre: SymState, post: SymState) -> BoolRef:
+    """The ghost ``SymState.history`` after a step of any family: what
+    ``model.system.consumer_step`` makes of it with ``coordinator.record_assignment_history``
+    — the stamps before, plus every (member, partition, assignment epoch) a member of the
+    group holds after the step — except that a deleted group's history goes with it (a
+    deleted group has no members, and the group created again starts from scratch). The
+    model applies it after a step that replaced the group; after one that did not, the
+    stamps are the ones recorded before (``Lemma.HeldStampRecorded``), so applying it
+    always is the same."""
+    assert pre.history is not None
+    assert post.history is not None
+    assert post.since is not None
+    e = z3.Int("history.e")
+    kept = pre.history(_m, _p, e)
+    if post.deleted is not None:
+        kept = z3.And(z3.Not(post.deleted), kept)
+    stamp = z3.And(post.is_member(_m), post.holds(_m, _p), post.since(_m, _p) == e)
+    return z3.ForAll([_m, _p, e], post.history(_m, _p, e) == z3.Or(kept, stamp))
 
 
 FAMILY_NAMES = (
@@ -1658,7 +1681,16 @@ def initial(s: SymState) -> BoolRef:
         z3.Not(s.server_error),
         *[z3.Not(r.on) for r in s.runs],
         z3.BoolVal(True) if s.interval_pending is None else z3.Not(s.interval_pending),
+        _no_history(s),
     )
+
+
+def _no_history(s: SymState) -> BoolRef:
+    """An empty KIP-1251 assignment history (true where the state keeps none)."""
+    if s.history is None:
+        return z3.BoolVal(True)
+    e = z3.Int("history.e")
+    return z3.ForAll([_m, _p, e], z3.Not(s.history(_m, _p, e)))
 
 
 # --------------------------------------------------------------------------- the model's actions
