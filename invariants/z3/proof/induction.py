@@ -52,11 +52,11 @@ from invariants.properties import (
     ASSIGNMENT_EPOCH_BOUNDED,
     ASSIGNMENT_EPOCH_HOLDER_UNIQUE,
     AT_MOST_ONE_ASSIGNOR_RUN,
+    EPOCH_COMMIT_FROM_HOLDER,
     GROUP_DELETED_ONLY_WHEN_EMPTY,
     HAND_OUT_ONLY_RELEASED,
     MEMBER_EPOCH_BOUNDED,
     MEMBER_EPOCH_MONOTONE,
-    EPOCH_COMMIT_FROM_HOLDER,
     NO_DOUBLE_MEMBER_ASSIGNMENT,
     NO_LIVE_OFFSET_EXPIRES,
     NO_SERVER_ERROR,
@@ -554,9 +554,7 @@ HISTORY_LEMMAS: tuple[Conjunct, ...] = (
     ),
     Conjunct(
         "Lemma.HeldSinceExclusive",
-        forall(_m1, _m2, _p)(
-            Implies(Rel("stamped_since_held", (_m2, _m1, _p)), Same(_m1, _m2))
-        ),
+        forall(_m1, _m2, _p)(Implies(Rel("stamped_since_held", (_m2, _m1, _p)), Same(_m1, _m2))),
         True,
         "While a member holds a partition no other member was stamped with it at an epoch "
         "no older than the member's stamp: another member is stamped only with a free "

@@ -472,7 +472,6 @@ class Concrete:
             functions=fn,
         )
 
-
     def history_relations(self) -> dict[str, set[tuple[object, ...]]]:
         """The relations the KIP-1251 assignment history is read by: the catalogue's
         ``epoch_clash`` and ``commit_by_epoch_holder`` (as ``invariants.snapshot`` reads
