@@ -260,25 +260,21 @@ catalogue's ``epoch_clash`` and ``commit_by_epoch_holder`` (``invariants.snapsho
 the lemma vocabulary of ``invariants.z3.proof.induction.HISTORY_LEMMAS``, defined as
 ``invariants.z3.proof.state.Concrete.history_relations`` computes them."""
 
-_bound = iter(range(1 << 62))
-
-
-def _fresh(name: str, sort: Any) -> ExprRef:
-    return z3.Const(f"{name}!h{next(_bound)}", sort)
-
 
 def _history_rel(name: str, s: SymState, args: list[ExprRef]) -> BoolRef:
+    # Bound names of their own ("history.*"), distinct from the properties' variables
+    # ("<name>!<depth>") and from one another: no capture, and the same query each time.
     h = s.history
     assert h is not None
-    e, e2 = _fresh("e", z3.IntSort()), _fresh("e", z3.IntSort())
-    m2 = _fresh("m", MEMBER)
+    e, e2 = z3.Int("history.e"), z3.Int("history.e2")
+    m2 = z3.Const("history.m2", MEMBER)
     if name == "epoch_clash":
         m, p = args
         return z3.Exists([m2, e], z3.And(m2 != m, h(m, p, e), h(m2, p, e)))
     if name == "commit_by_epoch_holder":
         m, p = args
         ce = s.committed_epoch(p)
-        m3 = _fresh("m", MEMBER)
+        m3 = z3.Const("history.m3", MEMBER)
         unstamped = z3.Not(z3.Exists([m3, e2], h(m3, p, e2)))
         held_then = z3.Exists(
             [e],

@@ -814,7 +814,12 @@ def decode(
         return bool(z3.is_true(ev(x)))
 
     def n(x: ExprRef) -> int:
-        return int(ev(x).as_long())
+        v = ev(x)
+        if not z3.is_int_value(v):
+            v = z3.simplify(v)  # a function Z3 eliminated as a macro (smt.macro_finder)
+        if not z3.is_int_value(v):
+            return 0  # a term the model leaves open: any value is one of its completions
+        return int(v.as_long())
 
     members: dict[str, MemberValue] = {}
     for e in ms:
@@ -917,10 +922,10 @@ def _decode_history(
     mname: dict[str, str],
     pname: dict[str, int],
 ) -> frozenset[tuple[str, Partition, int]]:
-    """The stamps of ``sym.history`` in ``model``, at the epochs that can matter: those the
-    function's table names and every epoch of the state (member and previous epochs,
-    assignment epochs, committed epochs, partition epochs, group and assignment epoch),
-    each with its neighbours."""
+    """The stamps of ``sym.history`` in ``model``, at the epochs that can matter: every
+    epoch of the state (member and previous epochs, assignment epochs, committed epochs,
+    partition epochs, group and assignment epoch) and those the function's table names
+    from the lowest of them on, each with its neighbours."""
     assert sym.history is not None
 
     def n(x: ExprRef) -> int:
@@ -934,10 +939,13 @@ def _decode_history(
                 epochs.add(n(sym.since(e, q)))
     for q in ps:
         epochs |= {n(sym.committed_epoch(q)), n(sym.pe(q))}
+    # The table's entries below every epoch of the state are left out: no lemma reads
+    # them, and the state satisfies the property there or not whatever they are.
+    low = min(epochs) - 1
     table = model.get_interp(sym.history)
     if isinstance(table, z3.FuncInterp):
         for entry in table.as_list()[:-1]:
-            if z3.is_int_value(entry[2]):
+            if z3.is_int_value(entry[2]) and entry[2].as_long() >= low:
                 epochs.add(entry[2].as_long())
     epochs |= {e + d for e in epochs for d in (-1, 1)}
     return frozenset(
