@@ -658,7 +658,8 @@ def test_assignment_history_proved_and_stamp_request_epoch_breaks_it() -> None:
     prover = Prover(broken, invariant=invariant_for(broken), steps=steps_for(broken))
     result = prover.check(Obligation("consecution", goals[0], "DeliverMessage.heartbeat"))
     assert result.status == "failed"
-    assert result.cti is not None and result.cti.python_confirms
+    assert result.cti is not None
+    assert result.cti.python_confirms
     assert any("assignment history" in line for line in result.cti.lines())
 
 

@@ -487,7 +487,9 @@ class Concrete:
         by_pair: dict[tuple[Partition, int], set[str]] = {}
         for mid, p, e in history:
             by_pair.setdefault((p, e), set()).add(mid)
-        clash = {(mid, p) for (p, _), ms in by_pair.items() if len(ms) > 1 for mid in ms}
+        clash: set[tuple[object, ...]] = {
+            (mid, p) for (p, _), ms in by_pair.items() if len(ms) > 1 for mid in ms
+        }
         commits: set[tuple[object, ...]] = set()
         for p, (mid, ce) in self.committed.items():
             of_p = [(e, m) for m, q, e in history if q == p]
