@@ -187,6 +187,7 @@ def _options(args: argparse.Namespace) -> Any:
         DELETION_VARIANTS,
         EPOCH_VARIANTS,
         EXPIRY_VARIANTS,
+        HISTORY_VARIANTS,
         OFFLOAD_VARIANTS,
         OUTSIDE,
         STATIC_VARIANTS,
@@ -196,6 +197,19 @@ def _options(args: argparse.Namespace) -> Any:
     from model.status import ConfigError
 
     config = _config(args)
+    if args.variant in HISTORY_VARIANTS or args.variant in EPOCH_VARIANTS:
+        # Rules on the KIP-1251 assignment epochs: the obligations read them (and the
+        # history) on a config that records them.
+        if config is None or not config.assignment_epochs:
+            raise ConfigError(
+                f"--variant {args.variant!r} is a rule on KIP-1251 assignment epochs: prove it "
+                f"on a config that records them (--preset MUT2_EPOCH_HISTORY), or find it with "
+                f"explore --mutant {args.variant}"
+            )
+        refused = outside_scope(config)
+        if refused is not None:
+            raise ConfigError(refused)
+        return Options.of(config, args.variant)
     if args.variant is not None and args.variant in OUTSIDE:
         raise ConfigError(
             f"--variant {args.variant!r} is outside the symbolic core: {OUTSIDE[args.variant]}"
@@ -229,12 +243,6 @@ def _options(args: argparse.Namespace) -> Any:
             f"--variant {args.variant!r} is a rule on static members: prove it on a config "
             f"with instance ids (--preset MUT2_STATIC), or find it with explore --engine bmc "
             f"--mutant {args.variant}"
-        )
-    if args.variant in EPOCH_VARIANTS:
-        raise ConfigError(
-            f"--variant {args.variant!r} is a rule on KIP-1251 assignment epochs, which the "
-            f"proof's obligations do not read; find it with explore --engine bmc --mutant "
-            f"{args.variant}"
         )
     if args.variant in EXPIRY_VARIANTS | DELETION_VARIANTS and not (
         config is not None and _has_expiry_or_deletion(config, args.variant)
@@ -297,8 +305,8 @@ def _has_expiry_or_deletion(config: Any, variant: str) -> bool:
 
 def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
     """Why the symbolic relation does not cover ``config`` (None: it does): the reason
-    ``prove`` (and, with ``epochs`` — its step checks read the KIP-1251 assignment epochs —
-    ``prove --agreement``) refuses it with."""
+    ``prove`` and ``prove --agreement`` refuse it with (``epochs``: kept for callers; the
+    KIP-1251 assignment epochs and their history are in the relation)."""
     if config.protocol != "consumer":
         return f"prove covers the KIP-848 consumer protocol; this config is {config.protocol}"
     has_static = any(c.instance_id is not None for c in config.clients)
@@ -307,8 +315,6 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
             "prove's relation has static members or KIP-1251 assignment epochs, not both; "
             "this config has both"
         )
-    if config.assignment_epochs and not epochs:
-        return "prove's abstraction has no KIP-1251 assignment epochs; this config records them"
     # KIP-211 offset expiry, group deletion and KIP-1263 assignor offload and batching are
     # in the relation, also together: Options.offset_expiry, group_deletion,
     # assignor_offload, batching.

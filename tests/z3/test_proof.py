@@ -34,6 +34,7 @@ from invariants.z3.proof.induction import (
     Obligation,
     Prover,
     invariant_for,
+    steps_for,
 )
 from invariants.z3.proof.reading import OutsideAbstraction, read
 from invariants.z3.proof.state import Concrete, SymState, project
@@ -626,16 +627,54 @@ def test_prove_and_bmc_refuse_a_mixed_config(capsys: pytest.CaptureFixture[str])
     assert "the mixed relation has no KIP-1263 assignor offload" in err
 
 
-def test_prove_refuses_kip1251_assignment_epochs(capsys: pytest.CaptureFixture[str]) -> None:
-    """The proof's obligations do not read the KIP-1251 fields: neither a configuration
-    that records them nor the variant of a rule on them is reported proved (BMC finds the
-    variant: tests/z3/test_bmc_mutants.py)."""
+def test_prove_refuses_kip1251_variants_without_assignment_epochs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A variant of a rule on the KIP-1251 assignment epochs is proved against only on a
+    config that records them: without one it is refused, not reported proved."""
     assert main(["prove", "--variant", "strict-commit-epoch", "--quiet"]) == 2
-    assert main(["prove", "--preset", "MUT2_COMMIT_EPOCHS", "--quiet"]) == 2
+    assert main(["prove", "--variant", "stamp-request-epoch", "--preset", "MUT2", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2
     assert err.count("KIP-1251") == 2
-    assert "explore --engine bmc --mutant strict-commit-epoch" in err
+    assert "--preset MUT2_EPOCH_HISTORY" in err
+
+
+def test_assignment_history_proved_and_stamp_request_epoch_breaks_it() -> None:
+    """The KIP-1251 history properties are inductive for any group size
+    (``AssignmentEpochHolderUnique``; ``EpochCommitFromHolder`` on every step), and the
+    catalogue's ``stamp-request-epoch`` turns the first into a counterexample to induction
+    at the heartbeat — a join stamped at epoch 0 like an earlier holder — that the Python
+    reading confirms. (Every obligation of the preset: ``prove --preset
+    MUT2_EPOCH_HISTORY``, docs/invariants.md.)"""
+    config = PRESETS["MUT2_EPOCH_HISTORY"]
+    options = Options.of(config)
+    prover = Prover(options, invariant=invariant_for(options), steps=steps_for(options))
+    goals = ["AssignmentEpochHolderUnique", "EpochCommitFromHolder"]
+    results = prover.run(only=goals)
+    assert len(results) == 1 + 2 * len(FAMILIES_OF_EPOCH_CONFIG)
+    assert {r.status for r in results} == {"proved"}
+    broken = Options.of(config, "stamp-request-epoch")
+    prover = Prover(broken, invariant=invariant_for(broken), steps=steps_for(broken))
+    result = prover.check(Obligation("consecution", goals[0], "DeliverMessage.heartbeat"))
+    assert result.status == "failed"
+    assert result.cti is not None
+    assert result.cti.python_confirms
+    assert any("assignment history" in line for line in result.cti.lines())
+
+
+FAMILIES_OF_EPOCH_CONFIG = (
+    "DeliverMessage.heartbeat",
+    "DeliverMessage.leave",
+    "DeliverMessage.offset_commit",
+    "SessionTimeout",
+    "RebalanceTimeout",
+    "MetadataChange",
+    "CoordinatorFailover",
+    "CoordinatorLoaded",
+    "Unchanged",
+)
+"""The families of ``MUT2_EPOCH_HISTORY``'s relation (nine: no offload, expiry or deletion)."""
 
 
 def test_bmc_refuses_a_convergence_lasso_outside_the_lasso_layer(

@@ -300,10 +300,11 @@ def check_step(
     batching = opts.batching
     # The ghost rises on this step exactly when the model refused the write.
     before = dc_replace(
-        project(pre, epochs, offload, **kept, batching=batching), server_error=False
+        project(pre, epochs, offload, **kept, batching=batching, history=epochs),
+        server_error=False,
     )
     after = dc_replace(
-        project(post, epochs, offload, **kept, batching=batching),
+        project(post, epochs, offload, **kept, batching=batching, history=epochs),
         server_error=refused_write(pre, post),
     )
     request_instance = _request_instance(action)
@@ -322,8 +323,9 @@ def check_step(
         # Not a disagreement: the states have more runs than the relation has slots.
         beyond_slots = f"{beyond} assignor runs in flight: the relation keeps {slots} run slots"
         return StepCheck(name, "unknown", None, beyond_slots)
-    spre = SymState.fresh("pre", epochs, static, slots, **kept, batching=batching)
-    spost = SymState.fresh("post", epochs, static, slots, **kept, batching=batching)
+    # With KIP-1251 epochs the ghost history too (SymState.history), as prove keeps it.
+    spre = SymState.fresh("pre", epochs, static, slots, **kept, batching=batching, history=epochs)
+    spost = SymState.fresh("post", epochs, static, slots, **kept, batching=batching, history=epochs)
     fam = _family(spre, spost, opts, name)
     pins_pre, pins_post = pin(spre, before, u), pin(spost, after, u)
 

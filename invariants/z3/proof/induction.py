@@ -38,6 +38,7 @@ from invariants.expr import (
     Expr,
     Fn,
     Implies,
+    Not,
     Rel,
     Same,
     StepSnapshot,
@@ -49,9 +50,12 @@ from invariants.expr import (
 )
 from invariants.properties import (
     ASSIGNMENT_EPOCH_BOUNDED,
+    ASSIGNMENT_EPOCH_HOLDER_UNIQUE,
     AT_MOST_ONE_ASSIGNOR_RUN,
+    EPOCH_COMMIT_FROM_HOLDER,
     GROUP_DELETED_ONLY_WHEN_EMPTY,
     HAND_OUT_ONLY_RELEASED,
+    HOLDER_COMMITS_ACCEPTED,
     MEMBER_EPOCH_BOUNDED,
     MEMBER_EPOCH_MONOTONE,
     NO_DOUBLE_MEMBER_ASSIGNMENT,
@@ -491,10 +495,92 @@ STATIC_OFFLOAD_LEMMAS: tuple[Conjunct, ...] = (
 """The offload lemmas with static members (``Options.static_members``)."""
 
 
+HISTORY_TARGETS: tuple[Conjunct, ...] = (
+    _property(HOLDER_COMMITS_ACCEPTED),
+    _property(ASSIGNMENT_EPOCH_HOLDER_UNIQUE),
+)
+"""The catalogue's state properties on the KIP-1251 assignment epochs and their history,
+proved inductive where the states keep them (``Options.assignment_epochs``:
+``SymState.since``, ``holder_rejected``, ``history``)."""
+
+HISTORY_LEMMAS: tuple[Conjunct, ...] = (
+    Conjunct(
+        "Lemma.AssignedSinceNonNegative",
+        forall(_m, _p)(
+            Implies(
+                all_of(Rel("is_member", (_m,)), Rel("holds", (_m, _p))),
+                Cmp("<=", Const(0), Fn("assigned_since", (_m, _p))),
+            )
+        ),
+        True,
+        "A partition a member holds was stamped with a member epoch of at least 0 "
+        "(stamp_assignment_epochs; the -2 reset of a static member's temporary leave is "
+        "not encoded with assignment epochs): what OffsetCommitAtValidEpoch's KIP-1251 "
+        "branch reads.",
+    ),
+    Conjunct(
+        "Lemma.HeldStampRecorded",
+        forall(_m, _p)(
+            Implies(
+                all_of(Rel("is_member", (_m,)), Rel("holds", (_m, _p))),
+                Rel("stamp_recorded", (_m, _p)),
+            )
+        ),
+        True,
+        "A partition a member holds is in the assignment history with the member and the "
+        "epoch it holds it since (Member.assignment_epochs): the system records every "
+        "member's stamps after each step (coordinator.record_assignment_history).",
+    ),
+    Conjunct(
+        "Lemma.HistoryNotAhead",
+        forall(_m, _p)(Not(Rel("stamped_above_assignment_epoch", (_m, _p)))),
+        True,
+        "No stamp is newer than the assignment epoch: a partition enters a member's "
+        "assignment only at the member epoch CurrentAssignmentBuilder moves it to, the "
+        "target's, and the assignment epoch only grows until a deletion, which takes the "
+        "history with it.",
+    ),
+    Conjunct(
+        "Lemma.HistoryAtAssignmentEpochFollowsTarget",
+        forall(_m1, _m2, _p)(
+            Implies(
+                all_of(
+                    Rel("stamped_at_assignment_epoch", (_m1, _p)),
+                    Rel("target", (_m2, _p)),
+                ),
+                Same(_m1, _m2),
+            )
+        ),
+        True,
+        "A member stamped with a partition at the assignment epoch is the one the current "
+        "target gives it to, if any: it was stamped because the target gave it the "
+        "partition, and the target changes only with a new assignment epoch or by losing "
+        "a leaving member's entry.",
+    ),
+    Conjunct(
+        "Lemma.HeldSinceExclusive",
+        forall(_m1, _m2, _p)(Implies(Rel("stamped_since_held", (_m2, _m1, _p)), Same(_m1, _m2))),
+        True,
+        "While a member holds a partition no other member was stamped with it at an epoch "
+        "no older than the member's stamp: another member is stamped only with a free "
+        "partition (the partition epochs), and stamps made before were at older epochs. "
+        "What an offset commit at an older epoch (KIP-1251) needs to come from the holder "
+        "(EpochCommitFromHolder).",
+    ),
+)
+"""The lemmas on the KIP-1251 assignment history (``Options.assignment_epochs``)."""
+
+
+def history_invariant(options: Options) -> tuple[Conjunct, ...]:
+    """``HISTORY_TARGETS`` and ``HISTORY_LEMMAS`` where the states keep the KIP-1251
+    assignment history (``Options.assignment_epochs``), else none."""
+    return HISTORY_TARGETS + HISTORY_LEMMAS if options.assignment_epochs else ()
+
+
 def invariant_for(options: Options) -> tuple[Conjunct, ...]:
     """The invariant the obligations of ``options``' relation are about."""
     base = STATIC_INVARIANT if options.static_members else INVARIANT
-    return offload_invariant(base, options) + expiry_lemmas(options)
+    return offload_invariant(base, options) + expiry_lemmas(options) + history_invariant(options)
 
 
 def offload_invariant(base: tuple[Conjunct, ...], options: Options) -> tuple[Conjunct, ...]:
@@ -524,7 +610,8 @@ def steps_for(options: Options) -> tuple[Property, ...]:
     """The step properties proved of ``options``' relation: ``STEP_TARGETS``, and
     ``TargetEpochAdvances`` with KIP-1263 assignor offload, ``NoLiveOffsetExpires`` with
     KIP-211 expiry (the states keep which partitions exist), ``GroupDeletedOnlyWhenEmpty``
-    with group deletion."""
+    with group deletion, ``EpochCommitFromHolder`` with KIP-1251 assignment epochs (the
+    states keep the assignment history)."""
     out = STEP_TARGETS
     if options.assignor_offload:
         out += (TARGET_EPOCH_ADVANCES,)
@@ -532,6 +619,8 @@ def steps_for(options: Options) -> tuple[Property, ...]:
         out += (NO_LIVE_OFFSET_EXPIRES,)
     if options.group_deletion:
         out += (GROUP_DELETED_ONLY_WHEN_EMPTY,)
+    if options.assignment_epochs:
+        out += (EPOCH_COMMIT_FROM_HOLDER,)
     return out
 
 
@@ -544,9 +633,10 @@ def _fresh_pair(options: Options) -> tuple[SymState, SymState]:
     }
     runs = options.run_slots
     batching = options.batching
+    epochs = options.assignment_epochs  # with the KIP-1251 history: SymState.history
     return (
-        SymState.fresh("pre", runs=runs, **kept, batching=batching),
-        SymState.fresh("post", runs=runs, **kept, batching=batching),
+        SymState.fresh("pre", epochs, runs=runs, **kept, batching=batching, history=epochs),
+        SymState.fresh("post", epochs, runs=runs, **kept, batching=batching, history=epochs),
     )
 
 
@@ -646,6 +736,11 @@ class Prover:
         pre, post = _fresh_pair(self.options)
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
+        if pre.history is not None:
+            # The history's successor is a definition (transition.history_recorded): as a
+            # macro Z3 finds a counterexample to induction on it in seconds (a
+            # stamp-request-epoch one: unknown after 30 s without).
+            solver.set("smt.macro_finder", True)
         fam: Family | None = None
         conjuncts = {c.name: c for c in self.invariant}
         if ob.kind == "initiation":

@@ -24,7 +24,11 @@ group deletion). ``assignor_runs()`` counts the KIP-1263 run slots in use
 ``run_group_deleted()`` (1 when its group was deleted while it ran; 0 on a state without
 deletion), ``run_instance(m)`` (0 on a state without instance ids) and the relations
 ``run_target(m, p)`` and ``run_member(m)``; on a state without runs ``run_in_flight()``
-is 0 and the others raise :class:`OutsideAbstraction`. Any other symbol raises
+is 0 and the others raise :class:`OutsideAbstraction`. On a state that keeps the KIP-1251
+assignment history (``SymState.history``) the ``HISTORY_RELATIONS`` are read off it:
+``epoch_clash`` and ``commit_by_epoch_holder`` as ``invariants.snapshot`` defines them, and
+the lemmas' ``stamp_recorded``, ``stamped_above_assignment_epoch``,
+``stamped_at_assignment_epoch`` and ``stamped_since_held``. Any other symbol raises
 :class:`OutsideAbstraction` too.
 """
 
@@ -241,6 +245,68 @@ def _client_rel(name: str, cs: Any, args: list[ExprRef]) -> BoolRef:
     return z3.And(cs.req(args[0]), cs.req_owned(*args))
 
 
+HISTORY_RELATIONS = frozenset(
+    {
+        "epoch_clash",
+        "commit_by_epoch_holder",
+        "stamp_recorded",
+        "stamped_above_assignment_epoch",
+        "stamped_at_assignment_epoch",
+        "stamped_since_held",
+    }
+)
+"""The relations read off the KIP-1251 assignment history (``SymState.history``): the
+catalogue's ``epoch_clash`` and ``commit_by_epoch_holder`` (``invariants.snapshot``) and
+the lemma vocabulary of ``invariants.z3.proof.induction.HISTORY_LEMMAS``, defined as
+``invariants.z3.proof.state.Concrete.history_relations`` computes them."""
+
+
+def _history_rel(name: str, s: SymState, args: list[ExprRef]) -> BoolRef:
+    # Bound names of their own ("history.*"), distinct from the properties' variables
+    # ("<name>!<depth>") and from one another: no capture, and the same query each time.
+    h = s.history
+    assert h is not None
+    e, e2 = z3.Int("history.e"), z3.Int("history.e2")
+    m2 = z3.Const("history.m2", MEMBER)
+    if name == "epoch_clash":
+        m, p = args
+        return z3.Exists([m2, e], z3.And(m2 != m, h(m, p, e), h(m2, p, e)))
+    if name == "commit_by_epoch_holder":
+        m, p = args
+        ce = s.committed_epoch(p)
+        m3 = z3.Const("history.m3", MEMBER)
+        unstamped = z3.Not(z3.Exists([m3, e2], h(m3, p, e2)))
+        held_then = z3.Exists(
+            [e],
+            z3.And(
+                h(m, p, e),
+                e <= ce,
+                z3.ForAll(
+                    [m2, e2],
+                    z3.Implies(z3.And(h(m2, p, e2), e <= e2, e2 <= ce), m2 == m),
+                ),
+            ),
+        )
+        return z3.And(s.committed_by(m, p), z3.Or(unstamped, held_then))
+    if name == "stamp_recorded":
+        m, p = args
+        assert s.since is not None
+        return z3.And(s.is_member(m), s.holds(m, p), h(m, p, s.since(m, p)))
+    if name == "stamped_above_assignment_epoch":
+        m, p = args
+        return z3.Exists([e], z3.And(h(m, p, e), e > s.assignment_epoch))
+    if name == "stamped_at_assignment_epoch":
+        m, p = args
+        return h(m, p, s.assignment_epoch)
+    other, m, p = args  # stamped_since_held(m2, m, p)
+    assert s.since is not None
+    return z3.And(
+        s.is_member(m),
+        s.holds(m, p),
+        z3.Exists([e], z3.And(h(other, p, e), s.since(m, p) <= e)),
+    )
+
+
 def _read(
     expr: Expr, sides: dict[When, SymState | None], env: Env, clients: dict[When, Any]
 ) -> BoolRef:
@@ -268,6 +334,8 @@ def _read(
             return s.runs[0].target(*args)
         if name == "run_member" and s.runs:
             return s.runs[0].member(*args)
+        if name in HISTORY_RELATIONS and s.history is not None:
+            return _history_rel(name, s, args)
         raise OutsideAbstraction(f"relation {name!r} is outside the abstraction")
     if isinstance(expr, Cmp):
         left = _term(expr.left, sides, env, clients)

@@ -34,6 +34,17 @@ two more fields, ``None`` otherwise:
                       (``Group.holder_commit_rejected``)
 ==================== =========================================================
 
+With the KIP-1251 assignment history too (``fresh(tag, epochs=True, history=True)``: what
+``groupcheck prove`` keeps of a configuration with assignment epochs) one more field,
+``None`` otherwise:
+
+==================== =========================================================
+``history(m,p,e)``    ghost: ``m`` was ever stamped with ``p`` at assignment epoch
+                      ``e`` (``Group.assignment_history``; a member id is a holder's
+                      identity, static members and assignment epochs not being
+                      encoded together)
+==================== =========================================================
+
 With static membership (a configuration with instance ids; ``fresh(tag, static=True)``) one
 more field, ``None`` otherwise:
 
@@ -153,6 +164,7 @@ class SymState:
     deletions: ExprRef | None = None
     runs: tuple[RunSlot, ...] = ()
     interval_pending: ExprRef | None = None
+    history: FuncRef | None = None
 
     @staticmethod
     def fresh(
@@ -164,6 +176,7 @@ class SymState:
         expiry: bool = False,
         deletion: bool = False,
         batching: bool = False,
+        history: bool = False,
     ) -> SymState:
         M, P, B, N = MEMBER, PARTITION, z3.BoolSort(), z3.IntSort()
 
@@ -196,6 +209,7 @@ class SymState:
             deletions=z3.Int(f"deletions.{tag}") if deletion else None,
             runs=tuple(RunSlot.fresh(tag, k, static, deletion) for k in range(runs)),
             interval_pending=z3.Bool(f"interval_pending.{tag}") if batching else None,
+            history=f("history", M, P, N, B) if epochs and history else None,
         )
 
     def instance_of(self, m: ExprRef) -> ExprRef:
@@ -324,6 +338,9 @@ class Concrete:
     interval_pending: bool | None = None
     """KIP-1263 batching: the assignment interval has not passed since the last
     computation (``None``: not kept; ``interval_pending``)."""
+    history: frozenset[tuple[str, Partition, int]] | None = None
+    """KIP-1251: the assignment history as (member id, partition, epoch) stamps
+    (``Group.assignment_history``; ``None``: not kept)."""
 
     def group_status(self) -> int:
         """``coordinator.group_status`` of these values (0 EMPTY … 3 STABLE)."""
@@ -342,6 +359,7 @@ class Concrete:
         ids |= {mid for mid, _ in self.committed.values()}
         ids |= {mid for _, result, _, _ in self.runs or () for mid, _ in result}
         ids |= {mid for _, _, started, _ in self.runs or () for mid, _ in started}
+        ids |= {mid for mid, _, _ in self.history or ()}  # holders that left count too
         return tuple(sorted(ids))
 
     def partition_domain(self) -> tuple[Partition, ...]:
@@ -350,6 +368,7 @@ class Concrete:
         ps |= set(self.committed)
         ps |= {p for _, p in self.target}
         ps |= {p for _, result, _, _ in self.runs or () for _, p in result}
+        ps |= {p for _, p, _ in self.history or ()}
         for mv in self.members.values():
             ps |= mv.assigned | mv.revoking | mv.subscribed
         return tuple(sorted(ps))
@@ -441,6 +460,8 @@ class Concrete:
         if self.deletions is not None:
             fn["group_deletions"] = {(): self.deletions}
         fn["group_status"] = {(): self.group_status()}
+        if self.history is not None:
+            rel.update(self.history_relations())
         mdom = tuple(sorted(set(self.member_domain()) | set(members)))
         pdom = tuple(sorted(set(self.partition_domain()) | set(partitions)))
         return Snapshot(
@@ -451,6 +472,51 @@ class Concrete:
             functions=fn,
         )
 
+    def history_relations(self) -> dict[str, set[tuple[object, ...]]]:
+        """The relations the KIP-1251 assignment history is read by: the catalogue's
+        ``epoch_clash`` and ``commit_by_epoch_holder`` (as ``invariants.snapshot`` reads
+        them off ``Group.assignment_history``, a member id being a holder's identity) and
+        the proof's lemma vocabulary (``invariants.z3.proof.reading``):
+        ``stamp_recorded(m,p)`` — ``m`` holds ``p`` and the history has its stamp;
+        ``stamped_above_assignment_epoch(m,p)``, ``stamped_at_assignment_epoch(m,p)``;
+        ``stamped_since_held(m2,m,p)`` — ``m`` holds ``p`` and ``m2`` was stamped with it
+        at an epoch no older than ``m``'s stamp."""
+        history = self.history or frozenset()
+        ae = self.assignment_epoch
+        since = self.since or {}
+        by_pair: dict[tuple[Partition, int], set[str]] = {}
+        for mid, p, e in history:
+            by_pair.setdefault((p, e), set()).add(mid)
+        clash: set[tuple[object, ...]] = {
+            (mid, p) for (p, _), ms in by_pair.items() if len(ms) > 1 for mid in ms
+        }
+        commits: set[tuple[object, ...]] = set()
+        for p, (mid, ce) in self.committed.items():
+            of_p = [(e, m) for m, q, e in history if q == p]
+            if not of_p:
+                commits.add((mid, p))
+                continue
+            mine = [e for e, m in of_p if m == mid and e <= ce]
+            if mine and all(m == mid for e, m in of_p if max(mine) <= e <= ce):
+                commits.add((mid, p))
+        held = {(mid, p) for mid, mv in self.members.items() for p in mv.assigned | mv.revoking}
+        return {
+            "epoch_clash": clash,
+            "commit_by_epoch_holder": commits,
+            "stamp_recorded": {
+                (m, p) for m, p in held if (m, p) in since and (m, p, since[m, p]) in history
+            },
+            "stamped_above_assignment_epoch": {(m, p) for m, p, e in history if e > ae},
+            "stamped_at_assignment_epoch": {(m, p) for m, p, e in history if e == ae},
+            "stamped_since_held": {
+                (m2, m, p)
+                for m, p in held
+                if (m, p) in since
+                for m2, q, e in history
+                if q == p and e >= since[m, p]
+            },
+        }
+
 
 def project_group(
     group: Group,
@@ -460,13 +526,15 @@ def project_group(
     *,
     deletion: bool = False,
     batching: bool = False,
+    history: bool = False,
 ) -> Concrete:
     """The abstraction of a coordinator group; ``subscribed`` gives each member's
     subscribed partitions (as ``invariants.snapshot`` computes them); with ``epochs``, the
     KIP-1251 assignment epochs and ``holder_commit_rejected`` too; with ``offload``, the
     KIP-1263 assignor runs in flight; with ``deletion``, ``Group.deleted`` and
     ``Group.deletions``; with ``batching``, whether the KIP-1263 assignment interval is
-    pending (:func:`interval_pending`)."""
+    pending (:func:`interval_pending`); with ``epochs`` and ``history``, the KIP-1251
+    assignment history (``Group.assignment_history``) as (member id, partition, epoch)."""
     members = {
         mid: MemberValue(
             epoch=m.member_epoch,
@@ -501,6 +569,15 @@ def project_group(
         deleted=group.deleted if deletion else None,
         deletions=group.deletions if deletion else None,
         interval_pending=interval_pending(group) if batching else None,
+        history=(
+            frozenset(
+                (mid, p, e)
+                for (p, e), holders in group.assignment_history.items()
+                for mid, _ in holders
+            )
+            if epochs and history
+            else None
+        ),
     )
 
 
@@ -535,12 +612,14 @@ def project(
     expiry: bool = False,
     deletion: bool = False,
     batching: bool = False,
+    history: bool = False,
 ) -> Concrete:
     """The abstraction of a KIP-848 model state (``model.records.State``). The clients
     contribute their member ids to the member domain (members to come). With ``epochs``,
     the KIP-1251 fields too; with ``offload``, the KIP-1263 assignor runs; with
     ``expiry``, the partitions that exist; with ``deletion``, the group's deletion
-    fields; with ``batching``, the KIP-1263 assignment interval."""
+    fields; with ``batching``, the KIP-1263 assignment interval; with ``epochs`` and
+    ``history``, the KIP-1251 assignment history."""
     from dataclasses import replace
 
     from invariants.snapshot import project as snapshot_of
@@ -556,6 +635,7 @@ def project(
         offload,
         deletion=deletion,
         batching=batching,
+        history=history,
     )
     present = frozenset(p for (p,) in snap.relations["exists"]) if expiry else None
     return replace(
@@ -639,6 +719,16 @@ def pin(sym: SymState, value: Concrete, u: Universe) -> list[BoolRef]:
     if value.since is not None and sym.since is not None:
         for (mid, p), e in value.since.items():
             out.append(sym.since(u.member_consts[mid], u.partition_consts[p]) == e)
+    if value.history is not None and sym.history is not None:
+        k = z3.Int("pin.history.e")
+        for mid, mc in u.member_consts.items():
+            for p, pc in u.partition_consts.items():
+                stamps = [e for m, q, e in value.history if m == mid and q == p]
+                out.append(
+                    z3.ForAll([k], sym.history(mc, pc, k) == z3.Or(*[k == e for e in stamps]))
+                    if stamps
+                    else z3.ForAll([k], z3.Not(sym.history(mc, pc, k)))
+                )
     target = value.target
     for mid, mc in u.member_consts.items():
         mv = value.members.get(mid)
@@ -726,7 +816,12 @@ def decode(
         return bool(z3.is_true(ev(x)))
 
     def n(x: ExprRef) -> int:
-        return int(ev(x).as_long())
+        v = ev(x)
+        if not z3.is_int_value(v):
+            v = z3.simplify(v)  # a function Z3 eliminated as a macro (smt.macro_finder)
+        if not z3.is_int_value(v):
+            return 0  # a term the model leaves open: any value is one of its completions
+        return int(v.as_long())
 
     members: dict[str, MemberValue] = {}
     for e in ms:
@@ -762,6 +857,9 @@ def decode(
             for q in ps
             if b(sym.is_member(e)) and (b(sym.assigned(e, q)) or b(sym.revoking(e, q)))
         }
+    history: frozenset[tuple[str, Partition, int]] | None = None
+    if sym.history is not None:
+        history = _decode_history(model, sym, ms, ps, mname, pname)
     runs: tuple[Run, ...] | None = None
     if sym.runs:
         taken: list[Run] = []
@@ -811,10 +909,54 @@ def decode(
         deletions=None if sym.deletions is None else n(sym.deletions),
         runs=runs,
         interval_pending=None if sym.interval_pending is None else b(sym.interval_pending),
+        history=history,
         extra_members=tuple(mname.values()),
         extra_partitions=tuple(("p", i) for i in range(len(ps))),
     )
     return concrete, {mname[str(e)]: e for e in ms}, {f"p{pname[str(q)]}": q for q in ps}
+
+
+def _decode_history(
+    model: ModelRef,
+    sym: SymState,
+    ms: list[ExprRef],
+    ps: list[ExprRef],
+    mname: dict[str, str],
+    pname: dict[str, int],
+) -> frozenset[tuple[str, Partition, int]]:
+    """The stamps of ``sym.history`` in ``model``, at the epochs that can matter: every
+    epoch of the state (member and previous epochs, assignment epochs, committed epochs,
+    partition epochs, group and assignment epoch) and those the function's table names
+    from the lowest of them on, each with its neighbours."""
+    assert sym.history is not None
+
+    def n(x: ExprRef) -> int:
+        return int(model.eval(x, model_completion=True).as_long())
+
+    epochs = {n(sym.group_epoch), n(sym.assignment_epoch)}
+    for e in ms:
+        epochs |= {n(sym.epoch(e)), n(sym.prev(e))}
+        for q in ps:
+            if sym.since is not None:
+                epochs.add(n(sym.since(e, q)))
+    for q in ps:
+        epochs |= {n(sym.committed_epoch(q)), n(sym.pe(q))}
+    # The table's entries below every epoch of the state are left out: no lemma reads
+    # them, and the state satisfies the property there or not whatever they are.
+    low = min(epochs) - 1
+    table = model.get_interp(sym.history)
+    if isinstance(table, z3.FuncInterp):
+        for entry in table.as_list()[:-1]:
+            if z3.is_int_value(entry[2]) and entry[2].as_long() >= low:
+                epochs.add(entry[2].as_long())
+    epochs |= {e + d for e in epochs for d in (-1, 1)}
+    return frozenset(
+        (mname[str(e)], ("p", pname[str(q)]), k)
+        for e in ms
+        for q in ps
+        for k in sorted(epochs)
+        if z3.is_true(model.eval(sym.history(e, q, k), model_completion=True))
+    )
 
 
 def instance_name(number: int) -> str | None:
@@ -871,6 +1013,14 @@ def render(value: Concrete) -> list[str]:
             for (t, i), (m, e) in sorted(value.committed.items())
         )
         lines.append(f"  committed offsets: {co}")
+    if value.history:
+        lines.append(
+            "  assignment history: "
+            + ", ".join(
+                f"{(t + str(i)) if t == 'p' else f'{t}-{i}'}@{e} by {m}"
+                for m, (t, i), e in sorted(value.history, key=lambda h: (h[1], h[2], h[0]))
+            )
+        )
     if value.present is not None and set(value.present) != set(value.partition_domain()):
         gone = sorted(set(value.partition_domain()) - set(value.present))
         lines.append(

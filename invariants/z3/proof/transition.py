@@ -223,11 +223,22 @@ EPOCH_VARIANTS = frozenset({"strict-commit-epoch"})
 ``Options.assignment_epochs`` (BMC on a configuration that records them; ``prove``'s
 obligations do not read them)."""
 
+HISTORY_VARIANTS: dict[str, str] = {
+    "stamp-request-epoch": "a partition's KIP-1251 assignment epoch is the member's epoch "
+    "before it was assigned (0 for a join), not the epoch it is assigned at (KAFKA-20066)",
+}
+"""The variants of a rule whose harm only the KIP-1251 assignment history shows
+(``AssignmentEpochHolderUnique``, ``EpochCommitFromHolder``): ``prove`` keeps the history
+(``SymState.history``) on a configuration with assignment epochs, BMC does not, so they are
+``prove``'s only (``prove --preset MUT2_EPOCH_HISTORY --variant M``) and listed in
+``OUTSIDE`` for BMC."""
+
 OUTSIDE: dict[str, str] = {
     "stamp-request-epoch": (
-        "the symbolic states keep no history of the assignment epochs handed out "
+        "BMC's symbolic states keep no history of the assignment epochs handed out "
         "(ghost Group.assignment_history), which AssignmentEpochHolderUnique and "
-        "EpochCommitFromHolder read"
+        "EpochCommitFromHolder read; prove keeps it (prove --preset MUT2_EPOCH_HISTORY "
+        "--variant stamp-request-epoch)"
     ),
 }
 """The catalogue mutants with no symbolic variant, and why: what of their rule or of the
@@ -302,7 +313,16 @@ class Options:
             raise ValueError(
                 "static membership and KIP-1251 assignment epochs together are not encoded"
             )
-        if self.variant is not None and self.variant not in VARIANTS:
+        if self.variant in HISTORY_VARIANTS and not self.assignment_epochs:
+            raise ValueError(
+                f"{self.variant!r} is a variant over the KIP-1251 assignment history, which "
+                "only states with assignment epochs keep"
+            )
+        if (
+            self.variant is not None
+            and self.variant not in VARIANTS
+            and self.variant not in HISTORY_VARIANTS
+        ):
             raise ValueError(
                 f"no symbolic variant of {self.variant!r}; known: {', '.join(VARIANTS)}"
             )
@@ -616,7 +636,13 @@ def epochs_unchanged(pre: SymState, post: SymState) -> BoolRef:
 
 
 def _stamped(
-    pre: SymState, post: SymState, hm: ExprRef, old: MemberTerm, new: MemberTerm, wrote: BoolRef
+    pre: SymState,
+    post: SymState,
+    hm: ExprRef,
+    old: MemberTerm,
+    new: MemberTerm,
+    wrote: BoolRef,
+    variant: str | None = None,
 ) -> BoolRef:
     """``coordinator.stamp_assignment_epochs`` when the heartbeat wrote member ``hm``
     (``write_member``; ``CurrentAssignmentBuilder.computeNextAssignment``,
@@ -630,7 +656,13 @@ def _stamped(
 
     def stamp(q: ExprRef) -> ExprRef:
         fresh = z3.If(new.assigned(q), z3.Not(old.assigned(q)), z3.Not(old.holds(q)))
-        return z3.If(z3.And(new.holds(q), fresh), new.epoch, before(hm, q))
+        epoch = new.epoch
+        if variant == "stamp-request-epoch":
+            # The epoch the member had before the write (0 for a join) for a partition
+            # that enters the assigned partitions.
+            entered = z3.And(new.assigned(q), z3.Not(old.assigned(q)))
+            epoch = z3.If(entered, z3.If(old.epoch > 0, old.epoch, 0), new.epoch)
+        return z3.If(z3.And(new.holds(q), fresh), epoch, before(hm, q))
 
     return z3.And(
         post.holder_rejected == pre.holder_rejected,
@@ -1086,7 +1118,7 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     if o.assignment_epochs:
         formula = z3.And(
             formula,
-            _stamped(pre, post, hm, member, reconciled, z3.And(go, z3.Not(conflict))),
+            _stamped(pre, post, hm, member, reconciled, z3.And(go, z3.Not(conflict)), o.variant),
         )
     return Family(
         n,
@@ -1614,7 +1646,30 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
         out = [f if f.name in own else replace(f, formula=z3.And(f.formula, kept)) for f in out]
     if o.offset_expiry or o.group_deletion:
         out = _with_expiry_and_deletion(pre, post, o, out)
+    if pre.history is not None and post.history is not None:
+        recorded = history_recorded(pre, post)
+        out = [replace(f, formula=z3.And(f.formula, recorded)) for f in out]
     return out
+
+
+def history_recorded(pre: SymState, post: SymState) -> BoolRef:
+    """The ghost ``SymState.history`` after a step of any family: what
+    ``model.system.consumer_step`` makes of it with ``coordinator.record_assignment_history``
+    — the stamps before, plus every (member, partition, assignment epoch) a member of the
+    group holds after the step — except that a deleted group's history goes with it (a
+    deleted group has no members, and the group created again starts from scratch). The
+    model applies it after a step that replaced the group; after one that did not, the
+    stamps are the ones recorded before (``Lemma.HeldStampRecorded``), so applying it
+    always is the same."""
+    assert pre.history is not None
+    assert post.history is not None
+    assert post.since is not None
+    e = z3.Int("history.e")
+    kept = pre.history(_m, _p, e)
+    if post.deleted is not None:
+        kept = z3.And(z3.Not(post.deleted), kept)
+    stamp = z3.And(post.is_member(_m), post.holds(_m, _p), post.since(_m, _p) == e)
+    return z3.ForAll([_m, _p, e], post.history(_m, _p, e) == z3.Or(kept, stamp))
 
 
 FAMILY_NAMES = (
@@ -1658,7 +1713,16 @@ def initial(s: SymState) -> BoolRef:
         z3.Not(s.server_error),
         *[z3.Not(r.on) for r in s.runs],
         z3.BoolVal(True) if s.interval_pending is None else z3.Not(s.interval_pending),
+        _no_history(s),
     )
+
+
+def _no_history(s: SymState) -> BoolRef:
+    """An empty KIP-1251 assignment history (true where the state keeps none)."""
+    if s.history is None:
+        return z3.BoolVal(True)
+    e = z3.Int("history.e")
+    return z3.ForAll([_m, _p, e], z3.Not(s.history(_m, _p, e)))
 
 
 # --------------------------------------------------------------------------- the model's actions
