@@ -192,7 +192,7 @@ def bfs(
     fair_memo = FairMemo()
     z3_check = _z3_checker(checker) if z3 else None
     if graph is not None:
-        graph.add_node(init_key, depth=0)
+        graph.add_node(init_key, depth=0, state=init)
 
     collect = violations if violations is not None and violations.active else None
 
@@ -364,6 +364,7 @@ def bfs(
                 bad = []
             if graph is not None:
                 graph.add_edge(key, new_key, kind=action.kind)
+                graph.nodes[new_key].setdefault("state", new)  # drawn as the node's label
             if bad:
                 if collect is None:
                     nodes.setdefault(new_key, _Node(new, node.depth + 1, key, action))

@@ -306,6 +306,27 @@ STATE_GRAPH_MAX_NODES = 400
 """State graphs with more nodes are cut to the counterexample path and its successors."""
 
 
+def state_label(state: object) -> str:
+    """A state graph node's label: the group's epoch (a classic group's generation) and, per
+    client, the epoch it knows and what it consumes (``C@2:foo-0,1``; ``-`` for nothing)."""
+    if state is None:
+        return ""
+    group = getattr(state, "group", None)
+    epoch = getattr(group, "group_epoch", None)
+    head = f"epoch {epoch}" if epoch is not None else f"gen {getattr(group, 'generation_id', '?')}"
+    owners = []
+    for c in getattr(state, "clients", ()):
+        owned = sorted(getattr(c, "owned", ()) or ())
+        topics: dict[str, list[str]] = {}
+        for topic, partition in owned:
+            topics.setdefault(str(topic), []).append(str(partition))
+        held = " ".join(f"{t}-{','.join(ps)}" for t, ps in topics.items()) or "-"
+        known = getattr(c, "member_epoch", getattr(c, "generation_id", None))
+        at = f"@{known}" if known is not None else ""
+        owners.append(short(f"{c.name}{at}:{held}", 40))
+    return "\n".join([head, *owners])
+
+
 def state_graph_dot(
     graph: nx.DiGraph, path: Sequence[Hashable], max_nodes: int = STATE_GRAPH_MAX_NODES
 ) -> str:
@@ -323,18 +344,21 @@ def state_graph_dot(
     out = [
         "digraph states {",
         '  graph [rankdir=TB, fontname="Helvetica"];',
-        '  node [shape=circle, width=0.18, fixedsize=true, label="", style=filled,'
-        " fillcolor=grey85];",
+        '  node [shape=box, style="rounded,filled", fillcolor=grey92, fontname="Helvetica",'
+        " fontsize=8, margin=0.04, height=0.2];",
         "  edge [arrowsize=0.4, color=grey70];",
     ]
     for n in nodes:
         attrs = ""
         if n in on_path:
-            attrs = ", fillcolor=red, color=red"
+            attrs = ', fillcolor="#f4b6b6", color=red'
         if path and n == path[0]:
-            attrs = ', fillcolor="#4a7bd0", color="#4a7bd0"'
+            attrs = ', fillcolor="#b9cdf0", color="#4a7bd0"'
         depth = graph.nodes[n].get("depth", "?")
-        out.append(f"  {ids[n]} [tooltip={dot_quote(f'depth {depth}')}{attrs}];")
+        label = state_label(graph.nodes[n].get("state"))
+        out.append(
+            f"  {ids[n]} [label={dot_quote(label)}, tooltip={dot_quote(f'depth {depth}')}{attrs}];"
+        )
     steps = set(itertools.pairwise(path))
     for a, b, data in graph.edges(data=True):
         if a in ids and b in ids:
