@@ -27,7 +27,6 @@ relation's scope included).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from typing import Any
 
@@ -109,7 +108,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         "skipped": skipped,
     }
     if args.json:
-        print(json.dumps(doc, indent=1))
+        from groupcheck.jsonout import emit
+
+        emit("prove", doc)
     else:
         _print(doc)
     return exitcodes.exit_code(result)

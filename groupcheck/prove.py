@@ -506,7 +506,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
         },
     }
     if args.json:
-        print(json.dumps(doc, indent=1))
+        from groupcheck.jsonout import emit
+
+        emit("prove", doc)
     else:
         _print(doc)
     return exitcodes.exit_code(result)
@@ -1268,19 +1270,28 @@ def _bmc_doc(
 ) -> dict[str, Any]:
     """``explore --engine bmc``'s JSON document (safety goals and Convergence lassos);
     ``bound``: what the depth says of the mutant, when a mutant run found no violation
-    (``groupcheck.bmc_lifted.mutant_bound``)."""
-    return {
-        "result": result,
-        "engine": "bmc",
-        "config": config_name,
-        "variant": variant,
-        "depth": depth,
-        "bound": bound,
-        "seconds": round(seconds, 3),
-        "properties": rows,
-        "lift_states": lift_states,
-        **written,
-    }
+    (``groupcheck.bmc_lifted.mutant_bound``). ``schema`` and ``version`` are those of
+    ``explore``'s documents (``groupcheck.jsonout``, docs/json.md)."""
+    from groupcheck.jsonout import document
+
+    what = "property" if len(rows) == 1 else "properties"
+    checked = f"{len(rows)} {what} on every path of at most {depth} steps of the symbolic relation"
+    return document(
+        "explore",
+        {
+            "result": result,
+            "checked": checked,
+            "engine": "bmc",
+            "config": config_name,
+            "variant": variant,
+            "depth": depth,
+            "bound": bound,
+            "seconds": round(seconds, 3),
+            "properties": rows,
+            "lift_states": lift_states,
+            **written,
+        },
+    )
 
 
 def _path_lines(path: Any) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -99,7 +98,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     ]
     result, code = overall(reports)
     if args.json:
-        print(json.dumps(_document(reports, result), indent=1))
+        from groupcheck.jsonout import emit
+
+        emit("validate", _document(reports, result))
     else:
         _print_text(reports, result)
     return code
