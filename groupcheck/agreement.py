@@ -95,8 +95,11 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         result = "violation"
     elif "inconclusive" in results:
         result = "inconclusive"
+    steps = sum(r["steps"] for r in rows)
     doc = {
         "result": result,
+        "checked": f"{steps} steps of {len(rows)} config(s) checked against the relation "
+        f"({walks} walks of up to {length} steps each)",
         "walks": walks,
         "length": length,
         "seed": seed,

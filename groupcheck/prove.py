@@ -471,8 +471,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     lemmas |= set(ranking.RANKING_LEMMAS)
     for g in per_goal.values():
         g["lemma"] = g["goal"] in lemmas
+    done = sum(counts.values())
     doc = {
         "result": result,
+        "checked": f"{done} obligations of {len(per_goal)} goals",
         "variant": options.variant,
         "options": {
             "compute_target_in_heartbeat": options.compute_target_in_heartbeat,

@@ -107,9 +107,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _document(reports: list[Any], result: str) -> dict[str, Any]:
+    events = sum(r.events for r in reports)
+    modes = ", ".join(sorted({r.mode for r in reports}))
     return {
         "result": result,
-        "events": sum(r.events for r in reports),
+        "checked": f"{events} events of {len(reports)} file(s) ({modes})",
+        "events": events,
         "violations": [v.to_json() for r in reports for v in r.violations],
         "errors": [r.error for r in reports if r.error],
         "reasons": [f"{r.file}: {reason}" for r in reports for reason in r.reasons],
