@@ -245,7 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
         "<out>/<run>/ and the index groupcheck keeps there; a directory holding anything "
         "else is refused",
     )
-    exp.add_argument("--json", action="store_true", help="print one JSON object")
+    exp.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (docs/json/explore.schema.json; docs/json.md)",
+    )
     exp.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     mut = sub.add_parser(
@@ -278,7 +282,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also run the mutants FILE.py defines (MUTANTS: name, field, function, "
         "scenario, expected property, optionally also: further fields); may be repeated",
     )
-    mut.add_argument("--json", action="store_true", help="print a JSON list")
+    mut.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object, a row a mutant under 'mutants' (docs/json.md)",
+    )
     mut.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     rep = sub.add_parser(

@@ -2,8 +2,8 @@
 contract for CI (docs/json.md; the JSON Schemas in ``docs/json/``).
 
 Every document is one JSON object on stdout with ``"schema"`` (which document it is:
-``groupcheck/explore``, ``groupcheck/validate``, ``groupcheck/prove``,
-``groupcheck/mutants``, or ``groupcheck/error``) and ``"version"`` (:data:`VERSION`,
+``groupcheck-explore``, ``groupcheck-validate``, ``groupcheck-prove``,
+``groupcheck-mutants``, or ``groupcheck-error``) and ``"version"`` (:data:`VERSION`,
 raised when a field is removed or changes meaning; added fields keep it). When a command
 stops without its report — bad input, a user's code failing, the budget's watchdog, an
 internal error — it prints an error document, one shape for every command
@@ -22,7 +22,7 @@ VERSION = 1
 COMMANDS = ("explore", "validate", "prove", "mutants")
 """The commands whose ``--json`` output follows a schema of docs/json/."""
 
-ERROR_SCHEMA = "groupcheck/error"
+ERROR_SCHEMA = "groupcheck-error"
 
 ERROR_RESULTS = ("malformed", "user code error", "inconclusive", "internal-error")
 """An error document's ``result``: bad input or usage (exit 2), the user's code failed
@@ -31,7 +31,7 @@ ERROR_RESULTS = ("malformed", "user code error", "inconclusive", "internal-error
 
 def schema_name(command: str) -> str:
     """The ``"schema"`` of ``command``'s report."""
-    return f"groupcheck/{command}"
+    return f"groupcheck-{command}"
 
 
 def document(command: str, doc: dict[str, Any]) -> dict[str, Any]:

@@ -135,7 +135,11 @@ def register(sub: Any) -> None:
         "states of the model alone for a state where it is enabled and check that step "
         "(default 300000; 0: no search)",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (docs/json/prove.schema.json; docs/json.md)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(handler=cmd_prove)
 

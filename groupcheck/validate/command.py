@@ -62,7 +62,11 @@ def register(sub: Any) -> None:
         "implementation.clients names librdkafka only, else java); librdkafka admits the "
         "documented differences RK1-RK5 of docs/fidelity.md and reports any other",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (docs/json/validate.schema.json; docs/json.md)",
+    )
     p.set_defaults(handler=cmd_validate)
 
 

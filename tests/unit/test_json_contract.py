@@ -29,7 +29,7 @@ def conforms(command: str, doc: dict[str, Any]) -> None:
         jsonschema.Draft202012Validator(schema("error")).validate(doc)
         assert doc["command"] == command
     else:
-        assert doc["schema"] == f"groupcheck/{command}"
+        assert doc["schema"] == f"groupcheck-{command}"
         assert doc["checked"].strip()
     assert doc["version"] == jsonout.VERSION
 
@@ -55,7 +55,7 @@ def test_schemas_are_valid_and_share_one_error_document() -> None:
 def test_a_document_that_breaks_the_contract_is_refused() -> None:
     """The schemas can fail: an empty ``checked``, a wrong version, a missing field."""
     good = {
-        "schema": "groupcheck/mutants",
+        "schema": "groupcheck-mutants",
         "version": 1,
         "result": "ok",
         "checked": "0 mutants, 0 killed",
