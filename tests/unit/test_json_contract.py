@@ -260,3 +260,31 @@ def test_requested_reads_json_from_an_unparsed_command_line() -> None:
     assert jsonout.requested(["explore", "--", "--json"]) is None
     assert jsonout.requested(["replay", "--json"]) is None
     assert jsonout.requested(["explore", "--preset", "X"]) is None
+
+
+def test_an_internal_error_and_the_budget_are_error_documents(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    from groupcheck import cli
+    from groupcheck.budget import BudgetExpired
+
+    def broken(args: object) -> int:
+        raise RuntimeError("model crashed\nwith a second line")
+
+    monkeypatch.setitem(cli.COMMANDS, "explore", broken)
+    monkeypatch.setenv("GROUPCHECK_CRASH_DIR", str(tmp_path))
+    code, doc, err = run(capsys, "explore", "--json")
+    assert code == exitcodes.INTERNAL_ERROR
+    conforms("explore", doc)
+    assert doc["result"] == "internal-error"
+    assert "model crashed" in doc["error"]
+    assert len(err.strip().splitlines()) == 1
+    args = argparse.Namespace(command="mutants", json=True)
+    assert cli._budget_expired(BudgetExpired(5.0, "the bfs search"), args) == 3
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    conforms("mutants", doc)
+    assert doc["result"] == "inconclusive"
+    assert "the bfs search" in doc["reasons"][0]
