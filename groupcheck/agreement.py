@@ -27,7 +27,6 @@ relation's scope included).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from typing import Any
 
@@ -104,8 +103,11 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         result = "violation"
     elif "inconclusive" in results:
         result = "inconclusive"
+    steps = sum(r["steps"] for r in rows)
     doc = {
         "result": result,
+        "checked": f"{steps} steps of {len(rows)} config(s) checked against the relation "
+        f"({walks} walks of up to {length} steps each)",
         "walks": walks,
         "length": length,
         "seed": seed,
@@ -117,7 +119,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         "skipped": skipped,
     }
     if args.json:
-        print(json.dumps(doc, indent=1))
+        from groupcheck.jsonout import emit
+
+        emit("prove", doc)
     else:
         _print(doc)
     return exitcodes.exit_code(result)

@@ -245,7 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
         "<out>/<run>/ and the index groupcheck keeps there; a directory holding anything "
         "else is refused",
     )
-    exp.add_argument("--json", action="store_true", help="print one JSON object")
+    exp.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (docs/json/explore.schema.json; docs/json.md)",
+    )
     exp.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     mut = sub.add_parser(
@@ -278,7 +282,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also run the mutants FILE.py defines (MUTANTS: name, field, function, "
         "scenario, expected property, optionally also: further fields); may be repeated",
     )
-    mut.add_argument("--json", action="store_true", help="print a JSON list")
+    mut.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object, a row a mutant under 'mutants' (docs/json.md)",
+    )
     mut.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     rep = sub.add_parser(
@@ -618,7 +626,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     if args.fail_on_slower:
         code = _gate_on_slower(doc, code)
     if args.json:
-        print(json.dumps(doc, indent=1))
+        from groupcheck.jsonout import emit
+
+        emit("explore", doc)
     else:
         _print_outcome(doc)
     return code
@@ -823,8 +833,26 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     rows = kill_matrix(
         args.only, budget_seconds=args.budget, progress=progress_for(args.quiet), extra=extra
     )
+    code = _mutants_status(rows)
     if args.json:
-        print(json.dumps(rows, indent=1))
+        from groupcheck.jsonout import emit
+
+        results = {
+            exitcodes.OK: "ok",
+            exitcodes.VIOLATION: "violation",
+            exitcodes.USER_CODE_ERROR: "user code error",
+            exitcodes.INCONCLUSIVE: "inconclusive",
+        }
+        killed = sum(1 for r in rows if r["killed"])
+        emit(
+            "mutants",
+            {
+                "result": results[code],
+                "checked": f"{len(rows)} mutants, {killed} killed",
+                "killed": killed,
+                "mutants": rows,
+            },
+        )
     else:
         header = ("mutant", "result", "property", "seconds", "length", "shortest")
         print("{:36} {:12} {:36} {:>8} {:>6} {:>8}".format(*header))
@@ -842,6 +870,14 @@ def cmd_mutants(args: argparse.Namespace) -> int:
                 print(f"    - expected {r['expected']}, but {r['property']} failed first")
         killed = sum(1 for r in rows if r["killed"])
         print(f"{killed}/{len(rows)} mutants killed")
+    return code
+
+
+def _mutants_status(rows: list[dict[str, Any]]) -> int:
+    """The kill matrix's exit status: a mutant that survived or was killed by another
+    property than its expected one first, then a user's code failing, then inconclusive."""
+    from groupcheck import exitcodes
+
     codes = [exitcodes.OK]
     for r in rows:
         if r["result"] == "survived" or (r["killed"] and not r["as_expected"]):
@@ -1039,9 +1075,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return _budget_expired(e, args)
     except UsageError as e:
         print(f"{e} (see 'groupcheck --help')", file=sys.stderr)
+        _json_error(args, argv, "malformed", printable(str(e)), exitcodes.BAD_INPUT)
         return exitcodes.BAD_INPUT
     except ConfigError as e:
         print(f"groupcheck: error: {printable(str(e))}", file=sys.stderr)
+        _json_error(args, argv, "malformed", printable(str(e)), exitcodes.BAD_INPUT)
         return exitcodes.BAD_INPUT
     except BrokenPipeError:
         _quiet_stdout()
@@ -1056,7 +1094,41 @@ def _main(argv: Sequence[str] | None) -> int:
         saved = save_traceback(e, command)
         where = f"traceback saved to {saved}" if saved else "no traceback file could be written"
         print(f"groupcheck: internal error: {one_line(e)} ({where})", file=sys.stderr)
+        _json_error(
+            args,
+            argv,
+            "internal-error",
+            f"internal error: {one_line(e)} ({where})",
+            exitcodes.INTERNAL_ERROR,
+        )
         return exitcodes.INTERNAL_ERROR
+
+
+def _json_error(
+    args: argparse.Namespace | None,
+    argv: Sequence[str] | None,
+    result: str,
+    error: str,
+    status: int,
+    **extra: Any,
+) -> bool:
+    """Under ``--json`` of a command with a documented schema (``groupcheck.jsonout``):
+    the error document on stdout, beside the line on stderr; whether it was printed."""
+    from groupcheck import jsonout
+
+    if args is not None:
+        command = getattr(args, "command", None)
+        if not getattr(args, "json", False) or command not in jsonout.COMMANDS:
+            return False
+    else:
+        command = jsonout.requested(sys.argv[1:] if argv is None else argv)
+        if command is None:
+            return False
+    try:
+        jsonout.emit_error(command, result, error, status, **extra)
+    except BrokenPipeError:
+        _quiet_stdout()
+    return True
 
 
 _CHOSEN: dict[str, Any] = {}
@@ -1082,7 +1154,11 @@ def _user_code_failed(error: Any, args: argparse.Namespace | None) -> int:
     for line in error.report():
         print(printable(line), file=sys.stderr)
     if args is not None and getattr(args, "json", False):
-        print(json.dumps(error.to_json(), indent=1))
+        details = error.to_json()
+        del details["result"]
+        line = printable(f"{error.what}: {error.failure}")
+        if not _json_error(args, None, "user code error", line, 8, **details):
+            print(json.dumps(error.to_json(), indent=1))  # replay, simulate
     return exitcodes.USER_CODE_ERROR
 
 
@@ -1097,7 +1173,8 @@ def _budget_expired(error: Any, args: argparse.Namespace | None) -> int:
 
     reason = f"{error}; stopped there"
     print(f"groupcheck: inconclusive: {printable(reason)}", file=sys.stderr)
-    if args is not None and getattr(args, "json", False):
+    said = _json_error(args, None, "inconclusive", printable(reason), 3, reasons=[reason])
+    if not said and args is not None and getattr(args, "json", False):
         print(json.dumps({"result": "inconclusive", "reasons": [reason]}, indent=1))
     return exitcodes.INCONCLUSIVE
 

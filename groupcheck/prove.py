@@ -146,7 +146,11 @@ def register(sub: Any) -> None:
         "the --preset/--config given or the variant's mutant scenario: reachable at depth "
         "k (with the path), or not reachable within bound K",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (docs/json/prove.schema.json; docs/json.md)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(handler=cmd_prove)
 
@@ -519,8 +523,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     lemmas |= set(ranking.RANKING_LEMMAS)
     for g in per_goal.values():
         g["lemma"] = g["goal"] in lemmas
+    done = sum(counts.values())
     doc = {
         "result": result,
+        "checked": f"{done} obligations of {len(per_goal)} goals",
         "variant": options.variant,
         "options": {
             "compute_target_in_heartbeat": options.compute_target_in_heartbeat,
@@ -559,7 +565,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
         },
     }
     if args.json:
-        print(json.dumps(doc, indent=1))
+        from groupcheck.jsonout import emit
+
+        emit("prove", doc)
     else:
         _print(doc)
     return exitcodes.exit_code(result)
@@ -1425,19 +1433,28 @@ def _bmc_doc(
 ) -> dict[str, Any]:
     """``explore --engine bmc``'s JSON document (safety goals and Convergence lassos);
     ``bound``: what the depth says of the mutant, when a mutant run found no violation
-    (``groupcheck.bmc_lifted.mutant_bound``)."""
-    return {
-        "result": result,
-        "engine": "bmc",
-        "config": config_name,
-        "variant": variant,
-        "depth": depth,
-        "bound": bound,
-        "seconds": round(seconds, 3),
-        "properties": rows,
-        "lift_states": lift_states,
-        **written,
-    }
+    (``groupcheck.bmc_lifted.mutant_bound``). ``schema`` and ``version`` are those of
+    ``explore``'s documents (``groupcheck.jsonout``, docs/json.md)."""
+    from groupcheck.jsonout import document
+
+    what = "property" if len(rows) == 1 else "properties"
+    checked = f"{len(rows)} {what} on every path of at most {depth} steps of the symbolic relation"
+    return document(
+        "explore",
+        {
+            "result": result,
+            "checked": checked,
+            "engine": "bmc",
+            "config": config_name,
+            "variant": variant,
+            "depth": depth,
+            "bound": bound,
+            "seconds": round(seconds, 3),
+            "properties": rows,
+            "lift_states": lift_states,
+            **written,
+        },
+    )
 
 
 def _path_lines(path: Any) -> list[str]:

@@ -656,11 +656,20 @@ def _from_result(engine: str, res: Any) -> Outcome:
         witnesses=list(res.witnesses or []),
         missed_witnesses=list(res.missed_witnesses or []),
         reasons=list(res.reasons),
-        checked=res.checked,
+        checked=res.checked or _until_violation(engine, res),
         violations=list(res.violations),
         search_result=res.search_result,
         search_reasons=list(res.search_reasons),
     )
+
+
+def _until_violation(engine: str, res: Any) -> str:
+    """What a search that stopped at a violation checked, in words (an engine fills
+    ``checked`` only when it ran to its end; docs/json.md: it is never empty)."""
+    steps = int(res.steps or 0)
+    if engine == "bfs" and res.distinct_states is not None:
+        return f"{res.distinct_states} distinct states ({steps} steps), up to the first violation"
+    return f"{steps} steps, up to the first violation"
 
 
 def _bfs(

@@ -164,6 +164,8 @@ def walk(
                 witnesses=sorted(checker.seen),
                 missed_witnesses=checker.missed_witnesses(required),
                 seconds=time.perf_counter() - start,
+                checked=f"{w + 1} walks of up to {max_steps} steps ({total} steps), up to the "
+                "first violation",
             )
         if progress is not None and w % 50 == 0:
             progress(w + 1, total)

@@ -67,6 +67,7 @@ def kill(
         baseline=baseline,
     )
     exhausted = bool(outcome.exhausted)
+    checked = [f"bfs: {outcome.checked}"]
     reasons: list[str] = []
     if outcome.result != "violation" and not exhausted:
         reasons.append(f"bfs: {'; '.join(outcome.reasons) or outcome.checked}")
@@ -82,6 +83,7 @@ def kill(
             max_steps=max_steps,
             baseline=baseline,
         )
+        checked.append(f"walk: {outcome.checked}")
         if outcome.result != "violation":
             reasons.append(f"walk: {outcome.checked}" + "".join(f"; {r}" for r in outcome.reasons))
     lost: list[str] = []
@@ -116,6 +118,7 @@ def kill(
         "scenario": mutant.config.name,
         "result": result,
         "reasons": reasons,
+        "checked": "; ".join(checked),
         "killed": killed,
         "kill": "violation" if violated else "witness lost" if lost else None,
         "witnesses_lost": lost,
@@ -193,15 +196,25 @@ def guarded_kill(mutant: Mutant, budget_seconds: float | None) -> dict[str, Any]
         with watchdog(budget_seconds):
             return kill(mutant, budget_seconds)
     except BudgetExpired as e:
-        return _row(mutant, "inconclusive", [f"{e}; stopped there"], start)
+        return _row(
+            mutant,
+            "inconclusive",
+            [f"{e}; stopped there"],
+            start,
+            "no search ended: the time budget stopped the mutant's run",
+        )
     except UserCodeError as e:
         locate(e, mutant.mutated_config())
-        row = _row(mutant, "user code error", e.report(), start)
+        row = _row(
+            mutant, "user code error", e.report(), start, "no search ended: a rule of it failed"
+        )
         row["error"] = e.to_json()
         return row
 
 
-def _row(mutant: Mutant, result: str, reasons: list[str], start: float) -> dict[str, Any]:
+def _row(
+    mutant: Mutant, result: str, reasons: list[str], start: float, checked: str
+) -> dict[str, Any]:
     return {
         "mutant": mutant.name,
         "field": mutant.field,
@@ -210,6 +223,7 @@ def _row(mutant: Mutant, result: str, reasons: list[str], start: float) -> dict[
         "scenario": mutant.config.name,
         "result": result,
         "reasons": reasons,
+        "checked": checked,
         "killed": False,
         "kill": None,
         "witnesses_lost": [],

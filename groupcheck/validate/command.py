@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -63,7 +62,11 @@ def register(sub: Any) -> None:
         "implementation.clients names librdkafka only, else java); librdkafka admits the "
         "documented differences RK1-RK5 of docs/fidelity.md and reports any other",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (docs/json/validate.schema.json; docs/json.md)",
+    )
     p.set_defaults(handler=cmd_validate)
 
 
@@ -99,7 +102,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     ]
     result, code = overall(reports)
     if args.json:
-        print(json.dumps(_document(reports, result), indent=1))
+        from groupcheck.jsonout import emit
+
+        emit("validate", _document(reports, result))
         from reports.render.escape import visible
 
         for r in reports:  # a refused file is one line on stderr, with --json too
@@ -111,9 +116,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _document(reports: list[Any], result: str) -> dict[str, Any]:
+    events = sum(r.events for r in reports)
+    modes = ", ".join(sorted({r.mode for r in reports}))
     return {
         "result": result,
-        "events": sum(r.events for r in reports),
+        "checked": f"{events} events of {len(reports)} file(s) ({modes})",
+        "events": events,
         "violations": [v.to_json() for r in reports for v in r.violations],
         "errors": [r.error for r in reports if r.error],
         "reasons": [f"{r.file}: {reason}" for r in reports for reason in r.reasons],

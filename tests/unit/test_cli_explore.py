@@ -207,7 +207,7 @@ def test_mutants_matrix_json(capsys: pytest.CaptureFixture[str]) -> None:
         "--json",
     )
     assert code == 0
-    rows = json.loads(out)
+    rows = json.loads(out)["mutants"]
     assert [r["mutant"] for r in rows] == ["assignor-assigns-twice", "no-bump-on-metadata-change"]
     for r in rows:
         assert {"mutant", "killed", "property", "seconds", "length", "shortest"} <= set(r)

@@ -177,7 +177,7 @@ def test_a_users_mutant_joins_the_kill_matrix(
         "--json",
     )
     assert code == 0, err
-    rows = {r["mutant"]: r for r in json.loads(out)}
+    rows = {r["mutant"]: r for r in json.loads(out)["mutants"]}
     mine = rows["user-assigns-twice"]
     assert mine["result"] == "killed"
     assert mine["property"] == "ValidTargetAssignment.Unique"
@@ -217,7 +217,7 @@ def test_a_users_mutant_may_replace_two_fields(
     )
     code, out, err = run(capsys, "mutants", "--from", str(path), "--only", "loop", "--json")
     assert code == 0, err
-    (row,) = json.loads(out)
+    (row,) = json.loads(out)["mutants"]
     assert row["result"] == "killed"
     assert row["as_expected"] is True
     assert row["fields"] == ["classic_leader_assignment", "classic_join_group"]

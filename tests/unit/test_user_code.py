@@ -287,7 +287,7 @@ def test_a_mutants_file_imports_beside_itself_and_its_expectations_count(tmp_pat
         "mutants", "--from", "../my_mutants.py", "--only", "mine-right", "--json", cwd=elsewhere
     )
     assert done.returncode == 0, done.stderr
-    (right,) = json.loads(done.stdout)
+    (right,) = json.loads(done.stdout)["mutants"]
     assert right["result"] == "killed"
     assert right["as_expected"]
     done = cli("mutants", "--from", str(tmp_path / "my_mutants.py"), "--only", "mine-wrong")
@@ -297,7 +297,7 @@ def test_a_mutants_file_imports_beside_itself_and_its_expectations_count(tmp_pat
         "mutants", "--from", str(tmp_path / "my_mutants.py"), "--only", "mine-raises", "--json"
     )
     assert done.returncode == exitcodes.USER_CODE_ERROR
-    (row,) = json.loads(done.stdout)
+    (row,) = json.loads(done.stdout)["mutants"]
     assert row["result"] == "user code error"
     assert row["error"]["rule"] == "should_bump_group_epoch"
     assert row["error"]["failure"] == "it raised KeyError: 'oops'"
