@@ -11,7 +11,9 @@ from reports.render.dot import state_graph_dot, state_label
 def test_every_node_is_labelled_with_epochs_and_owners() -> None:
     graph = state_graph(PRESETS["TINY"], max_states=300)
     text = state_graph_dot(graph, [])
-    nodes = [line for line in text.splitlines() if line.strip().startswith("s") and "->" not in line]
+    nodes = [
+        line for line in text.splitlines() if line.strip().startswith("s") and "->" not in line
+    ]
     assert len(nodes) == graph.number_of_nodes()
     assert all('label="epoch ' in line for line in nodes)
     labels = {state_label(graph.nodes[n]["state"]) for n in graph.nodes}
