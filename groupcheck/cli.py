@@ -72,6 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     sim.add_argument(
+        "--budget",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="wall-clock limit of the whole command (default 60), loading a --rules file "
+        "included, as for explore: past it the command stops, says what overran and exits "
+        "3 (inconclusive)",
+    )
+    sim.add_argument(
         "--timed",
         action="store_true",
         help="a timed run (groupcheck/timed): each action at a simulated time — heartbeats "
@@ -296,6 +305,15 @@ def build_parser() -> argparse.ArgumentParser:
         "steps and heartbeat rounds to convergence), as explore --rebalance-time does",
     )
     rep.add_argument("--json", action="store_true", help="print one JSON object")
+    rep.add_argument(
+        "--budget",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="wall-clock limit of the whole command (default 60), loading a --rules file "
+        "included, as for explore: past it the command stops, says what overran and exits "
+        "3 (inconclusive)",
+    )
 
     cfg = sub.add_parser(
         "config",
@@ -416,8 +434,16 @@ def add_rules_option(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from groupcheck.simulate import simulate
-    from reports.casestudy import describe_action, group_view, render_group
+    """``groupcheck simulate``: the whole command — loading a rules file included — runs
+    within ``--budget`` (``groupcheck.budget``), as ``explore`` does."""
+    from groupcheck.budget import watchdog
+
+    with watchdog(args.budget, started=_CHOSEN.get("started")):
+        return _cmd_simulate(args)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from groupcheck.budget import stage
 
     config = _config_for(args).config
     if args.trace is not None and not args.timed:
@@ -425,7 +451,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.timed:
         from groupcheck.timed.command import simulate_timed
 
-        return simulate_timed(config, args)
+        with stage("the timed simulation"):
+            return simulate_timed(config, args)
+    with stage("the simulation"):
+        return _play(config, args)
+
+
+def _play(config: Any, args: argparse.Namespace) -> int:
+    from groupcheck.simulate import simulate
+    from reports.casestudy import describe_action, group_view, render_group
+
     if args.json:
         steps = [
             {
@@ -856,18 +891,30 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """``groupcheck replay``: the whole command — loading a rules file included — runs
+    within ``--budget`` (``groupcheck.budget``), as ``explore`` does."""
+    from groupcheck.budget import watchdog
+
+    with watchdog(args.budget, started=_CHOSEN.get("started")):
+        return _cmd_replay(args)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from groupcheck.budget import stage
     from groupcheck.explore.run import replay
     from model.path import Path
     from reports.casestudy import describe_action, render_group
 
     config = _config_for(args, default=None).config
     path = Path.decode(config, args.path)
-    found = replay(path)
+    with stage("replaying the path"):
+        found = replay(path)
     rebalance = None
     if args.rebalance_time:
         from groupcheck.explore.rebalance import measure
 
-        tail = measure(path.final(), config)
+        with stage("measuring the rebalance"):
+            tail = measure(path.final(), config)
         rebalance = {"steps": tail.steps, "heartbeat_rounds": tail.rounds}
     if args.json:
         print(
