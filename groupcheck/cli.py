@@ -1014,10 +1014,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # First of all (issue 42): a SIGTERM at any moment — while the subcommands' modules
     # are imported too — is one line and 143, Ctrl-C one line and 130.
     previous = None
+    interrupter = None
     if threading.current_thread() is threading.main_thread():
-        from groupcheck.signals import install
+        from groupcheck.signals import Z3Interrupter, install
 
         previous = install()
+        # A signal interrupts a running Z3 query at once (it holds the main thread in C).
+        interrupter = Z3Interrupter()
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -1031,6 +1034,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         caught()
         return _stopped("terminated", 128 + signal.SIGTERM)
     finally:
+        if interrupter is not None:
+            interrupter.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
@@ -1087,7 +1092,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return exitcodes.OK
     except Exception as e:
         from groupcheck.budget import fired
+        from groupcheck.signals import surfaced
 
+        signalled = surfaced(e)
+        if signalled is not None:  # SIGTERM or Ctrl-C, surfaced as another exception
+            raise signalled from None
         stopped = fired(e)
         if stopped is not None:  # the watchdog's exception, surfaced as another
             return _budget_expired(stopped, args)
