@@ -348,7 +348,9 @@ def test_a_convergence_violation_is_claimed_only_when_shown() -> None:
 
     tiny = preset("TINY")
     cut = nonconvergence(system.initial(tiny), tiny, 3)  # a bound the schedule must hit
-    assert cut is not None and not cut.shown and cut.bound == 3
+    assert cut is not None
+    assert not cut.shown
+    assert cut.bound == 3
     out = bfs(tiny, max_states=2000, convergence_bound=3)
     assert out.result == "inconclusive", out
     assert any("its bound of 3 fair steps" in r for r in out.reasons), out.reasons
@@ -358,8 +360,10 @@ def test_a_convergence_violation_is_claimed_only_when_shown() -> None:
 
     looping = MUTANTS["reject-epoch-zero-rejoin"].mutated_config()
     out = bfs(looping, max_states=3000, stop_on="Convergence")
-    assert out.result == "violation" and out.property == "Convergence"
+    assert out.result == "violation"
+    assert out.property == "Convergence"
     assert "Shown: the fair schedule loops without converging" in (out.message or "")
     assert out.path is not None
     shown = nonconvergence(out.path.final(), looping, 400)
-    assert shown is not None and shown.loop is not None
+    assert shown is not None
+    assert shown.loop is not None
