@@ -72,6 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     sim.add_argument(
+        "--budget",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="wall-clock limit of the whole command (default 60), loading a --rules file "
+        "included, as for explore: past it the command stops, says what overran and exits "
+        "3 (inconclusive)",
+    )
+    sim.add_argument(
         "--timed",
         action="store_true",
         help="a timed run (groupcheck/timed): each action at a simulated time — heartbeats "
@@ -304,6 +313,15 @@ def build_parser() -> argparse.ArgumentParser:
         "steps and heartbeat rounds to convergence), as explore --rebalance-time does",
     )
     rep.add_argument("--json", action="store_true", help="print one JSON object")
+    rep.add_argument(
+        "--budget",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="wall-clock limit of the whole command (default 60), loading a --rules file "
+        "included, as for explore: past it the command stops, says what overran and exits "
+        "3 (inconclusive)",
+    )
 
     cfg = sub.add_parser(
         "config",
@@ -424,8 +442,16 @@ def add_rules_option(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from groupcheck.simulate import simulate
-    from reports.casestudy import describe_action, group_view, render_group
+    """``groupcheck simulate``: the whole command — loading a rules file included — runs
+    within ``--budget`` (``groupcheck.budget``), as ``explore`` does."""
+    from groupcheck.budget import watchdog
+
+    with watchdog(args.budget, started=_CHOSEN.get("started")):
+        return _cmd_simulate(args)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from groupcheck.budget import stage
 
     config = _config_for(args).config
     if args.trace is not None and not args.timed:
@@ -433,7 +459,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.timed:
         from groupcheck.timed.command import simulate_timed
 
-        return simulate_timed(config, args)
+        with stage("the timed simulation"):
+            return simulate_timed(config, args)
+    with stage("the simulation"):
+        return _play(config, args)
+
+
+def _play(config: Any, args: argparse.Namespace) -> int:
+    from groupcheck.simulate import simulate
+    from reports.casestudy import describe_action, group_view, render_group
+
     if args.json:
         steps = [
             {
@@ -892,18 +927,30 @@ def _mutants_status(rows: list[dict[str, Any]]) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """``groupcheck replay``: the whole command — loading a rules file included — runs
+    within ``--budget`` (``groupcheck.budget``), as ``explore`` does."""
+    from groupcheck.budget import watchdog
+
+    with watchdog(args.budget, started=_CHOSEN.get("started")):
+        return _cmd_replay(args)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from groupcheck.budget import stage
     from groupcheck.explore.run import replay
     from model.path import Path
     from reports.casestudy import describe_action, render_group
 
     config = _config_for(args, default=None).config
     path = Path.decode(config, args.path)
-    found = replay(path)
+    with stage("replaying the path"):
+        found = replay(path)
     rebalance = None
     if args.rebalance_time:
         from groupcheck.explore.rebalance import measure
 
-        tail = measure(path.final(), config)
+        with stage("measuring the rebalance"):
+            tail = measure(path.final(), config)
         rebalance = {"steps": tail.steps, "heartbeat_rounds": tail.rounds}
     if args.json:
         print(
@@ -1011,10 +1058,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # First of all (issue 42): a SIGTERM at any moment — while the subcommands' modules
     # are imported too — is one line and 143, Ctrl-C one line and 130.
     previous = None
+    interrupter = None
     if threading.current_thread() is threading.main_thread():
-        from groupcheck.signals import install
+        from groupcheck.signals import Z3Interrupter, install
 
         previous = install()
+        # A signal interrupts a running Z3 query at once (it holds the main thread in C).
+        interrupter = Z3Interrupter()
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -1028,6 +1078,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         caught()
         return _stopped("terminated", 128 + signal.SIGTERM)
     finally:
+        if interrupter is not None:
+            interrupter.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
@@ -1086,7 +1138,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return exitcodes.OK
     except Exception as e:
         from groupcheck.budget import fired
+        from groupcheck.signals import surfaced
 
+        signalled = surfaced(e)
+        if signalled is not None:  # SIGTERM or Ctrl-C, surfaced as another exception
+            raise signalled from None
         stopped = fired(e)
         if stopped is not None:  # the watchdog's exception, surfaced as another
             return _budget_expired(stopped, args)

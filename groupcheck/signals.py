@@ -47,7 +47,22 @@ def on_sigterm(signum: int, frame: FrameType | None) -> None:
         _resend(0.02)
         return
     _resend(RESEND_SECONDS)
+    quiet_finalisers()
     raise Terminated()
+
+
+def quiet_finalisers() -> None:
+    """The command is being stopped by a signal: an exception that a finaliser meets on
+    the way out (a Z3 object whose constructor the signal interrupted, deleted half made)
+    is not printed — the way out is one line. The process exits afterwards, so the hook is
+    not restored."""
+    import sys
+
+    sys.unraisablehook = _ignore_unraisable
+
+
+def _ignore_unraisable(unraisable: Any) -> None:
+    return None
 
 
 def caught() -> None:
@@ -82,3 +97,106 @@ def forget_interrupt() -> None:
     ``python -m`` ends by killing itself with SIGINT instead of the status ``main``
     returned. Running any source text clears it."""
     exec("None")
+
+
+_INTERRUPTING = (signal.SIGTERM, signal.SIGINT)
+
+
+class Z3Interrupter:
+    """Interrupt a running Z3 query when SIGTERM or SIGINT arrives (issue 42).
+
+    A Z3 query holds the main thread in C, where no Python signal handler runs until the
+    query returns (``explore --engine bmc``, ``prove``: seconds, or never). CPython writes
+    the number of every signal it receives to the file given to ``signal.set_wakeup_fd``;
+    a thread reads it and, on SIGTERM or SIGINT, interrupts every Z3 query of the main
+    context (``z3.main_ctx().interrupt()``, as the budget's watchdog does), so that the
+    query returns at once and the main thread raises :class:`Terminated` (or
+    ``KeyboardInterrupt``) on its way out — status 143 or 130 within a fraction of a
+    second. Z3 is not imported here: the thread only interrupts it when it is loaded.
+    A forked child does not share the wake-up file (it is reset in the child)."""
+
+    def __init__(self) -> None:
+        import socket
+
+        _active[0] = True
+        self._read, self._write = socket.socketpair()
+        self._write.setblocking(False)
+        self._previous = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
+        self._thread = threading.Thread(target=self._watch, name="z3-interrupter", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while True:
+            try:
+                data = self._read.recv(64)
+            except OSError:
+                return
+            if not data:
+                return  # closed: the command is over
+            if any(number in _INTERRUPTING for number in data):
+                quiet_finalisers()
+                interrupt_z3()
+
+    def close(self) -> None:
+        """Give the wake-up file back to whoever had it and stop the thread."""
+        import contextlib
+
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(self._previous)
+        _active[0] = False
+        with contextlib.suppress(OSError):
+            self._write.close()
+        with contextlib.suppress(OSError):
+            import socket
+
+            self._read.shutdown(socket.SHUT_RDWR)
+        self._thread.join(timeout=1.0)
+        self._read.close()
+
+
+def interrupt_z3() -> None:
+    """Interrupt the running queries of Z3's main context (when Z3 is loaded)."""
+    import contextlib
+    import sys
+
+    z3 = sys.modules.get("z3")
+    if z3 is None:
+        return
+    with contextlib.suppress(Exception):
+        z3.main_ctx().interrupt()
+
+
+_active = [False]
+
+
+def _reset_in_child() -> None:
+    import contextlib
+
+    if not _active[0]:
+        return
+    _active[0] = False
+    with contextlib.suppress(ValueError):
+        signal.set_wakeup_fd(-1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_in_child)
+
+
+def surfaced(error: BaseException) -> BaseException | None:
+    """The signal's exception behind ``error``: a :class:`Terminated` or
+    ``KeyboardInterrupt`` that it was raised from, or that a ctypes call into Z3 turned
+    into an ``ArgumentError`` (the handler ran while ctypes converted an argument: the
+    original is gone, only its name is in the message)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, Terminated | KeyboardInterrupt):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    if type(error).__name__ == "ArgumentError":
+        text = str(error)
+        if ": Terminated:" in text:
+            return Terminated()
+        if ": KeyboardInterrupt:" in text:
+            return KeyboardInterrupt()
+    return None

@@ -341,6 +341,82 @@ def fair_lasso(state: AnyState, config: Config, bound: int = DEFAULT_BOUND) -> L
     )
 
 
+@dataclass(frozen=True)
+class NonConvergence:
+    """Why the fair schedule from a state did not converge within ``bound`` fair steps
+    (issue 42: a Convergence violation is claimed only when shown). It is *shown* when the
+    schedule is stuck (no progress action enabled, the group not converged: nothing will
+    ever change) or repeats a state through a *fair loop* — steps ``loop[0]+1 .. loop[1]``
+    lead back to the state after step ``loop[0]``, and every progress action enabled
+    throughout them is taken in them, so repeating them forever is a fair run that never
+    converges. Otherwise the bound only cut the schedule: the state is undecided."""
+
+    bound: int
+    steps: int
+    stuck: bool
+    loop: tuple[int, int] | None
+
+    @property
+    def shown(self) -> bool:
+        return self.stuck or self.loop is not None
+
+    def describe(self) -> str:
+        if self.stuck:
+            return (
+                f"after {self.steps} fair steps no progress action is enabled and the group "
+                "has not converged"
+            )
+        if self.loop is not None:
+            first, last = self.loop
+            return (
+                f"the fair schedule loops without converging: steps {first + 1}-{last} return "
+                f"to the state after step {first}, and every progress action enabled "
+                "throughout them is taken in them (a fair loop)"
+            )
+        return (
+            f"the fair schedule did not converge within its bound of {self.bound} fair steps "
+            f"({DEFAULT_BOUND}, or {STEPS_PER_CLIENT} per client when that is more) and "
+            "showed no fair loop: undecided"
+        )
+
+
+def nonconvergence(state: AnyState, config: Config, bound: int) -> NonConvergence | None:
+    """Run the fair schedule from ``state``: None when it converges, else why not
+    (:class:`NonConvergence`, with the bound in force, :func:`convergence_bound`)."""
+    after: list[AnyState] = []
+    taken, last, ok = fair_schedule(state, config, bound, states=after)
+    if ok:
+        return None
+    limit = convergence_bound(config, bound)
+    if len(taken) < limit and not fair_actions(last, config):
+        return NonConvergence(limit, len(taken), stuck=True, loop=None)
+    seq = [state, *after]
+    seen: dict[AnyState, int] = {}
+    enabled: list[frozenset[Action]] = []
+    for j, s in enumerate(seq):
+        enabled.append(frozenset(fair_actions(s, config)))
+        i = seen.get(s)
+        if i is not None:
+            always = frozenset.intersection(*enabled[i:j])
+            if always <= set(taken[i:j]):
+                return NonConvergence(limit, len(taken), stuck=False, loop=(i, j))
+        seen[s] = j
+    return NonConvergence(limit, len(taken), stuck=False, loop=None)
+
+
+def undecided_reason(undecided: Sequence[NonConvergence]) -> list[str]:
+    """The ``not checked`` entry of a run in which the fair schedule hit its bound without
+    showing non-convergence from some states (empty when there were none)."""
+    if not undecided:
+        return []
+    bound = max(u.bound for u in undecided)
+    return [
+        f"Convergence from {len(undecided)} state(s): the fair schedule ran its bound of "
+        f"{bound} fair steps ({DEFAULT_BOUND}, or {STEPS_PER_CLIENT} per client when that is "
+        "more) without converging, and showed neither a fair loop nor a stuck state"
+    ]
+
+
 CONVERGENCE = Property(
     "Convergence",
     Kind.EVENTUALLY,

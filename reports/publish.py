@@ -11,7 +11,12 @@ it into place in one step, so a directory under its final name is always complet
   partial), then the old one is deleted. The marker lists what the run wrote (its
   ``files``, the manifest): anything else found in the old directory — a file the user
   added — is hard-linked into the new one before the exchange, so it is never deleted; a
-  name the new run also wrote, or a file system without hard links, is refused instead;
+  name the new run also wrote, or a file system without hard links, is refused instead.
+  Replacing an earlier run is never silent: one note on stderr names the directory, the
+  command that published it and when (``groupcheck: note: replaced DIR, the output
+  'explore' published at …``), so a user who wanted to keep it learns it is gone —
+  a rerun of the same command into the same place is how a user refreshes a result, and
+  a run that must be kept goes to another ``--out``;
 - anything else — a file, or a directory with content groupcheck did not write — is
   refused with :class:`OutputError` before any work starts.
 
@@ -28,7 +33,9 @@ import ctypes.util
 import json
 import os
 import shutil
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,10 +163,29 @@ def publishing(final: Path, **info: object) -> Iterator[Path]:
         doc = {**info, "files": manifest(tmp)}
         (tmp / MARKER).write_text(json.dumps(doc, sort_keys=True) + "\n", encoding="utf-8")
         tmp.chmod(0o777 & ~_umask())
-        _move_into_place(tmp, final)
+        replaced = _move_into_place(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if replaced is not None:
+        # Replacing groupcheck's own earlier output is never silent (issue 38).
+        print(f"groupcheck: note: {replaced}", file=sys.stderr)
+
+
+def replaced_note(final: Path) -> str | None:
+    """What publishing into ``final`` would replace, in words — the earlier run's
+    command and when its output was published — or None when nothing of an earlier run
+    is there (a new name or an empty directory)."""
+    if not final.is_dir() or not owned(final):
+        return None
+    info = marker_info(final)
+    command = info.get("command")
+    try:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime((final / MARKER).stat().st_mtime))
+    except OSError:
+        when = "an unknown time"
+    what = f"'{command}'" if isinstance(command, str) and command else "an earlier run"
+    return f"replaced {final}, the output {what} published at {when}"
 
 
 def manifest(directory: Path) -> list[str]:
@@ -220,22 +246,30 @@ def _link(src: str, dst: str) -> None:
     os.link(src, dst, follow_symlinks=False)
 
 
-def _move_into_place(tmp: Path, final: Path) -> None:
+def _move_into_place(tmp: Path, final: Path) -> str | None:
+    """Move ``tmp`` to ``final``; returns what it replaced (:func:`replaced_note`), with
+    how many files someone else had added that were kept."""
     check_target(final)  # nothing appeared under the final name meanwhile
     if not final.exists():
         os.rename(tmp, final)
-        return
+        return None
     if not owned(final):  # an empty directory: rename(2) replaces it
         os.rename(tmp, final)
-        return
-    _keep(unlisted(final), final, tmp)
+        return None
+    note = replaced_note(final)
+    extra = unlisted(final)
+    _keep(extra, final, tmp)
+    if extra:
+        entries = "entry" if len(extra) == 1 else "entries"
+        note = f"{note}; kept {len(extra)} {entries} groupcheck did not write"
     if _exchange(tmp, final):
         shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old directory
-        return
+        return note
     aside = Path(tempfile.mkdtemp(dir=final.parent, prefix=f"{PARTIAL}{os.getpid()}-old-"))
     os.rename(final, aside / "old")
     os.rename(tmp, final)
     shutil.rmtree(aside, ignore_errors=True)
+    return note
 
 
 _RENAME_EXCHANGE = 2

@@ -42,8 +42,11 @@ from invariants.liveness import (
     DEFAULT_BOUND,
     REBALANCE_TIME,
     FairMemo,
+    NonConvergence,
     fair_schedule,
+    nonconvergence,
     required_witnesses,
+    undecided_reason,
 )
 from invariants.verdict import conclude
 from model import system
@@ -196,6 +199,9 @@ def bfs(
 
     collect = violations if violations is not None and violations.active else None
 
+    undecided: list[NonConvergence] = []
+    """States from which the fair schedule hit its bound without showing non-convergence."""
+
     def found(violation: Violation, key: Hashable, extra: list[Action]) -> ExploreResult | None:
         actions = _path_to(nodes, key, config) + extra
         if collect is not None:
@@ -253,6 +259,7 @@ def bfs(
             complete=cut is None,
             incomplete_reason=cut or "",
             missed_witnesses=missed,
+            unchecked=undecided_reason(undecided),
         )
         scope = clean_scope(len(nodes), exhausted=exhausted, cut=cut, max_depth=max_depth)
         out = ExploreResult(
@@ -336,11 +343,20 @@ def bfs(
             )
             if not ok:
                 # The counterexample is the path to a state from which the fair schedule
-                # does not converge; replaying it runs that schedule again.
-                v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
-                stop = found(v, key, [])
-                if stop is not None:
-                    return stop
+                # does not converge — when a fair loop or a stuck state shows it (else the
+                # bound only cut the schedule: undecided, and the run inconclusive);
+                # replaying it runs that schedule again.
+                why = nonconvergence(state, config, convergence_bound)
+                if why is not None and not why.shown:
+                    undecided.append(why)
+                else:
+                    message = CONVERGENCE.description + (
+                        f" Shown: {why.describe()}." if why is not None else ""
+                    )
+                    v = Violation(CONVERGENCE.name, message, CONVERGENCE.kind.value)
+                    stop = found(v, key, [])
+                    if stop is not None:
+                        return stop
             else:
                 # Every state on a converging fair schedule converges too (its suffix is
                 # fair).

@@ -21,8 +21,11 @@ from invariants.liveness import (
     CONVERGENCE,
     DEFAULT_BOUND,
     REBALANCE_TIME,
+    NonConvergence,
     fair_schedule,
+    nonconvergence,
     required_witnesses,
+    undecided_reason,
 )
 from invariants.snapshot import project
 from invariants.verdict import conclude
@@ -71,6 +74,7 @@ def walk(
         rebalance = RebalanceTimes()
     start = time.perf_counter()
     checker = checker_factory()
+    undecided: list[NonConvergence] = []
     required = required_witnesses(config)
     total = 0
     done = 0
@@ -124,12 +128,16 @@ def walk(
             break
         if violation is None and check_convergence:
             tail, _, ok = fair_schedule(state, config, convergence_bound)
+            why = None if ok else nonconvergence(state, config, convergence_bound)
             if ok:
                 longest_tail = max(longest_tail or 0, len(tail))
+            elif why is not None and not why.shown:
+                undecided.append(why)  # the bound cut the schedule: not a violation
             else:
-                violation = Violation(
-                    CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
+                message = CONVERGENCE.description + (
+                    f" Shown: {why.describe()}." if why is not None else ""
                 )
+                violation = Violation(CONVERGENCE.name, message, CONVERGENCE.kind.value)
                 if collect is not None:
                     stopped = collect.note(
                         violation.property, violation.message, Path(config, tuple(path))
@@ -179,6 +187,7 @@ def walk(
         if stopped
         else f"the time budget ({budget_seconds} s) ran out after {done} of {walks} walks",
         missed_witnesses=missed,
+        unchecked=undecided_reason(undecided),
     )
     out = ExploreResult(
         engine="walk",

@@ -9,6 +9,8 @@ re-checked with the Python predicate (``invariants.z3.check``).
 This is the only package allowed to import ``z3`` (import-linter contract).
 """
 
+import z3 as _z3
+
 from invariants.z3.encode import (
     Domains,
     SymbolicStructure,
@@ -17,6 +19,12 @@ from invariants.z3.encode import (
     encode,
     signature,
 )
+
+# Z3 catches Ctrl-C during a query itself (its ``ctrl_c`` parameter) and answers
+# "unknown", so the interrupt never reaches Python: the command would carry on and report
+# the query as inconclusive. Off, a SIGINT reaches Python's handler, and a running query
+# is interrupted by ``groupcheck.signals.Z3Interrupter`` (status 130, issue 42).
+_z3.set_param("ctrl_c", False)
 
 __all__ = [
     "Domains",

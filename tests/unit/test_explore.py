@@ -335,3 +335,35 @@ def test_a_large_group_is_given_fair_steps_in_proportion_to_its_size() -> None:
     assert DEFAULT_BOUND < len(taken) <= convergence_bound(config)
     _, violation = check_fair_tail(system.initial(config), config, Checker())
     assert violation is None
+
+
+def test_a_convergence_violation_is_claimed_only_when_shown() -> None:
+    """Issue 42: a fair schedule cut by its bound shows nothing: the run is inconclusive
+    and names the bound; a violation is claimed when a fair loop (or a stuck state) shows
+    it, and its message says which."""
+    from groupcheck.mutants import MUTANTS
+    from invariants.liveness import nonconvergence
+    from model import system
+    from model.presets import preset
+
+    tiny = preset("TINY")
+    cut = nonconvergence(system.initial(tiny), tiny, 3)  # a bound the schedule must hit
+    assert cut is not None
+    assert not cut.shown
+    assert cut.bound == 3
+    out = bfs(tiny, max_states=2000, convergence_bound=3)
+    assert out.result == "inconclusive", out
+    assert any("its bound of 3 fair steps" in r for r in out.reasons), out.reasons
+    walked = walk(tiny, seed=0, walks=5, max_steps=10, convergence_bound=3)
+    assert walked.result == "inconclusive", walked
+    assert any("its bound of 3 fair steps" in r for r in walked.reasons), walked.reasons
+
+    looping = MUTANTS["reject-epoch-zero-rejoin"].mutated_config()
+    out = bfs(looping, max_states=3000, stop_on="Convergence")
+    assert out.result == "violation"
+    assert out.property == "Convergence"
+    assert "Shown: the fair schedule loops without converging" in (out.message or "")
+    assert out.path is not None
+    shown = nonconvergence(out.path.final(), looping, 400)
+    assert shown is not None
+    assert shown.loop is not None

@@ -42,6 +42,28 @@ def test_own_directory_is_replaced_whole(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
 
 
+def test_replacing_an_earlier_run_is_never_silent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38: a rerun into its own earlier output says which run it replaced (and how
+    many of the user's entries it kept); a first run says nothing."""
+    final = tmp_path / "run"
+    with publishing(final, command="explore") as tmp:
+        (tmp / "a.txt").write_text("1")
+    assert capsys.readouterr().err == ""
+    (final / "mine.txt").write_text("mine")
+    with publishing(final, command="render") as tmp:
+        (tmp / "a.txt").write_text("2")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1
+    earlier = f"groupcheck: note: replaced {final}, the output 'explore' published at "
+    assert err[0].startswith(earlier)
+    assert err[0].endswith("; kept 1 entry groupcheck did not write")
+    with publishing(final, command="render") as tmp:
+        pass
+    assert "the output 'render' published at" in capsys.readouterr().err
+
+
 def test_a_users_directory_is_refused_and_kept(tmp_path: Path) -> None:
     final = tmp_path / "mine"
     final.mkdir()

@@ -244,6 +244,29 @@ def test_a_file_that_loops_while_loading_is_stopped_by_the_budget(tmp_path: Path
     assert json.loads(done.stdout)["result"] == "inconclusive"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("replay", "--preset", "TINY", "--path", "0"),
+        ("simulate", "--preset", "TINY", "--seed", "0", "--steps", "3"),
+    ],
+    ids=["replay", "simulate"],
+)
+def test_replay_and_simulate_stop_a_looping_rules_file_at_their_budget(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """Issue 42: ``replay`` and ``simulate`` take ``--budget`` as ``explore`` does: a
+    rules file that never finishes loading is stopped there (3, one line naming it)."""
+    path = write(tmp_path, "loop.py", "while True:\n    pass\n")
+    done = cli(*command, "--rules", f"{path}:RULES", "--budget", "3", "--json")
+    assert done.returncode == exitcodes.INCONCLUSIVE, done.stderr
+    assert done.stderr.splitlines() == [
+        f"groupcheck: inconclusive: the time budget (3 s) ran out during loading your file "
+        f"{path}; stopped there"
+    ]
+    assert json.loads(done.stdout)["result"] == "inconclusive"
+
+
 MUTANTS = """\
 from helper_rules import assign_twice, boom
 
