@@ -135,22 +135,6 @@ class TraceWriter:
         self._tmp = self.path.with_name(f".{self.path.name}.partial")
         self._file = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 (kept open for the run)
 
-    def saw_topic(self, topic: str, count: int) -> None:
-        """A Metadata response shows ``topic`` with ``count`` partitions. The header's
-        topics are those at the start: the counts seen before the first group exchange
-        was written. A topic first seen after that may have been created since (or only
-        asked for since): the proxy cannot tell, so it is left out of the header (a
-        runner that knows writes a ``CreateTopic`` event) and stderr says so."""
-        if topic in self.topics:
-            return
-        if self.seq == 0:
-            self.topics[topic] = count
-        else:
-            self._say(
-                f"topic {topic!r:.80} first seen after the capture started: not in the "
-                "header's topics (they are the topics at the start)"
-            )
-
     def saw(self, key: str, value: int) -> None:
         """The wire shows ``value`` for the timing field ``key``."""
         if value > 0:
@@ -531,7 +515,8 @@ class Proxy:
             if api_key == d.METADATA:
                 self.names.update(d.topic_ids(body))
                 for topic, count in d.partition_counts(body).items():
-                    self.trace.saw_topic(topic, count)
+                    # The header's topics are the counts at the start: the first seen.
+                    self.trace.topics.setdefault(topic, count)
             wanted: set[tuple[str, int]] = set()
 
             def note(host: str, port: int) -> tuple[str, int]:

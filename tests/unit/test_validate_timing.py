@@ -468,22 +468,3 @@ def test_a_mixed_capture_header_keeps_each_protocols_session_timeout(tmp_path: P
     assert header["consumer_session_timeout_ms"] == 4000
     assert header["session_timeout_ms"] == 6000
     assert not any("not the option's" in x for x in said)  # two timeouts, no conflict
-
-
-def test_a_capture_header_has_the_topics_at_the_start(tmp_path: Path) -> None:
-    """Topics seen in Metadata responses before the first group exchange are the header's;
-    one first seen later is left out (it may have been created since), and stderr says so."""
-    from groupcheck.capture.proxy import TraceWriter
-
-    said: list[str] = []
-    trace = TraceWriter(tmp_path / "c.ndjson", log=said.append)
-    trace.open()
-    trace.saw_topic("orders", 4)
-    trace.start("consumer")
-    trace.event("m1", 1, "request", "ConsumerGroupHeartbeat", {"MemberId": "m1"}, T0)
-    trace.saw_topic("orders", 6)  # partitions added later: the start's count stays
-    trace.saw_topic("orders-ap", 2)  # created (or first asked for) later
-    trace.close()
-    header = json.loads((tmp_path / "c.ndjson").read_text().splitlines()[0])
-    assert header["topics"] == {"orders": 4}
-    assert any("'orders-ap' first seen after the capture started" in x for x in said)
