@@ -224,10 +224,13 @@ PROPERTIES_LEFT_OUT = {
     "GroupDeletedOnlyWhenEmpty": "group deletion (tla/README.md)",
     "MigrationPolicyHonoured": "mixed groups (protocol 'mixed') are outside the spec",
     "TargetByPreferredAssignor": "the uniform assignor only (ChangeServerAssignor left out)",
+    "AssignmentEpochHolderUnique": "KIP-1251's assignment history, a ghost the spec does not keep",
+    "EpochCommitFromHolder": "KIP-1251's assignment history, a ghost the spec does not keep",
 }
 """Properties of the Python model the spec does not state: they are about the KIP-1263
 offload the spec leaves out (every target it computes is inline, from the current group),
-or about group deletion, which the spec does not model (its group is never deleted)."""
+about group deletion, which the spec does not model (its group is never deleted), or about
+KIP-1251's assignment history, a ghost of the Python model's (docs/invariants.md)."""
 
 
 SPEC_MUTANTS = (

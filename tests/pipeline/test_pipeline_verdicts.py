@@ -250,7 +250,10 @@ def test_report_shows_the_result_and_is_published_atomically(
     (report / "report.html").write_text("old")
     (report / "cells.parquet").write_bytes(b"old")
     code, stdout, err = run(capsys, "pipeline", "report", str(out), "--json")
-    assert (code, err) == (0, "")
+    assert code == 0
+    # Never silently: the one line says which earlier output was replaced.
+    assert err.startswith(f"groupcheck: note: replaced {report}"), err
+    assert err.count("\n") == 1
     doc_out = json.loads(stdout)
     assert doc_out["result"] == "inconclusive"
     assert doc_out["reasons"][1] == f"TINY walk: missed {', '.join(ALL_WITNESSES)}"

@@ -509,7 +509,7 @@ def test_sigterm_at_any_moment_is_143_and_one_line(delay: float) -> None:
             "--seed",
             "1",
             "--steps",
-            "1000000",
+            "100000",
             "--json",
         ],
         stdout=subprocess.DEVNULL,
