@@ -94,8 +94,11 @@ from invariants.liveness import (
     CONVERGENCE,
     DEFAULT_BOUND,
     FairMemo,
+    NonConvergence,
     fair_schedule,
+    nonconvergence,
     required_witnesses,
+    undecided_reason,
 )
 from invariants.verdict import conclude
 from model import system
@@ -324,6 +327,7 @@ class _Worker:
     candidates: _Candidates = field(default_factory=_Candidates)
     converged: set[int] = field(default_factory=set)
     fair_memo: FairMemo = field(default_factory=FairMemo)
+    undecided: list[NonConvergence] = field(default_factory=list)
     converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     views: Views = field(init=False)
     """The views met, memoised as in the serial engine (``groupcheck.explore.views``)."""
@@ -496,9 +500,18 @@ class _Worker:
                     state, config, self.convergence_bound, states=reached, memo=self.fair_memo
                 )
                 if not ok:
-                    v = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
-                    event = Event((rank, -1, 0), v, fp)
-                    break
+                    # Claimed only when shown, as the serial engine does (a fair loop or a
+                    # stuck state); else the bound only cut the schedule: undecided.
+                    why = nonconvergence(state, config, self.convergence_bound)
+                    if why is not None and not why.shown:
+                        self.undecided.append(why)
+                    else:
+                        message = CONVERGENCE.description + (
+                            f" Shown: {why.describe()}." if why is not None else ""
+                        )
+                        v = Violation(CONVERGENCE.name, message, CONVERGENCE.kind.value)
+                        event = Event((rank, -1, 0), v, fp)
+                        break
                 for s in reached:
                     self.converged.add(fingerprint(canonical_of(s)))
             if not deeper:
@@ -551,7 +564,14 @@ class _Worker:
             "counts": np.array(counts, dtype=np.int64).reshape(-1, 2),
             "event": event,
             "cut": cut,
+            "undecided": self.take_undecided(),
         }
+
+    def take_undecided(self) -> list[NonConvergence]:
+        """The states met since the last answer whose fair schedule hit its bound without
+        showing non-convergence (``invariants.liveness.nonconvergence``)."""
+        taken, self.undecided = self.undecided, []
+        return taken
 
     def parent(self, depth: int, fp: int) -> tuple[int, int] | None:
         """The parent pointer of state ``fp`` of level ``depth`` when this worker kept it."""
@@ -793,6 +813,7 @@ def parallel_bfs(
         depth = 0
         seen: set[str] = set()
         cut: str | None = None
+        undecided: list[NonConvergence] = []
         exhausted = True
         pending: list[Event] = []  # violations met expanding the previous level
         counts = np.zeros((0, 2), dtype=np.int64)  # (rank, transitions) of that level
@@ -862,6 +883,8 @@ def parallel_bfs(
             if late:
                 cut = f"the time budget ({budget_seconds:g} s) ran out before the search was done"
                 break
+            for a in answers:
+                undecided.extend(a["undecided"])
             converged = np.concatenate([a["converged"] for a in answers])
             counts = np.concatenate([a["counts"] for a in answers])
             candidates = [(a["fps"], a["keys"], a["exact"]) for a in answers]
@@ -890,6 +913,7 @@ def parallel_bfs(
         complete=cut is None,
         incomplete_reason=cut or "",
         missed_witnesses=missed,
+        unchecked=undecided_reason(undecided),
     )
     scope = clean_scope(distinct, exhausted=exhausted, cut=cut, max_depth=max_depth)
     return ExploreResult(

@@ -238,6 +238,8 @@ def test_prove_and_agreement(capsys: pytest.CaptureFixture[str]) -> None:
         "2",
         "--length",
         "6",
+        "--bfs",
+        "0",
         "--json",
         "--quiet",
     )

@@ -389,7 +389,7 @@ def test_cli_artifacts_byte_identical_serial_and_parallel(
     runs = {"1": ["--workers", "1"], "2": ["--workers", "2"], "default": []}
     for name, workers in runs.items():
         out = tmp_path / name
-        argv = ["explore", "--mutant", "revoke-without-waiting", "--out", str(out)]
+        argv = ["explore", "--mutant", "revoke-without-waiting", "--no-baseline", "--out", str(out)]
         code = main([*argv, *workers, "--json", "--quiet"])
         assert code == 1
         docs.append(json.loads(capsys.readouterr().out))
@@ -433,7 +433,15 @@ def test_workers_from_the_environment(
 ) -> None:
     """``GROUPCHECK_WORKERS`` stands for ``--workers`` when it is not given; ``--workers``
     wins; a bad value is one line and exit 2."""
-    argv = ["explore", "--mutant", "revoke-without-waiting", "--json", "--quiet", "--out"]
+    argv = [
+        "explore",
+        "--mutant",
+        "revoke-without-waiting",
+        "--no-baseline",
+        "--json",
+        "--quiet",
+        "--out",
+    ]
     monkeypatch.setenv("GROUPCHECK_WORKERS", "2")
     assert main([*argv, str(tmp_path / "a")]) == 1
     assert json.loads(capsys.readouterr().out)["workers"] == 2
