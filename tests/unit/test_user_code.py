@@ -225,7 +225,7 @@ def test_a_rule_that_never_returns_is_stopped_by_the_budget(tmp_path: Path, work
         "--rules",
         f"{path}:RULES",
         "--budget",
-        "8",
+        "4",
         "--workers",
         workers,
         "--quiet",
@@ -238,7 +238,7 @@ def test_a_rule_that_never_returns_is_stopped_by_the_budget(tmp_path: Path, work
 
 def test_a_file_that_loops_while_loading_is_stopped_by_the_budget(tmp_path: Path) -> None:
     path = write(tmp_path, "loop.py", "while True:\n    pass\n")
-    done = cli("mutants", "--from", str(path), "--budget", "8", "--quiet", "--json")
+    done = cli("mutants", "--from", str(path), "--budget", "4", "--quiet", "--json")
     assert done.returncode == exitcodes.INCONCLUSIVE, done.stderr
     assert f"ran out during loading your file {path}" in done.stderr
     assert json.loads(done.stdout)["result"] == "inconclusive"
