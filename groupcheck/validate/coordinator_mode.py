@@ -691,6 +691,8 @@ def _replay(
     later: list[str] = []
     changed: set[int] = set()
     """Request lines whose handling moved the group epoch or the assignment epoch."""
+    released: dict[int, frozenset[tuple[str, int]]] = {}
+    """Request line → the partitions its member gave up in it."""
     withheld: dict[int, set[str]] = {}
     """Request line → the members that held what its member's target had and it was not
     given (their releases decide it)."""
@@ -786,7 +788,15 @@ def _replay(
                 resolutions += 1
             pending_resolution = None
             before_epochs = (group.group_epoch, group.assignment_epoch)
+            had = group.members.get(body.member_id)
             group, response, computed, added = chosen
+            now = group.members.get(body.member_id)
+            if had is not None:  # what this request released (freed for others)
+                gone = had.assigned_partitions | had.partitions_pending_revocation
+                if now is not None:
+                    gone = gone - now.assigned_partitions - now.partitions_pending_revocation
+                if gone:
+                    released[n] = gone
             if (group.group_epoch, group.assignment_epoch) != before_epochs:
                 changed.add(n)
             member = group.members.get(body.member_id)
@@ -898,7 +908,19 @@ def _replay(
             # (its release may have come first), then those that moved the group's epochs:
             # their order is what decides.
             holders = withheld.get(request_line, set())
-            overlapping.sort(key=lambda o: (intervals[o][0] not in holders, o not in changed))
+            # ... and those that released what the model gave and Kafka did not (their
+            # release may have come after).
+            extra = (
+                (model.assignment or frozenset()) - (body.assignment or frozenset())
+                if "Assignment" in fields
+                else frozenset()
+            )
+            overlapping.sort(
+                key=lambda o: (
+                    intervals[o][0] not in holders and not (released.get(o, frozenset()) & extra),
+                    o not in changed,
+                )
+            )
             if overlapping and (len(moves) >= MAX_MOVES or tries[0] >= MAX_REPLAYS):
                 report.reasons.append(
                     f"the response at line {n} differs from the model's in {', '.join(fields)}; "

@@ -418,3 +418,16 @@ def test_a_release_handled_first_is_found_among_many_overlapping() -> None:
     [taken] = [n for n in report.notes if "in the other order it agrees" in n]
     assert "lines 2305 and 2321" in taken
     assert "the response at line 2310 differs in Assignment" in taken
+
+
+def test_a_release_handled_after_is_found_among_the_overlapping() -> None:
+    """batching-1000 (a prefix, run 2026-12-07): Kafka answered m43's heartbeat (line 875)
+    without foo-30 and foo-61, still unreleased for it; the acknowledgement that released
+    them (line 871) was forwarded before it but handled after. The replay tries first the
+    exchanges that released what the model gave and Kafka did not, and takes that order."""
+    lines = _librdkafka("batching-1000-late-release")
+    report = validate_coordinator("batching-1000-late-release", lines)
+    _ok(report)
+    [taken] = [n for n in report.notes if "in the other order it agrees" in n]
+    assert "lines 875 and 871" in taken
+    assert "the response at line 876 differs in Assignment" in taken
