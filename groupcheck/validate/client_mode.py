@@ -452,9 +452,10 @@ def _in_either_order(m: _Member, k: int, names: _Names) -> None:
     the order of what one millisecond holds is not known. When the item diverges in the
     order sorted, the replay takes first the events of the other source stamped in the
     same millisecond and sorted after it, keeping each source's own order, and judges it
-    again: for a request, the client events that follow it without a message between (a
-    callback that returned just before the acknowledgement or the leave it lets go out:
-    CC7); for a callback, the first one, then the first two, … of the member's messages
+    again: for a request, the client events that follow it with no other request between
+    (a callback that returned just before the acknowledgement or the leave it lets go out:
+    CC7; a response of that millisecond stays where it is); for a callback, the first
+    one, then the first two, … of the member's messages
     (the response that carried its partitions: a callback cannot run before it). If no
     such order replays, the divergence in the order sorted is reported."""
     item = m.items[k]
@@ -469,6 +470,8 @@ def _in_either_order(m: _Member, k: int, names: _Names) -> None:
     if isinstance(item.what, ConsumerGroupHeartbeatRequest):
         moves = []
         for later in same:
+            if isinstance(later.what, ConsumerGroupHeartbeatResponse):
+                continue  # a response (to this request, or earlier) stays where it is
             if not isinstance(later.what, ClientEvent):
                 break
             moves.append(later)
