@@ -341,3 +341,23 @@ def test_a_callback_its_response_does_not_call_for_is_still_a_divergence() -> No
         first.message
     )
     assert "same-millisecond-callback" not in _explained_counts(report.notes)
+
+
+def test_an_acknowledgement_after_its_callback_in_one_millisecond() -> None:
+    """batching-1000 (run 2026-12-07): m5's acknowledgement (line 951) and the revocation
+    callback that let it go out share a millisecond, with the response to the
+    acknowledgement written between them; the callback is taken first (CC7) and every member
+    conforms. Moving the callbacks a millisecond later leaves the divergence."""
+    lines = _gz_lines("batching-1000-ack")
+    report = validate_client("batching-1000-ack.ndjson", lines)
+    assert report.violations == [], [v.message for v in report.violations]
+    assert report.result == "ok"
+    late = []
+    for n, line in enumerate(lines, 1):
+        if n in (953, 954, 955, 956):
+            e = json.loads(line)
+            e["ts"] += 1
+            line = json.dumps(e)
+        late.append(line)
+    moved = validate_client("batching-1000-ack.ndjson", late)
+    assert [v.line for v in moved.violations] == [951]
