@@ -37,7 +37,13 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
 
-from groupcheck.validate.coordinator_mode import _differences, _gate, _interval, _kafka_rules
+from groupcheck.validate.coordinator_mode import (
+    _differences,
+    _gate,
+    _interval,
+    _kafka_rules,
+    answers_any,
+)
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names
 from groupcheck.validate.timing import TimingOptions
@@ -320,21 +326,8 @@ def _targets(
 def _answers(
     events: list[tuple[int, int | None, object]],
 ) -> dict[int, tuple[int | None, object]]:
-    """Request line → the time and body of the captured response to it (a connection
-    answers its requests in order)."""
-    waiting: dict[tuple[str, int, int], deque[int]] = {}
-    out: dict[int, tuple[int | None, object]] = {}
-    for n, ts, action in events:
-        if not isinstance(action, DeliverMessage | LoseMessage):
-            continue
-        m = action.message
-        key = (m.client, m.incarnation, m.connection)
-        if m.to_coordinator:
-            if isinstance(action, DeliverMessage) and not isinstance(m.body, OffsetCommitRequest):
-                waiting.setdefault(key, deque()).append(n)
-        elif isinstance(m.body, ANSWERS) and waiting.get(key):
-            out[waiting[key].popleft()] = (ts, m.body)
-    return out
+    """Request line → the time and body of the captured response to it."""
+    return answers_any(events, ANSWERS)
 
 
 def _config(header: TraceHeader, clients: Mapping[str, str], options: TimingOptions) -> Config:

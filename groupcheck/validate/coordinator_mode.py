@@ -409,23 +409,38 @@ def _interval(header: TraceHeader, asked: int | None) -> tuple[int | None, str]:
     return None, "unknown"
 
 
-def _answers(
-    events: list[tuple[int, int | None, object]],
-) -> dict[int, tuple[int | None, ConsumerGroupHeartbeatResponse]]:
-    """Request line → the time and body of the captured response to it (a connection
-    answers its requests in order)."""
+def answers_any(
+    events: Iterable[tuple[int, int | None, object]], answers: tuple[type, ...]
+) -> dict[int, tuple[int | None, object]]:
+    """Request line → the time and body of the captured response to it, for responses of
+    the ``answers`` types (a connection answers its requests in order; offset commits are
+    left out)."""
     waiting: dict[tuple[str, int, int], deque[int]] = {}
-    answers: dict[int, tuple[int | None, ConsumerGroupHeartbeatResponse]] = {}
+    out: dict[int, tuple[int | None, object]] = {}
     for n, ts, action in events:
         if not isinstance(action, DeliverMessage | LoseMessage):
             continue
-        m, body = action.message, action.message.body
+        m = action.message
         key = (m.client, m.incarnation, m.connection)
-        if isinstance(body, ConsumerGroupHeartbeatRequest) and isinstance(action, DeliverMessage):
-            waiting.setdefault(key, deque()).append(n)
-        elif isinstance(body, ConsumerGroupHeartbeatResponse) and waiting.get(key):
-            answers[waiting[key].popleft()] = (ts, body)
-    return answers
+        if m.to_coordinator:
+            if isinstance(action, DeliverMessage) and not isinstance(m.body, OffsetCommitRequest):
+                waiting.setdefault(key, deque()).append(n)
+        elif isinstance(m.body, answers) and waiting.get(key):
+            out[waiting[key].popleft()] = (ts, m.body)
+    return out
+
+
+def _answers(
+    events: list[tuple[int, int | None, object]],
+) -> dict[int, tuple[int | None, ConsumerGroupHeartbeatResponse]]:
+    """Request line → the time and body of the captured ConsumerGroupHeartbeat response to
+    it (``answers_any``)."""
+    found = answers_any(events, (ConsumerGroupHeartbeatResponse,))
+    return {
+        n: (ts, body)
+        for n, (ts, body) in found.items()
+        if isinstance(body, ConsumerGroupHeartbeatResponse)
+    }
 
 
 def validate_coordinator(
