@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from model.presets import BENCHMARK_PRESETS, EXPECTED, PRESETS, Expected
@@ -143,23 +142,13 @@ def register(sub: Any) -> None:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from model.status import ConfigError
-    from reports.publish import write_file_atomic
+    from reports.publish import write_between_markers
 
     text = table()
     if args.into is None:
         print(text, end="")
         return 0
-    target = Path(args.into)
-    try:
-        doc = target.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"--into {target}: cannot read ({e.strerror})") from None
-    if doc.count(BEGIN) != 1 or doc.count(END) != 1 or doc.index(BEGIN) > doc.index(END):
-        raise ConfigError(f"--into {target}: needs one {BEGIN} line and one {END} line after it")
-    head, rest = doc.split(BEGIN)
-    _, tail = rest.split(END)
-    write_file_atomic(target, f"{head}{BEGIN}\n{text}{END}{tail}")
+    write_between_markers(args.into, BEGIN, END, text)
     return 0
 
 

@@ -347,3 +347,19 @@ def write_file_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_between_markers(target: Path | str, begin: str, end: str, text: str) -> None:
+    """Replace what stands between the ``begin`` and ``end`` lines of ``target`` (a doc
+    with a generated table) with ``text``, atomically; a file without exactly one of each,
+    in that order, is bad input."""
+    target = Path(target)
+    try:
+        doc = target.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"--into {target}: cannot read ({e.strerror})") from None
+    if doc.count(begin) != 1 or doc.count(end) != 1 or doc.index(begin) > doc.index(end):
+        raise ConfigError(f"--into {target}: needs one {begin} line and one {end} line after it")
+    head, rest = doc.split(begin)
+    _, tail = rest.split(end)
+    write_file_atomic(target, f"{head}{begin}\n{text}{end}{tail}")

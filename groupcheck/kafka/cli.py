@@ -433,22 +433,13 @@ def cmd_timing(args: argparse.Namespace) -> int:
 
 def _emit_table(text: str, into: str | None, begin: str, end: str) -> int:
     """Print ``text``, or put it between the ``begin`` and ``end`` lines of ``into``."""
-    from model.status import ConfigError
-    from reports.publish import write_file_atomic
+    from reports.publish import write_between_markers
 
     if into is None:
         print(text, end="")
         return 0
     target = Path(into)
-    try:
-        doc = target.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"--into {target}: cannot read ({e.strerror})") from None
-    if doc.count(begin) != 1 or doc.count(end) != 1 or doc.index(begin) > doc.index(end):
-        raise ConfigError(f"--into {target}: needs one {begin} line and one {end} line after it")
-    head, rest = doc.split(begin)
-    _, tail = rest.split(end)
-    write_file_atomic(target, f"{head}{begin}\n{text}{end}{tail}")
+    write_between_markers(target, begin, end, text)
     _say(f"wrote the table into {target}")
     return 0
 
