@@ -305,14 +305,20 @@ def _umask() -> int:
 
 
 def running(pid: int) -> bool:
-    """Whether process ``pid`` exists (one of another user counts)."""
+    """Whether process ``pid`` runs (one of another user counts; a zombie, which has
+    exited and only waits for its parent to collect its status, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return True  # no /proc here: existence is all we can tell
+    # The state follows the command name, which is in parentheses and may hold any byte.
+    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] != "Z"
 
 
 def sweep_partials(directory: Path) -> list[Path]:

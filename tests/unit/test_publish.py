@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from reports.publish import (
     marker_info,
     owned,
     publishing,
+    running,
     sweep_partials,
     unlisted,
 )
@@ -224,3 +226,22 @@ def test_simulate_trace_into_an_unwritable_directory_is_bad_input_before_the_run
         f"groupcheck: error: --trace {target}: directory {str(target.parent)!r} is not "
         "writable (Permission denied)\n"
     )
+
+
+def test_a_zombie_is_not_running() -> None:
+    """`kafka down` waits until the process it signalled stops running; an exited child
+    its parent has not collected yet (a zombie) has stopped."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert running(child.pid)
+        child.terminate()
+        for _ in range(200):  # wait for the exit without collecting it
+            stat = Path(f"/proc/{child.pid}/stat").read_text()
+            if stat[stat.rfind(")") + 2] == "Z":
+                break
+            time.sleep(0.02)
+        assert not running(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert not running(child.pid)
