@@ -104,6 +104,7 @@ def test_explore_mutant_writes_counterexample_and_exits_1(
         "explore",
         "--mutant",
         "assignor-assigns-twice",
+        "--no-baseline",
         "--engine",
         "bfs",
         "--out",
@@ -139,6 +140,7 @@ def test_python_reproducer_runs(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         "explore",
         "--mutant",
         "no-bump-on-metadata-change",
+        "--no-baseline",
         "--out",
         str(tmp_path),
         "--json",
@@ -155,7 +157,13 @@ def test_explore_text_output_names_property_and_steps(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     code, out, _ = run(
-        capsys, "explore", "--mutant", "revoke-without-waiting", "--out", str(tmp_path)
+        capsys,
+        "explore",
+        "--mutant",
+        "revoke-without-waiting",
+        "--no-baseline",
+        "--out",
+        str(tmp_path),
     )
     assert code == 1
     assert "VIOLATION of OwnedPartitionsAreHeld" in out
@@ -172,6 +180,7 @@ def test_explore_hypothesis_engine(capsys: pytest.CaptureFixture[str], tmp_path:
             "explore",
             "--mutant",
             "revoke-without-waiting",
+            "--no-baseline",
             "--engine",
             "hypothesis",
             "--seed",

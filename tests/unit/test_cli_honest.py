@@ -118,6 +118,7 @@ def test_a_config_file_drives_simulate_explore_and_replay(
         str(config),
         "--mutant",
         "assignor-assigns-twice",
+        "--no-baseline",
         "--out",
         str(tmp_path / "runs"),
         "--json",
@@ -240,7 +241,7 @@ def test_sigterm_while_writing_leaves_no_partial_directory(tmp_path: Path) -> No
             real(*args, **kwargs)
             os.kill(os.getpid(), signal.SIGTERM)
         artifacts.path_report = path_report
-        sys.exit(main(["explore", "--mutant", "assignor-assigns-twice", "--quiet",
+        sys.exit(main(["explore", "--mutant", "assignor-assigns-twice", "--no-baseline", "--quiet",
                        "--out", {str(tmp_path)!r}]))
         """
     )
@@ -334,12 +335,16 @@ def test_explore_never_replaces_a_users_directory_or_index(
     )
     assert (out / "index.html").read_text() == "my index"
     (out / "index.html").unlink()
-    code, _, _ = run(capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(out))
+    code, _, _ = run(
+        capsys, "explore", "--mutant", "assignor-assigns-twice", "--no-baseline", "--out", str(out)
+    )
     assert code == 1
     run_dir = out / "MUT2-assignor-assigns-twice-bfs-seed0"
     # A rerun into its own earlier output keeps what the user added there.
     (run_dir / "notes.txt").write_text("mine")
-    code, _, _ = run(capsys, "explore", "--mutant", "assignor-assigns-twice", "--out", str(out))
+    code, _, _ = run(
+        capsys, "explore", "--mutant", "assignor-assigns-twice", "--no-baseline", "--out", str(out)
+    )
     assert code == 1
     assert (run_dir / "notes.txt").read_text() == "mine"
     assert (run_dir / "trace.ndjson").is_file()
@@ -368,6 +373,12 @@ def test_a_seeded_run_gives_byte_identical_artifacts_in_any_process(tmp_path: Pa
                 "walk",
                 "--seed",
                 "3",
+                # The reference rules' run (tests/unit/test_baseline.py) is not what this
+                # test is about, and no wall-clock budget may cut the minimisation short
+                # at a different point in each process.
+                "--no-baseline",
+                "--budget",
+                "3600",
                 "--quiet",
                 "--json",
                 "--out",

@@ -239,6 +239,7 @@ def test_mutant_scenarios_are_presets(capsys: pytest.CaptureFixture[str], tmp_pa
         "MUT2",
         "--mutant",
         "revoke-without-waiting",
+        "--no-baseline",
         "--max-states",
         "300000",
         "--budget",
@@ -255,7 +256,15 @@ def test_mutant_scenarios_are_presets(capsys: pytest.CaptureFixture[str], tmp_pa
 def test_only_checks_the_named_properties(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    base = ["explore", "--mutant", "assignor-assigns-twice", "--out", str(tmp_path), "--json"]
+    base = [
+        "explore",
+        "--mutant",
+        "assignor-assigns-twice",
+        "--no-baseline",
+        "--out",
+        str(tmp_path),
+        "--json",
+    ]
     code, out, _ = run(capsys, *base, "--only", "ValidTargetAssignment")
     assert code == 1
     doc = json.loads(out)

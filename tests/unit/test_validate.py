@@ -544,7 +544,7 @@ def _explored(tmp_path: FsPath, *argv: str) -> FsPath:
 def test_a_mutants_counterexample_replays_under_the_mutant(tmp_path: Path) -> None:
     from groupcheck.validate.files import validate_path
 
-    trace = _explored(tmp_path, "--mutant", "assignor-assigns-twice")
+    trace = _explored(tmp_path, "--mutant", "assignor-assigns-twice", "--no-baseline")
     header = json.loads(trace.read_text().splitlines()[0])
     assert header["mutant"] == "assignor-assigns-twice"
     assert header["settings"]["name"].startswith("MUT2")
@@ -561,7 +561,9 @@ def test_a_mutants_counterexample_replays_under_the_mutant(tmp_path: Path) -> No
 def test_a_shrunk_configs_trace_replays_from_its_settings(tmp_path: Path) -> None:
     from groupcheck.validate.files import validate_path
 
-    trace = _explored(tmp_path, "--mutant", "no-bump-on-metadata-change", "--shrink-config")
+    trace = _explored(
+        tmp_path, "--mutant", "no-bump-on-metadata-change", "--no-baseline", "--shrink-config"
+    )
     header = json.loads(trace.read_text().splitlines()[0])
     assert header["settings"]["clients"]  # the shrunk config, not a preset
     report = validate_path(str(trace), "conformance")
