@@ -31,7 +31,10 @@ FAMILIES = ("consumer", "classic", "mixed")
 COORDINATOR = "safety or lasso"
 
 SEARCHES: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
-    **{(PROVE, f): {"proof": ("proof",), "agreement": ("agreement",)} for f in FAMILIES},
+    **{
+        (PROVE, f): {"proof": ("proof options", "proof"), "agreement": ("agreement",)}
+        for f in FAMILIES
+    },
     (BMC, "consumer"): {"safety": ("any", "safety"), "lasso": ("any", "lasso")},
     (BMC, "classic"): {
         "safety": ("any", COORDINATOR),
@@ -41,7 +44,9 @@ SEARCHES: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
     (BMC, "mixed"): {"safety": ("any",)},
 }
 """Per command and family, its search kinds and the stages asked on the way to each, in
-order. A row's ``stage`` is one of them: ``explore --engine bmc`` asks its ``any`` rows before
+order. A row's ``stage`` is one of them: ``prove`` asks its ``proof options`` rows (the
+options of ``--agreement`` alone) before it reads the config; ``explore --engine bmc`` asks
+its ``any`` rows before
 it chooses the search (the safety goals, a Convergence lasso, the classic client layer),
 the classic ``safety or lasso`` rows once it chose the coordinator's relation."""
 
@@ -165,7 +170,7 @@ _NOT_READ = (
 
 REFUSALS: tuple[Refusal, ...] = (
     # ------------------------------------------------------------------ prove
-    *(_r(PROVE, "any", "proof", [o], f"{o} needs --agreement") for o in AGREEMENT_ONLY),
+    *(_r(PROVE, "any", "proof options", [o], f"{o} needs --agreement") for o in AGREEMENT_ONLY),
     _r(
         PROVE,
         "any",
