@@ -144,6 +144,7 @@ def _r(
     return Refusal(command, family, stage, frozenset(when), message, frozenset(unless))
 
 
+_CLASSIC_LINK = "--engine bmc (classic clients): config {name!r}: {link}"
 _CLIENT_LAYER_CALLBACKS = (
     "--engine bmc's client layer has no rebalance callbacks as steps (but for {callbacks}), "
     "no auto-commit and no regular-expression subscriptions; explore this config instead"
@@ -458,14 +459,19 @@ REFUSALS: tuple[Refusal, ...] = (
         [ARG_ONLY_NOT_CONVERGENCE],
         "--only: --engine bmc searches Convergence alone here (a lasso of the classic relation)",
     ),
-    _r(
-        BMC,
-        "classic",
-        "client layer",
-        [CLASSIC_LINK],
-        "--engine bmc (classic clients): config {name!r}: {link}",
+    # The classic client layer's link and a mixed group's relation read their own scope
+    # (classic_client_bmc.supported, mixed_transition.unsupported: the message gives their
+    # reason). The rows naming a config option are the options that scope never covers
+    # (tests/unit/test_symbolic_capabilities.py checks them against it); the last row of
+    # each is the rest of it.
+    *(
+        _r(BMC, "classic", "client layer", [option], _CLASSIC_LINK)
+        for option in (STATIC, AUTO_COMMIT, CLASSIC_LINK)
     ),
-    _r(BMC, "mixed", "any", [MIXED_SCOPE], "--engine bmc: {why}; explore it instead"),
+    *(
+        _r(BMC, "mixed", "any", [option], "--engine bmc: {why}; explore it instead")
+        for option in (OFFLOAD, BATCHING, REGEX, MIXED_SCOPE)
+    ),
 )
 """Every combination ``prove`` and ``explore --engine bmc`` refuse, in the order they are
 asked: a request matching two rows is refused with the first one's message."""
@@ -666,12 +672,15 @@ def bmc_facts(args: argparse.Namespace, chosen: Any) -> Facts:
 
 def render_markdown() -> str:
     """docs/cli.md's capability section (between its markers): a matrix of the config
-    options each command's search supports on each family, then every refusal in the order
-    it is asked, with its message."""
+    options each command's search supports on each family (``yes``, or ``no`` with the
+    number of the row that refuses it), then every refusal in the order it is asked, with
+    its message."""
+    # prove --agreement's own scope is groupcheck/agreement.py's: only its --reach row is here.
     cells = [
         (command, family, search)
         for (command, family), kinds in SEARCHES.items()
         for search in kinds
+        if search != "agreement"
     ]
     numbers = {row: i for i, row in enumerate(REFUSALS, 1)}
     head = [f"{c.split()[0]} {s} ({f})" for c, f, s in cells]
@@ -680,6 +689,9 @@ def render_markdown() -> str:
         asked = frozenset() if option == "(none)" else frozenset({option})
         entries = []
         for command, family, search in cells:
+            if option == ARG_CLIENTS and command != PROVE:
+                entries.append("—")
+                continue
             row = first_refusal(command, family, search, asked)
             entries.append("yes" if row is None else f"no ({numbers[row]})")
         lines.append(f"| {option} | " + " | ".join(entries) + " |")
@@ -707,3 +719,32 @@ def first_refusal(command: str, family: str, search: str, facts: frozenset[str])
             if row.matches(facts):
                 return row
     return None
+
+
+BEGIN, END = "<!-- capabilities-table:begin -->", "<!-- capabilities-table:end -->"
+"""The markers of the rendered table in docs/cli.md."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m groupcheck.symbolic.capabilities [--into docs/cli.md]``: print the
+    rendered table, or write it between the markers of a doc."""
+    from reports.publish import write_between_markers
+
+    parser = argparse.ArgumentParser(
+        prog="python -m groupcheck.symbolic.capabilities",
+        description="print the capability table of prove and explore --engine bmc (markdown)",
+    )
+    parser.add_argument(
+        "--into", metavar="FILE", help=f"write it between the lines {BEGIN} and {END} of FILE"
+    )
+    args = parser.parse_args(argv)
+    text = render_markdown()
+    if args.into is None:
+        print(text, end="")
+    else:
+        write_between_markers(args.into, BEGIN, END, text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
