@@ -683,7 +683,7 @@ def render_markdown() -> str:
         if search != "agreement"
     ]
     numbers = {row: i for i, row in enumerate(REFUSALS, 1)}
-    head = [f"{c.split()[0]} {s} ({f})" for c, f, s in cells]
+    head = [f"{'prove' if c == PROVE else 'bmc'} {s} ({f})" for c, f, s in cells]
     lines = ["| option | " + " | ".join(head) + " |", "|---|" + "---|" * len(cells)]
     for option in ("(none)", *CONFIG_OPTIONS, ARG_CLIENTS):
         asked = frozenset() if option == "(none)" else frozenset({option})
