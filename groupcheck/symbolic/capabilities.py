@@ -29,6 +29,7 @@ FAMILIES = ("consumer", "classic", "mixed")
 ``any``."""
 
 COORDINATOR = "safety or lasso"
+"""The stage of the classic coordinator's relation, before its safety goals or a lasso."""
 
 SEARCHES: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
     **{
@@ -46,13 +47,14 @@ SEARCHES: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
 """Per command and family, its search kinds and the stages asked on the way to each, in
 order. A row's ``stage`` is one of them: ``prove`` asks its ``proof options`` rows (the
 options of ``--agreement`` alone) before it reads the config; ``explore --engine bmc`` asks
-its ``any`` rows before
-it chooses the search (the safety goals, a Convergence lasso, the classic client layer),
-the classic ``safety or lasso`` rows once it chose the coordinator's relation."""
+its ``any`` rows before it chooses the search (the safety goals, a Convergence lasso, the
+classic client layer), the classic ``safety or lasso`` rows (:data:`COORDINATOR`) once it
+chose the classic coordinator's relation."""
 
 # --------------------------------------------------------------------------- facts
-# The facts a row reads: the options of the request, its config and its variant. Each is
-# computed by prove_facts / bmc_facts from the command's arguments.
+# The facts a row reads: the options of the request, its config's options and what its
+# variant (prove --variant, explore --mutant) is a rule of. prove_facts and bmc_facts
+# compute them from the command's arguments.
 
 ARG_CLIENTS = "--clients"
 ARG_REACH = "--reach"
@@ -95,24 +97,27 @@ CONFIG_OPTIONS = (
 )
 """The config options a row may read, in the order docs/cli.md's matrix lists them."""
 
-V_EPOCHS = "--variant: a KIP-1251 assignment-epoch rule"
-V_OUTSIDE = "variant outside the symbolic relations (transition.OUTSIDE)"
-V_CLASSIC = "--variant: a classic coordinator rule"
-V_MIXED = "--variant: a mixed group rule"
-V_CLASSIC_CLIENT = "--variant: a classic client rule"
-V_NO_CONSUMER = "variant with no KIP-848 symbolic variant"
-V_NO_CLASSIC = "variant with no classic symbolic variant"
-V_NO_MIXED = "variant with no mixed-group symbolic variant"
+V_EPOCHS = "variant: a KIP-1251 assignment-epoch rule (transition.EPOCH_VARIANTS, HISTORY_VARIANTS)"
+V_OUTSIDE = "variant: outside the symbolic relations (transition.OUTSIDE)"
+V_CLASSIC = "variant: a classic coordinator rule (classic_transition.VARIANTS)"
+V_MIXED = "variant: a mixed group rule (mixed_transition.VARIANTS)"
+V_CLASSIC_CLIENT = "variant: a classic client rule (classic_clients.CLIENT_VARIANTS)"
+V_NO_CONSUMER = "variant: none of the KIP-848 relation (transition.VARIANTS)"
+V_NO_CLASSIC = "variant: none of the classic relation (classic_transition.VARIANTS)"
+V_NO_MIXED = "variant: none of the mixed relation (mixed_transition.VARIANTS)"
 V_CLIENT = "variant: a KIP-848 client rule (bmc_clients.CLIENT_VARIANTS)"
 V_CALLBACK = "variant: a rebalance-callback rule (bmc_clients.CALLBACK_VARIANTS)"
 V_POLL = "variant: a poll-timer rule (bmc_clients.POLL_VARIANTS)"
-V_STATIC = "--variant: a static-member rule"
-V_EXPIRY = "--variant: an offset-expiry rule"
-V_DELETION = "--variant: a group-deletion rule"
-V_UNSTATED = "--variant: a rule whose harm no obligation states (UNSTATED_HARM)"
-V_OFFLOAD = "--variant: an offload rule"
-V_OFFLOAD_DELETION = "--variant: the offload rule on deleted groups"
-V_ASSIGNOR = "variant: a leader-assignor rule where the relation states no assignor"
+V_STATIC = "variant: a static-member rule (transition.STATIC_VARIANTS)"
+V_EXPIRY = "variant: an offset-expiry rule (transition.EXPIRY_VARIANTS)"
+V_DELETION = "variant: a group-deletion rule (transition.DELETION_VARIANTS)"
+V_UNSTATED = "variant: a rule whose harm no obligation states (UNSTATED_HARM)"
+V_OFFLOAD = "variant: an offload rule (transition.OFFLOAD_VARIANTS but install-run-after-deletion)"
+V_OFFLOAD_DELETION = "variant: install-run-after-deletion (offload on a deleted group)"
+V_ASSIGNOR = (
+    "variant: a leader-assignor rule the config states no assignor for "
+    "(classic_transition.assignor_variant_refusal)"
+)
 
 
 @dataclass(frozen=True)
