@@ -138,8 +138,8 @@ def outside(config: Any) -> str | None:
     the classic relation's scope (every classic action has a family:
     ``classic_transition.family_of``); a mixed one in a mixed group's as
     ``mixed_transition.unsupported`` says; any other in the consumer relation's scope as
-    ``prove.outside_scope`` (with the KIP-1251 assignment epochs) says."""
-    from groupcheck.prove import outside_scope
+    ``symbolic.prove_cmd.outside_scope`` (with the KIP-1251 assignment epochs) says."""
+    from groupcheck.symbolic.prove_cmd import outside_scope
     from invariants.z3.proof.mixed_transition import unsupported
 
     if config.protocol == "classic":
@@ -157,7 +157,7 @@ def outside(config: Any) -> str | None:
 
 def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]]]:
     """The configs to check and the presets or variants skipped, with the reason."""
-    from groupcheck.prove import _config
+    from groupcheck.symbolic.prove_cmd import _config
     from model.presets import PRESETS
     from model.status import ConfigError
 
@@ -222,7 +222,7 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
     if variant in OUTSIDE:
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}")
     if variant in CLASSIC_CLIENT_VARIANTS:
-        from groupcheck.prove import classic_client_refusal
+        from groupcheck.symbolic.prove_cmd import classic_client_refusal
 
         raise ConfigError(classic_client_refusal(variant, "prove --agreement"))
     if variant not in (*VARIANTS, *CLASSIC_VARIANTS, *MIXED_VARIANTS):

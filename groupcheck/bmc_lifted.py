@@ -2,7 +2,7 @@
 only once lifted to a model trace: the classic coordinator (``classic_bmc``), the classic
 coordinator with its clients (``classic_client_bmc``) and a mixed group
 (``mixed_bmc``). Each goal is searched up to the depth; a lifted path is a violation and
-the first one is written as a run directory (``groupcheck.prove._write_lifted``); paths
+the first one is written as a run directory (``groupcheck.symbolic.runs.write_lifted``); paths
 that never lift make the goal unknown; no path is ok — or unknown with the reason, when
 the relation restricts the model (``Relation.restricted``)."""
 
@@ -33,26 +33,6 @@ class Relation:
     """A path's lines."""
     restricted: str | None = None
     """Why "no path" is no bound for the model (None: it is one)."""
-
-
-def bmc_variant(variant: str | None, variants: Any, relation: str) -> None:
-    """Refuse (``ConfigError``) a mutant ``explore --engine bmc`` cannot read: outside the
-    symbolic relations (``transition.OUTSIDE``, with the reason) or no variant of
-    ``relation``'s (``variants``)."""
-    from invariants.z3.proof.transition import OUTSIDE
-    from model.status import ConfigError
-
-    if variant is None:
-        return
-    if variant in OUTSIDE:
-        raise ConfigError(
-            f"--engine bmc: mutant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}"
-        )
-    if variant not in variants:
-        raise ConfigError(
-            f"--engine bmc has no {relation}symbolic variant of mutant {variant!r}; known: "
-            f"{', '.join(variants)}"
-        )
 
 
 def mutant_bound(
@@ -127,7 +107,7 @@ def run_goals(
     from groupcheck import exitcodes
     from groupcheck.explore.run import z3_recheck
     from groupcheck.progress import progress_for
-    from groupcheck.prove import _bmc_doc, _write_lifted
+    from groupcheck.symbolic.runs import bmc_doc, write_lifted
     from reports.artifacts import run_label, run_name
     from reports.casestudy import describe_action
     from reports.publish import check_target
@@ -187,7 +167,7 @@ def run_goals(
             }
             if written["run_dir"] is None:
                 written.update(
-                    **_write_lifted(
+                    **write_lifted(
                         chosen, out.trace, out.property, out.message or "", out_dir, run_dir
                     ),
                     lifted_from=goal,
@@ -214,7 +194,7 @@ def run_goals(
         unreached=unreached,
         steps=relation.steps,
     )
-    doc = _bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written, bound)
+    doc = bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written, bound)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:

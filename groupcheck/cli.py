@@ -539,7 +539,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     check_runs_dir(Path(args.out))  # a user's files are not mixed with runs (README)
     if args.engine == "bmc":
         from groupcheck.budget import stage
-        from groupcheck.prove import cmd_bmc
+        from groupcheck.symbolic.bmc_cmd import cmd_bmc
 
         with stage("the bmc search"):
             return cmd_bmc(args, chosen)
@@ -1033,7 +1033,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupcheck.pipeline.cli",
     "groupcheck.optimality",
     "groupcheck.timed.cli",
-    "groupcheck.prove",
+    "groupcheck.symbolic.prove_cmd",
     "groupcheck.vectors.cli",
     "groupcheck.expected",
 )

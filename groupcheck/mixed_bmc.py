@@ -2,7 +2,7 @@
 bounded model checking over a mixed group's relation (``invariants.z3.proof.mixed_bmc``),
 every path lifted to a trace of the Python migration model
 (``groupcheck.explore.mixed_lift``) before it counts as a violation; the first lifted
-trace is written as a run directory, as ``groupcheck.prove`` does for the other
+trace is written as a run directory, as ``groupcheck.symbolic`` does for the other
 relations. A mutant killed by a lost witness (``mixed_witness.LOST``) is searched for that
 instead (:func:`cmd_witness_lost`)."""
 
@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from groupcheck.bmc_lifted import bmc_variant, chosen_goals
+from groupcheck.bmc_lifted import chosen_goals
 
 
 def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
-    """Run the mixed BMC (module docstring); exit 1 for a lifted violation, 3 when a
+    """Run the mixed BMC (module docstring) on a request ``symbolic.bmc_cmd.cmd_bmc`` has
+    checked against the capability table; exit 1 for a lifted violation, 3 when a
     symbolic path did not lift, 0 when no path of the relation violates a goal."""
     from groupcheck.bmc_lifted import Relation, run_goals
     from groupcheck.explore.mixed_lift import lift
@@ -26,15 +27,12 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
         render_path,
         search,
     )
-    from invariants.z3.proof.mixed_transition import VARIANTS, MixedOptions, unsupported
-    from model.status import ConfigError
-
-    config = chosen.config
-    bmc_variant(variant, VARIANTS, "mixed-group ")
-    why = unsupported(config)
-    if why is not None:
-        raise ConfigError(f"--engine bmc: {why}; explore it instead")
+    from invariants.z3.proof.mixed_transition import MixedOptions
     from invariants.z3.proof.mixed_witness import LOST
+
+    # The mutant (a variant of the mixed relation) and the config (in its scope) were
+    # asked of the capability table before (symbolic.capabilities, stage "any").
+    config = chosen.config
 
     if variant in LOST:
         return cmd_witness_lost(args, chosen, variant)
@@ -76,7 +74,7 @@ def cmd_witness_lost(args: argparse.Namespace, chosen: Any, variant: str) -> int
     from groupcheck.cli import printable
     from groupcheck.explore.mixed_lift import lift_witness
     from groupcheck.progress import progress_for
-    from groupcheck.prove import _bmc_doc
+    from groupcheck.symbolic.runs import bmc_doc
     from invariants.liveness import WITNESSES
     from invariants.z3.proof.mixed_bmc import DEFAULT_LIFT_STATES, render_path
     from invariants.z3.proof.mixed_state import ID_SLOTS
@@ -159,7 +157,7 @@ def cmd_witness_lost(args: argparse.Namespace, chosen: Any, variant: str) -> int
     written: dict[str, Any] = {"run_dir": None, "trace": None, "report": None, "reproduce": None}
     written |= {"lifted_from": None, "property": None, "message": None, "length": None}
     written |= {"z3": None, "steps_taken": steps}
-    doc = _bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written)
+    doc = bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written)
     if args.json:
         print(json.dumps(doc, indent=1))
         return exitcodes.VIOLATION if result == "violation" else exitcodes.INCONCLUSIVE
