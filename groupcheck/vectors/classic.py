@@ -344,8 +344,9 @@ def _step(state: MixedState, step: Json, ids: Ids, config: Config) -> MixedState
         else:
             body = _classic_request(kind, raw, ids, state.group)
         message = Message(client, 0, 0, True, body)  # type: ignore[arg-type]
+        # The responses to a batch's earlier requests stay in the network with this one.
         state = mixed_system.step(
-            replace(state, network=(message,)), DeliverMessage(message), config
+            replace(state, network=(*state.network, message)), DeliverMessage(message), config
         )
     return state
 

@@ -471,7 +471,16 @@ def handle_leave_group(
     group: ClassicGroup, req: LeaveGroupRequest, reply: ReplyTo, config: Config
 ) -> Result:
     """LeaveGroup (``classicGroupLeave``): a pending or known member is removed; a static
-    member's instance id must match."""
+    member's instance id must match. Without a member id (UNKNOWN_MEMBER_ID), the member
+    holding the instance id is removed — KIP-345's removal of a static member by its
+    ``group.instance.id`` (``classicGroupLeaveToClassicGroup``) — and an instance id no
+    member holds, or none, is UNKNOWN_MEMBER_ID."""
+    if req.member_id == UNKNOWN_MEMBER_ID:
+        holder = group.static_member_id(req.instance_id) if req.instance_id else None
+        if holder is None:
+            return group, ((reply, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID)),)
+        group, more = remove_member(group, holder, config)
+        return group, ((reply, LeaveGroupResponse(ErrorCode.NONE)), *more)
     if req.member_id in group.pending_members:
         group, more = remove_member(group, req.member_id, config)
         return group, ((reply, LeaveGroupResponse(ErrorCode.NONE)), *more)
