@@ -179,6 +179,7 @@ def _classic_request(kind: str, raw: Json, ids: Ids, group: object) -> object:
             subscription=_subscription(raw),
             rebalance_timeout_ms=raw.get("rebalance_timeout_ms", 10000),
             session_timeout_ms=raw.get("session_timeout_ms", 5000),
+            require_known_member_id=raw.get("require_known_member_id", True),
         )
     if kind == "sync":
         # The model's SyncGroup always names its protocol (v5+); Kafka checks the name only
