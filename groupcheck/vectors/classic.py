@@ -179,6 +179,7 @@ def _classic_request(kind: str, raw: Json, ids: Ids, group: object) -> object:
             subscription=_subscription(raw),
             rebalance_timeout_ms=raw.get("rebalance_timeout_ms", 10000),
             session_timeout_ms=raw.get("session_timeout_ms", 5000),
+            require_known_member_id=raw.get("require_known_member_id", True),
         )
     if kind == "sync":
         # The model's SyncGroup always names its protocol (v5+); Kafka checks the name only
@@ -344,8 +345,9 @@ def _step(state: MixedState, step: Json, ids: Ids, config: Config) -> MixedState
         else:
             body = _classic_request(kind, raw, ids, state.group)
         message = Message(client, 0, 0, True, body)  # type: ignore[arg-type]
+        # The responses to a batch's earlier requests stay in the network with this one.
         state = mixed_system.step(
-            replace(state, network=(message,)), DeliverMessage(message), config
+            replace(state, network=(*state.network, message)), DeliverMessage(message), config
         )
     return state
 

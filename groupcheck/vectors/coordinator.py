@@ -255,7 +255,10 @@ def run_consumer_heartbeat(inp: Json, kafka_version: str, rules: Rules = DEFAULT
 def _step(
     group: Group, topics: Mapping[str, TopicMetadata], step: Json, config: Config
 ) -> tuple[Group, Json]:
-    """One step: a timer firing (answers ``{}``) or a heartbeat and its response."""
+    """One step: a timer firing or the regular expressions resolved (both answer ``{}``),
+    or a heartbeat and its response."""
+    if step.get("resolve_regexes"):
+        return config.rules.resolve_regular_expressions(group, topics, config), {}
     if "session_timeout" in step:
         return coordinator.session_timeout(group, step["session_timeout"], config), {}
     if "rebalance_timeout" in step:

@@ -133,7 +133,15 @@ HEARTBEAT_CONFIG = (
     "assignment_interval_ms",
 )
 """The settings a ``consumer-heartbeat`` vector may give (``groupcheck.vectors.coordinator``)."""
-_STEP_KEYS = {"request", "session_timeout", "rebalance_timeout", "sleep_ms", "assignor_result"}
+_STEP_KEYS = {
+    "request",
+    "session_timeout",
+    "rebalance_timeout",
+    "resolve_regexes",
+    "sleep_ms",
+    "assignor_result",
+}
+_STEP_ACTIONS = {"request", "session_timeout", "rebalance_timeout", "resolve_regexes"}
 
 
 def _check_heartbeat_input(path: Path, inp: dict[str, Any], where: str) -> None:
@@ -156,8 +164,10 @@ def _check_heartbeat_input(path: Path, inp: dict[str, Any], where: str) -> None:
         if not isinstance(step, dict):
             raise _fail(path, at, "must be an object")
         _unknown_keys(path, step, _STEP_KEYS, at)
-        if len(step.keys() & {"request", "session_timeout", "rebalance_timeout"}) > 1:
-            raise _fail(path, at, "one request or one timer per step")
+        if len(step.keys() & _STEP_ACTIONS) > 1:
+            raise _fail(path, at, "one request or one timer per step (a resolution counts as one)")
+        if "resolve_regexes" in step and step["resolve_regexes"] is not True:
+            raise _fail(path, f"{at}.resolve_regexes", "must be true")
         if "request" in step:
             request = _require(path, step, "request", dict, at)
             _require(path, request, "member_epoch", int, f"{at}.request")

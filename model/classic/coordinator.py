@@ -256,14 +256,17 @@ def handle_join_group(
 ) -> Result:
     """JoinGroup (``GroupMetadataManager.classicGroupJoin``): a member must share a
     protocol with the group; an unknown dynamic member first gets a member id with
-    MEMBER_ID_REQUIRED (KIP-394); an unknown static member joins or replaces the member of
-    its instance id (KIP-345); a known member rejoins."""
+    MEMBER_ID_REQUIRED (KIP-394) — before JoinGroup version 4 it is added at once
+    (``classicGroupJoinNewDynamicMember``); an unknown static member joins or replaces the
+    member of its instance id (KIP-345); a known member rejoins."""
     if not supports_protocols(group, req.protocols):
         return group, ((reply, join_error(req.member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)),)
     if req.member_id == UNKNOWN_MEMBER_ID:
         if req.instance_id is not None:
             return config.rules.classic_join_static_member(group, req, reply, config)
         group, member_id = _issue_member_id(group, reply.client)
+        if not req.require_known_member_id:
+            return _add_member(group, req, member_id, reply, config)
         group = replace(group, pending_members=group.pending_members.set(member_id, reply))
         return group, ((reply, join_error(member_id, ErrorCode.MEMBER_ID_REQUIRED)),)
     if req.member_id in group.pending_members:
@@ -471,7 +474,16 @@ def handle_leave_group(
     group: ClassicGroup, req: LeaveGroupRequest, reply: ReplyTo, config: Config
 ) -> Result:
     """LeaveGroup (``classicGroupLeave``): a pending or known member is removed; a static
-    member's instance id must match."""
+    member's instance id must match. Without a member id (UNKNOWN_MEMBER_ID), the member
+    holding the instance id is removed — KIP-345's removal of a static member by its
+    ``group.instance.id`` (``classicGroupLeaveToClassicGroup``) — and an instance id no
+    member holds, or none, is UNKNOWN_MEMBER_ID."""
+    if req.member_id == UNKNOWN_MEMBER_ID:
+        holder = group.static_member_id(req.instance_id) if req.instance_id else None
+        if holder is None:
+            return group, ((reply, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID)),)
+        group, more = remove_member(group, holder, config)
+        return group, ((reply, LeaveGroupResponse(ErrorCode.NONE)), *more)
     if req.member_id in group.pending_members:
         group, more = remove_member(group, req.member_id, config)
         return group, ((reply, LeaveGroupResponse(ErrorCode.NONE)), *more)

@@ -41,7 +41,10 @@ class ClassicSubscription:
 @dataclass(frozen=True, slots=True)
 class JoinGroupRequest:
     """JoinGroup: ``protocols`` are the consumer's assignor names in preference order
-    (``JoinGroupRequestProtocol.Name``), every one with the same subscription."""
+    (``JoinGroupRequestProtocol.Name``), every one with the same subscription.
+    ``require_known_member_id`` is false only for a JoinGroup before version 4, from a
+    client older than KIP-394 (``JoinGroupRequest.requiresKnownMemberId``); the model's
+    clients send version 4 or later."""
 
     member_id: str
     instance_id: str | None
@@ -49,6 +52,7 @@ class JoinGroupRequest:
     subscription: ClassicSubscription
     rebalance_timeout_ms: int
     session_timeout_ms: int
+    require_known_member_id: bool = True
 
 
 @dataclass(frozen=True, slots=True)

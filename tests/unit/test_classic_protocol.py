@@ -27,6 +27,8 @@ from model.classic.messages import (
     HeartbeatRequest,
     JoinGroupRequest,
     JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
     SyncGroupRequest,
     SyncGroupResponse,
 )
@@ -97,6 +99,36 @@ def test_a_first_dynamic_join_is_answered_member_id_required() -> None:
     assert resp.error_code is ErrorCode.MEMBER_ID_REQUIRED
     assert resp.member_id in group.pending_members
     assert not group.members
+
+
+def test_a_join_before_version_4_adds_a_dynamic_member_at_once() -> None:
+    """``classicGroupJoinNewDynamicMember``: without ``requiresKnownMemberId`` (JoinGroup
+    v0-v3) there is no MEMBER_ID_REQUIRED round; a lone member's join phase completes."""
+    old = replace(_join(), require_known_member_id=False)
+    group, replies = co.handle_join_group(new_classic_group(), old, A, CLASSIC_EAGER)
+    ((_, resp),) = replies
+    assert isinstance(resp, JoinGroupResponse)
+    assert resp.error_code is ErrorCode.NONE
+    assert not group.pending_members
+    assert list(group.members) == [resp.member_id] == [group.leader_id]
+    assert group.status is ClassicGroupStatus.COMPLETING_REBALANCE
+
+
+def test_a_leave_without_member_id_removes_the_holder_of_the_instance() -> None:
+    """``classicGroupLeaveToClassicGroup``: a LeaveGroup naming only a ``group.instance.id``
+    removes its static member (KIP-345); an instance id nobody holds is UNKNOWN_MEMBER_ID."""
+    state = system.initial(CLASSIC_STATIC)
+    assert isinstance(state, ClassicState)
+    holder = state.group.static_member_id("a")
+    assert holder is not None
+    leave = LeaveGroupRequest("", "a")
+    group, replies = co.handle_leave_group(state.group, leave, A, CLASSIC_STATIC)
+    assert holder not in group.members
+    assert replies[0] == (A, LeaveGroupResponse(ErrorCode.NONE))
+    unknown = LeaveGroupRequest("", "no-such-instance")
+    same, replies = co.handle_leave_group(state.group, unknown, A, CLASSIC_STATIC)
+    assert same == state.group
+    assert replies == ((A, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID)),)
 
 
 def test_the_join_phase_completes_when_every_member_rejoined() -> None:
