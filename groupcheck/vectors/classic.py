@@ -304,7 +304,11 @@ def run_classic_group(
     wanted = expected.get("steps", [])
     for i, step in enumerate(inp["steps"]):
         if "assignor_result" in step:
-            answer = {m: parts(a) or frozenset() for m, a in step["assignor_result"].items()}
+            # The answer names members as the vector does; a member id the model issued
+            # is read through its pairing.
+            answer = {
+                ids.model(m): parts(a) or frozenset() for m, a in step["assignor_result"].items()
+            }
         runs: list[int] = []
         cfg = replace(
             config,
@@ -344,8 +348,9 @@ def _step(state: MixedState, step: Json, ids: Ids, config: Config) -> MixedState
         else:
             body = _classic_request(kind, raw, ids, state.group)
         message = Message(client, 0, 0, True, body)  # type: ignore[arg-type]
+        # The responses to a batch's earlier requests stay on the network with it.
         state = mixed_system.step(
-            replace(state, network=(message,)), DeliverMessage(message), config
+            replace(state, network=(*state.network, message)), DeliverMessage(message), config
         )
     return state
 
