@@ -640,7 +640,10 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     generation, members classic without assignor, no target assignor) bumped for a static
     member the join replaces (``mco.bump_for_replacement``). A static join at epoch 0
     whose instance another member holds replaces it if it left with -2 or speaks the
-    classic protocol (``coordinator.static_holder_released``, KAFKA-17228); the variant
+    classic protocol (``coordinator.static_holder_released``, KAFKA-17228) — the model
+    replaces a classic holder under the joiner's own member id too, a state its member ids
+    never make (``model.client.member_id_for``: no consumer-protocol id ends in ``.mN``);
+    the variant
     ``classic-holder-unreleased`` replaces it only if it left with -2."""
     n = "DeliverMessage.consumer_join"
     p = _params(
@@ -810,7 +813,9 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     empty and the holder is classic or left with -2 (``coordinator.replace_static_member``);
     the member is then written as a classic member keeping its assignor
     (``_join_as_member``). A request refused after an id was handed out keeps it
-    (``refused``). The variant ``mixed-admits-when-disabled`` admits it under any policy."""
+    (``refused``); one that would exceed ``max_group_size`` is refused first, before an id
+    is handed out (``Unchanged``). The variant ``mixed-admits-when-disabled`` admits it
+    under any policy."""
     n = "DeliverMessage.classic_join"
     p = _params(
         n,
@@ -870,8 +875,9 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         z3.Implies(z3.Not(stored), p["subscription_changed"]),
         z3.Implies(ok, tie),
         z3.Implies(z3.And(ok, post.consumer), fits),
-        # A refusal that hands out no id is Unchanged.
-        z3.Implies(z3.Not(ok), unknown),
+        # A refusal that hands out no id is Unchanged; a full group refuses before an id
+        # is handed out (``throwIfConsumerGroupIsFull`` comes first).
+        z3.Implies(z3.Not(ok), z3.And(unknown, size_ok)),
     ]
     return _finish(n, g, post, t, o, p, *guards)
 
