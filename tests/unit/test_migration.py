@@ -453,6 +453,58 @@ def test_consumer_static_member_replaces_its_classic_holder() -> None:
     assert after.members["A2"].assigned_partitions == BOTH
 
 
+def test_consumer_static_member_replaces_its_classic_holder_under_the_same_member_id() -> None:
+    """KAFKA-17228 with the holder's own member id (``GroupMetadataManagerTest.
+    testConsumerGroupHeartbeatFromExistingClassicStaticMember``): the classic holder is
+    replaced, not rejoined — the copy starts at epoch 0 / previous 0 without its classic
+    metadata, so the member's previous epoch is 0, not the holder's."""
+    from model import coordinator as co
+
+    config = _config()
+    classic = _classic_group(3)
+    member = dataclasses.replace(classic.members["A.m1"], instance_id="a")
+    group = mco.from_classic_group(
+        dataclasses.replace(classic, members=FrozenMap({"A.m1": member}))
+    )
+    req = ConsumerGroupHeartbeatRequest(
+        member_id="A.m1",
+        member_epoch=0,
+        instance_id="a",
+        rebalance_timeout_ms=5000,
+        subscribed_topic_names=frozenset({"foo"}),
+        topic_partitions=frozenset(),
+    )
+    topics = system.initial(config).topics
+    after, response = co.handle_consumer_group_heartbeat(group, topics, req, config)
+    assert response.error_code is ErrorCode.NONE
+    replaced = after.members["A.m1"]
+    assert replaced.classic is None
+    assert replaced.previous_member_epoch == 0
+    assert replaced.assigned_partitions == BOTH
+    assert replaced.rebalance_timeout_ms == 5000
+
+
+def test_a_full_consumer_group_refuses_a_classic_join_before_issuing_an_id() -> None:
+    """``throwIfConsumerGroupIsFull`` comes first: a dynamic member without id is refused
+    with GROUP_MAX_SIZE_REACHED, not told MEMBER_ID_REQUIRED, and no id is handed out;
+    under the limit it gets its id as before."""
+    config = dataclasses.replace(_config(), max_group_size=1)
+    group = _consumer_group_with_b(config)
+    topics = system.initial(config).topics
+    kept, issued, replies = mco.handle_classic_join(
+        group, topics, _join(""), ReplyTo("A", 0, 0), FrozenMap(), config
+    )
+    assert kept == group
+    assert issued == FrozenMap()
+    assert replies[0][1].error_code is ErrorCode.GROUP_MAX_SIZE_REACHED
+    roomy = dataclasses.replace(config, max_group_size=2)
+    _, issued, replies = mco.handle_classic_join(
+        group, topics, _join(""), ReplyTo("A", 0, 0), FrozenMap(), roomy
+    )
+    assert replies[0][1].error_code is ErrorCode.MEMBER_ID_REQUIRED
+    assert issued == FrozenMap({"A": 1})
+
+
 def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave() -> None:
     config = _config()
     base = _consumer_group_with_b(config)
