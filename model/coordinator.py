@@ -403,7 +403,7 @@ def static_holder_released(holder: Member) -> bool:
     the holder left with -2, or it speaks the classic protocol — a classic client never
     sends a -2 leave, so a consumer-protocol process of its instance replaces it at once
     (``GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember`` with
-    ``throwIfStaticMemberIsUnreleased`` skipped for a classic holder; KAFKA-17228, a mixed
+    ``throwIfInstanceIdIsUnreleased`` skipped for a classic holder; KAFKA-17228, a mixed
     group's rolling upgrade). Otherwise the join is refused with UNRELEASED_INSTANCE_ID."""
     return holder.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH or holder.classic is not None
 

@@ -246,8 +246,11 @@ def handle_classic_join(
                 return group, issued, ((reply, error),)
             holder = group.members[holder_id]
             if holder.classic is None and holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                # A consumer-protocol holder is replaced only once it left with epoch -2
-                # (``throwIfStaticMemberIsUnreleased``).
+                # A consumer-protocol holder is replaced only once it left with epoch -2:
+                # the model's choice (docs/fidelity.md M12, V10). Kafka replaces it at once
+                # (``getOrMaybeSubscribeStaticConsumerGroupMember`` checks the release,
+                # ``throwIfInstanceIdIsUnreleased``, only when both speak the consumer
+                # protocol).
                 error = cco.join_error(req.member_id, ErrorCode.UNRELEASED_INSTANCE_ID)
                 return group, issued, ((reply, error),)
             try:
