@@ -215,7 +215,10 @@ def handle_classic_join(
     before it is given one), with INCONSISTENT_GROUP_PROTOCOL under the policy ``disabled``
     (KAFKA-20640) or when the classic members share none of its protocols; a dynamic member
     without id gets one with MEMBER_ID_REQUIRED; a static member sending a member id is
-    FENCED_INSTANCE_ID when another member holds its instance; then the member is created
+    FENCED_INSTANCE_ID when another member holds its instance; a static member without id
+    replaces a classic holder of its instance, or a consumer-protocol one that left with -2
+    (any, under ``Config.classic_replaces_live_holder``), else UNRELEASED_INSTANCE_ID;
+    then the member is created
     or updated like a heartbeat's (its subscription may bump the group epoch and recompute
     the target), reconciled with the
     partitions its subscription says it owns, and answered at once with generation = its
@@ -245,12 +248,16 @@ def handle_classic_join(
                 error = cco.join_error(req.member_id, ErrorCode.FENCED_INSTANCE_ID)
                 return group, issued, ((reply, error),)
             holder = group.members[holder_id]
-            if holder.classic is None and holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            if (
+                not config.classic_replaces_live_holder
+                and holder.classic is None
+                and holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH
+            ):
                 # A consumer-protocol holder is replaced only once it left with epoch -2:
-                # the model's choice (docs/fidelity.md M12, V10). Kafka replaces it at once
-                # (``getOrMaybeSubscribeStaticConsumerGroupMember`` checks the release,
-                # ``throwIfInstanceIdIsUnreleased``, only when both speak the consumer
-                # protocol).
+                # the model's default (docs/fidelity.md M12, V10). Kafka replaces it at
+                # once (``getOrMaybeSubscribeStaticConsumerGroupMember`` checks the
+                # release, ``throwIfInstanceIdIsUnreleased``, only when both speak the
+                # consumer protocol), as ``Config.classic_replaces_live_holder`` does.
                 error = cco.join_error(req.member_id, ErrorCode.UNRELEASED_INSTANCE_ID)
                 return group, issued, ((reply, error),)
             try:

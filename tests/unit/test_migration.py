@@ -530,6 +530,25 @@ def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave()
     assert mco.validate_online_downgrade(left, joined, config)
 
 
+def test_kafkas_rule_replaces_a_live_consumer_holder() -> None:
+    """``Config.classic_replaces_live_holder`` (docs/fidelity.md V10): the classic static
+    JoinGroup replaces B at its epoch, without a -2 leave, copying its assignment; a config
+    of another protocol may not set it."""
+    config = dataclasses.replace(_config(), classic_replaces_live_holder=True)
+    base = _consumer_group_with_b(config)
+    b = dataclasses.replace(base.members["B"], instance_id="b")
+    group = _with_members(base, b)
+    topics = system.initial(config).topics
+    joined, _, replies = mco.handle_classic_join(
+        group, topics, _static_join("b"), ReplyTo("B2", 0, 0), FrozenMap(), config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    assert set(joined.members) == {"B2.m1"}
+    assert joined.members["B2.m1"].assigned_partitions == b.assigned_partitions
+    with pytest.raises(ConfigError, match="classic_replaces_live_holder"):
+        dataclasses.replace(STATIC, classic_replaces_live_holder=True)
+
+
 @pytest.mark.parametrize("mutated", [False, True], ids=["reference", "no-bump-on-assignor-change"])
 def test_replacing_a_classic_holder_with_a_server_assignor_bumps_the_epoch(mutated: bool) -> None:
     """KAFKA-20434, migration half: classic members ask for no server assignor, so the

@@ -134,6 +134,9 @@ class MixedOptions:
     realign_empty_group: bool = False
     """``Config.realign_empty_group`` (KAFKA-20442)."""
     max_group_size: int = 2**31 - 1
+    classic_replaces_live_holder: bool = False
+    """``Config.classic_replaces_live_holder``: a classic static join replaces a
+    consumer-protocol holder that has not left with -2 (Kafka's rule)."""
     variant: str | None = None
 
     def __post_init__(self) -> None:
@@ -159,6 +162,7 @@ class MixedOptions:
             new_group_epoch=1 if config.epoch_layout == "kafka-4.3" else 0,
             realign_empty_group=config.realign_empty_group,
             max_group_size=config.max_group_size,
+            classic_replaces_live_holder=config.classic_replaces_live_holder,
             variant=variant,
         )
 
@@ -810,7 +814,8 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     classic members (``supported``); an empty member id gets a new one (``new_id``, never
     handed out before), and a dynamic member is then told MEMBER_ID_REQUIRED; a static
     member whose instance another member holds replaces it if the request's member id is
-    empty and the holder is classic or left with -2 (``coordinator.replace_static_member``);
+    empty and the holder is classic or left with -2 — any holder under
+    ``classic_replaces_live_holder`` — (``coordinator.replace_static_member``);
     the member is then written as a classic member keeping its assignor
     (``_join_as_member``). A request refused after an id was handed out keeps it
     (``refused``); one that would exceed ``max_group_size`` is refused first, before an id
@@ -860,7 +865,8 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     )
     admits = z3.BoolVal(o.policy != "disabled" or o.variant == "mixed-admits-when-disabled")
     id_required = z3.And(unknown, inst == 0)
-    static_ok = z3.Implies(replacing, z3.And(unknown, released))
+    live_ok = z3.BoolVal(o.classic_replaces_live_holder)
+    static_ok = z3.Implies(replacing, z3.And(unknown, z3.Or(released, live_ok)))
     size_ok = z3.Or(stored, held, count(resolved, lambda m: true) < o.max_group_size)
     ok = z3.And(z3.Not(id_required), static_ok, size_ok, z3.Not(p["refused"]))
     t = _ite(ok, updated, base)
