@@ -278,6 +278,14 @@ class Config(Record):
     migration_policy: MigrationPolicy = "bidirectional"
     """A mixed config: ``group.consumer.migration.policy`` (Kafka's default since 4.0,
     ``bidirectional``); read only when ``protocol`` is ``mixed``."""
+    classic_replaces_live_holder: bool = False
+    """A mixed config: a classic static JoinGroup takes over its instance from a
+    consumer-protocol holder that has not left with -2, as Kafka does
+    (``GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember`` checks the
+    release only when both members speak the consumer protocol; docs/fidelity.md V10).
+    False, the default: only once that holder left with -2 (M12), so two processes of one
+    instance never hold its partitions at once in an exploration. The conformance vectors
+    run with Kafka's rule."""
     required_witnesses: tuple[str, ...] | None = None
     """The ``SOMETIMES`` witnesses a complete run of this config must hit for its result to
     be ok (``invariants.liveness.WITNESSES`` names; None: every witness). A config that
@@ -372,6 +380,7 @@ _BOOL_FIELDS = (
     "rejoin_with_epoch_zero",
     "realign_empty_group",
     "static_rejoin_same_member_id",
+    "classic_replaces_live_holder",
     "report_pending_additions",
     "reorder",
     "slow_clients",
@@ -491,6 +500,11 @@ def _check_mixed(config: Config, where: str) -> None:
         if config.migration_policy != "bidirectional":
             raise ConfigError(
                 f"{where}: migration_policy is a setting of a mixed config; set protocol = 'mixed'"
+            )
+        if config.classic_replaces_live_holder:
+            raise ConfigError(
+                f"{where}: classic_replaces_live_holder is a setting of a mixed config; "
+                "set protocol = 'mixed'"
             )
         return
     if config.migration_policy not in MIGRATION_POLICIES:

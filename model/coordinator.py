@@ -372,9 +372,17 @@ def resolve_member(
                 return error if error is not None else (group, existing, existing)
             return group, None, new_member(req.member_id, req.instance_id)
         holder = group.members[holder_id]
-        if holder_id == req.member_id and config.static_rejoin_same_member_id:
+        if (
+            holder_id == req.member_id
+            and holder.classic is None
+            and config.static_rejoin_same_member_id
+        ):
             # The holder itself rejoins (its join response was lost, or it was fenced):
-            # treated like a dynamic rejoin (the fix proposed upstream in PR #23542).
+            # treated like a dynamic rejoin (the fix proposed upstream in PR #23542). A
+            # classic holder is replaced even under its own member id: the copy at epoch
+            # 0 / previous 0 drops its classic metadata (KAFKA-17228; vector
+            # testConsumerGroupHeartbeatFromExistingClassicStaticMember of
+            # vectors/GroupMetadataManagerTest.json).
             error = config.rules.check_member_epoch(holder, req, config)
             return error if error is not None else (group, holder, holder)
         if not config.rules.static_holder_released(holder):
@@ -395,7 +403,7 @@ def static_holder_released(holder: Member) -> bool:
     the holder left with -2, or it speaks the classic protocol — a classic client never
     sends a -2 leave, so a consumer-protocol process of its instance replaces it at once
     (``GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember`` with
-    ``throwIfStaticMemberIsUnreleased`` skipped for a classic holder; KAFKA-17228, a mixed
+    ``throwIfInstanceIdIsUnreleased`` skipped for a classic holder; KAFKA-17228, a mixed
     group's rolling upgrade). Otherwise the join is refused with UNRELEASED_INSTANCE_ID."""
     return holder.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH or holder.classic is not None
 

@@ -78,10 +78,18 @@ DEFAULT_PROTOCOLS = ("range",)
 
 
 def config_for(inp: Json, kafka_version: str, rules: Rules = DEFAULT_RULES) -> Config:
-    """A mixed config with the file's Kafka version's rules and the vector's settings."""
+    """A mixed config with the file's Kafka version's rules, Kafka's static replacement
+    (``classic_replaces_live_holder``) and the vector's settings."""
     # The config's clients are not used: the vector's stand-ins are.
     clients = tuple(replace(c, group_protocol="classic") for c in TINY.clients)
-    changes: dict[str, Any] = {"protocol": "mixed", "rules": rules, "clients": clients}
+    # Kafka's rule for a classic static member replacing a consumer-protocol holder that
+    # has not left (docs/fidelity.md V10), which the model's explorations leave off.
+    changes: dict[str, Any] = {
+        "protocol": "mixed",
+        "rules": rules,
+        "clients": clients,
+        "classic_replaces_live_holder": True,
+    }
     for key, value in inp.get("config", {}).items():
         changes[key] = tuple(value) if isinstance(value, list) else value
     return with_kafka_version(TINY, model_version(kafka_version), **changes)
@@ -305,7 +313,11 @@ def run_classic_group(
     wanted = expected.get("steps", [])
     for i, step in enumerate(inp["steps"]):
         if "assignor_result" in step:
-            answer = {m: parts(a) or frozenset() for m, a in step["assignor_result"].items()}
+            # The answer names members as the vector does; a member id the model issued
+            # is read through its pairing.
+            answer = {
+                ids.model(m): parts(a) or frozenset() for m, a in step["assignor_result"].items()
+            }
         runs: list[int] = []
         cfg = replace(
             config,

@@ -210,12 +210,22 @@ def handle_classic_join(
     config: Config,
 ) -> tuple[Group, IssuedIds, tuple[Reply, ...]]:
     """JoinGroup to a non-empty consumer group (``classicGroupJoinToConsumerGroup``): refused
-    with INCONSISTENT_GROUP_PROTOCOL under the policy ``disabled`` (KAFKA-20640) or when the
-    classic members share none of its protocols; a dynamic member without id gets one with
-    MEMBER_ID_REQUIRED; then the member is created or updated like a heartbeat's (its
-    subscription may bump the group epoch and recompute the target), reconciled with the
+    with GROUP_MAX_SIZE_REACHED when a new member would exceed ``group.consumer.max.size``
+    (``throwIfConsumerGroupIsFull``, checked first: a dynamic member without id is refused
+    before it is given one), with INCONSISTENT_GROUP_PROTOCOL under the policy ``disabled``
+    (KAFKA-20640) or when the classic members share none of its protocols; a dynamic member
+    without id gets one with MEMBER_ID_REQUIRED; a static member sending a member id is
+    FENCED_INSTANCE_ID when another member holds its instance; a static member without id
+    replaces a classic holder of its instance, or a consumer-protocol one that left with -2
+    (any, under ``Config.classic_replaces_live_holder``), else UNRELEASED_INSTANCE_ID;
+    then the member is created
+    or updated like a heartbeat's (its subscription may bump the group epoch and recompute
+    the target), reconciled with the
     partitions its subscription says it owns, and answered at once with generation = its
     member epoch and its first protocol; it is never the leader."""
+    if _over_max_size(group, req, config):
+        error = cco.join_error(req.member_id, ErrorCode.GROUP_MAX_SIZE_REACHED)
+        return group, issued, ((reply, error),)
     if not config.rules.mixed_admits_classic_join(config) or not supports_classic_protocols(
         group, req.protocols
     ):
@@ -238,9 +248,16 @@ def handle_classic_join(
                 error = cco.join_error(req.member_id, ErrorCode.FENCED_INSTANCE_ID)
                 return group, issued, ((reply, error),)
             holder = group.members[holder_id]
-            if holder.classic is None and holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                # A consumer-protocol holder is replaced only once it left with epoch -2
-                # (``throwIfStaticMemberIsUnreleased``).
+            if (
+                not config.classic_replaces_live_holder
+                and holder.classic is None
+                and holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH
+            ):
+                # A consumer-protocol holder is replaced only once it left with epoch -2:
+                # the model's default (docs/fidelity.md M12, V10). Kafka replaces it at
+                # once (``getOrMaybeSubscribeStaticConsumerGroupMember`` checks the
+                # release, ``throwIfInstanceIdIsUnreleased``, only when both speak the
+                # consumer protocol), as ``Config.classic_replaces_live_holder`` does.
                 error = cco.join_error(req.member_id, ErrorCode.UNRELEASED_INSTANCE_ID)
                 return group, issued, ((reply, error),)
             try:
@@ -256,13 +273,6 @@ def handle_classic_join(
     else:
         stored = group.members.get(member_id)
         member = stored if stored is not None else new_member(member_id, None)
-    if (
-        stored is None
-        and group.static_member_id(req.instance_id or "") is None
-        and len(group.members) >= config.max_group_size
-    ):
-        error = cco.join_error(req.member_id, ErrorCode.GROUP_MAX_SIZE_REACHED)
-        return group, issued, ((reply, error),)
     updated = replace(
         member,
         instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
@@ -288,6 +298,16 @@ def handle_classic_join(
         member_id=member_id,
     )
     return group, issued, ((reply, response),)
+
+
+def _over_max_size(group: Group, req: JoinGroupRequest, config: Config) -> bool:
+    """``throwIfConsumerGroupIsFull``: the group is at ``group.consumer.max.size`` and the
+    JoinGroup is not from one of its members — a dynamic member without id included. A
+    static member taking over its instance's holder does not add a member and is let in
+    (the model's choice; Kafka 4.3 refuses it too, as its new member id is not a member)."""
+    if len(group.members) < config.max_group_size or req.member_id in group.members:
+        return False
+    return req.instance_id is None or group.static_member_id(req.instance_id) is None
 
 
 def _join_as_member(

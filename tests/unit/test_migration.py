@@ -453,6 +453,58 @@ def test_consumer_static_member_replaces_its_classic_holder() -> None:
     assert after.members["A2"].assigned_partitions == BOTH
 
 
+def test_consumer_static_member_replaces_its_classic_holder_under_the_same_member_id() -> None:
+    """KAFKA-17228 with the holder's own member id (``GroupMetadataManagerTest.
+    testConsumerGroupHeartbeatFromExistingClassicStaticMember``): the classic holder is
+    replaced, not rejoined — the copy starts at epoch 0 / previous 0 without its classic
+    metadata, so the member's previous epoch is 0, not the holder's."""
+    from model import coordinator as co
+
+    config = _config()
+    classic = _classic_group(3)
+    member = dataclasses.replace(classic.members["A.m1"], instance_id="a")
+    group = mco.from_classic_group(
+        dataclasses.replace(classic, members=FrozenMap({"A.m1": member}))
+    )
+    req = ConsumerGroupHeartbeatRequest(
+        member_id="A.m1",
+        member_epoch=0,
+        instance_id="a",
+        rebalance_timeout_ms=5000,
+        subscribed_topic_names=frozenset({"foo"}),
+        topic_partitions=frozenset(),
+    )
+    topics = system.initial(config).topics
+    after, response = co.handle_consumer_group_heartbeat(group, topics, req, config)
+    assert response.error_code is ErrorCode.NONE
+    replaced = after.members["A.m1"]
+    assert replaced.classic is None
+    assert replaced.previous_member_epoch == 0
+    assert replaced.assigned_partitions == BOTH
+    assert replaced.rebalance_timeout_ms == 5000
+
+
+def test_a_full_consumer_group_refuses_a_classic_join_before_issuing_an_id() -> None:
+    """``throwIfConsumerGroupIsFull`` comes first: a dynamic member without id is refused
+    with GROUP_MAX_SIZE_REACHED, not told MEMBER_ID_REQUIRED, and no id is handed out;
+    under the limit it gets its id as before."""
+    config = dataclasses.replace(_config(), max_group_size=1)
+    group = _consumer_group_with_b(config)
+    topics = system.initial(config).topics
+    kept, issued, replies = mco.handle_classic_join(
+        group, topics, _join(""), ReplyTo("A", 0, 0), FrozenMap(), config
+    )
+    assert kept == group
+    assert issued == FrozenMap()
+    assert replies[0][1].error_code is ErrorCode.GROUP_MAX_SIZE_REACHED
+    roomy = dataclasses.replace(config, max_group_size=2)
+    _, issued, replies = mco.handle_classic_join(
+        group, topics, _join(""), ReplyTo("A", 0, 0), FrozenMap(), roomy
+    )
+    assert replies[0][1].error_code is ErrorCode.MEMBER_ID_REQUIRED
+    assert issued == FrozenMap({"A": 1})
+
+
 def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave() -> None:
     config = _config()
     base = _consumer_group_with_b(config)
@@ -476,6 +528,25 @@ def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave()
     assert joined.members["B2.m1"].classic is not None
     # Only classic members are left: the downgrade (KAFKA-17317) applies.
     assert mco.validate_online_downgrade(left, joined, config)
+
+
+def test_kafkas_rule_replaces_a_live_consumer_holder() -> None:
+    """``Config.classic_replaces_live_holder`` (docs/fidelity.md V10): the classic static
+    JoinGroup replaces B at its epoch, without a -2 leave, copying its assignment; a config
+    of another protocol may not set it."""
+    config = dataclasses.replace(_config(), classic_replaces_live_holder=True)
+    base = _consumer_group_with_b(config)
+    b = dataclasses.replace(base.members["B"], instance_id="b")
+    group = _with_members(base, b)
+    topics = system.initial(config).topics
+    joined, _, replies = mco.handle_classic_join(
+        group, topics, _static_join("b"), ReplyTo("B2", 0, 0), FrozenMap(), config
+    )
+    assert replies[0][1].error_code is ErrorCode.NONE
+    assert set(joined.members) == {"B2.m1"}
+    assert joined.members["B2.m1"].assigned_partitions == b.assigned_partitions
+    with pytest.raises(ConfigError, match="classic_replaces_live_holder"):
+        dataclasses.replace(STATIC, classic_replaces_live_holder=True)
 
 
 @pytest.mark.parametrize("mutated", [False, True], ids=["reference", "no-bump-on-assignor-change"])

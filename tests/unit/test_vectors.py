@@ -85,6 +85,20 @@ def test_fidelity_table_is_current(capsys: pytest.CaptureFixture[str]) -> None:
     assert current == table, "paste `groupcheck vectors run --markdown` into docs/fidelity.md"
 
 
+def test_every_vector_file_follows_the_documented_schema() -> None:
+    """docs/vectors.schema.json describes every file (an expected ``steps`` included)."""
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((DOCS / "vectors.schema.json").read_text(encoding="utf-8"))
+    validator = Draft202012Validator(schema)
+    for path in sorted(VECTORS.glob("*.json")):
+        if path.name == "explained.json":
+            continue
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        errors = [e.message for e in validator.iter_errors(doc)]
+        assert not errors, (path.name, errors[:3])
+
+
 def test_every_file_names_its_kafka_version_and_artifact() -> None:
     for f in load_dir(VECTORS):
         assert f.kafka_version == "4.3.0"

@@ -298,3 +298,29 @@ def test_a_step_with_more_ids_than_the_universe_widens_it(
         True,
         True,
     )
+
+
+def test_kafkas_static_replacement_of_a_live_holder_is_allowed_with_its_option() -> None:
+    """``Config.classic_replaces_live_holder`` (Kafka's rule, docs/fidelity.md V10): on
+    ``MIXED_STATIC`` a classic static JoinGroup replaces the consumer-protocol B while B is
+    still in the group at its epoch (no -2 leave); the relation, reading the option, allows
+    every step, that replacement included — and the same replacement is refused under the
+    default options."""
+    config = dataclasses.replace(PRESETS["MIXED_STATIC"], classic_replaces_live_holder=True)
+    live_replacements = 0
+    for pre, action, post in group_steps(config, 4, 1500):
+        check = check_step(pre, action, post, config)
+        assert check.allowed, (action, project(pre), project(post))  # type: ignore[arg-type]
+        g, after = pre.group, post.group
+        if check.family != "DeliverMessage.classic_join" or not isinstance(g, Group):
+            continue
+        gone = [
+            m
+            for mid, m in g.members.items()
+            if m.classic is None and m.member_epoch != -2 and mid not in after.members
+        ]
+        if gone:
+            live_replacements += 1
+            default = PRESETS["MIXED_STATIC"]
+            assert not check_step(pre, action, post, default).allowed
+    assert live_replacements >= 1

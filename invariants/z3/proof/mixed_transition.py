@@ -134,6 +134,9 @@ class MixedOptions:
     realign_empty_group: bool = False
     """``Config.realign_empty_group`` (KAFKA-20442)."""
     max_group_size: int = 2**31 - 1
+    classic_replaces_live_holder: bool = False
+    """``Config.classic_replaces_live_holder``: a classic static join replaces a
+    consumer-protocol holder that has not left with -2 (Kafka's rule)."""
     variant: str | None = None
 
     def __post_init__(self) -> None:
@@ -159,6 +162,7 @@ class MixedOptions:
             new_group_epoch=1 if config.epoch_layout == "kafka-4.3" else 0,
             realign_empty_group=config.realign_empty_group,
             max_group_size=config.max_group_size,
+            classic_replaces_live_holder=config.classic_replaces_live_holder,
             variant=variant,
         )
 
@@ -640,7 +644,10 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     generation, members classic without assignor, no target assignor) bumped for a static
     member the join replaces (``mco.bump_for_replacement``). A static join at epoch 0
     whose instance another member holds replaces it if it left with -2 or speaks the
-    classic protocol (``coordinator.static_holder_released``, KAFKA-17228); the variant
+    classic protocol (``coordinator.static_holder_released``, KAFKA-17228) — the model
+    replaces a classic holder under the joiner's own member id too, a state its member ids
+    never make (``model.client.member_id_for``: no consumer-protocol id ends in ``.mN``);
+    the variant
     ``classic-holder-unreleased`` replaces it only if it left with -2."""
     n = "DeliverMessage.consumer_join"
     p = _params(
@@ -807,10 +814,13 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     classic members (``supported``); an empty member id gets a new one (``new_id``, never
     handed out before), and a dynamic member is then told MEMBER_ID_REQUIRED; a static
     member whose instance another member holds replaces it if the request's member id is
-    empty and the holder is classic or left with -2 (``coordinator.replace_static_member``);
+    empty and the holder is classic or left with -2 — any holder under
+    ``classic_replaces_live_holder`` — (``coordinator.replace_static_member``);
     the member is then written as a classic member keeping its assignor
     (``_join_as_member``). A request refused after an id was handed out keeps it
-    (``refused``). The variant ``mixed-admits-when-disabled`` admits it under any policy."""
+    (``refused``); one that would exceed ``max_group_size`` is refused first, before an id
+    is handed out (``Unchanged``). The variant ``mixed-admits-when-disabled`` admits it
+    under any policy."""
     n = "DeliverMessage.classic_join"
     p = _params(
         n,
@@ -855,7 +865,8 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     )
     admits = z3.BoolVal(o.policy != "disabled" or o.variant == "mixed-admits-when-disabled")
     id_required = z3.And(unknown, inst == 0)
-    static_ok = z3.Implies(replacing, z3.And(unknown, released))
+    live_ok = z3.BoolVal(o.classic_replaces_live_holder)
+    static_ok = z3.Implies(replacing, z3.And(unknown, z3.Or(released, live_ok)))
     size_ok = z3.Or(stored, held, count(resolved, lambda m: true) < o.max_group_size)
     ok = z3.And(z3.Not(id_required), static_ok, size_ok, z3.Not(p["refused"]))
     t = _ite(ok, updated, base)
@@ -870,8 +881,9 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
         z3.Implies(z3.Not(stored), p["subscription_changed"]),
         z3.Implies(ok, tie),
         z3.Implies(z3.And(ok, post.consumer), fits),
-        # A refusal that hands out no id is Unchanged.
-        z3.Implies(z3.Not(ok), unknown),
+        # A refusal that hands out no id is Unchanged; a full group refuses before an id
+        # is handed out (``throwIfConsumerGroupIsFull`` comes first).
+        z3.Implies(z3.Not(ok), z3.And(unknown, size_ok)),
     ]
     return _finish(n, g, post, t, o, p, *guards)
 
