@@ -104,3 +104,38 @@ def test_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         assert reader.decode(line, epoch + 2) == _codec(line, epoch + 2)
         assert reader._chars <= 10_000
         assert len(reader._memo) <= 10_000 // 200
+
+
+@pytest.mark.parametrize("memo", [2, 8192])
+def test_conformance_memo_reports_what_a_plain_replay_finds(
+    monkeypatch: pytest.MonkeyPatch, memo: int
+) -> None:
+    """A mutant's trace, replayed with the step memo (tiny: emptied again and again; or
+    large), gives the findings a replay asking the model and the checker at every step
+    gives: the same properties at the same lines, with the same messages."""
+    from groupcheck.mutants import get_mutant
+    from groupcheck.validate import conformance
+    from invariants.check import Checker
+    from model import system
+    from model.trace import path_lines
+    from tests.tracelines import progress_walk
+
+    monkeypatch.setattr(conformance, "MEMO_STEPS", memo)
+    name = "install-without-epoch"
+    config = get_mutant(name).mutated_config()
+    path = progress_walk(config, 1, 300, perturb=True)
+    expected: list[tuple[int, str, str]] = []
+    checker, state = Checker(), system.initial(config)
+    for n, action in enumerate(path.actions, 2):
+        new = system.step(state, action, config)
+        bad = checker.check_step(state, action, new) + checker.check_state(new)
+        expected += [(n, v.property, v.message) for v in bad]
+        state = new
+    assert expected  # the mutant breaks a property on this walk
+    replayed: list[object] = []
+    report = conformance.validate_conformance(
+        "t", path_lines(path, mutant=name), on_step=replayed.append
+    )
+    assert [(f.line, f.property, f.message) for f in report.violations] == expected
+    assert tuple(replayed) == path.actions
+    assert report.events == len(path.actions)
