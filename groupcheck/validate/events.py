@@ -1,5 +1,7 @@
-"""A whole trace read into memory, for the modes that replay it out of file order
-(coordinator and client mode): its header and every event decoded."""
+"""Reading a trace's events: :func:`read_trace`, a whole trace read into memory, for the
+modes that replay it out of file order (coordinator and client mode): its header and every
+event decoded; :class:`EventReader`, one event line at a time with a bounded memo, for the
+modes that stream (safety and conformance)."""
 
 from __future__ import annotations
 
