@@ -139,3 +139,25 @@ def test_conformance_memo_reports_what_a_plain_replay_finds(
     assert [(f.line, f.property, f.message) for f in report.violations] == expected
     assert tuple(replayed) == path.actions
     assert report.events == len(path.actions)
+
+
+def _outcome(decode: object, line: str, n: int) -> object:
+    try:
+        return decode(line, n)  # type: ignore[operator]
+    except TraceError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("sort_keys", [False, True])
+def test_any_one_character_changed_decodes_as_the_codec(sort_keys: bool) -> None:
+    """Every line one character away from a memoized one (each position: deleted, or a
+    few characters put in its place or before it) decodes, or fails, exactly as the codec has it."""
+    good = _line(12, 345, sort_keys=sort_keys)
+    reader = EventReader(parse_header(header()))
+    reader.decode(good, 2)
+    for i in range(len(good)):
+        changed = [good[:i] + good[i + 1 :]]  # deleted
+        changed += [good[:i] + ch + good[i + 1 :] for ch in '"01- }x\\']  # replaced
+        changed += [good[:i] + ch + good[i:] for ch in '"01- ,\\']  # inserted
+        for bad in changed:
+            assert _outcome(reader.decode, bad, 3) == _outcome(_codec, bad, 3), bad
