@@ -120,6 +120,10 @@ def _units(events: Iterable[Event]) -> Iterator[_Exchange | Event]:
     holdings = _Holdings()
     held: Event | None = None
     for event in events:
+        if event[1] is None and held is None:  # untimed (a model trace's): as it comes
+            holdings.note(event[2])
+            yield event
+            continue
         solo = _client_event(event)
         if solo is not None and (held is None or _client_of(held) != solo.client):
             yield solo

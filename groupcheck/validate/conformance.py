@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from groupcheck.validate.events import EventReader
 from groupcheck.validate.report import Finding, Report
-from invariants.check import Checker
+from invariants.check import Checker, Violation
 from model import system
 from model.actions import Action
 from model.config import Config
@@ -22,13 +23,21 @@ from model.presets import PRESETS
 from model.rules import DEFAULT_RULES
 from model.settings import config_from_mapping
 from model.status import ConfigError
-from model.trace import TraceError, decode_action, parse_event, parse_header
+from model.system import AnyState
+from model.trace import TraceError, parse_header
 from model.trace.codec import CLIENT_EVENT_KINDS, TraceHeader
 from reports.casestudy import describe_action
 from reports.render.escape import cut
 
 CONFORMANCE = "Conformance"
 """The finding of an event the model does not take at that point."""
+MEMO_STEPS = 8192
+"""The most steps (state, action → next state and the properties it violates) and states
+(→ the state properties they violate) the replay remembers; each memo is emptied when full.
+The model is deterministic and its properties are functions of the states (and step) they
+read, so a step taken again from an equal state is enabled and ends the same way: a steady
+group's trace, which returns to the same few states again and again, is replayed without
+asking the model and the properties again, in bounded memory."""
 
 
 def config_of_header(header: TraceHeader, *, reference: bool = False) -> Config:
@@ -128,14 +137,25 @@ def validate_conformance(
             )
         checker = Checker()
         state = system.initial(config)
+        decode = EventReader(header).decode
+        steps: dict[tuple[AnyState, Action], tuple[AnyState, list[Violation]]] = {}
+        states: dict[AnyState, list[Violation]] = {}
         for n, line in enumerate(it, 2):
             if not line.strip():
                 continue
-            event = parse_event(line, n)
-            action = decode_action(event, line, n, header)
+            _, kind, action = decode(line, n)
             report.events += 1
-            if event.kind in CLIENT_EVENT_KINDS:
+            if kind in CLIENT_EVENT_KINDS:
                 continue  # an application's observation, not a model step (client mode)
+            taken = steps.get((state, action))
+            if taken is not None:  # taken before from an equal state: enabled, same result
+                new, found = taken
+                if on_step is not None:
+                    on_step(action)
+                for v in found:
+                    report.violations.append(Finding(file, n, v.property, v.message))
+                state = new
+                continue
             enabled = system.enabled(state, config)
             if action not in enabled:
                 shown = "; ".join(describe_action(a) for a in enabled[:8])
@@ -153,8 +173,18 @@ def validate_conformance(
             new = system.step(state, action, config)
             if on_step is not None:
                 on_step(action)
-            for v in checker.check_step(state, action, new) + checker.check_state(new):
+            state_found = states.get(new)
+            if state_found is None:
+                state_found = checker.check_state(new)
+                if len(states) >= MEMO_STEPS:
+                    states.clear()
+                states[new] = state_found
+            found = checker.check_step(state, action, new) + state_found
+            for v in found:
                 report.violations.append(Finding(file, n, v.property, v.message))
+            if len(steps) >= MEMO_STEPS:
+                steps.clear()
+            steps[state, action] = (new, found)
             state = new
     except TraceError as e:
         report.error = f"{file}:{e}"

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from groupcheck.validate.concurrency import releases_first
+from groupcheck.validate.events import EventReader
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.timing import (
     PREMATURE,
@@ -65,7 +66,7 @@ from model.records import (
     Message,
 )
 from model.status import FENCING_ERRORS, ErrorCode
-from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
+from model.trace import TraceError, TraceHeader, parse_header
 from reports.render.escape import shown
 
 
@@ -288,12 +289,12 @@ def trace_events(
     ``TraceError`` — and so does one that is impossible on its face (:class:`_OnItsFace`:
     time running backwards, a member epoch below -2)."""
     face = _OnItsFace()
+    decode = EventReader(header).decode
     for n, line in enumerate(lines, 2):
         if line.strip():
-            event = parse_event(line, n)
-            action = decode_action(event, line, n, header)
-            face.check(n, line, event.ts, action)
-            yield n, event.ts, action
+            ts, _, action = decode(line, n)
+            face.check(n, line, ts, action)
+            yield n, ts, action
 
 
 MIN_MEMBER_EPOCH = -2
@@ -320,6 +321,8 @@ class _OnItsFace:
     """(client, connection) → the ``ts`` and line of its latest response."""
 
     def check(self, n: int, line: str, ts: int | None, action: Action) -> None:
+        if ts is None and not isinstance(action, DeliverMessage):
+            return
         body = action.message.body if isinstance(action, DeliverMessage) else None
         epoch = getattr(body, "member_epoch", None)
         if (
@@ -442,8 +445,7 @@ class _Safety:
 
     def on_event(self, n: int, ts: int | None, action: Action) -> None:
         # The convergence of the state before this event, in case it ends a quiet window.
-        before = self._convergence() if self._long_enough(self.window) else None
-        members_before = any(v.in_group() for v in self.members.values())
+        before, members_before = self._before(self._long_enough(self.window))
         self.perturbed = bool(action.PERTURBATION)
         self._implied_expiries(ts)
         self._apply(n, ts, action)
@@ -663,6 +665,25 @@ class _Safety:
         self.report.violations.append(Finding(self.file, n, name, message))
 
     # ---------------------------------------------------------- convergence
+
+    def _before(self, long_enough: bool) -> tuple[str | None, bool]:
+        """Before an event: why the members have not converged (when the window is
+        ``long_enough`` to ask; else None), and whether any member is in the group. One
+        pass over the members in the common case — the converged group of a steady trace —
+        and :meth:`_convergence` for the message otherwise."""
+        epoch: int | None = None
+        members = False
+        for v in self.members.values():
+            if v.fenced or v.left or v.expired or v.epoch is None:  # not in_group()
+                continue
+            if not long_enough:
+                return None, True
+            if members and v.epoch != epoch:
+                return self._convergence(), True
+            epoch, members = v.epoch, True
+            if v.assignment is not None and v.reported != v.assignment:
+                return self._convergence(), True
+        return None, members
 
     def _convergence(self) -> str | None:
         """Why the members have not converged (None: they have, or there are none)."""
