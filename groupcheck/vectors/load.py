@@ -61,6 +61,8 @@ _EXPECTED_KEYS = {
     "error",
     "properties",
     "then",
+    "settled",
+    "bounds",
     "spec",
     "records",
     "responses",
