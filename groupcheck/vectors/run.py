@@ -484,35 +484,65 @@ def _size_ok(size: int, bound: int | list[int]) -> bool:
     return bound[0] <= size <= bound[1]
 
 
-def bounds_problems(result: Mapping[str, Assignment], bounds: Json) -> list[str]:
+Rounds = list[Mapping[str, Assignment]]
+"""The answers of the rounds run so far (round 1 first)."""
+
+
+def _bound_partitions(value: Json, earlier: Rounds) -> Assignment:
+    """A bound's partitions: given, or ``{"round": k, "member": m}`` — member m's answer in
+    round k."""
+    if "round" in value:
+        answer: Assignment = earlier[value["round"] - 1].get(value["member"], frozenset())
+        return answer
+    return partitions(value)
+
+
+def bounds_problems(
+    result: Mapping[str, Assignment], bounds: Json, earlier: Rounds | None = None
+) -> list[str]:
     """``expected.bounds``, member id → what a test asserts of its assignment without
     stating it whole: ``size`` (a count or ``[least, most]``), ``within`` (every partition
-    from these), ``contains`` (all of these), ``disjoint`` (none of these). One line per
-    bound that does not hold."""
+    from these), ``contains`` (all of these), ``disjoint`` (none of these), ``overlaps``
+    (some of these); partitions given, or a member's answer of an earlier round
+    (``_bound_partitions``). One line per bound that does not hold."""
+    rounds = earlier or []
     problems = []
     for member, bound in sorted(bounds.items()):
         mine = result.get(member, frozenset())
         if "size" in bound and not _size_ok(len(mine), bound["size"]):
             problems.append(f"bounds: {member} has {len(mine)} partitions, not {bound['size']}")
-        if "within" in bound and not mine <= partitions(bound["within"]):
+        if "within" in bound and not mine <= _bound_partitions(bound["within"], rounds):
             problems.append(f"bounds: {member} is given partitions outside {bound['within']}")
-        if "contains" in bound and not partitions(bound["contains"]) <= mine:
+        if "contains" in bound and not _bound_partitions(bound["contains"], rounds) <= mine:
             problems.append(f"bounds: {member} lacks some of {bound['contains']}")
-        if "disjoint" in bound and mine & partitions(bound["disjoint"]):
+        if "disjoint" in bound and mine & _bound_partitions(bound["disjoint"], rounds):
             problems.append(f"bounds: {member} is given some of {bound['disjoint']}")
+        if "overlaps" in bound and not mine & _bound_partitions(bound["overlaps"], rounds):
+            problems.append(f"bounds: {member} is given none of {bound['overlaps']}")
     return problems
 
 
-def run_client_assignor(
-    inp: Json, expected: Json, rules: Rules = DEFAULT_RULES
-) -> tuple[Json, list[str]]:
-    """The leader's assignment step, and the properties and bounds asked for that do not
-    hold; ``settled`` in the answer when the vector expects the assignment after the
-    cooperative follow-up rebalances."""
-    subs = inp["subscriptions"]
+def _round_subscriptions(raw: Json, earlier: Rounds) -> Json:
+    """A later round's subscriptions: ``owned_from: k`` stands for the member's own answer
+    of round k as its owned partitions."""
+    out = {}
+    for m, given in raw.items():
+        sub = dict(given)
+        if "owned_from" in sub:
+            owned = earlier[sub.pop("owned_from") - 1].get(m, frozenset())
+            sub["owned_partitions"] = as_json(owned)
+        out[m] = sub
+    return out
+
+
+def _check_round(
+    inp: Json, subs: Json, expected: Json, rules: Rules, earlier: Rounds
+) -> tuple[Mapping[str, Assignment] | None, Json, list[str]]:
+    """One round of the leader step: its answer, the answer's JSON and the properties and
+    bounds of ``expected`` that do not hold."""
     result = _client_assign(inp, subs, rules)
     if result is None:
-        return {"error": LEADER_FAILED}, [LEADER_FAILED]
+        return None, {"error": LEADER_FAILED}, [LEADER_FAILED]
     subscribed = {m: frozenset(s["topics"]) for m, s in subs.items()}
     failed = []
     answer: Json = {"assignment": group_json(result)}
@@ -537,7 +567,34 @@ def run_client_assignor(
             )
         if not ok:
             failed.append(prop)
-    failed.extend(bounds_problems(result, expected.get("bounds", {})))
+    failed.extend(bounds_problems(result, expected.get("bounds", {}), [*earlier, result]))
+    return result, answer, failed
+
+
+def run_client_assignor(
+    inp: Json, expected: Json, rules: Rules = DEFAULT_RULES
+) -> tuple[Json, list[str]]:
+    """The leader's assignment step, and the properties and bounds asked for that do not
+    hold; ``settled`` in the answer when the vector expects the assignment after the
+    cooperative follow-up rebalances. ``input.rounds`` are later rounds (a test that
+    assigns again with the members owning what earlier rounds gave them), each checked
+    against its entry of ``expected.rounds``; ``answer.rounds`` has their assignments."""
+    result, answer, failed = _check_round(inp, inp["subscriptions"], expected, rules, [])
+    if result is None:
+        return answer, failed
+    earlier: Rounds = [result]
+    later = []
+    pairs = zip(inp.get("rounds", []), expected.get("rounds", []), strict=True)
+    for n, (raw, exp) in enumerate(pairs, 2):
+        subs = _round_subscriptions(raw["subscriptions"], earlier)
+        result, round_answer, round_failed = _check_round(inp, subs, exp, rules, earlier)
+        failed.extend(f"round {n}: {p if ' ' in p else 'property ' + p}" for p in round_failed)
+        later.append(round_answer)
+        if result is None:
+            break
+        earlier.append(result)
+    if later:
+        answer["rounds"] = later
     return answer, failed
 
 

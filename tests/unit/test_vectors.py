@@ -378,3 +378,18 @@ def test_client_assignor_bounds_and_settled_are_compared() -> None:
     outcome = run_vector(replace(v, expected=dict(v.expected, bounds=bounds)), {}, DEFAULT_RULES)
     assert outcome.status == DIFFER
     assert "consumer3 has 0 partitions, not 1" in outcome.detail
+
+
+def test_client_assignor_later_rounds_are_run_and_checked() -> None:
+    """``input.rounds`` run after the first round, each member owning its earlier answer
+    (``owned_from``), and ``expected.rounds`` is checked against each: a bound on an
+    earlier round's answer that round 2 breaks is a difference of round 2."""
+    f, v = _client_vector(
+        "StickyAssignorTest", "testAssignmentWithMultipleGenerations2[NO_BROKER_RACK, false]"
+    )
+    assert run_vector(v, {}, DEFAULT_RULES, f.name).status == PASS
+    rounds = [dict(v.expected["rounds"][0]), v.expected["rounds"][1]]
+    rounds[0]["bounds"] = {"consumer2": {"disjoint": {"round": 1, "member": "consumer2"}}}
+    outcome = run_vector(replace(v, expected=dict(v.expected, rounds=rounds)), {}, DEFAULT_RULES)
+    assert outcome.status == DIFFER
+    assert outcome.detail.startswith("round 2: bounds: consumer2 is given some of")
