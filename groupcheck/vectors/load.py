@@ -61,6 +61,9 @@ _EXPECTED_KEYS = {
     "error",
     "properties",
     "then",
+    "settled",
+    "bounds",
+    "rounds",
     "spec",
     "records",
     "responses",
@@ -239,6 +242,9 @@ def _vector(path: Path, raw: Any, where: str) -> Vector:
         _check_classic_input(path, inp, f"{where}.input")
     expected = _require(path, raw, "expected", dict, where)
     _unknown_keys(path, expected, _EXPECTED_KEYS, f"{where}.expected")
+    rounds = (inp.get("rounds", []), expected.get("rounds", []))
+    if not all(isinstance(r, list) for r in rounds) or len(rounds[0]) != len(rounds[1]):
+        raise _fail(path, f"{where}.expected.rounds", "needs one entry per input.rounds entry")
     for prop in expected.get("properties", []):
         if prop not in PROPERTIES:
             raise _fail(path, f"{where}.expected.properties", f"unknown property {prop!r}")

@@ -7,7 +7,9 @@ Each kind calls the model function that mirrors the Kafka class under test:
   (``model.coordinator.stamp_assignment_epochs``);
 * ``server-assignor``: ``model.assignors.get_assignor(name).assign`` (``UniformAssignor``,
   ``RangeAssignor`` of the group coordinator);
-* ``client-assignor``: ``model.classic.assignors.assign`` (the consumer's assignors);
+* ``client-assignor``: ``Rules.classic_leader_assignment``, the classic group leader's
+  assignment step (``model.classic.client.leader_assignment``: the consumer's assignors,
+  ``model.classic.assignors``);
 * ``consumer-heartbeat``: ``model.coordinator.handle_consumer_group_heartbeat`` and the
   session and rebalance timeouts (``groupcheck.vectors.coordinator``);
 * ``consumer-membership``: the consumer's state machine, ``model.client``
@@ -29,12 +31,14 @@ from groupcheck.vectors.coordinator import compare_steps, run_consumer_heartbeat
 from groupcheck.vectors.load import Explanation, Vector, VectorFile
 from model.assignors import AssignmentSpec, MemberSubscription, get_assignor
 from model.classic import assignors as client_assignors
+from model.classic.messages import ClassicSubscription, JoinGroupResponseMember
+from model.classic.records import ClassicClient
 from model.coordinator import replace_static_member, stamp_assignment_epochs
 from model.ids import Assignment, FrozenMap, TopicPartition
 from model.presets import TINY
 from model.records import Group, Member, TopicMetadata, new_member
 from model.rules import DEFAULT_RULES, Rules
-from model.status import MemberState
+from model.status import ClassicClientStatus, MemberState
 from model.target import assignment_spec, member_topics
 
 Json = dict[str, Any]
@@ -374,15 +378,64 @@ def _subscriptions(raw: Json) -> dict[str, client_assignors.Subscription]:
     }
 
 
-def _client_assign(inp: Json, subs: Json, rules: Rules = DEFAULT_RULES) -> Mapping[str, Assignment]:
-    """The consumer's assignor, with the sticky assignors' arbitration of claimed partitions
-    taken from ``rules`` (``Rules.classic_arbitrate_claims``, which mutants replace)."""
-    return client_assignors.assign(
-        inp["assignor"],
-        partitions_per_topic=inp["topics"],
-        subscriptions=_subscriptions(subs),
-        claims=rules.classic_arbitrate_claims,
+LEADER_FAILED = (
+    "the leader's assignment fails validateCooperativeAssignment (IllegalStateException)"
+)
+"""What a vector reports when the leader step answers None: the rebalance fails."""
+
+
+def leader_members(subs: Json) -> tuple[JoinGroupResponseMember, ...]:
+    """The members as the leader's JoinGroup response lists them (by member id): each claim
+    is both the KIP-429 ``ownedPartitions`` and the sticky user data's previous assignment,
+    with its generation (the vector's ``generation``; -1 when absent)."""
+    members = []
+    for m, s in sorted(subs.items()):
+        owned = partitions(s.get("owned_partitions", {}))
+        members.append(
+            JoinGroupResponseMember(
+                member_id=m,
+                instance_id=s.get("instance_id"),
+                subscription=ClassicSubscription(
+                    topics=frozenset(s["topics"]),
+                    owned_partitions=owned,
+                    generation_id=s.get("generation", client_assignors.DEFAULT_GENERATION),
+                    user_data=owned,
+                ),
+            )
+        )
+    return tuple(members)
+
+
+def _client_assign(
+    inp: Json, subs: Json, rules: Rules = DEFAULT_RULES
+) -> Mapping[str, Assignment] | None:
+    """The classic group leader's assignment step, ``Rules.classic_leader_assignment``
+    (``ConsumerCoordinator.onLeaderElected`` → ``performAssignment``), over the vector's
+    subscriptions: the leader is a KIP-429 client configured with the vector's assignor
+    alone, and topic ids are topic names. For the reference rules this is
+    ``model.classic.assignors.assign`` (with ``CooperativeStickyAssignor.adjustAssignment``
+    for cooperative-sticky, as the assignor's ``assignPartitions`` the tests call); a mutant
+    of the leader step or of the claims arbitration (``Rules.classic_arbitrate_claims``) is
+    run by the vector. None when the leader's check fails the rebalance."""
+    name = inp["assignor"]
+    members = leader_members(subs)
+    leader = ClassicClient(
+        name="leader",
+        instance_id=None,
+        incarnation=0,
+        alive=True,
+        status=ClassicClientStatus.COMPLETING_REBALANCE,
+        assignors=(name,),
+        kip429=True,
+        subscription=frozenset(t for m in members for t in m.subscription.topics),
+        member_id=members[0].member_id if members else "leader",
+        protocol_name=name,
+        leader=True,
+        join_members=members,
     )
+    topics = {t: TopicMetadata(topic_id=t, partitions=n) for t, n in inp["topics"].items()}
+    config = replace(TARGET_CONFIG, rules=rules)
+    return rules.classic_leader_assignment(leader, members, topics, config)
 
 
 MAX_FOLLOW_UPS = 4
@@ -391,42 +444,108 @@ MAX_FOLLOW_UPS = 4
 
 def cooperative_follow_ups_settle(
     inp: Json, subs: Json, result: Mapping[str, Assignment], rules: Rules = DEFAULT_RULES
-) -> bool:
+) -> Mapping[str, Assignment] | None:
     """``CooperativeStickyAssignorTest.verifyValidityAndBalance``'s condition: no round
     assigns a partition to one member while revoking it from another
     (``validate_cooperative_assignment``); while a round revokes a partition, the members
-    rejoin owning what they were given (same generations) and the assignor runs again, at
-    most ``MAX_FOLLOW_UPS`` times; the last assignment is valid, balanced and fully
-    balanced."""
+    rejoin owning what they were given (same generations) and the leader step runs again,
+    at most ``MAX_FOLLOW_UPS`` times; the last assignment is valid, balanced and fully
+    balanced. Returns that last assignment (what the test's assertions after
+    ``verifyValidityAndBalance`` read), or None when the condition fails."""
     subscribed = {m: frozenset(s["topics"]) for m, s in subs.items()}
     current = dict(subs)
+    answer: Mapping[str, Assignment] | None = result
     for _ in range(MAX_FOLLOW_UPS + 1):
+        if answer is None:
+            return None
         parsed = _subscriptions(current)
-        if client_assignors.validate_cooperative_assignment(parsed, result):
-            return False
-        revoked = any(parsed[m].owned_partitions - result.get(m, frozenset()) for m in parsed)
+        if client_assignors.validate_cooperative_assignment(parsed, answer):
+            return None
+        revoked = any(parsed[m].owned_partitions - answer.get(m, frozenset()) for m in parsed)
         if not revoked:
-            return (
-                is_valid(result, subscribed)
-                and is_balanced(result, subscribed)
-                and is_fully_balanced(result)
+            settled = (
+                is_valid(answer, subscribed)
+                and is_balanced(answer, subscribed)
+                and is_fully_balanced(answer)
             )
+            return answer if settled else None
         current = {
-            m: {**s, "owned_partitions": as_json(result.get(m, frozenset()))}
+            m: {**s, "owned_partitions": as_json(answer.get(m, frozenset()))}
             for m, s in current.items()
         }
-        result = _client_assign(inp, current, rules)
-    return False
+        answer = _client_assign(inp, current, rules)
+    return None
 
 
-def run_client_assignor(
-    inp: Json, expected: Json, rules: Rules = DEFAULT_RULES
-) -> tuple[Json, list[str]]:
-    """The consumer's assignor, and the properties asked for that do not hold."""
-    subs = inp["subscriptions"]
+def _size_ok(size: int, bound: int | list[int]) -> bool:
+    """A ``bounds`` size: an exact count, or ``[least, most]``."""
+    if isinstance(bound, int):
+        return size == bound
+    return bound[0] <= size <= bound[1]
+
+
+Rounds = list[Mapping[str, Assignment]]
+"""The answers of the rounds run so far (round 1 first)."""
+
+
+def _bound_partitions(value: Json, earlier: Rounds) -> Assignment:
+    """A bound's partitions: given, or ``{"round": k, "member": m}`` — member m's answer in
+    round k."""
+    if "round" in value:
+        answer: Assignment = earlier[value["round"] - 1].get(value["member"], frozenset())
+        return answer
+    return partitions(value)
+
+
+def bounds_problems(
+    result: Mapping[str, Assignment], bounds: Json, earlier: Rounds | None = None
+) -> list[str]:
+    """``expected.bounds``, member id → what a test asserts of its assignment without
+    stating it whole: ``size`` (a count or ``[least, most]``), ``within`` (every partition
+    from these), ``contains`` (all of these), ``disjoint`` (none of these), ``overlaps``
+    (some of these); partitions given, or a member's answer of an earlier round
+    (``_bound_partitions``). One line per bound that does not hold."""
+    rounds = earlier or []
+    problems = []
+    for member, bound in sorted(bounds.items()):
+        mine = result.get(member, frozenset())
+        if "size" in bound and not _size_ok(len(mine), bound["size"]):
+            problems.append(f"bounds: {member} has {len(mine)} partitions, not {bound['size']}")
+        if "within" in bound and not mine <= _bound_partitions(bound["within"], rounds):
+            problems.append(f"bounds: {member} is given partitions outside {bound['within']}")
+        if "contains" in bound and not _bound_partitions(bound["contains"], rounds) <= mine:
+            problems.append(f"bounds: {member} lacks some of {bound['contains']}")
+        if "disjoint" in bound and mine & _bound_partitions(bound["disjoint"], rounds):
+            problems.append(f"bounds: {member} is given some of {bound['disjoint']}")
+        if "overlaps" in bound and not mine & _bound_partitions(bound["overlaps"], rounds):
+            problems.append(f"bounds: {member} is given none of {bound['overlaps']}")
+    return problems
+
+
+def _round_subscriptions(raw: Json, earlier: Rounds) -> Json:
+    """A later round's subscriptions: ``owned_from: k`` stands for the member's own answer
+    of round k as its owned partitions."""
+    out = {}
+    for m, given in raw.items():
+        sub = dict(given)
+        if "owned_from" in sub:
+            owned = earlier[sub.pop("owned_from") - 1].get(m, frozenset())
+            sub["owned_partitions"] = as_json(owned)
+        out[m] = sub
+    return out
+
+
+def _check_round(
+    inp: Json, subs: Json, expected: Json, rules: Rules, earlier: Rounds
+) -> tuple[Mapping[str, Assignment] | None, Json, list[str]]:
+    """One round of the leader step: its answer, the answer's JSON and the properties and
+    bounds of ``expected`` that do not hold."""
     result = _client_assign(inp, subs, rules)
+    if result is None:
+        return None, {"error": LEADER_FAILED}, [LEADER_FAILED]
     subscribed = {m: frozenset(s["topics"]) for m, s in subs.items()}
     failed = []
+    answer: Json = {"assignment": group_json(result)}
     for prop in expected.get("properties", []):
         ok = True
         if prop == "valid":
@@ -436,14 +555,47 @@ def run_client_assignor(
         elif prop == "fully-balanced":
             ok = is_fully_balanced(result)
         elif prop == "cooperative-follow-ups":
-            ok = cooperative_follow_ups_settle(inp, subs, result, rules)
+            settled = cooperative_follow_ups_settle(inp, subs, result, rules)
+            ok = settled is not None
+            if settled is not None and "settled" in expected:
+                answer["settled"] = group_json(settled)
         elif prop == "same-as-first":
             then = expected["then"]
             second = _client_assign(inp, then["subscriptions"], rules)
-            ok = all(result.get(a) == second.get(b) for a, b in then["same"].items())
+            ok = second is not None and all(
+                result.get(a) == second.get(b) for a, b in then["same"].items()
+            )
         if not ok:
             failed.append(prop)
-    return {"assignment": group_json(result)}, failed
+    failed.extend(bounds_problems(result, expected.get("bounds", {}), [*earlier, result]))
+    return result, answer, failed
+
+
+def run_client_assignor(
+    inp: Json, expected: Json, rules: Rules = DEFAULT_RULES
+) -> tuple[Json, list[str]]:
+    """The leader's assignment step, and the properties and bounds asked for that do not
+    hold; ``settled`` in the answer when the vector expects the assignment after the
+    cooperative follow-up rebalances. ``input.rounds`` are later rounds (a test that
+    assigns again with the members owning what earlier rounds gave them), each checked
+    against its entry of ``expected.rounds``; ``answer.rounds`` has their assignments."""
+    result, answer, failed = _check_round(inp, inp["subscriptions"], expected, rules, [])
+    if result is None:
+        return answer, failed
+    earlier: Rounds = [result]
+    later = []
+    pairs = zip(inp.get("rounds", []), expected.get("rounds", []), strict=True)
+    for n, (raw, exp) in enumerate(pairs, 2):
+        subs = _round_subscriptions(raw["subscriptions"], earlier)
+        result, round_answer, round_failed = _check_round(inp, subs, exp, rules, earlier)
+        failed.extend(f"round {n}: {p if ' ' in p else 'property ' + p}" for p in round_failed)
+        later.append(round_answer)
+        if result is None:
+            break
+        earlier.append(result)
+    if later:
+        answer["rounds"] = later
+    return answer, failed
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -494,7 +646,7 @@ RUNNERS: dict[str, Runner] = {
 def compare(expected: Json, answer: Json, failed: list[str]) -> str:
     """What differs between the expected values and the model's answer ("" when nothing)."""
     problems = [p if " " in p else f"property {p} does not hold" for p in failed]
-    for key in ("member", "assignment", "spec", "records"):
+    for key in ("member", "assignment", "settled", "spec", "records"):
         if key in expected and normal(expected[key]) != normal(answer.get(key)):
             problems.append(
                 f"{key}: expected {_short(expected[key])}, model {_short(answer.get(key))}"

@@ -33,8 +33,12 @@ Where this model simplifies or deliberately departs from Kafka:
   simpler balancing with the same end condition (``general_assign``): keep the owned
   partitions, give each unassigned partition to its subscriber with the fewest partitions,
   then move one partition at a time from a member to a subscriber of its topic with at least
-  two fewer partitions until no such move exists (Kafka's ``isBalanced``). Every move lowers
-  the sum of squared assignment sizes, so the loop terminates.
+  two fewer partitions until no such move exists (Kafka's ``isBalanced``), a member's
+  partitions tried in ``sortedAllPartitions`` order (topics with the fewest potential
+  consumers first, as ``performReassignments`` walks them: the partitions only some members
+  can take go to them first, so the end is fully balanced where Kafka's is,
+  ``StickyAssignorTest.testAssignmentWithMultipleGenerations2``). Every move lowers the sum
+  of squared assignment sizes, so the loop terminates.
 * ``withhold_moved_partitions`` withholds a partition from its new owner when some *other*
   member still claims it and the new owner is not its arbitrated previous owner. For equal
   subscriptions this is exactly Kafka's ``partitionsTransferringOwnership`` (revoked owned
@@ -319,15 +323,20 @@ def _general_order(
 
 
 def _balancing_move(
-    *, result: Mapping[str, set[TopicPartition]], subscriptions: Mapping[str, Subscription]
+    *,
+    result: Mapping[str, set[TopicPartition]],
+    subscriptions: Mapping[str, Subscription],
+    rank: Mapping[TopicPartition, int],
 ) -> tuple[TopicPartition, str, str] | None:
     """One move of ``GeneralAssignmentBuilder.performReassignments``, simplified: the first
     (partition, from, to) such that ``to`` subscribes to the partition's topic, does not hold
     it, and has at least two partitions fewer than ``from``. Donors are tried largest first
-    (ties by member id), a donor's partitions by (topic, index), receivers smallest first
-    (ties by member id); ``None`` when the assignment is balanced (Kafka's ``isBalanced``)."""
+    (ties by member id), a donor's partitions by ``rank`` — ``sortedAllPartitions`` order,
+    so partitions of the topics with the fewest potential consumers first, as
+    ``performReassignments`` walks them —, receivers smallest first (ties by member id);
+    ``None`` when the assignment is balanced (Kafka's ``isBalanced``)."""
     for donor in sorted(result, key=lambda m: (-len(result[m]), m)):
-        for tp in sorted(result[donor]):
+        for tp in sorted(result[donor], key=lambda tp: (rank.get(tp, len(rank)), tp)):
             receivers = [
                 m
                 for m in result
@@ -357,13 +366,17 @@ def general_assign(
         for m in sorted(subscriptions)
     }
     taken = {tp for parts in result.values() for tp in parts}
-    for tp in _general_order(partition_counts=partition_counts, subscriptions=subscriptions):
+    order = _general_order(partition_counts=partition_counts, subscriptions=subscriptions)
+    rank = {tp: i for i, tp in enumerate(order)}
+    for tp in order:
         if tp in taken:
             continue
         eligible = [m for m in result if tp[0] in subscriptions[m].topics]
         if eligible:
             result[min(eligible, key=lambda m: (len(result[m]), m))].add(tp)
-    while (move := _balancing_move(result=result, subscriptions=subscriptions)) is not None:
+    while (
+        move := _balancing_move(result=result, subscriptions=subscriptions, rank=rank)
+    ) is not None:
         tp, donor, receiver = move
         result[donor].remove(tp)
         result[receiver].add(tp)

@@ -435,3 +435,24 @@ def test_assignors_are_deterministic(case: Case, data: st.DataObject) -> None:
         assert case.run(name) == first
         assert permuted.run(name) == first
         assert list(first) == sorted(first)
+
+
+def test_general_balancing_moves_the_most_constrained_topics_first() -> None:
+    """``StickyAssignorTest.testAssignmentWithMultipleGenerations2`` (subscriptions differ,
+    round 3): one member owns all 12 partitions; the balancing hands the partitions only
+    some members can take to them first, so the answer is fully balanced (4, 4, 4)."""
+    from model.classic.assignors import general_assign
+
+    everything = frozenset((t, p) for t in ("topic", "topic2", "topic3") for p in range(4))
+    subs = {
+        "consumer1": Subscription("consumer1", None, frozenset({"topic"})),
+        "consumer2": Subscription("consumer2", None, frozenset({"topic", "topic2", "topic3"})),
+        "consumer3": Subscription("consumer3", None, frozenset({"topic", "topic2"})),
+    }
+    result = general_assign(
+        partition_counts={"topic": 4, "topic2": 4, "topic3": 4},
+        subscriptions=subs,
+        owned={"consumer2": everything},
+    )
+    assert sorted(len(parts) for parts in result.values()) == [4, 4, 4]
+    assert frozenset().union(*result.values()) == everything

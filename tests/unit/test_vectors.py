@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.vectors.load import VectorFileError, load_dir, load_explained, load_file
+from groupcheck.vectors.load import (
+    Vector,
+    VectorFile,
+    VectorFileError,
+    load_dir,
+    load_explained,
+    load_file,
+)
 from groupcheck.vectors.run import (
     DIFFER,
     EXPLAINED,
@@ -343,3 +350,60 @@ def test_classic_group_step_is_checked_on_load(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "steps[0]: one request or one timer per step" in err[0]
+
+
+def _client_vector(name: str, vid: str) -> tuple[VectorFile, Vector]:
+    f = load_dir(VECTORS, name)[0]
+    return f, next(v for v in f.vectors if v.id == vid)
+
+
+def test_client_assignor_vectors_run_the_leader_step() -> None:
+    """The ``client-assignor`` runner calls ``Rules.classic_leader_assignment``: a leader
+    step that honours only the highest generation's claims, or that fails the rebalance,
+    makes a generation vector differ that passes under the reference rules."""
+    from groupcheck.mutants.catalogue import highest_generation_claims_only
+
+    f, v = _client_vector(
+        "AbstractStickyAssignorTest", "testNoReassignmentOnCurrentMembers[NO_BROKER_RACK]"
+    )
+    assert run_vector(v, {}, DEFAULT_RULES, f.name).status == PASS
+    mutant = replace(DEFAULT_RULES, classic_leader_assignment=highest_generation_claims_only)
+    assert run_vector(v, {}, mutant, f.name).status == DIFFER
+    failing = replace(DEFAULT_RULES, classic_leader_assignment=lambda *a: None)
+    outcome = run_vector(v, {}, failing, f.name)
+    assert outcome.status == DIFFER
+    assert "validateCooperativeAssignment" in outcome.detail
+
+
+def test_client_assignor_bounds_and_settled_are_compared() -> None:
+    """``bounds`` and ``settled`` are checked: a bound the answer breaks, or a settled
+    assignment other than the one after the follow-up rebalances, is a difference."""
+    f, v = _client_vector(
+        "CooperativeStickyAssignorTest",
+        "testPartitionsTransferringOwnershipIncludeThePartition"
+        "ClaimedByMultipleConsumersInSameGeneration[NO_BROKER_RACK]",
+    )
+    assert run_vector(v, {}, DEFAULT_RULES, f.name).status == PASS
+    wrong = dict(v.expected, settled={"consumer1": {"topic": [0]}})
+    outcome = run_vector(replace(v, expected=wrong), {}, DEFAULT_RULES, f.name)
+    assert outcome.status == DIFFER
+    assert "settled" in outcome.detail
+    bounds = {"consumer3": {"size": 1, "disjoint": {"topic": [0]}}}
+    outcome = run_vector(replace(v, expected=dict(v.expected, bounds=bounds)), {}, DEFAULT_RULES)
+    assert outcome.status == DIFFER
+    assert "consumer3 has 0 partitions, not 1" in outcome.detail
+
+
+def test_client_assignor_later_rounds_are_run_and_checked() -> None:
+    """``input.rounds`` run after the first round, each member owning its earlier answer
+    (``owned_from``), and ``expected.rounds`` is checked against each: a bound on an
+    earlier round's answer that round 2 breaks is a difference of round 2."""
+    f, v = _client_vector(
+        "StickyAssignorTest", "testAssignmentWithMultipleGenerations2[NO_BROKER_RACK, false]"
+    )
+    assert run_vector(v, {}, DEFAULT_RULES, f.name).status == PASS
+    rounds = [dict(v.expected["rounds"][0]), v.expected["rounds"][1]]
+    rounds[0]["bounds"] = {"consumer2": {"disjoint": {"round": 1, "member": "consumer2"}}}
+    outcome = run_vector(replace(v, expected=dict(v.expected, rounds=rounds)), {}, DEFAULT_RULES)
+    assert outcome.status == DIFFER
+    assert outcome.detail.startswith("round 2: bounds: consumer2 is given some of")
