@@ -327,10 +327,6 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
-    from groupcheck.progress import progress_for
-    from invariants.z3.proof import ranking, vacuity
-    from invariants.z3.proof.clients import diagnose, layer_conjuncts
-    from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
     from model.status import ConfigError
 
     if args.agreement:
@@ -339,6 +335,26 @@ def cmd_prove(args: argparse.Namespace) -> int:
         if args.reach is not None:
             raise ConfigError("--reach is for proofs; --agreement checks the relation")
         return cmd_agreement(args)
+    doc = prove_document(args)
+    if args.json:
+        from groupcheck.jsonout import emit
+
+        emit("prove", doc)
+    else:
+        _print(doc)
+    return exitcodes.exit_code(doc["result"])
+
+
+def prove_document(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the proof ``args`` asks for (``prove``'s options, without ``--agreement``) and
+    return its report: what ``prove --json`` prints, without ``schema`` and ``version``
+    (docs/json/prove.schema.json). Used by ``cmd_prove`` and ``groupcheck.api.prove``."""
+    from groupcheck.progress import progress_for
+    from invariants.z3.proof import ranking, vacuity
+    from invariants.z3.proof.clients import diagnose, layer_conjuncts
+    from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
+    from model.status import ConfigError
+
     given = [
         f"--{n}" for n in ("walks", "length", "seed", "bfs", "seek") if getattr(args, n) is not None
     ]
@@ -524,7 +540,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     for g in per_goal.values():
         g["lemma"] = g["goal"] in lemmas
     done = sum(counts.values())
-    doc = {
+    return {
         "result": result,
         "checked": f"{done} obligations of {len(per_goal)} goals",
         "variant": options.variant,
@@ -564,13 +580,6 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "obligations": [d.to_json() for d in layer],
         },
     }
-    if args.json:
-        from groupcheck.jsonout import emit
-
-        emit("prove", doc)
-    else:
-        _print(doc)
-    return exitcodes.exit_code(result)
 
 
 def _print(doc: dict[str, Any]) -> None:
