@@ -1,20 +1,25 @@
 """A Python API for tests (docs/json.md, "From Python and pytest").
 
-Thin wrappers over what ``groupcheck explore`` and ``groupcheck validate`` run —
-``groupcheck.explore.run.explore`` and ``groupcheck.validate.files.validate_path`` — with
-typed, frozen results. Nothing is written to disk and no process-wide state is kept, so
-tests using it run under ``pytest -n auto``. A verdict never claims more than was
-checked: ``ok`` only when the search or validation was complete.
+Thin wrappers over what ``groupcheck explore``, ``validate``, ``mutants`` and ``prove``
+run — ``groupcheck.explore.run.explore``, ``groupcheck.validate.files.validate_path``,
+``groupcheck.mutants.matrix.kill_matrix`` and
+``groupcheck.symbolic.prove_cmd.prove_document`` — with typed, frozen results. Nothing is
+written to disk and no process-wide state is kept, so tests using it run under
+``pytest -n auto``. A verdict never claims more than was checked: ``ok`` only when the
+search or validation was complete.
 
     from groupcheck import api
 
     verdict = api.check("TINY", rules="my_rules.py:CHANGE", max_depth=6)
     assert verdict.ok, verdict.explain()
     assert api.validate("trace.ndjson", settle=20).ok
+    assert api.mutants(["revoke-without-waiting"]).ok  # every mutant killed as expected
+    assert api.prove(only=["NoServerError"]).summary["failed"] == 0
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,12 +27,19 @@ from typing import Any
 from groupcheck import exitcodes
 
 __all__ = [
+    "MutantRow",
+    "MutantsVerdict",
+    "ProofGoal",
+    "ProofObligation",
+    "ProofVerdict",
     "TraceFinding",
     "TraceVerdict",
     "Verdict",
     "Violation",
     "check",
     "config",
+    "mutants",
+    "prove",
     "validate",
 ]
 
@@ -292,4 +304,276 @@ def validate(
         notes=tuple(report.notes),
         error=report.error,
         document=report.to_json(),
+    )
+
+
+@dataclass(frozen=True)
+class MutantRow:
+    """One row of the kill matrix (docs/json/mutants.schema.json, ``row``): ``result`` is
+    ``killed``, ``survived``, ``inconclusive`` or ``user code error``; ``kill`` how it was
+    killed (``violation``, ``witness lost``, None); ``as_expected`` whether the property
+    that killed it is its ``expected`` one; ``code`` the counterexample's path code."""
+
+    mutant: str
+    scenario: str
+    result: str
+    killed: bool
+    kill: str | None
+    property: str | None
+    expected: str | None
+    as_expected: bool
+    witnesses_lost: tuple[str, ...]
+    reasons: tuple[str, ...]
+    checked: str
+    engine: str | None
+    length: int | None
+    shortest: int | None
+    code: str | None
+    source: str | None
+    seconds: float
+
+
+@dataclass(frozen=True)
+class MutantsVerdict:
+    """What ``groupcheck mutants`` gave: ``result`` is ``ok`` (every mutant killed, by its
+    expected property where it names one), ``violation`` (one survived or was killed by
+    another property), ``inconclusive`` (a bound or the budget left one undecided) or
+    ``user code error``; ``rows`` one per mutant, in order."""
+
+    result: str
+    checked: str
+    killed: int
+    rows: tuple[MutantRow, ...]
+    document: dict[str, Any]
+    """The matrix as ``mutants --json`` carries it (without ``schema``, ``version``)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.result == "ok"
+
+    @property
+    def exit_code(self) -> int:
+        """The status ``groupcheck mutants`` exits with for this matrix."""
+        from groupcheck.mutants.matrix import matrix_status
+
+        return matrix_status(self.document["mutants"])
+
+    def row(self, mutant: str) -> MutantRow:
+        """The row of ``mutant`` (``KeyError`` when it was not run)."""
+        for r in self.rows:
+            if r.mutant == mutant:
+                return r
+        raise KeyError(mutant)
+
+    def explain(self) -> str:
+        lines = [f"{self.result}: {self.checked}"]
+        for r in self.rows:
+            what = r.property or (", ".join(r.witnesses_lost) if r.witnesses_lost else "")
+            lines.append(f"  {r.mutant} ({r.scenario}): {r.result} {what}".rstrip())
+            if r.killed and not r.as_expected:
+                lines.append(f"    expected {r.expected}, but {r.property} failed first")
+            lines += [f"    - {reason}" for reason in r.reasons]
+        return "\n".join(lines)
+
+
+def mutants(
+    names: Sequence[str] | None = None,
+    *,
+    from_files: Sequence[str | Path] = (),
+    budget_seconds: float | None = 60.0,
+) -> MutantsVerdict:
+    """Run the kill matrix as ``groupcheck mutants`` does: the mutants ``names`` (every
+    mutant of the catalogue and of ``from_files`` when None), each explored on its scenario
+    (``groupcheck.mutants.matrix``: BFS within its state bound, then seeded walks; a
+    user's mutant against the reference rules on the same scenario). ``from_files`` are
+    mutants files (``--from``), imported relative to their own directory;
+    ``budget_seconds`` bounds each mutant's run (it can only make a row inconclusive).
+    Unknown names raise ``model.status.ConfigError``; a mutants file that fails to load
+    raises ``groupcheck.usercode.UserCodeError``, and a mutant whose rule fails is a row
+    of result ``user code error``."""
+    from groupcheck.budget import watchdog
+    from groupcheck.mutants import MUTANTS
+    from groupcheck.mutants.matrix import kill_matrix, matrix_document
+    from groupcheck.rulesfile import load_mutants
+
+    known: dict[str, Any] = dict(MUTANTS)
+    extra: list[Any] = []
+    for path in from_files:
+        with watchdog(budget_seconds):  # a file that never loads is stopped
+            loaded = load_mutants(str(path), known)
+        known.update((m.name, m) for m in loaded)
+        extra.extend(loaded)
+    rows = kill_matrix(list(names) if names is not None else None, budget_seconds, extra=extra)
+    doc = matrix_document(rows)
+    return MutantsVerdict(
+        result=doc["result"],
+        checked=doc["checked"],
+        killed=doc["killed"],
+        rows=tuple(
+            MutantRow(
+                mutant=r["mutant"],
+                scenario=r["scenario"],
+                result=r["result"],
+                killed=r["killed"],
+                kill=r["kill"],
+                property=r["property"],
+                expected=r["expected"],
+                as_expected=r["as_expected"],
+                witnesses_lost=tuple(r["witnesses_lost"]),
+                reasons=tuple(r["reasons"]),
+                checked=r["checked"],
+                engine=r["engine"],
+                length=r["length"],
+                shortest=r["shortest"],
+                code=r["code"],
+                source=r["source"],
+                seconds=r["seconds"],
+            )
+            for r in rows
+        ),
+        document=doc,
+    )
+
+
+@dataclass(frozen=True)
+class ProofGoal:
+    """A goal of the proof (an invariant conjunct, a lemma, a step property or a ranking
+    obligation) and how its obligations ended: ``status`` ``proved``, ``failed`` or
+    ``unknown``; ``layer`` ``core``, ``client layer`` or ``ranking``."""
+
+    goal: str
+    layer: str
+    status: str
+    obligations: int
+    seconds: float
+    lemma: bool
+
+
+@dataclass(frozen=True)
+class ProofObligation:
+    """An obligation of the core that was not proved: ``status`` ``failed`` (``cti``: the
+    counterexample to induction, in lines) or ``unknown`` (``reason``: Z3's)."""
+
+    obligation: str
+    goal: str
+    family: str | None
+    status: str
+    reason: str | None
+    cti: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ProofVerdict:
+    """What ``groupcheck prove`` gave: ``result`` is ``ok`` (every obligation proved and
+    every premise satisfiable), ``violation`` (an obligation failed, or a premise is
+    unsatisfiable: the proof would be vacuous) or ``inconclusive`` (Z3 answered unknown,
+    or ``only`` left conjuncts assumed but unchecked: ``reasons``)."""
+
+    result: str
+    checked: str
+    variant: str | None
+    summary: dict[str, int]
+    """``proved``, ``failed`` and ``unknown`` obligations."""
+    non_vacuity: str
+    """The premises' verdict: ``satisfiable``, ``vacuous`` or ``unknown``."""
+    reasons: tuple[str, ...]
+    goals: tuple[ProofGoal, ...]
+    unproved: tuple[ProofObligation, ...]
+    document: dict[str, Any]
+    """The report as ``prove --json`` carries it (without ``schema``, ``version``)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.result == "ok"
+
+    @property
+    def exit_code(self) -> int:
+        """The status ``groupcheck prove`` exits with for this report."""
+        return exitcodes.exit_code(self.result)
+
+    def explain(self) -> str:
+        c = self.summary
+        lines = [
+            f"{self.result}: {self.checked} ({c['proved']} proved, {c['failed']} failed, "
+            f"{c['unknown']} unknown; premises {self.non_vacuity})"
+        ]
+        lines += [f"  - {r}" for r in self.reasons]
+        for o in self.unproved:
+            lines.append(f"  {o.status}: {o.obligation}" + (f" ({o.reason})" if o.reason else ""))
+            lines += [f"    {line}" for line in o.cti]
+        return "\n".join(lines)
+
+
+def prove(
+    preset: str | None = None,
+    *,
+    file: str | Path | None = None,
+    variant: str | None = None,
+    clients: bool = False,
+    natural_lemmas: bool = False,
+    only: Sequence[str] | None = None,
+    timeout_seconds: float = 30.0,
+    reach: int | None = None,
+) -> ProofVerdict:
+    """Prove as ``groupcheck prove`` does (not ``--agreement``): the coordinator core's
+    invariant, step properties and convergence ranking for groups of any size, with the
+    protocol switches of ``preset`` or the config file ``file`` (the defaults of Config
+    without either); against the symbolic ``variant`` of a catalogue mutant; with the
+    client layer (``clients``, ``natural_lemmas``); only the goals ``only`` (the rest is
+    then assumed, unchecked: inconclusive at best). ``timeout_seconds`` bounds each Z3
+    query (a query that needs longer is unknown); ``reach`` bounds the BMC search for a
+    path to each counterexample to induction (default 4; 0: none). Non-vacuity is
+    checked every run. Bad input raises ``model.status.ConfigError``."""
+    from groupcheck.cli import build_parser
+    from groupcheck.symbolic.prove_cmd import prove_document
+    from model.status import ConfigError
+
+    if preset is not None and file is not None:
+        raise ConfigError("give a preset name or a config file, not both")
+    if not timeout_seconds > 0:
+        raise ConfigError(f"timeout_seconds must be positive, not {timeout_seconds}")
+    if reach is not None and reach < 0:
+        raise ConfigError(f"reach must be 0 or more, not {reach}")
+    argv = ["prove", "--quiet", "--timeout", repr(float(timeout_seconds))]
+    if preset is not None:
+        argv += ["--preset", str(preset)]
+    if file is not None:
+        argv += ["--config", str(file)]
+    if variant is not None:
+        argv += ["--variant", str(variant)]
+    if clients:
+        argv.append("--clients")
+    if natural_lemmas:
+        argv.append("--natural-lemmas")
+    for goal in only or ():
+        argv += ["--only", str(goal)]
+    if reach is not None:
+        argv += ["--reach", str(reach)]
+    doc = prove_document(build_parser().parse_args(argv))
+    return ProofVerdict(
+        result=doc["result"],
+        checked=doc["checked"],
+        variant=doc["variant"],
+        summary=dict(doc["summary"]),
+        non_vacuity=doc["non_vacuity"]["result"],
+        reasons=tuple(doc["reasons"]),
+        goals=tuple(
+            ProofGoal(
+                g["goal"], g["layer"], g["status"], g["obligations"], g["seconds"], g["lemma"]
+            )
+            for g in doc["goals"]
+        ),
+        unproved=tuple(
+            ProofObligation(
+                obligation=o["obligation"],
+                goal=o["goal"],
+                family=o.get("family"),
+                status=o["status"],
+                reason=o.get("reason"),
+                cti=tuple(o.get("cti", ())),
+            )
+            for o in doc["obligations"]
+            if o["status"] != "proved"
+        ),
+        document=doc,
     )

@@ -849,8 +849,7 @@ def _tail(steps: int, rounds: int, converged: bool) -> str:
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
-    from groupcheck import exitcodes
-    from groupcheck.mutants.matrix import kill_matrix
+    from groupcheck.mutants.matrix import kill_matrix, matrix_document, matrix_status
     from groupcheck.progress import progress_for
 
     extra = []
@@ -868,26 +867,11 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     rows = kill_matrix(
         args.only, budget_seconds=args.budget, progress=progress_for(args.quiet), extra=extra
     )
-    code = _mutants_status(rows)
+    code = matrix_status(rows)
     if args.json:
         from groupcheck.jsonout import emit
 
-        results = {
-            exitcodes.OK: "ok",
-            exitcodes.VIOLATION: "violation",
-            exitcodes.USER_CODE_ERROR: "user code error",
-            exitcodes.INCONCLUSIVE: "inconclusive",
-        }
-        killed = sum(1 for r in rows if r["killed"])
-        emit(
-            "mutants",
-            {
-                "result": results[code],
-                "checked": f"{len(rows)} mutants, {killed} killed",
-                "killed": killed,
-                "mutants": rows,
-            },
-        )
+        emit("mutants", matrix_document(rows))
     else:
         header = ("mutant", "result", "property", "seconds", "length", "shortest")
         print("{:36} {:12} {:36} {:>8} {:>6} {:>8}".format(*header))
@@ -906,24 +890,6 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         killed = sum(1 for r in rows if r["killed"])
         print(f"{killed}/{len(rows)} mutants killed")
     return code
-
-
-def _mutants_status(rows: list[dict[str, Any]]) -> int:
-    """The kill matrix's exit status: a mutant that survived or was killed by another
-    property than its expected one first, then a user's code failing, then inconclusive."""
-    from groupcheck import exitcodes
-
-    codes = [exitcodes.OK]
-    for r in rows:
-        if r["result"] == "survived" or (r["killed"] and not r["as_expected"]):
-            # A mutant that survives, or one killed by another property than the one it
-            # is expected to violate: the matrix does not show what it claims.
-            codes.append(exitcodes.VIOLATION)
-        elif r["result"] == "user code error":
-            codes.append(exitcodes.USER_CODE_ERROR)
-        elif r["result"] == "inconclusive":
-            codes.append(exitcodes.INCONCLUSIVE)
-    return exitcodes.worst(*codes)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

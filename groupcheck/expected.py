@@ -21,7 +21,9 @@ TEST = "tests/unit/test_preset_verdicts.py"
 
 
 def expected_text(e: Expected) -> str:
-    """The verdict in words: ``ok`` or ``violation of P``."""
+    """The verdict in words: ``ok``, ``violation of P``, or a bounded expectation's."""
+    if e.depth is not None:
+        return f"inconclusive: no violation within {e.depth} steps; nothing claimed beyond"
     return "ok" if e.verdict == "ok" else f"violation of `{e.property}`"
 
 
@@ -35,8 +37,18 @@ def engine_text(e: Expected) -> str:
     return text
 
 
+def in_ci(e: Expected) -> bool:
+    """Whether tests/unit/test_preset_verdicts.py runs the expectation."""
+    if e.checked_by is not None and e.ci_max_states is None:
+        return False
+    return e.ci_max_states is not None or e.engine == "walk" or e.depth is not None
+
+
 def ci_text(e: Expected) -> str:
     """Where CI checks the verdict."""
+    if e.depth is not None and e.checked_by is None:
+        states = f", {e.states:,} states" if e.states is not None else ""
+        return f"{TEST} (to depth {e.depth}{states})"
     if e.ci_max_states is not None or (e.engine == "walk" and e.checked_by is None):
         bound = f" (≤ {e.ci_max_states:,} states)" if e.ci_max_states is not None else ""
         return f"{TEST}{bound}"
@@ -48,9 +60,12 @@ def ci_text(e: Expected) -> str:
 
 
 def full_text(name: str, e: Expected) -> str:
-    """The command that checks the verdict in full, and what a complete run visited."""
-    states = f"; {e.states:,} states" if e.states is not None else ""
-    return f"`groupcheck presets check {name}`{states}"
+    """The command that checks the verdict in full, what a complete run visited, and the
+    largest run made."""
+    states = f"; {e.states:,} states" if e.states is not None and e.depth is None else ""
+    bound = f" (to depth {e.depth})" if e.depth is not None else ""
+    run = f"; measured: {e.run}" if e.run is not None else ""
+    return f"`groupcheck presets check {name}`{bound}{states}{run}"
 
 
 def table() -> str:
@@ -81,9 +96,10 @@ class Checked:
 
 def check(name: str, e: Expected, *, max_states: int | None = None) -> Checked:
     """Run ``e`` on the preset ``name`` with the reference rules. bfs runs to exhaustion,
-    or within ``max_states`` (then an "ok" that did not exhaust does not match); walk runs
-    the declared seed and walks. ``matches``: the verdict (and property) is the expected
-    one."""
+    or within ``max_states`` (then an "ok" that did not exhaust does not match), or, for a
+    bounded expectation, to ``e.depth``; walk runs the declared seed and walks.
+    ``matches``: the verdict (and property) is the expected one — for a bounded one, no
+    violation and every state within the depth visited."""
     from groupcheck.explore.bfs import bfs
     from groupcheck.explore.run import Selection
     from groupcheck.explore.walk import walk
@@ -95,6 +111,7 @@ def check(name: str, e: Expected, *, max_states: int | None = None) -> Checked:
         result = bfs(
             config,
             max_states=max_states,
+            max_depth=e.depth,
             checker_factory=selection.checker,
             check_convergence=selection.convergence,
         )
@@ -113,7 +130,12 @@ def check(name: str, e: Expected, *, max_states: int | None = None) -> Checked:
         found += f" (witnesses missed: {', '.join(result.missed_witnesses)})"
     if result.distinct_states is not None:
         found += f", {result.distinct_states} states"
-    matches = result.result == e.verdict and result.property == e.property
+    if e.depth is not None:
+        found = f"within {e.depth} steps: {found}"
+        within = result.checked.startswith(f"every state within {e.depth} steps")
+        matches = result.property is None and (within or bool(result.exhausted))
+    else:
+        matches = result.result == e.verdict and result.property == e.property
     return Checked(matches, found)
 
 

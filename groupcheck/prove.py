@@ -13,6 +13,7 @@ from groupcheck.symbolic.prove_cmd import (
     classic_client_refusal,
     cmd_prove,
     outside_scope,
+    prove_document,
     register,
 )
 from groupcheck.symbolic.runs import bmc_doc as _bmc_doc
@@ -30,5 +31,6 @@ __all__ = [
     "cmd_prove",
     "lasso_row",
     "outside_scope",
+    "prove_document",
     "register",
 ]

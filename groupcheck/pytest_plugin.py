@@ -31,6 +31,8 @@ class GroupcheckFixture:
     check = staticmethod(api.check)
     validate = staticmethod(api.validate)
     config = staticmethod(api.config)
+    mutants = staticmethod(api.mutants)
+    prove = staticmethod(api.prove)
 
     def assert_passes(
         self, preset: str | Any = None, *, allow_inconclusive: bool = False, **options: Any

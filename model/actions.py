@@ -198,10 +198,14 @@ class RecreateTopic(Action):
 
 @dataclass(frozen=True, slots=True)
 class CreateTopic(Action):
-    """An administrator creates a topic (one of ``Config.absent_topics``)."""
+    """An administrator creates a topic (one of ``Config.absent_topics``) with
+    ``partitions`` partitions (CreateTopics' ``NumPartitions``, KIP-848's metadata image).
+    The model always says how many; a trace written before the count was recorded leaves
+    it None (docs/trace-format.md, "Administrator events")."""
 
     PERTURBATION: ClassVar[bool] = True
     topic: str
+    partitions: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

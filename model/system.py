@@ -365,7 +365,9 @@ def _perturbations(state: State, config: Config, deliverable: list[Message]) -> 
             acts.append(ChangePartitionRacks(name))
     if allows("CreateTopic"):
         acts.extend(
-            CreateTopic(name) for name, _ in config.absent_topics if name not in state.topics
+            CreateTopic(name, partitions=count)
+            for name, count in config.absent_topics
+            if name not in state.topics
         )
     if allows("ExpireOffsets"):
         acts.extend(
@@ -668,7 +670,7 @@ def _recreate_topic(state: State, a: RecreateTopic, config: Config) -> State:
 
 
 def _create_topic(state: State, a: CreateTopic, config: Config) -> State:
-    partitions = dict(config.absent_topics)[a.topic]
+    partitions = a.partitions if a.partitions is not None else dict(config.absent_topics)[a.topic]
     generation = state.topic_generation + 1
     meta = TopicMetadata(f"{a.topic}~{generation}", partitions)
     topics = FrozenMap({**state.topics.as_dict(), a.topic: meta})

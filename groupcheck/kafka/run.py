@@ -443,7 +443,7 @@ class Run:
         for f in futures.values():
             f.result(timeout=60)
         if self.capture is not None:  # not a topic of the start: the group sees it appear
-            self.admin_events.append(_admin_event("CreateTopic", topic))
+            self.admin_events.append(_admin_event("CreateTopic", topic, partitions=partitions))
         self.topics[topic] = partitions
         _wait(lambda: self._metadata_has(topic, partitions), 30, f"topic {topic} metadata")
 
@@ -502,13 +502,19 @@ def _wait(done: Callable[[], bool], timeout_s: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def _admin_event(kind: str, topic: str) -> dict[str, Any]:
+def _admin_event(kind: str, topic: str, *, partitions: int | None = None) -> dict[str, Any]:
+    """An administrator's change as a trace event, stamped now; a created topic carries
+    the partition count it was created with (docs/trace-format.md, "Administrator
+    events")."""
+    payload: dict[str, Any] = {"topic": topic}
+    if partitions is not None:
+        payload["partitions"] = partitions
     return {
         "seq": 0,
         "ts": int(time.time() * 1000),
         "source": "admin",
         "kind": kind,
-        "payload": {"topic": topic},
+        "payload": payload,
     }
 
 

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from groupcheck import exitcodes
 from groupcheck.explore.run import explore
 from groupcheck.mutants import MUTANTS, Mutant
 from model.rules import DEFAULT_RULES
@@ -182,6 +183,43 @@ def kill_matrix(
             progress(f"mutant {i}/{len(names)}: {name}")
         rows.append(guarded_kill(everyone[name], budget_seconds))
     return rows
+
+
+def matrix_status(rows: Sequence[dict[str, Any]]) -> int:
+    """The kill matrix's exit status: a mutant that survived or was killed by another
+    property than its expected one first, then a user's code failing, then inconclusive."""
+    codes = [exitcodes.OK]
+    for r in rows:
+        if r["result"] == "survived" or (r["killed"] and not r["as_expected"]):
+            # A mutant that survives, or one killed by another property than the one it
+            # is expected to violate: the matrix does not show what it claims.
+            codes.append(exitcodes.VIOLATION)
+        elif r["result"] == "user code error":
+            codes.append(exitcodes.USER_CODE_ERROR)
+        elif r["result"] == "inconclusive":
+            codes.append(exitcodes.INCONCLUSIVE)
+    return exitcodes.worst(*codes)
+
+
+MATRIX_RESULTS = {
+    exitcodes.OK: "ok",
+    exitcodes.VIOLATION: "violation",
+    exitcodes.USER_CODE_ERROR: "user code error",
+    exitcodes.INCONCLUSIVE: "inconclusive",
+}
+"""The matrix's ``result`` per exit status (``groupcheck.exitcodes``)."""
+
+
+def matrix_document(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The kill matrix as ``mutants --json`` prints it, without ``schema`` and ``version``
+    (docs/json/mutants.schema.json)."""
+    killed = sum(1 for r in rows if r["killed"])
+    return {
+        "result": MATRIX_RESULTS[matrix_status(rows)],
+        "checked": f"{len(rows)} mutants, {killed} killed",
+        "killed": killed,
+        "mutants": list(rows),
+    }
 
 
 def guarded_kill(mutant: Mutant, budget_seconds: float | None) -> dict[str, Any]:

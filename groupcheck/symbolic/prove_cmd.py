@@ -210,6 +210,27 @@ def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
+    from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
+
+    if args.agreement:
+        from groupcheck.agreement import cmd_agreement
+
+        check(PROVE, "any", "agreement", prove_facts(args, None))
+        return cmd_agreement(args)
+    doc = prove_document(args)
+    if args.json:
+        from groupcheck.jsonout import emit
+
+        emit("prove", doc)
+    else:
+        _print(doc)
+    return exitcodes.exit_code(doc["result"])
+
+
+def prove_document(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the proof ``args`` asks for (``prove``'s options, without ``--agreement``) and
+    return its report: what ``prove --json`` prints, without ``schema`` and ``version``
+    (docs/json/prove.schema.json). Used by ``cmd_prove`` and ``groupcheck.api.prove``."""
     from groupcheck.progress import progress_for
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
     from invariants.z3.proof import ranking, vacuity
@@ -217,11 +238,6 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
     from model.status import ConfigError
 
-    if args.agreement:
-        from groupcheck.agreement import cmd_agreement
-
-        check(PROVE, "any", "agreement", prove_facts(args, None))
-        return cmd_agreement(args)
     # The options of --agreement alone, before the config is read.
     check(PROVE, "any", "proof options", prove_facts(args, None))
     options = _options(args)
@@ -381,7 +397,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     for g in per_goal.values():
         g["lemma"] = g["goal"] in lemmas
     done = sum(counts.values())
-    doc = {
+    return {
         "result": result,
         "checked": f"{done} obligations of {len(per_goal)} goals",
         "variant": options.variant,
@@ -421,13 +437,6 @@ def cmd_prove(args: argparse.Namespace) -> int:
             "obligations": [d.to_json() for d in layer],
         },
     }
-    if args.json:
-        from groupcheck.jsonout import emit
-
-        emit("prove", doc)
-    else:
-        _print(doc)
-    return exitcodes.exit_code(result)
 
 
 def _print(doc: dict[str, Any]) -> None:

@@ -504,7 +504,8 @@ def validate_classic_coordinator(
         if isinstance(action, AddPartitions | CreateTopic):
             name = action.topic
             if isinstance(action, CreateTopic):
-                meta = TopicMetadata(name, header.topics.get(name, 1))
+                count = action.partitions or header.topics.get(name, 1)  # the event's, if given
+                meta = TopicMetadata(name, count)
             else:
                 old = topics.get(name) or TopicMetadata(name, 0)
                 meta = replace(old, partitions=old.partitions + 1)

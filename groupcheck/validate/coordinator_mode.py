@@ -725,7 +725,8 @@ def _replay(
             name = action.topic
             same = ts is not None and metadata_at == (ts, name)
             if isinstance(action, CreateTopic):
-                meta = TopicMetadata(ids.get(name, name), counts.get(name, 1))
+                count = action.partitions or counts.get(name, 1)  # the event's, when given
+                meta = TopicMetadata(ids.get(name, name), count)
                 new_topics = True
             else:
                 old = topics[name] if name in topics else TopicMetadata(ids.get(name, name), 0)

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, NoReturn
 
 from model import system
-from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
+from model.actions import ACTIONS_BY_KIND, Action, CreateTopic, DeliverMessage, LoseMessage
 from model.classic.messages import (
     NO_GENERATION,
     ClassicSubscription,
@@ -316,6 +316,8 @@ def encode_action(action: Action) -> tuple[str, dict[str, Any]]:
     payload = {}
     for f in fields(action):
         value = getattr(action, f.name)
+        if value is None and f.name == "partitions":  # CreateTopic's count, when unknown
+            continue
         payload[f.name] = list(value) if isinstance(value, tuple) else value
     source = f"client:{payload['client']}" if "client" in payload else "coordinator"
     return source, payload
@@ -950,6 +952,11 @@ def decode_action(
             if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
                 raise TraceError(n, _col(line, "topics"), "topics must be a list of names")
             args[name] = tuple(value)
+        elif name == "partitions":  # CreateTopic's count: optional (older traces lack it)
+            count = _get(p, name, int, line, n, optional=True)
+            if count is not None and count < 1:
+                raise TraceError(n, _col(line, name), "partitions must be at least 1")
+            args[name] = count
         else:
             args[name] = _get(p, name, str, line, n)
     return cls(**args)
@@ -979,6 +986,10 @@ def read_path(config: Config, lines: Iterable[str]) -> Path:
             continue
         event = parse_event(line, n)
         action = decode_action(event, line, n, header)
+        if isinstance(action, CreateTopic) and action.partitions is None:
+            # A trace written before CreateTopic carried its count: the config's.
+            count = dict(config.absent_topics).get(action.topic)
+            action = replace(action, partitions=count)
         if action not in system.enabled(state, config):
             raise TraceError(n, 1, f"{event.kind} is not enabled here")
         state = system.step(state, action, config)

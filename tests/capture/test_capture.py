@@ -104,6 +104,26 @@ class Capture:
                 found.add(body["MemberId"])
         return found
 
+    def responses_to(self, member: str) -> int:
+        """How many ConsumerGroupHeartbeat responses to ``member`` the capture has recorded
+        so far."""
+        partial = self.out.with_name(f".{self.out.name}.partial")
+        if not partial.exists():
+            return 0
+        count = 0
+        for line in partial.read_text(encoding="utf-8").splitlines():
+            try:
+                p = json.loads(line).get("payload", {})
+            except json.JSONDecodeError:  # a line being written
+                continue
+            if (
+                p.get("api") == "ConsumerGroupHeartbeat"
+                and p.get("direction") == "response"
+                and p.get("body", {}).get("MemberId") == member
+            ):
+                count += 1
+        return count
+
     def finish(self) -> None:
         self.proxy.send_signal(signal.SIGTERM)
         self.proxy.wait(timeout=20)
@@ -509,6 +529,7 @@ def _stale_target_run(capture: Capture, heartbeat_fails: bool) -> Lines:
     more.wait(lambda: "ready" in more.lines["c3"], "c3 is ready to join")
     more.wait(lambda: any(x.startswith("applying") for x in more.lines["c2"]), "c2 applies")
     if heartbeat_fails:
+        before = capture.members()
         control(capture, "cut c2")
         cut_at = time.monotonic()
     assert procs["c3"].stdin is not None
@@ -518,7 +539,14 @@ def _stale_target_run(capture: Capture, heartbeat_fails: bool) -> Lines:
         # c3's join is recorded, and c2 has sent a heartbeat since the cut (it has one
         # in flight), well inside c2's session.
         out.wait(lambda: len(capture.members()) == 3, "c3 has joined", timeout=SESSION_MS / 2000)
+        (c3,) = capture.members() - before
         time.sleep(max(0.0, cut_at + 3 * INTERVAL_MS / 1000 - time.monotonic()))
+        # Sever just after one of c3's heartbeats was answered: c2 reconnects and sends its
+        # full request (about 100 ms) before c3's next heartbeat (INTERVAL_MS), so that the
+        # mock's forgetting c2's assignment at the closed connection cannot hand the
+        # partition to c3 first (a premature hand-over, not F1).
+        seen = capture.responses_to(c3)
+        out.wait(lambda: capture.responses_to(c3) > seen, "c3 heartbeated", timeout=2.0)
         control(capture, "heal c2")
         control(capture, "sever c2")
     more.wait(
@@ -630,10 +658,12 @@ def test_a_stale_target_applied_after_a_failed_heartbeat(capture: Capture) -> No
     epoch E carrying its last acknowledged assignment (empty), without the partitions it
     is applying. Meanwhile c3 joined and the target moved a partition to c3; on that
     request Kafka's rule (the model's coordinator agrees with the mock) moves c2 on and
-    releases the partition, which c2, whose running reconciliation the newer target does
-    not abort, then applies. The validator reports the double ownership at c2's
-    acknowledgement. (The mock may hand the partition over even before, since it forgets
-    a member's assignment when its connection closes: then that hand-over is premature.)"""
+    releases the partition, the coordinator then gives it to c3, and c2, whose running
+    reconciliation the newer target does not abort, applies it. The validator reports the
+    double ownership at c2's acknowledgement. The test asserts that order: the mock may
+    hand the partition over before the full request (it forgets a member's assignment
+    when its connection closes: a premature hand-over, not F1), which the run avoids by
+    severing c2 just after one of c3's heartbeats was answered."""
     _stale_target_run(capture, heartbeat_fails=True)
     events = _events(capture.out)
     header = _header(capture.out)
@@ -648,10 +678,31 @@ def test_a_stale_target_applied_after_a_failed_heartbeat(capture: Capture) -> No
     ]
     assert f1, found["between"]
     f1_line, f1_reported = f1[0]
+    response = f1_line + 1
+    body = events[response - 2]["payload"]["body"]
+    assert events[response - 2]["payload"]["direction"] == "response"
+    assert body["MemberId"] == names["c2"]
     assert found["moved"], "a partition of c2's first target went to c3 before c2 applied it"
     moved = set().union(*(m for _, m, _ in found["moved"]))
     assert moved <= found["given"] - f1_reported
     assert {header["clients"][to] for _, _, to in found["moved"]} == {"c3"}
+    # F1's order, not the mock's premature hand-over at the closed connection: until the
+    # F1 heartbeat the coordinator kept c2 at the epoch that gave the partitions (no
+    # response moved it on), it released them on that heartbeat (below), and only then
+    # gave them to c3.
+    assert not [
+        n
+        for n, e in enumerate(events, 2)
+        if found["given_line"] < n < response
+        and e["payload"]["direction"] == "response"
+        and e["payload"]["body"]["MemberId"] == names["c2"]
+        and e["payload"]["body"]["MemberEpoch"] != found["epoch"]
+    ], "the coordinator moved c2 on before its full request"
+    assert min(line for line, _, _ in found["moved"]) > response, (
+        "the partition went to c3 before the F1 heartbeat released it (premature, not F1)",
+        found["moved"],
+        response,
+    )
     report = _validate(capture.out.read_text().splitlines())
     messages = _double_ownership(report, found["applied_line"])
     assert messages, report.violations
@@ -659,12 +710,11 @@ def test_a_stale_target_applied_after_a_failed_heartbeat(capture: Capture) -> No
         assert any(
             f"c2 reports owning foo-{index} while c3 has not released it" in m for m in messages
         )
-    _check_classes(report, _hand_overs_of(events, names["c2"]), "zombie-window")
+    hand_overs = _hand_overs_of(events, names["c2"])
+    _check_classes(report, hand_overs, "zombie-window")
+    assert not [h for h in hand_overs if h["premature"]]  # released first: F1's hand-out
     # Kafka's rule answers the F1 heartbeat as the mock did: c2 moves on to the new epoch
     # without the moved partitions (it reported not owning them).
-    response = f1_line + 1
-    body = events[response - 2]["payload"]["body"]
-    assert body["MemberId"] == names["c2"]
     assert body["MemberEpoch"] > found["epoch"]
     assert not moved & _parts(body["Assignment"]["TopicPartitions"])
     replay = validate_coordinator(

@@ -78,3 +78,40 @@ def test_the_example_project_passes_as_its_user_runs_it() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "5 passed" in done.stdout
+
+
+def _schema_valid(command: str, doc: dict[str, object]) -> None:
+    """``doc`` (an api verdict's ``document``) is what ``COMMAND --json`` prints, by its
+    JSON Schema (docs/json/)."""
+    import json
+
+    import jsonschema
+
+    from groupcheck.jsonout import document
+
+    schema = json.loads((ROOT / "docs" / "json" / f"{command}.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(document(command, doc))
+
+
+def test_mutants_gives_a_typed_verdict() -> None:
+    """One small mutant (MUT2, its counterexample within about 600 states)."""
+    verdict = api.mutants(["revoke-without-waiting"])
+    assert verdict.result == "ok"
+    assert verdict.ok
+    assert verdict.exit_code == 0
+    assert verdict.killed == 1
+    assert verdict.checked == "1 mutants, 1 killed"
+    (row,) = verdict.rows
+    assert row == verdict.row("revoke-without-waiting")
+    assert (row.result, row.killed, row.kill, row.scenario) == ("killed", True, "violation", "MUT2")
+    assert row.property == "OwnedPartitionsAreHeld"
+    assert row.as_expected
+    assert row.code is not None
+    assert row.length is not None
+    assert row.checked.startswith("bfs: ")
+    assert "revoke-without-waiting (MUT2): killed OwnedPartitionsAreHeld" in verdict.explain()
+    _schema_valid("mutants", verdict.document)
+    with pytest.raises(KeyError):
+        verdict.row("ack-ignored")
+    with pytest.raises(ConfigError, match="unknown mutant"):
+        api.mutants(["no-such-mutant"])

@@ -15,7 +15,7 @@ import pytest
 
 from groupcheck import exitcodes
 from groupcheck.cli import main
-from groupcheck.expected import BEGIN, END, check, table
+from groupcheck.expected import BEGIN, END, check, in_ci, table
 from invariants.liveness import CONVERGENCE, fair_schedule
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES
 from model import system
@@ -27,12 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
 PROPERTIES = {p.name for p in (*STATE_PROPERTIES, *STEP_PROPERTIES)} | {CONVERGENCE.name}
 
-CI = [
-    (name, e)
-    for name, es in EXPECTED.items()
-    for e in es
-    if e.ci_max_states is not None or (e.engine == "walk" and e.checked_by is None)
-]
+CI = [(name, e) for name, es in EXPECTED.items() for e in es if in_ci(e)]
 
 
 def test_every_preset_declares_its_expected_verdicts() -> None:
@@ -41,7 +36,14 @@ def test_every_preset_declares_its_expected_verdicts() -> None:
         assert es, name
         for e in es:
             assert e.engine in {"bfs", "walk"}, name
-            assert e.verdict in {"ok", "violation"}, name
+            assert e.verdict in {"ok", "violation", "inconclusive"}, name
+            # A bounded expectation, and only it, is inconclusive: a bfs to a depth.
+            assert (e.verdict == "inconclusive") == (e.depth is not None), name
+            if e.depth is not None:
+                assert e.engine == "bfs", name
+                assert e.property is None, name
+                assert e.states is not None, name  # what the bounded check visits
+                continue
             if e.verdict == "ok":
                 assert e.property is None, name
                 assert e.finding is None, name
@@ -50,6 +52,27 @@ def test_every_preset_declares_its_expected_verdicts() -> None:
             assert e.finding, name
             if re.fullmatch(r"F\d+", e.finding):
                 assert f"## {e.finding} " in FINDINGS, (name, e.finding)
+
+
+def test_no_preset_is_declared_ok_without_a_complete_check() -> None:
+    """An "ok" bfs expectation is exhausted in CI (``ci_max_states``), checked by the test
+    file named, or records a complete run (``states``); else it is a bounded expectation."""
+    for name, es in EXPECTED.items():
+        for e in es:
+            if e.verdict == "ok" and e.engine == "bfs" and e.checked_by is None:
+                assert e.ci_max_states is not None or e.states is not None, name
+    assert "no complete run recorded yet" not in table()
+
+
+def test_a_bounded_expectation_fails_on_a_violation_within_its_depth() -> None:
+    """LOSSY's shortest F1 counterexample is 9 steps long: a bounded expectation holds to
+    depth 8 and fails at 9."""
+    got = check("LOSSY", Expected(verdict="inconclusive", depth=8, states=0))
+    assert got.matches, got.found
+    assert got.found.startswith("within 8 steps: inconclusive")
+    got = check("LOSSY", Expected(verdict="inconclusive", depth=9, states=0))
+    assert not got.matches
+    assert got.found.startswith("within 9 steps: violation of OwnedPartitionsAreHeld")
 
 
 def test_a_test_named_as_checking_a_verdict_names_the_preset() -> None:
@@ -79,8 +102,9 @@ def test_the_docs_table_is_current() -> None:
 def test_the_cheap_presets_verdicts(name: str, expected: Expected) -> None:
     got = check(name, expected, max_states=expected.ci_max_states)
     assert got.matches, f"{name}: expected {expected.verdict} {expected.property}; {got.found}"
-    if expected.verdict == "ok" and expected.states is not None:
-        assert f", {expected.states} states" in got.found  # exhausted within the bound
+    if expected.verdict in {"ok", "inconclusive"} and expected.states is not None:
+        # exhausted within the bound, or every state within the depth
+        assert f", {expected.states} states" in got.found
 
 
 def _documented_replay(finding: str) -> str:

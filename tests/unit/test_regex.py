@@ -79,7 +79,7 @@ def test_heartbeats_carry_the_regex() -> None:
 
 def test_a_created_topic_that_matches_is_resolved_and_assigned() -> None:
     script = joined()
-    script.do(CreateTopic("foo2"))
+    script.do(CreateTopic("foo2", partitions=1))
     assert regexes_stale(script.state.group, script.state.topics)
     assert not converged(script.state)  # a refresh is due
     script.do(ResolveRegularExpressions())
