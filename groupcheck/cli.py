@@ -981,10 +981,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                     print(f"\n>>> VIOLATION of {v.property}: {printable(v.message)}")
                 break
         if found and any(v.property == "Convergence" for v in found[0]):
-            from invariants.liveness import fair_lasso
+            from invariants.liveness import fair_loop
             from reports.render.lasso import lasso_lines
 
-            lasso = fair_lasso(states[found[1]], config)
+            lasso = fair_loop(states[found[1]], config)
             if lasso is not None:
                 print()
                 print("\n".join(printable(line) for line in lasso_lines(lasso, found[1] + 1)))

@@ -123,10 +123,10 @@ class Counterexample:
             "    for v in violations:",
             '        print(f"step {step}: {v.property}: {v.message}")',
             "    if any(v.property == 'Convergence' for v in violations):",
-            "        from invariants.liveness import fair_lasso",
+            "        from invariants.liveness import fair_loop",
             "        from reports.render.lasso import lasso_lines",
             "",
-            "        lasso = fair_lasso(list(path.states())[step], config)",
+            "        lasso = fair_loop(list(path.states())[step], config)",
             "        if lasso is not None:",
             '            print("\\n".join(lasso_lines(lasso, step + 1)))',
         ]

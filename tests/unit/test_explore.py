@@ -342,12 +342,12 @@ def test_a_convergence_violation_is_claimed_only_when_shown() -> None:
     and names the bound; a violation is claimed when a fair loop (or a stuck state) shows
     it, and its message says which."""
     from groupcheck.mutants import MUTANTS
-    from invariants.liveness import nonconvergence
+    from invariants.liveness import fair_loop
     from model import system
     from model.presets import preset
 
     tiny = preset("TINY")
-    cut = nonconvergence(system.initial(tiny), tiny, 3)  # a bound the schedule must hit
+    cut = fair_loop(system.initial(tiny), tiny, 3)  # a bound the schedule must hit
     assert cut is not None
     assert not cut.shown
     assert cut.bound == 3
@@ -364,6 +364,6 @@ def test_a_convergence_violation_is_claimed_only_when_shown() -> None:
     assert out.property == "Convergence"
     assert "Shown: the fair schedule loops without converging" in (out.message or "")
     assert out.path is not None
-    shown = nonconvergence(out.path.final(), looping, 400)
+    shown = fair_loop(out.path.final(), looping, 400)
     assert shown is not None
     assert shown.loop is not None
