@@ -936,15 +936,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from groupcheck import exitcodes
     from groupcheck.budget import stage
-    from groupcheck.explore.run import replay
+    from groupcheck.explore.run import replay_undecided
+    from invariants.liveness import undecided_reason
     from model.path import Path
     from reports.casestudy import describe_action, render_group
 
     config = _config_for(args, default=None).config
     path = Path.decode(config, args.path)
     with stage("replaying the path"):
-        found = replay(path)
+        found, undecided = replay_undecided(path)
+    # Nothing violated, but the fair schedule from the end hit its bound without showing a
+    # fair loop or a stuck state: inconclusive, the bound named (issue 42).
+    unchecked = undecided_reason(1, undecided.bound) if undecided is not None else []
+    result = "violation" if found else "inconclusive" if unchecked else "ok"
     rebalance = None
     if args.rebalance_time:
         from groupcheck.explore.rebalance import measure
@@ -956,7 +962,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(
             json.dumps(
                 {
-                    "result": "violation" if found else "ok",
+                    "result": result,
                     "rebalance": None
                     if rebalance is None
                     else {**rebalance, "converged": tail.converged},
@@ -966,6 +972,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                     if found
                     else [],
                     "actions": [describe_action(a) for a in path.actions],
+                    "not_checked": unchecked,
                 },
                 indent=1,
             )
@@ -990,10 +997,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 print("\n".join(printable(line) for line in lasso_lines(lasso, found[1] + 1)))
         if not found:
             print("\nno property violated")
+        for reason in unchecked:
+            print(f"inconclusive: not checked: {reason}")
         if rebalance is not None:
             tail_text = _tail(tail.steps, tail.rounds, tail.converged)
             print(f"\nrebalance from the end of the path: {tail_text}")
-    return 1 if found else 0
+    return exitcodes.exit_code(result)
 
 
 def cmd_config_show(args: argparse.Namespace) -> int:

@@ -380,15 +380,14 @@ def fair_loop(
     return Lasso(tuple(taken), (), tuple(seq), stuck=False, bound=limit, steps=len(taken))
 
 
-def undecided_reason(bounds: Sequence[int]) -> list[str]:
+def undecided_reason(states: int, bound: int) -> list[str]:
     """The ``not checked`` entry of a run in which the fair schedule hit its bound without
-    showing non-convergence from some states (``bounds``: the bound in force, ``Lasso.bound``,
-    of each such state; empty when there were none)."""
-    if not bounds:
+    showing non-convergence from ``states`` states (``bound``: the largest bound in force,
+    ``Lasso.bound``; empty when there were none)."""
+    if not states:
         return []
-    bound = max(bounds)
     return [
-        f"Convergence from {len(bounds)} state(s): the fair schedule ran its bound of "
+        f"Convergence from {states} state(s): the fair schedule ran its bound of "
         f"{bound} fair steps ({DEFAULT_BOUND}, or {STEPS_PER_CLIENT} per client when that is "
         "more) without converging, and showed neither a fair loop nor a stuck state"
     ]

@@ -258,7 +258,7 @@ def bfs(
             complete=cut is None,
             incomplete_reason=cut or "",
             missed_witnesses=missed,
-            unchecked=undecided_reason(undecided),
+            unchecked=undecided_reason(len(undecided), max(undecided, default=0)),
         )
         scope = clean_scope(len(nodes), exhausted=exhausted, cut=cut, max_depth=max_depth)
         out = ExploreResult(

@@ -912,7 +912,7 @@ def parallel_bfs(
         complete=cut is None,
         incomplete_reason=cut or "",
         missed_witnesses=missed,
-        unchecked=undecided_reason(undecided),
+        unchecked=undecided_reason(len(undecided), max(undecided, default=0)),
     )
     scope = clean_scope(distinct, exhausted=exhausted, cut=cut, max_depth=max_depth)
     return ExploreResult(

@@ -186,7 +186,7 @@ def walk(
         if stopped
         else f"the time budget ({budget_seconds} s) ran out after {done} of {walks} walks",
         missed_witnesses=missed,
-        unchecked=undecided_reason(undecided),
+        unchecked=undecided_reason(len(undecided), max(undecided, default=0)),
     )
     out = ExploreResult(
         engine="walk",
@@ -196,6 +196,7 @@ def walk(
         missed_witnesses=missed,
         seconds=time.perf_counter() - start,
         convergence_steps=longest_tail,
+        convergence_undecided=len(undecided),
         reasons=reasons,
         checked=f"{done} walks of up to {max_steps} steps ({total} steps)",
     )
