@@ -123,3 +123,24 @@ def test_a_walk_cut_by_its_bound_is_not_a_converged_run() -> None:
     res = walk(_tiny(), seed=0, walks=2, max_steps=3, convergence_bound=3)
     assert res.result == "inconclusive"
     assert res.convergence_undecided == 2
+
+
+def test_a_sweep_with_an_undecided_run_is_inconclusive() -> None:
+    from groupcheck.pipeline.runs import RunRow, rows_table
+    from groupcheck.pipeline.verdict import explore_verdict
+
+    def row(run: int, converged: bool | None) -> RunRow:
+        r = RunRow(run, 0, "TINY", "TINY", None, "walk", "{}", run, converged=converged)
+        r.witnesses = ["GroupConverges"]
+        return r
+
+    required = {0: {"GroupConverges"}}
+    decided = explore_verdict(rows_table([row(0, True), row(1, True)]), {0: "TINY"}, required)
+    assert decided["result"] == "ok"
+    table = rows_table([row(0, True), row(1, None)])
+    summary = explore_verdict(table, {0: "TINY"}, required)
+    assert summary["result"] == "inconclusive"  # before: ok
+    assert summary["reasons"] == [
+        "1 runs left Convergence undecided: the fair schedule's bound cut it without "
+        "showing a fair loop or a stuck state"
+    ]
