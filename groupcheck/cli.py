@@ -291,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also run the mutants FILE.py defines (MUTANTS: name, field, function, "
         "scenario, expected property, optionally also: further fields); may be repeated",
     )
+    add_user_memory_option(mut)
     mut.add_argument(
         "--json",
         action="store_true",
@@ -438,6 +439,22 @@ def add_rules_option(parser: argparse.ArgumentParser) -> None:
         metavar="FILE.py:NAME",
         help="run with your own rules: NAME in FILE.py is a Rules value or a mapping of "
         "Rules fields to functions (docs/tutorial.md, 'Checking your own protocol change')",
+    )
+    add_user_memory_option(parser)
+
+
+def add_user_memory_option(parser: argparse.ArgumentParser) -> None:
+    """``--user-memory MB``: the memory a user's rule may take (groupcheck.usercode)."""
+    from groupcheck.usercode import DEFAULT_USER_MEMORY_MB
+
+    parser.add_argument(
+        "--user-memory",
+        type=non_negative,
+        default=DEFAULT_USER_MEMORY_MB,
+        metavar="MB",
+        help="stop a rule of yours (--rules, mutants --from) once groupcheck's peak memory "
+        "has grown by MB while it ran, summed over its calls, and report it as your code "
+        f"failing (exit 8); 0: no limit (default {DEFAULT_USER_MEMORY_MB})",
     )
 
 
@@ -1129,6 +1146,10 @@ def _main(argv: Sequence[str] | None) -> int:
             print("groupcheck: error: choose a command (above)", file=sys.stderr)
             return exitcodes.BAD_INPUT
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        if getattr(args, "user_memory", None) is not None:
+            from groupcheck.usercode import set_memory_limit
+
+            set_memory_limit(args.user_memory)
         return int(handler(args))
     except UserCodeError as e:
         return _user_code_failed(e, args)
