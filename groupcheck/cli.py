@@ -291,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also run the mutants FILE.py defines (MUTANTS: name, field, function, "
         "scenario, expected property, optionally also: further fields); may be repeated",
     )
+    add_user_memory_option(mut)
     mut.add_argument(
         "--json",
         action="store_true",
@@ -438,6 +439,22 @@ def add_rules_option(parser: argparse.ArgumentParser) -> None:
         metavar="FILE.py:NAME",
         help="run with your own rules: NAME in FILE.py is a Rules value or a mapping of "
         "Rules fields to functions (docs/tutorial.md, 'Checking your own protocol change')",
+    )
+    add_user_memory_option(parser)
+
+
+def add_user_memory_option(parser: argparse.ArgumentParser) -> None:
+    """``--user-memory MB``: the memory a user's rule may take (groupcheck.usercode)."""
+    from groupcheck.usercode import DEFAULT_USER_MEMORY_MB
+
+    parser.add_argument(
+        "--user-memory",
+        type=non_negative,
+        default=DEFAULT_USER_MEMORY_MB,
+        metavar="MB",
+        help="stop a rule of yours (--rules, mutants --from) once groupcheck's peak memory "
+        "has grown by MB while it ran, summed over its calls, and report it as your code "
+        f"failing (exit 8); 0: no limit (default {DEFAULT_USER_MEMORY_MB})",
     )
 
 
@@ -902,15 +919,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from groupcheck import exitcodes
     from groupcheck.budget import stage
-    from groupcheck.explore.run import replay
+    from groupcheck.explore.run import replay_undecided
+    from invariants.liveness import undecided_reason
     from model.path import Path
     from reports.casestudy import describe_action, render_group
 
     config = _config_for(args, default=None).config
     path = Path.decode(config, args.path)
     with stage("replaying the path"):
-        found = replay(path)
+        found, undecided = replay_undecided(path)
+    # Nothing violated, but the fair schedule from the end hit its bound without showing a
+    # fair loop or a stuck state: inconclusive, the bound named (issue 42).
+    unchecked = undecided_reason(1, undecided.bound) if undecided is not None else []
+    result = "violation" if found else "inconclusive" if unchecked else "ok"
     rebalance = None
     if args.rebalance_time:
         from groupcheck.explore.rebalance import measure
@@ -922,7 +945,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(
             json.dumps(
                 {
-                    "result": "violation" if found else "ok",
+                    "result": result,
                     "rebalance": None
                     if rebalance is None
                     else {**rebalance, "converged": tail.converged},
@@ -932,6 +955,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                     if found
                     else [],
                     "actions": [describe_action(a) for a in path.actions],
+                    "not_checked": unchecked,
                 },
                 indent=1,
             )
@@ -947,19 +971,21 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                     print(f"\n>>> VIOLATION of {v.property}: {printable(v.message)}")
                 break
         if found and any(v.property == "Convergence" for v in found[0]):
-            from invariants.liveness import fair_lasso
+            from invariants.liveness import fair_loop
             from reports.render.lasso import lasso_lines
 
-            lasso = fair_lasso(states[found[1]], config)
+            lasso = fair_loop(states[found[1]], config)
             if lasso is not None:
                 print()
                 print("\n".join(printable(line) for line in lasso_lines(lasso, found[1] + 1)))
         if not found:
             print("\nno property violated")
+        for reason in unchecked:
+            print(f"inconclusive: not checked: {reason}")
         if rebalance is not None:
             tail_text = _tail(tail.steps, tail.rounds, tail.converged)
             print(f"\nrebalance from the end of the path: {tail_text}")
-    return 1 if found else 0
+    return exitcodes.exit_code(result)
 
 
 def cmd_config_show(args: argparse.Namespace) -> int:
@@ -1086,6 +1112,10 @@ def _main(argv: Sequence[str] | None) -> int:
             print("groupcheck: error: choose a command (above)", file=sys.stderr)
             return exitcodes.BAD_INPUT
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        if getattr(args, "user_memory", None) is not None:
+            from groupcheck.usercode import set_memory_limit
+
+            set_memory_limit(args.user_memory)
         return int(handler(args))
     except UserCodeError as e:
         return _user_code_failed(e, args)

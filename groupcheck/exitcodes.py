@@ -24,9 +24,10 @@ BROKER_NOT_READY = 7
 timeout (the line quotes the last lines of its log)."""
 USER_CODE_ERROR = 8
 """A user's code failed: a rules or mutants file (``--rules``, ``mutants --from``) raised,
-exited or ran out of memory while it loaded, or one of its rules did so or returned a
-value of the wrong type (the lines name the rule, the file, the step and the path, and
-the traceback of the user's own frames; ``groupcheck.usercode``)."""
+exited or ran out of memory while it loaded, or one of its rules did so, kept taking
+memory past ``--user-memory`` or returned a value of the wrong type (the lines name the
+rule, the file, the step and the path, and the traceback of the user's own frames;
+``groupcheck.usercode``)."""
 INTERRUPTED = 130
 """Ctrl-C (143 for SIGTERM): the run's partial output was removed."""
 

@@ -125,7 +125,7 @@ def _model_view(config: Any, read: Reader, limit: int) -> tuple[Any, str] | None
     from collections import deque
 
     from invariants.check import Checker
-    from invariants.liveness import CONVERGENCE, fair_lasso
+    from invariants.liveness import CONVERGENCE, fair_loop
     from invariants.snapshot import project
     from model import system
     from model.trace.codec import TraceError, decode_action, parse_event, parse_header
@@ -179,8 +179,8 @@ def _model_view(config: Any, read: Reader, limit: int) -> tuple[Any, str] | None
         v = found[0]
         desc, ref = property_text(v.property, family_of(states[0]))
         # A Convergence violation is a lasso: the fair loop that never converges is drawn
-        # and told after the prefix (invariants.liveness.fair_lasso).
-        lasso = fair_lasso(state, config) if v.property == CONVERGENCE.name else None
+        # and told after the prefix (invariants.liveness.fair_loop).
+        lasso = fair_loop(state, config) if v.property == CONVERGENCE.name else None
         if lasso is not None:
             view = view_of_lasso(states, actions, lasso, v.property, v.message)
         else:

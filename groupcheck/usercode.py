@@ -12,13 +12,19 @@ A rules or mutants file is the user's code, and what it does is reported as the 
   failed and the path that led there, and the command exits with
   ``exitcodes.USER_CODE_ERROR`` (8), not groupcheck's internal error (4);
 - ``--budget`` covers it (``groupcheck.budget``: the watchdog stops a rule that never
-  returns, and a file that loops while it loads).
+  returns, and a file that loops while it loads);
+- its memory is bounded (``--user-memory MB``, :data:`DEFAULT_USER_MEMORY_MB`): what
+  groupcheck's resident memory grows by while a rule runs is summed per rule, and a rule
+  whose sum passes the limit — one that keeps a little more each call — is stopped with
+  :class:`UserCodeError`, before the machine runs out of memory. Memory a call takes and
+  gives back is not counted; what a rule returns and the model keeps in its states is.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import resource
 import sys
 import traceback
 import typing
@@ -64,6 +70,68 @@ def running_user_code() -> Iterator[None]:
             sys.stdout = saved
 
 
+DEFAULT_USER_MEMORY_MB = 2048
+"""The default of ``--user-memory``: MB by which a user's rule may grow groupcheck's
+resident memory, summed over its calls (0: no limit)."""
+
+_memory_limit = [DEFAULT_USER_MEMORY_MB * 1024]
+"""The limit in KB; 0: none."""
+_grown: dict[str, int] = {}
+"""KB by which the resident memory grew while each rule ran."""
+_statm: list[int] = [-1, -1]
+"""The process id and descriptor of the open ``/proc/self/statm`` (reopened in a forked
+worker, whose ``self`` is another process)."""
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
+
+
+def set_memory_limit(mb: int) -> None:
+    """Bound the memory user rules may take (``--user-memory``): ``mb`` MB, 0 for no
+    limit. The sums so far start again from zero."""
+    _memory_limit[0] = max(0, mb) * 1024
+    _grown.clear()
+
+
+def _resident_kb() -> int:
+    """groupcheck's resident memory now, in KB (``/proc/self/statm``, read with one
+    system call; where there is none, the peak so far, ``getrusage``)."""
+    pid = os.getpid()
+    if _statm[0] != pid:
+        try:
+            _statm[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY)]
+        except OSError:
+            _statm[:] = [pid, -1]
+    if _statm[1] >= 0:
+        try:
+            return int(os.pread(_statm[1], 64, 0).split()[1]) * _PAGE_KB
+        except (OSError, ValueError, IndexError):
+            pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if sys.platform == "darwin" else peak  # bytes there, KB here
+
+
+def _count_growth(field: str, name: str, file: str, before: int) -> None:
+    """Add what the resident memory grew by during one call of rule ``field`` to its sum;
+    past the limit, the rule is stopped (:class:`UserCodeError`)."""
+    if not _memory_limit[0]:
+        return
+    grown = _resident_kb() - before
+    if grown <= 0:
+        return
+    total = _grown[field] = _grown.get(field, 0) + grown
+    if total > _memory_limit[0]:
+        error = UserCodeError(
+            file=file,
+            failure=f"it kept taking memory: groupcheck's resident memory grew by "
+            f"{total / 1024:.1f} MB while it ran, past the limit of "
+            f"{_memory_limit[0] // 1024} MB (--user-memory)",
+            user_traceback=[],
+            rule=field,
+            function=name,
+        )
+        error.cumulative = True
+        raise error
+
+
 PASSED_THROUGH = (KeyboardInterrupt, Terminated, BudgetExpired)
 """What user code may raise that is not its failure: Ctrl-C, SIGTERM and the budget."""
 
@@ -95,6 +163,9 @@ class UserCodeError(Exception):
         self.config_name: str | None = None
         self.located = ""
         """How the path was found (a note for the report)."""
+        self.cumulative = False
+        """The failure is the sum of the rule's calls (its memory), not one call's: no
+        path is searched for (:func:`locate`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Crosses from a BFS worker process to the coordinator.
@@ -247,6 +318,7 @@ def wrap_rule(field: str, fn: Callable[..., Any], file: str) -> Callable[..., An
 
     @functools.wraps(fn)
     def rule(*args: Any, **kwargs: Any) -> Any:
+        before = _resident_kb() if _memory_limit[0] else 0
         try:
             with running_user_code():
                 value = fn(*args, **kwargs)
@@ -266,6 +338,7 @@ def wrap_rule(field: str, fn: Callable[..., Any], file: str) -> Callable[..., An
                 rule=field,
                 function=name,
             ) from None
+        _count_growth(field, name, file, before)
         if accepts is not None and not isinstance(value, accepts):
             raise UserCodeError(
                 file=file,
@@ -355,6 +428,9 @@ def locate(error: UserCodeError, config: Any, max_states: int = LOCATE_MAX_STATE
     from model import system
 
     if error.rule is None or error.actions is not None:
+        return
+    if error.cumulative:
+        error.located = " (its memory was taken over all its calls: no one path makes it fail)"
         return
     seen: set[Any] = set()
     queue: deque[tuple[Any, tuple[Any, ...]]] = deque()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from invariants.expr import Snapshot, StepSnapshot
-from invariants.liveness import DEFAULT_BOUND, WITNESSES, Witness
+from invariants.liveness import DEFAULT_BOUND, WITNESSES, Lasso, Witness
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.snapshot import project
 from model import system
@@ -136,24 +136,32 @@ class Checker:
 
 def check_fair_tail(
     state: AnyState, config: Config, checker: Checker, bound: int = DEFAULT_BOUND
-) -> tuple[list[Action], Violation | None]:
+) -> tuple[list[Action], Violation | None, Lasso | None]:
     """Convergence from ``state``, with every state and step property checked along the
     fair schedule: the schedule's actions up to the first violating step and that
     violation; else the whole schedule and a Convergence violation when it does not
-    converge; else the schedule and None. A safety violation on the way is reported as
+    converge and a fair loop or a stuck state shows it (``fair_loop``; its message says
+    which); else the schedule and no violation — with the undecided ``Lasso`` when the
+    bound in force (``Lasso.bound``) cut the schedule without showing either (issue 42:
+    the check is then inconclusive, not ok). A safety violation on the way is reported as
     such rather than as a failure to converge."""
-    from invariants.liveness import CONVERGENCE, fair_schedule
+    from invariants.liveness import CONVERGENCE, fair_loop, fair_schedule
 
+    start = state
     tail, _, ok = fair_schedule(state, config, bound)
     for i, action in enumerate(tail):
         new = system.step(state, action, config)
         bad = checker.check_step(state, action, new) + checker.check_state(new)
         if bad:
-            return tail[: i + 1], bad[0]
+            return tail[: i + 1], bad[0], None
         state = new
-    if not ok:
-        return tail, Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
-    return tail, None
+    if ok:
+        return tail, None, None
+    why = fair_loop(start, config, bound)
+    if why is None or not why.shown:
+        return tail, None, why
+    message = f"{CONVERGENCE.description} Shown: {why.describe()}."
+    return tail, Violation(CONVERGENCE.name, message, CONVERGENCE.kind.value), None
 
 
 def select_properties(

@@ -279,19 +279,35 @@ def run_fair(state: AnyState, config: Config, bound: int) -> tuple[AnyState, int
 
 @dataclass(frozen=True)
 class Lasso:
-    """A Convergence counterexample's tail from the end of its prefix: the fair schedule's
-    ``stem`` to the state where it starts repeating, then the ``loop`` that goes back to
-    that state for ever (empty when no state repeats within the bound, or when nothing is
-    enabled: ``stuck``). ``states`` holds the state where the stem starts and the state after
-    each action of ``stem + loop`` (so the loop's last state equals its entry,
-    ``states[len(stem)]``). ``fair``: every progress action enabled in every state of the
-    loop is taken in it (weak fairness holds of the repeating part)."""
+    """Why the fair schedule from a state did not converge within ``bound`` fair steps
+    (``fair_loop``). A Convergence violation is *shown* (issue 42: claimed only when shown)
+    when the schedule is ``stuck`` — no progress action enabled and the group not converged:
+    nothing will ever change — or reaches a *fair loop*: after the ``stem``, the ``loop``'s
+    actions lead back to the state they start from, and every progress action enabled in
+    every state of the loop is taken in it, so repeating the loop for ever is a fair run
+    that never converges. Otherwise (``loop`` empty, not stuck) the bound only cut the
+    schedule: the state is undecided.
+
+    ``states`` holds the state where the stem starts and the state after each action of
+    ``stem + loop`` (so the loop's last state equals its entry, ``states[len(stem)]``); with
+    no loop, the stem is the whole schedule. ``steps``: the fair steps the schedule took."""
 
     stem: tuple[Action, ...]
     loop: tuple[Action, ...]
     states: tuple[AnyState, ...]
-    fair: bool
-    stuck: bool = False
+    stuck: bool
+    bound: int
+    steps: int
+
+    @property
+    def fair(self) -> bool:
+        """The tail is a fair run: stuck, or a loop (every loop found is fair)."""
+        return self.stuck or bool(self.loop)
+
+    @property
+    def shown(self) -> bool:
+        """Non-convergence is shown (a fair loop or a stuck state), not just not seen."""
+        return self.fair
 
     @property
     def entry(self) -> AnyState:
@@ -304,70 +320,14 @@ class Lasso:
         start = len(self.stem)
         return self.states[start : start + max(len(self.loop), 1)]
 
-
-def fair_lasso(state: AnyState, config: Config, bound: int = DEFAULT_BOUND) -> Lasso | None:
-    """The lasso of the fair schedule from ``state`` (``fair_schedule``), or None when it
-    converges. The schedule is deterministic, so once a state and the action taken from it
-    recur at the same distance ``p`` the schedule repeats with period ``p``: the loop is the
-    shortest such period at the schedule's end, its entry the earliest state from which the
-    schedule is periodic."""
-    states: list[AnyState] = [state]
-    taken, _, ok = fair_schedule(state, config, bound, states=states)
-    if ok:
-        return None
-    end = len(taken)
-    if not fair_actions(states[end], config):
-        return Lasso(tuple(taken), (), tuple(states), fair=True, stuck=True)
-    period = next((end - i for i in range(end - 1, -1, -1) if states[i] == states[end]), 0)
-    if period == 0:
-        return Lasso(tuple(taken), (), tuple(states), fair=False)
-    start = end - period
-    while (
-        start > 0
-        and states[start - 1] == states[start - 1 + period]
-        and taken[start - 1] == taken[start - 1 + period]
-    ):
-        start -= 1
-    loop = tuple(taken[start : start + period])
-    turn = states[start : start + period]
-    always = set(fair_actions(turn[0], config))
-    for s in turn[1:]:
-        always &= set(fair_actions(s, config))
-    return Lasso(
-        tuple(taken[:start]),
-        loop,
-        tuple(states[: start + period + 1]),
-        fair=always <= set(loop),
-    )
-
-
-@dataclass(frozen=True)
-class NonConvergence:
-    """Why the fair schedule from a state did not converge within ``bound`` fair steps
-    (issue 42: a Convergence violation is claimed only when shown). It is *shown* when the
-    schedule is stuck (no progress action enabled, the group not converged: nothing will
-    ever change) or repeats a state through a *fair loop* — steps ``loop[0]+1 .. loop[1]``
-    lead back to the state after step ``loop[0]``, and every progress action enabled
-    throughout them is taken in them, so repeating them forever is a fair run that never
-    converges. Otherwise the bound only cut the schedule: the state is undecided."""
-
-    bound: int
-    steps: int
-    stuck: bool
-    loop: tuple[int, int] | None
-
-    @property
-    def shown(self) -> bool:
-        return self.stuck or self.loop is not None
-
     def describe(self) -> str:
         if self.stuck:
             return (
                 f"after {self.steps} fair steps no progress action is enabled and the group "
                 "has not converged"
             )
-        if self.loop is not None:
-            first, last = self.loop
+        if self.loop:
+            first, last = len(self.stem), len(self.stem) + len(self.loop)
             return (
                 f"the fair schedule loops without converging: steps {first + 1}-{last} return "
                 f"to the state after step {first}, and every progress action enabled "
@@ -380,38 +340,54 @@ class NonConvergence:
         )
 
 
-def nonconvergence(state: AnyState, config: Config, bound: int) -> NonConvergence | None:
-    """Run the fair schedule from ``state``: None when it converges, else why not
-    (:class:`NonConvergence`, with the bound in force, :func:`convergence_bound`)."""
+def fair_loop(
+    state: AnyState, config: Config, bound: int = DEFAULT_BOUND, *, memo: FairMemo | None = None
+) -> Lasso | None:
+    """Run the fair schedule from ``state`` (``fair_schedule``, the bound in force
+    :func:`convergence_bound`): None when it converges, else its :class:`Lasso` — the one
+    definition of a fair schedule that never converges, read by the explorers (is a
+    violation shown?) and by the reports (what to draw and tell).
+
+    The schedule is stuck when its last state has no progress action enabled. Else the
+    first fair loop in it: the schedule's states are read in order, and at each state seen
+    before, the steps since its latest occurrence are a loop; it is fair when every
+    progress action enabled in all of its states is taken in it. No fair loop: the stem is
+    the whole schedule and the loop empty (undecided). ``memo``: as for ``fair_schedule``
+    (the same schedule, so the same answer)."""
     after: list[AnyState] = []
-    taken, last, ok = fair_schedule(state, config, bound, states=after)
+    taken, last, ok = fair_schedule(state, config, bound, states=after, memo=memo)
     if ok:
         return None
     limit = convergence_bound(config, bound)
-    if len(taken) < limit and not fair_actions(last, config):
-        return NonConvergence(limit, len(taken), stuck=True, loop=None)
     seq = [state, *after]
+    if not fair_actions(last, config):
+        return Lasso(tuple(taken), (), tuple(seq), stuck=True, bound=limit, steps=len(taken))
     seen: dict[AnyState, int] = {}
     enabled: list[frozenset[Action]] = []
     for j, s in enumerate(seq):
         enabled.append(frozenset(fair_actions(s, config)))
         i = seen.get(s)
-        if i is not None:
-            always = frozenset.intersection(*enabled[i:j])
-            if always <= set(taken[i:j]):
-                return NonConvergence(limit, len(taken), stuck=False, loop=(i, j))
+        if i is not None and frozenset.intersection(*enabled[i:j]) <= set(taken[i:j]):
+            return Lasso(
+                tuple(taken[:i]),
+                tuple(taken[i:j]),
+                tuple(seq[: j + 1]),
+                stuck=False,
+                bound=limit,
+                steps=len(taken),
+            )
         seen[s] = j
-    return NonConvergence(limit, len(taken), stuck=False, loop=None)
+    return Lasso(tuple(taken), (), tuple(seq), stuck=False, bound=limit, steps=len(taken))
 
 
-def undecided_reason(undecided: Sequence[NonConvergence]) -> list[str]:
+def undecided_reason(states: int, bound: int) -> list[str]:
     """The ``not checked`` entry of a run in which the fair schedule hit its bound without
-    showing non-convergence from some states (empty when there were none)."""
-    if not undecided:
+    showing non-convergence from ``states`` states (``bound``: the largest bound in force,
+    ``Lasso.bound``; empty when there were none)."""
+    if not states:
         return []
-    bound = max(u.bound for u in undecided)
     return [
-        f"Convergence from {len(undecided)} state(s): the fair schedule ran its bound of "
+        f"Convergence from {states} state(s): the fair schedule ran its bound of "
         f"{bound} fair steps ({DEFAULT_BOUND}, or {STEPS_PER_CLIENT} per client when that is "
         "more) without converging, and showed neither a fair loop nor a stuck state"
     ]

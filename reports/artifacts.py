@@ -87,7 +87,7 @@ class Counterexample:
         lines = [
             "from dataclasses import replace",
             "",
-            "from groupcheck.explore.run import replay",
+            "from groupcheck.explore.run import replay_undecided",
             "from model.path import Path",
             "from model.presets import PRESETS",
             "from model.settings import config_from_mapping",
@@ -115,18 +115,20 @@ class Counterexample:
             ]
         lines += [
             f"path = Path.decode(config, {self.path.encode()!r})",
-            "found = replay(path)",
-            "if found is None:",
+            "found, undecided = replay_undecided(path)",
+            "if found is None and undecided is not None:",
+            '    print(f"inconclusive: Convergence: {undecided.describe()}")',
+            "elif found is None:",
             '    print("no property violated")',
             "else:",
             "    violations, step = found",
             "    for v in violations:",
             '        print(f"step {step}: {v.property}: {v.message}")',
             "    if any(v.property == 'Convergence' for v in violations):",
-            "        from invariants.liveness import fair_lasso",
+            "        from invariants.liveness import fair_loop",
             "        from reports.render.lasso import lasso_lines",
             "",
-            "        lasso = fair_lasso(list(path.states())[step], config)",
+            "        lasso = fair_loop(list(path.states())[step], config)",
             "        if lasso is not None:",
             '            print("\\n".join(lasso_lines(lasso, step + 1)))',
         ]

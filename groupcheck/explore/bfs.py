@@ -42,9 +42,8 @@ from invariants.liveness import (
     DEFAULT_BOUND,
     REBALANCE_TIME,
     FairMemo,
-    NonConvergence,
+    fair_loop,
     fair_schedule,
-    nonconvergence,
     required_witnesses,
     undecided_reason,
 )
@@ -199,7 +198,7 @@ def bfs(
 
     collect = violations if violations is not None and violations.active else None
 
-    undecided: list[NonConvergence] = []
+    undecided: list[int] = []  # the bound of each undecided state
     """States from which the fair schedule hit its bound without showing non-convergence."""
 
     def found(violation: Violation, key: Hashable, extra: list[Action]) -> ExploreResult | None:
@@ -259,7 +258,7 @@ def bfs(
             complete=cut is None,
             incomplete_reason=cut or "",
             missed_witnesses=missed,
-            unchecked=undecided_reason(undecided),
+            unchecked=undecided_reason(len(undecided), max(undecided, default=0)),
         )
         scope = clean_scope(len(nodes), exhausted=exhausted, cut=cut, max_depth=max_depth)
         out = ExploreResult(
@@ -346,9 +345,9 @@ def bfs(
                 # does not converge — when a fair loop or a stuck state shows it (else the
                 # bound only cut the schedule: undecided, and the run inconclusive);
                 # replaying it runs that schedule again.
-                why = nonconvergence(state, config, convergence_bound)
+                why = fair_loop(state, config, convergence_bound, memo=fair_memo)
                 if why is not None and not why.shown:
-                    undecided.append(why)
+                    undecided.append(why.bound)
                 else:
                     message = CONVERGENCE.description + (
                         f" Shown: {why.describe()}." if why is not None else ""

@@ -56,15 +56,19 @@ def lift_lasso(
     """A trace of the Python classic model whose group goes through the states of
     ``path`` — the prefix of a lasso of ``invariants.z3.proof.classic_lasso``, up to the
     loop's entry — as :func:`lift` matches them (no step of it violating a state or step
-    property), and from whose last state ``invariants.liveness``'s fair schedule
-    (``fair_schedule`` with ``bound``, by default ``DEFAULT_BOUND``) does not converge;
+    property), and from whose last state ``invariants.liveness``'s fair schedule (with
+    ``bound``, by default ``DEFAULT_BOUND``) is shown not to converge — a fair loop or a
+    stuck state (``minimise.convergence_violation``; a schedule the bound only cut is not
+    counted as converging, and is no lasso either);
     the first such trace of a breadth-first search of at most ``max_states`` nodes.
     Returns the actions (None: none found), the nodes visited, how many model states
     matching the entry were reached and how many of them converged, and — when the search
     was exhausted — how many of the path's states after the initial one some trace
     matched (None: the search was cut) and, when that is ``m`` short of the end, every group
     state a step from a model state matching the path's ``m``-th reaches (other than it)."""
-    from invariants.liveness import DEFAULT_BOUND, FairMemo, fair_schedule
+    from groupcheck.explore.minimise import convergence_violation
+    from invariants.check import Violation
+    from invariants.liveness import DEFAULT_BOUND, FairMemo
 
     steps = DEFAULT_BOUND if bound is None else bound
     memo = FairMemo()
@@ -97,9 +101,9 @@ def lift_lasso(
 
     def diverges(state: Any) -> bool:
         entry["matching"] += 1
-        _, _, ok = fair_schedule(state, config, steps, memo=memo)
-        entry["converging"] += ok
-        return not ok
+        verdict = convergence_violation(state, config, steps, memo=memo)
+        entry["converging"] += verdict is None
+        return isinstance(verdict, Violation)
 
     if last == 0 and diverges(init):
         return LassoLifted([], 1, entry["matching"], entry["converging"], 0)

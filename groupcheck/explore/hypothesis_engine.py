@@ -23,6 +23,7 @@ from hypothesis.stateful import get_state_machine_test
 from groupcheck.explore.machine import PropertyViolated, machine_for
 from groupcheck.explore.result import Found, Violations
 from invariants.check import Checker
+from invariants.liveness import DEFAULT_BOUND
 from model.config import Config
 from model.path import Path
 
@@ -98,6 +99,9 @@ class HypothesisOutcome:
     seconds: float
     complete: bool = True
     found: tuple[Found, ...] = ()
+    undecided: tuple[int, ...] = ()
+    """The bound of each example's Convergence check that the bound cut without a fair
+    loop or a stuck state showing non-convergence (the run is then inconclusive)."""
     """With ``violations`` active: the shortest violation of each property met."""
 
 
@@ -110,14 +114,21 @@ def run_hypothesis(
     progress: Callable[[int, int], None] | None = None,
     check_convergence: bool = True,
     violations: Violations | None = None,
+    convergence_bound: int = DEFAULT_BOUND,
 ) -> HypothesisOutcome:
     """Explore ``config`` with the Hypothesis state machine (``profile``: a profile name,
     or a ``Profile`` for callers that size their own runs, like the pipeline's sweeps).
     With ``violations`` active, violations are recorded rather than ending the run, until
-    ``Violations.note`` says to stop (``found``)."""
+    ``Violations.note`` says to stop (``found``). ``convergence_bound``: the fair
+    schedule's bound at each example's end (``invariants.liveness.convergence_bound``); a
+    schedule it cuts without a fair loop or a stuck state is kept in ``undecided``."""
     prof = profile if isinstance(profile, Profile) else PROFILES[profile]
     machine = machine_for(
-        config, checker_factory, check_convergence=check_convergence, violations=violations
+        config,
+        checker_factory,
+        check_convergence=check_convergence,
+        violations=violations,
+        convergence_bound=convergence_bound,
     )
     found = () if violations is None else violations.found
     start = time.perf_counter()
@@ -157,6 +168,7 @@ def run_hypothesis(
                     time.perf_counter() - start,
                     complete=False,
                     found=tuple(found.values()) if found else (),
+                    undecided=tuple(machine.undecided),
                 )
             if progress is not None:
                 progress(machine.examples, machine.steps)
@@ -177,4 +189,5 @@ def run_hypothesis(
         time.perf_counter() - start,
         complete,
         tuple(found.values()) if found else (),
+        tuple(machine.undecided),
     )

@@ -450,25 +450,27 @@ def lift_lasso(
 ) -> Lift:
     """Lift the prefix of a BMC lasso (``invariants.z3.proof.bmc_lasso.Lasso``: the path up
     to the loop's entry) to a trace of ``config`` whose last state matches the loop's entry
-    and from which ``invariants.liveness``'s fair schedule (``fair_schedule`` with
-    ``bound``, by default ``DEFAULT_BOUND``) does not converge: the Convergence
-    counterexample of the model, as the BFS engine reports one. Level by level as
-    :func:`lift`; "not lifted" when no matching state within ``max_states`` nodes per level
-    fails to converge (then every matching state reached converged, or none was reached)."""
-    from groupcheck.explore.minimise import first_violations
-    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, FairMemo, fair_schedule
+    and from which ``invariants.liveness``'s fair schedule (with ``bound``, by default
+    ``DEFAULT_BOUND``) is shown not to converge — a fair loop or a stuck state
+    (``minimise.convergence_violation``; a schedule the bound only cut shows nothing): the
+    Convergence counterexample of the model, as the BFS engine reports one. Level by level
+    as :func:`lift`; "not lifted" when no matching state within ``max_states`` nodes per
+    level is shown not to converge (then every matching state reached converged or was
+    undecided — counted in ``attempts`` — or none was reached)."""
+    from groupcheck.explore.minimise import convergence_violation, first_violations
+    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, FairMemo
 
     steps = DEFAULT_BOUND if bound is None else bound
     memo = FairMemo()
-    reached = {"matching": 0, "converging": 0}
+    reached = {"matching": 0, "converging": 0, "undecided": 0}
 
     def ends(state: Any) -> list[Violation]:
         reached["matching"] += 1
-        _, _, ok = fair_schedule(state, config, steps, memo=memo)
-        if ok:
-            reached["converging"] += 1
-            return []
-        return [Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)]
+        verdict = convergence_violation(state, config, steps, memo=memo)
+        if isinstance(verdict, Violation):
+            return [verdict]
+        reached["converging" if verdict is None else "undecided"] += 1
+        return []
 
     prefix = lasso.prefix
     pname = path_namer(config)
@@ -479,7 +481,7 @@ def lift_lasso(
     for lv in LEVELS:
         if levels is not None and lv.name not in levels:
             continue
-        reached.update(matching=0, converging=0)
+        reached.update(matching=0, converging=0, undecided=0)
         targets = _collapsed([alpha(s, lv.name, pname) for s in named])
         actions, _, visited, exhausted = _search(
             config, targets, lv.name, lv.strict, max_states, ends=ends
@@ -492,6 +494,7 @@ def lift_lasso(
                 "found": actions is not None,
                 "matching": reached["matching"],
                 "converging": reached["converging"],
+                "undecided": reached["undecided"],
             }
         )
         if actions is None:

@@ -5,7 +5,8 @@ draws which of the enabled actions of its family to take. State properties are c
 as invariants after every step, step properties inside the rule, and Convergence at the
 end of every example (``teardown``: from the last state, a fair schedule of progress
 actions must reach a converged group — the check the walk engine makes at the end of each
-walk). A failure raises ``PropertyViolated`` naming the property, and the path of the
+walk; claimed only when a fair loop or a stuck state shows it, the bound's cuts kept in
+``undecided``). A failure raises ``PropertyViolated`` naming the property, and the path of the
 (shrunk) failing example is kept on the machine class so callers can report and minimise
 it.
 """
@@ -42,6 +43,7 @@ class ModelMachine(RuleBasedStateMachine):
 
     config: ClassVar[Config]
     check_convergence: ClassVar[bool] = True
+    convergence_bound: ClassVar[int] = DEFAULT_BOUND
     checker_factory: ClassVar[Callable[[], Checker]] = Checker
     last_path: ClassVar[tuple[Action, ...]] = ()
     last_violation: ClassVar[Violation | None] = None
@@ -49,6 +51,9 @@ class ModelMachine(RuleBasedStateMachine):
     """When active: violations are recorded (the shortest of each property) and raise only
     when ``Violations.note`` says to stop (``groupcheck.explore.result``)."""
     seen: ClassVar[set[str]] = set()
+    undecided: ClassVar[list[int]] = []
+    """The bound of each example's Convergence check that its bound cut without showing
+    non-convergence (``check_fair_tail``)."""
     examples: ClassVar[int] = 0
     steps: ClassVar[int] = 0
 
@@ -116,7 +121,13 @@ class ModelMachine(RuleBasedStateMachine):
             state_properties=self.checker.state_properties,
             step_properties=self.checker.step_properties,
         )
-        tail, violation = check_fair_tail(self.state, cls.config, tail_checker, DEFAULT_BOUND)
+        tail, violation, undecided = check_fair_tail(
+            self.state, cls.config, tail_checker, cls.convergence_bound
+        )
+        if undecided is not None:
+            # The bound cut the schedule without showing a fair loop or a stuck state: not
+            # a violation, and the run is inconclusive (issue 42).
+            cls.undecided.append(undecided.bound)
         if violation is not None:
             if violation.property != CONVERGENCE.name:
                 self.path.extend(tail)  # the safety violation lies on the fair schedule
@@ -154,16 +165,20 @@ def machine_for(
     *,
     check_convergence: bool = True,
     violations: Violations | None = None,
+    convergence_bound: int = DEFAULT_BOUND,
 ) -> type[ModelMachine]:
-    """A state-machine class for ``config``: one rule per action family."""
+    """A state-machine class for ``config``: one rule per action family
+    (``convergence_bound``: the fair schedule's bound, ``invariants.liveness``)."""
     namespace: dict[str, Any] = {
         "config": config,
         "check_convergence": check_convergence,
+        "convergence_bound": convergence_bound,
         "checker_factory": staticmethod(checker_factory),
         "last_path": (),
         "last_violation": None,
         "violations": violations,
         "seen": set(),
+        "undecided": [],
         "examples": 0,
         "steps": 0,
     }

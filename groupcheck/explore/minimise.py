@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import fields
 
 from invariants.check import Checker, Violation
-from invariants.liveness import DEFAULT_BOUND, run_fair
+from invariants.liveness import DEFAULT_BOUND, FairMemo, Lasso, fair_loop, run_fair
 from invariants.snapshot import project
 from model import system
 from model.actions import Action, DeliverMessage, LoseMessage
 from model.config import Config
 from model.path import Path
+from model.system import AnyState
 
 
 def _actor(action: Action) -> tuple[object, ...]:
@@ -51,39 +52,56 @@ def relaxed_replay(config: Config, actions: Sequence[Action]) -> list[Action]:
     return out
 
 
-def first_violations(
+def convergence_violation(
+    state: AnyState, config: Config, bound: int, *, memo: FairMemo | None = None
+) -> Violation | Lasso | None:
+    """Convergence from ``state``, claimed only when shown (issue 42): a Convergence
+    violation when the fair schedule reaches a fair loop or gets stuck (its message says
+    which, as the explorers' do), the undecided :class:`Lasso` when the bound in force cut
+    the schedule without showing either, None when it converges (``memo``: as for
+    ``fair_loop``)."""
+    from invariants.liveness import CONVERGENCE
+
+    why = fair_loop(state, config, bound, memo=memo)
+    if why is None or not why.shown:
+        return why
+    message = f"{CONVERGENCE.description} Shown: {why.describe()}."
+    return Violation(CONVERGENCE.name, message, CONVERGENCE.kind.value)
+
+
+def replay_verdict(
     config: Config,
     actions: Sequence[Action],
     check_convergence: bool = False,
     bound: int = DEFAULT_BOUND,
-) -> tuple[list[Violation], int] | None:
-    """Replay exactly (every action must be enabled) and return the violations of the first
-    violating step with the number of actions taken up to it; a convergence failure at the
-    end counts too."""
+) -> tuple[tuple[list[Violation], int] | None, Lasso | None]:
+    """``first_violations``, and — when no violation is found — the undecided
+    :class:`Lasso` of a Convergence check whose fair schedule the bound cut without showing
+    a fair loop or a stuck state (None otherwise): the path's verdict is then inconclusive,
+    not ok."""
     checker = Checker()
     state = system.initial(config)
     snap = project(state)
     bad = checker.check_state(state, snap)
     if bad:
-        return bad, 0
+        return (bad, 0), None
     for i, action in enumerate(actions, 1):
         if action not in system.enabled(state, config):
-            return None
+            return None, None
         new = system.step(state, action, config)
         new_snap = project(new)
         bad = checker.check_step(state, action, new, snap, new_snap) + checker.check_state(
             new, new_snap
         )
         if bad:
-            return bad, i
+            return (bad, i), None
         state, snap = new, new_snap
+    undecided = None
     if check_convergence:
-        _, _, ok = run_fair(state, config, bound)
-        if not ok:
-            from invariants.liveness import CONVERGENCE
-
-            violation = Violation(CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value)
-            return [violation], len(actions)
+        verdict = convergence_violation(state, config, bound)
+        if isinstance(verdict, Violation):
+            return ([verdict], len(actions)), None
+        undecided = verdict
         if config.max_rebalance_steps is not None:
             from invariants.liveness import REBALANCE_TIME, rebalance_start
 
@@ -93,10 +111,22 @@ def first_violations(
                     f"after the last perturbation the group needs {steps} fair steps to "
                     f"converge; the config allows {config.max_rebalance_steps}"
                 )
-                return [Violation(REBALANCE_TIME.name, message, REBALANCE_TIME.kind.value)], len(
-                    actions
-                )
-    return None
+                violation = Violation(REBALANCE_TIME.name, message, REBALANCE_TIME.kind.value)
+                return ([violation], len(actions)), None
+    return None, undecided
+
+
+def first_violations(
+    config: Config,
+    actions: Sequence[Action],
+    check_convergence: bool = False,
+    bound: int = DEFAULT_BOUND,
+) -> tuple[list[Violation], int] | None:
+    """Replay exactly (every action must be enabled) and return the violations of the first
+    violating step with the number of actions taken up to it; a convergence failure at the
+    end counts too, when shown (``convergence_violation``: a fair loop or a stuck state —
+    so a minimised or lifted Convergence counterexample still shows its loop)."""
+    return replay_verdict(config, actions, check_convergence, bound)[0]
 
 
 def ddmin(

@@ -94,9 +94,8 @@ from invariants.liveness import (
     CONVERGENCE,
     DEFAULT_BOUND,
     FairMemo,
-    NonConvergence,
+    fair_loop,
     fair_schedule,
-    nonconvergence,
     required_witnesses,
     undecided_reason,
 )
@@ -327,7 +326,7 @@ class _Worker:
     candidates: _Candidates = field(default_factory=_Candidates)
     converged: set[int] = field(default_factory=set)
     fair_memo: FairMemo = field(default_factory=FairMemo)
-    undecided: list[NonConvergence] = field(default_factory=list)
+    undecided: list[int] = field(default_factory=list)
     converged_done: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     views: Views = field(init=False)
     """The views met, memoised as in the serial engine (``groupcheck.explore.views``)."""
@@ -502,9 +501,9 @@ class _Worker:
                 if not ok:
                     # Claimed only when shown, as the serial engine does (a fair loop or a
                     # stuck state); else the bound only cut the schedule: undecided.
-                    why = nonconvergence(state, config, self.convergence_bound)
+                    why = fair_loop(state, config, self.convergence_bound, memo=self.fair_memo)
                     if why is not None and not why.shown:
-                        self.undecided.append(why)
+                        self.undecided.append(why.bound)
                     else:
                         message = CONVERGENCE.description + (
                             f" Shown: {why.describe()}." if why is not None else ""
@@ -567,9 +566,9 @@ class _Worker:
             "undecided": self.take_undecided(),
         }
 
-    def take_undecided(self) -> list[NonConvergence]:
+    def take_undecided(self) -> list[int]:
         """The states met since the last answer whose fair schedule hit its bound without
-        showing non-convergence (``invariants.liveness.nonconvergence``)."""
+        showing non-convergence (``invariants.liveness.fair_loop``)."""
         taken, self.undecided = self.undecided, []
         return taken
 
@@ -813,7 +812,7 @@ def parallel_bfs(
         depth = 0
         seen: set[str] = set()
         cut: str | None = None
-        undecided: list[NonConvergence] = []
+        undecided: list[int] = []  # the bound of each undecided state
         exhausted = True
         pending: list[Event] = []  # violations met expanding the previous level
         counts = np.zeros((0, 2), dtype=np.int64)  # (rank, transitions) of that level
@@ -913,7 +912,7 @@ def parallel_bfs(
         complete=cut is None,
         incomplete_reason=cut or "",
         missed_witnesses=missed,
-        unchecked=undecided_reason(undecided),
+        unchecked=undecided_reason(len(undecided), max(undecided, default=0)),
     )
     scope = clean_scope(distinct, exhausted=exhausted, cut=cut, max_depth=max_depth)
     return ExploreResult(

@@ -89,6 +89,9 @@ class ExploreResult:
     exhausted: bool | None = None
     convergence_steps: int | None = None
     """Walk engine: the longest fair tail any walk needed to converge (None: none checked)."""
+    convergence_undecided: int = 0
+    """Walk engine: the walks whose final fair schedule its bound cut without showing a
+    fair loop or a stuck state (Convergence undecided there; the result is inconclusive)."""
     reasons: list[str] = field(default_factory=list)
     checked: str = ""
     collision_probability: float | None = None

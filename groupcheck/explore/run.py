@@ -19,7 +19,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupcheck import budget
-from groupcheck.explore.minimise import first_violations, minimise_path, shrink_config
+from groupcheck.explore.minimise import (
+    first_violations,
+    minimise_path,
+    replay_verdict,
+    shrink_config,
+)
 from groupcheck.explore.rebalance import (
     RebalanceTimes,
     compare_starts,
@@ -29,6 +34,7 @@ from groupcheck.explore.rebalance import (
 )
 from groupcheck.explore.result import Found, Violations
 from invariants.check import Checker, Violation, select_properties
+from invariants.liveness import Lasso
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.verdict import Result, conclude
 from model import system
@@ -324,7 +330,8 @@ def explore(
 def replay_violates(path: Path, prop: str) -> bool:
     """Whether ``path`` replays step for step under its config and violates ``prop`` there:
     on the way (state and step properties) or, for Convergence, from where it ends."""
-    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, fair_schedule
+    from groupcheck.explore.minimise import convergence_violation
+    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND
 
     config = path.config
     checker = Checker()
@@ -339,8 +346,8 @@ def replay_violates(path: Path, prop: str) -> bool:
         if any(v.property == prop for v in bad):
             return True
         state = new
-    if prop == CONVERGENCE.name:
-        return not fair_schedule(state, config, DEFAULT_BOUND)[2]
+    if prop == CONVERGENCE.name:  # claimed only when shown: a fair loop or a stuck state
+        return isinstance(convergence_violation(state, config, DEFAULT_BOUND), Violation)
     return False
 
 
@@ -589,17 +596,19 @@ def _hypothesis(
         if progress
         else None,
     )
-    from invariants.liveness import WITNESSES, required_witnesses
+    from invariants.liveness import WITNESSES, required_witnesses, undecided_reason
 
     required = required_witnesses(config)
     missed = [w.prop.name for w in WITNESSES if w.prop.name in required - out.seen]
     planned = PROFILES[profile].examples
+    unchecked = undecided_reason(len(out.undecided), max(out.undecided, default=0))
     result, reasons = conclude(
         violated=out.path is not None,
         complete=out.complete,
         incomplete_reason=f"the time budget ({budget} s) ran out before the profile's "
         f"{planned} examples were run",
         missed_witnesses=missed,
+        unchecked=unchecked,
     )
     found = list(out.found)
     search_result: str | None = None
@@ -614,6 +623,7 @@ def _hypothesis(
             else f"the time budget ({budget} s) ran out before the profile's {planned} "
             "examples were run",
             missed_witnesses=missed,
+            unchecked=unchecked,
         )
         search_result = clean.value
         unexpected = [f for f in found if f.property not in collect.expected]
@@ -786,4 +796,20 @@ def replay(path: Path) -> tuple[list[Violation], int] | None:
     return None if found is None else (list(found[0]), found[1])
 
 
-__all__ = ["ENGINES", "Outcome", "Result", "explore", "replay", "shortest_length"]
+def replay_undecided(path: Path) -> tuple[tuple[list[Violation], int] | None, Lasso | None]:
+    """``replay``, and when nothing is violated the undecided Convergence check, if any:
+    the fair schedule from the path's end hit its bound (named in the ``Lasso``) without
+    showing a fair loop or a stuck state — the replay is then inconclusive, not ok."""
+    found, undecided = replay_verdict(path.config, path.actions, check_convergence=True)
+    return (None if found is None else (list(found[0]), found[1])), undecided
+
+
+__all__ = [
+    "ENGINES",
+    "Outcome",
+    "Result",
+    "explore",
+    "replay",
+    "replay_undecided",
+    "shortest_length",
+]

@@ -21,9 +21,8 @@ from invariants.liveness import (
     CONVERGENCE,
     DEFAULT_BOUND,
     REBALANCE_TIME,
-    NonConvergence,
+    fair_loop,
     fair_schedule,
-    nonconvergence,
     required_witnesses,
     undecided_reason,
 )
@@ -74,7 +73,7 @@ def walk(
         rebalance = RebalanceTimes()
     start = time.perf_counter()
     checker = checker_factory()
-    undecided: list[NonConvergence] = []
+    undecided: list[int] = []  # the bound of each undecided state
     required = required_witnesses(config)
     total = 0
     done = 0
@@ -128,11 +127,11 @@ def walk(
             break
         if violation is None and check_convergence:
             tail, _, ok = fair_schedule(state, config, convergence_bound)
-            why = None if ok else nonconvergence(state, config, convergence_bound)
+            why = None if ok else fair_loop(state, config, convergence_bound)
             if ok:
                 longest_tail = max(longest_tail or 0, len(tail))
             elif why is not None and not why.shown:
-                undecided.append(why)  # the bound cut the schedule: not a violation
+                undecided.append(why.bound)  # the bound cut the schedule: not a violation
             else:
                 message = CONVERGENCE.description + (
                     f" Shown: {why.describe()}." if why is not None else ""
@@ -187,7 +186,7 @@ def walk(
         if stopped
         else f"the time budget ({budget_seconds} s) ran out after {done} of {walks} walks",
         missed_witnesses=missed,
-        unchecked=undecided_reason(undecided),
+        unchecked=undecided_reason(len(undecided), max(undecided, default=0)),
     )
     out = ExploreResult(
         engine="walk",
@@ -197,6 +196,7 @@ def walk(
         missed_witnesses=missed,
         seconds=time.perf_counter() - start,
         convergence_steps=longest_tail,
+        convergence_undecided=len(undecided),
         reasons=reasons,
         checked=f"{done} walks of up to {max_steps} steps ({total} steps)",
     )

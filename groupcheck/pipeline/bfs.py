@@ -49,7 +49,7 @@ from pyspark.sql import functions as F
 
 from groupcheck.pipeline import bfs_tasks
 from groupcheck.pipeline.errors import PipelineError
-from invariants.liveness import required_witnesses
+from invariants.liveness import required_witnesses, undecided_reason
 from invariants.verdict import conclude
 from model import system
 from model.actions import Action
@@ -204,6 +204,15 @@ def _witnesses(frame: DataFrame) -> list[str]:
     return sorted({w for r in rows for w in (r.message or "").split(",") if w})
 
 
+def _undecided(frame: DataFrame) -> list[int]:
+    """The states of a level whose fair schedule the bound cut without showing
+    non-convergence (``bfs_tasks.UNDECIDED`` rows), and the largest bound in force: ``[n,
+    bound]`` (``[0, 0]``: none)."""
+    rows = frame.where(F.col("property") == bfs_tasks.UNDECIDED).select("action", "message")
+    got = rows.collect()
+    return [sum(r.action for r in got), max((int(r.message) for r in got), default=0)]
+
+
 def _events(frame: DataFrame) -> list[dict[str, Any]]:
     rows = (
         frame.where(F.col("property").isNotNull() & ~F.col("property").startswith("#"))
@@ -305,9 +314,16 @@ def _search(
     seen: set[str] = set()
     required = required_witnesses(config)
 
+    undecided = [0, 0]  # states whose fair schedule the bound cut, the largest bound
+
     def finished(result_depth: int, total_steps: int) -> SparkBfsResult:
         missed = sorted(required - seen)
-        result, reasons = conclude(violated=False, complete=True, missed_witnesses=missed)
+        result, reasons = conclude(
+            violated=False,
+            complete=True,
+            missed_witnesses=missed,
+            unchecked=undecided_reason(*undecided),
+        )
         return SparkBfsResult(
             result.value,
             distinct,
@@ -327,6 +343,9 @@ def _search(
         distinct += meta["states"]
         steps += meta["steps"]
         seen.update(meta["witnesses"])
+        cut, bound = meta.get("undecided", [0, 0])  # a level written before: none
+        undecided[0] += cut
+        undecided[1] = max(undecided[1], bound)
         if meta["events"]:
             first = min(meta["events"], key=lambda e: bytes.fromhex(e["order"]))
             at_state = bytes.fromhex(first["order"])[-1] == 1  # a state property
@@ -417,7 +436,12 @@ def _search(
         events = expansion_events + _events(checked)
         states = checked.where(F.col("property").isNull()).count()
         seen_here = sorted(set(_witnesses(expanded)) | set(_witnesses(checked)))
-        meta = {"states": states, "steps": int(new_steps), "witnesses": seen_here}
+        meta = {
+            "states": states,
+            "steps": int(new_steps),
+            "witnesses": seen_here,
+            "undecided": _undecided(expanded),
+        }
         _write_level(checked, tmp, events, meta, visited_table)
         shutil.rmtree(tmp / "expanded")
         shutil.rmtree(tmp / "checked")

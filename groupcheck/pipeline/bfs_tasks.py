@@ -29,9 +29,10 @@ from typing import Any
 import pyarrow as pa
 
 from groupcheck.explore.bfs import _step_may_matter, channel_normal_form
+from groupcheck.explore.minimise import convergence_violation
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation
-from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, FairMemo, fair_schedule
+from invariants.liveness import DEFAULT_BOUND, FairMemo, fair_schedule
 from model import system
 from model.config import Config
 from model.ids import FrozenMap
@@ -57,6 +58,9 @@ DDL = (
     "message string, `order` binary"
 )
 STEPS = "#steps"
+UNDECIDED = "#undecided"
+"""A task's row counting (in ``action``) the states whose fair schedule the bound (in
+``message``) cut without showing non-convergence."""
 WITNESSES = "#witnesses"
 """A task's row naming the SOMETIMES witnesses its checker has seen (comma-separated)."""
 
@@ -229,10 +233,18 @@ def check(
 
 
 def expand(
-    blob: bytes, check_convergence: bool, deeper: bool, batches: Iterator[pa.RecordBatch]
+    blob: bytes,
+    check_convergence: bool,
+    deeper: bool,
+    batches: Iterator[pa.RecordBatch],
+    *,
+    bound: int = DEFAULT_BOUND,
 ) -> Iterator[pa.RecordBatch]:
     """Check convergence on frontier states and expand them: successor rows (the least
-    key per fingerprint in this task), event rows for violations, and one ``#steps`` row."""
+    key per fingerprint in this task), event rows for violations, one ``#steps`` row and,
+    when the fair schedule's ``bound`` cut some state's schedule without showing a fair
+    loop or a stuck state (Convergence claimed only when shown, as the serial engine), one
+    ``#undecided`` row (those states in ``action``, the bound in force in ``message``)."""
     ctx = context(blob, check_convergence)
     config = ctx.config
     steps = 0
@@ -240,6 +252,7 @@ def expand(
     best: dict[int, dict[str, Any]] = {}
     converged: set[Hashable] = set()
     fair_memo = FairMemo()
+    undecided: list[int] = []
     for batch in batches:
         rows = batch.to_pylist()
         rows.sort(key=lambda r: r["key"])
@@ -250,18 +263,18 @@ def expand(
                 canon = ctx.canonical(state)
                 if canon not in converged:
                     reached: list[AnyState] = []
-                    _, _, ok = fair_schedule(
-                        state, config, DEFAULT_BOUND, states=reached, memo=fair_memo
-                    )
+                    _, _, ok = fair_schedule(state, config, bound, states=reached, memo=fair_memo)
                     if not ok:
-                        v = Violation(
-                            CONVERGENCE.name, CONVERGENCE.description, CONVERGENCE.kind.value
-                        )
-                        events.append(_event(key + b"\x00\x00\x00", fp, v))
-                        continue
-                    converged.add(canon)
-                    for s in reached:
-                        converged.add(ctx.canonical(s))
+                        verdict = convergence_violation(state, config, bound, memo=fair_memo)
+                        if isinstance(verdict, Violation):
+                            events.append(_event(key + b"\x00\x00\x00", fp, verdict))
+                            continue
+                        if verdict is not None:
+                            undecided.append(verdict.bound)  # the bound cut it: expanded on
+                    else:
+                        converged.add(canon)
+                        for s in reached:
+                            converged.add(ctx.canonical(s))
             if not deeper:
                 continue
             for a, action in enumerate(system.enabled(state, config)):
@@ -289,4 +302,9 @@ def expand(
                         "order": None,
                     }
     steps_row = _event(b"", 0, Violation(STEPS, "", ""), action=steps)
-    yield _rows([*best.values(), *events, steps_row, _witnesses(ctx)])
+    cut = (
+        [_event(b"", 0, Violation(UNDECIDED, str(max(undecided)), ""), action=len(undecided))]
+        if undecided
+        else []
+    )
+    yield _rows([*best.values(), *events, steps_row, *cut, _witnesses(ctx)])

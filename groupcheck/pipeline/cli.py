@@ -249,7 +249,7 @@ def _explore_findings(job: Any) -> dict[str, Any]:
     from groupcheck.pipeline.store import read_parts
     from groupcheck.pipeline.verdict import explore_verdict
 
-    columns = ["cell", "seed", "witnesses", "violation", "error"]
+    columns = ["cell", "seed", "witnesses", "violation", "error", "converged"]
     table = read_parts(Path(job.out), len(job.parts), columns)
     from invariants.liveness import required_witnesses
 

@@ -9,7 +9,8 @@ step (``MetricsChecker`` sees each ``(pre, action, post)``):
 - ``converged`` / ``convergence_steps``: once the run's perturbations are over, a fair
   schedule of progress actions (``invariants.liveness``) reaches a converged group in
   that many steps (Hypothesis: the longest over its examples). Not measured (None) when a
-  safety property failed first.
+  safety property failed first, or when the schedule's bound cut it without showing a
+  fair loop or a stuck state (a Convergence violation is claimed only when shown).
 - ``revocations``: how often a member left UNREVOKED_PARTITIONS (a revocation completed).
 - ``longest_unreleased_wait``: the most consecutive steps one member spent in
   UNRELEASED_PARTITIONS (waiting for partitions another member had not released).
@@ -206,8 +207,9 @@ def _run(plan: ExplorePlan, cell: Cell, seed: int, row: RunRow) -> None:
             found = (res.property, res.message or "", res.path)
             if res.property == "Convergence":
                 row.converged = False
-        else:
+        elif not res.convergence_undecided:
             row.converged, row.convergence_steps = True, res.convergence_steps
+        # else: the fair schedule's bound cut it without a fair loop: not measured (None)
     else:
         from groupcheck.explore.hypothesis_engine import Profile, run_hypothesis
 
@@ -261,21 +263,33 @@ def _without_local_constants() -> Iterator[None]:
 
 
 def _hypothesis_convergence(
-    config: Config, trajectories: Iterable[Trajectory], row: RunRow
+    config: Config, trajectories: Iterable[Trajectory], row: RunRow, bound: int | None = None
 ) -> tuple[str, str, Path] | None:
-    """The Hypothesis machine checks safety only; check convergence after each example."""
+    """Convergence after each example, claimed only when shown (a fair loop or a stuck
+    state, ``minimise.convergence_violation``): the first shown is the run's violation;
+    when the bound cut some example's schedule without showing either, ``converged`` is
+    left unmeasured (None) rather than true. ``bound``: the fair schedule's (by default
+    ``DEFAULT_BOUND``, grown with the group)."""
+    from groupcheck.explore.minimise import convergence_violation
     from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, run_fair
     from model import system
 
+    bound = DEFAULT_BOUND if bound is None else bound
     longest = 0
+    undecided = False
     for t in trajectories:
         start = t.last if t.last is not None else system.initial(config)
-        _, steps, ok = run_fair(start, config, DEFAULT_BOUND)
-        if not ok:
+        _, steps, ok = run_fair(start, config, bound)
+        if ok:
+            longest = max(longest, steps)
+            continue
+        verdict = convergence_violation(start, config, bound)
+        if isinstance(verdict, Violation):
             row.converged = False
-            return CONVERGENCE.name, CONVERGENCE.description, Path(config, tuple(t.actions))
-        longest = max(longest, steps)
-    row.converged, row.convergence_steps = True, longest
+            return CONVERGENCE.name, verdict.message, Path(config, tuple(t.actions))
+        undecided = True
+    if not undecided:
+        row.converged, row.convergence_steps = True, longest
     return None
 
 

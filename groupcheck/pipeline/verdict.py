@@ -5,8 +5,11 @@ A sweep (``explore``) is
 
 - a **violation** when a run violated a property;
 - otherwise **inconclusive** when a run raised an error (a crash of the model: exit status
-  4, an internal error) or when the runs of some cell together missed a ``SOMETIMES``
-  witness (``invariants.liveness.WITNESSES``): that cell's runs may be vacuous;
+  4, an internal error), when the runs of some cell together missed a ``SOMETIMES``
+  witness (``invariants.liveness.WITNESSES``): that cell's runs may be vacuous, or when a
+  run's Convergence was left undecided (``converged`` null with no violation and no
+  error: the fair schedule's bound cut it without showing a fair loop or a stuck state —
+  a Convergence violation is claimed only when shown);
 - otherwise **ok**.
 
 A corpus (``validate``) is a violation when a trace violates a property; otherwise
@@ -78,8 +81,9 @@ def explore_verdict(
     required: Mapping[int, Collection[str]] | None = None,
 ) -> dict[str, Any]:
     """The findings and result of a sweep from its run rows (columns ``cell``, ``seed``,
-    ``witnesses``, ``violation``, ``error``); ``labels`` names each cell, ``required``
-    says which witnesses each cell must hit (every witness when not given)."""
+    ``witnesses``, ``violation``, ``error`` and, when present, ``converged``); ``labels``
+    names each cell, ``required`` says which witnesses each cell must hit (every witness
+    when not given)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -129,6 +133,14 @@ def explore_verdict(
         if len(missed) > MAX_REASONS:
             reasons.append(
                 f"… and {len(missed) - MAX_REASONS} more cells (missed_witnesses lists them all)"
+            )
+    if "converged" in runs.column_names:
+        unmeasured = pc.and_(pc.is_null(runs["converged"]), pc.is_null(runs["violation"]))
+        undecided = runs.filter(pc.and_(unmeasured, pc.is_null(runs["error"]))).num_rows
+        if undecided:
+            reasons.append(
+                f"{undecided} runs left Convergence undecided: the fair schedule's bound cut "
+                "it without showing a fair loop or a stuck state"
             )
     if violations:
         result = Result.VIOLATION

@@ -1,4 +1,4 @@
-"""The words of a Convergence lasso (``invariants.liveness.fair_lasso``): the fair steps
+"""The words of a Convergence lasso (``invariants.liveness.fair_loop``): the fair steps
 after the counterexample's prefix, the loop that repeats for ever, and what never happens
 in it — which member never reaches which epoch or partition, and why, read from the states
 and messages of the loop.
@@ -207,18 +207,13 @@ def lasso_lines(lasso: Lasso, first: int) -> list[str]:
         lines.append("and then no progress action is enabled: the group is stuck unconverged.")
     elif not lasso.loop:
         lines.append(
-            f"and no state repeats within the bound ({len(lasso.stem)} fair steps without "
-            "converging)."
+            f"and shows no fair loop within its bound ({len(lasso.stem)} fair steps without "
+            "converging): the bound cut the schedule, which shows no violation."
         )
     else:
-        fair = (
-            "every progress action enabled throughout it is taken in it"
-            if lasso.fair
-            else "NOT weakly fair: an action enabled throughout it is never taken"
-        )
         lines.append(
             f"LOOP, repeating for ever (steps {n}–{n + len(lasso.loop) - 1}, back to the state "
-            f"after step {n - 1}; {fair}):"
+            f"after step {n - 1}; every progress action enabled throughout it is taken in it):"
         )
         for a in lasso.loop:
             lines.append(f"  ↻ ({n}) {describe_action(a)}")

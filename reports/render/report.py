@@ -8,7 +8,7 @@ from pathlib import Path as FsPath
 import networkx as nx
 
 from invariants.check import all_properties
-from invariants.liveness import CONVERGENCE, fair_lasso
+from invariants.liveness import CONVERGENCE, fair_loop
 from model.actions import Action
 from model.classic.records import ClassicState
 from model.config import Config
@@ -200,11 +200,11 @@ def path_report(
 ) -> FsPath:
     """The report of a model counterexample (its last step is the violation), of either
     protocol family. A Convergence counterexample with its ``config`` is drawn and told
-    whole: the prefix, then the fair schedule's lasso (``invariants.liveness.fair_lasso``)
+    whole: the prefix, then the fair schedule's lasso (``invariants.liveness.fair_loop``)
     with its loop marked as the repeating part and what never happens in it."""
     description, reference = property_text(prop, family_of(states[0]))
     lasso = (
-        fair_lasso(states[-1], config) if config is not None and prop == CONVERGENCE.name else None
+        fair_loop(states[-1], config) if config is not None and prop == CONVERGENCE.name else None
     )
     if lasso is not None:
         view = view_of_lasso(states, actions, lasso, prop, message)

@@ -5,7 +5,7 @@ clients' ownership."""
 
 from __future__ import annotations
 
-from invariants.liveness import fair_lasso
+from invariants.liveness import fair_loop
 from model.path import Path
 from model.presets import preset
 from reports.render.dot import sequence_dot, timeline_dot
@@ -22,7 +22,7 @@ def test_the_lasso_of_a_convergence_violation_is_found_drawn_and_told() -> None:
     config = preset("LOSSY")
     path = Path.decode(config, LOSSY_CONVERGENCE)
     states = list(path.states())
-    lasso = fair_lasso(states[-1], config)
+    lasso = fair_loop(states[-1], config)
     assert lasso is not None
     assert lasso.loop
     assert lasso.fair
@@ -55,7 +55,7 @@ def test_the_lasso_of_a_convergence_violation_is_found_drawn_and_told() -> None:
 
 def test_a_converging_state_has_no_lasso() -> None:
     config = preset("LOSSY")
-    assert fair_lasso(Path.decode(config, "").final(), config) is None
+    assert fair_loop(Path.decode(config, "").final(), config) is None
 
 
 def test_the_coordinator_row_shows_a_hand_out_the_clients_row_cannot() -> None:
@@ -93,3 +93,23 @@ def test_a_classic_trace_gets_the_classic_check_description() -> None:
     name = NO_DOUBLE_OWNERSHIP.name
     assert describe(name, "classic")[0] == CLASSIC_NO_DOUBLE_OWNERSHIP.description
     assert describe(name)[0] == NO_DOUBLE_OWNERSHIP.description
+
+
+def test_the_verdict_and_the_report_read_one_fair_loop() -> None:
+    """One definition of a fair loop that never converges (``fair_loop``): the steps the
+    explorer's message cites are the loop the report draws; a schedule its bound cut shows
+    no loop, and the report says so rather than drawing one."""
+    from model import system
+
+    config = preset("LOSSY")
+    lasso = fair_loop(Path.decode(config, LOSSY_CONVERGENCE).final(), config)
+    assert lasso is not None
+    assert lasso.shown
+    first, last = len(lasso.stem) + 1, len(lasso.stem) + len(lasso.loop)
+    assert f"steps {first}-{last} return to the state after step {first - 1}" in lasso.describe()
+    tiny = preset("TINY")
+    cut = fair_loop(system.initial(tiny), tiny, 3)
+    assert cut is not None
+    assert not cut.shown
+    assert (cut.loop, cut.steps, cut.bound, len(cut.stem)) == ((), 3, 3, 3)
+    assert "shows no fair loop within its bound" in "\n".join(lasso_lines(cut, 1))

@@ -333,8 +333,9 @@ def test_a_large_group_is_given_fair_steps_in_proportion_to_its_size() -> None:
     taken, _, ok = fair_schedule(system.initial(config), config, DEFAULT_BOUND)
     assert ok
     assert DEFAULT_BOUND < len(taken) <= convergence_bound(config)
-    _, violation = check_fair_tail(system.initial(config), config, Checker())
+    _, violation, undecided = check_fair_tail(system.initial(config), config, Checker())
     assert violation is None
+    assert undecided is None
 
 
 def test_a_convergence_violation_is_claimed_only_when_shown() -> None:
@@ -342,12 +343,12 @@ def test_a_convergence_violation_is_claimed_only_when_shown() -> None:
     and names the bound; a violation is claimed when a fair loop (or a stuck state) shows
     it, and its message says which."""
     from groupcheck.mutants import MUTANTS
-    from invariants.liveness import nonconvergence
+    from invariants.liveness import fair_loop
     from model import system
     from model.presets import preset
 
     tiny = preset("TINY")
-    cut = nonconvergence(system.initial(tiny), tiny, 3)  # a bound the schedule must hit
+    cut = fair_loop(system.initial(tiny), tiny, 3)  # a bound the schedule must hit
     assert cut is not None
     assert not cut.shown
     assert cut.bound == 3
@@ -364,6 +365,6 @@ def test_a_convergence_violation_is_claimed_only_when_shown() -> None:
     assert out.property == "Convergence"
     assert "Shown: the fair schedule loops without converging" in (out.message or "")
     assert out.path is not None
-    shown = nonconvergence(out.path.final(), looping, 400)
+    shown = fair_loop(out.path.final(), looping, 400)
     assert shown is not None
     assert shown.loop is not None

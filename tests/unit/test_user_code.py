@@ -378,3 +378,44 @@ def test_the_workers_variable_is_capped_too(
     code, _, err = run(capsys, "explore", "--preset", "TINY", "--out", str(tmp_path / "o"))
     assert code == exitcodes.BAD_INPUT
     assert "GROUPCHECK_WORKERS: expected at most 128" in err
+
+
+LEAKS = """\
+from model.rules import DEFAULT_RULES
+
+_kept = []
+
+
+def leaky(request, config):
+    _kept.append(b"x" * (len(_kept) + 1) * 1048576)  # keeps a little more each call
+    return DEFAULT_RULES.validate_heartbeat_request(request, config)
+
+
+RULES = {"validate_heartbeat_request": leaky}
+"""
+
+
+def test_a_rule_that_keeps_taking_memory_is_stopped_as_the_users_failure(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 42: a rule that keeps a little more memory each call (1 MB more each time) is
+    stopped once it has grown groupcheck's resident memory by ``--user-memory`` MB (8 here,
+    so the test is quick: four calls) and reported as the user's code failing (8, the rule
+    named), not groupcheck's internal error or the machine's out-of-memory killer."""
+    from groupcheck.usercode import DEFAULT_USER_MEMORY_MB, set_memory_limit
+
+    path = write(tmp_path, "leaks.py", LEAKS)
+    argv = ["explore", "--preset", "TINY", "--rules", f"{path}:RULES", "--quiet"]
+    try:
+        code, out, err = run(
+            capsys, *argv, "--user-memory", "8", "--out", str(tmp_path / "o"), "--json"
+        )
+    finally:
+        set_memory_limit(DEFAULT_USER_MEMORY_MB)
+    assert code == exitcodes.USER_CODE_ERROR, err
+    first = err.splitlines()[0]
+    assert f"your rule validate_heartbeat_request (leaky in {path}) failed" in first
+    assert "it kept taking memory" in first
+    assert "past the limit of 8 MB (--user-memory)" in first
+    assert "Traceback" not in err
+    assert json.loads(out)["rule"] == "validate_heartbeat_request"
