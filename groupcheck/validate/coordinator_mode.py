@@ -23,11 +23,12 @@ Classic and mixed captures go to ``groupcheck.validate.classic_coordinator``.
 from __future__ import annotations
 
 import itertools
+import re
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import IO
+from typing import IO, Any
 
 from groupcheck.validate.events import Events, read_trace
 from groupcheck.validate.report import Finding, Report
@@ -479,6 +480,16 @@ it) are read that far ahead. A target the capture changes further on makes the r
 inconclusive (``_Front``), never a verdict on less than the capture shows."""
 
 
+DECODED = 4096
+"""How many decoded lines a streaming replay remembers (``_Front.decoded``)."""
+MEMO = 4096
+"""How many handled requests a replay remembers (``_replay``'s ``memo``)."""
+_SEQ = re.compile(r'\{"seq": (?:0|[1-9][0-9]{0,17}), ')
+"""A line's beginning up to its ``seq``'s value, when that is a JSON integer the codec
+takes (no sign, no leading zero, within int64): the rest of the line alone decides
+whether it is well formed and what it records."""
+
+
 class _Fallback(Exception):
     """The trace needs the replay of the whole decoded trace (it has timestamps, whose
     order the replay follows, or a topic created during it)."""
@@ -503,6 +514,9 @@ class _Front:
         self.last_line = 0
         self.line = 1
         self.done = False
+        self.decoded: dict[str, object] = {}
+        """A line's text after its ``seq`` → its action (a steady group's heartbeats
+        differ only there), at most :data:`DECODED` of them."""
         self.peak = 0
         """The most events held at once (the window, or more while the layout is looked
         for)."""
@@ -514,10 +528,18 @@ class _Front:
             if not text.strip():
                 continue
             n = self.line
-            event = parse_event(text, n)
-            action = decode_action(event, text, n, self.header)
-            if event.ts is not None or isinstance(action, CreateTopic):
-                raise _Fallback
+            seq = _SEQ.match(text)
+            key = text[seq.end() :] if seq is not None else None
+            action = self.decoded.get(key) if key is not None else None
+            if action is None:
+                event = parse_event(text, n)
+                action = decode_action(event, text, n, self.header)
+                if event.ts is not None or isinstance(action, CreateTopic):
+                    raise _Fallback
+                if key is not None:
+                    if len(self.decoded) >= DECODED:
+                        self.decoded.clear()
+                    self.decoded[key] = action
             self.built.add(n, action)
             if isinstance(action, DeliverMessage):
                 body = action.message.body
@@ -901,14 +923,29 @@ def _replay(
     have deferred (a target had been computed before)."""
     deferred = 0
 
+    memo: list[Any] = [None, {}]
+    """The topics, and (group, request) → (group, response) of requests handled with
+    them that computed no target: handling is a pure function of those."""
+
     def handle(
         group: Group, req: ConsumerGroupHeartbeatRequest
     ) -> tuple[Group, ConsumerGroupHeartbeatResponse, bool, set[tuple[int, str]]]:
+        if memo[0] is not topics:
+            memo[0], memo[1] = topics, {}
+        known = memo[1].get((group, req))
+        if known is not None:
+            return known[0], known[1], False, set()
         computing[0] = False
         before = set(guessed)
         out, response = handle_consumer_group_heartbeat(group, topics, req, config)
         added = guessed - before
         guessed.difference_update(added)
+        if not computing[0]:
+            # No target computed: the answer is the model's alone, the same for the same
+            # group and request (a steady group's heartbeats).
+            if len(memo[1]) >= MEMO:
+                memo[1].clear()
+            memo[1][(group, req)] = (out, response)
         return out, response, computing[0], added
 
     def batched(
