@@ -514,6 +514,9 @@ class _Front:
         self.last_line = 0
         self.line = 1
         self.done = False
+        self.retained: dict[str, int] = {}
+        """What the replay held when it ended, per kind (``_replay``): the requests
+        awaiting their responses, the members' last heartbeats, the targets' entries …"""
         self.decoded: dict[str, object] = {}
         """A line's text after its ``seq`` → its action (a steady group's heartbeats
         differ only there), at most :data:`DECODED` of them."""
@@ -685,13 +688,16 @@ def _stream(
     epoch_layout: str,
     all_divergences: bool,
     assignment_interval_ms: int | None,
+    window: int = WINDOW,
+    fronts: list[_Front] | None = None,
 ) -> Report | None:
     """The replay of a consumer trace without timestamps, streamed (``_Front``): memory
     bounded by the window, not by the trace's length. Without timestamps no two exchanges
     are known to overlap, so no other order is ever tried and no event is moved: the
     replay is the one of the whole decoded trace, with the capture's targets read
     :data:`WINDOW` events ahead. None for a classic trace (the caller replays
-    it whole). ``_Fallback`` for one with a timestamp or a created topic."""
+    it whole). ``_Fallback`` for one with a timestamp or a created topic. ``window``:
+    how far ahead it reads; ``fronts`` receives the reader, for a look at what it held."""
     first = next(lines, None)
     if first is None:
         raise TraceError(1, 1, "empty trace: no header line")
@@ -700,7 +706,9 @@ def _stream(
         return None
     options = timing or TimingOptions()
     report = Report(file, "coordinator")
-    front = _Front(header, lines)
+    front = _Front(header, lines, window)
+    if fronts is not None:  # for a look at what it held (tests)
+        fronts.append(front)
     missing_interval = _heartbeat_interval(header, options) is None
     if not missing_interval:
         try:
@@ -1321,6 +1329,19 @@ def _replay(
                 )
                 if not all_divergences:
                     break
+    if _front is not None:
+        _front.retained = {
+            "awaiting_response": sum(len(q) for q in expected.values()),
+            "joins": len(joins),
+            "last_seen": len(last_seen),
+            "released": len(released),
+            "withheld": len(withheld),
+            "changed": len(changed),
+            "guessed": len(guessed),
+            "target_entries": sum(len(t) for t in targets.values()),
+            "memo": len(memo[1]),
+            "decoded": len(_front.decoded),
+        }
     if not diverged:
         report.notes.append(
             f"{file}: {compared} responses compared, all as the model's coordinator answers"
