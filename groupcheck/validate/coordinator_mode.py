@@ -567,8 +567,9 @@ class _Front:
 
     def until(self, found: Callable[[object], bool]) -> list[tuple[int, int | None, object]]:
         """The events read so far, read on until one is ``found`` or the trace ends."""
-        while not any(found(a) for _, _, a in self.buffer) and self._read():
-            pass
+        if not any(found(a) for _, _, a in self.buffer):
+            while self._read() and not found(self.buffer[-1][2]):
+                pass
         return list(self.buffer)
 
     def drain(self) -> None:
