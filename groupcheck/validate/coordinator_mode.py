@@ -482,6 +482,8 @@ inconclusive (``_Front``), never a verdict on less than the capture shows."""
 
 DECODED = 4096
 """How many decoded lines a streaming replay remembers (``_Front.decoded``)."""
+DECODED_LINE = 4096
+"""The longest line (characters) it remembers: at most 16 MiB of keys in all."""
 MEMO = 4096
 """How many handled requests a replay remembers (``_replay``'s ``memo``)."""
 _SEQ = re.compile(r'\{"seq": (?:0|[1-9][0-9]{0,17}), ')
@@ -531,7 +533,7 @@ class _Front:
             if not text.strip():
                 continue
             n = self.line
-            seq = _SEQ.match(text)
+            seq = _SEQ.match(text) if len(text) <= DECODED_LINE else None
             key = text[seq.end() :] if seq is not None else None
             action = self.decoded.get(key) if key is not None else None
             if action is None:
