@@ -23,9 +23,12 @@ Classic and mixed captures go to ``groupcheck.validate.classic_coordinator``.
 from __future__ import annotations
 
 import itertools
+import re
+import tempfile
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import IO, Any
 
 from groupcheck.validate.events import Events, read_trace
 from groupcheck.validate.report import Finding, Report
@@ -59,7 +62,7 @@ from model.records import (
 )
 from model.status import ErrorCode
 from model.target import compute_target_assignment
-from model.trace import TraceError, TraceHeader
+from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
 from model.versions import DEFAULT_KAFKA_VERSION, KafkaRules, kafka_rules, parse_version
 
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
@@ -98,34 +101,52 @@ RULES = {
 """Per compared field, the Kafka rule the model follows there."""
 
 
-def _targets(events: list[tuple[int, int | None, object]]) -> dict[int, dict[str, Assignment]]:
-    """Group epoch → member → the target the capture shows for it (module docstring)."""
-    targets: dict[int, dict[str, Assignment]] = {}
-    closed: set[tuple[int, str]] = set()
-    current: dict[str, Assignment] = {}
-    for _, _, action in events:
+class _Targets:
+    """Group epoch → member → the target the capture shows for it (module docstring),
+    built a response at a time in file order. ``consulted``: the epochs the replay has read
+    (a streaming replay reads them before the whole trace is read); ``stale``: the first
+    line that changed the target of a consulted epoch (the replay used less than the
+    capture shows)."""
+
+    def __init__(self) -> None:
+        self.targets: dict[int, dict[str, Assignment]] = {}
+        self.closed: set[tuple[int, str]] = set()
+        self.current: dict[str, Assignment] = {}
+        self.consulted: set[int] = set()
+        self.stale: int | None = None
+
+    def add(self, line: int, action: object) -> None:
         if not isinstance(action, DeliverMessage | LoseMessage):
-            continue  # a lost response still shows what the coordinator answered
+            return  # a lost response still shows what the coordinator answered
         b = action.message.body
         if not isinstance(b, ConsumerGroupHeartbeatResponse):
-            continue
+            return
         if b.error_code is not ErrorCode.NONE or b.member_epoch <= 0 or not b.member_id:
-            continue
+            return
         if b.assignment is not None:
-            current[b.member_id] = b.assignment
-        assignment = current.get(b.member_id)  # none sent: the same as before
+            self.current[b.member_id] = b.assignment
+        assignment = self.current.get(b.member_id)  # none sent: the same as before
         if assignment is None:
-            continue
+            return
         key = (b.member_epoch, b.member_id)
-        if key in closed:
-            continue
-        at = targets.setdefault(b.member_epoch, {})
+        if key in self.closed:
+            return
+        at = self.targets.setdefault(b.member_epoch, {})
         before = at.get(b.member_id)
         if before is not None and not assignment >= before:
-            closed.add(key)  # a revocation towards the next target
-            continue
+            self.closed.add(key)  # a revocation towards the next target
+            return
+        if before != assignment and b.member_epoch in self.consulted and self.stale is None:
+            self.stale = line
         at[b.member_id] = assignment
-    return targets
+
+
+def _targets(events: list[tuple[int, int | None, object]]) -> dict[int, dict[str, Assignment]]:
+    """Group epoch → member → the target the capture shows for it (module docstring)."""
+    built = _Targets()
+    for n, _, action in events:
+        built.add(n, action)
+    return built.targets
 
 
 def _layout(events: list[tuple[int, int | None, object]], asked: str, header: TraceHeader) -> str:
@@ -376,6 +397,15 @@ def _joins_in_epoch_order(
     return order
 
 
+def _shows_layout(action: object) -> bool:
+    """Whether the event is one :func:`_layout` reads the layout from."""
+    return (
+        isinstance(action, DeliverMessage)
+        and isinstance(action.message.body, ConsumerGroupHeartbeatResponse)
+        and action.message.body.error_code is ErrorCode.NONE
+    )
+
+
 def _kafka_rules(header: TraceHeader) -> KafkaRules | None:
     """The rules of the Apache Kafka version the header's ``implementation`` names
     (``model.versions``; None when it names none): rules that changed between versions
@@ -443,6 +473,129 @@ def _answers(
     }
 
 
+WINDOW = 10_000
+"""How many events a streaming replay reads ahead of the one it handles: the capture's
+targets of an epoch (the responses at that epoch, shown after the request that computed
+it) are read that far ahead. A target the capture changes further on makes the replay
+inconclusive (``_Front``), never a verdict on less than the capture shows."""
+
+
+DECODED = 4096
+"""How many decoded lines a streaming replay remembers (``_Front.decoded``)."""
+DECODED_LINE = 4096
+"""The longest line (characters) it remembers: at most 16 MiB of keys in all."""
+MEMO = 4096
+"""How many handled requests a replay remembers (``_replay``'s ``memo``)."""
+_SEQ = re.compile(r'\{"seq": (?:0|[1-9][0-9]{0,17}), ')
+"""A line's beginning up to its ``seq``'s value, when that is a JSON integer the codec
+takes (no sign, no leading zero, within int64): the rest of the line alone decides
+whether it is well formed and what it records."""
+
+
+class _Fallback(Exception):
+    """The trace needs the replay of the whole decoded trace (it has timestamps, whose
+    order the replay follows, or a topic created during it)."""
+
+
+class _Front:
+    """The events of a trace, decoded one line at a time and handed out :data:`WINDOW`
+    events behind the line read last; what the replay needs from further on (the
+    capture's targets, the topics subscribed by name) is gathered as lines are read.
+    Memory: the window, the targets (per group epoch and member) and the members' and
+    topics' names — not the events handed out. Raises :class:`_Fallback` at the first
+    event with a timestamp or a CreateTopic, which the streaming replay does not take."""
+
+    def __init__(self, header: TraceHeader, lines: Iterator[str], window: int = WINDOW) -> None:
+        self.header = header
+        self.lines = lines
+        self.window = window
+        self.buffer: deque[tuple[int, int | None, object]] = deque()
+        self.built = _Targets()
+        self.wanted: dict[str, int] = {}
+        self.events = 0
+        self.last_line = 0
+        self.line = 1
+        self.done = False
+        self.retained: dict[str, int] = {}
+        """What the replay held when it ended, per kind (``_replay``): the requests
+        awaiting their responses, the members' last heartbeats, the targets' entries …"""
+        self.decoded: dict[str, object] = {}
+        """A line's text after its ``seq`` → its action (a steady group's heartbeats
+        differ only there), at most :data:`DECODED` of them."""
+        self.peak = 0
+        """The most events held at once (the window, or more while the layout is looked
+        for)."""
+
+    def _read(self) -> bool:
+        """Read and decode the next event into the buffer; False at the end."""
+        for text in self.lines:
+            self.line += 1
+            if not text.strip():
+                continue
+            n = self.line
+            seq = _SEQ.match(text) if len(text) <= DECODED_LINE else None
+            key = text[seq.end() :] if seq is not None else None
+            action = self.decoded.get(key) if key is not None else None
+            if action is None:
+                event = parse_event(text, n)
+                action = decode_action(event, text, n, self.header)
+                if event.ts is not None or isinstance(action, CreateTopic):
+                    raise _Fallback
+                if key is not None:
+                    if len(self.decoded) >= DECODED:
+                        self.decoded.clear()
+                    self.decoded[key] = action
+            self.built.add(n, action)
+            if isinstance(action, DeliverMessage):
+                body = action.message.body
+                if isinstance(body, ConsumerGroupHeartbeatRequest) and body.subscribed_topic_names:
+                    for topic in body.subscribed_topic_names:
+                        self.wanted.setdefault(topic, n)
+            self.events += 1
+            self.last_line = n
+            self.buffer.append((n, None, action))
+            self.peak = max(self.peak, len(self.buffer))
+            return True
+        self.done = True
+        return False
+
+    def __iter__(self) -> Iterator[tuple[int, int | None, object]]:
+        while True:
+            while not self.done and len(self.buffer) <= self.window:
+                self._read()
+            if not self.buffer:
+                return
+            yield self.buffer.popleft()
+
+    def until(self, found: Callable[[object], bool]) -> list[tuple[int, int | None, object]]:
+        """The events read so far, read on until one is ``found`` or the trace ends."""
+        if not any(found(a) for _, _, a in self.buffer):
+            while self._read() and not found(self.buffer[-1][2]):
+                pass
+        return list(self.buffer)
+
+    def drain(self) -> None:
+        """Read (and check) the rest of the trace, handing nothing out."""
+        self.buffer.clear()
+        while self._read():
+            self.buffer.clear()
+
+
+def _copied(lines: Iterator[str], spool: IO[bytes]) -> Iterator[str]:
+    """The lines, each also written to ``spool`` as it is read."""
+    for text in lines:
+        spool.write(text.encode("utf-8", "surrogatepass") + b"\n")
+        yield text
+
+
+def _again(spool: IO[bytes], rest: Iterator[str]) -> Iterator[str]:
+    """The lines written to ``spool``, then those not read yet."""
+    spool.seek(0)
+    for raw in spool:
+        yield raw[:-1].decode("utf-8", "surrogatepass")
+    yield from rest
+
+
 def validate_coordinator(
     file: str,
     lines: Iterable[str],
@@ -453,6 +606,7 @@ def validate_coordinator(
     moves: tuple[tuple[int, int], ...] = (),
     _tries: list[int] | None = None,
     _reached: list[int] | None = None,
+    _whole: bool = False,
 ) -> Report:
     """Replay a consumer capture's requests through the model's coordinator; the first
     response that differs is a :data:`DIVERGENCE` finding (``all_divergences``: the replay
@@ -464,8 +618,39 @@ def validate_coordinator(
     (``moves``: (line, before line) pairs applied after the time order), and if one of
     those gets further the replay goes on in that order (a capture conforms when some
     order the timestamps admit agrees), with a note; at most :data:`MAX_MOVES` moves and
-    :data:`MAX_REPLAYS` replays in all, beyond which a divergence there is inconclusive."""
+    :data:`MAX_REPLAYS` replays in all, beyond which a divergence there is inconclusive.
+
+    A consumer trace without timestamps (no exchange is known to overlap another, so no
+    other order is tried) is streamed: memory bounded by :data:`WINDOW` events, not by the
+    trace's length (``_stream``). One with timestamps is read whole: the reorderings
+    replay it from its first line."""
     report = Report(file, "coordinator")
+    if not moves and _tries is None and _reached is None and not _whole:
+        # Streamed when it can be (``_stream``); else replayed whole, from a copy of the
+        # lines read so far (on disk: a sequence of lines is read again as it is).
+        source = iter(lines)
+        with tempfile.TemporaryFile() as spool:
+            first = source if isinstance(lines, Sequence) else _copied(source, spool)
+            try:
+                streamed = _stream(
+                    file, first, timing, epoch_layout, all_divergences, assignment_interval_ms
+                )
+            except TraceError as e:
+                report.error = f"{file}:{e}"
+                return report
+            except _Fallback:
+                streamed = None
+            if streamed is not None:
+                return streamed
+            return validate_coordinator(
+                file,
+                lines if isinstance(lines, Sequence) else _again(spool, source),
+                timing,
+                epoch_layout,
+                all_divergences,
+                assignment_interval_ms,
+                _whole=True,
+            )
     try:
         # Decoded once: equal events (a steady group's heartbeats) share one object, and
         # the replays in other orders reuse them rather than the file's text.
@@ -499,17 +684,85 @@ def validate_coordinator(
     )
 
 
+def _stream(
+    file: str,
+    lines: Iterator[str],
+    timing: TimingOptions | None,
+    epoch_layout: str,
+    all_divergences: bool,
+    assignment_interval_ms: int | None,
+    window: int = WINDOW,
+    fronts: list[_Front] | None = None,
+) -> Report | None:
+    """The replay of a consumer trace without timestamps, streamed (``_Front``): memory
+    bounded by the window, not by the trace's length. Without timestamps no two exchanges
+    are known to overlap, so no other order is ever tried and no event is moved: the
+    replay is the one of the whole decoded trace, with the capture's targets read
+    :data:`WINDOW` events ahead. None for a classic trace (the caller replays
+    it whole). ``_Fallback`` for one with a timestamp or a created topic. ``window``:
+    how far ahead it reads; ``fronts`` receives the reader, for a look at what it held."""
+    first = next(lines, None)
+    if first is None:
+        raise TraceError(1, 1, "empty trace: no header line")
+    header = parse_header(first)
+    if header.protocol != "consumer":
+        return None
+    options = timing or TimingOptions()
+    report = Report(file, "coordinator")
+    front = _Front(header, lines, window)
+    if fronts is not None:  # for a look at what it held (tests)
+        fronts.append(front)
+    missing_interval = _heartbeat_interval(header, options) is None
+    if not missing_interval:
+        try:
+            _replay(
+                file,
+                header,
+                [],
+                report,
+                timing=timing,
+                epoch_layout=epoch_layout,
+                all_divergences=all_divergences,
+                assignment_interval_ms=assignment_interval_ms,
+                _front=front,
+            )
+        except (TraceError, _Fallback):
+            raise
+        except Exception:
+            front.drain()
+            if not _missing_topics(header, front.wanted, set()):
+                raise  # a fault of the replay, not a trace it cannot take
+    front.drain()
+    missing = _missing_interval(header, options) + _missing_topics(header, front.wanted, set())
+    if missing:
+        report = Report(file, "coordinator", events=front.events)
+        report.reasons.append(
+            "the replay needs what the trace does not give: " + "; ".join(missing)
+        )
+        return report
+    report.events = front.events
+    if front.built.stale is not None:
+        # The replay took a target of an epoch before the capture showed all of it: what
+        # it found from there on is no verdict.
+        report.reasons.append(
+            f"line {front.built.stale} shows more of a target the replay had already "
+            f"taken, more than {WINDOW} events after the request that computed it "
+            "(the streaming replay reads that far ahead): no verdict from there on"
+        )
+        for finding in report.violations:
+            report.reasons.append(
+                f"line {finding.line}: {finding.message} (a divergence after a target the "
+                "replay could not see whole: no verdict)"
+            )
+        report.violations.clear()
+    return report
+
+
 def _missing(header: TraceHeader, events: Events, options: TimingOptions) -> list[str]:
     """What the replay of a consumer trace needs and neither the header nor an option
     gives: the heartbeat interval (every response's ``HeartbeatIntervalMs`` is compared
     with it), and the partition count of each topic a request subscribes to by name."""
-    missing = []
-    if _heartbeat_interval(header, options) is None:
-        missing.append(
-            "the heartbeat interval (the header's heartbeat_interval_ms, or "
-            "--heartbeat-interval-ms)"
-        )
-    known = set(header.topics) | {a.topic for _, _, a in events if isinstance(a, CreateTopic)}
+    created = {a.topic for _, _, a in events if isinstance(a, CreateTopic)}
     wanted: dict[str, int] = {}
     for n, _, action in events:
         if isinstance(action, DeliverMessage):
@@ -517,18 +770,34 @@ def _missing(header: TraceHeader, events: Events, options: TimingOptions) -> lis
             if isinstance(body, ConsumerGroupHeartbeatRequest) and body.subscribed_topic_names:
                 for topic in body.subscribed_topic_names:
                     wanted.setdefault(topic, n)
+    return _missing_interval(header, options) + _missing_topics(header, wanted, created)
+
+
+def _missing_interval(header: TraceHeader, options: TimingOptions) -> list[str]:
+    if _heartbeat_interval(header, options) is None:
+        return [
+            "the heartbeat interval (the header's heartbeat_interval_ms, or "
+            "--heartbeat-interval-ms)"
+        ]
+    return []
+
+
+def _missing_topics(header: TraceHeader, wanted: Mapping[str, int], created: set[str]) -> list[str]:
+    """The topics subscribed by name (first line of each in ``wanted``) whose partition
+    count neither the header nor a CreateTopic event (``created``) gives."""
+    known = set(header.topics) | created
     names = {v: k for k, v in (header.topic_names or {}).items()}
     unknown = sorted(
         (n, t) for t, n in wanted.items() if t not in known and names.get(t, t) not in known
     )
-    if unknown:
-        shown = ", ".join(f"{t!r:.60} (line {n})" for n, t in unknown[:5])
-        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        missing.append(
-            f"the partition count of the subscribed topics {shown}{more} (the header's "
-            "topics, or a CreateTopic event)"
-        )
-    return missing
+    if not unknown:
+        return []
+    shown = ", ".join(f"{t!r:.60} (line {n})" for n, t in unknown[:5])
+    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    return [
+        f"the partition count of the subscribed topics {shown}{more} (the header's "
+        "topics, or a CreateTopic event)"
+    ]
 
 
 def _heartbeat_interval(header: TraceHeader, options: TimingOptions) -> int | None:
@@ -556,11 +825,14 @@ def _replay(
     _tries: list[int] | None = None,
     _reached: list[int] | None = None,
     _explore: bool = True,
+    _front: _Front | None = None,
 ) -> Report:
     """The replay of a consumer trace's decoded ``events`` (:func:`validate_coordinator`);
     ``_explore`` False: no other order is tried at a divergence (a probe);
     ``_tries`` counts the replays in other orders made so far, ``_reached`` receives the
-    line where this order stopped (past every line when it did not)."""
+    line where this order stopped (past every line when it did not); ``_front``: the
+    events streamed from it (``events`` is then empty, and has no timestamps to order
+    by), the capture's targets read ahead."""
     tries = _tries if _tries is not None else [0]
     options = timing or TimingOptions()
     trace = (header, tuple(events))
@@ -593,8 +865,16 @@ def _replay(
         events.remove(taken)
         events.insert(next(i for i, e in enumerate(events) if e[0] == before), taken)
     names = Names(header)
-    layout = _layout(events, epoch_layout, header)
-    targets = _targets(events)
+    if _front is None:
+        layout = _layout(events, epoch_layout, header)
+        targets = _targets(events)
+    else:
+        ahead = _front
+        if epoch_layout == "auto" and _kafka_rules(header) is None:
+            layout = _layout(ahead.until(_shows_layout), epoch_layout, header)
+        else:
+            layout = _layout([], epoch_layout, header)
+        targets = ahead.built.targets
 
     guessed: set[tuple[int, str]] = set()
     """(group epoch, member) whose target the capture does not show: the previous one kept."""
@@ -603,6 +883,8 @@ def _replay(
 
     def captured_target(group: Group, topics: Mapping[str, TopicMetadata], assignor: str) -> Group:
         computing[0] = True
+        if _front is not None:
+            _front.built.consulted.add(group.group_epoch)
         shown = targets.get(group.group_epoch, {})
         guessed.update((group.group_epoch, m) for m in group.members if m not in shown)
         # A target the capture does not show: the model's own assignor's (still a guess,
@@ -652,14 +934,29 @@ def _replay(
     have deferred (a target had been computed before)."""
     deferred = 0
 
+    memo: list[Any] = [None, {}]
+    """The topics, and (group, request) → (group, response) of requests handled with
+    them that computed no target: handling is a pure function of those."""
+
     def handle(
         group: Group, req: ConsumerGroupHeartbeatRequest
     ) -> tuple[Group, ConsumerGroupHeartbeatResponse, bool, set[tuple[int, str]]]:
+        if memo[0] is not topics:
+            memo[0], memo[1] = topics, {}
+        known = memo[1].get((group, req))
+        if known is not None:
+            return known[0], known[1], False, set()
         computing[0] = False
         before = set(guessed)
         out, response = handle_consumer_group_heartbeat(group, topics, req, config)
         added = guessed - before
         guessed.difference_update(added)
+        if not computing[0]:
+            # No target computed: the answer is the model's alone, the same for the same
+            # group and request (a steady group's heartbeats).
+            if len(memo[1]) >= MEMO:
+                memo[1].clear()
+            memo[1][(group, req)] = (out, response)
         return out, response, computing[0], added
 
     def batched(
@@ -713,7 +1010,10 @@ def _replay(
     given (their releases decide it)."""
     stop: int | None = None
     """The line where the replay first diverged or could judge no further."""
-    for n, ts, action in events:
+    order = intervals.keys()
+    """Whether two exchanges may have been taken in the other order: then what each
+    request released, withheld or moved is kept for choosing which orders to try."""
+    for n, ts, action in events if _front is None else _front:
         if isinstance(action, AssignmentIntervalElapses):  # a model trace's logical time
             group = replace(group, assignment_interval_elapsed=True)
             continue
@@ -759,7 +1059,7 @@ def _replay(
             lost = action.message
             queue = expected.get((lost.client, lost.incarnation, lost.connection))
             if queue:
-                queue.popleft()  # the oldest response on that connection is lost
+                joins.pop(queue.popleft()[0], None)  # the oldest response there is lost
         if not isinstance(action, DeliverMessage):
             continue
         m, body = action.message, action.message.body
@@ -807,16 +1107,16 @@ def _replay(
             had = group.members.get(body.member_id)
             group, response, computed, added = chosen
             now = group.members.get(body.member_id)
-            if had is not None:  # what this request released (freed for others)
+            if had is not None and order:  # what this request released (freed for others)
                 gone = had.assigned_partitions | had.partitions_pending_revocation
                 if now is not None:
                     gone = gone - now.assigned_partitions - now.partitions_pending_revocation
                 if gone:
                     released[n] = gone
-            if (group.group_epoch, group.assignment_epoch) != before_epochs:
+            if (group.group_epoch, group.assignment_epoch) != before_epochs and order:
                 changed.add(n)
             member = group.members.get(body.member_id)
-            if member is not None:  # who holds what its target has that it was not given
+            if member is not None and order:  # who holds what its target has that it was not given
                 missing = (
                     group.target_assignment.get(body.member_id, frozenset())
                     - member.assigned_partitions
@@ -880,6 +1180,7 @@ def _replay(
             request_line, model = expected[(m.client, m.incarnation, m.connection)].popleft()
             compared += 1
             fields = _differences(model, body)
+            join = joins.pop(request_line)
             if diverged:
                 if fields:  # --all-divergences: what follows, for what it is worth
                     later.append(
@@ -888,7 +1189,7 @@ def _replay(
                         f"{_shown(model, names)}; the capture has {_shown(body, names)}"
                     )
                 continue
-            uncertain = _uncertain(fields, joins[request_line], guessed, group.assignment_epoch)
+            uncertain = _uncertain(fields, join, guessed, group.assignment_epoch)
             if uncertain:
                 unsure = [
                     names.member(g) for e, g in sorted(guessed) if e == group.assignment_epoch
@@ -1032,6 +1333,19 @@ def _replay(
                 )
                 if not all_divergences:
                     break
+    if _front is not None:
+        _front.retained = {
+            "awaiting_response": sum(len(q) for q in expected.values()),
+            "joins": len(joins),
+            "last_seen": len(last_seen),
+            "released": len(released),
+            "withheld": len(withheld),
+            "changed": len(changed),
+            "guessed": len(guessed),
+            "target_entries": sum(len(t) for t in targets.values()),
+            "memo": len(memo[1]),
+            "decoded": len(_front.decoded),
+        }
     if not diverged:
         report.notes.append(
             f"{file}: {compared} responses compared, all as the model's coordinator answers"

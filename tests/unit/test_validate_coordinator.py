@@ -11,7 +11,8 @@ from tracelines import progress_walk
 
 from groupcheck.cli import main
 from groupcheck.mutants import get_mutant
-from groupcheck.validate.coordinator_mode import validate_coordinator
+from groupcheck.validate.coordinator_mode import _Front, _stream, validate_coordinator
+from groupcheck.validate.report import Report
 from groupcheck.validate.timing import TimingOptions
 from model.presets import PRESETS
 from model.trace import path_lines
@@ -172,3 +173,43 @@ def test_a_capture_without_what_the_replay_needs_is_inconclusive(
             validate_coordinator("t", lines, timing=TimingOptions(heartbeat_interval_ms=500)).result
             == "ok"
         )
+
+
+def _streamed(steps: int, window: int) -> tuple[Report, _Front]:
+    """A SMALL progress walk of ``steps`` events replayed by the streaming reader."""
+    lines = list(path_lines(progress_walk(PRESETS["SMALL"], 3, steps)))
+    fronts: list[_Front] = []
+    report = _stream("walk", iter(lines), None, "auto", False, None, window, fronts)
+    assert report is not None
+    whole = validate_coordinator("walk", lines, _whole=True)
+    assert report.to_json() == whole.to_json()  # the same verdict, notes and all
+    return report, fronts[0]
+
+
+def test_a_trace_without_timestamps_is_replayed_in_bounded_memory() -> None:
+    """Issue 40: coordinator mode holds no more of a trace twice as long. The streaming
+    reader holds at most its window of decoded events, and what the replay retains at the
+    end (requests awaiting a response, targets, remembered answers …) stays as small as
+    the group, whatever the trace's length; the report is the one of the whole replay."""
+    short, short_front = _streamed(1500, 64)
+    long, long_front = _streamed(3000, 64)
+    assert short.result == long.result == "ok"
+    assert (short.events, long.events) == (1500, 3000)
+    assert short_front.peak == long_front.peak == 65  # the window and the event handed out
+    members = len(PRESETS["SMALL"].clients)
+    for kind, held in long_front.retained.items():
+        assert held <= max(short_front.retained[kind], 2 * members), (kind, held)
+    assert long_front.retained["target_entries"] == short_front.retained["target_entries"]
+    assert long_front.retained["memo"] == short_front.retained["memo"]
+
+
+def test_a_target_shown_beyond_the_window_makes_the_replay_inconclusive() -> None:
+    """The streaming replay reads the capture's targets a window ahead: a target it took
+    before the capture showed all of it is no verdict, never a false ok or divergence."""
+    lines = list(path_lines(progress_walk(PRESETS["SMALL"], 3, 400)))
+    fronts: list[_Front] = []
+    report = _stream("walk", iter(lines), None, "auto", False, None, 1, fronts)
+    assert report is not None
+    assert fronts[0].built.stale is not None
+    assert report.result == "inconclusive"
+    assert any("shows more of a target" in r for r in report.reasons)
