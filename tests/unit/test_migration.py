@@ -698,13 +698,11 @@ def test_a_member_rejoining_under_another_instance_id_releases_the_old_one() -> 
     assert after.members["B"].instance_id == "b2"
 
 
-def test_a_classic_member_under_another_instance_id_is_not_replaced_by_the_old_one() -> None:
-    """KAFKA-20747, migration half: the classic member A rejoins with its member id and
-    instance id ``a2`` instead of ``a``. A consumer-protocol join with ``a`` must not find
-    A (a classic holder is replaced at once, KAFKA-17228): it is a new member, and A keeps
-    its membership."""
-    from model import coordinator as co
-
+def test_a_classic_member_cannot_rejoin_under_another_instance_id() -> None:
+    """Kafka 4.4 (``getOrMaybeSubscribeStaticConsumerGroupMember`` →
+    ``throwIfStaticMemberIsUnknown``): the classic member A sends a JoinGroup with its
+    member id under instance ``a2``, which no member holds: UNKNOWN_MEMBER_ID, the group
+    unchanged; under ``a`` held by another member, FENCED_INSTANCE_ID."""
     config = _config()
     group = _consumer_group_with_b(config)
     topics = system.initial(config).topics
@@ -714,18 +712,18 @@ def test_a_classic_member_under_another_instance_id_is_not_replaced_by_the_old_o
     assert replies[0][1].error_code is ErrorCode.NONE
     member_id = replies[0][1].member_id
     rename = dataclasses.replace(_static_join("a2"), member_id=member_id)
-    group, _, replies = mco.handle_classic_join(
+    after, _, replies = mco.handle_classic_join(
         group, topics, rename, ReplyTo("A", 0, 0), issued, config
     )
-    assert replies[0][1].error_code is ErrorCode.NONE
-    assert group.members[member_id].instance_id == "a2"
-    assert group.static_member_id("a") is None
-    after, response = co.handle_consumer_group_heartbeat(
-        group, topics, _static_beat("X", "a"), config
+    assert replies[0][1].error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert after == group
+    assert group.static_member_id("a") == member_id
+    other = dataclasses.replace(_static_join("a"), member_id="X")
+    after, _, replies = mco.handle_classic_join(
+        group, topics, other, ReplyTo("X", 0, 0), issued, config
     )
-    assert response.error_code is ErrorCode.NONE
-    assert set(after.members) == {"B", member_id, "X"}
-    assert after.members[member_id].classic is not None
+    assert replies[0][1].error_code is ErrorCode.FENCED_INSTANCE_ID
+    assert after == group
 
 
 @pytest.mark.parametrize(
@@ -822,19 +820,39 @@ def test_a_consumer_protocol_client_rejoins_under_another_instance_id() -> None:
     assert renamed > 0
 
 
-def test_change_instance_id_rejoins_a_consumer_group_with_the_member_id() -> None:
-    """``ChangeInstanceId`` is enabled only while the group is a consumer group; it sends
-    at once a JoinGroup with the member id A holds and instance ``a2``, and the member
-    keeps its id and takes ``a2``, releasing ``a`` (KAFKA-20747 fixed)."""
+def test_a_classic_client_changing_its_instance_id_rejoins_as_a_new_member() -> None:
+    """``ChangeInstanceId`` of a classic member of a consumer group: it sends at once a
+    JoinGroup with the member id A holds and instance ``a2``; Kafka answers
+    UNKNOWN_MEMBER_ID (``throwIfStaticMemberIsUnknown``), the member keeps ``a`` and the
+    client resets its member id, so its next JoinGroup is a new static member's."""
     from model.actions import ChangeInstanceId
+    from model.classic.messages import JoinGroupResponse
     from model.classic.records import ClassicClient
-    from model.presets import MIXED_INSTANCE_RENAME
 
-    config = MIXED_INSTANCE_RENAME
+    config = dataclasses.replace(
+        MIGRATION_UPGRADE,
+        name="CLASSIC_RENAME",
+        kafka_version="4.4",
+        topics=(("foo", 1),),
+        clients=(
+            ClientSpec("B", ("foo",), group_protocol="consumer"),
+            ClientSpec(
+                "A",
+                ("foo",),
+                instance_id="a",
+                alt_instance_id="a2",
+                group_protocol="classic",
+                assignors=("range",),
+            ),
+        ),
+        max_perturbations=1,
+        perturbations=frozenset({"ChangeInstanceId"}),
+        required_witnesses=None,
+    )
     start = system.initial(config)
     seen = {start}
     frontier = [start]
-    renamed = 0
+    refused = 0
     while frontier and len(seen) < 4_000:
         state = frontier.pop(0)
         for action in system.enabled(state, config):
@@ -851,13 +869,18 @@ def test_change_instance_id_rejoins_a_consumer_group_with_the_member_id() -> Non
                 assert isinstance(join, JoinGroupRequest)
                 assert (join.member_id, join.instance_id) == (client.member_id, "a2")
                 delivered = system.step(after, DeliverMessage(joins[0]), config)
-                held = state.group.static_member_id("a") == client.member_id
-                if held and isinstance(delivered.group, Group):
-                    member = delivered.group.members[client.member_id]
-                    assert member.instance_id == "a2"
-                    assert delivered.group.static_member_id("a") is None
-                    renamed += 1
+                if isinstance(delivered.group, Group) and client.member_id in state.group.members:
+                    assert delivered.group == after.group
+                    assert delivered.group.static_member_id("a") == client.member_id
+                    answers = [m for m in delivered.network if m not in after.network]
+                    assert len(answers) == 1
+                    answer = answers[0].body
+                    assert isinstance(answer, JoinGroupResponse)
+                    assert answer.error_code is ErrorCode.UNKNOWN_MEMBER_ID
+                    reset = system.step(delivered, DeliverMessage(answers[0]), config)
+                    assert reset.client("A").member_id == ""
+                    refused += 1
             if after not in seen:
                 seen.add(after)
                 frontier.append(after)
-    assert renamed > 0
+    assert refused > 0

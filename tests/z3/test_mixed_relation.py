@@ -39,10 +39,15 @@ FOUND = {
     "no-bump-on-assignor-change": ("TargetByPreferredAssignor", 3, 7),
     "no-downgrade-on-replacement": ("MigrationPolicyHonoured", 3, 10),
     "downgrade-keeps-old-assignment": ("StableAssignmentSubscribed", 3, 10),
-    "stale-static-mapping": ("HandOutOnlyReleased", 4, 20),
 }
 """Per variant: the property, the depth of the shortest symbolic path (coordinator steps)
 and the length of the lifted model trace (client steps included)."""
+
+NOT_FOUND = {"stale-static-mapping"}
+"""Variants BMC finds no path of on their mutant's scenario (docs/invariants.md):
+``stale-static-mapping`` needs a member renamed, which only a consumer-protocol member
+can be (a classic one is refused, docs/fidelity.md V12), and its stale entry then only
+refuses joins."""
 
 
 def group_steps(
@@ -142,9 +147,8 @@ def test_bmc_finds_the_variant_and_the_mutant_model_agrees_with_it_only(name: st
             refused += not check_step(state, action, new, config).allowed
         state = new  # type: ignore[assignment]
     # mixed-admits-when-disabled: the MEMBER_ID_REQUIRED answer too (no id is handed out
-    # under 'disabled'); stale-static-mapping: the rename keeps the old entry, and the
-    # replacing join the entry of the instance the replaced member had taken.
-    assert refused == (2 if name in ("mixed-admits-when-disabled", "stale-static-mapping") else 1)
+    # under 'disabled').
+    assert refused == (2 if name == "mixed-admits-when-disabled" else 1)
 
 
 def test_a_changed_successor_is_refused() -> None:
@@ -180,8 +184,9 @@ def test_a_changed_successor_is_refused() -> None:
 
 
 def test_every_mixed_variant_has_a_goal_and_left_no_outside_entry() -> None:
-    assert set(FOUND) | set(LOST) == set(VARIANTS)
+    assert set(FOUND) | set(LOST) | NOT_FOUND == set(VARIANTS)
     assert not set(FOUND) & set(LOST)
+    assert not (set(FOUND) | set(LOST)) & NOT_FOUND
     assert {goal for goal, _, _ in FOUND.values()} <= set(GOALS)
     # explore --engine bmc --mutant M's default depth: the shortest path's, found below.
     assert {name: depth for name, (_, depth, _) in FOUND.items()} == VARIANT_DEPTHS

@@ -813,9 +813,11 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     (``mco.admits_classic_join``, KAFKA-20640) or without a protocol shared with the
     classic members (``supported``); an empty member id gets a new one (``new_id``, never
     handed out before), and a dynamic member is then told MEMBER_ID_REQUIRED; a static
-    member whose instance another member holds replaces it if the request's member id is
-    empty and the holder is classic or left with -2 — any holder under
-    ``classic_replaces_live_holder`` — (``coordinator.replace_static_member``);
+    member sending a member id is refused unless it holds its instance
+    (``mco.static_rejoin_error``); a static member whose instance another member holds
+    replaces it if the request's member id is empty and the holder is classic or left
+    with -2 — any holder under ``classic_replaces_live_holder`` —
+    (``coordinator.replace_static_member``);
     the member is then written as a classic member keeping its assignor
     (``_join_as_member``). A request refused after an id was handed out keeps it
     (``refused``); one that would exceed ``max_group_size`` is refused first, before an id
@@ -866,7 +868,10 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     admits = z3.BoolVal(o.policy != "disabled" or o.variant == "mixed-admits-when-disabled")
     id_required = z3.And(unknown, inst == 0)
     live_ok = z3.BoolVal(o.classic_replaces_live_holder)
-    static_ok = z3.Implies(replacing, z3.And(unknown, z3.Or(released, live_ok)))
+    static_ok = z3.And(
+        z3.Implies(replacing, z3.And(unknown, z3.Or(released, live_ok))),
+        z3.Implies(z3.And(inst != 0, z3.Not(unknown)), held),
+    )
     size_ok = z3.Or(stored, held, count(resolved, lambda m: true) < o.max_group_size)
     ok = z3.And(z3.Not(id_required), static_ok, size_ok, z3.Not(p["refused"]))
     t = _ite(ok, updated, base)
