@@ -884,3 +884,36 @@ def test_a_classic_client_changing_its_instance_id_rejoins_as_a_new_member() -> 
                 seen.add(after)
                 frontier.append(after)
     assert refused > 0
+
+
+def test_kafkas_replacement_of_a_live_holder_breaks_owned_partitions_are_held() -> None:
+    """docs/findings.md F4: under ``classic_replaces_live_holder`` (Kafka's rule, V10) the
+    classic B2 replaces the consumer-protocol B while B's join response is on its way; B
+    takes it and consumes foo-0, foo-1, which its member no longer holds: the path of the
+    finding's reproducer violates ``OwnedPartitionsAreHeld`` at its last step and not
+    before, and under the model's default (-2 required) the same JoinGroup is refused."""
+    from pathlib import Path as FilePath
+
+    from groupcheck.configfile import load_config_file
+    from groupcheck.explore.minimise import first_violations
+    from model.path import Path
+
+    data = FilePath(__file__).parent / "data" / "mixed_static_kafka_replacement.toml"
+    config = load_config_file(str(data))
+    assert config.classic_replaces_live_holder
+    actions = Path.decode(config, "00112121").actions
+    assert len(actions) == 8
+    found = first_violations(config, actions, check_convergence=False)
+    assert found is not None
+    assert "OwnedPartitionsAreHeld" in {v.property for v in found[0]}
+    assert first_violations(config, actions[:-1], check_convergence=False) is None
+    state = system.initial(config)
+    for action in actions[:4]:
+        state = system.step(state, action, config)
+    join = actions[4]
+    assert isinstance(join, DeliverMessage) and isinstance(join.message.body, JoinGroupRequest)
+    default = dataclasses.replace(config, classic_replaces_live_holder=False)
+    refused = system.step(state, join, default)
+    assert isinstance(refused.group, Group) and "B" in refused.group.members
+    replaced = system.step(state, join, config)
+    assert "B" not in replaced.group.members
