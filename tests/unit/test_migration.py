@@ -911,9 +911,11 @@ def test_kafkas_replacement_of_a_live_holder_breaks_owned_partitions_are_held() 
     for action in actions[:4]:
         state = system.step(state, action, config)
     join = actions[4]
-    assert isinstance(join, DeliverMessage) and isinstance(join.message.body, JoinGroupRequest)
+    assert isinstance(join, DeliverMessage)
+    assert isinstance(join.message.body, JoinGroupRequest)
     default = dataclasses.replace(config, classic_replaces_live_holder=False)
     refused = system.step(state, join, default)
-    assert isinstance(refused.group, Group) and "B" in refused.group.members
+    assert isinstance(refused.group, Group)
+    assert "B" in refused.group.members
     replaced = system.step(state, join, config)
     assert "B" not in replaced.group.members
