@@ -141,9 +141,9 @@ def bump_for_replacement(group: Group, instance_id: str | None) -> Group:
     so does a static member replacing its classic holder (KAFKA-17228), whose copy keeps
     the holder's subscription: the target is recomputed over every member, whatever the
     classic group had assigned when it converted (a rebalance in progress assigned
-    nothing). In Kafka the bump comes from the metadata refresh: ``fromClassicGroup`` sets
-    no subscription metadata, so the converting heartbeat finds it changed
-    (docs/fidelity.md M12)."""
+    nothing). Kafka 4.3.0 and 4.4.0 do not bump there (``ConsumerGroup.fromClassicGroup``
+    writes the subscription metadata hash), which ``Config.replacement_bumps_group_epoch``
+    off follows (docs/fidelity.md M12, V13; docs/findings.md F5)."""
     if instance_id is None or group.static_member_id(instance_id) is None:
         return group
     return replace(group, group_epoch=group.group_epoch + 1)

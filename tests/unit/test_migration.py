@@ -919,3 +919,42 @@ def test_kafkas_replacement_of_a_live_holder_breaks_owned_partitions_are_held() 
     assert "B" in refused.group.members
     replaced = system.step(state, join, config)
     assert "B" not in replaced.group.members
+
+
+def test_kafkas_converting_replacement_keeps_an_empty_target() -> None:
+    """docs/findings.md F5: with ``replacement_bumps_group_epoch`` off (Kafka's rule, V13)
+    B's heartbeat converts the classic group of B2, whose first rebalance assigned nothing
+    yet, and replaces B2: the group epoch stays the classic generation and the target
+    gives foo-0, foo-1 to nobody (``ValidTargetAssignment.Covers`` at step 5); under the
+    default the same step bumps the epoch and the target covers them."""
+    from pathlib import Path as FilePath
+
+    from groupcheck.configfile import load_config_file
+    from groupcheck.explore.minimise import first_violations
+    from model.path import Path
+
+    data = FilePath(__file__).parent / "data" / "mixed_static_no_replacement_bump.toml"
+    config = load_config_file(str(data))
+    assert not config.replacement_bumps_group_epoch
+    actions = Path.decode(config, "00011").actions
+    found = first_violations(config, actions, check_convergence=False)
+    assert found is not None
+    assert "ValidTargetAssignment.Covers" in {v.property for v in found[0]}
+    assert first_violations(config, actions[:-1], check_convergence=False) is None
+    default = dataclasses.replace(config, replacement_bumps_group_epoch=True)
+    kafka, model = system.initial(config), system.initial(default)
+    for action in actions:
+        kafka, model = system.step(kafka, action, config), system.step(model, action, default)
+    assert isinstance(kafka.group, Group)
+    assert isinstance(model.group, Group)
+    assert kafka.group.group_epoch == kafka.group.assignment_epoch == 1
+    assert set(kafka.group.target_assignment) == {"B"}
+    assert not kafka.group.target_assignment["B"]
+    assert model.group.group_epoch == model.group.assignment_epoch == 2
+    assert len(model.group.target_assignment["B"]) == 2
+    assert first_violations(default, actions, check_convergence=False) is None
+
+
+def test_replacement_bumps_group_epoch_is_a_setting_of_a_mixed_config() -> None:
+    with pytest.raises(ConfigError, match="replacement_bumps_group_epoch"):
+        dataclasses.replace(STATIC, replacement_bumps_group_epoch=False)

@@ -29,6 +29,7 @@ from invariants.z3.proof.mixed_witness import LOST
 from invariants.z3.proof.transition import OUTSIDE
 from model import system
 from model.actions import Action
+from model.classic.records import ClassicGroup
 from model.config import Config
 from model.migration.records import MixedState
 from model.presets import PRESETS
@@ -329,3 +330,28 @@ def test_kafkas_static_replacement_of_a_live_holder_is_allowed_with_its_option()
             default = PRESETS["MIXED_STATIC"]
             assert not check_step(pre, action, post, default).allowed
     assert live_replacements >= 1
+
+
+def test_kafkas_converting_replacement_without_bump_is_allowed_with_its_option() -> None:
+    """``Config.replacement_bumps_group_epoch`` off (Kafka's rule, docs/fidelity.md V13):
+    on ``MIXED_STATIC`` the relation, reading the option, allows every step of the path of
+    docs/findings.md F5 and of a BFS prefix; the converting replacement that keeps the
+    classic generation is refused under the default options."""
+    from model.path import Path
+
+    config = dataclasses.replace(PRESETS["MIXED_STATIC"], replacement_bumps_group_epoch=False)
+    for pre, action, post in group_steps(config, 4, 1500):
+        check = check_step(pre, action, post, config)
+        assert check.allowed, (action, project(pre), project(post))  # type: ignore[arg-type]
+    state = system.initial(config)
+    actions = Path.decode(config, "00011").actions
+    for action in actions[:-1]:
+        state = system.step(state, action, config)  # type: ignore[assignment]
+    after = system.step(state, actions[-1], config)
+    assert isinstance(state.group, ClassicGroup)
+    assert isinstance(after.group, Group)
+    assert after.group.group_epoch == state.group.generation_id
+    assert not set(state.group.members) & set(after.group.members)
+    check = check_step(state, actions[-1], after, config)
+    assert (check.family, check.allowed) == ("DeliverMessage.consumer_join", True)
+    assert not check_step(state, actions[-1], after, PRESETS["MIXED_STATIC"]).allowed

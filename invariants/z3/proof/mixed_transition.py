@@ -137,6 +137,9 @@ class MixedOptions:
     classic_replaces_live_holder: bool = False
     """``Config.classic_replaces_live_holder``: a classic static join replaces a
     consumer-protocol holder that has not left with -2 (Kafka's rule)."""
+    replacement_bumps_group_epoch: bool = True
+    """``Config.replacement_bumps_group_epoch``: the join that converts a classic group
+    and replaces a holder of its instance bumps the group epoch (False: Kafka's rule)."""
     variant: str | None = None
 
     def __post_init__(self) -> None:
@@ -163,6 +166,7 @@ class MixedOptions:
             realign_empty_group=config.realign_empty_group,
             max_group_size=config.max_group_size,
             classic_replaces_live_holder=config.classic_replaces_live_holder,
+            replacement_bumps_group_epoch=config.replacement_bumps_group_epoch,
             variant=variant,
         )
 
@@ -642,7 +646,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     group), a non-empty one — if the policy allows an upgrade and it fits
     ``max_group_size`` — by ``ConsumerGroup.fromClassicGroup`` (epochs = the classic
     generation, members classic without assignor, no target assignor) bumped for a static
-    member the join replaces (``mco.bump_for_replacement``). A static join at epoch 0
+    member the join replaces (``mco.bump_for_replacement``; not under
+    ``replacement_bumps_group_epoch`` off). A static join at epoch 0
     whose instance another member holds replaces it if it left with -2 or speaks the
     classic protocol (``coordinator.static_holder_released``, KAFKA-17228) — the model
     replaces a classic holder under the joiner's own member id too, a state its member ids
@@ -694,7 +699,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     )
     upgraded = replace(upgraded, index=index_of_members(upgraded, ids))
     held_before = z3.Or(*_holder(upgraded, inst, ids).values())
-    upgraded = replace(upgraded, group_epoch=gen + z3.If(held_before, 1, 0))
+    if o.replacement_bumps_group_epoch:
+        upgraded = replace(upgraded, group_epoch=gen + z3.If(held_before, 1, 0))
     base = _ite(pre.consumer, g, _ite(p["fresh"], new_group, upgraded))
     base = _masked(base)
     holds = _holder(base, inst, ids)
