@@ -372,10 +372,11 @@ class DeleteGroup(Action):
 class ChangeInstanceId(Action):
     """A STABLE client rejoins under another ``group.instance.id`` (its
     ``ClientSpec.alt_instance_id``) with the member id it holds (the case of KAFKA-20747):
-    a classic member of a consumer group sends a JoinGroup carrying both at once; a
-    consumer-protocol client gives up its partitions and joins at epoch 0 with both. The
-    Java consumer reads ``group.instance.id`` once, so this stands for a client that
-    reconfigures it without leaving the group."""
+    a classic member of a consumer group sends a JoinGroup carrying both at once, which
+    Kafka refuses with UNKNOWN_MEMBER_ID (``throwIfStaticMemberIsUnknown``), so it rejoins
+    without its member id; a consumer-protocol client gives up its partitions and joins
+    at epoch 0 with both. The Java consumer reads ``group.instance.id`` once, so this
+    stands for a client that reconfigures it without leaving the group."""
 
     PERTURBATION: ClassVar[bool] = True
     client: str

@@ -286,6 +286,14 @@ class Config(Record):
     False, the default: only once that holder left with -2 (M12), so two processes of one
     instance never hold its partitions at once in an exploration. The conformance vectors
     run with Kafka's rule."""
+    replacement_bumps_group_epoch: bool = True
+    """A mixed config: the consumer-protocol join that converts a classic group and
+    replaces the classic holder of its instance bumps the group epoch, so a new target is
+    computed over every member (``mco.bump_for_replacement``; docs/fidelity.md M12, V13).
+    False: as Kafka 4.3.0 and 4.4.0 do, no bump — ``ConsumerGroup.fromClassicGroup``
+    writes the subscription metadata hash and the copy keeps the holder's subscription,
+    so the converted group keeps the classic assignment as its target
+    (docs/findings.md F5)."""
     required_witnesses: tuple[str, ...] | None = None
     """The ``SOMETIMES`` witnesses a complete run of this config must hit for its result to
     be ok (``invariants.liveness.WITNESSES`` names; None: every witness). A config that
@@ -381,6 +389,7 @@ _BOOL_FIELDS = (
     "realign_empty_group",
     "static_rejoin_same_member_id",
     "classic_replaces_live_holder",
+    "replacement_bumps_group_epoch",
     "report_pending_additions",
     "reorder",
     "slow_clients",
@@ -504,6 +513,11 @@ def _check_mixed(config: Config, where: str) -> None:
         if config.classic_replaces_live_holder:
             raise ConfigError(
                 f"{where}: classic_replaces_live_holder is a setting of a mixed config; "
+                "set protocol = 'mixed'"
+            )
+        if not config.replacement_bumps_group_epoch:
+            raise ConfigError(
+                f"{where}: replacement_bumps_group_epoch is a setting of a mixed config; "
                 "set protocol = 'mixed'"
             )
         return

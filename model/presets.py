@@ -1021,30 +1021,30 @@ MIXED_INSTANCE_RENAME = Config(
     protocol="mixed",
     topics=(("foo", 1),),
     clients=(
-        ClientSpec("B", ("foo",), group_protocol="consumer"),
+        ClientSpec("A", ("foo",), instance_id="a", alt_instance_id="a2", group_protocol="consumer"),
         ClientSpec(
-            "A",
+            "C",
             ("foo",),
             instance_id="a",
-            alt_instance_id="a2",
             group_protocol="classic",
             assignors=("range",),
+            subscribed=False,
         ),
-        ClientSpec("C", ("foo",), instance_id="a", group_protocol="consumer", subscribed=False),
     ),
-    max_perturbations=2,
-    perturbations=frozenset({"Subscribe", "ChangeInstanceId"}),
+    max_perturbations=3,
+    perturbations=frozenset({"Subscribe", "ChangeInstanceId", "TemporaryLeave"}),
     max_restarts=0,
     report_pending_additions=True,
     required_witnesses=("GroupConverges",),
 )
-"""A static member renamed in a mixed group: B (consumer protocol) and the classic static
-A (instance ``a``) share ``foo``; A may rejoin with its member id under instance ``a2``
-(``ChangeInstanceId``), and C, a consumer-protocol process of instance ``a``, may join
-afterwards. Instance ``a`` is free once A renamed itself, so C must join as a new member
-rather than replace A (a classic holder is replaced at once, KAFKA-17228) and take A's
-partitions while A's client still consumes them (KAFKA-20747). B reports the partitions
-it is about to add (``report_pending_additions``, docs/findings.md F1)."""
+"""A static member renamed in a mixed group: the consumer-protocol static A (instance
+``a``) on ``foo`` may rejoin at epoch 0 with its member id under instance ``a2``
+(``ChangeInstanceId``, KAFKA-20747) and leave with -2 (``TemporaryLeave``), and C, a
+classic process of instance ``a``, may join: once A renamed itself instance ``a`` is free
+and C joins as a new member; before, C replaces A only once it left with -2. A classic
+client does not rename itself here: Kafka answers its JoinGroup with a member id and an
+instance id no member holds UNKNOWN_MEMBER_ID (docs/fidelity.md M14). A reports the
+partitions it is about to add (``report_pending_additions``, docs/findings.md F1)."""
 
 MIGRATION_PRESETS: tuple[Config, ...] = (
     MIGRATION_UPGRADE,

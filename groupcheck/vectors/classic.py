@@ -79,16 +79,19 @@ DEFAULT_PROTOCOLS = ("range",)
 
 def config_for(inp: Json, kafka_version: str, rules: Rules = DEFAULT_RULES) -> Config:
     """A mixed config with the file's Kafka version's rules, Kafka's static replacement
-    (``classic_replaces_live_holder``) and the vector's settings."""
+    (``classic_replaces_live_holder``, no bump on a converting replacement:
+    ``replacement_bumps_group_epoch`` off) and the vector's settings."""
     # The config's clients are not used: the vector's stand-ins are.
     clients = tuple(replace(c, group_protocol="classic") for c in TINY.clients)
     # Kafka's rule for a classic static member replacing a consumer-protocol holder that
-    # has not left (docs/fidelity.md V10), which the model's explorations leave off.
+    # has not left (docs/fidelity.md V10), and for the join converting a classic group
+    # that replaces a holder (no bump, V13): the model's explorations keep their own.
     changes: dict[str, Any] = {
         "protocol": "mixed",
         "rules": rules,
         "clients": clients,
         "classic_replaces_live_holder": True,
+        "replacement_bumps_group_epoch": False,
     }
     for key, value in inp.get("config", {}).items():
         changes[key] = tuple(value) if isinstance(value, list) else value

@@ -156,8 +156,8 @@ def change_subscription(client: ClassicClient, topics: frozenset[str]) -> Classi
 
 def change_instance_id(client: ClassicClient, instance_id: str) -> ClassicClient:
     """The client takes another ``group.instance.id`` and rejoins with the member id it
-    holds (``ChangeInstanceId``; KAFKA-20747's trigger): the JoinGroup it sends at once
-    carries both."""
+    holds (``ChangeInstanceId``): the JoinGroup it sends at once carries both, and a
+    consumer group refuses it with UNKNOWN_MEMBER_ID (``mco.static_rejoin_error``)."""
     return replace(client, instance_id=instance_id, rejoin_needed=True)
 
 

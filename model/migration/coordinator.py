@@ -141,9 +141,9 @@ def bump_for_replacement(group: Group, instance_id: str | None) -> Group:
     so does a static member replacing its classic holder (KAFKA-17228), whose copy keeps
     the holder's subscription: the target is recomputed over every member, whatever the
     classic group had assigned when it converted (a rebalance in progress assigned
-    nothing). In Kafka the bump comes from the metadata refresh: ``fromClassicGroup`` sets
-    no subscription metadata, so the converting heartbeat finds it changed
-    (docs/fidelity.md M12)."""
+    nothing). Kafka 4.3.0 and 4.4.0 do not bump there (``ConsumerGroup.fromClassicGroup``
+    writes the subscription metadata hash), which ``Config.replacement_bumps_group_epoch``
+    off follows (docs/fidelity.md M12, V13; docs/findings.md F5)."""
     if instance_id is None or group.static_member_id(instance_id) is None:
         return group
     return replace(group, group_epoch=group.group_epoch + 1)
@@ -215,7 +215,8 @@ def handle_classic_join(
     before it is given one), with INCONSISTENT_GROUP_PROTOCOL under the policy ``disabled``
     (KAFKA-20640) or when the classic members share none of its protocols; a dynamic member
     without id gets one with MEMBER_ID_REQUIRED; a static member sending a member id is
-    FENCED_INSTANCE_ID when another member holds its instance; a static member without id
+    UNKNOWN_MEMBER_ID when no member holds its instance and FENCED_INSTANCE_ID when
+    another member does (``static_rejoin_error``); a static member without id
     replaces a classic holder of its instance, or a consumer-protocol one that left with -2
     (any, under ``Config.classic_replaces_live_holder``), else UNRELEASED_INSTANCE_ID;
     then the member is created
@@ -243,10 +244,12 @@ def handle_classic_join(
     stored: Member | None
     if req.instance_id is not None:
         holder_id = group.static_member_id(req.instance_id)
-        if holder_id is not None and holder_id != member_id:
-            if req.member_id != UNKNOWN_MEMBER_ID:
-                error = cco.join_error(req.member_id, ErrorCode.FENCED_INSTANCE_ID)
+        if req.member_id != UNKNOWN_MEMBER_ID:
+            rejoin_error = static_rejoin_error(holder_id, req.member_id)
+            if rejoin_error is not None:
+                error = cco.join_error(req.member_id, rejoin_error)
                 return group, issued, ((reply, error),)
+        if holder_id is not None and holder_id != member_id:
             holder = group.members[holder_id]
             if (
                 not config.classic_replaces_live_holder
@@ -298,6 +301,21 @@ def handle_classic_join(
         member_id=member_id,
     )
     return group, issued, ((reply, response),)
+
+
+def static_rejoin_error(holder_id: str | None, member_id: str) -> ErrorCode | None:
+    """A classic static JoinGroup that sends a member id rejoins as the member holding its
+    instance id: UNKNOWN_MEMBER_ID when no member holds it (``throwIfStaticMemberIsUnknown``
+    — a classic member that changed its ``group.instance.id`` is not renamed but rejoins
+    without its member id, docs/fidelity.md M14), FENCED_INSTANCE_ID when another member
+    does (``throwIfInstanceIdIsFenced``); None: the holder rejoins
+    (``GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember`` without
+    ``createIfNotExists``, Kafka 4.3.0 and 4.4.0 alike)."""
+    if holder_id is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if holder_id != member_id:
+        return ErrorCode.FENCED_INSTANCE_ID
+    return None
 
 
 def _over_max_size(group: Group, req: JoinGroupRequest, config: Config) -> bool:

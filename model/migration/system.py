@@ -343,7 +343,9 @@ def _to_coordinator(state: MixedState, a: DeliverMessage, config: Config) -> Mix
                     issued_member_ids=group.issued_member_ids,
                 )
             elif body.member_epoch == 0 and mco.validate_online_upgrade(group, config):
-                upgraded = mco.bump_for_replacement(mco.from_classic_group(group), body.instance_id)
+                upgraded = mco.from_classic_group(group)
+                if config.replacement_bumps_group_epoch:
+                    upgraded = mco.bump_for_replacement(upgraded, body.instance_id)
                 _, answer = co.handle_consumer_group_heartbeat(upgraded, state.topics, body, config)
                 if answer.error_code is not ErrorCode.NONE:
                     # The conversion and the join are written together or not at all.

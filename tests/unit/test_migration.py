@@ -698,13 +698,11 @@ def test_a_member_rejoining_under_another_instance_id_releases_the_old_one() -> 
     assert after.members["B"].instance_id == "b2"
 
 
-def test_a_classic_member_under_another_instance_id_is_not_replaced_by_the_old_one() -> None:
-    """KAFKA-20747, migration half: the classic member A rejoins with its member id and
-    instance id ``a2`` instead of ``a``. A consumer-protocol join with ``a`` must not find
-    A (a classic holder is replaced at once, KAFKA-17228): it is a new member, and A keeps
-    its membership."""
-    from model import coordinator as co
-
+def test_a_classic_member_cannot_rejoin_under_another_instance_id() -> None:
+    """Kafka 4.4 (``getOrMaybeSubscribeStaticConsumerGroupMember`` →
+    ``throwIfStaticMemberIsUnknown``): the classic member A sends a JoinGroup with its
+    member id under instance ``a2``, which no member holds: UNKNOWN_MEMBER_ID, the group
+    unchanged; under ``a`` held by another member, FENCED_INSTANCE_ID."""
     config = _config()
     group = _consumer_group_with_b(config)
     topics = system.initial(config).topics
@@ -714,18 +712,18 @@ def test_a_classic_member_under_another_instance_id_is_not_replaced_by_the_old_o
     assert replies[0][1].error_code is ErrorCode.NONE
     member_id = replies[0][1].member_id
     rename = dataclasses.replace(_static_join("a2"), member_id=member_id)
-    group, _, replies = mco.handle_classic_join(
+    after, _, replies = mco.handle_classic_join(
         group, topics, rename, ReplyTo("A", 0, 0), issued, config
     )
-    assert replies[0][1].error_code is ErrorCode.NONE
-    assert group.members[member_id].instance_id == "a2"
-    assert group.static_member_id("a") is None
-    after, response = co.handle_consumer_group_heartbeat(
-        group, topics, _static_beat("X", "a"), config
+    assert replies[0][1].error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert after == group
+    assert group.static_member_id("a") == member_id
+    other = dataclasses.replace(_static_join("a"), member_id="X")
+    after, _, replies = mco.handle_classic_join(
+        group, topics, other, ReplyTo("X", 0, 0), issued, config
     )
-    assert response.error_code is ErrorCode.NONE
-    assert set(after.members) == {"B", member_id, "X"}
-    assert after.members[member_id].classic is not None
+    assert replies[0][1].error_code is ErrorCode.FENCED_INSTANCE_ID
+    assert after == group
 
 
 @pytest.mark.parametrize(
@@ -822,19 +820,39 @@ def test_a_consumer_protocol_client_rejoins_under_another_instance_id() -> None:
     assert renamed > 0
 
 
-def test_change_instance_id_rejoins_a_consumer_group_with_the_member_id() -> None:
-    """``ChangeInstanceId`` is enabled only while the group is a consumer group; it sends
-    at once a JoinGroup with the member id A holds and instance ``a2``, and the member
-    keeps its id and takes ``a2``, releasing ``a`` (KAFKA-20747 fixed)."""
+def test_a_classic_client_changing_its_instance_id_rejoins_as_a_new_member() -> None:
+    """``ChangeInstanceId`` of a classic member of a consumer group: it sends at once a
+    JoinGroup with the member id A holds and instance ``a2``; Kafka answers
+    UNKNOWN_MEMBER_ID (``throwIfStaticMemberIsUnknown``), the member keeps ``a`` and the
+    client resets its member id, so its next JoinGroup is a new static member's."""
     from model.actions import ChangeInstanceId
+    from model.classic.messages import JoinGroupResponse
     from model.classic.records import ClassicClient
-    from model.presets import MIXED_INSTANCE_RENAME
 
-    config = MIXED_INSTANCE_RENAME
+    config = dataclasses.replace(
+        MIGRATION_UPGRADE,
+        name="CLASSIC_RENAME",
+        kafka_version="4.4",
+        topics=(("foo", 1),),
+        clients=(
+            ClientSpec("B", ("foo",), group_protocol="consumer"),
+            ClientSpec(
+                "A",
+                ("foo",),
+                instance_id="a",
+                alt_instance_id="a2",
+                group_protocol="classic",
+                assignors=("range",),
+            ),
+        ),
+        max_perturbations=1,
+        perturbations=frozenset({"ChangeInstanceId"}),
+        required_witnesses=None,
+    )
     start = system.initial(config)
     seen = {start}
     frontier = [start]
-    renamed = 0
+    refused = 0
     while frontier and len(seen) < 4_000:
         state = frontier.pop(0)
         for action in system.enabled(state, config):
@@ -851,13 +869,92 @@ def test_change_instance_id_rejoins_a_consumer_group_with_the_member_id() -> Non
                 assert isinstance(join, JoinGroupRequest)
                 assert (join.member_id, join.instance_id) == (client.member_id, "a2")
                 delivered = system.step(after, DeliverMessage(joins[0]), config)
-                held = state.group.static_member_id("a") == client.member_id
-                if held and isinstance(delivered.group, Group):
-                    member = delivered.group.members[client.member_id]
-                    assert member.instance_id == "a2"
-                    assert delivered.group.static_member_id("a") is None
-                    renamed += 1
+                if isinstance(delivered.group, Group) and client.member_id in state.group.members:
+                    assert delivered.group == after.group
+                    assert delivered.group.static_member_id("a") == client.member_id
+                    answers = [m for m in delivered.network if m not in after.network]
+                    assert len(answers) == 1
+                    answer = answers[0].body
+                    assert isinstance(answer, JoinGroupResponse)
+                    assert answer.error_code is ErrorCode.UNKNOWN_MEMBER_ID
+                    reset = system.step(delivered, DeliverMessage(answers[0]), config)
+                    assert reset.client("A").member_id == ""
+                    refused += 1
             if after not in seen:
                 seen.add(after)
                 frontier.append(after)
-    assert renamed > 0
+    assert refused > 0
+
+
+def test_kafkas_replacement_of_a_live_holder_breaks_owned_partitions_are_held() -> None:
+    """docs/findings.md F4: under ``classic_replaces_live_holder`` (Kafka's rule, V10) the
+    classic B2 replaces the consumer-protocol B while B's join response is on its way; B
+    takes it and consumes foo-0, foo-1, which its member no longer holds: the path of the
+    finding's reproducer violates ``OwnedPartitionsAreHeld`` at its last step and not
+    before, and under the model's default (-2 required) the same JoinGroup is refused."""
+    from pathlib import Path as FilePath
+
+    from groupcheck.configfile import load_config_file
+    from groupcheck.explore.minimise import first_violations
+    from model.path import Path
+
+    data = FilePath(__file__).parent / "data" / "mixed_static_kafka_replacement.toml"
+    config = load_config_file(str(data))
+    assert config.classic_replaces_live_holder
+    actions = Path.decode(config, "00112121").actions
+    assert len(actions) == 8
+    found = first_violations(config, actions, check_convergence=False)
+    assert found is not None
+    assert "OwnedPartitionsAreHeld" in {v.property for v in found[0]}
+    assert first_violations(config, actions[:-1], check_convergence=False) is None
+    state = system.initial(config)
+    for action in actions[:4]:
+        state = system.step(state, action, config)
+    join = actions[4]
+    assert isinstance(join, DeliverMessage)
+    assert isinstance(join.message.body, JoinGroupRequest)
+    default = dataclasses.replace(config, classic_replaces_live_holder=False)
+    refused = system.step(state, join, default)
+    assert isinstance(refused.group, Group)
+    assert "B" in refused.group.members
+    replaced = system.step(state, join, config)
+    assert "B" not in replaced.group.members
+
+
+def test_kafkas_converting_replacement_keeps_an_empty_target() -> None:
+    """docs/findings.md F5: with ``replacement_bumps_group_epoch`` off (Kafka's rule, V13)
+    B's heartbeat converts the classic group of B2, whose first rebalance assigned nothing
+    yet, and replaces B2: the group epoch stays the classic generation and the target
+    gives foo-0, foo-1 to nobody (``ValidTargetAssignment.Covers`` at step 5); under the
+    default the same step bumps the epoch and the target covers them."""
+    from pathlib import Path as FilePath
+
+    from groupcheck.configfile import load_config_file
+    from groupcheck.explore.minimise import first_violations
+    from model.path import Path
+
+    data = FilePath(__file__).parent / "data" / "mixed_static_no_replacement_bump.toml"
+    config = load_config_file(str(data))
+    assert not config.replacement_bumps_group_epoch
+    actions = Path.decode(config, "00011").actions
+    found = first_violations(config, actions, check_convergence=False)
+    assert found is not None
+    assert "ValidTargetAssignment.Covers" in {v.property for v in found[0]}
+    assert first_violations(config, actions[:-1], check_convergence=False) is None
+    default = dataclasses.replace(config, replacement_bumps_group_epoch=True)
+    kafka, model = system.initial(config), system.initial(default)
+    for action in actions:
+        kafka, model = system.step(kafka, action, config), system.step(model, action, default)
+    assert isinstance(kafka.group, Group)
+    assert isinstance(model.group, Group)
+    assert kafka.group.group_epoch == kafka.group.assignment_epoch == 1
+    assert set(kafka.group.target_assignment) == {"B"}
+    assert not kafka.group.target_assignment["B"]
+    assert model.group.group_epoch == model.group.assignment_epoch == 2
+    assert len(model.group.target_assignment["B"]) == 2
+    assert first_violations(default, actions, check_convergence=False) is None
+
+
+def test_replacement_bumps_group_epoch_is_a_setting_of_a_mixed_config() -> None:
+    with pytest.raises(ConfigError, match="replacement_bumps_group_epoch"):
+        dataclasses.replace(STATIC, replacement_bumps_group_epoch=False)

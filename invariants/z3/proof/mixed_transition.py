@@ -137,6 +137,9 @@ class MixedOptions:
     classic_replaces_live_holder: bool = False
     """``Config.classic_replaces_live_holder``: a classic static join replaces a
     consumer-protocol holder that has not left with -2 (Kafka's rule)."""
+    replacement_bumps_group_epoch: bool = True
+    """``Config.replacement_bumps_group_epoch``: the join that converts a classic group
+    and replaces a holder of its instance bumps the group epoch (False: Kafka's rule)."""
     variant: str | None = None
 
     def __post_init__(self) -> None:
@@ -163,6 +166,7 @@ class MixedOptions:
             realign_empty_group=config.realign_empty_group,
             max_group_size=config.max_group_size,
             classic_replaces_live_holder=config.classic_replaces_live_holder,
+            replacement_bumps_group_epoch=config.replacement_bumps_group_epoch,
             variant=variant,
         )
 
@@ -642,7 +646,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     group), a non-empty one — if the policy allows an upgrade and it fits
     ``max_group_size`` — by ``ConsumerGroup.fromClassicGroup`` (epochs = the classic
     generation, members classic without assignor, no target assignor) bumped for a static
-    member the join replaces (``mco.bump_for_replacement``). A static join at epoch 0
+    member the join replaces (``mco.bump_for_replacement``; not under
+    ``replacement_bumps_group_epoch`` off). A static join at epoch 0
     whose instance another member holds replaces it if it left with -2 or speaks the
     classic protocol (``coordinator.static_holder_released``, KAFKA-17228) — the model
     replaces a classic holder under the joiner's own member id too, a state its member ids
@@ -694,7 +699,8 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     )
     upgraded = replace(upgraded, index=index_of_members(upgraded, ids))
     held_before = z3.Or(*_holder(upgraded, inst, ids).values())
-    upgraded = replace(upgraded, group_epoch=gen + z3.If(held_before, 1, 0))
+    if o.replacement_bumps_group_epoch:
+        upgraded = replace(upgraded, group_epoch=gen + z3.If(held_before, 1, 0))
     base = _ite(pre.consumer, g, _ite(p["fresh"], new_group, upgraded))
     base = _masked(base)
     holds = _holder(base, inst, ids)
@@ -813,9 +819,11 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     (``mco.admits_classic_join``, KAFKA-20640) or without a protocol shared with the
     classic members (``supported``); an empty member id gets a new one (``new_id``, never
     handed out before), and a dynamic member is then told MEMBER_ID_REQUIRED; a static
-    member whose instance another member holds replaces it if the request's member id is
-    empty and the holder is classic or left with -2 — any holder under
-    ``classic_replaces_live_holder`` — (``coordinator.replace_static_member``);
+    member sending a member id is refused unless it holds its instance
+    (``mco.static_rejoin_error``); a static member whose instance another member holds
+    replaces it if the request's member id is empty and the holder is classic or left
+    with -2 — any holder under ``classic_replaces_live_holder`` —
+    (``coordinator.replace_static_member``);
     the member is then written as a classic member keeping its assignor
     (``_join_as_member``). A request refused after an id was handed out keeps it
     (``refused``); one that would exceed ``max_group_size`` is refused first, before an id
@@ -866,7 +874,10 @@ def classic_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOptions
     admits = z3.BoolVal(o.policy != "disabled" or o.variant == "mixed-admits-when-disabled")
     id_required = z3.And(unknown, inst == 0)
     live_ok = z3.BoolVal(o.classic_replaces_live_holder)
-    static_ok = z3.Implies(replacing, z3.And(unknown, z3.Or(released, live_ok)))
+    static_ok = z3.And(
+        z3.Implies(replacing, z3.And(unknown, z3.Or(released, live_ok))),
+        z3.Implies(z3.And(inst != 0, z3.Not(unknown)), held),
+    )
     size_ok = z3.Or(stored, held, count(resolved, lambda m: true) < o.max_group_size)
     ok = z3.And(z3.Not(id_required), static_ok, size_ok, z3.Not(p["refused"]))
     t = _ite(ok, updated, base)
