@@ -26,6 +26,14 @@ properties (``bfs_tasks.check``). The least violation of a level in the serial e
 order is the serial engine's counterexample (``groupcheck.explore.pbfs``); its path is
 rebuilt from the parent pointers, replayed by action index, minimised and written like any
 other run's (``reports.artifacts``) under ``OUT``.
+
+A level on Spark is four jobs (``_spark_level``): the expansion (cached) collecting its side
+rows, the grouping, anti-join and check writing ``frontier`` (the checked rows cached), the
+check's side rows (each task counts its states in a ``#states`` row), and ``visited``. A
+level whose frontier holds fewer than ``driver_states`` states is computed on the driver by
+the same task functions over the whole frontier (``_driver_level``), against the visited
+fingerprints it holds in memory, and written in the same layout (``_write_driver_level``):
+no Spark job, so small levels cost milliseconds instead of seconds.
 """
 
 from __future__ import annotations
