@@ -202,10 +202,10 @@ DRIVER_VISITED = 1_000_000
 FRONTIER_DDL = "fp long, key binary, state binary"
 
 
-def _write_level_json(tmp: Path, side: _Side, events: list[dict[str, Any]]) -> None:
+def _write_level_json(tmp: Path, side: _Side) -> None:
     meta = {"states": side.states, "steps": side.steps, "witnesses": sorted(side.witnesses)}
     (tmp / "level.json").write_text(
-        json.dumps({**meta, "events": events}, indent=1) + "\n", encoding="utf-8"
+        json.dumps({**meta, "events": side.events}, indent=1) + "\n", encoding="utf-8"
     )
 
 
@@ -345,14 +345,14 @@ def _driver_level(
                 side.append(row)
             elif row["fp"] not in known:
                 candidates.append(row)
-    batch = pa_batch(candidates)
+    batch = _arrow_batch(candidates)
     checked = _rows_of(bfs_tasks.check(blob, check_convergence, iter([batch])))
     states = [r for r in checked if r["property"] is None]
     side.extend(r for r in checked if r["property"] is not None)
     return states, side
 
 
-def pa_batch(rows: list[dict[str, Any]]) -> Any:
+def _arrow_batch(rows: list[dict[str, Any]]) -> Any:
     import pyarrow as pa
 
     return pa.RecordBatch.from_pylist(rows, schema=bfs_tasks.SCHEMA)
@@ -445,7 +445,7 @@ def _search(
                 side = _spark_commit_checked(checked, tmp, visited_table)
             finally:
                 checked.unpersist()
-        _write_level_json(tmp, side, side.events)
+        _write_level_json(tmp, side)
         _commit(tmp, _level_dir(out, 0))
         level_seconds.append(time.perf_counter() - tick)
     depth = 0
@@ -523,10 +523,12 @@ def _search(
             _write_driver_level(tmp, states, visited_table.buckets)
             on_driver.add(depth + 1, [r["fp"] for r in states])
         else:
+            if distinct > DRIVER_VISITED:
+                on_driver = DriverVisited(out)  # never needed again: free the fingerprints
             side = _spark_level(
                 spark, blob, check_convergence, deeper, here, tmp, slots, visited_table, depth
             )
-        _write_level_json(tmp, side, side.events)
+        _write_level_json(tmp, side)
         _commit(tmp, nxt)
         level_seconds.append(time.perf_counter() - tick)
         if not deeper and not side.events:
