@@ -26,6 +26,14 @@ properties (``bfs_tasks.check``). The least violation of a level in the serial e
 order is the serial engine's counterexample (``groupcheck.explore.pbfs``); its path is
 rebuilt from the parent pointers, replayed by action index, minimised and written like any
 other run's (``reports.artifacts``) under ``OUT``.
+
+A level on Spark is four jobs (``_spark_level``): the expansion (cached) collecting its side
+rows, the grouping, anti-join and check writing ``frontier`` (the checked rows cached), the
+check's side rows (each task counts its states in a ``#states`` row), and ``visited``. A
+level whose frontier holds fewer than ``driver_states`` states is computed on the driver by
+the same task functions over the whole frontier (``_driver_level``), against the visited
+fingerprints it holds in memory, and written in the same layout (``_write_driver_level``):
+no Spark job, so small levels cost milliseconds instead of seconds.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -183,52 +191,184 @@ def _commit(spark_tmp: Path, final: Path) -> None:
     os.rename(spark_tmp, final)
 
 
-def _write_level(
-    frame: DataFrame,
-    tmp: Path,
-    events: list[dict[str, Any]],
-    meta: dict[str, Any],
-    visited: VisitedTable,
-) -> None:
-    frame.where(F.col("property").isNull()).select("fp", "key", "state").write.parquet(
-        str(tmp / "frontier")
-    )
-    visited.write(frame.where(F.col("property").isNull()), tmp / "visited")
+DRIVER_STATES = 2_000
+"""Default of ``driver_states``: a level whose frontier holds fewer states is computed on
+the driver, in plain Python (the same task functions), without a Spark job."""
+
+DRIVER_VISITED = 1_000_000
+"""The driver computes a level only while the search has visited at most this many states
+(it holds their fingerprints in memory)."""
+
+FRONTIER_DDL = "fp long, key binary, state binary"
+
+
+def _write_level_json(tmp: Path, side: _Side) -> None:
+    meta = {
+        "states": side.states,
+        "steps": side.steps,
+        "witnesses": sorted(side.witnesses),
+        "undecided": side.undecided,
+    }
     (tmp / "level.json").write_text(
-        json.dumps({**meta, "events": events}, indent=1) + "\n", encoding="utf-8"
+        json.dumps({**meta, "events": side.events}, indent=1) + "\n", encoding="utf-8"
     )
 
 
-def _witnesses(frame: DataFrame) -> list[str]:
-    rows = frame.where(F.col("property") == bfs_tasks.WITNESSES).select("message").collect()
-    return sorted({w for r in rows for w in (r.message or "").split(",") if w})
+@dataclass
+class _Side:
+    """What the tasks of a level report beside the states: violations, transitions taken,
+    new states, witnesses seen, and the states whose fair schedule the bound cut without
+    showing non-convergence with the largest bound in force (``[n, bound]``,
+    ``bfs_tasks.UNDECIDED`` rows)."""
+
+    events: list[dict[str, Any]]
+    steps: int
+    states: int
+    witnesses: set[str]
+    undecided: list[int] = field(default_factory=lambda: [0, 0])
+
+    @classmethod
+    def of(cls, rows: list[dict[str, Any]]) -> _Side:
+        side = cls([], 0, 0, set())
+        for r in rows:
+            prop = r["property"]
+            if prop is None:
+                continue
+            if prop == bfs_tasks.STEPS:
+                side.steps += int(r["action"])
+            elif prop == bfs_tasks.STATES:
+                side.states += int(r["action"])
+            elif prop == bfs_tasks.WITNESSES:
+                side.witnesses.update(w for w in (r["message"] or "").split(",") if w)
+            elif prop == bfs_tasks.UNDECIDED:
+                side.undecided = [
+                    side.undecided[0] + int(r["action"]),
+                    max(side.undecided[1], int(r["message"])),
+                ]
+            elif not prop.startswith("#"):
+                side.events.append(
+                    {
+                        "fp": r["fp"],
+                        "action": r["action"],
+                        "property": prop,
+                        "message": r["message"],
+                        "order": bytes(r["order"]).hex(),
+                    }
+                )
+        return side
 
 
-def _undecided(frame: DataFrame) -> list[int]:
-    """The states of a level whose fair schedule the bound cut without showing
-    non-convergence (``bfs_tasks.UNDECIDED`` rows), and the largest bound in force: ``[n,
-    bound]`` (``[0, 0]``: none)."""
-    rows = frame.where(F.col("property") == bfs_tasks.UNDECIDED).select("action", "message")
-    got = rows.collect()
-    return [sum(r.action for r in got), max((int(r.message) for r in got), default=0)]
+SIDE_COLUMNS = ("fp", "action", "property", "message", "order")
 
 
-def _events(frame: DataFrame) -> list[dict[str, Any]]:
-    rows = (
-        frame.where(F.col("property").isNotNull() & ~F.col("property").startswith("#"))
-        .select("fp", "action", "property", "message", "order")
-        .collect()
+def _spark_side(frame: DataFrame) -> list[dict[str, Any]]:
+    rows = frame.where(F.col("property").isNotNull()).select(*SIDE_COLUMNS).collect()
+    return [r.asDict() for r in rows]
+
+
+def _spark_commit_checked(checked: DataFrame, tmp: Path, visited: VisitedTable) -> _Side:
+    """Write a level's checked rows (cached by the caller) as its ``frontier`` and
+    ``visited``; what its tasks reported. Three jobs: the frontier's write computes the
+    rows into the cache, the side rows and the visited set are read from it."""
+    states = checked.where(F.col("property").isNull())
+    states.select("fp", "key", "state").write.parquet(str(tmp / "frontier"))
+    side = _Side.of(_spark_side(checked))
+    visited.write(states, tmp / "visited")
+    return side
+
+
+def _write_driver_level(tmp: Path, states: list[dict[str, Any]], buckets: int) -> None:
+    """A level computed on the driver, in the layout Spark writes: one ``frontier`` file,
+    ``visited`` a file per bucket named as Spark's bucketed writes name them
+    (``..._BBBBB.c000.snappy.parquet``, bucket ``pmod(hash(fp), B)``)."""
+    import pyarrow as pa
+
+    job = uuid.uuid4()
+    table = pa.Table.from_pylist(states, schema=bfs_tasks.SCHEMA)
+    (tmp / "frontier").mkdir(parents=True)
+    pq.write_table(
+        table.select(["fp", "key", "state"]),
+        str(tmp / "frontier" / f"part-00000-{job}-c000.snappy.parquet"),
+        compression="snappy",
     )
-    return [
-        {
-            "fp": r.fp,
-            "action": r.action,
-            "property": r.property,
-            "message": r.message,
-            "order": bytes(r.order).hex(),
-        }
-        for r in rows
-    ]
+    (tmp / "frontier" / "_SUCCESS").touch()
+    (tmp / "visited").mkdir()
+    by_bucket: dict[int, list[int]] = {}
+    for i, row in enumerate(states):
+        by_bucket.setdefault(bfs_tasks.bucket_of(row["fp"], buckets), []).append(i)
+    pointers = table.select(["fp", "parent", "action"])
+    for b in sorted(by_bucket):
+        pq.write_table(
+            pointers.take(by_bucket[b]),
+            str(tmp / "visited" / f"part-00000-{job}_{b:05d}.c000.snappy.parquet"),
+            compression="snappy",
+        )
+    (tmp / "visited" / "_SUCCESS").touch()
+
+
+class DriverVisited:
+    """The fingerprints of committed levels in the driver's memory, read once per level
+    (from its ``visited``) or added when the driver writes the level."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.fps: set[int] = set()
+        self.levels: set[int] = set()
+
+    def through(self, depth: int) -> set[int]:
+        for d in range(depth + 1):
+            if d not in self.levels:
+                table = pq.read_table(str(_level_dir(self.out, d) / "visited"), columns=["fp"])
+                self.fps.update(table["fp"].to_pylist())
+                self.levels.add(d)
+        return self.fps
+
+    def add(self, depth: int, fps: list[int]) -> None:
+        self.fps.update(fps)
+        self.levels.add(depth)
+
+
+def _rows_of(batches: Any) -> list[dict[str, Any]]:
+    return [row for batch in batches for row in batch.to_pylist()]
+
+
+def _driver_level(
+    blob: bytes,
+    check_convergence: bool,
+    deeper: bool,
+    frontier_dir: Path | None,
+    known: set[int],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One level in plain Python on the driver with the tasks' own functions: the whole
+    frontier as one task's input, so ``expand`` keeps the least key of each successor over
+    the level and ``check`` reports the level's least violating state (what Spark's
+    grouping and the driver's minimum over tasks compute). The new states and the side
+    rows. ``frontier_dir`` None: level 0 (the initial state)."""
+    side: list[dict[str, Any]] = []
+    if frontier_dir is None:
+        candidates = _rows_of(bfs_tasks.initial(blob, check_convergence, iter(())))
+    else:
+        frontier = pq.read_table(str(frontier_dir), columns=["fp", "key", "state"])
+        expanded = _rows_of(
+            bfs_tasks.expand(blob, check_convergence, deeper, iter(frontier.to_batches()))
+        )
+        candidates = []
+        for row in expanded:
+            if row["property"] is not None:
+                side.append(row)
+            elif row["fp"] not in known:
+                candidates.append(row)
+    batch = _arrow_batch(candidates)
+    checked = _rows_of(bfs_tasks.check(blob, check_convergence, iter([batch])))
+    states = [r for r in checked if r["property"] is None]
+    side.extend(r for r in checked if r["property"] is not None)
+    return states, side
+
+
+def _arrow_batch(rows: list[dict[str, Any]]) -> Any:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_pylist(rows, schema=bfs_tasks.SCHEMA)
 
 
 def spark_bfs(
@@ -243,12 +383,16 @@ def spark_bfs(
     buckets: int | None = None,
     progress: Progress | None = None,
     stop_after: int | None = None,
+    driver_states: int = DRIVER_STATES,
 ) -> SparkBfsResult:
     """Search ``config`` exhaustively on Spark, committing each level under ``out``;
     ``stop_after`` ends the run after that level is committed (as a kill would: the
     result is inconclusive and a rerun resumes). ``buckets``: of the visited set, fixed
     when ``out`` is created (default: ``partitions``); the run's queries use as many
-    shuffle partitions (the session's setting is restored after)."""
+    shuffle partitions (the session's setting is restored after). A level whose frontier
+    holds fewer than ``driver_states`` states (0: none) is computed on the driver while at
+    most ``DRIVER_VISITED`` states are visited; the level it writes is the one Spark
+    would."""
     start = time.perf_counter()
     slots = partitions or max(2, spark.sparkContext.defaultParallelism)
     layout = prepare_out(out, _plan(config, mutant, check_convergence), buckets, slots)
@@ -267,6 +411,7 @@ def spark_bfs(
             progress=progress,
             stop_after=stop_after,
             start=start,
+            driver_states=driver_states,
         )
     finally:
         visited.drop()
@@ -286,6 +431,7 @@ def _search(
     progress: Progress | None,
     stop_after: int | None,
     start: float,
+    driver_states: int,
 ) -> SparkBfsResult:
     blob = pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
     levels = out / "levels"
@@ -293,19 +439,26 @@ def _search(
         shutil.rmtree(leftover)  # a level a killed run of this search did not finish
     resumed = 0
     level_seconds: list[float] = []
+    on_driver = DriverVisited(out)
     if not _level_dir(out, 0).exists():
         tick = time.perf_counter()
         tmp = levels / ".00000.tmp"
-        seed = spark.range(0, 1, 1, numPartitions=1).mapInArrow(
-            functools.partial(bfs_tasks.initial, blob, check_convergence), bfs_tasks.DDL
-        )
-        checked = seed.mapInArrow(
-            functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
-        ).cache()
-        events = _events(checked)
-        meta0 = {"states": 1, "steps": 0, "witnesses": _witnesses(checked)}
-        _write_level(checked, tmp, events, meta0, visited_table)
-        checked.unpersist()
+        if driver_states > 0:
+            states, rows = _driver_level(blob, check_convergence, True, None, set())
+            side = _Side.of(rows)
+            _write_driver_level(tmp, states, visited_table.buckets)
+        else:
+            seed = spark.range(0, 1, 1, numPartitions=1).mapInArrow(
+                functools.partial(bfs_tasks.initial, blob, check_convergence), bfs_tasks.DDL
+            )
+            checked = seed.mapInArrow(
+                functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
+            ).cache()
+            try:
+                side = _spark_commit_checked(checked, tmp, visited_table)
+            finally:
+                checked.unpersist()
+        _write_level_json(tmp, side)
         _commit(tmp, _level_dir(out, 0))
         level_seconds.append(time.perf_counter() - tick)
     depth = 0
@@ -386,30 +539,58 @@ def _search(
         deeper = max_depth is None or depth < max_depth
         tick = time.perf_counter()
         tmp = levels / f".{depth + 1:05d}.tmp"
-        frontier = spark.read.parquet(str(here / "frontier")).repartition(slots)
-        succ = frontier.withColumn("parent", F.lit(0).cast("long")).select(
-            "fp",
-            "key",
-            "parent",
-            F.lit(0).cast("int").alias("action"),
-            "state",
-            F.lit(None).cast("string").alias("property"),
-            F.lit(None).cast("string").alias("message"),
-            F.lit(None).cast("binary").alias("order"),
-        )
-        expanded = succ.mapInArrow(
-            functools.partial(bfs_tasks.expand, blob, check_convergence, deeper), bfs_tasks.DDL
-        )
-        expanded.write.parquet(str(tmp / "expanded"))
-        expanded = spark.read.parquet(str(tmp / "expanded"))
-        new_steps = (
-            expanded.where(F.col("property") == bfs_tasks.STEPS)
-            .agg(F.sum("action").alias("n"))
-            .collect()[0]
-            .n
-            or 0
-        )
-        expansion_events = _events(expanded)
+        if meta["states"] < driver_states and distinct <= DRIVER_VISITED:
+            known = on_driver.through(depth)
+            states, rows = _driver_level(blob, check_convergence, deeper, here / "frontier", known)
+            side = _Side.of(rows)
+            _write_driver_level(tmp, states, visited_table.buckets)
+            on_driver.add(depth + 1, [r["fp"] for r in states])
+        else:
+            if distinct > DRIVER_VISITED:
+                on_driver = DriverVisited(out)  # never needed again: free the fingerprints
+            side = _spark_level(
+                spark, blob, check_convergence, deeper, here, tmp, slots, visited_table, depth
+            )
+        _write_level_json(tmp, side)
+        _commit(tmp, nxt)
+        level_seconds.append(time.perf_counter() - tick)
+        if not deeper and not side.events:
+            # Depth bound reached: the states beyond it were not expanded.
+            seen.update(side.witnesses)
+            return finished(depth, steps + side.steps)
+        depth += 1
+
+
+def _spark_level(
+    spark: SparkSession,
+    blob: bytes,
+    check_convergence: bool,
+    deeper: bool,
+    here: Path,
+    tmp: Path,
+    slots: int,
+    visited_table: VisitedTable,
+    depth: int,
+) -> _Side:
+    """Level ``depth + 1`` on Spark, in four jobs: expand (its rows cached, its side rows
+    collected), then group, anti-join and check, writing ``frontier`` (the checked rows
+    cached), the check's side rows, and ``visited``."""
+    frontier = spark.read.schema(FRONTIER_DDL).parquet(str(here / "frontier")).repartition(slots)
+    succ = frontier.select(
+        "fp",
+        "key",
+        F.lit(0).cast("long").alias("parent"),
+        F.lit(0).cast("int").alias("action"),
+        "state",
+        F.lit(None).cast("string").alias("property"),
+        F.lit(None).cast("string").alias("message"),
+        F.lit(None).cast("binary").alias("order"),
+    )
+    expanded = succ.mapInArrow(
+        functools.partial(bfs_tasks.expand, blob, check_convergence, deeper), bfs_tasks.DDL
+    ).cache()
+    try:
+        rows = _spark_side(expanded)
         candidates = (
             expanded.where(F.col("property").isNull())
             .groupBy("fp")
@@ -430,28 +611,21 @@ def _search(
         )
         checked = new.mapInArrow(
             functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
-        )
-        checked.write.parquet(str(tmp / "checked"))
-        checked = spark.read.parquet(str(tmp / "checked"))
-        events = expansion_events + _events(checked)
-        states = checked.where(F.col("property").isNull()).count()
-        seen_here = sorted(set(_witnesses(expanded)) | set(_witnesses(checked)))
-        meta = {
-            "states": states,
-            "steps": int(new_steps),
-            "witnesses": seen_here,
-            "undecided": _undecided(expanded),
-        }
-        _write_level(checked, tmp, events, meta, visited_table)
-        shutil.rmtree(tmp / "expanded")
-        shutil.rmtree(tmp / "checked")
-        _commit(tmp, nxt)
-        level_seconds.append(time.perf_counter() - tick)
-        if not deeper and not events:
-            # Depth bound reached: the states beyond it were not expanded.
-            seen.update(seen_here)
-            return finished(depth, steps + int(new_steps))
-        depth += 1
+        ).cache()
+        try:
+            side = _spark_commit_checked(checked, tmp, visited_table)
+        finally:
+            checked.unpersist()
+    finally:
+        expanded.unpersist()
+    first = _Side.of(rows)
+    return _Side(
+        first.events + side.events,
+        first.steps + side.steps,
+        side.states,
+        first.witnesses | side.witnesses,
+        [first.undecided[0] + side.undecided[0], max(first.undecided[1], side.undecided[1])],
+    )
 
 
 def _parent(out: Path, depth: int, fp: int) -> tuple[int, int]:

@@ -61,6 +61,8 @@ STEPS = "#steps"
 UNDECIDED = "#undecided"
 """A task's row counting (in ``action``) the states whose fair schedule the bound (in
 ``message``) cut without showing non-convergence."""
+STATES = "#states"
+"""A ``check`` task's row counting the new states it passed through (in ``action``)."""
 WITNESSES = "#witnesses"
 """A task's row naming the SOMETIMES witnesses its checker has seen (comma-separated)."""
 
@@ -218,16 +220,19 @@ def check(
     blob: bytes, check_convergence: bool, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """State properties of new states: the rows pass through, with an event row for the
-    first violating state of the batch (in key order)."""
+    first violating state of the batch (in key order), a ``#states`` row counting the
+    batch's states and a ``#witnesses`` row."""
     ctx = context(blob, check_convergence)
     for batch in batches:
         rows = batch.to_pylist()
         rows.sort(key=lambda r: r["key"])
+        states = len(rows)
         for row in rows:
             bad = _check_state(ctx, pickle.loads(row["state"]))
             if bad:
                 rows.append(_event(row["key"] + b"\x01", row["fp"], bad[0]))
                 break
+        rows.append(_event(b"", 0, Violation(STATES, "", ""), action=states))
         rows.append(_witnesses(ctx))
         yield _rows(rows)
 
@@ -308,3 +313,40 @@ def expand(
         else []
     )
     yield _rows([*best.values(), *events, steps_row, *cut, _witnesses(ctx)])
+
+
+_M32 = 0xFFFFFFFF
+
+
+def _rotl32(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def _mix_k1(k1: int) -> int:
+    k1 = (k1 * 0xCC9E2D51) & _M32
+    return (_rotl32(k1, 15) * 0x1B873593) & _M32
+
+
+def _mix_h1(h1: int, k1: int) -> int:
+    h1 = _rotl32(h1 ^ k1, 13)
+    return (h1 * 5 + 0xE6546B64) & _M32
+
+
+def spark_hash_long(value: int, seed: int = 42) -> int:
+    """Spark's ``hash(value)`` of a ``long`` (Murmur3 x86 32-bit, seed 42: Spark's
+    ``Murmur3Hash`` expression and its hash partitioning), as a signed 32-bit int."""
+    u = value & 0xFFFFFFFFFFFFFFFF
+    h1 = _mix_h1(seed & _M32, _mix_k1(u & _M32))
+    h1 = _mix_h1(h1, _mix_k1(u >> 32))
+    h1 ^= 8
+    h1 ^= h1 >> 16
+    h1 = (h1 * 0x85EBCA6B) & _M32
+    h1 ^= h1 >> 13
+    h1 = (h1 * 0xC2B2AE35) & _M32
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def bucket_of(fp: int, buckets: int) -> int:
+    """The bucket of fingerprint ``fp`` among ``buckets``: ``pmod(hash(fp), buckets)``."""
+    return spark_hash_long(fp) % buckets

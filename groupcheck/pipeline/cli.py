@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from groupcheck import exitcodes
-from groupcheck.argtypes import add_validation_options, positive, positive_float
+from groupcheck.argtypes import add_validation_options, non_negative, positive, positive_float
 
 Say = Callable[[str], None]
 
@@ -141,6 +141,14 @@ def register(sub: Any) -> None:
         metavar="B",
         help="buckets of the visited set, fixed when --out is created (default: --partitions "
         "or Spark's default parallelism); also the shuffle partitions of each level",
+    )
+    bfs.add_argument(
+        "--driver-states",
+        type=non_negative,
+        metavar="N",
+        help="compute a level whose frontier holds fewer than N states on the driver, in "
+        "plain Python, without Spark jobs (default 2000; 0: every level on Spark); the "
+        "level written is the same",
     )
     _common(bfs)
     bfs.set_defaults(handler=cmd_bfs)
@@ -329,6 +337,7 @@ def cmd_bfs(args: argparse.Namespace) -> int:
             partitions=args.partitions,
             buckets=args.buckets,
             progress=say,
+            **({} if args.driver_states is None else {"driver_states": args.driver_states}),
         )
     doc: dict[str, Any] = {
         "result": res.result,

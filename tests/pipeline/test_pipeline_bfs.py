@@ -1,7 +1,9 @@
 """``groupcheck pipeline bfs``: the level-synchronous BFS on Spark (local[2], the shared
 session of ``conftest``) searches what the serial engine searches, finds its
 counterexample, and resumes a stopped search at its last complete level. Small configs
-only: every level costs a few Spark jobs."""
+only: a level on Spark costs four Spark jobs. The tests run levels on Spark
+(``driver_states=0``) and on the driver (the default for levels this small), and resume
+one path's levels with the other's."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from groupcheck.cli import main
 from groupcheck.explore.bfs import bfs
 from groupcheck.mutants import get_mutant
 from groupcheck.pipeline.bfs import VisitedTable, spark_bfs
-from groupcheck.pipeline.bfs_tasks import stable_fingerprint
+from groupcheck.pipeline.bfs_tasks import bucket_of, spark_hash_long, stable_fingerprint
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.tla.configs import CONFIGS
 from model import system
@@ -41,6 +43,24 @@ def test_stable_fingerprint_is_a_function_of_the_value() -> None:
     after = system.step(a, system.enabled(a, config)[0], config)
     assert stable_fingerprint(after) != stable_fingerprint(a)
     assert stable_fingerprint(frozenset({"x", "y"})) == stable_fingerprint(frozenset({"y", "x"}))
+
+
+def test_bucket_of_is_sparks_hash_partitioning() -> None:
+    """The driver files a level's fingerprints into the buckets Spark would: ``hash(fp)``
+    and ``pmod(hash(fp), 7)`` as Spark 4.3 computed them (``F.hash``, ``F.pmod``)."""
+    spark_said = {
+        0: (-1670924195, 4),
+        1: (-1712319331, 5),
+        -1: (-939490007, 6),
+        2**63 - 1: (-1604625029, 0),
+        -(2**63): (-853646085, 2),
+        123456789012345: (1130168193, 0),
+        -987654321987: (-1353568891, 4),
+        42: (1316951768, 6),
+    }
+    for fp, (hashed, bucket) in spark_said.items():
+        assert spark_hash_long(fp) == hashed, fp
+        assert bucket_of(fp, 7) == bucket, fp
 
 
 def _bucketed_layout(spark: SparkSession, out: Path, buckets: int) -> None:
@@ -98,14 +118,22 @@ def _bucketed_layout(spark: SparkSession, out: Path, buckets: int) -> None:
 
 def test_mutant_same_counterexample_and_resume(spark: SparkSession, tmp_path: Path) -> None:
     """Also: the visited sets are bucketed (3 buckets, not the 2 partitions of the session)
-    and a stopped search resumes across them with the buckets its directory records."""
+    and a stopped search resumes across them with the buckets its directory records. Levels
+    0-4 are computed on Spark, the rest on the driver, in the same layout."""
     mutant = get_mutant("revoke-without-waiting")
     config = replace(mutant.config, rules=mutant.rules)
     serial = bfs(config)
     assert serial.path is not None
     out = tmp_path / "mut"
     stopped = spark_bfs(
-        spark, config, out, mutant=mutant.name, stop_after=4, partitions=2, buckets=3
+        spark,
+        config,
+        out,
+        mutant=mutant.name,
+        stop_after=4,
+        partitions=2,
+        buckets=3,
+        driver_states=0,
     )
     assert stopped.result == "inconclusive"
     assert stopped.distinct_states == 81  # levels 0-4
@@ -167,16 +195,19 @@ def test_killed_job_resumes_at_its_last_complete_level(
     """SIGKILL a ``pipeline bfs`` process (and its JVM) once it has committed level 3;
     the same command resumes at the last level it committed and ends with the serial
     engine's distinct states, steps, depth, witnesses and verdict on TINY1 (the two runs
-    together compute each level once: this is also the test of a complete search)."""
+    together compute each level once: this is also the test of a complete search). The
+    killed run computes its levels on Spark (``--driver-states 0``), the resumed one on the
+    driver."""
     config = CONFIGS["TINY1"]
     config_file = tmp_path / "tiny1.json"
     config_file.write_text(json.dumps(config_to_mapping(config)), encoding="utf-8")
     out = tmp_path / "killed"
     argv = ["pipeline", "bfs", "--config", str(config_file), "--out", str(out)]
+    on_spark = ["--driver-states", "0", "--master", "local[1]", "--partitions", "2"]
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=str(root))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "groupcheck", *argv, "--master", "local[1]", "--partitions", "2"],
+        [sys.executable, "-m", "groupcheck", *argv, *on_spark],
         cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,

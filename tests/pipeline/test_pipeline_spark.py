@@ -445,7 +445,8 @@ def test_standalone_cluster_gives_the_same_results(
             "--quiet",
         )
         # The Spark BFS on two workers: an executor on each (its directory under the
-        # worker's work directory), the serial engine's counterexample.
+        # worker's work directory), the serial engine's counterexample; every level on the
+        # executors (--driver-states 0: these levels are small enough for the driver).
         cluster.start_worker(cores=1)
         assert cluster.alive_workers() == 2
         bfs_code, found_bfs, _ = run(
@@ -456,6 +457,8 @@ def test_standalone_cluster_gives_the_same_results(
             "revoke-without-waiting",
             "--partitions",
             "2",
+            "--driver-states",
+            "0",
             "--out",
             str(tmp_path / "bfs"),
             "--master",
