@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from groupcheck.bmc_lifted import chosen_goals
+from groupcheck.mutants import bmc_depths, outside
 from groupcheck.symbolic.capabilities import BMC, COORDINATOR, bmc_facts, check
 from groupcheck.symbolic.lasso_cmd import cmd_classic_lasso
 
@@ -25,7 +26,6 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
         DEFAULT_LIFT_STATES,
         GOALS,
         VARIANT_ATTEMPTS,
-        VARIANT_DEPTHS,
         VARIANT_GOALS,
         VARIANT_UNREACHED,
         render_path,
@@ -33,13 +33,13 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
     )
     from invariants.z3.proof.classic_clients import CLIENT_GOALS, CLIENT_VARIANTS
     from invariants.z3.proof.classic_lasso import CONVERGENCE, LASSO_VARIANTS
+    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.classic_transition import ClassicOptions
-    from invariants.z3.proof.transition import OUTSIDE
 
     config = chosen.config
     # Every goal a classic config has, whichever search reads it.
     chosen_goals(args.only, [*GOALS, CONVERGENCE, *CLIENT_GOALS])
-    client_variant = variant in CLIENT_VARIANTS and variant not in OUTSIDE
+    client_variant = variant in CLIENT_VARIANTS and not outside(variant)
     if client_variant or (variant is None and args.only and set(args.only) <= set(CLIENT_GOALS)):
         # A client rule or a goal that reads the clients: the client layer linked to the
         # coordinator's relation (classic_client_bmc).
@@ -54,7 +54,9 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
     if not args.only and variant in VARIANT_GOALS:
         # An assignor rule: the property it breaks (the others read other rules).
         goals = [VARIANT_GOALS[variant]]
-    depth = args.depth or VARIANT_DEPTHS.get(variant or "", 3)
+    # Without --depth: the depth of the variant's shortest path (Mutant.bmc_depth).
+    known = bmc_depths(CLASSIC_VARIANTS).get(variant or "")
+    depth = args.depth or known or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     options = ClassicOptions.of(config, variant)
     return run_goals(
@@ -75,7 +77,7 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
             attempts=VARIANT_ATTEMPTS.get(variant or "", DEFAULT_ATTEMPTS),
             successors=next_states,
         ),
-        known=VARIANT_DEPTHS.get(variant or ""),
+        known=known,
         unreached=VARIANT_UNREACHED.get(variant or ""),
     )
 

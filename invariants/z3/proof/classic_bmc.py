@@ -239,19 +239,6 @@ VARIANT_GOALS: dict[str, str] = {
 """The goal an assignor variant's rule breaks (docs/bugs.md: the property that kills the
 mutant), which ``explore --engine bmc --mutant`` searches alone."""
 
-VARIANT_DEPTHS: dict[str, int] = {
-    "classic-delete-non-empty-group": 1,
-    "expire-while-rebalancing": 2,
-    "static-replaced-only-when-stable": 3,
-    "sticky-forgets-ownership": 4,
-    "assign-without-withholding": 7,
-    "sticky-without-generation": 10,
-    "highest-generation-claims-only": 10,
-}
-"""``explore --engine bmc --mutant``'s depth without ``--depth``: that of the variant's
-shortest path that lifts (tests/z3/test_classic_bmc.py checks the coordinator rules' and
-the fastest assignor rule's)."""
-
 VARIANT_UNREACHED: dict[str, str] = {}
 """The assignor variants no search has lifted a path of (docs/invariants.md, "The classic
 coordinator"), with what is known of the depth they need; empty since every assignor
