@@ -37,6 +37,10 @@ class Mutant:
     """Where the mutant was defined: None for the catalogue, else the file."""
     also: tuple[tuple[str, Callable[..., Any]], ...] = ()
     """Further (Rules field, function) pairs replaced together with ``field``."""
+    killed_by: str = ""
+    """The property that kills the mutant on its scenario, the one breadth-first search
+    reports with the shortest counterexample (docs/bugs.md, "Killed by"), or the witness
+    whose loss kills it; empty for a known survivor or a user's mutant."""
     bmc_depth: int | None = None
     """The steps of the shortest path BMC finds of the mutant's symbolic variant on its
     scenario (the coordinator's steps; a client variant's with the client layer): ``explore

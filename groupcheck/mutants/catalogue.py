@@ -738,6 +738,7 @@ def _entry(
     field: str,
     config: Any,
     *,
+    killed_by: str = "",
     bmc_depth: int | None = None,
     outside: str = "",
     survivor: str = "",
@@ -750,6 +751,7 @@ def _entry(
         "bug": bug,
         "field": field,
         "config": config,
+        "killed_by": killed_by,
         "bmc_depth": bmc_depth,
         "outside": outside,
         "survivor": survivor,
@@ -758,7 +760,8 @@ def _entry(
 
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: per mutant its name, summary, bug, Rules field and scenario, and what
-    is known of it — the depth of BMC's shortest path on its scenario (``bmc_depth``), why
+    is known of it — the property that kills it (``killed_by``; docs/bugs.md's entry says
+    the same), the depth of BMC's shortest path on its scenario (``bmc_depth``), why
     it has no symbolic variant (``outside``), why no property kills it (``survivor``).
     Adding a mutant is this one entry, its function above and its docs/bugs.md entry."""
     rows: list[dict[str, Any]] = [
@@ -768,6 +771,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-848 revoke-before-assign rule",
             "reconcile",
             TWO_ON_TWO,
+            killed_by="OwnedPartitionsAreHeld",
             bmc_depth=2,
         ),
         _entry(
@@ -776,6 +780,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-848 reconciliation phase 3",
             "reconcile",
             TWO_ON_TWO,
+            killed_by="NoServerError",
             bmc_depth=2,
         ),
         _entry(
@@ -784,6 +789,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-16249 (revocation acknowledgement missed)",
             "reconcile",
             TWO_ON_TWO,
+            killed_by="Convergence",
         ),
         _entry(
             "bookkeeping-drops-pending",
@@ -791,6 +797,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-16147",
             "update_partition_epochs",
             CRASH_TWO,
+            killed_by="HandOutOnlyReleased",
             bmc_depth=4,
         ),
         _entry(
@@ -799,6 +806,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-20442 neighbourhood",
             "remove_member",
             TWO_ON_TWO,
+            killed_by="ValidTargetAssignment.Covers",
             bmc_depth=3,
         ),
         _entry(
@@ -807,6 +815,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-19233",
             "check_member_epoch",
             LOSSY_TWO,
+            killed_by="Convergence",
         ),
         _entry(
             "static-replacement-keeps-both",
@@ -814,6 +823,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-8500 shape",
             "replace_static_member",
             STATIC_TWO,
+            killed_by="NoServerError",
             bmc_depth=3,
         ),
         _entry(
@@ -822,6 +832,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-848 Assignment Process (cf. KAFKA-7026)",
             "compute_target_assignment",
             TWO_ON_TWO,
+            killed_by="ValidTargetAssignment.Unique",
             bmc_depth=2,
         ),
         _entry(
@@ -830,6 +841,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-19891 shape",
             "should_bump_group_epoch",
             TOPICS_TWO,
+            killed_by="ValidTargetAssignment.OnlySubscribed",
             bmc_depth=2,
         ),
         _entry(
@@ -838,6 +850,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-848 Group Epoch triggers",
             "on_metadata_change",
             TOPICS_TWO,
+            killed_by="ValidTargetAssignment.Covers",
             bmc_depth=2,
         ),
         _entry(
@@ -846,6 +859,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "zombie commits (KIP-848 OffsetCommit API)",
             "validate_offset_commit",
             COMMITTING,
+            killed_by="OffsetCommitAtValidEpoch",
             bmc_depth=1,
         ),
         _entry(
@@ -854,6 +868,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-848 offset fencing (KAFKA-20066 reversed)",
             "validate_offset_commit",
             COMMITTING,
+            killed_by="OffsetCommitAtValidEpoch",
             bmc_depth=2,
         ),
         _entry(
@@ -862,6 +877,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-20332",
             "client_build_heartbeat",
             TWO_ON_TWO,
+            killed_by="OwnedPartitionsAreHeld",
             bmc_depth=5,
         ),
         _entry(
@@ -870,6 +886,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-19335",
             "client_on_heartbeat_response",
             REJOIN,
+            killed_by="ClientEpochMonotone",
             bmc_depth=4,
         ),
         _entry(
@@ -878,6 +895,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "AbstractMembershipManager.maybeAbortReconciliation dropped",
             "client_complete_callback",
             MUT2_CALLBACKS,
+            killed_by="OwnedPartitionsAreHeld",
             bmc_depth=6,
         ),
         _entry(
@@ -886,6 +904,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "AbstractMembershipManager.transitionToStale without onPartitionsLost",
             "client_build_heartbeat",
             MUT2_POLL,
+            killed_by="JoiningClientOwnsNothing",
             bmc_depth=5,
         ),
         _entry(
@@ -894,6 +913,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-20066 (KIP-1251, Kafka 4.3)",
             "validate_offset_commit",
             COMMIT_EPOCHS,
+            killed_by="HolderCommitsAccepted",
             bmc_depth=3,
         ),
         _entry(
@@ -902,6 +922,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-1251 (CurrentAssignmentBuilder stamps the target assignment epoch; KAFKA-20066)",
             "write_member",
             EPOCH_HISTORY,
+            killed_by="AssignmentEpochHolderUnique",
             outside=(
                 "BMC's symbolic states keep no history of the assignment epochs handed out "
                 "(ghost Group.assignment_history), which AssignmentEpochHolderUnique and "
@@ -915,6 +936,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "ConsumerGroupCurrentMemberAssignment record without PartitionsPendingRevocation",
             "rebuild_group",
             FAILOVER,
+            killed_by="OwnedPartitionsAreHeld",
             bmc_depth=4,
         ),
         _entry(
@@ -923,6 +945,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "GroupMetadataManager.handleRegularExpressionsResult without the epoch bump",
             "resolve_regular_expressions",
             REGEX,
+            killed_by="ValidTargetAssignment.Covers",
             bmc_depth=2,
         ),
         _entry(
@@ -931,6 +954,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "ConsumerHeartbeatRequestManager reporting consumption, not currentAssignment",
             "client_build_heartbeat",
             TWO_ON_TWO,
+            killed_by="RevokedBeforeReassigned",
             bmc_depth=12,
         ),
         _entry(
@@ -939,6 +963,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-1263 Assignment Offload (removed members' assignments discarded)",
             "install_assignor_run",
             MUT2_OFFLOAD,
+            killed_by="ValidTargetAssignment.OnlyMembers",
             bmc_depth=3,
         ),
         _entry(
@@ -947,6 +972,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-1263 Assignment Offload (one in-flight run per group)",
             "start_assignor_run",
             MUT2_OFFLOAD,
+            killed_by="AssignorRunsInFlight.AtMostOne",
             bmc_depth=2,
         ),
         _entry(
@@ -955,6 +981,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-1263 Assignment Offload (replaced static members' assignments moved); KAFKA-20292",
             "install_assignor_run",
             MUT2_OFFLOAD_STATIC,
+            killed_by="ValidTargetAssignment.Covers",
             bmc_depth=4,
         ),
         _entry(
@@ -963,6 +990,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-1263 Assignment Offload; KIP-848 Assignment Epoch",
             "install_assignor_run",
             MUT2_OFFLOAD,
+            killed_by="TargetEpochAdvances",
             bmc_depth=2,
         ),
         _entry(
@@ -971,6 +999,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-7026 (KIP-341)",
             "classic_arbitrate_claims",
             MUTC_STICKY,
+            killed_by="NoDoubleMemberAssignment",
             bmc_depth=10,
         ),
         _entry(
@@ -979,6 +1008,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-12983 / KAFKA-12984",
             "classic_join_group",
             MUTC_COOPERATIVE,
+            killed_by="NoDoubleClientOwnership",
         ),
         _entry(
             "assign-without-withholding",
@@ -986,6 +1016,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-429 CooperativeStickyAssignor.adjustAssignment dropped",
             "classic_leader_assignment",
             MUTC_COOPERATIVE,
+            killed_by="MovesOnlyReleased",
             bmc_depth=7,
         ),
         _entry(
@@ -994,6 +1025,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-9801",
             "classic_join_static_member",
             MUTC_STATIC,
+            killed_by="Convergence",
         ),
         _entry(
             "no-pending-sync-timer",
@@ -1001,6 +1033,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-12890",
             "classic_rebalance_timeout",
             MUTC_STALL,
+            killed_by="Convergence",
         ),
         _entry(
             "expire-by-commit-time",
@@ -1008,6 +1041,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-4682 (KIP-211)",
             "expirable_offsets",
             OFFSETS_EXPIRY,
+            killed_by="NoLiveOffsetExpires",
             bmc_depth=3,
         ),
         _entry(
@@ -1016,6 +1050,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-13636",
             "classic_expirable_offsets",
             CLASSIC_OFFSETS_EXPIRY,
+            killed_by="NoLiveOffsetExpires",
             bmc_depth=2,
         ),
         _entry(
@@ -1024,6 +1059,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-14639",
             "classic_leader_assignment",
             MUTC_MISSED_ROUND,
+            killed_by="MovesOnlyReleased",
             bmc_depth=10,
         ),
         _entry(
@@ -1032,6 +1068,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-13891 / KAFKA-14016",
             "classic_on_sync_response",
             MUTC_LATE_SYNC,
+            killed_by="LostOnlyWhenOut",
         ),
         _entry(
             "validate-stale-claims",
@@ -1039,6 +1076,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-13406 / KAFKA-13419",
             "classic_leader_assignment",
             MUTC_LATE_SYNC,
+            killed_by="Convergence",
         ),
         _entry(
             "sticky-forgets-ownership",
@@ -1046,6 +1084,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-54 / KIP-429 stickiness (AbstractStickyAssignor previous owners)",
             "classic_arbitrate_claims",
             MUTC_LEAVE,
+            killed_by="StickyAssignment",
             bmc_depth=4,
         ),
         _entry(
@@ -1054,6 +1093,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-8500",
             "classic_join_static_member",
             MUTC_TWO_PROCESSES,
+            killed_by="StaticInstanceUnique",
             bmc_depth=3,
         ),
         _entry(
@@ -1062,6 +1102,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "ConsumerGroup.validateDeleteGroup (NON_EMPTY_GROUP) dropped",
             "validate_delete_group",
             GROUP_DELETION,
+            killed_by="GroupDeletedOnlyWhenEmpty",
             bmc_depth=2,
         ),
         _entry(
@@ -1070,6 +1111,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "ClassicGroup.validateDeleteGroup (NON_EMPTY_GROUP) dropped",
             "classic_validate_delete_group",
             CLASSIC_GROUP_DELETION,
+            killed_by="NoLiveOffsetExpires",
             bmc_depth=1,
         ),
         _entry(
@@ -1078,6 +1120,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KIP-1263 Assignment Offload (deleted groups have their assignments discarded)",
             "install_assignor_run",
             OFFLOAD_DELETION,
+            killed_by="EpochOrder.AssignmentEpoch",
             bmc_depth=4,
         ),
         _entry(
@@ -1086,6 +1129,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-20640",
             "mixed_admits_classic_join",
             MIGRATION_DISABLED,
+            killed_by="MigrationPolicyHonoured",
             bmc_depth=3,
         ),
         _entry(
@@ -1094,6 +1138,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-17317",
             "mixed_validate_online_downgrade",
             MIXED_STATIC,
+            killed_by="MigrationPolicyHonoured",
             bmc_depth=3,
         ),
         _entry(
@@ -1102,6 +1147,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-19546",
             "mixed_downgrade_rebalances",
             MIXED_STATIC_RESUBSCRIBE,
+            killed_by="StableAssignmentSubscribed",
             bmc_depth=3,
         ),
         _entry(
@@ -1110,6 +1156,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-17228",
             "static_holder_released",
             MIXED_STATIC,
+            killed_by="GroupUpgrades",
         ),
         _entry(
             "no-bump-on-assignor-change",
@@ -1117,6 +1164,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-20434",
             "should_bump_group_epoch",
             MIXED_STATIC_ASSIGNOR,
+            killed_by="TargetByPreferredAssignor",
             bmc_depth=3,
         ),
         _entry(
