@@ -49,6 +49,12 @@ class Mutant:
     finds by default (a lasso, a survivor, a variant outside the relations, a user's
     mutant). Every symbolic variant is named as its mutant (``transition.VARIANTS``,
     ``classic_transition.VARIANTS``, ``mixed_transition.VARIANTS``, the client layers')."""
+    lasso_depth: int | None = None
+    """For a mutant whose kill is Convergence only: the steps of the shortest lasso BMC
+    finds of its variant on its scenario (``bmc_lasso.LASSO_VARIANTS``,
+    ``classic_lasso.LASSO_VARIANTS``), ``explore --engine bmc --mutant M``'s depth without
+    ``--depth`` for the consumer protocol's (tests/z3/test_bmc_lasso.py,
+    test_classic_lasso.py)."""
     outside: str = ""
     """Why the symbolic relations have no variant of the mutant: what of its rule or of the
     property that kills it they lack (docs/invariants.md, "Not covered yet"); empty for a
@@ -104,6 +110,12 @@ def bmc_depths(names: Iterable[str]) -> dict[str, int]:
     the catalogue (``names`` its variants)."""
     found = (MUTANTS[n] for n in names if n in MUTANTS)
     return {m.name: m.bmc_depth for m in found if m.bmc_depth is not None}
+
+
+def lasso_depths(names: Iterable[str]) -> dict[str, int]:
+    """Per mutant of ``names`` with a lasso depth, that depth (``Mutant.lasso_depth``)."""
+    found = (MUTANTS[n] for n in names if n in MUTANTS)
+    return {m.name: m.lasso_depth for m in found if m.lasso_depth is not None}
 
 
 def outside(name: str | None) -> str:

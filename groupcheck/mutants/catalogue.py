@@ -740,6 +740,7 @@ def _entry(
     *,
     killed_by: str = "",
     bmc_depth: int | None = None,
+    lasso_depth: int | None = None,
     outside: str = "",
     survivor: str = "",
 ) -> dict[str, Any]:
@@ -753,6 +754,7 @@ def _entry(
         "config": config,
         "killed_by": killed_by,
         "bmc_depth": bmc_depth,
+        "lasso_depth": lasso_depth,
         "outside": outside,
         "survivor": survivor,
     }
@@ -761,7 +763,8 @@ def _entry(
 def build(make: Callable[..., Any]) -> list[Any]:
     """The catalogue: per mutant its name, summary, bug, Rules field and scenario, and what
     is known of it — the property that kills it (``killed_by``; docs/bugs.md's entry says
-    the same), the depth of BMC's shortest path on its scenario (``bmc_depth``), why
+    the same), the depth of BMC's shortest path on its scenario (``bmc_depth``; a lasso's
+    ``lasso_depth``), why
     it has no symbolic variant (``outside``), why no property kills it (``survivor``).
     Adding a mutant is this one entry, its function above and its docs/bugs.md entry."""
     rows: list[dict[str, Any]] = [
@@ -790,6 +793,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "reconcile",
             TWO_ON_TWO,
             killed_by="Convergence",
+            lasso_depth=9,
         ),
         _entry(
             "bookkeeping-drops-pending",
@@ -816,6 +820,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "check_member_epoch",
             LOSSY_TWO,
             killed_by="Convergence",
+            lasso_depth=9,
         ),
         _entry(
             "static-replacement-keeps-both",
@@ -1026,6 +1031,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "classic_join_static_member",
             MUTC_STATIC,
             killed_by="Convergence",
+            lasso_depth=5,
         ),
         _entry(
             "no-pending-sync-timer",
@@ -1034,6 +1040,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "classic_rebalance_timeout",
             MUTC_STALL,
             killed_by="Convergence",
+            lasso_depth=6,
         ),
         _entry(
             "expire-by-commit-time",
@@ -1077,6 +1084,7 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "classic_leader_assignment",
             MUTC_LATE_SYNC,
             killed_by="Convergence",
+            lasso_depth=6,
         ),
         _entry(
             "sticky-forgets-ownership",

@@ -27,6 +27,8 @@ def _killed_by(mutant: Mutant, witnesses: frozenset[str]) -> str:
 def _bmc(mutant: Mutant) -> str:
     if mutant.bmc_depth is not None:
         return str(mutant.bmc_depth)
+    if mutant.lasso_depth is not None:
+        return f"{mutant.lasso_depth} (lasso)"
     if mutant.outside:
         return "outside the relations"
     return "—"
@@ -35,9 +37,9 @@ def _bmc(mutant: Mutant) -> str:
 def render_markdown() -> str:
     """The table, one row a catalogue mutant in the catalogue's order. BMC depth: the
     entry's ``bmc_depth`` (``explore --engine bmc --mutant M``'s default depth for a safety
-    variant); "—" where the entry has none: a lasso's depth is its search's
-    (``bmc_lasso.LASSO_DEPTHS``, ``classic_lasso.LASSO_DEPTHS``), the classic client layer's
-    is ``classic_client_bmc.DEFAULT_DEPTH``, a lost witness or a survivor has no path
+    variant) or ``lasso_depth`` (its shortest lasso's, for a kill by Convergence only); "—"
+    where the entry has neither: the classic client layer's search runs to
+    ``classic_client_bmc.DEFAULT_DEPTH``, a lost witness or a survivor has no path
     (docs/invariants.md, "Bounded model checking")."""
     from invariants.liveness import WITNESSES
 
