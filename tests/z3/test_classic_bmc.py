@@ -17,9 +17,9 @@ from groupcheck.cli import main
 from groupcheck.explore.classic_lift import lift, next_states
 from groupcheck.mutants import MUTANTS, bmc_depths
 from invariants.z3.proof.classic_bmc import (
+    GOAL_VARIANTS,
     GOALS,
     VARIANT_ATTEMPTS,
-    VARIANT_GOALS,
     VARIANT_UNREACHED,
     search,
 )
@@ -35,6 +35,10 @@ FOUND = {
 """Per variant: the property, the depth of the shortest symbolic path (coordinator steps)
 and the length of the lifted model trace (the BFS counterexample's, client steps
 included)."""
+
+VARIANT_GOALS = {name: MUTANTS[name].killed_by for name in GOAL_VARIANTS}
+"""Per assignor variant searched for one goal, that goal: the property that kills the
+mutant (its catalogue entry's ``Mutant.killed_by``)."""
 
 VARIANT_DEPTHS = bmc_depths(VARIANTS)
 """Per classic variant, ``explore --engine bmc --mutant``'s default depth: its catalogue
