@@ -212,15 +212,15 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
     ``variant`` installed, and as it was; the variant must be one the relation has."""
     from dataclasses import replace
 
-    from groupcheck.mutants import MUTANTS
+    from groupcheck.mutants import MUTANTS, outside
     from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS
     from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
-    from invariants.z3.proof.transition import OUTSIDE, VARIANTS
+    from invariants.z3.proof.transition import VARIANTS
     from model.status import ConfigError
 
-    if variant in OUTSIDE:
-        raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {OUTSIDE[variant]}")
+    if outside(variant):
+        raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {outside(variant)}")
     if variant in CLASSIC_CLIENT_VARIANTS:
         from groupcheck.symbolic.prove_cmd import classic_client_refusal
 

@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from groupcheck.bmc_lifted import chosen_goals
+from groupcheck.mutants import bmc_depths
 
 
 def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
@@ -23,11 +24,10 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
     from invariants.z3.proof.mixed_bmc import (
         DEFAULT_LIFT_STATES,
         GOALS,
-        VARIANT_DEPTHS,
         render_path,
         search,
     )
-    from invariants.z3.proof.mixed_transition import MixedOptions
+    from invariants.z3.proof.mixed_transition import VARIANTS, MixedOptions
     from invariants.z3.proof.mixed_witness import LOST
 
     # The mutant (a variant of the mixed relation) and the config (in its scope) were
@@ -39,7 +39,8 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
     goals = list(GOALS)
     goals = chosen_goals(args.only, goals)
     # Without --depth: the depth of the variant's shortest path.
-    depth = args.depth or VARIANT_DEPTHS.get(variant or "", 3)
+    known = bmc_depths(VARIANTS).get(variant or "")  # Mutant.bmc_depth
+    depth = args.depth or known or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     options = MixedOptions.of(config, variant)
     return run_goals(
@@ -55,7 +56,7 @@ def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) ->
         search=lambda goal, _progress: search(
             goal, depth, config, options, lifter=lift, lift_states=lift_states
         ),
-        known=VARIANT_DEPTHS.get(variant or ""),
+        known=known,
     )
 
 

@@ -1140,7 +1140,7 @@ class Expected:
     run's, or one a budget cut short)."""
 
 
-_MUTANT_BASELINE = "tests/quality/test_mutants.py (clean to its BASELINE_DEPTH)"
+_MUTANT_BASELINE = "tests/quality/test_mutants.py (clean to catalogue.BASELINE_DEPTH)"
 
 F1_OWNED = Expected(verdict="violation", property="OwnedPartitionsAreHeld", finding="F1")
 

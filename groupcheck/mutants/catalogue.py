@@ -98,6 +98,46 @@ STATIC_TWO = MUT2_STATIC
 TOPICS_TWO = MUT2_TOPICS
 REJOIN = MUT2_REJOIN
 
+BASELINE_DEPTH: dict[str, int] = {
+    "MUT2": 19,
+    "MUT2_CALLBACKS": 10,
+    "MUT2_COMMIT": 13,
+    "MUT2_COMMIT_EPOCHS": 13,
+    "MUT2_EPOCH_HISTORY": 12,
+    "MUT2_CRASH": 15,
+    "MUT2_FAILOVER": 11,
+    "MUT2_LOSSY": 12,
+    "MUT2_OFFLOAD": 12,
+    "MUT2_OFFLOAD_STATIC": 13,
+    "MUT2_POLL": 8,
+    "MUT2_REGEX": 8,
+    "MUT2_REJOIN": 12,
+    "MUT2_STATIC": 11,
+    "MUT2_TOPICS": 8,
+    "MUTC_COOPERATIVE": 27,
+    "MUTC_LATE_SYNC": 27,
+    "MUTC_LEAVE": 15,
+    "MUTC_MISSED_ROUND": 37,
+    "MUTC_STALL": 15,
+    "MUTC_STATIC": 8,
+    "MUTC_STICKY": 31,
+    "OFFSETS_EXPIRY": 12,
+    "CLASSIC_OFFSETS_EXPIRY": 10,
+    "MUTC_TWO_PROCESSES": 9,
+    "GROUP_DELETION": 8,
+    "CLASSIC_GROUP_DELETION": 6,
+    "OFFLOAD_DELETION": 12,
+    "MIGRATION_DISABLED": 7,
+    "MIXED_STATIC": 12,
+    "MIXED_STATIC_RESUBSCRIBE": 12,
+    "MIXED_STATIC_ASSIGNOR": 9,
+    "MIXED_INSTANCE_RENAME": 14,
+}
+"""Per scenario, the depth to which the default rules are checked clean
+(``Mutant.baseline_depth``): at least the length of every kill in that scenario, so each
+kill is within the depth where the reference rules violate nothing
+(tests/quality/test_mutants.py checks both)."""
+
 
 # --------------------------------------------------------------------------- coordinator
 
@@ -691,333 +731,466 @@ ALSO: dict[str, tuple[tuple[str, str], ...]] = {
 """Mutant name → the further (Rules field, function of this module) it replaces."""
 
 
+def _entry(
+    name: str,
+    summary: str,
+    bug: str,
+    field: str,
+    config: Any,
+    *,
+    killed_by: str = "",
+    bmc_depth: int | None = None,
+    lasso_depth: int | None = None,
+    outside: str = "",
+    survivor: str = "",
+) -> dict[str, Any]:
+    """One catalogue entry: the mutant and its known facts (``Mutant``'s fields of the same
+    names)."""
+    return {
+        "name": name,
+        "summary": summary,
+        "bug": bug,
+        "field": field,
+        "config": config,
+        "killed_by": killed_by,
+        "bmc_depth": bmc_depth,
+        "lasso_depth": lasso_depth,
+        "outside": outside,
+        "survivor": survivor,
+    }
+
+
 def build(make: Callable[..., Any]) -> list[Any]:
-    """The catalogue: (name, summary, bug, rules field, scenario)."""
-    rows = [
-        (
+    """The catalogue: per mutant its name, summary, bug, Rules field and scenario, and what
+    is known of it — the property that kills it (``killed_by``; docs/bugs.md's entry says
+    the same), the depth of BMC's shortest path on its scenario (``bmc_depth``; a lasso's
+    ``lasso_depth``), why
+    it has no symbolic variant (``outside``), why no property kills it (``survivor``).
+    Adding a mutant is this one entry, its function above and its docs/bugs.md entry."""
+    rows: list[dict[str, Any]] = [
+        _entry(
             "revoke-without-waiting",
             "assigns before the revocation is acknowledged",
             "KIP-848 revoke-before-assign rule",
             "reconcile",
             TWO_ON_TWO,
+            killed_by="OwnedPartitionsAreHeld",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "ignore-partition-epochs",
             "hands out partitions not yet released",
             "KIP-848 reconciliation phase 3",
             "reconcile",
             TWO_ON_TWO,
+            killed_by="NoServerError",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "ack-ignored",
             "a revocation acknowledgement is never taken",
             "KAFKA-16249 (revocation acknowledgement missed)",
             "reconcile",
             TWO_ON_TWO,
+            killed_by="Convergence",
+            lasso_depth=9,
         ),
-        (
+        _entry(
             "bookkeeping-drops-pending",
             "partition epochs of assigned and pending partitions updated separately",
             "KAFKA-16147",
             "update_partition_epochs",
             CRASH_TWO,
+            killed_by="HandOutOnlyReleased",
+            bmc_depth=4,
         ),
-        (
+        _entry(
             "no-epoch-bump-on-fence",
             "no group-epoch bump when a member is fenced or expires",
             "KAFKA-20442 neighbourhood",
             "remove_member",
             TWO_ON_TWO,
+            killed_by="ValidTargetAssignment.Covers",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "reject-epoch-zero-rejoin",
             "a fenced member cannot rejoin with epoch 0",
             "KAFKA-19233",
             "check_member_epoch",
             LOSSY_TWO,
+            killed_by="Convergence",
+            lasso_depth=9,
         ),
-        (
+        _entry(
             "static-replacement-keeps-both",
             "static replacement keeps the old instance too",
             "KAFKA-8500 shape",
             "replace_static_member",
             STATIC_TWO,
+            killed_by="NoServerError",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "assignor-assigns-twice",
             "an assignor gives one partition to two members",
             "KIP-848 Assignment Process (cf. KAFKA-7026)",
             "compute_target_assignment",
             TWO_ON_TWO,
+            killed_by="ValidTargetAssignment.Unique",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "no-bump-on-subscription-change",
             "a changed subscription does not bump the group epoch",
             "KAFKA-19891 shape",
             "should_bump_group_epoch",
             TOPICS_TWO,
+            killed_by="ValidTargetAssignment.OnlySubscribed",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "no-bump-on-metadata-change",
             "an added partition is not noticed",
             "KIP-848 Group Epoch triggers",
             "on_metadata_change",
             TOPICS_TWO,
+            killed_by="ValidTargetAssignment.Covers",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "accept-commit-from-unknown-member",
             "offset commits from removed members accepted",
             "zombie commits (KIP-848 OffsetCommit API)",
             "validate_offset_commit",
             COMMITTING,
+            killed_by="OffsetCommitAtValidEpoch",
+            bmc_depth=1,
         ),
-        (
+        _entry(
             "accept-stale-commit-epoch",
             "offset commits at a stale epoch accepted",
             "KIP-848 offset fencing (KAFKA-20066 reversed)",
             "validate_offset_commit",
             COMMITTING,
+            killed_by="OffsetCommitAtValidEpoch",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "client-acks-before-revoking",
             "the client acknowledges before it stops consuming",
             "KAFKA-20332",
             "client_build_heartbeat",
             TWO_ON_TWO,
+            killed_by="OwnedPartitionsAreHeld",
+            bmc_depth=5,
         ),
-        (
+        _entry(
             "adopt-negative-epoch",
             "a late leave response sets epoch -1 on a joining client",
             "KAFKA-19335",
             "client_on_heartbeat_response",
             REJOIN,
+            killed_by="ClientEpochMonotone",
+            bmc_depth=4,
         ),
-        (
+        _entry(
             "callback-ignores-abort",
             "a reconciliation is applied after its member was fenced, left or rejoined",
             "AbstractMembershipManager.maybeAbortReconciliation dropped",
             "client_complete_callback",
             MUT2_CALLBACKS,
+            killed_by="OwnedPartitionsAreHeld",
+            bmc_depth=6,
         ),
-        (
+        _entry(
             "poll-timeout-keeps-partitions",
             "a client whose poll timer expired keeps its partitions into its rejoin",
             "AbstractMembershipManager.transitionToStale without onPartitionsLost",
             "client_build_heartbeat",
             MUT2_POLL,
+            killed_by="JoiningClientOwnsNothing",
+            bmc_depth=5,
         ),
-        (
+        _entry(
             "strict-commit-epoch",
             "commits at an older epoch refused although the member held the partitions",
             "KAFKA-20066 (KIP-1251, Kafka 4.3)",
             "validate_offset_commit",
             COMMIT_EPOCHS,
+            killed_by="HolderCommitsAccepted",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "stamp-request-epoch",
             "a partition's KIP-1251 assignment epoch is the member's epoch before it was assigned",
             "KIP-1251 (CurrentAssignmentBuilder stamps the target assignment epoch; KAFKA-20066)",
             "write_member",
             EPOCH_HISTORY,
+            killed_by="AssignmentEpochHolderUnique",
+            outside=(
+                "BMC's symbolic states keep no history of the assignment epochs handed out "
+                "(ghost Group.assignment_history), which AssignmentEpochHolderUnique and "
+                "EpochCommitFromHolder read; prove keeps it (prove --preset MUT2_EPOCH_HISTORY "
+                "--variant stamp-request-epoch)"
+            ),
         ),
-        (
+        _entry(
             "failover-drops-pending-revocation",
             "a coordinator failover forgets the partitions members are still revoking",
             "ConsumerGroupCurrentMemberAssignment record without PartitionsPendingRevocation",
             "rebuild_group",
             FAILOVER,
+            killed_by="OwnedPartitionsAreHeld",
+            bmc_depth=4,
         ),
-        (
+        _entry(
             "regex-resolution-without-bump",
             "a regex resolution that changes the subscribed topics triggers no rebalance",
             "GroupMetadataManager.handleRegularExpressionsResult without the epoch bump",
             "resolve_regular_expressions",
             REGEX,
+            killed_by="ValidTargetAssignment.Covers",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "ack-while-revoking",
             "a revocation is reported done while its offsets are still being committed",
             "ConsumerHeartbeatRequestManager reporting consumption, not currentAssignment",
             "client_build_heartbeat",
             TWO_ON_TWO,
+            killed_by="RevokedBeforeReassigned",
+            bmc_depth=12,
         ),
-        (
+        _entry(
             "install-without-reapplying-removals",
             "an offloaded run is installed with members that left while it ran",
             "KIP-1263 Assignment Offload (removed members' assignments discarded)",
             "install_assignor_run",
             MUT2_OFFLOAD,
+            killed_by="ValidTargetAssignment.OnlyMembers",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "two-runs-in-flight",
             "a second assignor run starts while one is in flight",
             "KIP-1263 Assignment Offload (one in-flight run per group)",
             "start_assignor_run",
             MUT2_OFFLOAD,
+            killed_by="AssignorRunsInFlight.AtMostOne",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "install-before-static-replacement",
             "an offloaded run is installed without moving a replaced static member's entry",
             "KIP-1263 Assignment Offload (replaced static members' assignments moved); KAFKA-20292",
             "install_assignor_run",
             MUT2_OFFLOAD_STATIC,
+            killed_by="ValidTargetAssignment.Covers",
+            bmc_depth=4,
         ),
-        (
+        _entry(
             "install-without-epoch",
             "an offloaded run is installed without bumping the assignment epoch",
             "KIP-1263 Assignment Offload; KIP-848 Assignment Epoch",
             "install_assignor_run",
             MUT2_OFFLOAD,
+            killed_by="TargetEpochAdvances",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "sticky-without-generation",
             "the sticky assignor trusts every ownership claim, without the generation",
             "KAFKA-7026 (KIP-341)",
             "classic_arbitrate_claims",
             MUTC_STICKY,
+            killed_by="NoDoubleMemberAssignment",
+            bmc_depth=10,
         ),
-        (
+        _entry(
             "lost-partitions-kept",
             "a member whose generation was reset keeps and reports its old partitions",
             "KAFKA-12983 / KAFKA-12984",
             "classic_join_group",
             MUTC_COOPERATIVE,
+            killed_by="NoDoubleClientOwnership",
         ),
-        (
+        _entry(
             "assign-without-withholding",
             "cooperative-sticky moves a partition in the round its owner revokes it",
             "KIP-429 CooperativeStickyAssignor.adjustAssignment dropped",
             "classic_leader_assignment",
             MUTC_COOPERATIVE,
+            killed_by="MovesOnlyReleased",
+            bmc_depth=7,
         ),
-        (
+        _entry(
             "static-replace-without-rebalance",
             "a static member rejoining in COMPLETING_REBALANCE is swapped in without a rebalance",
             "KAFKA-9801",
             "classic_join_static_member",
             MUTC_STATIC,
+            killed_by="Convergence",
+            lasso_depth=5,
         ),
-        (
+        _entry(
             "no-pending-sync-timer",
             "members that never send SyncGroup are never removed",
             "KAFKA-12890",
             "classic_rebalance_timeout",
             MUTC_STALL,
+            killed_by="Convergence",
+            lasso_depth=6,
         ),
-        (
+        _entry(
             "expire-by-commit-time",
             "offsets expire retention after their commit, even while the group consumes them",
             "KAFKA-4682 (KIP-211)",
             "expirable_offsets",
             OFFSETS_EXPIRY,
+            killed_by="NoLiveOffsetExpires",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "expire-while-rebalancing",
             "a rebalancing classic group expires the offsets of members that have not rejoined",
             "KAFKA-13636",
             "classic_expirable_offsets",
             CLASSIC_OFFSETS_EXPIRY,
+            killed_by="NoLiveOffsetExpires",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "highest-generation-claims-only",
             "owned partitions honoured only from members at the highest generation",
             "KAFKA-14639",
             "classic_leader_assignment",
             MUTC_MISSED_ROUND,
+            killed_by="MovesOnlyReleased",
+            bmc_depth=10,
         ),
-        (
+        _entry(
             "late-sync-resets-generation",
             "a member late for SyncGroup resets its generation and gives up its partitions",
             "KAFKA-13891 / KAFKA-14016",
             "classic_on_sync_response",
             MUTC_LATE_SYNC,
+            killed_by="LostOnlyWhenOut",
         ),
-        (
+        _entry(
             "validate-stale-claims",
             "a stale claim fails the leader's cooperative check, rebalance after rebalance",
             "KAFKA-13406 / KAFKA-13419",
             "classic_leader_assignment",
             MUTC_LATE_SYNC,
+            killed_by="Convergence",
+            lasso_depth=6,
         ),
-        (
+        _entry(
             "sticky-forgets-ownership",
             "the sticky assignors read no previous ownership and deal partitions round-robin",
             "KIP-54 / KIP-429 stickiness (AbstractStickyAssignor previous owners)",
             "classic_arbitrate_claims",
             MUTC_LEAVE,
+            killed_by="StickyAssignment",
+            bmc_depth=4,
         ),
-        (
+        _entry(
             "static-replaced-only-when-stable",
             "a second process of a static instance joins as another member outside STABLE",
             "KAFKA-8500",
             "classic_join_static_member",
             MUTC_TWO_PROCESSES,
+            killed_by="StaticInstanceUnique",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "delete-non-empty-group",
             "DeleteGroups deletes a consumer group that still has members",
             "ConsumerGroup.validateDeleteGroup (NON_EMPTY_GROUP) dropped",
             "validate_delete_group",
             GROUP_DELETION,
+            killed_by="GroupDeletedOnlyWhenEmpty",
+            bmc_depth=2,
         ),
-        (
+        _entry(
             "classic-delete-non-empty-group",
             "DeleteGroups deletes a classic group that is not Empty",
             "ClassicGroup.validateDeleteGroup (NON_EMPTY_GROUP) dropped",
             "classic_validate_delete_group",
             CLASSIC_GROUP_DELETION,
+            killed_by="NoLiveOffsetExpires",
+            bmc_depth=1,
         ),
-        (
+        _entry(
             "install-run-after-deletion",
             "an offloaded run completing after its group was deleted is installed in the new group",
             "KIP-1263 Assignment Offload (deleted groups have their assignments discarded)",
             "install_assignor_run",
             OFFLOAD_DELETION,
+            killed_by="EpochOrder.AssignmentEpoch",
+            bmc_depth=4,
         ),
-        (
+        _entry(
             "mixed-admits-when-disabled",
             "a consumer group admits a classic member under the migration policy 'disabled'",
             "KAFKA-20640",
             "mixed_admits_classic_join",
             MIGRATION_DISABLED,
+            killed_by="MigrationPolicyHonoured",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "no-downgrade-on-replacement",
             "the last consumer-protocol member replaced by a classic static member: no downgrade",
             "KAFKA-17317",
             "mixed_validate_online_downgrade",
             MIXED_STATIC,
+            killed_by="MigrationPolicyHonoured",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "downgrade-keeps-old-assignment",
             "a downgrade by static replacement never rebalances, whatever the member subscribes",
             "KAFKA-19546",
             "mixed_downgrade_rebalances",
             MIXED_STATIC_RESUBSCRIBE,
+            killed_by="StableAssignmentSubscribed",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "classic-holder-unreleased",
             "a consumer-protocol static join is refused while a classic member holds its instance",
             "KAFKA-17228",
             "static_holder_released",
             MIXED_STATIC,
+            killed_by="GroupUpgrades",
         ),
-        (
+        _entry(
             "no-bump-on-assignor-change",
             "a change of the group's preferred server assignor does not bump the group epoch",
             "KAFKA-20434",
             "should_bump_group_epoch",
             MIXED_STATIC_ASSIGNOR,
+            killed_by="TargetByPreferredAssignor",
+            bmc_depth=3,
         ),
-        (
+        _entry(
             "stale-static-mapping",
             "a member renamed to another instance id keeps its old instance id's index entry",
             "KAFKA-20747",
             "update_static_members",
             MIXED_INSTANCE_RENAME,
+            survivor=(
+                "Kafka 4.4 refuses a classic member's rename (UNKNOWN_MEMBER_ID, "
+                "docs/fidelity.md V12) and the model's classic join needs a consumer-protocol "
+                "holder to have left with -2 (V10): a stale entry of a consumer-protocol member "
+                "only refuses a join (UNRELEASED_INSTANCE_ID), which no property checks "
+                "(docs/bugs.md)"
+            ),
         ),
     ]
-    return [make(name, summary, bug, field, config) for name, summary, bug, field, config in rows]
+    return [make(**row) for row in rows]
 
 
 def mixed_admits_when_disabled(config: Any) -> bool:

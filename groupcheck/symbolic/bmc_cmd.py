@@ -13,6 +13,7 @@ from typing import Any
 
 from groupcheck.bmc_lifted import chosen_goals, mutant_bound
 from groupcheck.mixed_bmc import cmd_bmc_mixed
+from groupcheck.mutants import bmc_depths
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.classic_cmd import cmd_bmc_classic
 from groupcheck.symbolic.lasso_cmd import cmd_lasso
@@ -35,7 +36,6 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         GOALS,
         OFFLOAD_GOALS,
         OFFLOAD_STEP_GOALS,
-        VARIANT_DEPTHS,
         ReplayDiverged,
         confirmed,
         replay,
@@ -54,7 +54,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         replay_clients,
     )
     from invariants.z3.proof.state import render
-    from invariants.z3.proof.transition import Options
+    from invariants.z3.proof.transition import VARIANTS, Options
     from reports.artifacts import run_label, run_name
     from reports.publish import check_target
 
@@ -96,8 +96,10 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             # its leaves.
             goals += [c.name for c in CLIENT_STEP_GOALS]
     goals = chosen_goals(args.only, goals)
-    # Without --depth: the depth of the variant's shortest path, where one is known.
-    depth = args.depth or VARIANT_DEPTHS.get(variant or "", 3)
+    # Without --depth: the depth of the variant's shortest path, where one is known
+    # (the catalogue entry's Mutant.bmc_depth).
+    known = bmc_depths(VARIANTS).get(variant or "")
+    depth = args.depth or known or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     out_dir = Path(args.out)
     scenario = chosen.preset or config.name.split("+")[0]
@@ -188,7 +190,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         variant,
         depth,
         given=args.depth is not None,
-        known=VARIANT_DEPTHS.get(variant or ""),
+        known=known,
     )
     doc = bmc_doc(result, config.name, variant, depth, seconds, rows, lift_states, written, bound)
     if args.json:

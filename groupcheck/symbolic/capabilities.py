@@ -98,7 +98,7 @@ CONFIG_OPTIONS = (
 """The config options a row may read, in the order docs/cli.md's matrix lists them."""
 
 V_EPOCHS = "variant: a KIP-1251 assignment-epoch rule (transition.EPOCH_VARIANTS, HISTORY_VARIANTS)"
-V_OUTSIDE = "variant: outside the symbolic relations (transition.OUTSIDE)"
+V_OUTSIDE = "variant: outside the symbolic relations (Mutant.outside)"
 V_CLASSIC = "variant: a classic coordinator rule (classic_transition.VARIANTS)"
 V_MIXED = "variant: a mixed group rule (mixed_transition.VARIANTS)"
 V_CLASSIC_CLIENT = "variant: a classic client rule (classic_clients.CLIENT_VARIANTS)"
@@ -557,6 +557,7 @@ refuses them rather than report them proved (docs/invariants.md)."""
 def prove_facts(args: argparse.Namespace, config: Any) -> Facts:
     """The facts of a ``prove`` request: its options, ``config`` (None: the defaults of
     ``Config``) and ``--variant``."""
+    from groupcheck.mutants import outside
     from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
     from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS
     from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
@@ -567,7 +568,6 @@ def prove_facts(args: argparse.Namespace, config: Any) -> Facts:
         EXPIRY_VARIANTS,
         HISTORY_VARIANTS,
         OFFLOAD_VARIANTS,
-        OUTSIDE,
         STATIC_VARIANTS,
         VARIANTS,
     )
@@ -588,7 +588,7 @@ def prove_facts(args: argparse.Namespace, config: Any) -> Facts:
             facts.add(V_EPOCHS)
         else:
             member = {
-                V_OUTSIDE: v in OUTSIDE,
+                V_OUTSIDE: bool(outside(v)),
                 V_CLASSIC: v in CLASSIC_VARIANTS,
                 V_MIXED: v in MIXED_VARIANTS,
                 V_CLASSIC_CLIENT: v in CLASSIC_CLIENT_VARIANTS,
@@ -602,7 +602,7 @@ def prove_facts(args: argparse.Namespace, config: Any) -> Facts:
                 V_OFFLOAD_DELETION: v == "install-run-after-deletion",
             }
             facts |= {name for name, holds in member.items() if holds}
-        params.update(outside=OUTSIDE.get(v, ""), harm=UNSTATED_HARM.get(v, ""))
+        params.update(outside=outside(v), harm=UNSTATED_HARM.get(v, ""))
     return Facts(frozenset(facts), params)
 
 
@@ -615,6 +615,7 @@ def _given(args: argparse.Namespace, option: str) -> bool:
 def bmc_facts(args: argparse.Namespace, chosen: Any) -> Facts:
     """The facts of an ``explore --engine bmc`` request: ``--rules``, ``--only``, the
     config and the mutant (its variant of the family's relation)."""
+    from groupcheck.mutants import outside
     from invariants.z3.proof.bmc_clients import CALLBACK_VARIANTS, CLIENT_VARIANTS, POLL_VARIANTS
     from invariants.z3.proof.bmc_lasso import CONVERGENCE
     from invariants.z3.proof.classic_client_bmc import supported
@@ -622,7 +623,7 @@ def bmc_facts(args: argparse.Namespace, chosen: Any) -> Facts:
     from invariants.z3.proof.classic_transition import assignor_variant_refusal
     from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
     from invariants.z3.proof.mixed_transition import unsupported
-    from invariants.z3.proof.transition import OUTSIDE, VARIANTS
+    from invariants.z3.proof.transition import VARIANTS
 
     config = chosen.config
     v = chosen.mutant.name if chosen.mutant is not None else None
@@ -643,7 +644,7 @@ def bmc_facts(args: argparse.Namespace, chosen: Any) -> Facts:
     }
     if v is not None:
         member = {
-            V_OUTSIDE: v in OUTSIDE,
+            V_OUTSIDE: bool(outside(v)),
             V_NO_CONSUMER: v not in VARIANTS,
             V_NO_CLASSIC: v not in CLASSIC_VARIANTS,
             V_NO_MIXED: v not in MIXED_VARIANTS,
@@ -652,7 +653,7 @@ def bmc_facts(args: argparse.Namespace, chosen: Any) -> Facts:
             V_POLL: v in POLL_VARIANTS,
         }
         facts |= {name for name, holds in member.items() if holds}
-        params["outside"] = OUTSIDE.get(v, "")
+        params["outside"] = outside(v)
     # The reasons the relations give for a config they do not cover (the relation's own
     # reading of its scope: classic_transition, classic_client_bmc, mixed_transition).
     if family == "classic":

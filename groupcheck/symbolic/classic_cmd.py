@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from groupcheck.bmc_lifted import chosen_goals
+from groupcheck.mutants import MUTANTS, bmc_depths, outside
 from groupcheck.symbolic.capabilities import BMC, COORDINATOR, bmc_facts, check
 from groupcheck.symbolic.lasso_cmd import cmd_classic_lasso
 
@@ -23,23 +24,22 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
     from invariants.z3.proof.classic_bmc import (
         DEFAULT_ATTEMPTS,
         DEFAULT_LIFT_STATES,
+        GOAL_VARIANTS,
         GOALS,
         VARIANT_ATTEMPTS,
-        VARIANT_DEPTHS,
-        VARIANT_GOALS,
         VARIANT_UNREACHED,
         render_path,
         search,
     )
     from invariants.z3.proof.classic_clients import CLIENT_GOALS, CLIENT_VARIANTS
     from invariants.z3.proof.classic_lasso import CONVERGENCE, LASSO_VARIANTS
+    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.classic_transition import ClassicOptions
-    from invariants.z3.proof.transition import OUTSIDE
 
     config = chosen.config
     # Every goal a classic config has, whichever search reads it.
     chosen_goals(args.only, [*GOALS, CONVERGENCE, *CLIENT_GOALS])
-    client_variant = variant in CLIENT_VARIANTS and variant not in OUTSIDE
+    client_variant = variant in CLIENT_VARIANTS and not outside(variant)
     if client_variant or (variant is None and args.only and set(args.only) <= set(CLIENT_GOALS)):
         # A client rule or a goal that reads the clients: the client layer linked to the
         # coordinator's relation (classic_client_bmc).
@@ -51,10 +51,13 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
         # Convergence: a lasso search over the classic relation (classic_lasso).
         return cmd_classic_lasso(args, chosen, variant)
     goals = chosen_goals(args.only, list(GOALS))
-    if not args.only and variant in VARIANT_GOALS:
-        # An assignor rule: the property it breaks (the others read other rules).
-        goals = [VARIANT_GOALS[variant]]
-    depth = args.depth or VARIANT_DEPTHS.get(variant or "", 3)
+    if not args.only and variant in GOAL_VARIANTS:
+        # An assignor rule: the property it breaks, which kills the mutant (Mutant.killed_by;
+        # the others read other rules).
+        goals = [MUTANTS[variant].killed_by]
+    # Without --depth: the depth of the variant's shortest path (Mutant.bmc_depth).
+    known = bmc_depths(CLASSIC_VARIANTS).get(variant or "")
+    depth = args.depth or known or 3
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     options = ClassicOptions.of(config, variant)
     return run_goals(
@@ -75,7 +78,7 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
             attempts=VARIANT_ATTEMPTS.get(variant or "", DEFAULT_ATTEMPTS),
             successors=next_states,
         ),
-        known=VARIANT_DEPTHS.get(variant or ""),
+        known=known,
         unreached=VARIANT_UNREACHED.get(variant or ""),
     )
 
@@ -91,7 +94,7 @@ def cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str 
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES
     from invariants.z3.proof.classic_client_bmc import (
         DEFAULT_DEPTH,
-        VARIANT_GOALS,
+        GOAL_VARIANTS,
         render_client_path,
         search,
     )
@@ -111,12 +114,12 @@ def cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str 
     goals = chosen_goals(args.only, list(CLIENT_GOALS))
     if not args.only and chosen.mutant is not None and chosen.mutant.expected in goals:
         goals = [chosen.mutant.expected]
-    if not args.only and variant in VARIANT_GOALS:
-        goals = [VARIANT_GOALS[variant]]
+    if not args.only and variant in GOAL_VARIANTS:
+        goals = [MUTANTS[variant].killed_by]  # the property that kills the mutant
     depth = args.depth or DEFAULT_DEPTH
     # A client variant without --depth: one query at its counterexample's depth (the
     # depths below it are not asked: no path is then inconclusive, never ok).
-    start_depth = depth if args.depth is None and variant in VARIANT_GOALS else 1
+    start_depth = depth if args.depth is None and variant in GOAL_VARIANTS else 1
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     return run_goals(
         args,

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from groupcheck.bmc_lifted import mutant_bound
+from groupcheck.mutants import lasso_depths
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, path_lines, write_lifted
 
@@ -31,7 +32,7 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     from invariants.z3.proof.classic_lasso import (
         CONVERGENCE,
         DEFAULT_DEPTH,
-        LASSO_DEPTHS,
+        LASSO_VARIANTS,
         SHIFTED_VARIANTS,
         search_lasso,
     )
@@ -126,7 +127,8 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
         }
     seconds = time.monotonic() - start
     result = {"violation": "violation", "ok": "ok"}.get(out.status, "inconclusive")
-    result, bound = lasso_bound(result, variant, depth, args, LASSO_DEPTHS)
+    # The known depth: the family's variants' Mutant.lasso_depth.
+    result, bound = lasso_bound(result, variant, depth, args, lasso_depths(LASSO_VARIANTS))
     doc = bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written, bound)
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -251,7 +253,7 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import universe_of
     from invariants.z3.proof.bmc_clients import Layer
-    from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_DEPTHS, search_lasso
+    from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_VARIANTS, search_lasso
     from invariants.z3.proof.transition import Options
     from reports.artifacts import run_label, run_name
     from reports.publish import check_target
@@ -259,7 +261,7 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     config = chosen.config
     check(BMC, "consumer", "lasso", bmc_facts(args, chosen))
     # Without --depth: the length of the variant's shortest lasso, where one is known.
-    depth = args.depth or LASSO_DEPTHS.get(variant or "", 3)
+    depth = args.depth or lasso_depths(LASSO_VARIANTS).get(variant or "", 3)
     lift_states = args.max_states or DEFAULT_LIFT_STATES
     out_dir = Path(args.out)
     scenario = chosen.preset or config.name.split("+")[0]
@@ -308,7 +310,8 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
         written = write_lifted(chosen, lifted.path, CONVERGENCE, message, out_dir, run_dir)
     seconds = time.monotonic() - start
     result = {"violation": "violation", "ok": "ok"}.get(row["status"], "inconclusive")
-    result, bound = lasso_bound(result, variant, depth, args, LASSO_DEPTHS)
+    # The known depth: the family's variants' Mutant.lasso_depth.
+    result, bound = lasso_bound(result, variant, depth, args, lasso_depths(LASSO_VARIANTS))
     doc = bmc_doc(result, config.name, variant, depth, seconds, [row], lift_states, written, bound)
     if args.json:
         print(json.dumps(doc, indent=1))

@@ -154,8 +154,9 @@ def register(sub: Any) -> None:
 
 
 DEFAULT_REACH = 4
-"""``prove --reach``'s default bound: the longest shortest path of the core's safety
-variants (``bmc.VARIANT_DEPTHS``) is 4 steps."""
+"""``prove --reach``'s default bound: the longest shortest path of the core's coordinator
+safety variants (their catalogue entries' ``Mutant.bmc_depth``; the client variants' paths
+unroll the client layer too) is 4 steps."""
 
 
 def _config(args: argparse.Namespace) -> Any:

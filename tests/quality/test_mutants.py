@@ -17,49 +17,14 @@ import pytest
 
 from groupcheck.explore.bfs import bfs
 from groupcheck.explore.minimise import first_violations
-from groupcheck.mutants import MUTANTS
+from groupcheck.mutants import MUTANTS, Mutant, survivors
 from groupcheck.mutants.matrix import KILL_MAX_STATES, kill
-from model.config import Config
 from model.rules import DEFAULT_RULES
 
-BASELINE_DEPTH = {
-    "MUT2": 19,
-    "MUT2_CALLBACKS": 10,
-    "MUT2_COMMIT": 13,
-    "MUT2_COMMIT_EPOCHS": 13,
-    "MUT2_EPOCH_HISTORY": 12,
-    "MUT2_CRASH": 15,
-    "MUT2_FAILOVER": 11,
-    "MUT2_LOSSY": 12,
-    "MUT2_OFFLOAD": 12,
-    "MUT2_OFFLOAD_STATIC": 13,
-    "MUT2_POLL": 8,
-    "MUT2_REGEX": 8,
-    "MUT2_REJOIN": 12,
-    "MUT2_STATIC": 11,
-    "MUT2_TOPICS": 8,
-    "MUTC_COOPERATIVE": 27,
-    "MUTC_LATE_SYNC": 27,
-    "MUTC_LEAVE": 15,
-    "MUTC_MISSED_ROUND": 37,
-    "MUTC_STALL": 15,
-    "MUTC_STATIC": 8,
-    "MUTC_STICKY": 31,
-    "OFFSETS_EXPIRY": 12,
-    "CLASSIC_OFFSETS_EXPIRY": 10,
-    "MUTC_TWO_PROCESSES": 9,
-    "GROUP_DELETION": 8,
-    "CLASSIC_GROUP_DELETION": 6,
-    "OFFLOAD_DELETION": 12,
-    "MIGRATION_DISABLED": 7,
-    "MIXED_STATIC": 12,
-    "MIXED_STATIC_RESUBSCRIBE": 12,
-    "MIXED_STATIC_ASSIGNOR": 9,
-    "MIXED_INSTANCE_RENAME": 14,
-}
-"""Per scenario, the depth to which the default rules are checked clean: at least the
-length of every kill in that scenario (``test_mutant_is_killed`` asserts it), so each kill
-is within the depth where the reference rules violate nothing."""
+# A mutant's known facts are data on its catalogue entry (groupcheck/mutants/catalogue.py):
+# its scenario's baseline depth (``Mutant.baseline_depth``, at least the length of every kill
+# in that scenario, so each kill is within the depth where the reference rules violate
+# nothing) and, for a known survivor, why no property kills it (``Mutant.survivor``).
 
 
 def _shape(function: Callable[..., Any]) -> list[tuple[str, Any]]:
@@ -78,14 +43,10 @@ def test_mutant_keeps_the_signature_of_the_rule_it_replaces(name: str) -> None:
         assert _shape(replacement) == _shape(default)
 
 
-SURVIVORS = {
-    "stale-static-mapping": "Kafka 4.4 refuses a classic member's rename (UNKNOWN_MEMBER_ID, "
-    "docs/fidelity.md V12) and the model's classic join needs a consumer-protocol holder "
-    "to have left with -2 (V10): a stale entry of a consumer-protocol member only refuses "
-    "a join (UNRELEASED_INSTANCE_ID), which no property checks (docs/bugs.md)",
-}
-"""Mutants no property kills on their scenario, each with the reason:
-``test_a_known_survivor_survives`` checks that it still survives an exhaustive search."""
+SURVIVORS = survivors()
+"""Mutants no property kills on their scenario, each with the reason (their entries'
+``Mutant.survivor``): ``test_a_known_survivor_survives`` checks that it still survives an
+exhaustive search."""
 
 
 @pytest.mark.parametrize("name", sorted(set(MUTANTS) - set(SURVIVORS)))
@@ -97,7 +58,10 @@ def test_mutant_is_killed(name: str) -> None:
         return
     assert row["kill"] == "violation"
     assert not row["witnesses_lost"]
-    assert row["length"] <= BASELINE_DEPTH[row["scenario"]], "raise BASELINE_DEPTH"
+    assert row["scenario"] == MUTANTS[name].config.name
+    baseline = MUTANTS[name].baseline_depth
+    assert baseline is not None
+    assert row["length"] <= baseline, "raise the scenario's catalogue.BASELINE_DEPTH"
     assert row["length"] is not None
     if row["shortest"] is not None:
         assert row["length"] <= row["shortest"] + 2
@@ -140,12 +104,14 @@ def _assert_witness_lost(name: str, row: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(
     "scenario",
-    sorted({m.config.name: m.config for m in MUTANTS.values()}.items()),
+    sorted({m.config.name: m for m in MUTANTS.values()}.items()),
     ids=lambda scenario: scenario[0],
 )
-def test_mutant_scenario_baseline_is_clean(scenario: tuple[str, Config]) -> None:
-    name, config = scenario
-    depth = BASELINE_DEPTH[name]
+def test_mutant_scenario_baseline_is_clean(scenario: tuple[str, Mutant]) -> None:
+    _, mutant = scenario
+    config = mutant.config
+    depth = mutant.baseline_depth
+    assert depth is not None, f"{config.name}: no catalogue.BASELINE_DEPTH"
     result = bfs(config, max_depth=depth)
     assert result.property is None, f"{result.property}: {result.message}"
     assert result.exhausted or result.checked.startswith(f"every state within {depth} steps")

@@ -13,7 +13,7 @@ from groupcheck.cli import main
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.agreement import StepCheck, check_step, refused_write
 from invariants.z3.proof.crosscheck import bfs_steps, cross_check, possible_families
-from invariants.z3.proof.transition import OUTSIDE, Options
+from invariants.z3.proof.transition import Options
 from model import system
 from model.presets import PRESETS
 
@@ -257,7 +257,11 @@ def test_agreement_refuses_a_mutant_outside_the_relations(
 ) -> None:
     """Every catalogue mutant has a variant today; one listed outside is refused with its
     reason, in one line."""
-    monkeypatch.setitem(OUTSIDE, "lost-partitions-kept", "a rule the relation lacks, say")
+    monkeypatch.setitem(
+        MUTANTS,
+        "lost-partitions-kept",
+        replace(MUTANTS["lost-partitions-kept"], outside="a rule the relation lacks, say"),
+    )
     assert main([*AGREE, "--variant", "lost-partitions-kept"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1

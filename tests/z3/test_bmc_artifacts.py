@@ -16,7 +16,7 @@ from groupcheck.bmc_lifted import mutant_bound
 from groupcheck.cli import main
 from groupcheck.explore.lift import LEVELS, alpha, lift, matches, model_namer, rename
 from groupcheck.mutants import MUTANTS
-from invariants.z3.proof.bmc import VARIANT_DEPTHS, search, universe_of
+from invariants.z3.proof.bmc import search, universe_of
 from invariants.z3.proof.state import project
 from invariants.z3.proof.transition import Options
 from model.system import consumer_initial
@@ -85,7 +85,7 @@ def test_a_bmc_counterexample_is_lifted_published_and_replays(
     # Without --depth a mutant run searches to its variant's shortest path.
     assert main([*_bmc(mutant, goal, None, tmp_path), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["depth"] == depth == VARIANT_DEPTHS[mutant]
+    assert doc["depth"] == depth == MUTANTS[mutant].bmc_depth
     assert doc["bound"] is None
     (row,) = doc["properties"]
     assert (row["status"], row["depth"]) == ("violation", depth)

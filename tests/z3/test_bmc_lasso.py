@@ -17,13 +17,12 @@ import pathlib
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.mutants import MUTANTS
+from groupcheck.mutants import MUTANTS, lasso_depths
 from groupcheck.prove import _initial_group_epoch, lasso_row
 from invariants.z3.proof.bmc import universe_of
 from invariants.z3.proof.bmc_clients import Layer
 from invariants.z3.proof.bmc_lasso import (
     CONVERGENCE,
-    LASSO_DEPTHS,
     LASSO_VARIANTS,
     LassoOutcome,
     replay_lasso,
@@ -57,7 +56,8 @@ def ack_ignored() -> LassoOutcome:
 
 def test_the_lasso_variants_are_symbolic_variants() -> None:
     assert set(LASSO_VARIANTS) == set(LASSOS)
-    assert LASSO_DEPTHS == LASSOS  # explore --engine bmc --mutant M's default depth
+    # explore --engine bmc --mutant M's default depth: the entries' Mutant.lasso_depth
+    assert lasso_depths(LASSO_VARIANTS) == LASSOS
     assert set(LASSO_VARIANTS) <= set(VARIANTS)
 
 

@@ -1,6 +1,7 @@
 """Every catalogue mutant is either inside the symbolic core — a variant BMC finds on the
 mutant's scenario at its shortest depth, replayed by the Python coordinator — or outside
-it, with the reason (invariants/z3/proof/transition.py, ``VARIANTS`` and ``OUTSIDE``; the
+it, with the reason (invariants/z3/proof/transition.py ``VARIANTS``; the catalogue entry's
+``Mutant.outside`` and ``Mutant.bmc_depth``; the
 classic coordinator's variants: tests/z3/test_classic_bmc.py; a mixed group's:
 tests/z3/test_mixed_relation.py). A
 client-side variant (``bmc_clients.CLIENT_VARIANTS``) is found with the client layer
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupcheck.mutants import MUTANTS
+from groupcheck.mutants import MUTANTS, bmc_depths, outside_reasons
 from groupcheck.mutants.catalogue import after_assignor
 from groupcheck.prove import _initial_group_epoch
 from invariants.z3.proof.bmc import (
@@ -23,7 +24,6 @@ from invariants.z3.proof.bmc import (
     GOALS,
     OFFLOAD_GOALS,
     OFFLOAD_STEP_GOALS,
-    VARIANT_DEPTHS,
     ReplayDiverged,
     confirmed,
     replay,
@@ -45,7 +45,7 @@ from invariants.z3.proof.bmc_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS
 from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
 from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
-from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options
+from invariants.z3.proof.transition import VARIANTS, Options
 from model.rules import DEFAULT_RULES
 
 FOUND = {
@@ -110,15 +110,16 @@ client steps included, so BMC's request paths are never longer."""
 
 
 def test_every_mutant_is_a_variant_or_outside_with_a_reason() -> None:
+    outside = outside_reasons()  # the catalogue entries' Mutant.outside
     variants = [VARIANTS, CLASSIC_VARIANTS, CLASSIC_CLIENT_VARIANTS, MIXED_VARIANTS]
-    assert set(OUTSIDE).union(*variants) == set(MUTANTS)
+    assert set(outside).union(*variants) == set(MUTANTS)
     # Each mutant in one place only.
-    assert sum(len(v) for v in variants) + len(OUTSIDE) == len(MUTANTS)
-    assert all(reason.strip() for reason in OUTSIDE.values())
+    assert sum(len(v) for v in variants) + len(outside) == len(MUTANTS)
+    assert all(reason.strip() for reason in outside.values())
     # The liveness-only variants are lassos (tests/z3/test_bmc_lasso.py).
     assert set(FOUND) | set(LASSO_VARIANTS) == set(VARIANTS)
     # explore --engine bmc --mutant M's default depth: the shortest path's, found below.
-    assert {name: depth for name, (_, depth) in FOUND.items()} == VARIANT_DEPTHS
+    assert {name: depth for name, (_, depth) in FOUND.items()} == bmc_depths(VARIANTS)
     assert not set(FOUND) & set(LASSO_VARIANTS)
     assert set(CLIENT_VARIANTS) <= set(VARIANTS)
     client_goals = {c.name for c in (*CLIENT_GOALS, *CLIENT_STEP_GOALS, *POLL_GOALS)}

@@ -15,18 +15,16 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.explore.classic_lift import lift, next_states
-from groupcheck.mutants import MUTANTS
+from groupcheck.mutants import MUTANTS, bmc_depths
 from invariants.z3.proof.classic_bmc import (
+    GOAL_VARIANTS,
     GOALS,
     VARIANT_ATTEMPTS,
-    VARIANT_DEPTHS,
-    VARIANT_GOALS,
     VARIANT_UNREACHED,
     search,
 )
 from invariants.z3.proof.classic_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_transition import VARIANTS, ClassicOptions
-from invariants.z3.proof.transition import OUTSIDE
 from model.config import Config
 
 FOUND = {
@@ -37,6 +35,14 @@ FOUND = {
 """Per variant: the property, the depth of the shortest symbolic path (coordinator steps)
 and the length of the lifted model trace (the BFS counterexample's, client steps
 included)."""
+
+VARIANT_GOALS = {name: MUTANTS[name].killed_by for name in GOAL_VARIANTS}
+"""Per assignor variant searched for one goal, that goal: the property that kills the
+mutant (its catalogue entry's ``Mutant.killed_by``)."""
+
+VARIANT_DEPTHS = bmc_depths(VARIANTS)
+"""Per classic variant, ``explore --engine bmc --mutant``'s default depth: its catalogue
+entry's ``Mutant.bmc_depth``."""
 
 
 def test_every_classic_variant_has_a_goal() -> None:
@@ -129,7 +135,11 @@ def test_explore_engine_bmc_on_a_classic_mutant(
     assert doc["property"] == "NoLiveOffsetExpires"
     assert doc["z3"] == "violated"
     assert pathlib.Path(doc["trace"]).is_file()
-    monkeypatch.setitem(OUTSIDE, "lost-partitions-kept", "a rule the relation lacks, say")
+    monkeypatch.setitem(
+        MUTANTS,
+        "lost-partitions-kept",
+        replace(MUTANTS["lost-partitions-kept"], outside="a rule the relation lacks, say"),
+    )
     assert main([*args, "--mutant", "lost-partitions-kept"]) == 2
     assert "outside the symbolic core" in capsys.readouterr().err
     # An assignor rule where the relation states no assignor (range): one line, exit 2.

@@ -38,7 +38,7 @@ from invariants.z3.proof.induction import (
 )
 from invariants.z3.proof.reading import OutsideAbstraction, read
 from invariants.z3.proof.state import Concrete, SymState, project
-from invariants.z3.proof.transition import OUTSIDE, VARIANTS, Options, families, family_of
+from invariants.z3.proof.transition import VARIANTS, Options, families, family_of
 from model import system
 from model.actions import Action, DeliverMessage, SendHeartbeat, Subscribe
 from model.config import Config
@@ -526,7 +526,11 @@ def test_explore_engine_bmc(
     capsys.readouterr()
     # A catalogue mutant listed outside (stamp-request-epoch; here one more) is refused with its
     # reason, in one line.
-    monkeypatch.setitem(OUTSIDE, "validate-stale-claims", "a classic assignor rule, say")
+    monkeypatch.setitem(
+        MUTANTS,
+        "validate-stale-claims",
+        replace(MUTANTS["validate-stale-claims"], outside="a classic assignor rule, say"),
+    )
     assert main([*args, "--mutant", "validate-stale-claims"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1

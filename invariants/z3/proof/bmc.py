@@ -163,37 +163,6 @@ OFFLOAD_STEP_GOALS: tuple[Property, ...] = (TARGET_EPOCH_ADVANCES,)
 """The step property BMC reads besides ``GOALS`` with assignor offload:
 ``TargetEpochAdvances`` (an installed run's result is stamped with the run's epoch)."""
 
-VARIANT_DEPTHS: dict[str, int] = {
-    "accept-commit-from-unknown-member": 1,
-    "accept-stale-commit-epoch": 2,
-    "assignor-assigns-twice": 2,
-    "delete-non-empty-group": 2,
-    "ignore-partition-epochs": 2,
-    "install-without-epoch": 2,
-    "no-bump-on-metadata-change": 2,
-    "no-bump-on-subscription-change": 2,
-    "regex-resolution-without-bump": 2,
-    "revoke-without-waiting": 2,
-    "two-runs-in-flight": 2,
-    "expire-by-commit-time": 3,
-    "install-without-reapplying-removals": 3,
-    "no-epoch-bump-on-fence": 3,
-    "static-replacement-keeps-both": 3,
-    "strict-commit-epoch": 3,
-    "adopt-negative-epoch": 4,
-    "bookkeeping-drops-pending": 4,
-    "failover-drops-pending-revocation": 4,
-    "install-before-static-replacement": 4,
-    "install-run-after-deletion": 4,
-    "client-acks-before-revoking": 5,
-    "poll-timeout-keeps-partitions": 5,
-    "callback-ignores-abort": 6,
-    "ack-while-revoking": 12,
-}
-"""Per safety variant (``transition.VARIANTS``), the steps of its shortest path on the
-mutant's scenario: ``explore --engine bmc --mutant M``'s depth without ``--depth``
-(tests/z3/test_bmc_mutants.py finds each at exactly that depth)."""
-
 _p = z3.Const("p", PARTITION)
 _m = z3.Const("m", MEMBER)
 

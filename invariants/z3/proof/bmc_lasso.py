@@ -87,12 +87,9 @@ LASSO_VARIANTS = {
     "reject-epoch-zero-rejoin": "a fenced member's rejoin at epoch 0 is fenced again: its "
     "client loops between fenced and joining",
 }
-"""The catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
+"""The catalogue mutants whose kill is Convergence only, with the loop BMC finds; the steps
+of each one's shortest lasso are its catalogue entry's ``Mutant.lasso_depth``."""
 
-LASSO_DEPTHS: dict[str, int] = {"ack-ignored": 9, "reject-epoch-zero-rejoin": 9}
-"""Per variant of ``LASSO_VARIANTS``, the steps of its shortest lasso on the mutant's
-scenario: ``explore --engine bmc --mutant M``'s depth without ``--depth``
-(tests/z3/test_bmc_lasso.py)."""
 
 PERTURBATIONS = frozenset({"Leave", "LoseResponse"})
 """The layer's steps that spend the perturbation budget (none may be in the loop)."""

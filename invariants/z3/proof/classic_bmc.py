@@ -230,27 +230,17 @@ Successors = Callable[[Sequence[ClassicValue], Config, int], "tuple[ClassicValue
 """``classic_lift.next_states``: the group states a model step reaches from the model
 states matching a prefix's last state (None: not known within the bound)."""
 
-VARIANT_GOALS: dict[str, str] = {
-    "sticky-without-generation": "NoDoubleMemberAssignment",
-    "highest-generation-claims-only": "MovesOnlyReleased",
-    "sticky-forgets-ownership": "StickyAssignment",
-    "assign-without-withholding": "MovesOnlyReleased",
-}
-"""The goal an assignor variant's rule breaks (docs/bugs.md: the property that kills the
-mutant), which ``explore --engine bmc --mutant`` searches alone."""
-
-VARIANT_DEPTHS: dict[str, int] = {
-    "classic-delete-non-empty-group": 1,
-    "expire-while-rebalancing": 2,
-    "static-replaced-only-when-stable": 3,
-    "sticky-forgets-ownership": 4,
-    "assign-without-withholding": 7,
-    "sticky-without-generation": 10,
-    "highest-generation-claims-only": 10,
-}
-"""``explore --engine bmc --mutant``'s depth without ``--depth``: that of the variant's
-shortest path that lifts (tests/z3/test_classic_bmc.py checks the coordinator rules' and
-the fastest assignor rule's)."""
+GOAL_VARIANTS = frozenset(
+    {
+        "sticky-without-generation",
+        "highest-generation-claims-only",
+        "sticky-forgets-ownership",
+        "assign-without-withholding",
+    }
+)
+"""The assignor variants whose rule breaks one goal, which ``explore --engine bmc --mutant``
+searches alone: the property that kills the mutant (its catalogue entry's
+``Mutant.killed_by``; docs/bugs.md)."""
 
 VARIANT_UNREACHED: dict[str, str] = {}
 """The assignor variants no search has lifted a path of (docs/invariants.md, "The classic

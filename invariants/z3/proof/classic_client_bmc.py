@@ -122,12 +122,10 @@ DEFAULT_DEPTH = 27
 """``explore --engine bmc``'s default depth here: the steps of the shortest counterexample
 of each client variant (``docs/invariants.md``)."""
 
-VARIANT_GOALS = {
-    "lost-partitions-kept": "NoDoubleClientOwnership",
-    "late-sync-resets-generation": "LostOnlyWhenOut",
-}
-"""The goal each client variant (``classic_clients.CLIENT_VARIANTS``) breaks: its breadth-first
-counterexample's property. ``explore --engine bmc --mutant M`` asks it once, at
+GOAL_VARIANTS = frozenset({"lost-partitions-kept", "late-sync-resets-generation"})
+"""The client variants (``classic_clients.CLIENT_VARIANTS``) whose goal is the property that
+kills the mutant (its catalogue entry's ``Mutant.killed_by``, its breadth-first
+counterexample's property): ``explore --engine bmc --mutant M`` asks it once, at
 :data:`DEFAULT_DEPTH` (``search``'s ``start_depth``)."""
 
 ALLOWED = frozenset({"Subscribe", "LoseMessage"})

@@ -138,16 +138,10 @@ LASSO_VARIANTS = {
     "group rebalancing: found up to a generation shift (every member rejoins, the "
     "generation one larger), the model's own loop judged by its fair schedule",
 }
-"""The classic catalogue mutants whose kill is Convergence only, with the loop BMC finds."""
-
-LASSO_DEPTHS: dict[str, int] = {
-    "static-replace-without-rebalance": 5,
-    "no-pending-sync-timer": 6,
-    "validate-stale-claims": 6,
-}
-"""Per variant of ``LASSO_VARIANTS``, the steps of its shortest lasso on the mutant's
-scenario (docs/invariants.md, "Convergence: lassos of the classic relation");
-``DEFAULT_DEPTH`` is the longest."""
+"""The classic catalogue mutants whose kill is Convergence only, with the loop BMC finds;
+the steps of each one's shortest lasso on its scenario are its catalogue entry's
+``Mutant.lasso_depth`` (docs/invariants.md, "Convergence: lassos of the classic relation"),
+``DEFAULT_DEPTH`` the longest."""
 
 SHIFTED_VARIANTS = frozenset({"validate-stale-claims"})
 """The lasso variants ``explore --engine bmc`` searches up to a generation shift

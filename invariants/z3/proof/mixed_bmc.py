@@ -71,18 +71,6 @@ UNROLLED = tuple(name for name in FAMILY_NAMES if name != "Unchanged")
 DEFAULT_ATTEMPTS = 40
 DEFAULT_LIFT_STATES = 50_000
 
-VARIANT_DEPTHS: dict[str, int] = {
-    "mixed-admits-when-disabled": 3,
-    "no-bump-on-assignor-change": 3,
-    "no-downgrade-on-replacement": 3,
-    "downgrade-keeps-old-assignment": 3,
-}
-"""Per variant (``mixed_transition.VARIANTS`` but the lost witnesses' and
-``stale-static-mapping``, found at no depth on its scenario), the coordinator
-steps of its shortest symbolic path on the mutant's scenario: ``explore --engine bmc
---mutant M``'s depth without ``--depth`` (tests/z3/test_mixed_relation.py finds each at
-exactly that depth)."""
-
 
 # --------------------------------------------------------------------------- goals
 

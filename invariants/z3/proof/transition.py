@@ -193,7 +193,12 @@ VARIANTS = {
     "install-run-after-deletion": "a completed assignor run is installed although its group "
     "was deleted while it ran: its result lands in the group created again under the same id",
 }
-"""The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of."""
+"""The catalogue mutants (``groupcheck.mutants``) this encoding has a symbolic variant of,
+each named as its mutant. The classic coordinator's variants are
+``classic_transition.VARIANTS``, its clients' ``classic_clients.CLIENT_VARIANTS``, a mixed
+group's ``mixed_transition.VARIANTS``; a catalogue mutant none of them has says why on its
+entry (``Mutant.outside``; docs/invariants.md, "Not covered yet"), and the depth BMC finds
+a variant at is the entry's ``Mutant.bmc_depth``."""
 
 STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
 """The variants of a rule on static members: a variant only where
@@ -230,22 +235,8 @@ HISTORY_VARIANTS: dict[str, str] = {
 """The variants of a rule whose harm only the KIP-1251 assignment history shows
 (``AssignmentEpochHolderUnique``, ``EpochCommitFromHolder``): ``prove`` keeps the history
 (``SymState.history``) on a configuration with assignment epochs, BMC does not, so they are
-``prove``'s only (``prove --preset MUT2_EPOCH_HISTORY --variant M``) and listed in
-``OUTSIDE`` for BMC."""
-
-OUTSIDE: dict[str, str] = {
-    "stamp-request-epoch": (
-        "BMC's symbolic states keep no history of the assignment epochs handed out "
-        "(ghost Group.assignment_history), which AssignmentEpochHolderUnique and "
-        "EpochCommitFromHolder read; prove keeps it (prove --preset MUT2_EPOCH_HISTORY "
-        "--variant stamp-request-epoch)"
-    ),
-}
-"""The catalogue mutants with no symbolic variant, and why: what of their rule or of the
-property that kills them the symbolic relations do not have (docs/invariants.md, "Not
-covered yet"). The
-classic coordinator's variants are ``classic_transition.VARIANTS``, its clients'
-``classic_clients.CLIENT_VARIANTS``, a mixed group's ``mixed_transition.VARIANTS``."""
+``prove``'s only (``prove --preset MUT2_EPOCH_HISTORY --variant M``) and outside the
+relations for BMC (their catalogue entries' ``Mutant.outside``)."""
 
 
 @dataclass(frozen=True)
