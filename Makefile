@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp
 
-.PHONY: setup kafka-setup demo test lint bench clean
+.PHONY: setup kafka-setup demo test check lint bench clean
 
 # The Apache Kafka versions `make setup` fetches (Maven) for `groupcheck kafka`; the first
 # is the one groupcheck follows. `make setup KAFKA_VERSIONS="4.4.0 4.2.0"` adds another.
@@ -30,6 +30,14 @@ demo: setup
 # workers run the rest.
 test: setup
 	$(PY) -m pytest -n auto --dist loadgroup -q tests
+
+# The inner loop: the linters, then every test but those marked slow (tests/slow_tests.txt
+# and the marks in the files), spark (a JVM) or kafka (a real broker). No Kafka setup needed.
+check: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy model invariants reports groupcheck
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest -n auto -q -m "not slow and not spark and not kafka" tests
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -16,6 +16,7 @@ from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from groupcheck.explore.hypothesis_engine import PROFILES, hypothesis_settings
+from tests.slowlist import SLOW_TESTS, listed, read_entries
 
 _DB = DirectoryBasedExampleDatabase(".hypothesis/examples")
 
@@ -74,9 +75,15 @@ renames the tests' node ids, which pytest 9.2 no longer lets it do; the schedule
 groups by module instead.)"""
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by mark
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every ``spark`` test lives in ``SPARK_MODULES``, or the grouping would miss it."""
+    """Every test ``tests/slow_tests.txt`` lists is marked ``slow`` (``make check`` leaves
+    them out; ``tests/slowlist.py``). Every ``spark`` test lives in ``SPARK_MODULES``, or
+    the grouping would miss it."""
+    slow = frozenset(read_entries(SLOW_TESTS.read_text(encoding="utf-8")))
     for item in items:
+        if listed(item.nodeid, slow):
+            item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("spark") and item.nodeid.split("::")[0] not in SPARK_MODULES:
             raise pytest.UsageError(f"{item.nodeid}: a spark test outside SPARK_MODULES")
         if item.get_closest_marker("kafka") and not item.nodeid.startswith(KAFKA_DIR):

@@ -3,7 +3,8 @@
 Code, tests and docs cite what a reader can open: a Kafka class or method, a KIP section, a
 JIRA issue or a file of this repository (README.md, Conventions). These tests fail on a
 reference to notes kept outside the repository, on a ``docs/*.md`` link or path that does
-not resolve, and on a ``path: name`` reference whose name the file does not define. The
+not resolve, and on a ``path: name`` reference whose name the file does not define (in
+``docs/*.md``, README.md and model/README.md). The
 mutant entries of docs/bugs.md must match ``groupcheck.mutants.MUTANTS``.
 """
 
@@ -123,7 +124,12 @@ def _ignored(path: str) -> bool:
     )
 
 
-@pytest.mark.parametrize("doc", [*DOCS, ROOT / "README.md"], ids=lambda p: p.name)
+READMES = (ROOT / "README.md", ROOT / "model" / "README.md")
+"""Read-me files checked like ``docs/*.md`` (docs/architecture.md among those): the
+project's, and the model's reading order."""
+
+
+@pytest.mark.parametrize("doc", [*DOCS, *READMES], ids=lambda p: str(p.relative_to(ROOT)))
 def test_doc_references_resolve(doc: Path) -> None:
     missing = []
     for path, names in _references(doc):
@@ -133,7 +139,7 @@ def test_doc_references_resolve(doc: Path) -> None:
                 missing.append(path)
         elif names is not None and not _defines(target.read_text(encoding="utf-8"), names):
             missing.append(f"{path}: {names}")
-    assert not missing, f"{doc.name} refers to what does not exist: {missing}"
+    assert not missing, f"{doc.relative_to(ROOT)} refers to what does not exist: {missing}"
 
 
 def test_kafka_rules_name_real_rules_fields() -> None:
