@@ -102,38 +102,10 @@ def write_traces(model_path: FsPath, wire_path: FsPath, events: int, seed: int =
                 wired += 1
 
 
-_CPU_CHILD = """
-import json, sys, time
-from groupcheck.validate import validate_file
-path, mode = sys.argv[1], sys.argv[2]
-start = time.process_time()
-report = validate_file(path, mode)
-cpu = time.process_time() - start
-with open("/proc/self/status", encoding="ascii") as status:
-    hwm_kib = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
-print(json.dumps({"events": report.events, "cpu_seconds": cpu, "result": report.result,
-                  "peak_rss_mib": round(hwm_kib / 1024, 1)}))
-"""
-
-
 def _cpu_row(path: FsPath, mode: str, limit: int = 0) -> dict[str, Any]:
     """``_validate`` timed in CPU seconds (safety and conformance rows): events, events per
     CPU-second, CPU seconds, peak RSS, result."""
-    if limit:
-        head = path.with_name(f"{path.stem}-{limit}-cpu.ndjson")
-        with path.open("rb") as src, head.open("wb") as dst:
-            for _, line in zip(range(limit + 1), src, strict=False):
-                dst.write(line)
-        path = head
-    out = subprocess.run(
-        [sys.executable, "-c", _CPU_CHILD, str(path), mode],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    r = json.loads(out.stdout)
-    if limit:
-        path.unlink()
+    r = _validate(path, mode, limit)
     return {
         "events": r["events"],
         "events_per_cpu_second": round(r["events"] / r["cpu_seconds"]),
@@ -189,10 +161,6 @@ def _validate(path: FsPath, mode: str, limit: int = 0) -> dict[str, Any]:
         check=True,
     )
     return json.loads(out.stdout)  # type: ignore[no-any-return]
-
-
-def _rate(result: dict[str, Any]) -> float:
-    return float(result["events"]) / float(result["seconds"])
 
 
 def _coordinator(runs: dict[int, dict[str, Any]]) -> dict[str, object]:

@@ -36,7 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from model.status import ConfigError
@@ -369,3 +369,34 @@ def write_between_markers(target: Path | str, begin: str, end: str, text: str) -
     head, rest = doc.split(begin)
     _, tail = rest.split(end)
     write_file_atomic(target, f"{head}{begin}\n{text}{end}{tail}")
+
+
+def table_command(
+    argv: list[str] | None,
+    *,
+    prog: str,
+    description: str,
+    begin: str,
+    end: str,
+    render: Callable[[], str],
+) -> int:
+    """``python -m <module> [--into FILE]`` of a module whose table a doc carries: print
+    ``render()``, or write it between the ``begin`` and ``end`` lines of FILE; bad input is
+    one line and status 2."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument(
+        "--into", metavar="FILE", help=f"write it between the lines {begin} and {end} of FILE"
+    )
+    args = parser.parse_args(argv)
+    text = render()
+    if args.into is None:
+        print(text, end="")
+        return 0
+    try:
+        write_between_markers(args.into, begin, end, text)
+    except ConfigError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    return 0

@@ -8,8 +8,6 @@ markers; tests/unit/test_mutant_table.py checks the doc holds what this renders.
 
 from __future__ import annotations
 
-import argparse
-
 from groupcheck.mutants import MUTANTS, Mutant
 
 BEGIN, END = "<!-- mutants-table:begin -->", "<!-- mutants-table:end -->"
@@ -60,22 +58,16 @@ def render_markdown() -> str:
 def main(argv: list[str] | None = None) -> int:
     """``python -m groupcheck.mutants.table [--into docs/bugs.md]``: print the table, or
     write it between the markers of a doc."""
-    from reports.publish import write_between_markers
+    from reports.publish import table_command
 
-    parser = argparse.ArgumentParser(
+    return table_command(
+        argv,
         prog="python -m groupcheck.mutants.table",
         description="print the mutant catalogue's table (markdown)",
+        begin=BEGIN,
+        end=END,
+        render=render_markdown,
     )
-    parser.add_argument(
-        "--into", metavar="FILE", help=f"write it between the lines {BEGIN} and {END} of FILE"
-    )
-    args = parser.parse_args(argv)
-    text = render_markdown()
-    if args.into is None:
-        print(text, end="")
-    else:
-        write_between_markers(args.into, BEGIN, END, text)
-    return 0
 
 
 if __name__ == "__main__":

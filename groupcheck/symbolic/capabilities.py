@@ -734,22 +734,16 @@ BEGIN, END = "<!-- capabilities-table:begin -->", "<!-- capabilities-table:end -
 def main(argv: list[str] | None = None) -> int:
     """``python -m groupcheck.symbolic.capabilities [--into docs/cli.md]``: print the
     rendered table, or write it between the markers of a doc."""
-    from reports.publish import write_between_markers
+    from reports.publish import table_command
 
-    parser = argparse.ArgumentParser(
+    return table_command(
+        argv,
         prog="python -m groupcheck.symbolic.capabilities",
         description="print the capability table of prove and explore --engine bmc (markdown)",
+        begin=BEGIN,
+        end=END,
+        render=render_markdown,
     )
-    parser.add_argument(
-        "--into", metavar="FILE", help=f"write it between the lines {BEGIN} and {END} of FILE"
-    )
-    args = parser.parse_args(argv)
-    text = render_markdown()
-    if args.into is None:
-        print(text, end="")
-    else:
-        write_between_markers(args.into, BEGIN, END, text)
-    return 0
 
 
 if __name__ == "__main__":
