@@ -44,6 +44,22 @@ __all__ = [
 ]
 
 
+class _Judged:
+    """What a verdict's ``result`` says: ``ok`` only for a complete check that found
+    nothing, and the status the command exits with."""
+
+    result: str
+
+    @property
+    def ok(self) -> bool:
+        return self.result == "ok"
+
+    @property
+    def exit_code(self) -> int:
+        """The status the command exits with for this verdict."""
+        return exitcodes.exit_code(self.result)
+
+
 @dataclass(frozen=True)
 class Violation:
     """A violated property: its message, and the counterexample's path code
@@ -58,7 +74,7 @@ class Violation:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(_Judged):
     """What checking a config gave: ``result`` is ``ok``, ``violation`` or
     ``inconclusive`` (``reasons`` say why), ``checked`` says what was checked."""
 
@@ -79,15 +95,6 @@ class Verdict:
     missed_witnesses: tuple[str, ...]
     document: dict[str, Any]
     """The outcome as ``explore --json`` carries it (``baseline``, ``rebalance``)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.result == "ok"
-
-    @property
-    def exit_code(self) -> int:
-        """The status ``groupcheck explore`` exits with for this verdict."""
-        return exitcodes.exit_code(self.result)
 
     def explain(self) -> str:
         """The verdict in a few lines, for an assertion's message."""
@@ -113,7 +120,7 @@ class TraceFinding:
 
 
 @dataclass(frozen=True)
-class TraceVerdict:
+class TraceVerdict(_Judged):
     """What validating a trace gave: ``result`` is ``ok``, ``violation``,
     ``inconclusive`` (``reasons``) or ``malformed`` (``error``: FILE:LINE:COLUMN: why)."""
 
@@ -127,10 +134,6 @@ class TraceVerdict:
     error: str | None
     document: dict[str, Any]
     """The file's entry as ``validate --json`` carries it."""
-
-    @property
-    def ok(self) -> bool:
-        return self.result == "ok"
 
     @property
     def exit_code(self) -> int:
@@ -334,7 +337,7 @@ class MutantRow:
 
 
 @dataclass(frozen=True)
-class MutantsVerdict:
+class MutantsVerdict(_Judged):
     """What ``groupcheck mutants`` gave: ``result`` is ``ok`` (every mutant killed, by its
     expected property where it names one), ``violation`` (one survived or was killed by
     another property), ``inconclusive`` (a bound or the budget left one undecided) or
@@ -346,10 +349,6 @@ class MutantsVerdict:
     rows: tuple[MutantRow, ...]
     document: dict[str, Any]
     """The matrix as ``mutants --json`` carries it (without ``schema``, ``version``)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.result == "ok"
 
     @property
     def exit_code(self) -> int:
@@ -463,7 +462,7 @@ class ProofObligation:
 
 
 @dataclass(frozen=True)
-class ProofVerdict:
+class ProofVerdict(_Judged):
     """What ``groupcheck prove`` gave: ``result`` is ``ok`` (every obligation proved and
     every premise satisfiable), ``violation`` (an obligation failed, or a premise is
     unsatisfiable: the proof would be vacuous) or ``inconclusive`` (Z3 answered unknown,
@@ -481,15 +480,6 @@ class ProofVerdict:
     unproved: tuple[ProofObligation, ...]
     document: dict[str, Any]
     """The report as ``prove --json`` carries it (without ``schema``, ``version``)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.result == "ok"
-
-    @property
-    def exit_code(self) -> int:
-        """The status ``groupcheck prove`` exits with for this report."""
-        return exitcodes.exit_code(self.result)
 
     def explain(self) -> str:
         c = self.summary
