@@ -20,6 +20,7 @@ from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import MUTANTS
 from groupcheck.mutants.matrix import KILL_MAX_STATES, kill
 from model.config import Config
+from model.presets import EXPECTED
 from model.rules import DEFAULT_RULES
 
 BASELINE_DEPTH = {
@@ -149,6 +150,11 @@ def test_mutant_scenario_baseline_is_clean(scenario: tuple[str, Config]) -> None
     result = bfs(config, max_depth=depth)
     assert result.property is None, f"{result.property}: {result.message}"
     assert result.exhausted or result.checked.startswith(f"every state within {depth} steps")
+    # The preset's bounded expectation (docs/presets.md) is this check: its depth and states.
+    for e in EXPECTED.get(name, ()):
+        if e.depth is not None and (e.checked_by or "").startswith("tests/quality/test_mutants.py"):
+            assert e.depth == depth, (name, e.depth)
+            assert result.distinct_states == e.states, (name, result.distinct_states, e.states)
 
 
 def test_a_witness_the_reference_misses_too_kills_nothing() -> None:
