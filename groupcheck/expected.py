@@ -63,7 +63,10 @@ def full_text(name: str, e: Expected) -> str:
     """The command that checks the verdict in full, what a complete run visited, and the
     largest run made."""
     states = f"; {e.states:,} states" if e.states is not None and e.depth is None else ""
-    bound = f" (to depth {e.depth})" if e.depth is not None else ""
+    bound = ""
+    if e.depth is not None:
+        within = f", {e.states:,} states" if e.states is not None else ""
+        bound = f" (to depth {e.depth}{within})"
     run = f"; measured: {e.run}" if e.run is not None else ""
     return f"`groupcheck presets check {name}`{bound}{states}{run}"
 

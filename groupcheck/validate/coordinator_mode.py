@@ -351,13 +351,18 @@ def _join_ranks(events: list[tuple[int, int | None, object]]) -> dict[int, int]:
     return ranks
 
 
-def _join_order(events: list[tuple[int, int | None, object]]) -> dict[int, tuple[int, bool]]:
+def _join_order(
+    events: list[tuple[int, int | None, object]],
+    shown: Mapping[int, Mapping[str, Assignment]] | None = None,
+) -> dict[int, tuple[int, bool]]:
     """Line of each join request → (the epoch its response carries, whether the capture
     shows its member given no partitions at that epoch): the order in which the
     coordinator handled joins. The group epoch never decreases; among joins answered with
     the same epoch (the gate held the next target back) the one that computed the target
-    came first, and the capture shows it in that target with partitions."""
-    shown = _targets(events)
+    came first, and the capture shows it in that target with partitions. ``shown``: the
+    capture's targets (those of ``events`` when not given)."""
+    if shown is None:
+        shown = _targets(events)
     joiners = {
         n: a.message.body.member_id
         for n, _, a in events
@@ -460,6 +465,29 @@ def answers_any(
     return out
 
 
+def _answers_within(
+    events: list[tuple[int, int | None, object]], last: bool
+) -> dict[int, tuple[int | None, ConsumerGroupHeartbeatResponse]]:
+    """``_answers`` of one segment of a streamed timed trace; :class:`_Fallback` when a
+    request in it, in this order, is left awaiting a response and the segment is not the
+    ``last`` (the whole replay would pair it with one of a later segment)."""
+    pending = 0
+    for _, _, action in events:
+        if not isinstance(action, DeliverMessage | LoseMessage):
+            continue
+        m = action.message
+        if (
+            m.to_coordinator
+            and isinstance(action, DeliverMessage)
+            and not isinstance(m.body, OffsetCommitRequest)
+        ):
+            pending += 1
+    found = _answers(events)
+    if not last and len(answers_any(events, (ConsumerGroupHeartbeatResponse,))) != pending:
+        raise _Fallback
+    return found
+
+
 def _answers(
     events: list[tuple[int, int | None, object]],
 ) -> dict[int, tuple[int | None, ConsumerGroupHeartbeatResponse]]:
@@ -487,14 +515,17 @@ DECODED_LINE = 4096
 MEMO = 4096
 """How many handled requests a replay remembers (``_replay``'s ``memo``)."""
 _SEQ = re.compile(r'\{"seq": (?:0|[1-9][0-9]{0,17}), ')
+_TS = re.compile(r'"ts": (0|[1-9][0-9]{0,17}), ')
+"""A line's ``ts`` just after its ``seq``, when a JSON integer within int64."""
 """A line's beginning up to its ``seq``'s value, when that is a JSON integer the codec
 takes (no sign, no leading zero, within int64): the rest of the line alone decides
 whether it is well formed and what it records."""
 
 
 class _Fallback(Exception):
-    """The trace needs the replay of the whole decoded trace (it has timestamps, whose
-    order the replay follows, or a topic created during it)."""
+    """The trace needs the replay of the whole decoded trace (a topic created during it;
+    timestamps on some events only; a timed trace's order the stream cannot follow, or a
+    divergence there that other orders might explain)."""
 
 
 class _Front:
@@ -502,8 +533,10 @@ class _Front:
     events behind the line read last; what the replay needs from further on (the
     capture's targets, the topics subscribed by name) is gathered as lines are read.
     Memory: the window, the targets (per group epoch and member) and the members' and
-    topics' names — not the events handed out. Raises :class:`_Fallback` at the first
-    event with a timestamp or a CreateTopic, which the streaming replay does not take."""
+    topics' names — not the events handed out. A timed trace's events are ordered a
+    segment at a time (``_timed``, ``_order``). Raises :class:`_Fallback` at a CreateTopic,
+    which the streaming replay does not take, at timestamps on some events only, and where
+    a timed trace's order is not the whole replay's segment by segment."""
 
     def __init__(self, header: TraceHeader, lines: Iterator[str], window: int = WINDOW) -> None:
         self.header = header
@@ -516,15 +549,43 @@ class _Front:
         self.last_line = 0
         self.line = 1
         self.done = False
+        self.last_action: object = None
         self.retained: dict[str, int] = {}
         """What the replay held when it ended, per kind (``_replay``): the requests
         awaiting their responses, the members' last heartbeats, the targets' entries …"""
-        self.decoded: dict[str, object] = {}
-        """A line's text after its ``seq`` → its action (a steady group's heartbeats
-        differ only there), at most :data:`DECODED` of them."""
+        self.decoded: dict[str, tuple[int | None, object]] = {}
+        """A line's text after its ``seq`` (and its ``ts``, when a plain integer) → its
+        ``ts`` and action (a steady group's heartbeats differ only there), at most
+        :data:`DECODED` of them."""
         self.peak = 0
         """The most events held at once (the window, or more while the layout is looked
         for)."""
+        self.timed: bool | None = None
+        """Whether the events have timestamps (the first one decides; a trace that mixes
+        them raises :class:`_Fallback`)."""
+        self.pending: list[tuple[int, int | None, object]] = []
+        """A timed trace's events since the last quiet point, in file order."""
+        self.closed: deque[tuple[int, list[tuple[int, int | None, object]]]] = deque()
+        """Segments ended by a quiet point, not ordered yet: (events read when it ended,
+        its events), ordered once the window past them is read (their joins' order reads
+        the capture's targets that far ahead)."""
+        self.segments: deque[list[Any]] = deque()
+        """Per ordered segment in the buffer or being handed out: [events not handed out
+        yet, its answers, its exchanges' intervals]."""
+        self.waiting: dict[tuple[str, int, int], int] = {}
+        """Requests awaiting their response per connection (``answers_any``'s queues)."""
+        self.in_flight: set[tuple[str, int]] = set()
+        """Heartbeat requests awaiting their response (``_intervals``'s and
+        ``_join_ranks``'s pending)."""
+        self.last_ts = 0
+        """The latest timestamp read."""
+        self.filed = _Targets()
+        """A timed trace's targets built in file order (``_join_order``'s); ``built`` is
+        then built in the replay's order, as segments are ordered."""
+        self.unordered = 0
+        """How many events the closed segments hold."""
+        self.max_rank: tuple[int, bool] | None = None
+        """The highest join rank (``_join_order``) of the segments ordered so far."""
 
     def _read(self) -> bool:
         """Read and decode the next event into the buffer; False at the end."""
@@ -534,18 +595,37 @@ class _Front:
                 continue
             n = self.line
             seq = _SEQ.match(text) if len(text) <= DECODED_LINE else None
-            key = text[seq.end() :] if seq is not None else None
-            action = self.decoded.get(key) if key is not None else None
-            if action is None:
+            stamp = _TS.match(text, seq.end()) if seq is not None else None
+            # The key leaves out a timestamp the line states as a plain integer (a timed
+            # trace's lines differ there too); the rest decides what the line records.
+            key = (
+                text[stamp.end() :]
+                if stamp is not None
+                else (text[seq.end() :] if seq is not None else None)
+            )
+            known = self.decoded.get(key) if key is not None else None
+            action: object
+            if known is None:
                 event = parse_event(text, n)
                 action = decode_action(event, text, n, self.header)
-                if event.ts is not None or isinstance(action, CreateTopic):
+                if isinstance(action, CreateTopic):
                     raise _Fallback
-                if key is not None:
+                ts = event.ts
+                if key is not None and (
+                    stamp is None or (str(ts) == stamp.group(1) and '"ts"' not in key)
+                ):
                     if len(self.decoded) >= DECODED:
                         self.decoded.clear()
-                    self.decoded[key] = action
-            self.built.add(n, action)
+                    self.decoded[key] = (ts, action)
+            else:
+                ts, action = known
+                if stamp is not None:
+                    ts = int(stamp.group(1))
+            if self.timed is None:
+                self.timed = ts is not None
+            if self.timed != (ts is not None):
+                raise _Fallback  # some events timed, some not: replayed whole
+            (self.filed if ts is not None else self.built).add(n, action)
             if isinstance(action, DeliverMessage):
                 body = action.message.body
                 if isinstance(body, ConsumerGroupHeartbeatRequest) and body.subscribed_topic_names:
@@ -553,32 +633,135 @@ class _Front:
                         self.wanted.setdefault(topic, n)
             self.events += 1
             self.last_line = n
-            self.buffer.append((n, None, action))
-            self.peak = max(self.peak, len(self.buffer))
+            self.last_action = action
+            if ts is None:
+                self.buffer.append((n, None, action))
+            else:
+                self._timed(n, ts, action)
+            self.peak = max(self.peak, len(self.buffer) + self.unordered + len(self.pending))
             return True
         self.done = True
+        if self.timed:
+            self._close()
+            self._order(everything=True)
         return False
+
+    def _timed(self, n: int, ts: int, action: object) -> None:
+        """Take a timed event: a quiet point before it (no request awaiting its response,
+        its ts after every earlier one) ends the segment, which no reordering of the whole
+        replay crosses (``_replay``: the sort by ts, the joins' order, the answers, the
+        overlapping exchanges all stay within it)."""
+        if self.pending and not self.waiting and not self.in_flight and ts > self.last_ts:
+            self._close()
+        self.last_ts = max(self.last_ts, ts)
+        if isinstance(action, DeliverMessage | LoseMessage):
+            m = action.message
+            body = m.body
+            key = (m.client, m.incarnation, m.connection)
+            if m.to_coordinator:
+                if isinstance(action, DeliverMessage) and not isinstance(body, OffsetCommitRequest):
+                    self.waiting[key] = self.waiting.get(key, 0) + 1
+            elif isinstance(body, ConsumerGroupHeartbeatResponse) and self.waiting.get(key):
+                self.waiting[key] -= 1
+                if not self.waiting[key]:
+                    del self.waiting[key]
+            if isinstance(action, DeliverMessage):
+                short = (m.client, m.connection)
+                if isinstance(body, ConsumerGroupHeartbeatRequest):
+                    self.in_flight.add(short)
+                elif isinstance(body, ConsumerGroupHeartbeatResponse):
+                    self.in_flight.discard(short)
+        self.pending.append((n, ts, action))
+        self._order(everything=False)
+
+    def _close(self) -> None:
+        if self.pending:
+            self.closed.append((self.events, self.pending))
+            self.unordered += len(self.pending)
+            self.pending = []
+
+    def _order(self, *, everything: bool) -> None:
+        """Order the closed segments the window has been read past (all of them at the
+        end) as the whole replay orders the trace, and put them in the buffer."""
+        while self.closed and (everything or self.events - self.closed[0][0] >= self.window):
+            _, events = self.closed.popleft()
+            self.unordered -= len(events)
+            # The targets read now, in file order as the whole replay's join order reads
+            # them: one changed later makes the stream give way to the whole replay.
+            self.filed.consulted.update(_join_ranks(events).values())
+            rank = _join_order(events, shown=self.filed.targets)
+            if rank:
+                # The whole replay pairs joins across the trace in the order of their
+                # ranks: the same pairs only while no segment's rank goes below an
+                # earlier one's.
+                if self.max_rank is not None and min(rank.values()) < self.max_rank:
+                    raise _Fallback
+                self.max_rank = max(rank.values())
+            intervals = _intervals(events)  # in file order, as the whole replay's
+            events.sort(key=lambda e: (e[1], rank.get(e[0], (0, False)), e[0]))
+            last = self.done and not self.closed  # a request may await its answer
+            sorted_answers = _answers_within(events, last)
+            events = _joins_in_epoch_order(events, rank, sorted_answers)
+            answers = _answers_within(events, last)
+            for n, _, action in events:
+                self.built.add(n, action)  # in the replay's order, as the whole replay's
+            self.segments.append([len(events), answers, intervals])
+            self.buffer.extend(events)
+
+    def answer(self, line: int) -> tuple[int | None, ConsumerGroupHeartbeatResponse] | None:
+        """The captured response to the request at ``line`` (a timed trace's; it is in
+        the request's segment)."""
+        for _, answers, _ in self.segments:
+            if line in answers:
+                found: tuple[int | None, ConsumerGroupHeartbeatResponse] = answers[line]
+                return found
+        return None
+
+    def overlapping(self, line: int) -> list[int]:
+        """``_overlapping`` of the request at ``line``, within its segment."""
+        for _, _, intervals in self.segments:
+            if line in intervals:
+                return _overlapping(intervals, line)
+        return []
 
     def __iter__(self) -> Iterator[tuple[int, int | None, object]]:
         while True:
             while not self.done and len(self.buffer) <= self.window:
                 self._read()
+            if self.segments and self.segments[0][0] == 0:
+                self.segments.popleft()  # handed out, and its last event handled
             if not self.buffer:
                 return
+            if self.segments:
+                self.segments[0][0] -= 1
             yield self.buffer.popleft()
 
     def until(self, found: Callable[[object], bool]) -> list[tuple[int, int | None, object]]:
         """The events read so far, read on until one is ``found`` or the trace ends."""
+        if self.timed:
+            # The first one in the replay's order: the responses keep their (ts, line)
+            # order, and a segment is read whole before it is known which comes first.
+            while not any(found(a) for _, _, a in self.buffer) and not any(
+                found(a) for _, seg in self.closed for _, _, a in seg
+            ):
+                if not self._read():
+                    break
+            held = [*self.buffer, *(e for _, seg in self.closed for e in seg), *self.pending]
+            return sorted(held, key=lambda e: (e[1] or 0, e[0]))
         if not any(found(a) for _, _, a in self.buffer):
-            while self._read() and not found(self.buffer[-1][2]):
+            while self._read() and not found(self.last_action):
                 pass
         return list(self.buffer)
 
     def drain(self) -> None:
         """Read (and check) the rest of the trace, handing nothing out."""
         self.buffer.clear()
+        self.segments.clear()
         while self._read():
             self.buffer.clear()
+            self.segments.clear()
+        self.buffer.clear()
+        self.segments.clear()
 
 
 def _copied(lines: Iterator[str], spool: IO[bytes]) -> Iterator[str]:
@@ -620,10 +803,11 @@ def validate_coordinator(
     order the timestamps admit agrees), with a note; at most :data:`MAX_MOVES` moves and
     :data:`MAX_REPLAYS` replays in all, beyond which a divergence there is inconclusive.
 
-    A consumer trace without timestamps (no exchange is known to overlap another, so no
-    other order is tried) is streamed: memory bounded by :data:`WINDOW` events, not by the
-    trace's length (``_stream``). One with timestamps is read whole: the reorderings
-    replay it from its first line."""
+    A consumer trace is streamed: memory bounded by :data:`WINDOW` events, not by the
+    trace's length (``_stream``) — one with timestamps cut at its quiet points, which no
+    reordering crosses. It is replayed whole (from a copy of its lines) when the stream
+    cannot follow that replay exactly, above all at a divergence where other orders are
+    tried: they replay it from its first line."""
     report = Report(file, "coordinator")
     if not moves and _tries is None and _reached is None and not _whole:
         # Streamed when it can be (``_stream``); else replayed whole, from a copy of the
@@ -694,13 +878,16 @@ def _stream(
     window: int = WINDOW,
     fronts: list[_Front] | None = None,
 ) -> Report | None:
-    """The replay of a consumer trace without timestamps, streamed (``_Front``): memory
-    bounded by the window, not by the trace's length. Without timestamps no two exchanges
-    are known to overlap, so no other order is ever tried and no event is moved: the
-    replay is the one of the whole decoded trace, with the capture's targets read
-    :data:`WINDOW` events ahead. None for a classic trace (the caller replays
-    it whole). ``_Fallback`` for one with a timestamp or a created topic. ``window``:
-    how far ahead it reads; ``fronts`` receives the reader, for a look at what it held."""
+    """The replay of a consumer trace, streamed (``_Front``): memory bounded by the
+    window, not by the trace's length. Without timestamps no two exchanges are known to
+    overlap, so no other order is ever tried and no event is moved; with them the events
+    are ordered a segment at a time, between quiet points, as the whole replay orders
+    them. The replay is the one of the whole decoded trace, with the capture's targets
+    read :data:`WINDOW` events ahead. None for a classic trace (the caller replays it
+    whole). ``_Fallback`` where the stream cannot follow the whole replay (``_Front``; a
+    timed trace's divergence that other orders might explain; a timed trace's target
+    changed after the replay took it). ``window``: how far ahead it reads; ``fronts``
+    receives the reader, for a look at what it held."""
     first = next(lines, None)
     if first is None:
         raise TraceError(1, 1, "empty trace: no header line")
@@ -741,6 +928,8 @@ def _stream(
         )
         return report
     report.events = front.events
+    if front.timed and (front.built.stale is not None or front.filed.stale is not None):
+        raise _Fallback  # the whole replay reads every target whole: the same verdict
     if front.built.stale is not None:
         # The replay took a target of an epoch before the capture showed all of it: what
         # it found from there on is no verdict.
@@ -1074,7 +1263,7 @@ def _replay(
                         del last_seen[member_id]
             if not group.members and config.realign_empty_group:
                 last = None  # KAFKA-20442: an emptied group's AssignmentTimestamp is 0
-            answered = answers.get(n)
+            answered = answers.get(n) if _front is None else _front.answer(n)
             candidates = [(group, False)]
             if pending_resolution is not None:  # resolved before this request, or not
                 candidates.insert(0, (_resolve(group, topics), True))
@@ -1220,7 +1409,14 @@ def _replay(
                 fields = []
                 diverged = True
                 stop = n if stop is None else stop
-            overlapping = _overlapping(intervals, request_line) if fields else []
+            if _front is None:
+                overlapping = _overlapping(intervals, request_line) if fields else []
+            elif fields and _front.overlapping(request_line):
+                # Other orders would be tried, each replayed from the first line: the
+                # streaming replay does not keep the lines for that.
+                raise _Fallback
+            else:
+                overlapping = []
             # First those of the members still holding a partition the capture shows given
             # (its release may have come first), then those that moved the group's epochs:
             # their order is what decides.
@@ -1345,6 +1541,8 @@ def _replay(
             "target_entries": sum(len(t) for t in targets.values()),
             "memo": len(memo[1]),
             "decoded": len(_front.decoded),
+            "segments": len(_front.segments),
+            "in_flight": len(_front.waiting) + len(_front.in_flight),
         }
     if not diverged:
         report.notes.append(

@@ -400,7 +400,9 @@ def test_same_epoch_joins_the_one_given_partitions_first(
     _ok(validate_coordinator("batching-5000-joins", lines))
     monkeypatch.setattr(cm, "MAX_REPLAYS", 0)  # no other order tried either
     monkeypatch.setattr(
-        cm, "_join_order", lambda events: {n: (e, False) for n, e in cm._join_ranks(events).items()}
+        cm,
+        "_join_order",
+        lambda events, shown=None: {n: (e, False) for n, e in cm._join_ranks(events).items()},
     )
     report = validate_coordinator("batching-5000-joins", lines)
     assert report.violations == []

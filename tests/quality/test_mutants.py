@@ -19,6 +19,7 @@ from groupcheck.explore.bfs import bfs
 from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import MUTANTS, Mutant, survivors
 from groupcheck.mutants.matrix import KILL_MAX_STATES, kill
+from model.presets import EXPECTED
 from model.rules import DEFAULT_RULES
 
 # A mutant's known facts are data on its catalogue entry (groupcheck/mutants/catalogue.py):
@@ -108,13 +109,18 @@ def _assert_witness_lost(name: str, row: dict[str, Any]) -> None:
     ids=lambda scenario: scenario[0],
 )
 def test_mutant_scenario_baseline_is_clean(scenario: tuple[str, Mutant]) -> None:
-    _, mutant = scenario
+    name, mutant = scenario
     config = mutant.config
     depth = mutant.baseline_depth
     assert depth is not None, f"{config.name}: no catalogue.BASELINE_DEPTH"
     result = bfs(config, max_depth=depth)
     assert result.property is None, f"{result.property}: {result.message}"
     assert result.exhausted or result.checked.startswith(f"every state within {depth} steps")
+    # The preset's bounded expectation (docs/presets.md) is this check: its depth and states.
+    for e in EXPECTED.get(name, ()):
+        if e.depth is not None and (e.checked_by or "").startswith("tests/quality/test_mutants.py"):
+            assert e.depth == depth, (name, e.depth)
+            assert result.distinct_states == e.states, (name, result.distinct_states, e.states)
 
 
 def test_a_witness_the_reference_misses_too_kills_nothing() -> None:

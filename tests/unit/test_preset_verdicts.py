@@ -64,6 +64,57 @@ def test_no_preset_is_declared_ok_without_a_complete_check() -> None:
     assert "no complete run recorded yet" not in table()
 
 
+def _baseline_depths() -> dict[str, int]:
+    """The depth tests/quality/test_mutants.py checks each mutant scenario clean to:
+    ``BASELINE_DEPTH`` of groupcheck/mutants/catalogue.py."""
+    from groupcheck.mutants.catalogue import BASELINE_DEPTH
+
+    return dict(BASELINE_DEPTH)
+
+
+def _depth_checked(checked_by: str | None) -> int | None:
+    """The depth a CI check named by ``checked_by`` is bounded by (a mutant scenario's
+    baseline, or a test file's "to depth N"); None when it is not bounded by depth."""
+    if checked_by is None:
+        return None
+    found = re.search(r"\bto depth (\d+)", checked_by)
+    if checked_by.startswith("tests/quality/test_mutants.py"):
+        assert found is not None, checked_by  # the row names the depth it is checked to
+    return int(found.group(1)) if found else None
+
+
+def test_no_row_says_ok_on_a_depth_bounded_check_alone() -> None:
+    """A row whose CI check is bounded by depth says "ok" only with a complete run
+    recorded (its states; for a mutant scenario also the run); else it is a bounded
+    expectation, to exactly the depth checked. A mutant scenario's depth is its
+    ``BASELINE_DEPTH``, the depth tests/quality/test_mutants.py checks it clean to."""
+    depths = _baseline_depths()
+    bounded = 0
+    for name, es in EXPECTED.items():
+        for e in es:
+            depth = _depth_checked(e.checked_by)
+            if depth is None:
+                continue
+            bounded += 1
+            assert e.checked_by is not None
+            if e.checked_by.startswith("tests/quality/test_mutants.py"):
+                assert depth == depths[name], (name, depth, depths[name])
+                if e.verdict == "ok":
+                    assert e.run is not None, name
+                    assert "exhausted" in e.run, name
+            if e.verdict == "ok":
+                assert e.states is not None, f"{name}: ok on a check to depth {depth} alone"
+            else:
+                assert e.verdict == "inconclusive", name
+                assert e.depth == depth, (name, e.depth, depth)
+    assert bounded >= 20  # the mutant scenarios are among them
+    rows = table().splitlines()
+    for row in rows:
+        cells = [c.strip() for c in row.split("|")]
+        if len(cells) > 6 and re.search(r"\bto depth \d+", cells[5]) and cells[3] == "ok":
+            assert re.search(r"; [\d,]+ states", cells[6]), row  # a complete run's states
+
+
 def test_a_bounded_expectation_fails_on_a_violation_within_its_depth() -> None:
     """LOSSY's shortest F1 counterexample is 9 steps long: a bounded expectation holds to
     depth 8 and fails at 9."""

@@ -11,7 +11,7 @@ from tracelines import progress_walk
 
 from groupcheck.cli import main
 from groupcheck.mutants import get_mutant
-from groupcheck.validate.coordinator_mode import _Front, _stream, validate_coordinator
+from groupcheck.validate.coordinator_mode import _Fallback, _Front, _stream, validate_coordinator
 from groupcheck.validate.report import Report
 from groupcheck.validate.timing import TimingOptions
 from model.presets import PRESETS
@@ -213,3 +213,74 @@ def test_a_target_shown_beyond_the_window_makes_the_replay_inconclusive() -> Non
     assert fronts[0].built.stale is not None
     assert report.result == "inconclusive"
     assert any("shows more of a target" in r for r in report.reasons)
+
+
+def _timed(lines: list[str], every: int) -> list[str]:
+    """``lines`` with a timestamp on every event: one millisecond per ``every`` events."""
+    out = [lines[0]]
+    for i, line in enumerate(lines[1:]):
+        event = json.loads(line)
+        event["ts"] = 1_000 + i // every
+        out.append(json.dumps(event))
+    return out
+
+
+def _streamed_timed(steps: int, window: int, every: int = 1) -> tuple[Report, _Front]:
+    """A SMALL progress walk of ``steps`` events, with timestamps, replayed by the
+    streaming reader; its report is the whole replay's."""
+    lines = _timed(list(path_lines(progress_walk(PRESETS["SMALL"], 3, steps))), every)
+    fronts: list[_Front] = []
+    report = _stream("walk", iter(lines), None, "auto", False, None, window, fronts)
+    assert report is not None
+    whole = validate_coordinator("walk", lines, _whole=True)
+    assert report.to_json() == whole.to_json()  # the same verdict, notes and all
+    return report, fronts[0]
+
+
+def test_a_trace_with_timestamps_is_replayed_in_bounded_memory() -> None:
+    """A timed trace is streamed too, cut at its quiet points (no request awaiting its
+    response, the next event later than every earlier one), which no reordering of the
+    whole replay crosses: the reader holds its window and the segments not handed out
+    yet, not the trace; the report is the one of the whole replay."""
+    short, short_front = _streamed_timed(1000, 64)
+    long, long_front = _streamed_timed(2000, 64)
+    assert short.result == long.result == "ok"
+    assert (short.events, long.events) == (1000, 2000)
+    assert short_front.timed
+    assert long_front.timed
+    # the window read ahead of the replay, and the segments read ahead of the window
+    assert long_front.peak <= 3 * 64, long_front.peak
+    assert short_front.peak <= 3 * 64, short_front.peak
+    members = len(PRESETS["SMALL"].clients)
+    for kind, held in long_front.retained.items():
+        assert held <= max(short_front.retained[kind], 2 * members), (kind, held)
+    assert long_front.retained["segments"] == 0  # every segment handed out and dropped
+
+
+def test_a_timed_trace_the_stream_cannot_order_is_replayed_whole() -> None:
+    """Events of one millisecond whose order the whole replay changes across what would
+    be a quiet point (a join sorted after its own response) are not streamed: the
+    replay of the whole trace gives the verdict."""
+    lines = _timed(list(path_lines(progress_walk(PRESETS["SMALL"], 3, 400))), 3)
+    with pytest.raises(_Fallback):
+        _stream("walk", iter(lines), None, "auto", False, None, 16, [])
+    streamed = validate_coordinator("walk", iter(lines))
+    assert streamed.to_json() == validate_coordinator("walk", lines, _whole=True).to_json()
+
+
+def test_a_divergence_in_a_streamed_timed_trace_is_the_whole_replays() -> None:
+    """A changed response late in a timed trace, at an exchange no other overlaps: the
+    streaming replay finds the divergence the whole replay finds, report for report."""
+    lines = _timed(list(path_lines(progress_walk(PRESETS["SMALL"], 3, 600))), 1)
+    at = max(i for i, line in enumerate(lines) if '"direction": "response"' in line)
+    event = json.loads(lines[at])
+    event["payload"]["body"]["HeartbeatIntervalMs"] += 1
+    lines[at] = json.dumps(event)
+    fronts: list[_Front] = []
+    report = _stream("walk", iter(lines), None, "auto", False, None, 64, fronts)
+    assert report is not None
+    assert fronts[0].timed
+    assert fronts[0].peak < 600  # streamed, not read whole
+    assert report.result == "violation"
+    assert [f.line for f in report.violations] == [at + 1]
+    assert report.to_json() == validate_coordinator("walk", lines, _whole=True).to_json()
