@@ -171,6 +171,7 @@ def test_cli_json_carries_both(
     rules.write_text(RULES_FILE)
     argv = ["explore", "--preset", "STATIC", "--rules", f"{rules}:STUCK", "--engine", "walk"]
     argv += ["--walks", str(WALKS), "--quiet", "--json", "--out", str(tmp_path / "runs")]
+    argv += ["--budget", "3600"]  # bounded by walks, never cut by a loaded machine's clock
     if expect:
         argv += ["--expect", "OwnedPartitionsAreHeld"]
     assert main(argv) == 1
@@ -188,6 +189,7 @@ def test_cli_expect_passes_a_preset_with_its_known_findings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["explore", "--preset", "STATIC", "--engine", "walk", "--walks", str(WALKS)]
+    argv += ["--budget", "3600"]  # bounded by walks, never cut by a loaded machine's clock
     argv += ["--quiet", "--out", str(tmp_path / "runs")]
     assert main([*argv, "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["property"] == "OwnedPartitionsAreHeld"

@@ -930,20 +930,23 @@ def _decode_history(
     from the lowest of them on, each with its neighbours."""
     assert sym.history is not None
 
-    def n(x: ExprRef) -> int:
-        return int(model.eval(x, model_completion=True).as_long())
+    def n(x: ExprRef) -> set[int]:
+        # Z3 may leave an application of a function to an element its interpretation does
+        # not list unevaluated even with model completion: no epoch to widen by, then.
+        v = model.eval(x, model_completion=True)
+        return {v.as_long()} if z3.is_int_value(v) else set()
 
-    epochs = {n(sym.group_epoch), n(sym.assignment_epoch)}
+    epochs = n(sym.group_epoch) | n(sym.assignment_epoch)
     for e in ms:
-        epochs |= {n(sym.epoch(e)), n(sym.prev(e))}
+        epochs |= n(sym.epoch(e)) | n(sym.prev(e))
         for q in ps:
             if sym.since is not None:
-                epochs.add(n(sym.since(e, q)))
+                epochs |= n(sym.since(e, q))
     for q in ps:
-        epochs |= {n(sym.committed_epoch(q)), n(sym.pe(q))}
+        epochs |= n(sym.committed_epoch(q)) | n(sym.pe(q))
     # The table's entries below every epoch of the state are left out: no lemma reads
     # them, and the state satisfies the property there or not whatever they are.
-    low = min(epochs) - 1
+    low = min(epochs, default=0) - 1
     table = model.get_interp(sym.history)
     if isinstance(table, z3.FuncInterp):
         for entry in table.as_list()[:-1]:
