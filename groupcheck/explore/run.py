@@ -225,23 +225,39 @@ def explore(
     if baseline:
         if progress:
             progress("running the reference rules on the same config, engine, seed and bounds")
-        reference = explore(
-            replace(config, rules=DEFAULT_RULES, name=reference_name(config)),
-            engine=engine,
-            seed=seed,
-            budget_seconds=budget_seconds,
-            profile=profile,
-            minimise=False,
-            shortest=False,
-            symmetry=symmetry,
-            max_states=max_states,
-            max_depth=max_depth,
-            walks=walks,
-            max_steps=max_steps,
-            only=only,
-            expected=expected,
-            every_property=True,
+        key = (
+            replace(config, rules=DEFAULT_RULES, name=""),  # a name is only a label
+            engine,
+            seed,
+            profile if isinstance(profile, str) else None,
+            symmetry,
+            max_states,
+            max_depth,
+            walks,
+            max_steps,
+            tuple(only or ()),
+            tuple(sorted(expected)),
         )
+        reference = _REFERENCE_RUNS.get(key) if engine != "hypothesis" else None
+        if reference is None:
+            reference = explore(
+                replace(config, rules=DEFAULT_RULES, name=reference_name(config)),
+                engine=engine,
+                seed=seed,
+                budget_seconds=budget_seconds,
+                profile=profile,
+                minimise=False,
+                shortest=False,
+                symmetry=symmetry,
+                max_states=max_states,
+                max_depth=max_depth,
+                walks=walks,
+                max_steps=max_steps,
+                only=only,
+                expected=expected,
+                every_property=True,
+            )
+            _remember_reference(key, engine, reference)
         outcome.baseline = compare_with_reference(config, outcome, reference)
         _judge_against_reference(outcome)
     if times is not None:
@@ -372,6 +388,24 @@ def _found_json(f: Found | None) -> dict[str, Any] | None:
     if f is None:
         return None
     return {"message": f.message, "path": f.path.encode(), "length": len(f.path.actions)}
+
+
+_REFERENCE_RUNS: dict[tuple[Any, ...], Outcome] = {}
+"""The reference rules' runs of this process, by config and search (engine, seed, bounds,
+properties): a second change judged on the same search reads the first one's (the model
+is a pure function of the config, and a walk of its seed). Only complete searches of the
+deterministic engines are kept — never one a time budget cut short — and at most
+``_REFERENCE_RUNS_KEPT``."""
+_REFERENCE_RUNS_KEPT = 16
+
+
+def _remember_reference(key: tuple[Any, ...], engine: str, reference: Outcome) -> None:
+    said = [reference.checked or "", *reference.reasons, *reference.search_reasons]
+    if engine == "hypothesis" or any("time budget" in text for text in said):
+        return
+    if len(_REFERENCE_RUNS) >= _REFERENCE_RUNS_KEPT:
+        _REFERENCE_RUNS.pop(next(iter(_REFERENCE_RUNS)))
+    _REFERENCE_RUNS[key] = reference
 
 
 def compare_with_reference(config: Config, change: Outcome, reference: Outcome) -> dict[str, Any]:

@@ -163,6 +163,36 @@ STUCK = {"reconcile": unreleased_never_rechecked}
 """
 
 
+def test_a_second_change_reads_the_reference_run_of_the_first() -> None:
+    """The reference rules' run is a pure function of the config and the search: a second
+    change on the same config and walks reads the first one's (one run kept, the same
+    reference reported); a run the time budget cut short is never kept."""
+    from groupcheck.explore import run
+
+    run._REFERENCE_RUNS.clear()
+    first = _walk(changed(MUT2, "same", reconcile=same_reconcile), walks=20, baseline=True)
+    second = _walk(changed(MUT2, "other", reconcile=same_reconcile), walks=20, baseline=True)
+    assert len(run._REFERENCE_RUNS) == 1
+    assert first.baseline is not None
+    assert second.baseline is not None
+    one, other = first.baseline["reference"], second.baseline["reference"]
+    assert (one.pop("config"), other.pop("config")) == (
+        "MUT2+same-reference",
+        "MUT2+other-reference",
+    )
+    assert one == other
+    run._REFERENCE_RUNS.clear()
+    cut = _walk(
+        changed(MUT2, "same", reconcile=same_reconcile),
+        walks=20,
+        baseline=True,
+        budget_seconds=1e-9,
+    )
+    assert cut.baseline is not None
+    assert "time budget" in " ".join(cut.baseline["reference"]["reasons"])
+    assert not run._REFERENCE_RUNS
+
+
 @pytest.mark.parametrize("expect", [False, True])
 def test_cli_json_carries_both(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], expect: bool
