@@ -78,12 +78,7 @@ def test_mutant_keeps_the_signature_of_the_rule_it_replaces(name: str) -> None:
         assert _shape(replacement) == _shape(default)
 
 
-SURVIVORS = {
-    "stale-static-mapping": "Kafka 4.4 refuses a classic member's rename (UNKNOWN_MEMBER_ID, "
-    "docs/fidelity.md V12) and the model's classic join needs a consumer-protocol holder "
-    "to have left with -2 (V10): a stale entry of a consumer-protocol member only refuses "
-    "a join (UNRELEASED_INSTANCE_ID), which no property checks (docs/bugs.md)",
-}
+SURVIVORS: dict[str, str] = {}
 """Mutants no property kills on their scenario, each with the reason:
 ``test_a_known_survivor_survives`` checks that it still survives an exhaustive search."""
 
