@@ -13,7 +13,8 @@ JoinGroup a classic client's member id and instance id; a classic client's id ``
 is handed out only after ``X.m<k-1>`` and sent only once handed out; a classic group's
 members are classic clients' ids; a member subscribes to its client's topics; a step
 hands out at most one id; a classic client has at most one member per incarnation in the
-group.
+group; a consumer-protocol member id that sent its client's alternative instance id sends
+it again (``client.change_instance_id`` only moves to it).
 
 A symbolic path is a counterexample of the model only once lifted (the ``lifter``,
 ``groupcheck.explore.mixed_lift.lift``): a breadth-first search of the Python model for a
