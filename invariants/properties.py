@@ -680,6 +680,29 @@ STATIC_INSTANCE_UNIQUE = _prop(
     families=CLASSIC,
 )
 
+STATIC_INDEX_CONSISTENT = _prop(
+    "StaticIndexConsistent",
+    Kind.ALWAYS_STATE,
+    "The group's static-member index agrees with its members: every static member is "
+    "indexed under its own group.instance.id, and every entry names a member that holds "
+    "that instance id — no entry is left behind for an instance id a member gave up or a "
+    "member that left, so a later join of that instance id finds no one.",
+    "KIP-345 Static Membership; ConsumerGroup.updateMember / removeMember "
+    "(ConsumerGroup.staticMembers); KAFKA-20747",
+    forall(m)(
+        all_of(
+            Implies(
+                all_of(R("is_member", m), Cmp("!=", F("instance", m), Const(0))),
+                R("indexed", m),
+            ),
+            any_of(
+                all_of(R("indexed", m), Cmp("==", F("index_entries", m), Const(1))),
+                all_of(Not(R("indexed", m)), Cmp("==", F("index_entries", m), Const(0))),
+            ),
+        )
+    ),
+)
+
 STABLE_ASSIGNMENT_SUBSCRIBED = _prop(
     "StableAssignmentSubscribed",
     Kind.ALWAYS_STATE,
@@ -772,6 +795,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
     MIGRATION_POLICY_HONOURED,
     STABLE_ASSIGNMENT_SUBSCRIBED,
     TARGET_BY_PREFERRED_ASSIGNOR,
+    STATIC_INDEX_CONSISTENT,
 )
 
 STEP_PROPERTIES: tuple[Property, ...] = (

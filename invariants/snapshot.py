@@ -58,7 +58,13 @@ Relations (true/false for a tuple) and functions (integers) named as in KIP-848:
                        ``Group.target_assignor``), and some member asks for a server
                        assignor but the most common one asked for is another; else 0
 ``instance(m)``        1 + the index of ``m``'s static instance id among the clients'
-                       instance ids; 0 for a dynamic member
+                       instance ids; 0 for a dynamic member (and for an instance id no
+                       client holds any more: a renamed classic member's old one)
+``indexed(m)``         ``m`` is a member with a ``group.instance.id`` and the group's
+                       static-member index maps that instance id to ``m``
+                       (``Group.static_members``, ``ConsumerGroup.staticMembers``)
+``index_entries(m)``   how many entries of the static-member index name ``m`` (a member
+                       id named only by the index is an element too)
 ===================== ============================================================
 """
 
@@ -109,6 +115,7 @@ RELATIONS = (
     "under_share",
     "epoch_clash",
     "commit_by_epoch_holder",
+    "indexed",
 )
 """Every relation of the vocabulary (the table above)."""
 
@@ -125,6 +132,7 @@ UNARY_RELATIONS = frozenset(
         "client_joining",
         "client_synced",
         "under_share",
+        "indexed",
     }
 )
 
@@ -144,6 +152,7 @@ FUNCTIONS = (
     "group_deletions",
     "policy_breached",
     "assignor_outdated",
+    "index_entries",
 )
 """Every function of the vocabulary."""
 
@@ -382,6 +391,7 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         "group_deletions": {(): g.deletions},
         "policy_breached": {(): int(g.migration_policy_breached)},
         "assignor_outdated": {(): int(assignor_outdated(g))},
+        "index_entries": {},
     }
     instance_index = {iid: i + 1 for i, iid in enumerate(sorted({v[1] for v in views if v[1]}))}
     partitions: set[TopicPartition] = set(existing)
@@ -417,6 +427,8 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         rel["is_member"].add((mid,))
         fn["member_epoch"][(mid,)] = m.member_epoch
         fn["instance"][(mid,)] = instance_index.get(m.instance_id, 0) if m.instance_id else 0
+        if m.instance_id is not None and g.static_members.get(m.instance_id) == mid:
+            rel["indexed"].add((mid,))
         if m.state is MemberState.STABLE:
             rel["stable"].add((mid,))
         elif m.state is MemberState.UNREVOKED_PARTITIONS:
@@ -464,6 +476,13 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         rel["commit_by_epoch_holder"].update(commits_by_epoch_holder(g))
     else:
         rel["commit_by_epoch_holder"].update(rel["committed_by"])
+
+    for named in g.static_members.values():  # an entry naming a member id that left too
+        members[named] = None
+    for mid in members:
+        fn["index_entries"][(mid,)] = 0
+    for named in g.static_members.values():
+        fn["index_entries"][(named,)] += 1
 
     return Snapshot(
         clients=clients,

@@ -1181,13 +1181,8 @@ def build(make: Callable[..., Any]) -> list[Any]:
             "KAFKA-20747",
             "update_static_members",
             MIXED_INSTANCE_RENAME,
-            survivor=(
-                "Kafka 4.4 refuses a classic member's rename (UNKNOWN_MEMBER_ID, "
-                "docs/fidelity.md V12) and the model's classic join needs a consumer-protocol "
-                "holder to have left with -2 (V10): a stale entry of a consumer-protocol member "
-                "only refuses a join (UNRELEASED_INSTANCE_ID), which no property checks "
-                "(docs/bugs.md)"
-            ),
+            killed_by="StaticIndexConsistent",
+            bmc_depth=2,
         ),
     ]
     return [make(**row) for row in rows]

@@ -226,11 +226,13 @@ PROPERTIES_LEFT_OUT = {
     "TargetByPreferredAssignor": "the uniform assignor only (ChangeServerAssignor left out)",
     "AssignmentEpochHolderUnique": "KIP-1251's assignment history, a ghost the spec does not keep",
     "EpochCommitFromHolder": "KIP-1251's assignment history, a ghost the spec does not keep",
+    "StaticIndexConsistent": "static membership: the spec has no instance ids (tla/README.md)",
 }
 """Properties of the Python model the spec does not state: they are about the KIP-1263
 offload the spec leaves out (every target it computes is inline, from the current group),
-about group deletion, which the spec does not model (its group is never deleted), or about
-KIP-1251's assignment history, a ghost of the Python model's (docs/invariants.md)."""
+about group deletion, which the spec does not model (its group is never deleted), about
+static membership (its clients have no instance ids), or about KIP-1251's assignment
+history, a ghost of the Python model's (docs/invariants.md)."""
 
 
 SPEC_MUTANTS = (

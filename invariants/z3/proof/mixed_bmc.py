@@ -13,7 +13,8 @@ JoinGroup a classic client's member id and instance id; a classic client's id ``
 is handed out only after ``X.m<k-1>`` and sent only once handed out; a classic group's
 members are classic clients' ids; a member subscribes to its client's topics; a step
 hands out at most one id; a classic client has at most one member per incarnation in the
-group.
+group; a consumer-protocol member id that sent its client's alternative instance id sends
+it again (``client.change_instance_id`` only moves to it).
 
 A symbolic path is a counterexample of the model only once lifted (the ``lifter``,
 ``groupcheck.explore.mixed_lift.lift``): a breadth-first search of the Python model for a
@@ -113,6 +114,27 @@ def stable_assignment_unsubscribed(post: MixedTerm, d: MixedDomains, o: MixedOpt
     )
 
 
+def static_index_inconsistent(post: MixedTerm, d: MixedDomains, o: MixedOptions) -> BoolRef:
+    """The negation of ``StaticIndexConsistent``: a consumer group whose static-member
+    index (``index``) leaves a static member out of its own instance id's entry, or has an
+    entry naming a member id that is no member or holds another instance id."""
+    ids = {m: k + 1 for k, m in enumerate(d.members)}
+    unindexed = [
+        z3.And(
+            post.is_member[m],
+            post.instance[m] != 0,
+            z3.Or(*[z3.And(post.instance[m] == i, v != ids[m]) for i, v in post.index.items()]),
+        )
+        for m in d.members
+    ]
+    stale = [
+        z3.And(v == ids[m], z3.Or(z3.Not(post.is_member[m]), post.instance[m] != i))
+        for i, v in post.index.items()
+        for m in d.members
+    ]
+    return z3.And(post.consumer, z3.Or(*unindexed, *stale))
+
+
 def replaced_by_another_instance(
     pre: MixedTerm, post: MixedTerm, d: MixedDomains, o: MixedOptions
 ) -> BoolRef:
@@ -164,6 +186,7 @@ GOALS: dict[str, Callable[[MixedTerm, MixedTerm, MixedDomains, MixedOptions], Bo
     "TargetByPreferredAssignor": _state_goal(assignor_outdated),
     "StableAssignmentSubscribed": _after_consumer_group(stable_assignment_unsubscribed),
     "HandOutOnlyReleased": replaced_by_another_instance,
+    "StaticIndexConsistent": _state_goal(static_index_inconsistent),
 }
 """The goals: property name → its negation (or what the relation keeps of it) on the last
 step of a path (the state before, the state after)."""
@@ -293,6 +316,18 @@ class Unrolling:
         self.choices: list[list[tuple[Any, Family]]] = []
         init = project(system.initial(config))  # type: ignore[arg-type]
         self.solver.add(*pin(self.states[0], init, self.domains))
+        # A consumer-protocol process changes its instance id only to its alternative one
+        # (``client.change_instance_id``): once a member id sent that, it sends it again.
+        d = self.domains
+        alt = {c.name: c.alt_instance_id for c in config.clients if c.alt_instance_id}
+        self.alt = {
+            m: d.instances[alt[d.client_of[m]]]
+            for m in d.members
+            if m not in d.classic_ids
+            and d.client_of[m] in alt
+            and alt[d.client_of[m]] in d.instances
+        }
+        self.renamed: dict[str, BoolRef] = {m: z3.BoolVal(False) for m in self.alt}
 
     def extend(self) -> None:
         """One more step."""
@@ -305,9 +340,21 @@ class Unrolling:
             sel = z3.Bool(f"step{k}.{fam.name}")
             self.solver.add(z3.Implies(sel, z3.And(fam.formula, *_requests(fam, pre, d, k))))
             chosen.append((sel, fam))
+            if fam.name == "DeliverMessage.consumer_join":
+                self._rename_once(sel, fam)
         self.solver.add(*_classic_members(pre, post, d, self.config))
         self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
         self.choices.append(chosen)
+
+    def _rename_once(self, sel: BoolRef, fam: Family) -> None:
+        """A member id that sent its client's alternative instance id sends it again
+        (``Unrolling.alt``)."""
+        p = fam.params
+        ids = {m: i for i, m in enumerate(self.domains.members)}
+        for m, alt in self.alt.items():
+            by_m = z3.And(sel, p["member"] == ids[m])
+            self.solver.add(z3.Implies(z3.And(by_m, self.renamed[m]), p["instance"] == alt))
+            self.renamed[m] = z3.Or(self.renamed[m], z3.And(by_m, p["instance"] == alt))
 
     def goal(self, name: str) -> BoolRef:
         return GOALS[name](self.states[-2], self.states[-1], self.domains, self.options)
