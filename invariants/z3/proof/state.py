@@ -934,6 +934,10 @@ def _decode_history(
         # Z3 may leave an application of a function to an element its interpretation does
         # not list unevaluated even with model completion: no epoch to widen by, then.
         v = model.eval(x, model_completion=True)
+        if not z3.is_int_value(v) and z3.is_app(v):
+            table = model.get_interp(v.decl())
+            if isinstance(table, z3.FuncInterp):
+                v = table.else_value()  # an application its table does not list
         return {v.as_long()} if z3.is_int_value(v) else set()
 
     epochs = n(sym.group_epoch) | n(sym.assignment_epoch)
