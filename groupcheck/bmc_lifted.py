@@ -107,7 +107,7 @@ def run_goals(
     from groupcheck import exitcodes
     from groupcheck.explore.run import z3_recheck
     from groupcheck.progress import progress_for
-    from groupcheck.symbolic.runs import bmc_doc, write_lifted
+    from groupcheck.symbolic.runs import bmc_doc, rows_result, unwritten, write_lifted
     from reports.artifacts import run_label, run_name
     from reports.casestudy import describe_action
     from reports.publish import check_target
@@ -120,18 +120,7 @@ def run_goals(
     progress = progress_for(args.quiet)
     start = time.monotonic()
     rows: list[dict[str, Any]] = []
-    written: dict[str, Any] = {
-        "run_dir": None,
-        "trace": None,
-        "report": None,
-        "reproduce": None,
-        "lifted_from": None,
-        "property": None,
-        "message": None,
-        "length": None,
-        "z3": None,
-        "steps_taken": [],
-    }
+    written = unwritten()
     for goal in goals:
         if progress is not None:
             progress(f"bmc ({relation.tag}): {goal} up to depth {depth}")
@@ -180,11 +169,7 @@ def run_goals(
         rows.append(row)
     seconds = time.monotonic() - start
     violated = [r for r in rows if r["status"] == "violation"]
-    result = "ok"
-    if violated:
-        result = "violation"
-    elif any(r["status"] == "unknown" for r in rows):
-        result = "inconclusive"
+    result = rows_result(rows)
     result, bound = mutant_bound(
         result,
         variant,

@@ -17,7 +17,7 @@ from groupcheck.mutants import bmc_depths
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.classic_cmd import cmd_bmc_classic
 from groupcheck.symbolic.lasso_cmd import cmd_lasso
-from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, lift_and_write
+from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, lift_and_write, rows_result
 
 
 def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
@@ -180,11 +180,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     )
     seconds = time.monotonic() - start
     violated = [r for r in rows if r["status"] == "violation"]
-    result = "ok"
-    if violated:
-        result = "violation"
-    elif any(r["status"] == "unknown" for r in rows):
-        result = "inconclusive"
+    result = rows_result(rows)
     result, bound = mutant_bound(
         result,
         variant,

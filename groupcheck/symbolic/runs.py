@@ -14,6 +14,33 @@ def initial_group_epoch(config: Any) -> int:
     return int(consumer_initial(config).group.group_epoch)
 
 
+def unwritten() -> dict[str, Any]:
+    """A BMC document's run-directory fields when no counterexample was lifted and written
+    (no directory)."""
+    return {
+        "run_dir": None,
+        "trace": None,
+        "report": None,
+        "reproduce": None,
+        "lifted_from": None,
+        "property": None,
+        "message": None,
+        "length": None,
+        "z3": None,
+        "steps_taken": [],
+    }
+
+
+def rows_result(rows: list[dict[str, Any]]) -> str:
+    """The verdict of a BMC run's goal rows: a violation if any goal was violated, else
+    inconclusive if any was left unknown, else ok."""
+    if any(r["status"] == "violation" for r in rows):
+        return "violation"
+    if any(r["status"] == "unknown" for r in rows):
+        return "inconclusive"
+    return "ok"
+
+
 def lift_and_write(
     args: argparse.Namespace,
     chosen: Any,
@@ -33,18 +60,7 @@ def lift_and_write(
     from groupcheck.explore.run import z3_recheck
     from reports.casestudy import describe_action
 
-    fields: dict[str, Any] = {
-        "run_dir": None,
-        "trace": None,
-        "report": None,
-        "reproduce": None,
-        "lifted_from": None,
-        "property": None,
-        "message": None,
-        "length": None,
-        "z3": None,
-        "steps_taken": [],
-    }
+    fields = unwritten()
     config = chosen.config
     for row in rows:
         if row["status"] != "violation" or not row.get("replayed"):
