@@ -133,45 +133,78 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        from groupcheck.cli import printable
-
-        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
-        print(f"{head} (bmc over the classic coordinator, depth {depth}; {round(seconds, 3)} s)")
-        extra = f" ({row['reason']})" if row.get("reason") else ""
-        print(f"  {row['status']:9} {CONVERGENCE} (depth {row['depth']}){extra}")
-        if row.get("checked"):
-            print(f"  checked: {row['checked']}")
-        if bound:
-            print(f"  {bound}")
+        loop_note = ""
         if "loop" in row:
-            loop = row["loop"]
+            shift = row["loop"]["generation_shift"]
             confirmed = "confirmed" if out.trace is not None else "NOT confirmed"
-            print(
-                f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
-                f"{', '.join(loop['steps'])}"
-                + (
-                    f" (back with every generation {loop['generation_shift']} larger)"
-                    if loop["generation_shift"]
-                    else ""
-                )
-                + f"; {confirmed} by the model's fair schedule"
-            )
-            for line in row["path"]:
-                print(f"  {printable(line)}")
-        if written["run_dir"] is not None:
-            print(
-                f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
-                f"trace): {written['length']} steps"
-            )
-            for i, step in enumerate(written["steps_taken"], 1):
-                print(f"    {i:3}. {printable(step)}")
-            print("    …then, with no more perturbations, a fair schedule never converges")
-            print(f"  written to {written['trace']}")
-            print(f"  report: {written['report']}")
-            print(f"  reproduce: {written['reproduce']}")
+            loop_note = (
+                f" (back with every generation {shift} larger)" if shift else ""
+            ) + f"; {confirmed} by the model's fair schedule"
+        print_lasso(
+            result,
+            layer="the classic coordinator",
+            prop=CONVERGENCE,
+            depth=depth,
+            seconds=seconds,
+            row=row,
+            bound=bound,
+            loop_note=loop_note,
+            steps=written["steps_taken"] if written["run_dir"] is not None else None,
+            written=written,
+        )
     if result == "violation":
         return exitcodes.VIOLATION
     return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def print_lasso(
+    result: str,
+    *,
+    layer: str,
+    prop: str,
+    depth: int,
+    seconds: float,
+    row: dict[str, Any],
+    bound: str | None,
+    loop_note: str,
+    steps: list[str] | None,
+    written: dict[str, Any],
+    extra: tuple[str, ...] | list[str] = (),
+) -> None:
+    """The text form of a Convergence search's verdict: its row, the lasso found (its loop,
+    then ``loop_note``), ``extra`` lines, and the model counterexample written (``steps``,
+    the lifted prefix described step by step; ``None`` when nothing was written)."""
+    from groupcheck.cli import printable
+
+    head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
+    print(f"{head} (bmc over {layer}, depth {depth}; {round(seconds, 3)} s)")
+    reason = f" ({row['reason']})" if row.get("reason") else ""
+    print(f"  {row['status']:9} {prop} (depth {row['depth']}){reason}")
+    if row.get("checked"):
+        print(f"  checked: {row['checked']}")
+    if bound:
+        print(f"  {bound}")
+    if "loop" in row:
+        loop = row["loop"]
+        print(
+            f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
+            f"{', '.join(loop['steps'])}{loop_note}"
+        )
+        for line in row["path"]:
+            print(f"  {printable(line)}")
+        for line in extra:
+            print(f"  {printable(line)}")
+    if steps is not None:
+        print(
+            f"\nMODEL COUNTEREXAMPLE of {prop} (the lasso's prefix lifted to a model "
+            f"trace): {len(steps)} steps"
+        )
+        for i, step in enumerate(steps, 1):
+            print(f"    {i:3}. {printable(step)}")
+        print("    …then, with no more perturbations, a fair schedule never converges")
+        print(f"  written to {written['trace']}")
+        print(f"  report: {written['report']}")
+        print(f"  reproduce: {written['reproduce']}")
 
 
 def lasso_bound(
@@ -316,42 +349,28 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        from groupcheck.cli import printable
+        from reports.casestudy import describe_action
 
-        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
-        print(f"{head} (bmc over the client layer, depth {depth}; {round(seconds, 3)} s)")
-        extra = f" ({row['reason']})" if row.get("reason") else ""
-        print(f"  {row['status']:9} {CONVERGENCE} (depth {row['depth']}){extra}")
-        if row.get("checked"):
-            print(f"  checked: {row['checked']}")
-        if bound:
-            print(f"  {bound}")
-        if "loop" in row:
-            loop = row["loop"]
-            replayed = "confirmed" if row.get("replayed") else "NOT confirmed"
-            print(
-                f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
-                f"{', '.join(loop['steps'])}; Python replay {replayed}"
-            )
-            for line in row["path"]:
-                print(f"  {printable(line)}")
-            if row.get("replay_error"):
-                print(f"  replay: {printable(row['replay_error'])}")
-            if row.get("lift"):
-                print(f"  lift: {printable(row['lift']['summary'])}")
-        if lifted is not None and lifted.path is not None:
-            print(
-                f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
-                f"trace): {len(lifted.path.actions)} steps"
-            )
-            from reports.casestudy import describe_action
-
-            for i, action in enumerate(lifted.path.actions, 1):
-                print(f"    {i:3}. {printable(describe_action(action))}")
-            print("    …then, with no more perturbations, a fair schedule never converges")
-            print(f"  written to {written['trace']}")
-            print(f"  report: {written['report']}")
-            print(f"  reproduce: {written['reproduce']}")
+        replayed = "confirmed" if row.get("replayed") else "NOT confirmed"
+        extra = []
+        if row.get("replay_error"):
+            extra.append(f"replay: {row['replay_error']}")
+        if row.get("lift"):
+            extra.append(f"lift: {row['lift']['summary']}")
+        model_path = lifted.path if lifted is not None else None
+        print_lasso(
+            result,
+            layer="the client layer",
+            prop=CONVERGENCE,
+            depth=depth,
+            seconds=seconds,
+            row=row,
+            bound=bound,
+            loop_note=f"; Python replay {replayed}",
+            extra=extra,
+            steps=None if model_path is None else [describe_action(a) for a in model_path.actions],
+            written=written,
+        )
     if result == "violation":
         if not row.get("replayed"):
             return exitcodes.INTERNAL_ERROR
