@@ -9,6 +9,7 @@ records (``ConsumerGroupMemberMetadataValue``, ``ConsumerGroupCurrentMemberAssig
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from model.classic.messages import ClassicBody, classic_api_of
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
@@ -174,7 +175,20 @@ class Group(Record):
     held by a member (assigned or pending revocation), the member epoch of its holder. A
     partition absent from it is free (``ConsumerGroup.currentPartitionEpoch``; see
     docs/kafka-rules.md, Partition epochs and unreleased partitions).
+
+    The fields after the coordinator's own are ghost fields (``GHOST``): history the
+    properties need and the protocol does not keep.
     """
+
+    GHOST: ClassVar[frozenset[str]] = frozenset(
+        {
+            "assignment_history",
+            "holder_commit_rejected",
+            "deletions",
+            "migration_policy_breached",
+            "target_assignor",
+        }
+    )
 
     group_epoch: int
     assignment_epoch: int
@@ -200,6 +214,20 @@ class Group(Record):
     """Assignor runs in flight on the executor (``Config.assignor_offload``), oldest first:
     at most one (KIP-1263 "Assignment Offload"); a tuple so that a rule breaking that can
     be written down."""
+    deleted: bool = False
+    """The group was deleted (``GroupMetadataManager.deleteGroup``) and no member has joined
+    since: Kafka holds no group of this id, so a heartbeat at an epoch other than 0 and an
+    offset commit at an epoch of at least 0 are answered GROUP_ID_NOT_FOUND; a join at
+    epoch 0 creates it again. The model keeps the fresh record a new group starts from."""
+    static_members: FrozenMap[str, str] = NO_STATIC_MEMBERS
+    """The static-member index: instance id -> member id (``ConsumerGroup.staticMembers``),
+    kept by the ``write_member``, ``remove_member`` and ``replace_static_member`` rules as
+    ``ConsumerGroup.updateMember`` and ``removeMember`` keep it. Under the reference rules
+    it is exactly what the members' instance ids say (``static_member_index``)."""
+
+    # -- ghost fields (``GHOST``): bookkeeping Kafka's ``ConsumerGroup`` does not have, for
+    # the properties (invariants/); the rules keep them up to date and never read them to
+    # decide a step or an answer.
     assignment_history: FrozenMap[tuple[TopicPartition, int], frozenset[Holder]] = (
         NO_ASSIGNMENT_HISTORY
     )
@@ -213,11 +241,6 @@ class Group(Record):
     although its member held every partition of it since an epoch no newer than the
     request's (what KIP-1251 guarantees to accept; KAFKA-20066). Set only when
     ``Config.assignment_epochs`` records the epochs that judgement needs."""
-    deleted: bool = False
-    """The group was deleted (``GroupMetadataManager.deleteGroup``) and no member has joined
-    since: Kafka holds no group of this id, so a heartbeat at an epoch other than 0 and an
-    offset commit at an epoch of at least 0 are answered GROUP_ID_NOT_FOUND; a join at
-    epoch 0 creates it again. The model keeps the fresh record a new group starts from."""
     deletions: int = 0
     """Ghost bookkeeping, not a field of Kafka's group: how often a group of this id was
     deleted (its incarnation), so that properties can tell the groups before and after a
@@ -232,12 +255,6 @@ class Group(Record):
     the target assignment (``ConsumerGroup.computePreferredServerAssignor`` when it was
     computed); None while no server assignor computed one (a new group, a group converted
     from a classic one)."""
-
-    static_members: FrozenMap[str, str] = NO_STATIC_MEMBERS
-    """The static-member index: instance id -> member id (``ConsumerGroup.staticMembers``),
-    kept by the ``write_member``, ``remove_member`` and ``replace_static_member`` rules as
-    ``ConsumerGroup.updateMember`` and ``removeMember`` keep it. Under the reference rules
-    it is exactly what the members' instance ids say (``static_member_index``)."""
 
     def static_member_id(self, instance_id: str) -> str | None:
         """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``): the
@@ -389,8 +406,10 @@ class Client(Record):
     ``owned`` is what the application is consuming right now — the client view that the
     single-owner property is about. ``target`` is the latest assignment received;
     ``reconciling`` the target being applied while the revoked partitions' offsets are
-    committed (``revoking``).
+    committed (``revoking``). The last fields are ghost fields (``GHOST``).
     """
+
+    GHOST: ClassVar[frozenset[str]] = frozenset({"expired"})
 
     name: str
     instance_id: str | None
@@ -415,11 +434,6 @@ class Client(Record):
     """The application hangs in its revocation callback (``onPartitionsRevoked`` never
     returns): it consumes nothing and makes no reconciliation progress, while the
     background thread keeps heartbeating (``StallRevocation``)."""
-    expired: bool = False
-    """Ghost bookkeeping, not a field of the Java client: the coordinator's session or
-    rebalance timer removed this live client's member (or its poll timer made it leave)
-    and the client has not rejoined since, so it may still consume as a *zombie*
-    (``Config.live_timers``, ``PollTimerExpires``)."""
     callback: str | None = None
     """The rebalance callback the application thread runs (``Config.callback_steps``):
     ``onPartitionsRevoked``, ``onPartitionsAssigned``, ``onPartitionsLost``, or the
@@ -438,6 +452,15 @@ class Client(Record):
     regex: str | None = None
     """The regular expression the application subscribed with
     (``subscribe(SubscriptionPattern)``), sent as ``SubscribedTopicRegex``."""
+
+    # -- ghost fields (``GHOST``): bookkeeping the Java client does not have, for the
+    # properties (invariants/); the rules keep them up to date and never read them to
+    # decide a step or a request.
+    expired: bool = False
+    """Ghost bookkeeping, not a field of the Java client: the coordinator's session or
+    rebalance timer removed this live client's member (or its poll timer made it leave)
+    and the client has not rejoined since, so it may still consume as a *zombie*
+    (``Config.live_timers``, ``PollTimerExpires``)."""
 
 
 # --------------------------------------------------------------------------- the system
