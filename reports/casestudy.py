@@ -48,6 +48,7 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicClient, ClassicGroup, ClassicMember, ClassicState
 from model.coordinator import group_status, pending_partitions
+from model.family import family_of_state
 from model.ids import Assignment, format_partitions
 from model.migration.records import MixedState
 from model.records import (
@@ -56,9 +57,11 @@ from model.records import (
     Message,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    State,
 )
 from model.status import ErrorCode
 from model.system import AnyState
+from reports.families import CASESTUDY, CaseStudyFacet
 from reports.render.escape import partitions, shown
 
 
@@ -70,11 +73,14 @@ def _parts(partitions: frozenset[tuple[str, int]] | None) -> list[str] | None:
 
 def group_view(state: AnyState) -> dict[str, Any]:
     """The group, its target assignment, each member's assignment and each client, as
-    plain JSON-ready data (a classic group: ``classic_group_view``)."""
-    if isinstance(state, ClassicState):
-        return classic_group_view(state)
-    if isinstance(state, MixedState):
-        return mixed_group_view(state)
+    plain JSON-ready data, as the state's family shows it (``CaseStudyFacet.group_view``:
+    ``consumer_group_view``, ``classic_group_view``, ``mixed_group_view``)."""
+    view: dict[str, Any] = CASESTUDY.of_state(state).group_view(state)
+    return view
+
+
+def consumer_group_view(state: State) -> dict[str, Any]:
+    """``group_view`` of a KIP-848 state."""
     g = state.group
     members = {}
     for mid, m in g.members.items():
@@ -195,13 +201,15 @@ def _awaiting(m: ClassicMember) -> str | None:
 
 def render_group(state: AnyState) -> str:
     """The KIP-848 case-study layout, plus one line per client (what it consumes); a
-    classic group in the same shape (``render_classic_group``)."""
-    if isinstance(state, ClassicState):
-        return render_classic_group(state)
-    if isinstance(state, MixedState):
-        from model.migration.system import family_state
+    classic group in the same shape (``render_classic_group``), a mixed state as its
+    group's family (``ProtocolFamily.one_family``)."""
+    one = family_of_state(state).one_family(state)
+    text: str = CASESTUDY.of_state(one).render_group(one)
+    return text
 
-        return render_group(family_state(state))
+
+def render_consumer_group(state: State) -> str:
+    """``render_group`` of a KIP-848 state."""
     g = state.group
     lines = [f"Group (epoch={g.group_epoch}, {group_status(g).value})"]
     lines += [f"  • {mid}" for mid in g.members] or ["  • Empty"]
@@ -417,3 +425,14 @@ def _argument(value: object) -> str:
     if isinstance(value, tuple):
         return str(tuple(shown(v) if isinstance(v, str) else v for v in value))
     return str(value)
+
+
+CASESTUDY.register(
+    "consumer",
+    CaseStudyFacet(group_view=consumer_group_view, render_group=render_consumer_group),
+)
+CASESTUDY.register(
+    "classic",
+    CaseStudyFacet(group_view=classic_group_view, render_group=render_classic_group),
+)
+CASESTUDY.register("mixed", CaseStudyFacet(group_view=mixed_group_view, render_group=render_group))
