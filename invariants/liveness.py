@@ -41,6 +41,7 @@ from model.client import (
 )
 from model.config import Config
 from model.coordinator import group_status, regexes_stale
+from model.family import family_of
 from model.records import (
     CommittedOffset,
     ConsumerGroupHeartbeatResponse,
@@ -174,12 +175,26 @@ class FairMemo:
     computed or found in two generations of ``limit // 2``, the older dropped when the
     newer is full (and keeps nothing with ``limit=0``)."""
 
-    __slots__ = ("_older", "_states", "limit")
+    __slots__ = ("_converged", "_enabled", "_older", "_states", "limit", "step")
 
     def __init__(self, limit: int = 50_000) -> None:
         self.limit = limit
         self._states: dict[AnyState, _Known] = {}
         self._older: dict[AnyState, _Known] = {}
+        self._converged: Callable[[Any], bool] | None = None
+        self._enabled: Callable[[Any, Config], tuple[Action, ...]] = system.enabled
+        self.step: Callable[[Any, Action, Config], Any] = system.step
+        """The family's ``step`` once the memo has met a state (``resolve``)."""
+
+    def resolve(self, config: Config) -> Callable[[Any], bool]:
+        """The family of ``config``'s ``converged``, ``enabled`` and ``step``, looked up
+        once for the memo's search (``CONVERGED``, ``model.family.family_of``)."""
+        done = self._converged
+        if done is None:
+            family = family_of(config)
+            self._enabled, self.step = family.enabled, family.step
+            done = self._converged = CONVERGED.of(family)
+        return done
 
     def known(self, state: AnyState, config: Config) -> _Known:
         """The answers for ``state`` (computed now if they are not kept)."""
@@ -188,8 +203,8 @@ class FairMemo:
             return entry
         entry = self._older.get(state)
         if entry is None:
-            done = converged(state)
-            acts = [] if done else fair_actions(state, config)
+            done = (self._converged or self.resolve(config))(state)
+            acts = [] if done else [a for a in self._enabled(state, config) if not a.PERTURBATION]
             entry = _Known(done, acts, [None] * len(acts))
         if self.limit > 0:
             if len(self._states) >= self.limit // 2:
@@ -240,7 +255,7 @@ def fair_schedule(
         taken.append(action)
         after = known.successors[at]
         if after is None:
-            after = known.successors[at] = system.step(state, action, config)
+            after = known.successors[at] = memo.step(state, action, config)
         state = after
         if states is not None:
             states.append(state)
