@@ -20,31 +20,24 @@ from model.family import FAMILIES, ProtocolFamily, family_of, family_of_state, l
 
 T = TypeVar("T")
 
-FACET_MODULES: tuple[str, ...] = (
-    "invariants.snapshot",
-    "invariants.classic_snapshot",
-    "invariants.mixed_snapshot",
-    "invariants.liveness",
-    "invariants.mixed_liveness",
-)
-"""The modules that register a family's facet here (each on import); imported the first
-time a table is asked for a facet it does not hold, so this module imports none of them."""
-
-
-def load_facets() -> None:
-    """Import every module of :data:`FACET_MODULES`."""
-    for module in FACET_MODULES:
-        importlib.import_module(module)
-
 
 class FacetTable(Generic[T]):
-    """One facet (``what``) of each protocol family, by family name."""
+    """One facet (``what``) of each protocol family, by family name. ``modules`` are the
+    modules that register a facet in the table (each on import): imported the first time
+    the table is asked for a facet it does not hold, so the module that declares a table
+    imports none of them (no import cycle)."""
 
-    __slots__ = ("_by_name", "what")
+    __slots__ = ("_by_name", "modules", "what")
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, modules: tuple[str, ...]) -> None:
         self.what = what
+        self.modules = modules
         self._by_name: dict[str, T] = {}
+
+    def load(self) -> None:
+        """Import every module of ``modules``."""
+        for module in self.modules:
+            importlib.import_module(module)
 
     def register(self, family: str, facet: T) -> T:
         """Register ``family``'s facet (once) and return it."""
@@ -57,7 +50,7 @@ class FacetTable(Generic[T]):
         """The facet of the family named ``family``."""
         facet = self._by_name.get(family)
         if facet is None:
-            load_facets()
+            self.load()
             facet = self._by_name.get(family)
         if facet is None:
             known = sorted(load_families())
@@ -81,6 +74,7 @@ class FacetTable(Generic[T]):
 
     def names(self) -> frozenset[str]:
         """The families with a registered facet."""
+        self.load()
         return frozenset(self._by_name)
 
 
@@ -89,7 +83,9 @@ def missing(table: FacetTable[object]) -> list[str]:
     return sorted(set(load_families()) - table.names())
 
 
-CONVERGED: FacetTable[Callable[[Any], bool]] = FacetTable("converged (invariants.liveness)")
+CONVERGED: FacetTable[Callable[[Any], bool]] = FacetTable(
+    "converged (invariants.liveness)", ("invariants.liveness", "invariants.mixed_liveness")
+)
 """Convergence's "converged" of each family: ``invariants.liveness.consumer_converged``,
 ``invariants.liveness.classic_converged``, ``invariants.mixed_liveness.mixed_converged``."""
 
@@ -115,7 +111,10 @@ def key_after_by_reading(key: Callable[[Any], Any]) -> Callable[[Any, Any, Any],
     return key_after
 
 
-SNAPSHOTS: FacetTable[SnapshotFacet] = FacetTable("snapshot facet (invariants.snapshot)")
+SNAPSHOTS: FacetTable[SnapshotFacet] = FacetTable(
+    "snapshot facet (invariants.snapshot)",
+    ("invariants.snapshot", "invariants.classic_snapshot", "invariants.mixed_snapshot"),
+)
 """The snapshot vocabulary's reading of each family: ``invariants.snapshot`` (consumer),
 ``invariants.classic_snapshot``, ``invariants.mixed_snapshot``."""
 

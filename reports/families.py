@@ -31,7 +31,9 @@ class RenderFacet:
     generation: Callable[[Any], int | None]
 
 
-RENDER: FacetTable[RenderFacet] = FacetTable("render facet (reports.render.view)")
+RENDER: FacetTable[RenderFacet] = FacetTable(
+    "render facet (reports.render.view)", ("reports.render.view",)
+)
 """The drawing of each family with states of its own group type."""
 
 
@@ -46,7 +48,9 @@ class ExplainFacet:
     unchanged: str
 
 
-EXPLAIN: FacetTable[ExplainFacet] = FacetTable("explain facet (reports.render.explain)")
+EXPLAIN: FacetTable[ExplainFacet] = FacetTable(
+    "explain facet (reports.render.explain)", ("reports.render.explain",)
+)
 """The telling of each family with states of its own group type."""
 
 
@@ -59,5 +63,7 @@ class CaseStudyFacet:
     render_group: Callable[[Any], str]
 
 
-CASESTUDY: FacetTable[CaseStudyFacet] = FacetTable("case-study facet (reports.casestudy)")
+CASESTUDY: FacetTable[CaseStudyFacet] = FacetTable(
+    "case-study facet (reports.casestudy)", ("reports.casestudy",)
+)
 """The case-study reading of each family (``mixed`` shows its group's family's layout)."""
