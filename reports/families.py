@@ -67,3 +67,19 @@ CASESTUDY: FacetTable[CaseStudyFacet] = FacetTable(
     "case-study facet (reports.casestudy)", ("reports.casestudy",)
 )
 """The case-study reading of each family (``mixed`` shows its group's family's layout)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LassoFacet:
+    """How ``reports.render.lasso`` tells a fair loop of one family: what a state lacks
+    for convergence, by who (``gaps``), and whether the loop's entry is searched for why a
+    client is stuck (``why_stuck``: the KIP-848 heartbeats of the loop)."""
+
+    gaps: Callable[[Any], dict[tuple[str, str], str]]
+    why_stuck: bool
+
+
+LASSO: FacetTable[LassoFacet] = FacetTable(
+    "lasso facet (reports.render.lasso)", ("reports.render.lasso",)
+)
+"""The telling of each family's fair loops."""
