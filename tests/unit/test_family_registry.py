@@ -59,7 +59,6 @@ ALLOWED: dict[str, int] = {
     "reports/casestudy.py": 1,
     "reports/render/dot.py": 1,
     "reports/render/explain.py": 1,
-    "reports/render/lasso.py": 2,
     "reports/render/report.py": 1,
     "reports/render/view.py": 1,
 }
