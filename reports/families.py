@@ -20,10 +20,12 @@ class RenderFacet:
     (``TraceView.protocol``), who consumes what (``ownership``), what the coordinator
     assigns (``coordinator_assignment``), the note a step adds to its label
     (``step_note``), what the coordinator withholds from a client as of its last request
-    (``withheld``; None: the family's responses say it themselves) and a row's generation
-    (``generation``)."""
+    (``withheld``; None: the family's responses say it themselves), a row's generation
+    (``generation``), and whether its charts count in generations (``in_generations``:
+    the generation row, commit labels and captions of a classic chart)."""
 
     protocol: str
+    in_generations: bool
     ownership: Callable[[Any], Any]
     coordinator_assignment: Callable[[Any], Any]
     step_note: Callable[[Any, Any], str]

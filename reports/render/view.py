@@ -429,7 +429,7 @@ def view_of_path(
     number there)."""
     states = one_family(states)
     facet = RENDER.of_state(states[0])
-    classic = facet.protocol == "classic"
+    classic = facet.in_generations
     lanes = [COORDINATOR, *(c.name for c in states[0].clients)]
     partitions: set[TopicPartition] = set()
     for s in states:
@@ -823,6 +823,7 @@ RENDER.register(
     "consumer",
     RenderFacet(
         protocol="consumer",
+        in_generations=False,
         ownership=_consumer_ownership,
         coordinator_assignment=_consumer_coordinator_assignment,
         step_note=_consumer_step_note,
@@ -834,6 +835,7 @@ RENDER.register(
     "classic",
     RenderFacet(
         protocol="classic",
+        in_generations=True,
         ownership=_classic_ownership,
         coordinator_assignment=_classic_coordinator_assignment,
         step_note=_no_note,

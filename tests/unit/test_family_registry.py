@@ -57,10 +57,7 @@ ALLOWED: dict[str, int] = {
     "groupcheck/vectors/classic.py": 1,
     "invariants/liveness.py": 1,
     "reports/casestudy.py": 1,
-    "reports/render/dot.py": 1,
     "reports/render/explain.py": 1,
-    "reports/render/report.py": 1,
-    "reports/render/view.py": 1,
 }
 """The branches each file still holds (issue 39 wants none): a count may only shrink —
 lower it here when a change removes one; a file not listed may hold none."""
