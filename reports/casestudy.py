@@ -46,11 +46,10 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from model.classic.records import ClassicClient, ClassicGroup, ClassicMember, ClassicState
+from model.classic.records import ClassicClient, ClassicMember, ClassicState
 from model.coordinator import group_status, pending_partitions
 from model.family import family_of_state
 from model.ids import Assignment, format_partitions
-from model.migration.records import MixedState
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -74,7 +73,8 @@ def _parts(partitions: frozenset[tuple[str, int]] | None) -> list[str] | None:
 def group_view(state: AnyState) -> dict[str, Any]:
     """The group, its target assignment, each member's assignment and each client, as
     plain JSON-ready data, as the state's family shows it (``CaseStudyFacet.group_view``:
-    ``consumer_group_view``, ``classic_group_view``, ``mixed_group_view``)."""
+    ``consumer_group_view``, ``classic_group_view``,
+    ``reports.mixed_casestudy.mixed_group_view``)."""
     view: dict[str, Any] = CASESTUDY.of_state(state).group_view(state)
     return view
 
@@ -113,33 +113,6 @@ def consumer_group_view(state: State) -> dict[str, Any]:
         "in_flight": len(state.network),
         "perturbations": state.perturbations,
     }
-
-
-def mixed_group_view(state: MixedState) -> dict[str, Any]:
-    """A mixed state: its group as its type renders it (``protocol`` says which), with the
-    clients of both protocols, each as its own protocol renders it."""
-    from model.migration.system import (
-        EMPTY_CLASSIC_GROUP,
-        EMPTY_CONSUMER_GROUP,
-        classic_view,
-        consumer_view,
-    )
-
-    g = state.group
-    if isinstance(g, ClassicGroup):
-        out = classic_group_view(classic_view(state, g))
-        others = group_view(consumer_view(state, EMPTY_CONSUMER_GROUP))["clients"]
-        out["protocol"] = "classic"
-    else:
-        out = group_view(consumer_view(state, g))
-        others = classic_group_view(classic_view(state, EMPTY_CLASSIC_GROUP))["clients"]
-        out["protocol"] = "consumer"
-        for mid, m in g.members.items():
-            if m.classic is not None:
-                out["members"][mid]["classic_protocols"] = list(m.classic.supported_protocols)
-    out["clients"] = {**out["clients"], **others}
-    out["in_flight"] = len(state.network)
-    return out
 
 
 def classic_group_view(state: ClassicState) -> dict[str, Any]:
@@ -435,4 +408,3 @@ CASESTUDY.register(
     "classic",
     CaseStudyFacet(group_view=classic_group_view, render_group=render_classic_group),
 )
-CASESTUDY.register("mixed", CaseStudyFacet(group_view=mixed_group_view, render_group=render_group))

@@ -66,7 +66,7 @@ class CaseStudyFacet:
 
 
 CASESTUDY: FacetTable[CaseStudyFacet] = FacetTable(
-    "case-study facet (reports.casestudy)", ("reports.casestudy",)
+    "case-study facet (reports.casestudy)", ("reports.casestudy", "reports.mixed_casestudy")
 )
 """The case-study reading of each family (``mixed`` shows its group's family's layout)."""
 
