@@ -30,6 +30,8 @@ import argparse
 import time
 from typing import Any
 
+from groupcheck.families import AGREEMENT, AgreementFacet
+
 DEFAULT_WALKS = 3
 DEFAULT_LENGTH = 30
 DEFAULT_SEED = 0
@@ -47,11 +49,6 @@ DEFAULT_SEEK = 300_000
 def cmd_agreement(args: argparse.Namespace) -> int:
     from groupcheck import exitcodes
     from groupcheck.progress import progress_for
-    from invariants.z3.proof.classic_agreement import walk_check
-    from invariants.z3.proof.classic_transition import ClassicOptions
-    from invariants.z3.proof.crosscheck import cross_check
-    from invariants.z3.proof.mixed_agreement import walk_check as mixed_walk_check
-    from invariants.z3.proof.transition import Options
     from model.status import ConfigError
 
     others = [
@@ -78,24 +75,19 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     for config, variant, reference in configs:
         if progress is not None:
             progress(f"agreement: {config.name} ({walks} walks x {length} steps, seed {seed})")
+        facet = AGREEMENT.of_config(config)
         budget: dict[str, Any] = {
             "walks": walks,
             "length": length,
             "seed": seed,
             # The default BFS is the consumer relation's (its steps are checked once each).
-            "bfs_states": bfs if args.bfs is not None or config.protocol == "consumer" else 0,
+            "bfs_states": bfs if args.bfs is not None or facet.bfs_by_default else 0,
             "seek_states": seek,
             "timeout_ms": int(args.timeout * 1000),
             "progress": progress,
             "reference": reference,
         }
-        outcome: Any
-        if config.protocol == "classic":
-            outcome = walk_check(config, options=ClassicOptions.of(config, variant), **budget)
-        elif config.protocol == "mixed":
-            outcome = mixed_walk_check(config, variant=variant, **budget)
-        else:
-            outcome = cross_check(config, options=Options.of(config, variant), **budget)
+        outcome = facet.check(config, variant, budget)
         rows.append(_row(config.name, outcome, variant))
     results = [r["result"] for r in rows]
     result = "ok"
@@ -138,21 +130,60 @@ def outside(config: Any) -> str | None:
     the classic relation's scope (every classic action has a family:
     ``classic_transition.family_of``); a mixed one in a mixed group's as
     ``mixed_transition.unsupported`` says; any other in the consumer relation's scope as
-    ``symbolic.prove_cmd.outside_scope`` (with the KIP-1251 assignment epochs) says."""
+    ``symbolic.prove_cmd.outside_scope`` (with the KIP-1251 assignment epochs) says
+    (``AgreementFacet.outside`` of its family)."""
+    reason: str | None = AGREEMENT.of_config(config).outside(config)
+    return reason
+
+
+def _consumer_check(config: Any, variant: str | None, budget: dict[str, Any]) -> Any:
+    from invariants.z3.proof.crosscheck import cross_check
+    from invariants.z3.proof.transition import Options
+
+    return cross_check(config, options=Options.of(config, variant), **budget)
+
+
+def _classic_check(config: Any, variant: str | None, budget: dict[str, Any]) -> Any:
+    from invariants.z3.proof.classic_agreement import walk_check
+    from invariants.z3.proof.classic_transition import ClassicOptions
+
+    return walk_check(config, options=ClassicOptions.of(config, variant), **budget)
+
+
+def _mixed_check(config: Any, variant: str | None, budget: dict[str, Any]) -> Any:
+    from invariants.z3.proof.mixed_agreement import walk_check
+
+    return walk_check(config, variant=variant, **budget)
+
+
+def _consumer_outside(config: Any) -> str | None:
     from groupcheck.symbolic.prove_cmd import outside_scope
+
+    return outside_scope(config, epochs=True)
+
+
+def _classic_outside(config: Any) -> str | None:
+    return None
+
+
+def _mixed_outside(config: Any) -> str | None:
     from invariants.z3.proof.mixed_transition import unsupported
 
-    if config.protocol == "classic":
-        return None
-    if config.protocol == "mixed":
-        return unsupported(config)
-    reason = outside_scope(config, epochs=True)
-    if reason is not None and config.protocol != "consumer":
-        return (
-            "--agreement covers the KIP-848 consumer protocol, the classic coordinator and "
-            f"mixed groups; this config is {config.protocol}"
-        )
+    reason: str | None = unsupported(config)
     return reason
+
+
+AGREEMENT.register(
+    "consumer",
+    AgreementFacet(check=_consumer_check, outside=_consumer_outside, bfs_by_default=True),
+)
+AGREEMENT.register(
+    "classic",
+    AgreementFacet(check=_classic_check, outside=_classic_outside, bfs_by_default=False),
+)
+AGREEMENT.register(
+    "mixed", AgreementFacet(check=_mixed_check, outside=_mixed_outside, bfs_by_default=False)
+)
 
 
 def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]]]:

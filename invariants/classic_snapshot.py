@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 from invariants.expr import Snapshot
+from invariants.families import SNAPSHOTS, SnapshotFacet, key_after_by_reading
 from model.classic.client import IN_GROUP
 from model.classic.messages import ClassicSubscription
 from model.classic.records import ClassicClient, ClassicGroup, ClassicState
@@ -181,3 +182,13 @@ def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
         functions=fn,
         family="classic",
     )
+
+
+SNAPSHOTS.register(
+    "classic",
+    SnapshotFacet(
+        key=classic_snapshot_key,
+        key_after=key_after_by_reading(classic_snapshot_key),
+        project=project_classic_key,
+    ),
+)

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from groupcheck.families import SAFETY
 from groupcheck.validate.concurrency import releases_first
 from groupcheck.validate.events import EventReader
 from groupcheck.validate.report import Finding, Report
@@ -395,22 +396,34 @@ def validate_safety(
         if first is None:
             raise TraceError(1, 1, "empty trace: no header line")
         header = parse_header(first)
-        if header.protocol == "classic":
-            from groupcheck.validate.safety_classic import validate_classic_safety
+        return SAFETY.named(header.protocol)(file, header, it, settle, timing)
+    except TraceError as e:
+        report.error = f"{file}:{e}"
+        return report
 
-            return validate_classic_safety(file, header, it, timing)
-        if header.protocol == "mixed":
-            from groupcheck.validate.safety_mixed import validate_mixed_safety
 
-            return validate_mixed_safety(file, header, it, settle, timing)
+def validate_consumer_safety(
+    file: str,
+    header: TraceHeader,
+    lines: Iterator[str],
+    settle: int,
+    timing: TimingOptions | None = None,
+) -> Report:
+    """Safety mode on a KIP-848 trace whose header (line 1) has been read (``lines`` goes
+    on from line 2)."""
+    report = Report(file, "safety")
+    try:
         checker = _Safety(file, report, settle, timing or TimingOptions(), header)
-        for n, ts, action in releases_first(trace_events(it, header)):
+        for n, ts, action in releases_first(trace_events(lines, header)):
             checker.on_event(n, ts, action)
     except TraceError as e:
         report.error = f"{file}:{e}"
         return report
     checker.finish()
     return report
+
+
+SAFETY.register("consumer", validate_consumer_safety)
 
 
 @dataclass
