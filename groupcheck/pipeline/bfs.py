@@ -53,7 +53,6 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from groupcheck.pipeline import bfs_tasks
 from groupcheck.pipeline.errors import PipelineError
@@ -170,19 +169,6 @@ class VisitedTable:
         """The rows of ``candidates`` whose ``fp`` no level added so far holds."""
         return candidates.join(self.spark.table(self.name).select("fp"), "fp", "left_anti")
 
-    def write(self, frame: DataFrame, path: Path) -> None:
-        """Write ``frame``'s (fp, parent, action) to ``path`` in the bucketed layout: each
-        task writes a file for each bucket among its rows. No shuffle: a level's rows come
-        from the anti-join's B partitions, partition k holding bucket k, through a Parquet
-        file each, so a bucket's rows are in one task."""
-        name = f"{self.name}_w"
-        try:
-            frame.select("fp", "parent", "action").write.bucketBy(self.buckets, "fp").option(
-                "path", str(path.resolve())
-            ).saveAsTable(name)
-        finally:
-            self.spark.sql(f"DROP TABLE IF EXISTS {name}")
-
     def drop(self) -> None:
         self.spark.sql(f"DROP TABLE IF EXISTS {self.name}")
 
@@ -198,8 +184,6 @@ the driver, in plain Python (the same task functions), without a Spark job."""
 DRIVER_VISITED = 1_000_000
 """The driver computes a level only while the search has visited at most this many states
 (it holds their fingerprints in memory)."""
-
-FRONTIER_DDL = "fp long, key binary, state binary"
 
 
 def _write_level_json(tmp: Path, side: _Side) -> None:
@@ -256,25 +240,6 @@ class _Side:
                     }
                 )
         return side
-
-
-SIDE_COLUMNS = ("fp", "action", "property", "message", "order")
-
-
-def _spark_side(frame: DataFrame) -> list[dict[str, Any]]:
-    rows = frame.where(F.col("property").isNotNull()).select(*SIDE_COLUMNS).collect()
-    return [r.asDict() for r in rows]
-
-
-def _spark_commit_checked(checked: DataFrame, tmp: Path, visited: VisitedTable) -> _Side:
-    """Write a level's checked rows (cached by the caller) as its ``frontier`` and
-    ``visited``; what its tasks reported. Three jobs: the frontier's write computes the
-    rows into the cache, the side rows and the visited set are read from it."""
-    states = checked.where(F.col("property").isNull())
-    states.select("fp", "key", "state").write.parquet(str(tmp / "frontier"))
-    side = _Side.of(_spark_side(checked))
-    visited.write(states, tmp / "visited")
-    return side
 
 
 def _write_driver_level(tmp: Path, states: list[dict[str, Any]], buckets: int) -> None:
@@ -396,34 +361,26 @@ def spark_bfs(
     start = time.perf_counter()
     slots = partitions or max(2, spark.sparkContext.defaultParallelism)
     layout = prepare_out(out, _plan(config, mutant, check_convergence), buckets, slots)
-    visited = VisitedTable(spark, out, layout)
-    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
-    try:
-        spark.conf.set("spark.sql.shuffle.partitions", str(layout))
-        return _search(
-            spark,
-            config,
-            out,
-            visited,
-            check_convergence=check_convergence,
-            max_depth=max_depth,
-            slots=slots,
-            progress=progress,
-            stop_after=stop_after,
-            start=start,
-            driver_states=driver_states,
-        )
-    finally:
-        visited.drop()
-        if shuffle is not None:
-            spark.conf.set("spark.sql.shuffle.partitions", shuffle)
+    return _search(
+        spark,
+        config,
+        out,
+        layout,
+        check_convergence=check_convergence,
+        max_depth=max_depth,
+        slots=slots,
+        progress=progress,
+        stop_after=stop_after,
+        start=start,
+        driver_states=driver_states,
+    )
 
 
 def _search(
     spark: SparkSession,
     config: Config,
     out: Path,
-    visited_table: VisitedTable,
+    layout: int,
     *,
     check_convergence: bool,
     max_depth: int | None,
@@ -434,6 +391,7 @@ def _search(
     driver_states: int,
 ) -> SparkBfsResult:
     blob = pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
+    run = uuid.uuid4().hex  # names this run's cache of visited files in the Python workers
     levels = out / "levels"
     for leftover in levels.glob(".*.tmp"):
         shutil.rmtree(leftover)  # a level a killed run of this search did not finish
@@ -446,18 +404,11 @@ def _search(
         if driver_states > 0:
             states, rows = _driver_level(blob, check_convergence, True, None, set())
             side = _Side.of(rows)
-            _write_driver_level(tmp, states, visited_table.buckets)
+            _write_driver_level(tmp, states, layout)
         else:
-            seed = spark.range(0, 1, 1, numPartitions=1).mapInArrow(
-                functools.partial(bfs_tasks.initial, blob, check_convergence), bfs_tasks.DDL
+            side = _spark_level(
+                spark, blob, check_convergence, True, out, None, tmp, slots, layout, -1, run
             )
-            checked = seed.mapInArrow(
-                functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
-            ).cache()
-            try:
-                side = _spark_commit_checked(checked, tmp, visited_table)
-            finally:
-                checked.unpersist()
         _write_level_json(tmp, side)
         _commit(tmp, _level_dir(out, 0))
         level_seconds.append(time.perf_counter() - tick)
@@ -543,13 +494,13 @@ def _search(
             known = on_driver.through(depth)
             states, rows = _driver_level(blob, check_convergence, deeper, here / "frontier", known)
             side = _Side.of(rows)
-            _write_driver_level(tmp, states, visited_table.buckets)
+            _write_driver_level(tmp, states, layout)
             on_driver.add(depth + 1, [r["fp"] for r in states])
         else:
             if distinct > DRIVER_VISITED:
                 on_driver = DriverVisited(out)  # never needed again: free the fingerprints
             side = _spark_level(
-                spark, blob, check_convergence, deeper, here, tmp, slots, visited_table, depth
+                spark, blob, check_convergence, deeper, out, here, tmp, slots, layout, depth, run
             )
         _write_level_json(tmp, side)
         _commit(tmp, nxt)
@@ -561,71 +512,69 @@ def _search(
         depth += 1
 
 
+def _frontier_files(frontier: Path) -> list[tuple[str, int]]:
+    """A committed level's ``frontier`` files (hidden and ``_`` names skipped, as Spark
+    skips them) with their row counts, from the Parquet footers."""
+    names = sorted(
+        p for p in frontier.iterdir() if p.suffix == ".parquet" and p.name[0] not in "._"
+    )
+    return [(str(p), pq.ParquetFile(p).metadata.num_rows) for p in names]
+
+
 def _spark_level(
     spark: SparkSession,
     blob: bytes,
     check_convergence: bool,
     deeper: bool,
-    here: Path,
+    out: Path,
+    here: Path | None,
     tmp: Path,
     slots: int,
-    visited_table: VisitedTable,
+    buckets: int,
     depth: int,
+    run: str,
 ) -> _Side:
-    """Level ``depth + 1`` on Spark, in four jobs: expand (its rows cached, its side rows
-    collected), then group, anti-join and check, writing ``frontier`` (the checked rows
-    cached), the check's side rows, and ``visited``."""
-    frontier = spark.read.schema(FRONTIER_DDL).parquet(str(here / "frontier")).repartition(slots)
-    succ = frontier.select(
-        "fp",
-        "key",
-        F.lit(0).cast("long").alias("parent"),
-        F.lit(0).cast("int").alias("action"),
-        "state",
-        F.lit(None).cast("string").alias("property"),
-        F.lit(None).cast("string").alias("message"),
-        F.lit(None).cast("binary").alias("order"),
-    )
-    expanded = succ.mapInArrow(
-        functools.partial(bfs_tasks.expand, blob, check_convergence, deeper), bfs_tasks.DDL
-    ).cache()
-    try:
-        rows = _spark_side(expanded)
-        candidates = (
-            expanded.where(F.col("property").isNull())
-            .groupBy("fp")
-            .agg(F.min(F.struct("key", "parent", "action", "state")).alias("w"))
-            .select("fp", "w.key", "w.parent", "w.action", "w.state")
+    """Level ``depth + 1`` on Spark in one job of two stages (``here`` None: level 0, the
+    initial state). Stage 1: ``slots`` tasks each expand an even run of the frontier's rows
+    (``bfs_tasks.expand_slices``), keyed by bucket. Stage 2, after a shuffle into the B
+    buckets: task k keeps each candidate's least key, drops the fingerprints of bucket k
+    of every committed level's ``visited``, checks the new states and writes bucket k of
+    the level's ``frontier`` and ``visited`` (``bfs_tasks.new_states``); only the side
+    rows reach the driver."""
+    plans: list[list[bfs_tasks.Slice] | None]
+    if here is None:
+        plans = [None]
+    else:
+        plans = list(bfs_tasks.frontier_slices(_frontier_files(here / "frontier"), slots))
+    for part in ("frontier", "visited"):
+        (tmp / part).mkdir(parents=True)
+    visited_dirs = [str((_level_dir(out, d) / "visited").resolve()) for d in range(depth + 1)]
+    job = str(uuid.uuid4())
+    sc = spark.sparkContext
+    rows = (
+        sc.parallelize(plans, len(plans))
+        .mapPartitionsWithIndex(
+            functools.partial(bfs_tasks.expand_slices, blob, check_convergence, deeper, buckets)
         )
-        for d in range(depth + 1):
-            visited_table.add(d)
-        new = visited_table.anti_join(candidates).select(
-            "fp",
-            "key",
-            "parent",
-            "action",
-            "state",
-            F.lit(None).cast("string").alias("property"),
-            F.lit(None).cast("string").alias("message"),
-            F.lit(None).cast("binary").alias("order"),
+        .partitionBy(buckets, bfs_tasks.partition_of)
+        .mapPartitionsWithIndex(
+            functools.partial(
+                bfs_tasks.new_states,
+                blob,
+                check_convergence,
+                run,
+                visited_dirs,
+                str(tmp.resolve()),
+                job,
+            )
         )
-        checked = new.mapInArrow(
-            functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
-        ).cache()
-        try:
-            side = _spark_commit_checked(checked, tmp, visited_table)
-        finally:
-            checked.unpersist()
-    finally:
-        expanded.unpersist()
-    first = _Side.of(rows)
-    return _Side(
-        first.events + side.events,
-        first.steps + side.steps,
-        side.states,
-        first.witnesses | side.witnesses,
-        [first.undecided[0] + side.undecided[0], max(first.undecided[1], side.undecided[1])],
+        .collect()
     )
+    for part in ("frontier", "visited"):
+        for leftover in (tmp / part).glob(".*"):
+            leftover.unlink()  # a task attempt that did not finish its file
+        (tmp / part / "_SUCCESS").touch()
+    return _Side.of(rows)
 
 
 def _parent(out: Path, depth: int, fp: int) -> tuple[int, int]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import os
 import pickle
 import struct
 from collections.abc import Callable, Hashable, Iterator
@@ -350,3 +351,151 @@ def spark_hash_long(value: int, seed: int = 42) -> int:
 def bucket_of(fp: int, buckets: int) -> int:
     """The bucket of fingerprint ``fp`` among ``buckets``: ``pmod(hash(fp), buckets)``."""
     return spark_hash_long(fp) % buckets
+
+
+# ---------------------------------------------------------------- one job a level (RDD)
+
+FRONTIER_COLUMNS = ["fp", "key", "state"]
+VISITED_COLUMNS = ["fp", "parent", "action"]
+SIDE_KEYS = ("fp", "action", "property", "message", "order")
+
+Slice = tuple[str, int, int]
+"""A piece of a frontier for one expanding task: a Parquet file, the first row, the row
+after the last."""
+
+
+def frontier_slices(files: list[tuple[str, int]], tasks: int) -> list[list[Slice]]:
+    """Cut a frontier (its files with their row counts, in a fixed order) into ``tasks``
+    runs of consecutive rows, as even as rows allow (a task may get none)."""
+    total = sum(n for _, n in files)
+    plans: list[list[Slice]] = []
+    for i in range(tasks):
+        lo, hi = i * total // tasks, (i + 1) * total // tasks
+        plan: list[Slice] = []
+        start = 0
+        for name, n in files:
+            a, b = max(lo, start), min(hi, start + n)
+            if a < b:
+                plan.append((name, a - start, b - start))
+            start += n
+        plans.append(plan)
+    return plans
+
+
+def _read_slices(plan: list[Slice]) -> Iterator[pa.RecordBatch]:
+    import pyarrow.parquet as pq
+
+    for name, a, b in plan:
+        yield from pq.read_table(name, columns=FRONTIER_COLUMNS).slice(a, b - a).to_batches()
+
+
+def expand_slices(
+    blob: bytes,
+    check_convergence: bool,
+    deeper: bool,
+    buckets: int,
+    index: int,
+    plans: Iterator[list[Slice] | None],
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The map side of a level (an RDD partition holding one plan): expand the plan's
+    frontier rows (``None``: the initial state, level 0) and key each successor by its
+    bucket (``bucket_of``), so the shuffle brings every candidate of bucket k to task k;
+    the side rows (events, counts, witnesses) go to bucket ``index mod buckets``, whose
+    task passes them on. A recomputed map task replaces its shuffle output, so each
+    count arrives once."""
+    for plan in plans:
+        if plan is None:
+            out = initial(blob, check_convergence, iter(()))
+        else:
+            out = expand(blob, check_convergence, deeper, _read_slices(plan))
+        for batch in out:
+            for row in batch.to_pylist():
+                if row["property"] is None:
+                    yield bucket_of(row["fp"], buckets), row
+                else:
+                    yield index % buckets, {k: row[k] for k in SIDE_KEYS}
+
+
+def partition_of(bucket: int) -> int:
+    """The shuffle's partitioner: the key is already the bucket."""
+    return bucket
+
+
+_VISITED: dict[tuple[str, int], tuple[set[str], set[int]]] = {}
+"""Per Python worker: the fingerprints of committed levels' bucket files it has read, by
+(run, bucket). Committed levels never change, so this is only a cache of the files."""
+
+
+def _visited(run: str, dirs: list[str], bucket: int) -> set[int]:
+    import glob
+
+    import pyarrow.parquet as pq
+
+    loaded, fps = _VISITED.setdefault((run, bucket), (set(), set()))
+    for d in dirs:
+        if d in loaded:
+            continue
+        for name in sorted(glob.glob(os.path.join(d, f"part-*_{bucket:05d}.c000.snappy.parquet"))):
+            fps.update(pq.read_table(name, columns=["fp"])["fp"].to_pylist())
+        loaded.add(d)
+    return fps
+
+
+def _publish(table: pa.Table, path: str) -> None:
+    """Write ``table`` to ``path`` through a hidden temporary name and a rename: a task
+    run twice (a retry, a lost executor) replaces the file with the same rows."""
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex}")
+    pq.write_table(table, tmp, compression="snappy")
+    os.replace(tmp, path)
+
+
+def new_states(
+    blob: bytes,
+    check_convergence: bool,
+    run: str,
+    visited_dirs: list[str],
+    tmp: str,
+    job: str,
+    bucket: int,
+    rows: Iterator[tuple[int, dict[str, Any]]],
+) -> Iterator[dict[str, Any]]:
+    """The reduce side of a level, task ``bucket``: keep each candidate fingerprint's least
+    key, drop the fingerprints of every committed level's bucket file (``visited_dirs``),
+    check the new states' state properties, write them as the level's ``frontier`` file
+    and ``visited`` bucket file of this bucket (Spark's bucketed file names), and return
+    the side rows only (the driver collects those)."""
+    side: list[dict[str, Any]] = []
+    best: dict[int, dict[str, Any]] = {}
+    for _, row in rows:
+        if row["property"] is not None:
+            side.append(row)
+            continue
+        old = best.get(row["fp"])
+        if old is None or row["key"] < old["key"]:
+            best[row["fp"]] = row
+    known = _visited(run, visited_dirs, bucket)
+    fresh = [r for r in best.values() if r["fp"] not in known]
+    states: list[dict[str, Any]] = []
+    for batch in check(blob, check_convergence, iter([_rows(fresh)])):
+        for row in batch.to_pylist():
+            if row["property"] is None:
+                states.append(row)
+            else:
+                side.append({k: row[k] for k in SIDE_KEYS})
+    table = pa.Table.from_pylist(states, schema=SCHEMA)
+    _publish(
+        table.select(FRONTIER_COLUMNS),
+        os.path.join(tmp, "frontier", f"part-{bucket:05d}-{job}-c000.snappy.parquet"),
+    )
+    if states:
+        _publish(
+            table.select(VISITED_COLUMNS),
+            os.path.join(
+                tmp, "visited", f"part-{bucket:05d}-{job}_{bucket:05d}.c000.snappy.parquet"
+            ),
+        )
+    yield from side
