@@ -68,7 +68,9 @@ WITNESSES = "#witnesses"
 """A task's row naming the SOMETIMES witnesses its checker has seen (comma-separated)."""
 
 
-def _encode(value: Any, out: list[bytes]) -> None:
+def _encode_slow(value: Any, out: list[bytes]) -> None:
+    """The canonical encoding, written plainly: what ``_encode`` computes (a test compares
+    the two)."""
     if value is None:
         out.append(b"N")
     elif isinstance(value, bool):
@@ -83,27 +85,27 @@ def _encode(value: Any, out: list[bytes]) -> None:
     elif isinstance(value, tuple):
         out.append(b"(")
         for v in value:
-            _encode(v, out)
+            _encode_slow(v, out)
         out.append(b")")
     elif isinstance(value, frozenset | set):
         items = []
         for v in value:
             part: list[bytes] = []
-            _encode(v, part)
+            _encode_slow(v, part)
             items.append(b"".join(part))
         out.append(b"{" + b"".join(sorted(items)) + b"}")
     elif isinstance(value, FrozenMap):
         pairs = []
         for k, v in value.items():
             part = []
-            _encode(k, part)
-            _encode(v, part)
+            _encode_slow(k, part)
+            _encode_slow(v, part)
             pairs.append(b"".join(part))
         out.append(b"[" + b"".join(sorted(pairs)) + b"]")
     elif is_dataclass(value) and not isinstance(value, type):
         out.append(f"d{type(value).__name__}<".encode())
         for f in fields(value):
-            _encode(getattr(value, f.name), out)
+            _encode_slow(getattr(value, f.name), out)
         out.append(b">")
     elif isinstance(value, float):
         out.append(b"f" + repr(value).encode() + b";")
@@ -111,12 +113,97 @@ def _encode(value: Any, out: list[bytes]) -> None:
         raise TypeError(f"no stable encoding for a {type(value).__name__}")
 
 
+_NONE, _BOOL, _INT, _STR, _ENUM, _TUPLE, _SET, _MAP, _DATA, _FLOAT = range(10)
+_KINDS: dict[type, int] = {}
+_DATA_FIELDS: dict[type, tuple[bytes, tuple[str, ...]]] = {}
+_ATOMS: dict[Any, bytes] = {}
+"""Encodings of strings and enum members seen (few distinct ones in a search)."""
+_MEMO: dict[int, tuple[Any, bytes]] = {}
+"""Encodings of the composite values met lately, by ``id``: the entry holds the value, so
+its ``id`` names it while the entry lives (states share most of their parts)."""
+_MEMO_LIMIT = 50_000
+
+
+def _kind(value: Any) -> int:
+    t = type(value)
+    kind = _KINDS.get(t)
+    if kind is None:
+        if value is None:
+            kind = _NONE
+        elif isinstance(value, bool):
+            kind = _BOOL
+        elif isinstance(value, int):
+            kind = _INT
+        elif isinstance(value, str):
+            kind = _STR
+        elif isinstance(value, enum.Enum):
+            kind = _ENUM
+        elif isinstance(value, tuple):
+            kind = _TUPLE
+        elif isinstance(value, frozenset | set):
+            kind = _SET
+        elif isinstance(value, FrozenMap):
+            kind = _MAP
+        elif is_dataclass(value) and not isinstance(value, type):
+            kind = _DATA
+            _DATA_FIELDS[t] = (
+                f"d{t.__name__}<".encode(),
+                tuple(f.name for f in fields(value)),
+            )
+        elif isinstance(value, float):
+            kind = _FLOAT
+        else:
+            raise TypeError(f"no stable encoding for a {t.__name__}")
+        _KINDS[t] = kind
+    return kind
+
+
+def _encode(value: Any) -> bytes:
+    """The canonical encoding of ``value`` (``_encode_slow``'s bytes), by type, with the
+    encodings of strings, enum members and recently met composite values remembered."""
+    kind = _kind(value)
+    if kind == _INT:
+        return b"i%d;" % value
+    if kind == _NONE:
+        return b"N"
+    if kind == _BOOL:
+        return b"T" if value else b"F"
+    if kind in (_STR, _ENUM):
+        atom = _ATOMS.get(value) if kind == _STR else _ATOMS.get((type(value), value.name))
+        if atom is None:
+            if kind == _STR:
+                data = value.encode()
+                atom = _ATOMS[value] = b"s%d:" % len(data) + data
+            else:
+                atom = f"e{type(value).__name__}.{value.name};".encode()
+                _ATOMS[(type(value), value.name)] = atom
+        return atom
+    if kind == _FLOAT:
+        return b"f" + repr(value).encode() + b";"
+    hit = _MEMO.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    if kind == _DATA:
+        head, names = _DATA_FIELDS[type(value)]
+        data = head + b"".join([_encode(getattr(value, n)) for n in names]) + b">"
+    elif kind == _TUPLE:
+        data = b"(" + b"".join([_encode(v) for v in value]) + b")"
+    elif kind == _SET:
+        data = b"{" + b"".join(sorted([_encode(v) for v in value])) + b"}"
+    else:
+        pairs = sorted([_encode(k) + _encode(v) for k, v in value.items()])
+        data = b"[" + b"".join(pairs) + b"]"
+    if type(value) is not set:  # a mutable set may change under its id
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[id(value)] = (value, data)
+    return data
+
+
 def stable_fingerprint(value: Any) -> int:
     """A 64-bit fingerprint of a model value that every process computes alike (a signed
     int, as Spark's long)."""
-    out: list[bytes] = []
-    _encode(value, out)
-    digest = hashlib.blake2b(b"".join(out), digest_size=8).digest()
+    digest = hashlib.blake2b(_encode(value), digest_size=8).digest()
     fp: int = struct.unpack("<q", digest)[0]
     return fp
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from pyspark.sql import functions as F
 from groupcheck.cli import main
 from groupcheck.explore.bfs import bfs
 from groupcheck.mutants import get_mutant
+from groupcheck.pipeline import bfs_tasks
 from groupcheck.pipeline.bfs import VisitedTable, spark_bfs
 from groupcheck.pipeline.bfs_tasks import bucket_of, spark_hash_long, stable_fingerprint
 from groupcheck.pipeline.errors import PipelineError
@@ -43,6 +45,26 @@ def test_stable_fingerprint_is_a_function_of_the_value() -> None:
     after = system.step(a, system.enabled(a, config)[0], config)
     assert stable_fingerprint(after) != stable_fingerprint(a)
     assert stable_fingerprint(frozenset({"x", "y"})) == stable_fingerprint(frozenset({"y", "x"}))
+
+
+def test_fast_encoding_is_the_plain_one() -> None:
+    """``_encode`` (by type, remembering parts) writes the bytes of ``_encode_slow`` (the
+    plain definition) for every state within 6 steps of MUT2, their canonical forms, and
+    values of every kind; so fingerprints stored by an earlier version still match."""
+    config = preset("MUT2")
+    ctx = bfs_tasks.context(pickle.dumps(config), False)
+    frontier, seen = [system.initial(config)], []
+    for _ in range(6):
+        frontier = [system.step(s, a, config) for s in frontier for a in system.enabled(s, config)]
+        frontier = frontier[:400]
+        seen.extend(frontier)
+    values: list[object] = [*seen, *(ctx.canonical(s) for s in seen)]
+    values += [None, True, 3, -7, "x", 1.5, (1, "a"), frozenset({"y", "x"}), {2, 1}]
+    for value in values:
+        plain: list[bytes] = []
+        bfs_tasks._encode_slow(value, plain)
+        assert bfs_tasks._encode(value) == b"".join(plain)
+        assert bfs_tasks._encode(value) == b"".join(plain)  # remembered: the same
 
 
 def test_bucket_of_is_sparks_hash_partitioning() -> None:
