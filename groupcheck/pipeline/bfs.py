@@ -12,28 +12,29 @@ directory, which the rerun replaces: rerunning the same command resumes at the l
 complete level. ``OUT/plan.json`` records what is searched; a rerun with another config is
 refused.
 
-One level: the frontier is expanded by Python workers (``mapInArrow``,
-``groupcheck.pipeline.bfs_tasks.expand``: convergence and step checks, successors with
-their keys); successors are grouped by fingerprint keeping the least key (the serial
-engine's first discovery); an anti-join on fingerprints with every earlier level's
-``visited`` keeps the new ones. The earlier levels' ``visited`` are the partitions of one
-bucketed table of the session's catalog (no metastore needed: an external table of the
-in-memory catalog, created for the run and dropped after it), so Spark plans the anti-join
-without an exchange of the visited side: the candidates are grouped by fingerprint into B
-shuffle partitions, which is the buckets' partitioning, and each join task reads its bucket
-of every level's ``visited`` from storage. Python workers check the new states' state
-properties (``bfs_tasks.check``). The least violation of a level in the serial engine's
-order is the serial engine's counterexample (``groupcheck.explore.pbfs``); its path is
-rebuilt from the parent pointers, replayed by action index, minimised and written like any
-other run's (``reports.artifacts``) under ``OUT``.
+One level on Spark is one job of two stages (``_spark_level``, RDDs): ``slots`` tasks
+each expand an even run of the frontier's rows, read from its Parquet files
+(``bfs_tasks.expand_slices``: convergence and step checks, successors with their keys,
+the least key per fingerprint within the task), each successor keyed by its bucket
+(``bfs_tasks.bucket_of``); after the shuffle into the B buckets, task k keeps each
+fingerprint's least key (the serial engine's first discovery), drops the fingerprints of
+bucket k of every committed level's ``visited`` (read from the bucket files, remembered by
+the Python worker: committed levels never change), checks the new states' state
+properties, and writes bucket k of the level's ``frontier`` and ``visited`` itself
+(``bfs_tasks.new_states``; through a hidden name and a rename, so a re-executed task
+replaces its file with the same rows). Only the side rows (violations, counts, witnesses)
+reach the driver; they travel through the shuffle like the successors, so a map task
+Spark recomputes (a lost executor) counts once. The least violation of a level in the
+serial engine's order is the serial engine's counterexample (``groupcheck.explore.pbfs``);
+its path is rebuilt from the parent pointers, replayed by action index, minimised and
+written like any other run's (``reports.artifacts``) under ``OUT``. ``VisitedTable``
+reads the committed levels as one bucketed table (for readers and the layout's test; the
+search itself does not use it).
 
-A level on Spark is four jobs (``_spark_level``): the expansion (cached) collecting its side
-rows, the grouping, anti-join and check writing ``frontier`` (the checked rows cached), the
-check's side rows (each task counts its states in a ``#states`` row), and ``visited``. A
-level whose frontier holds fewer than ``driver_states`` states is computed on the driver by
-the same task functions over the whole frontier (``_driver_level``), against the visited
-fingerprints it holds in memory, and written in the same layout (``_write_driver_level``):
-no Spark job, so small levels cost milliseconds instead of seconds.
+A level whose frontier holds fewer than ``driver_states`` states is computed on the driver
+by the same task functions over the whole frontier (``_driver_level``), against the
+visited fingerprints it holds in memory, and written in the same layout
+(``_write_driver_level``): no Spark job, so small levels cost milliseconds.
 """
 
 from __future__ import annotations
@@ -353,8 +354,8 @@ def spark_bfs(
     """Search ``config`` exhaustively on Spark, committing each level under ``out``;
     ``stop_after`` ends the run after that level is committed (as a kill would: the
     result is inconclusive and a rerun resumes). ``buckets``: of the visited set, fixed
-    when ``out`` is created (default: ``partitions``); the run's queries use as many
-    shuffle partitions (the session's setting is restored after). A level whose frontier
+    when ``out`` is created (default: ``partitions``), also the reduce tasks of a level;
+    ``partitions`` the expanding tasks. A level whose frontier
     holds fewer than ``driver_states`` states (0: none) is computed on the driver while at
     most ``DRIVER_VISITED`` states are visited; the level it writes is the one Spark
     would."""
