@@ -1,7 +1,7 @@
 """``groupcheck pipeline bfs``: the level-synchronous BFS on Spark (local[2], the shared
 session of ``conftest``) searches what the serial engine searches, finds its
 counterexample, and resumes a stopped search at its last complete level. Small configs
-only: a level on Spark costs four Spark jobs. The tests run levels on Spark
+only: a level on Spark costs a Spark job of two stages. The tests run levels on Spark
 (``driver_states=0``) and on the driver (the default for levels this small), and resume
 one path's levels with the other's."""
 
