@@ -12,28 +12,29 @@ directory, which the rerun replaces: rerunning the same command resumes at the l
 complete level. ``OUT/plan.json`` records what is searched; a rerun with another config is
 refused.
 
-One level: the frontier is expanded by Python workers (``mapInArrow``,
-``groupcheck.pipeline.bfs_tasks.expand``: convergence and step checks, successors with
-their keys); successors are grouped by fingerprint keeping the least key (the serial
-engine's first discovery); an anti-join on fingerprints with every earlier level's
-``visited`` keeps the new ones. The earlier levels' ``visited`` are the partitions of one
-bucketed table of the session's catalog (no metastore needed: an external table of the
-in-memory catalog, created for the run and dropped after it), so Spark plans the anti-join
-without an exchange of the visited side: the candidates are grouped by fingerprint into B
-shuffle partitions, which is the buckets' partitioning, and each join task reads its bucket
-of every level's ``visited`` from storage. Python workers check the new states' state
-properties (``bfs_tasks.check``). The least violation of a level in the serial engine's
-order is the serial engine's counterexample (``groupcheck.explore.pbfs``); its path is
-rebuilt from the parent pointers, replayed by action index, minimised and written like any
-other run's (``reports.artifacts``) under ``OUT``.
+One level on Spark is one job of two stages (``_spark_level``, RDDs): ``slots`` tasks
+each expand an even run of the frontier's rows, read from its Parquet files
+(``bfs_tasks.expand_slices``: convergence and step checks, successors with their keys,
+the least key per fingerprint within the task), each successor keyed by its bucket
+(``bfs_tasks.bucket_of``); after the shuffle into the B buckets, task k keeps each
+fingerprint's least key (the serial engine's first discovery), drops the fingerprints of
+bucket k of every committed level's ``visited`` (read from the bucket files, remembered by
+the Python worker: committed levels never change), checks the new states' state
+properties, and writes bucket k of the level's ``frontier`` and ``visited`` itself
+(``bfs_tasks.new_states``; through a hidden name and a rename, so a re-executed task
+replaces its file with the same rows). Only the side rows (violations, counts, witnesses)
+reach the driver; they travel through the shuffle like the successors, so a map task
+Spark recomputes (a lost executor) counts once. The least violation of a level in the
+serial engine's order is the serial engine's counterexample (``groupcheck.explore.pbfs``);
+its path is rebuilt from the parent pointers, replayed by action index, minimised and
+written like any other run's (``reports.artifacts``) under ``OUT``. ``VisitedTable``
+reads the committed levels as one bucketed table (for readers and the layout's test; the
+search itself does not use it).
 
-A level on Spark is four jobs (``_spark_level``): the expansion (cached) collecting its side
-rows, the grouping, anti-join and check writing ``frontier`` (the checked rows cached), the
-check's side rows (each task counts its states in a ``#states`` row), and ``visited``. A
-level whose frontier holds fewer than ``driver_states`` states is computed on the driver by
-the same task functions over the whole frontier (``_driver_level``), against the visited
-fingerprints it holds in memory, and written in the same layout (``_write_driver_level``):
-no Spark job, so small levels cost milliseconds instead of seconds.
+A level whose frontier holds fewer than ``driver_states`` states is computed on the driver
+by the same task functions over the whole frontier (``_driver_level``), against the
+visited fingerprints it holds in memory, and written in the same layout
+(``_write_driver_level``): no Spark job, so small levels cost milliseconds.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from groupcheck.pipeline import bfs_tasks
 from groupcheck.pipeline.errors import PipelineError
@@ -170,19 +170,6 @@ class VisitedTable:
         """The rows of ``candidates`` whose ``fp`` no level added so far holds."""
         return candidates.join(self.spark.table(self.name).select("fp"), "fp", "left_anti")
 
-    def write(self, frame: DataFrame, path: Path) -> None:
-        """Write ``frame``'s (fp, parent, action) to ``path`` in the bucketed layout: each
-        task writes a file for each bucket among its rows. No shuffle: a level's rows come
-        from the anti-join's B partitions, partition k holding bucket k, through a Parquet
-        file each, so a bucket's rows are in one task."""
-        name = f"{self.name}_w"
-        try:
-            frame.select("fp", "parent", "action").write.bucketBy(self.buckets, "fp").option(
-                "path", str(path.resolve())
-            ).saveAsTable(name)
-        finally:
-            self.spark.sql(f"DROP TABLE IF EXISTS {name}")
-
     def drop(self) -> None:
         self.spark.sql(f"DROP TABLE IF EXISTS {self.name}")
 
@@ -198,8 +185,6 @@ the driver, in plain Python (the same task functions), without a Spark job."""
 DRIVER_VISITED = 1_000_000
 """The driver computes a level only while the search has visited at most this many states
 (it holds their fingerprints in memory)."""
-
-FRONTIER_DDL = "fp long, key binary, state binary"
 
 
 def _write_level_json(tmp: Path, side: _Side) -> None:
@@ -256,25 +241,6 @@ class _Side:
                     }
                 )
         return side
-
-
-SIDE_COLUMNS = ("fp", "action", "property", "message", "order")
-
-
-def _spark_side(frame: DataFrame) -> list[dict[str, Any]]:
-    rows = frame.where(F.col("property").isNotNull()).select(*SIDE_COLUMNS).collect()
-    return [r.asDict() for r in rows]
-
-
-def _spark_commit_checked(checked: DataFrame, tmp: Path, visited: VisitedTable) -> _Side:
-    """Write a level's checked rows (cached by the caller) as its ``frontier`` and
-    ``visited``; what its tasks reported. Three jobs: the frontier's write computes the
-    rows into the cache, the side rows and the visited set are read from it."""
-    states = checked.where(F.col("property").isNull())
-    states.select("fp", "key", "state").write.parquet(str(tmp / "frontier"))
-    side = _Side.of(_spark_side(checked))
-    visited.write(states, tmp / "visited")
-    return side
 
 
 def _write_driver_level(tmp: Path, states: list[dict[str, Any]], buckets: int) -> None:
@@ -388,42 +354,34 @@ def spark_bfs(
     """Search ``config`` exhaustively on Spark, committing each level under ``out``;
     ``stop_after`` ends the run after that level is committed (as a kill would: the
     result is inconclusive and a rerun resumes). ``buckets``: of the visited set, fixed
-    when ``out`` is created (default: ``partitions``); the run's queries use as many
-    shuffle partitions (the session's setting is restored after). A level whose frontier
+    when ``out`` is created (default: ``partitions``), also the reduce tasks of a level;
+    ``partitions`` the expanding tasks. A level whose frontier
     holds fewer than ``driver_states`` states (0: none) is computed on the driver while at
     most ``DRIVER_VISITED`` states are visited; the level it writes is the one Spark
     would."""
     start = time.perf_counter()
     slots = partitions or max(2, spark.sparkContext.defaultParallelism)
     layout = prepare_out(out, _plan(config, mutant, check_convergence), buckets, slots)
-    visited = VisitedTable(spark, out, layout)
-    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
-    try:
-        spark.conf.set("spark.sql.shuffle.partitions", str(layout))
-        return _search(
-            spark,
-            config,
-            out,
-            visited,
-            check_convergence=check_convergence,
-            max_depth=max_depth,
-            slots=slots,
-            progress=progress,
-            stop_after=stop_after,
-            start=start,
-            driver_states=driver_states,
-        )
-    finally:
-        visited.drop()
-        if shuffle is not None:
-            spark.conf.set("spark.sql.shuffle.partitions", shuffle)
+    return _search(
+        spark,
+        config,
+        out,
+        layout,
+        check_convergence=check_convergence,
+        max_depth=max_depth,
+        slots=slots,
+        progress=progress,
+        stop_after=stop_after,
+        start=start,
+        driver_states=driver_states,
+    )
 
 
 def _search(
     spark: SparkSession,
     config: Config,
     out: Path,
-    visited_table: VisitedTable,
+    layout: int,
     *,
     check_convergence: bool,
     max_depth: int | None,
@@ -434,6 +392,7 @@ def _search(
     driver_states: int,
 ) -> SparkBfsResult:
     blob = pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
+    run = uuid.uuid4().hex  # names this run's cache of visited files in the Python workers
     levels = out / "levels"
     for leftover in levels.glob(".*.tmp"):
         shutil.rmtree(leftover)  # a level a killed run of this search did not finish
@@ -446,18 +405,11 @@ def _search(
         if driver_states > 0:
             states, rows = _driver_level(blob, check_convergence, True, None, set())
             side = _Side.of(rows)
-            _write_driver_level(tmp, states, visited_table.buckets)
+            _write_driver_level(tmp, states, layout)
         else:
-            seed = spark.range(0, 1, 1, numPartitions=1).mapInArrow(
-                functools.partial(bfs_tasks.initial, blob, check_convergence), bfs_tasks.DDL
+            side = _spark_level(
+                spark, blob, check_convergence, True, out, None, tmp, slots, layout, -1, run
             )
-            checked = seed.mapInArrow(
-                functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
-            ).cache()
-            try:
-                side = _spark_commit_checked(checked, tmp, visited_table)
-            finally:
-                checked.unpersist()
         _write_level_json(tmp, side)
         _commit(tmp, _level_dir(out, 0))
         level_seconds.append(time.perf_counter() - tick)
@@ -543,13 +495,13 @@ def _search(
             known = on_driver.through(depth)
             states, rows = _driver_level(blob, check_convergence, deeper, here / "frontier", known)
             side = _Side.of(rows)
-            _write_driver_level(tmp, states, visited_table.buckets)
+            _write_driver_level(tmp, states, layout)
             on_driver.add(depth + 1, [r["fp"] for r in states])
         else:
             if distinct > DRIVER_VISITED:
                 on_driver = DriverVisited(out)  # never needed again: free the fingerprints
             side = _spark_level(
-                spark, blob, check_convergence, deeper, here, tmp, slots, visited_table, depth
+                spark, blob, check_convergence, deeper, out, here, tmp, slots, layout, depth, run
             )
         _write_level_json(tmp, side)
         _commit(tmp, nxt)
@@ -561,71 +513,69 @@ def _search(
         depth += 1
 
 
+def _frontier_files(frontier: Path) -> list[tuple[str, int]]:
+    """A committed level's ``frontier`` files (hidden and ``_`` names skipped, as Spark
+    skips them) with their row counts, from the Parquet footers."""
+    names = sorted(
+        p for p in frontier.iterdir() if p.suffix == ".parquet" and p.name[0] not in "._"
+    )
+    return [(str(p), pq.ParquetFile(p).metadata.num_rows) for p in names]
+
+
 def _spark_level(
     spark: SparkSession,
     blob: bytes,
     check_convergence: bool,
     deeper: bool,
-    here: Path,
+    out: Path,
+    here: Path | None,
     tmp: Path,
     slots: int,
-    visited_table: VisitedTable,
+    buckets: int,
     depth: int,
+    run: str,
 ) -> _Side:
-    """Level ``depth + 1`` on Spark, in four jobs: expand (its rows cached, its side rows
-    collected), then group, anti-join and check, writing ``frontier`` (the checked rows
-    cached), the check's side rows, and ``visited``."""
-    frontier = spark.read.schema(FRONTIER_DDL).parquet(str(here / "frontier")).repartition(slots)
-    succ = frontier.select(
-        "fp",
-        "key",
-        F.lit(0).cast("long").alias("parent"),
-        F.lit(0).cast("int").alias("action"),
-        "state",
-        F.lit(None).cast("string").alias("property"),
-        F.lit(None).cast("string").alias("message"),
-        F.lit(None).cast("binary").alias("order"),
-    )
-    expanded = succ.mapInArrow(
-        functools.partial(bfs_tasks.expand, blob, check_convergence, deeper), bfs_tasks.DDL
-    ).cache()
-    try:
-        rows = _spark_side(expanded)
-        candidates = (
-            expanded.where(F.col("property").isNull())
-            .groupBy("fp")
-            .agg(F.min(F.struct("key", "parent", "action", "state")).alias("w"))
-            .select("fp", "w.key", "w.parent", "w.action", "w.state")
+    """Level ``depth + 1`` on Spark in one job of two stages (``here`` None: level 0, the
+    initial state). Stage 1: ``slots`` tasks each expand an even run of the frontier's rows
+    (``bfs_tasks.expand_slices``), keyed by bucket. Stage 2, after a shuffle into the B
+    buckets: task k keeps each candidate's least key, drops the fingerprints of bucket k
+    of every committed level's ``visited``, checks the new states and writes bucket k of
+    the level's ``frontier`` and ``visited`` (``bfs_tasks.new_states``); only the side
+    rows reach the driver."""
+    plans: list[list[bfs_tasks.Slice] | None]
+    if here is None:
+        plans = [None]
+    else:
+        plans = list(bfs_tasks.frontier_slices(_frontier_files(here / "frontier"), slots))
+    for part in ("frontier", "visited"):
+        (tmp / part).mkdir(parents=True)
+    visited_dirs = [str((_level_dir(out, d) / "visited").resolve()) for d in range(depth + 1)]
+    job = str(uuid.uuid4())
+    sc = spark.sparkContext
+    rows = (
+        sc.parallelize(plans, len(plans))
+        .mapPartitionsWithIndex(
+            functools.partial(bfs_tasks.expand_slices, blob, check_convergence, deeper, buckets)
         )
-        for d in range(depth + 1):
-            visited_table.add(d)
-        new = visited_table.anti_join(candidates).select(
-            "fp",
-            "key",
-            "parent",
-            "action",
-            "state",
-            F.lit(None).cast("string").alias("property"),
-            F.lit(None).cast("string").alias("message"),
-            F.lit(None).cast("binary").alias("order"),
+        .partitionBy(buckets, bfs_tasks.partition_of)
+        .mapPartitionsWithIndex(
+            functools.partial(
+                bfs_tasks.new_states,
+                blob,
+                check_convergence,
+                run,
+                visited_dirs,
+                str(tmp.resolve()),
+                job,
+            )
         )
-        checked = new.mapInArrow(
-            functools.partial(bfs_tasks.check, blob, check_convergence), bfs_tasks.DDL
-        ).cache()
-        try:
-            side = _spark_commit_checked(checked, tmp, visited_table)
-        finally:
-            checked.unpersist()
-    finally:
-        expanded.unpersist()
-    first = _Side.of(rows)
-    return _Side(
-        first.events + side.events,
-        first.steps + side.steps,
-        side.states,
-        first.witnesses | side.witnesses,
-        [first.undecided[0] + side.undecided[0], max(first.undecided[1], side.undecided[1])],
+        .collect()
     )
+    for part in ("frontier", "visited"):
+        for leftover in (tmp / part).glob(".*"):
+            leftover.unlink()  # a task attempt that did not finish its file
+        (tmp / part / "_SUCCESS").touch()
+    return _Side.of(rows)
 
 
 def _parent(out: Path, depth: int, fp: int) -> tuple[int, int]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import os
 import pickle
 import struct
 from collections.abc import Callable, Hashable, Iterator
@@ -67,7 +68,9 @@ WITNESSES = "#witnesses"
 """A task's row naming the SOMETIMES witnesses its checker has seen (comma-separated)."""
 
 
-def _encode(value: Any, out: list[bytes]) -> None:
+def _encode_slow(value: Any, out: list[bytes]) -> None:
+    """The canonical encoding, written plainly: what ``_encode`` computes (a test compares
+    the two)."""
     if value is None:
         out.append(b"N")
     elif isinstance(value, bool):
@@ -82,27 +85,27 @@ def _encode(value: Any, out: list[bytes]) -> None:
     elif isinstance(value, tuple):
         out.append(b"(")
         for v in value:
-            _encode(v, out)
+            _encode_slow(v, out)
         out.append(b")")
     elif isinstance(value, frozenset | set):
         items = []
         for v in value:
             part: list[bytes] = []
-            _encode(v, part)
+            _encode_slow(v, part)
             items.append(b"".join(part))
         out.append(b"{" + b"".join(sorted(items)) + b"}")
     elif isinstance(value, FrozenMap):
         pairs = []
         for k, v in value.items():
             part = []
-            _encode(k, part)
-            _encode(v, part)
+            _encode_slow(k, part)
+            _encode_slow(v, part)
             pairs.append(b"".join(part))
         out.append(b"[" + b"".join(sorted(pairs)) + b"]")
     elif is_dataclass(value) and not isinstance(value, type):
         out.append(f"d{type(value).__name__}<".encode())
         for f in fields(value):
-            _encode(getattr(value, f.name), out)
+            _encode_slow(getattr(value, f.name), out)
         out.append(b">")
     elif isinstance(value, float):
         out.append(b"f" + repr(value).encode() + b";")
@@ -110,12 +113,97 @@ def _encode(value: Any, out: list[bytes]) -> None:
         raise TypeError(f"no stable encoding for a {type(value).__name__}")
 
 
+_NONE, _BOOL, _INT, _STR, _ENUM, _TUPLE, _SET, _MAP, _DATA, _FLOAT = range(10)
+_KINDS: dict[type, int] = {}
+_DATA_FIELDS: dict[type, tuple[bytes, tuple[str, ...]]] = {}
+_ATOMS: dict[Any, bytes] = {}
+"""Encodings of strings and enum members seen (few distinct ones in a search)."""
+_MEMO: dict[int, tuple[Any, bytes]] = {}
+"""Encodings of the composite values met lately, by ``id``: the entry holds the value, so
+its ``id`` names it while the entry lives (states share most of their parts)."""
+_MEMO_LIMIT = 50_000
+
+
+def _kind(value: Any) -> int:
+    t = type(value)
+    kind = _KINDS.get(t)
+    if kind is None:
+        if value is None:
+            kind = _NONE
+        elif isinstance(value, bool):
+            kind = _BOOL
+        elif isinstance(value, int):
+            kind = _INT
+        elif isinstance(value, str):
+            kind = _STR
+        elif isinstance(value, enum.Enum):
+            kind = _ENUM
+        elif isinstance(value, tuple):
+            kind = _TUPLE
+        elif isinstance(value, frozenset | set):
+            kind = _SET
+        elif isinstance(value, FrozenMap):
+            kind = _MAP
+        elif is_dataclass(value) and not isinstance(value, type):
+            kind = _DATA
+            _DATA_FIELDS[t] = (
+                f"d{t.__name__}<".encode(),
+                tuple(f.name for f in fields(value)),
+            )
+        elif isinstance(value, float):
+            kind = _FLOAT
+        else:
+            raise TypeError(f"no stable encoding for a {t.__name__}")
+        _KINDS[t] = kind
+    return kind
+
+
+def _encode(value: Any) -> bytes:
+    """The canonical encoding of ``value`` (``_encode_slow``'s bytes), by type, with the
+    encodings of strings, enum members and recently met composite values remembered."""
+    kind = _kind(value)
+    if kind == _INT:
+        return b"i%d;" % value
+    if kind == _NONE:
+        return b"N"
+    if kind == _BOOL:
+        return b"T" if value else b"F"
+    if kind in (_STR, _ENUM):
+        atom = _ATOMS.get(value) if kind == _STR else _ATOMS.get((type(value), value.name))
+        if atom is None:
+            if kind == _STR:
+                data = value.encode()
+                atom = _ATOMS[value] = b"s%d:" % len(data) + data
+            else:
+                atom = f"e{type(value).__name__}.{value.name};".encode()
+                _ATOMS[(type(value), value.name)] = atom
+        return atom
+    if kind == _FLOAT:
+        return b"f" + repr(value).encode() + b";"
+    hit = _MEMO.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    if kind == _DATA:
+        head, names = _DATA_FIELDS[type(value)]
+        data = head + b"".join([_encode(getattr(value, n)) for n in names]) + b">"
+    elif kind == _TUPLE:
+        data = b"(" + b"".join([_encode(v) for v in value]) + b")"
+    elif kind == _SET:
+        data = b"{" + b"".join(sorted([_encode(v) for v in value])) + b"}"
+    else:
+        pairs = sorted([_encode(k) + _encode(v) for k, v in value.items()])
+        data = b"[" + b"".join(pairs) + b"]"
+    if type(value) is not set:  # a mutable set may change under its id
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[id(value)] = (value, data)
+    return data
+
+
 def stable_fingerprint(value: Any) -> int:
     """A 64-bit fingerprint of a model value that every process computes alike (a signed
     int, as Spark's long)."""
-    out: list[bytes] = []
-    _encode(value, out)
-    digest = hashlib.blake2b(b"".join(out), digest_size=8).digest()
+    digest = hashlib.blake2b(_encode(value), digest_size=8).digest()
     fp: int = struct.unpack("<q", digest)[0]
     return fp
 
@@ -350,3 +438,151 @@ def spark_hash_long(value: int, seed: int = 42) -> int:
 def bucket_of(fp: int, buckets: int) -> int:
     """The bucket of fingerprint ``fp`` among ``buckets``: ``pmod(hash(fp), buckets)``."""
     return spark_hash_long(fp) % buckets
+
+
+# ---------------------------------------------------------------- one job a level (RDD)
+
+FRONTIER_COLUMNS = ["fp", "key", "state"]
+VISITED_COLUMNS = ["fp", "parent", "action"]
+SIDE_KEYS = ("fp", "action", "property", "message", "order")
+
+Slice = tuple[str, int, int]
+"""A piece of a frontier for one expanding task: a Parquet file, the first row, the row
+after the last."""
+
+
+def frontier_slices(files: list[tuple[str, int]], tasks: int) -> list[list[Slice]]:
+    """Cut a frontier (its files with their row counts, in a fixed order) into ``tasks``
+    runs of consecutive rows, as even as rows allow (a task may get none)."""
+    total = sum(n for _, n in files)
+    plans: list[list[Slice]] = []
+    for i in range(tasks):
+        lo, hi = i * total // tasks, (i + 1) * total // tasks
+        plan: list[Slice] = []
+        start = 0
+        for name, n in files:
+            a, b = max(lo, start), min(hi, start + n)
+            if a < b:
+                plan.append((name, a - start, b - start))
+            start += n
+        plans.append(plan)
+    return plans
+
+
+def _read_slices(plan: list[Slice]) -> Iterator[pa.RecordBatch]:
+    import pyarrow.parquet as pq
+
+    for name, a, b in plan:
+        yield from pq.read_table(name, columns=FRONTIER_COLUMNS).slice(a, b - a).to_batches()
+
+
+def expand_slices(
+    blob: bytes,
+    check_convergence: bool,
+    deeper: bool,
+    buckets: int,
+    index: int,
+    plans: Iterator[list[Slice] | None],
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The map side of a level (an RDD partition holding one plan): expand the plan's
+    frontier rows (``None``: the initial state, level 0) and key each successor by its
+    bucket (``bucket_of``), so the shuffle brings every candidate of bucket k to task k;
+    the side rows (events, counts, witnesses) go to bucket ``index mod buckets``, whose
+    task passes them on. A recomputed map task replaces its shuffle output, so each
+    count arrives once."""
+    for plan in plans:
+        if plan is None:
+            out = initial(blob, check_convergence, iter(()))
+        else:
+            out = expand(blob, check_convergence, deeper, _read_slices(plan))
+        for batch in out:
+            for row in batch.to_pylist():
+                if row["property"] is None:
+                    yield bucket_of(row["fp"], buckets), row
+                else:
+                    yield index % buckets, {k: row[k] for k in SIDE_KEYS}
+
+
+def partition_of(bucket: int) -> int:
+    """The shuffle's partitioner: the key is already the bucket."""
+    return bucket
+
+
+_VISITED: dict[tuple[str, int], tuple[set[str], set[int]]] = {}
+"""Per Python worker: the fingerprints of committed levels' bucket files it has read, by
+(run, bucket). Committed levels never change, so this is only a cache of the files."""
+
+
+def _visited(run: str, dirs: list[str], bucket: int) -> set[int]:
+    import glob
+
+    import pyarrow.parquet as pq
+
+    loaded, fps = _VISITED.setdefault((run, bucket), (set(), set()))
+    for d in dirs:
+        if d in loaded:
+            continue
+        for name in sorted(glob.glob(os.path.join(d, f"part-*_{bucket:05d}.c000.snappy.parquet"))):
+            fps.update(pq.read_table(name, columns=["fp"])["fp"].to_pylist())
+        loaded.add(d)
+    return fps
+
+
+def _publish(table: pa.Table, path: str) -> None:
+    """Write ``table`` to ``path`` through a hidden temporary name and a rename: a task
+    run twice (a retry, a lost executor) replaces the file with the same rows."""
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex}")
+    pq.write_table(table, tmp, compression="snappy")
+    os.replace(tmp, path)
+
+
+def new_states(
+    blob: bytes,
+    check_convergence: bool,
+    run: str,
+    visited_dirs: list[str],
+    tmp: str,
+    job: str,
+    bucket: int,
+    rows: Iterator[tuple[int, dict[str, Any]]],
+) -> Iterator[dict[str, Any]]:
+    """The reduce side of a level, task ``bucket``: keep each candidate fingerprint's least
+    key, drop the fingerprints of every committed level's bucket file (``visited_dirs``),
+    check the new states' state properties, write them as the level's ``frontier`` file
+    and ``visited`` bucket file of this bucket (Spark's bucketed file names), and return
+    the side rows only (the driver collects those)."""
+    side: list[dict[str, Any]] = []
+    best: dict[int, dict[str, Any]] = {}
+    for _, row in rows:
+        if row["property"] is not None:
+            side.append(row)
+            continue
+        old = best.get(row["fp"])
+        if old is None or row["key"] < old["key"]:
+            best[row["fp"]] = row
+    known = _visited(run, visited_dirs, bucket)
+    fresh = [r for r in best.values() if r["fp"] not in known]
+    states: list[dict[str, Any]] = []
+    for batch in check(blob, check_convergence, iter([_rows(fresh)])):
+        for row in batch.to_pylist():
+            if row["property"] is None:
+                states.append(row)
+            else:
+                side.append({k: row[k] for k in SIDE_KEYS})
+    table = pa.Table.from_pylist(states, schema=SCHEMA)
+    _publish(
+        table.select(FRONTIER_COLUMNS),
+        os.path.join(tmp, "frontier", f"part-{bucket:05d}-{job}-c000.snappy.parquet"),
+    )
+    if states:
+        _publish(
+            table.select(VISITED_COLUMNS),
+            os.path.join(
+                tmp, "visited", f"part-{bucket:05d}-{job}_{bucket:05d}.c000.snappy.parquet"
+            ),
+        )
+    yield from side

@@ -136,6 +136,12 @@ def register(sub: Any) -> None:
     )
     bfs.add_argument("--partitions", type=positive, metavar="N", help="Spark partitions per level")
     bfs.add_argument(
+        "--depth",
+        type=positive,
+        metavar="K",
+        help="explore every state within K steps only (as 'groupcheck explore --depth K')",
+    )
+    bfs.add_argument(
         "--buckets",
         type=positive,
         metavar="B",
@@ -336,6 +342,7 @@ def cmd_bfs(args: argparse.Namespace) -> int:
             check_convergence=not args.no_convergence,
             partitions=args.partitions,
             buckets=args.buckets,
+            max_depth=args.depth,
             progress=say,
             **({} if args.driver_states is None else {"driver_states": args.driver_states}),
         )

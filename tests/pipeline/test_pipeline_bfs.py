@@ -1,7 +1,7 @@
 """``groupcheck pipeline bfs``: the level-synchronous BFS on Spark (local[2], the shared
 session of ``conftest``) searches what the serial engine searches, finds its
 counterexample, and resumes a stopped search at its last complete level. Small configs
-only: a level on Spark costs four Spark jobs. The tests run levels on Spark
+only: a level on Spark costs a Spark job of two stages. The tests run levels on Spark
 (``driver_states=0``) and on the driver (the default for levels this small), and resume
 one path's levels with the other's."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import signal
 import subprocess
@@ -24,7 +25,8 @@ from pyspark.sql import functions as F
 from groupcheck.cli import main
 from groupcheck.explore.bfs import bfs
 from groupcheck.mutants import get_mutant
-from groupcheck.pipeline.bfs import VisitedTable, spark_bfs
+from groupcheck.pipeline import bfs_tasks
+from groupcheck.pipeline.bfs import SparkBfsResult, VisitedTable, spark_bfs
 from groupcheck.pipeline.bfs_tasks import bucket_of, spark_hash_long, stable_fingerprint
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.tla.configs import CONFIGS
@@ -43,6 +45,26 @@ def test_stable_fingerprint_is_a_function_of_the_value() -> None:
     after = system.step(a, system.enabled(a, config)[0], config)
     assert stable_fingerprint(after) != stable_fingerprint(a)
     assert stable_fingerprint(frozenset({"x", "y"})) == stable_fingerprint(frozenset({"y", "x"}))
+
+
+def test_fast_encoding_is_the_plain_one() -> None:
+    """``_encode`` (by type, remembering parts) writes the bytes of ``_encode_slow`` (the
+    plain definition) for every state within 6 steps of MUT2, their canonical forms, and
+    values of every kind; so fingerprints stored by an earlier version still match."""
+    config = preset("MUT2")
+    ctx = bfs_tasks.context(pickle.dumps(config), False)
+    frontier, seen = [system.initial(config)], []
+    for _ in range(6):
+        frontier = [system.step(s, a, config) for s in frontier for a in system.enabled(s, config)]
+        frontier = frontier[:400]
+        seen.extend(frontier)
+    values: list[object] = [*seen, *(ctx.canonical(s) for s in seen)]
+    values += [None, True, 3, -7, "x", 1.5, (1, "a"), frozenset({"y", "x"}), {2, 1}]
+    for value in values:
+        plain: list[bytes] = []
+        bfs_tasks._encode_slow(value, plain)
+        assert bfs_tasks._encode(value) == b"".join(plain)
+        assert bfs_tasks._encode(value) == b"".join(plain)  # remembered: the same
 
 
 def test_bucket_of_is_sparks_hash_partitioning() -> None:
@@ -259,3 +281,79 @@ def test_killed_job_resumes_at_its_last_complete_level(
     assert doc["witnesses"] == serial.witnesses
     assert code == 3
     assert not list(levels.glob(".*"))
+
+
+def _executor_pids(group: int) -> list[int]:
+    """The executor JVMs in process group ``group`` (a worker the test started)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+            if b"CoarseGrainedExecutorBackend" in cmd and os.getpgid(int(proc.name)) == group:
+                pids.append(int(proc.name))
+        except (OSError, ProcessLookupError):
+            continue
+    return pids
+
+
+def test_lost_executor_mid_level_same_result(
+    no_local_spark: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a standalone cluster of two workers, SIGKILL one executor while a level's job runs
+    (its temporary directory exists, the level is not committed): Spark runs the lost
+    tasks again (and the map stage whose shuffle output died with it), the reduce tasks
+    rewrite their files, and the search ends with the serial engine's states, transitions
+    and depth — each count arrives once."""
+    import threading
+
+    from groupcheck.pipeline.spark import session
+    from groupcheck.pipeline.standalone import StandaloneCluster
+
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")
+    config = preset("MUT2")
+    serial = bfs(config, check_convergence=False, max_depth=10)
+    out = tmp_path / "bfs"
+    with StandaloneCluster(tmp_path / "cluster", cores=1, memory="1g") as cluster:
+        cluster.start_worker()
+        cluster.start_worker()
+        victim_group = cluster._procs[1].pid  # the first worker's process group
+        with session(cluster.url) as spark:
+            result: list[SparkBfsResult] = []
+            search = threading.Thread(
+                target=lambda: result.append(
+                    spark_bfs(
+                        spark,
+                        config,
+                        out,
+                        check_convergence=False,
+                        max_depth=10,
+                        partitions=2,
+                        buckets=2,
+                        driver_states=0,
+                    )
+                )
+            )
+            search.start()
+            killed_at = None
+            for _ in range(20000):  # bounded poll; the search ends it
+                pending = sorted((out / "levels").glob(".0000[6-9].tmp")) if out.exists() else []
+                victims = _executor_pids(victim_group)
+                if pending and victims:
+                    level = int(pending[0].name[1:6])
+                    os.kill(victims[0], signal.SIGKILL)
+                    killed_at = level if not (out / "levels" / f"{level:05d}").exists() else None
+                    break
+                if not search.is_alive():
+                    break
+                time.sleep(0.01)
+            search.join()
+    assert killed_at is not None  # killed while a level was in progress
+    (res,) = result
+    assert isinstance(res, SparkBfsResult)
+    assert res.result == serial.result
+    assert res.distinct_states == serial.distinct_states
+    assert res.steps == serial.steps
+    assert res.depth == serial.depth
+    assert not list((out / "levels").glob(".*"))
