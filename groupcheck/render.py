@@ -240,7 +240,7 @@ def _external_view(
     from groupcheck.validate import validate_safety
     from model.status import ConfigError
     from model.trace.codec import decode_action, parse_event
-    from reports.render.escape import cut
+    from reports.escape import cut
     from reports.render.explain import explain_events
     from reports.render.view import Window, member_names, renamed, renamed_text, view_of_events
 
@@ -344,8 +344,8 @@ def describe(name: str | None, protocol: str = "consumer") -> tuple[str, str]:
     """(description, reference) of a safety-mode check or of a model property, in the
     terms of the trace's ``protocol``: a classic trace's checks are those of
     ``safety_classic`` (same names as the consumer protocol's, other descriptions)."""
-    from groupcheck.validate.safety import observed_text
     from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
+    from groupcheck.validate.safety_mode import observed_text
     from reports.render.report import property_text
 
     if protocol == "classic":
@@ -389,9 +389,9 @@ def default_out(file: str) -> Path:
 def cmd_render(args: argparse.Namespace) -> int:
     from groupcheck.validate.files import display_name
     from model.trace.codec import TraceError
+    from reports.escape import visible
     from reports.publish import check_target, publishing
     from reports.render.dot import RenderError
-    from reports.render.escape import visible
     from reports.render.html import write_index
     from reports.render.report import dot_sources, write_pictures, write_report
 

@@ -367,7 +367,7 @@ def project(state: AnyState) -> Snapshot:
 def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
     """The snapshot of every state whose ``snapshot_key`` is ``key``."""
     if isinstance(key[0], ClassicGroup):
-        return project_classic_key(key)
+        return project_classic_key(key, relations=RELATIONS, functions=FUNCTIONS)
     g, topics, views = key
     existing: set[TopicPartition] = {
         (meta.topic_id, i) for meta in topics.values() for i in range(meta.partitions)

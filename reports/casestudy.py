@@ -59,7 +59,7 @@ from model.records import (
 )
 from model.status import ErrorCode
 from model.system import AnyState
-from reports.render.escape import partitions, shown
+from reports.escape import partitions, shown
 
 
 def _parts(partitions: frozenset[tuple[str, int]] | None) -> list[str] | None:
@@ -411,7 +411,7 @@ def describe_action(action: Action) -> str:
 
 def _argument(value: object) -> str:
     """An action's field as ``describe_action`` shows it: ids (and tuples of topic names)
-    cut and made visible (``reports.render.escape.shown``)."""
+    cut and made visible (``reports.escape.shown``)."""
     if isinstance(value, str):
         return shown(value)
     if isinstance(value, tuple):

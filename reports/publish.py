@@ -41,6 +41,9 @@ from pathlib import Path
 
 from model.status import ConfigError
 
+GENERATOR = '<meta name="generator" content="groupcheck">'
+"""Marks the pages groupcheck writes (``reports.render.html``), so an index it did not
+write is never replaced."""
 MARKER = ".groupcheck"
 """The file in every directory groupcheck publishes: what wrote it (JSON)."""
 
@@ -98,8 +101,6 @@ def check_runs_dir(out: Path, option: str = "--out") -> None:
     own temporary directories and the ``index.html`` it writes — before any work: a
     user's files are never mixed with runs. A file is refused too; a missing directory is
     fine (it is created)."""
-    from reports.render.html import GENERATOR
-
     if out.is_symlink() and not out.is_dir():
         raise OutputError(f"{option} {out}: a dangling symlink; choose another directory")
     if not out.exists():

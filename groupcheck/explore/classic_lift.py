@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
-from groupcheck.explore.bfs import channel_normal_form
+from groupcheck.explore.channels import channel_normal_form
 from groupcheck.explore.lift_exact import lift_exact
 from invariants.check import Checker
 from invariants.snapshot import project_key, snapshot_key

@@ -51,7 +51,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupcheck.explore.bfs import channel_normal_form
+from groupcheck.explore.channels import channel_normal_form
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
 from invariants.snapshot import project_key, snapshot_key

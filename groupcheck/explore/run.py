@@ -29,9 +29,9 @@ from groupcheck.explore.rebalance import (
     RebalanceTimes,
     compare_starts,
     measure,
-    reference_times,
     replayed,
 )
+from groupcheck.explore.reference import reference_times
 from groupcheck.explore.result import Found, Violations
 from invariants.check import Checker, Violation, select_properties
 from invariants.liveness import Lasso

@@ -28,7 +28,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from groupcheck.explore.bfs import _step_may_matter, channel_normal_form
+from groupcheck.explore.bfs import _step_may_matter
+from groupcheck.explore.channels import channel_normal_form
 from groupcheck.explore.minimise import convergence_violation
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation

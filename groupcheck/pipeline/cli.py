@@ -318,7 +318,8 @@ def _print_timed(s: dict[str, Any]) -> None:
 
 
 def cmd_bfs(args: argparse.Namespace) -> int:
-    from groupcheck.cli import _config_for, _small_state_graph
+    from groupcheck.cli import _config_for
+    from groupcheck.explore.bfs import small_state_graph as _small_state_graph
     from groupcheck.explore.minimise import minimise_path
     from groupcheck.pipeline.bfs import spark_bfs
     from groupcheck.pipeline.spark import session
@@ -582,7 +583,7 @@ def _finish(
         return code
     code = validate_exit(summary)
     if code == exitcodes.BAD_INPUT:
-        from groupcheck.cli import printable
+        from reports.escape import visible as printable
 
         others = summary["malformed"] - 1
         more = f"; {others} more malformed or unreadable" if others else ""

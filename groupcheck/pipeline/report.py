@@ -40,7 +40,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from groupcheck.pipeline import svg
 from groupcheck.pipeline.store import load_complete, read_parts
 from groupcheck.pipeline.verdict import (
     explore_verdict,
@@ -49,6 +48,7 @@ from groupcheck.pipeline.verdict import (
     validate_verdict,
 )
 from reports.publish import MARKER, owned, publishing
+from reports.render import svg
 
 MAX_BARS = 40
 """Rows of the violations chart (cell · property): the ones with the most runs."""

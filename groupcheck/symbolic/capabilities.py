@@ -681,7 +681,8 @@ def render_markdown() -> str:
     options each command's search supports on each family (``yes``, or ``no`` with the
     number of the row that refuses it), then every refusal in the order it is asked, with
     its message."""
-    # prove --agreement's own scope is groupcheck/agreement.py's: only its --reach row is here.
+    # prove --agreement's own scope is groupcheck/symbolic/agreement.py's: only its --reach
+    # row is here.
     cells = [
         (command, family, search)
         for (command, family), kinds in SEARCHES.items()

@@ -10,8 +10,8 @@ import json
 import time
 from typing import Any
 
-from groupcheck.bmc_lifted import mutant_bound
 from groupcheck.mutants import lasso_depths
+from groupcheck.symbolic.bmc_lifted import mutant_bound
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, path_lines, write_lifted
 
@@ -133,7 +133,7 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        from groupcheck.cli import printable
+        from reports.escape import visible
 
         head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
         print(f"{head} (bmc over the classic coordinator, depth {depth}; {round(seconds, 3)} s)")
@@ -157,14 +157,14 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
                 + f"; {confirmed} by the model's fair schedule"
             )
             for line in row["path"]:
-                print(f"  {printable(line)}")
+                print(f"  {visible(line)}")
         if written["run_dir"] is not None:
             print(
                 f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
                 f"trace): {written['length']} steps"
             )
             for i, step in enumerate(written["steps_taken"], 1):
-                print(f"    {i:3}. {printable(step)}")
+                print(f"    {i:3}. {visible(step)}")
             print("    …then, with no more perturbations, a fair schedule never converges")
             print(f"  written to {written['trace']}")
             print(f"  report: {written['report']}")
@@ -316,7 +316,7 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        from groupcheck.cli import printable
+        from reports.escape import visible
 
         head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
         print(f"{head} (bmc over the client layer, depth {depth}; {round(seconds, 3)} s)")
@@ -334,11 +334,11 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
                 f"{', '.join(loop['steps'])}; Python replay {replayed}"
             )
             for line in row["path"]:
-                print(f"  {printable(line)}")
+                print(f"  {visible(line)}")
             if row.get("replay_error"):
-                print(f"  replay: {printable(row['replay_error'])}")
+                print(f"  replay: {visible(row['replay_error'])}")
             if row.get("lift"):
-                print(f"  lift: {printable(row['lift']['summary'])}")
+                print(f"  lift: {visible(row['lift']['summary'])}")
         if lifted is not None and lifted.path is not None:
             print(
                 f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
@@ -347,7 +347,7 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
             from reports.casestudy import describe_action
 
             for i, action in enumerate(lifted.path.actions, 1):
-                print(f"    {i:3}. {printable(describe_action(action))}")
+                print(f"    {i:3}. {visible(describe_action(action))}")
             print("    …then, with no more perturbations, a fair schedule never converges")
             print(f"  written to {written['trace']}")
             print(f"  report: {written['report']}")

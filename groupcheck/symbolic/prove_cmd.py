@@ -16,6 +16,10 @@ import time
 from typing import Any
 
 from groupcheck.argtypes import non_negative, positive, positive_float
+from groupcheck.symbolic.scope import (
+    chosen_config,
+    family_of,
+)
 
 
 def register(sub: Any) -> None:
@@ -159,54 +163,17 @@ safety variants (their catalogue entries' ``Mutant.bmc_depth``; the client varia
 unroll the client layer too) is 4 steps."""
 
 
-def _config(args: argparse.Namespace) -> Any:
-    if args.config is not None:
-        from groupcheck.configfile import load_config_file
-
-        return load_config_file(args.config)
-    if args.preset is not None:
-        from model.presets import preset
-
-        return preset(args.preset)
-    return None
-
-
-def classic_client_refusal(variant: str, command: str) -> str:
-    """Why ``command`` does not read ``variant``, a rule of the classic protocol's clients
-    (``classic_clients.CLIENT_VARIANTS``), and where it is found."""
-    return (
-        f"--variant {variant!r} is a rule of the classic protocol's clients, a variant of "
-        f"the linked client layer (classic_client_bmc), which {command} does not read; "
-        f"find it with explore --engine bmc --mutant {variant}"
-    )
-
-
-def family_of(config: Any) -> str:
-    """The protocol family of ``config`` (None: the defaults of ``Config``, KIP-848)."""
-    return "consumer" if config is None else str(config.protocol)
-
-
 def _options(args: argparse.Namespace) -> Any:
     """The relation's options for the config and ``--variant`` given, once the capability
     table (``symbolic.capabilities``) has not refused them; ``--clients`` included."""
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
     from invariants.z3.proof.transition import Options
 
-    config = _config(args)
+    config = chosen_config(args)
     check(PROVE, family_of(config), "proof", prove_facts(args, config))
     if config is None:
         return Options(variant=args.variant)
     return Options.of(config, args.variant)
-
-
-def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
-    """Why the symbolic relation does not cover ``config`` (None: it does): the reason
-    ``prove`` and ``prove --agreement`` refuse it with (``epochs``: kept for callers; the
-    KIP-1251 assignment epochs and their history are in the relation). The rows of the
-    capability table that read the config alone (``symbolic.capabilities``)."""
-    from groupcheck.symbolic.capabilities import PROVE, Facts, config_facts, refusal
-
-    return refusal(PROVE, family_of(config), "proof", Facts(frozenset(config_facts(config))))
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
@@ -214,7 +181,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
 
     if args.agreement:
-        from groupcheck.agreement import cmd_agreement
+        from groupcheck.symbolic.agreement import cmd_agreement
 
         check(PROVE, "any", "agreement", prove_facts(args, None))
         return cmd_agreement(args)
@@ -275,7 +242,7 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
     layer: list[Any] = []
     fix = False
     if args.clients:
-        config = _config(args)
+        config = chosen_config(args)
         fix = bool(config is not None and config.report_pending_additions)
         if progress is not None:
             progress("prove: the client layer")
@@ -441,7 +408,7 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _print(doc: dict[str, Any]) -> None:
-    from groupcheck.cli import printable
+    from reports.escape import visible
 
     head = {"ok": "PROVED", "violation": "NOT PROVED", "inconclusive": "INCONCLUSIVE"}
     c = doc["summary"]
@@ -488,18 +455,18 @@ def _print(doc: dict[str, Any]) -> None:
         )
     for ob in obligations:
         if ob["status"] == "proved" and ob.get("reason"):
-            print(f"  note: {ob['obligation']} {printable(ob['reason'])}")
+            print(f"  note: {ob['obligation']} {visible(ob['reason'])}")
         if ob["status"] == "unknown":
-            print(f"\nUNKNOWN {ob['obligation']}: {printable(ob.get('reason', ''))}")
+            print(f"\nUNKNOWN {ob['obligation']}: {visible(ob.get('reason', ''))}")
         if ob["status"] == "failed":
             print(f"\nCOUNTEREXAMPLE TO INDUCTION for {ob['obligation']}:")
             for line in ob["cti"]:
-                print(f"  {printable(line)}")
+                print(f"  {visible(line)}")
             reach = ob.get("reach")
             if reach is not None:
-                print(f"  {printable(reach['summary'])}")
+                print(f"  {visible(reach['summary'])}")
                 for line in reach.get("path", []):
-                    print(f"    {printable(line)}")
+                    print(f"    {visible(line)}")
 
 
 def _reach_ctis(
@@ -519,7 +486,7 @@ def _reach_ctis(
     goals = list(dict.fromkeys(r.obligation.goal for r in results if r.status == "failed"))
     if not goals or bound == 0:
         return {}
-    config = _config(args)
+    config = chosen_config(args)
     variant = args.variant
     rules: Any = None
     after: Any = None
@@ -579,7 +546,7 @@ def _with_reach(doc: dict[str, Any], reached: dict[str, Any]) -> dict[str, Any]:
 def _print_premises(doc: dict[str, Any]) -> None:
     """The non-vacuity premises: one summary line, then each premise that is not
     satisfiable (``invariants.z3.proof.vacuity``)."""
-    from groupcheck.cli import printable
+    from reports.escape import visible
 
     premises = doc["premises"]
     sat = sum(p["status"] == "satisfiable" for p in premises)
@@ -594,4 +561,4 @@ def _print_premises(doc: dict[str, Any]) -> None:
         if p["status"] == "vacuous":
             print(f"  VACUOUS {p['premise']}: no {p['what']} (unsatisfiable)")
         elif p["status"] == "unknown":
-            print(f"  unknown premise {p['premise']}: {printable(p.get('reason', ''))}")
+            print(f"  unknown premise {p['premise']}: {visible(p.get('reason', ''))}")

@@ -98,7 +98,7 @@ def write_lifted(
 ) -> dict[str, str]:
     """Publish a lifted BMC counterexample as a run directory (``write_counterexample``)
     and say where: its directory, trace, report and the command that reproduces it."""
-    from groupcheck.cli import _small_state_graph
+    from groupcheck.explore.bfs import small_state_graph
     from reports.artifacts import Counterexample, write_counterexample
 
     ce = Counterexample(
@@ -111,7 +111,7 @@ def write_lifted(
         engine="bmc",
         original_length=len(path.actions),
     )
-    graph, graph_path = _small_state_graph(path)
+    graph, graph_path = small_state_graph(path)
     done = write_counterexample(
         ce, out=out_dir, name=run_dir.name, graph=graph, graph_path=graph_path
     )
@@ -136,7 +136,7 @@ def bmc_doc(
 ) -> dict[str, Any]:
     """``explore --engine bmc``'s JSON document (safety goals and Convergence lassos);
     ``bound``: what the depth says of the mutant, when a mutant run found no violation
-    (``groupcheck.bmc_lifted.mutant_bound``). ``schema`` and ``version`` are those of
+    (``groupcheck.symbolic.bmc_lifted.mutant_bound``). ``schema`` and ``version`` are those of
     ``explore``'s documents (``groupcheck.jsonout``, docs/json.md)."""
     from groupcheck.jsonout import document
 

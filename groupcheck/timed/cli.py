@@ -351,7 +351,7 @@ def rebalance_table(rows: list[dict[str, Any]], sizes: Sequence[int]) -> str:
 
 
 def _rebalance_chart(rows: list[dict[str, Any]], sizes: Sequence[int]) -> str:
-    from groupcheck.pipeline.svg import bars
+    from reports.render.svg import bars
 
     items = []
     for row in rows:
@@ -429,7 +429,7 @@ def load_table(rows: list[dict[str, Any]]) -> str:
 
 
 def _load_chart(rows: list[dict[str, Any]]) -> str:
-    from groupcheck.pipeline.svg import bars
+    from reports.render.svg import bars
 
     return bars(
         [(r["setting"], round(100 * r["coordinator_utilisation"], 1)) for r in rows],

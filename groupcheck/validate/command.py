@@ -105,7 +105,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from groupcheck.jsonout import emit
 
         emit("validate", _document(reports, result))
-        from reports.render.escape import visible
+        from reports.escape import visible
 
         for r in reports:  # a refused file is one line on stderr, with --json too
             if r.error:
@@ -132,7 +132,7 @@ def _document(reports: list[Any], result: str) -> dict[str, Any]:
 
 
 def _print_text(reports: list[Any], result: str) -> None:
-    from reports.render.escape import visible
+    from reports.escape import visible
 
     for r in reports:
         for v in r.violations:

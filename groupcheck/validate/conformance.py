@@ -27,7 +27,7 @@ from model.system import AnyState
 from model.trace import TraceError, parse_header
 from model.trace.codec import CLIENT_EVENT_KINDS, TraceHeader
 from reports.casestudy import describe_action
-from reports.render.escape import cut
+from reports.escape import cut
 
 CONFORMANCE = "Conformance"
 """The finding of an event the model does not take at that point."""

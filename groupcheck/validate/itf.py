@@ -13,7 +13,7 @@ from groupcheck.validate.report import Finding, Report
 from model.trace import TraceError
 from model.trace.lines import decode_utf8
 from model.trace.strict_json import JsonTextError, loads
-from reports.render.escape import cut, visible
+from reports.escape import cut, visible
 
 MAX_ITF_BYTES = 64 * 2**20
 """The largest ITF document read (64 MiB): it is decoded whole, into several times as

@@ -32,12 +32,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from groupcheck.validate.concurrency import releases_first
 from groupcheck.validate.events import EventReader
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.timing import (
     PREMATURE,
-    TIMED_CHECKS,
     UNCLASSIFIED,
     ZOMBIE,
     HandOver,
@@ -66,8 +64,8 @@ from model.records import (
     Message,
 )
 from model.status import FENCING_ERRORS, ErrorCode
-from model.trace import TraceError, TraceHeader, parse_header
-from reports.render.escape import shown
+from model.trace import TraceError, TraceHeader
+from reports.escape import shown
 
 
 @dataclass(frozen=True)
@@ -115,17 +113,6 @@ CONVERGENCE = ObservedCheck(
 )
 OBSERVED_CHECKS = (NO_DOUBLE_OWNERSHIP, MEMBER_EPOCH_MONOTONE, FENCING_RESPECTED, CONVERGENCE)
 """Every check of safety mode."""
-
-
-def observed_text(name: str | None) -> tuple[str, str]:
-    """(description, reference) of the safety-mode check called ``name``, else empty (the
-    consumer protocol's first; then those of classic traces, ``safety_classic``)."""
-    from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
-
-    for check in (*OBSERVED_CHECKS, *TIMED_CHECKS, *CLASSIC_OBSERVED_CHECKS):
-        if check.name == name:
-            return check.description, check.reference
-    return "", ""
 
 
 @dataclass
@@ -377,40 +364,6 @@ def _column(line: str, key: str) -> int:
     """The 1-based column of ``"key"`` in ``line`` (1 when absent)."""
     i = line.find(f'"{key}"')
     return i + 1 if i >= 0 else 1
-
-
-def validate_safety(
-    file: str,
-    lines: Iterable[str],
-    settle: int = 100,
-    timing: TimingOptions | None = None,
-) -> Report:
-    """Check the :data:`OBSERVED_CHECKS` on a (possibly partial) trace; with its timing
-    known (the header's, or ``timing``'s options), classify every hand-over of an
-    unreleased partition (``groupcheck.validate.timing``)."""
-    report = Report(file, "safety")
-    it = iter(lines)
-    try:
-        first = next(it, None)
-        if first is None:
-            raise TraceError(1, 1, "empty trace: no header line")
-        header = parse_header(first)
-        if header.protocol == "classic":
-            from groupcheck.validate.safety_classic import validate_classic_safety
-
-            return validate_classic_safety(file, header, it, timing)
-        if header.protocol == "mixed":
-            from groupcheck.validate.safety_mixed import validate_mixed_safety
-
-            return validate_mixed_safety(file, header, it, settle, timing)
-        checker = _Safety(file, report, settle, timing or TimingOptions(), header)
-        for n, ts, action in releases_first(trace_events(it, header)):
-            checker.on_event(n, ts, action)
-    except TraceError as e:
-        report.error = f"{file}:{e}"
-        return report
-    checker.finish()
-    return report
 
 
 @dataclass

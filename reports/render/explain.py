@@ -38,7 +38,7 @@ from model.records import (
 from model.status import FENCING_ERRORS, ErrorCode
 from model.system import AnyState
 from reports.casestudy import describe_action
-from reports.render.escape import partitions, shown
+from reports.escape import partitions, shown
 from reports.render.lasso import lasso_lines
 from reports.render.view import CLASSIC_RESETS, Row, TraceView, consumes
 

@@ -28,7 +28,7 @@ from model.status import (
 )
 from model.system import AnyState
 from reports.casestudy import describe_action
-from reports.render.escape import shown
+from reports.escape import shown
 
 Gaps = dict[tuple[str, str], str]
 """(who, what) → the sentence: what a state lacks for convergence."""

@@ -58,7 +58,7 @@ from model.records import (
 )
 from model.status import ErrorCode
 from model.system import AnyState
-from reports.render.escape import shown
+from reports.escape import shown
 
 COORDINATOR = "coordinator"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from groupcheck.explore import run as run_module
-from groupcheck.explore.bfs import channel_normal_form
+from groupcheck.explore.channels import channel_normal_form
 from groupcheck.explore.result import ExploreResult
 from model import system
 from model.config import Config

@@ -62,7 +62,6 @@ from typing import Any
 
 import z3
 
-from invariants.z3.proof.classic_agreement import possible_families
 from invariants.z3.proof.classic_bmc import (
     DEFAULT_ATTEMPTS,
     DEFAULT_LIFT_STATES,
@@ -98,6 +97,7 @@ from invariants.z3.proof.classic_transition import (
     BUILDERS,
     ClassicOptions,
     grounded,
+    possible_families,
 )
 from invariants.z3.proof.lifted_search import FreshSolver, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, PARTITION, Partition

@@ -197,7 +197,7 @@ def _print(
     depth: int,
     seconds: float,
 ) -> None:
-    from groupcheck.cli import printable
+    from reports.escape import visible
 
     head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[doc["result"]]
     print(f"{head} (bmc over {relation.name}, depth {depth}; {round(seconds, 3)} s)")
@@ -209,12 +209,12 @@ def _print(
     for r in violated:
         print(f"\nVIOLATION of {r['property']} in {r['depth']} {relation.steps}; lifted")
         for line in r["path"]:
-            print(f"  {printable(line)}")
+            print(f"  {visible(line)}")
     if doc["run_dir"] is not None:
         print(f"\nMODEL COUNTEREXAMPLE of {doc['property']}: {doc['length']} steps")
-        print(f"  {printable(doc['message'] or '')}")
+        print(f"  {visible(doc['message'] or '')}")
         for i, step in enumerate(doc["steps_taken"], 1):
-            print(f"    {i:3}. {printable(step)}")
+            print(f"    {i:3}. {visible(step)}")
         print(f"  Z3 re-check: {doc['z3']}")
         print(f"  written to {doc['trace']}")
         print(f"  report: {doc['report']}")
