@@ -5,9 +5,10 @@ budget and the injected rules. Impossible configurations raise :class:`ConfigErr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from model.classic.assignors import CLIENT_ASSIGNORS
 from model.records import Record, hash_once
 from model.rules import DEFAULT_RULES, Rules
 from model.status import ConfigError
@@ -16,6 +17,7 @@ from model.versions import (
     KAFKA_VERSIONS,
     OFF,
     VERSION_OPTIONS,
+    VERSION_RULES,
 )
 
 
@@ -368,8 +370,6 @@ def with_kafka_version(config: Config, version: str, **changes: Any) -> Config:
     """``config`` following Kafka ``version``: its version-dependent options
     (``model.versions.VERSION_OPTIONS``) take that version's values, except those
     ``changes`` sets."""
-    from dataclasses import replace
-
     reset = {o: _FROM_VERSION for o in VERSION_OPTIONS if o not in changes}
     return replace(config, kafka_version=version, **reset, **changes)
 
@@ -468,8 +468,6 @@ def _check_regex(client: ClientSpec, where: str) -> None:
 def _check_classic(config: Config, where: str) -> None:
     """A classic config: classic perturbations only, consumer options at their defaults,
     known client assignors."""
-    from model.classic.assignors import CLIENT_ASSIGNORS
-
     unknown = sorted(config.perturbations - CLASSIC_PERTURBATIONS)
     if unknown:
         raise ConfigError(
@@ -716,8 +714,6 @@ def version_departures(config: Config) -> list[str]:
     to another value than the version gives, and each rule the model has only in its
     newer form (``VersionRule.option`` None) that the version lacks and the config can
     reach. Empty: the config follows that version throughout."""
-    from model.versions import VERSION_RULES
-
     rules = KAFKA_VERSIONS[config.kafka_version]
     defaults = rules.option_defaults(config.protocol)
     out = [

@@ -58,6 +58,7 @@ from model.records import (
     OffsetCommitRequest,
     OffsetCommitResponse,
 )
+from model.settings import config_to_mapping
 from model.status import ConfigError, ErrorCode
 from model.trace.strict_json import JsonTextError, raw_decode
 
@@ -335,8 +336,6 @@ def path_lines(
     carries the whole config (``settings``) and the rules change the run used (a
     ``mutant``'s name, or ``rules`` from a file), so the trace replays under them.
     ``timestamps`` (milliseconds, one per action) fill the events' ``ts``: a timed run's."""
-    from model.settings import config_to_mapping
-
     header: dict[str, Any] = {
         "format": FORMAT,
         "version": version_for(path.config.protocol),
