@@ -15,11 +15,10 @@ import argparse
 import time
 from typing import Any
 
+from groupcheck import exitcodes
 from groupcheck.argtypes import non_negative, positive, positive_float
-from groupcheck.symbolic.scope import (
-    chosen_config,
-    family_of,
-)
+from model.status import ConfigError
+from reports.escape import visible
 
 
 def register(sub: Any) -> None:
@@ -167,6 +166,7 @@ def _options(args: argparse.Namespace) -> Any:
     """The relation's options for the config and ``--variant`` given, once the capability
     table (``symbolic.capabilities``) has not refused them; ``--clients`` included."""
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
+    from groupcheck.symbolic.scope import chosen_config, family_of
     from invariants.z3.proof.transition import Options
 
     config = chosen_config(args)
@@ -177,7 +177,6 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from groupcheck import exitcodes
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
 
     if args.agreement:
@@ -201,10 +200,10 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
     (docs/json/prove.schema.json). Used by ``cmd_prove`` and ``groupcheck.api.prove``."""
     from groupcheck.progress import progress_for
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
+    from groupcheck.symbolic.scope import chosen_config
     from invariants.z3.proof import ranking, vacuity
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
     from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
-    from model.status import ConfigError
 
     # The options of --agreement alone, before the config is read.
     check(PROVE, "any", "proof options", prove_facts(args, None))
@@ -408,8 +407,6 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _print(doc: dict[str, Any]) -> None:
-    from reports.escape import visible
-
     head = {"ok": "PROVED", "violation": "NOT PROVED", "inconclusive": "INCONCLUSIVE"}
     c = doc["summary"]
     variant = f" (variant {doc['variant']})" if doc["variant"] else ""
@@ -480,6 +477,7 @@ def _reach_ctis(
     of it is reachable within ``--reach`` steps (``invariants.z3.proof.cti_reach``), on
     the config given or the variant's mutant scenario; a goal no search can be run for
     gets a row saying why (``status`` "not searched")."""
+    from groupcheck.symbolic.scope import chosen_config
     from invariants.z3.proof.cti_reach import reach
 
     bound = DEFAULT_REACH if args.reach is None else args.reach
@@ -546,8 +544,6 @@ def _with_reach(doc: dict[str, Any], reached: dict[str, Any]) -> dict[str, Any]:
 def _print_premises(doc: dict[str, Any]) -> None:
     """The non-vacuity premises: one summary line, then each premise that is not
     satisfiable (``invariants.z3.proof.vacuity``)."""
-    from reports.escape import visible
-
     premises = doc["premises"]
     sat = sum(p["status"] == "satisfiable" for p in premises)
     seconds = round(sum(p["seconds"] for p in premises), 3)

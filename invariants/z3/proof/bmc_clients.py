@@ -146,6 +146,8 @@ from invariants.z3.proof.transition import (
     stutter,
 )
 from model.config import Config
+from model.status import ClientStatus
+from model.system import consumer_initial
 
 JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
 PREPARE_LEAVING, LEAVING, UNSUBSCRIBED, STALE = 4, 5, 6, 7
@@ -434,9 +436,6 @@ class Layer:
         (``system._perturbations``). Rebalance callbacks are steps as the configuration
         says (``Config.callback_steps``), which the layer has for ``CALLBACK_VARIANTS``
         only (else ``ValueError``)."""
-        from model.status import ClientStatus
-        from model.system import consumer_initial
-
         state = consumer_initial(config)
         by_member = {c.member_id: c for c in state.clients}
         names = tuple(m for m in universe.members if m in by_member)

@@ -92,6 +92,7 @@ from invariants.z3.proof.classic_state import (
     decode,
     pin,
     project,
+    render,
 )
 from invariants.z3.proof.classic_transition import (
     BUILDERS,
@@ -1397,7 +1398,6 @@ def render_client(name: str, v: ClientValue) -> str:
 
 def render_client_path(path: ClientPath) -> list[str]:
     """Lines describing a path: the initial state, then each step and its state."""
-    from invariants.z3.proof.classic_state import render
 
     def state(s: State) -> list[str]:
         return ["  " + x for x in render(s.group)] + [
