@@ -50,6 +50,13 @@ from model.classic.records import ClassicClient, ClassicGroup, ClassicMember, Cl
 from model.coordinator import group_status, pending_partitions
 from model.ids import Assignment, format_partitions
 from model.migration.records import MixedState
+from model.migration.system import (
+    EMPTY_CLASSIC_GROUP,
+    EMPTY_CONSUMER_GROUP,
+    classic_view,
+    consumer_view,
+    family_state,
+)
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -112,13 +119,6 @@ def group_view(state: AnyState) -> dict[str, Any]:
 def mixed_group_view(state: MixedState) -> dict[str, Any]:
     """A mixed state: its group as its type renders it (``protocol`` says which), with the
     clients of both protocols, each as its own protocol renders it."""
-    from model.migration.system import (
-        EMPTY_CLASSIC_GROUP,
-        EMPTY_CONSUMER_GROUP,
-        classic_view,
-        consumer_view,
-    )
-
     g = state.group
     if isinstance(g, ClassicGroup):
         out = classic_group_view(classic_view(state, g))
@@ -199,8 +199,6 @@ def render_group(state: AnyState) -> str:
     if isinstance(state, ClassicState):
         return render_classic_group(state)
     if isinstance(state, MixedState):
-        from model.migration.system import family_state
-
         return render_group(family_state(state))
     g = state.group
     lines = [f"Group (epoch={g.group_epoch}, {group_status(g).value})"]

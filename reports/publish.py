@@ -27,6 +27,7 @@ which ``groupcheck.cli`` turns into an exception) removes its own on the way out
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import ctypes.util
@@ -384,8 +385,6 @@ def table_command(
     """``python -m <module> [--into FILE]`` of a module whose table a doc carries: print
     ``render()``, or write it between the ``begin`` and ``end`` lines of FILE; bad input is
     one line and status 2."""
-    import argparse
-
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument(
         "--into", metavar="FILE", help=f"write it between the lines {begin} and {end} of FILE"

@@ -28,7 +28,18 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from typing import Any
+
+from groupcheck import exitcodes
+from groupcheck.jsonout import emit
+from groupcheck.mutants import MUTANTS
+from groupcheck.progress import progress_for
+from groupcheck.symbolic.scope import chosen_config, classic_client_refusal, outside_scope
+from model.presets import PRESETS
+from model.status import ConfigError
+from reports.casestudy import describe_action, group_view, render_group
+from reports.escape import visible
 
 DEFAULT_WALKS = 3
 DEFAULT_LENGTH = 30
@@ -45,14 +56,11 @@ DEFAULT_SEEK = 300_000
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from groupcheck import exitcodes
-    from groupcheck.progress import progress_for
     from invariants.z3.proof.classic_agreement import walk_check
     from invariants.z3.proof.classic_transition import ClassicOptions
     from invariants.z3.proof.crosscheck import cross_check
     from invariants.z3.proof.mixed_agreement import walk_check as mixed_walk_check
     from invariants.z3.proof.transition import Options
-    from model.status import ConfigError
 
     others = [
         flag
@@ -119,8 +127,6 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         "skipped": skipped,
     }
     if args.json:
-        from groupcheck.jsonout import emit
-
         emit("prove", doc)
     else:
         _print(doc)
@@ -139,7 +145,6 @@ def outside(config: Any) -> str | None:
     ``classic_transition.family_of``); a mixed one in a mixed group's as
     ``mixed_transition.unsupported`` says; any other in the consumer relation's scope as
     ``symbolic.scope.outside_scope`` (with the KIP-1251 assignment epochs) says."""
-    from groupcheck.symbolic.scope import outside_scope
     from invariants.z3.proof.mixed_transition import unsupported
 
     if config.protocol == "classic":
@@ -157,14 +162,9 @@ def outside(config: Any) -> str | None:
 
 def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]]]:
     """The configs to check and the presets or variants skipped, with the reason."""
-    from groupcheck.symbolic.scope import chosen_config
-    from model.presets import PRESETS
-    from model.status import ConfigError
-
     configs: list[Chosen] = []
     skipped: list[dict[str, str]] = []
     if args.all_variants:
-        from groupcheck.mutants import MUTANTS
         from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
         from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
         from invariants.z3.proof.transition import VARIANTS
@@ -210,20 +210,15 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
 def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
     """``config`` (None: the mutant's scenario) with the rules of the catalogue mutant
     ``variant`` installed, and as it was; the variant must be one the relation has."""
-    from dataclasses import replace
-
     from groupcheck.mutants import MUTANTS, outside
     from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS
     from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
     from invariants.z3.proof.transition import VARIANTS
-    from model.status import ConfigError
 
     if outside(variant):
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {outside(variant)}")
     if variant in CLASSIC_CLIENT_VARIANTS:
-        from groupcheck.symbolic.scope import classic_client_refusal
-
         raise ConfigError(classic_client_refusal(variant, "prove --agreement"))
     if variant not in (*VARIANTS, *CLASSIC_VARIANTS, *MIXED_VARIANTS):
         raise ConfigError(
@@ -276,7 +271,6 @@ def _client_rule(variant: str) -> str | None:
 
 def _assignor_rule(variant: str) -> str | None:
     """Why the walks cannot tell a classic assignor variant apart (None: no such variant)."""
-    from groupcheck.mutants import MUTANTS
     from invariants.z3.proof.classic_assignor import VARIANTS as ASSIGNOR_VARIANTS
 
     if variant not in ASSIGNOR_VARIANTS or variant not in MUTANTS:
@@ -290,8 +284,6 @@ def _assignor_rule(variant: str) -> str | None:
 
 
 def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
-    from reports.casestudy import describe_action, group_view, render_group
-
     reasons = []
     if outcome.missing:
         reasons.append("families the config can take, not reached: " + ", ".join(outcome.missing))
@@ -360,8 +352,6 @@ def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
 
 
 def _print(doc: dict[str, Any]) -> None:
-    from reports.escape import visible
-
     head = {"ok": "ok", "violation": "DISAGREEMENT", "inconclusive": "INCONCLUSIVE"}
     rows = doc["configs"]
     print(

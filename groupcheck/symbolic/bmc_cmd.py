@@ -9,15 +9,21 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import Any
 
+from groupcheck import exitcodes
 from groupcheck.mutants import bmc_depths
+from groupcheck.mutants.catalogue import after_assignor
+from groupcheck.progress import progress_for
 from groupcheck.symbolic.bmc_lifted import chosen_goals, mutant_bound
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.classic_cmd import cmd_bmc_classic
 from groupcheck.symbolic.lasso_cmd import cmd_lasso
 from groupcheck.symbolic.mixed_bmc import cmd_bmc_mixed
 from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, lift_and_write, rows_result
+from reports.escape import visible
+from reports.publish import check_target
 
 
 def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
@@ -25,12 +31,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     every counterexample replayed through the Python coordinator (invariants.z3.proof.bmc),
     then lifted to a model trace (``groupcheck.explore.lift``, bounded by ``--max-states``
     per level) and, when lifted, written as a run directory like the other engines'."""
-    from pathlib import Path
-
-    from groupcheck import exitcodes
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
-    from groupcheck.mutants.catalogue import after_assignor
-    from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import (
         EPOCH_GOALS,
         GOALS,
@@ -56,7 +57,6 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     from invariants.z3.proof.state import render
     from invariants.z3.proof.transition import VARIANTS, Options
     from reports.artifacts import run_label, run_name
-    from reports.publish import check_target
 
     config = chosen.config
     variant = chosen.mutant.name if chosen.mutant is not None else None
@@ -192,8 +192,6 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        from reports.escape import visible
-
         head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
         print(f"{head} (bmc over the symbolic core, depth {depth}; {round(seconds, 3)} s)")
         for r in rows:

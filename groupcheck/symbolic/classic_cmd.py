@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from groupcheck.mutants import MUTANTS, bmc_depths, outside
-from groupcheck.symbolic.bmc_lifted import chosen_goals
+from groupcheck.symbolic.bmc_lifted import Relation, chosen_goals, run_goals
 from groupcheck.symbolic.capabilities import BMC, COORDINATOR, bmc_facts, check
 from groupcheck.symbolic.lasso_cmd import cmd_classic_lasso
 
@@ -20,7 +20,6 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
     to a trace of the Python classic model (``groupcheck.explore.classic_lift``) before it
     counts as a violation; the first lifted trace is written as a run directory."""
     from groupcheck.explore.classic_lift import lift, next_states
-    from groupcheck.symbolic.bmc_lifted import Relation, run_goals
     from invariants.z3.proof.classic_bmc import (
         DEFAULT_ATTEMPTS,
         DEFAULT_LIFT_STATES,
@@ -90,7 +89,6 @@ def cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str 
     (``invariants.z3.proof.classic_client_bmc``), every path lifted to a trace of the Python
     classic model (``classic_lift.lift_clients``) before it counts as a violation."""
     from groupcheck.explore.classic_lift import lift_clients
-    from groupcheck.symbolic.bmc_lifted import Relation, run_goals
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES
     from invariants.z3.proof.classic_client_bmc import (
         DEFAULT_DEPTH,

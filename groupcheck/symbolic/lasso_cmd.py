@@ -8,12 +8,19 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import Any
 
+from groupcheck import exitcodes
 from groupcheck.mutants import lasso_depths
+from groupcheck.mutants.catalogue import after_assignor
+from groupcheck.progress import progress_for
 from groupcheck.symbolic.bmc_lifted import mutant_bound
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, path_lines, write_lifted
+from reports.casestudy import describe_action
+from reports.escape import visible
+from reports.publish import check_target
 
 
 def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
@@ -23,11 +30,7 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     trace from which the model's fair schedule does not converge
     (``groupcheck.explore.classic_lift.lift_lasso``); that trace is written as a run
     directory like the BFS engine's Convergence counterexamples."""
-    from pathlib import Path
-
-    from groupcheck import exitcodes
     from groupcheck.explore.classic_lift import lift_lasso
-    from groupcheck.progress import progress_for
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES, render_path
     from invariants.z3.proof.classic_lasso import (
         CONVERGENCE,
@@ -38,8 +41,6 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     )
     from invariants.z3.proof.classic_transition import ClassicOptions
     from reports.artifacts import run_label, run_name
-    from reports.casestudy import describe_action
-    from reports.publish import check_target
 
     config = chosen.config
     check(BMC, "classic", "lasso", bmc_facts(args, chosen))
@@ -133,8 +134,6 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        from reports.escape import visible
-
         head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
         print(f"{head} (bmc over the classic coordinator, depth {depth}; {round(seconds, 3)} s)")
         extra = f" ({row['reason']})" if row.get("reason") else ""
@@ -204,7 +203,6 @@ def lasso_row(
     state matching the loop's entry it reached; "violation" with ``replayed`` False when the
     Python clients and coordinator do not walk the path: an encoding bug) and the lift."""
     from groupcheck.explore.lift import lift_lasso
-    from groupcheck.mutants.catalogue import after_assignor
     from invariants.z3.proof.bmc import ReplayDiverged
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, replay_lasso
 
@@ -246,17 +244,12 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     the client layer (``invariants.z3.proof.bmc_lasso``) up to ``--depth``, confirmed by
     :func:`lasso_row` and written as a run directory like the BFS engine's Convergence
     counterexamples (the trace to the loop's entry)."""
-    from pathlib import Path
-
-    from groupcheck import exitcodes
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
-    from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import universe_of
     from invariants.z3.proof.bmc_clients import Layer
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_VARIANTS, search_lasso
     from invariants.z3.proof.transition import Options
     from reports.artifacts import run_label, run_name
-    from reports.publish import check_target
 
     config = chosen.config
     check(BMC, "consumer", "lasso", bmc_facts(args, chosen))
@@ -316,8 +309,6 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        from reports.escape import visible
-
         head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
         print(f"{head} (bmc over the client layer, depth {depth}; {round(seconds, 3)} s)")
         extra = f" ({row['reason']})" if row.get("reason") else ""
@@ -344,7 +335,6 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
                 f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
                 f"trace): {len(lifted.path.actions)} steps"
             )
-            from reports.casestudy import describe_action
 
             for i, action in enumerate(lifted.path.actions, 1):
                 print(f"    {i:3}. {visible(describe_action(action))}")

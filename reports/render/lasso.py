@@ -29,6 +29,7 @@ from model.status import (
 from model.system import AnyState
 from reports.casestudy import describe_action
 from reports.escape import shown
+from reports.render.view import one_family
 
 Gaps = dict[tuple[str, str], str]
 """(who, what) → the sentence: what a state lacks for convergence."""
@@ -139,8 +140,6 @@ def _classic_gaps(state: ClassicState) -> Gaps:
 
 def gaps(state: AnyState) -> Gaps:
     """What ``state`` lacks for convergence (``invariants.liveness.converged``), by who."""
-    from reports.render.view import one_family
-
     (s,) = one_family([state])
     return _classic_gaps(s) if isinstance(s, ClassicState) else _consumer_gaps(s)
 

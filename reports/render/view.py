@@ -49,6 +49,8 @@ from model.classic.messages import (
 from model.classic.records import ClassicClient, ClassicState
 from model.coordinator import pending_partitions
 from model.ids import EMPTY, Assignment, TopicPartition
+from model.migration.records import MixedState
+from model.migration.system import family_state
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -399,9 +401,6 @@ def _hand_out_note(pre: AnyState, post: AnyState) -> str:
 def one_family(states: Sequence[AnyState]) -> list[State | ClassicState]:
     """A path's states, a mixed state shown as a state of its group's family
     (``model.migration.system.family_state``)."""
-    from model.migration.records import MixedState
-    from model.migration.system import family_state
-
     return [family_state(s) if isinstance(s, MixedState) else s for s in states]
 
 
