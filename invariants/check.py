@@ -25,9 +25,8 @@ from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.snapshot import project
 from model import system
 from model.actions import Action
-from model.classic.records import ClassicState
 from model.config import Config
-from model.migration.records import MixedState
+from model.family import family_of_state
 from model.status import ConfigError
 from model.system import AnyState
 
@@ -99,13 +98,7 @@ class Checker:
         state and of action, and drops the witnesses as they are seen: an exhaustive search
         would otherwise ask every step for witnesses it has long had, or that only another
         action shows."""
-        family = (
-            "classic"
-            if isinstance(state, ClassicState)
-            else "mixed"
-            if isinstance(state, MixedState)
-            else "consumer"
-        )
+        family = family_of_state(state).name
         return [
             (w.prop.name, w.seen)
             for w in self.witnesses

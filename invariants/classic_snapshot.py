@@ -29,9 +29,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from invariants.expr import Snapshot
+from invariants.families import SNAPSHOTS, SnapshotFacet, key_after_by_reading
 from model.classic.client import IN_GROUP
 from model.classic.messages import ClassicSubscription
 from model.classic.records import ClassicClient, ClassicGroup, ClassicState
@@ -103,19 +102,17 @@ def classic_snapshot_key(state: ClassicState) -> ClassicSnapshotKey:
     return (state.group, state.topics, tuple(map(classic_client_view, state.clients)))
 
 
-def project_classic_key(
-    key: ClassicSnapshotKey, *, relations: Iterable[str], functions: Iterable[str]
-) -> Snapshot:
-    """The snapshot of every classic state whose key is ``key``, over the snapshot's
-    vocabulary (``invariants.snapshot.RELATIONS`` and ``FUNCTIONS``, passed in: that module
-    imports this one)."""
+def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
+    """The snapshot of every classic state whose key is ``key``."""
+    from invariants.snapshot import FUNCTIONS, RELATIONS  # noqa: PLC0415  it imports this module
+
     g, topics, views = key
     existing: set[TopicPartition] = {
         (meta.topic_id, i) for meta in topics.values() for i in range(meta.partitions)
     }
     name_to_id = {name: meta.topic_id for name, meta in topics.items()}
-    rel: dict[str, set[tuple[object, ...]]] = {k: set() for k in relations}
-    fn: dict[str, dict[tuple[object, ...], int]] = {k: {} for k in functions}
+    rel: dict[str, set[tuple[object, ...]]] = {k: set() for k in RELATIONS}
+    fn: dict[str, dict[tuple[object, ...], int]] = {k: {} for k in FUNCTIONS}
     fn["group_epoch"][()] = g.generation_id
     fn["assignment_epoch"][()] = g.generation_id
     fn["group_status"][()] = STATUS_CODE[g.status]
@@ -185,3 +182,13 @@ def project_classic_key(
         functions=fn,
         family="classic",
     )
+
+
+SNAPSHOTS.register(
+    "classic",
+    SnapshotFacet(
+        key=classic_snapshot_key,
+        key_after=key_after_by_reading(classic_snapshot_key),
+        project=project_classic_key,
+    ),
+)

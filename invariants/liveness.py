@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from invariants.families import CONVERGED
+from invariants.mixed_liveness import group_downgrades, group_upgrades
 from invariants.properties import Kind, Property
 from model import system
 from model.actions import (
@@ -30,7 +32,7 @@ from model.actions import (
 )
 from model.classic.client import rebalance_protocol
 from model.classic.messages import SyncGroupResponse
-from model.classic.records import ClassicClient, ClassicGroup, ClassicState
+from model.classic.records import ClassicState
 from model.client import (
     IN_GROUP,
     ON_PARTITIONS_ASSIGNED,
@@ -39,13 +41,10 @@ from model.client import (
 )
 from model.config import Config
 from model.coordinator import group_status, regexes_stale
-from model.migration.records import MixedState
-from model.migration.system import classic_view, consumer_view
+from model.family import family_of
 from model.records import (
-    Client,
     CommittedOffset,
     ConsumerGroupHeartbeatResponse,
-    Group,
     OffsetCommitRequest,
     State,
 )
@@ -86,12 +85,17 @@ def convergence_bound(config: Config, bound: int = DEFAULT_BOUND) -> int:
 def converged(state: AnyState) -> bool:
     """The group is STABLE (or EMPTY), its coordinator loaded and its regular expressions
     resolved against the current topics, and every client in the group is STABLE at its
-    member's epoch, consuming exactly what its member is assigned (classic:
-    ``classic_converged``)."""
-    if isinstance(state, ClassicState):
-        return classic_converged(state)
-    if isinstance(state, MixedState):
-        return mixed_converged(state)
+    member's epoch, consuming exactly what its member is assigned — in the words of the
+    state's family (``CONVERGED``: ``consumer_converged``, ``classic_converged``,
+    ``invariants.mixed_liveness.mixed_converged``)."""
+    return CONVERGED.of_state(state)(state)
+
+
+def consumer_converged(state: State) -> bool:
+    """``converged`` of a KIP-848 state: the group is STABLE (or EMPTY), its coordinator
+    loaded and its regular expressions resolved against the current topics, and every
+    client in the group is STABLE at its member's epoch, consuming exactly what its member
+    is assigned."""
     g = state.group
     status = group_status(g)
     if status not in (GroupStatus.STABLE, GroupStatus.EMPTY):
@@ -111,34 +115,7 @@ def converged(state: AnyState) -> bool:
     return True
 
 
-def mixed_converged(state: MixedState) -> bool:
-    """A mixed state has converged when its group has converged for the clients of the
-    group's protocol (``converged`` / ``classic_converged`` of that view), no client of the
-    other protocol is still trying to join, and — a consumer group — nothing is in flight
-    and every classic client in the group is STABLE at its member's epoch with no rejoin
-    pending, consuming exactly its member's assigned partitions."""
-    g = state.group
-    if isinstance(g, ClassicGroup):
-        if not classic_converged(classic_view(state, g)):
-            return False
-        return not any(
-            isinstance(c, Client) and c.alive and c.status in IN_GROUP for c in state.clients
-        )
-    if state.network or not converged(consumer_view(state, g)):
-        return False
-    for c in state.clients:
-        if not isinstance(c, ClassicClient) or not c.alive:
-            continue
-        if c.status is ClassicClientStatus.UNSUBSCRIBED:
-            continue
-        member = g.members.get(c.member_id)
-        if c.status is not ClassicClientStatus.STABLE or member is None:
-            return False
-        if c.rejoin_needed or c.generation_id != member.member_epoch:
-            return False
-        if c.owned != member.assigned_partitions:
-            return False
-    return True
+CONVERGED.register("consumer", consumer_converged)
 
 
 def classic_converged(state: ClassicState) -> bool:
@@ -179,6 +156,9 @@ def _classic_covered(state: ClassicState) -> bool:
     return True
 
 
+CONVERGED.register("classic", classic_converged)
+
+
 def fair_actions(state: AnyState, config: Config) -> list[Action]:
     """Progress actions only (no perturbations)."""
     return [a for a in system.enabled(state, config) if not a.PERTURBATION]
@@ -195,12 +175,26 @@ class FairMemo:
     computed or found in two generations of ``limit // 2``, the older dropped when the
     newer is full (and keeps nothing with ``limit=0``)."""
 
-    __slots__ = ("_older", "_states", "limit")
+    __slots__ = ("_converged", "_enabled", "_older", "_states", "limit", "step")
 
     def __init__(self, limit: int = 50_000) -> None:
         self.limit = limit
         self._states: dict[AnyState, _Known] = {}
         self._older: dict[AnyState, _Known] = {}
+        self._converged: Callable[[Any], bool] | None = None
+        self._enabled: Callable[[Any, Config], tuple[Action, ...]] = system.enabled
+        self.step: Callable[[Any, Action, Config], Any] = system.step
+        """The family's ``step`` once the memo has met a state (``resolve``)."""
+
+    def resolve(self, config: Config) -> Callable[[Any], bool]:
+        """The family of ``config``'s ``converged``, ``enabled`` and ``step``, looked up
+        once for the memo's search (``CONVERGED``, ``model.family.family_of``)."""
+        done = self._converged
+        if done is None:
+            family = family_of(config)
+            self._enabled, self.step = family.enabled, family.step
+            done = self._converged = CONVERGED.of(family)
+        return done
 
     def known(self, state: AnyState, config: Config) -> _Known:
         """The answers for ``state`` (computed now if they are not kept)."""
@@ -209,8 +203,8 @@ class FairMemo:
             return entry
         entry = self._older.get(state)
         if entry is None:
-            done = converged(state)
-            acts = [] if done else fair_actions(state, config)
+            done = (self._converged or self.resolve(config))(state)
+            acts = [] if done else [a for a in self._enabled(state, config) if not a.PERTURBATION]
             entry = _Known(done, acts, [None] * len(acts))
         if self.limit > 0:
             if len(self._states) >= self.limit // 2:
@@ -261,7 +255,7 @@ def fair_schedule(
         taken.append(action)
         after = known.successors[at]
         if after is None:
-            after = known.successors[at] = system.step(state, action, config)
+            after = known.successors[at] = memo.step(state, action, config)
         state = after
         if states is not None:
             states.append(state)
@@ -550,11 +544,11 @@ def _older_epoch_commit_accepted(pre: State, action: Action, post: State) -> boo
     return record == CommittedOffset(req.member_id, req.generation_id_or_member_epoch)
 
 
-def _partition_moves_under_epochs(pre: Any, action: Action, post: Any) -> bool:
+def _partition_moves_under_epochs(pre: State, action: Action, post: State) -> bool:
     """A step stamps a member with a partition the group's history already names another
-    member (not a process of the same static instance) for, at an older epoch."""
-    if not isinstance(pre, State) or not isinstance(post, State):
-        return False
+    member (not a process of the same static instance) for, at an older epoch. A witness
+    of the consumer family only: the checker asks it on KIP-848 steps only
+    (``Checker._witnesses_of``)."""
     before, after = pre.group.assignment_history, post.group.assignment_history
     if after is before or not after:
         return False
@@ -593,25 +587,6 @@ def _rack_change_rebalances(pre: State, action: Action, post: State) -> bool:
 @_shown_by(CoordinatorLoaded)
 def _group_reloaded(pre: State, action: Action, post: State) -> bool:
     return isinstance(action, CoordinatorLoaded) and bool(pre.group.members)
-
-
-def _group_upgrades(pre: AnyState, action: Action, post: AnyState) -> bool:
-    """A classic group with members becomes a consumer group."""
-    return (
-        isinstance(pre.group, ClassicGroup)
-        and bool(pre.group.members)
-        and isinstance(post.group, Group)
-    )
-
-
-def _group_downgrades(pre: AnyState, action: Action, post: AnyState) -> bool:
-    """A consumer group with members becomes a classic group with members."""
-    return (
-        isinstance(pre.group, Group)
-        and bool(pre.group.members)
-        and isinstance(post.group, ClassicGroup)
-        and bool(post.group.members)
-    )
 
 
 @_shown_by(ExpireOffsets)
@@ -692,8 +667,14 @@ def _witness(
     applies: Callable[[Config], bool] = lambda config: True,
     families: frozenset[str] = frozenset({"consumer"}),
 ) -> Witness:
+    """A witness of the protocol families ``families``: it applies to a config of one of
+    them that ``applies`` accepts."""
     prop = Property(name, Kind.SOMETIMES, description, reference, witness_of=f, families=families)
-    return Witness(prop, f, applies, _SHOWN_BY.get(f))
+
+    def applies_in_family(config: Config) -> bool:
+        return config.protocol in families and applies(config)
+
+    return Witness(prop, f, applies_in_family, _SHOWN_BY.get(f))
 
 
 @_shown_by(DeliverMessage)
@@ -740,7 +721,7 @@ def _classic_member_removed(pre: ClassicState, action: Action, post: ClassicStat
 
 
 def _cooperative(config: Config) -> bool:
-    return config.protocol == "classic" and any(
+    return any(
         all(a == "cooperative-sticky" for a in assignors)
         for spec in config.clients
         for assignors in (spec.assignors if spec.kip429 else ("range",), *spec.bounces)
@@ -753,11 +734,7 @@ def required_witnesses(config: Config) -> frozenset[str]:
     ``ConfigError``."""
     names = frozenset(w.prop.name for w in WITNESSES)
     if config.required_witnesses is None:
-        return frozenset(
-            w.prop.name
-            for w in WITNESSES
-            if config.protocol in w.prop.families and w.applies(config)
-        )
+        return frozenset(w.prop.name for w in WITNESSES if w.applies(config))
     unknown = sorted(set(config.required_witnesses) - names)
     if unknown:
         raise ConfigError(
@@ -790,11 +767,7 @@ CLASSIC_WITNESSES: tuple[Witness, ...] = (
         "A restarted static member takes over its group.instance.id under a new member id.",
         "KIP-345; GroupMetadataManager.classicGroupJoinNewStaticMember",
         _static_member_replaced,
-        lambda config: (
-            config.protocol == "classic"
-            and any(c.instance_id for c in config.clients)
-            and config.allows("Restart")
-        ),
+        lambda config: any(c.instance_id for c in config.clients) and config.allows("Restart"),
         families=frozenset({"classic"}),
     ),
     _witness(
@@ -802,7 +775,7 @@ CLASSIC_WITNESSES: tuple[Witness, ...] = (
         "The join or SyncGroup timer removes a member that does not rejoin or sync in time.",
         "GroupMetadataManager classic join and pending-sync timers (KAFKA-12890)",
         _classic_member_removed,
-        lambda config: config.protocol == "classic" and config.allows("StallAssignment"),
+        lambda config: config.allows("StallAssignment"),
         families=frozenset({"classic"}),
     ),
 )
@@ -967,10 +940,8 @@ WITNESSES: tuple[Witness, ...] = (
         "A consumer-protocol member's join converts a classic group with members to a "
         "consumer group.",
         "KIP-848 Online Migration; GroupMetadataManager.convertToConsumerGroup",
-        _group_upgrades,
-        lambda config: (
-            config.protocol == "mixed" and config.migration_policy in ("upgrade", "bidirectional")
-        ),
+        group_upgrades,
+        lambda config: config.migration_policy in ("upgrade", "bidirectional"),
         families=frozenset({"mixed"}),
     ),
     _witness(
@@ -978,10 +949,9 @@ WITNESSES: tuple[Witness, ...] = (
         "The last consumer-protocol member leaves or is fenced and the consumer group of "
         "classic members becomes a classic group.",
         "KIP-848 Online Migration; GroupMetadataManager.convertToClassicGroup",
-        _group_downgrades,
+        group_downgrades,
         lambda config: (
-            config.protocol == "mixed"
-            and config.migration_policy in ("downgrade", "bidirectional")
+            config.migration_policy in ("downgrade", "bidirectional")
             and (config.allows("Leave") or config.allows("Crash"))
         ),
         families=frozenset({"mixed"}),

@@ -73,19 +73,14 @@ from __future__ import annotations
 from typing import cast
 
 from invariants.classic_snapshot import (
-    ClassicClientView,
     ClassicSnapshotKey,
-    classic_client_view,
-    classic_snapshot_key,
-    project_classic_key,
 )
 from invariants.expr import Snapshot
-from model.classic.client import IN_GROUP as CLASSIC_IN_GROUP
-from model.classic.records import ClassicClient, ClassicGroup, ClassicState
+from invariants.families import SNAPSHOTS, SnapshotFacet
 from model.client import IN_GROUP
 from model.coordinator import group_status
+from model.family import family_of_group
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
-from model.migration.records import MixedState
 from model.records import Client, Group, Holder, State, TopicMetadata
 from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 from model.system import AnyState
@@ -214,72 +209,15 @@ def client_view(c: Client) -> ClientView:
     )
 
 
-def classic_as_client_view(c: ClassicClient) -> ClientView:
-    """A classic client of a mixed state read in the KIP-848 vocabulary: its generation is
-    its member epoch (a consumer group answers a classic JoinGroup with generation = member
-    epoch); it never joins "at epoch 0" (a cooperative member rejoins keeping its
-    partitions, KIP-429), and it revokes nothing in steps."""
-    return (
-        c.name,
-        c.instance_id,
-        c.member_id,
-        max(c.generation_id, 0),
-        c.incarnation,
-        c.alive,
-        c.alive and c.status in CLASSIC_IN_GROUP,
-        False,
-        EMPTY if c.stalled or not c.alive else c.owned,
-        c.expired and c.alive,
-        EMPTY,
-        False,
-    )
-
-
-def client_as_classic_view(c: Client) -> ClassicClientView:
-    """A consumer-protocol client of a mixed state read in the classic vocabulary: its
-    member epoch as its generation (epoch 0, joining, as the reset generation -1), STABLE
-    when it is."""
-    return (
-        c.name,
-        c.instance_id,
-        c.member_id,
-        c.member_epoch if c.member_epoch > 0 else -1,
-        c.incarnation,
-        c.alive,
-        c.alive and c.status in IN_GROUP,
-        EMPTY if c.stalled or not c.alive else c.owned,
-        c.expired and c.alive,
-        c.alive and c.status is ClientStatus.STABLE,
-    )
-
-
-def mixed_snapshot_key(state: MixedState) -> SnapshotKey | ClassicSnapshotKey:
-    """A mixed state read in the vocabulary of its group's family: every client, of either
-    protocol, projected as a client of that family, so the properties of the group's
-    family see all members and all clients."""
-    group = state.group
-    if isinstance(group, ClassicGroup):
-        views = tuple(
-            classic_client_view(c) if isinstance(c, ClassicClient) else client_as_classic_view(c)
-            for c in state.clients
-        )
-        return (group, state.topics, views)
-    return (
-        group,
-        state.topics,
-        tuple(
-            classic_as_client_view(c) if isinstance(c, ClassicClient) else client_view(c)
-            for c in state.clients
-        ),
-    )
-
-
 def snapshot_key(state: AnyState) -> SnapshotKey | ClassicSnapshotKey:
-    """The part of ``state`` its snapshot is a function of (``SnapshotKey``)."""
-    if isinstance(state, ClassicState):
-        return classic_snapshot_key(state)
-    if isinstance(state, MixedState):
-        return mixed_snapshot_key(state)
+    """The part of ``state`` its snapshot is a function of (``SnapshotKey``), read by its
+    family's facet (``invariants.families.SNAPSHOTS``)."""
+    key: SnapshotKey | ClassicSnapshotKey = SNAPSHOTS.of_state(state).key(state)
+    return key
+
+
+def consumer_snapshot_key(state: State) -> SnapshotKey:
+    """``snapshot_key`` of a KIP-848 state."""
     return (state.group, state.topics, tuple(map(client_view, state.clients)))
 
 
@@ -287,11 +225,16 @@ def snapshot_key_after(
     pre_key: SnapshotKey | ClassicSnapshotKey, pre: AnyState, post: AnyState
 ) -> SnapshotKey | ClassicSnapshotKey:
     """``snapshot_key(post)`` for a successor ``post`` of ``pre``, whose key is
-    ``pre_key``: a KIP-848 step leaves all but one or two clients as they were (the same
-    records), and their views are taken from ``pre_key`` instead of read again."""
-    if type(pre) is not State or type(post) is not State:
-        return snapshot_key(post)
-    views = cast(SnapshotKey, pre_key)[2]
+    ``pre_key`` (``SnapshotFacet.key_after`` of their family)."""
+    key: SnapshotKey | ClassicSnapshotKey = SNAPSHOTS.of_state(post).key_after(pre_key, pre, post)
+    return key
+
+
+def consumer_snapshot_key_after(pre_key: SnapshotKey, pre: State, post: State) -> SnapshotKey:
+    """``snapshot_key_after`` of a KIP-848 step: a step leaves all but one or two clients
+    as they were (the same records), and their views are taken from ``pre_key`` instead
+    of read again."""
+    views = pre_key[2]
     return (
         post.group,
         post.topics,
@@ -365,9 +308,14 @@ def project(state: AnyState) -> Snapshot:
 
 
 def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
-    """The snapshot of every state whose ``snapshot_key`` is ``key``."""
-    if isinstance(key[0], ClassicGroup):
-        return project_classic_key(key, relations=RELATIONS, functions=FUNCTIONS)
+    """The snapshot of every state whose ``snapshot_key`` is ``key``: read in the
+    vocabulary of its group's family (``SnapshotFacet.project``)."""
+    snap: Snapshot = SNAPSHOTS.of(family_of_group(key[0])).project(key)
+    return snap
+
+
+def consumer_project_key(key: SnapshotKey) -> Snapshot:
+    """``project_key`` of a key with a KIP-848 group."""
     g, topics, views = key
     existing: set[TopicPartition] = {
         (meta.topic_id, i) for meta in topics.values() for i in range(meta.partitions)
@@ -491,3 +439,13 @@ def project_key(key: SnapshotKey | ClassicSnapshotKey) -> Snapshot:
         relations={k: frozenset(v) for k, v in rel.items()},
         functions=fn,
     )
+
+
+SNAPSHOTS.register(
+    "consumer",
+    SnapshotFacet(
+        key=consumer_snapshot_key,
+        key_after=consumer_snapshot_key_after,
+        project=consumer_project_key,
+    ),
+)

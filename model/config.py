@@ -5,7 +5,9 @@ budget and the injected rules. Impossible configurations raise :class:`ConfigErr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
 from typing import Any, Literal
 
 from model.classic.assignors import CLIENT_ASSIGNORS
@@ -108,32 +110,38 @@ CLASSIC_PERTURBATIONS = frozenset(
 )
 """The perturbations the classic protocol family models."""
 
-CONSUMER_ONLY_OPTIONS = (
-    "compute_target_in_heartbeat",
-    "reconcile_while_assigning",
-    "rejoin_with_epoch_zero",
-    "realign_empty_group",
-    "static_rejoin_same_member_id",
-    "report_pending_additions",
-    "callback_steps",
-    "assignment_epochs",
-    "assignment_interval_ms",
-    "group_assignment_interval_ms",
-    "assignor_offload",
-    "offload_stale_run",
-)
-"""Options of the consumer protocol that a classic config must leave at their defaults."""
+OptionCategory = Literal["setting", "switch", "bound", "expectation", "rules"]
+"""What a ``Config`` field is (issue 39: a config is the protocol's settings, the
+exploration's bounds and the checking's expectations, kept apart as TLA+ specs keep a
+protocol's constants apart from the model checker's)."""
 
-MIXED_CONSUMER_OPTIONS = (
-    "report_pending_additions",
-    "assignment_interval_ms",
-    "group_assignment_interval_ms",
-    "assignor_offload",
-    "offload_stale_run",
-)
-"""Consumer-protocol options a mixed config may set: the consumer-protocol clients'
-``report_pending_additions``, and KIP-1263's batching and offload, which the consumer group
-applies to its classic members' joins too (KIP-1263 JoinGroup Request Handling)."""
+CATEGORIES: dict[OptionCategory, str] = {
+    "setting": "protocol setting: the group and its clients as Kafka configures them — "
+    "topics, clients, the broker's, the group's and the client's settings",
+    "switch": "rule switch: which of Kafka's rules the model follows — a Kafka version's "
+    "(``kafka_version`` and the options it gives a default), or a variant the model offers",
+    "bound": "exploration bound: what a search lets the environment do — the "
+    "perturbations, how many, what they choose from, the interleavings and the start",
+    "expectation": "checking expectation: what a complete run must show for its result to be ok",
+    "rules": "injected rules: the step functions the model calls (``model.rules.Rules``), "
+    "which a mutant or a user's rules replace",
+}
+"""Each option category and what its options say."""
+
+Family = Literal["consumer", "classic", "mixed"]
+"""A protocol family, named as ``Config.protocol`` names it (``mixed``: the migration
+family, ``model/migration/``)."""
+
+FAMILIES: tuple[Family, ...] = ("consumer", "classic", "mixed")
+
+
+def option(category: OptionCategory, *families: Family) -> dict[str, object]:
+    """The metadata of a ``Config`` field: its category and the protocol families whose
+    configs may set it (none named: all of them). A config of another family must leave
+    it at its default (``check_config``: its rules do not read it, or the family does not
+    model it)."""
+    return {"category": category, "families": frozenset(families or FAMILIES)}
+
 
 DEFAULT_CLIENT_ASSIGNORS = ("range", "cooperative-sticky")
 """``partition.assignment.strategy``'s default (``ConsumerConfig``, Kafka 3.0+): the range
@@ -185,23 +193,43 @@ class Config(Record):
     A config keeps its hash once computed (``hash_once``): the memoised rules of
     ``model.system`` are keyed by it."""
 
-    name: str
-    topics: tuple[tuple[str, int], ...]
-    clients: tuple[ClientSpec, ...]
-    protocol: Protocol = "consumer"
-    max_perturbations: int = 0
-    perturbations: frozenset[str] = frozenset()
-    subscription_choices: tuple[tuple[str, ...], ...] = ()
-    absent_topics: tuple[tuple[str, int], ...] = ()
+    name: str = field(metadata=option("setting"))
+    """The config's name (a preset's name; run directories and reports carry it)."""
+    topics: tuple[tuple[str, int], ...] = field(metadata=option("setting"))
+    """The topics that exist at first: (name, partition count) pairs."""
+    clients: tuple[ClientSpec, ...] = field(metadata=option("setting"))
+    """The consumer processes (``ClientSpec``), in a fixed order."""
+    protocol: Protocol = field(default="consumer", metadata=option("setting"))
+    """The group protocol of the clients (``Protocol``): ``consumer``, ``classic`` or
+    ``mixed``; ``model.system.initial`` dispatches on it."""
+    max_perturbations: int = field(default=0, metadata=option("bound"))
+    """How many perturbation actions a path may take in all (progress is never bounded)."""
+    perturbations: frozenset[str] = field(default=frozenset(), metadata=option("bound"))
+    """The perturbation families a search may take (``PERTURBATIONS`` names)."""
+    subscription_choices: tuple[tuple[str, ...], ...] = field(default=(), metadata=option("bound"))
+    """The subscriptions ``ChangeSubscription`` may switch a client to."""
+    absent_topics: tuple[tuple[str, int], ...] = field(default=(), metadata=option("bound"))
     """Topics (name, partitions) that do not exist at first and that ``CreateTopic`` may
     create; ``DeleteTopic`` may delete any topic."""
-    server_assignors: tuple[str, ...] = KNOWN_ASSIGNORS
-    max_partitions_per_topic: int = 4
-    max_group_size: int = 2**31 - 1
-    heartbeat_interval_ms: int = 5000
-    session_timeout_ms: int = 45000
-    rebalance_timeout_ms: int = 300000
-    kafka_version: str = DEFAULT_KAFKA_VERSION
+    server_assignors: tuple[str, ...] = field(default=KNOWN_ASSIGNORS, metadata=option("setting"))
+    """The broker's server-side assignors (``group.consumer.assignors``), the first the
+    default; a client may name one with ``server_assignor``."""
+    max_partitions_per_topic: int = field(default=4, metadata=option("bound"))
+    """How many partitions a topic may have, ``AddPartitions`` included (a bound of the
+    model: a state holds every partition)."""
+    max_group_size: int = field(default=2**31 - 1, metadata=option("setting"))
+    """The broker's ``group.consumer.max.size``: a join beyond it is refused
+    (GROUP_MAX_SIZE_REACHED)."""
+    heartbeat_interval_ms: int = field(default=5000, metadata=option("setting"))
+    """The broker's ``group.consumer.heartbeat.interval.ms``, returned in every
+    ConsumerGroupHeartbeat response."""
+    session_timeout_ms: int = field(default=45000, metadata=option("setting"))
+    """The session timeout (``group.consumer.session.timeout.ms``; a classic member's
+    ``session.timeout.ms``)."""
+    rebalance_timeout_ms: int = field(default=300000, metadata=option("setting"))
+    """The client's ``max.poll.interval.ms``, sent as ``RebalanceTimeoutMs``: how long a
+    member may take to revoke before the rebalance timer fences it."""
+    kafka_version: str = field(default=DEFAULT_KAFKA_VERSION, metadata=option("switch"))
     """The Apache Kafka version whose rules the model follows (``model.versions``:
     ``4.2``, ``4.3`` or ``4.4``). It gives the default of ``epoch_layout``,
     ``assignment_interval_ms``, ``assignment_epochs`` and ``realign_empty_group``: each
@@ -209,78 +237,119 @@ class Config(Record):
     "Version-dependent rules"). ``dataclasses.replace`` keeps the values the old version
     gave; ``model.versions``' rules for another version come with
     ``with_kafka_version``."""
-    compute_target_in_heartbeat: bool = True
-    reconcile_while_assigning: bool = True
-    epoch_layout: EpochLayout = _FROM_VERSION
+    compute_target_in_heartbeat: bool = field(default=True, metadata=option("switch", "consumer"))
+    """The target assignment is computed inside the heartbeat that sees a group epoch
+    newer than the assignment epoch, as Kafka does (``GroupMetadataManager``); False: a step
+    of its own, ``ComputeTargetAssignment``, as the KIP's case studies narrate it
+    (docs/fidelity.md row 2)."""
+    reconcile_while_assigning: bool = field(default=True, metadata=option("switch", "consumer"))
+    """A member reconciles towards the installed target while the group epoch is ahead of
+    the assignment epoch, as Kafka does; False: it waits for the new target (KIP-848 "Member
+    Epoch")."""
+    epoch_layout: EpochLayout = field(
+        default=_FROM_VERSION, metadata=option("switch", "consumer", "mixed")
+    )
     """``kip-848`` (Kafka 4.2) or ``kafka-4.3`` (4.3+), ``EpochLayout``."""
-    rejoin_with_epoch_zero: bool = True
-    realign_empty_group: bool = _FROM_VERSION
+    rejoin_with_epoch_zero: bool = field(default=True, metadata=option("switch", "consumer"))
+    """A rejoin at epoch 0 by a stored member is accepted (KAFKA-19233); False: the check
+    before that fix (docs/fidelity.md row 11)."""
+    realign_empty_group: bool = field(default=_FROM_VERSION, metadata=option("switch", "consumer"))
     """KAFKA-20442 (Kafka 4.4): the removal of a group's last member realigns its
     assignment epoch with the group epoch (docs/fidelity.md row 14)."""
-    static_rejoin_same_member_id: bool = True
-    report_pending_additions: bool = False
-    reorder: bool = False
-    slow_clients: bool = False
-    live_timers: bool = False
+    static_rejoin_same_member_id: bool = field(default=True, metadata=option("switch", "consumer"))
+    """A static member rejoining at epoch 0 under its own member id while still held is
+    a rejoin (upstream PR #23542); False: trunk's UNRELEASED_INSTANCE_ID (docs/fidelity.md
+    row 12)."""
+    report_pending_additions: bool = field(
+        default=False, metadata=option("switch", "consumer", "mixed")
+    )
+    """A client that still has to apply a target also reports the partitions it is about
+    to add (``model.client.reported_partitions``; the client-side fix of docs/findings.md F1)."""
+    reorder: bool = field(default=False, metadata=option("bound", "consumer", "classic"))
+    """A client's successive connections are channels of their own, so an old connection's
+    messages may arrive after a new one's (``model/network.py``)."""
+    slow_clients: bool = field(default=False, metadata=option("bound", "consumer", "classic"))
+    """The coordinator's timers may also fire for a live client that is merely slow, not
+    only for one whose process is gone."""
+    live_timers: bool = field(default=False, metadata=option("bound", "consumer", "classic"))
     """The coordinator's timers as Kafka runs them for live clients too: the session timer
     expires a live member whose heartbeat (or its response) was lost, and the rebalance
     timer fences a live member whose application hangs in its revocation
     (``StallRevocation``). A live client whose member was expired is a *zombie* until it
     hears so (docs/fidelity.md N4)."""
-    callback_steps: bool = False
+    callback_steps: bool = field(default=False, metadata=option("bound", "consumer"))
     """Rebalance callbacks run as steps of their own: ``onPartitionsRevoked``,
     ``onPartitionsAssigned`` and ``onPartitionsLost`` start, and finish with
     ``CompleteCallback``, so a response, a fencing or a rejoin can arrive while one runs
     (``AbstractMembershipManager.revokeAndAssign``, ``maybeAbortReconciliation``). With
     False a callback finishes in the step that starts it."""
-    assignment_epochs: bool = _FROM_VERSION
+    assignment_epochs: bool = field(default=_FROM_VERSION, metadata=option("switch", "consumer"))
     """KIP-1251 (Kafka 4.3+): the coordinator records, for every partition a member holds,
     the epoch at which it was assigned, and accepts an offset commit at an older member
     epoch for partitions the member held since that epoch
     (``ConsumerGroup.validateOffsetCommit``). False: strict epoch equality (Kafka ≤ 4.2)."""
-    assignment_interval_ms: int = _FROM_VERSION
+    assignment_interval_ms: int = field(
+        default=_FROM_VERSION, metadata=option("setting", "consumer", "mixed")
+    )
     """KIP-1263 assignment batching: the broker's ``group.consumer.assignment.interval.ms``
     (by the version: Kafka 4.3+'s default 1000; 4.2 has no batching, 0, which computes a
     target on every heartbeat that needs one). A positive interval makes the gate lazy: a
     new target is computed on the first heartbeat after the interval passed since the last
     computation finished
     (``AssignmentIntervalElapses``), not by a timer."""
-    min_assignment_interval_ms: int = 0
+    min_assignment_interval_ms: int = field(
+        default=0, metadata=option("setting", "consumer", "mixed")
+    )
     """``group.consumer.min.assignment.interval.ms`` (default 0): the lower bound of the
     broker interval and of the group override."""
-    max_assignment_interval_ms: int = 15000
+    max_assignment_interval_ms: int = field(
+        default=15000, metadata=option("setting", "consumer", "mixed")
+    )
     """``group.consumer.max.assignment.interval.ms`` (default 15000): the upper bound."""
-    group_assignment_interval_ms: int = -1
+    group_assignment_interval_ms: int = field(
+        default=-1, metadata=option("setting", "consumer", "mixed")
+    )
     """The group-level override ``consumer.assignment.interval.ms``; -1 means the broker's
     ``assignment_interval_ms``."""
-    assignor_offload: bool = False
+    assignor_offload: bool = field(default=False, metadata=option("setting", "consumer", "mixed"))
     """KIP-1263 assignment offload (``group.consumer.assignor.offload.enable``): a heartbeat
     that needs a new target starts an assignor run on the coordinator's executor instead
     of computing it inline; at most one run per group is in flight, and its result is
     installed when it completes (``CompleteAssignorRun``). Needs the kafka-4.3 epoch layout
     (epoch 1 is the empty target a first member is answered with)."""
-    offload_stale_run: StaleRun = "install"
+    offload_stale_run: StaleRun = field(
+        default="install", metadata=option("switch", "consumer", "mixed")
+    )
     """What becomes of a run whose group epoch was passed meanwhile (``StaleRun``)."""
-    delete_expired_groups: bool = False
+    delete_expired_groups: bool = field(
+        default=False, metadata=option("switch", "consumer", "classic")
+    )
     """Delete an empty group once the offset cleanup has removed its last committed offset
     (``GroupCoordinatorShard.cleanupGroupMetadata`` / ``maybeDeleteGroup``, as Kafka always
     does). Off by default so that the offset-expiry presets keep their pinned state counts;
     with it, ``ExpireOffsets`` of an empty group's last offsets also deletes the group."""
-    auto_commit: bool = False
-    commit_on_revoke: bool = True
-    warm_start: bool = False
+    auto_commit: bool = field(default=False, metadata=option("setting", "consumer", "classic"))
+    """The client's ``enable.auto.commit``: a client commits what it owns as a step of
+    its own (``CommitOffsets``)."""
+    commit_on_revoke: bool = field(default=True, metadata=option("setting"))
+    """The application commits the offsets of the partitions it revokes before it
+    acknowledges the revocation (``onPartitionsRevoked``)."""
+    warm_start: bool = field(default=False, metadata=option("bound", "classic"))
     """Classic protocol: start from the group already formed — the state where the clients
     that start subscribed have joined and the group is STABLE (the first progress action
     enabled taken until none is), so a preset's perturbations explore what follows."""
-    max_restarts: int = 1
-    max_rebalance_steps: int | None = None
+    max_restarts: int = field(default=1, metadata=option("bound"))
+    """How many times a client process may restart (``Restart``: a new incarnation)."""
+    max_rebalance_steps: int | None = field(default=None, metadata=option("expectation"))
     """A declared bound on rebalance time: from the state after the last perturbation, the
     fair schedule must converge within this many steps (``RebalanceTimeBound``; None: no
     bound beyond Convergence's own)."""
-    migration_policy: MigrationPolicy = "bidirectional"
+    migration_policy: MigrationPolicy = field(
+        default="bidirectional", metadata=option("setting", "mixed")
+    )
     """A mixed config: ``group.consumer.migration.policy`` (Kafka's default since 4.0,
     ``bidirectional``); read only when ``protocol`` is ``mixed``."""
-    classic_replaces_live_holder: bool = False
+    classic_replaces_live_holder: bool = field(default=False, metadata=option("switch", "mixed"))
     """A mixed config: a classic static JoinGroup takes over its instance from a
     consumer-protocol holder that has not left with -2, as Kafka does
     (``GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember`` checks the
@@ -288,7 +357,7 @@ class Config(Record):
     False, the default: only once that holder left with -2 (M12), so two processes of one
     instance never hold its partitions at once in an exploration. The conformance vectors
     run with Kafka's rule."""
-    replacement_bumps_group_epoch: bool = True
+    replacement_bumps_group_epoch: bool = field(default=True, metadata=option("switch", "mixed"))
     """A mixed config: the consumer-protocol join that converts a classic group and
     replaces the classic holder of its instance bumps the group epoch, so a new target is
     computed over every member (``mco.bump_for_replacement``; docs/fidelity.md M12, V13).
@@ -296,16 +365,42 @@ class Config(Record):
     writes the subscription metadata hash and the copy keeps the holder's subscription,
     so the converted group keeps the classic assignment as its target
     (docs/findings.md F5)."""
-    required_witnesses: tuple[str, ...] | None = None
+    required_witnesses: tuple[str, ...] | None = field(default=None, metadata=option("expectation"))
     """The ``SOMETIMES`` witnesses a complete run of this config must hit for its result to
     be ok (``invariants.liveness.WITNESSES`` names; None: every witness). A config that
     cannot reach a behaviour — no perturbation that fences a member, say — names the ones
     it can, so its exhaustive exploration is not reported as possibly vacuous."""
-    rules: Rules = field(default=DEFAULT_RULES, compare=False, repr=False)
+    rules: Rules = field(default=DEFAULT_RULES, compare=False, repr=False, metadata=option("rules"))
+    """The step functions the model calls (``model.rules.Rules``); a mutant or a user's rules
+    file replaces one. Not compared: two configs that differ only in their rules are equal."""
 
     def __post_init__(self) -> None:
         _apply_kafka_version(self)
         check_config(self)
+
+    @property
+    def settings(self) -> Mapping[str, object]:
+        """The protocol settings (``CATEGORIES``), read-only: option name → value."""
+        return self.of_category("setting")
+
+    @property
+    def switches(self) -> Mapping[str, object]:
+        """The rule switches (``CATEGORIES``), read-only: option name → value."""
+        return self.of_category("switch")
+
+    @property
+    def bounds(self) -> Mapping[str, object]:
+        """The exploration bounds (``CATEGORIES``), read-only: option name → value."""
+        return self.of_category("bound")
+
+    @property
+    def expectations(self) -> Mapping[str, object]:
+        """The checking expectations (``CATEGORIES``), read-only: option name → value."""
+        return self.of_category("expectation")
+
+    def of_category(self, category: OptionCategory) -> Mapping[str, object]:
+        """The options of ``category``, in declaration order, read-only."""
+        return MappingProxyType({name: getattr(self, name) for name in options_of(category)})
 
     def allows(self, perturbation: str) -> bool:
         """Whether the perturbation family is switched on."""
@@ -350,6 +445,41 @@ partition and every incarnation, so larger values only make states that no engin
 explore."""
 
 hash_once(Config)
+
+
+def option_category(name: str) -> OptionCategory:
+    """The category of the ``Config`` field ``name`` (``option``)."""
+    category: OptionCategory = Config.__dataclass_fields__[name].metadata["category"]
+    return category
+
+
+def option_families(name: str) -> frozenset[Family]:
+    """The families whose configs may set the ``Config`` field ``name`` (``option``)."""
+    families: frozenset[Family] = Config.__dataclass_fields__[name].metadata["families"]
+    return families
+
+
+def options_of(category: OptionCategory) -> tuple[str, ...]:
+    """The ``Config`` fields of ``category``, in declaration order."""
+    return tuple(f.name for f in fields(Config) if f.metadata["category"] == category)
+
+
+def options_outside(family: Family) -> tuple[str, ...]:
+    """The ``Config`` fields a config of ``family`` must leave at their defaults."""
+    return tuple(f.name for f in fields(Config) if family not in f.metadata["families"])
+
+
+CONSUMER_ONLY_OPTIONS: tuple[str, ...] = tuple(
+    name for name in options_outside("classic") if "consumer" in option_families(name)
+)
+"""Options of the consumer protocol that a classic config must leave at their defaults."""
+
+MIXED_CONSUMER_OPTIONS: tuple[str, ...] = tuple(
+    name for name in CONSUMER_ONLY_OPTIONS if "mixed" in option_families(name)
+)
+"""Consumer-protocol options a mixed config may set: the consumer-protocol clients'
+``report_pending_additions``, and KIP-1263's batching and offload, which the consumer group
+applies to its classic members' joins too (KIP-1263 JoinGroup Request Handling)."""
 
 
 def _apply_kafka_version(config: Config) -> None:
@@ -474,9 +604,9 @@ def _check_classic(config: Config, where: str) -> None:
             f"{where}: perturbation {unknown[0]} is not modelled for the classic protocol; "
             f"use {', '.join(sorted(CLASSIC_PERTURBATIONS))}"
         )
-    for option in CONSUMER_ONLY_OPTIONS:
-        if getattr(config, option) != _default(option):
-            raise ConfigError(f"{where}: {option} is a consumer-protocol option; drop it")
+    for name in options_outside("classic"):
+        if getattr(config, name) != _default(name):
+            raise ConfigError(f"{where}: {name} is a consumer-protocol option; drop it")
     for c in config.clients:
         if c.regex is not None or c.rack is not None or c.server_assignor is not None:
             raise ConfigError(
@@ -540,16 +670,9 @@ def _check_mixed(config: Config, where: str) -> None:
             f"{where}: perturbation {unknown[0]} is not modelled for a mixed config; "
             f"use {', '.join(sorted(MIXED_PERTURBATIONS))}"
         )
-    for option in (
-        *(o for o in CONSUMER_ONLY_OPTIONS if o not in MIXED_CONSUMER_OPTIONS),
-        "live_timers",
-        "slow_clients",
-        "reorder",
-        "auto_commit",
-        "warm_start",
-    ):
-        if getattr(config, option) != _default(option):
-            raise ConfigError(f"{where}: {option} is not modelled for a mixed config; drop it")
+    for name in options_outside("mixed"):
+        if getattr(config, name) != _default(name):
+            raise ConfigError(f"{where}: {name} is not modelled for a mixed config; drop it")
 
 
 def _check_instance_id_change(config: Config, where: str) -> None:

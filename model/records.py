@@ -8,13 +8,17 @@ records (``ConsumerGroupMemberMetadataValue``, ``ConsumerGroupCurrentMemberAssig
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import ClassVar
 
 from model.classic.messages import ClassicBody, classic_api_of
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
+
+# Search speed (model/speed.py), re-exported here where the model's files import them.
+from model.speed import Record as Record  # noqa: PLC0414
+from model.speed import hash_once as hash_once  # noqa: PLC0414
+from model.speed import replace as replace  # noqa: PLC0414
+from model.speed import same_value as same_value  # noqa: PLC0414
 from model.status import ClientStatus, ErrorCode, MemberState
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -22,148 +26,6 @@ LEAVE_GROUP_MEMBER_EPOCH = -1
 
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 """Member epoch of a static member's temporary leave (KIP-848 "Static Membership")."""
-
-
-R = TypeVar("R")
-
-_Copier = Callable[[Any, dict[str, Any]], Any]
-_Shape = tuple[frozenset[str], _Copier]
-_SHAPES: dict[type, _Shape | None] = {}
-
-
-def _shape(cls: type) -> _Shape | None:
-    """The field names of a record class that ``replace`` may copy field by field, and a
-    copier generated for the class (one slot write per field, no loop); ``None`` for a
-    class that needs ``__init__``."""
-    fields = dataclasses.fields(cls)
-    if len(fields) < 2 or hasattr(cls, "__post_init__") or not all(f.init for f in fields):
-        return None
-    names = tuple(f.name for f in fields)
-    slots = [cls.__dict__.get(n) for n in names]
-    if not all(hasattr(s, "__set__") for s in slots):
-        return None  # not a slotted record
-    values = [f"changes[{n!r}] if {n!r} in changes else record.{n}" for n in names]
-    draft = _draft_class(cls) if issubclass(cls, Record) else None
-    if draft is not None:
-        # Plain slot writes into a draft, which then becomes a ``cls``: half the time of
-        # calling each slot's setter (``_draft_class``).
-        body = "".join(f"    new.{n} = {v}\n" for n, v in zip(names, values, strict=True))
-        body += "    new._hash = -1\n    new.__class__ = _cls\n"
-        source = f"def copy(record, changes):\n    new = _new(_draft)\n{body}    return new\n"
-    else:
-        body = "".join(f"    _set{i}(new, {v})\n" for i, v in enumerate(values))
-        if issubclass(cls, Record):
-            body += "    _put_hash(new, -1)\n"  # not computed yet (``_hash_kept``)
-        source = f"def copy(record, changes):\n    new = _new(_cls)\n{body}    return new\n"
-    scope: dict[str, Any] = {
-        "_new": object.__new__,
-        "_cls": cls,
-        "_draft": draft,
-        "_put_hash": _put_hash,
-    }
-    scope.update({f"_set{i}": s.__set__ for i, s in enumerate(slots)})  # type: ignore[union-attr]
-    exec(source, scope)
-    return frozenset(names), scope["copy"]
-
-
-def _draft_class(cls: type) -> type | None:
-    """A class of ``cls``'s bases and slots without its frozen ``__setattr__``: ``replace``
-    fills an instance of it with plain slot writes and then makes it a ``cls`` (CPython
-    lets an object change its class to one of the same layout); None when that is not
-    possible. Nothing outside ``replace`` ever holds a draft."""
-    try:
-        draft = type(f"{cls.__name__}Draft", cls.__bases__, {"__slots__": cls.__slots__})  # type: ignore[attr-defined]
-        probe: Any = object.__new__(draft)
-        probe.__class__ = cls
-    except (TypeError, AttributeError):
-        return None
-    if draft.__setattr__ is not object.__setattr__:  # type: ignore[comparison-overlap]
-        return None
-    return draft
-
-
-def replace(record: R, /, **changes: Any) -> R:
-    """A copy of ``record`` with ``changes`` applied: ``dataclasses.replace`` for the
-    model's frozen records (every field an ``__init__`` argument, no ``__post_init__``),
-    which copies the fields directly instead of re-running ``__init__`` with its
-    per-call field checks. Steps copy records hundreds of thousands of times in an
-    exhaustive search; other dataclasses go through ``dataclasses.replace``."""
-    cls = type(record)
-    try:
-        shape = _SHAPES[cls]
-    except KeyError:
-        shape = _SHAPES[cls] = _shape(cls)
-    if shape is None:
-        return dataclasses.replace(record, **changes)  # type: ignore[type-var]
-    known, copy = shape
-    if not known.issuperset(changes):
-        unknown = ", ".join(sorted(set(changes) - known))
-        raise TypeError(f"{cls.__name__} has no field {unknown}")
-    new: R = copy(record, changes)
-    return new
-
-
-class Record:
-    """Base of the records that keep their hash once computed (``hash_once``): one slot
-    beside the fields, which is never compared, copied by ``replace`` or pickled."""
-
-    __slots__ = ("_hash",)
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        """A record whose hash is not computed yet: its slot marked -1 (``_hash_kept``),
-        as ``replace`` marks a copy's."""
-        record = object.__new__(cls)
-        _put_hash(record, -1)
-        return record
-
-
-_put_hash = Record._hash.__set__  # type: ignore[attr-defined]
-
-
-def same_value(new: R, old: R) -> bool:
-    """Whether a step's result equals the state it started from (the step stutters). The
-    kept hashes are compared first (``hash_once``; a search hashes every state it reaches
-    anyway): a step that changed something is told apart without comparing field by
-    field."""
-    return new is old or (hash(new) == hash(old) and new == old)
-
-
-def hash_once(*classes: type[Record]) -> None:
-    """Make each record class keep its hash after computing it. A record is an immutable
-    value, so its hash (the dataclass's hash of its fields) never changes. Used for the
-    states and groups, which a search hashes again and again (the visited states, the
-    convergence memos, the snapshot keys), and for the members, clients and messages they
-    hold: a successor shares all but one or two of them with its parent, so hashing it
-    hashes only what the step built. The value is the dataclass's, so nothing keyed by
-    records sees a difference."""
-    for cls in classes:
-        setattr(cls, "__hash__", _hash_kept(cls))  # noqa: B010
-
-
-def _hash_kept(cls: type) -> Callable[[Any], int]:
-    """The kept hash, computed on first use: the hash of the tuple of the fields the
-    dataclass hashes, in one generated function (a wrapper around the dataclass's
-    ``__hash__`` would cost a second call per record hashed). A new record's slot holds
-    -1, a value Python's ``hash`` never returns (``Record.__new__``, ``replace``); an
-    empty slot (a record made some other way) counts as not computed too."""
-    hashed = [f.name for f in dataclasses.fields(cls) if (f.compare if f.hash is None else f.hash)]
-    fields = "".join(f"self.{n}, " for n in hashed)
-    source = (
-        "def __hash__(self):\n"
-        "    try:\n"
-        "        h = self._hash\n"
-        "    except AttributeError:\n"  # built by __init__: the slot is empty
-        "        h = -1\n"
-        "    if h == -1:\n"
-        f"        h = _hash(({fields}))\n"
-        "        _put_hash(self, h)\n"
-        "    return h\n"
-    )
-    scope: dict[str, Any] = {"_hash": hash, "_put_hash": _put_hash}
-    exec(source, scope)
-    kept: Callable[[Any], int] = scope["__hash__"]
-    kept.__qualname__ = f"{cls.__name__}.__hash__"
-    return kept
 
 
 # --------------------------------------------------------------------------- coordinator
@@ -313,7 +175,20 @@ class Group(Record):
     held by a member (assigned or pending revocation), the member epoch of its holder. A
     partition absent from it is free (``ConsumerGroup.currentPartitionEpoch``; see
     docs/kafka-rules.md, Partition epochs and unreleased partitions).
+
+    The fields after the coordinator's own are ghost fields (``GHOST``): history the
+    properties need and the protocol does not keep.
     """
+
+    GHOST: ClassVar[frozenset[str]] = frozenset(
+        {
+            "assignment_history",
+            "holder_commit_rejected",
+            "deletions",
+            "migration_policy_breached",
+            "target_assignor",
+        }
+    )
 
     group_epoch: int
     assignment_epoch: int
@@ -339,6 +214,20 @@ class Group(Record):
     """Assignor runs in flight on the executor (``Config.assignor_offload``), oldest first:
     at most one (KIP-1263 "Assignment Offload"); a tuple so that a rule breaking that can
     be written down."""
+    deleted: bool = False
+    """The group was deleted (``GroupMetadataManager.deleteGroup``) and no member has joined
+    since: Kafka holds no group of this id, so a heartbeat at an epoch other than 0 and an
+    offset commit at an epoch of at least 0 are answered GROUP_ID_NOT_FOUND; a join at
+    epoch 0 creates it again. The model keeps the fresh record a new group starts from."""
+    static_members: FrozenMap[str, str] = NO_STATIC_MEMBERS
+    """The static-member index: instance id -> member id (``ConsumerGroup.staticMembers``),
+    kept by the ``write_member``, ``remove_member`` and ``replace_static_member`` rules as
+    ``ConsumerGroup.updateMember`` and ``removeMember`` keep it. Under the reference rules
+    it is exactly what the members' instance ids say (``static_member_index``)."""
+
+    # -- ghost fields (``GHOST``): bookkeeping Kafka's ``ConsumerGroup`` does not have, for
+    # the properties (invariants/); the rules keep them up to date and never read them to
+    # decide a step or an answer.
     assignment_history: FrozenMap[tuple[TopicPartition, int], frozenset[Holder]] = (
         NO_ASSIGNMENT_HISTORY
     )
@@ -352,11 +241,6 @@ class Group(Record):
     although its member held every partition of it since an epoch no newer than the
     request's (what KIP-1251 guarantees to accept; KAFKA-20066). Set only when
     ``Config.assignment_epochs`` records the epochs that judgement needs."""
-    deleted: bool = False
-    """The group was deleted (``GroupMetadataManager.deleteGroup``) and no member has joined
-    since: Kafka holds no group of this id, so a heartbeat at an epoch other than 0 and an
-    offset commit at an epoch of at least 0 are answered GROUP_ID_NOT_FOUND; a join at
-    epoch 0 creates it again. The model keeps the fresh record a new group starts from."""
     deletions: int = 0
     """Ghost bookkeeping, not a field of Kafka's group: how often a group of this id was
     deleted (its incarnation), so that properties can tell the groups before and after a
@@ -371,12 +255,6 @@ class Group(Record):
     the target assignment (``ConsumerGroup.computePreferredServerAssignor`` when it was
     computed); None while no server assignor computed one (a new group, a group converted
     from a classic one)."""
-
-    static_members: FrozenMap[str, str] = NO_STATIC_MEMBERS
-    """The static-member index: instance id -> member id (``ConsumerGroup.staticMembers``),
-    kept by the ``write_member``, ``remove_member`` and ``replace_static_member`` rules as
-    ``ConsumerGroup.updateMember`` and ``removeMember`` keep it. Under the reference rules
-    it is exactly what the members' instance ids say (``static_member_index``)."""
 
     def static_member_id(self, instance_id: str) -> str | None:
         """The member id holding ``instance_id`` (``ConsumerGroup.staticMemberId``): the
@@ -528,8 +406,10 @@ class Client(Record):
     ``owned`` is what the application is consuming right now — the client view that the
     single-owner property is about. ``target`` is the latest assignment received;
     ``reconciling`` the target being applied while the revoked partitions' offsets are
-    committed (``revoking``).
+    committed (``revoking``). The last fields are ghost fields (``GHOST``).
     """
+
+    GHOST: ClassVar[frozenset[str]] = frozenset({"expired"})
 
     name: str
     instance_id: str | None
@@ -554,11 +434,6 @@ class Client(Record):
     """The application hangs in its revocation callback (``onPartitionsRevoked`` never
     returns): it consumes nothing and makes no reconciliation progress, while the
     background thread keeps heartbeating (``StallRevocation``)."""
-    expired: bool = False
-    """Ghost bookkeeping, not a field of the Java client: the coordinator's session or
-    rebalance timer removed this live client's member (or its poll timer made it leave)
-    and the client has not rejoined since, so it may still consume as a *zombie*
-    (``Config.live_timers``, ``PollTimerExpires``)."""
     callback: str | None = None
     """The rebalance callback the application thread runs (``Config.callback_steps``):
     ``onPartitionsRevoked``, ``onPartitionsAssigned``, ``onPartitionsLost``, or the
@@ -577,6 +452,15 @@ class Client(Record):
     regex: str | None = None
     """The regular expression the application subscribed with
     (``subscribe(SubscriptionPattern)``), sent as ``SubscribedTopicRegex``."""
+
+    # -- ghost fields (``GHOST``): bookkeeping the Java client does not have, for the
+    # properties (invariants/); the rules keep them up to date and never read them to
+    # decide a step or a request.
+    expired: bool = False
+    """Ghost bookkeeping, not a field of the Java client: the coordinator's session or
+    rebalance timer removed this live client's member (or its poll timer made it leave)
+    and the client has not rejoined since, so it may still consume as a *zombie*
+    (``Config.live_timers``, ``PollTimerExpires``)."""
 
 
 # --------------------------------------------------------------------------- the system

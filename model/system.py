@@ -53,11 +53,10 @@ from model.actions import (
     Subscribe,
     TemporaryLeave,
 )
-from model.classic import system as classic_system
 from model.classic.records import ClassicState
 from model.config import Config
+from model.family import family_of, family_of_state
 from model.ids import FrozenMap
-from model.migration import system as mixed_system
 from model.migration.records import MixedState
 from model.network import apis_in_flight, deliverable, without
 from model.records import (
@@ -97,12 +96,9 @@ LIVE = frozenset(
 
 
 def initial(config: Config) -> AnyState:
-    """The initial state of ``config``'s protocol family."""
-    if config.protocol == "classic":
-        return classic_system.initial(config)
-    if config.protocol == "mixed":
-        return mixed_system.initial(config)
-    return consumer_initial(config)
+    """The initial state of ``config``'s protocol family (``model.family.family_of``)."""
+    state: AnyState = family_of(config).initial(config)
+    return state
 
 
 def consumer_initial(config: Config) -> State:
@@ -187,12 +183,10 @@ def _application_steps(c: Client, config: Config) -> list[Action]:
 
 
 def enabled(state: AnyState, config: Config) -> tuple[Action, ...]:
-    """Every action enabled in ``state``, in a deterministic order."""
-    if isinstance(state, ClassicState):
-        return classic_system.enabled(state, config)
-    if isinstance(state, MixedState):
-        return mixed_system.enabled(state, config)
-    return consumer_enabled(state, config)
+    """Every action enabled in ``state``, in a deterministic order (its family's
+    ``enabled``; a search that runs one config resolves the family once:
+    ``model.family.family_of``)."""
+    return family_of_state(state).enabled(state, config)
 
 
 def consumer_enabled(state: State, config: Config) -> tuple[Action, ...]:
@@ -759,12 +753,10 @@ _HANDLERS: dict[type[Action], Callable[[State, Action, Config], State]] = {
 
 def step(state: AnyState, action: Action, config: Config) -> AnyState:
     """Apply ``action`` to ``state``. The caller guarantees the action is enabled
-    (``replay`` checks it). A perturbation spends one unit of the budget."""
-    if isinstance(state, ClassicState):
-        return classic_system.step(state, action, config)
-    if isinstance(state, MixedState):
-        return mixed_system.step(state, action, config)
-    return consumer_step(state, action, config)
+    (``replay`` checks it). A perturbation spends one unit of the budget. Dispatched to
+    the state's family (``model.family.family_of_state``)."""
+    new: AnyState = family_of_state(state).step(state, action, config)
+    return new
 
 
 def consumer_step(state: State, action: Action, config: Config) -> State:

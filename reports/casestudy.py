@@ -46,27 +46,22 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from model.classic.records import ClassicClient, ClassicGroup, ClassicMember, ClassicState
+from model.classic.records import ClassicClient, ClassicMember, ClassicState
 from model.coordinator import group_status, pending_partitions
+from model.family import family_of_state
 from model.ids import Assignment, format_partitions
-from model.migration.records import MixedState
-from model.migration.system import (
-    EMPTY_CLASSIC_GROUP,
-    EMPTY_CONSUMER_GROUP,
-    classic_view,
-    consumer_view,
-    family_state,
-)
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     Message,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    State,
 )
 from model.status import ErrorCode
 from model.system import AnyState
 from reports.escape import partitions, shown
+from reports.families import CASESTUDY, CaseStudyFacet
 
 
 def _parts(partitions: frozenset[tuple[str, int]] | None) -> list[str] | None:
@@ -77,11 +72,15 @@ def _parts(partitions: frozenset[tuple[str, int]] | None) -> list[str] | None:
 
 def group_view(state: AnyState) -> dict[str, Any]:
     """The group, its target assignment, each member's assignment and each client, as
-    plain JSON-ready data (a classic group: ``classic_group_view``)."""
-    if isinstance(state, ClassicState):
-        return classic_group_view(state)
-    if isinstance(state, MixedState):
-        return mixed_group_view(state)
+    plain JSON-ready data, as the state's family shows it (``CaseStudyFacet.group_view``:
+    ``consumer_group_view``, ``classic_group_view``,
+    ``reports.mixed_casestudy.mixed_group_view``)."""
+    view: dict[str, Any] = CASESTUDY.of_state(state).group_view(state)
+    return view
+
+
+def consumer_group_view(state: State) -> dict[str, Any]:
+    """``group_view`` of a KIP-848 state."""
     g = state.group
     members = {}
     for mid, m in g.members.items():
@@ -114,26 +113,6 @@ def group_view(state: AnyState) -> dict[str, Any]:
         "in_flight": len(state.network),
         "perturbations": state.perturbations,
     }
-
-
-def mixed_group_view(state: MixedState) -> dict[str, Any]:
-    """A mixed state: its group as its type renders it (``protocol`` says which), with the
-    clients of both protocols, each as its own protocol renders it."""
-    g = state.group
-    if isinstance(g, ClassicGroup):
-        out = classic_group_view(classic_view(state, g))
-        others = group_view(consumer_view(state, EMPTY_CONSUMER_GROUP))["clients"]
-        out["protocol"] = "classic"
-    else:
-        out = group_view(consumer_view(state, g))
-        others = classic_group_view(classic_view(state, EMPTY_CLASSIC_GROUP))["clients"]
-        out["protocol"] = "consumer"
-        for mid, m in g.members.items():
-            if m.classic is not None:
-                out["members"][mid]["classic_protocols"] = list(m.classic.supported_protocols)
-    out["clients"] = {**out["clients"], **others}
-    out["in_flight"] = len(state.network)
-    return out
 
 
 def classic_group_view(state: ClassicState) -> dict[str, Any]:
@@ -195,11 +174,15 @@ def _awaiting(m: ClassicMember) -> str | None:
 
 def render_group(state: AnyState) -> str:
     """The KIP-848 case-study layout, plus one line per client (what it consumes); a
-    classic group in the same shape (``render_classic_group``)."""
-    if isinstance(state, ClassicState):
-        return render_classic_group(state)
-    if isinstance(state, MixedState):
-        return render_group(family_state(state))
+    classic group in the same shape (``render_classic_group``), a mixed state as its
+    group's family (``ProtocolFamily.one_family``)."""
+    one = family_of_state(state).one_family(state)
+    text: str = CASESTUDY.of_state(one).render_group(one)
+    return text
+
+
+def render_consumer_group(state: State) -> str:
+    """``render_group`` of a KIP-848 state."""
     g = state.group
     lines = [f"Group (epoch={g.group_epoch}, {group_status(g).value})"]
     lines += [f"  • {mid}" for mid in g.members] or ["  • Empty"]
@@ -415,3 +398,13 @@ def _argument(value: object) -> str:
     if isinstance(value, tuple):
         return str(tuple(shown(v) if isinstance(v, str) else v for v in value))
     return str(value)
+
+
+CASESTUDY.register(
+    "consumer",
+    CaseStudyFacet(group_view=consumer_group_view, render_group=render_consumer_group),
+)
+CASESTUDY.register(
+    "classic",
+    CaseStudyFacet(group_view=classic_group_view, render_group=render_classic_group),
+)

@@ -49,10 +49,10 @@ from invariants.liveness import (
     undecided_reason,
 )
 from invariants.verdict import conclude
-from model import system
 from model.actions import Action
 from model.classic.records import ClassicClient
 from model.config import Config
+from model.family import family_of
 from model.path import Path
 from model.records import Client
 from model.system import AnyState
@@ -161,7 +161,9 @@ def bfs(
     view_of = views.of
     check_state = views.check_state
 
-    init = system.initial(config)
+    family = family_of(config)  # resolved once: every state of the search is of it
+    enabled, step = family.enabled, family.step
+    init = family.initial(config)
     init_key = canonical(init)
     nodes: dict[Hashable, _Node] = {init_key: _Node(init, 0, None, None)}
     queue: deque[tuple[Hashable, _Node]] = deque([(init_key, nodes[init_key])])
@@ -340,8 +342,8 @@ def bfs(
         if max_depth is not None and node.depth >= max_depth:
             exhausted = False
             continue
-        for action in system.enabled(state, config):
-            new = system.step(state, action, config)
+        for action in enabled(state, config):
+            new = step(state, action, config)
             steps += 1
             new_key = canonical(new)
             post_view = -1

@@ -103,8 +103,8 @@ from invariants.verdict import conclude
 from model import system
 from model.actions import Action
 from model.config import Config
+from model.family import family_of, family_of_state
 from model.path import Path
-from model.records import State
 from model.system import AnyState
 
 ProgressFn = Callable[[int, int, int], None]
@@ -469,6 +469,8 @@ class _Worker:
         candidates' fingerprints and keys, the transitions of each state expanded, the
         violation, the states found to converge."""
         config = self.config
+        family = family_of(config)  # resolved once per frontier, not per state
+        enabled, step = family.enabled, family.step
         canonical_of = self.canonical
         table = self.views
         note_witnesses = self.checker.note_witnesses
@@ -518,8 +520,8 @@ class _Worker:
             n = 0
             pre_view = known_view  # looked up once per state
             base = rank << ACTION_BITS
-            for a, action in enumerate(system.enabled(state, config)):
-                new = system.step(state, action, config)
+            for a, action in enumerate(enabled(state, config)):
+                new = step(state, action, config)
                 n += 1
                 post_view = -1
                 if _step_may_matter(state, new):
@@ -594,7 +596,8 @@ def _shared(state: AnyState) -> AnyState:
     build for its value (``system.with_shared_group``): an unpickled group is an equal
     record of its own, which the memos and view tables would compare field by field, in
     the state and in every successor that leaves the group as it is."""
-    return system.with_shared_group(state) if isinstance(state, State) else state
+    shared: AnyState = family_of_state(state).shared(state)
+    return shared
 
 
 def _serve(worker: _Worker, conn: Connection, index: int) -> None:

@@ -14,7 +14,8 @@ from collections.abc import Hashable
 
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
-from invariants.snapshot import project_key, snapshot_key, snapshot_key_after
+from invariants.families import SNAPSHOTS, SnapshotFacet
+from invariants.snapshot import project_key
 from model.actions import Action
 from model.system import AnyState
 
@@ -22,7 +23,15 @@ from model.system import AnyState
 class Views:
     """Snapshot keys met so far, numbered in the order met, and the verdicts on them."""
 
-    __slots__ = ("checker", "index", "keys", "snapshots", "state_verdicts", "step_verdicts")
+    __slots__ = (
+        "checker",
+        "facet",
+        "index",
+        "keys",
+        "snapshots",
+        "state_verdicts",
+        "step_verdicts",
+    )
 
     def __init__(self, checker: Checker) -> None:
         self.checker = checker
@@ -31,6 +40,15 @@ class Views:
         self.snapshots: list[Snapshot] = []
         self.state_verdicts: list[list[Violation] | None] = []
         self.step_verdicts: dict[tuple[int, int], list[Violation]] = {}
+        self.facet: SnapshotFacet | None = None
+        """The snapshot reading of the search's family (``invariants.families.SNAPSHOTS``),
+        resolved at the first state: every state of one search is of one family."""
+
+    def _facet(self, s: AnyState) -> SnapshotFacet:
+        facet = self.facet
+        if facet is None:
+            facet = self.facet = SNAPSHOTS.of_state(s)
+        return facet
 
     def number(self, key: Hashable) -> int:
         """The number of snapshot key ``key`` (projected when first met)."""
@@ -44,13 +62,13 @@ class Views:
 
     def of(self, s: AnyState) -> int:
         """The view of state ``s``."""
-        return self.number(snapshot_key(s))
+        return self.number(self._facet(s).key(s))
 
     def after(self, pre_view: int, pre: AnyState, post: AnyState) -> int:
         """The view of ``post``, a successor of ``pre`` (whose view is ``pre_view``): the
         clients the step left as they were keep their part of the key
-        (``snapshot_key_after``)."""
-        return self.number(snapshot_key_after(self.keys[pre_view], pre, post))  # type: ignore[arg-type]
+        (``invariants.snapshot.snapshot_key_after``)."""
+        return self.number(self._facet(post).key_after(self.keys[pre_view], pre, post))
 
     def check_state(self, s: AnyState, view: int) -> list[Violation]:
         """The state properties on ``s``, whose view is ``view``."""

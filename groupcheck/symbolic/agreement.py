@@ -28,18 +28,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import replace
 from typing import Any
 
-from groupcheck import exitcodes
-from groupcheck.jsonout import emit
-from groupcheck.mutants import MUTANTS
-from groupcheck.progress import progress_for
-from groupcheck.symbolic.scope import chosen_config, classic_client_refusal, outside_scope
-from model.presets import PRESETS
-from model.status import ConfigError
-from reports.casestudy import describe_action, group_view, render_group
-from reports.escape import visible
+from groupcheck.families import AGREEMENT, AgreementFacet
 
 DEFAULT_WALKS = 3
 DEFAULT_LENGTH = 30
@@ -56,11 +47,9 @@ DEFAULT_SEEK = 300_000
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from invariants.z3.proof.classic_agreement import walk_check
-    from invariants.z3.proof.classic_transition import ClassicOptions
-    from invariants.z3.proof.crosscheck import cross_check
-    from invariants.z3.proof.mixed_agreement import walk_check as mixed_walk_check
-    from invariants.z3.proof.transition import Options
+    from groupcheck import exitcodes
+    from groupcheck.progress import progress_for
+    from model.status import ConfigError
 
     others = [
         flag
@@ -86,24 +75,19 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     for config, variant, reference in configs:
         if progress is not None:
             progress(f"agreement: {config.name} ({walks} walks x {length} steps, seed {seed})")
+        facet = AGREEMENT.of_config(config)
         budget: dict[str, Any] = {
             "walks": walks,
             "length": length,
             "seed": seed,
             # The default BFS is the consumer relation's (its steps are checked once each).
-            "bfs_states": bfs if args.bfs is not None or config.protocol == "consumer" else 0,
+            "bfs_states": bfs if args.bfs is not None or facet.bfs_by_default else 0,
             "seek_states": seek,
             "timeout_ms": int(args.timeout * 1000),
             "progress": progress,
             "reference": reference,
         }
-        outcome: Any
-        if config.protocol == "classic":
-            outcome = walk_check(config, options=ClassicOptions.of(config, variant), **budget)
-        elif config.protocol == "mixed":
-            outcome = mixed_walk_check(config, variant=variant, **budget)
-        else:
-            outcome = cross_check(config, options=Options.of(config, variant), **budget)
+        outcome = facet.check(config, variant, budget)
         rows.append(_row(config.name, outcome, variant))
     results = [r["result"] for r in rows]
     result = "ok"
@@ -127,6 +111,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         "skipped": skipped,
     }
     if args.json:
+        from groupcheck.jsonout import emit
+
         emit("prove", doc)
     else:
         _print(doc)
@@ -144,27 +130,72 @@ def outside(config: Any) -> str | None:
     the classic relation's scope (every classic action has a family:
     ``classic_transition.family_of``); a mixed one in a mixed group's as
     ``mixed_transition.unsupported`` says; any other in the consumer relation's scope as
-    ``symbolic.scope.outside_scope`` (with the KIP-1251 assignment epochs) says."""
+    ``symbolic.scope.outside_scope`` (with the KIP-1251 assignment epochs) says
+    (``AgreementFacet.outside`` of its family)."""
+    reason: str | None = AGREEMENT.of_config(config).outside(config)
+    return reason
+
+
+def _consumer_check(config: Any, variant: str | None, budget: dict[str, Any]) -> Any:
+    from invariants.z3.proof.crosscheck import cross_check
+    from invariants.z3.proof.transition import Options
+
+    return cross_check(config, options=Options.of(config, variant), **budget)
+
+
+def _classic_check(config: Any, variant: str | None, budget: dict[str, Any]) -> Any:
+    from invariants.z3.proof.classic_agreement import walk_check
+    from invariants.z3.proof.classic_transition import ClassicOptions
+
+    return walk_check(config, options=ClassicOptions.of(config, variant), **budget)
+
+
+def _mixed_check(config: Any, variant: str | None, budget: dict[str, Any]) -> Any:
+    from invariants.z3.proof.mixed_agreement import walk_check
+
+    return walk_check(config, variant=variant, **budget)
+
+
+def _consumer_outside(config: Any) -> str | None:
+    from groupcheck.symbolic.scope import outside_scope
+
+    return outside_scope(config, epochs=True)
+
+
+def _classic_outside(config: Any) -> str | None:
+    return None
+
+
+def _mixed_outside(config: Any) -> str | None:
     from invariants.z3.proof.mixed_transition import unsupported
 
-    if config.protocol == "classic":
-        return None
-    if config.protocol == "mixed":
-        return unsupported(config)
-    reason = outside_scope(config, epochs=True)
-    if reason is not None and config.protocol != "consumer":
-        return (
-            "--agreement covers the KIP-848 consumer protocol, the classic coordinator and "
-            f"mixed groups; this config is {config.protocol}"
-        )
+    reason: str | None = unsupported(config)
     return reason
+
+
+AGREEMENT.register(
+    "consumer",
+    AgreementFacet(check=_consumer_check, outside=_consumer_outside, bfs_by_default=True),
+)
+AGREEMENT.register(
+    "classic",
+    AgreementFacet(check=_classic_check, outside=_classic_outside, bfs_by_default=False),
+)
+AGREEMENT.register(
+    "mixed", AgreementFacet(check=_mixed_check, outside=_mixed_outside, bfs_by_default=False)
+)
 
 
 def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]]]:
     """The configs to check and the presets or variants skipped, with the reason."""
+    from groupcheck.symbolic.scope import chosen_config
+    from model.presets import PRESETS
+    from model.status import ConfigError
+
     configs: list[Chosen] = []
     skipped: list[dict[str, str]] = []
     if args.all_variants:
+        from groupcheck.mutants import MUTANTS
         from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
         from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
         from invariants.z3.proof.transition import VARIANTS
@@ -210,15 +241,20 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
 def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
     """``config`` (None: the mutant's scenario) with the rules of the catalogue mutant
     ``variant`` installed, and as it was; the variant must be one the relation has."""
+    from dataclasses import replace
+
     from groupcheck.mutants import MUTANTS, outside
     from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS
     from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
     from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
     from invariants.z3.proof.transition import VARIANTS
+    from model.status import ConfigError
 
     if outside(variant):
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {outside(variant)}")
     if variant in CLASSIC_CLIENT_VARIANTS:
+        from groupcheck.symbolic.scope import classic_client_refusal
+
         raise ConfigError(classic_client_refusal(variant, "prove --agreement"))
     if variant not in (*VARIANTS, *CLASSIC_VARIANTS, *MIXED_VARIANTS):
         raise ConfigError(
@@ -271,6 +307,7 @@ def _client_rule(variant: str) -> str | None:
 
 def _assignor_rule(variant: str) -> str | None:
     """Why the walks cannot tell a classic assignor variant apart (None: no such variant)."""
+    from groupcheck.mutants import MUTANTS
     from invariants.z3.proof.classic_assignor import VARIANTS as ASSIGNOR_VARIANTS
 
     if variant not in ASSIGNOR_VARIANTS or variant not in MUTANTS:
@@ -284,6 +321,8 @@ def _assignor_rule(variant: str) -> str | None:
 
 
 def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
+    from reports.casestudy import describe_action, group_view, render_group
+
     reasons = []
     if outcome.missing:
         reasons.append("families the config can take, not reached: " + ", ".join(outcome.missing))
@@ -352,6 +391,8 @@ def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
 
 
 def _print(doc: dict[str, Any]) -> None:
+    from reports.escape import visible
+
     head = {"ok": "ok", "violation": "DISAGREEMENT", "inconclusive": "INCONCLUSIVE"}
     rows = doc["configs"]
     print(

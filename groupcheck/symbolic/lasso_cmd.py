@@ -8,19 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
-from groupcheck import exitcodes
 from groupcheck.mutants import lasso_depths
-from groupcheck.mutants.catalogue import after_assignor
-from groupcheck.progress import progress_for
 from groupcheck.symbolic.bmc_lifted import mutant_bound
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, path_lines, write_lifted
-from reports.casestudy import describe_action
-from reports.escape import visible
-from reports.publish import check_target
 
 
 def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
@@ -30,7 +23,11 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     trace from which the model's fair schedule does not converge
     (``groupcheck.explore.classic_lift.lift_lasso``); that trace is written as a run
     directory like the BFS engine's Convergence counterexamples."""
+    from pathlib import Path
+
+    from groupcheck import exitcodes
     from groupcheck.explore.classic_lift import lift_lasso
+    from groupcheck.progress import progress_for
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES, render_path
     from invariants.z3.proof.classic_lasso import (
         CONVERGENCE,
@@ -41,6 +38,8 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     )
     from invariants.z3.proof.classic_transition import ClassicOptions
     from reports.artifacts import run_label, run_name
+    from reports.casestudy import describe_action
+    from reports.publish import check_target
 
     config = chosen.config
     check(BMC, "classic", "lasso", bmc_facts(args, chosen))
@@ -134,43 +133,78 @@ def cmd_classic_lasso(args: argparse.Namespace, chosen: Any, variant: str | None
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
-        print(f"{head} (bmc over the classic coordinator, depth {depth}; {round(seconds, 3)} s)")
-        extra = f" ({row['reason']})" if row.get("reason") else ""
-        print(f"  {row['status']:9} {CONVERGENCE} (depth {row['depth']}){extra}")
-        if row.get("checked"):
-            print(f"  checked: {row['checked']}")
-        if bound:
-            print(f"  {bound}")
+        loop_note = ""
         if "loop" in row:
-            loop = row["loop"]
+            shift = row["loop"]["generation_shift"]
             confirmed = "confirmed" if out.trace is not None else "NOT confirmed"
-            print(
-                f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
-                f"{', '.join(loop['steps'])}"
-                + (
-                    f" (back with every generation {loop['generation_shift']} larger)"
-                    if loop["generation_shift"]
-                    else ""
-                )
-                + f"; {confirmed} by the model's fair schedule"
-            )
-            for line in row["path"]:
-                print(f"  {visible(line)}")
-        if written["run_dir"] is not None:
-            print(
-                f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
-                f"trace): {written['length']} steps"
-            )
-            for i, step in enumerate(written["steps_taken"], 1):
-                print(f"    {i:3}. {visible(step)}")
-            print("    …then, with no more perturbations, a fair schedule never converges")
-            print(f"  written to {written['trace']}")
-            print(f"  report: {written['report']}")
-            print(f"  reproduce: {written['reproduce']}")
+            loop_note = (
+                f" (back with every generation {shift} larger)" if shift else ""
+            ) + f"; {confirmed} by the model's fair schedule"
+        print_lasso(
+            result,
+            layer="the classic coordinator",
+            prop=CONVERGENCE,
+            depth=depth,
+            seconds=seconds,
+            row=row,
+            bound=bound,
+            loop_note=loop_note,
+            steps=written["steps_taken"] if written["run_dir"] is not None else None,
+            written=written,
+        )
     if result == "violation":
         return exitcodes.VIOLATION
     return exitcodes.INCONCLUSIVE if result == "inconclusive" else exitcodes.OK
+
+
+def print_lasso(
+    result: str,
+    *,
+    layer: str,
+    prop: str,
+    depth: int,
+    seconds: float,
+    row: dict[str, Any],
+    bound: str | None,
+    loop_note: str,
+    steps: list[str] | None,
+    written: dict[str, Any],
+    extra: tuple[str, ...] | list[str] = (),
+) -> None:
+    """The text form of a Convergence search's verdict: its row, the lasso found (its loop,
+    then ``loop_note``), ``extra`` lines, and the model counterexample written (``steps``,
+    the lifted prefix described step by step; ``None`` when nothing was written)."""
+    from reports.escape import visible
+
+    head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
+    print(f"{head} (bmc over {layer}, depth {depth}; {round(seconds, 3)} s)")
+    reason = f" ({row['reason']})" if row.get("reason") else ""
+    print(f"  {row['status']:9} {prop} (depth {row['depth']}){reason}")
+    if row.get("checked"):
+        print(f"  checked: {row['checked']}")
+    if bound:
+        print(f"  {bound}")
+    if "loop" in row:
+        loop = row["loop"]
+        print(
+            f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
+            f"{', '.join(loop['steps'])}{loop_note}"
+        )
+        for line in row["path"]:
+            print(f"  {visible(line)}")
+        for line in extra:
+            print(f"  {visible(line)}")
+    if steps is not None:
+        print(
+            f"\nMODEL COUNTEREXAMPLE of {prop} (the lasso's prefix lifted to a model "
+            f"trace): {len(steps)} steps"
+        )
+        for i, step in enumerate(steps, 1):
+            print(f"    {i:3}. {visible(step)}")
+        print("    …then, with no more perturbations, a fair schedule never converges")
+        print(f"  written to {written['trace']}")
+        print(f"  report: {written['report']}")
+        print(f"  reproduce: {written['reproduce']}")
 
 
 def lasso_bound(
@@ -203,6 +237,7 @@ def lasso_row(
     state matching the loop's entry it reached; "violation" with ``replayed`` False when the
     Python clients and coordinator do not walk the path: an encoding bug) and the lift."""
     from groupcheck.explore.lift import lift_lasso
+    from groupcheck.mutants.catalogue import after_assignor
     from invariants.z3.proof.bmc import ReplayDiverged
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, replay_lasso
 
@@ -244,12 +279,17 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     the client layer (``invariants.z3.proof.bmc_lasso``) up to ``--depth``, confirmed by
     :func:`lasso_row` and written as a run directory like the BFS engine's Convergence
     counterexamples (the trace to the loop's entry)."""
+    from pathlib import Path
+
+    from groupcheck import exitcodes
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
+    from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import universe_of
     from invariants.z3.proof.bmc_clients import Layer
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_VARIANTS, search_lasso
     from invariants.z3.proof.transition import Options
     from reports.artifacts import run_label, run_name
+    from reports.publish import check_target
 
     config = chosen.config
     check(BMC, "consumer", "lasso", bmc_facts(args, chosen))
@@ -309,39 +349,28 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
-        print(f"{head} (bmc over the client layer, depth {depth}; {round(seconds, 3)} s)")
-        extra = f" ({row['reason']})" if row.get("reason") else ""
-        print(f"  {row['status']:9} {CONVERGENCE} (depth {row['depth']}){extra}")
-        if row.get("checked"):
-            print(f"  checked: {row['checked']}")
-        if bound:
-            print(f"  {bound}")
-        if "loop" in row:
-            loop = row["loop"]
-            replayed = "confirmed" if row.get("replayed") else "NOT confirmed"
-            print(
-                f"\nLASSO of {row['depth']} steps, the loop from state {loop['entry']}: "
-                f"{', '.join(loop['steps'])}; Python replay {replayed}"
-            )
-            for line in row["path"]:
-                print(f"  {visible(line)}")
-            if row.get("replay_error"):
-                print(f"  replay: {visible(row['replay_error'])}")
-            if row.get("lift"):
-                print(f"  lift: {visible(row['lift']['summary'])}")
-        if lifted is not None and lifted.path is not None:
-            print(
-                f"\nMODEL COUNTEREXAMPLE of {CONVERGENCE} (the lasso's prefix lifted to a model "
-                f"trace): {len(lifted.path.actions)} steps"
-            )
+        from reports.casestudy import describe_action
 
-            for i, action in enumerate(lifted.path.actions, 1):
-                print(f"    {i:3}. {visible(describe_action(action))}")
-            print("    …then, with no more perturbations, a fair schedule never converges")
-            print(f"  written to {written['trace']}")
-            print(f"  report: {written['report']}")
-            print(f"  reproduce: {written['reproduce']}")
+        replayed = "confirmed" if row.get("replayed") else "NOT confirmed"
+        extra = []
+        if row.get("replay_error"):
+            extra.append(f"replay: {row['replay_error']}")
+        if row.get("lift"):
+            extra.append(f"lift: {row['lift']['summary']}")
+        model_path = lifted.path if lifted is not None else None
+        print_lasso(
+            result,
+            layer="the client layer",
+            prop=CONVERGENCE,
+            depth=depth,
+            seconds=seconds,
+            row=row,
+            bound=bound,
+            loop_note=f"; Python replay {replayed}",
+            extra=extra,
+            steps=None if model_path is None else [describe_action(a) for a in model_path.actions],
+            written=written,
+        )
     if result == "violation":
         if not row.get("replayed"):
             return exitcodes.INTERNAL_ERROR

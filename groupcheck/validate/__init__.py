@@ -21,9 +21,8 @@ from groupcheck.validate.conformance import validate_conformance
 from groupcheck.validate.files import validate_file, validate_path
 from groupcheck.validate.itf import validate_itf
 from groupcheck.validate.report import Finding, Report
-from groupcheck.validate.safety import OBSERVED_CHECKS
+from groupcheck.validate.safety import OBSERVED_CHECKS, validate_safety
 from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
-from groupcheck.validate.safety_mode import validate_safety
 
 MODES = ("conformance", "safety", "coordinator", "client")
 

@@ -21,7 +21,7 @@ from groupcheck.validate.conformance import validate_conformance
 from groupcheck.validate.coordinator_mode import validate_coordinator
 from groupcheck.validate.itf import MAX_ITF_BYTES, parse_itf, validate_itf
 from groupcheck.validate.report import Report
-from groupcheck.validate.safety_mode import validate_safety
+from groupcheck.validate.safety import validate_safety
 from groupcheck.validate.timing import TimingOptions
 from model.trace.lines import text_lines
 

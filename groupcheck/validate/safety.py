@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from groupcheck.families import SAFETY
+from groupcheck.validate.concurrency import releases_first
 from groupcheck.validate.events import EventReader
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.timing import (
@@ -64,7 +66,7 @@ from model.records import (
     Message,
 )
 from model.status import FENCING_ERRORS, ErrorCode
-from model.trace import TraceError, TraceHeader
+from model.trace import TraceError, TraceHeader, parse_header
 from reports.escape import shown
 
 
@@ -364,6 +366,52 @@ def _column(line: str, key: str) -> int:
     """The 1-based column of ``"key"`` in ``line`` (1 when absent)."""
     i = line.find(f'"{key}"')
     return i + 1 if i >= 0 else 1
+
+
+def validate_safety(
+    file: str,
+    lines: Iterable[str],
+    settle: int = 100,
+    timing: TimingOptions | None = None,
+) -> Report:
+    """Check the :data:`OBSERVED_CHECKS` on a (possibly partial) trace; with its timing
+    known (the header's, or ``timing``'s options), classify every hand-over of an
+    unreleased partition (``groupcheck.validate.timing``)."""
+    report = Report(file, "safety")
+    it = iter(lines)
+    try:
+        first = next(it, None)
+        if first is None:
+            raise TraceError(1, 1, "empty trace: no header line")
+        header = parse_header(first)
+        return SAFETY.named(header.protocol)(file, header, it, settle, timing)
+    except TraceError as e:
+        report.error = f"{file}:{e}"
+        return report
+
+
+def validate_consumer_safety(
+    file: str,
+    header: TraceHeader,
+    lines: Iterator[str],
+    settle: int,
+    timing: TimingOptions | None = None,
+) -> Report:
+    """Safety mode on a KIP-848 trace whose header (line 1) has been read (``lines`` goes
+    on from line 2)."""
+    report = Report(file, "safety")
+    try:
+        checker = _Safety(file, report, settle, timing or TimingOptions(), header)
+        for n, ts, action in releases_first(trace_events(lines, header)):
+            checker.on_event(n, ts, action)
+    except TraceError as e:
+        report.error = f"{file}:{e}"
+        return report
+    checker.finish()
+    return report
+
+
+SAFETY.register("consumer", validate_consumer_safety)
 
 
 @dataclass

@@ -41,6 +41,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from groupcheck.families import SAFETY
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names, ObservedCheck, _Processes, trace_events
 from groupcheck.validate.timing import (
@@ -522,3 +523,13 @@ def validate_classic_safety(
             "of members whose JoinGroup response the trace does not show were not checked"
         )
     return report
+
+
+def _classic_safety(
+    file: str, header: TraceHeader, lines: Iterator[str], settle: int, timing: TimingOptions | None
+) -> Report:
+    """``groupcheck.families.SAFETY``'s check of a classic trace (it settles nothing)."""
+    return validate_classic_safety(file, header, lines, timing)
+
+
+SAFETY.register("classic", _classic_safety)

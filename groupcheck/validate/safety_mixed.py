@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from groupcheck.families import SAFETY
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import NO_DOUBLE_OWNERSHIP, Names, _Safety, trace_events
 from groupcheck.validate.safety_classic import COMMIT_FENCED, _ClassicSafety
@@ -275,3 +276,6 @@ def validate_mixed_safety(
         return report
     run.finish()
     return report
+
+
+SAFETY.register("mixed", validate_mixed_safety)

@@ -11,6 +11,7 @@ from collections.abc import Hashable, Sequence
 import networkx as nx
 
 from reports.escape import MAX_LABEL, dot_quote, html_text, short, tooltip
+from reports.families import RENDER
 from reports.render.view import Row, TraceView, collapse
 
 
@@ -218,7 +219,7 @@ def timeline_dot(view: TraceView) -> str:
         )
     width = len(header)
     rows = ["<tr>" + "".join(header) + "</tr>"]
-    if view.protocol == "classic":
+    if RENDER.named(view.protocol).in_generations:
         rows.append(
             _generation_row(drawn).replace(
                 "</tr>", "<td></td>" * (width - 1 - len(drawn)) + "</tr>"

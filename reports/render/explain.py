@@ -25,6 +25,7 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicState
 from model.coordinator import pending_partitions
+from model.family import family_of_state
 from model.ids import TopicPartition, format_partitions
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -39,6 +40,7 @@ from model.status import FENCING_ERRORS, ErrorCode
 from model.system import AnyState
 from reports.casestudy import describe_action
 from reports.escape import partitions, shown
+from reports.families import EXPLAIN, ExplainFacet
 from reports.render.lasso import lasso_lines
 from reports.render.view import CLASSIC_RESETS, Row, TraceView, consumes, one_family
 
@@ -99,14 +101,17 @@ def _classic_changes(pre: ClassicState, post: ClassicState) -> list[str]:
 
 
 def _changes(pre: AnyState, post: AnyState) -> list[str]:
-    """What a step changed, in the KIP's terms (a classic step: ``_classic_changes``)."""
-    if isinstance(pre, ClassicState) and isinstance(post, ClassicState):
-        return _classic_changes(pre, post)
-    if isinstance(pre, ClassicState) != isinstance(post, ClassicState):
-        kind = "classic" if isinstance(post, ClassicState) else "consumer"
+    """What a step changed, in the KIP's terms of the states' family
+    (``ExplainFacet.changes``: ``_consumer_changes``, ``_classic_changes``)."""
+    before, after = EXPLAIN.of_state(pre), EXPLAIN.of_state(post)
+    if before is not after:
+        kind = family_of_state(post).name
         return [f"the group is converted to a {kind} group (KIP-848 Online Migration)"]
-    assert isinstance(pre, State)
-    assert isinstance(post, State)
+    return after.changes(pre, post)
+
+
+def _consumer_changes(pre: State, post: State) -> list[str]:
+    """``_changes`` of a KIP-848 step."""
     out: list[str] = []
     g0, g1 = pre.group, post.group
     if g1.group_epoch != g0.group_epoch:
@@ -142,22 +147,29 @@ def _changes(pre: AnyState, post: AnyState) -> list[str]:
 
 def _opening(s0: AnyState) -> str:
     """The explanation's first line: the group and the clients before the first step."""
-    if isinstance(s0, ClassicState):
-        cg = s0.group
-        clients = ", ".join(
-            f"{shown(c.name)} {c.status.value} ({rebalance_protocol(c).value})"
-            + (f" at generation {c.generation_id}" if c.generation_id >= 0 else "")
-            + (f" consuming {partitions(consumes(c))}" if consumes(c) else "")
-            for c in s0.clients
-        )
-        protocol = f", protocol {shown(cg.protocol_name)}" if cg.protocol_name else ""
-        leader = f", leader {shown(cg.leader_id)}" if cg.leader_id else ""
-        return (
-            f"Let the classic group be at generation {cg.generation_id} "
-            f"({cg.status.value}{protocol}{leader}) with {len(cg.members)} member(s); "
-            f"clients: {clients}."
-        )
-    assert isinstance(s0, State)
+    return EXPLAIN.of_state(s0).opening(s0)
+
+
+def _classic_opening(s0: ClassicState) -> str:
+    """``_opening`` of a classic path."""
+    cg = s0.group
+    clients = ", ".join(
+        f"{shown(c.name)} {c.status.value} ({rebalance_protocol(c).value})"
+        + (f" at generation {c.generation_id}" if c.generation_id >= 0 else "")
+        + (f" consuming {partitions(consumes(c))}" if consumes(c) else "")
+        for c in s0.clients
+    )
+    protocol = f", protocol {shown(cg.protocol_name)}" if cg.protocol_name else ""
+    leader = f", leader {shown(cg.leader_id)}" if cg.leader_id else ""
+    return (
+        f"Let the classic group be at generation {cg.generation_id} "
+        f"({cg.status.value}{protocol}{leader}) with {len(cg.members)} member(s); "
+        f"clients: {clients}."
+    )
+
+
+def _consumer_opening(s0: State) -> str:
+    """``_opening`` of a KIP-848 path."""
     g = s0.group
     clients = ", ".join(f"{c.name} {c.status.value}" for c in s0.clients)
     return (
@@ -184,11 +196,7 @@ def explain(
     repeats for ever and what never happens in it (``reports.render.lasso``)."""
     states = one_family(states)
     lines = [_opening(states[0])]
-    unchanged = (
-        "generation, assignment, status or ownership"
-        if isinstance(states[0], ClassicState)
-        else "epoch or assignment"
-    )
+    unchanged = EXPLAIN.of_state(states[0]).unchanged
     skipped = 0
     last = first_index + len(actions) - 1
     steps = zip(actions, states, states[1:], strict=False)
@@ -419,3 +427,19 @@ def explain_events(
     if len(findings) > 1:
         lines.append(f"({len(findings) - 1} more finding(s) follow it in the trace.)")
     return "\n".join(lines) + "\n"
+
+
+EXPLAIN.register(
+    "consumer",
+    ExplainFacet(
+        changes=_consumer_changes, opening=_consumer_opening, unchanged="epoch or assignment"
+    ),
+)
+EXPLAIN.register(
+    "classic",
+    ExplainFacet(
+        changes=_classic_changes,
+        opening=_classic_opening,
+        unchanged="generation, assignment, status or ownership",
+    ),
+)

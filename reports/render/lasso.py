@@ -29,6 +29,7 @@ from model.status import (
 from model.system import AnyState
 from reports.casestudy import describe_action
 from reports.escape import shown
+from reports.families import LASSO, LassoFacet
 from reports.render.view import one_family
 
 Gaps = dict[tuple[str, str], str]
@@ -141,7 +142,8 @@ def _classic_gaps(state: ClassicState) -> Gaps:
 def gaps(state: AnyState) -> Gaps:
     """What ``state`` lacks for convergence (``invariants.liveness.converged``), by who."""
     (s,) = one_family([state])
-    return _classic_gaps(s) if isinstance(s, ClassicState) else _consumer_gaps(s)
+    found: Gaps = LASSO.of_state(s).gaps(s)
+    return found
 
 
 def never(states: Sequence[AnyState]) -> list[str]:
@@ -223,7 +225,7 @@ def lasso_lines(lasso: Lasso, first: int) -> list[str]:
         lines += [f"  - {text}" for text in missing]
         state = lasso.entry
         whys: list[str] = []
-        if isinstance(state, State) and lasso.loop:
+        if LASSO.of_state(state).why_stuck and lasso.loop:
             stuck = {who for who, _ in _keys(lasso.loop_states) if who != "group"}
             for c in state.clients:
                 if c.name in stuck:
@@ -241,3 +243,8 @@ def _keys(states: Sequence[AnyState]) -> set[tuple[str, str]]:
     for s in states[1:]:
         common &= set(gaps(s))
     return common
+
+
+LASSO.register("consumer", LassoFacet(gaps=_consumer_gaps, why_stuck=True))
+LASSO.register("classic", LassoFacet(gaps=_classic_gaps, why_stuck=False))
+LASSO.register("mixed", LassoFacet(gaps=gaps, why_stuck=False))

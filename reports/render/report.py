@@ -10,9 +10,9 @@ import networkx as nx
 from invariants.check import all_properties
 from invariants.liveness import CONVERGENCE, fair_loop
 from model.actions import Action
-from model.classic.records import ClassicState
 from model.config import Config
 from model.system import AnyState
+from reports.families import RENDER
 from reports.render.dot import (
     STATE_GRAPH_MAX_NODES,
     RenderError,
@@ -69,7 +69,7 @@ name KIP-848's member epochs and target assignment, which a classic group has no
 def family_of(state: AnyState) -> str:
     """``classic`` or ``consumer``: the family whose terms a report of a path from
     ``state`` uses (a mixed state: its group's family)."""
-    return "classic" if isinstance(one_family([state])[0], ClassicState) else "consumer"
+    return RENDER.of_state(one_family([state])[0]).protocol
 
 
 def property_text(name: str | None, family: str = "consumer") -> tuple[str, str]:
@@ -161,7 +161,8 @@ def write_report(
     try:
         svgs = write_pictures(directory, dot_sources(view, graph, graph_path))
         note = collapsed_note(view)
-        captions = CLASSIC_CAPTIONS if view.protocol == "classic" else CAPTIONS
+        generations = RENDER.named(view.protocol).in_generations
+        captions = CLASSIC_CAPTIONS if generations else CAPTIONS
         figures = [
             Figure(TITLES[k], svg, captions[k] + (note if k != "states" else ""))
             for k, svg in svgs.items()

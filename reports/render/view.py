@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from invariants.liveness import Lasso
 from model.actions import ACTIONS_BY_KIND, Action, DeliverMessage, LoseMessage
@@ -48,9 +49,8 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicClient, ClassicState
 from model.coordinator import pending_partitions
+from model.family import family_of_state
 from model.ids import EMPTY, Assignment, TopicPartition
-from model.migration.records import MixedState
-from model.migration.system import family_state
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -61,6 +61,7 @@ from model.records import (
 from model.status import ErrorCode
 from model.system import AnyState
 from reports.escape import shown
+from reports.families import RENDER, RenderFacet
 
 COORDINATOR = "coordinator"
 
@@ -312,9 +313,16 @@ def _classic_ownership(
 def _state_ownership(
     state: AnyState,
 ) -> tuple[dict[TopicPartition, tuple[str, ...]], frozenset[TopicPartition], dict[str, int]]:
-    if isinstance(state, ClassicState):
-        return _classic_ownership(state)
-    assert isinstance(state, State), "a mixed state is read as its family (one_family)"
+    """Who consumes each partition, what is pending and each lane's epoch, as
+    ``state``'s family draws it (``RenderFacet.ownership``)."""
+    owned: tuple[dict[TopicPartition, tuple[str, ...]], frozenset[TopicPartition], dict[str, int]]
+    owned = RENDER.of_state(state).ownership(state)
+    return owned
+
+
+def _consumer_ownership(
+    state: State,
+) -> tuple[dict[TopicPartition, tuple[str, ...]], frozenset[TopicPartition], dict[str, int]]:
     owners: dict[TopicPartition, list[str]] = {}
     for c in state.clients:
         for tp in c.owned:
@@ -327,11 +335,9 @@ def _state_ownership(
     return {tp: tuple(v) for tp, v in owners.items()}, frozenset(pending), epochs
 
 
-def _assignor_run_note(pre: AnyState, post: AnyState) -> str:
+def _assignor_run_note(pre: State, post: State) -> str:
     """KIP-1263 offload on the chart: a step that hands an assignor run to the executor,
     and the run's completion, which installs its target."""
-    if not isinstance(pre, State) or not isinstance(post, State):
-        return ""
     before, after = pre.group.assignor_runs, post.group.assignor_runs
     if len(after) > len(before):
         return f" · assignor run started (group epoch {after[-1].group_epoch})"
@@ -347,14 +353,21 @@ def coordinator_assignment(state: AnyState) -> dict[TopicPartition, str]:
     assigned to, ``A rev`` for a member that still has it pending revocation, ``B wait`` for
     a member whose target holds it while another has not released it (classic: each
     member's assignment of the last SyncGroup phase)."""
+    assigned: dict[TopicPartition, str] = RENDER.of_state(state).coordinator_assignment(state)
+    return assigned
+
+
+def _classic_coordinator_assignment(state: ClassicState) -> dict[TopicPartition, str]:
     out: dict[TopicPartition, list[str]] = {}
-    if isinstance(state, ClassicState):
-        by_id = {c.member_id: c.name for c in state.clients if c.alive}
-        for cm in state.group.members.values():
-            for tp in cm.assignment:
-                out.setdefault(tp, []).append(by_id.get(cm.member_id, cm.member_id))
-        return {tp: ", ".join(shown(m) for m in v) for tp, v in out.items()}
-    assert isinstance(state, State)
+    by_id = {c.member_id: c.name for c in state.clients if c.alive}
+    for cm in state.group.members.values():
+        for tp in cm.assignment:
+            out.setdefault(tp, []).append(by_id.get(cm.member_id, cm.member_id))
+    return {tp: ", ".join(shown(m) for m in v) for tp, v in out.items()}
+
+
+def _consumer_coordinator_assignment(state: State) -> dict[TopicPartition, str]:
+    out: dict[TopicPartition, list[str]] = {}
     names = {c.member_id: c.name for c in state.clients}
     for m in state.group.members.values():
         name = names.get(m.member_id, m.member_id)
@@ -367,12 +380,10 @@ def coordinator_assignment(state: AnyState) -> dict[TopicPartition, str]:
     return {tp: ", ".join(shown(x) for x in v) for tp, v in out.items()}
 
 
-def _hand_out_note(pre: AnyState, post: AnyState) -> str:
+def _hand_out_note(pre: State, post: State) -> str:
     """A step where the coordinator gives a member partitions another member still holds
     (assigned or pending revocation) or another client still consumes: the hand-out, named
     on the step that makes it (a fault inside the coordinator shows where it happens)."""
-    if not isinstance(pre, State) or not isinstance(post, State):
-        return ""
     names = {c.member_id: c.name for c in post.clients}
     bits = []
     for mid, m in post.group.members.items():
@@ -400,8 +411,8 @@ def _hand_out_note(pre: AnyState, post: AnyState) -> str:
 
 def one_family(states: Sequence[AnyState]) -> list[State | ClassicState]:
     """A path's states, a mixed state shown as a state of its group's family
-    (``model.migration.system.family_state``)."""
-    return [family_state(s) if isinstance(s, MixedState) else s for s in states]
+    (``model.family.ProtocolFamily.one_family``: ``model.migration.system.family_state``)."""
+    return [family_of_state(s).one_family(s) for s in states]
 
 
 def view_of_path(
@@ -417,7 +428,8 @@ def view_of_path(
     ``first_index`` numbers the first action (a stretch of a longer path: its step
     number there)."""
     states = one_family(states)
-    classic = isinstance(states[0], ClassicState)
+    facet = RENDER.of_state(states[0])
+    classic = facet.in_generations
     lanes = [COORDINATOR, *(c.name for c in states[0].clients)]
     partitions: set[TopicPartition] = set()
     for s in states:
@@ -432,12 +444,15 @@ def view_of_path(
     steps = zip(actions, states[:-1], states[1:], strict=True)
     for i, (action, pre, post) in enumerate(steps, first_index):
         src, dst, label, lost = message_label(action, classic)
-        label += _assignor_run_note(pre, post) + _hand_out_note(pre, post)
-        owners, pending, epochs = _state_ownership(post)
-        coordinator.append(coordinator_assignment(post))
+        # A mixed path's group may change family on a step (KIP-848 Online Migration).
+        before, after = RENDER.of_state(pre), RENDER.of_state(post)
+        if before is after:
+            label += after.step_note(pre, post)
+        owners, pending, epochs = after.ownership(post)
+        coordinator.append(after.coordinator_assignment(post))
         asked = _request_client(action)
-        if asked is not None and isinstance(post, State):
-            withheld[asked] = _withheld(post, asked)
+        if asked is not None and after.withheld is not None:
+            withheld[asked] = after.withheld(post, asked)
         revoked: Assignment = frozenset()
         member_pending: Assignment = frozenset()
         answer = _response(action)
@@ -448,8 +463,8 @@ def view_of_path(
                 if c.name == name:
                     held = c.owned
             revoked = held - assignment
-            if isinstance(pre, ClassicState):
-                member_pending = assignment & _consumed_elsewhere(pre, name)
+            if before.withheld is None:
+                member_pending = assignment & _consumed_elsewhere(cast(ClassicState, pre), name)
             else:
                 member_pending = withheld.get(name, frozenset())
             label += response_detail(revoked, member_pending)
@@ -469,10 +484,10 @@ def view_of_path(
                 violation=i == violation_step,
                 revoked=revoked,
                 member_pending=member_pending,
-                generation=post.group.generation_id if isinstance(post, ClassicState) else None,
+                generation=after.generation(post),
             )
         )
-    protocol = "classic" if classic else "consumer"
+    protocol = facet.protocol
     return TraceView(
         lanes,
         sorted(partitions),
@@ -785,3 +800,46 @@ def renamed(view: TraceView, topics: dict[str, str], clients: dict[str, str]) ->
         rows=rows,
         message=None if view.message is None else text(view.message),
     )
+
+
+def _no_generation(state: State) -> None:
+    """A KIP-848 chart's rows carry no generation (the member epochs are the lanes')."""
+    return
+
+
+def _classic_generation(state: ClassicState) -> int:
+    return state.group.generation_id
+
+
+def _no_note(pre: ClassicState, post: ClassicState) -> str:
+    return ""
+
+
+def _consumer_step_note(pre: State, post: State) -> str:
+    return _assignor_run_note(pre, post) + _hand_out_note(pre, post)
+
+
+RENDER.register(
+    "consumer",
+    RenderFacet(
+        protocol="consumer",
+        in_generations=False,
+        ownership=_consumer_ownership,
+        coordinator_assignment=_consumer_coordinator_assignment,
+        step_note=_consumer_step_note,
+        withheld=_withheld,
+        generation=_no_generation,
+    ),
+)
+RENDER.register(
+    "classic",
+    RenderFacet(
+        protocol="classic",
+        in_generations=True,
+        ownership=_classic_ownership,
+        coordinator_assignment=_classic_coordinator_assignment,
+        step_note=_no_note,
+        withheld=None,
+        generation=_classic_generation,
+    ),
+)

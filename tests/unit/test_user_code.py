@@ -236,9 +236,15 @@ def test_a_rule_that_never_returns_is_stopped_by_the_budget(tmp_path: Path, work
     assert "ran out during your rule should_bump_group_epoch (bad in" in done.stderr
 
 
+# A file that never finishes loading; it sleeps rather than spins, so that the budget is
+# spent in the file even when the machine is loaded (the command's own start-up, slower
+# under load, stays well inside the budget) and the test costs no CPU while it waits.
+SLEEPS_FOREVER = "import time\n\nwhile True:\n    time.sleep(0.05)\n"
+
+
 def test_a_file_that_loops_while_loading_is_stopped_by_the_budget(tmp_path: Path) -> None:
-    path = write(tmp_path, "loop.py", "while True:\n    pass\n")
-    done = cli("mutants", "--from", str(path), "--budget", "4", "--quiet", "--json")
+    path = write(tmp_path, "loop.py", SLEEPS_FOREVER)
+    done = cli("mutants", "--from", str(path), "--budget", "8", "--quiet", "--json")
     assert done.returncode == exitcodes.INCONCLUSIVE, done.stderr
     assert f"ran out during loading your file {path}" in done.stderr
     assert json.loads(done.stdout)["result"] == "inconclusive"
@@ -256,12 +262,12 @@ def test_replay_and_simulate_stop_a_looping_rules_file_at_their_budget(
     tmp_path: Path, command: tuple[str, ...]
 ) -> None:
     """Issue 42: ``replay`` and ``simulate`` take ``--budget`` as ``explore`` does: a
-    rules file that never finishes loading is stopped there (3, one line naming it)."""
-    path = write(tmp_path, "loop.py", "while True:\n    pass\n")
-    done = cli(*command, "--rules", f"{path}:RULES", "--budget", "3", "--json")
+    rules file that never finishes loading is stopped there (exit 3, one line naming it)."""
+    path = write(tmp_path, "loop.py", SLEEPS_FOREVER)
+    done = cli(*command, "--rules", f"{path}:RULES", "--budget", "8", "--json")
     assert done.returncode == exitcodes.INCONCLUSIVE, done.stderr
     assert done.stderr.splitlines() == [
-        f"groupcheck: inconclusive: the time budget (3 s) ran out during loading your file "
+        f"groupcheck: inconclusive: the time budget (8 s) ran out during loading your file "
         f"{path}; stopped there"
     ]
     assert json.loads(done.stdout)["result"] == "inconclusive"

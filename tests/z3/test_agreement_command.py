@@ -357,7 +357,7 @@ def test_an_assignor_variant_not_told_apart_says_why_in_one_line(variant: str, f
     (``prove --agreement --variant M`` ends inconclusive with it)."""
     from types import SimpleNamespace
 
-    from groupcheck.symbolic.agreement import _row
+    from groupcheck.agreement import _row
 
     outcome = SimpleNamespace(
         missing=(),
@@ -507,9 +507,7 @@ def test_all_presets_checks_the_mixed_presets_in_scope_and_skips_the_others(
     """``--all-presets`` (over three mixed presets here): one the mixed relation covers is
     checked, those it refuses are skipped, one line each with the reason."""
     chosen = ("MIGRATION_DISABLED", "MIGRATION_OFFLOAD", "MIGRATION_BATCHING")
-    subset = {n: PRESETS[n] for n in chosen}
-    monkeypatch.setattr("model.presets.PRESETS", subset)
-    monkeypatch.setattr("groupcheck.symbolic.agreement.PRESETS", subset)  # --all-presets reads it
+    monkeypatch.setattr("model.presets.PRESETS", {n: PRESETS[n] for n in chosen})
     assert main([*AGREE, "--all-presets"]) == 0
     out = capsys.readouterr().out
     assert "  ok           MIGRATION_DISABLED: " in out

@@ -1,0 +1,23 @@
+"""The consumer protocol's family (KIP-848 "Consumer Group Protocol"): its states are
+``model.records.State``, run by ``model.system.consumer_initial``, ``consumer_enabled``
+and ``consumer_step`` (``model.family``)."""
+
+from __future__ import annotations
+
+from model import system
+from model.family import ProtocolFamily, identity, register
+from model.records import Group, State
+
+CONSUMER = register(
+    ProtocolFamily(
+        name="consumer",
+        state_type=State,
+        group_type=Group,
+        initial=system.consumer_initial,
+        enabled=system.consumer_enabled,
+        step=system.consumer_step,
+        shared=system.with_shared_group,
+        one_family=identity,
+    )
+)
+"""KIP-848's family (``Config.protocol == "consumer"``)."""

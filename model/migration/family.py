@@ -1,0 +1,24 @@
+"""The mixed family (KIP-848 "Online Migration"): classic and consumer-protocol clients in
+one group, whose states are ``model.migration.records.MixedState``, run by
+``model.migration.system`` (``model.family``). Its group is a classic or a consumer group,
+so it has no group type of its own."""
+
+from __future__ import annotations
+
+from model.family import ProtocolFamily, identity, register
+from model.migration import system
+from model.migration.records import MixedState
+
+MIXED = register(
+    ProtocolFamily(
+        name="mixed",
+        state_type=MixedState,
+        group_type=None,
+        initial=system.initial,
+        enabled=system.enabled,
+        step=system.step,
+        shared=identity,
+        one_family=system.family_state,
+    )
+)
+"""Mixed groups' family (``Config.protocol == "mixed"``)."""
