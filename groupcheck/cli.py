@@ -12,15 +12,12 @@ import argparse
 import importlib
 import json
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from groupcheck import exitcodes
 from groupcheck.argtypes import (
     MAX_STEPS,
     MAX_WORKERS,
@@ -30,19 +27,8 @@ from groupcheck.argtypes import (
     positive_float,
     steps,
 )
-from groupcheck.budget import BudgetExpired, process_started, stage, watchdog
-from groupcheck.crash import one_line, save_traceback
-from groupcheck.signals import Terminated, Z3Interrupter, install
-from groupcheck.usercode import DEFAULT_USER_MEMORY_MB, UserCodeError, locate
-from invariants.check import select_properties
-from invariants.liveness import fair_loop, undecided_reason
-from model import system
-from model.config import version_departures
-from model.presets import BENCHMARK_PRESETS, PRESETS, preset
-from model.settings import config_to_mapping, config_to_toml
+from groupcheck.signals import Terminated
 from model.status import ConfigError
-from reports.casestudy import describe_action, group_view, render_group
-from reports.escape import visible
 
 # Only light imports above (the standard library, argparse types, ConfigError): ``main``
 # installs the SIGTERM handler before anything heavy is imported (issue 42).
@@ -58,6 +44,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from model.presets import BENCHMARK_PRESETS, PRESETS
+
     parser = _Parser(
         prog="groupcheck",
         description="A workbench for checking Kafka consumer-group rebalance protocols.",
@@ -364,6 +352,8 @@ def add_config_options(
 ) -> None:
     """``--preset NAME`` or ``--config FILE`` (one of them; ``required`` says whether one
     must be given)."""
+    from model.presets import BENCHMARK_PRESETS, PRESETS
+
     group = parser.add_mutually_exclusive_group(required=required)
     group.add_argument(
         "--preset",
@@ -400,7 +390,10 @@ class Chosen:
 def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Chosen:
     """The config a command runs on — the preset, the config file, or the mutant's
     scenario — with the mutant's rules or the ``--rules`` file's installed."""
+    from dataclasses import replace
+
     from groupcheck.mutants import MUTANTS
+    from model.presets import preset
 
     mutant_name = getattr(args, "mutant", None)
     rules_spec = getattr(args, "rules", None)
@@ -452,6 +445,8 @@ def add_rules_option(parser: argparse.ArgumentParser) -> None:
 
 def add_user_memory_option(parser: argparse.ArgumentParser) -> None:
     """``--user-memory MB``: the memory a user's rule may take (groupcheck.usercode)."""
+    from groupcheck.usercode import DEFAULT_USER_MEMORY_MB
+
     parser.add_argument(
         "--user-memory",
         type=non_negative,
@@ -466,11 +461,15 @@ def add_user_memory_option(parser: argparse.ArgumentParser) -> None:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``groupcheck simulate``: the whole command — loading a rules file included — runs
     within ``--budget`` (``groupcheck.budget``), as ``explore`` does."""
+    from groupcheck.budget import watchdog
+
     with watchdog(args.budget, started=_CHOSEN.get("started")):
         return _cmd_simulate(args)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from groupcheck.budget import stage
+
     config = _config_for(args).config
     if args.trace is not None and not args.timed:
         raise UsageError("groupcheck simulate: --trace needs --timed")
@@ -485,6 +484,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 def _play(config: Any, args: argparse.Namespace) -> int:
     from groupcheck.simulate import simulate
+    from reports.casestudy import describe_action, group_view, render_group
 
     if args.json:
         steps = [
@@ -498,6 +498,7 @@ def _play(config: Any, args: argparse.Namespace) -> int:
         ]
         print(json.dumps({"preset": config.name, "seed": args.seed, "steps": steps}, indent=1))
         return 0
+    from model import system
 
     source = f"--config {args.config}" if args.config else f"--preset {config.name}"
     print(f"# groupcheck simulate {source} --seed {args.seed} --steps {args.steps}")
@@ -515,6 +516,8 @@ def _play(config: Any, args: argparse.Namespace) -> int:
 def cmd_explore(args: argparse.Namespace) -> int:
     """``groupcheck explore``: the whole command — loading a rules file, the search,
     minimising, writing — runs within ``--budget`` (``groupcheck.budget``)."""
+    from groupcheck.budget import watchdog
+
     with watchdog(args.budget, started=_CHOSEN.get("started")):
         return _cmd_explore(args)
 
@@ -522,15 +525,19 @@ def cmd_explore(args: argparse.Namespace) -> int:
 def _cmd_explore(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from groupcheck import exitcodes
     from groupcheck.explore.bfs import small_state_graph
     from groupcheck.explore.run import explore
     from groupcheck.progress import progress_for
+    from model.settings import config_to_mapping
     from reports.artifacts import Counterexample, run_label, run_name, write_counterexample
+    from reports.casestudy import describe_action
     from reports.publish import check_runs_dir, check_target
 
     chosen = _config_for(args)
     check_runs_dir(Path(args.out))  # a user's files are not mixed with runs (README)
     if args.engine == "bmc":
+        from groupcheck.budget import stage
         from groupcheck.symbolic.bmc_cmd import cmd_bmc
 
         with stage("the bmc search"):
@@ -664,6 +671,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 def _gate_on_slower(doc: dict[str, Any], code: int) -> int:
     """``--fail-on-slower``: 1 when the start-by-start comparison found the change slower;
     an inconclusive comparison makes an ok run inconclusive (its reasons join the run's)."""
+    from groupcheck import exitcodes
+
     comparison = (doc["rebalance"] or {}).get("per_start")
     if comparison is not None and comparison["verdict"] == "slower":
         return exitcodes.VIOLATION
@@ -683,6 +692,8 @@ def _gate_on_slower(doc: dict[str, Any], code: int) -> int:
 def _expected(names: Sequence[str]) -> list[str]:
     """``--expect`` names, checked like ``--only``'s (a split invariant's name stands for
     its conjuncts)."""
+    from invariants.check import select_properties
+
     out: list[str] = []
     for name in names:
         state, step, convergence = select_properties([name])
@@ -842,6 +853,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
     extra = []
     if args.from_files:
+        from groupcheck.budget import watchdog
         from groupcheck.mutants import MUTANTS
         from groupcheck.rulesfile import load_mutants
 
@@ -882,13 +894,19 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     """``groupcheck replay``: the whole command — loading a rules file included — runs
     within ``--budget`` (``groupcheck.budget``), as ``explore`` does."""
+    from groupcheck.budget import watchdog
+
     with watchdog(args.budget, started=_CHOSEN.get("started")):
         return _cmd_replay(args)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from groupcheck import exitcodes
+    from groupcheck.budget import stage
     from groupcheck.explore.run import replay_undecided
+    from invariants.liveness import undecided_reason
     from model.path import Path
+    from reports.casestudy import describe_action, render_group
 
     config = _config_for(args, default=None).config
     path = Path.decode(config, args.path)
@@ -935,6 +953,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                     print(f"\n>>> VIOLATION of {v.property}: {printable(v.message)}")
                 break
         if found and any(v.property == "Convergence" for v in found[0]):
+            from invariants.liveness import fair_loop
             from reports.render.lasso import lasso_lines
 
             lasso = fair_loop(states[found[1]], config)
@@ -953,6 +972,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_config_show(args: argparse.Namespace) -> int:
     from groupcheck.mutants import MUTANTS
+    from model.presets import preset
+    from model.settings import config_to_mapping, config_to_toml
 
     name = args.name
     scenarios = {m.config.name: m.config for m in MUTANTS.values()}
@@ -960,6 +981,8 @@ def cmd_config_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(config_to_mapping(config), indent=1))
     else:
+        from model.config import version_departures
+
         # The Kafka version the preset follows, and where it does not (model.versions).
         text = config_to_toml(config)
         notes = [
@@ -1003,11 +1026,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``groupcheck.exitcodes`` (0 ok, 1 violation, 2 bad input, 3 inconclusive, 4 internal
     error). No path ends in a traceback: an unexpected exception prints one line and the
     file its traceback was saved to."""
+    import signal
+    import threading
+
     # First of all (issue 42): a SIGTERM at any moment — while the subcommands' modules
     # are imported too — is one line and 143, Ctrl-C one line and 130.
     previous = None
     interrupter = None
     if threading.current_thread() is threading.main_thread():
+        from groupcheck.signals import Z3Interrupter, install
+
         previous = install()
         # A signal interrupts a running Z3 query at once (it holds the main thread in C).
         interrupter = Z3Interrupter()
@@ -1032,6 +1060,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _stopped(what: str, status: int) -> int:
     """Say that a signal stopped the command, ignoring further signals while saying it."""
+    import signal
+    import threading
+
     main_thread = threading.current_thread() is threading.main_thread()
     if main_thread:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # main restores its caller's
@@ -1045,6 +1076,11 @@ def _stopped(what: str, status: int) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from groupcheck import exitcodes
+    from groupcheck.budget import BudgetExpired, process_started
+    from groupcheck.crash import one_line, save_traceback
+    from groupcheck.usercode import UserCodeError
+
     args: argparse.Namespace | None = None
     _CHOSEN.clear()
     # From the command line a budget counts the interpreter's start-up too; called from
@@ -1138,6 +1174,10 @@ def _user_code_failed(error: Any, args: argparse.Namespace | None) -> int:
     """A user's rule or file failed (exit 8): the rule, the file, the step and the path
     (located by a bounded breadth-first search when the engine did not record it), the
     user's frames; with ``--json`` the same as a JSON object on stdout."""
+    from groupcheck import exitcodes
+    from groupcheck.budget import BudgetExpired, watchdog
+    from groupcheck.usercode import locate
+
     config = _CHOSEN.get("config")
     if config is not None and error.rule is not None and error.actions is None:
         try:
@@ -1163,6 +1203,8 @@ LOCATE_SECONDS = 10.0
 def _budget_expired(error: Any, args: argparse.Namespace | None) -> int:
     """The budget's watchdog stopped work that overran it: inconclusive (exit 3), saying
     what overran."""
+    from groupcheck import exitcodes
+
     reason = f"{error}; stopped there"
     print(f"groupcheck: inconclusive: {printable(reason)}", file=sys.stderr)
     said = _json_error(args, None, "inconclusive", printable(reason), 3, reasons=[reason])
@@ -1174,6 +1216,8 @@ def _budget_expired(error: Any, args: argparse.Namespace | None) -> int:
 def printable(text: str) -> str:
     """``text`` safe for a terminal: control and invisible formatting characters escaped
     (``reports.escape.visible``)."""
+    from reports.escape import visible
+
     return visible(text)
 
 
