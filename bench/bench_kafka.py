@@ -22,6 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groupcheck.kafka.broker import Broker
+from groupcheck.kafka.run import Capture
+
 GOAL_STARTUP_S = 15.0
 GOAL_ADDED_MS = 2.0
 REQUESTS = 400
@@ -69,9 +72,6 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 
 def run() -> dict[str, Any]:
-    from groupcheck.kafka.broker import Broker
-    from groupcheck.kafka.run import Capture
-
     starts = []
     for _ in range(3):
         began = time.perf_counter()

@@ -27,6 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from groupcheck.pipeline import store
+from groupcheck.pipeline.grid import parse_grid
+from groupcheck.pipeline.work import Job, execute_part, run_parts
+
 GOAL_VS_POOL = 1.10
 GOAL_VS_LOOP = 1.8
 RUNS = 10_000
@@ -34,9 +38,6 @@ GRID = {"presets": ["TINY"], "engines": ["walk"], "seed": 0, "walk": {"max_steps
 
 
 def _job(out: Path, runs: int):  # type: ignore[no-untyped-def]
-    from groupcheck.pipeline import store
-    from groupcheck.pipeline.grid import parse_grid
-    from groupcheck.pipeline.work import Job, run_parts
 
     plan = parse_grid(GRID, runs)
     parts = run_parts(plan.total)
@@ -53,16 +54,13 @@ def _pool_init(job) -> None:  # type: ignore[no-untyped-def]
 
 
 def _pool_part(index: int) -> int:
-    from groupcheck.pipeline.work import execute_part
-
     return execute_part(_POOL_STATE["job"], index).rows  # type: ignore[arg-type]
 
 
 def run(runs: int = RUNS) -> dict[str, object]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # noqa: PLC0415  the spark extra, only for the run that reads parquet
 
-    from groupcheck.pipeline.spark import run_job, session
-    from groupcheck.pipeline.work import execute_part
+    from groupcheck.pipeline.spark import run_job, session  # noqa: PLC0415  pyspark (the spark extra) only when this benchmark runs
 
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:

@@ -14,6 +14,7 @@ the stage that overran (:func:`stage`). The command then reports the run as inco
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -73,8 +74,6 @@ def process_started() -> float:
     start-up too."""
     now = time.monotonic()
     try:
-        import os
-
         with open("/proc/self/stat", encoding="ascii") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         ticks = int(fields[19])  # field 22, starttime: clock ticks after boot

@@ -513,25 +513,6 @@ def _play(config: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-STATE_GRAPH_LIMIT = 1500
-"""Counterexamples of explorations with fewer than this many states get a state-graph
-picture (``reports.render.dot.state_graph_dot`` draws at most 400 of them whole)."""
-
-
-def _small_state_graph(path: Any) -> tuple[Any, Sequence[Any]]:
-    """The state graph around a counterexample when the exploration is small (else None)."""
-    from groupcheck.explore.bfs import channel_normal_form, state_graph
-
-    graph = state_graph(path.config, max_states=STATE_GRAPH_LIMIT)
-    if graph.number_of_nodes() >= STATE_GRAPH_LIMIT:
-        return None, ()
-    normal = channel_normal_form(path.config)
-    keys = [normal(s) for s in path.states()]
-    if not all(k in graph for k in keys):
-        return None, ()
-    return graph, keys
-
-
 def cmd_explore(args: argparse.Namespace) -> int:
     """``groupcheck explore``: the whole command — loading a rules file, the search,
     minimising, writing — runs within ``--budget`` (``groupcheck.budget``)."""
@@ -545,6 +526,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from groupcheck import exitcodes
+    from groupcheck.explore.bfs import small_state_graph
     from groupcheck.explore.run import explore
     from groupcheck.progress import progress_for
     from model.settings import config_to_mapping
@@ -617,7 +599,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             shortest=outcome.shortest,
             original_length=outcome.original_length,
         )
-        graph, graph_path = _small_state_graph(outcome.path)
+        graph, graph_path = small_state_graph(outcome.path)
         written = write_counterexample(ce, out=out, graph=graph, graph_path=graph_path)
         trace = str(written / "trace.ndjson")
         reproduce = (
@@ -1233,8 +1215,8 @@ def _budget_expired(error: Any, args: argparse.Namespace | None) -> int:
 
 def printable(text: str) -> str:
     """``text`` safe for a terminal: control and invisible formatting characters escaped
-    (``reports.render.escape.visible``)."""
-    from reports.render.escape import visible
+    (``reports.escape.visible``)."""
+    from reports.escape import visible
 
     return visible(text)
 

@@ -23,6 +23,7 @@ from model.config import (
     options_of,
 )
 from model.versions import VERSION_OPTIONS
+from reports.publish import table_command
 
 BEGIN, END = "<!-- config-options:begin -->", "<!-- config-options:end -->"
 """The markers of the generated table in docs/config.md."""
@@ -114,8 +115,6 @@ def render_markdown() -> str:
 def main(argv: list[str] | None = None) -> int:
     """``python -m groupcheck.config_options [--into docs/config.md]``: print the table,
     or write it between the markers of a doc."""
-    from reports.publish import table_command
-
     return table_command(
         argv,
         prog="python -m groupcheck.config_options",

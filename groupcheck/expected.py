@@ -14,7 +14,8 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from model.presets import BENCHMARK_PRESETS, EXPECTED, PRESETS, Expected
+from groupcheck import exitcodes
+from model.presets import BENCHMARK_PRESETS, EXPECTED, PRESETS, Expected, preset
 
 BEGIN, END = "<!-- presets-table:begin -->", "<!-- presets-table:end -->"
 TEST = "tests/unit/test_preset_verdicts.py"
@@ -106,7 +107,6 @@ def check(name: str, e: Expected, *, max_states: int | None = None) -> Checked:
     from groupcheck.explore.bfs import bfs
     from groupcheck.explore.run import Selection
     from groupcheck.explore.walk import walk
-    from model.presets import preset
 
     config = preset(name)
     selection = Selection.of([e.only] if e.only else None)
@@ -178,9 +178,6 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from groupcheck import exitcodes
-    from model.presets import preset
-
     names = [preset(n).name for n in args.names]  # unknown names: ConfigError, exit 2
     code = exitcodes.OK
     for name in names:

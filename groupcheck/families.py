@@ -3,7 +3,7 @@ written and keyed by ``model.family.ProtocolFamily.name`` (``invariants.families
 explains the tables): ``SAFETY``, how ``groupcheck validate`` checks a trace of the family
 in safety mode (``groupcheck.validate.safety``, ``safety_classic``, ``safety_mixed``), and
 ``AGREEMENT``, how ``groupcheck prove --agreement`` checks the family's symbolic relation
-against the model (``groupcheck.agreement``)."""
+against the model (``groupcheck.symbolic.agreement``)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,6 @@ class AgreementFacet:
 
 
 AGREEMENT: FacetTable[AgreementFacet] = FacetTable(
-    "agreement check (groupcheck.agreement)", ("groupcheck.agreement",)
+    "agreement check (groupcheck.symbolic.agreement)", ("groupcheck.symbolic.agreement",)
 )
 """``prove --agreement``'s check of each family's symbolic relation."""

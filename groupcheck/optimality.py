@@ -28,6 +28,7 @@ from typing import Any
 
 from groupcheck import exitcodes
 from groupcheck.argtypes import non_negative, positive
+from groupcheck.cli import UsageError
 from model.assignors import AssignmentSpec, MemberSubscription, get_assignor
 from model.ids import FrozenMap, TopicPartition
 
@@ -260,7 +261,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_optimality(args: argparse.Namespace) -> int:
-    from groupcheck.cli import UsageError
     from groupcheck.progress import progress_for
 
     if args.cases > MAX_CASES:

@@ -10,15 +10,14 @@ from groupcheck.symbolic.capabilities import UNSTATED_HARM
 from groupcheck.symbolic.lasso_cmd import lasso_row
 from groupcheck.symbolic.prove_cmd import (
     DEFAULT_REACH,
-    classic_client_refusal,
     cmd_prove,
-    outside_scope,
     prove_document,
     register,
 )
 from groupcheck.symbolic.runs import bmc_doc as _bmc_doc
 from groupcheck.symbolic.runs import initial_group_epoch as _initial_group_epoch
 from groupcheck.symbolic.runs import write_lifted as _write_lifted
+from groupcheck.symbolic.scope import classic_client_refusal, outside_scope
 
 __all__ = [
     "DEFAULT_REACH",

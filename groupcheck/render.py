@@ -10,13 +10,30 @@ safety validator reports.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
+import shutil
 import sys
+import tempfile
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+from groupcheck.validate import validate_safety
+from groupcheck.validate.conformance import config_of_header
+from groupcheck.validate.files import STDIN, display_name, trace_lines
+from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
+from groupcheck.validate.safety_mode import observed_text
+from invariants.check import Checker
+from invariants.liveness import CONVERGENCE, fair_loop
+from invariants.snapshot import project
+from model import system
+from model.status import ConfigError
+from model.trace.codec import TraceError, decode_action, parse_event, parse_header
+from reports.escape import cut, visible
 
 FORMATS = ("svg", "png", "html")
 
@@ -46,9 +63,6 @@ def register(sub: Any) -> None:
 def _config_of(header: Any) -> Any:
     """The model config (with the rules it ran) a trace header names, or None for a trace
     that is not a model trace (``groupcheck.validate.conformance.config_of_header``)."""
-    from groupcheck.validate.conformance import config_of_header
-    from model.status import ConfigError
-
     if header.settings is None and not header.config:
         return None
     try:
@@ -79,8 +93,6 @@ def build(
     """The view of the trace ``file`` (read from ``source`` when given, or from its
     ``lines``), its explanation and a config description; at most ``limit`` events drawn
     (:data:`DRAWN_EVENTS`)."""
-    from model.trace.codec import TraceError, parse_header
-
     read = _reader(source or file, lines)
     with read() as it:
         first = next(it, None)
@@ -97,8 +109,6 @@ def build(
 
 def _reader(file: str, lines: Sequence[str] | None) -> Reader:
     """How to read the trace again: its ``lines`` when given, else the file."""
-    from groupcheck.validate.files import trace_lines
-
     if lines is None:
         return partial(trace_lines, file)
 
@@ -122,13 +132,6 @@ def _model_view(config: Any, read: Reader, limit: int) -> tuple[Any, str] | None
     property: the view and explanation of at most ``limit`` steps — those up to the
     violation, else the first — or None when the trace does not replay (it is then drawn
     as an external trace)."""
-    from collections import deque
-
-    from invariants.check import Checker
-    from invariants.liveness import CONVERGENCE, fair_loop
-    from invariants.snapshot import project
-    from model import system
-    from model.trace.codec import TraceError, decode_action, parse_event, parse_header
     from reports.render.explain import explain
     from reports.render.report import family_of, property_text
     from reports.render.view import view_of_lasso, view_of_path
@@ -208,8 +211,6 @@ def _model_view(config: Any, read: Reader, limit: int) -> tuple[Any, str] | None
             states, actions, "no property", "nothing is violated", first_index=first_index
         )
     if low is not None:
-        import dataclasses
-
         stamps = {step: ts for step, _, _, ts in items if ts is not None}
         rows = [
             dataclasses.replace(row, elapsed_ms=stamps[row.index] - low)
@@ -227,8 +228,6 @@ def _model_view(config: Any, read: Reader, limit: int) -> tuple[Any, str] | None
 
 def _after(item: tuple[int, Any, Any, int | None], config: Any) -> Any:
     """The state after a kept step."""
-    from model import system
-
     return system.step(item[1], item[2], config)
 
 
@@ -237,10 +236,6 @@ def _external_view(
 ) -> tuple[Any, str, str]:
     """Any other trace, drawn from its messages with what the safety validator reports
     (read once to validate, once to draw the stretch around the first finding)."""
-    from groupcheck.validate import validate_safety
-    from model.status import ConfigError
-    from model.trace.codec import decode_action, parse_event
-    from reports.render.escape import cut
     from reports.render.explain import explain_events
     from reports.render.view import Window, member_names, renamed, renamed_text, view_of_events
 
@@ -274,7 +269,6 @@ def _external_view(
         )
         for _ in stream:  # the rest, for the earliest timestamp
             pass
-    import dataclasses
 
     if low:
         rows = [
@@ -344,8 +338,6 @@ def describe(name: str | None, protocol: str = "consumer") -> tuple[str, str]:
     """(description, reference) of a safety-mode check or of a model property, in the
     terms of the trace's ``protocol``: a classic trace's checks are those of
     ``safety_classic`` (same names as the consumer protocol's, other descriptions)."""
-    from groupcheck.validate.safety import observed_text
-    from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
     from reports.render.report import property_text
 
     if protocol == "classic":
@@ -387,11 +379,8 @@ def default_out(file: str) -> Path:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from groupcheck.validate.files import display_name
-    from model.trace.codec import TraceError
     from reports.publish import check_target, publishing
     from reports.render.dot import RenderError
-    from reports.render.escape import visible
     from reports.render.html import write_index
     from reports.render.report import dot_sources, write_pictures, write_report
 
@@ -438,11 +427,6 @@ def cmd_render(args: argparse.Namespace) -> int:
 def _spooled(file: str) -> Iterator[str]:
     """A path to read ``file`` from, twice: standard input (``-``) is copied to a
     temporary file first (on disk, not in memory)."""
-    import shutil
-    import tempfile
-
-    from groupcheck.validate.files import STDIN
-
     if file != STDIN:
         yield file
         return

@@ -28,7 +28,9 @@ from types import ModuleType
 from typing import Any
 
 from groupcheck import budget
+from groupcheck.mutants import Mutant
 from groupcheck.usercode import load_module, wrap_rule
+from invariants.check import all_properties
 from model.config import Config
 from model.presets import PRESETS
 from model.rules import DEFAULT_RULES, Rules
@@ -202,9 +204,6 @@ def load_mutants(path: str, known: Mapping[str, Any]) -> list[Any]:
     """The mutants a ``--from`` file defines (``MUTANTS``), checked: unique names (also
     against ``known``), real fields, callable as the model calls the field, a scenario
     that is a preset name or a ``Config``, an expected property that exists."""
-    from groupcheck.mutants import Mutant
-    from invariants.check import all_properties
-
     module = import_file(path)
     items = getattr(module, "MUTANTS", None)
     if not isinstance(items, list | tuple):

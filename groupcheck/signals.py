@@ -15,8 +15,11 @@ signal is sent again."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
+import sys
 import threading
 from types import FrameType
 from typing import Any
@@ -56,8 +59,6 @@ def quiet_finalisers() -> None:
     the way out (a Z3 object whose constructor the signal interrupted, deleted half made)
     is not printed — the way out is one line. The process exits afterwards, so the hook is
     not restored."""
-    import sys
-
     sys.unraisablehook = _ignore_unraisable
 
 
@@ -116,8 +117,6 @@ class Z3Interrupter:
     A forked child does not share the wake-up file (it is reset in the child)."""
 
     def __init__(self) -> None:
-        import socket
-
         _active[0] = True
         self._read, self._write = socket.socketpair()
         self._write.setblocking(False)
@@ -139,16 +138,12 @@ class Z3Interrupter:
 
     def close(self) -> None:
         """Give the wake-up file back to whoever had it and stop the thread."""
-        import contextlib
-
         with contextlib.suppress(ValueError):
             signal.set_wakeup_fd(self._previous)
         _active[0] = False
         with contextlib.suppress(OSError):
             self._write.close()
         with contextlib.suppress(OSError):
-            import socket
-
             self._read.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=1.0)
         self._read.close()
@@ -156,9 +151,6 @@ class Z3Interrupter:
 
 def interrupt_z3() -> None:
     """Interrupt the running queries of Z3's main context (when Z3 is loaded)."""
-    import contextlib
-    import sys
-
     z3 = sys.modules.get("z3")
     if z3 is None:
         return
@@ -170,8 +162,6 @@ _active = [False]
 
 
 def _reset_in_child() -> None:
-    import contextlib
-
     if not _active[0]:
         return
     _active[0] = False

@@ -28,14 +28,22 @@ import resource
 import sys
 import traceback
 import typing
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType, UnionType
 from typing import Any, NoReturn
 
+import model.classic.coordinator as classic_coordinator
+import model.classic.messages as classic_messages
+import model.classic.records as classic_records
 from groupcheck.budget import BudgetExpired
 from groupcheck.signals import Terminated
+from model import config, ids, records, status, system
+from model.path import Path as ModelPath
+from model.rules import DEFAULT_RULES
+from reports.casestudy import describe_action
 
 _depth = [0]
 """How deep the main thread is inside user code (0: groupcheck's own)."""
@@ -181,8 +189,6 @@ class UserCodeError(Exception):
     def at(self, config: Any, actions: tuple[Any, ...], action: Any) -> UserCodeError:
         """Record where it failed: after ``actions``, on ``action``."""
         if self.actions is None:
-            from model.path import Path as ModelPath
-
             self.actions = tuple(actions)
             self.action = action
             self.config_name = getattr(config, "name", None)
@@ -194,8 +200,6 @@ class UserCodeError(Exception):
 
     def report(self) -> list[str]:
         """The lines to print on stderr: what failed, where, and the user's frames."""
-        from reports.casestudy import describe_action
-
         lines = [f"groupcheck: {self.what}: {self.failure}"]
         if self.rule is not None:
             if self.actions is None:
@@ -220,8 +224,6 @@ class UserCodeError(Exception):
         return lines
 
     def to_json(self) -> dict[str, Any]:
-        from reports.casestudy import describe_action
-
         return {
             "result": "user code error",
             "file": self.file,
@@ -366,8 +368,6 @@ def _short(value: object) -> str:
 def return_type(field: str) -> tuple[tuple[type, ...] | None, str]:
     """The classes a value returned for ``field`` may be an instance of (from the default
     rule's return annotation; None when it cannot be read), and the annotation."""
-    from model.rules import DEFAULT_RULES
-
     default = getattr(DEFAULT_RULES, field)
     text = str(getattr(default, "__annotations__", {}).get("return", "?"))
     try:
@@ -379,11 +379,6 @@ def return_type(field: str) -> tuple[tuple[type, ...] | None, str]:
 
 
 def _names(fn: Callable[..., Any]) -> dict[str, Any]:
-    import model.classic.coordinator as classic_coordinator
-    import model.classic.messages as classic_messages
-    import model.classic.records as classic_records
-    from model import config, ids, records, status
-
     names: dict[str, Any] = {}
     for module in (ids, records, status, classic_messages, classic_records, config):
         names.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
@@ -423,10 +418,6 @@ def locate(error: UserCodeError, config: Any, max_states: int = LOCATE_MAX_STATE
     """Find the shortest path on which ``error``'s rule fails, when the engine that met it
     did not record one (breadth first over ``config``, at most ``max_states`` states); the
     path is recorded on ``error`` (``error.located`` says how it was found)."""
-    from collections import deque
-
-    from model import system
-
     if error.rule is None or error.actions is not None:
         return
     if error.cumulative:

@@ -11,13 +11,23 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from invariants.expr import Snapshot, StepSnapshot
-from invariants.liveness import DEFAULT_BOUND, WITNESSES, Lasso, Witness
+from invariants.liveness import (
+    CONVERGENCE,
+    DEFAULT_BOUND,
+    REBALANCE_TIME,
+    WITNESSES,
+    Lasso,
+    Witness,
+    fair_loop,
+    fair_schedule,
+)
 from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
 from invariants.snapshot import project
 from model import system
 from model.actions import Action
 from model.config import Config
 from model.family import family_of_state
+from model.status import ConfigError
 from model.system import AnyState
 
 
@@ -138,8 +148,6 @@ def check_fair_tail(
     bound in force (``Lasso.bound``) cut the schedule without showing either (issue 42:
     the check is then inconclusive, not ok). A safety violation on the way is reported as
     such rather than as a failure to converge."""
-    from invariants.liveness import CONVERGENCE, fair_loop, fair_schedule
-
     start = state
     tail, _, ok = fair_schedule(state, config, bound)
     for i, action in enumerate(tail):
@@ -164,9 +172,6 @@ def select_properties(
     them. A name selects the property of that name or, for a split invariant, all its
     conjuncts (``ValidTargetAssignment`` selects ``ValidTargetAssignment.Unique`` …).
     Unknown names — and witnesses, which are not checked alone — are a ``ConfigError``."""
-    from invariants.liveness import CONVERGENCE
-    from model.status import ConfigError
-
     state: list[Property] = []
     step: list[Property] = []
     convergence = False
@@ -188,8 +193,6 @@ def select_properties(
 
 def all_properties() -> Iterable[Property]:
     """Every named property, state and step first."""
-    from invariants.liveness import CONVERGENCE, REBALANCE_TIME
-
     yield from STATE_PROPERTIES
     yield from STEP_PROPERTIES
     yield CONVERGENCE

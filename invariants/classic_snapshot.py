@@ -104,7 +104,7 @@ def classic_snapshot_key(state: ClassicState) -> ClassicSnapshotKey:
 
 def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
     """The snapshot of every classic state whose key is ``key``."""
-    from invariants.snapshot import FUNCTIONS, RELATIONS
+    from invariants.snapshot import FUNCTIONS, RELATIONS  # noqa: PLC0415  it imports this module
 
     g, topics, views = key
     existing: set[TopicPartition] = {

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
+from model.classic.assignors import CLIENT_ASSIGNORS
 from model.records import Record, hash_once
 from model.rules import DEFAULT_RULES, Rules
 from model.status import ConfigError
@@ -18,6 +19,7 @@ from model.versions import (
     KAFKA_VERSIONS,
     OFF,
     VERSION_OPTIONS,
+    VERSION_RULES,
 )
 
 
@@ -498,8 +500,6 @@ def with_kafka_version(config: Config, version: str, **changes: Any) -> Config:
     """``config`` following Kafka ``version``: its version-dependent options
     (``model.versions.VERSION_OPTIONS``) take that version's values, except those
     ``changes`` sets."""
-    from dataclasses import replace
-
     reset = {o: _FROM_VERSION for o in VERSION_OPTIONS if o not in changes}
     return replace(config, kafka_version=version, **reset, **changes)
 
@@ -598,8 +598,6 @@ def _check_regex(client: ClientSpec, where: str) -> None:
 def _check_classic(config: Config, where: str) -> None:
     """A classic config: classic perturbations only, consumer options at their defaults,
     known client assignors."""
-    from model.classic.assignors import CLIENT_ASSIGNORS
-
     unknown = sorted(config.perturbations - CLASSIC_PERTURBATIONS)
     if unknown:
         raise ConfigError(
@@ -839,8 +837,6 @@ def version_departures(config: Config) -> list[str]:
     to another value than the version gives, and each rule the model has only in its
     newer form (``VersionRule.option`` None) that the version lacks and the config can
     reach. Empty: the config follows that version throughout."""
-    from model.versions import VERSION_RULES
-
     rules = KAFKA_VERSIONS[config.kafka_version]
     defaults = rules.option_defaults(config.protocol)
     out = [

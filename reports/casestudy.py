@@ -60,8 +60,8 @@ from model.records import (
 )
 from model.status import ErrorCode
 from model.system import AnyState
+from reports.escape import partitions, shown
 from reports.families import CASESTUDY, CaseStudyFacet
-from reports.render.escape import partitions, shown
 
 
 def _parts(partitions: frozenset[tuple[str, int]] | None) -> list[str] | None:
@@ -392,7 +392,7 @@ def describe_action(action: Action) -> str:
 
 def _argument(value: object) -> str:
     """An action's field as ``describe_action`` shows it: ids (and tuples of topic names)
-    cut and made visible (``reports.render.escape.shown``)."""
+    cut and made visible (``reports.escape.shown``)."""
     if isinstance(value, str):
         return shown(value)
     if isinstance(value, tuple):

@@ -27,6 +27,7 @@ which ``groupcheck.cli`` turns into an exception) removes its own on the way out
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import ctypes.util
@@ -41,6 +42,9 @@ from pathlib import Path
 
 from model.status import ConfigError
 
+GENERATOR = '<meta name="generator" content="groupcheck">'
+"""Marks the pages groupcheck writes (``reports.render.html``), so an index it did not
+write is never replaced."""
 MARKER = ".groupcheck"
 """The file in every directory groupcheck publishes: what wrote it (JSON)."""
 
@@ -98,8 +102,6 @@ def check_runs_dir(out: Path, option: str = "--out") -> None:
     own temporary directories and the ``index.html`` it writes — before any work: a
     user's files are never mixed with runs. A file is refused too; a missing directory is
     fine (it is created)."""
-    from reports.render.html import GENERATOR
-
     if out.is_symlink() and not out.is_dir():
         raise OutputError(f"{option} {out}: a dangling symlink; choose another directory")
     if not out.exists():
@@ -383,8 +385,6 @@ def table_command(
     """``python -m <module> [--into FILE]`` of a module whose table a doc carries: print
     ``render()``, or write it between the ``begin`` and ``end`` lines of FILE; bad input is
     one line and status 2."""
-    import argparse
-
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument(
         "--into", metavar="FILE", help=f"write it between the lines {begin} and {end} of FILE"

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
+from pathlib import Path
 from typing import Any
+
+from groupcheck.argtypes import milliseconds
 
 
 def register(sub: Any) -> None:
     """Add the ``capture`` command."""
-    from groupcheck.argtypes import milliseconds
-
     p = sub.add_parser(
         "capture",
         help="record a consumer group's traffic (either protocol) through a loopback proxy",
@@ -89,8 +91,6 @@ def duration(text: str) -> float:
 
 def cmd_capture(args: argparse.Namespace) -> int:
     import asyncio
-    import signal
-    from pathlib import Path
 
     from groupcheck.capture.proxy import CaptureError, Proxy, TraceWriter, host_port, loopback
     from reports.publish import OutputError, check_new_file

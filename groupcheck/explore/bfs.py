@@ -26,12 +26,13 @@ import functools
 import gc
 import time
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ParamSpec
 
 import networkx as nx
 
+from groupcheck.explore.channels import channel_normal_form
 from groupcheck.explore.rebalance import RebalanceTimes
 from groupcheck.explore.result import ExploreResult, Violations, settle
 from groupcheck.explore.symmetry import canonicaliser
@@ -53,7 +54,7 @@ from model.classic.records import ClassicClient
 from model.config import Config
 from model.family import family_of
 from model.path import Path
-from model.records import Client, Message, replace
+from model.records import Client
 from model.system import AnyState
 
 ProgressFn = Callable[[int, int, int], None]
@@ -68,31 +69,6 @@ class _Node:
     view: int = -1
     """The number of the state's snapshot key (``view_of``) once computed: a state's key
     is computed when it is reached and read again when it is expanded."""
-
-
-def _channel_key(m: Message) -> tuple[str, int, bool]:
-    return (m.client, m.incarnation, m.to_coordinator)
-
-
-def channel_normal_form(config: Config) -> Callable[[AnyState], AnyState]:
-    """Order the network by channel, keeping each channel's order (the identity with
-    ``config.reorder``, where connections are channels of their own and may overtake)."""
-    if config.reorder:
-        return lambda state: state
-
-    def normal(state: AnyState) -> AnyState:
-        net = state.network
-        if len(net) < 2:
-            return state
-        last = None
-        for m in net:  # in order already (most are)? Then no sort and no copy.
-            key = (m.client, m.incarnation, m.to_coordinator)  # _channel_key, inline
-            if last is not None and key < last:
-                return replace(state, network=tuple(sorted(net, key=_channel_key)))
-            last = key
-        return state
-
-    return normal
 
 
 def _path_to(nodes: dict[Hashable, _Node], key: Hashable, config: Config) -> list[Action]:
@@ -453,7 +429,7 @@ def client_epoch(c: Client | ClassicClient) -> int:
 
 
 def _z3_checker(checker: Checker) -> Callable[[object], list[Violation]]:
-    from invariants.z3.check import z3_holds
+    from invariants.z3.check import z3_holds  # noqa: PLC0415  z3 only when a symbolic check runs
 
     def check(snap: object) -> list[Violation]:
         return [
@@ -470,3 +446,20 @@ def state_graph(config: Config, max_states: int = 5000, symmetry: bool = False) 
     g: nx.DiGraph = nx.DiGraph()
     bfs(config, max_states=max_states, symmetry=symmetry, check_convergence=False, graph=g)
     return g
+
+
+STATE_GRAPH_LIMIT = 1500
+"""Counterexamples of explorations with fewer than this many states get a state-graph
+picture (``reports.render.dot.state_graph_dot`` draws at most 400 of them whole)."""
+
+
+def small_state_graph(path: Path) -> tuple[nx.DiGraph | None, Sequence[AnyState]]:
+    """The state graph around a counterexample when the exploration is small (else None)."""
+    graph = state_graph(path.config, max_states=STATE_GRAPH_LIMIT)
+    if graph.number_of_nodes() >= STATE_GRAPH_LIMIT:
+        return None, ()
+    normal = channel_normal_form(path.config)
+    keys = [normal(s) for s in path.states()]
+    if not all(k in graph for k in keys):
+        return None, ()
+    return graph, keys

@@ -14,9 +14,11 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
-from groupcheck.explore.bfs import channel_normal_form
+from groupcheck.explore.channels import channel_normal_form
 from groupcheck.explore.lift_exact import lift_exact
-from invariants.check import Checker
+from groupcheck.explore.minimise import convergence_violation
+from invariants.check import Checker, Violation
+from invariants.liveness import DEFAULT_BOUND, FairMemo
 from invariants.snapshot import project_key, snapshot_key
 from invariants.z3.proof.classic_bmc import SymPath
 from invariants.z3.proof.classic_client_bmc import ClientPath, project_state
@@ -66,10 +68,6 @@ def lift_lasso(
     was exhausted — how many of the path's states after the initial one some trace
     matched (None: the search was cut) and, when that is ``m`` short of the end, every group
     state a step from a model state matching the path's ``m``-th reaches (other than it)."""
-    from groupcheck.explore.minimise import convergence_violation
-    from invariants.check import Violation
-    from invariants.liveness import DEFAULT_BOUND, FairMemo
-
     steps = DEFAULT_BOUND if bound is None else bound
     memo = FairMemo()
     checker = Checker()

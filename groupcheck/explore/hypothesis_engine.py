@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis.internal.conjecture import providers
+from hypothesis.internal.constants_ast import Constants
 from hypothesis.stateful import get_state_machine_test
 
 from groupcheck.explore.machine import PropertyViolated, machine_for
@@ -72,9 +74,6 @@ def without_local_constants() -> Iterator[None]:
     ``draw_integer(0, 254)``. Which modules are imported differs between a CLI process, a
     test process and a Spark worker, so the same seed gave different runs. The pool is
     pinned to empty for the run (pinned hypothesis version; see pyproject.toml)."""
-    from hypothesis.internal.conjecture import providers
-    from hypothesis.internal.constants_ast import Constants
-
     saved = providers._get_local_constants
     empty = Constants()
     providers._get_local_constants = lambda: empty

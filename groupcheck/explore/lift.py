@@ -48,12 +48,14 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from groupcheck.explore.bfs import channel_normal_form
+from groupcheck.explore.channels import channel_normal_form
+from groupcheck.explore.minimise import convergence_violation, first_violations
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, FairMemo
 from invariants.snapshot import project_key, snapshot_key
 from invariants.z3.proof.state import Concrete, Partition, Universe
 from invariants.z3.proof.state import project as project_state
@@ -156,8 +158,6 @@ def rename(value: Concrete, universe: Universe) -> Concrete:
 
     def ps(xs: frozenset[Partition]) -> frozenset[Partition]:
         return frozenset(p(x) for x in xs)
-
-    from dataclasses import replace
 
     return Concrete(
         members={
@@ -407,8 +407,6 @@ def lift(
     trace of ``config`` (module docstring): level by level, strictest first, each search
     bounded by ``max_states`` nodes. A trace found replays exactly and its first violation
     is its last step (re-checked here as ``groupcheck replay`` checks it)."""
-    from groupcheck.explore.minimise import first_violations
-
     pname = path_namer(config)
     named = [rename(s, universe) for s in path.states]
     out = Lift(status="not lifted", max_states=max_states)
@@ -457,9 +455,6 @@ def lift_lasso(
     as :func:`lift`; "not lifted" when no matching state within ``max_states`` nodes per
     level is shown not to converge (then every matching state reached converged or was
     undecided — counted in ``attempts`` — or none was reached)."""
-    from groupcheck.explore.minimise import convergence_violation, first_violations
-    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, FairMemo
-
     steps = DEFAULT_BOUND if bound is None else bound
     memo = FairMemo()
     reached = {"matching": 0, "converging": 0, "undecided": 0}

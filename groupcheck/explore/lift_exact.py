@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from groupcheck.explore.bfs import channel_normal_form
+from groupcheck.explore.channels import channel_normal_form
 from invariants.check import Checker
 from invariants.snapshot import project_key, snapshot_key
 from invariants.z3.proof.lifted_search import Lifted

@@ -12,15 +12,26 @@ an early step does not invalidate every later delivery.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from contextlib import suppress
+from dataclasses import fields, replace
 
 from invariants.check import Checker, Violation
-from invariants.liveness import DEFAULT_BOUND, FairMemo, Lasso, fair_loop, run_fair
+from invariants.liveness import (
+    CONVERGENCE,
+    DEFAULT_BOUND,
+    REBALANCE_TIME,
+    FairMemo,
+    Lasso,
+    fair_loop,
+    rebalance_start,
+    run_fair,
+)
 from invariants.snapshot import project
 from model import system
 from model.actions import Action, DeliverMessage, LoseMessage
 from model.config import Config
 from model.path import Path
+from model.status import ConfigError
 from model.system import AnyState
 
 
@@ -60,8 +71,6 @@ def convergence_violation(
     which, as the explorers' do), the undecided :class:`Lasso` when the bound in force cut
     the schedule without showing either, None when it converges (``memo``: as for
     ``fair_loop``)."""
-    from invariants.liveness import CONVERGENCE
-
     why = fair_loop(state, config, bound, memo=memo)
     if why is None or not why.shown:
         return why
@@ -103,8 +112,6 @@ def replay_verdict(
             return ([verdict], len(actions)), None
         undecided = verdict
         if config.max_rebalance_steps is not None:
-            from invariants.liveness import REBALANCE_TIME, rebalance_start
-
             _, steps, _ = run_fair(rebalance_start(config, actions), config, bound)
             if steps > config.max_rebalance_steps:
                 message = (
@@ -181,11 +188,6 @@ def minimise_path(path: Path, prop: str, deadline: Callable[[], bool] | None = N
 def smaller_configs(config: Config) -> list[Config]:
     """One-step reductions of a config: a client fewer, a partition fewer, a topic fewer
     (removed from every subscription), a perturbation fewer. Invalid ones are skipped."""
-    from contextlib import suppress
-    from dataclasses import replace
-
-    from model.status import ConfigError
-
     out: list[Config] = []
 
     def add(**changes: object) -> None:
@@ -233,7 +235,7 @@ def shrink_config(
     a violation of ``prop``; returns the smallest config found and its shortest
     counterexample. Bounded by states, so the result does not depend on the machine;
     ``remaining`` (seconds left of the command's budget) may only cut it short."""
-    from groupcheck.explore.bfs import bfs
+    from groupcheck.explore.bfs import bfs  # noqa: PLC0415  networkx only when a state graph is built
 
     best: Path | None = None
     improved = True

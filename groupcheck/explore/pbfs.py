@@ -82,9 +82,9 @@ from groupcheck.cores import usable_cores
 from groupcheck.explore.bfs import (
     _step_may_matter,
     _z3_checker,
-    channel_normal_form,
     clean_scope,
 )
+from groupcheck.explore.channels import channel_normal_form
 from groupcheck.explore.result import ExploreResult
 from groupcheck.explore.symmetry import canonicaliser
 from groupcheck.explore.views import Views

@@ -32,6 +32,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupcheck.explore.channels import channel_normal_form
 from invariants.liveness import DEFAULT_BOUND, fair_schedule
 from model import system
 from model.actions import Action, SendHeartbeat
@@ -174,8 +175,6 @@ class RebalanceTimes:
 def state_key(config: Config) -> Callable[[AnyState], Hashable]:
     """The key of a state as BFS stores it without ``--symmetry`` (the same under any
     rules: it orders the network by channel and reads nothing else of the config)."""
-    from groupcheck.explore.bfs import channel_normal_form
-
     return channel_normal_form(config)
 
 
@@ -185,58 +184,6 @@ def reference_config(config: Config) -> Config:
     return replace(
         config, rules=DEFAULT_RULES, name=f"{config.name}-reference", max_rebalance_steps=None
     )
-
-
-def reference_times(
-    config: Config,
-    engine: str,
-    *,
-    per_start: bool,
-    seed: int = 0,
-    walks: int = 1000,
-    max_steps: int = 60,
-    max_states: int | None = None,
-    max_depth: int | None = None,
-    budget_seconds: float | None = None,
-    symmetry: bool = False,
-) -> RebalanceTimes:
-    """The reference rules' rebalances on ``config`` under the same bounds as the change's
-    search. No property is checked (the comparison is about time; a property the reference
-    rules violate on this config does not stop it)."""
-    from groupcheck.explore.bfs import bfs
-    from groupcheck.explore.walk import walk
-    from invariants.check import Checker
-
-    def nothing() -> Checker:
-        return Checker(state_properties=(), step_properties=(), witnesses=())
-
-    ref = reference_config(config)
-    times = RebalanceTimes(per_start={} if per_start else None)
-    if engine == "bfs":
-        bfs(
-            ref,
-            max_states=max_states,
-            max_depth=max_depth,
-            symmetry=symmetry,
-            budget_seconds=budget_seconds,
-            checker_factory=nothing,
-            check_convergence=False,
-            rebalance=times,
-        )
-    elif engine == "walk":
-        walk(
-            ref,
-            seed=seed,
-            walks=walks,
-            max_steps=max_steps,
-            budget_seconds=budget_seconds,
-            checker_factory=nothing,
-            check_convergence=False,
-            rebalance=times,
-        )
-    else:
-        raise ValueError(f"rebalance time is measured by bfs and walk, not {engine!r}")
-    return times
 
 
 def replayed(config: Config, change: RebalanceTimes) -> RebalanceTimes:

@@ -13,13 +13,16 @@ reasons otherwise.
 
 from __future__ import annotations
 
+import pickle
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupcheck import budget
+from groupcheck.explore.bfs import bfs
 from groupcheck.explore.minimise import (
+    convergence_violation,
     first_violations,
     minimise_path,
     replay_verdict,
@@ -29,13 +32,23 @@ from groupcheck.explore.rebalance import (
     RebalanceTimes,
     compare_starts,
     measure,
-    reference_times,
     replayed,
 )
+from groupcheck.explore.reference import reference_times
 from groupcheck.explore.result import Found, Violations
-from invariants.check import Checker, Violation, select_properties
-from invariants.liveness import Lasso
-from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Property
+from groupcheck.explore.walk import walk
+from invariants.check import Checker, Violation, all_properties, select_properties
+from invariants.expr import StepSnapshot
+from invariants.liveness import (
+    CONVERGENCE,
+    DEFAULT_BOUND,
+    WITNESSES,
+    Lasso,
+    required_witnesses,
+    undecided_reason,
+)
+from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES, Kind, Property
+from invariants.snapshot import project
 from invariants.verdict import Result, conclude
 from model import system
 from model.config import Config
@@ -346,9 +359,6 @@ def explore(
 def replay_violates(path: Path, prop: str) -> bool:
     """Whether ``path`` replays step for step under its config and violates ``prop`` there:
     on the way (state and step properties) or, for Convergence, from where it ends."""
-    from groupcheck.explore.minimise import convergence_violation
-    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND
-
     config = path.config
     checker = Checker()
     state = system.initial(config)
@@ -565,8 +575,6 @@ def shortest_length(
     """Length of the BFS-shortest path violating ``prop`` (None when BFS did not find one
     within ``max_states`` states, within the states ``SHORTEST_MAX_BYTES`` holds, or
     within ``budget_seconds``)."""
-    from groupcheck.explore.bfs import bfs
-
     if budget_seconds is not None and budget_seconds <= 0:
         return None
     max_states = min(max_states, SHORTEST_MAX_BYTES // state_bytes(config))
@@ -581,19 +589,13 @@ def shortest_length(
 def state_bytes(config: Config) -> int:
     """An estimate of the memory one stored state of ``config`` takes: its initial state's
     pickled size (states share structure, so this overstates rather than understates)."""
-    import pickle
-
     return max(1, len(pickle.dumps(system.initial(config), protocol=pickle.HIGHEST_PROTOCOL)))
 
 
 def z3_recheck(path: Path, prop: str) -> str:
     """Re-check the final violation with Z3 (state and step properties): "violated" when Z3
     agrees, "proved" when it does not (a disagreement), "unknown" when it cannot tell."""
-    from invariants.check import all_properties
-    from invariants.expr import StepSnapshot
-    from invariants.properties import Kind
-    from invariants.snapshot import project
-    from invariants.z3.check import recheck
+    from invariants.z3.check import recheck  # noqa: PLC0415  z3 only when a symbolic check runs
 
     props = {p.name: p for p in all_properties()}
     target = props.get(prop)
@@ -616,7 +618,7 @@ def _hypothesis(
     selection: Selection,
     collect: Violations | None = None,
 ) -> Outcome:
-    from groupcheck.explore.hypothesis_engine import PROFILES, run_hypothesis
+    from groupcheck.explore.hypothesis_engine import PROFILES, run_hypothesis  # noqa: PLC0415  hypothesis only for its engine
 
     out = run_hypothesis(
         config,
@@ -630,7 +632,6 @@ def _hypothesis(
         if progress
         else None,
     )
-    from invariants.liveness import WITNESSES, required_witnesses, undecided_reason
 
     required = required_witnesses(config)
     missed = [w.prop.name for w in WITNESSES if w.prop.name in required - out.seen]
@@ -730,8 +731,6 @@ def _bfs(
     serial_until: int = 0,
     collect: Violations | None = None,
 ) -> Outcome:
-    from groupcheck.explore.bfs import bfs
-
     cb = None
     if progress is not None:
         started = time.perf_counter()
@@ -752,7 +751,7 @@ def _bfs(
             "engine only: searching on 1 worker"
         )
     if workers > 1 and times is None and collect is None:
-        from groupcheck.explore.pbfs import parallel_bfs
+        from groupcheck.explore.pbfs import parallel_bfs  # noqa: PLC0415  numpy only for the parallel engine
 
         res = parallel_bfs(
             config,
@@ -801,8 +800,6 @@ def _walk(
     times: RebalanceTimes | None,
     collect: Violations | None = None,
 ) -> Outcome:
-    from groupcheck.explore.walk import walk
-
     cb = None
     if progress is not None:
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import signal
 import sys
 
+from groupcheck.signals import Terminated, caught
+
 
 def shield() -> None:
     """First thing in code that stops processes (a broker, drivers, the proxy): when Ctrl-C
     or SIGTERM is ending the command, further signals are ignored and the SIGTERM handler's
     fallback (``groupcheck.signals``) is told the signal arrived, so the stopping runs to its
     end before the exit status 130/143. A no-op otherwise."""
-    from groupcheck.signals import Terminated, caught
-
     if isinstance(sys.exc_info()[1], Terminated | KeyboardInterrupt):
         caught()
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
 import os
 import re
 import shutil
@@ -115,8 +116,6 @@ def _libc() -> object | None:
     """The C library, loaded in the parent (the child between fork and exec only calls
     into it)."""
     try:
-        import ctypes
-
         return ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None

@@ -11,8 +11,12 @@ import signal
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from groupcheck import exitcodes
+from model.status import ConfigError
 
 
 def register(sub: Any) -> None:
@@ -120,7 +124,6 @@ def _say(message: str) -> None:
 
 
 def _setup_failure(e: Exception) -> int:
-    from groupcheck import exitcodes
     from groupcheck.kafka.broker import BrokerError
 
     print(f"groupcheck: error: {e}", file=sys.stderr)
@@ -136,7 +139,6 @@ def _state_dir() -> Path:
 def cmd_up(args: argparse.Namespace) -> int:
     from groupcheck.kafka.artifacts import DEFAULT_VERSION, KafkaSetupError
     from groupcheck.kafka.broker import Broker, BrokerError
-    from model.status import ConfigError
     from reports.publish import running
 
     props: dict[str, str] = {}
@@ -230,11 +232,9 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from groupcheck import exitcodes
     from groupcheck.kafka.artifacts import DEFAULT_VERSION, KafkaSetupError, artifacts
     from groupcheck.kafka.broker import BrokerError
     from groupcheck.kafka.scenario import find, load, scenario_files
-    from model.status import ConfigError
     from reports.publish import check_target, publishing
 
     if args.all == bool(args.scenarios):
@@ -377,12 +377,8 @@ BEGIN, END = "<!-- kafka-table:begin -->", "<!-- kafka-table:end -->"
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate each run directory's capture again with the settings its run recorded."""
-    from dataclasses import replace
-
-    from groupcheck import exitcodes
     from groupcheck.kafka.run import validate_capture
     from groupcheck.kafka.scenario import load
-    from model.status import ConfigError
     from reports.publish import write_file_atomic
 
     code = exitcodes.OK
@@ -421,7 +417,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_timing(args: argparse.Namespace) -> int:
     from groupcheck.kafka import timing
-    from model.status import ConfigError
 
     dirs = [Path(d) for d in args.dirs if (Path(d) / "verdicts.json").is_file()]
     if not timing.measured(dirs):
@@ -445,8 +440,6 @@ def _emit_table(text: str, into: str | None, begin: str, end: str) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from model.status import ConfigError
-
     dirs = [Path(d) for d in args.dirs if (Path(d) / "verdicts.json").is_file()]
     if not dirs:
         raise ConfigError("kafka table: no run directory (with verdicts.json) among the DIRs")

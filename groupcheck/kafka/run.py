@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from groupcheck.kafka import shield
+from groupcheck.kafka.artifacts import artifacts
 from groupcheck.kafka.broker import Broker
+from groupcheck.kafka.clients import Driver
 from groupcheck.kafka.scenario import (
     CLIENT_ACTIONS,
     ClientSpec,
@@ -32,6 +34,7 @@ from groupcheck.kafka.scenario import (
     Step,
     explained_by,
 )
+from groupcheck.validate.client_events import insert_events, merge_client_events
 
 Log = Callable[[str], None]
 
@@ -163,9 +166,6 @@ class Run:
         return self.drivers[self.spec(name).process]
 
     def _launch(self, name: str) -> None:
-        from groupcheck.kafka.artifacts import artifacts
-        from groupcheck.kafka.clients import Driver
-
         spec = self.spec(name)
         if spec.process in self.drivers:
             if self.drivers[spec.process].alive():
@@ -427,14 +427,14 @@ class Run:
     def admin(self) -> Any:
         """One admin client for the run, straight to the broker (not through the proxy);
         kept, since its futures fail once the client is gone."""
-        from confluent_kafka.admin import AdminClient
+        from confluent_kafka.admin import AdminClient  # noqa: PLC0415  the Kafka client only with a broker
 
         if self._admin is None:
             self._admin = AdminClient({"bootstrap.servers": self.broker.bootstrap, "log_level": 0})
         return self._admin
 
     def admin_create(self, topic: str, partitions: int) -> None:
-        from confluent_kafka.admin import NewTopic  # type: ignore[attr-defined]
+        from confluent_kafka.admin import NewTopic  # type: ignore[attr-defined]  # noqa: PLC0415  the Kafka client only with a broker
 
         futures = self.admin().create_topics(
             [NewTopic(topic, num_partitions=partitions, replication_factor=1)],
@@ -448,7 +448,7 @@ class Run:
         _wait(lambda: self._metadata_has(topic, partitions), 30, f"topic {topic} metadata")
 
     def admin_add_partitions(self, topic: str, total: int) -> None:
-        from confluent_kafka.admin import NewPartitions  # type: ignore[attr-defined]
+        from confluent_kafka.admin import NewPartitions  # type: ignore[attr-defined]  # noqa: PLC0415  the Kafka client only with a broker
 
         for f in self.admin().create_partitions([NewPartitions(topic, total)]).values():
             f.result(timeout=60)
@@ -467,7 +467,7 @@ class Run:
         ``consumer.session.timeout.ms`` …, Admin ``incrementalAlterConfigs``)."""
         if not self.scenario.group_config:
             return
-        from confluent_kafka.admin import (  # type: ignore[attr-defined]
+        from confluent_kafka.admin import (  # type: ignore[attr-defined]  # noqa: PLC0415  the Kafka client only with a broker
             AlterConfigOpType,
             ConfigEntry,
             ConfigResource,
@@ -618,8 +618,6 @@ def _write_capture(raw: Path, final: Path, run: Run, info: dict[str, str]) -> No
     (``CreateTopic``, ``AddPartitions``) and each client's own events (its callbacks,
     subscriptions, closes, a crash: ``groupcheck.validate.client_events``) merged in by
     time."""
-    from groupcheck.validate.client_events import insert_events, merge_client_events
-
     lines = [x for x in raw.read_text(encoding="utf-8").splitlines() if x.strip()]
     header = json.loads(lines[0])
     header["implementation"] = info

@@ -42,6 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groupcheck.timed.engine import Timing
+from groupcheck.timed.scenarios import Kip1263, crash, scale_up
+
 SIZES = {"1 member": 1, "2 members": 2, "10 members": 10, "50 members": 50}
 """A wait's label → the group size it measures."""
 
@@ -299,14 +302,10 @@ def predicted(
     """The timed simulation's median for a row (None: none for this kind, or a seed did
     not converge). No offload: Kafka 4.4 runs the assignor on the coordinator thread;
     ``assignor``: its run in ms (default: the simulation's)."""
-    from groupcheck.timed.engine import Timing
-
     kind, interval, members, heartbeat, session = key
     timing = Timing() if assignor is None else Timing(assignor_ms=assignor)
     times: list[float | None]
     if kind == "join":
-        from groupcheck.timed.scenarios import Kip1263, scale_up
-
         # The formed group rests for the wait's quiet time (interval + 3 heartbeats,
         # groupcheck.kafka.run wait_stable) before member N-1 subscribes, then 200 ms.
         rest = interval + 3 * heartbeat + JOIN_GAP_MS
@@ -324,8 +323,6 @@ def predicted(
             for seed in range(1, seeds + 1)
         ]
     elif kind in ("crash", "cut"):
-        from groupcheck.timed.scenarios import crash
-
         times = [
             crash(
                 members=members,

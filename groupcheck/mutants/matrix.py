@@ -33,12 +33,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from groupcheck import exitcodes
+from groupcheck.budget import BudgetExpired, watchdog
 from groupcheck.explore.run import explore
 from groupcheck.mutants import MUTANTS, Mutant
+from groupcheck.usercode import UserCodeError, locate
 from model.rules import DEFAULT_RULES
+from model.status import ConfigError
 
 KILL_MAX_STATES = 200_000
 """States the BFS of a mutant's scenario may visit before the walks take over."""
@@ -144,8 +148,6 @@ def witnesses_lost(
     scenario under the reference rules (bounded by ``max_states``; reaching a witness needs
     no exhaustion) reaches, and, when some missed witness is missed by the reference too, a
     reason saying so."""
-    from dataclasses import replace
-
     reference = explore(
         replace(mutant.config, rules=DEFAULT_RULES),
         engine="bfs",
@@ -174,8 +176,6 @@ def kill_matrix(
     names = only if only else list(everyone)
     unknown = [n for n in names if n not in everyone]
     if unknown:
-        from model.status import ConfigError
-
         raise ConfigError(f"unknown mutant(s) {unknown}; known: {', '.join(everyone)}")
     rows = []
     for i, name in enumerate(names, 1):
@@ -226,9 +226,6 @@ def guarded_kill(mutant: Mutant, budget_seconds: float | None) -> dict[str, Any]
     """``kill`` within the mutant's whole budget (``groupcheck.budget.watchdog``: a rule
     that never returns is stopped, the row is inconclusive and says where), and with a
     failing user rule reported in the row (``result`` "user code error")."""
-    from groupcheck.budget import BudgetExpired, watchdog
-    from groupcheck.usercode import UserCodeError, locate
-
     start = time.perf_counter()
     try:
         with watchdog(budget_seconds):

@@ -9,6 +9,8 @@ markers; tests/unit/test_mutant_table.py checks the doc holds what this renders.
 from __future__ import annotations
 
 from groupcheck.mutants import MUTANTS, Mutant
+from invariants.liveness import WITNESSES
+from reports.publish import table_command
 
 BEGIN, END = "<!-- mutants-table:begin -->", "<!-- mutants-table:end -->"
 """The markers of the rendered table in docs/bugs.md."""
@@ -39,8 +41,6 @@ def render_markdown() -> str:
     where the entry has neither: the classic client layer's search runs to
     ``classic_client_bmc.DEFAULT_DEPTH``, a lost witness or a survivor has no path
     (docs/invariants.md, "Bounded model checking")."""
-    from invariants.liveness import WITNESSES
-
     witnesses = frozenset(w.prop.name for w in WITNESSES)
     lines = [
         "| Mutant | Scenario | Rules field | Killed by | BMC depth |",
@@ -58,8 +58,6 @@ def render_markdown() -> str:
 def main(argv: list[str] | None = None) -> int:
     """``python -m groupcheck.mutants.table [--into docs/bugs.md]``: print the table, or
     write it between the markers of a doc."""
-    from reports.publish import table_command
-
     return table_command(
         argv,
         prog="python -m groupcheck.mutants.table",

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
@@ -247,8 +248,6 @@ def _write_driver_level(tmp: Path, states: list[dict[str, Any]], buckets: int) -
     """A level computed on the driver, in the layout Spark writes: one ``frontier`` file,
     ``visited`` a file per bucket named as Spark's bucketed writes name them
     (``..._BBBBB.c000.snappy.parquet``, bucket ``pmod(hash(fp), B)``)."""
-    import pyarrow as pa
-
     job = uuid.uuid4()
     table = pa.Table.from_pylist(states, schema=bfs_tasks.SCHEMA)
     (tmp / "frontier").mkdir(parents=True)
@@ -332,8 +331,6 @@ def _driver_level(
 
 
 def _arrow_batch(rows: list[dict[str, Any]]) -> Any:
-    import pyarrow as pa
-
     return pa.RecordBatch.from_pylist(rows, schema=bfs_tasks.SCHEMA)
 
 

@@ -29,11 +29,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from groupcheck.explore.bfs import _step_may_matter, channel_normal_form
+from groupcheck.explore.bfs import _step_may_matter
+from groupcheck.explore.channels import channel_normal_form
 from groupcheck.explore.minimise import convergence_violation
 from groupcheck.explore.symmetry import canonicaliser
 from invariants.check import Checker, Violation
 from invariants.liveness import DEFAULT_BOUND, FairMemo, fair_schedule
+from invariants.snapshot import snapshot_key
 from model import system
 from model.config import Config
 from model.ids import FrozenMap
@@ -257,8 +259,6 @@ def _event(order: bytes, fp: int, v: Violation, action: int = -1) -> dict[str, A
 
 
 def _check_state(ctx: _Context, state: AnyState) -> list[Violation]:
-    from invariants.snapshot import snapshot_key
-
     view = snapshot_key(state)
     verdict = ctx.views.get(view)
     if verdict is None:
@@ -267,8 +267,6 @@ def _check_state(ctx: _Context, state: AnyState) -> list[Violation]:
 
 
 def _check_step(ctx: _Context, pre: AnyState, action: Any, post: AnyState) -> list[Violation]:
-    from invariants.snapshot import snapshot_key
-
     if not _step_may_matter(pre, post):
         ctx.checker.note_witnesses(pre, action, post)
         return []

@@ -16,14 +16,19 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 from groupcheck import exitcodes
 from groupcheck.argtypes import add_validation_options, non_negative, positive, positive_float
+from groupcheck.cli import _config_for, add_config_options
+from invariants.liveness import required_witnesses
+from reports.escape import visible as printable
 
 Say = Callable[[str], None]
 
@@ -125,7 +130,6 @@ def register(sub: Any) -> None:
             "failed, 1 on a violation, 3 when the search is incomplete, 2 on bad input."
         ),
     )
-    from groupcheck.cli import add_config_options
 
     add_config_options(bfs, required=False, default_help="default: the mutant's scenario")
     bfs.add_argument("--mutant", help="search with this mutant's rules")
@@ -265,7 +269,6 @@ def _explore_findings(job: Any) -> dict[str, Any]:
 
     columns = ["cell", "seed", "witnesses", "violation", "error", "converged"]
     table = read_parts(Path(job.out), len(job.parts), columns)
-    from invariants.liveness import required_witnesses
 
     cells = job.plan.cells
     required = {c.index: required_witnesses(c.config()) for c in cells}
@@ -324,7 +327,7 @@ def _print_timed(s: dict[str, Any]) -> None:
 
 
 def cmd_bfs(args: argparse.Namespace) -> int:
-    from groupcheck.cli import _config_for, _small_state_graph
+    from groupcheck.explore.bfs import small_state_graph as _small_state_graph
     from groupcheck.explore.minimise import minimise_path
     from groupcheck.pipeline.bfs import spark_bfs
     from groupcheck.pipeline.spark import session
@@ -491,9 +494,6 @@ def _discard(job: Any, created: bool) -> None:
     """Remove what a fresh job wrote before it failed, when no part was committed: the
     manifest, ``parts/`` (only hidden temporaries can be in it) and the directory itself
     if this process created it. A rerun then starts from nothing, with any arguments."""
-    import shutil
-    from contextlib import suppress
-
     from groupcheck.pipeline.store import MANIFEST, PARTS, done_parts
 
     out = Path(job.out)
@@ -589,8 +589,6 @@ def _finish(
         return code
     code = validate_exit(summary)
     if code == exitcodes.BAD_INPUT:
-        from groupcheck.cli import printable
-
         others = summary["malformed"] - 1
         more = f"; {others} more malformed or unreadable" if others else ""
         print(

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from groupcheck.pipeline.errors import PipelineError
+from groupcheck.pipeline.verdict import trace_verdict
+from groupcheck.validate import validate_file
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -112,7 +114,7 @@ def byte_parts(sizes: Sequence[int], parts_hint: int = 64) -> list[tuple[int, in
 
 
 def trace_schema() -> pa.Schema:
-    import pyarrow as pa
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     finding = pa.struct([("line", pa.int64()), ("property", pa.string()), ("message", pa.string())])
     return pa.schema(
@@ -132,10 +134,7 @@ def trace_schema() -> pa.Schema:
 
 def validate_range(plan: CorpusPlan, start: int, stop: int) -> pa.Table:
     """Validate files ``start`` … ``stop - 1`` of the corpus into a table of verdicts."""
-    import pyarrow as pa
-
-    from groupcheck.pipeline.verdict import trace_verdict
-    from groupcheck.validate import validate_file
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     rows: dict[str, list[Any]] = {name: [] for name in trace_schema().names}
     for i in range(start, stop):

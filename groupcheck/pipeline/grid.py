@@ -36,6 +36,7 @@ import itertools
 import json
 import math
 import os
+import tempfile
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -43,7 +44,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from groupcheck.mutants import MUTANTS
 from groupcheck.pipeline.errors import PipelineError
+from groupcheck.rulesfile import load_rules
 from model.config import INT32_MAX, KAFKA_INT_FIELDS, MODEL_BOUNDS, PERTURBATIONS, Config
 from model.presets import PRESETS
 from model.rules import Rules
@@ -145,10 +148,6 @@ class RulesRef:
 
     def load(self) -> Rules:
         """The rules, imported from a copy of the file's text (one per process)."""
-        import tempfile
-
-        from groupcheck.rulesfile import load_rules
-
         copy = Path(tempfile.gettempdir()) / f"groupcheck-rules-{self.sha256[:16]}.py"
         if not copy.is_file():
             tmp = copy.with_suffix(f".{os.getpid()}.tmp")
@@ -163,8 +162,6 @@ class RulesRef:
 def read_rules_ref(spec: str, where: str, base: Path) -> RulesRef:
     """A grid's ``rules`` entry ``FILE.py:NAME`` (FILE relative to the grid file's
     directory), checked and read."""
-    from groupcheck.rulesfile import load_rules
-
     path, sep, name = spec.rpartition(":")
     if not sep or not path:
         raise PipelineError(f"{where}: rules: expected FILE.py:NAME, got {spec!r:.60}")
@@ -191,8 +188,6 @@ def _build_config(
         else:
             changes[name] = tuple(value) if OPTION_KINDS[name] == "strings" else value
     if mutant is not None:
-        from groupcheck.mutants import MUTANTS
-
         changes["rules"] = MUTANTS[mutant].rules
     elif rules is not None:
         changes["rules"] = rules.load()
@@ -321,8 +316,6 @@ def parse_grid(doc: object, runs: int | None, where: str = "grid") -> ExplorePla
             )
     mutants: list[str | None] = [None]
     if "mutants" in doc:
-        from groupcheck.mutants import MUTANTS
-
         mutants = []
         for name in _names(doc, "mutants", where, required=True, allow_none=True):
             if name in (None, "none"):

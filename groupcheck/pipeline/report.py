@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import statistics
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -40,15 +41,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from groupcheck.pipeline import svg
 from groupcheck.pipeline.store import load_complete, read_parts
+from groupcheck.pipeline.timed_runs import timed_verdict
 from groupcheck.pipeline.verdict import (
     explore_verdict,
     required_of_cell,
     trace_verdict,
     validate_verdict,
 )
+from invariants.liveness import WITNESSES
+from model.actions import ACTION_TYPES
 from reports.publish import MARKER, owned, publishing
+from reports.render import svg
 
 MAX_BARS = 40
 """Rows of the violations chart (cell · property): the ones with the most runs."""
@@ -174,8 +178,6 @@ def _quantile(pairs: list[tuple[int, int]], q: float) -> int | None:
 def _explore(
     manifest: dict[str, Any], success: dict[str, Any], runs: pa.Table
 ) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
-    from model.actions import ACTION_TYPES
-
     cells_meta = {c["index"]: c for c in manifest["plan"]["cells"]}
     required = {i: required_of_cell(c) for i, c in cells_meta.items()}
     verdict = explore_verdict(runs, {i: c["label"] for i, c in cells_meta.items()}, required)
@@ -322,8 +324,6 @@ def _explore(
             "taken": pa.array([taken_map.get(k, (0, 0))[1] for k in vocabulary], pa.int64()),
         }
     )
-
-    from invariants.liveness import WITNESSES
 
     wflat = pc.list_flatten(runs["witnesses"])
     wcount = pc.value_counts(wflat).to_pylist() if len(wflat) else []
@@ -617,8 +617,6 @@ def timed_cells(runs: pa.Table) -> list[dict[str, Any]]:
     """Per cell of a timed sweep: its axes, runs, unfinished runs, errors, the median and
     worst rebalance time over the finished runs, the largest heartbeat latency, and the
     means of :data:`TIMED_MEANS` (None where no run measured them)."""
-    import statistics
-
     by_cell: dict[int, list[dict[str, Any]]] = {}
     for r in runs.sort_by([("cell", "ascending"), ("seed", "ascending")]).to_pylist():
         by_cell.setdefault(r["cell"], []).append(r)
@@ -674,8 +672,6 @@ def _ms(value: float | None) -> str:
 
 
 def _timed(runs: pa.Table) -> tuple[dict[str, pa.Table], str, dict[str, Any]]:
-    from groupcheck.pipeline.timed_runs import timed_verdict
-
     verdict = timed_verdict(runs)
     cells = timed_cells(runs)
     schema = _timed_schema()

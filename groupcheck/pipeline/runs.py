@@ -33,8 +33,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from groupcheck.explore.minimise import convergence_violation, minimise_path
+from groupcheck.explore.walk import walk
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
+from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, run_fair
+from model import system
 from model.actions import Action
 from model.config import Config
 from model.path import Path
@@ -132,7 +136,7 @@ class RunRow:
 
 def run_schema() -> pa.Schema:
     """The Arrow schema of run rows (one Parquet part holds many)."""
-    import pyarrow as pa
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     return pa.schema(
         [
@@ -196,8 +200,6 @@ def _run(plan: ExplorePlan, cell: Cell, seed: int, row: RunRow) -> None:
 
     found: tuple[str, str, Path] | None = None
     if cell.engine == "walk":
-        from groupcheck.explore.walk import walk
-
         res = walk(
             config, seed=seed, walks=1, max_steps=plan.walk_max_steps, checker_factory=factory
         )
@@ -211,7 +213,7 @@ def _run(plan: ExplorePlan, cell: Cell, seed: int, row: RunRow) -> None:
             row.converged, row.convergence_steps = True, res.convergence_steps
         # else: the fair schedule's bound cut it without a fair loop: not measured (None)
     else:
-        from groupcheck.explore.hypothesis_engine import Profile, run_hypothesis
+        from groupcheck.explore.hypothesis_engine import Profile, run_hypothesis  # noqa: PLC0415  hypothesis only for its engine
 
         profile = Profile(
             examples=plan.hypothesis_examples,
@@ -229,7 +231,6 @@ def _run(plan: ExplorePlan, cell: Cell, seed: int, row: RunRow) -> None:
     _aggregate(trajectories, row)
     if found is not None:
         prop, message, path = found
-        from groupcheck.explore.minimise import minimise_path
 
         small = minimise_path(path, prop)
         row.violation, row.message = prop, message
@@ -248,8 +249,8 @@ def _without_local_constants() -> Iterator[None]:
     ``draw_integer(0, 254)``. Which modules are imported differs between a CLI process, a
     test process and a Spark worker, so the same seed gave different runs. The pool is
     pinned to empty for the run (pinned hypothesis version; see pyproject.toml)."""
-    from hypothesis.internal.conjecture import providers
-    from hypothesis.internal.constants_ast import Constants
+    from hypothesis.internal.conjecture import providers  # noqa: PLC0415  hypothesis only for its engine
+    from hypothesis.internal.constants_ast import Constants  # noqa: PLC0415  hypothesis only for its engine
 
     saved = providers._get_local_constants
     empty = Constants()
@@ -270,10 +271,6 @@ def _hypothesis_convergence(
     when the bound cut some example's schedule without showing either, ``converged`` is
     left unmeasured (None) rather than true. ``bound``: the fair schedule's (by default
     ``DEFAULT_BOUND``, grown with the group)."""
-    from groupcheck.explore.minimise import convergence_violation
-    from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, run_fair
-    from model import system
-
     bound = DEFAULT_BOUND if bound is None else bound
     longest = 0
     undecided = False
@@ -304,7 +301,7 @@ def _aggregate(trajectories: Iterable[Trajectory], row: RunRow) -> None:
 
 def rows_table(rows: list[RunRow]) -> pa.Table:
     """Run rows as an Arrow table in ``run_schema()``."""
-    import pyarrow as pa
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     schema = run_schema()
     columns = {name: [getattr(r, name) for r in rows] for name in schema.names}

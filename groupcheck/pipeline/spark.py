@@ -27,6 +27,7 @@ to 127.0.0.1 when the master is on this machine, so no Spark port listens elsewh
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 import shutil
@@ -75,8 +76,6 @@ PROGRESS_EVERY = 5.0
 
 def project_zip(directory: Path) -> Path:
     """A zip of the project's packages (``.py`` files only), for ``addPyFile``."""
-    import importlib
-
     target = directory / "groupcheck-project.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
         for name in PACKAGES:

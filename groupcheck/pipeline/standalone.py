@@ -14,6 +14,7 @@ process id. The tests and ``docs/pipeline.md`` use it to run a job through a rea
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -52,8 +53,6 @@ def free_port() -> int:
 
 def spark_home() -> Path:
     """The installed pyspark package (it carries ``bin/spark-class`` and the jars)."""
-    import importlib.util
-
     spec = importlib.util.find_spec("pyspark")
     if spec is None or spec.origin is None:
         raise PipelineError("pyspark is not installed; run 'make setup'")

@@ -75,7 +75,7 @@ def write_json_atomic(path: Path, doc: object) -> None:
 
 
 def write_parquet_atomic(path: Path, table: pa.Table) -> None:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     _atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
@@ -171,8 +171,8 @@ def load_complete(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def read_parts(out: Path, count: int, columns: list[str] | None = None) -> pa.Table:
     """All committed parts, in part order, as one table."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
+    import pyarrow.parquet as pq  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     tables = []
     for i in sorted(done_parts(out, count)):

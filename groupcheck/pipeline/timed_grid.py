@@ -33,8 +33,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from groupcheck.pipeline.errors import PipelineError
-from groupcheck.pipeline.grid import MAX_CELLS, MAX_RUNS, _kind, _seeds, _seeds_json
-from groupcheck.timed.scenarios import MAX_MEMBERS
+from groupcheck.pipeline.grid import MAX_CELLS, MAX_RUNS, _kind, _seeds, _seeds_json, read_grid_doc
+from groupcheck.timed.engine import Timing
+from groupcheck.timed.scenarios import MAX_MEMBERS, Kip1263, group_config
 from model.config import INT32_MAX
 from model.status import ConfigError
 
@@ -113,9 +114,6 @@ class TimedCell:
 
     def check(self) -> None:
         """Build the cell's config and timing as the run will (a ConfigError if invalid)."""
-        from groupcheck.timed.engine import Timing
-        from groupcheck.timed.scenarios import Kip1263, group_config
-
         Timing(self.network_ms, self.request_ms, self.assignor_ms, self.executor_threads)
         if self.groups > 1 and self.scenario != "churn":
             raise ConfigError("groups > 1 (groups sharing the coordinator) is a churn axis")
@@ -154,8 +152,6 @@ class TimedPlan:
 
 def load_timed_grid(path: str, runs: int | None) -> TimedPlan:
     """Read and check a timed grid file; ``runs`` is ``--runs`` (runs per cell)."""
-    from groupcheck.pipeline.grid import read_grid_doc
-
     return parse_timed_grid(read_grid_doc(path), runs, str(path))
 
 

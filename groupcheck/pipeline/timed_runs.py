@@ -20,6 +20,9 @@ import statistics
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from groupcheck import exitcodes
+from groupcheck.timed.engine import Timing
+from groupcheck.timed.scenarios import Kip1263, churn, scale_up
 from model.status import ConfigError
 
 if TYPE_CHECKING:
@@ -62,7 +65,7 @@ class TimedRow:
 
 def timed_schema() -> pa.Schema:
     """The Arrow schema of timed rows."""
-    import pyarrow as pa
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     types = {
         "run": pa.int64(),
@@ -111,9 +114,6 @@ def timed_one(cell: TimedCell, seed: int, run: int = 0) -> TimedRow:
 
 
 def _simulate(cell: TimedCell, seed: int, row: TimedRow) -> None:
-    from groupcheck.timed.engine import Timing
-    from groupcheck.timed.scenarios import Kip1263, churn, scale_up
-
     timing = Timing(cell.network_ms, cell.request_ms, cell.assignor_ms, cell.executor_threads)
     kip1263 = Kip1263(cell.assignment_interval_ms, cell.assignor_offload)
     if cell.scenario == "scale-up":
@@ -161,7 +161,7 @@ def _simulate(cell: TimedCell, seed: int, row: TimedRow) -> None:
 
 def timed_table(plan: TimedPlan, start: int, stop: int) -> pa.Table:
     """The rows of runs ``start`` … ``stop - 1`` of ``plan``."""
-    import pyarrow as pa
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     rows = []
     for i in range(start, stop):
@@ -175,7 +175,7 @@ def timed_verdict(table: pa.Table) -> dict[str, Any]:
     """The result of a timed sweep: inconclusive when a run is unfinished or raised an
     error (the first of each is named), else ok. A timed sweep measures; it checks no
     property, so it has no violation."""
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     errored = table.filter(pc.is_valid(table["error"]))
     unfinished = table.filter(pc.fill_null(table["unfinished"], False))
@@ -203,8 +203,6 @@ def timed_verdict(table: pa.Table) -> dict[str, Any]:
 
 def timed_exit(summary: dict[str, Any]) -> int:
     """An error 4; else unfinished runs 3 (inconclusive); else 0."""
-    from groupcheck import exitcodes
-
     if summary["errors"]:
         return exitcodes.INTERNAL_ERROR
     return exitcodes.INCONCLUSIVE if summary["unfinished"] else exitcodes.OK

@@ -25,10 +25,14 @@ read (parts written before the change count the same), and rows are written in t
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from groupcheck import exitcodes
+from invariants.liveness import WITNESSES, required_witnesses
 from invariants.verdict import Result
+from model.presets import PRESETS
+from model.settings import option_value
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -64,12 +68,6 @@ def trace_verdict(result: str, notes: Iterable[str] = ()) -> str:
 def required_of_cell(cell: Mapping[str, Any]) -> frozenset[str]:
     """The witnesses a cell (as a plan's JSON lists it: preset and options) must hit
     (``invariants.liveness.required_witnesses``: the ones its config can show)."""
-    from dataclasses import replace
-
-    from invariants.liveness import required_witnesses
-    from model.presets import PRESETS
-    from model.settings import option_value
-
     options = cell.get("options", {})
     changes = {k: option_value(k, v, f"cell {cell.get('label')!r}") for k, v in options.items()}
     return required_witnesses(replace(PRESETS[cell["preset"]], **changes))
@@ -84,10 +82,8 @@ def explore_verdict(
     ``witnesses``, ``violation``, ``error`` and, when present, ``converged``); ``labels``
     names each cell, ``required`` says which witnesses each cell must hit (every witness
     when not given)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from invariants.liveness import WITNESSES
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
+    import pyarrow.compute as pc  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     counts = pc.value_counts(runs["violation"].drop_null()).to_pylist()
     by_property = {d["values"]: d["counts"] for d in counts}
@@ -170,7 +166,7 @@ def explore_exit(summary: Mapping[str, Any]) -> int:
 def validate_verdict(traces: pa.Table) -> dict[str, Any]:
     """The counts and result of a corpus from its trace rows (columns ``result``,
     ``notes``, ``violations``, and ``error``, which names a malformed trace's file)."""
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     verdicts = [
         trace_verdict(r, n or ())

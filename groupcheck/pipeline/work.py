@@ -9,6 +9,7 @@ task, or a rerun after a crash).
 
 from __future__ import annotations
 
+import importlib
 import socket
 import time
 from collections.abc import Iterator
@@ -16,10 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groupcheck.pipeline.corpus import CorpusPlan
+import groupcheck
+from groupcheck.pipeline.corpus import CorpusPlan, validate_range
 from groupcheck.pipeline.grid import ExplorePlan
+from groupcheck.pipeline.runs import rows_table, run_one
 from groupcheck.pipeline.store import MANIFEST, part_path, write_parquet_atomic
 from groupcheck.pipeline.timed_grid import TimedPlan
+from groupcheck.pipeline.timed_runs import timed_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -71,22 +75,17 @@ def run_parts(total: int, part_size: int | None = None) -> list[tuple[int, int]]
 def execute_table(job: Job, start: int, stop: int) -> pa.Table:
     """Compute the rows of items ``start`` … ``stop - 1``."""
     if isinstance(job.plan, ExplorePlan):
-        from groupcheck.pipeline.runs import rows_table, run_one
-
         return rows_table([run_one(job.plan, i) for i in range(start, stop)])
     if isinstance(job.plan, TimedPlan):
-        from groupcheck.pipeline.timed_runs import timed_table
-
         return timed_table(job.plan, start, stop)
-    from groupcheck.pipeline.corpus import validate_range
 
     return validate_range(job.plan, start, stop)
 
 
 def findings(table: pa.Table) -> int:
     """Rows that are findings: a violation, an error, a malformed trace."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
+    import pyarrow.compute as pc  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     if "rebalance_ms" in table.column_names:  # timed runs: a crash (unfinished is no finding)
         return int(pc.sum(pc.cast(pc.is_valid(table["error"]), "int64")).as_py() or 0)
@@ -99,8 +98,6 @@ def findings(table: pa.Table) -> int:
 
 def execute_part(job: Job, index: int) -> PartSummary:
     """Compute part ``index`` and commit it, unless it is already committed."""
-    import groupcheck
-
     out = Path(job.out)
     path = part_path(out, index)
     host = socket.gethostname()
@@ -111,7 +108,7 @@ def execute_part(job: Job, index: int) -> PartSummary:
             "--out must be on a filesystem that the driver and every executor share"
         )
     if path.exists():
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
         table = pq.read_table(path)
         return PartSummary(index, table.num_rows, findings(table), False, 0.0, host, code)
@@ -147,11 +144,7 @@ def warm_up(
     where it found ``groupcheck``. Run once per Python worker when the session starts, so
     worker start-up and imports are not charged to a job's first parts, and an executor
     that cannot import the project fails before any part is computed."""
-    import importlib
-
-    import pyarrow as pa
-
-    import groupcheck
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     for name in modules:
         importlib.import_module(name)
@@ -175,7 +168,7 @@ def map_parts(
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function: each input row is an id into ``pending``; each output
     row is the summary of that part."""
-    import pyarrow as pa
+    import pyarrow as pa  # noqa: PLC0415  pyarrow (the spark extra) only in a task
 
     for batch in batches:
         summaries = [execute_part(job, pending[i]) for i in batch.column(0).to_pylist()]

@@ -2,22 +2,28 @@
 (``invariants.z3.proof``). :func:`cmd_bmc` asks the capability table
 (``symbolic.capabilities``), then runs the family's search: the KIP-848 core's safety
 goals here, its Convergence lassos in ``symbolic.lasso_cmd``, the classic coordinator in
-``symbolic.classic_cmd``, a mixed group in ``groupcheck.mixed_bmc``."""
+``symbolic.classic_cmd``, a mixed group in ``groupcheck.symbolic.mixed_bmc``."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import Any
 
-from groupcheck.bmc_lifted import chosen_goals, mutant_bound
-from groupcheck.mixed_bmc import cmd_bmc_mixed
+from groupcheck import exitcodes
 from groupcheck.mutants import bmc_depths
+from groupcheck.mutants.catalogue import after_assignor
+from groupcheck.progress import progress_for
+from groupcheck.symbolic.bmc_lifted import chosen_goals, mutant_bound
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.classic_cmd import cmd_bmc_classic
 from groupcheck.symbolic.lasso_cmd import cmd_lasso
+from groupcheck.symbolic.mixed_bmc import cmd_bmc_mixed
 from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, lift_and_write, rows_result
+from reports.escape import visible
+from reports.publish import check_target
 
 
 def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
@@ -25,12 +31,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     every counterexample replayed through the Python coordinator (invariants.z3.proof.bmc),
     then lifted to a model trace (``groupcheck.explore.lift``, bounded by ``--max-states``
     per level) and, when lifted, written as a run directory like the other engines'."""
-    from pathlib import Path
-
-    from groupcheck import exitcodes
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
-    from groupcheck.mutants.catalogue import after_assignor
-    from groupcheck.progress import progress_for
     from invariants.z3.proof.bmc import (
         EPOCH_GOALS,
         GOALS,
@@ -42,6 +43,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         search_all,
         universe_of,
     )
+    from invariants.z3.proof.bmc_client_replay import replay_clients
     from invariants.z3.proof.bmc_clients import (
         CLIENT_GOALS,
         CLIENT_STEP_GOALS,
@@ -51,12 +53,10 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         POLL_VARIANTS,
         Layer,
         confirmed_clients,
-        replay_clients,
     )
     from invariants.z3.proof.state import render
     from invariants.z3.proof.transition import VARIANTS, Options
     from reports.artifacts import run_label, run_name
-    from reports.publish import check_target
 
     config = chosen.config
     variant = chosen.mutant.name if chosen.mutant is not None else None
@@ -192,8 +192,6 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        from groupcheck.cli import printable
-
         head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
         print(f"{head} (bmc over the symbolic core, depth {depth}; {round(seconds, 3)} s)")
         for r in rows:
@@ -205,19 +203,19 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
             replayed = "confirmed" if r["replayed"] else "NOT confirmed"
             print(f"\nVIOLATION of {r['property']} in {r['depth']} steps; Python replay {replayed}")
             for line in r["path"]:
-                print(f"  {printable(line)}")
+                print(f"  {visible(line)}")
             if r.get("replay_error"):
-                print(f"  replay: {printable(r['replay_error'])}")
+                print(f"  replay: {visible(r['replay_error'])}")
             if r.get("lift"):
-                print(f"  lift: {printable(r['lift']['summary'])}")
+                print(f"  lift: {visible(r['lift']['summary'])}")
         if doc["run_dir"] is not None:
             print(
                 f"\nMODEL COUNTEREXAMPLE of {doc['property']} (lifted from the bmc path of "
                 f"{doc['lifted_from']}): {doc['length']} steps"
             )
-            print(f"  {printable(doc['message'] or '')}")
+            print(f"  {visible(doc['message'] or '')}")
             for i, step in enumerate(doc["steps_taken"], 1):
-                print(f"    {i:3}. {printable(step)}")
+                print(f"    {i:3}. {visible(step)}")
             print(f"  Z3 re-check: {doc['z3']}")
             print(f"  written to {doc['trace']}")
             print(f"  report: {doc['report']}")

@@ -21,6 +21,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from groupcheck.mutants import outside
+from model.status import ConfigError
+from reports.publish import table_command
+
 PROVE = "prove"
 BMC = "explore --engine bmc"
 
@@ -511,8 +515,6 @@ def refusal(command: str, family: str, stage: str, facts: Facts) -> str | None:
 
 def check(command: str, family: str, stage: str, facts: Facts) -> None:
     """Refuse (``ConfigError``: one line, exit 2) what :func:`refusal` refuses."""
-    from model.status import ConfigError
-
     why = refusal(command, family, stage, facts)
     if why is not None:
         raise ConfigError(why)
@@ -557,12 +559,11 @@ refuses them rather than report them proved (docs/invariants.md)."""
 def prove_facts(args: argparse.Namespace, config: Any) -> Facts:
     """The facts of a ``prove`` request: its options, ``config`` (None: the defaults of
     ``Config``) and ``--variant``."""
-    from groupcheck.mutants import outside
-    from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
-    from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS
-    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
-    from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
-    from invariants.z3.proof.transition import (
+    from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.transition import (  # noqa: PLC0415  z3 only when a symbolic check runs
         DELETION_VARIANTS,
         EPOCH_VARIANTS,
         EXPIRY_VARIANTS,
@@ -615,15 +616,14 @@ def _given(args: argparse.Namespace, option: str) -> bool:
 def bmc_facts(args: argparse.Namespace, chosen: Any) -> Facts:
     """The facts of an ``explore --engine bmc`` request: ``--rules``, ``--only``, the
     config and the mutant (its variant of the family's relation)."""
-    from groupcheck.mutants import outside
-    from invariants.z3.proof.bmc_clients import CALLBACK_VARIANTS, CLIENT_VARIANTS, POLL_VARIANTS
-    from invariants.z3.proof.bmc_lasso import CONVERGENCE
-    from invariants.z3.proof.classic_client_bmc import supported
-    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS
-    from invariants.z3.proof.classic_transition import assignor_variant_refusal
-    from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS
-    from invariants.z3.proof.mixed_transition import unsupported
-    from invariants.z3.proof.transition import VARIANTS
+    from invariants.z3.proof.bmc_clients import CALLBACK_VARIANTS, CLIENT_VARIANTS, POLL_VARIANTS  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.bmc_lasso import CONVERGENCE  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.classic_client_bmc import supported  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.classic_transition import VARIANTS as CLASSIC_VARIANTS  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.classic_transition import assignor_variant_refusal  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.mixed_transition import VARIANTS as MIXED_VARIANTS  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.mixed_transition import unsupported  # noqa: PLC0415  z3 only when a symbolic check runs
+    from invariants.z3.proof.transition import VARIANTS  # noqa: PLC0415  z3 only when a symbolic check runs
 
     config = chosen.config
     v = chosen.mutant.name if chosen.mutant is not None else None
@@ -681,7 +681,8 @@ def render_markdown() -> str:
     options each command's search supports on each family (``yes``, or ``no`` with the
     number of the row that refuses it), then every refusal in the order it is asked, with
     its message."""
-    # prove --agreement's own scope is groupcheck/agreement.py's: only its --reach row is here.
+    # prove --agreement's own scope is groupcheck/symbolic/agreement.py's: only its --reach
+    # row is here.
     cells = [
         (command, family, search)
         for (command, family), kinds in SEARCHES.items()
@@ -734,8 +735,6 @@ BEGIN, END = "<!-- capabilities-table:begin -->", "<!-- capabilities-table:end -
 def main(argv: list[str] | None = None) -> int:
     """``python -m groupcheck.symbolic.capabilities [--into docs/cli.md]``: print the
     rendered table, or write it between the markers of a doc."""
-    from reports.publish import table_command
-
     return table_command(
         argv,
         prog="python -m groupcheck.symbolic.capabilities",

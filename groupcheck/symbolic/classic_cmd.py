@@ -1,15 +1,15 @@
 """``groupcheck explore --engine bmc`` on a classic configuration: the classic
 coordinator's relation (``invariants.z3.proof.classic_bmc``), its client layer
 (``classic_client_bmc``), or a Convergence lasso (``symbolic.lasso_cmd``); every path
-counts once lifted to a trace of the Python classic model (``groupcheck.bmc_lifted``)."""
+counts once lifted to a trace of the Python classic model (``groupcheck.symbolic.bmc_lifted``)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from groupcheck.bmc_lifted import chosen_goals
 from groupcheck.mutants import MUTANTS, bmc_depths, outside
+from groupcheck.symbolic.bmc_lifted import Relation, chosen_goals, run_goals
 from groupcheck.symbolic.capabilities import BMC, COORDINATOR, bmc_facts, check
 from groupcheck.symbolic.lasso_cmd import cmd_classic_lasso
 
@@ -19,7 +19,6 @@ def cmd_bmc_classic(args: argparse.Namespace, chosen: Any, variant: str | None) 
     classic coordinator's relation (``invariants.z3.proof.classic_bmc``), every path lifted
     to a trace of the Python classic model (``groupcheck.explore.classic_lift``) before it
     counts as a violation; the first lifted trace is written as a run directory."""
-    from groupcheck.bmc_lifted import Relation, run_goals
     from groupcheck.explore.classic_lift import lift, next_states
     from invariants.z3.proof.classic_bmc import (
         DEFAULT_ATTEMPTS,
@@ -89,7 +88,6 @@ def cmd_bmc_classic_clients(args: argparse.Namespace, chosen: Any, variant: str 
     checking over the client layer linked to the classic coordinator's relation
     (``invariants.z3.proof.classic_client_bmc``), every path lifted to a trace of the Python
     classic model (``classic_lift.lift_clients``) before it counts as a violation."""
-    from groupcheck.bmc_lifted import Relation, run_goals
     from groupcheck.explore.classic_lift import lift_clients
     from invariants.z3.proof.classic_bmc import DEFAULT_LIFT_STATES
     from invariants.z3.proof.classic_client_bmc import (

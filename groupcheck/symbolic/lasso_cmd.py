@@ -10,8 +10,8 @@ import json
 import time
 from typing import Any
 
-from groupcheck.bmc_lifted import mutant_bound
 from groupcheck.mutants import lasso_depths
+from groupcheck.symbolic.bmc_lifted import mutant_bound
 from groupcheck.symbolic.capabilities import BMC, bmc_facts, check
 from groupcheck.symbolic.runs import bmc_doc, initial_group_epoch, path_lines, write_lifted
 
@@ -174,7 +174,7 @@ def print_lasso(
     """The text form of a Convergence search's verdict: its row, the lasso found (its loop,
     then ``loop_note``), ``extra`` lines, and the model counterexample written (``steps``,
     the lifted prefix described step by step; ``None`` when nothing was written)."""
-    from groupcheck.cli import printable
+    from reports.escape import visible
 
     head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[result]
     print(f"{head} (bmc over {layer}, depth {depth}; {round(seconds, 3)} s)")
@@ -191,16 +191,16 @@ def print_lasso(
             f"{', '.join(loop['steps'])}{loop_note}"
         )
         for line in row["path"]:
-            print(f"  {printable(line)}")
+            print(f"  {visible(line)}")
         for line in extra:
-            print(f"  {printable(line)}")
+            print(f"  {visible(line)}")
     if steps is not None:
         print(
             f"\nMODEL COUNTEREXAMPLE of {prop} (the lasso's prefix lifted to a model "
             f"trace): {len(steps)} steps"
         )
         for i, step in enumerate(steps, 1):
-            print(f"    {i:3}. {printable(step)}")
+            print(f"    {i:3}. {visible(step)}")
         print("    …then, with no more perturbations, a fair schedule never converges")
         print(f"  written to {written['trace']}")
         print(f"  report: {written['report']}")

@@ -15,7 +15,10 @@ import argparse
 import time
 from typing import Any
 
+from groupcheck import exitcodes
 from groupcheck.argtypes import non_negative, positive, positive_float
+from model.status import ConfigError
+from reports.escape import visible
 
 
 def register(sub: Any) -> None:
@@ -159,62 +162,25 @@ safety variants (their catalogue entries' ``Mutant.bmc_depth``; the client varia
 unroll the client layer too) is 4 steps."""
 
 
-def _config(args: argparse.Namespace) -> Any:
-    if args.config is not None:
-        from groupcheck.configfile import load_config_file
-
-        return load_config_file(args.config)
-    if args.preset is not None:
-        from model.presets import preset
-
-        return preset(args.preset)
-    return None
-
-
-def classic_client_refusal(variant: str, command: str) -> str:
-    """Why ``command`` does not read ``variant``, a rule of the classic protocol's clients
-    (``classic_clients.CLIENT_VARIANTS``), and where it is found."""
-    return (
-        f"--variant {variant!r} is a rule of the classic protocol's clients, a variant of "
-        f"the linked client layer (classic_client_bmc), which {command} does not read; "
-        f"find it with explore --engine bmc --mutant {variant}"
-    )
-
-
-def family_of(config: Any) -> str:
-    """The protocol family of ``config`` (None: the defaults of ``Config``, KIP-848)."""
-    return "consumer" if config is None else str(config.protocol)
-
-
 def _options(args: argparse.Namespace) -> Any:
     """The relation's options for the config and ``--variant`` given, once the capability
     table (``symbolic.capabilities``) has not refused them; ``--clients`` included."""
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
+    from groupcheck.symbolic.scope import chosen_config, family_of
     from invariants.z3.proof.transition import Options
 
-    config = _config(args)
+    config = chosen_config(args)
     check(PROVE, family_of(config), "proof", prove_facts(args, config))
     if config is None:
         return Options(variant=args.variant)
     return Options.of(config, args.variant)
 
 
-def outside_scope(config: Any, *, epochs: bool = False) -> str | None:
-    """Why the symbolic relation does not cover ``config`` (None: it does): the reason
-    ``prove`` and ``prove --agreement`` refuse it with (``epochs``: kept for callers; the
-    KIP-1251 assignment epochs and their history are in the relation). The rows of the
-    capability table that read the config alone (``symbolic.capabilities``)."""
-    from groupcheck.symbolic.capabilities import PROVE, Facts, config_facts, refusal
-
-    return refusal(PROVE, family_of(config), "proof", Facts(frozenset(config_facts(config))))
-
-
 def cmd_prove(args: argparse.Namespace) -> int:
-    from groupcheck import exitcodes
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
 
     if args.agreement:
-        from groupcheck.agreement import cmd_agreement
+        from groupcheck.symbolic.agreement import cmd_agreement
 
         check(PROVE, "any", "agreement", prove_facts(args, None))
         return cmd_agreement(args)
@@ -234,10 +200,10 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
     (docs/json/prove.schema.json). Used by ``cmd_prove`` and ``groupcheck.api.prove``."""
     from groupcheck.progress import progress_for
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
+    from groupcheck.symbolic.scope import chosen_config
     from invariants.z3.proof import ranking, vacuity
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
     from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
-    from model.status import ConfigError
 
     # The options of --agreement alone, before the config is read.
     check(PROVE, "any", "proof options", prove_facts(args, None))
@@ -275,7 +241,7 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
     layer: list[Any] = []
     fix = False
     if args.clients:
-        config = _config(args)
+        config = chosen_config(args)
         fix = bool(config is not None and config.report_pending_additions)
         if progress is not None:
             progress("prove: the client layer")
@@ -441,8 +407,6 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _print(doc: dict[str, Any]) -> None:
-    from groupcheck.cli import printable
-
     head = {"ok": "PROVED", "violation": "NOT PROVED", "inconclusive": "INCONCLUSIVE"}
     c = doc["summary"]
     variant = f" (variant {doc['variant']})" if doc["variant"] else ""
@@ -488,18 +452,18 @@ def _print(doc: dict[str, Any]) -> None:
         )
     for ob in obligations:
         if ob["status"] == "proved" and ob.get("reason"):
-            print(f"  note: {ob['obligation']} {printable(ob['reason'])}")
+            print(f"  note: {ob['obligation']} {visible(ob['reason'])}")
         if ob["status"] == "unknown":
-            print(f"\nUNKNOWN {ob['obligation']}: {printable(ob.get('reason', ''))}")
+            print(f"\nUNKNOWN {ob['obligation']}: {visible(ob.get('reason', ''))}")
         if ob["status"] == "failed":
             print(f"\nCOUNTEREXAMPLE TO INDUCTION for {ob['obligation']}:")
             for line in ob["cti"]:
-                print(f"  {printable(line)}")
+                print(f"  {visible(line)}")
             reach = ob.get("reach")
             if reach is not None:
-                print(f"  {printable(reach['summary'])}")
+                print(f"  {visible(reach['summary'])}")
                 for line in reach.get("path", []):
-                    print(f"    {printable(line)}")
+                    print(f"    {visible(line)}")
 
 
 def _reach_ctis(
@@ -513,13 +477,14 @@ def _reach_ctis(
     of it is reachable within ``--reach`` steps (``invariants.z3.proof.cti_reach``), on
     the config given or the variant's mutant scenario; a goal no search can be run for
     gets a row saying why (``status`` "not searched")."""
+    from groupcheck.symbolic.scope import chosen_config
     from invariants.z3.proof.cti_reach import reach
 
     bound = DEFAULT_REACH if args.reach is None else args.reach
     goals = list(dict.fromkeys(r.obligation.goal for r in results if r.status == "failed"))
     if not goals or bound == 0:
         return {}
-    config = _config(args)
+    config = chosen_config(args)
     variant = args.variant
     rules: Any = None
     after: Any = None
@@ -579,8 +544,6 @@ def _with_reach(doc: dict[str, Any], reached: dict[str, Any]) -> dict[str, Any]:
 def _print_premises(doc: dict[str, Any]) -> None:
     """The non-vacuity premises: one summary line, then each premise that is not
     satisfiable (``invariants.z3.proof.vacuity``)."""
-    from groupcheck.cli import printable
-
     premises = doc["premises"]
     sat = sum(p["status"] == "satisfiable" for p in premises)
     seconds = round(sum(p["seconds"] for p in premises), 3)
@@ -594,4 +557,4 @@ def _print_premises(doc: dict[str, Any]) -> None:
         if p["status"] == "vacuous":
             print(f"  VACUOUS {p['premise']}: no {p['what']} (unsatisfiable)")
         elif p["status"] == "unknown":
-            print(f"  unknown premise {p['premise']}: {printable(p.get('reason', ''))}")
+            print(f"  unknown premise {p['premise']}: {visible(p.get('reason', ''))}")

@@ -7,10 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from groupcheck.jsonout import document
+from model.system import consumer_initial
+from reports.casestudy import describe_action
+
 
 def initial_group_epoch(config: Any) -> int:
-    from model.system import consumer_initial
-
     return int(consumer_initial(config).group.group_epoch)
 
 
@@ -56,9 +58,8 @@ def lift_and_write(
     one lifts (``groupcheck.explore.lift``; each row gains ``lift``), and write that one's
     run directory as the other engines do. Returns the document's run-directory fields
     (all None when nothing was lifted: no directory is written)."""
-    from groupcheck.explore.lift import lift
-    from groupcheck.explore.run import z3_recheck
-    from reports.casestudy import describe_action
+    from groupcheck.explore.lift import lift  # noqa: PLC0415  z3 only when a symbolic check runs
+    from groupcheck.explore.run import z3_recheck  # noqa: PLC0415  networkx only when a state graph is built
 
     fields = unwritten()
     config = chosen.config
@@ -98,8 +99,8 @@ def write_lifted(
 ) -> dict[str, str]:
     """Publish a lifted BMC counterexample as a run directory (``write_counterexample``)
     and say where: its directory, trace, report and the command that reproduces it."""
-    from groupcheck.cli import _small_state_graph
-    from reports.artifacts import Counterexample, write_counterexample
+    from groupcheck.explore.bfs import small_state_graph  # noqa: PLC0415  networkx only when a state graph is built
+    from reports.artifacts import Counterexample, write_counterexample  # noqa: PLC0415  networkx only when a state graph is built
 
     ce = Counterexample(
         path=path,
@@ -111,7 +112,7 @@ def write_lifted(
         engine="bmc",
         original_length=len(path.actions),
     )
-    graph, graph_path = _small_state_graph(path)
+    graph, graph_path = small_state_graph(path)
     done = write_counterexample(
         ce, out=out_dir, name=run_dir.name, graph=graph, graph_path=graph_path
     )
@@ -136,10 +137,8 @@ def bmc_doc(
 ) -> dict[str, Any]:
     """``explore --engine bmc``'s JSON document (safety goals and Convergence lassos);
     ``bound``: what the depth says of the mutant, when a mutant run found no violation
-    (``groupcheck.bmc_lifted.mutant_bound``). ``schema`` and ``version`` are those of
+    (``groupcheck.symbolic.bmc_lifted.mutant_bound``). ``schema`` and ``version`` are those of
     ``explore``'s documents (``groupcheck.jsonout``, docs/json.md)."""
-    from groupcheck.jsonout import document
-
     what = "property" if len(rows) == 1 else "properties"
     checked = f"{len(rows)} {what} on every path of at most {depth} steps of the symbolic relation"
     return document(
@@ -162,7 +161,7 @@ def bmc_doc(
 
 def path_lines(path: Any) -> list[str]:
     """A BMC path as text: each state (and the layer's clients) after the step taken."""
-    from invariants.z3.proof.state import render
+    from invariants.z3.proof.state import render  # noqa: PLC0415  z3 only when a symbolic check runs
 
     lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
     lines += ["  " + c.render() for c in (path.clients[:1] or [()])[0]]

@@ -24,12 +24,14 @@ import json
 import statistics
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from groupcheck import exitcodes
 from groupcheck.argtypes import non_negative, positive
+from model.status import ConfigError
 
 SETTINGS_HELP = (
     "each row is one KIP-1263 setting: assignment interval 0 / --assignment-interval-ms, "
@@ -220,8 +222,6 @@ def _check_out(args: argparse.Namespace) -> None:
 
 
 def cmd_rebalance_times(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
     from groupcheck.progress import progress_for
     from groupcheck.timed.scenarios import scale_up
 
@@ -273,14 +273,10 @@ def cmd_rebalance_times(args: argparse.Namespace) -> int:
 
 
 def cmd_crash(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
     from groupcheck.timed.scenarios import crash
 
     _check_out(args)
     if args.heartbeat_interval_ms >= args.session_timeout_ms:
-        from model.status import ConfigError
-
         raise ConfigError("--heartbeat-interval-ms must be below --session-timeout-ms")
     timing = _timing(args)
     runs = [
@@ -351,7 +347,7 @@ def rebalance_table(rows: list[dict[str, Any]], sizes: Sequence[int]) -> str:
 
 
 def _rebalance_chart(rows: list[dict[str, Any]], sizes: Sequence[int]) -> str:
-    from groupcheck.pipeline.svg import bars
+    from reports.render.svg import bars
 
     items = []
     for row in rows:
@@ -365,8 +361,6 @@ def _rebalance_chart(rows: list[dict[str, Any]], sizes: Sequence[int]) -> str:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
     from groupcheck.progress import progress_for
     from groupcheck.timed.scenarios import churn
 
@@ -429,7 +423,7 @@ def load_table(rows: list[dict[str, Any]]) -> str:
 
 
 def _load_chart(rows: list[dict[str, Any]]) -> str:
-    from groupcheck.pipeline.svg import bars
+    from reports.render.svg import bars
 
     return bars(
         [(r["setting"], round(100 * r["coordinator_utilisation"], 1)) for r in rows],

@@ -10,16 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from groupcheck import exitcodes
+from groupcheck.timed.engine import TimedRun, Timing
+from model import system
 from model.config import Config
+from model.path import Path as ModelPath
 from model.status import ConfigError
+from model.trace.codec import path_lines
+from reports.casestudy import describe_action, group_view, render_group
+from reports.publish import check_new_file as check
 
 
 def simulate_timed(config: Config, args: argparse.Namespace) -> int:
     """Take up to ``--steps`` actions of a timed run and print them with their times."""
-    from groupcheck.timed.engine import TimedRun, Timing
-    from model import system
-    from reports.casestudy import describe_action, group_view, render_group
-
     target = Path(args.trace) if args.trace is not None else None
     if target is not None:
         check_new_file(target)
@@ -62,17 +64,12 @@ def simulate_timed(config: Config, args: argparse.Namespace) -> int:
 def check_new_file(target: Path) -> None:
     """Refuse an existing file, a missing or an unwritable directory (nothing is replaced;
     checked before the run, ``reports.publish.check_new_file``)."""
-    from reports.publish import check_new_file as check
-
     check(target, "--trace")
 
 
 def write_trace(run: Any, target: Path) -> None:
     """The run as a trace with ``ts`` in whole milliseconds, published atomically: written
     under a temporary name, then linked into place only if the name is still free."""
-    from model.path import Path as ModelPath
-    from model.trace.codec import path_lines
-
     path = ModelPath(run.config, tuple(run.actions))
     lines = path_lines(path, timestamps=[round(t) for t in run.times])
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")

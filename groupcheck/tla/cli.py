@@ -23,6 +23,8 @@ import sys
 from typing import Any
 
 from groupcheck import exitcodes
+from invariants.verdict import Result
+from model.status import ConfigError
 
 MAX_STATES = 100_000_000
 """The largest ``--max-states``."""
@@ -177,7 +179,6 @@ def _print_reasons(reasons: list[str]) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from groupcheck.tla.configs import cfg_text, check_mutant, config_named
     from groupcheck.tla.tlc import TlcError, run_tlc, with_mutant
-    from model.status import ConfigError
 
     try:
         config = config_named(args.config)
@@ -232,7 +233,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     from groupcheck.tla.crosscheck import crosscheck
     from groupcheck.tla.tlc import TlcError
-    from model.status import ConfigError
 
     try:
         doc = crosscheck(
@@ -267,8 +267,6 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
 def cmd_mutants(args: argparse.Namespace) -> int:
     from groupcheck.tla.crosscheck import TLA_MUTANTS, mutant_agreement
     from groupcheck.tla.tlc import TlcError
-    from invariants.verdict import Result
-    from model.status import ConfigError
 
     names = args.names or list(TLA_MUTANTS)
     unknown = [n for n in names if n not in TLA_MUTANTS]

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from groupcheck.configfile import load_config_file
+from groupcheck.explore.symmetry import symmetry_classes
 from groupcheck.mutants.catalogue import LOSSY_TWO, REJOIN, TWO_ON_TWO
 from model.config import ClientSpec, Config
 from model.presets import MUT2_LOSS2, MUT2_LOSS4, TINY
@@ -136,8 +138,6 @@ def _tla_set(items: list[str], quote: bool) -> str:
 
 def symmetry_name(config: Config) -> str | None:
     """The ``MC.tla`` symmetry set for ``config``'s interchangeable clients, if any."""
-    from groupcheck.explore.symmetry import symmetry_classes
-
     classes = symmetry_classes(config)
     if len(classes) != 1:
         return None
@@ -274,8 +274,6 @@ def config_named(name: str) -> Config:
     ``*.json``: the ``--config`` format of ``groupcheck explore``, README "Configs");
     ConfigError lists the known names."""
     if name.lower().endswith((".toml", ".json")):
-        from groupcheck.configfile import load_config_file
-
         return load_config_file(name)
     config = CONFIGS.get(name.upper())
     if config is None:

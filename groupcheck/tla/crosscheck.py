@@ -19,9 +19,12 @@ from __future__ import annotations
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from groupcheck.mutants import get_mutant
+from groupcheck.rulesfile import load_rules, with_rules
 from groupcheck.tla.configs import (
     MODEL_VALUES,
     STATE_INVARIANTS,
@@ -127,8 +130,6 @@ def crosscheck(
     config = config_named(name)
     check_in_scope(config)
     if rules_spec is not None:
-        from groupcheck.rulesfile import load_rules, with_rules
-
         rules, source = load_rules(rules_spec)
         config = with_rules(config, rules, source)
     if progress:
@@ -250,8 +251,7 @@ def replay_in_tlc(path: ModelPath, violated: str, mutant: str | None) -> TlcResu
 def mutant_agreement(mutant: str, budget: float = 120.0) -> dict[str, Any]:
     """Python engine and TLC on one mutant: the same violated property, and the Python
     counterexample replayed in TLC."""
-    from groupcheck.explore.run import explore
-    from groupcheck.mutants import get_mutant
+    from groupcheck.explore.run import explore  # noqa: PLC0415  networkx only when a state graph is built
 
     if mutant not in TLA_MUTANTS:
         raise ConfigError(
@@ -298,10 +298,7 @@ def mutant_agreement(mutant: str, budget: float = 120.0) -> dict[str, Any]:
 def convergence_agreement(name: str, mutant: str | None = None) -> dict[str, Any]:
     """``Convergence`` on configuration ``name`` (with ``mutant`` switched on in both):
     TLC under ``FairSpec`` and the Python BFS engine's fair-schedule check."""
-    from dataclasses import replace
-
-    from groupcheck.explore.bfs import bfs
-    from groupcheck.mutants import get_mutant
+    from groupcheck.explore.bfs import bfs  # noqa: PLC0415  networkx only when a state graph is built
 
     config = config_named(name)
     check_in_scope(config)

@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
 
-from groupcheck.validate.coordinator_mode import (
+from groupcheck.validate.coordinator_common import (
     _differences,
     _gate,
     _interval,
@@ -457,7 +457,7 @@ def validate_classic_coordinator(
 
     def batched(st: MixedState, request: Message, n: int, ts: int | None) -> MixedState:
         """Deliver ``request`` behind KIP-1263's gate on the capture's clock
-        (``coordinator_mode._gate``); an ambiguous gate is decided by the captured response
+        (``coordinator_common._gate``); an ambiguous gate is decided by the captured response
         when only one outcome agrees with it, else by the request's time."""
         nonlocal last
         answered = answers.get(n)

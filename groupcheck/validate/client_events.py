@@ -3,7 +3,7 @@
 ``groupcheck kafka run`` drives real consumers through driver processes that report their
 application-side events (``groupcheck.kafka.clients``: ``subscribed``, ``assigned`` …,
 each with ``ts``, wall-clock Unix ms). :func:`merge_client_events` turns them into the
-trace's client events (``model.trace.client_events``; docs/trace-format.md, "Client
+trace's client events (``model.trace.codec.ClientEvent``; docs/trace-format.md, "Client
 events") and places each in the capture by time. Pure: no I/O beyond its arguments.
 """
 

@@ -58,7 +58,7 @@ from model.records import (
 )
 from model.status import ClientStatus
 from model.trace import TraceError, TraceHeader
-from model.trace.client_events import ClientEvent
+from model.trace.codec import ClientEvent
 
 S = ClientStatus
 

@@ -6,6 +6,12 @@ import argparse
 import sys
 from typing import Any
 
+from groupcheck.argtypes import add_timing_options, add_validation_options, non_negative
+from groupcheck.validate.files import validate_path
+from groupcheck.validate.report import overall
+from groupcheck.validate.timing import TimingOptions
+from reports.escape import visible
+
 DESCRIPTION = (
     "Validate trace files (docs/trace-format.md); '-' reads standard input. Each file, "
     "and the whole run, is ok, violation, inconclusive or malformed. Exit 0 when every file "
@@ -19,8 +25,6 @@ DESCRIPTION = (
 
 def register(sub: Any) -> None:
     """Add the ``validate`` command."""
-    from groupcheck.argtypes import add_timing_options, add_validation_options, non_negative
-
     p = sub.add_parser(
         "validate",
         help="validate trace files against the reference model",
@@ -73,10 +77,6 @@ def register(sub: Any) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate every file; a failure of the validator itself is raised (``main`` reports
     it as an internal error, exit status 4)."""
-    from groupcheck.validate.files import validate_path
-    from groupcheck.validate.report import overall
-    from groupcheck.validate.timing import TimingOptions
-
     timing = TimingOptions(
         args.session_timeout_ms,
         args.rebalance_timeout_ms,
@@ -105,7 +105,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from groupcheck.jsonout import emit
 
         emit("validate", _document(reports, result))
-        from reports.render.escape import visible
 
         for r in reports:  # a refused file is one line on stderr, with --json too
             if r.error:
@@ -132,8 +131,6 @@ def _document(reports: list[Any], result: str) -> dict[str, Any]:
 
 
 def _print_text(reports: list[Any], result: str) -> None:
-    from reports.render.escape import visible
-
     for r in reports:
         for v in r.violations:
             print(visible(f"{v.file}:{v.line}: {v.property}: {v.message}"))

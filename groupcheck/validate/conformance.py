@@ -27,7 +27,7 @@ from model.system import AnyState
 from model.trace import TraceError, parse_header
 from model.trace.codec import CLIENT_EVENT_KINDS, TraceHeader
 from reports.casestudy import describe_action
-from reports.render.escape import cut
+from reports.escape import cut
 
 CONFORMANCE = "Conformance"
 """The finding of an event the model does not take at that point."""
@@ -46,7 +46,7 @@ def config_of_header(header: TraceHeader, *, reference: bool = False) -> Config:
     scenario its ``config`` names; then the header's ``mutant`` or ``rules`` file, so a
     counterexample replays under the very rules that produced it. ``reference`` replays
     under the reference rules instead — to see where a rule change departs from them."""
-    from groupcheck.mutants import MUTANTS
+    from groupcheck.mutants import MUTANTS  # noqa: PLC0415  kept off `groupcheck --help`'s startup
 
     topics = dict(header.topics)
     if header.settings is not None:
@@ -70,7 +70,7 @@ def config_of_header(header: TraceHeader, *, reference: bool = False) -> Config:
             raise TraceError(1, 1, f"the header names an unknown mutant {mutant_name!r:.60}")
         return replace(config, rules=mutant.rules)
     if header.rules is not None:
-        from groupcheck.rulesfile import file_sha256, load_rules
+        from groupcheck.rulesfile import file_sha256, load_rules  # noqa: PLC0415  kept off `groupcheck --help`'s startup
 
         file, name = header.rules["file"], header.rules["name"]
         try:

@@ -30,6 +30,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import IO, Any
 
+from groupcheck.validate.classic_coordinator import validate_classic_coordinator
+from groupcheck.validate.coordinator_common import (
+    _differences,
+    _gate,
+    _interval,
+    _kafka_rules,
+    answers_any,
+)
 from groupcheck.validate.events import Events, read_trace
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names
@@ -63,7 +71,7 @@ from model.records import (
 from model.status import ErrorCode
 from model.target import compute_target_assignment
 from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
-from model.versions import DEFAULT_KAFKA_VERSION, KafkaRules, kafka_rules, parse_version
+from model.versions import DEFAULT_KAFKA_VERSION
 
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
 """``GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS``: no regex resolution
@@ -167,21 +175,6 @@ def _layout(events: list[tuple[int, int | None, object]], asked: str, header: Tr
     return "kip-848"
 
 
-def _differences(
-    expected: ConsumerGroupHeartbeatResponse, captured: ConsumerGroupHeartbeatResponse
-) -> list[str]:
-    fields = []
-    if expected.error_code is not captured.error_code:
-        fields.append("ErrorCode")
-    if expected.member_epoch != captured.member_epoch:
-        fields.append("MemberEpoch")
-    if expected.assignment != captured.assignment:
-        fields.append("Assignment")
-    if expected.heartbeat_interval_ms != captured.heartbeat_interval_ms:
-        fields.append("HeartbeatIntervalMs")
-    return fields
-
-
 def _uncertain(
     fields: list[str], join: bool, guessed: set[tuple[int, str]], epoch: int
 ) -> list[str]:
@@ -209,36 +202,6 @@ def _resolve(group: Group, topics: Mapping[str, TopicMetadata]) -> Group:
     changed = any(group.resolved_regexes.get(r) != resolved[r] for r in used)
     epoch = group.group_epoch + 1 if changed else group.group_epoch
     return replace(group, resolved_regexes=resolved, group_epoch=epoch)
-
-
-def _gate(
-    group: Group,
-    interval: int | None,
-    last: tuple[int, int] | None,
-    ts: int | None,
-    answered_ts: int | None,
-) -> str:
-    """KIP-1263's batching gate on the capture's clock (``GroupMetadataManager``
-    ``canComputeNextTargetAssignment``, KAFKA-20291: a new target only when none was
-    computed, the interval is 0, or now ≥ the last computation + the interval; no timer).
-    The coordinator's clock is known only to lie between a request's and its response's
-    timestamps, so: ``"open"`` (no gate applies), ``"elapsed"`` (the interval has
-    certainly passed), ``"waiting"`` (certainly not), or ``"ambiguous"``."""
-    if (
-        not interval
-        or ts is None
-        or last is None
-        or group.assignment_timestamp == 0
-        or group.assignment_interval_elapsed
-    ):
-        return "open"
-    first, final = last
-    if ts >= final + interval:
-        return "elapsed"
-    end = answered_ts if answered_ts is not None else ts
-    if end < first + interval:
-        return "waiting"
-    return "ambiguous"
 
 
 def _shown(resp: ConsumerGroupHeartbeatResponse, names: Names) -> str:
@@ -409,60 +372,6 @@ def _shows_layout(action: object) -> bool:
         and isinstance(action.message.body, ConsumerGroupHeartbeatResponse)
         and action.message.body.error_code is ErrorCode.NONE
     )
-
-
-def _kafka_rules(header: TraceHeader) -> KafkaRules | None:
-    """The rules of the Apache Kafka version the header's ``implementation`` names
-    (``model.versions``; None when it names none): rules that changed between versions
-    follow it."""
-    implementation = header.implementation or {}
-    if implementation.get("name") != "Apache Kafka":
-        return None
-    number = parse_version(str(implementation.get("version", "")))
-    return kafka_rules(number) if number is not None else None
-
-
-def _interval(header: TraceHeader, asked: int | None) -> tuple[int | None, str]:
-    """KIP-1263's assignment interval and where it comes from: the option, the header's
-    ``assignment_interval_ms``, a model trace's ``settings``, else unknown (None)."""
-    if asked is not None:
-        return asked, "--assignment-interval-ms"
-    if header.assignment_interval_ms is not None:
-        return header.assignment_interval_ms, "the header's assignment_interval_ms"
-    settings = header.settings or {}
-    group = settings.get("group_assignment_interval_ms", -1)
-    broker = settings.get("assignment_interval_ms")
-    if isinstance(group, int) and group != -1:
-        return group, "the header's settings"
-    if isinstance(broker, int):
-        return broker, "the header's settings"
-    if header.settings is not None:
-        return 0, "the header's settings"
-    rules = _kafka_rules(header)
-    if rules is not None and not rules.assignment_batching:
-        return 0, f"Kafka {rules.version}, which has no assignment batching (KAFKA-20291: 4.3+)"
-    return None, "unknown"
-
-
-def answers_any(
-    events: Iterable[tuple[int, int | None, object]], answers: tuple[type, ...]
-) -> dict[int, tuple[int | None, object]]:
-    """Request line → the time and body of the captured response to it, for responses of
-    the ``answers`` types (a connection answers its requests in order; offset commits are
-    left out)."""
-    waiting: dict[tuple[str, int, int], deque[int]] = {}
-    out: dict[int, tuple[int | None, object]] = {}
-    for n, ts, action in events:
-        if not isinstance(action, DeliverMessage | LoseMessage):
-            continue
-        m = action.message
-        key = (m.client, m.incarnation, m.connection)
-        if m.to_coordinator:
-            if isinstance(action, DeliverMessage) and not isinstance(m.body, OffsetCommitRequest):
-                waiting.setdefault(key, deque()).append(n)
-        elif isinstance(m.body, answers) and waiting.get(key):
-            out[waiting[key].popleft()] = (ts, m.body)
-    return out
 
 
 def _answers_within(
@@ -844,8 +753,6 @@ def validate_coordinator(
         return report
     report.events = len(events)
     if header.protocol != "consumer":
-        from groupcheck.validate.classic_coordinator import validate_classic_coordinator
-
         return validate_classic_coordinator(file, header, events, report, timing, all_divergences)
     missing = _missing(header, events, timing or TimingOptions())
     if missing:

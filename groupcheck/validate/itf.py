@@ -10,10 +10,12 @@ step property on every pair of consecutive states; a finding's line is the state
 from __future__ import annotations
 
 from groupcheck.validate.report import Finding, Report
+from invariants.expr import StepSnapshot
+from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES
 from model.trace import TraceError
 from model.trace.lines import decode_utf8
 from model.trace.strict_json import JsonTextError, loads
-from reports.render.escape import cut, visible
+from reports.escape import cut, visible
 
 MAX_ITF_BYTES = 64 * 2**20
 """The largest ITF document read (64 MiB): it is decoded whole, into several times as
@@ -41,9 +43,7 @@ def parse_itf(file: str, data: bytes) -> object | Report:
 def validate_itf(file: str, doc: object) -> Report:
     """Check an ITF state sequence (``invariants.itf``): every state property on every state,
     every step property on every pair of consecutive states. ``line`` is the state index."""
-    from invariants.expr import StepSnapshot
-    from invariants.itf import ItfError, from_itf
-    from invariants.properties import STATE_PROPERTIES, STEP_PROPERTIES
+    from invariants.itf import ItfError, from_itf  # noqa: PLC0415  kept off `groupcheck --help`'s startup
 
     report = Report(file, "itf")
     try:

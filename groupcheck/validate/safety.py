@@ -38,7 +38,6 @@ from groupcheck.validate.events import EventReader
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.timing import (
     PREMATURE,
-    TIMED_CHECKS,
     UNCLASSIFIED,
     ZOMBIE,
     HandOver,
@@ -68,7 +67,7 @@ from model.records import (
 )
 from model.status import FENCING_ERRORS, ErrorCode
 from model.trace import TraceError, TraceHeader, parse_header
-from reports.render.escape import shown
+from reports.escape import shown
 
 
 @dataclass(frozen=True)
@@ -116,17 +115,6 @@ CONVERGENCE = ObservedCheck(
 )
 OBSERVED_CHECKS = (NO_DOUBLE_OWNERSHIP, MEMBER_EPOCH_MONOTONE, FENCING_RESPECTED, CONVERGENCE)
 """Every check of safety mode."""
-
-
-def observed_text(name: str | None) -> tuple[str, str]:
-    """(description, reference) of the safety-mode check called ``name``, else empty (the
-    consumer protocol's first; then those of classic traces, ``safety_classic``)."""
-    from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
-
-    for check in (*OBSERVED_CHECKS, *TIMED_CHECKS, *CLASSIC_OBSERVED_CHECKS):
-        if check.name == name:
-            return check.description, check.reference
-    return "", ""
 
 
 @dataclass

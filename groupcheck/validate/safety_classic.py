@@ -85,7 +85,7 @@ from model.records import Message, OffsetCommitRequest, OffsetCommitResponse
 from model.status import ErrorCode
 from model.trace import TraceError
 from model.trace.codec import TraceHeader
-from reports.render.escape import shown
+from reports.escape import shown
 
 CLASSIC_NO_DOUBLE_OWNERSHIP = ObservedCheck(
     "Observed.NoDoubleOwnership",

@@ -21,6 +21,7 @@ the model issued on first sight, and later requests and expected values use the 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -404,8 +405,6 @@ def _subset(where: str, expected: Any, got: Any) -> list[str]:
 
 
 def _dump(value: Any) -> str:
-    import json
-
     return json.dumps(_norm(value), sort_keys=True, separators=(",", ":"))
 
 

@@ -8,6 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from groupcheck import exitcodes
+from model.status import ConfigError
+from model.versions import KAFKA_VERSIONS
+
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "vectors"
 
 
@@ -76,8 +80,6 @@ def register(sub: Any) -> None:
 def _results(directory: Path, only: str | None, kafka_version: str | None = None) -> list[Any]:
     from groupcheck.vectors.load import load_dir, load_explained
     from groupcheck.vectors.run import run_files
-    from model.status import ConfigError
-    from model.versions import KAFKA_VERSIONS
 
     if kafka_version is not None and kafka_version not in KAFKA_VERSIONS:
         known = ", ".join(KAFKA_VERSIONS)
@@ -172,7 +174,6 @@ def _difference(outcome: Any) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``groupcheck vectors run``."""
-    from groupcheck import exitcodes
     from groupcheck.vectors.run import DIFFER, EXPLAINED
 
     results = _results(args.dir, args.only, args.kafka_version)
@@ -220,7 +221,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``groupcheck vectors export DIR``."""
-    from groupcheck import exitcodes
     from reports.publish import publishing
 
     results = _results(args.source, None)
@@ -261,8 +261,6 @@ def mutants_markdown(table: dict[str, list[str]]) -> str:
 
 def cmd_mutants(args: argparse.Namespace) -> int:
     """``groupcheck vectors mutants``."""
-    from groupcheck import exitcodes
-
     table = mutant_table(args.dir)
     if args.json:
         print(json.dumps({"mutants": table}, indent=2))

@@ -13,6 +13,7 @@ bump, reconciliation, response — is the model's own).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -314,8 +315,6 @@ def _whole(where: str) -> bool:
 
 
 def _dump(value: Any) -> str:
-    import json
-
     return json.dumps(_norm(value), sort_keys=True, separators=(",", ":"))
 
 

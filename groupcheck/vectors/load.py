@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groupcheck.vectors.classic import CONFIG_KEYS, REQUESTS, STEP_KEYS, TIMERS
+from groupcheck.vectors.client import ACTIONS, CLIENT_KEYS
 from model.status import ConfigError
 from model.trace.strict_json import JsonTextError, loads
 
@@ -179,8 +181,6 @@ def _check_heartbeat_input(path: Path, inp: dict[str, Any], where: str) -> None:
 def _check_classic_input(path: Path, inp: dict[str, Any], where: str) -> None:
     """The shape of a ``classic-group`` input: its settings, the loaded group, and each
     step one request (with the ``client`` sending it) or one timer."""
-    from groupcheck.vectors.classic import CONFIG_KEYS, REQUESTS, STEP_KEYS, TIMERS
-
     config = inp.get("config", {})
     if not isinstance(config, dict):
         raise _fail(path, f"{where}.config", "must be an object")
@@ -206,8 +206,6 @@ def _check_classic_input(path: Path, inp: dict[str, Any], where: str) -> None:
 def _check_membership_input(path: Path, inp: dict[str, Any], where: str) -> None:
     """The shape of a ``consumer-membership`` input: the consumer's settings, and each step
     one action of ``groupcheck.vectors.client.ACTIONS``."""
-    from groupcheck.vectors.client import ACTIONS, CLIENT_KEYS
-
     client = _require(path, inp, "client", dict, where)
     for key in client:
         if key not in CLIENT_KEYS:

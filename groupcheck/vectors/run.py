@@ -21,6 +21,7 @@ A vector whose ``expressible`` is false is counted, never run.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -657,8 +658,6 @@ def compare(expected: Json, answer: Json, failed: list[str]) -> str:
 
 
 def _short(value: Any) -> str:
-    import json
-
     return json.dumps(normal(value), sort_keys=True, separators=(",", ":"))
 
 

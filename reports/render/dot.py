@@ -10,8 +10,8 @@ from collections.abc import Hashable, Sequence
 
 import networkx as nx
 
+from reports.escape import MAX_LABEL, dot_quote, html_text, short, tooltip
 from reports.families import RENDER
-from reports.render.escape import MAX_LABEL, dot_quote, html_text, short, tooltip
 from reports.render.view import Row, TraceView, collapse
 
 

@@ -39,10 +39,10 @@ from model.records import (
 from model.status import FENCING_ERRORS, ErrorCode
 from model.system import AnyState
 from reports.casestudy import describe_action
+from reports.escape import partitions, shown
 from reports.families import EXPLAIN, ExplainFacet
-from reports.render.escape import partitions, shown
 from reports.render.lasso import lasso_lines
-from reports.render.view import CLASSIC_RESETS, Row, TraceView, consumes
+from reports.render.view import CLASSIC_RESETS, Row, TraceView, consumes, one_family
 
 
 def _classic_changes(pre: ClassicState, post: ClassicState) -> list[str]:
@@ -194,8 +194,6 @@ def explain(
     ``first_index`` numbers the first action (a stretch of a longer path). A Convergence
     violation with its ``lasso`` goes on with the fair schedule's steps, the loop that
     repeats for ever and what never happens in it (``reports.render.lasso``)."""
-    from reports.render.view import one_family
-
     states = one_family(states)
     lines = [_opening(states[0])]
     unchanged = EXPLAIN.of_state(states[0]).unchanged

@@ -6,11 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reports.publish import write_file_atomic
-from reports.render.escape import html_text
-
-GENERATOR = '<meta name="generator" content="groupcheck">'
-"""Marks the pages groupcheck writes, so an index it did not write is never replaced."""
+from reports.escape import html_text
+from reports.publish import GENERATOR, write_file_atomic
 
 STYLE = """
 body { font-family: Helvetica, Arial, sans-serif; margin: 2em; color: #222; max-width: 1400px; }

@@ -28,8 +28,9 @@ from model.status import (
 )
 from model.system import AnyState
 from reports.casestudy import describe_action
+from reports.escape import shown
 from reports.families import LASSO, LassoFacet
-from reports.render.escape import shown
+from reports.render.view import one_family
 
 Gaps = dict[tuple[str, str], str]
 """(who, what) → the sentence: what a state lacks for convergence."""
@@ -140,8 +141,6 @@ def _classic_gaps(state: ClassicState) -> Gaps:
 
 def gaps(state: AnyState) -> Gaps:
     """What ``state`` lacks for convergence (``invariants.liveness.converged``), by who."""
-    from reports.render.view import one_family
-
     (s,) = one_family([state])
     found: Gaps = LASSO.of_state(s).gaps(s)
     return found

@@ -60,8 +60,8 @@ from model.records import (
 )
 from model.status import ErrorCode
 from model.system import AnyState
+from reports.escape import shown
 from reports.families import RENDER, RenderFacet
-from reports.render.escape import shown
 
 COORDINATOR = "coordinator"
 

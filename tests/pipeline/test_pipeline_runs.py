@@ -85,12 +85,12 @@ def test_violation_path_code_replays_to_the_violation() -> None:
 
 
 def test_a_crash_is_recorded_for_that_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    import groupcheck.explore.walk as walk_module
+    import groupcheck.pipeline.runs as runs_module  # where run_one looks walk up
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("model crashed")
 
-    monkeypatch.setattr(walk_module, "walk", boom)
+    monkeypatch.setattr(runs_module, "walk", boom)
     row = run_one(parse_grid({"presets": ["TINY"]}, 1), 0)
     assert row.error == "RuntimeError: model crashed"
     assert row.violation is None

@@ -197,7 +197,7 @@ def test_python_bfs_counts_the_same_distinct_states_as_tlc(name: str) -> None:
 
 
 def test_channel_normal_form_keeps_each_channel_in_order() -> None:
-    from groupcheck.explore.bfs import channel_normal_form
+    from groupcheck.explore.channels import channel_normal_form
     from model import system
 
     config = CONFIGS["PAIR_LOSS1"]

@@ -1,4 +1,4 @@
-"""``reports.render.escape``: one way of showing a trace's strings on a terminal, in text,
+"""``reports.escape``: one way of showing a trace's strings on a terminal, in text,
 in DOT and in HTML."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from groupcheck.cli import printable
 from model.actions import Subscribe
 from reports.casestudy import describe_action
-from reports.render.escape import (
+from reports.escape import (
     MAX_NAME,
     dot_quote,
     html_text,

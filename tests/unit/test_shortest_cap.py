@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from groupcheck.explore import run as run_module
-from groupcheck.explore.bfs import channel_normal_form
+from groupcheck.explore.channels import channel_normal_form
 from groupcheck.explore.result import ExploreResult
 from model import system
 from model.config import Config
@@ -42,7 +42,7 @@ def test_the_shortest_search_on_2000_clients_fits_its_memory_cap(
         asked.append(max_states)
         return ExploreResult(engine="bfs", result="inconclusive")
 
-    monkeypatch.setattr("groupcheck.explore.bfs.bfs", spy)
+    monkeypatch.setattr(run_module, "bfs", spy)  # where shortest_length looks it up
     assert run_module.shortest_length(config, "Convergence") is None
     (cap,) = asked
     assert cap is not None

@@ -451,7 +451,8 @@ FIRST_STEPS = (
     "invariants.z3.proof.induction.invariant_for",  # prove
     "groupcheck.symbolic.bmc_cmd.chosen_goals",  # the KIP-848 safety goals
     "invariants.z3.proof.bmc.universe_of",  # a KIP-848 Convergence lasso
-    "groupcheck.bmc_lifted.run_goals",  # the classic relation, its client layer, mixed
+    "groupcheck.symbolic.classic_cmd.run_goals",  # the classic relation and its client layer
+    "groupcheck.symbolic.mixed_bmc.run_goals",  # mixed groups
     "invariants.z3.proof.classic_lasso.search_lasso",  # a classic Convergence lasso
 )
 

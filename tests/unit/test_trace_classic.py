@@ -19,8 +19,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from groupcheck.validate import validate_conformance, validate_safety
-from groupcheck.validate.safety import observed_text
 from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
+from groupcheck.validate.safety_mode import observed_text
 from model import system
 from model.actions import (
     ACTIONS_BY_KIND,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from groupcheck.agreement import DEFAULT_BFS, DEFAULT_LENGTH, DEFAULT_SEEK, DEFAULT_WALKS
+from groupcheck.symbolic.agreement import DEFAULT_BFS, DEFAULT_LENGTH, DEFAULT_SEEK, DEFAULT_WALKS
 from invariants.z3.proof.crosscheck import cross_check
 from model import reconcile as rc
 from model.ids import EMPTY, Assignment, TopicPartition

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.bmc_lifted import mutant_bound
 from groupcheck.cli import main
 from groupcheck.explore.lift import LEVELS, alpha, lift, matches, model_namer, rename
 from groupcheck.mutants import MUTANTS
+from groupcheck.symbolic.bmc_lifted import mutant_bound
 from invariants.z3.proof.bmc import search, universe_of
 from invariants.z3.proof.state import project
 from invariants.z3.proof.transition import Options

@@ -31,6 +31,7 @@ from invariants.z3.proof.bmc import (
     search_all,
     universe_of,
 )
+from invariants.z3.proof.bmc_client_replay import replay_clients
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_STEP_GOALS,
@@ -39,7 +40,6 @@ from invariants.z3.proof.bmc_clients import (
     POLL_VARIANTS,
     Layer,
     confirmed_clients,
-    replay_clients,
 )
 from invariants.z3.proof.bmc_lasso import LASSO_VARIANTS
 from invariants.z3.proof.classic_clients import CLIENT_VARIANTS as CLASSIC_CLIENT_VARIANTS

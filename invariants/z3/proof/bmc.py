@@ -88,7 +88,14 @@ from invariants.z3.proof.transition import (
     initial,
     initial_expiry_and_deletion,
 )
+from model import coordinator as co
 from model.config import Config
+from model.coordinator import subscribed_topics
+from model.ids import FrozenMap
+from model.ids import FrozenMap as _FrozenMap
+from model.records import ConsumerGroupHeartbeatRequest, Group, OffsetCommitRequest, TopicMetadata
+from model.status import ErrorCode
+from model.system import consumer_initial
 
 REQUEST_FAMILIES = (
     "DeliverMessage.heartbeat",
@@ -395,8 +402,6 @@ def _elements(consts: Iterable[Any], sort: Any) -> list[Any]:
 def universe_of(config: Config) -> Universe:
     """The finite universe of a configuration: its clients' member ids (and one more per
     allowed restart: a restarted client joins under a new id) and its topics' partitions."""
-    from model.system import consumer_initial
-
     value = project(consumer_initial(config))
     members = list(value.extra_members)
     members += [f"restart{i}" for i in range(config.max_restarts)]
@@ -1099,9 +1104,6 @@ def _comparable(value: Concrete) -> tuple[object, ...]:
 
 def replay_topics(n_partitions: int) -> Any:
     """The replay's topics: one single-partition topic ``p<i>`` per partition."""
-    from model.ids import FrozenMap
-    from model.records import TopicMetadata
-
     return FrozenMap((f"p{i}", TopicMetadata(f"p{i}", 1)) for i in range(max(n_partitions, 1)))
 
 
@@ -1121,9 +1123,6 @@ def same_as_path(i: int, family: str, now: Concrete, after: Concrete) -> None:
 def replay_start(path: Path) -> tuple[Any, Any]:
     """The replay's empty group at the path's first epochs, and its topics (one
     single-partition topic per partition any state of the path names)."""
-    from model.ids import FrozenMap
-    from model.records import Group
-
     n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
     first = path.states[0]
     group = Group(
@@ -1151,8 +1150,6 @@ def replay_projection(
     them), with its KIP-1251 fields when ``epochs``, its KIP-1263 runs when ``offload``,
     the topics that exist when ``expiry``, its deletion fields when ``deletion`` and its
     KIP-1263 assignment interval when ``batching``."""
-    from model.coordinator import subscribed_topics
-
     subs = {
         mid: frozenset((name, 0) for name in topics if name in subscribed_topics(m, group))
         for mid, m in group.members.items()
@@ -1185,11 +1182,6 @@ def apply_step(
     ``request`` (a Python client's) is sent instead of the one built from the parameters,
     with the path's subscription when it carries one (the replay's topics); its response
     is appended to ``responses``."""
-    from model import coordinator as co
-    from model.ids import FrozenMap
-    from model.records import ConsumerGroupHeartbeatRequest, Group, OffsetCommitRequest
-    from model.status import ErrorCode
-
     if family == "DeliverMessage.heartbeat":
         pairs = [str(x).split(":") for x in params["target"]]
         target = {m: frozenset(_tp(p) for m2, p in pairs if m2 == m) for m, _ in pairs}
@@ -1288,8 +1280,6 @@ def replay(
         after = path.states[i + 1]
         if family == "DeleteTopic":
             # system._delete_topic
-            from model import coordinator as co
-            from model.ids import FrozenMap as _FrozenMap
 
             name = _tp(str(params["topic"]))[0]
             topics = _FrozenMap((n, t) for n, t in topics.items() if n != name)
@@ -1312,7 +1302,6 @@ def replay(
             loading = False
         elif family == "CompleteAssignorRun":
             # system._complete_run
-            from model import coordinator as co
 
             group = co.install_assignor_run(group, topics, replace(base_config, rules=rules))
         elif family == "AssignmentIntervalElapses":
@@ -1349,9 +1338,6 @@ def _expire_or_delete(
     """``system._expire_offsets`` of the step's topic (with the rules' expiration
     condition, then ``maybe_delete_expired_group``) or ``system._delete_group`` (the
     rules' ``validate_delete_group``; a refusal changes nothing)."""
-    from model import coordinator as co
-    from model.status import ErrorCode
-
     config = replace(base_config, rules=rules)
     if family == "ExpireOffsets":
         name = _tp(str(params["topic"]))[0]

@@ -132,7 +132,6 @@ from invariants.z3.proof.state import (
     MEMBER,
     PARTITION,
     BoolRef,
-    Concrete,
     ExprRef,
     Partition,
     SymState,
@@ -147,6 +146,8 @@ from invariants.z3.proof.transition import (
     stutter,
 )
 from model.config import Config
+from model.status import ClientStatus
+from model.system import consumer_initial
 
 JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
 PREPARE_LEAVING, LEAVING, UNSUBSCRIBED, STALE = 4, 5, 6, 7
@@ -417,7 +418,7 @@ class Layer:
     lossy: bool = False
     """A joining client's heartbeat response may be lost (``LoseResponse``, then its request
     times out), a heartbeat may be fenced (``FencedHeartbeat``) and a fenced client rejoins
-    (``Rejoin``; ``bmc_lasso.loss_steps``): ``Layer.of``'s ``lossy``, on a configuration
+    (``Rejoin``; ``loss_steps``): ``Layer.of``'s ``lossy``, on a configuration
     that allows ``LoseMessage``.
     The losses are perturbations: the unrolling does not count them (its user bounds them by
     ``loss_budget``)."""
@@ -435,9 +436,6 @@ class Layer:
         (``system._perturbations``). Rebalance callbacks are steps as the configuration
         says (``Config.callback_steps``), which the layer has for ``CALLBACK_VARIANTS``
         only (else ``ValueError``)."""
-        from model.status import ClientStatus
-        from model.system import consumer_initial
-
         state = consumer_initial(config)
         by_member = {c.member_id: c for c in state.clients}
         names = tuple(m for m in universe.members if m in by_member)
@@ -896,8 +894,6 @@ class Layer:
         if self.leaves:
             out += self._leave_steps(pre, post, a, b, o, core, c, m)
         if self.lossy:
-            from invariants.z3.proof.bmc_lasso import loss_steps
-
             out += loss_steps(self, pre, post, a, b, core, heartbeat_of, c, m, sub)
         return out
 
@@ -1249,6 +1245,16 @@ class Layer:
         return tuple(out)
 
 
+def confirmed_clients(goal: str, snaps: list[Any]) -> bool:
+    """Whether the Python reading of a client goal fails on the last replayed state (a
+    step goal: on the last replayed step)."""
+    step = next((c for c in CLIENT_STEP_GOALS if c.name == goal), None)
+    if step is not None:
+        return not compile_expr(step.expr)(StepSnapshot(snaps[-2], snaps[-1]), {})
+    conj = next(c for c in (*CLIENT_GOALS, *POLL_GOALS) if c.name == goal)
+    return not compile_expr(conj.expr)(snaps[-1], {})
+
+
 @dataclass(frozen=True)
 class ClientValue:
     """A client of a path: the fields the replay compares."""
@@ -1304,236 +1310,119 @@ class ClientValue:
 # --------------------------------------------------------------------------- replay
 
 
-def _value_of(
-    client: Any,
-    member: str,
-    request: Any = None,
-    response: Any = None,
-    commit: str | None = None,
-    group: Any = None,
-) -> ClientValue:
-    """A Python client as the path's ``ClientValue`` (replay partitions ``("p<i>", 0)``);
-    a zombie as ``invariants.snapshot`` reads one: expired, alive, its member not in
-    ``group``."""
+_lasso_p = z3.Const("lasso.p", PARTITION)
+"""The bound partition of ``loss_steps``' quantifiers (the same constant as
+``bmc_lasso``'s)."""
 
-    def ps(s: Any) -> frozenset[Partition]:
-        return frozenset(("p", int(t[0][1:])) for t in s)
 
-    return ClientValue(
-        name=client.name,
-        member=member,
-        status=client.status.name,
-        epoch=client.member_epoch,
-        owns=ps(client.owned),
-        revoking=ps(client.revoking),
-        target=None if client.target is None else ps(client.target),
-        request=(
-            None
-            if request is None
-            else (
-                request.member_epoch,
-                None if request.topic_partitions is None else ps(request.topic_partitions),
-            )
-        ),
-        response=(
-            None
-            if response is None
-            else (
-                response.member_epoch,
-                None if response.assignment is None else ps(response.assignment),
-            )
-        ),
-        commit=commit,
-        zombie=(
-            group is not None
-            and client.expired
-            and client.alive
-            and client.member_id not in group.members
-        ),
-        callback=client.callback,
-        lost_queued=client.lost_queued,
+def loss_steps(
+    layer: Layer,
+    pre: SymState,
+    post: SymState,
+    a: ClientVars,
+    b: ClientVars,
+    core: dict[str, Family],
+    heartbeat_of: Callable[[Family], tuple[Family, BoolRef]],
+    c: ExprRef,
+    m: ExprRef,
+    sub: frozenset[Partition],
+) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
+    """The lossy steps of client ``c`` (of member ``m``), with the reference client
+    rules: ``LoseResponse`` (``LoseMessage`` of a joining client's heartbeat response,
+    then ``RequestTimeout``: ``client.disconnect``, the next heartbeat full),
+    ``FencedHeartbeat`` (a heartbeat sent, delivered and answered with
+    FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: ``on_heartbeat_error`` makes the client
+    FENCED at epoch 0, ``lose_partitions``) and ``Rejoin`` (``client.rejoin``)."""
+    cfg = layer.config
+    out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
+    st = a.status(c)
+    idle = z3.And(
+        z3.Not(a.req(c)), z3.Not(a.resp(c)), z3.Not(a.committing(c)), z3.Not(a.commit_resp(c))
     )
-
-
-def replay_clients(
-    path: Any,
-    rules: Any,
-    base_config: Config,
-    *,
-    after_assignor: Callable[[Any], Any] | None = None,
-) -> tuple[list[Concrete], list[Any]]:
-    """Play a client-layer path through the Python clients (``rules``' client functions)
-    and coordinator: each heartbeat is the one the client builds (its epoch and reported
-    partitions must be the path's), sent with the path's subscription (replay topics) and
-    answered by ``coordinator.handle_consumer_group_heartbeat`` installing the path's
-    target; a reconciliation is the client's, its revocation commit delivered to
-    ``coordinator.handle_offset_commit``. Returns the projections of the Python groups and
-    the Python snapshots of every state; raises ``bmc.ReplayDiverged`` when a group or a
-    client differs from the path's."""
-    from invariants.snapshot import client_view, project_key
-    from invariants.z3.proof.bmc import (
-        ReplayDiverged,
-        _tp,
-        apply_step,
-        replay_projection,
-        replay_start,
-        same_as_path,
+    x = z3.Const(f"LoseResponse.member@{post.tag}", MEMBER)
+    lose = z3.And(
+        st == JOINING,
+        a.resp(c),
+        z3.Not(a.req(c)),
+        z3.Not(a.committing(c)),
+        z3.Not(a.commit_resp(c)),
+        z3.Not(b.resp(c)),
+        z3.Not(b.sent_ok(c)),
+        _same(a, b, c, frozenset({"resp", "sent_ok"})),
+        core["Unchanged"].formula,
+        layer.frame(a, b, c),
     )
-    from model import client as cl
-    from model import coordinator as co
-    from model.records import LEAVE_GROUP_MEMBER_EPOCH, OffsetCommitRequest
-    from model.status import ClientStatus, ErrorCode
-    from model.system import consumer_initial
+    out.append((Family("LoseResponse", lose, {"member": x}), [(x, m)], lose))
 
-    config = replace(base_config, rules=rules)
-    group, topics = replay_start(path)
-    by_name = {c.name: c for c in consumer_initial(base_config).clients}
-    clients: dict[str, Any] = {}
-    for v in path.clients[0]:
-        c = replace(by_name[v.name], member_id=v.member)
-        if c.status is ClientStatus.UNSUBSCRIBED:
-            c = cl.subscribe(c)
-        clients[v.member] = c
-    commits: dict[str, OffsetCommitRequest] = {}
-    flight: dict[str, Any] = {}
-    answers: dict[str, Any] = {}
-    commit_answers: dict[str, Any] = {}
+    def reported(q: ExprRef) -> BoolRef:
+        # model.client.reported_partitions
+        extra = z3.And(
+            z3.BoolVal(cfg.report_pending_additions),
+            a.has_target(c),
+            z3.Or(st == RECONCILING, st == ACKNOWLEDGING),
+            z3.Or(a.target(c, q), z3.And(a.has_reconciling(c), a.reconciling(c, q))),
+        )
+        return z3.Or(a.owns(c, q), a.revoking(c, q), extra)
 
-    def snapshot() -> Any:
-        return project_key((group, topics, tuple(client_view(c) for c in clients.values())))
-
-    out = [replay_projection(group, topics)]
-    snaps = [snapshot()]
-    for i, (family, params) in enumerate(path.steps):
-        member = str(params["member"])
-        client = clients[member]
-        if family == "SendHeartbeat":
-            new, req = rules.client_build_heartbeat(client, config)
-            if new.expired and req.member_epoch == 0:
-                new = replace(new, expired=False)
-            clients[member], flight[member] = new, req
-        elif family in ("ClientHeartbeat", "DeliverHeartbeat", "FencedHeartbeat"):
-            if family != "DeliverHeartbeat":
-                new, req = rules.client_build_heartbeat(client, config)
-                if new.expired and req.member_epoch == 0:
-                    new = replace(new, expired=False)
-            else:
-                new, req = client, flight.pop(member)
-            owned = None if req.topic_partitions is None else frozenset(req.topic_partitions)
-            listed: Any = params["owned"]
-            want = None if params["owned_null"] else frozenset(_tp(str(p)) for p in listed)
-            if req.member_epoch != params["epoch"] or owned != want:
-                raise ReplayDiverged(
-                    f"step {i + 1} ({family}): client {client.name} sends epoch "
-                    f"{req.member_epoch}, owned {sorted(owned) if owned is not None else None}"
-                    f" where the path has epoch {params['epoch']}, owned "
-                    f"{sorted(want) if want is not None else None}"
-                )
-            responses: list[Any] = []
-            group, _ = apply_step(
-                group,
-                topics,
-                "DeliverMessage.heartbeat",
-                dict(params),
-                rules,
-                base_config,
-                after_assignor=after_assignor,
-                request=req,
-                responses=responses,
-            )
-            if family != "DeliverHeartbeat":
-                new = rules.client_on_heartbeat_response(new, responses[0], config)
-            else:
-                answers[member] = responses[0]
-            clients[member] = new
-        elif family == "HeartbeatResponse":
-            resp = answers.pop(member)
-            clients[member] = rules.client_on_heartbeat_response(client, resp, config)
-        elif family == "Reconcile":
-            new, commit = rules.client_reconcile(client, config)
-            if commit is not None:
-                commits[member] = commit
-            clients[member] = new
-        elif family == "DeliverCommit":
-            commit = commits.pop(member, None)
-            parts: Any = params["partitions"]
-            if (
-                commit is None
-                or commit.generation_id_or_member_epoch != params["epoch"]
-                or commit.topics != frozenset(_tp(str(p)) for p in parts)
-            ):
-                raise ReplayDiverged(f"step {i + 1} ({family}): no such commit in flight")
-            group, commit_answers[member] = co.handle_offset_commit(group, commit, config)
-        elif family == "CommitResponse":
-            resp = commit_answers.pop(member)
-            clients[member] = cl.on_commit_response(client, resp, config)
-        elif family == "LoseResponse":
-            answers.pop(member)
-            clients[member] = cl.disconnect(client, config)
-        elif family == "Rejoin":
-            clients[member] = cl.rejoin(client)
-        elif family == "Leave":
-            clients[member] = cl.leave(client, LEAVE_GROUP_MEMBER_EPOCH)
-        elif family == "ReleaseAssignment":
-            new, commit = cl.start_release(client, config)
-            if commit is not None:
-                raise ReplayDiverged(f"step {i + 1} ({family}): the release commits")
-            clients[member] = new
-        elif family == "PollTimerExpires":
-            clients[member] = cl.poll_timer_expires(client)
-        elif family == "Poll":
-            clients[member] = cl.poll(client)
-        elif family == "CompleteCallback":
-            new, commit = rules.client_complete_callback(client, config)
-            if commit is not None:
-                raise ReplayDiverged(f"step {i + 1} ({family}): the callback's end commits")
-            clients[member] = new
-        elif family in ("ClientLeave", "StaleLeave"):
-            new, req = rules.client_build_heartbeat(client, config)
-            if req.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
-                raise ReplayDiverged(
-                    f"step {i + 1} ({family}): client {client.name} sends epoch "
-                    f"{req.member_epoch}, not the leave's"
-                )
-            group, resp = co.handle_consumer_group_heartbeat(group, topics, req, config)
-            if resp.error_code is not ErrorCode.NONE:
-                raise ReplayDiverged(
-                    f"step {i + 1} ({family}): the coordinator answers {resp.error_code.name}"
-                )
-            clients[member] = rules.client_on_heartbeat_response(new, resp, config)
-        else:
-            raise ValueError(f"the client replay drives no {family!r} step")
-        now = replay_projection(group, topics)
-        after = path.states[i + 1]
-        same_as_path(i, family, now, after)
-        for v in path.clients[i + 1]:
-            got = _value_of(
-                clients[v.member],
-                v.member,
-                flight.get(v.member),
-                answers.get(v.member),
-                "in flight"
-                if v.member in commits
-                else "answered"
-                if v.member in commit_answers
-                else None,
-                group,
-            )
-            if got != v:
-                raise ReplayDiverged(
-                    f"step {i + 1} ({family}): the Python client reached {got.render()} "
-                    f"where the path has {v.render()}"
-                )
-        out.append(now)
-        snaps.append(snapshot())
-    return out, snaps
-
-
-def confirmed_clients(goal: str, snaps: list[Any]) -> bool:
-    """Whether the Python reading of a client goal fails on the last replayed state (a
-    step goal: on the last replayed step)."""
-    step = next((c for c in CLIENT_STEP_GOALS if c.name == goal), None)
-    if step is not None:
-        return not compile_expr(step.expr)(StepSnapshot(snaps[-2], snaps[-1]), {})
-    conj = next(c for c in (*CLIENT_GOALS, *POLL_GOALS) if c.name == goal)
-    return not compile_expr(conj.expr)(snaps[-1], {})
+    full = z3.Or(st == JOINING, a.epoch(c) == 0)
+    null = z3.And(
+        z3.Not(full), a.sent_ok(c), z3.ForAll([_lasso_p], a.sent(c, _lasso_p) == reported(_lasso_p))
+    )
+    hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
+    par = hb.params
+    fenced = z3.And(
+        st <= STABLE,
+        idle,
+        ghost,
+        hb.formula,
+        hb.facts["fenced"],
+        par["epoch"] == z3.If(st == JOINING, 0, a.epoch(c)),
+        par["owned_null"] == null,
+        _set(par["owned"], reported),
+        _set(par["names"], lambda q: layer._member_of(q, sub)),
+        z3.Not(par["regex"]),
+        b.status(c) == FENCED,
+        b.epoch(c) == 0,
+        z3.Not(b.has_target(c)),
+        z3.Not(b.has_reconciling(c)),
+        z3.Not(b.sent_ok(c)),
+        z3.ForAll(
+            [_lasso_p],
+            z3.And(
+                z3.Not(b.owns(c, _lasso_p)),
+                z3.Not(b.revoking(c, _lasso_p)),
+                z3.Not(b.target(c, _lasso_p)),
+                z3.Not(b.reconciling(c, _lasso_p)),
+            ),
+        ),
+        _same(
+            a,
+            b,
+            c,
+            frozenset(
+                {
+                    "status",
+                    "epoch",
+                    "has_target",
+                    "has_reconciling",
+                    "sent_ok",
+                    "owns",
+                    "revoking",
+                    "target",
+                    "reconciling",
+                }
+            ),
+        ),
+        layer.frame(a, b, c),
+    )
+    out.append((replace(hb, name="FencedHeartbeat"), [(par["member"], m)], fenced))
+    y = z3.Const(f"Rejoin.member@{post.tag}", MEMBER)
+    rejoin = z3.And(
+        st == FENCED,
+        b.status(c) == JOINING,
+        _same(a, b, c, frozenset({"status"})),
+        core["Unchanged"].formula,
+        layer.frame(a, b, c),
+    )
+    out.append((Family("Rejoin", rejoin, {"member": y}), [(y, m)], rejoin))
+    return out

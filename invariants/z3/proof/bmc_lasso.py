@@ -47,15 +47,14 @@ does not converge.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
 
 from invariants.z3.proof.bmc import Path, Unrolling, bmc_unrolling
+from invariants.z3.proof.bmc_client_replay import replay_clients
 from invariants.z3.proof.bmc_clients import (
-    ACKNOWLEDGING,
     FENCED,
     JOINING,
     LEAVING,
@@ -64,20 +63,15 @@ from invariants.z3.proof.bmc_clients import (
     STABLE,
     ClientVars,
     Layer,
-    _same,
-    _set,
 )
 from invariants.z3.proof.state import (
     MEMBER,
     PARTITION,
-    BoolRef,
-    ExprRef,
-    Partition,
     SymState,
     Universe,
 )
 from invariants.z3.proof.state import STABLE as MEMBER_STABLE
-from invariants.z3.proof.transition import Family, Options, unchanged
+from invariants.z3.proof.transition import Options, unchanged
 
 CONVERGENCE = "Convergence"
 
@@ -315,121 +309,8 @@ def replay_lasso(lasso: Lasso, rules: Any, config: Any, *, after_assignor: Any =
     (``bmc_clients.replay_clients``; raises ``bmc.ReplayDiverged`` where a state differs
     from the path's) and say whether the Python loop closes: the Python snapshot of the
     last state is that of the loop's entry."""
-    from invariants.z3.proof.bmc_clients import replay_clients
-
     _, snaps = replay_clients(lasso.path, rules, config, after_assignor=after_assignor)
     return bool(snaps[-1] == snaps[lasso.loop])
 
 
 # --------------------------------------------------------------------------- lossy layer
-
-
-def loss_steps(
-    layer: Layer,
-    pre: SymState,
-    post: SymState,
-    a: ClientVars,
-    b: ClientVars,
-    core: dict[str, Family],
-    heartbeat_of: Callable[[Family], tuple[Family, BoolRef]],
-    c: ExprRef,
-    m: ExprRef,
-    sub: frozenset[Partition],
-) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
-    """The lossy steps of client ``c`` (of member ``m``), with the reference client
-    rules: ``LoseResponse`` (``LoseMessage`` of a joining client's heartbeat response,
-    then ``RequestTimeout``: ``client.disconnect``, the next heartbeat full),
-    ``FencedHeartbeat`` (a heartbeat sent, delivered and answered with
-    FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: ``on_heartbeat_error`` makes the client
-    FENCED at epoch 0, ``lose_partitions``) and ``Rejoin`` (``client.rejoin``)."""
-    cfg = layer.config
-    out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
-    st = a.status(c)
-    idle = z3.And(
-        z3.Not(a.req(c)), z3.Not(a.resp(c)), z3.Not(a.committing(c)), z3.Not(a.commit_resp(c))
-    )
-    x = z3.Const(f"LoseResponse.member@{post.tag}", MEMBER)
-    lose = z3.And(
-        st == JOINING,
-        a.resp(c),
-        z3.Not(a.req(c)),
-        z3.Not(a.committing(c)),
-        z3.Not(a.commit_resp(c)),
-        z3.Not(b.resp(c)),
-        z3.Not(b.sent_ok(c)),
-        _same(a, b, c, frozenset({"resp", "sent_ok"})),
-        core["Unchanged"].formula,
-        layer.frame(a, b, c),
-    )
-    out.append((Family("LoseResponse", lose, {"member": x}), [(x, m)], lose))
-
-    def reported(q: ExprRef) -> BoolRef:
-        # model.client.reported_partitions
-        extra = z3.And(
-            z3.BoolVal(cfg.report_pending_additions),
-            a.has_target(c),
-            z3.Or(st == RECONCILING, st == ACKNOWLEDGING),
-            z3.Or(a.target(c, q), z3.And(a.has_reconciling(c), a.reconciling(c, q))),
-        )
-        return z3.Or(a.owns(c, q), a.revoking(c, q), extra)
-
-    full = z3.Or(st == JOINING, a.epoch(c) == 0)
-    null = z3.And(z3.Not(full), a.sent_ok(c), z3.ForAll([_p], a.sent(c, _p) == reported(_p)))
-    hb, ghost = heartbeat_of(core["DeliverMessage.heartbeat"])
-    par = hb.params
-    fenced = z3.And(
-        st <= STABLE,
-        idle,
-        ghost,
-        hb.formula,
-        hb.facts["fenced"],
-        par["epoch"] == z3.If(st == JOINING, 0, a.epoch(c)),
-        par["owned_null"] == null,
-        _set(par["owned"], reported),
-        _set(par["names"], lambda q: layer._member_of(q, sub)),
-        z3.Not(par["regex"]),
-        b.status(c) == FENCED,
-        b.epoch(c) == 0,
-        z3.Not(b.has_target(c)),
-        z3.Not(b.has_reconciling(c)),
-        z3.Not(b.sent_ok(c)),
-        z3.ForAll(
-            [_p],
-            z3.And(
-                z3.Not(b.owns(c, _p)),
-                z3.Not(b.revoking(c, _p)),
-                z3.Not(b.target(c, _p)),
-                z3.Not(b.reconciling(c, _p)),
-            ),
-        ),
-        _same(
-            a,
-            b,
-            c,
-            frozenset(
-                {
-                    "status",
-                    "epoch",
-                    "has_target",
-                    "has_reconciling",
-                    "sent_ok",
-                    "owns",
-                    "revoking",
-                    "target",
-                    "reconciling",
-                }
-            ),
-        ),
-        layer.frame(a, b, c),
-    )
-    out.append((replace(hb, name="FencedHeartbeat"), [(par["member"], m)], fenced))
-    y = z3.Const(f"Rejoin.member@{post.tag}", MEMBER)
-    rejoin = z3.And(
-        st == FENCED,
-        b.status(c) == JOINING,
-        _same(a, b, c, frozenset({"status"})),
-        core["Unchanged"].formula,
-        layer.frame(a, b, c),
-    )
-    out.append((Family("Rejoin", rejoin, {"member": y}), [(y, m)], rejoin))
-    return out

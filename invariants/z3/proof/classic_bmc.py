@@ -44,6 +44,7 @@ from invariants.z3.proof.classic_state import (
     decode,
     pin,
     project,
+    render,
 )
 from invariants.z3.proof.classic_transition import (
     ClassicOptions,
@@ -53,6 +54,7 @@ from invariants.z3.proof.classic_transition import (
     every_partition,
     families,
     grounded,
+    possible_families,
     some_member,
     some_partition,
     stated_assignor,
@@ -885,10 +887,8 @@ class Unrolling:
         chosen: list[tuple[Any, Family]] = []
         # Only the families the configuration can take (a LeaveGroup after Leave or Bounce,
         # the timers once a process can be gone or a request lost: what
-        # classic_agreement.possible_families reads off its switches), a MetadataChange
+        # classic_transition.possible_families reads off its switches), a MetadataChange
         # only where it adds partitions.
-        from invariants.z3.proof.classic_agreement import possible_families
-
         can = possible_families(self.config)
         names = [n for n in UNROLLED if n in can and (n != "MetadataChange" or self.domains.growth)]
         with grounded(self.members, self.partitions):
@@ -1015,8 +1015,6 @@ def search(
 
 def render_path(path: SymPath) -> list[str]:
     """Lines describing a symbolic path: the initial state, then each step and its state."""
-    from invariants.z3.proof.classic_state import render
-
     lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
     for (family, params), state in zip(path.steps, path.states[1:], strict=True):
         shown = ", ".join(f"{k}={v}" for k, v in params.items())

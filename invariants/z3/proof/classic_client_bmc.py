@@ -62,7 +62,6 @@ from typing import Any
 
 import z3
 
-from invariants.z3.proof.classic_agreement import possible_families
 from invariants.z3.proof.classic_bmc import (
     DEFAULT_ATTEMPTS,
     DEFAULT_LIFT_STATES,
@@ -93,11 +92,13 @@ from invariants.z3.proof.classic_state import (
     decode,
     pin,
     project,
+    render,
 )
 from invariants.z3.proof.classic_transition import (
     BUILDERS,
     ClassicOptions,
     grounded,
+    possible_families,
 )
 from invariants.z3.proof.lifted_search import FreshSolver, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, PARTITION, Partition
@@ -1397,7 +1398,6 @@ def render_client(name: str, v: ClientValue) -> str:
 
 def render_client_path(path: ClientPath) -> list[str]:
     """Lines describing a path: the initial state, then each step and its state."""
-    from invariants.z3.proof.classic_state import render
 
     def state(s: State) -> list[str]:
         return ["  " + x for x in render(s.group)] + [

@@ -93,7 +93,6 @@ from typing import Any, NamedTuple
 
 import z3
 
-from invariants.z3.proof.classic_agreement import possible_families
 from invariants.z3.proof.classic_bmc import (
     DEFAULT_LIFT_STATES,
     UNROLLED,
@@ -117,6 +116,7 @@ from invariants.z3.proof.classic_transition import (
     every_member,
     families,
     grounded,
+    possible_families,
     view,
 )
 from invariants.z3.proof.state import MEMBER
@@ -150,7 +150,7 @@ same state (module docstring, "Up to a generation shift")."""
 
 LASSO_UNROLLED = (*UNROLLED, "Unchanged")
 """The families unrolled: those of ``classic_bmc`` and the clients' steps, each where the
-configuration can take it (``classic_agreement.possible_families``)."""
+configuration can take it (``classic_transition.possible_families``)."""
 
 LOOP_FAMILIES = (
     "DeliverMessage.join_group",

@@ -130,6 +130,42 @@ FAMILY_NAMES = (
 )
 
 
+def possible_families(config: Config) -> tuple[str, ...]:
+    """The families a classic ``config`` can take, read from its switches (an
+    over-approximation, in ``FAMILY_NAMES`` order): the requests and ``Unchanged``
+    whenever a client is or may become subscribed (an offset commit too: clients commit
+    with ``auto_commit`` and before they revoke);
+    a LeaveGroup after ``Leave`` or ``Bounce``; the timers once a process can be gone or a
+    request lost (the join and pending-sync timers also for a hanging application,
+    ``StallAssignment``); ``MetadataChange`` (``AddPartitions``), ``ExpireOffsets`` and
+    ``DeleteGroup`` as allowed."""
+
+    def perturb(name: str) -> bool:
+        return config.max_perturbations > 0 and config.allows(name)
+
+    leaves = perturb("Leave") or perturb("Bounce")
+    gone = (
+        config.slow_clients
+        or perturb("Crash")
+        or leaves
+        or (config.live_timers and (perturb("LoseMessage") or perturb("AbandonRequest")))
+    )
+    can = {
+        "DeliverMessage.join_group": True,
+        "DeliverMessage.sync_group": True,
+        "DeliverMessage.heartbeat": True,
+        "DeliverMessage.leave_group": leaves,
+        "DeliverMessage.offset_commit": True,
+        "SessionTimeout": gone,
+        "RebalanceTimeout": gone or perturb("StallAssignment"),
+        "MetadataChange": perturb("AddPartitions"),
+        "ExpireOffsets": perturb("ExpireOffsets"),
+        "DeleteGroup": perturb("DeleteGroup"),
+        "Unchanged": True,
+    }
+    return tuple(name for name in FAMILY_NAMES if can[name])
+
+
 @dataclass(frozen=True)
 class ClassicOptions:
     """The ``Config`` switches the classic rules read, and a variant."""

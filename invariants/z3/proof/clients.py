@@ -22,16 +22,39 @@ heartbeat does not report it); with the fix the same obligations are proved.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import z3
 
-from invariants.expr import Expr, Implies, Not, Rel, Same, Var, all_of, any_of, exists, forall
+from invariants.expr import (
+    Expr,
+    Implies,
+    Not,
+    Rel,
+    Same,
+    Snapshot,
+    Var,
+    all_of,
+    any_of,
+    compile_expr,
+    exists,
+    forall,
+)
 from invariants.properties import OWNED_PARTITIONS_ARE_HELD
-from invariants.z3.proof.induction import INVARIANT, Conjunct
+from invariants.z3.proof.induction import INVARIANT, Conjunct, params_of
 from invariants.z3.proof.reading import CLIENT, read
-from invariants.z3.proof.state import MEMBER, PARTITION, BoolRef, ExprRef, FuncRef, SymState
+from invariants.z3.proof.state import (
+    MEMBER,
+    PARTITION,
+    BoolRef,
+    ExprRef,
+    FuncRef,
+    SymState,
+    decode,
+    render,
+)
 from invariants.z3.proof.transition import Family, Options, families, initial, unchanged
 
 
@@ -360,8 +383,6 @@ def diagnose(
     """Initiation and consecution of the client-layer conjuncts (the core invariant is
     assumed in the pre-state: the core proof covers it, and the layer's families are
     restrictions of the core's)."""
-    import time
-
     o = options if options is not None else Options()
     layer = layer_conjuncts(request_lemma)
     out: list[Diagnosis] = []
@@ -425,10 +446,6 @@ def _cti(
 ) -> tuple[tuple[str, ...], bool]:
     """Readable lines for a CTI of the layer, and whether the Python reading confirms it
     (the layer's conjuncts hold before, the goal fails after)."""
-    from invariants.expr import compile_expr
-    from invariants.z3.proof.induction import params_of
-    from invariants.z3.proof.state import decode, render
-
     before, members, partitions = decode(model, pre)
     elems = model.get_universe(CLIENT) or []
     cname = {str(e): f"c{i}" for i, e in enumerate(elems)}
@@ -470,8 +487,6 @@ def _cti(
         return lines
 
     def snapshot(core: Any, cs: ClientState) -> Any:
-        from invariants.expr import Snapshot
-
         base = core.snapshot(members=members, partitions=[("p", int(n[1:])) for n in partitions])
         rel = dict(base.relations)
         extra: dict[str, set[tuple[object, ...]]] = {

@@ -32,6 +32,7 @@ from invariants.z3.proof.bmc import ReplayDiverged, bmc_unrolling, replay, unive
 from invariants.z3.proof.reading import read
 from invariants.z3.proof.state import render
 from invariants.z3.proof.transition import Options
+from model.system import consumer_initial
 
 Status = Literal["reachable", "not reachable within bound", "unknown"]
 
@@ -111,8 +112,6 @@ def reach(
     """The shortest path (up to ``bound`` steps) on ``config``'s universe under the
     relation's ``variant`` to a state violating ``state`` or a step violating ``step``
     (module docstring)."""
-    from model.system import consumer_initial
-
     start = time.monotonic()
     options = Options.of(config, variant)
     run = bmc_unrolling(

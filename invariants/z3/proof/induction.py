@@ -45,6 +45,7 @@ from invariants.expr import (
     Var,
     all_of,
     any_of,
+    compile_expr,
     exists,
     forall,
 )
@@ -804,8 +805,6 @@ class Prover:
 
 
 def _holds(expr: Expr, snap: Any) -> bool:
-    from invariants.expr import compile_expr
-
     return compile_expr(expr)(snap, {})
 
 

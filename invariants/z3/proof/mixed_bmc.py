@@ -47,6 +47,7 @@ from invariants.z3.proof.mixed_state import (
     domains_of,
     pin,
     project,
+    render,
 )
 from invariants.z3.proof.mixed_transition import (
     FAMILY_NAMES,
@@ -415,8 +416,6 @@ def search(
 
 def render_path(path: SymPath) -> list[str]:
     """Lines describing a symbolic path: the initial state, then each step and its state."""
-    from invariants.z3.proof.mixed_state import render
-
     lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
     for (family, params), state in zip(path.steps, path.states[1:], strict=True):
         shown = ", ".join(f"{k}={v}" for k, v in params.items())

@@ -59,6 +59,7 @@ from typing import Any
 import z3
 
 from model.classic.records import ClassicGroup
+from model.client import member_id_for
 from model.config import Config
 from model.migration.records import MixedState
 from model.records import LEAVE_GROUP_STATIC_MEMBER_EPOCH, Group
@@ -131,8 +132,6 @@ step hands out at most one id)."""
 def domains_of(config: Config, id_slots: int = ID_SLOTS) -> MixedDomains:
     """The universe of ``config`` (``MixedDomains``), with ``id_slots`` member ids per
     classic client."""
-    from model.client import member_id_for
-
     changes = config.max_perturbations > 0 and config.allows("ChangeInstanceId")
     iids = sorted(
         {c.instance_id for c in config.clients if c.instance_id}

@@ -45,6 +45,8 @@ from invariants.z3.proof.bmc import (
 )
 from invariants.z3.proof.state import Concrete, Universe, pin
 from invariants.z3.proof.transition import Options
+from model.ids import FrozenMap
+from model.records import Group
 
 Key = tuple[object, ...]
 
@@ -171,9 +173,6 @@ def _targets(group: Any, params: dict[str, Any], domain: Domain) -> Iterable[lis
 def python_states(domain: Domain, depth: int, config: Any, *, limit: int = 20_000) -> set[Key]:
     """Every state the Python coordinator reaches in at most ``depth`` requests of the
     BMC's families (module docstring), breadth first."""
-    from model.ids import FrozenMap
-    from model.records import Group
-
     topics = replay_topics(domain.partitions)
     rules = config.rules
     group = Group(

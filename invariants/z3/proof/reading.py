@@ -54,6 +54,7 @@ from invariants.expr import (
     Same,
     Sort,
     When,
+    atoms,
 )
 from invariants.z3.proof.state import (
     MEMBER,
@@ -386,8 +387,6 @@ def _read(
 
 def readable(expr: Expr) -> bool:
     """Whether every symbol of ``expr`` is inside the abstraction."""
-    from invariants.expr import atoms
-
     for a in atoms(expr):
         names = SUPPORTED_RELATIONS if isinstance(a, Rel) else SUPPORTED_FUNCTIONS
         if a.name not in names:

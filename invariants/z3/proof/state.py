@@ -107,12 +107,13 @@ has no such member).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import z3
 
 from invariants.expr import Snapshot
+from invariants.snapshot import project as snapshot_of
 from model.records import Group, State
 from model.status import MemberState
 
@@ -620,10 +621,6 @@ def project(
     ``expiry``, the partitions that exist; with ``deletion``, the group's deletion
     fields; with ``batching``, the KIP-1263 assignment interval; with ``epochs`` and
     ``history``, the KIP-1251 assignment history."""
-    from dataclasses import replace
-
-    from invariants.snapshot import project as snapshot_of
-
     snap = snapshot_of(state)
     subs: dict[str, set[Partition]] = {}
     for mid, p in snap.relations["subscribed"]:

@@ -9,17 +9,26 @@ instead (:func:`cmd_witness_lost`)."""
 from __future__ import annotations
 
 import argparse
+import json
+import time
+from dataclasses import replace
 from typing import Any
 
-from groupcheck.bmc_lifted import chosen_goals
+from groupcheck import exitcodes
 from groupcheck.mutants import bmc_depths
+from groupcheck.progress import progress_for
+from groupcheck.symbolic.bmc_lifted import Relation, chosen_goals, run_goals
+from groupcheck.symbolic.runs import bmc_doc
+from invariants.liveness import WITNESSES
+from model.rules import DEFAULT_RULES
+from reports.casestudy import describe_action
+from reports.escape import visible
 
 
 def cmd_bmc_mixed(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
     """Run the mixed BMC (module docstring) on a request ``symbolic.bmc_cmd.cmd_bmc`` has
     checked against the capability table; exit 1 for a lifted violation, 3 when a
     symbolic path did not lift, 0 when no path of the relation violates a goal."""
-    from groupcheck.bmc_lifted import Relation, run_goals
     from groupcheck.explore.mixed_lift import lift
     from invariants.z3.proof.mixed_bmc import (
         DEFAULT_LIFT_STATES,
@@ -66,22 +75,10 @@ def cmd_witness_lost(args: argparse.Namespace, chosen: Any, variant: str) -> int
     (every obligation unsatisfiable) and a path of the reference relation reaching it is
     lifted to a model trace; otherwise inconclusive (exit 3) with the reason. Nothing is
     written: the lifted trace is the reference rules', no counterexample."""
-    import json
-    import time
-    from dataclasses import replace
-
-    from groupcheck import exitcodes
-    from groupcheck.bmc_lifted import chosen_goals
-    from groupcheck.cli import printable
     from groupcheck.explore.mixed_lift import lift_witness
-    from groupcheck.progress import progress_for
-    from groupcheck.symbolic.runs import bmc_doc
-    from invariants.liveness import WITNESSES
     from invariants.z3.proof.mixed_bmc import DEFAULT_LIFT_STATES, render_path
     from invariants.z3.proof.mixed_state import ID_SLOTS
     from invariants.z3.proof.mixed_witness import INVARIANT, LOST, prove, reach
-    from model.rules import DEFAULT_RULES
-    from reports.casestudy import describe_action
 
     witness = LOST[variant]
     chosen_goals(args.only, [witness])
@@ -168,8 +165,8 @@ def cmd_witness_lost(args: argparse.Namespace, chosen: Any, variant: str) -> int
     if found.path is not None and found.trace is not None:
         print(f"\n{witness} under the reference rules in {found.depth} coordinator steps; lifted")
         for line in row["path"]:
-            print(f"  {printable(line)}")
+            print(f"  {visible(line)}")
         print(f"\nMODEL TRACE (reference rules) to {witness}: {len(steps)} steps")
         for i, step in enumerate(steps, 1):
-            print(f"    {i:3}. {printable(step)}")
+            print(f"    {i:3}. {visible(step)}")
     return exitcodes.VIOLATION if result == "violation" else exitcodes.INCONCLUSIVE

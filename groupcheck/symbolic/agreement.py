@@ -130,7 +130,7 @@ def outside(config: Any) -> str | None:
     the classic relation's scope (every classic action has a family:
     ``classic_transition.family_of``); a mixed one in a mixed group's as
     ``mixed_transition.unsupported`` says; any other in the consumer relation's scope as
-    ``symbolic.prove_cmd.outside_scope`` (with the KIP-1251 assignment epochs) says
+    ``symbolic.scope.outside_scope`` (with the KIP-1251 assignment epochs) says
     (``AgreementFacet.outside`` of its family)."""
     reason: str | None = AGREEMENT.of_config(config).outside(config)
     return reason
@@ -157,7 +157,7 @@ def _mixed_check(config: Any, variant: str | None, budget: dict[str, Any]) -> An
 
 
 def _consumer_outside(config: Any) -> str | None:
-    from groupcheck.symbolic.prove_cmd import outside_scope
+    from groupcheck.symbolic.scope import outside_scope
 
     return outside_scope(config, epochs=True)
 
@@ -188,7 +188,7 @@ AGREEMENT.register(
 
 def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]]]:
     """The configs to check and the presets or variants skipped, with the reason."""
-    from groupcheck.symbolic.prove_cmd import _config
+    from groupcheck.symbolic.scope import chosen_config
     from model.presets import PRESETS
     from model.status import ConfigError
 
@@ -223,7 +223,7 @@ def _chosen(args: argparse.Namespace) -> tuple[list[Chosen], list[dict[str, str]
             else:
                 skipped.append({"preset": name, "reason": reason})
         return configs, skipped
-    config = reference = _config(args)
+    config = reference = chosen_config(args)
     if args.variant is not None:
         config, reference = _with_variant(config, args.variant)
     if config is None:
@@ -253,7 +253,7 @@ def _with_variant(config: Any, variant: str) -> tuple[Any, Any]:
     if outside(variant):
         raise ConfigError(f"--variant {variant!r} is outside the symbolic core: {outside(variant)}")
     if variant in CLASSIC_CLIENT_VARIANTS:
-        from groupcheck.symbolic.prove_cmd import classic_client_refusal
+        from groupcheck.symbolic.scope import classic_client_refusal
 
         raise ConfigError(classic_client_refusal(variant, "prove --agreement"))
     if variant not in (*VARIANTS, *CLASSIC_VARIANTS, *MIXED_VARIANTS):
@@ -391,7 +391,7 @@ def _row(name: str, outcome: Any, variant: str | None = None) -> dict[str, Any]:
 
 
 def _print(doc: dict[str, Any]) -> None:
-    from groupcheck.cli import printable
+    from reports.escape import visible
 
     head = {"ok": "ok", "violation": "DISAGREEMENT", "inconclusive": "INCONCLUSIVE"}
     rows = doc["configs"]
@@ -433,22 +433,22 @@ def _print(doc: dict[str, Any]) -> None:
                 f"{unique}{unknown}"
             )
         for reason in r["reasons"]:
-            print(f"      - {printable(reason)}")
+            print(f"      - {visible(reason)}")
     for s in doc["skipped"]:
         what = s.get("preset") or f"variant {s['variant']}"
-        print(f"  skipped      {what}: {printable(s['reason'])}")
+        print(f"  skipped      {what}: {visible(s['reason'])}")
     for r in rows:
         d = r["disagreement"]
         if d is None:
             continue
         where = f"walk {d['walk'] + 1}, step {d['index'] + 1}" if d["walk"] is not None else "BFS"
         side = " (a side step)" if d["origin"] == "side" else ""
-        print(f"\nDISAGREEMENT in {r['config']} ({where}{side}): {printable(d['what'])}")
+        print(f"\nDISAGREEMENT in {r['config']} ({where}{side}): {visible(d['what'])}")
         print(f"  family: {d['family']} (allowed {d['allowed']}, unique {d['unique']})")
-        print(f"  action: {printable(d['action'])}")
+        print(f"  action: {visible(d['action'])}")
         print("  pre-state:")
         for line in d["pre_text"].splitlines():
-            print(f"    {printable(line)}")
+            print(f"    {visible(line)}")
         print("  post-state (the model's):")
         for line in d["post_text"].splitlines():
-            print(f"    {printable(line)}")
+            print(f"    {visible(line)}")

@@ -1,4 +1,5 @@
-"""Hand-written SVG charts for the pipeline report: horizontal bars and histograms.
+"""Hand-written SVG charts for the pipeline and timed reports (``groupcheck.pipeline.report``,
+``groupcheck.timed.cli``): horizontal bars, histograms and lines.
 
 Plain strings, no plotting library: the report is one self-contained HTML file.
 """

@@ -16,6 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groupcheck import exitcodes
+from groupcheck.progress import progress_for
+from groupcheck.symbolic.runs import bmc_doc, rows_result, unwritten, write_lifted
+from model.status import ConfigError
+from reports.casestudy import describe_action
+from reports.escape import visible
+from reports.publish import check_target
+
 Progress = Callable[[str], None] | None
 
 
@@ -76,8 +84,6 @@ def mutant_bound(
 
 def chosen_goals(only: list[str] | None, goals: list[str]) -> list[str]:
     """``goals`` narrowed to ``--only`` (``ConfigError`` naming a goal it does not have)."""
-    from model.status import ConfigError
-
     if not only:
         return goals
     unknown = [g for g in only if g not in goals]
@@ -104,13 +110,8 @@ def run_goals(
     print the result (``--json`` or text) and return the exit status: 1 for a lifted
     violation, 3 when a goal is unknown (or, for a mutant, as :func:`mutant_bound` says
     with ``known`` and ``unreached``), 0 otherwise."""
-    from groupcheck import exitcodes
-    from groupcheck.explore.run import z3_recheck
-    from groupcheck.progress import progress_for
-    from groupcheck.symbolic.runs import bmc_doc, rows_result, unwritten, write_lifted
-    from reports.artifacts import run_label, run_name
-    from reports.casestudy import describe_action
-    from reports.publish import check_target
+    from groupcheck.explore.run import z3_recheck  # noqa: PLC0415  networkx only when a state graph is built
+    from reports.artifacts import run_label, run_name  # noqa: PLC0415  networkx only when a state graph is built
 
     config = chosen.config
     out_dir = Path(args.out)
@@ -197,8 +198,6 @@ def _print(
     depth: int,
     seconds: float,
 ) -> None:
-    from groupcheck.cli import printable
-
     head = {"ok": "ok", "violation": "VIOLATION", "inconclusive": "INCONCLUSIVE"}[doc["result"]]
     print(f"{head} (bmc over {relation.name}, depth {depth}; {round(seconds, 3)} s)")
     for r in rows:
@@ -209,12 +208,12 @@ def _print(
     for r in violated:
         print(f"\nVIOLATION of {r['property']} in {r['depth']} {relation.steps}; lifted")
         for line in r["path"]:
-            print(f"  {printable(line)}")
+            print(f"  {visible(line)}")
     if doc["run_dir"] is not None:
         print(f"\nMODEL COUNTEREXAMPLE of {doc['property']}: {doc['length']} steps")
-        print(f"  {printable(doc['message'] or '')}")
+        print(f"  {visible(doc['message'] or '')}")
         for i, step in enumerate(doc["steps_taken"], 1):
-            print(f"    {i:3}. {printable(step)}")
+            print(f"    {i:3}. {visible(step)}")
         print(f"  Z3 re-check: {doc['z3']}")
         print(f"  written to {doc['trace']}")
         print(f"  report: {doc['report']}")
