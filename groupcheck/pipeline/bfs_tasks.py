@@ -19,15 +19,18 @@ discovered.
 from __future__ import annotations
 
 import enum
+import glob
 import hashlib
 import os
 import pickle
 import struct
+import uuid
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from groupcheck.explore.bfs import _step_may_matter
 from groupcheck.explore.channels import channel_normal_form
@@ -468,8 +471,6 @@ def frontier_slices(files: list[tuple[str, int]], tasks: int) -> list[list[Slice
 
 
 def _read_slices(plan: list[Slice]) -> Iterator[pa.RecordBatch]:
-    import pyarrow.parquet as pq
-
     for name, a, b in plan:
         yield from pq.read_table(name, columns=FRONTIER_COLUMNS).slice(a, b - a).to_batches()
 
@@ -512,10 +513,6 @@ _VISITED: dict[tuple[str, int], tuple[set[str], set[int]]] = {}
 
 
 def _visited(run: str, dirs: list[str], bucket: int) -> set[int]:
-    import glob
-
-    import pyarrow.parquet as pq
-
     loaded, fps = _VISITED.setdefault((run, bucket), (set(), set()))
     for d in dirs:
         if d in loaded:
@@ -529,10 +526,6 @@ def _visited(run: str, dirs: list[str], bucket: int) -> set[int]:
 def _publish(table: pa.Table, path: str) -> None:
     """Write ``table`` to ``path`` through a hidden temporary name and a rename: a task
     run twice (a retry, a lost executor) replaces the file with the same rows."""
-    import uuid
-
-    import pyarrow.parquet as pq
-
     tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex}")
     pq.write_table(table, tmp, compression="snappy")
     os.replace(tmp, path)
