@@ -188,6 +188,24 @@ def load_rules(spec: str) -> tuple[Rules, RulesSource]:
     return rules, source
 
 
+SYMBOLIC_FIELDS: tuple[str, ...] = ("reconcile",)
+"""The ``Rules`` fields a rules file may replace for ``prove`` and ``explore --engine bmc``:
+``reconcile``, given as a kernel written against ``model/sets.py``
+(``model.reconcile.kernel_rule``), which the KIP-848 relation runs with the Z3 backend."""
+
+
+def symbolic_refusal(rules: Rules, source: RulesSource) -> str | None:
+    """Why the symbolic engines cannot read a rules file (None: they can): it replaces a
+    field other than ``reconcile``, or ``reconcile`` by a plain function rather than a
+    kernel (``model.reconcile.kernel_rule``)."""
+    other = [f for f in source.fields if f not in SYMBOLIC_FIELDS]
+    if other:
+        return f"it replaces {', '.join(other)}"
+    if getattr(rules.reconcile, "kernel", None) is None:
+        return "its reconcile is a plain function, not a kernel (model.reconcile.kernel_rule)"
+    return None
+
+
 def with_rules(config: Config, rules: Rules, source: RulesSource) -> Config:
     """``config`` running ``rules`` (its name says so: ``CONFIG+rules-NAME``)."""
     return replace(config, rules=rules, name=f"{config.name}+{source.label}")

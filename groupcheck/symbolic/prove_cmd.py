@@ -56,6 +56,9 @@ def register(sub: Any) -> None:
         "against this variant (a classic mutant's against the classic coordinator's relation, "
         "a mixed-group mutant's against a mixed group's)",
     )
+    from groupcheck.cli import add_rules_option
+
+    add_rules_option(p)
     p.add_argument(
         "--clients",
         action="store_true",
@@ -160,15 +163,40 @@ unroll the client layer too) is 4 steps."""
 
 
 def _config(args: argparse.Namespace) -> Any:
+    """The config given (None: the defaults of ``Config``), with the ``--rules`` file's
+    rules installed."""
+    config: Any = None
     if args.config is not None:
         from groupcheck.configfile import load_config_file
 
-        return load_config_file(args.config)
-    if args.preset is not None:
+        config = load_config_file(args.config)
+    elif args.preset is not None:
         from model.presets import preset
 
-        return preset(args.preset)
-    return None
+        config = preset(args.preset)
+    loaded = _rules(args)
+    if loaded is not None and config is not None:
+        from groupcheck.rulesfile import with_rules
+
+        config = with_rules(config, *loaded)
+    return config
+
+
+def _rules(args: argparse.Namespace) -> Any:
+    """``--rules FILE.py:NAME`` loaded once (``args.loaded_rules``: its ``Rules`` and
+    ``RulesSource``), or None. The symbolic engines read a replacement of the
+    reconciliation kernel (``groupcheck.rulesfile.symbolic_refusal``)."""
+    spec = getattr(args, "rules", None)
+    if spec is None:
+        return None
+    if getattr(args, "loaded_rules", None) is None:
+        from groupcheck.rulesfile import load_rules
+        from model.status import ConfigError
+
+        if getattr(args, "variant", None) is not None:
+            raise ConfigError("--variant and --rules both replace rules; give one of them")
+        args.loaded_rules = load_rules(spec)
+    return args.loaded_rules
 
 
 def classic_client_refusal(variant: str, command: str) -> str:
@@ -195,7 +223,9 @@ def _options(args: argparse.Namespace) -> Any:
     config = _config(args)
     check(PROVE, family_of(config), "proof", prove_facts(args, config))
     if config is None:
-        return Options(variant=args.variant)
+        loaded = _rules(args)
+        kernel = getattr(loaded[0].reconcile, "kernel", None) if loaded is not None else None
+        return Options(variant=args.variant, kernel=kernel)
     return Options.of(config, args.variant)
 
 
@@ -215,6 +245,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
     if args.agreement:
         from groupcheck.agreement import cmd_agreement
+        from model.status import ConfigError
+
+        if getattr(args, "rules", None) is not None:
+            raise ConfigError("--rules is for proofs; --agreement checks the relation")
 
         check(PROVE, "any", "agreement", prove_facts(args, None))
         return cmd_agreement(args)
