@@ -62,7 +62,7 @@ def compute_next_assignment(
     """
     assigned = ops.assigned(member)
     keep = ops.inter(assigned, live)
-    revoke = ops.diff(assigned, keep)
+    revoke = ops.diff(assigned, live)
 
     def revoke_first() -> Any:
         return ops.with_epoch(
@@ -70,16 +70,18 @@ def compute_next_assignment(
         )
 
     def assign_free() -> Any:
-        wanted = ops.diff(live, keep)
-        blocked = ops.diff(ops.inter(wanted, held), ops.revoking(member))
+        wanted = ops.diff(live, assigned)
+        elsewhere = ops.diff(held, ops.revoking(member))
         state = ops.ite(
-            ops.nonempty(blocked), lambda: ops.state(UNRELEASED), lambda: ops.state(STABLE)
+            ops.nonempty(ops.inter(wanted, elsewhere)),
+            lambda: ops.state(UNRELEASED),
+            lambda: ops.state(STABLE),
         )
         return ops.with_epoch(
             member,
             target_epoch,
             state=state,
-            assigned=ops.union(keep, ops.diff(wanted, blocked)),
+            assigned=ops.union(keep, ops.diff(wanted, elsewhere)),
             revoking=ops.empty(),
         )
 
