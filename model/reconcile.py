@@ -54,9 +54,9 @@ def compute_next_assignment(
     """Move a member towards its target ``live`` (already filtered by its subscription)
     (``CurrentAssignmentBuilder.computeNextAssignment``).
 
-    keep = assigned ∩ target; revoke = assigned − keep; add = target − keep, minus the
-    partitions another member still holds (``held``: those with a partition epoch, but
-    the member's own pending revocation). Rules in order: revoke first (the epoch stays),
+    keep = assigned ∩ target; revoke = assigned − target; add = (target − assigned) −
+    (held − pending): minus the partitions another member still holds (``held``: those
+    with a partition epoch; the member's own pending revocation counts as free). Rules in order: revoke first (the epoch stays),
     else assign what is free and jump to the target epoch (``UNRELEASED_PARTITIONS`` when
     something is still held elsewhere, else ``STABLE``).
     """
