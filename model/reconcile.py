@@ -56,9 +56,10 @@ def compute_next_assignment(
 
     keep = assigned ∩ target; revoke = assigned − target; add = (target − assigned) −
     (held − pending): minus the partitions another member still holds (``held``: those
-    with a partition epoch; the member's own pending revocation counts as free). Rules in order: revoke first (the epoch stays),
-    else assign what is free and jump to the target epoch (``UNRELEASED_PARTITIONS`` when
-    something is still held elsewhere, else ``STABLE``).
+    with a partition epoch; the member's own pending revocation counts as free). Rules in
+    order: revoke first (the epoch stays), else assign what is free and jump to the
+    target epoch (``UNRELEASED_PARTITIONS`` when something is still held elsewhere, else
+    ``STABLE``).
     """
     assigned = ops.assigned(member)
     keep = ops.inter(assigned, live)
