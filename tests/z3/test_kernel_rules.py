@@ -74,7 +74,11 @@ def test_prove_reads_the_kernel(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize(
     ("name", "why"),
-    [("MIXED", "it replaces client_build_heartbeat"), ("PLAIN", "a plain function")],
+    [
+        ("MIXED", "it replaces client_build_heartbeat"),
+        ("PLAIN", "a plain function"),
+        ("PYIF", "Z3 cannot read its kernel pyif"),
+    ],
 )
 @pytest.mark.parametrize("command", ["bmc", "prove"])
 def test_what_the_symbolic_engines_cannot_read_is_refused_in_one_line(

@@ -148,3 +148,35 @@ class Z3Ops:
 
 Z3SETS = Z3Ops()
 """The Z3 backend the symbolic relation runs kernels with."""
+
+
+def read_kernel(kernel: Callable[..., Any]) -> MemberTerm:
+    """``kernel`` (the signature of ``model.reconcile.reconcile_kernel``) run once on
+    fresh terms: what it returns, which must be a :class:`MemberTerm`. A kernel that uses
+    a Python ``if``, ``and``, ``or`` or ``not`` on a term raises here (``Z3Exception``),
+    as it would inside the relation."""
+
+    def rel(name: str) -> Set:
+        return z3.Function(f"kernel.{name}", PARTITION, z3.BoolSort())
+
+    member = MemberTerm(
+        z3.Int("kernel.epoch"),
+        z3.Int("kernel.prev"),
+        z3.Int("kernel.state"),
+        rel("assigned"),
+        rel("revoking"),
+    )
+    out = kernel(
+        Z3SETS,
+        member,
+        target_epoch=z3.Int("kernel.target_epoch"),
+        target=rel("target"),
+        held=rel("held"),
+        owned=rel("owned"),
+        reported=z3.Bool("kernel.reported"),
+        subscription_changed=z3.Bool("kernel.subscription_changed"),
+        subscribed=rel("subscribed"),
+    )
+    if not isinstance(out, MemberTerm):
+        raise TypeError(f"it returned {type(out).__name__}, not the member (MemberTerm)")
+    return out

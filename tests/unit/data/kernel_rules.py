@@ -8,8 +8,12 @@ once, its revoked partitions released before its client acknowledged.
 MIXED: EAGER plus a client rule: the symbolic engines cannot read the client rule.
 PLAIN: the reference rule as a plain function of a Member: the symbolic engines cannot
 read it.
+PYIF: a kernel with a Python ``if`` on a truth value: it runs on frozensets, but Z3
+cannot read it.
 PLAIN: the reference rule as a plain function of a Member: the symbolic engines cannot
 read it.
+PYIF: a kernel with a Python ``if`` on a truth value: it runs on frozensets, but Z3
+cannot read it.
 """
 
 from model import reconcile as rc
@@ -49,3 +53,14 @@ def plain(member, **kw):
 
 
 PLAIN = {"reconcile": plain}
+
+
+def pyif(ops, member, **kw):
+    """The reference kernel, with a Python ``if`` on a truth value of the interface."""
+    out = rc.reconcile_kernel(ops, member, **kw)
+    if ops.nonempty(ops.revoking(out)):
+        return out
+    return out
+
+
+PYIF = {"reconcile": rc.kernel_rule(pyif)}
