@@ -196,31 +196,20 @@ SYMBOLIC_FIELDS: tuple[str, ...] = ("reconcile",)
 
 def symbolic_refusal(rules: Rules, source: RulesSource) -> str | None:
     """Why the symbolic engines cannot read a rules file (None: they can): it replaces a
-    field other than ``reconcile``, or ``reconcile`` by a plain function rather than a
-    kernel (``model.reconcile.kernel_rule``)."""
+    field other than ``reconcile``, ``reconcile`` by a plain function rather than a
+    kernel (``model.reconcile.kernel_rule``), or by a kernel Z3 cannot read
+    (``invariants.z3.proof.z3sets.unreadable``)."""
     other = [f for f in source.fields if f not in SYMBOLIC_FIELDS]
     if other:
         return f"it replaces {', '.join(other)}"
     kernel = getattr(rules.reconcile, "kernel", None)
     if kernel is None:
         return "its reconcile is a plain function, not a kernel (model.reconcile.kernel_rule)"
-    import z3
-
     from groupcheck.usercode import running_user_code
-    from invariants.z3.proof.z3sets import read_kernel
+    from invariants.z3.proof.z3sets import unreadable
 
-    try:
-        with running_user_code():
-            read_kernel(kernel)
-    except Exception as e:  # the user's kernel, read on Z3 terms
-        name = getattr(kernel, "__name__", "the kernel")
-        hint = (
-            " (use ops.ite, not a Python if, and, or, not, on a set, truth value or epoch)"
-            if isinstance(e, z3.Z3Exception)
-            else ""
-        )
-        return f"Z3 cannot read its kernel {name}: {type(e).__name__}: {e}{hint}"
-    return None
+    with running_user_code():
+        return unreadable(kernel)
 
 
 def with_rules(config: Config, rules: Rules, source: RulesSource) -> Config:

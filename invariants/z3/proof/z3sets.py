@@ -180,3 +180,19 @@ def read_kernel(kernel: Callable[..., Any]) -> MemberTerm:
     if not isinstance(out, MemberTerm):
         raise TypeError(f"it returned {type(out).__name__}, not the member (MemberTerm)")
     return out
+
+
+def unreadable(kernel: Callable[..., Any]) -> str | None:
+    """Why Z3 cannot read ``kernel`` (:func:`read_kernel` failed), in one line; None when
+    it can."""
+    try:
+        read_kernel(kernel)
+    except Exception as e:  # the user's kernel, read on Z3 terms
+        name = getattr(kernel, "__name__", "the kernel")
+        hint = (
+            " (use ops.ite, not a Python if, and, or, not, on a set, truth value or epoch)"
+            if isinstance(e, z3.Z3Exception)
+            else ""
+        )
+        return f"Z3 cannot read its kernel {name}: {type(e).__name__}: {e}{hint}"
+    return None
