@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from groupcheck.usercode import DEFAULT_USER_MEMORY_MB
+
 
 def positive(text: str) -> int:
     """An integer >= 1."""
@@ -143,4 +145,28 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="report a hand-over after the owner's session expired, while nothing shows "
         "the owner stopped (Observed.ZombieWindow), as a violation",
+    )
+
+
+def add_rules_option(parser: argparse.ArgumentParser) -> None:
+    """``--rules FILE.py:NAME``: a protocol change of your own (groupcheck/rulesfile.py)."""
+    parser.add_argument(
+        "--rules",
+        metavar="FILE.py:NAME",
+        help="run with your own rules: NAME in FILE.py is a Rules value or a mapping of "
+        "Rules fields to functions (docs/tutorial.md, 'Checking your own protocol change')",
+    )
+    add_user_memory_option(parser)
+
+
+def add_user_memory_option(parser: argparse.ArgumentParser) -> None:
+    """``--user-memory MB``: the memory a user's rule may take (groupcheck.usercode)."""
+    parser.add_argument(
+        "--user-memory",
+        type=non_negative,
+        default=DEFAULT_USER_MEMORY_MB,
+        metavar="MB",
+        help="stop a rule of yours (--rules, mutants --from) once groupcheck's peak memory "
+        "has grown by MB while it ran, summed over its calls, and report it as your code "
+        f"failing (exit 8); 0: no limit (default {DEFAULT_USER_MEMORY_MB})",
     )

@@ -21,6 +21,8 @@ from typing import Any, NoReturn
 from groupcheck.argtypes import (
     MAX_STEPS,
     MAX_WORKERS,
+    add_rules_option,
+    add_user_memory_option,
     at_most,
     non_negative,
     positive,
@@ -430,32 +432,6 @@ def _config_for(args: argparse.Namespace, default: str | None = "SMALL") -> Chos
         config = with_rules(config, rules, source)
     _CHOSEN["config"] = config
     return Chosen(config, mutant, preset_label, config_file, source)
-
-
-def add_rules_option(parser: argparse.ArgumentParser) -> None:
-    """``--rules FILE.py:NAME``: a protocol change of your own (groupcheck/rulesfile.py)."""
-    parser.add_argument(
-        "--rules",
-        metavar="FILE.py:NAME",
-        help="run with your own rules: NAME in FILE.py is a Rules value or a mapping of "
-        "Rules fields to functions (docs/tutorial.md, 'Checking your own protocol change')",
-    )
-    add_user_memory_option(parser)
-
-
-def add_user_memory_option(parser: argparse.ArgumentParser) -> None:
-    """``--user-memory MB``: the memory a user's rule may take (groupcheck.usercode)."""
-    from groupcheck.usercode import DEFAULT_USER_MEMORY_MB
-
-    parser.add_argument(
-        "--user-memory",
-        type=non_negative,
-        default=DEFAULT_USER_MEMORY_MB,
-        metavar="MB",
-        help="stop a rule of yours (--rules, mutants --from) once groupcheck's peak memory "
-        "has grown by MB while it ran, summed over its calls, and report it as your code "
-        f"failing (exit 8); 0: no limit (default {DEFAULT_USER_MEMORY_MB})",
-    )
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

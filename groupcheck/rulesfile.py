@@ -29,7 +29,7 @@ from typing import Any
 
 from groupcheck import budget
 from groupcheck.mutants import Mutant
-from groupcheck.usercode import load_module, wrap_rule
+from groupcheck.usercode import load_module, running_user_code, wrap_rule
 from invariants.check import all_properties
 from model.config import Config
 from model.presets import PRESETS
@@ -188,6 +188,29 @@ def load_rules(spec: str) -> tuple[Rules, RulesSource]:
     rules, changed = rules_from_value(getattr(module, name), f"{path}:{name}", resolved)
     source = RulesSource(resolved, name, file_sha256(path), changed)
     return rules, source
+
+
+SYMBOLIC_FIELDS: tuple[str, ...] = ("reconcile",)
+"""The ``Rules`` fields a rules file may replace for ``prove`` and ``explore --engine bmc``:
+``reconcile``, given as a kernel written against ``model/sets.py``
+(``model.reconcile.kernel_rule``), which the KIP-848 relation runs with the Z3 backend."""
+
+
+def symbolic_refusal(rules: Rules, source: RulesSource) -> str | None:
+    """Why the symbolic engines cannot read a rules file (None: they can): it replaces a
+    field other than ``reconcile``, ``reconcile`` by a plain function rather than a
+    kernel (``model.reconcile.kernel_rule``), or by a kernel Z3 cannot read
+    (``invariants.z3.proof.z3sets.unreadable``)."""
+    other = [f for f in source.fields if f not in SYMBOLIC_FIELDS]
+    if other:
+        return f"it replaces {', '.join(other)}"
+    kernel = getattr(rules.reconcile, "kernel", None)
+    if kernel is None:
+        return "its reconcile is a plain function, not a kernel (model.reconcile.kernel_rule)"
+    from invariants.z3.proof.z3sets import unreadable  # noqa: PLC0415  z3 off the CLI's startup
+
+    with running_user_code():
+        return unreadable(kernel)
 
 
 def with_rules(config: Config, rules: Rules, source: RulesSource) -> Config:

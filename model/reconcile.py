@@ -10,27 +10,192 @@ Kafka's ``modern.consumer.CurrentAssignmentBuilder`` (docs/kafka-rules.md, Recon
   partition epochs; the member's own partitions pending revocation count as free
   (KAFKA-19449);
 * the target is filtered by the member's live subscription (KAFKA-19431).
+
+The rule is a *kernel* written once against the set interface of ``model/sets.py``
+(``ops``): :func:`reconcile_kernel` and the functions it calls. The model runs it with the
+frozenset backend (:func:`reconcile`, the ``Rules.reconcile`` default); the symbolic
+relation of KIP-848 runs the same functions with the Z3 backend
+(``invariants/z3/proof/z3sets.py``). A user's replacement written the same way
+(:func:`kernel_rule`) is explored, searched by BMC and proved (``--rules``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from model.ids import EMPTY, Assignment, TopicPartition
 from model.records import Member, replace
+from model.sets import FROZENSETS, AnyOps
 from model.status import MemberState
 
+STABLE = MemberState.STABLE
+UNREVOKED = MemberState.UNREVOKED_PARTITIONS
+UNRELEASED = MemberState.UNRELEASED_PARTITIONS
 
-def owns_any(owned: Assignment | None, partitions: Assignment) -> bool:
-    """Whether the member may still own any of ``partitions``.
 
-    A member that did not report its owned partitions (``TopicPartitions`` null) is
-    assumed to hold everything (``CurrentAssignmentBuilder.ownsRevokedPartitions``).
+def owns_any(ops: AnyOps, owned: Any, reported: Any, s: Any) -> Any:
+    """Whether the member may still own any of ``s``: those of ``owned`` when the request
+    ``reported`` its owned partitions; a member that did not (``TopicPartitions`` null) is
+    assumed to hold everything (``CurrentAssignmentBuilder.ownsRevokedPartitions``)."""
+    return ops.ite(reported, lambda: ops.nonempty(ops.inter(s, owned)), lambda: ops.nonempty(s))
+
+
+def compute_next_assignment(
+    ops: AnyOps,
+    member: Any,
+    *,
+    target_epoch: Any,
+    live: Any,
+    held: Any,
+    owned: Any,
+    reported: Any,
+) -> Any:
+    """Move a member towards its target ``live`` (already filtered by its subscription)
+    (``CurrentAssignmentBuilder.computeNextAssignment``).
+
+    keep = assigned ∩ target; revoke = assigned − target; add = (target − assigned) −
+    (held − pending): minus the partitions another member still holds (``held``: those
+    with a partition epoch; the member's own pending revocation counts as free). Rules in
+    order: revoke first (the epoch stays), else assign what is free and jump to the
+    target epoch (``UNRELEASED_PARTITIONS`` when something is still held elsewhere, else
+    ``STABLE``).
     """
-    if owned is None:
-        return bool(partitions)
-    return not owned.isdisjoint(partitions)
+    assigned = ops.assigned(member)
+    keep = ops.inter(assigned, live)
+    revoke = ops.diff(assigned, live)
+
+    def revoke_first() -> Any:
+        return ops.with_epoch(
+            member, ops.epoch(member), state=ops.state(UNREVOKED), assigned=keep, revoking=revoke
+        )
+
+    def assign_free() -> Any:
+        wanted = ops.diff(live, assigned)
+        elsewhere = ops.diff(held, ops.revoking(member))
+        state = ops.ite(
+            ops.nonempty(ops.inter(wanted, elsewhere)),
+            lambda: ops.state(UNRELEASED),
+            lambda: ops.state(STABLE),
+        )
+        return ops.with_epoch(
+            member,
+            target_epoch,
+            state=state,
+            assigned=ops.union(keep, ops.diff(wanted, elsewhere)),
+            revoking=ops.empty(),
+        )
+
+    return ops.ite(owns_any(ops, owned, reported, revoke), revoke_first, assign_free)
+
+
+def shrink_to_subscription(
+    ops: AnyOps,
+    member: Any,
+    *,
+    owned: Any,
+    reported: Any,
+    subscribed: Any,
+) -> Any:
+    """Only the subscription changed: revoke the unsubscribed topics now, at the same
+    epoch (``CurrentAssignmentBuilder.updateCurrentAssignment``, KAFKA-19431)."""
+    assigned = ops.assigned(member)
+    moved = ops.outside(assigned, subscribed)
+
+    def shrink() -> Any:
+        pending = ops.union(ops.revoking(member), moved)
+        return ops.ite(
+            owns_any(ops, owned, reported, pending),
+            lambda: ops.with_epoch(
+                member,
+                ops.epoch(member),
+                state=ops.state(UNREVOKED),
+                assigned=ops.diff(assigned, moved),
+                revoking=pending,
+            ),
+            lambda: ops.with_epoch(member, ops.epoch(member), assigned=ops.diff(assigned, moved)),
+        )
+
+    return ops.ite(ops.nonempty(moved), shrink, lambda: member)
+
+
+def reconcile_kernel(
+    ops: AnyOps,
+    member: Any,
+    *,
+    target_epoch: Any,
+    target: Any,
+    held: Any,
+    owned: Any,
+    reported: Any,
+    subscription_changed: Any,
+    subscribed: Any,
+) -> Any:
+    """One reconciliation step for one heartbeat (``CurrentAssignmentBuilder.build``).
+
+    ``member`` is what the builder is constructed with; the inputs are named after the
+    builder calls that supply them: ``withTargetAssignment(target_epoch, target)``,
+    ``withCurrentPartitionEpoch`` (``held``: the partitions that have a partition epoch),
+    ``withOwnedTopicPartitions`` (``owned``; ``reported`` false when the request did not
+    report them), and the subscription inputs of KAFKA-19431 (``subscription_changed``,
+    ``subscribed``). A ``STABLE`` member moves when its epoch is not the target's; an
+    ``UNREVOKED_PARTITIONS`` member once it no longer owns what it revokes; an
+    ``UNRELEASED_PARTITIONS`` member tries again to collect partitions released meanwhile.
+    Returns ``member`` itself when nothing changes.
+    """
+
+    def next_assignment() -> Any:
+        return compute_next_assignment(
+            ops,
+            member,
+            target_epoch=target_epoch,
+            live=ops.only(target, subscribed),
+            held=held,
+            owned=owned,
+            reported=reported,
+        )
+
+    def maybe_shrink() -> Any:
+        return ops.ite(
+            subscription_changed,
+            lambda: shrink_to_subscription(
+                ops, member, owned=owned, reported=reported, subscribed=subscribed
+            ),
+            lambda: member,
+        )
+
+    def stable() -> Any:
+        return ops.ite(ops.eq(ops.epoch(member), target_epoch), maybe_shrink, next_assignment)
+
+    def unrevoked() -> Any:
+        revoking = ops.revoking(member)
+        return ops.ite(owns_any(ops, owned, reported, revoking), maybe_shrink, next_assignment)
+
+    return ops.ite(
+        ops.in_state(member, STABLE),
+        stable,
+        lambda: ops.ite(ops.in_state(member, UNREVOKED), unrevoked, next_assignment),
+    )
+
+
+class ReconcileKernel(Protocol):
+    """The signature of :func:`reconcile_kernel`: what a user's replacement of the kernel
+    (``--rules``, :func:`kernel_rule`) defines."""
+
+    def __call__(
+        self,
+        ops: AnyOps,
+        member: Any,
+        /,
+        *,
+        target_epoch: Any,
+        target: Any,
+        held: Any,
+        owned: Any,
+        reported: Any,
+        subscription_changed: Any,
+        subscribed: Any,
+    ) -> Any: ...
 
 
 def with_epoch(member: Member, epoch: int, **changes: Any) -> Member:
@@ -39,80 +204,31 @@ def with_epoch(member: Member, epoch: int, **changes: Any) -> Member:
     return replace(member, member_epoch=epoch, previous_member_epoch=member.member_epoch, **changes)
 
 
-def compute_next_assignment(
+def run_kernel(
+    kernel: Callable[..., Any],
     member: Member,
     *,
     target_epoch: int,
     target: Assignment,
     partition_epochs: Mapping[TopicPartition, int],
     owned: Assignment | None,
+    subscription_changed: bool,
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
-    """Move a member towards its target (``CurrentAssignmentBuilder.computeNextAssignment``).
-
-    keep = assigned ∩ target; revoke = assigned − keep; add = target − keep, minus the
-    partitions another member still holds. Rules in order: revoke first (the epoch stays),
-    else assign what is free and jump to the target epoch (``UNRELEASED_PARTITIONS`` when
-    something is still held elsewhere), else settle at the target epoch.
-    """
-    live_target = frozenset(tp for tp in target if tp[0] in subscribed_topic_ids)
-    assigned = member.assigned_partitions
-    keep = assigned & live_target
-    revoke = assigned - keep
-    own_pending = member.partitions_pending_revocation
-    add_list: list[TopicPartition] = []
-    unreleased = False
-    for tp in live_target - keep:
-        if tp in partition_epochs and tp not in own_pending:
-            unreleased = True
-        else:
-            add_list.append(tp)
-
-    if revoke and owns_any(owned, revoke):
-        return with_epoch(
-            member,
-            member.member_epoch,
-            state=MemberState.UNREVOKED_PARTITIONS,
-            assigned_partitions=keep,
-            partitions_pending_revocation=revoke,
-        )
-    if add_list:
-        return with_epoch(
-            member,
-            target_epoch,
-            state=MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE,
-            assigned_partitions=keep | frozenset(add_list),
-            partitions_pending_revocation=EMPTY,
-        )
-    return with_epoch(
+    """``kernel`` run by the model: the frozenset backend, with the inputs as
+    ``Rules.reconcile`` receives them."""
+    out: Member = kernel(
+        FROZENSETS,
         member,
-        target_epoch,
-        state=MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE,
-        assigned_partitions=keep,
-        partitions_pending_revocation=EMPTY,
+        target_epoch=target_epoch,
+        target=target,
+        held=partition_epochs.keys(),
+        owned=EMPTY if owned is None else owned,
+        reported=owned is not None,
+        subscription_changed=subscription_changed,
+        subscribed=subscribed_topic_ids,
     )
-
-
-def shrink_to_subscription(
-    member: Member, owned: Assignment | None, subscribed_topic_ids: frozenset[str]
-) -> Member:
-    """Fast path when only the subscription changed: revoke unsubscribed topics now
-    (``CurrentAssignmentBuilder.updateCurrentAssignment``, KAFKA-19431)."""
-    moved = frozenset(tp for tp in member.assigned_partitions if tp[0] not in subscribed_topic_ids)
-    if not moved:
-        return member
-    pending = member.partitions_pending_revocation | moved
-    if owns_any(owned, pending):
-        return with_epoch(
-            member,
-            member.member_epoch,
-            state=MemberState.UNREVOKED_PARTITIONS,
-            assigned_partitions=member.assigned_partitions - moved,
-            partitions_pending_revocation=pending,
-        )
-    return with_epoch(
-        member, member.member_epoch, assigned_partitions=member.assigned_partitions - moved
-    )
+    return out
 
 
 def reconcile(
@@ -125,7 +241,8 @@ def reconcile(
     subscription_changed: bool,
     subscribed_topic_ids: frozenset[str],
 ) -> Member:
-    """One reconciliation step for one heartbeat (``CurrentAssignmentBuilder.build``).
+    """One reconciliation step for one heartbeat (``CurrentAssignmentBuilder.build``):
+    :func:`reconcile_kernel` with the frozenset backend.
 
     ``member`` is what the builder is constructed with; every other input is keyword-only
     and named after the builder call that supplies it in Kafka:
@@ -133,48 +250,50 @@ def reconcile(
     ``withCurrentPartitionEpoch(partition_epochs)`` (a partition absent from the map is
     free), ``withOwnedTopicPartitions(owned)`` (``None``: the request did not report
     them), and the subscription inputs added with KAFKA-19431 (``subscription_changed``
-    and the member's ``subscribed_topic_ids``).
-
-    Keyword-only parameters rather than an input record: a call site reads like Kafka's
-    ``with…`` chain at no cost on the hot path (a record would be built on every
-    heartbeat the explorers replay), and ``model.rules.ReconcileRule`` types the exact
-    signature a mutant must keep.
+    and the member's ``subscribed_topic_ids``). ``model.rules.ReconcileRule`` types the
+    exact signature a mutant must keep.
 
     Returns the same object when nothing changes.
     """
-    state = member.state
-    if state is MemberState.STABLE:
-        if member.member_epoch != target_epoch:
-            return compute_next_assignment(
-                member,
-                target_epoch=target_epoch,
-                target=target,
-                partition_epochs=partition_epochs,
-                owned=owned,
-                subscribed_topic_ids=subscribed_topic_ids,
-            )
-        if subscription_changed:
-            return shrink_to_subscription(member, owned, subscribed_topic_ids)
-        return member
-    if state is MemberState.UNREVOKED_PARTITIONS:
-        if owns_any(owned, member.partitions_pending_revocation):
-            if subscription_changed:
-                return shrink_to_subscription(member, owned, subscribed_topic_ids)
-            return member
-        return compute_next_assignment(
-            member,
-            target_epoch=target_epoch,
-            target=target,
-            partition_epochs=partition_epochs,
-            owned=owned,
-            subscribed_topic_ids=subscribed_topic_ids,
-        )
-    # UNRELEASED_PARTITIONS: try again to collect partitions released meanwhile.
-    return compute_next_assignment(
+    return run_kernel(
+        reconcile_kernel,
         member,
         target_epoch=target_epoch,
         target=target,
         partition_epochs=partition_epochs,
         owned=owned,
+        subscription_changed=subscription_changed,
         subscribed_topic_ids=subscribed_topic_ids,
     )
+
+
+def kernel_rule(kernel: ReconcileKernel) -> Callable[..., Member]:
+    """A ``Rules.reconcile`` replacement from a kernel written against ``model/sets.py``:
+    the model runs it with the frozenset backend, and ``explore --engine bmc`` and
+    ``prove`` read it (its ``kernel`` attribute) with the Z3 backend."""
+
+    def rule(
+        member: Member,
+        *,
+        target_epoch: int,
+        target: Assignment,
+        partition_epochs: Mapping[TopicPartition, int],
+        owned: Assignment | None,
+        subscription_changed: bool,
+        subscribed_topic_ids: frozenset[str],
+    ) -> Member:
+        return run_kernel(
+            kernel,
+            member,
+            target_epoch=target_epoch,
+            target=target,
+            partition_epochs=partition_epochs,
+            owned=owned,
+            subscription_changed=subscription_changed,
+            subscribed_topic_ids=subscribed_topic_ids,
+        )
+
+    rule.__name__ = getattr(kernel, "__name__", "kernel_rule")
+    rule.__doc__ = getattr(kernel, "__doc__", None)
+    rule.kernel = kernel  # type: ignore[attr-defined]
+    return rule

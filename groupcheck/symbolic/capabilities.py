@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groupcheck.mutants import outside
+from groupcheck.rulesfile import symbolic_refusal
 from model.status import ConfigError
 from reports.publish import table_command
 
@@ -62,7 +63,16 @@ chose the classic coordinator's relation."""
 
 ARG_CLIENTS = "--clients"
 ARG_REACH = "--reach"
-ARG_RULES = "--rules FILE.py:NAME"
+ARG_RULES = "--rules FILE.py:NAME replacing more than the reconciliation kernel"
+ARG_KERNEL = "--rules FILE.py:NAME replacing the reconciliation kernel"
+_RULES_UNREAD = (
+    "{command}: --rules {rules}: {rules_why}; the symbolic engines read a replacement of the "
+    "reconciliation kernel only (model.reconcile.kernel_rule): explore this file instead"
+)
+_KERNEL_ELSEWHERE = (
+    "{command}: --rules {rules}: the reconciliation kernel is read by the KIP-848 relation "
+    "only; this config is {family}: explore it instead"
+)
 ARG_ONLY_NOT_CONVERGENCE = "--only a goal other than Convergence"
 AGREEMENT_ONLY = (
     "--all-variants",
@@ -180,6 +190,7 @@ _NOT_READ = (
 
 REFUSALS: tuple[Refusal, ...] = (
     # ------------------------------------------------------------------ prove
+    _r(PROVE, "any", "proof", [ARG_RULES], _RULES_UNREAD),
     *(_r(PROVE, "any", "proof options", [o], f"{o} needs --agreement") for o in AGREEMENT_ONLY),
     _r(
         PROVE,
@@ -349,7 +360,8 @@ REFUSALS: tuple[Refusal, ...] = (
         "assignments",
     ),
     # ------------------------------------------------------------------ explore --engine bmc
-    _r(BMC, "any", "any", [ARG_RULES], "--engine bmc reads the symbolic rules; --rules has none"),
+    _r(BMC, "any", "any", [ARG_RULES], _RULES_UNREAD),
+    *(_r(BMC, family, "any", [ARG_KERNEL], _KERNEL_ELSEWHERE) for family in ("classic", "mixed")),
     *(
         _r(
             BMC,
@@ -574,6 +586,10 @@ def prove_facts(args: argparse.Namespace, config: Any) -> Facts:
     )
 
     facts = config_facts(config)
+    rules_facts, rules_params = _rules_facts(
+        PROVE, getattr(args, "loaded_rules", None), family=family_of_config(config)
+    )
+    facts |= rules_facts
     given = [o for o in AGREEMENT_ONLY if _given(args, o)]
     facts |= set(given)
     if getattr(args, "reach", None) is not None:
@@ -581,7 +597,7 @@ def prove_facts(args: argparse.Namespace, config: Any) -> Facts:
     if getattr(args, "clients", False):
         facts.add(ARG_CLIENTS)
     v = getattr(args, "variant", None)
-    params: dict[str, Any] = {"variant": v, "known": ", ".join(VARIANTS)}
+    params: dict[str, Any] = {"variant": v, "known": ", ".join(VARIANTS), **rules_params}
     if v is not None:
         if v in HISTORY_VARIANTS or v in EPOCH_VARIANTS:
             # A rule on the assignment epochs is read by the obligations (and the history)
@@ -607,6 +623,28 @@ def prove_facts(args: argparse.Namespace, config: Any) -> Facts:
     return Facts(frozenset(facts), params)
 
 
+def family_of_config(config: Any) -> str:
+    """The protocol family of ``config`` (None: the defaults of ``Config``, KIP-848)."""
+    return "consumer" if config is None else str(config.protocol)
+
+
+def _rules_facts(command: str, loaded: Any, *, family: str) -> tuple[set[str], dict[str, Any]]:
+    """The facts of a ``--rules`` file (``loaded``: its ``Rules`` and ``RulesSource``, or
+    None): :data:`ARG_KERNEL` when it replaces only the reconciliation kernel, which the
+    KIP-848 relation reads, else :data:`ARG_RULES`."""
+    if loaded is None:
+        return set(), {}
+    rules, source = loaded
+    why = symbolic_refusal(rules, source)
+    params = {
+        "command": command,
+        "rules": f"{source.path}:{source.name}",
+        "rules_why": why or "",
+        "family": family,
+    }
+    return {ARG_RULES if why is not None else ARG_KERNEL}, params
+
+
 def _given(args: argparse.Namespace, option: str) -> bool:
     """Whether ``option`` (one of :data:`AGREEMENT_ONLY`) was given."""
     value = getattr(args, option[2:].replace("-", "_"), None)
@@ -628,8 +666,9 @@ def bmc_facts(args: argparse.Namespace, chosen: Any) -> Facts:
     config = chosen.config
     v = chosen.mutant.name if chosen.mutant is not None else None
     facts = config_facts(config)
-    if chosen.rules is not None:
-        facts.add(ARG_RULES)
+    loaded = (config.rules, chosen.rules) if chosen.rules is not None else None
+    rules_facts, rules_params = _rules_facts(BMC, loaded, family=config.protocol)
+    facts |= rules_facts
     if args.only and set(args.only) != {CONVERGENCE}:
         facts.add(ARG_ONLY_NOT_CONVERGENCE)
     family = config.protocol
@@ -641,6 +680,7 @@ def bmc_facts(args: argparse.Namespace, chosen: Any) -> Facts:
         "name": config.name,
         "why": "",
         "link": "",
+        **rules_params,
     }
     if v is not None:
         member = {

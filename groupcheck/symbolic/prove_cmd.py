@@ -59,6 +59,9 @@ def register(sub: Any) -> None:
         "against this variant (a classic mutant's against the classic coordinator's relation, "
         "a mixed-group mutant's against a mixed group's)",
     )
+    from groupcheck.argtypes import add_rules_option
+
+    add_rules_option(p)
     p.add_argument(
         "--clients",
         action="store_true",
@@ -162,17 +165,49 @@ safety variants (their catalogue entries' ``Mutant.bmc_depth``; the client varia
 unroll the client layer too) is 4 steps."""
 
 
+def _config(args: argparse.Namespace) -> Any:
+    """The config given (``scope.chosen_config``; None: the defaults of ``Config``), with
+    the ``--rules`` file's rules installed."""
+    from groupcheck.rulesfile import with_rules
+    from groupcheck.symbolic.scope import chosen_config
+
+    config = chosen_config(args)
+    loaded = _rules(args)
+    if loaded is not None and config is not None:
+        config = with_rules(config, *loaded)
+    return config
+
+
+def _rules(args: argparse.Namespace) -> Any:
+    """``--rules FILE.py:NAME`` loaded once (``args.loaded_rules``: its ``Rules`` and
+    ``RulesSource``), or None. The symbolic engines read a replacement of the
+    reconciliation kernel (``groupcheck.rulesfile.symbolic_refusal``)."""
+    spec = getattr(args, "rules", None)
+    if spec is None:
+        return None
+    if getattr(args, "loaded_rules", None) is None:
+        from groupcheck.rulesfile import load_rules
+        from model.status import ConfigError
+
+        if getattr(args, "variant", None) is not None:
+            raise ConfigError("--variant and --rules both replace rules; give one of them")
+        args.loaded_rules = load_rules(spec)
+    return args.loaded_rules
+
+
 def _options(args: argparse.Namespace) -> Any:
     """The relation's options for the config and ``--variant`` given, once the capability
     table (``symbolic.capabilities``) has not refused them; ``--clients`` included."""
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
-    from groupcheck.symbolic.scope import chosen_config, family_of
+    from groupcheck.symbolic.scope import family_of
     from invariants.z3.proof.transition import Options
 
-    config = chosen_config(args)
+    config = _config(args)
     check(PROVE, family_of(config), "proof", prove_facts(args, config))
     if config is None:
-        return Options(variant=args.variant)
+        loaded = _rules(args)
+        kernel = getattr(loaded[0].reconcile, "kernel", None) if loaded is not None else None
+        return Options(variant=args.variant, kernel=kernel)
     return Options.of(config, args.variant)
 
 
@@ -181,6 +216,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
     if args.agreement:
         from groupcheck.symbolic.agreement import cmd_agreement
+        from model.status import ConfigError
+
+        if getattr(args, "rules", None) is not None:
+            raise ConfigError("--rules is for proofs; --agreement checks the relation")
 
         check(PROVE, "any", "agreement", prove_facts(args, None))
         return cmd_agreement(args)
@@ -200,7 +239,6 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
     (docs/json/prove.schema.json). Used by ``cmd_prove`` and ``groupcheck.api.prove``."""
     from groupcheck.progress import progress_for
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
-    from groupcheck.symbolic.scope import chosen_config
     from invariants.z3.proof import ranking, vacuity
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
     from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
@@ -241,7 +279,7 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
     layer: list[Any] = []
     fix = False
     if args.clients:
-        config = chosen_config(args)
+        config = _config(args)
         fix = bool(config is not None and config.report_pending_additions)
         if progress is not None:
             progress("prove: the client layer")
@@ -477,14 +515,13 @@ def _reach_ctis(
     of it is reachable within ``--reach`` steps (``invariants.z3.proof.cti_reach``), on
     the config given or the variant's mutant scenario; a goal no search can be run for
     gets a row saying why (``status`` "not searched")."""
-    from groupcheck.symbolic.scope import chosen_config
     from invariants.z3.proof.cti_reach import reach
 
     bound = DEFAULT_REACH if args.reach is None else args.reach
     goals = list(dict.fromkeys(r.obligation.goal for r in results if r.status == "failed"))
     if not goals or bound == 0:
         return {}
-    config = chosen_config(args)
+    config = _config(args)
     variant = args.variant
     rules: Any = None
     after: Any = None

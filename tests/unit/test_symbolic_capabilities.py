@@ -20,6 +20,7 @@ from model.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = str(ROOT / "docs" / "example-project" / "my_rules.py") + ":LATE_ACK"
+KERNEL = str(ROOT / "tests" / "unit" / "data" / "kernel_rules.py") + ":SAME"
 
 
 class Solving(BaseException):
@@ -141,6 +142,15 @@ EXAMPLES: list[tuple[list[str], Key]] = [
         k(cap.PROVE, "consumer", "proof", cap.ARG_CLIENTS, cap.BATCHING),
     ),
     ([*B, "--preset", "MUT2", "--rules", RULES], k(cap.BMC, "any", "any", cap.ARG_RULES)),
+    ([*P, "--rules", RULES], k(cap.PROVE, "any", "proof", cap.ARG_RULES)),
+    (
+        [*B, "--preset", "CLASSIC_EAGER", "--rules", KERNEL],
+        k(cap.BMC, "classic", "any", cap.ARG_KERNEL),
+    ),
+    (
+        [*B, "--preset", "MIGRATION_UPGRADE", "--rules", KERNEL],
+        k(cap.BMC, "mixed", "any", cap.ARG_KERNEL),
+    ),
     ([*B, "--mutant", "stamp-request-epoch"], k(cap.BMC, "consumer", "any", cap.V_OUTSIDE)),
     (
         [*B, "--preset", "MUT2", "--mutant", "sticky-without-generation"],
@@ -308,7 +318,13 @@ def test_the_cli_refuses_each_row_with_its_message(
 
 def _facts_for(row: cap.Refusal) -> cap.Facts:
     """A request of exactly ``row``'s facts, every message parameter filled."""
-    params = dict.fromkeys(("variant", "outside", "known", "harm", "why", "link", "name"), "x")
+    params = dict.fromkeys(
+        (
+            *("variant", "outside", "known", "harm", "why", "link", "name"),
+            *("command", "rules", "rules_why", "family"),
+        ),
+        "x",
+    )
     return cap.Facts(row.when, {**params, "callbacks": "x"})
 
 

@@ -92,13 +92,14 @@ from invariants.z3.proof.state import (
     PARTITION,
     RUN_SLOTS,
     STABLE,
-    UNRELEASED,
     UNREVOKED,
     BoolRef,
     ExprRef,
     RunSlot,
     SymState,
 )
+from invariants.z3.proof.z3sets import Z3SETS, MemberTerm, Set
+from invariants.z3.proof.z3sets import if_member as _if
 from model.actions import (
     Action,
     AddPartitions,
@@ -119,6 +120,7 @@ from model.actions import (
     SessionTimeout,
 )
 from model.config import Config
+from model.reconcile import reconcile_kernel
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -281,6 +283,10 @@ class Options:
     (``coordinator.new_group``: 1 under ``epoch_layout = "kafka-4.3"``), which a deletion
     leaves."""
     variant: str | None = None
+    kernel: Callable[..., Any] | None = None
+    """The reconciliation kernel the heartbeat runs (``model.reconcile.reconcile_kernel``
+    when None): a user's replacement written against ``model/sets.py`` (``--rules``,
+    ``model.reconcile.kernel_rule``), read from ``Config.rules.reconcile``."""
     assignor_offload: bool = False
     """KIP-1263 assignor offload: the states keep the assignor runs in flight
     (``SymState.runs``, ``RUN_SLOTS`` slots), a heartbeat that needs a new target starts a
@@ -344,6 +350,7 @@ class Options:
             delete_expired_groups=config.delete_expired_groups,
             new_group_epoch=1 if config.epoch_layout == "kafka-4.3" else 0,
             variant=variant,
+            kernel=getattr(config.rules.reconcile, "kernel", None),
             assignor_offload=config.assignor_offload,
             offload_discard_stale=config.assignor_offload and config.offload_stale_run == "discard",
             batching=config.effective_assignment_interval_ms() > 0,
@@ -362,9 +369,6 @@ class Family:
     every check and its write was not refused; ``changed``: the request changes the
     member's subscribed partitions)."""
 
-
-Set = Callable[[ExprRef], BoolRef]
-"""A set of partitions as a function from a partition term to a formula."""
 
 _m = z3.Const("m", MEMBER)
 _m2 = z3.Const("m'", MEMBER)
@@ -434,112 +438,38 @@ def valid_target(
 # --------------------------------------------------------------------------- reconciliation
 
 
-@dataclass(frozen=True)
-class MemberTerm:
-    """A member's reconciliation fields as Z3 terms (sets as functions of a partition)."""
-
-    epoch: ExprRef
-    prev: ExprRef
-    state: ExprRef
-    assigned: Set
-    revoking: Set
-
-    def holds(self, q: ExprRef) -> BoolRef:
-        return z3.Or(self.assigned(q), self.revoking(q))
-
-
-def _if(c: BoolRef, a: MemberTerm, b: MemberTerm) -> MemberTerm:
-    return MemberTerm(
-        z3.If(c, a.epoch, b.epoch),
-        z3.If(c, a.prev, b.prev),
-        z3.If(c, a.state, b.state),
-        lambda q: z3.If(c, a.assigned(q), b.assigned(q)),
-        lambda q: z3.If(c, a.revoking(q), b.revoking(q)),
-    )
-
-
-def _owns_any(owned_null: BoolRef, owned: Any, s: Set) -> BoolRef:
-    """``reconcile.owns_any``: a member that did not report its partitions owns them all."""
-    return z3.If(owned_null, _nonempty(s), z3.Exists([_p], z3.And(s(_p), owned(_p))))
-
-
 def reconcile(
     member: MemberTerm,
     *,
     target_epoch: ExprRef,
-    live: Set,
+    target: Set,
     subscribed: Set,
     pe_held: Any,
     owned_null: BoolRef,
     owned: Any,
     subscription_changed: BoolRef,
     variant: str | None,
+    kernel: Callable[..., Any] | None = None,
 ) -> MemberTerm:
-    """``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) on terms;
-    ``live`` is the member's target filtered by its subscription."""
-    a0, v0 = member.assigned, member.revoking
-    e0 = member.epoch
-
-    def keep(q: ExprRef) -> BoolRef:
-        return z3.And(a0(q), live(q))
-
-    def revoke(q: ExprRef) -> BoolRef:
-        return z3.And(a0(q), z3.Not(live(q)))
-
-    def free(q: ExprRef) -> BoolRef:
-        if variant == "ignore-partition-epochs":
-            return z3.BoolVal(True)
-        return z3.Or(z3.Not(pe_held(q)), v0(q))
-
-    def add(q: ExprRef) -> BoolRef:
-        return z3.And(live(q), z3.Not(a0(q)), free(q))
-
-    unreleased = z3.Exists([_p], z3.And(live(_p), z3.Not(a0(_p)), z3.Not(free(_p))))
-    revoke_first = _owns_any(owned_null, owned, revoke)
-    next_assignment = MemberTerm(
-        z3.If(revoke_first, e0, target_epoch),
-        e0,
-        z3.If(
-            revoke_first,
-            z3.IntVal(UNREVOKED),
-            z3.If(unreleased, z3.IntVal(UNRELEASED), z3.IntVal(STABLE)),
-        ),
-        lambda q: z3.If(revoke_first, keep(q), z3.Or(keep(q), add(q))),
-        lambda q: z3.And(revoke_first, revoke(q)),
-    )
-
-    def moved(q: ExprRef) -> BoolRef:
-        return z3.And(a0(q), z3.Not(subscribed(q)))
-
-    def pending(q: ExprRef) -> BoolRef:
-        return z3.Or(v0(q), moved(q))
-
-    owns_pending = _owns_any(owned_null, owned, pending)
-    shrunk = _if(
-        _nonempty(moved),
-        _if(
-            owns_pending,
-            MemberTerm(
-                e0, e0, z3.IntVal(UNREVOKED), lambda q: z3.And(a0(q), z3.Not(moved(q))), pending
-            ),
-            MemberTerm(e0, e0, member.state, lambda q: z3.And(a0(q), z3.Not(moved(q))), v0),
-        ),
+    """``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) on terms: the
+    model's kernel itself (``model.reconcile.reconcile_kernel``), or a user's replacement
+    (``kernel``, ``--rules``), run with the Z3 backend (``z3sets.Z3SETS``); ``target`` is
+    the member's target, ``subscribed`` the partitions of its subscribed topics. The
+    variants of the mutants that replace ``Rules.reconcile`` change its inputs or its
+    output, as the mutants do (``groupcheck/mutants/catalogue.py``)."""
+    held: Set = pe_held
+    if variant == "ignore-partition-epochs":
+        held = Z3SETS.empty()  # rc.reconcile(..., partition_epochs={})
+    out: MemberTerm = (kernel or reconcile_kernel)(
+        Z3SETS,
         member,
-    )
-    stable = _if(
-        e0 != target_epoch,
-        next_assignment,
-        _if(subscription_changed, shrunk, member),
-    )
-    unrevoked = _if(
-        _owns_any(owned_null, owned, v0),
-        _if(subscription_changed, shrunk, member),
-        next_assignment,
-    )
-    out = _if(
-        member.state == STABLE,
-        stable,
-        _if(member.state == UNREVOKED, unrevoked, next_assignment),
+        target_epoch=target_epoch,
+        target=target,
+        held=held,
+        owned=owned,
+        reported=z3.Not(owned_null),
+        subscription_changed=subscription_changed,
+        subscribed=subscribed,
     )
     if variant == "ack-ignored":
         out = _if(member.state == UNREVOKED, member, out)
@@ -1014,20 +944,18 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
     if o.assignor_offload:
         ae1 = pre.assignment_epoch
 
-    def live(q: ExprRef) -> BoolRef:
-        return z3.And(new_target(hm, q), newsub(q))
-
     member = old.term()
     reconciled = reconcile(
         member,
         target_epoch=ae1,
-        live=live,
+        target=lambda q: new_target(hm, q),
         subscribed=newsub,
         pe_held=view.pe_held,
         owned_null=owned_null,
         owned=owned,
         subscription_changed=subch,
         variant=o.variant,
+        kernel=o.kernel,
     )
     if not o.reconcile_while_assigning:
         reconciled = _if(ge1 > ae1, member, reconciled)

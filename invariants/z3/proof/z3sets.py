@@ -1,0 +1,198 @@
+"""The Z3 backend of the kernel interface (``model/sets.py``: ``KernelOps``).
+
+Sets of partitions are functions from a partition term to a formula (``Set``), truth
+values formulas, epochs and member states integer terms, a member's reconciliation fields
+a :class:`MemberTerm`, a subscription a ``Set`` (the partitions of subscribed topics).
+``ite`` builds one ``If`` term of both branches. A kernel written against the interface
+(``model.reconcile.reconcile_kernel``, or a user's replacement of it) becomes, through
+this backend, the corresponding part of the symbolic relation
+(``invariants/z3/proof/transition.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import z3
+
+from invariants.z3.proof.state import PARTITION, STABLE, UNRELEASED, UNREVOKED, BoolRef, ExprRef
+from model.status import MemberState
+
+Set = Callable[[ExprRef], BoolRef]
+"""A set of partitions as a function from a partition term to a formula."""
+
+T = TypeVar("T")
+
+_p = z3.Const("p", PARTITION)
+
+STATE_CODES: dict[MemberState, int] = {
+    MemberState.STABLE: STABLE,
+    MemberState.UNREVOKED_PARTITIONS: UNREVOKED,
+    MemberState.UNRELEASED_PARTITIONS: UNRELEASED,
+}
+"""A member state's integer in the symbolic states (``invariants/z3/proof/state.py``)."""
+
+
+@dataclass(frozen=True)
+class MemberTerm:
+    """A member's reconciliation fields as Z3 terms (sets as functions of a partition)."""
+
+    epoch: ExprRef
+    prev: ExprRef
+    state: ExprRef
+    assigned: Set
+    revoking: Set
+
+    def holds(self, q: ExprRef) -> BoolRef:
+        return z3.Or(self.assigned(q), self.revoking(q))
+
+
+def if_member(c: BoolRef, a: MemberTerm, b: MemberTerm) -> MemberTerm:
+    """``a`` when ``c`` holds, else ``b``, field by field."""
+    return MemberTerm(
+        z3.If(c, a.epoch, b.epoch),
+        z3.If(c, a.prev, b.prev),
+        z3.If(c, a.state, b.state),
+        lambda q: z3.If(c, a.assigned(q), b.assigned(q)),
+        lambda q: z3.If(c, a.revoking(q), b.revoking(q)),
+    )
+
+
+def nonempty(s: Set) -> BoolRef:
+    return z3.Exists([_p], s(_p))
+
+
+class Z3Ops:
+    """``model.sets.KernelOps`` over Z3 terms."""
+
+    __slots__ = ()
+
+    def empty(self) -> Set:
+        return lambda q: z3.BoolVal(False)
+
+    def union(self, a: Set, b: Set, /) -> Set:
+        return lambda q: z3.Or(a(q), b(q))
+
+    def inter(self, a: Set, b: Set, /) -> Set:
+        return lambda q: z3.And(a(q), b(q))
+
+    def diff(self, a: Set, b: Set, /) -> Set:
+        return lambda q: z3.And(a(q), z3.Not(b(q)))
+
+    def nonempty(self, a: Set, /) -> BoolRef:
+        return nonempty(a)
+
+    def only(self, a: Set, subscribed: Set, /) -> Set:
+        return self.inter(a, subscribed)
+
+    def outside(self, a: Set, subscribed: Set, /) -> Set:
+        return self.diff(a, subscribed)
+
+    def not_(self, a: BoolRef, /) -> BoolRef:
+        return z3.Not(a)
+
+    def eq(self, a: ExprRef, b: ExprRef, /) -> BoolRef:
+        return a == b
+
+    def ite(self, c: BoolRef, then: Callable[[], T], otherwise: Callable[[], T], /) -> T:
+        a, b = then(), otherwise()
+        out: Any
+        if isinstance(a, MemberTerm) and isinstance(b, MemberTerm):
+            out = a if a is b else if_member(c, a, b)
+        elif isinstance(a, z3.ExprRef) or isinstance(b, z3.ExprRef):
+            out = z3.If(c, a, b)
+        elif callable(a) and callable(b):
+            sa, sb = a, b
+            out = lambda q: z3.If(c, sa(q), sb(q))  # noqa: E731
+        else:
+            raise TypeError(
+                f"ite: branches of unlike kinds ({type(a).__name__}, {type(b).__name__})"
+            )
+        return out
+
+    def state(self, s: MemberState, /) -> ExprRef:
+        return z3.IntVal(STATE_CODES[s])
+
+    def in_state(self, m: MemberTerm, s: MemberState, /) -> BoolRef:
+        return m.state == STATE_CODES[s]
+
+    def epoch(self, m: MemberTerm, /) -> ExprRef:
+        return m.epoch
+
+    def assigned(self, m: MemberTerm, /) -> Set:
+        return m.assigned
+
+    def revoking(self, m: MemberTerm, /) -> Set:
+        return m.revoking
+
+    def with_epoch(
+        self,
+        m: MemberTerm,
+        epoch: ExprRef,
+        /,
+        *,
+        state: ExprRef | None = None,
+        assigned: Set | None = None,
+        revoking: Set | None = None,
+    ) -> MemberTerm:
+        return MemberTerm(
+            epoch,
+            m.epoch,
+            m.state if state is None else state,
+            m.assigned if assigned is None else assigned,
+            m.revoking if revoking is None else revoking,
+        )
+
+
+Z3SETS = Z3Ops()
+"""The Z3 backend the symbolic relation runs kernels with."""
+
+
+def read_kernel(kernel: Callable[..., Any]) -> MemberTerm:
+    """``kernel`` (the signature of ``model.reconcile.reconcile_kernel``) run once on
+    fresh terms: what it returns, which must be a :class:`MemberTerm`. A kernel that uses
+    a Python ``if``, ``and``, ``or`` or ``not`` on a term raises here (``Z3Exception``),
+    as it would inside the relation."""
+
+    def rel(name: str) -> Set:
+        return z3.Function(f"kernel.{name}", PARTITION, z3.BoolSort())
+
+    member = MemberTerm(
+        z3.Int("kernel.epoch"),
+        z3.Int("kernel.prev"),
+        z3.Int("kernel.state"),
+        rel("assigned"),
+        rel("revoking"),
+    )
+    out = kernel(
+        Z3SETS,
+        member,
+        target_epoch=z3.Int("kernel.target_epoch"),
+        target=rel("target"),
+        held=rel("held"),
+        owned=rel("owned"),
+        reported=z3.Bool("kernel.reported"),
+        subscription_changed=z3.Bool("kernel.subscription_changed"),
+        subscribed=rel("subscribed"),
+    )
+    if not isinstance(out, MemberTerm):
+        raise TypeError(f"it returned {type(out).__name__}, not the member (MemberTerm)")
+    return out
+
+
+def unreadable(kernel: Callable[..., Any]) -> str | None:
+    """Why Z3 cannot read ``kernel`` (:func:`read_kernel` failed), in one line; None when
+    it can."""
+    try:
+        read_kernel(kernel)
+    except Exception as e:  # the user's kernel, read on Z3 terms
+        name = getattr(kernel, "__name__", "the kernel")
+        hint = (
+            " (use ops.ite, not a Python if, and, or, not, on a set, truth value or epoch)"
+            if isinstance(e, z3.Z3Exception)
+            else ""
+        )
+        return f"Z3 cannot read its kernel {name}: {type(e).__name__}: {e}{hint}"
+    return None
