@@ -60,7 +60,11 @@ def test_kafka_rules_exhibit_f1_bfs() -> None:
 
 
 def test_kafka_rules_exhibit_f2_hypothesis() -> None:
-    outcome = run_hypothesis(PRESETS["LOSSY"], seed=0, profile="dev")
+    """The machine finds a safety violation on LOSSY. The convergence check at each
+    example's end is off: it draws nothing, so the examples (and the one that fails, the
+    same with it on) are the same, and it cost about 30% of the run's CPU time (the
+    engine's convergence check: tests/stateful/test_hypothesis_convergence_shown.py)."""
+    outcome = run_hypothesis(PRESETS["LOSSY"], seed=0, profile="dev", check_convergence=False)
     assert outcome.path is not None, "F2 not found on LOSSY"
     assert outcome.property in {"OwnedPartitionsAreHeld", "NoDoubleClientOwnership"}
 

@@ -12,17 +12,12 @@ import pytest
 
 from groupcheck.mutants import MUTANTS
 from invariants.z3.proof.bmc import (
-    ReplayDiverged,
-    confirmed,
-    replay,
-    search,
     search_all,
     universe_of,
 )
 from invariants.z3.proof.reachable import Domain, compare, python_states, z3_states
 from invariants.z3.proof.transition import Options
 from model.presets import MUT2
-from model.rules import DEFAULT_RULES
 
 
 def test_universe_of_a_config_is_its_clients_and_partitions() -> None:
@@ -31,25 +26,6 @@ def test_universe_of_a_config_is_its_clients_and_partitions() -> None:
     assert u.partitions == (("foo", 0), ("foo", 1))
     crash = MUTANTS["bookkeeping-drops-pending"].config
     assert len(universe_of(crash).members) == len(crash.clients) + crash.max_restarts
-
-
-def test_finite_bmc_finds_kafka_16147_at_its_shortest_depth_and_replays_it() -> None:
-    """The bookkeeping mutant needs a revocation first: four heartbeats, none shorter."""
-    mutant = MUTANTS["bookkeeping-drops-pending"]
-    out = search(
-        "HandOutOnlyReleased",
-        5,
-        Options.of(mutant.config, mutant.name),
-        universe=universe_of(mutant.config),
-        group_epoch=0,
-    )
-    assert out.status == "violation"
-    assert out.depth == 4
-    assert out.path is not None
-    states, server_error = replay(out.path, mutant.rules, mutant.config)
-    assert confirmed(out.path, states, server_error)
-    with pytest.raises(ReplayDiverged):
-        replay(out.path, DEFAULT_RULES, mutant.config)
 
 
 def test_finite_bmc_of_the_reference_rules_finds_nothing() -> None:

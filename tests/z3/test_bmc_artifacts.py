@@ -21,6 +21,11 @@ from invariants.z3.proof.state import project
 from invariants.z3.proof.transition import Options
 from model.system import consumer_initial
 
+NO_CLOCK = ["--budget", "3600"]
+"""The command's wall-clock budget (60 s by default) out of the way: these searches are
+bounded by depth, and a loaded machine's clock must not cut one short (inconclusive, exit
+3, and a Z3 context left cancelled for the next test)."""
+
 # The mutants with a symbolic variant, the property BMC finds and its shortest depth.
 # The two marked slow lift at the members level after about 17,000 nodes each (a BFS of
 # the model to depth 13 and 15); strict-commit-epoch's after about 25,000.
@@ -74,6 +79,7 @@ def _bmc(mutant: str, goal: str, depth: int | None, out: Path, *extra: str) -> l
         "--out",
         str(out),
         "--quiet",
+        *NO_CLOCK,
         *extra,
     ]
 

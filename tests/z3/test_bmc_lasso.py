@@ -31,6 +31,11 @@ from invariants.z3.proof.bmc_lasso import (
 from invariants.z3.proof.state import UNREVOKED
 from invariants.z3.proof.transition import VARIANTS, Options
 
+NO_CLOCK = ["--budget", "3600"]
+"""The command's wall-clock budget (60 s by default) out of the way: these searches are
+bounded by depth, and a loaded machine's clock must not cut one short (inconclusive, exit
+3, and a Z3 context left cancelled for the next test)."""
+
 LASSOS = {"ack-ignored": 9, "reject-epoch-zero-rejoin": 9}
 """Per liveness-only variant: the length of its shortest lasso on the mutant's scenario
 (the loop's entry is the solver's choice among the shortest: 7 and 6 at the time of
@@ -126,7 +131,7 @@ def test_reject_epoch_zero_rejoin_through_the_cli(
     rejoin; the model's fair schedule does not converge from the lifted entry, and the run
     directory is written."""
     depth = LASSOS["reject-epoch-zero-rejoin"]
-    args = ["explore", "--engine", "bmc", "--mutant", "reject-epoch-zero-rejoin"]
+    args = ["explore", "--engine", "bmc", "--mutant", "reject-epoch-zero-rejoin", *NO_CLOCK]
     args += ["--depth", str(depth), "--json", "--quiet", "--out", str(tmp_path)]
     assert main(args) == 1
     doc = json.loads(capsys.readouterr().out)
@@ -155,6 +160,7 @@ def test_the_reference_rules_have_no_lasso_on_mut2_lossy(
     rejoin's fairness only for FENCED clients, which MUT2's layer never has)."""
     depth = LASSOS["reject-epoch-zero-rejoin"]
     args = ["explore", "--engine", "bmc", "--preset", "MUT2_LOSSY", "--only", CONVERGENCE]
+    args += NO_CLOCK
     args += ["--depth", str(depth), "--json", "--quiet", "--out", str(tmp_path)]
     assert main(args) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -41,6 +41,11 @@ from model.actions import Action
 from model.config import Config
 from model.path import Path
 
+NO_CLOCK = ["--budget", "3600"]
+"""The command's wall-clock budget (60 s by default) out of the way: these searches are
+bounded by depth, and a loaded machine's clock must not cut one short (inconclusive, exit
+3, and a Z3 context left cancelled for the next test)."""
+
 BFS_PATHS = {
     "static-replace-without-rebalance": "0000001",
     "no-pending-sync-timer": "000000000000002",
@@ -114,7 +119,7 @@ def test_the_stall_lasso_is_found_and_confirmed_by_the_cli(
     capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
 ) -> None:
     name = "no-pending-sync-timer"
-    args = ["explore", "--engine", "bmc", "--mutant", name, "--json", "--quiet"]
+    args = ["explore", "--engine", "bmc", "--mutant", name, "--json", "--quiet", *NO_CLOCK]
     assert main([*args, "--out", str(tmp_path)]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert (doc["result"], doc["depth"], doc["property"]) == ("violation", 6, CONVERGENCE)
@@ -242,7 +247,7 @@ def test_the_stuck_leader_lasso_is_found_up_to_a_generation_shift(
 ) -> None:
     name = "validate-stale-claims"
     assert name in SHIFTED_VARIANTS
-    args = ["explore", "--engine", "bmc", "--mutant", name, "--json", "--quiet"]
+    args = ["explore", "--engine", "bmc", "--mutant", name, "--json", "--quiet", *NO_CLOCK]
     assert main([*args, "--out", str(tmp_path)]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert (doc["result"], doc["property"]) == ("violation", CONVERGENCE)
