@@ -25,7 +25,7 @@ demo: setup
 	-$(VENV)/bin/groupcheck explore --mutant revoke-without-waiting --engine bfs
 	@echo "(exit status 1 above is expected: the mutant's counterexample was found)"
 
-# Tests that start a JVM (mark "spark", tests/pipeline/test_pipeline_{spark,bfs}.py) are one
+# Tests that start a JVM (mark "spark", tests/groupcheck/pipeline/test_pipeline_{spark,bfs}.py) are one
 # xdist group (--dist loadgroup): they run on one worker, in one JVM, while the other
 # workers run the rest.
 test: setup

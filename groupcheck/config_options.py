@@ -3,7 +3,7 @@ declarations (``model.config.option``: each field's category and families) and t
 docstrings.
 
 ``python -m groupcheck.config_options [--into docs/config.md]`` prints the table, or writes
-it between the markers of the doc (``tests/unit/test_config_options.py`` checks the doc is
+it between the markers of the doc (``tests/groupcheck/test_config_options.py`` checks the doc is
 current).
 """
 

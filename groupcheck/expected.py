@@ -5,7 +5,7 @@
 ``<!-- presets-table:begin -->`` and ``<!-- presets-table:end -->``;
 ``groupcheck presets check NAME ...`` explores each preset as its expectations say (bfs to
 exhaustion, or the declared walks) and exits 1 when a verdict differs from the expected
-one. tests/unit/test_preset_verdicts.py checks that the table is current and runs the
+one. tests/groupcheck/test_preset_verdicts.py checks that the table is current and runs the
 expectations cheap enough for CI (``Expected.ci_max_states``, and the walks)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from groupcheck import exitcodes
 from model.presets import BENCHMARK_PRESETS, EXPECTED, PRESETS, Expected, preset
 
 BEGIN, END = "<!-- presets-table:begin -->", "<!-- presets-table:end -->"
-TEST = "tests/unit/test_preset_verdicts.py"
+TEST = "tests/groupcheck/test_preset_verdicts.py"
 
 
 def expected_text(e: Expected) -> str:
@@ -39,7 +39,7 @@ def engine_text(e: Expected) -> str:
 
 
 def in_ci(e: Expected) -> bool:
-    """Whether tests/unit/test_preset_verdicts.py runs the expectation."""
+    """Whether tests/groupcheck/test_preset_verdicts.py runs the expectation."""
     if e.checked_by is not None and e.ci_max_states is None:
         return False
     return e.ci_max_states is not None or e.engine == "walk" or e.depth is not None

@@ -1103,7 +1103,7 @@ BENCHMARK_PRESETS: dict[str, Config] = {c.name: c for c in (MUT2_LOSS2, MUT2_LOS
 # What each preset's exploration finds under the reference rules (``model.rules``'s
 # DEFAULT_RULES), per engine it is meant for. ``groupcheck presets table --into
 # docs/presets.md`` writes them as a table; ``groupcheck presets check NAME`` runs them;
-# tests/unit/test_preset_verdicts.py runs those cheap enough for CI and checks the table.
+# tests/groupcheck/test_preset_verdicts.py runs those cheap enough for CI and checks the table.
 
 
 @dataclass(frozen=True, slots=True)
@@ -1219,9 +1219,9 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "KIP848_CASE_STUDY": (replace(F1_OWNED, ci_max_states=15_000),),
     "TIMERS": (Expected(states=51_429),),
     "CALLBACKS": (Expected(states=112_815),),
-    "BATCHING": (Expected(checked_by="tests/unit/test_kip1263_presets.py", states=40_208),),
-    "OFFLOAD": (Expected(checked_by="tests/unit/test_kip1263_presets.py", states=54_192),),
-    "OFFLOAD_LOSSY": (Expected(checked_by="tests/unit/test_kip1263_presets.py", states=55_268),),
+    "BATCHING": (Expected(checked_by="tests/model/test_kip1263_presets.py", states=40_208),),
+    "OFFLOAD": (Expected(checked_by="tests/model/test_kip1263_presets.py", states=54_192),),
+    "OFFLOAD_LOSSY": (Expected(checked_by="tests/model/test_kip1263_presets.py", states=55_268),),
     # The mutant scenarios: their baseline is clean, so that a kill is the mutant's.
     "MUT2": (_exhausted(19, 32_407, "3.0"),),
     "MUT3": (
@@ -1249,11 +1249,11 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "MUT2_OFFLOAD": (_exhausted(12, 118_812, "17.3"),),
     "MUT2_OFFLOAD_STATIC": (_within(13, 16_153),),
     # The classic protocol.
-    "CLASSIC_EAGER": (Expected(checked_by="tests/unit/test_classic_protocol.py", states=7_354),),
+    "CLASSIC_EAGER": (Expected(checked_by="tests/model/test_classic_protocol.py", states=7_354),),
     "CLASSIC_COOPERATIVE": (
-        Expected(checked_by="tests/unit/test_classic_protocol.py", states=11_216),
+        Expected(checked_by="tests/model/test_classic_protocol.py", states=11_216),
     ),
-    "CLASSIC_STATIC": (Expected(checked_by="tests/unit/test_classic_protocol.py", states=9_227),),
+    "CLASSIC_STATIC": (Expected(checked_by="tests/model/test_classic_protocol.py", states=9_227),),
     "UPGRADE_TWO_BOUNCES": (
         Expected(
             states=432_790,
@@ -1268,7 +1268,7 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
             verdict="violation",
             property="MovesOnlyReleased",
             finding="KIP-429 Compatibility and Upgrade Path (the upgrade done in one bounce)",
-            checked_by="tests/unit/test_classic_protocol.py",
+            checked_by="tests/model/test_classic_protocol.py",
         ),
     ),
     "MUTC_STICKY": (Expected(ci_max_states=5_000, states=3_371),),
@@ -1280,22 +1280,22 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "MUTC_TWO_PROCESSES": (Expected(ci_max_states=2_000, states=1_786),),
     "MUTC_LEAVE": (Expected(ci_max_states=3_000, states=2_233),),
     # Offset expiry and group deletion.
-    "OFFSETS_EXPIRY": (Expected(checked_by="tests/unit/test_offset_expiry.py"),),
-    "CLASSIC_OFFSETS_EXPIRY": (Expected(checked_by="tests/unit/test_offset_expiry.py"),),
+    "OFFSETS_EXPIRY": (Expected(checked_by="tests/model/test_offset_expiry.py"),),
+    "CLASSIC_OFFSETS_EXPIRY": (Expected(checked_by="tests/model/test_offset_expiry.py"),),
     "GROUP_DELETION": (
-        Expected(checked_by="tests/unit/test_group_deletion.py (to depth 14)", states=33_173),
+        Expected(checked_by="tests/model/test_group_deletion.py (to depth 14)", states=33_173),
     ),
-    "CLASSIC_GROUP_DELETION": (Expected(checked_by="tests/unit/test_group_deletion.py"),),
-    "OFFLOAD_DELETION": (Expected(checked_by="tests/unit/test_group_deletion.py"),),
-    "ZOMBIE_DELETION": (Expected(checked_by="tests/unit/test_group_deletion.py"),),
+    "CLASSIC_GROUP_DELETION": (Expected(checked_by="tests/model/test_group_deletion.py"),),
+    "OFFLOAD_DELETION": (Expected(checked_by="tests/model/test_group_deletion.py"),),
+    "ZOMBIE_DELETION": (Expected(checked_by="tests/model/test_group_deletion.py"),),
     # Mixed groups.
-    "MIGRATION_UPGRADE": (Expected(checked_by="tests/unit/test_migration.py"),),
-    "MIGRATION_ROUNDTRIP": (Expected(checked_by="tests/unit/test_migration.py"),),
-    "MIGRATION_DISABLED": (Expected(checked_by="tests/unit/test_migration.py"),),
-    "MIXED_STATIC": (Expected(checked_by="tests/unit/test_migration.py"),),
+    "MIGRATION_UPGRADE": (Expected(checked_by="tests/model/test_migration.py"),),
+    "MIGRATION_ROUNDTRIP": (Expected(checked_by="tests/model/test_migration.py"),),
+    "MIGRATION_DISABLED": (Expected(checked_by="tests/model/test_migration.py"),),
+    "MIXED_STATIC": (Expected(checked_by="tests/model/test_migration.py"),),
     "MIXED_STATIC_RESUBSCRIBE": (Expected(ci_max_states=5_000, states=3_701),),
-    "MIGRATION_OFFLOAD": (Expected(checked_by="tests/unit/test_migration_kip1263.py"),),
-    "MIGRATION_BATCHING": (Expected(checked_by="tests/unit/test_migration_kip1263.py"),),
+    "MIGRATION_OFFLOAD": (Expected(checked_by="tests/model/test_migration_kip1263.py"),),
+    "MIGRATION_BATCHING": (Expected(checked_by="tests/model/test_migration_kip1263.py"),),
     "MIXED_STATIC_ASSIGNOR": (_exhausted(9, 124_456, "34.5"),),
     "MIXED_INSTANCE_RENAME": (_exhausted(14, 23_588, "4.5"),),
     # The benchmarks (docs/benchmarks.md; ``make bench`` runs them).

@@ -67,7 +67,10 @@ def pytest_xdist_auto_num_workers(config: object) -> int:
     return usable_cores()
 
 
-SPARK_MODULES = ("tests/pipeline/test_pipeline_bfs.py", "tests/pipeline/test_pipeline_spark.py")
+SPARK_MODULES = (
+    "tests/groupcheck/pipeline/test_pipeline_bfs.py",
+    "tests/groupcheck/pipeline/test_pipeline_spark.py",
+)
 """The modules of the tests that start or use a JVM (mark ``spark``): under ``--dist
 loadgroup`` they are one work unit, so one xdist worker and one JVM run them, first (the
 largest unit), while the other workers run the rest. (xdist's own ``xdist_group`` mark
@@ -90,9 +93,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(f"{item.nodeid}: a kafka test outside {KAFKA_DIR}")
 
 
-KAFKA_DIR = "tests/kafka/"
+KAFKA_DIR = "tests/groupcheck/kafka/"
 """The tests that start or use a real Kafka broker (mark ``kafka``): one work unit too, so
-one xdist worker runs them all and they share one broker (``tests/kafka/conftest.py``)."""
+one xdist worker runs them all and they share one broker
+(``tests/groupcheck/kafka/conftest.py``)."""
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -9,7 +9,7 @@ from model.presets import preset
 
 UPGRADE_ONE_BOUNCE = "0111111111111111111111111111111111111111133"
 """The BFS counterexample of preset ``UPGRADE_ONE_BOUNCE`` (``Path.encode``);
-tests/unit/test_classic_protocol.py checks that the BFS still finds exactly this path."""
+tests/model/test_classic_protocol.py checks that the BFS still finds exactly this path."""
 
 
 def upgrade_one_bounce() -> tuple[Path, str, str]:

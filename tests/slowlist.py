@@ -2,8 +2,8 @@
 ``tests/conftest.py``, which marks every test it lists ``slow``.
 
 An entry is a node id as pytest prints it from the repository root: a module
-(``tests/z3/test_proof.py``: every test in it), a test (``…::test_x``: every parameter of
-it) or one parametrized case (``…::test_x[a-b]``). ``#`` starts a comment.
+(``tests/invariants/z3/proof/test_proof.py``: every test in it), a test (``…::test_x``: every
+parameter of it) or one parametrized case (``…::test_x[a-b]``). ``#`` starts a comment.
 
 The list is refreshed from a ``--durations`` report of a full run (``make test`` with
 ``--durations=0``, or any ``--durations=N``)::

@@ -44,16 +44,17 @@ class Mutant:
     bmc_depth: int | None = None
     """The steps of the shortest path BMC finds of the mutant's symbolic variant on its
     scenario (the coordinator's steps; a client variant's with the client layer): ``explore
-    --engine bmc --mutant M``'s depth without ``--depth``, which tests/z3/test_bmc_mutants.py,
-    test_classic_bmc.py and test_mixed_relation.py find it at. None: no safety variant BMC
-    finds by default (a lasso, a survivor, a variant outside the relations, a user's
-    mutant). Every symbolic variant is named as its mutant (``transition.VARIANTS``,
-    ``classic_transition.VARIANTS``, ``mixed_transition.VARIANTS``, the client layers')."""
+    --engine bmc --mutant M``'s depth without ``--depth``, which
+    tests/groupcheck/symbolic/test_bmc_mutants.py, test_classic_bmc.py and test_mixed_relation.py
+    find it at. None: no safety variant BMC finds by default (a lasso, a survivor, a variant outside
+    the relations, a user's mutant). Every symbolic variant is named as its mutant
+    (``transition.VARIANTS``, ``classic_transition.VARIANTS``, ``mixed_transition.VARIANTS``, the
+    client layers')."""
     lasso_depth: int | None = None
     """For a mutant whose kill is Convergence only: the steps of the shortest lasso BMC
     finds of its variant on its scenario (``bmc_lasso.LASSO_VARIANTS``,
     ``classic_lasso.LASSO_VARIANTS``), ``explore --engine bmc --mutant M``'s depth without
-    ``--depth`` for the consumer protocol's (tests/z3/test_bmc_lasso.py,
+    ``--depth`` for the consumer protocol's (tests/groupcheck/symbolic/test_bmc_lasso.py,
     test_classic_lasso.py)."""
     outside: str = ""
     """Why the symbolic relations have no variant of the mutant: what of its rule or of the

@@ -3,7 +3,7 @@
 witness) that kills it and the depth at which BMC finds its symbolic variant.
 
 ``python -m groupcheck.mutants.table --into docs/bugs.md`` rewrites the table between the
-markers; tests/unit/test_mutant_table.py checks the doc holds what this renders.
+markers; tests/groupcheck/mutants/test_mutant_table.py checks the doc holds what this renders.
 """
 
 from __future__ import annotations

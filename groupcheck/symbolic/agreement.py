@@ -315,7 +315,8 @@ def _assignor_rule(variant: str) -> str | None:
     return (
         f"its rule (Rules.{MUTANTS[variant].field}, the leader's assignor) runs in the "
         "leader's client step, which the relation sees as Unchanged; the SyncGroup delivery "
-        "carrying the leader's assignment tells it apart (tests/z3/test_classic_relation.py, "
+        "carrying the leader's assignment tells it apart "
+        "(tests/invariants/z3/proof/test_classic_relation.py, "
         "test_the_leader_assignment_is_one_its_assignor_allows)"
     )
 

@@ -8,7 +8,7 @@ search kind and an option they refuse, and with which one-line message, is
 request (:func:`prove_facts`, :func:`bmc_facts`): the first row, in table order, whose
 ``when`` facts all hold and whose ``unless`` facts all fail refuses it (``ConfigError``:
 one line, exit 2). docs/cli.md's capability section is rendered from this table
-(:func:`render_markdown`; tests/unit/test_symbolic_capabilities.py keeps it in step).
+(:func:`render_markdown`; tests/groupcheck/symbolic/test_symbolic_capabilities.py keeps it in step).
 
 Checks that are input validation rather than capability (a goal ``--only`` does not
 know, a mutant the catalogue does not have) stay where the command reads its input.
@@ -483,8 +483,8 @@ REFUSALS: tuple[Refusal, ...] = (
     # The classic client layer's link and a mixed group's relation read their own scope
     # (classic_client_bmc.supported, mixed_transition.unsupported: the message gives their
     # reason). The rows naming a config option are the options that scope never covers
-    # (tests/unit/test_symbolic_capabilities.py checks them against it); the last row of
-    # each is the rest of it.
+    # (tests/groupcheck/symbolic/test_symbolic_capabilities.py checks them against it); the last row
+    # of each is the rest of it.
     *(
         _r(BMC, "classic", "client layer", [option], _CLASSIC_LINK)
         for option in (STATIC, AUTO_COMMIT, CLASSIC_LINK)

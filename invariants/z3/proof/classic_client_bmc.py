@@ -422,8 +422,8 @@ def reduce_interleavings(
     follow may have a reordering it could; the lift (``lift_exact``) matches the reduced
     path's states and ``classic_lift`` reports a violation only on a model trace, so the
     reduction never adds one, and "no path up to depth K" is the unreduced relation's
-    answer too. tests/z3/test_classic_client_bmc.py compares the reduced and unreduced
-    searches at small depths."""
+    answer too. tests/invariants/z3/proof/test_classic_client_bmc.py compares the reduced and
+    unreduced searches at small depths."""
     out = []
     for i, later in first.items():
         for j, earlier in second.items():

@@ -71,7 +71,7 @@ offload too, a realigned emptied group and a deleted one clear it (``AssignmentT
 as the model has it. Without it no formula mentions the interval.
 
 Given its parameters, every family is deterministic: the tests compare its successor
-with the Python model's (tests/z3/test_proof.py).
+with the Python model's (tests/invariants/z3/proof/test_proof.py).
 
 ``Options.variant`` names a mutant of ``groupcheck/mutants/catalogue.py`` encoded as a
 variant of the symbolic rule it breaks (``VARIANTS``), so that a broken rule can be shown
