@@ -26,7 +26,7 @@ from groupcheck.cli import main
 from groupcheck.explore.bfs import bfs
 from groupcheck.mutants import get_mutant
 from groupcheck.pipeline import bfs_tasks
-from groupcheck.pipeline.bfs import SparkBfsResult, VisitedTable, spark_bfs
+from groupcheck.pipeline.bfs import VisitedTable, spark_bfs
 from groupcheck.pipeline.bfs_tasks import bucket_of, spark_hash_long, stable_fingerprint
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.tla.configs import CONFIGS
@@ -281,79 +281,3 @@ def test_killed_job_resumes_at_its_last_complete_level(
     assert doc["witnesses"] == serial.witnesses
     assert code == 3
     assert not list(levels.glob(".*"))
-
-
-def _executor_pids(group: int) -> list[int]:
-    """The executor JVMs in process group ``group`` (a worker the test started)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmd = (proc / "cmdline").read_bytes()
-            if b"CoarseGrainedExecutorBackend" in cmd and os.getpgid(int(proc.name)) == group:
-                pids.append(int(proc.name))
-        except (OSError, ProcessLookupError):
-            continue
-    return pids
-
-
-def test_lost_executor_mid_level_same_result(
-    no_local_spark: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """On a standalone cluster of two workers, SIGKILL one executor while a level's job runs
-    (its temporary directory exists, the level is not committed): Spark runs the lost
-    tasks again (and the map stage whose shuffle output died with it), the reduce tasks
-    rewrite their files, and the search ends with the serial engine's states, transitions
-    and depth — each count arrives once."""
-    import threading
-
-    from groupcheck.pipeline.spark import session
-    from groupcheck.pipeline.standalone import StandaloneCluster
-
-    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")
-    config = preset("MUT2")
-    serial = bfs(config, check_convergence=False, max_depth=10)
-    out = tmp_path / "bfs"
-    with StandaloneCluster(tmp_path / "cluster", cores=1, memory="1g") as cluster:
-        cluster.start_worker()
-        cluster.start_worker()
-        victim_group = cluster._procs[1].pid  # the first worker's process group
-        with session(cluster.url) as spark:
-            result: list[SparkBfsResult] = []
-            search = threading.Thread(
-                target=lambda: result.append(
-                    spark_bfs(
-                        spark,
-                        config,
-                        out,
-                        check_convergence=False,
-                        max_depth=10,
-                        partitions=2,
-                        buckets=2,
-                        driver_states=0,
-                    )
-                )
-            )
-            search.start()
-            killed_at = None
-            for _ in range(20000):  # bounded poll; the search ends it
-                pending = sorted((out / "levels").glob(".0000[6-9].tmp")) if out.exists() else []
-                victims = _executor_pids(victim_group)
-                if pending and victims:
-                    level = int(pending[0].name[1:6])
-                    os.kill(victims[0], signal.SIGKILL)
-                    killed_at = level if not (out / "levels" / f"{level:05d}").exists() else None
-                    break
-                if not search.is_alive():
-                    break
-                time.sleep(0.01)
-            search.join()
-    assert killed_at is not None  # killed while a level was in progress
-    (res,) = result
-    assert isinstance(res, SparkBfsResult)
-    assert res.result == serial.result
-    assert res.distinct_states == serial.distinct_states
-    assert res.steps == serial.steps
-    assert res.depth == serial.depth
-    assert not list((out / "levels").glob(".*"))

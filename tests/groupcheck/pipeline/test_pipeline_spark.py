@@ -18,6 +18,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -35,15 +36,17 @@ from groupcheck.explore.bfs import bfs
 from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import get_mutant
 from groupcheck.pipeline import spark as spark_module
+from groupcheck.pipeline.bfs import SparkBfsResult, spark_bfs
 from groupcheck.pipeline.corpus import plan_corpus, validate_range
 from groupcheck.pipeline.errors import PipelineError
 from groupcheck.pipeline.grid import load_grid
+from groupcheck.pipeline.spark import session
 from groupcheck.pipeline.standalone import StandaloneCluster
 from groupcheck.pipeline.work import Job, execute_table, run_parts
 from groupcheck.timed.engine import Timing
 from groupcheck.timed.scenarios import Kip1263, scale_up
 from model.path import Path as Path_
-from model.presets import TINY
+from model.presets import TINY, preset
 from model.trace import path_lines
 
 pytestmark = pytest.mark.spark
@@ -388,6 +391,71 @@ def test_session_warm_up_imports_the_project_in_the_workers(spark: SparkSession)
     assert spark_module.warm_up_workers(spark, ["json"]) == [here]  # the session goes on
 
 
+def _executor_pids(group: int) -> list[int]:
+    """The executor JVMs in process group ``group`` (a worker the test started)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+            if b"CoarseGrainedExecutorBackend" in cmd and os.getpgid(int(proc.name)) == group:
+                pids.append(int(proc.name))
+        except (OSError, ProcessLookupError):
+            continue
+    return pids
+
+
+def _lose_an_executor_mid_level(cluster: StandaloneCluster, tmp_path: Path) -> None:
+    """On the cluster's two workers, SIGKILL the first worker's executor while a level's
+    job runs (its temporary directory exists, the level is not committed): Spark runs the
+    lost tasks again (and the map stage whose shuffle output died with it), the reduce
+    tasks rewrite their files, and the search ends with the serial engine's states,
+    transitions and depth — each count arrives once."""
+    config = preset("MUT2")
+    serial = bfs(config, check_convergence=False, max_depth=10)
+    out = tmp_path / "lost"
+    victim_group = cluster._procs[1].pid  # the first worker's process group
+    with session(cluster.url) as spark:
+        result: list[SparkBfsResult] = []
+        search = threading.Thread(
+            target=lambda: result.append(
+                spark_bfs(
+                    spark,
+                    config,
+                    out,
+                    check_convergence=False,
+                    max_depth=10,
+                    partitions=2,
+                    buckets=2,
+                    driver_states=0,
+                )
+            )
+        )
+        search.start()
+        killed_at = None
+        for _ in range(20000):  # bounded poll; the search ends it
+            pending = sorted((out / "levels").glob(".0000[6-9].tmp")) if out.exists() else []
+            victims = _executor_pids(victim_group)
+            if pending and victims:
+                level = int(pending[0].name[1:6])
+                os.kill(victims[0], signal.SIGKILL)
+                killed_at = level if not (out / "levels" / f"{level:05d}").exists() else None
+                break
+            if not search.is_alive():
+                break
+            time.sleep(0.01)
+        search.join()
+    assert killed_at is not None  # killed while a level was in progress
+    (res,) = result
+    assert isinstance(res, SparkBfsResult)
+    assert res.result == serial.result
+    assert res.distinct_states == serial.distinct_states
+    assert res.steps == serial.steps
+    assert res.depth == serial.depth
+    assert not list((out / "levels").glob(".*"))
+
+
 def test_standalone_cluster_gives_the_same_results(
     no_local_spark: None,
     tmp_path: Path,
@@ -397,7 +465,9 @@ def test_standalone_cluster_gives_the_same_results(
 ) -> None:
     """A real ``spark://`` master and worker on loopback (free ports), the project shipped
     as a zip; a master without workers is a bounded wait and exit 2, and leaves no output
-    directory behind; ``pipeline bfs`` runs on two workers."""
+    directory behind; ``pipeline bfs`` runs on two workers, and a search that loses an
+    executor mid-level ends as the serial engine's (one cluster for both: its JVMs are most
+    of the test's time)."""
     for key, value in FAST_JVM.items():
         monkeypatch.setenv(key, value)
     with StandaloneCluster(tmp_path / "cluster", cores=2, memory="1g") as cluster:
@@ -466,6 +536,8 @@ def test_standalone_cluster_gives_the_same_results(
             "--quiet",
         )
         apps = [sorted(p.name for p in work.glob("app-*")) for work in cluster.work_dirs]
+        # A job that loses an executor mid-level finishes with the same result.
+        _lose_an_executor_mid_level(cluster, tmp_path)
     assert len(apps[0]) == 2  # the explore job's executor, then the BFS's
     assert len(apps[1]) == 1
     assert apps[1][0] == apps[0][1]

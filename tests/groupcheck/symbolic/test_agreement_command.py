@@ -357,7 +357,7 @@ def test_an_assignor_variant_not_told_apart_says_why_in_one_line(variant: str, f
     (``prove --agreement --variant M`` ends inconclusive with it)."""
     from types import SimpleNamespace
 
-    from groupcheck.agreement import _row
+    from groupcheck.symbolic.agreement import _row
 
     outcome = SimpleNamespace(
         missing=(),

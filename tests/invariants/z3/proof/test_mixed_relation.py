@@ -34,6 +34,10 @@ from model.migration.records import MixedState
 from model.presets import PRESETS
 from model.records import Group
 
+# The searches are bounded by depth, not by explore's 60 s wall-clock default (a loaded
+# machine would cut them).
+NO_CLOCK = ["--budget", "3600"]
+
 FOUND = {
     "mixed-admits-when-disabled": ("MigrationPolicyHonoured", 3, 7),
     "no-bump-on-assignor-change": ("TargetByPreferredAssignor", 3, 7),
@@ -216,6 +220,7 @@ def test_explore_engine_bmc_on_a_mixed_mutant(
             "mixed-admits-when-disabled",
             "--engine",
             "bmc",
+            *NO_CLOCK,
             "--only",
             "MigrationPolicyHonoured",
             "--quiet",
@@ -237,6 +242,7 @@ def test_explore_engine_bmc_on_a_mixed_mutant(
             "classic-holder-unreleased",
             "--engine",
             "bmc",
+            *NO_CLOCK,
             "--quiet",
             "--json",
             "--out",
@@ -270,6 +276,7 @@ def test_explore_engine_bmc_on_a_mixed_mutant(
             "MIGRATION_UPGRADE",
             "--engine",
             "bmc",
+            *NO_CLOCK,
             "--quiet",
             "--json",
             "--out",

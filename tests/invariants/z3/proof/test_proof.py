@@ -496,7 +496,7 @@ def test_explore_engine_bmc(
     capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = ["explore", "--engine", "bmc", "--depth", "2", "--json", "--quiet"]
-    args += ["--out", str(tmp_path), "--max-states", "200"]
+    args += ["--out", str(tmp_path), "--max-states", "200", "--budget", "3600"]
     code = main(
         [*args, "--mutant", "accept-stale-commit-epoch", "--only", "OffsetCommitAtValidEpoch"]
     )
