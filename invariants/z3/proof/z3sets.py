@@ -64,6 +64,28 @@ def nonempty(s: Set) -> BoolRef:
     return z3.Exists([_p], s(_p))
 
 
+def _or(a: BoolRef, b: BoolRef) -> BoolRef:
+    """``Or(a, b)``, kept small where a side is the literal False (the empty set)."""
+    return b if z3.is_false(a) else a if z3.is_false(b) else z3.Or(a, b)
+
+
+def _and(a: BoolRef, b: BoolRef) -> BoolRef:
+    """``And(a, b)``, kept small where a side is the literal True or False."""
+    if z3.is_false(a) or z3.is_false(b):
+        return z3.BoolVal(False)
+    return b if z3.is_true(a) else a if z3.is_true(b) else z3.And(a, b)
+
+
+def _if(c: BoolRef, a: BoolRef, b: BoolRef) -> BoolRef:
+    """``If(c, a, b)`` on truth values, written as ``And(c, a)`` where ``b`` is False (a set
+    or the empty set: the form the relation's terms had before the kernel was shared)."""
+    if z3.is_false(b):
+        return _and(c, a)
+    if z3.is_false(a):
+        return _and(z3.Not(c), b)
+    return z3.If(c, a, b)
+
+
 class Z3Ops:
     """``model.sets.KernelOps`` over Z3 terms."""
 
@@ -73,13 +95,13 @@ class Z3Ops:
         return lambda q: z3.BoolVal(False)
 
     def union(self, a: Set, b: Set, /) -> Set:
-        return lambda q: z3.Or(a(q), b(q))
+        return lambda q: _or(a(q), b(q))
 
     def inter(self, a: Set, b: Set, /) -> Set:
-        return lambda q: z3.And(a(q), b(q))
+        return lambda q: _and(a(q), b(q))
 
     def diff(self, a: Set, b: Set, /) -> Set:
-        return lambda q: z3.And(a(q), z3.Not(b(q)))
+        return lambda q: _and(a(q), z3.Not(b(q)))
 
     def nonempty(self, a: Set, /) -> BoolRef:
         return nonempty(a)
@@ -105,7 +127,7 @@ class Z3Ops:
             out = z3.If(c, a, b)
         elif callable(a) and callable(b):
             sa, sb = a, b
-            out = lambda q: z3.If(c, sa(q), sb(q))  # noqa: E731
+            out = lambda q: _if(c, sa(q), sb(q))  # noqa: E731
         else:
             raise TypeError(
                 f"ite: branches of unlike kinds ({type(a).__name__}, {type(b).__name__})"
