@@ -244,7 +244,7 @@ SLEEPS_FOREVER = "import time\n\nwhile True:\n    time.sleep(0.05)\n"
 
 def test_a_file_that_loops_while_loading_is_stopped_by_the_budget(tmp_path: Path) -> None:
     path = write(tmp_path, "loop.py", SLEEPS_FOREVER)
-    done = cli("mutants", "--from", str(path), "--budget", "5", "--quiet", "--json")
+    done = cli("mutants", "--from", str(path), "--budget", "4", "--quiet", "--json")
     assert done.returncode == exitcodes.INCONCLUSIVE, done.stderr
     assert f"ran out during loading your file {path}" in done.stderr
     assert json.loads(done.stdout)["result"] == "inconclusive"
@@ -264,10 +264,10 @@ def test_replay_and_simulate_stop_a_looping_rules_file_at_their_budget(
     """Issue 42: ``replay`` and ``simulate`` take ``--budget`` as ``explore`` does: a
     rules file that never finishes loading is stopped there (exit 3, one line naming it)."""
     path = write(tmp_path, "loop.py", SLEEPS_FOREVER)
-    done = cli(*command, "--rules", f"{path}:RULES", "--budget", "5", "--json")
+    done = cli(*command, "--rules", f"{path}:RULES", "--budget", "3", "--json")
     assert done.returncode == exitcodes.INCONCLUSIVE, done.stderr
     assert done.stderr.splitlines() == [
-        f"groupcheck: inconclusive: the time budget (5 s) ran out during loading your file "
+        f"groupcheck: inconclusive: the time budget (3 s) ran out during loading your file "
         f"{path}; stopped there"
     ]
     assert json.loads(done.stdout)["result"] == "inconclusive"
