@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from invariants.expr import Snapshot
 from invariants.families import SNAPSHOTS, SnapshotFacet, key_after_by_reading
+from invariants.vocabulary import FUNCTIONS, RELATIONS
 from model.classic.client import IN_GROUP
 from model.classic.messages import ClassicSubscription
 from model.classic.records import ClassicClient, ClassicGroup, ClassicState
@@ -104,8 +105,6 @@ def classic_snapshot_key(state: ClassicState) -> ClassicSnapshotKey:
 
 def project_classic_key(key: ClassicSnapshotKey) -> Snapshot:
     """The snapshot of every classic state whose key is ``key``."""
-    from invariants.snapshot import FUNCTIONS, RELATIONS  # noqa: PLC0415  it imports this module
-
     g, topics, views = key
     existing: set[TopicPartition] = {
         (meta.topic_id, i) for meta in topics.values() for i in range(meta.partitions)

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from invariants import vocabulary
 from invariants.classic_snapshot import (
     ClassicSnapshotKey,
 )
@@ -86,87 +87,13 @@ from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 from model.system import AnyState
 from model.target import member_topics, preferred_server_assignor
 
-RELATIONS = (
-    "client_owns",
-    "client_member",
-    "client_in_group",
-    "is_member",
-    "assigned",
-    "revoking",
-    "holds",
-    "target",
-    "subscribed",
-    "exists",
-    "committed_by",
-    "stable",
-    "unrevoked",
-    "unreleased",
-    "server_error",
-    "zombie",
-    "client_revoking",
-    "client_joining",
-    "client_synced",
-    "claims",
-    "under_share",
-    "epoch_clash",
-    "commit_by_epoch_holder",
-    "indexed",
-)
-"""Every relation of the vocabulary (the table above)."""
-
-UNARY_RELATIONS = frozenset(
-    {
-        "client_in_group",
-        "is_member",
-        "exists",
-        "stable",
-        "unrevoked",
-        "unreleased",
-        "server_error",
-        "zombie",
-        "client_joining",
-        "client_synced",
-        "under_share",
-        "indexed",
-    }
-)
-
-FUNCTIONS = (
-    "group_epoch",
-    "assignment_epoch",
-    "group_status",
-    "member_epoch",
-    "client_epoch",
-    "client_incarnation",
-    "committed_epoch",
-    "instance",
-    "assigned_since",
-    "holder_commit_rejected",
-    "assignor_runs",
-    "sticky_assignor",
-    "group_deletions",
-    "policy_breached",
-    "assignor_outdated",
-    "index_entries",
-)
-"""Every function of the vocabulary."""
-
-BINARY_FUNCTIONS = frozenset({"assigned_since"})
-"""Functions of two arguments (the others take none or one)."""
-
-NULLARY_FUNCTIONS = frozenset(
-    {
-        "group_epoch",
-        "assignment_epoch",
-        "group_status",
-        "holder_commit_rejected",
-        "assignor_runs",
-        "sticky_assignor",
-        "group_deletions",
-        "policy_breached",
-        "assignor_outdated",
-    }
-)
+# The vocabulary's names (invariants/vocabulary.py), read here and by the other families'
+# projections.
+RELATIONS = vocabulary.RELATIONS
+UNARY_RELATIONS = vocabulary.UNARY_RELATIONS
+FUNCTIONS = vocabulary.FUNCTIONS
+BINARY_FUNCTIONS = vocabulary.BINARY_FUNCTIONS
+NULLARY_FUNCTIONS = vocabulary.NULLARY_FUNCTIONS
 
 STATUS_CODE = {
     GroupStatus.EMPTY: 0,
