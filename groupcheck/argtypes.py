@@ -148,14 +148,16 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_rules_option(parser: argparse.ArgumentParser) -> None:
+RULES_HELP = (
+    "run with your own rules: NAME in FILE.py is a Rules value or a mapping of Rules "
+    "fields to functions (docs/tutorial.md, 'Checking your own protocol change')"
+)
+"""``--rules``'s help for the commands that run the model."""
+
+
+def add_rules_option(parser: argparse.ArgumentParser, *, help: str = RULES_HELP) -> None:
     """``--rules FILE.py:NAME``: a protocol change of your own (groupcheck/rulesfile.py)."""
-    parser.add_argument(
-        "--rules",
-        metavar="FILE.py:NAME",
-        help="run with your own rules: NAME in FILE.py is a Rules value or a mapping of "
-        "Rules fields to functions (docs/tutorial.md, 'Checking your own protocol change')",
-    )
+    parser.add_argument("--rules", metavar="FILE.py:NAME", help=help)
     add_user_memory_option(parser)
 
 

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 from groupcheck.argtypes import (
     MAX_STEPS,
     MAX_WORKERS,
+    RULES_HELP,
     add_rules_option,
     add_user_memory_option,
     at_most,
@@ -132,7 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
         "fair schedule",
     )
     exp.add_argument("--mutant", help="explore with this mutant's rules (see 'groupcheck mutants')")
-    add_rules_option(exp)
+    add_rules_option(
+        exp,
+        help=RULES_HELP + "; --engine bmc reads a replacement of the reconciliation kernel "
+        "only (model.reconcile.kernel_rule) and refuses any other",
+    )
     exp.add_argument("--seed", type=non_negative, default=0, help="walk, hypothesis: the seed")
     exp.add_argument(
         "--budget",

@@ -61,7 +61,13 @@ def register(sub: Any) -> None:
     )
     from groupcheck.argtypes import add_rules_option
 
-    add_rules_option(p)
+    add_rules_option(
+        p,
+        help="prove your own reconciliation kernel: NAME in FILE.py replaces Rules.reconcile "
+        "with model.reconcile.kernel_rule(KERNEL), a kernel written against model/sets.py "
+        "(docs/tutorial.md, 'Proving a change of the reconciliation kernel'); a file that "
+        "replaces any other rule is refused (exit 2)",
+    )
     p.add_argument(
         "--clients",
         action="store_true",
