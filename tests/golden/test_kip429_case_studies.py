@@ -20,9 +20,9 @@ from __future__ import annotations
 from model import system
 from model.actions import Action, Bounce, Subscribe
 from model.classic.client import rebalance_protocol
+from model.classic.presets import CLASSIC_COOPERATIVE, UPGRADE_TWO_BOUNCES
 from model.classic.records import ClassicState
 from model.config import Config
-from model.presets import CLASSIC_COOPERATIVE, UPGRADE_TWO_BOUNCES
 from model.status import ClassicGroupStatus, RebalanceProtocol
 
 FOO0, FOO1 = ("foo", 0), ("foo", 1)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from groupcheck.config_options import BEGIN, END, field_docstrings, render_markdown
+from model.classic.presets import CLASSIC_EAGER
 from model.config import (
     CATEGORIES,
     CONSUMER_ONLY_OPTIONS,
@@ -22,7 +23,8 @@ from model.config import (
     options_of,
     options_outside,
 )
-from model.presets import CLASSIC_EAGER, MIGRATION_UPGRADE, TINY
+from model.migration.presets import MIGRATION_UPGRADE
+from model.presets import TINY
 from model.status import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,17 +32,17 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from model.classic.records import ClassicMember, ClassicState, ReplyTo, new_classic_group
-from model.config import ClientSpec, Config
-from model.ids import FrozenMap
-from model.presets import (
+from model.classic.presets import (
     CLASSIC_COOPERATIVE,
     CLASSIC_EAGER,
     CLASSIC_STATIC,
     MUTC_TWO_PROCESSES,
     UPGRADE_ONE_BOUNCE,
-    preset,
 )
+from model.classic.records import ClassicMember, ClassicState, ReplyTo, new_classic_group
+from model.config import ClientSpec, Config
+from model.ids import FrozenMap
+from model.presets import preset
 from model.records import OffsetCommitRequest
 from model.status import (
     ClassicClientStatus,

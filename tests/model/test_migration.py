@@ -33,14 +33,14 @@ from model.classic.records import ClassicClient, ClassicGroup, ClassicMember, Re
 from model.config import ClientSpec, Config
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
-from model.migration.records import MixedState
-from model.presets import (
+from model.migration.presets import (
     MIGRATION_DISABLED,
     MIGRATION_ROUNDTRIP,
     MIGRATION_UPGRADE,
     MIXED_STATIC,
-    STATIC,
 )
+from model.migration.records import MixedState
+from model.presets import STATIC
 from model.records import (
     Client,
     ConsumerGroupHeartbeatRequest,
@@ -754,7 +754,7 @@ def test_the_static_member_index_is_what_the_members_say(config: Config, max_sta
 
 
 def test_change_instance_id_needs_a_static_classic_client_of_a_mixed_config() -> None:
-    from model.presets import MIXED_INSTANCE_RENAME
+    from model.migration.presets import MIXED_INSTANCE_RENAME
 
     with pytest.raises(ConfigError, match="alt_instance_id needs the ChangeInstanceId"):
         dataclasses.replace(MIXED_INSTANCE_RENAME, perturbations=frozenset({"Subscribe"}))
@@ -769,7 +769,7 @@ def test_change_instance_id_needs_a_static_classic_client_of_a_mixed_config() ->
         )
     with pytest.raises(ConfigError, match="ChangeInstanceId needs a client with alt_instance_id"):
         dataclasses.replace(STATIC, perturbations=STATIC.perturbations | {"ChangeInstanceId"})
-    from model.presets import CLASSIC_STATIC
+    from model.classic.presets import CLASSIC_STATIC
 
     renamed = (dataclasses.replace(CLASSIC_STATIC.clients[0], alt_instance_id="a2"),)
     with pytest.raises(ConfigError, match="ChangeInstanceId is not modelled for the classic"):

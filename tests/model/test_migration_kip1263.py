@@ -22,7 +22,7 @@ from model.classic.records import ClassicGroup, ClassicMember, ReplyTo
 from model.config import Config
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
-from model.presets import MIGRATION_BATCHING, MIGRATION_OFFLOAD, MIGRATION_UPGRADE
+from model.migration.presets import MIGRATION_BATCHING, MIGRATION_OFFLOAD, MIGRATION_UPGRADE
 from model.records import TopicMetadata
 from model.status import ClassicGroupStatus, ConfigError, ErrorCode
 

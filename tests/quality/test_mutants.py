@@ -128,7 +128,7 @@ def test_a_witness_the_reference_misses_too_kills_nothing() -> None:
     missing ``GroupUpgrades`` there has lost nothing, so it survives (with the reason)."""
     import dataclasses
 
-    from model.presets import MIGRATION_DISABLED
+    from model.migration.presets import MIGRATION_DISABLED
 
     mutant = dataclasses.replace(
         MUTANTS["classic-holder-unreleased"],

@@ -75,7 +75,7 @@ def test_a_model_rule_the_relation_does_not_have_is_a_disagreement(
     assert found.check is not None
     assert found.check.allowed == "no"
     assert found.post.group.group_epoch == found.pre.group.group_epoch
-    monkeypatch.setitem(PRESETS, "MUT2", broken)
+    monkeypatch.setattr("model.presets.PRESETS", {**PRESETS, "MUT2": broken})
     code = main([*AGREE, "--preset", "MUT2", "--walks", "2", "--length", "20", "--seed", "2"])
     out = capsys.readouterr().out
     assert code == 1
@@ -306,7 +306,7 @@ def test_agreement_checks_a_variant_on_the_mutants_rules(
     relation refuses. A family no reachable state enables (a search expanded them all) is
     not one missed: this mutant never waits for a revocation, so no rebalance timeout."""
     one = replace(PRESETS["MUT2"], max_perturbations=1)
-    monkeypatch.setitem(PRESETS, "MUT2", one)
+    monkeypatch.setattr("model.presets.PRESETS", {**PRESETS, "MUT2": one})
     argv = [*AGREE, "--json", "--preset", "MUT2", "--walks", "1", "--length", "10"]
     assert main([*argv, "--variant", "revoke-without-waiting"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["configs"]
@@ -423,7 +423,9 @@ def test_agreement_checks_a_classic_preset_against_the_classic_relation(
         if name != "Unchanged":
             assert f["unique"] == f["deterministic"] == f["steps"]
     mutant = MUTANTS["classic-delete-non-empty-group"]
-    monkeypatch.setitem(PRESETS, "CLASSIC_GROUP_DELETION", mutant.mutated_config())
+    monkeypatch.setattr(
+        "model.presets.PRESETS", {**PRESETS, "CLASSIC_GROUP_DELETION": mutant.mutated_config()}
+    )
     argv = [*AGREE, "--preset", "CLASSIC_GROUP_DELETION", "--walks", "1", "--length", "12"]
     assert main(argv) == 1
     out = capsys.readouterr().out
@@ -443,7 +445,7 @@ def test_agreement_checks_a_classic_variant(
         perturbations=frozenset({"Leave", "DeleteGroup"}),
         max_perturbations=2,
     )
-    monkeypatch.setitem(PRESETS, "CLASSIC_GROUP_DELETION", smaller)
+    monkeypatch.setattr("model.presets.PRESETS", {**PRESETS, "CLASSIC_GROUP_DELETION": smaller})
     argv = [*AGREE, "--json", "--walks", "1", "--length", "12"]
     argv += ["--preset", "CLASSIC_GROUP_DELETION"]
     assert main([*argv, "--variant", "classic-delete-non-empty-group"]) == 0
@@ -494,7 +496,9 @@ def test_agreement_checks_a_mixed_preset_against_the_mixed_relation(
             assert f["unique"] == f["deterministic"] == f["steps"]
     assert checked["ClassicGroup"]["deterministic"] == 0
     mutant = MUTANTS["mixed-admits-when-disabled"]
-    monkeypatch.setitem(PRESETS, "MIGRATION_DISABLED", mutant.mutated_config())
+    monkeypatch.setattr(
+        "model.presets.PRESETS", {**PRESETS, "MIGRATION_DISABLED": mutant.mutated_config()}
+    )
     assert main([*AGREE, "--preset", "MIGRATION_DISABLED"]) == 1
     out = capsys.readouterr().out
     assert "DISAGREEMENT in MIGRATION_DISABLED+mixed-admits-when-disabled" in out

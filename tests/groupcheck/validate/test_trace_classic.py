@@ -44,10 +44,11 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from model.classic.presets import CLASSIC, CLASSIC_COOPERATIVE
 from model.config import Config
 from model.ids import FrozenMap
 from model.path import Path
-from model.presets import CLASSIC, CLASSIC_COOPERATIVE, TINY, preset
+from model.presets import TINY, preset
 from model.records import Body, Message, OffsetCommitRequest, OffsetCommitResponse
 from model.status import ErrorCode
 from model.trace import (

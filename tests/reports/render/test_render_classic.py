@@ -23,11 +23,11 @@ from model.classic.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from model.classic.presets import CLASSIC_COOPERATIVE, UPGRADE_ONE_BOUNCE
 from model.classic.records import ClassicState
 from model.config import Config
 from model.ids import FrozenMap
 from model.path import Path as ModelPath
-from model.presets import CLASSIC_COOPERATIVE, UPGRADE_ONE_BOUNCE
 from model.records import Body, Message
 from model.status import ErrorCode
 from model.system import AnyState
