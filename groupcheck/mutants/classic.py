@@ -35,17 +35,8 @@ from model.presets import (
     MUTC_TWO_PROCESSES,
     OFFSETS_EXPIRY,
 )
-from model.records import (
-    Body,
-    Group,
-    OffsetCommitRequest,
-    TopicMetadata,
-)
-from model.status import (
-    ClassicGroupStatus,
-    ErrorCode,
-    RebalanceProtocol,
-)
+from model.records import Body, Group, OffsetCommitRequest, TopicMetadata
+from model.status import ClassicGroupStatus, ErrorCode, RebalanceProtocol
 
 REGISTRY = Registry()
 mutant = REGISTRY.mutant
@@ -254,6 +245,7 @@ def late_sync_resets_generation(
     return cc.on_sync_response(client, resp, config)
 
 
+# The second rule of validate-stale-claims below (its ``also``): KAFKA-13406 took both.
 def generation_of_last_assignment(
     client: ClassicClient, config: Any
 ) -> tuple[ClassicClient, tuple[Body, ...]]:

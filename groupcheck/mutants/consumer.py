@@ -29,10 +29,7 @@ from model import coordinator as co
 from model import reconcile as rc
 from model import target as tg
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
-from model.presets import (
-    MUT2_CALLBACKS,
-    MUT2_POLL,
-)
+from model.presets import MUT2_CALLBACKS, MUT2_POLL
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     Client,
@@ -43,11 +40,7 @@ from model.records import (
     OffsetCommitRequest,
     TopicMetadata,
 )
-from model.status import (
-    ClientStatus,
-    ErrorCode,
-    MemberState,
-)
+from model.status import ClientStatus, ErrorCode, MemberState
 
 REGISTRY = Registry()
 mutant = REGISTRY.mutant

@@ -17,11 +17,7 @@ from model.presets import (
     MIXED_STATIC_ASSIGNOR,
     MIXED_STATIC_RESUBSCRIBE,
 )
-from model.records import (
-    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-    Group,
-    Member,
-)
+from model.records import LEAVE_GROUP_STATIC_MEMBER_EPOCH, Group, Member
 
 REGISTRY = Registry()
 mutant = REGISTRY.mutant

@@ -10,14 +10,8 @@ from dataclasses import replace
 from groupcheck.mutants.registry import Registry
 from model import target as tg
 from model.ids import FrozenMap
-from model.presets import (
-    MUT2_OFFLOAD,
-    MUT2_OFFLOAD_STATIC,
-)
-from model.records import (
-    Group,
-    TopicMetadata,
-)
+from model.presets import MUT2_OFFLOAD, MUT2_OFFLOAD_STATIC
+from model.records import Group, TopicMetadata
 
 REGISTRY = Registry()
 mutant = REGISTRY.mutant
