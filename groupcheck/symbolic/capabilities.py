@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupcheck.mutants import outside
+from groupcheck.mutants import outside, unstated_harms
 from groupcheck.rulesfile import symbolic_refusal
 from model.status import ConfigError
 from reports.publish import table_command
@@ -553,19 +553,10 @@ def config_facts(config: Any) -> set[str]:
     return {name for name, holds in on.items() if holds}
 
 
-UNSTATED_HARM = {
-    "install-before-static-replacement": "breaks only ValidTargetAssignment.Covers (the "
-    "replaced static member's entry is dropped, so the current target covers nothing), "
-    "which prove does not state (its relation takes any assignor, covering or not): "
-    "under this variant every obligation of MUT2_OFFLOAD_STATIC is still proved",
-    "reject-epoch-zero-rejoin": "breaks only Convergence, once a lost heartbeat response "
-    "leaves a client rejoining at epoch 0 while its member is at a newer epoch; the "
-    "ranking's fairness is on honest heartbeats (each member at the epoch the coordinator "
-    "gave it), so it never reads that rejoin: under this variant every obligation is still "
-    "proved",
-}
-"""The variants whose harm no obligation of ``prove`` states, and why: ``prove --variant``
-refuses them rather than report them proved (docs/invariants.md)."""
+UNSTATED_HARM = unstated_harms()
+"""The variants whose harm no obligation of ``prove`` states, and why (each catalogue
+entry's ``Mutant.unstated_harm``): ``prove --variant`` refuses them rather than report them
+proved (docs/invariants.md)."""
 
 
 def prove_facts(args: argparse.Namespace, config: Any) -> Facts:

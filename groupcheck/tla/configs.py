@@ -10,6 +10,7 @@ from pathlib import Path
 
 from groupcheck.configfile import load_config_file
 from groupcheck.explore.symmetry import symmetry_classes
+from groupcheck.mutants import tla_mutants
 from groupcheck.mutants.catalogue import LOSSY_TWO, REJOIN, TWO_ON_TWO
 from model.config import ClientSpec, Config
 from model.presets import MUT2_LOSS2, MUT2_LOSS4, TINY
@@ -235,20 +236,9 @@ static membership (its clients have no instance ids), or about KIP-1251's assign
 history, a ghost of the Python model's (docs/invariants.md)."""
 
 
-SPEC_MUTANTS = (
-    "revoke-without-waiting",
-    "ignore-partition-epochs",
-    "ack-ignored",
-    "bookkeeping-drops-pending",
-    "no-epoch-bump-on-fence",
-    "reject-epoch-zero-rejoin",
-    "assignor-assigns-twice",
-    "accept-commit-from-unknown-member",
-    "accept-stale-commit-epoch",
-    "client-acks-before-revoking",
-    "adopt-negative-epoch",
-)
-"""Mutants the specification can switch on with ``Mutant = "<name>"``."""
+SPEC_MUTANTS = tla_mutants()
+"""Mutants the specification can switch on with ``Mutant = "<name>"``: the catalogue
+entries with a TLA+ counterpart (``Mutant.tla``, declared at each mutant's function)."""
 
 
 def check_mutant(name: str | None) -> None:

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from groupcheck.mutants import get_mutant
+from groupcheck.mutants import get_mutant, tla_mutants
 from groupcheck.rulesfile import load_rules, with_rules
 from groupcheck.tla.configs import (
     MODEL_VALUES,
@@ -46,17 +46,11 @@ from model.status import ConfigError
 
 Progress = Callable[[str], None]
 
-TLA_MUTANTS = (
-    "revoke-without-waiting",
-    "ignore-partition-epochs",
-    "no-epoch-bump-on-fence",
-    "assignor-assigns-twice",
-    "client-acks-before-revoking",
-    "adopt-negative-epoch",
-)
+TLA_MUTANTS = tla_mutants(agreement=True)
 """Mutants whose rule ``tla/KIP848.tla`` replaces the same way under ``Mutant`` and whose
-Python counterexample violates a safety property. (``ack-ignored`` and
-``reject-epoch-zero-rejoin`` violate only Convergence: ``convergence_agreement``.)"""
+Python counterexample violates a safety property: the catalogue entries with
+``tla="agreement"`` (``Mutant.tla``). (``ack-ignored`` and ``reject-epoch-zero-rejoin``
+violate only Convergence: ``convergence_agreement``.)"""
 
 
 def python_states(config: Config, progress: Progress | None = None) -> set[State]:
