@@ -388,6 +388,10 @@ def undecided_reason(states: int, bound: int) -> list[str]:
     ]
 
 
+ALL_FAMILIES = frozenset({"consumer", "classic", "mixed"})
+"""The protocol families of a property read in every one: Convergence (each family has
+its "converged", ``invariants.families.CONVERGED``), GroupConverges."""
+
 CONVERGENCE = declare(
     Property(
         "Convergence",
@@ -396,6 +400,7 @@ CONVERGENCE = declare(
         "epoch and the group is STABLE within the bound (400 fair steps, or 40 per client "
         "when that is more).",
         "KIP-848 Rebalance Process (members converge to the target assignment)",
+        families=ALL_FAMILIES,
     )
 )
 
@@ -407,6 +412,8 @@ REBALANCE_TIME = declare(
         "After the last perturbation the fair schedule converges within the config's declared "
         "bound (max_rebalance_steps).",
         "KIP-848 Rebalance Process; a config's declared rebalance-time bound",
+        families=ALL_FAMILIES,
+        note="Checked only when a config declares one (`--rebalance-time`).",
     )
 )
 
@@ -717,7 +724,7 @@ _witness(
     "group's generation).",
     "KIP-848 Group States; ClassicGroupState STABLE",
     _group_converges,
-    families=frozenset({"consumer", "classic", "mixed"}),
+    families=ALL_FAMILIES,
 )
 
 _witness(
@@ -962,8 +969,8 @@ _witness(
 
 _witness(
     "GroupDowngrades",
-    "The last consumer-protocol member leaves or is fenced and the consumer group of "
-    "classic members becomes a classic group.",
+    "The last consumer-protocol member leaves, is fenced or is replaced and the consumer "
+    "group of classic members becomes a classic group.",
     "KIP-848 Online Migration; GroupMetadataManager.convertToClassicGroup",
     group_downgrades,
     lambda config: (

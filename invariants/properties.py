@@ -349,6 +349,11 @@ HOLDER_COMMITS_ACCEPTED = _prop(
     "(no false fencing of the true owner; read only with KIP-1251 assignment epochs).",
     "KIP-1251; KAFKA-20066; ConsumerGroup.validateOffsetCommit",
     Cmp("==", F("holder_commit_rejected"), Const(0)),
+    note=(
+        "The coordinator judges each refused commit against KIP-1251's rule (ghost "
+        "`Group.holder_commit_rejected`), only with `Config.assignment_epochs`, which records "
+        "the epochs that judgement needs."
+    ),
 )
 
 ASSIGNMENT_EPOCH_HOLDER_UNIQUE = _prop(
@@ -361,6 +366,10 @@ ASSIGNMENT_EPOCH_HOLDER_UNIQUE = _prop(
     "KIP-1251 (an older-epoch commit is fenced by the partition's assignment epoch); "
     "CurrentAssignmentBuilder.computeNextAssignment; ConsumerGroup.validateOffsetCommit",
     forall(m, p)(Not(R("epoch_clash", m, p))),
+    note=(
+        "KIP-1251 assignment epochs are `Config.assignment_epochs`, which carries the ghost "
+        '(below, "The assignment history").'
+    ),
 )
 
 TARGET_ONLY_MEMBERS = _prop(
@@ -411,6 +420,7 @@ MIGRATION_POLICY_HONOURED = _prop(
     "replacement converts it to a classic group).",
     "KIP-848 Online Migration; ConsumerGroupMigrationPolicy; KAFKA-20640; KAFKA-17317",
     Cmp("==", F("policy_breached"), Const(0)),
+    note="Read through the ghost `Group.migration_policy_breached`, in mixed configs.",
 )
 
 STABLE_ASSIGNMENT_SUBSCRIBED = _prop(
@@ -431,6 +441,7 @@ STABLE_ASSIGNMENT_SUBSCRIBED = _prop(
         ),
     ),
     families=CLASSIC,
+    note="Only partitions of existing topics count.",
 )
 
 TARGET_BY_PREFERRED_ASSIGNOR = _prop(
@@ -442,6 +453,11 @@ TARGET_BY_PREFERRED_ASSIGNOR = _prop(
     "— bumps the group epoch so the target is computed again.",
     "KIP-848 Assignor Selection; ConsumerGroup.computePreferredServerAssignor; KAFKA-20434",
     Cmp("==", F("assignor_outdated"), Const(0)),
+    note=(
+        "Read through the ghost `Group.target_assignor`: members that ask for no assignor "
+        "leave the target's assignor standing, so a switch back to the configured default is "
+        "not judged."
+    ),
 )
 
 STATIC_INDEX_CONSISTENT = _prop(
@@ -580,6 +596,10 @@ OFFSET_COMMIT_AT_VALID_EPOCH = _prop(
         )
     ),
     families=BOTH,
+    note=(
+        "Without `Config.assignment_epochs` no assignment epoch is defined and the rule is "
+        "KIP-848's strict equality."
+    ),
 )
 
 EPOCH_COMMIT_FROM_HOLDER = _prop(
@@ -607,6 +627,7 @@ EPOCH_COMMIT_FROM_HOLDER = _prop(
             R("commit_by_epoch_holder", m, p, when="post"),
         )
     ),
+    note="KIP-1251 assignment epochs are `Config.assignment_epochs`.",
 )
 
 GENERATION_MONOTONE = _prop(
@@ -692,6 +713,7 @@ ASSIGNMENT_EPOCH_MONOTONE = _prop(
         Cmp(">=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
         Cmp("!=", F("group_deletions", when="post"), F("group_deletions", when="pre")),
     ),
+    note="The ghost `group_deletions()` tells the groups apart.",
 )
 
 INSTALLED_TARGET_EXISTS = _prop(
@@ -752,6 +774,10 @@ STICKY_ASSIGNMENT = _prop(
         )
     ),
     families=CLASSIC,
+    note=(
+        "Read only while the selected assignor is `sticky` or `cooperative-sticky`, every "
+        "member lists only those and all subscribe to the same topics."
+    ),
 )
 
 LOST_ONLY_WHEN_OUT = _prop(
@@ -802,6 +828,10 @@ GROUP_DELETED_ONLY_WHEN_EMPTY = _prop(
         Not(exists(m)(R("is_member", m, when="pre"))),
     ),
     families=BOTH,
+    note=(
+        "Read through the ghost `group_deletions()` (how often the group was deleted, "
+        "`Group.deletions`)."
+    ),
 )
 
 STATE_PROPERTIES: tuple[Property, ...] = PROPERTIES.where(lambda p: p.kind is Kind.ALWAYS_STATE)
