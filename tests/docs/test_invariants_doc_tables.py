@@ -39,3 +39,27 @@ def test_the_command_writes_the_table_between_the_markers(
     assert capsys.readouterr().out == catalogue.render_markdown()
     target.write_text("no markers\n", encoding="utf-8")
     assert catalogue.main(["--into", str(target)]) == 2
+
+
+def test_the_formula_table_is_printed_from_the_expressions() -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    assert _between(doc, catalogue.FORMULAS_BEGIN, catalogue.FORMULAS_END) == (
+        catalogue.render_formulas()
+    ), (
+        "docs/invariants.md's formulas drifted from the expressions: run "
+        "`python -m reports.catalogue --formulas --into docs/invariants.md`"
+    )
+
+
+def test_the_formulas_command_writes_its_own_markers(tmp_path: Path) -> None:
+    target = tmp_path / "invariants.md"
+    target.write_text(
+        f"{catalogue.BEGIN}\nkept\n{catalogue.END}\n"
+        f"{catalogue.FORMULAS_BEGIN}\nstale\n{catalogue.FORMULAS_END}\n",
+        encoding="utf-8",
+    )
+    assert catalogue.main(["--formulas", "--into", str(target)]) == 0
+    assert target.read_text(encoding="utf-8") == (
+        f"{catalogue.BEGIN}\nkept\n{catalogue.END}\n"
+        f"{catalogue.FORMULAS_BEGIN}\n{catalogue.render_formulas()}{catalogue.FORMULAS_END}\n"
+    )
