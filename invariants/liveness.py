@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 
 from invariants.families import CONVERGED
 from invariants.mixed_liveness import group_downgrades, group_upgrades
-from invariants.properties import Kind, Property
+from invariants.properties import CLASSIC, Kind, Property, declare
+from invariants.registry import Registry
 from model import system
 from model.actions import (
     Action,
@@ -387,22 +388,33 @@ def undecided_reason(states: int, bound: int) -> list[str]:
     ]
 
 
-CONVERGENCE = Property(
-    "Convergence",
-    Kind.EVENTUALLY,
-    "After the last perturbation, with messages flowing, every member reaches the target "
-    "epoch and the group is STABLE within the bound (400 fair steps, or 40 per client "
-    "when that is more).",
-    "KIP-848 Rebalance Process (members converge to the target assignment)",
+ALL_FAMILIES = frozenset({"consumer", "classic", "mixed"})
+"""The protocol families of a property read in every one: Convergence (each family has
+its "converged", ``invariants.families.CONVERGED``), GroupConverges."""
+
+CONVERGENCE = declare(
+    Property(
+        "Convergence",
+        Kind.EVENTUALLY,
+        "After the last perturbation, with messages flowing, every member reaches the target "
+        "epoch and the group is STABLE within the bound (400 fair steps, or 40 per client "
+        "when that is more).",
+        "KIP-848 Rebalance Process (members converge to the target assignment)",
+        families=ALL_FAMILIES,
+    )
 )
 
 
-REBALANCE_TIME = Property(
-    "RebalanceTimeBound",
-    Kind.EVENTUALLY,
-    "After the last perturbation the fair schedule converges within the config's declared "
-    "bound (max_rebalance_steps).",
-    "KIP-848 Rebalance Process; a config's declared rebalance-time bound",
+REBALANCE_TIME = declare(
+    Property(
+        "RebalanceTimeBound",
+        Kind.EVENTUALLY,
+        "After the last perturbation the fair schedule converges within the config's declared "
+        "bound (max_rebalance_steps).",
+        "KIP-848 Rebalance Process; a config's declared rebalance-time bound",
+        families=ALL_FAMILIES,
+        note="Checked only when a config declares one (`--rebalance-time`).",
+    )
 )
 
 
@@ -659,6 +671,11 @@ def _live_timers(config: Config) -> bool:
     return config.live_timers or config.slow_clients
 
 
+WITNESS_REGISTRY: Registry[Witness] = Registry("witness")
+"""Every witness, in declaration order (``_witness``); its property is registered in
+``invariants.properties.PROPERTIES`` too."""
+
+
 def _witness(
     name: str,
     description: str,
@@ -667,14 +684,190 @@ def _witness(
     applies: Callable[[Config], bool] = lambda config: True,
     families: frozenset[str] = frozenset({"consumer"}),
 ) -> Witness:
-    """A witness of the protocol families ``families``: it applies to a config of one of
-    them that ``applies`` accepts."""
-    prop = Property(name, Kind.SOMETIMES, description, reference, witness_of=f, families=families)
+    """Declare a witness of the protocol families ``families`` (registered, with its
+    property, in declaration order: ``WITNESSES``): it applies to a config of one of them
+    that ``applies`` accepts."""
+    prop = declare(
+        Property(name, Kind.SOMETIMES, description, reference, witness_of=f, families=families)
+    )
 
     def applies_in_family(config: Config) -> bool:
         return config.protocol in families and applies(config)
 
-    return Witness(prop, f, applies_in_family, _SHOWN_BY.get(f))
+    return WITNESS_REGISTRY.register(name, Witness(prop, f, applies_in_family, _SHOWN_BY.get(f)))
+
+
+_witness(
+    "RevocationCompletes",
+    "A member acknowledges a revocation and leaves UNREVOKED_PARTITIONS.",
+    "KIP-848 Reconciliation, phase 2",
+    _revocation_completes,
+)
+
+_witness(
+    "WaitsOnUnreleasedPartitions",
+    "A member waits for partitions another member has not released yet.",
+    "KIP-848 Reconciliation, phase 3",
+    _waits_on_unreleased,
+)
+
+_witness(
+    "FencedMemberRejoins",
+    "A fenced client rejoins with epoch 0.",
+    "KIP-848 Consumer Group Heartbeat API (FENCED_MEMBER_EPOCH)",
+    _fenced_and_rejoins,
+)
+
+_witness(
+    "GroupConverges",
+    "The group converges: every member STABLE at the target epoch (classic: at the "
+    "group's generation).",
+    "KIP-848 Group States; ClassicGroupState STABLE",
+    _group_converges,
+    families=ALL_FAMILIES,
+)
+
+_witness(
+    "ZombieOverlap",
+    "A zombie (a live client whose session the coordinator expired) still consumes a "
+    "partition that a member of the group consumes too.",
+    "KIP-848 Session timeout; offset commits fenced by member epoch",
+    _zombie_overlap,
+    _live_timers,
+)
+
+_witness(
+    "StalledMemberRemoved",
+    "The rebalance timer removes a member whose application hangs in its revocation callback.",
+    "KIP-848 Rebalance timeout",
+    _stalled_member_removed,
+    lambda config: _live_timers(config) and config.allows("StallRevocation"),
+)
+
+_witness(
+    "ReconciliationAborted",
+    "A rebalance callback finishes after the client was fenced, left or rejoined, and "
+    "the reconciliation it belonged to is dropped.",
+    "AbstractMembershipManager.maybeAbortReconciliation",
+    _reconciliation_aborted,
+    lambda config: config.callback_steps,
+)
+
+_witness(
+    "StaleMemberRejoins",
+    "A client whose poll timer expired (it left, STALE) polls again and rejoins.",
+    "AbstractMembershipManager.maybeRejoinStaleMember (max.poll.interval.ms)",
+    _stale_member_rejoins,
+    lambda config: config.allows("PollTimerExpires"),
+)
+
+_witness(
+    "OlderEpochCommitAccepted",
+    "An offset commit sent at a member epoch older than the member's current one is "
+    "accepted: the member held its partitions since then.",
+    "KIP-1251; ConsumerGroup.validateOffsetCommit",
+    _older_epoch_commit_accepted,
+    lambda config: config.assignment_epochs,
+)
+
+_witness(
+    "PartitionMovesUnderEpochs",
+    "A member is stamped with a partition whose KIP-1251 assignment history already "
+    "names another member at an older epoch: the partition moved, and the history "
+    "AssignmentEpochHolderUnique and EpochCommitFromHolder read is exercised.",
+    "KIP-1251; CurrentAssignmentBuilder.computeNextAssignment",
+    _partition_moves_under_epochs,
+    lambda config: config.assignment_epochs,
+)
+
+_witness(
+    "GroupReloadedAfterFailover",
+    "A new coordinator loads a group that has members from its records after a failover.",
+    "GroupMetadataManager.onLoaded",
+    _group_reloaded,
+    lambda config: config.allows("CoordinatorFailover"),
+)
+
+_witness(
+    "RegexSubscriptionResolved",
+    "The coordinator resolves a member's regular expression to topics, or to other "
+    "topics after the metadata changed.",
+    "GroupMetadataManager.handleRegularExpressionsResult",
+    _regex_resolved,
+    lambda config: any(c.regex is not None for c in config.clients),
+)
+
+_witness(
+    "RackChangeRebalances",
+    "The racks of a subscribed topic's partitions change and the group epoch is bumped "
+    "(the metadata hash includes partition racks).",
+    "GroupMetadataManager metadata hash (KIP-1101)",
+    _rack_change_rebalances,
+    lambda config: config.allows("ChangePartitionRacks"),
+)
+
+_witness(
+    "OffsetExpiredAfterEmpty",
+    "The committed offsets of a group that has emptied expire.",
+    "KIP-211 Proposed Changes (expiry once the group is Empty)",
+    _offset_expired_after_empty,
+    lambda config: config.allows("ExpireOffsets"),
+    families=frozenset({"consumer", "classic"}),
+)
+
+_witness(
+    "AssignorRunOutlivesMember",
+    "An offloaded assignor run completes after a member it assigned left, was fenced "
+    "or was replaced, and its result is installed without it.",
+    "KIP-1263 Assignment Offload",
+    _run_outlives_member,
+    _offload,
+)
+
+_witness(
+    "StaleAssignorRunFollowedUp",
+    "An offloaded assignor run completes after the group epoch moved past the one it "
+    "started at, so a second run is needed.",
+    "KIP-1263 Assignment Offload (another run on a future heartbeat)",
+    _stale_run_followed_up,
+    _offload,
+)
+
+_witness(
+    "GroupDeletedAfterExpiry",
+    "The last committed offsets of an empty group expire and the group is deleted.",
+    "GroupCoordinatorShard.cleanupGroupMetadata / maybeDeleteGroup (KIP-211)",
+    _group_deleted_after_expiry,
+    lambda config: config.delete_expired_groups and config.allows("ExpireOffsets"),
+    families=frozenset({"consumer", "classic"}),
+)
+
+_witness(
+    "GroupRecreatedAfterDeletion",
+    "A member joins the group created again, from scratch, after the group was deleted.",
+    "GroupMetadataManager.getOrMaybeCreateConsumerGroup / getOrMaybeCreateClassicGroup",
+    _group_recreated,
+    _deletes_groups,
+    families=frozenset({"consumer", "classic"}),
+)
+
+_witness(
+    "ZombieFindsGroupDeleted",
+    "A heartbeat at an epoch other than 0 meets the deleted group and is answered "
+    "GROUP_ID_NOT_FOUND: a zombie (a live client whose member a timer removed) at its "
+    "old epoch, or a leave.",
+    "GroupMetadataManager.getOrMaybeCreateConsumerGroup (created only at epoch 0)",
+    _zombie_finds_group_deleted,
+    lambda config: _deletes_groups(config) and _live_timers(config),  # the zombie case
+)
+
+_witness(
+    "RunDiscardedAfterDeletion",
+    "An offloaded assignor run completes after its group was deleted, and its result is discarded.",
+    "KIP-1263 Assignment Offload (deleted groups have their assignments discarded)",
+    _run_discarded_after_deletion,
+    lambda config: _offload(config) and _deletes_groups(config),
+)
 
 
 @_shown_by(DeliverMessage)
@@ -728,6 +921,75 @@ def _cooperative(config: Config) -> bool:
     )
 
 
+_witness(
+    "CooperativeMemberKeepsPartition",
+    "A cooperative member keeps a partition it consumed across a rebalance.",
+    "KIP-429 Proposed Changes (incremental cooperative rebalancing)",
+    _cooperative_keeps,
+    _cooperative,
+    families=frozenset({"classic"}),
+)
+
+_witness(
+    "FollowUpRebalance",
+    "A cooperative member revokes a partition its new assignment took away and rejoins "
+    "for the follow-up rebalance.",
+    "KIP-429 Proposed Changes; ConsumerCoordinator.onJoinComplete",
+    _follow_up_rebalance,
+    _cooperative,
+    families=frozenset({"classic"}),
+)
+
+_witness(
+    "StaticMemberReplaced",
+    "A restarted static member takes over its group.instance.id under a new member id.",
+    "KIP-345; GroupMetadataManager.classicGroupJoinNewStaticMember",
+    _static_member_replaced,
+    lambda config: any(c.instance_id for c in config.clients) and config.allows("Restart"),
+    families=frozenset({"classic"}),
+)
+
+_witness(
+    "ClassicMemberRemovedByTimer",
+    "The join or SyncGroup timer removes a member that does not rejoin or sync in time.",
+    "GroupMetadataManager classic join and pending-sync timers (KAFKA-12890)",
+    _classic_member_removed,
+    lambda config: config.allows("StallAssignment"),
+    families=frozenset({"classic"}),
+)
+
+_witness(
+    "GroupUpgrades",
+    "A consumer-protocol member's join converts a classic group with members to a consumer group.",
+    "KIP-848 Online Migration; GroupMetadataManager.convertToConsumerGroup",
+    group_upgrades,
+    lambda config: config.migration_policy in ("upgrade", "bidirectional"),
+    families=frozenset({"mixed"}),
+)
+
+_witness(
+    "GroupDowngrades",
+    "The last consumer-protocol member leaves, is fenced or is replaced and the consumer "
+    "group of classic members becomes a classic group.",
+    "KIP-848 Online Migration; GroupMetadataManager.convertToClassicGroup",
+    group_downgrades,
+    lambda config: (
+        config.migration_policy in ("downgrade", "bidirectional")
+        and (config.allows("Leave") or config.allows("Crash"))
+    ),
+    families=frozenset({"mixed"}),
+)
+
+
+WITNESSES: tuple[Witness, ...] = WITNESS_REGISTRY.where(lambda w: True)
+"""Every witness, in declaration order (a view of ``WITNESS_REGISTRY``)."""
+
+CLASSIC_WITNESSES: tuple[Witness, ...] = WITNESS_REGISTRY.where(
+    lambda w: w.prop.families == CLASSIC
+)
+"""The witnesses of the classic protocol only (a view of ``WITNESS_REGISTRY``)."""
+
+
 def required_witnesses(config: Config) -> frozenset[str]:
     """The witness names a complete run of ``config`` must hit (``Config.required_witnesses``;
     every witness that applies to the config when it names none). Unknown names are a
@@ -742,218 +1004,3 @@ def required_witnesses(config: Config) -> frozenset[str]:
             f"known: {', '.join(sorted(names))}"
         )
     return frozenset(config.required_witnesses)
-
-
-CLASSIC_WITNESSES: tuple[Witness, ...] = (
-    _witness(
-        "CooperativeMemberKeepsPartition",
-        "A cooperative member keeps a partition it consumed across a rebalance.",
-        "KIP-429 Proposed Changes (incremental cooperative rebalancing)",
-        _cooperative_keeps,
-        _cooperative,
-        families=frozenset({"classic"}),
-    ),
-    _witness(
-        "FollowUpRebalance",
-        "A cooperative member revokes a partition its new assignment took away and rejoins "
-        "for the follow-up rebalance.",
-        "KIP-429 Proposed Changes; ConsumerCoordinator.onJoinComplete",
-        _follow_up_rebalance,
-        _cooperative,
-        families=frozenset({"classic"}),
-    ),
-    _witness(
-        "StaticMemberReplaced",
-        "A restarted static member takes over its group.instance.id under a new member id.",
-        "KIP-345; GroupMetadataManager.classicGroupJoinNewStaticMember",
-        _static_member_replaced,
-        lambda config: any(c.instance_id for c in config.clients) and config.allows("Restart"),
-        families=frozenset({"classic"}),
-    ),
-    _witness(
-        "ClassicMemberRemovedByTimer",
-        "The join or SyncGroup timer removes a member that does not rejoin or sync in time.",
-        "GroupMetadataManager classic join and pending-sync timers (KAFKA-12890)",
-        _classic_member_removed,
-        lambda config: config.allows("StallAssignment"),
-        families=frozenset({"classic"}),
-    ),
-)
-
-WITNESSES: tuple[Witness, ...] = (
-    _witness(
-        "RevocationCompletes",
-        "A member acknowledges a revocation and leaves UNREVOKED_PARTITIONS.",
-        "KIP-848 Reconciliation, phase 2",
-        _revocation_completes,
-    ),
-    _witness(
-        "WaitsOnUnreleasedPartitions",
-        "A member waits for partitions another member has not released yet.",
-        "KIP-848 Reconciliation, phase 3",
-        _waits_on_unreleased,
-    ),
-    _witness(
-        "FencedMemberRejoins",
-        "A fenced client rejoins with epoch 0.",
-        "KIP-848 Consumer Group Heartbeat API (FENCED_MEMBER_EPOCH)",
-        _fenced_and_rejoins,
-    ),
-    _witness(
-        "GroupConverges",
-        "The group converges: every member STABLE at the target epoch (classic: at the "
-        "group's generation).",
-        "KIP-848 Group States; ClassicGroupState STABLE",
-        _group_converges,
-        families=frozenset({"consumer", "classic", "mixed"}),
-    ),
-    _witness(
-        "ZombieOverlap",
-        "A zombie (a live client whose session the coordinator expired) still consumes a "
-        "partition that a member of the group consumes too.",
-        "KIP-848 Session timeout; offset commits fenced by member epoch",
-        _zombie_overlap,
-        _live_timers,
-    ),
-    _witness(
-        "StalledMemberRemoved",
-        "The rebalance timer removes a member whose application hangs in its revocation callback.",
-        "KIP-848 Rebalance timeout",
-        _stalled_member_removed,
-        lambda config: _live_timers(config) and config.allows("StallRevocation"),
-    ),
-    _witness(
-        "ReconciliationAborted",
-        "A rebalance callback finishes after the client was fenced, left or rejoined, and "
-        "the reconciliation it belonged to is dropped.",
-        "AbstractMembershipManager.maybeAbortReconciliation",
-        _reconciliation_aborted,
-        lambda config: config.callback_steps,
-    ),
-    _witness(
-        "StaleMemberRejoins",
-        "A client whose poll timer expired (it left, STALE) polls again and rejoins.",
-        "AbstractMembershipManager.maybeRejoinStaleMember (max.poll.interval.ms)",
-        _stale_member_rejoins,
-        lambda config: config.allows("PollTimerExpires"),
-    ),
-    _witness(
-        "OlderEpochCommitAccepted",
-        "An offset commit sent at a member epoch older than the member's current one is "
-        "accepted: the member held its partitions since then.",
-        "KIP-1251; ConsumerGroup.validateOffsetCommit",
-        _older_epoch_commit_accepted,
-        lambda config: config.assignment_epochs,
-    ),
-    _witness(
-        "PartitionMovesUnderEpochs",
-        "A member is stamped with a partition whose KIP-1251 assignment history already "
-        "names another member at an older epoch: the partition moved, and the history "
-        "AssignmentEpochHolderUnique and EpochCommitFromHolder read is exercised.",
-        "KIP-1251; CurrentAssignmentBuilder.computeNextAssignment",
-        _partition_moves_under_epochs,
-        lambda config: config.assignment_epochs,
-    ),
-    _witness(
-        "GroupReloadedAfterFailover",
-        "A new coordinator loads a group that has members from its records after a failover.",
-        "GroupMetadataManager.onLoaded",
-        _group_reloaded,
-        lambda config: config.allows("CoordinatorFailover"),
-    ),
-    _witness(
-        "RegexSubscriptionResolved",
-        "The coordinator resolves a member's regular expression to topics, or to other "
-        "topics after the metadata changed.",
-        "GroupMetadataManager.handleRegularExpressionsResult",
-        _regex_resolved,
-        lambda config: any(c.regex is not None for c in config.clients),
-    ),
-    _witness(
-        "RackChangeRebalances",
-        "The racks of a subscribed topic's partitions change and the group epoch is bumped "
-        "(the metadata hash includes partition racks).",
-        "GroupMetadataManager metadata hash (KIP-1101)",
-        _rack_change_rebalances,
-        lambda config: config.allows("ChangePartitionRacks"),
-    ),
-    _witness(
-        "OffsetExpiredAfterEmpty",
-        "The committed offsets of a group that has emptied expire.",
-        "KIP-211 Proposed Changes (expiry once the group is Empty)",
-        _offset_expired_after_empty,
-        lambda config: config.allows("ExpireOffsets"),
-        families=frozenset({"consumer", "classic"}),
-    ),
-    _witness(
-        "AssignorRunOutlivesMember",
-        "An offloaded assignor run completes after a member it assigned left, was fenced "
-        "or was replaced, and its result is installed without it.",
-        "KIP-1263 Assignment Offload",
-        _run_outlives_member,
-        _offload,
-    ),
-    _witness(
-        "StaleAssignorRunFollowedUp",
-        "An offloaded assignor run completes after the group epoch moved past the one it "
-        "started at, so a second run is needed.",
-        "KIP-1263 Assignment Offload (another run on a future heartbeat)",
-        _stale_run_followed_up,
-        _offload,
-    ),
-    _witness(
-        "GroupDeletedAfterExpiry",
-        "The last committed offsets of an empty group expire and the group is deleted.",
-        "GroupCoordinatorShard.cleanupGroupMetadata / maybeDeleteGroup (KIP-211)",
-        _group_deleted_after_expiry,
-        lambda config: config.delete_expired_groups and config.allows("ExpireOffsets"),
-        families=frozenset({"consumer", "classic"}),
-    ),
-    _witness(
-        "GroupRecreatedAfterDeletion",
-        "A member joins the group created again, from scratch, after the group was deleted.",
-        "GroupMetadataManager.getOrMaybeCreateConsumerGroup / getOrMaybeCreateClassicGroup",
-        _group_recreated,
-        _deletes_groups,
-        families=frozenset({"consumer", "classic"}),
-    ),
-    _witness(
-        "ZombieFindsGroupDeleted",
-        "A heartbeat at an epoch other than 0 meets the deleted group and is answered "
-        "GROUP_ID_NOT_FOUND: a zombie (a live client whose member a timer removed) at its "
-        "old epoch, or a leave.",
-        "GroupMetadataManager.getOrMaybeCreateConsumerGroup (created only at epoch 0)",
-        _zombie_finds_group_deleted,
-        lambda config: _deletes_groups(config) and _live_timers(config),  # the zombie case
-    ),
-    _witness(
-        "RunDiscardedAfterDeletion",
-        "An offloaded assignor run completes after its group was deleted, and its result is "
-        "discarded.",
-        "KIP-1263 Assignment Offload (deleted groups have their assignments discarded)",
-        _run_discarded_after_deletion,
-        lambda config: _offload(config) and _deletes_groups(config),
-    ),
-    *CLASSIC_WITNESSES,
-    _witness(
-        "GroupUpgrades",
-        "A consumer-protocol member's join converts a classic group with members to a "
-        "consumer group.",
-        "KIP-848 Online Migration; GroupMetadataManager.convertToConsumerGroup",
-        group_upgrades,
-        lambda config: config.migration_policy in ("upgrade", "bidirectional"),
-        families=frozenset({"mixed"}),
-    ),
-    _witness(
-        "GroupDowngrades",
-        "The last consumer-protocol member leaves or is fenced and the consumer group of "
-        "classic members becomes a classic group.",
-        "KIP-848 Online Migration; GroupMetadataManager.convertToClassicGroup",
-        group_downgrades,
-        lambda config: (
-            config.migration_policy in ("downgrade", "bidirectional")
-            and (config.allows("Leave") or config.allows("Crash"))
-        ),
-        families=frozenset({"mixed"}),
-    ),
-)

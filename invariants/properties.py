@@ -5,6 +5,13 @@ section or Kafka rule it comes from and — for state and step properties — on
 in the ``invariants.expr`` language, compiled to Python here and encoded into Z3 by
 ``invariants.z3``. Big invariants are split into conjuncts (``Invariant.Conjunct``) so a
 violation names the conjunct.
+
+Every property is registered in ``PROPERTIES`` where it is declared (``declare``: here
+through ``_prop``, in ``invariants.liveness`` for Convergence and the witnesses), in
+declaration order, and a name declared twice is refused. ``STATE_PROPERTIES`` and
+``STEP_PROPERTIES`` are views of it: a property is checked in the order it is declared
+below. The catalogue table of docs/invariants.md is generated from it too
+(``python -m reports.catalogue --into docs/invariants.md``).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from invariants.expr import (
     forall,
     witness,
 )
+from invariants.registry import Registry
 from model.actions import Action
 from model.system import AnyState
 
@@ -65,6 +73,9 @@ class Property:
     compiled: Compiled | None = field(default=None, compare=False, repr=False)
     families: frozenset[str] = CONSUMER
     """The protocol families whose states the property reads (``Snapshot.family``)."""
+    note: str = field(default="", compare=False)
+    """What docs/invariants.md's catalogue adds to ``description``: how the model reads
+    the property (its ghosts, the config options it needs); not part of a report."""
 
     def applies(self, structure: Snapshot | StepSnapshot) -> bool:
         """Whether the property reads states of ``structure``'s protocol family. A step
@@ -96,6 +107,16 @@ class Property:
         return f"{self.description} Counterexample: " + ", ".join(parts) + "."
 
 
+PROPERTIES: Registry[Property] = Registry("property")
+"""Every named property, witnesses included, in declaration order (``declare``)."""
+
+
+def declare(prop: Property) -> Property:
+    """Register ``prop`` in ``PROPERTIES`` and return it: a property's declaration (a
+    name declared twice is a ``ValueError``)."""
+    return PROPERTIES.register(prop.name, prop)
+
+
 def _prop(
     name: str,
     kind: Kind,
@@ -103,9 +124,21 @@ def _prop(
     reference: str,
     expr: Expr,
     families: frozenset[str] = frozenset({"consumer"}),
+    note: str = "",
 ) -> Property:
-    return Property(
-        name, kind, description, reference, expr, None, compile_expr(expr), families=families
+    """Declare a state or step property: its expression compiled, registered."""
+    return declare(
+        Property(
+            name,
+            kind,
+            description,
+            reference,
+            expr,
+            None,
+            compile_expr(expr),
+            families=families,
+            note=note,
+        )
     )
 
 
@@ -174,36 +207,6 @@ OWNED_PARTITIONS_ARE_HELD = _prop(
         )
     ),
     families=BOTH,
-)
-
-REVOKED_BEFORE_REASSIGNED = _prop(
-    "RevokedBeforeReassigned",
-    Kind.ALWAYS_STATE,
-    "A partition a client is still revoking — its offset being committed or "
-    "onPartitionsRevoked running — is consumed by no other client (zombies apart).",
-    "KIP-848 Consumer Group Heartbeat API (the member acknowledges a revocation only after "
-    "its callback); ConsumerRebalanceListener.onPartitionsRevoked",
-    forall(c1, c2, p)(
-        Implies(
-            all_of(
-                R("client_revoking", c1, p),
-                R("client_owns", c2, p),
-                Not(R("zombie", c1)),
-                Not(R("zombie", c2)),
-            ),
-            Same(c1, c2),
-        )
-    ),
-)
-
-JOINING_OWNS_NOTHING = _prop(
-    "JoiningClientOwnsNothing",
-    Kind.ALWAYS_STATE,
-    "A client joins or rejoins at epoch 0 owning no partition: what it held was revoked or "
-    "lost first (onPartitionsLost before a rejoin).",
-    "KIP-848 Consumer Group Heartbeat API (FENCED_MEMBER_EPOCH); "
-    "AbstractMembershipManager.transitionToFenced, transitionToStale",
-    forall(c, p)(Implies(R("client_joining", c), Not(R("client_owns", c, p)))),
 )
 
 TARGET_UNIQUE = _prop(
@@ -299,6 +302,76 @@ STATUS_STABLE = _prop(
     ),
 )
 
+NO_SERVER_ERROR = _prop(
+    "NoServerError",
+    Kind.ALWAYS_STATE,
+    "The coordinator never fails a heartbeat with UNKNOWN_SERVER_ERROR: its own bookkeeping "
+    "refusing a write means the rules disagree with each other.",
+    "ConsumerGroup.addPartitionEpochs hardening (KAFKA-16147)",
+    forall(c)(Not(R("server_error", c))),
+)
+
+REVOKED_BEFORE_REASSIGNED = _prop(
+    "RevokedBeforeReassigned",
+    Kind.ALWAYS_STATE,
+    "A partition a client is still revoking — its offset being committed or "
+    "onPartitionsRevoked running — is consumed by no other client (zombies apart).",
+    "KIP-848 Consumer Group Heartbeat API (the member acknowledges a revocation only after "
+    "its callback); ConsumerRebalanceListener.onPartitionsRevoked",
+    forall(c1, c2, p)(
+        Implies(
+            all_of(
+                R("client_revoking", c1, p),
+                R("client_owns", c2, p),
+                Not(R("zombie", c1)),
+                Not(R("zombie", c2)),
+            ),
+            Same(c1, c2),
+        )
+    ),
+)
+
+JOINING_OWNS_NOTHING = _prop(
+    "JoiningClientOwnsNothing",
+    Kind.ALWAYS_STATE,
+    "A client joins or rejoins at epoch 0 owning no partition: what it held was revoked or "
+    "lost first (onPartitionsLost before a rejoin).",
+    "KIP-848 Consumer Group Heartbeat API (FENCED_MEMBER_EPOCH); "
+    "AbstractMembershipManager.transitionToFenced, transitionToStale",
+    forall(c, p)(Implies(R("client_joining", c), Not(R("client_owns", c, p)))),
+)
+
+HOLDER_COMMITS_ACCEPTED = _prop(
+    "HolderCommitsAccepted",
+    Kind.ALWAYS_STATE,
+    "An offset commit from the member that holds every partition of it since an epoch no "
+    "newer than the request's is accepted, even when the member epoch moved on meanwhile "
+    "(no false fencing of the true owner; read only with KIP-1251 assignment epochs).",
+    "KIP-1251; KAFKA-20066; ConsumerGroup.validateOffsetCommit",
+    Cmp("==", F("holder_commit_rejected"), Const(0)),
+    note=(
+        "The coordinator judges each refused commit against KIP-1251's rule (ghost "
+        "`Group.holder_commit_rejected`), only with `Config.assignment_epochs`, which records "
+        "the epochs that judgement needs."
+    ),
+)
+
+ASSIGNMENT_EPOCH_HOLDER_UNIQUE = _prop(
+    "AssignmentEpochHolderUnique",
+    Kind.ALWAYS_STATE,
+    "Over the group's history, a (partition, KIP-1251 assignment epoch) pair names at most "
+    "one member — the processes of one static instance count as one: two members are "
+    "never stamped with a partition at the same epoch, at once or at different times "
+    "(ghost Group.assignment_history; read only with KIP-1251 assignment epochs).",
+    "KIP-1251 (an older-epoch commit is fenced by the partition's assignment epoch); "
+    "CurrentAssignmentBuilder.computeNextAssignment; ConsumerGroup.validateOffsetCommit",
+    forall(m, p)(Not(R("epoch_clash", m, p))),
+    note=(
+        "KIP-1251 assignment epochs are `Config.assignment_epochs`, which carries the ghost "
+        '(below, "The assignment history").'
+    ),
+)
+
 TARGET_ONLY_MEMBERS = _prop(
     "ValidTargetAssignment.OnlyMembers",
     Kind.ALWAYS_STATE,
@@ -318,13 +391,96 @@ AT_MOST_ONE_ASSIGNOR_RUN = _prop(
     Cmp("<=", F("assignor_runs"), Const(1)),
 )
 
-NO_SERVER_ERROR = _prop(
-    "NoServerError",
+STATIC_INSTANCE_UNIQUE = _prop(
+    "StaticInstanceUnique",
     Kind.ALWAYS_STATE,
-    "The coordinator never fails a heartbeat with UNKNOWN_SERVER_ERROR: its own bookkeeping "
-    "refusing a write means the rules disagree with each other.",
-    "ConsumerGroup.addPartitionEpochs hardening (KAFKA-16147)",
-    forall(c)(Not(R("server_error", c))),
+    "At most one member of the group holds a static group.instance.id: a new process of "
+    "the instance replaces the old member id, which is fenced.",
+    "KIP-345 Static Membership; GroupMetadataManager.classicGroupJoinNewStaticMember",
+    forall(m1, m2)(
+        Implies(
+            all_of(
+                R("is_member", m1),
+                R("is_member", m2),
+                Cmp("!=", F("instance", m1), Const(0)),
+                Cmp("==", F("instance", m1), F("instance", m2)),
+            ),
+            Same(m1, m2),
+        )
+    ),
+    families=CLASSIC,
+)
+
+MIGRATION_POLICY_HONOURED = _prop(
+    "MigrationPolicyHonoured",
+    Kind.ALWAYS_STATE,
+    "A consumer group follows group.consumer.migration.policy: under 'disabled' it holds "
+    "no classic member; under a policy that allows a downgrade it never consists of "
+    "classic members only (the last consumer-protocol member's leave, fencing or "
+    "replacement converts it to a classic group).",
+    "KIP-848 Online Migration; ConsumerGroupMigrationPolicy; KAFKA-20640; KAFKA-17317",
+    Cmp("==", F("policy_breached"), Const(0)),
+    note="Read through the ghost `Group.migration_policy_breached`, in mixed configs.",
+)
+
+STABLE_ASSIGNMENT_SUBSCRIBED = _prop(
+    "StableAssignmentSubscribed",
+    Kind.ALWAYS_STATE,
+    "In a Stable classic group every member's assignment lies within its subscription: a "
+    "member that joined with other topics was given partitions of those, through a "
+    "rebalance, before the group became Stable.",
+    "KIP-848 Online Migration (the classic group a downgrade creates); "
+    "GroupMetadataManager.convertToClassicGroup (KAFKA-19546)",
+    Implies(
+        Cmp("==", F("group_status"), Const(3)),
+        forall(m, p)(
+            Implies(
+                all_of(R("target", m, p), R("exists", p)),
+                R("subscribed", m, p),
+            )
+        ),
+    ),
+    families=CLASSIC,
+    note="Only partitions of existing topics count.",
+)
+
+TARGET_BY_PREFERRED_ASSIGNOR = _prop(
+    "TargetByPreferredAssignor",
+    Kind.ALWAYS_STATE,
+    "A current target (assignment epoch = group epoch) was computed by the server "
+    "assignor the members ask for most: a change of the group's preferred assignor — a "
+    "member switching assignors, or a static member replaced by one of the other protocol "
+    "— bumps the group epoch so the target is computed again.",
+    "KIP-848 Assignor Selection; ConsumerGroup.computePreferredServerAssignor; KAFKA-20434",
+    Cmp("==", F("assignor_outdated"), Const(0)),
+    note=(
+        "Read through the ghost `Group.target_assignor`: members that ask for no assignor "
+        "leave the target's assignor standing, so a switch back to the configured default is "
+        "not judged."
+    ),
+)
+
+STATIC_INDEX_CONSISTENT = _prop(
+    "StaticIndexConsistent",
+    Kind.ALWAYS_STATE,
+    "The group's static-member index agrees with its members: every static member is "
+    "indexed under its own group.instance.id, and every entry names a member that holds "
+    "that instance id — no entry is left behind for an instance id a member gave up or a "
+    "member that left, so a later join of that instance id finds no one.",
+    "KIP-345 Static Membership; ConsumerGroup.updateMember / removeMember "
+    "(ConsumerGroup.staticMembers); KAFKA-20747",
+    forall(m)(
+        all_of(
+            Implies(
+                all_of(R("is_member", m), Cmp("!=", F("instance", m), Const(0))),
+                R("indexed", m),
+            ),
+            any_of(
+                all_of(R("indexed", m), Cmp("==", F("index_entries", m), Const(1))),
+                all_of(Not(R("indexed", m)), Cmp("==", F("index_entries", m), Const(0))),
+            ),
+        )
+    ),
 )
 
 # --------------------------------------------------------------------------- step
@@ -440,28 +596,10 @@ OFFSET_COMMIT_AT_VALID_EPOCH = _prop(
         )
     ),
     families=BOTH,
-)
-
-HOLDER_COMMITS_ACCEPTED = _prop(
-    "HolderCommitsAccepted",
-    Kind.ALWAYS_STATE,
-    "An offset commit from the member that holds every partition of it since an epoch no "
-    "newer than the request's is accepted, even when the member epoch moved on meanwhile "
-    "(no false fencing of the true owner; read only with KIP-1251 assignment epochs).",
-    "KIP-1251; KAFKA-20066; ConsumerGroup.validateOffsetCommit",
-    Cmp("==", F("holder_commit_rejected"), Const(0)),
-)
-
-ASSIGNMENT_EPOCH_HOLDER_UNIQUE = _prop(
-    "AssignmentEpochHolderUnique",
-    Kind.ALWAYS_STATE,
-    "Over the group's history, a (partition, KIP-1251 assignment epoch) pair names at most "
-    "one member — the processes of one static instance count as one: two members are "
-    "never stamped with a partition at the same epoch, at once or at different times "
-    "(ghost Group.assignment_history; read only with KIP-1251 assignment epochs).",
-    "KIP-1251 (an older-epoch commit is fenced by the partition's assignment epoch); "
-    "CurrentAssignmentBuilder.computeNextAssignment; ConsumerGroup.validateOffsetCommit",
-    forall(m, p)(Not(R("epoch_clash", m, p))),
+    note=(
+        "Without `Config.assignment_epochs` no assignment epoch is defined and the rule is "
+        "KIP-848's strict equality."
+    ),
 )
 
 EPOCH_COMMIT_FROM_HOLDER = _prop(
@@ -489,75 +627,8 @@ EPOCH_COMMIT_FROM_HOLDER = _prop(
             R("commit_by_epoch_holder", m, p, when="post"),
         )
     ),
+    note="KIP-1251 assignment epochs are `Config.assignment_epochs`.",
 )
-
-MIGRATION_POLICY_HONOURED = _prop(
-    "MigrationPolicyHonoured",
-    Kind.ALWAYS_STATE,
-    "A consumer group follows group.consumer.migration.policy: under 'disabled' it holds "
-    "no classic member; under a policy that allows a downgrade it never consists of "
-    "classic members only (the last consumer-protocol member's leave, fencing or "
-    "replacement converts it to a classic group).",
-    "KIP-848 Online Migration; ConsumerGroupMigrationPolicy; KAFKA-20640; KAFKA-17317",
-    Cmp("==", F("policy_breached"), Const(0)),
-)
-
-TARGET_BY_PREFERRED_ASSIGNOR = _prop(
-    "TargetByPreferredAssignor",
-    Kind.ALWAYS_STATE,
-    "A current target (assignment epoch = group epoch) was computed by the server "
-    "assignor the members ask for most: a change of the group's preferred assignor — a "
-    "member switching assignors, or a static member replaced by one of the other protocol "
-    "— bumps the group epoch so the target is computed again.",
-    "KIP-848 Assignor Selection; ConsumerGroup.computePreferredServerAssignor; KAFKA-20434",
-    Cmp("==", F("assignor_outdated"), Const(0)),
-)
-
-ASSIGNMENT_EPOCH_MONOTONE = _prop(
-    "AssignmentEpochMonotone",
-    Kind.ALWAYS_STEP,
-    "The assignment epoch never goes back: an assignor run that completes after a newer "
-    "target was installed, after the emptied group was realigned, or after the group was "
-    "deleted, is not installed (a deletion itself starts a new group from scratch).",
-    "KIP-1263 Assignment Offload; KIP-848 Assignment Epoch; KAFKA-20442",
-    any_of(
-        Cmp(">=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
-        Cmp("!=", F("group_deletions", when="post"), F("group_deletions", when="pre")),
-    ),
-)
-
-INSTALLED_TARGET_EXISTS = _prop(
-    "InstalledTarget.OnlyExisting",
-    Kind.ALWAYS_STEP,
-    "A newly installed target assignment gives only partitions that exist — none of a "
-    "topic deleted or recreated while an offloaded assignor run computed it.",
-    "KIP-1263 Assignment Offload (changes made during a run re-applied); KIP-516 topic ids",
-    Implies(
-        Cmp("!=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
-        forall(m, p)(Implies(R("target", m, p, when="post"), R("exists", p, when="post"))),
-    ),
-)
-
-TARGET_EPOCH_ADVANCES = _prop(
-    "TargetEpochAdvances",
-    Kind.ALWAYS_STEP,
-    "A member's target gains a partition only with a new assignment epoch: every target "
-    "installed, inline or from an offloaded run, is stamped with the group epoch it was "
-    "computed at.",
-    "KIP-848 Target Assignment (assignment epoch); KIP-1263 Assignment Offload",
-    forall(m, p)(
-        Implies(
-            all_of(
-                R("target", m, p, when="post"),
-                Not(R("target", m, p, when="pre")),
-                R("is_member", m, when="pre"),
-            ),
-            Cmp(">", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
-        )
-    ),
-)
-
-# --------------------------------------------------------------------------- the classic protocol
 
 GENERATION_MONOTONE = _prop(
     "GenerationMonotone",
@@ -631,6 +702,51 @@ NO_LIVE_OFFSET_EXPIRES = _prop(
     families=BOTH,
 )
 
+ASSIGNMENT_EPOCH_MONOTONE = _prop(
+    "AssignmentEpochMonotone",
+    Kind.ALWAYS_STEP,
+    "The assignment epoch never goes back: an assignor run that completes after a newer "
+    "target was installed, after the emptied group was realigned, or after the group was "
+    "deleted, is not installed (a deletion itself starts a new group from scratch).",
+    "KIP-1263 Assignment Offload; KIP-848 Assignment Epoch; KAFKA-20442",
+    any_of(
+        Cmp(">=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
+        Cmp("!=", F("group_deletions", when="post"), F("group_deletions", when="pre")),
+    ),
+    note="The ghost `group_deletions()` tells the groups apart.",
+)
+
+INSTALLED_TARGET_EXISTS = _prop(
+    "InstalledTarget.OnlyExisting",
+    Kind.ALWAYS_STEP,
+    "A newly installed target assignment gives only partitions that exist — none of a "
+    "topic deleted or recreated while an offloaded assignor run computed it.",
+    "KIP-1263 Assignment Offload (changes made during a run re-applied); KIP-516 topic ids",
+    Implies(
+        Cmp("!=", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
+        forall(m, p)(Implies(R("target", m, p, when="post"), R("exists", p, when="post"))),
+    ),
+)
+
+TARGET_EPOCH_ADVANCES = _prop(
+    "TargetEpochAdvances",
+    Kind.ALWAYS_STEP,
+    "A member's target gains a partition only with a new assignment epoch: every target "
+    "installed, inline or from an offloaded run, is stamped with the group epoch it was "
+    "computed at.",
+    "KIP-848 Target Assignment (assignment epoch); KIP-1263 Assignment Offload",
+    forall(m, p)(
+        Implies(
+            all_of(
+                R("target", m, p, when="post"),
+                Not(R("target", m, p, when="pre")),
+                R("is_member", m, when="pre"),
+            ),
+            Cmp(">", F("assignment_epoch", when="post"), F("assignment_epoch", when="pre")),
+        )
+    ),
+)
+
 STICKY_ASSIGNMENT = _prop(
     "StickyAssignment",
     Kind.ALWAYS_STEP,
@@ -658,69 +774,10 @@ STICKY_ASSIGNMENT = _prop(
         )
     ),
     families=CLASSIC,
-)
-
-STATIC_INSTANCE_UNIQUE = _prop(
-    "StaticInstanceUnique",
-    Kind.ALWAYS_STATE,
-    "At most one member of the group holds a static group.instance.id: a new process of "
-    "the instance replaces the old member id, which is fenced.",
-    "KIP-345 Static Membership; GroupMetadataManager.classicGroupJoinNewStaticMember",
-    forall(m1, m2)(
-        Implies(
-            all_of(
-                R("is_member", m1),
-                R("is_member", m2),
-                Cmp("!=", F("instance", m1), Const(0)),
-                Cmp("==", F("instance", m1), F("instance", m2)),
-            ),
-            Same(m1, m2),
-        )
+    note=(
+        "Read only while the selected assignor is `sticky` or `cooperative-sticky`, every "
+        "member lists only those and all subscribe to the same topics."
     ),
-    families=CLASSIC,
-)
-
-STATIC_INDEX_CONSISTENT = _prop(
-    "StaticIndexConsistent",
-    Kind.ALWAYS_STATE,
-    "The group's static-member index agrees with its members: every static member is "
-    "indexed under its own group.instance.id, and every entry names a member that holds "
-    "that instance id — no entry is left behind for an instance id a member gave up or a "
-    "member that left, so a later join of that instance id finds no one.",
-    "KIP-345 Static Membership; ConsumerGroup.updateMember / removeMember "
-    "(ConsumerGroup.staticMembers); KAFKA-20747",
-    forall(m)(
-        all_of(
-            Implies(
-                all_of(R("is_member", m), Cmp("!=", F("instance", m), Const(0))),
-                R("indexed", m),
-            ),
-            any_of(
-                all_of(R("indexed", m), Cmp("==", F("index_entries", m), Const(1))),
-                all_of(Not(R("indexed", m)), Cmp("==", F("index_entries", m), Const(0))),
-            ),
-        )
-    ),
-)
-
-STABLE_ASSIGNMENT_SUBSCRIBED = _prop(
-    "StableAssignmentSubscribed",
-    Kind.ALWAYS_STATE,
-    "In a Stable classic group every member's assignment lies within its subscription: a "
-    "member that joined with other topics was given partitions of those, through a "
-    "rebalance, before the group became Stable.",
-    "KIP-848 Online Migration (the classic group a downgrade creates); "
-    "GroupMetadataManager.convertToClassicGroup (KAFKA-19546)",
-    Implies(
-        Cmp("==", F("group_status"), Const(3)),
-        forall(m, p)(
-            Implies(
-                all_of(R("target", m, p), R("exists", p)),
-                R("subscribed", m, p),
-            )
-        ),
-    ),
-    families=CLASSIC,
 )
 
 LOST_ONLY_WHEN_OUT = _prop(
@@ -771,46 +828,14 @@ GROUP_DELETED_ONLY_WHEN_EMPTY = _prop(
         Not(exists(m)(R("is_member", m, when="pre"))),
     ),
     families=BOTH,
+    note=(
+        "Read through the ghost `group_deletions()` (how often the group was deleted, "
+        "`Group.deletions`)."
+    ),
 )
 
-STATE_PROPERTIES: tuple[Property, ...] = (
-    NO_DOUBLE_CLIENT_OWNERSHIP,
-    NO_DOUBLE_MEMBER_ASSIGNMENT,
-    OWNED_PARTITIONS_ARE_HELD,
-    TARGET_UNIQUE,
-    TARGET_ONLY_SUBSCRIBED,
-    TARGET_COVERS,
-    ASSIGNMENT_EPOCH_BOUNDED,
-    MEMBER_EPOCH_BOUNDED,
-    STATUS_EMPTY,
-    STATUS_STABLE,
-    NO_SERVER_ERROR,
-    REVOKED_BEFORE_REASSIGNED,
-    JOINING_OWNS_NOTHING,
-    HOLDER_COMMITS_ACCEPTED,
-    ASSIGNMENT_EPOCH_HOLDER_UNIQUE,
-    TARGET_ONLY_MEMBERS,
-    AT_MOST_ONE_ASSIGNOR_RUN,
-    STATIC_INSTANCE_UNIQUE,
-    MIGRATION_POLICY_HONOURED,
-    STABLE_ASSIGNMENT_SUBSCRIBED,
-    TARGET_BY_PREFERRED_ASSIGNOR,
-    STATIC_INDEX_CONSISTENT,
-)
+STATE_PROPERTIES: tuple[Property, ...] = PROPERTIES.where(lambda p: p.kind is Kind.ALWAYS_STATE)
+"""The ``ALWAYS_STATE`` properties, in declaration order (a view of ``PROPERTIES``)."""
 
-STEP_PROPERTIES: tuple[Property, ...] = (
-    MEMBER_EPOCH_MONOTONE,
-    CLIENT_EPOCH_MONOTONE,
-    HAND_OUT_ONLY_RELEASED,
-    OFFSET_COMMIT_AT_VALID_EPOCH,
-    EPOCH_COMMIT_FROM_HOLDER,
-    GENERATION_MONOTONE,
-    MOVES_ONLY_RELEASED,
-    NO_LIVE_OFFSET_EXPIRES,
-    ASSIGNMENT_EPOCH_MONOTONE,
-    INSTALLED_TARGET_EXISTS,
-    TARGET_EPOCH_ADVANCES,
-    STICKY_ASSIGNMENT,
-    LOST_ONLY_WHEN_OUT,
-    GROUP_DELETED_ONLY_WHEN_EMPTY,
-)
+STEP_PROPERTIES: tuple[Property, ...] = PROPERTIES.where(lambda p: p.kind is Kind.ALWAYS_STEP)
+"""The ``ALWAYS_STEP`` properties, in declaration order (a view of ``PROPERTIES``)."""

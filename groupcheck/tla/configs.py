@@ -12,6 +12,9 @@ from groupcheck.configfile import load_config_file
 from groupcheck.explore.symmetry import symmetry_classes
 from groupcheck.mutants import tla_mutants
 from groupcheck.mutants.catalogue import LOSSY_TWO, REJOIN, TWO_ON_TWO
+from invariants.properties import STATE_PROPERTIES as PY_STATE_PROPERTIES
+from invariants.properties import STEP_PROPERTIES as PY_STEP_PROPERTIES
+from invariants.properties import Property
 from model.config import ClientSpec, Config
 from model.presets import MUT2_LOSS2, MUT2_LOSS4, TINY
 from model.status import ConfigError
@@ -189,33 +192,6 @@ def _symmetry_lines(config: Config, symmetry: bool) -> list[str]:
     return [f"SYMMETRY {name}"]
 
 
-STATE_INVARIANTS = (
-    "NoDoubleClientOwnership",
-    "NoDoubleMemberAssignment",
-    "OwnedPartitionsAreHeld",
-    "ValidTargetAssignment_Unique",
-    "ValidTargetAssignment_OnlySubscribed",
-    "ValidTargetAssignment_Covers",
-    "EpochOrder_AssignmentEpoch",
-    "EpochOrder_MemberEpoch",
-    "GroupStatusConsistent_Empty",
-    "GroupStatusConsistent_Stable",
-    "NoServerError",
-    "RevokedBeforeReassigned",
-    "JoiningClientOwnsNothing",
-    "HolderCommitsAccepted",
-)
-"""State properties, in TLA+ spelling (``Parent.Conjunct`` becomes ``Parent_Conjunct``)."""
-
-STEP_PROPERTIES = (
-    "MemberEpochMonotone",
-    "ClientEpochMonotone",
-    "HandOutOnlyReleased",
-    "OffsetCommitAtValidEpoch",
-    "NoLiveOffsetExpires",
-)
-"""Step properties, checked by TLC as ``[][P_Step]_vars``."""
-
 PROPERTIES_LEFT_OUT = {
     "ValidTargetAssignment.OnlyMembers": "KIP-1263 assignor offload (tla/README.md)",
     "AssignorRunsInFlight.AtMostOne": "KIP-1263 assignor offload (tla/README.md)",
@@ -257,6 +233,22 @@ def python_name(tla_name: str) -> str:
 def tla_name(python: str) -> str:
     """The TLA+ spelling of a Python property name."""
     return python.replace(".", "_")
+
+
+def _in_spec(prop: Property) -> bool:
+    """Whether ``tla/KIP848Properties.tla`` states ``prop``: the spec is of the consumer
+    protocol (a property of the classic family only is not its), less
+    ``PROPERTIES_LEFT_OUT``."""
+    return "consumer" in prop.families and prop.name not in PROPERTIES_LEFT_OUT
+
+
+STATE_INVARIANTS = tuple(tla_name(p.name) for p in PY_STATE_PROPERTIES if _in_spec(p))
+"""State properties, in TLA+ spelling (``Parent.Conjunct`` becomes ``Parent_Conjunct``): a
+view of ``invariants.properties.STATE_PROPERTIES``, in its order."""
+
+STEP_PROPERTIES = tuple(tla_name(p.name) for p in PY_STEP_PROPERTIES if _in_spec(p))
+"""Step properties, checked by TLC as ``[][P_Step]_vars``: a view of
+``invariants.properties.STEP_PROPERTIES``, in its order."""
 
 
 def config_named(name: str) -> Config:
