@@ -1,7 +1,8 @@
 """Bounded model checking over the symbolic coordinator core, with every counterexample
 replayed through the Python model's coordinator rules.
 
-:func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps and asks for
+:func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps (the engine's
+depth loop, ``invariants.z3.engine.search``, driving :class:`Core`) and asks for
 a path whose last state violates a goal (``GOALS``: the core's state properties,
 ``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``;
 ``HolderCommitsAccepted`` too where the states keep the KIP-1251 assignment epochs:
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,6 +49,8 @@ from invariants.properties import (
     TARGET_ONLY_MEMBERS,
     Property,
 )
+from invariants.z3 import engine
+from invariants.z3.engine import Outcome, SymPath
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_STEP_GOALS,
@@ -179,25 +181,8 @@ class ReplayDiverged(AssertionError):
     and the model disagree."""
 
 
-@dataclass(frozen=True)
-class Path:
-    """A symbolic counterexample: the states and, between them, the family and its
-    parameters (members named ``m0``…, partitions ``p0``…)."""
-
-    goal: str
-    states: tuple[Concrete, ...]
-    steps: tuple[tuple[str, dict[str, object]], ...]
-    clients: tuple[tuple[ClientValue, ...], ...] = ()
-    """With the client layer (``bmc_clients``): the clients of every state."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    status: str  # "violation", "ok" (none within depth), "unknown"
-    depth: int
-    seconds: float
-    path: Path | None = None
-    reason: str = ""
+Path = SymPath[Concrete]
+"""The core's paths: the engine's (``bmc_lasso`` and the tests name them so)."""
 
 
 def _replayable(fam: Family, *, owned_null: bool = False) -> Any:
@@ -869,7 +854,7 @@ class Unrolling:
         """The ``i``-th state of a model."""
         return decode(self.reading(model), self.states[i], self.universe)[0]
 
-    def path(self, goal: str, model: Any) -> Path:
+    def path(self, goal: str, model: Any) -> SymPath[Concrete]:
         """The path of a model of the unrolling."""
         decoded = []
         names: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
@@ -891,7 +876,7 @@ class Unrolling:
             clients = tuple(
                 self.layer.decode(self.reading(model), a, self.universe) for a in self.clients
             )
-        return Path(goal, tuple(decoded), tuple(steps), clients)
+        return SymPath(goal, tuple(decoded), tuple(steps), clients)
 
 
 def search(
@@ -939,24 +924,9 @@ def bmc_unrolling(
     )
 
 
-def search_all(
-    goals: Iterable[str],
-    depth: int,
-    options: Options,
-    *,
-    timeout_ms: int = 60_000,
-    universe: Universe | None = None,
-    group_epoch: int | None = None,
-    layer: Layer | None = None,
-) -> dict[str, Outcome]:
-    """For each goal, the shortest path (in steps, up to ``depth``) to a violation of it.
-    One incremental solver holds the unrolling, built once for every goal; at each depth
-    every goal still open is asked under an assumption literal of its own (the negated goal
-    on the last step, implied by the literal), so what the solver learns refuting one goal
-    serves the next ones (push/pop scopes would drop it: 2.5 × slower on MUT2). A goal's
-    seconds are the unrolling's plus its own queries'. With a client ``layer`` the
-    unrolling is the client layer's (``bmc_clients``) and its goals (``CLIENT_GOALS``) may
-    be asked too."""
+def goal_table(options: Options, layer: Layer | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The state goals (name → ``Conjunct``) and the step goals (name → ``Property``) BMC
+    reads under ``options``, with the client layer's when ``layer`` is given."""
     state_goals = {c.name: c for c in STATE_GOALS}
     if layer is not None:
         state_goals.update({c.name: c for c in (*CLIENT_GOALS, *POLL_GOALS)})
@@ -972,11 +942,72 @@ def search_all(
         step_goals.update({s.name: s for s in OFFLOAD_STEP_GOALS})
     if layer is not None:
         step_goals.update({c.name: c for c in CLIENT_STEP_GOALS})
+    return state_goals, step_goals
+
+
+class Core:
+    """The core's unrolling as the engine drives it (``invariants.z3.engine.Symbolic``):
+    a goal is the negation of its ``invariants.expr`` form read (``reading.read``) on the
+    last state, or on the last step, with the clients' when the unrolling has the client
+    layer, as the solver reads it (``Unrolling.encode``)."""
+
+    def __init__(self, run: Unrolling, state_goals: dict[str, Any], step_goals: dict[str, Any]):
+        self.run = run
+        self.solver = run.solver
+        self.state_goals = state_goals
+        self.step_goals = step_goals
+
+    def extend(self) -> None:
+        self.run.extend()
+
+    def goal(self, name: str) -> Any:
+        run, k = self.run, self.run.depth
+        states = run.states
+        if name in self.state_goals:
+            clients: dict[Any, Any] | None = (
+                {"now": run.clients[k]} if run.layer is not None else None
+            )
+            negated = z3.Not(read(self.state_goals[name].expr, now=states[k], clients=clients))
+        else:
+            expr = self.step_goals[name].expr
+            assert expr is not None
+            sides: dict[Any, Any] | None = (
+                {"pre": run.clients[k - 1], "post": run.clients[k]}
+                if run.layer is not None
+                else None
+            )
+            negated = z3.Not(read(expr, pre=states[k - 1], post=states[k], clients=sides))
+        return run.encode(negated)
+
+    def path(self, model: Any, goal: str) -> SymPath[Concrete]:
+        return self.run.path(goal, model)
+
+    def block(self, path: Any, steps: int) -> None:
+        raise NotImplementedError("the core's paths are replayed by the caller, not lifted")
+
+
+def search_all(
+    goals: Iterable[str],
+    depth: int,
+    options: Options,
+    *,
+    timeout_ms: int = 60_000,
+    universe: Universe | None = None,
+    group_epoch: int | None = None,
+    layer: Layer | None = None,
+) -> dict[str, Outcome]:
+    """For each goal, the shortest path (in steps, up to ``depth``) to a violation of it:
+    the engine's search (``invariants.z3.engine.search``) of the BMC unrolling
+    (:func:`bmc_unrolling`), built once for every goal, each goal asked under an assumption
+    literal of its own (push/pop scopes would drop what the solver learns refuting one
+    goal: 2.5 × slower on MUT2). A goal's seconds are the unrolling's plus its own
+    queries'. With a client ``layer`` the unrolling is the client layer's (``bmc_clients``)
+    and its goals (``CLIENT_GOALS``) may be asked too."""
+    state_goals, step_goals = goal_table(options, layer)
     names = list(goals)
     for goal in names:
         if goal not in state_goals and goal not in step_goals:
             raise ValueError(f"{goal!r} is not a property of the core")
-    start = time.monotonic()
     run = bmc_unrolling(
         options,
         depth,
@@ -985,54 +1016,7 @@ def search_all(
         timeout_ms=timeout_ms,
         layer=layer,
     )
-    building = time.monotonic() - start
-    own = dict.fromkeys(names, 0.0)
-    done: dict[str, Outcome] = {}
-    for k in range(1, depth + 1):
-        if len(done) == len(names):
-            break
-        t0 = time.monotonic()
-        run.extend()
-        building += time.monotonic() - t0
-        states = run.states
-        for goal in names:
-            if goal in done:
-                continue
-            t0 = time.monotonic()
-            if goal in state_goals:
-                clients: dict[Any, Any] | None = (
-                    {"now": run.clients[k]} if layer is not None else None
-                )
-                negated = z3.Not(read(state_goals[goal].expr, now=states[k], clients=clients))
-            else:
-                expr = step_goals[goal].expr
-                assert expr is not None
-                sides: dict[Any, Any] | None = (
-                    {"pre": run.clients[k - 1], "post": run.clients[k]}
-                    if layer is not None
-                    else None
-                )
-                negated = z3.Not(read(expr, pre=states[k - 1], post=states[k], clients=sides))
-            # An assumption literal rather than a push/pop scope: what the solver learns
-            # while refuting one goal stays for the next depths and goals.
-            asked = z3.Bool(f"violates:{goal}@{k}")
-            run.solver.add(z3.Implies(asked, run.encode(negated)))
-            answer = run.solver.check(asked)
-            if answer == z3.unknown:
-                reason = str(run.solver.reason_unknown())
-                own[goal] += time.monotonic() - t0
-                done[goal] = Outcome("unknown", k, building + own[goal], reason=reason)
-            elif answer == z3.sat:
-                path = run.path(goal, run.solver.model())
-                own[goal] += time.monotonic() - t0
-                done[goal] = Outcome("violation", k, building + own[goal], path=path)
-            else:
-                own[goal] += time.monotonic() - t0
-                run.solver.add(z3.Not(asked))
-    for goal in names:
-        if goal not in done:
-            done[goal] = Outcome("ok", depth, building + own[goal])
-    return {goal: done[goal] for goal in names}
+    return engine.search(Core(run, state_goals, step_goals), names, depth)
 
 
 # --------------------------------------------------------------------------- replay
@@ -1120,7 +1104,7 @@ def same_as_path(i: int, family: str, now: Concrete, after: Concrete) -> None:
         )
 
 
-def replay_start(path: Path) -> tuple[Any, Any]:
+def replay_start(path: SymPath[Concrete]) -> tuple[Any, Any]:
     """The replay's empty group at the path's first epochs, and its topics (one
     single-partition topic per partition any state of the path names)."""
     n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
@@ -1251,7 +1235,7 @@ def apply_step(
 
 
 def replay(
-    path: Path,
+    path: SymPath[Concrete],
     rules: Any,
     base_config: Any,
     *,
@@ -1349,7 +1333,7 @@ def _expire_or_delete(
     return co.delete_group(group, config)
 
 
-def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
+def confirmed(path: SymPath[Concrete], states: list[Concrete], server_error: bool) -> bool:
     """Whether the Python reading of the goal fails on the replayed states."""
     goal = path.goal
     state_goals = {c.name: c for c in (*STATE_GOALS, *EPOCH_GOALS, *OFFLOAD_GOALS)}

@@ -20,7 +20,8 @@ under the config's rules, clients and network; at most ``max_states`` nodes) for
 whose group projects, in order, onto the path's states — client steps that leave the group
 as it is are free, any other change of the group must be the path's next state — and whose
 last step is its first violation of a property under the checks the BFS engine runs. A
-path that does not lift is blocked and the search goes on (at most ``attempts`` paths); a
+path that does not lift is blocked and the search goes on (at most ``attempts`` paths;
+the depth loop is the engine's, ``invariants.z3.engine.search``); a
 verdict never claims more than was lifted: ``violation`` with a lifted trace, ``ok`` when
 no path of the relation up to ``depth`` violates the goal, ``inconclusive`` otherwise.
 """
@@ -35,6 +36,8 @@ from typing import Any
 import z3
 
 from invariants.classic_snapshot import STICKY_ASSIGNORS
+from invariants.z3 import engine
+from invariants.z3.engine import Lifted, Outcome
 from invariants.z3.proof.classic_state import (
     COMPLETING,
     PREPARING,
@@ -60,7 +63,6 @@ from invariants.z3.proof.classic_transition import (
     stated_assignor,
     view,
 )
-from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, Partition, Universe
 from invariants.z3.proof.transition import Family
 from model import system
@@ -71,11 +73,15 @@ from model.records import OffsetCommitRequest
 from model.rules import DEFAULT_RULES
 from model.status import ErrorCode
 
-"""A lift's outcome (``groupcheck.explore.classic_lift.lift``): the model trace (None:
-none found), the violations of its last step, the nodes visited and, when the search was
-exhausted, how many of the path's states after the initial one a trace matched (None:
-the search was cut by its bound)."""
-Lifter = Callable[["SymPath", Config, int], Lifted]
+SymPath = engine.SymPath[ClassicValue]
+"""A symbolic path of the classic coordinator: the engine's (``invariants.z3.engine``),
+of classic group states."""
+
+Lifter = Callable[[SymPath, Config, int], Lifted]
+"""A lift (``groupcheck.explore.classic_lift.lift``): the model trace (None: none found),
+the violations of its last step, the nodes visited and, when the search was exhausted,
+how many of the path's states after the initial one a trace matched (None: the search
+was cut by its bound)."""
 
 BoolRef = Any
 
@@ -842,16 +848,6 @@ class HintedSolver:
 # --------------------------------------------------------------------------- paths
 
 
-@dataclass(frozen=True)
-class SymPath:
-    """A symbolic path: its states and, per step, the family and its member and number
-    parameters."""
-
-    goal: str
-    states: tuple[ClassicValue, ...]
-    steps: tuple[tuple[str, dict[str, str]], ...]
-
-
 class Unrolling:
     """The relation unrolled from the initial state on the configuration's domains."""
 
@@ -963,14 +959,14 @@ class Unrolling:
         """No other path through the first ``length`` states after the initial one of
         ``path``.
 
-        ``lifted_search.search_lifted`` blocks a prefix shorter than the path (``length``
-        below its steps) only when the lift was exhausted and reached no model state
-        matching the path's state ``length`` (``lift_exact``: the model states reached
+        The engine (``invariants.z3.engine.search``) blocks a prefix shorter than the path
+        (``length`` below its steps) only when the lift was exhausted and reached no model
+        state matching the path's state ``length`` (``lift_exact``: the model states reached
         through the prefix without a violation on the way, the states a longer path's lift
         would go through too). Such a block is sound at every depth: a longer path through
         that prefix needs a model trace matching it without a violation before its last
-        step, and none exists. The next :meth:`extend` asserts it outside the depth's
-        scope, so the deeper searches do not try the prefix again."""
+        step, and none exists. The next :meth:`extend` asserts it outside the depth's scope,
+        so the deeper searches do not try the prefix again."""
         u = self.domains.universe
         same = [
             z3.And(*pin(s, v, u))
@@ -1008,16 +1004,18 @@ def search(
                 unroll.restrict(path, matched, moves)
         return out
 
-    return search_lifted(
-        unroll, goal, depth, config, lifter=lifting, attempts=attempts, lift_states=lift_states
-    )
+    return engine.search(
+        unroll,
+        [goal],
+        depth,
+        config=config,
+        lift=lifting,
+        attempts=attempts,
+        lift_states=lift_states,
+        scoped=True,
+    )[goal]
 
 
 def render_path(path: SymPath) -> list[str]:
     """Lines describing a symbolic path: the initial state, then each step and its state."""
-    lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
-    for (family, params), state in zip(path.steps, path.states[1:], strict=True):
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
-        lines.append(f"{family}({shown}):")
-        lines += ["  " + x for x in render(state)]
-    return lines
+    return engine.render_path(path, render)

@@ -20,7 +20,8 @@ A symbolic path is a counterexample of the model only once lifted (the ``lifter`
 ``groupcheck.explore.mixed_lift.lift``): a breadth-first search of the Python model for a
 trace whose states project, in order, onto the path's states and whose last step is its
 first violation of a property under the checks the BFS engine runs. A path that does not
-lift is blocked and the search goes on (at most ``attempts`` paths); the verdict is
+lift is blocked and the search goes on (at most ``attempts`` paths; the depth loop is the
+engine's, ``invariants.z3.engine.search``); the verdict is
 ``violation`` only with a lifted trace, ``ok`` when no path of the relation up to
 ``depth`` violates the goal, ``inconclusive`` otherwise.
 
@@ -31,12 +32,12 @@ The relation's agreement with the model on concrete steps is
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import z3
 
-from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
+from invariants.z3 import engine
+from invariants.z3.engine import Lifted, Outcome
 from invariants.z3.proof.mixed_state import (
     ID_SLOTS,
     MixedDomains,
@@ -60,10 +61,15 @@ from invariants.z3.proof.transition import Family
 from model import system
 from model.config import Config
 
-"""A lift's outcome: the model trace (None: none found), the violations of its last step,
-the nodes visited and, when the search was exhausted, how many of the path's states after
-the initial one a trace matched (None: the search was cut by its bound)."""
-Lifter = Callable[["SymPath", Config, int], Lifted]
+SymPath = engine.SymPath[MixedValue]
+"""A symbolic path of a mixed group: the engine's (``invariants.z3.engine``), of mixed
+group states."""
+
+Lifter = Callable[[SymPath, Config, int], Lifted]
+"""A lift (``groupcheck.explore.mixed_lift.lift``): the model trace (None: none found),
+the violations of its last step, the nodes visited and, when the search was exhausted,
+how many of the path's states after the initial one a trace matched (None: the search
+was cut by its bound)."""
 
 BoolRef = Any
 
@@ -294,15 +300,6 @@ def _classic_members(
     return out
 
 
-@dataclass(frozen=True)
-class SymPath:
-    """A symbolic path: its states and, per step, the family and its parameters."""
-
-    goal: str
-    states: tuple[MixedValue, ...]
-    steps: tuple[tuple[str, dict[str, str]], ...]
-
-
 class Unrolling:
     """The relation unrolled from the initial state on the configuration's domains."""
 
@@ -409,16 +406,18 @@ def search(
     """Search for a path of at most ``depth`` coordinator steps violating ``goal`` and lift
     it with ``lifter`` (module docstring); the shortest first."""
     unroll = Unrolling(config, options, depth)
-    return search_lifted(
-        unroll, goal, depth, config, lifter=lifter, attempts=attempts, lift_states=lift_states
-    )
+    return engine.search(
+        unroll,
+        [goal],
+        depth,
+        config=config,
+        lift=lifter,
+        attempts=attempts,
+        lift_states=lift_states,
+        scoped=True,
+    )[goal]
 
 
 def render_path(path: SymPath) -> list[str]:
     """Lines describing a symbolic path: the initial state, then each step and its state."""
-    lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
-    for (family, params), state in zip(path.steps, path.states[1:], strict=True):
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
-        lines.append(f"{family}({shown}):")
-        lines += ["  " + x for x in render(state)]
-    return lines
+    return engine.render_path(path, render)
