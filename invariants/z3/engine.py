@@ -29,7 +29,7 @@ MUT2, docs/benchmarks.md)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -152,6 +152,67 @@ class Symbolic(Protocol):
         ``path`` (asked only with a lift)."""
 
 
+class Unroller(Generic[S]):
+    """The one unroller: a family's relation unrolled from its initial state one step at a
+    time. A family gives the states and constraints (the hooks below: its symbolic
+    interface); the unroller keeps the states ``s0 … sk`` and, per step, the choices of
+    the relation's disjuncts — each a tuple whose first element is the selector literal
+    guarding a disjunct (then the family and what else the family decodes a step with) —
+    of which the step takes one.
+
+    A step: ``fresh(k)`` the state ``s<k>``; ``transition`` asserts each disjunct between
+    ``s<k-1>`` and ``s<k>`` under its selector, that the step takes one of them
+    (:meth:`one_of`) and what binds the step taken, and returns the choices. The hooks
+    assert into ``solver`` themselves, in the order the family makes its terms: Z3 hands
+    out the ids of terms no longer used to new ones, and the values it gives parameters no
+    constraint pins follow the ids, so a step's terms stay alive until it is asserted."""
+
+    solver: Any
+    states: list[S]
+    choices: list[list[tuple[Any, ...]]]
+
+    def start(self, solver: Any) -> None:
+        """Begin with ``solver``: the state ``s0`` and the initial constraint on it."""
+        self.solver = solver
+        self.states = [self.fresh(0)]
+        self.choices = []
+        self.initial(self.states[0])
+
+    def fresh(self, k: int) -> S:
+        """The symbolic state ``s<k>``."""
+        raise NotImplementedError
+
+    def initial(self, s0: S) -> None:
+        """Assert the initial constraint on ``s0``."""
+        raise NotImplementedError
+
+    def transition(self, pre: S, post: S, k: int) -> list[tuple[Any, ...]]:
+        """Assert the ``k``-th step, from ``pre`` to ``post``: each disjunct of the
+        relation under a selector literal of its own, one of them taken (:meth:`one_of`);
+        the choices (selector first)."""
+        raise NotImplementedError
+
+    def one_of(self, chosen: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """Assert that the step takes one of ``chosen`` (their selectors); ``chosen``."""
+        self.solver.add(z3.Or(*[c[0] for c in chosen]))
+        return chosen
+
+    def extend(self) -> None:
+        """A fresh state ``s<k>`` and the transition constraint between ``s<k-1>`` and
+        it."""
+        k = len(self.states)
+        pre, post = self.states[-1], self.fresh(k)
+        self.states.append(post)
+        self.choices.append(self.transition(pre, post, k))
+
+    def chosen_in(self, model: Any) -> Iterator[tuple[Any, ...]]:
+        """The choice each step of a model of the unrolling takes, step by step (lazily:
+        a family's decoding of a step may make terms, and the values Z3 gives later
+        queries follow the order terms are made in)."""
+        for chosen in self.choices:
+            yield next(c for c in chosen if z3.is_true(model.eval(c[0], model_completion=True)))
+
+
 def search(
     unroll: Symbolic,
     goals: Sequence[str],
@@ -221,12 +282,14 @@ def _ask(
     """Ask ``out.goal`` at depth ``d`` (a path, lifted or not, until one counts or the
     attempts are spent); whether the goal's search is over."""
     solver = unroll.solver
-    negated = unroll.goal(out.goal)
     asked: list[Any] = []
     if scoped:
+        # The scope first, then the goal's terms (the order the lifted searches asked in:
+        # the values Z3 gives parameters no constraint pins follow the order terms are made).
         solver.push()
-        solver.add(negated)
+        solver.add(unroll.goal(out.goal))
     else:
+        negated = unroll.goal(out.goal)
         literal = z3.Bool(f"violates:{out.goal}@{d}")
         solver.add(z3.Implies(literal, negated))
         asked.append(literal)

@@ -462,7 +462,7 @@ class Ghost:
         return z3.And(*out)
 
 
-class Unrolling:
+class Unrolling(engine.Unroller[SymState]):
     """The relation unrolled from ``Init`` in one incremental solver, one step at a time.
 
     With a ``universe`` (a concrete configuration) the unrolling is propositional: each
@@ -473,7 +473,8 @@ class Unrolling:
     uninterpreted and the quantifiers stay (groups of any size, with quantifier
     instantiation: slow beyond a few steps). ``stutter`` adds ``Unchanged`` to the
     families, so that the last state ranges over the states reachable in *at most* the
-    unrolled number of steps."""
+    unrolled number of steps. The engine's unroller (``invariants.z3.engine.Unroller``):
+    the choices of a step are ``(selector, family, binding)``."""
 
     def __init__(
         self,
@@ -502,35 +503,57 @@ class Unrolling:
         self.deletion = options.group_deletion
         self.slots = options.run_slots
         self.batching = options.batching
-        self.states = [self._fresh("s0")]
-        self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
+        self.states = [self.fresh(0)]
+        self.choices = []
         self.grounder = Grounder(universe, layer) if universe is not None else None
         self.blast = (
             Bitblaster(universe, width_for(max_depth, group_epoch or 1), layer)
             if universe is not None
             else None
         )
-        self.add(initial(self.states[0]))
-        # Ghost: every replay topic exists at first; nobody subscribes to anything.
+        self.group_epoch = group_epoch
+        self.clients: list[ClientVars] = []
+        self._owners: list[list[tuple[Any, int, bool]]] = []
+        # The grounder and the bit-blaster before the initial constraint, which they encode.
+        self.initial(self.states[0])
+
+    def fresh(self, k: int) -> SymState:
+        return SymState.fresh(
+            f"s{k}",
+            self.epochs,
+            self.static,
+            self.slots,
+            expiry=self.expiry,
+            deletion=self.deletion,
+            batching=self.batching,
+        )
+
+    def initial(self, s0: SymState) -> None:
+        """``Init``, at ``group_epoch`` when given; the ghost's: every replay topic exists,
+        nobody subscribes to anything; the client layer's initial clients."""
+        self.add(initial(s0))
         g0 = Ghost.fresh("s0")
         self.ghosts = [g0]
         self.add(z3.ForAll([_p], g0.present(_p)))
         self.add(z3.ForAll([_m], z3.And(z3.Not(g0.rx(_m)), z3.Not(g0.res(_m)))))
-        self.add(g0.glue(self.states[0]))
-        self.add(initial_expiry_and_deletion(self.states[0]))
-        self.add(self._present_glue(self.states[0], g0))
-        if universe is not None:
+        self.add(g0.glue(s0))
+        self.add(initial_expiry_and_deletion(s0))
+        self.add(self._present_glue(s0, g0))
+        if self.universe is not None:
             # The assignor lists partitions in the universe's order (the replay's topics
             # p0, p1, … sort that way).
-            for i, c in enumerate(universe.partition_consts.values()):
+            for i, c in enumerate(self.universe.partition_consts.values()):
                 self.add(PARTITION_RANK(c) == i)
-        if group_epoch is not None:
-            self.add(self.states[0].group_epoch == group_epoch)
-        self.clients: list[ClientVars] = []
-        self._owners: list[list[tuple[Any, int, bool]]] = []
-        if layer is not None:
-            self.clients.append(layer.fresh("s0"))
-            self.add(layer.initial(self.clients[0]))
+        if self.group_epoch is not None:
+            self.add(s0.group_epoch == self.group_epoch)
+        if self.layer is not None:
+            self.clients.append(self.layer.fresh("s0"))
+            self.add(self.layer.initial(self.clients[0]))
+
+    @property
+    def chosen(self) -> list[list[tuple[Any, ...]]]:
+        """The choices of every step (``bmc_lasso``'s name for them)."""
+        return self.choices
 
     def ground(self, e: Any) -> Any:
         return self.grounder(e) if self.grounder is not None else e
@@ -570,17 +593,20 @@ class Unrolling:
         """Unroll one more step."""
         if self.depth >= self.max_depth:
             raise ValueError(f"the unrolling was sized for {self.max_depth} steps")
-        i = self.depth
-        pre, post = self.states[i], self._fresh(f"s{i + 1}")
-        self.states.append(post)
-        g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
+        super().extend()
+
+    def transition(self, pre: SymState, post: SymState, k: int) -> list[tuple[Any, ...]]:
+        """The ghost after the step, then the families (``names``) as the replay drives
+        them, each split by the members its step is for on a universe — or, with the
+        client layer, the layer's steps (:meth:`_client_steps`)."""
+        i = k - 1
+        g, h = self.ghosts[i], Ghost.fresh(f"s{k}")
         self.ghosts.append(h)
         self.add(h.glue(post))
         self.add(self._present_glue(post, h))
         if self.layer is not None:
-            self._extend_clients(pre, post, g, h)
-            return
-        picks = []
+            return self._client_steps(pre, post, g, h)
+        picks: list[tuple[Any, ...]] = []
         steps = [*families(pre, post, self.options), *self._metadata(pre, post, g, h)]
         for step in steps:
             if step.name not in self.names:
@@ -595,7 +621,7 @@ class Unrolling:
                 # A request names one of the configuration's instance ids, or none.
                 inst = f.params["instance"]
                 numbers = self.universe.instances.values()
-                formula = z3.And(formula, z3.Or(inst == 0, *[inst == k for k in numbers]))
+                formula = z3.And(formula, z3.Or(inst == 0, *[inst == n for n in numbers]))
             if f.name == "DeliverMessage.heartbeat":
                 f, kept = self._heartbeat_ghost(f, pre, g, h)
                 formula = z3.And(formula, kept)
@@ -625,19 +651,7 @@ class Unrolling:
                 if self.slots and self.static and "instance" in f.params:
                     body = z3.And(body, self._own_instance(f, binding))
                 self.solver.add(z3.Implies(flag, self.encode(body)))
-        self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
-        self.chosen.append(picks)
-
-    def _fresh(self, tag: str) -> SymState:
-        return SymState.fresh(
-            tag,
-            self.epochs,
-            self.static,
-            self.slots,
-            expiry=self.expiry,
-            deletion=self.deletion,
-            batching=self.batching,
-        )
+        return self.one_of(picks)
 
     @staticmethod
     def _present_glue(s: SymState, g: Ghost) -> Any:
@@ -678,7 +692,9 @@ class Unrolling:
             return z3.BoolVal(True)
         return z3.Or(*[f.params["instance"] == k for k in sorted(allowed)])
 
-    def _extend_clients(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> None:
+    def _client_steps(
+        self, pre: SymState, post: SymState, g: Ghost, h: Ghost
+    ) -> list[tuple[Any, ...]]:
         """One step of the client layer (``bmc_clients.Layer.steps``) instead of the core's
         requests: a client's heartbeat (sent, delivered, answered), reconciliation or
         revocation commit (delivered, answered)."""
@@ -691,7 +707,7 @@ class Unrolling:
             f2, kept = self._heartbeat_ghost(f, pre, g, h)
             return f2, z3.And(_replayable(f, owned_null=True), kept)
 
-        picks = []
+        picks: list[tuple[Any, ...]] = []
         owner: list[tuple[Any, int, bool]] = []
         index = {str(m): k for k, m in enumerate(self.layer.members)}
         for f, binding, step in self.layer.steps(pre, post, a, b, self.options, heartbeat_of):
@@ -703,7 +719,7 @@ class Unrolling:
             picks.append((flag, f, binding))
             owner.append((flag, index[str(binding[0][1])], f.name in LOCAL_FAMILIES))
             self.solver.add(z3.Implies(flag, self.encode(z3.substitute(formula, *binding))))
-        self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
+        self.one_of(picks)
         # Partial-order reduction: two steps of different clients, one of them local to
         # its client (LOCAL_FAMILIES), commute (neither reads what the other writes), so
         # every path can be reordered, at the same length and to the same last state,
@@ -714,7 +730,7 @@ class Unrolling:
                 if k1 < k0 and (l0 or l1):
                     self.solver.add(z3.Not(z3.And(f0, f1)))
         self._owners.append(owner)
-        self.chosen.append(picks)
+        return picks
 
     def _heartbeat_ghost(self, f: Family, pre: SymState, g: Ghost, h: Ghost) -> tuple[Family, Any]:
         """The heartbeat with the subscription its client sends — topic names (of topics
@@ -863,7 +879,7 @@ class Unrolling:
             decoded.append(value)
             names = (members, partitions)
         steps = []
-        for picks in self.chosen:
+        for picks in self.choices:
             _flag, fam, binding = next(
                 (fl, f, b)
                 for fl, f, b in picks

@@ -848,8 +848,9 @@ class HintedSolver:
 # --------------------------------------------------------------------------- paths
 
 
-class Unrolling:
-    """The relation unrolled from the initial state on the configuration's domains."""
+class Unrolling(engine.Unroller[ClassicSym]):
+    """The relation unrolled from the initial state on the configuration's domains (the
+    engine's unroller, ``invariants.z3.engine.Unroller``)."""
 
     def __init__(self, config: Config, options: ClassicOptions, domains: Domains) -> None:
         self.config = config
@@ -858,15 +859,21 @@ class Unrolling:
         u = domains.universe
         self.members = tuple(u.member_consts.values())
         self.partitions = tuple(u.partition_consts.values())
-        self.solver = HintedSolver()
-        self.states = [ClassicSym.fresh("s0")]
-        self.choices: list[list[tuple[Any, Family]]] = []
         self.learned: list[BoolRef] = []
         """Blocks of prefixes shorter than the path they were found on (:meth:`block`),
         asserted for every depth by the next :meth:`extend`."""
-        self.solver.add(*distinct(u), self.within(self.states[0].leader))
-        init = project(system.initial(config))  # type: ignore[arg-type]
-        self.solver.add(*pin(self.states[0], init, u))
+        self.start(HintedSolver())
+
+    def fresh(self, k: int) -> ClassicSym:
+        return ClassicSym.fresh(f"s{k}")
+
+    def initial(self, s0: ClassicSym) -> None:
+        """The projection of the configuration's initial state (``system.initial``), its
+        leader one of the universe's member ids."""
+        u = self.domains.universe
+        self.solver.add(*distinct(u), self.within(s0.leader))
+        init = project(system.initial(self.config))  # type: ignore[arg-type]
+        self.solver.add(*pin(s0, init, u))
 
     def within(self, x: Any) -> BoolRef:
         """The member term ``x`` is one of the universe's member ids."""
@@ -877,14 +884,16 @@ class Unrolling:
         :meth:`block`)."""
         self.solver.add(*self.learned)
         self.learned.clear()
-        k = len(self.states)
-        pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
-        self.states.append(post)
-        chosen: list[tuple[Any, Family]] = []
-        # Only the families the configuration can take (a LeaveGroup after Leave or Bounce,
-        # the timers once a process can be gone or a request lost: what
-        # classic_transition.possible_families reads off its switches), a MetadataChange
-        # only where it adds partitions.
+        super().extend()
+
+    def transition(self, pre: ClassicSym, post: ClassicSym, k: int) -> list[tuple[Any, ...]]:
+        """Only the families the configuration can take (a LeaveGroup after Leave or
+        Bounce, the timers once a process can be gone or a request lost: what
+        ``classic_transition.possible_families`` reads off its switches), a MetadataChange
+        only where it adds partitions; each tied to the requests the clients can send and
+        to the claims' history, with its hints (:class:`HintedSolver`); a step that changes
+        the group."""
+        chosen: list[tuple[Any, ...]] = []
         can = possible_families(self.config)
         names = [n for n in UNROLLED if n in can and (n != "MetadataChange" or self.domains.growth)]
         with grounded(self.members, self.partitions):
@@ -902,12 +911,12 @@ class Unrolling:
                     self.solver.hint(z3.Implies(sel, hint))
             chosen.append((sel, fam))
         self.solver.add(self.within(post.leader))
-        self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
+        self.one_of(chosen)
         # Every step changes the group: a path with a step that leaves it as it is has a
         # shorter one without it, which reaches the same states and steps.
         with grounded(self.members, self.partitions):
             self.solver.add(z3.Not(equals(post, view(pre))))
-        self.choices.append(chosen)
+        return chosen
 
     def goal(self, name: str) -> BoolRef:
         scope = GOAL_SCOPE.get(name)
@@ -923,8 +932,7 @@ class Unrolling:
         }
         states = tuple(decode(model, s, u) for s in self.states)
         steps: list[tuple[str, dict[str, str]]] = []
-        for chosen in self.choices:
-            _, fam = next((s, f) for s, f in chosen if z3.is_true(model.eval(s)))
+        for _, fam in self.chosen_in(model):
             shown: dict[str, str] = {}
             for k, x in fam.params.items():
                 if not z3.is_const(x):

@@ -300,8 +300,9 @@ def _classic_members(
     return out
 
 
-class Unrolling:
-    """The relation unrolled from the initial state on the configuration's domains."""
+class Unrolling(engine.Unroller[MixedSym]):
+    """The relation unrolled from the initial state on the configuration's domains (the
+    engine's unroller, ``invariants.z3.engine.Unroller``)."""
 
     def __init__(self, config: Config, options: MixedOptions, depth: int = 0) -> None:
         self.config = config
@@ -309,11 +310,7 @@ class Unrolling:
         # A step hands out at most one member id: ``depth`` ids per classic client are
         # every id a path of that depth can name.
         self.domains = domains_of(config, max(ID_SLOTS, depth))
-        self.solver = z3.Solver()
-        self.states = [MixedSym.fresh("s0", self.domains)]
-        self.choices: list[list[tuple[Any, Family]]] = []
-        init = project(system.initial(config))  # type: ignore[arg-type]
-        self.solver.add(*pin(self.states[0], init, self.domains))
+        self.start(z3.Solver())
         # A consumer-protocol process changes its instance id only to its alternative one
         # (``client.change_instance_id``): once a member id sent that, it sends it again.
         d = self.domains
@@ -327,13 +324,19 @@ class Unrolling:
         }
         self.renamed: dict[str, BoolRef] = {m: z3.BoolVal(False) for m in self.alt}
 
-    def extend(self) -> None:
-        """One more step."""
-        k = len(self.states)
+    def fresh(self, k: int) -> MixedSym:
+        return MixedSym.fresh(f"s{k}", self.domains)
+
+    def initial(self, s0: MixedSym) -> None:
+        """The projection of the configuration's initial state."""
+        init = project(system.initial(self.config))  # type: ignore[arg-type]
+        self.solver.add(*pin(s0, init, self.domains))
+
+    def transition(self, pre: MixedSym, post: MixedSym, k: int) -> list[tuple[Any, ...]]:
+        """Every family but ``Unchanged`` (``UNROLLED``), each tied to the requests the
+        clients can send; the classic group's members (:func:`_classic_members`)."""
         d = self.domains
-        pre, post = self.states[-1], MixedSym.fresh(f"s{k}", d)
-        self.states.append(post)
-        chosen: list[tuple[Any, Family]] = []
+        chosen: list[tuple[Any, ...]] = []
         for fam in families(pre, post, d, self.options, UNROLLED):
             sel = z3.Bool(f"step{k}.{fam.name}")
             self.solver.add(z3.Implies(sel, z3.And(fam.formula, *_requests(fam, pre, d, k))))
@@ -341,8 +344,7 @@ class Unrolling:
             if fam.name == "DeliverMessage.consumer_join":
                 self._rename_once(sel, fam)
         self.solver.add(*_classic_members(pre, post, d, self.config))
-        self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
-        self.choices.append(chosen)
+        return self.one_of(chosen)
 
     def _rename_once(self, sel: BoolRef, fam: Family) -> None:
         """A member id that sent its client's alternative instance id sends it again
@@ -361,8 +363,7 @@ class Unrolling:
         d = self.domains
         states = tuple(decode(model, s, d) for s in self.states)
         steps: list[tuple[str, dict[str, str]]] = []
-        for chosen in self.choices:
-            fam = next(f for s, f in chosen if z3.is_true(model.eval(s)))
+        for _, fam in self.chosen_in(model):
             shown: dict[str, str] = {}
             rows: dict[str, list[str]] = {}
             for k, x in fam.params.items():

@@ -22,36 +22,34 @@ NEGATED = {
 }
 
 
-class Counter:
-    """The toy family's unrolling (``engine.Symbolic``)."""
+class Counter(engine.Unroller[Any]):
+    """The toy family: its states, initial and transition constraints on the engine's
+    unroller, its goals and decoding (``engine.Symbolic``)."""
 
     def __init__(self, *, add2: bool = False, fresh: bool = False) -> None:
-        self.solver: Any = engine.FreshSolver() if fresh else z3.Solver()
         self.families = ("inc", "add2") if add2 else ("inc",)
-        self.states = [z3.Int("x0")]
-        self.choices: list[list[tuple[Any, str]]] = []
-        self.solver.add(self.states[0] == 0)
+        self.start(engine.FreshSolver() if fresh else z3.Solver())
 
-    def extend(self) -> None:
-        k = len(self.states)
-        pre, post = self.states[-1], z3.Int(f"x{k}")
-        self.states.append(post)
-        chosen = []
+    def fresh(self, k: int) -> Any:
+        return z3.Int(f"x{k}")
+
+    def initial(self, s0: Any) -> None:
+        self.solver.add(s0 == 0)
+
+    def transition(self, pre: Any, post: Any, k: int) -> list[tuple[Any, ...]]:
+        chosen: list[tuple[Any, ...]] = []
         for name in self.families:
             sel = z3.Bool(f"step{k}.{name}")
             self.solver.add(z3.Implies(sel, post == pre + (1 if name == "inc" else 2)))
             chosen.append((sel, name))
-        self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
-        self.choices.append(chosen)
+        return self.one_of(chosen)
 
     def goal(self, name: str) -> Any:
         return NEGATED[name](self.states[-1])
 
     def path(self, model: Any, goal: str) -> SymPath[int]:
         states = tuple(model.eval(x, model_completion=True).as_long() for x in self.states)
-        steps = tuple(
-            (next(n for s, n in chosen if z3.is_true(model.eval(s))), {}) for chosen in self.choices
-        )
+        steps = tuple((name, {}) for _, name in self.chosen_in(model))
         return SymPath(goal, states, steps)
 
     def block(self, path: SymPath[int], steps: int) -> None:
