@@ -38,7 +38,7 @@ from typing import Any
 
 import z3
 
-from invariants.expr import StepSnapshot, compile_expr
+from invariants.expr import Expr, StepSnapshot, compile_expr
 from invariants.properties import (
     AT_MOST_ONE_ASSIGNOR_RUN,
     GROUP_DELETED_ONLY_WHEN_EMPTY,
@@ -963,15 +963,16 @@ def goal_table(options: Options, layer: Layer | None) -> tuple[dict[str, Any], d
 
 class Core:
     """The core's unrolling as the engine drives it (``invariants.z3.engine.Symbolic``):
-    a goal is the negation of its ``invariants.expr`` form read (``reading.read``) on the
-    last state, or on the last step, with the clients' when the unrolling has the client
-    layer, as the solver reads it (``Unrolling.encode``)."""
+    a goal is the negation of its ``invariants.expr`` form (``state``: name → a state
+    property's, ``step``: name → a step property's) read (``reading.read``) on the last
+    state, or on the last step, with the clients' when the unrolling has the client layer,
+    as the solver reads it (``Unrolling.encode``)."""
 
-    def __init__(self, run: Unrolling, state_goals: dict[str, Any], step_goals: dict[str, Any]):
+    def __init__(self, run: Unrolling, state: dict[str, Expr], step: dict[str, Expr]) -> None:
         self.run = run
         self.solver = run.solver
-        self.state_goals = state_goals
-        self.step_goals = step_goals
+        self.state = state
+        self.step = step
 
     def extend(self) -> None:
         self.run.extend()
@@ -979,14 +980,13 @@ class Core:
     def goal(self, name: str) -> Any:
         run, k = self.run, self.run.depth
         states = run.states
-        if name in self.state_goals:
+        if name in self.state:
             clients: dict[Any, Any] | None = (
                 {"now": run.clients[k]} if run.layer is not None else None
             )
-            negated = z3.Not(read(self.state_goals[name].expr, now=states[k], clients=clients))
+            negated = z3.Not(read(self.state[name], now=states[k], clients=clients))
         else:
-            expr = self.step_goals[name].expr
-            assert expr is not None
+            expr = self.step[name]
             sides: dict[Any, Any] | None = (
                 {"pre": run.clients[k - 1], "post": run.clients[k]}
                 if run.layer is not None
@@ -1032,7 +1032,9 @@ def search_all(
         timeout_ms=timeout_ms,
         layer=layer,
     )
-    return engine.search(Core(run, state_goals, step_goals), names, depth)
+    state = {name: c.expr for name, c in state_goals.items()}
+    step = {name: p.expr for name, p in step_goals.items() if p.expr is not None}
+    return engine.search(Core(run, state, step), names, depth)
 
 
 # --------------------------------------------------------------------------- replay
