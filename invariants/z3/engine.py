@@ -250,8 +250,19 @@ def search(
             if goal in done:
                 continue
             t0 = time.process_time()
-            how = (config, lift, attempts, lift_states, scoped, progress, began)
-            if _ask(unroll, out[goal], d, *how):
+            over = _ask(
+                unroll,
+                out[goal],
+                d,
+                config=config,
+                lift=lift,
+                attempts=attempts,
+                lift_states=lift_states,
+                scoped=scoped,
+                progress=progress,
+                began=began,
+            )
+            if over:
                 done.add(goal)
             own[goal] += time.process_time() - t0
             out[goal].seconds = building + own[goal]
@@ -271,6 +282,7 @@ def _ask(
     unroll: Symbolic,
     out: Outcome,
     d: int,
+    *,
     config: Config | None,
     lift: Lift | None,
     attempts: int,
