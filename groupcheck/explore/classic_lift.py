@@ -20,11 +20,11 @@ from groupcheck.explore.minimise import convergence_violation
 from invariants.check import Checker, Violation
 from invariants.liveness import DEFAULT_BOUND, FairMemo
 from invariants.snapshot import project_key, snapshot_key
+from invariants.z3.engine import Lifted
 from invariants.z3.proof.classic_bmc import SymPath
 from invariants.z3.proof.classic_client_bmc import ClientPath, project_state
 from invariants.z3.proof.classic_lasso import LassoLifted
 from invariants.z3.proof.classic_state import ClassicValue, project
-from invariants.z3.proof.lifted_search import Lifted
 from model import system
 from model.actions import Action
 from model.config import Config

@@ -12,7 +12,7 @@ from typing import Any
 from groupcheck.explore.channels import channel_normal_form
 from invariants.check import Checker
 from invariants.snapshot import project_key, snapshot_key
-from invariants.z3.proof.lifted_search import Lifted
+from invariants.z3.engine import Lifted
 from model import system
 from model.actions import Action
 from model.config import Config

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from groupcheck.explore.lift_exact import lift_exact
-from invariants.z3.proof.lifted_search import Lifted
+from invariants.z3.engine import Lifted
 from invariants.z3.proof.mixed_bmc import SymPath
 from invariants.z3.proof.mixed_state import project
 from model.actions import Action

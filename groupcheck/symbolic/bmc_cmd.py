@@ -1,6 +1,7 @@
 """``groupcheck explore --engine bmc``: bounded model checking over the symbolic relations
-(``invariants.z3.proof``). :func:`cmd_bmc` asks the capability table
-(``symbolic.capabilities``), then runs the family's search: the KIP-848 core's safety
+(``invariants.z3.proof``, each searched by the engine ``invariants.z3.engine``).
+:func:`cmd_bmc` asks the capability table (``symbolic.capabilities``), then runs the
+family's search: the KIP-848 core's safety
 goals here, its Convergence lassos in ``symbolic.lasso_cmd``, the classic coordinator in
 ``symbolic.classic_cmd``, a mixed group in ``groupcheck.symbolic.mixed_bmc``."""
 
@@ -32,6 +33,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
     then lifted to a model trace (``groupcheck.explore.lift``, bounded by ``--max-states``
     per level) and, when lifted, written as a run directory like the other engines'."""
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
+    from invariants.z3.engine import render_path
     from invariants.z3.proof.bmc import (
         EPOCH_GOALS,
         GOALS,
@@ -136,17 +138,7 @@ def cmd_bmc(args: argparse.Namespace, chosen: Any) -> int:
         if out.reason:
             row["reason"] = out.reason
         if out.path is not None:
-            lines = ["initial:"] + ["  " + x for x in render(out.path.states[0])]
-            lines += ["  " + c.render() for c in (out.path.clients[:1] or [()])[0]]
-            for i, ((family, params), state) in enumerate(
-                zip(out.path.steps, out.path.states[1:], strict=True), 1
-            ):
-                shown = ", ".join(f"{k}={v}" for k, v in params.items())
-                lines.append(f"{family}({shown}):")
-                lines += ["  " + x for x in render(state)]
-                if out.path.clients:
-                    lines += ["  " + c.render() for c in out.path.clients[i]]
-            row["path"] = lines
+            row["path"] = render_path(out.path, render)
             try:
                 if layer is not None:
                     # Clients and coordinator replayed together; a client property read

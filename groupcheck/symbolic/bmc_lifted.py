@@ -136,7 +136,7 @@ def run_goals(
         }
         if out.status == "inconclusive":
             unlifted = f"{out.tried} symbolic path(s), none lifted to a model trace"
-            # ``message``: the depth Z3 gave no answer at (lifted_search.search_lifted).
+            # ``message``: the depth Z3 gave no answer at (invariants.z3.engine.search).
             reasons = ([unlifted] if out.tried else []) + ([out.message] if out.message else [])
             row["reason"] = "; ".join(reasons) or unlifted
         elif out.status == "ok" and relation.restricted is not None:

@@ -1,7 +1,8 @@
 """Bounded model checking over the symbolic coordinator core, with every counterexample
 replayed through the Python model's coordinator rules.
 
-:func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps and asks for
+:func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps (the engine's
+depth loop, ``invariants.z3.engine.search``, driving :class:`Core`) and asks for
 a path whose last state violates a goal (``GOALS``: the core's state properties,
 ``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``;
 ``HolderCommitsAccepted`` too where the states keep the KIP-1251 assignment epochs:
@@ -31,14 +32,13 @@ from __future__ import annotations
 
 import functools
 import itertools
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
 
-from invariants.expr import StepSnapshot, compile_expr
+from invariants.expr import Expr, StepSnapshot, compile_expr
 from invariants.properties import (
     AT_MOST_ONE_ASSIGNOR_RUN,
     GROUP_DELETED_ONLY_WHEN_EMPTY,
@@ -49,6 +49,8 @@ from invariants.properties import (
     TARGET_ONLY_MEMBERS,
     Property,
 )
+from invariants.z3 import engine
+from invariants.z3.engine import Outcome, SymPath
 from invariants.z3.proof.bmc_clients import (
     CLIENT_GOALS,
     CLIENT_STEP_GOALS,
@@ -179,25 +181,8 @@ class ReplayDiverged(AssertionError):
     and the model disagree."""
 
 
-@dataclass(frozen=True)
-class Path:
-    """A symbolic counterexample: the states and, between them, the family and its
-    parameters (members named ``m0``…, partitions ``p0``…)."""
-
-    goal: str
-    states: tuple[Concrete, ...]
-    steps: tuple[tuple[str, dict[str, object]], ...]
-    clients: tuple[tuple[ClientValue, ...], ...] = ()
-    """With the client layer (``bmc_clients``): the clients of every state."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    status: str  # "violation", "ok" (none within depth), "unknown"
-    depth: int
-    seconds: float
-    path: Path | None = None
-    reason: str = ""
+Path = SymPath[Concrete]
+"""The core's paths: the engine's (``bmc_lasso`` and the tests name them so)."""
 
 
 def _replayable(fam: Family, *, owned_null: bool = False) -> Any:
@@ -477,7 +462,7 @@ class Ghost:
         return z3.And(*out)
 
 
-class Unrolling:
+class Unrolling(engine.Unroller[SymState]):
     """The relation unrolled from ``Init`` in one incremental solver, one step at a time.
 
     With a ``universe`` (a concrete configuration) the unrolling is propositional: each
@@ -488,7 +473,8 @@ class Unrolling:
     uninterpreted and the quantifiers stay (groups of any size, with quantifier
     instantiation: slow beyond a few steps). ``stutter`` adds ``Unchanged`` to the
     families, so that the last state ranges over the states reachable in *at most* the
-    unrolled number of steps."""
+    unrolled number of steps. The engine's unroller (``invariants.z3.engine.Unroller``):
+    the choices of a step are ``(selector, family, binding)``."""
 
     def __init__(
         self,
@@ -517,35 +503,57 @@ class Unrolling:
         self.deletion = options.group_deletion
         self.slots = options.run_slots
         self.batching = options.batching
-        self.states = [self._fresh("s0")]
-        self.chosen: list[list[tuple[Any, Family, list[tuple[Any, Any]]]]] = []
+        self.states = [self.fresh(0)]
+        self.choices = []
         self.grounder = Grounder(universe, layer) if universe is not None else None
         self.blast = (
             Bitblaster(universe, width_for(max_depth, group_epoch or 1), layer)
             if universe is not None
             else None
         )
-        self.add(initial(self.states[0]))
-        # Ghost: every replay topic exists at first; nobody subscribes to anything.
+        self.group_epoch = group_epoch
+        self.clients: list[ClientVars] = []
+        self._owners: list[list[tuple[Any, int, bool]]] = []
+        # The grounder and the bit-blaster before the initial constraint, which they encode.
+        self.initial(self.states[0])
+
+    def fresh(self, k: int) -> SymState:
+        return SymState.fresh(
+            f"s{k}",
+            self.epochs,
+            self.static,
+            self.slots,
+            expiry=self.expiry,
+            deletion=self.deletion,
+            batching=self.batching,
+        )
+
+    def initial(self, s0: SymState) -> None:
+        """``Init``, at ``group_epoch`` when given; the ghost's: every replay topic exists,
+        nobody subscribes to anything; the client layer's initial clients."""
+        self.add(initial(s0))
         g0 = Ghost.fresh("s0")
         self.ghosts = [g0]
         self.add(z3.ForAll([_p], g0.present(_p)))
         self.add(z3.ForAll([_m], z3.And(z3.Not(g0.rx(_m)), z3.Not(g0.res(_m)))))
-        self.add(g0.glue(self.states[0]))
-        self.add(initial_expiry_and_deletion(self.states[0]))
-        self.add(self._present_glue(self.states[0], g0))
-        if universe is not None:
+        self.add(g0.glue(s0))
+        self.add(initial_expiry_and_deletion(s0))
+        self.add(self._present_glue(s0, g0))
+        if self.universe is not None:
             # The assignor lists partitions in the universe's order (the replay's topics
             # p0, p1, … sort that way).
-            for i, c in enumerate(universe.partition_consts.values()):
+            for i, c in enumerate(self.universe.partition_consts.values()):
                 self.add(PARTITION_RANK(c) == i)
-        if group_epoch is not None:
-            self.add(self.states[0].group_epoch == group_epoch)
-        self.clients: list[ClientVars] = []
-        self._owners: list[list[tuple[Any, int, bool]]] = []
-        if layer is not None:
-            self.clients.append(layer.fresh("s0"))
-            self.add(layer.initial(self.clients[0]))
+        if self.group_epoch is not None:
+            self.add(s0.group_epoch == self.group_epoch)
+        if self.layer is not None:
+            self.clients.append(self.layer.fresh("s0"))
+            self.add(self.layer.initial(self.clients[0]))
+
+    @property
+    def chosen(self) -> list[list[tuple[Any, ...]]]:
+        """The choices of every step (``bmc_lasso``'s name for them)."""
+        return self.choices
 
     def ground(self, e: Any) -> Any:
         return self.grounder(e) if self.grounder is not None else e
@@ -585,17 +593,20 @@ class Unrolling:
         """Unroll one more step."""
         if self.depth >= self.max_depth:
             raise ValueError(f"the unrolling was sized for {self.max_depth} steps")
-        i = self.depth
-        pre, post = self.states[i], self._fresh(f"s{i + 1}")
-        self.states.append(post)
-        g, h = self.ghosts[i], Ghost.fresh(f"s{i + 1}")
+        super().extend()
+
+    def transition(self, pre: SymState, post: SymState, k: int) -> list[tuple[Any, ...]]:
+        """The ghost after the step, then the families (``names``) as the replay drives
+        them, each split by the members its step is for on a universe — or, with the
+        client layer, the layer's steps (:meth:`_client_steps`)."""
+        i = k - 1
+        g, h = self.ghosts[i], Ghost.fresh(f"s{k}")
         self.ghosts.append(h)
         self.add(h.glue(post))
         self.add(self._present_glue(post, h))
         if self.layer is not None:
-            self._extend_clients(pre, post, g, h)
-            return
-        picks = []
+            return self._client_steps(pre, post, g, h)
+        picks: list[tuple[Any, ...]] = []
         steps = [*families(pre, post, self.options), *self._metadata(pre, post, g, h)]
         for step in steps:
             if step.name not in self.names:
@@ -610,7 +621,7 @@ class Unrolling:
                 # A request names one of the configuration's instance ids, or none.
                 inst = f.params["instance"]
                 numbers = self.universe.instances.values()
-                formula = z3.And(formula, z3.Or(inst == 0, *[inst == k for k in numbers]))
+                formula = z3.And(formula, z3.Or(inst == 0, *[inst == n for n in numbers]))
             if f.name == "DeliverMessage.heartbeat":
                 f, kept = self._heartbeat_ghost(f, pre, g, h)
                 formula = z3.And(formula, kept)
@@ -640,19 +651,7 @@ class Unrolling:
                 if self.slots and self.static and "instance" in f.params:
                     body = z3.And(body, self._own_instance(f, binding))
                 self.solver.add(z3.Implies(flag, self.encode(body)))
-        self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
-        self.chosen.append(picks)
-
-    def _fresh(self, tag: str) -> SymState:
-        return SymState.fresh(
-            tag,
-            self.epochs,
-            self.static,
-            self.slots,
-            expiry=self.expiry,
-            deletion=self.deletion,
-            batching=self.batching,
-        )
+        return self.one_of(picks)
 
     @staticmethod
     def _present_glue(s: SymState, g: Ghost) -> Any:
@@ -693,7 +692,9 @@ class Unrolling:
             return z3.BoolVal(True)
         return z3.Or(*[f.params["instance"] == k for k in sorted(allowed)])
 
-    def _extend_clients(self, pre: SymState, post: SymState, g: Ghost, h: Ghost) -> None:
+    def _client_steps(
+        self, pre: SymState, post: SymState, g: Ghost, h: Ghost
+    ) -> list[tuple[Any, ...]]:
         """One step of the client layer (``bmc_clients.Layer.steps``) instead of the core's
         requests: a client's heartbeat (sent, delivered, answered), reconciliation or
         revocation commit (delivered, answered)."""
@@ -706,7 +707,7 @@ class Unrolling:
             f2, kept = self._heartbeat_ghost(f, pre, g, h)
             return f2, z3.And(_replayable(f, owned_null=True), kept)
 
-        picks = []
+        picks: list[tuple[Any, ...]] = []
         owner: list[tuple[Any, int, bool]] = []
         index = {str(m): k for k, m in enumerate(self.layer.members)}
         for f, binding, step in self.layer.steps(pre, post, a, b, self.options, heartbeat_of):
@@ -718,7 +719,7 @@ class Unrolling:
             picks.append((flag, f, binding))
             owner.append((flag, index[str(binding[0][1])], f.name in LOCAL_FAMILIES))
             self.solver.add(z3.Implies(flag, self.encode(z3.substitute(formula, *binding))))
-        self.solver.add(z3.Or(*[flag for flag, _, _ in picks]))
+        self.one_of(picks)
         # Partial-order reduction: two steps of different clients, one of them local to
         # its client (LOCAL_FAMILIES), commute (neither reads what the other writes), so
         # every path can be reordered, at the same length and to the same last state,
@@ -729,7 +730,7 @@ class Unrolling:
                 if k1 < k0 and (l0 or l1):
                     self.solver.add(z3.Not(z3.And(f0, f1)))
         self._owners.append(owner)
-        self.chosen.append(picks)
+        return picks
 
     def _heartbeat_ghost(self, f: Family, pre: SymState, g: Ghost, h: Ghost) -> tuple[Family, Any]:
         """The heartbeat with the subscription its client sends — topic names (of topics
@@ -869,7 +870,7 @@ class Unrolling:
         """The ``i``-th state of a model."""
         return decode(self.reading(model), self.states[i], self.universe)[0]
 
-    def path(self, goal: str, model: Any) -> Path:
+    def path(self, goal: str, model: Any) -> SymPath[Concrete]:
         """The path of a model of the unrolling."""
         decoded = []
         names: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
@@ -878,7 +879,7 @@ class Unrolling:
             decoded.append(value)
             names = (members, partitions)
         steps = []
-        for picks in self.chosen:
+        for picks in self.choices:
             _flag, fam, binding = next(
                 (fl, f, b)
                 for fl, f, b in picks
@@ -891,7 +892,7 @@ class Unrolling:
             clients = tuple(
                 self.layer.decode(self.reading(model), a, self.universe) for a in self.clients
             )
-        return Path(goal, tuple(decoded), tuple(steps), clients)
+        return SymPath(goal, tuple(decoded), tuple(steps), clients)
 
 
 def search(
@@ -939,24 +940,9 @@ def bmc_unrolling(
     )
 
 
-def search_all(
-    goals: Iterable[str],
-    depth: int,
-    options: Options,
-    *,
-    timeout_ms: int = 60_000,
-    universe: Universe | None = None,
-    group_epoch: int | None = None,
-    layer: Layer | None = None,
-) -> dict[str, Outcome]:
-    """For each goal, the shortest path (in steps, up to ``depth``) to a violation of it.
-    One incremental solver holds the unrolling, built once for every goal; at each depth
-    every goal still open is asked under an assumption literal of its own (the negated goal
-    on the last step, implied by the literal), so what the solver learns refuting one goal
-    serves the next ones (push/pop scopes would drop it: 2.5 × slower on MUT2). A goal's
-    seconds are the unrolling's plus its own queries'. With a client ``layer`` the
-    unrolling is the client layer's (``bmc_clients``) and its goals (``CLIENT_GOALS``) may
-    be asked too."""
+def goal_table(options: Options, layer: Layer | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The state goals (name → ``Conjunct``) and the step goals (name → ``Property``) BMC
+    reads under ``options``, with the client layer's when ``layer`` is given."""
     state_goals = {c.name: c for c in STATE_GOALS}
     if layer is not None:
         state_goals.update({c.name: c for c in (*CLIENT_GOALS, *POLL_GOALS)})
@@ -972,11 +958,72 @@ def search_all(
         step_goals.update({s.name: s for s in OFFLOAD_STEP_GOALS})
     if layer is not None:
         step_goals.update({c.name: c for c in CLIENT_STEP_GOALS})
+    return state_goals, step_goals
+
+
+class Core:
+    """The core's unrolling as the engine drives it (``invariants.z3.engine.Symbolic``):
+    a goal is the negation of its ``invariants.expr`` form (``state``: name → a state
+    property's, ``step``: name → a step property's) read (``reading.read``) on the last
+    state, or on the last step, with the clients' when the unrolling has the client layer,
+    as the solver reads it (``Unrolling.encode``)."""
+
+    def __init__(self, run: Unrolling, state: dict[str, Expr], step: dict[str, Expr]) -> None:
+        self.run = run
+        self.solver = run.solver
+        self.state = state
+        self.step = step
+
+    def extend(self) -> None:
+        self.run.extend()
+
+    def goal(self, name: str) -> Any:
+        run, k = self.run, self.run.depth
+        states = run.states
+        if name in self.state:
+            clients: dict[Any, Any] | None = (
+                {"now": run.clients[k]} if run.layer is not None else None
+            )
+            negated = z3.Not(read(self.state[name], now=states[k], clients=clients))
+        else:
+            expr = self.step[name]
+            sides: dict[Any, Any] | None = (
+                {"pre": run.clients[k - 1], "post": run.clients[k]}
+                if run.layer is not None
+                else None
+            )
+            negated = z3.Not(read(expr, pre=states[k - 1], post=states[k], clients=sides))
+        return run.encode(negated)
+
+    def path(self, model: Any, goal: str) -> SymPath[Concrete]:
+        return self.run.path(goal, model)
+
+    def block(self, path: Any, steps: int) -> None:
+        raise NotImplementedError("the core's paths are replayed by the caller, not lifted")
+
+
+def search_all(
+    goals: Iterable[str],
+    depth: int,
+    options: Options,
+    *,
+    timeout_ms: int = 60_000,
+    universe: Universe | None = None,
+    group_epoch: int | None = None,
+    layer: Layer | None = None,
+) -> dict[str, Outcome]:
+    """For each goal, the shortest path (in steps, up to ``depth``) to a violation of it:
+    the engine's search (``invariants.z3.engine.search``) of the BMC unrolling
+    (:func:`bmc_unrolling`), built once for every goal, each goal asked under an assumption
+    literal of its own (push/pop scopes would drop what the solver learns refuting one
+    goal: 2.5 × slower on MUT2). A goal's seconds are the unrolling's plus its own
+    queries'. With a client ``layer`` the unrolling is the client layer's (``bmc_clients``)
+    and its goals (``CLIENT_GOALS``) may be asked too."""
+    state_goals, step_goals = goal_table(options, layer)
     names = list(goals)
     for goal in names:
         if goal not in state_goals and goal not in step_goals:
             raise ValueError(f"{goal!r} is not a property of the core")
-    start = time.monotonic()
     run = bmc_unrolling(
         options,
         depth,
@@ -985,54 +1032,9 @@ def search_all(
         timeout_ms=timeout_ms,
         layer=layer,
     )
-    building = time.monotonic() - start
-    own = dict.fromkeys(names, 0.0)
-    done: dict[str, Outcome] = {}
-    for k in range(1, depth + 1):
-        if len(done) == len(names):
-            break
-        t0 = time.monotonic()
-        run.extend()
-        building += time.monotonic() - t0
-        states = run.states
-        for goal in names:
-            if goal in done:
-                continue
-            t0 = time.monotonic()
-            if goal in state_goals:
-                clients: dict[Any, Any] | None = (
-                    {"now": run.clients[k]} if layer is not None else None
-                )
-                negated = z3.Not(read(state_goals[goal].expr, now=states[k], clients=clients))
-            else:
-                expr = step_goals[goal].expr
-                assert expr is not None
-                sides: dict[Any, Any] | None = (
-                    {"pre": run.clients[k - 1], "post": run.clients[k]}
-                    if layer is not None
-                    else None
-                )
-                negated = z3.Not(read(expr, pre=states[k - 1], post=states[k], clients=sides))
-            # An assumption literal rather than a push/pop scope: what the solver learns
-            # while refuting one goal stays for the next depths and goals.
-            asked = z3.Bool(f"violates:{goal}@{k}")
-            run.solver.add(z3.Implies(asked, run.encode(negated)))
-            answer = run.solver.check(asked)
-            if answer == z3.unknown:
-                reason = str(run.solver.reason_unknown())
-                own[goal] += time.monotonic() - t0
-                done[goal] = Outcome("unknown", k, building + own[goal], reason=reason)
-            elif answer == z3.sat:
-                path = run.path(goal, run.solver.model())
-                own[goal] += time.monotonic() - t0
-                done[goal] = Outcome("violation", k, building + own[goal], path=path)
-            else:
-                own[goal] += time.monotonic() - t0
-                run.solver.add(z3.Not(asked))
-    for goal in names:
-        if goal not in done:
-            done[goal] = Outcome("ok", depth, building + own[goal])
-    return {goal: done[goal] for goal in names}
+    state = {name: c.expr for name, c in state_goals.items()}
+    step = {name: p.expr for name, p in step_goals.items() if p.expr is not None}
+    return engine.search(Core(run, state, step), names, depth)
 
 
 # --------------------------------------------------------------------------- replay
@@ -1120,7 +1122,7 @@ def same_as_path(i: int, family: str, now: Concrete, after: Concrete) -> None:
         )
 
 
-def replay_start(path: Path) -> tuple[Any, Any]:
+def replay_start(path: SymPath[Concrete]) -> tuple[Any, Any]:
     """The replay's empty group at the path's first epochs, and its topics (one
     single-partition topic per partition any state of the path names)."""
     n_parts = max((len(s.partition_domain()) for s in path.states), default=0)
@@ -1251,7 +1253,7 @@ def apply_step(
 
 
 def replay(
-    path: Path,
+    path: SymPath[Concrete],
     rules: Any,
     base_config: Any,
     *,
@@ -1349,7 +1351,7 @@ def _expire_or_delete(
     return co.delete_group(group, config)
 
 
-def confirmed(path: Path, states: list[Concrete], server_error: bool) -> bool:
+def confirmed(path: SymPath[Concrete], states: list[Concrete], server_error: bool) -> bool:
     """Whether the Python reading of the goal fails on the replayed states."""
     goal = path.goal
     state_goals = {c.name: c for c in (*STATE_GOALS, *EPOCH_GOALS, *OFFLOAD_GOALS)}

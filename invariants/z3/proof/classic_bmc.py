@@ -20,7 +20,8 @@ under the config's rules, clients and network; at most ``max_states`` nodes) for
 whose group projects, in order, onto the path's states — client steps that leave the group
 as it is are free, any other change of the group must be the path's next state — and whose
 last step is its first violation of a property under the checks the BFS engine runs. A
-path that does not lift is blocked and the search goes on (at most ``attempts`` paths); a
+path that does not lift is blocked and the search goes on (at most ``attempts`` paths;
+the depth loop is the engine's, ``invariants.z3.engine.search``); a
 verdict never claims more than was lifted: ``violation`` with a lifted trace, ``ok`` when
 no path of the relation up to ``depth`` violates the goal, ``inconclusive`` otherwise.
 """
@@ -35,6 +36,8 @@ from typing import Any
 import z3
 
 from invariants.classic_snapshot import STICKY_ASSIGNORS
+from invariants.z3 import engine
+from invariants.z3.engine import Lifted, Outcome
 from invariants.z3.proof.classic_state import (
     COMPLETING,
     PREPARING,
@@ -60,7 +63,6 @@ from invariants.z3.proof.classic_transition import (
     stated_assignor,
     view,
 )
-from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, Partition, Universe
 from invariants.z3.proof.transition import Family
 from model import system
@@ -71,11 +73,15 @@ from model.records import OffsetCommitRequest
 from model.rules import DEFAULT_RULES
 from model.status import ErrorCode
 
-"""A lift's outcome (``groupcheck.explore.classic_lift.lift``): the model trace (None:
-none found), the violations of its last step, the nodes visited and, when the search was
-exhausted, how many of the path's states after the initial one a trace matched (None:
-the search was cut by its bound)."""
-Lifter = Callable[["SymPath", Config, int], Lifted]
+SymPath = engine.SymPath[ClassicValue]
+"""A symbolic path of the classic coordinator: the engine's (``invariants.z3.engine``),
+of classic group states."""
+
+Lifter = Callable[[SymPath, Config, int], Lifted]
+"""A lift (``groupcheck.explore.classic_lift.lift``): the model trace (None: none found),
+the violations of its last step, the nodes visited and, when the search was exhausted,
+how many of the path's states after the initial one a trace matched (None: the search
+was cut by its bound)."""
 
 BoolRef = Any
 
@@ -842,18 +848,9 @@ class HintedSolver:
 # --------------------------------------------------------------------------- paths
 
 
-@dataclass(frozen=True)
-class SymPath:
-    """A symbolic path: its states and, per step, the family and its member and number
-    parameters."""
-
-    goal: str
-    states: tuple[ClassicValue, ...]
-    steps: tuple[tuple[str, dict[str, str]], ...]
-
-
-class Unrolling:
-    """The relation unrolled from the initial state on the configuration's domains."""
+class Unrolling(engine.Unroller[ClassicSym]):
+    """The relation unrolled from the initial state on the configuration's domains (the
+    engine's unroller, ``invariants.z3.engine.Unroller``)."""
 
     def __init__(self, config: Config, options: ClassicOptions, domains: Domains) -> None:
         self.config = config
@@ -862,15 +859,21 @@ class Unrolling:
         u = domains.universe
         self.members = tuple(u.member_consts.values())
         self.partitions = tuple(u.partition_consts.values())
-        self.solver = HintedSolver()
-        self.states = [ClassicSym.fresh("s0")]
-        self.choices: list[list[tuple[Any, Family]]] = []
         self.learned: list[BoolRef] = []
         """Blocks of prefixes shorter than the path they were found on (:meth:`block`),
         asserted for every depth by the next :meth:`extend`."""
-        self.solver.add(*distinct(u), self.within(self.states[0].leader))
-        init = project(system.initial(config))  # type: ignore[arg-type]
-        self.solver.add(*pin(self.states[0], init, u))
+        self.start(HintedSolver())
+
+    def fresh(self, k: int) -> ClassicSym:
+        return ClassicSym.fresh(f"s{k}")
+
+    def initial(self, s0: ClassicSym) -> None:
+        """The projection of the configuration's initial state (``system.initial``), its
+        leader one of the universe's member ids."""
+        u = self.domains.universe
+        self.solver.add(*distinct(u), self.within(s0.leader))
+        init = project(system.initial(self.config))  # type: ignore[arg-type]
+        self.solver.add(*pin(s0, init, u))
 
     def within(self, x: Any) -> BoolRef:
         """The member term ``x`` is one of the universe's member ids."""
@@ -881,14 +884,16 @@ class Unrolling:
         :meth:`block`)."""
         self.solver.add(*self.learned)
         self.learned.clear()
-        k = len(self.states)
-        pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
-        self.states.append(post)
-        chosen: list[tuple[Any, Family]] = []
-        # Only the families the configuration can take (a LeaveGroup after Leave or Bounce,
-        # the timers once a process can be gone or a request lost: what
-        # classic_transition.possible_families reads off its switches), a MetadataChange
-        # only where it adds partitions.
+        super().extend()
+
+    def transition(self, pre: ClassicSym, post: ClassicSym, k: int) -> list[tuple[Any, ...]]:
+        """Only the families the configuration can take (a LeaveGroup after Leave or
+        Bounce, the timers once a process can be gone or a request lost: what
+        ``classic_transition.possible_families`` reads off its switches), a MetadataChange
+        only where it adds partitions; each tied to the requests the clients can send and
+        to the claims' history, with its hints (:class:`HintedSolver`); a step that changes
+        the group."""
+        chosen: list[tuple[Any, ...]] = []
         can = possible_families(self.config)
         names = [n for n in UNROLLED if n in can and (n != "MetadataChange" or self.domains.growth)]
         with grounded(self.members, self.partitions):
@@ -906,12 +911,12 @@ class Unrolling:
                     self.solver.hint(z3.Implies(sel, hint))
             chosen.append((sel, fam))
         self.solver.add(self.within(post.leader))
-        self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
+        self.one_of(chosen)
         # Every step changes the group: a path with a step that leaves it as it is has a
         # shorter one without it, which reaches the same states and steps.
         with grounded(self.members, self.partitions):
             self.solver.add(z3.Not(equals(post, view(pre))))
-        self.choices.append(chosen)
+        return chosen
 
     def goal(self, name: str) -> BoolRef:
         scope = GOAL_SCOPE.get(name)
@@ -927,8 +932,7 @@ class Unrolling:
         }
         states = tuple(decode(model, s, u) for s in self.states)
         steps: list[tuple[str, dict[str, str]]] = []
-        for chosen in self.choices:
-            _, fam = next((s, f) for s, f in chosen if z3.is_true(model.eval(s)))
+        for _, fam in self.chosen_in(model):
             shown: dict[str, str] = {}
             for k, x in fam.params.items():
                 if not z3.is_const(x):
@@ -963,14 +967,14 @@ class Unrolling:
         """No other path through the first ``length`` states after the initial one of
         ``path``.
 
-        ``lifted_search.search_lifted`` blocks a prefix shorter than the path (``length``
-        below its steps) only when the lift was exhausted and reached no model state
-        matching the path's state ``length`` (``lift_exact``: the model states reached
+        The engine (``invariants.z3.engine.search``) blocks a prefix shorter than the path
+        (``length`` below its steps) only when the lift was exhausted and reached no model
+        state matching the path's state ``length`` (``lift_exact``: the model states reached
         through the prefix without a violation on the way, the states a longer path's lift
         would go through too). Such a block is sound at every depth: a longer path through
         that prefix needs a model trace matching it without a violation before its last
-        step, and none exists. The next :meth:`extend` asserts it outside the depth's
-        scope, so the deeper searches do not try the prefix again."""
+        step, and none exists. The next :meth:`extend` asserts it outside the depth's scope,
+        so the deeper searches do not try the prefix again."""
         u = self.domains.universe
         same = [
             z3.And(*pin(s, v, u))
@@ -1008,16 +1012,18 @@ def search(
                 unroll.restrict(path, matched, moves)
         return out
 
-    return search_lifted(
-        unroll, goal, depth, config, lifter=lifting, attempts=attempts, lift_states=lift_states
-    )
+    return engine.search(
+        unroll,
+        [goal],
+        depth,
+        config=config,
+        lift=lifting,
+        attempts=attempts,
+        lift_states=lift_states,
+        scoped=True,
+    )[goal]
 
 
 def render_path(path: SymPath) -> list[str]:
     """Lines describing a symbolic path: the initial state, then each step and its state."""
-    lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
-    for (family, params), state in zip(path.steps, path.states[1:], strict=True):
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
-        lines.append(f"{family}({shown}):")
-        lines += ["  " + x for x in render(state)]
-    return lines
+    return engine.render_path(path, render)

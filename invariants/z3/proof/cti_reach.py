@@ -3,7 +3,8 @@
 A CTI of ``groupcheck prove`` is a state satisfying the invariant from which one step
 breaks a goal; it says nothing of whether the state is reachable. :func:`reach` unrolls
 the relation from ``Init`` on a configuration's finite universe (``bmc.bmc_unrolling``:
-the families BMC replays, ``explore --engine bmc``'s) for 1, 2, … ``bound`` steps and asks
+the families BMC replays, ``explore --engine bmc``'s; the engine's depth loop,
+``invariants.z3.engine.search``) for 1, 2, … ``bound`` steps and asks
 for a path whose last state violates the goal (a conjunct of the invariant) or whose last
 step does (a step property). Three answers:
 
@@ -24,12 +25,10 @@ from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Any, Literal
 
-import z3
-
 from invariants.expr import Expr, StepSnapshot, compile_expr
 from invariants.properties import Property
-from invariants.z3.proof.bmc import ReplayDiverged, bmc_unrolling, replay, universe_of
-from invariants.z3.proof.reading import read
+from invariants.z3 import engine
+from invariants.z3.proof.bmc import Core, ReplayDiverged, bmc_unrolling, replay, universe_of
 from invariants.z3.proof.state import render
 from invariants.z3.proof.transition import Options
 from model.system import consumer_initial
@@ -88,15 +87,6 @@ class Reach:
         return doc
 
 
-def _path_lines(path: Any) -> list[str]:
-    lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
-    for (family, params), state in zip(path.steps, path.states[1:], strict=True):
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
-        lines.append(f"{family}({shown}):")
-        lines += ["  " + x for x in render(state)]
-    return lines
-
-
 def reach(
     goal: str,
     *,
@@ -121,47 +111,37 @@ def reach(
         group_epoch=int(consumer_initial(config).group.group_epoch),
         timeout_ms=timeout_ms,
     )
-    for k in range(1, bound + 1):
-        run.extend()
-        if state is not None:
-            negated = z3.Not(read(state, now=run.states[k]))
-        else:
-            assert step is not None
-            assert step.expr is not None
-            negated = z3.Not(read(step.expr, pre=run.states[k - 1], post=run.states[k]))
-        asked = z3.Bool(f"cti_reach:{goal}@{k}")
-        run.solver.add(z3.Implies(asked, run.encode(negated)))
-        answer = run.solver.check(asked)
-        if answer == z3.unknown:
-            return Reach(
-                goal,
-                "unknown",
-                bound,
-                config.name,
-                time.monotonic() - start,
-                reason=str(run.solver.reason_unknown()),
-            )
-        if answer == z3.sat:
-            path = run.path(goal, run.solver.model())
-            replayed: bool | None
-            error = ""
-            try:
-                states, server_error = replay(path, rules, config, after_assignor=after_assignor)
-                replayed = _fails(states, server_error, state, step)
-            except ReplayDiverged as e:
-                replayed, error = False, str(e)
-            return Reach(
-                goal,
-                "reachable",
-                bound,
-                config.name,
-                time.monotonic() - start,
-                depth=k,
-                path=_path_lines(path),
-                replayed=replayed,
-                replay_error=error,
-            )
-        run.solver.add(z3.Not(asked))
+    if state is not None:
+        core = Core(run, {goal: state}, {})
+    else:
+        assert step is not None
+        assert step.expr is not None
+        core = Core(run, {}, {goal: step.expr})
+    out = engine.search(core, [goal], bound)[goal]
+    if out.status == "unknown":
+        return Reach(
+            goal, "unknown", bound, config.name, time.monotonic() - start, reason=out.reason
+        )
+    if out.status == "violation":
+        path = out.path
+        replayed: bool | None
+        error = ""
+        try:
+            states, server_error = replay(path, rules, config, after_assignor=after_assignor)
+            replayed = _fails(states, server_error, state, step)
+        except ReplayDiverged as e:
+            replayed, error = False, str(e)
+        return Reach(
+            goal,
+            "reachable",
+            bound,
+            config.name,
+            time.monotonic() - start,
+            depth=out.depth,
+            path=engine.render_path(path, render),
+            replayed=replayed,
+            replay_error=error,
+        )
     return Reach(goal, "not reachable within bound", bound, config.name, time.monotonic() - start)
 
 

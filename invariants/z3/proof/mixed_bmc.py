@@ -20,7 +20,8 @@ A symbolic path is a counterexample of the model only once lifted (the ``lifter`
 ``groupcheck.explore.mixed_lift.lift``): a breadth-first search of the Python model for a
 trace whose states project, in order, onto the path's states and whose last step is its
 first violation of a property under the checks the BFS engine runs. A path that does not
-lift is blocked and the search goes on (at most ``attempts`` paths); the verdict is
+lift is blocked and the search goes on (at most ``attempts`` paths; the depth loop is the
+engine's, ``invariants.z3.engine.search``); the verdict is
 ``violation`` only with a lifted trace, ``ok`` when no path of the relation up to
 ``depth`` violates the goal, ``inconclusive`` otherwise.
 
@@ -31,12 +32,12 @@ The relation's agreement with the model on concrete steps is
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import z3
 
-from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
+from invariants.z3 import engine
+from invariants.z3.engine import Lifted, Outcome
 from invariants.z3.proof.mixed_state import (
     ID_SLOTS,
     MixedDomains,
@@ -60,10 +61,15 @@ from invariants.z3.proof.transition import Family
 from model import system
 from model.config import Config
 
-"""A lift's outcome: the model trace (None: none found), the violations of its last step,
-the nodes visited and, when the search was exhausted, how many of the path's states after
-the initial one a trace matched (None: the search was cut by its bound)."""
-Lifter = Callable[["SymPath", Config, int], Lifted]
+SymPath = engine.SymPath[MixedValue]
+"""A symbolic path of a mixed group: the engine's (``invariants.z3.engine``), of mixed
+group states."""
+
+Lifter = Callable[[SymPath, Config, int], Lifted]
+"""A lift (``groupcheck.explore.mixed_lift.lift``): the model trace (None: none found),
+the violations of its last step, the nodes visited and, when the search was exhausted,
+how many of the path's states after the initial one a trace matched (None: the search
+was cut by its bound)."""
 
 BoolRef = Any
 
@@ -294,17 +300,9 @@ def _classic_members(
     return out
 
 
-@dataclass(frozen=True)
-class SymPath:
-    """A symbolic path: its states and, per step, the family and its parameters."""
-
-    goal: str
-    states: tuple[MixedValue, ...]
-    steps: tuple[tuple[str, dict[str, str]], ...]
-
-
-class Unrolling:
-    """The relation unrolled from the initial state on the configuration's domains."""
+class Unrolling(engine.Unroller[MixedSym]):
+    """The relation unrolled from the initial state on the configuration's domains (the
+    engine's unroller, ``invariants.z3.engine.Unroller``)."""
 
     def __init__(self, config: Config, options: MixedOptions, depth: int = 0) -> None:
         self.config = config
@@ -312,11 +310,7 @@ class Unrolling:
         # A step hands out at most one member id: ``depth`` ids per classic client are
         # every id a path of that depth can name.
         self.domains = domains_of(config, max(ID_SLOTS, depth))
-        self.solver = z3.Solver()
-        self.states = [MixedSym.fresh("s0", self.domains)]
-        self.choices: list[list[tuple[Any, Family]]] = []
-        init = project(system.initial(config))  # type: ignore[arg-type]
-        self.solver.add(*pin(self.states[0], init, self.domains))
+        self.start(z3.Solver())
         # A consumer-protocol process changes its instance id only to its alternative one
         # (``client.change_instance_id``): once a member id sent that, it sends it again.
         d = self.domains
@@ -330,13 +324,19 @@ class Unrolling:
         }
         self.renamed: dict[str, BoolRef] = {m: z3.BoolVal(False) for m in self.alt}
 
-    def extend(self) -> None:
-        """One more step."""
-        k = len(self.states)
+    def fresh(self, k: int) -> MixedSym:
+        return MixedSym.fresh(f"s{k}", self.domains)
+
+    def initial(self, s0: MixedSym) -> None:
+        """The projection of the configuration's initial state."""
+        init = project(system.initial(self.config))  # type: ignore[arg-type]
+        self.solver.add(*pin(s0, init, self.domains))
+
+    def transition(self, pre: MixedSym, post: MixedSym, k: int) -> list[tuple[Any, ...]]:
+        """Every family but ``Unchanged`` (``UNROLLED``), each tied to the requests the
+        clients can send; the classic group's members (:func:`_classic_members`)."""
         d = self.domains
-        pre, post = self.states[-1], MixedSym.fresh(f"s{k}", d)
-        self.states.append(post)
-        chosen: list[tuple[Any, Family]] = []
+        chosen: list[tuple[Any, ...]] = []
         for fam in families(pre, post, d, self.options, UNROLLED):
             sel = z3.Bool(f"step{k}.{fam.name}")
             self.solver.add(z3.Implies(sel, z3.And(fam.formula, *_requests(fam, pre, d, k))))
@@ -344,8 +344,7 @@ class Unrolling:
             if fam.name == "DeliverMessage.consumer_join":
                 self._rename_once(sel, fam)
         self.solver.add(*_classic_members(pre, post, d, self.config))
-        self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
-        self.choices.append(chosen)
+        return self.one_of(chosen)
 
     def _rename_once(self, sel: BoolRef, fam: Family) -> None:
         """A member id that sent its client's alternative instance id sends it again
@@ -364,8 +363,7 @@ class Unrolling:
         d = self.domains
         states = tuple(decode(model, s, d) for s in self.states)
         steps: list[tuple[str, dict[str, str]]] = []
-        for chosen in self.choices:
-            fam = next(f for s, f in chosen if z3.is_true(model.eval(s)))
+        for _, fam in self.chosen_in(model):
             shown: dict[str, str] = {}
             rows: dict[str, list[str]] = {}
             for k, x in fam.params.items():
@@ -409,16 +407,18 @@ def search(
     """Search for a path of at most ``depth`` coordinator steps violating ``goal`` and lift
     it with ``lifter`` (module docstring); the shortest first."""
     unroll = Unrolling(config, options, depth)
-    return search_lifted(
-        unroll, goal, depth, config, lifter=lifter, attempts=attempts, lift_states=lift_states
-    )
+    return engine.search(
+        unroll,
+        [goal],
+        depth,
+        config=config,
+        lift=lifter,
+        attempts=attempts,
+        lift_states=lift_states,
+        scoped=True,
+    )[goal]
 
 
 def render_path(path: SymPath) -> list[str]:
     """Lines describing a symbolic path: the initial state, then each step and its state."""
-    lines = ["initial:"] + ["  " + x for x in render(path.states[0])]
-    for (family, params), state in zip(path.steps, path.states[1:], strict=True):
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
-        lines.append(f"{family}({shown}):")
-        lines += ["  " + x for x in render(state)]
-    return lines
+    return engine.render_path(path, render)

@@ -35,8 +35,9 @@ from typing import Any
 
 import z3
 
+from invariants.z3 import engine
+from invariants.z3.engine import Lifted, Outcome
 from invariants.z3.proof.induction import Obligation, Result
-from invariants.z3.proof.lifted_search import Lifted, Outcome, search_lifted
 from invariants.z3.proof.mixed_bmc import (
     UNROLLED,
     SymPath,
@@ -199,20 +200,22 @@ def reach(
 ) -> Outcome:
     """The shortest path of at most ``depth`` coordinator steps of the reference relation
     whose last step is ``witness``'s, lifted with ``lifter`` (``config`` runs the
-    reference rules): ``lifted_search.search_lifted`` with the witness's step as the goal,
-    so ``violation`` means the witness reached and lifted, ``ok`` no path to it."""
+    reference rules): the engine's search (``invariants.z3.engine.search``) with the
+    witness's step as the goal, so ``violation`` means the witness reached and lifted,
+    ``ok`` no path to it."""
     unroll = _WitnessUnrolling(config, MixedOptions.of(config, None), depth)
 
     def lift(path: SymPath, cfg: Config, states: int) -> Lifted:
         trace, visited, matched = lifter(path, cfg, states)
         return trace, [], visited, matched
 
-    return search_lifted(
+    return engine.search(
         unroll,
-        witness,
+        [witness],
         depth,
-        config,
-        lifter=lift,
+        config=config,
+        lift=lift,
         attempts=attempts,
         lift_states=lift_states,
-    )
+        scoped=True,
+    )[witness]
