@@ -17,7 +17,7 @@ The first response whose error code, member epoch, assignment or heartbeat inter
 differs from the model's is reported (``Coordinator.Divergence``) with the model's
 response and the Kafka rule that decides that field; the replay stops there, since the
 group states no longer agree. Offset commits are not replayed (a note counts them).
-Classic and mixed captures go to ``groupcheck.validate.classic_coordinator``.
+Classic and mixed captures go to ``groupcheck.validate.mixed_coordinator``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import IO, Any
 
-from groupcheck.validate.classic_coordinator import validate_classic_coordinator
 from groupcheck.validate.coordinator_common import (
     _differences,
     _gate,
@@ -39,6 +38,7 @@ from groupcheck.validate.coordinator_common import (
     answers_any,
 )
 from groupcheck.validate.events import Events, read_trace
+from groupcheck.validate.mixed_coordinator import validate_classic_coordinator
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names
 from groupcheck.validate.timing import TimingOptions

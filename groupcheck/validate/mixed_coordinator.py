@@ -1,4 +1,5 @@
-"""Coordinator mode for classic and mixed captures: every request the capture shows is
+"""Coordinator mode for classic and mixed captures, the mixed family's own module
+(``tests/reports/test_family_registry.py``, ``EXCLUDED``): every request the capture shows is
 handed to the model's coordinator — ``model.migration.system.step``, which takes a classic
 group's requests in ``model.classic.coordinator`` and a consumer group's (KIP-848, with
 classic members after an online migration) in ``model.coordinator`` and
