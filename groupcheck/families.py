@@ -72,6 +72,26 @@ AGREEMENT: FacetTable[AgreementFacet] = FacetTable(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinatorFacet:
+    """How ``groupcheck validate --mode coordinator`` replays a trace of one family:
+    ``replay(file, header, events, report, timing, all_divergences, **consumer_options)``
+    on its decoded events, and whether the replay can be ``streamed`` (memory bounded by a
+    window of events: ``groupcheck.validate.coordinator_mode._stream``)."""
+
+    replay: Callable[..., Report]
+    streamed: bool
+
+
+COORDINATOR: FacetTable[CoordinatorFacet] = FacetTable(
+    "coordinator replay (groupcheck.validate)",
+    ("groupcheck.validate.coordinator_mode", "groupcheck.validate.mixed_coordinator"),
+)
+"""Coordinator mode's replay of each family's traces: the KIP-848 replay
+(``coordinator_mode``), and the classic and mixed captures' through the mixed family's
+system (``mixed_coordinator``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CaptureFacet:
     """How ``groupcheck capture`` records a group of one family: the command's options
     that select the family's trace (``options``: ``--mixed`` for a group whose members

@@ -22,7 +22,7 @@ class RenderFacet:
     (``step_note``), what the coordinator withholds from a client as of its last request
     (``withheld``; None: the family's responses say it themselves), a row's generation
     (``generation``), and whether its charts count in generations (``in_generations``:
-    the generation row, commit labels and captions of a classic chart)."""
+    the generation row, commit labels, captions and colours of a classic chart)."""
 
     protocol: str
     in_generations: bool

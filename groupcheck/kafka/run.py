@@ -36,7 +36,7 @@ from groupcheck.kafka.scenario import (
     explained_by,
 )
 from groupcheck.validate.client_events import insert_events, merge_client_events
-from model.family import load_families
+from model.family import family_named, load_families
 
 Log = Callable[[str], None]
 
@@ -565,11 +565,14 @@ def run_scenario(
         run.alter_group_config()
         for topic, partitions in scenario.topics.items():
             run.admin_create(run.topic(topic), partitions)
+        # The broker's session timeout is the consumer-protocol members' (a classic member
+        # sends its own in JoinGroup).
+        consumers = family_named(scenario.protocol).consumer_members
         run.capture = Capture(
             upstream=broker.bootstrap,
             out=raw,
             protocol=scenario.protocol,
-            session_timeout_ms=run.session_ms() if scenario.protocol != "classic" else None,
+            session_timeout_ms=run.session_ms() if consumers else None,
             log_path=work / "capture.log",
         )
         run.capture.start()

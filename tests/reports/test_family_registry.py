@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.families import CAPTURE, SAFETY, STATISTICS, TIMED, TLA
+from groupcheck.families import CAPTURE, COORDINATOR, SAFETY, STATISTICS, TIMED, TLA
 from groupcheck.timed.engine import TimedRun, Timing
+from groupcheck.tla.configs import check_in_scope
 from groupcheck.tla.crosscheck import bounded_python_states
 from invariants.families import CONVERGED, SNAPSHOTS, FacetTable, missing
 from model import system
@@ -34,9 +35,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 BRANCH = re.compile(
     r"isinstance\([^)]*(State|Group|Client)\b|config\.protocol ==|\.protocol == |\.protocol in "
+    r'|\.protocol != "|\.protocol not in '
 )
 """A branch on a protocol family: a state, group or client type test, or a test of a
-config's (or a trace's) protocol."""
+config's (or a trace's) protocol — for or against a family named (``!= "classic"``); a
+comparison of two protocols (a trace's header with its config's) is no branch."""
 
 SCANNED = ("invariants", "reports", "groupcheck")
 
@@ -91,6 +94,8 @@ def test_allowlist_is_tight() -> None:
 def test_the_scan_sees_a_branch() -> None:
     assert BRANCH.search("    if isinstance(state, ClassicState):")
     assert BRANCH.search('    if config.protocol == "mixed":')
+    assert BRANCH.search('    if header.protocol != "consumer":')
+    assert not BRANCH.search("    if header.protocol != config.protocol:")
     assert not BRANCH.search("    if isinstance(body, SyncGroupResponse):")
 
 
@@ -167,6 +172,7 @@ def test_layer_tables_hold_every_family(table: FacetTable[object], families: set
     ("table", "families"),
     [
         (SAFETY, {"consumer", "classic", "mixed"}),
+        (COORDINATOR, {"consumer", "classic", "mixed"}),
         (CAPTURE, {"consumer", "classic", "mixed"}),
         # facets only the consumer family (KIP-848) has: another family is refused by name
         (TIMED, {"consumer"}),
@@ -194,6 +200,8 @@ def test_a_consumer_only_command_refuses_another_family_by_name(name: str) -> No
         TimedRun(config, Timing(), seed=1)
     with pytest.raises(ConfigError, match=rf"no TLA\+ projection .* family '{config.protocol}'"):
         bounded_python_states(config, max_states=10)
+    with pytest.raises(ConfigError, match=f"uses the {config.protocol} protocol; the TLA"):
+        check_in_scope(config)
 
 
 def test_an_unregistered_facet_is_a_clear_error() -> None:
