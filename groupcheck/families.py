@@ -98,10 +98,13 @@ class CaptureFacet:
     speak both protocols), and whether it writes an OffsetCommit (a request of both
     protocols) in the classic protocol (``classic_commit(proxy, exchange)``: a consumer
     trace's never, a classic trace's always, a mixed trace's when a classic client holds
-    its member id)."""
+    its member id), and the header key the ``--session-timeout-ms`` option is written
+    under (``session_timeout_key``: a mixed trace's ``consumer_session_timeout_ms``, the
+    consumer group's, its classic members' own being on the wire)."""
 
     options: tuple[str, ...]
     classic_commit: Callable[[Any, Any], bool]
+    session_timeout_key: str
 
 
 CAPTURE: FacetTable[CaptureFacet] = FacetTable(

@@ -151,11 +151,12 @@ class TraceWriter:
             "config": None,
         }
         options = dict(self.options)
-        if protocol == "mixed" and "session_timeout_ms" in options:
-            # The option is the consumer group's session timeout (not on the wire), for its
-            # consumer-protocol members; session_timeout_ms is the classic members' own
-            # (their JoinGroup's SessionTimeoutMs), which the wire shows.
-            header["consumer_session_timeout_ms"] = options.pop("session_timeout_ms")
+        key = CAPTURE.named(protocol).session_timeout_key
+        if key != "session_timeout_ms" and "session_timeout_ms" in options:
+            # A mixed trace: the option is the consumer group's session timeout (not on the
+            # wire), for its consumer-protocol members; session_timeout_ms is the classic
+            # members' own (their JoinGroup's SessionTimeoutMs), which the wire shows.
+            header[key] = options.pop("session_timeout_ms")
         for key in TIMING:
             seen = self.wire.get(key) if final else None
             if seen:
@@ -737,6 +738,27 @@ def _commit_of_member(proxy: Proxy, ex: _Exchange) -> bool:
     return _request_member(ex) in proxy.member_clients
 
 
-CAPTURE.register("consumer", CaptureFacet(options=(), classic_commit=lambda proxy, ex: False))
-CAPTURE.register("classic", CaptureFacet(options=(), classic_commit=lambda proxy, ex: True))
-CAPTURE.register("mixed", CaptureFacet(options=("--mixed",), classic_commit=_commit_of_member))
+CAPTURE.register(
+    "consumer",
+    CaptureFacet(
+        options=(),
+        classic_commit=lambda proxy, ex: False,
+        session_timeout_key="session_timeout_ms",
+    ),
+)
+CAPTURE.register(
+    "classic",
+    CaptureFacet(
+        options=(),
+        classic_commit=lambda proxy, ex: True,
+        session_timeout_key="session_timeout_ms",
+    ),
+)
+CAPTURE.register(
+    "mixed",
+    CaptureFacet(
+        options=("--mixed",),
+        classic_commit=_commit_of_member,
+        session_timeout_key="consumer_session_timeout_ms",
+    ),
+)
