@@ -13,7 +13,7 @@ refuses the config by name (:func:`facet_for`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -143,3 +143,12 @@ STATISTICS: FacetTable[Callable[[Any, Any, Any], None]] = FacetTable(
 """``tally(trajectory, pre, post)``: the family's measures of one step of a sweep's run
 (``groupcheck.pipeline.runs.Trajectory``: revocations and waits on unreleased
 partitions, KIP-848 notions); a family without them counts none."""
+
+
+CHECK_WORDING: FacetTable[Mapping[str, tuple[str, str]]] = FacetTable(
+    "safety-check wording (groupcheck.validate)", ("groupcheck.validate.safety_classic",)
+)
+"""(description, reference) of the safety-mode checks of a family's traces that share a
+name with the consumer protocol's and are told otherwise (``safety_classic``'s
+``CLASSIC_OBSERVED_CHECKS``); a family without them is told in the consumer checks'
+words."""

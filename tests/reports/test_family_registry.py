@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.families import CAPTURE, COORDINATOR, SAFETY, STATISTICS, TIMED, TLA
+from groupcheck.families import (
+    CAPTURE,
+    CHECK_WORDING,
+    COORDINATOR,
+    SAFETY,
+    STATISTICS,
+    TIMED,
+    TLA,
+)
 from groupcheck.timed.engine import TimedRun, Timing
 from groupcheck.tla.configs import check_in_scope
 from groupcheck.tla.crosscheck import bounded_python_states
@@ -29,7 +37,7 @@ from model.family import (
 )
 from model.presets import PRESETS
 from model.status import ConfigError
-from reports.families import CASESTUDY, EXPLAIN, RENDER
+from reports.families import CASESTUDY, EXPLAIN, RENDER, WORDING
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -178,6 +186,9 @@ def test_layer_tables_hold_every_family(table: FacetTable[object], families: set
         (TIMED, {"consumer"}),
         (TLA, {"consumer"}),
         (STATISTICS, {"consumer"}),
+        # the wording of a family whose terms are not the consumer protocol's
+        (WORDING, {"classic"}),
+        (CHECK_WORDING, {"classic"}),
     ],
 )
 def test_command_tables_hold_their_families(table: FacetTable[object], families: set[str]) -> None:
