@@ -22,10 +22,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from groupcheck.families import CHECK_WORDING
 from groupcheck.validate import validate_safety
 from groupcheck.validate.conformance import config_of_header
 from groupcheck.validate.files import STDIN, display_name, trace_lines
-from groupcheck.validate.safety_classic import CLASSIC_OBSERVED_CHECKS
 from groupcheck.validate.safety_mode import observed_text
 from invariants.check import Checker
 from invariants.liveness import CONVERGENCE, fair_loop
@@ -340,10 +340,9 @@ def describe(name: str | None, protocol: str = "consumer") -> tuple[str, str]:
     ``safety_classic`` (same names as the consumer protocol's, other descriptions)."""
     from reports.render.report import property_text
 
-    if protocol == "classic":
-        for check in CLASSIC_OBSERVED_CHECKS:
-            if check.name == name:
-                return check.description, check.reference
+    own = CHECK_WORDING.get(protocol)  # a classic trace's checks (``safety_classic``)
+    if own is not None and name is not None and name in own:
+        return own[name]
     found = observed_text(name)
     return found if found[0] else property_text(name, protocol)
 

@@ -60,6 +60,13 @@ class FacetTable(Generic[T]):
             )
         return facet
 
+    def get(self, family: str) -> T | None:
+        """The facet of the family named ``family``, or None when it registers none (a
+        facet that only some families have, and whose absence is no error)."""
+        if family not in self._by_name:
+            self.load()
+        return self._by_name.get(family)
+
     def of(self, family: ProtocolFamily) -> T:
         """The facet of ``family``."""
         return self.named(family.name)

@@ -692,7 +692,8 @@ def _witness(
     )
 
     def applies_in_family(config: Config) -> bool:
-        return config.protocol in families and applies(config)
+        # The families the witness declares (as ``invariants.check`` asks of a state's).
+        return family_of(config).name in prop.families and applies(config)
 
     return WITNESS_REGISTRY.register(name, Witness(prop, f, applies_in_family, _SHOWN_BY.get(f)))
 

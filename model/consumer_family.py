@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from model import system
 from model.family import ProtocolFamily, identity, register
-from model.records import Group, State
+from model.records import Client, Group, State
+
+
+def member_epoch(client: Client) -> int:
+    """The epoch a client knows (``ProtocolFamily.client_epoch``): its member epoch, as the
+    last ``ConsumerGroupHeartbeatResponse`` gave it."""
+    return client.member_epoch
+
 
 CONSUMER = register(
     ProtocolFamily(
@@ -18,6 +25,8 @@ CONSUMER = register(
         step=system.consumer_step,
         shared=system.with_shared_group,
         one_family=identity,
+        client_epoch=member_epoch,
+        consumer_members=True,
     )
 )
 """KIP-848's family (``Config.protocol == "consumer"``)."""

@@ -62,6 +62,13 @@ class ProtocolFamily:
     they hold none): for a state rebuilt from a copy, such as one a parallel search's
     worker takes from another (KIP-848: ``model.system.with_shared_group``; the identity
     for a family whose steps keep no such memo)."""
+    client_epoch: Callable[[Any], int]
+    """The epoch a client of the family's states knows: its member epoch (KIP-848
+    ``ConsumerGroupHeartbeatResponse.MemberEpoch``) or its generation (classic
+    ``JoinGroupResponse.GenerationId``; ``mixed``: by the client's protocol)."""
+    consumer_members: bool
+    """Whether the family's groups can hold consumer-protocol members (KIP-848
+    ``ConsumerGroupHeartbeat``): what ``validate --mode client`` replays."""
 
 
 _FAMILIES: dict[str, ProtocolFamily] = {}

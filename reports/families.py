@@ -7,7 +7,7 @@ explains the tables): ``RENDER``, how a path of the family is drawn
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ class RenderFacet:
     (``step_note``), what the coordinator withholds from a client as of its last request
     (``withheld``; None: the family's responses say it themselves), a row's generation
     (``generation``), and whether its charts count in generations (``in_generations``:
-    the generation row, commit labels and captions of a classic chart)."""
+    the generation row, commit labels, captions and colours of a classic chart)."""
 
     protocol: str
     in_generations: bool
@@ -85,3 +85,12 @@ LASSO: FacetTable[LassoFacet] = FacetTable(
     "lasso facet (reports.render.lasso)", ("reports.render.lasso",)
 )
 """The telling of each family's fair loops."""
+
+
+WORDING: FacetTable[Mapping[str, tuple[str, str]]] = FacetTable(
+    "property wording (reports.render.report)", ("reports.render.report",)
+)
+"""(description, reference) of the properties a family shares with the consumer protocol,
+in the family's own terms, where the properties' own (KIP-848's member epochs and target
+assignment) do not fit: ``reports.render.report.CLASSIC_TEXT``. A family without one is
+told in the properties' own words."""

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from groupcheck.capture import decode as d
+from groupcheck.families import CAPTURE, CaptureFacet
 from model.trace.codec import version_for
 
 MAX_FRAME = 100 * 1024 * 1024
@@ -150,11 +151,12 @@ class TraceWriter:
             "config": None,
         }
         options = dict(self.options)
-        if protocol == "mixed" and "session_timeout_ms" in options:
-            # The option is the consumer group's session timeout (not on the wire), for its
-            # consumer-protocol members; session_timeout_ms is the classic members' own
-            # (their JoinGroup's SessionTimeoutMs), which the wire shows.
-            header["consumer_session_timeout_ms"] = options.pop("session_timeout_ms")
+        key = CAPTURE.named(protocol).session_timeout_key
+        if key != "session_timeout_ms" and "session_timeout_ms" in options:
+            # A mixed trace: the option is the consumer group's session timeout (not on the
+            # wire), for its consumer-protocol members; session_timeout_ms is the classic
+            # members' own (their JoinGroup's SessionTimeoutMs), which the wire shows.
+            header[key] = options.pop("session_timeout_ms")
         for key in TIMING:
             seen = self.wire.get(key) if final else None
             if seen:
@@ -610,12 +612,12 @@ class Proxy:
     def _write(self, ex: _Exchange) -> None:
         """Write an exchange as two events in the trace's protocol."""
         api, protocol = RECORDED[ex.api_key]
-        classic = self.trace.protocol == "classic"
-        if self.trace.protocol == "mixed":
-            # A mixed trace: each exchange in its sender's protocol, an OffsetCommit in
-            # that of the member id's last group API.
-            sent = _request_member(ex)
-            classic = protocol == "classic" or (protocol is None and sent in self.member_clients)
+        # An exchange in its own protocol (a one-protocol trace holds no other), an
+        # OffsetCommit as the trace's family writes it (``groupcheck.families.CAPTURE``).
+        assert self.trace.protocol is not None
+        classic = protocol == "classic" or (
+            protocol is None and CAPTURE.named(self.trace.protocol).classic_commit(self, ex)
+        )
         if ex.api_key in _CLASSIC_BODIES:
             request_body, response_body = _CLASSIC_BODIES[ex.api_key]
             req, resp = request_body(ex.request), response_body(ex.response)
@@ -728,3 +730,35 @@ async def _read_frame(r: asyncio.StreamReader) -> bytes | None:
         return await r.readexactly(size)
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
+
+
+def _commit_of_member(proxy: Proxy, ex: _Exchange) -> bool:
+    """A mixed trace's OffsetCommit: in the protocol of the member id's last group API
+    (classic when a classic client holds it)."""
+    return _request_member(ex) in proxy.member_clients
+
+
+CAPTURE.register(
+    "consumer",
+    CaptureFacet(
+        options=(),
+        classic_commit=lambda proxy, ex: False,
+        session_timeout_key="session_timeout_ms",
+    ),
+)
+CAPTURE.register(
+    "classic",
+    CaptureFacet(
+        options=(),
+        classic_commit=lambda proxy, ex: True,
+        session_timeout_key="session_timeout_ms",
+    ),
+)
+CAPTURE.register(
+    "mixed",
+    CaptureFacet(
+        options=("--mixed",),
+        classic_commit=_commit_of_member,
+        session_timeout_key="consumer_session_timeout_ms",
+    ),
+)

@@ -28,7 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ParamSpec
+from typing import Any, ParamSpec
 
 import networkx as nx
 
@@ -162,7 +162,7 @@ def bfs(
     check_state = views.check_state
 
     family = family_of(config)  # resolved once: every state of the search is of it
-    enabled, step = family.enabled, family.step
+    enabled, step, epoch = family.enabled, family.step, family.client_epoch
     init = family.initial(config)
     init_key = canonical(init)
     nodes: dict[Hashable, _Node] = {init_key: _Node(init, 0, None, None)}
@@ -347,7 +347,7 @@ def bfs(
             steps += 1
             new_key = canonical(new)
             post_view = -1
-            if _step_may_matter(state, new):
+            if _step_may_matter(state, new, epoch):
                 if pre_view < 0:
                     pre_view = node.view = view_of(state)
                 post_view = views.after(pre_view, state, new)
@@ -407,9 +407,10 @@ def clean_scope(distinct: int, *, exhausted: bool, cut: str | None, max_depth: i
     return f"{distinct} distinct states" + (", exhausted" if exhausted else "")
 
 
-def _step_may_matter(pre: AnyState, post: AnyState) -> bool:
+def _step_may_matter(pre: AnyState, post: AnyState, epoch: Callable[[Any], int]) -> bool:
     """Whether a step property could be falsified by this transition: every step property
-    reads only the group and the clients' member epochs and incarnations."""
+    reads only the group and the clients' epochs (``epoch``: the family's
+    ``ProtocolFamily.client_epoch``) and incarnations."""
     if post is pre:
         return False
     if post.group is not pre.group:
@@ -418,14 +419,9 @@ def _step_may_matter(pre: AnyState, post: AnyState) -> bool:
         pre.clients, post.clients, strict=True
     )
     for a, b in pairs:  # a loop, not any(): this runs on every transition of a search
-        if a is not b and (client_epoch(a) != client_epoch(b) or a.incarnation != b.incarnation):
+        if a is not b and (epoch(a) != epoch(b) or a.incarnation != b.incarnation):
             return True
     return False
-
-
-def client_epoch(c: Client | ClassicClient) -> int:
-    """The epoch a client knows: its member epoch (KIP-848) or generation (classic)."""
-    return c.member_epoch if isinstance(c, Client) else c.generation_id
 
 
 def _z3_checker(checker: Checker) -> Callable[[object], list[Violation]]:

@@ -470,7 +470,7 @@ class _Worker:
         violation, the states found to converge."""
         config = self.config
         family = family_of(config)  # resolved once per frontier, not per state
-        enabled, step = family.enabled, family.step
+        enabled, step, epoch = family.enabled, family.step, family.client_epoch
         canonical_of = self.canonical
         table = self.views
         note_witnesses = self.checker.note_witnesses
@@ -524,7 +524,7 @@ class _Worker:
                 new = step(state, action, config)
                 n += 1
                 post_view = -1
-                if _step_may_matter(state, new):
+                if _step_may_matter(state, new, epoch):
                     if pre_view < 0:
                         pre_view = table.of(state)
                     post_view = table.after(pre_view, state, new)

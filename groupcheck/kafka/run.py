@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groupcheck.families import CAPTURE
 from groupcheck.kafka import shield
 from groupcheck.kafka.artifacts import artifacts
 from groupcheck.kafka.broker import Broker
@@ -35,6 +36,7 @@ from groupcheck.kafka.scenario import (
     explained_by,
 )
 from groupcheck.validate.client_events import insert_events, merge_client_events
+from model.family import family_named, load_families
 
 Log = Callable[[str], None]
 
@@ -71,8 +73,7 @@ class Capture:
         ]
         if self.session_timeout_ms is not None:
             command += ["--session-timeout-ms", str(self.session_timeout_ms)]
-        if self.protocol == "mixed":
-            command.append("--mixed")
+        command += CAPTURE.named(self.protocol).options  # the family's trace (``--mixed``)
         with open(self.log_path, "wb") as err:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err
@@ -564,11 +565,14 @@ def run_scenario(
         run.alter_group_config()
         for topic, partitions in scenario.topics.items():
             run.admin_create(run.topic(topic), partitions)
+        # The broker's session timeout is the consumer-protocol members' (a classic member
+        # sends its own in JoinGroup).
+        consumers = family_named(scenario.protocol).consumer_members
         run.capture = Capture(
             upstream=broker.bootstrap,
             out=raw,
             protocol=scenario.protocol,
-            session_timeout_ms=run.session_ms() if scenario.protocol != "classic" else None,
+            session_timeout_ms=run.session_ms() if consumers else None,
             log_path=work / "capture.log",
         )
         run.capture.start()
@@ -694,8 +698,9 @@ def validate_capture(
     settle_ms = max(settle_ms, assignment_interval_ms + 2 * heartbeat_ms)
     options = ["--settle", str(settle), "--settle-ms", str(settle_ms)]
     protocol = _protocol(capture)
+    family = load_families().get(protocol) if protocol is not None else None
     for mode, extra in (("safety", options), ("coordinator", []), ("client", [])):
-        if mode == "client" and protocol == "classic":
+        if mode == "client" and family is not None and not family.consumer_members:
             # Client mode replays consumer-protocol members; a classic capture has none.
             verdicts[mode] = {
                 "result": "n/a",

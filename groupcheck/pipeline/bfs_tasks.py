@@ -41,6 +41,7 @@ from invariants.liveness import DEFAULT_BOUND, FairMemo, fair_schedule
 from invariants.snapshot import snapshot_key
 from model import system
 from model.config import Config
+from model.family import family_of
 from model.ids import FrozenMap
 from model.system import AnyState
 
@@ -223,6 +224,8 @@ class _Context:
     check_convergence: bool
     views: dict[Hashable, list[Violation]]
     steps: dict[tuple[Hashable, Hashable], list[Violation]]
+    epoch: Callable[[Any], int]
+    """The config's family's ``ProtocolFamily.client_epoch``."""
 
 
 _CONTEXTS: dict[bytes, _Context] = {}
@@ -240,7 +243,10 @@ def context(blob: bytes, check_convergence: bool) -> _Context:
         def canonical(s: AnyState) -> Hashable:
             return normal(by_symmetry(normal(s)))  # type: ignore[arg-type]
 
-        ctx = _CONTEXTS[key] = _Context(config, canonical, Checker(), check_convergence, {}, {})
+        epoch = family_of(config).client_epoch
+        ctx = _CONTEXTS[key] = _Context(
+            config, canonical, Checker(), check_convergence, {}, {}, epoch
+        )
     return ctx
 
 
@@ -270,7 +276,7 @@ def _check_state(ctx: _Context, state: AnyState) -> list[Violation]:
 
 
 def _check_step(ctx: _Context, pre: AnyState, action: Any, post: AnyState) -> list[Violation]:
-    if not _step_may_matter(pre, post):
+    if not _step_may_matter(pre, post, ctx.epoch):
         ctx.checker.note_witnesses(pre, action, post)
         return []
     pair = (snapshot_key(pre), snapshot_key(post))

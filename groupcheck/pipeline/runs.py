@@ -28,19 +28,21 @@ to its fixpoint), so a rerun anywhere gives the same row.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from groupcheck.explore.minimise import convergence_violation, minimise_path
 from groupcheck.explore.walk import walk
+from groupcheck.families import STATISTICS
 from invariants.check import Checker, Violation
 from invariants.expr import Snapshot
 from invariants.liveness import CONVERGENCE, DEFAULT_BOUND, run_fair
 from model import system
 from model.actions import Action
 from model.config import Config
+from model.family import family_of_state
 from model.path import Path
 from model.records import State
 from model.status import MemberState
@@ -62,30 +64,46 @@ class Trajectory:
     longest_wait: int = 0
     waiting: dict[str, int] = field(default_factory=dict)
     last: AnyState | None = None
+    tally: Callable[[Trajectory, Any, Any], None] | None = None
+    """The measures of the family's steps (``groupcheck.families.STATISTICS``; None: the
+    family has none), resolved at the first step."""
+    resolved: bool = False
 
     def observe(self, pre: AnyState, action: Action, post: AnyState) -> None:
         self.actions.append(action)
         self.kinds[action.kind] += 1
         self.last = post
-        if not isinstance(pre, State) or not isinstance(post, State):
-            return  # revocations and waits on unreleased partitions are KIP-848 notions
-        before = pre.group.members
-        for mid, member in post.group.members.items():
-            old = before.get(mid)
-            if (
-                old is not None
-                and old.state is MemberState.UNREVOKED_PARTITIONS
-                and member.state is not MemberState.UNREVOKED_PARTITIONS
-            ):
-                self.revocations += 1
-            if member.state is MemberState.UNRELEASED_PARTITIONS:
-                wait = self.waiting.get(mid, 0) + 1
-                self.waiting[mid] = wait
-                self.longest_wait = max(self.longest_wait, wait)
-            elif mid in self.waiting:
-                del self.waiting[mid]
-        for mid in [m for m in self.waiting if m not in post.group.members]:
-            del self.waiting[mid]
+        if not self.resolved:
+            self.tally, self.resolved = STATISTICS.get(family_of_state(pre).name), True
+        if self.tally is not None:
+            self.tally(self, pre, post)
+
+
+def consumer_tally(trajectory: Trajectory, pre: State, post: State) -> None:
+    """A KIP-848 step's measures: a revocation completed (a member left
+    UNREVOKED_PARTITIONS), and how long each member has waited in UNRELEASED_PARTITIONS
+    (KIP-848 Reconciliation, phases 2 and 3)."""
+    before = pre.group.members
+    waiting = trajectory.waiting
+    for mid, member in post.group.members.items():
+        old = before.get(mid)
+        if (
+            old is not None
+            and old.state is MemberState.UNREVOKED_PARTITIONS
+            and member.state is not MemberState.UNREVOKED_PARTITIONS
+        ):
+            trajectory.revocations += 1
+        if member.state is MemberState.UNRELEASED_PARTITIONS:
+            wait = waiting.get(mid, 0) + 1
+            waiting[mid] = wait
+            trajectory.longest_wait = max(trajectory.longest_wait, wait)
+        elif mid in waiting:
+            del waiting[mid]
+    for mid in [m for m in waiting if m not in post.group.members]:
+        del waiting[mid]
+
+
+STATISTICS.register("consumer", consumer_tally)
 
 
 @dataclass

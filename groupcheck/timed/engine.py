@@ -1,5 +1,6 @@
 """A seeded discrete-event simulation on the model: every event is a model action
-(``model.system.enabled`` / ``step``), and the simulation only decides *when* each one
+(the consumer family's ``enabled`` / ``step``: ``groupcheck.families.TIMED``; a family
+without a timed facet is refused by name), and the simulation only decides *when* each one
 happens, so a timed run is a valid path whose trace replays in conformance mode.
 
 Time (milliseconds) advances from event to event. Which enabled action comes next is the
@@ -40,6 +41,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from groupcheck.families import TIMED, TimedFacet, facet_for
 from invariants.liveness import converged
 from model import system
 from model.actions import (
@@ -144,6 +146,8 @@ class TimedRun:
     timing: Timing
     seed: int
     state: State = field(init=False)
+    _family: TimedFacet = field(init=False, repr=False)
+    """The config's family's timed facet (``groupcheck.families.TIMED``)."""
     now: float = 0.0
     actions: list[Action] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
@@ -168,9 +172,9 @@ class TimedRun:
     """Member id → when the coordinator last processed one of its heartbeats."""
 
     def __post_init__(self) -> None:
-        state = system.initial(self.config)
-        if not isinstance(state, State):
-            raise ConfigError("the timed simulation runs KIP-848 configs (protocol = consumer)")
+        # A family without a timed simulation (classic, mixed) is refused by name.
+        self._family = facet_for(TIMED, self.config)
+        state: State = self._family.initial(self.config)
         self.state = state
         self._net = [0.0] * len(state.network)
         rng = random.Random(self.seed)
@@ -246,9 +250,9 @@ class TimedRun:
         return best[0], chosen
 
     def enabled(self) -> tuple[Action, ...]:
-        """``system.enabled`` of the current state (kept until the state changes)."""
+        """The family's ``enabled`` of the current state (kept until the state changes)."""
         if self._enabled is None or self._enabled[0] is not self.state:
-            self._enabled = (self.state, system.enabled(self.state, self.config))
+            self._enabled = (self.state, self._family.enabled(self.state, self.config))
         return self._enabled[1]
 
     # ------------------------------------------------------------------ stepping
@@ -260,8 +264,7 @@ class TimedRun:
             raise ConfigError(f"at {at_ms:.1f} ms: {action} is not enabled")
         self.now = max(self.now, at_ms)
         pre = self.state
-        post = system.step(pre, action, self.config)
-        assert isinstance(post, State)
+        post: State = self._family.step(pre, action, self.config)
         done = self.now
         if isinstance(action, DeliverMessage) and action.message.to_coordinator:
             body = action.message.body
@@ -424,3 +427,14 @@ def run_together(
         if not extras or action in run.enabled():
             run.take(at, action, checked=True)
         clock = run.now
+
+
+TIMED.register(
+    "consumer",
+    TimedFacet(
+        initial=system.consumer_initial,
+        enabled=system.consumer_enabled,
+        step=system.consumer_step,
+    ),
+)
+"""The consumer family's timed simulation (KIP-848 heartbeats, KIP-1263 assignor timing)."""

@@ -10,12 +10,14 @@ from pathlib import Path
 
 from groupcheck.configfile import load_config_file
 from groupcheck.explore.symmetry import symmetry_classes
+from groupcheck.families import TLA
 from groupcheck.mutants import tla_mutants
 from groupcheck.mutants.catalogue import LOSSY_TWO, REJOIN, TWO_ON_TWO
 from invariants.properties import STATE_PROPERTIES as PY_STATE_PROPERTIES
 from invariants.properties import STEP_PROPERTIES as PY_STEP_PROPERTIES
 from invariants.properties import Property
 from model.config import ClientSpec, Config
+from model.family import family_of
 from model.presets import MUT2_LOSS2, MUT2_LOSS4, TINY
 from model.status import ConfigError
 
@@ -74,7 +76,7 @@ CI_CONFIGS = ("TINY1", "LOSSY1", "REJOIN1")
 
 def check_in_scope(config: Config) -> None:
     """Raise ConfigError unless the specification models everything ``config`` uses."""
-    if config.protocol != "consumer":
+    if TLA.get(family_of(config).name) is None:  # no projection: the consumer family's only
         raise ConfigError(
             f"config {config.name!r} uses the {config.protocol} protocol; the TLA+ "
             "specification models the KIP-848 consumer protocol only (tla/README.md)"

@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from groupcheck.families import TLA, facet_for
 from groupcheck.mutants import get_mutant, tla_mutants
 from groupcheck.rulesfile import load_rules, with_rules
 from groupcheck.tla.configs import (
@@ -34,14 +35,12 @@ from groupcheck.tla.configs import (
     config_named,
     tla_name,
 )
-from groupcheck.tla.project import project
 from groupcheck.tla.tlc import TlcResult, run_tlc, with_mutant
 from groupcheck.tla.values import Fn, Seq, State, read_dump
 from invariants.verdict import Result
 from model import system
 from model.config import Config
 from model.path import Path as ModelPath
-from model.records import State as ModelState
 from model.status import ConfigError
 
 Progress = Callable[[str], None]
@@ -62,7 +61,9 @@ def bounded_python_states(
     config: Config, progress: Progress | None = None, max_states: int | None = None
 ) -> tuple[set[State], bool]:
     """The reachable states of the Python model (breadth-first, at most ``max_states``
-    model states), projected onto the TLA+ variables, and whether they are all of them."""
+    model states), projected onto the TLA+ variables, and whether they are all of them
+    (a config of a family without a TLA+ projection is refused: ``groupcheck.families.TLA``)."""
+    project = facet_for(TLA, config)
     partitions = config.topics[0][1]
     init = system.initial(config)
     seen = {init}
@@ -80,7 +81,7 @@ def bounded_python_states(
                 queue.append(nxt)
                 if progress and len(seen) % 20000 == 0:
                     progress(f"Python model: {len(seen)} states")
-    return {project(s, partitions) for s in seen if isinstance(s, ModelState)}, complete
+    return {project(s, partitions) for s in seen}, complete
 
 
 def tlc_states(
@@ -231,8 +232,9 @@ def trace_cfg(base_cfg: str) -> str:
 def replay_in_tlc(path: ModelPath, violated: str, mutant: str | None) -> TlcResult:
     """Replay a Python path in TLC (with ``mutant`` switched on in the spec)."""
     config = path.config
+    project = facet_for(TLA, config)
     partitions = config.topics[0][1]
-    states = [project(s, partitions) for s in path.states() if isinstance(s, ModelState)]
+    states = [project(s, partitions) for s in path.states()]
     base = with_mutant(cfg_text(config), mutant)
     return run_tlc(
         trace_cfg(base),

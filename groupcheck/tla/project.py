@@ -6,12 +6,16 @@ instance ids (a member id is its client's name), incarnations, the subscription 
 ``foo``), the server assignor, the rebalance timeout and the leave epoch. The network's
 single send-ordered tuple becomes one FIFO queue per client and direction — the order
 in which the model may deliver them (without ``reorder`` a channel is FIFO).
+
+The projection is the consumer family's facet ``groupcheck.families.TLA``: a config of a
+family the specification does not model is refused by name.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from groupcheck.families import TLA
 from groupcheck.tla.values import EMPTY, Fn, Seq, State, fn
 from model.ids import Assignment
 from model.records import Client as ModelClient
@@ -157,3 +161,7 @@ def project(state: ModelState, partitions: int) -> State:
         "perturbations": state.perturbations,
     }
     return tuple(sorted(out.items()))
+
+
+TLA.register("consumer", project)
+"""The consumer family's projection (the family ``tla/KIP848.tla`` specifies)."""

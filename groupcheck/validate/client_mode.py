@@ -47,6 +47,7 @@ from groupcheck.validate.report import Finding, Report
 from model import client as cl
 from model.actions import Crash, DeliverMessage, LoseMessage
 from model.config import ClientSpec, Config
+from model.family import family_named
 from model.ids import EMPTY, Assignment
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -334,10 +335,10 @@ def validate_client(file: str, lines: Iterable[str], profile: str = "auto") -> R
         report.error = f"{file}:{e}"
         return report
     report.events = len(items)
-    if header.protocol == "classic":
+    if not family_named(header.protocol).consumer_members:
         report.reasons.append(
             "client mode replays consumer-protocol members (ConsumerGroupHeartbeat) only: "
-            "a classic trace has none, no verdict"
+            f"a {header.protocol} trace has none, no verdict"
         )
         return report
     names = _Names(header)

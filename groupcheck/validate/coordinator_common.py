@@ -1,5 +1,5 @@
 """What the consumer protocol's coordinator replay (``groupcheck.validate.coordinator_mode``)
-and the classic protocol's (``groupcheck.validate.classic_coordinator``) share: the rules a
+and the classic protocol's (``groupcheck.validate.mixed_coordinator``) share: the rules a
 trace's Kafka version runs, its assignment interval, how a divergence is described and
 when a replay waits for an answer."""
 

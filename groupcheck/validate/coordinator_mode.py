@@ -17,7 +17,8 @@ The first response whose error code, member epoch, assignment or heartbeat inter
 differs from the model's is reported (``Coordinator.Divergence``) with the model's
 response and the Kafka rule that decides that field; the replay stops there, since the
 group states no longer agree. Offset commits are not replayed (a note counts them).
-Classic and mixed captures go to ``groupcheck.validate.classic_coordinator``.
+Classic and mixed captures go to ``groupcheck.validate.mixed_coordinator`` (each family's
+replay is its ``groupcheck.families.COORDINATOR`` facet).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import IO, Any
 
-from groupcheck.validate.classic_coordinator import validate_classic_coordinator
+from groupcheck.families import COORDINATOR, CoordinatorFacet
 from groupcheck.validate.coordinator_common import (
     _differences,
     _gate,
@@ -752,8 +753,38 @@ def validate_coordinator(
         report.error = f"{file}:{e}"
         return report
     report.events = len(events)
-    if header.protocol != "consumer":
-        return validate_classic_coordinator(file, header, events, report, timing, all_divergences)
+    return COORDINATOR.named(header.protocol).replay(
+        file,
+        header,
+        events,
+        report,
+        timing,
+        all_divergences,
+        epoch_layout=epoch_layout,
+        assignment_interval_ms=assignment_interval_ms,
+        moves=moves,
+        _tries=_tries,
+        _reached=_reached,
+    )
+
+
+def _replay_consumer(
+    file: str,
+    header: TraceHeader,
+    events: Events,
+    report: Report,
+    timing: TimingOptions | None,
+    all_divergences: bool,
+    *,
+    epoch_layout: str,
+    assignment_interval_ms: int | None,
+    moves: tuple[tuple[int, int], ...],
+    _tries: list[int] | None,
+    _reached: list[int] | None,
+) -> Report:
+    """The consumer family's coordinator replay of a decoded trace
+    (``groupcheck.families.COORDINATOR``): what the replay needs that the trace does not
+    give, else :func:`_replay`."""
     missing = _missing(header, events, timing or TimingOptions())
     if missing:
         report.reasons.append(
@@ -799,7 +830,7 @@ def _stream(
     if first is None:
         raise TraceError(1, 1, "empty trace: no header line")
     header = parse_header(first)
-    if header.protocol != "consumer":
+    if not COORDINATOR.named(header.protocol).streamed:
         return None
     options = timing or TimingOptions()
     report = Report(file, "coordinator")
@@ -1482,3 +1513,6 @@ def _replay(
     if _reached is not None:  # how far this order got: a stop, or past every line
         _reached.append(stop if stop is not None else max((e[0] for e in events), default=0) + 1)
     return report
+
+
+COORDINATOR.register("consumer", CoordinatorFacet(replay=_replay_consumer, streamed=True))

@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from groupcheck.families import SAFETY
+from groupcheck.families import CHECK_WORDING, SAFETY
 from groupcheck.validate.report import Finding, Report
 from groupcheck.validate.safety import Names, ObservedCheck, _Processes, trace_events
 from groupcheck.validate.timing import (
@@ -115,6 +115,10 @@ COMMIT_FENCED = ObservedCheck(
 )
 CLASSIC_OBSERVED_CHECKS = (CLASSIC_NO_DOUBLE_OWNERSHIP, GENERATION_MONOTONE, COMMIT_FENCED)
 """Every check of safety mode on a classic trace."""
+
+CHECK_WORDING.register(
+    "classic", {c.name: (c.description, c.reference) for c in CLASSIC_OBSERVED_CHECKS}
+)
 
 _STOPS_CONSUMING = (Leave, Bounce, Crash, Restart, StallAssignment)
 

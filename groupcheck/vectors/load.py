@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groupcheck.vectors.classic import CONFIG_KEYS, REQUESTS, STEP_KEYS, TIMERS
 from groupcheck.vectors.client import ACTIONS, CLIENT_KEYS
+from groupcheck.vectors.mixed import CONFIG_KEYS, REQUESTS, STEP_KEYS, TIMERS
 from model.status import ConfigError
 from model.trace.strict_json import JsonTextError, loads
 

@@ -26,10 +26,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from groupcheck.vectors.classic import compare_classic, run_classic_group
 from groupcheck.vectors.client import compare_membership, run_consumer_membership
 from groupcheck.vectors.coordinator import compare_steps, run_consumer_heartbeat
 from groupcheck.vectors.load import Explanation, Vector, VectorFile
+from groupcheck.vectors.mixed import compare_classic, run_classic_group
 from model.assignors import AssignmentSpec, MemberSubscription, get_assignor
 from model.classic import assignors as client_assignors
 from model.classic.messages import ClassicSubscription, JoinGroupResponseMember

@@ -173,7 +173,7 @@ def _owners_text(view: TraceView, row: Row, tp: tuple[str, int]) -> str:
     """A timeline cell: the clients consuming ``tp`` after ``row``; in a classic view each
     with the generation it knows (``A g3``)."""
     owners = row.owners.get(tp, ())
-    if view.protocol != "classic":
+    if not RENDER.named(view.protocol).in_generations:
         return ", ".join(short(o, 12) for o in owners)
     return ", ".join(f"{short(o, 12)} g{row.epochs.get(o, -1)}" for o in owners)
 
@@ -275,7 +275,8 @@ def _coordinator_rows(
     ``B wait``: in B's target, not yet released). Red when two members hold it at once,
     orange when a client consumes it whose member the coordinator does not give it to (the
     coordinator handed it on, or the client kept it), grey while pending."""
-    title = "coordinator assigns" if view.protocol != "classic" else "coordinator: assignment"
+    in_generations = RENDER.named(view.protocol).in_generations
+    title = "coordinator: assignment" if in_generations else "coordinator assigns"
     out = [f'<tr><td colspan="{width}" bgcolor="#e8eef7" align="left"><b>{title}</b></td></tr>']
     for tp in view.partitions:
         cells = [f"<td>{html_text(labels[tp])}</td>"]
@@ -292,7 +293,7 @@ def _coordinator_rows(
             colour = ""
             if len(holders) > 1:
                 colour = ' bgcolor="#ff6b6b"'
-            elif consumers - holders and view.protocol != "classic":
+            elif consumers - holders and not in_generations:
                 colour = ' bgcolor="#ffb347"'
             elif (text and len(held) != len(text.split(", "))) or any(
                 h.endswith(" rev") for h in held

@@ -40,7 +40,7 @@ from model.status import FENCING_ERRORS, ErrorCode
 from model.system import AnyState
 from reports.casestudy import describe_action
 from reports.escape import partitions, shown
-from reports.families import EXPLAIN, ExplainFacet
+from reports.families import EXPLAIN, RENDER, ExplainFacet
 from reports.render.lasso import lasso_lines
 from reports.render.view import CLASSIC_RESETS, Row, TraceView, consumes, one_family
 
@@ -381,12 +381,17 @@ def explain_events(
     member epochs, what each member may consume (what it last reported plus what it was
     given since), partitions revoked or given while another member still holds them — and
     the ``(line, property, message)`` findings where they are reported. A classic trace
-    (``view.protocol``, or ``protocol``, is ``classic``) is told in generations, JoinGroup
-    and SyncGroup: a member may consume what it reported owning in its last JoinGroup,
-    then what its SyncGroup response assigned. ``describe`` gives
-    a property's description and KIP reference. ``view`` is ``view_of_events(events)``;
+    (the family of ``view.protocol``, or of ``protocol``, counts in generations:
+    ``RenderFacet.in_generations``) is told in generations, JoinGroup and SyncGroup: a
+    member may consume what it reported owning in its last JoinGroup, then what its
+    SyncGroup response assigned. ``describe`` gives a property's description and KIP
+    reference. ``view`` is ``view_of_events(events)``;
     ``total`` the number of events in the trace when ``events`` are a stretch of it."""
-    classic = view.protocol == "classic" or protocol == "classic"
+    # A mixed trace (no render facet of its own) is told as its view's family.
+    told_as = RENDER.get(protocol)
+    classic = RENDER.named(view.protocol).in_generations or (
+        told_as is not None and told_as.in_generations
+    )
     reading = (
         "what it last reported owning in a JoinGroup, then what its SyncGroup response assigned"
         if classic

@@ -12,7 +12,7 @@ from invariants.liveness import CONVERGENCE, fair_loop
 from model.actions import Action
 from model.config import Config
 from model.system import AnyState
-from reports.families import RENDER
+from reports.families import RENDER, WORDING
 from reports.render.dot import (
     STATE_GRAPH_MAX_NODES,
     RenderError,
@@ -65,6 +65,8 @@ CLASSIC_TEXT: dict[str, tuple[str, str]] = {
 name KIP-848's member epochs and target assignment, which a classic group has not
 (``invariants.classic_snapshot`` reads a member's epoch as the generation)."""
 
+WORDING.register("classic", CLASSIC_TEXT)
+
 
 def family_of(state: AnyState) -> str:
     """``classic`` or ``consumer``: the family whose terms a report of a path from
@@ -74,11 +76,13 @@ def family_of(state: AnyState) -> str:
 
 def property_text(name: str | None, family: str = "consumer") -> tuple[str, str]:
     """(description, KIP reference) of the property called ``name``, in the terms of the
-    protocol ``family`` (``classic``: :data:`CLASSIC_TEXT` where the two differ)."""
+    protocol ``family`` (its ``reports.families.WORDING`` where it has one: classic,
+    :data:`CLASSIC_TEXT`)."""
     if name is None:
         return "", ""
-    if family == "classic" and name in CLASSIC_TEXT:
-        return CLASSIC_TEXT[name]
+    own = WORDING.get(family)
+    if own is not None and name in own:
+        return own[name]
     for p in (*all_properties(), CONVERGENCE):
         if p.name == name:
             return p.description, p.reference

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from groupcheck.validate import classic_coordinator, coordinator_mode
+from groupcheck.validate import coordinator_mode, mixed_coordinator
 from groupcheck.validate.coordinator_mode import validate_coordinator
 from model.actions import CreateTopic, ResolveRegularExpressions
 from model.config import ClientSpec, Config
@@ -169,7 +169,7 @@ def test_the_mixed_replay_uses_the_events_count(
         payload["partitions"] = count
     event = {"seq": 0, "ts": first["ts"], "source": "admin", "kind": "CreateTopic"}
     lines.insert(1, json.dumps({**event, "payload": payload}))
-    seen = _counts_seen(monkeypatch, classic_coordinator, "extra")
+    seen = _counts_seen(monkeypatch, mixed_coordinator, "extra")
     validate_coordinator("migration-upgrade", lines)
     assert seen
     assert set(seen) == {used}

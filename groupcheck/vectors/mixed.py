@@ -13,10 +13,14 @@ ConsumerGroupHeartbeat, or a session or rebalance timer. Each step expects every
 the coordinator sends in it — the held JoinGroups a completed join phase answers, the held
 SyncGroups a leader's assignment answers — and may expect the group afterwards.
 
-The clients are stand-ins, as in ``groupcheck.validate.classic_coordinator`` (whose
+The clients are stand-ins, as in ``groupcheck.validate.mixed_coordinator`` (whose
 ``Ids`` pairs the coordinator-issued member ids with the vector's names for them): a
 response's member id the vector names (``"member_id": "leader"``) is paired with the one
 the model issued on first sight, and later requests and expected values use the name.
+
+The module is the mixed family's own (``tests/reports/test_family_registry.py``,
+``EXCLUDED``): its states are ``model.migration.records.MixedState``, whose group is a
+classic or a consumer group.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from groupcheck.validate.classic_coordinator import Ids, stand_in
+from groupcheck.validate.mixed_coordinator import Ids, stand_in
 from groupcheck.vectors.coordinator import (
     as_json,
     group_json,

@@ -1,4 +1,5 @@
-"""Coordinator mode for classic and mixed captures: every request the capture shows is
+"""Coordinator mode for classic and mixed captures, the mixed family's own module
+(``tests/reports/test_family_registry.py``, ``EXCLUDED``): every request the capture shows is
 handed to the model's coordinator — ``model.migration.system.step``, which takes a classic
 group's requests in ``model.classic.coordinator`` and a consumer group's (KIP-848, with
 classic members after an online migration) in ``model.coordinator`` and
@@ -36,7 +37,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
+from groupcheck.families import COORDINATOR, CoordinatorFacet
 from groupcheck.validate.coordinator_common import (
     _differences,
     _gate,
@@ -657,3 +660,22 @@ def validate_classic_coordinator(
     if compared == 0 and not report.violations:
         report.reasons.append("no classic or ConsumerGroupHeartbeat response to compare")
     return report
+
+
+def _replay_mixed(
+    file: str,
+    header: TraceHeader,
+    events: list[tuple[int, int | None, object]],
+    report: Report,
+    timing: TimingOptions | None,
+    all_divergences: bool,
+    **consumer_options: Any,
+) -> Report:
+    """The classic and mixed families' coordinator replay
+    (``groupcheck.families.COORDINATOR``): :func:`validate_classic_coordinator` (the
+    consumer replay's options do not apply)."""
+    return validate_classic_coordinator(file, header, events, report, timing, all_divergences)
+
+
+COORDINATOR.register("classic", CoordinatorFacet(replay=_replay_mixed, streamed=False))
+COORDINATOR.register("mixed", CoordinatorFacet(replay=_replay_mixed, streamed=False))
