@@ -277,7 +277,8 @@ def lasso_row(
 def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int:
     """``explore --engine bmc`` for Convergence: the shortest fair non-converging lasso of
     the client layer (``invariants.z3.proof.bmc_lasso``) up to ``--depth``, confirmed by
-    :func:`lasso_row` and written as a run directory like the BFS engine's Convergence
+    :func:`lasso_row` (the layer's confirmer in the one lasso search,
+    ``invariants.z3.proof.lasso``) and written as a run directory like the BFS engine's Convergence
     counterexamples (the trace to the loop's entry)."""
     from pathlib import Path
 
@@ -287,6 +288,7 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     from invariants.z3.proof.bmc import universe_of
     from invariants.z3.proof.bmc_clients import Layer
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_VARIANTS, search_lasso
+    from invariants.z3.proof.lasso import Confirmation, Lasso
     from invariants.z3.proof.transition import Options
     from reports.artifacts import run_label, run_name
     from reports.publish import check_target
@@ -307,6 +309,17 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     start = time.monotonic()
     if progress is not None:
         progress(f"bmc: {CONVERGENCE} (fair non-converging lassos) up to depth {depth}")
+    confirmed: list[tuple[dict[str, Any], Any]] = []
+
+    def confirm(lasso: Lasso) -> Confirmation:
+        """The layer's confirmer: :func:`lasso_row` (the first lasso decides)."""
+        if progress is not None:
+            progress("bmc: replaying the lasso and running the model's fair schedule")
+        found, lifted = lasso_row(lasso, config, universe, lift_states=lift_states)
+        confirmed.append((found, lifted))
+        ok = found["status"] == "violation" and bool(found.get("replayed"))
+        return Confirmation(ok, trace=lifted)
+
     out = search_lasso(
         depth,
         Options.of(config, variant),
@@ -314,10 +327,11 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
         layer=layer,
         group_epoch=initial_group_epoch(config),
         timeout_ms=int(args.budget * 1000),
+        confirm=confirm,
     )
     row: dict[str, Any] = {
         "property": CONVERGENCE,
-        "status": out.status,
+        "status": "unknown" if out.unanswered else out.status,
         "depth": out.depth,
         "seconds": round(out.seconds, 3),
     }
@@ -328,10 +342,8 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
             f"no fair non-converging lasso of at most {depth} steps over the client layer"
         )
     lifted = None
-    if out.lasso is not None:
-        if progress is not None:
-            progress("bmc: replaying the lasso and running the model's fair schedule")
-        found, lifted = lasso_row(out.lasso, config, universe, lift_states=lift_states)
+    if confirmed:
+        found, lifted = confirmed[-1]
         row.update({k: v for k, v in found.items() if k != "depth"})
     written: dict[str, Any] = {"run_dir": None, "trace": None, "report": None, "reproduce": None}
     if lifted is not None and lifted.path is not None:

@@ -27,11 +27,13 @@ reference rules too. On a configuration that loses messages the layer is the los
 (``Layer.lossy``: a joining client's lost response, a fenced heartbeat, the rejoin), its
 losses within the configuration's perturbation budget.
 
-:func:`search_lasso` asks, for ``k = 1, 2, …, depth``, whether the unrolling of ``k``
-steps has such a lasso (one query per ``k``, the loop entry ``j`` chosen by the solver),
-so the first one found is a shortest. "ok" means: no fair non-converging lasso of at most
-``depth`` steps over the layer (the layer's restrictions, ``bmc_clients``, apply); it
-says nothing of longer loops or of what the layer leaves out. The unrolling's
+:func:`search_lasso` runs the one lasso search (``invariants.z3.proof.lasso``) over the
+layer's parts (:class:`ClientLayerLasso`): for ``k = 1, 2, …, depth``, whether the
+unrolling of ``k`` steps has such a lasso (one query per ``k``, the loop entry ``j``
+chosen by the solver), so the first one found is a shortest. "ok" means: no fair
+non-converging lasso of at most ``depth`` steps over the layer (the layer's restrictions,
+``bmc_clients``, apply); it says nothing of longer loops or of what the layer leaves out.
+The unrolling's
 partial-order reduction (``bmc.Unrolling``: one order of neighbouring steps that commute)
 applies to a lasso's steps as to any path's; it keeps every state a path reaches, but that
 it keeps every loop's shape is not proved.
@@ -47,11 +49,15 @@ does not converge.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import z3
 
+from invariants.z3.proof import lasso as lassos
 from invariants.z3.proof.bmc import Path, Unrolling, bmc_unrolling
 from invariants.z3.proof.bmc_client_replay import replay_clients
 from invariants.z3.proof.bmc_clients import (
@@ -64,6 +70,7 @@ from invariants.z3.proof.bmc_clients import (
     ClientVars,
     Layer,
 )
+from invariants.z3.proof.lasso import Confirmation, Fairness, Lasso, LassoOutcome
 from invariants.z3.proof.state import (
     MEMBER,
     PARTITION,
@@ -174,41 +181,72 @@ def converged(s: SymState, a: ClientVars, layer: Layer) -> Any:
     return z3.And(*out)
 
 
-@dataclass(frozen=True)
-class Lasso:
-    """A lasso: the path ``s0 … sk`` (``bmc.Path``, its goal ``Convergence``) and the
-    index ``loop`` of the state ``sj`` its last state equals."""
+@dataclass
+class ClientLayerLasso:
+    """The client layer's parts of the lasso search (``invariants.z3.proof.lasso``): its
+    unrolling, with the perturbation budget on every path; the loop closed on the core's
+    state, the ghosts and the clients; no converged state and no perturbation in the loop;
+    :data:`FAIRNESS` per client; ``confirm`` (None: the caller confirms the lasso,
+    ``groupcheck.symbolic.lasso_cmd.lasso_row``)."""
 
-    path: Path
-    loop: int
+    run: Unrolling
+    layer: Layer
+    confirm: Callable[[Lasso], Confirmation] | None = None
+    losses: list[Any] = field(default_factory=list)
 
     @property
-    def prefix(self) -> Path:
-        """The path up to the loop's entry ``sj``."""
-        p = self.path
-        j = self.loop
-        return replace(
-            p,
-            states=p.states[: j + 1],
-            steps=p.steps[:j],
-            clients=p.clients[: j + 1] if p.clients else (),
+    def solver(self) -> Any:
+        return self.run.solver
+
+    def extend(self) -> None:
+        run, layer = self.run, self.layer
+        run.extend()
+        if layer.lossy:
+            # The perturbation budget: at most loss_budget lost responses on the path.
+            self.losses += [flag for flag, fam, _ in run.chosen[-1] if fam.name == "LoseResponse"]
+            count = z3.Sum(*[z3.If(f, 1, 0) for f in self.losses])
+            run.add(count <= layer.loss_budget)
+
+    def grounded(self) -> AbstractContextManager[Any]:
+        return nullcontext()
+
+    def encode(self, formula: Any) -> Any:
+        return self.run.encode(formula)
+
+    def closes(self, j: int, k: int, shift: Any) -> Any:
+        run, s, a = self.run, self.run.states, self.run.clients
+        return z3.And(
+            unchanged(s[j], s[k]), run.ghosts[j].same(run.ghosts[k]), self.layer.frame(a[j], a[k])
         )
 
-    def loop_steps(self) -> list[str]:
-        """The loop's steps, each as ``family(member)``."""
-        return [f"{fam}({params.get('member')})" for fam, params in self.path.steps[self.loop :]]
+    def shift_range(self, shift: Any) -> Any:
+        return None
+
+    def looping(self, i: int) -> Any:
+        s, a = self.run.states, self.run.clients
+        return z3.And(z3.Not(converged(s[i], a[i], self.layer)), z3.Not(_perturbation(self.run, i)))
+
+    def leading(self, i: int) -> Any:
+        return None
+
+    def fairness(self) -> list[Fairness]:
+        run, layer = self.run, self.layer
+        out = []
+        for c, m in zip(layer.consts, layer.members, strict=True):
+            for step, fams in FAIRNESS.items():
+                out.append(
+                    Fairness(
+                        taken=partial(_taken, run, families=fams, member=m),
+                        enabled=partial(_enabled, run, client=c, step=step, layer=layer),
+                    )
+                )
+        return out
+
+    def path(self, model: Any) -> Path:
+        return self.run.path(CONVERGENCE, model)
 
 
-@dataclass(frozen=True)
-class LassoOutcome:
-    status: str  # "violation" (a lasso), "ok" (none within depth), "unknown"
-    depth: int
-    seconds: float
-    lasso: Lasso | None = None
-    reason: str = ""
-
-
-def _taken(run: Unrolling, i: int, families: tuple[str, ...], member: Any) -> Any:
+def _taken(run: Unrolling, i: int, *, families: tuple[str, ...], member: Any) -> Any:
     """Step ``i`` of the unrolling is one of ``families`` for ``member``."""
     flags = [
         flag
@@ -218,38 +256,14 @@ def _taken(run: Unrolling, i: int, families: tuple[str, ...], member: Any) -> An
     return z3.Or(*flags) if flags else z3.BoolVal(False)
 
 
+def _enabled(run: Unrolling, i: int, *, client: Any, step: str, layer: Layer) -> Any:
+    """The client-side precondition of ``step`` for ``client`` in state ``i``."""
+    return guard(run.clients[i], client, step, layer)
+
+
 def _perturbation(run: Unrolling, i: int) -> Any:
     flags = [flag for flag, fam, _ in run.chosen[i] if fam.name in PERTURBATIONS]
     return z3.Or(*flags) if flags else z3.BoolVal(False)
-
-
-def lasso_at(run: Unrolling, k: int, layer: Layer) -> tuple[Any, list[Any]]:
-    """The formula "the unrolling's first ``k`` steps are a fair non-converging lasso"
-    and its loop-entry literals (``entry[j]``: the loop starts at ``sj``)."""
-    entry = [z3.Bool(f"lasso{k}.entry{j}") for j in range(k)]
-    inside = [z3.Or(*entry[: i + 1]) for i in range(k)]
-    s, a = run.states, run.clients
-    out: list[Any] = [z3.Or(*entry)]
-    for j in range(k):
-        same = z3.And(
-            unchanged(s[j], s[k]),
-            run.ghosts[j].same(run.ghosts[k]),
-            layer.frame(a[j], a[k]),
-        )
-        out.append(z3.Implies(entry[j], same))
-    for i in range(k):
-        out.append(
-            z3.Implies(
-                inside[i],
-                z3.And(z3.Not(converged(s[i], a[i], layer)), z3.Not(_perturbation(run, i))),
-            )
-        )
-    for c, m in zip(layer.consts, layer.members, strict=True):
-        for step, fams in FAIRNESS.items():
-            taken = z3.Or(*[z3.And(inside[i], _taken(run, i, fams, m)) for i in range(k)])
-            off = z3.Or(*[z3.And(inside[i], z3.Not(guard(a[i], c, step, layer))) for i in range(k)])
-            out.append(z3.Or(taken, off))
-    return z3.And(*out), entry
 
 
 def search_lasso(
@@ -260,10 +274,12 @@ def search_lasso(
     layer: Layer,
     group_epoch: int | None = None,
     timeout_ms: int = 60_000,
+    confirm: Callable[[Lasso], Confirmation] | None = None,
 ) -> LassoOutcome:
     """The shortest fair non-converging lasso of the client layer (in steps, up to
-    ``depth``): one incremental unrolling, one query per length under an assumption
-    literal of its own (module docstring)."""
+    ``depth``): ``invariants.z3.proof.lasso.search_lasso`` over :class:`ClientLayerLasso`
+    (module docstring); with ``confirm``, the first lasso it does not confirm ends the
+    search inconclusive (no block: the confirmer judges one lasso)."""
     if layer.polls or layer.callbacks:
         raise ValueError(
             "the lasso search has no poll timers or rebalance callbacks as steps in its "
@@ -278,30 +294,9 @@ def search_lasso(
         timeout_ms=timeout_ms,
         layer=layer,
     )
-    losses: list[Any] = []
-    for k in range(1, depth + 1):
-        run.extend()
-        if layer.lossy:
-            # The perturbation budget: at most loss_budget lost responses on the path.
-            losses += [flag for flag, fam, _ in run.chosen[-1] if fam.name == "LoseResponse"]
-            count = z3.Sum(*[z3.If(f, 1, 0) for f in losses])
-            run.add(count <= layer.loss_budget)
-        formula, entry = lasso_at(run, k, layer)
-        asked = z3.Bool(f"lasso@{k}")
-        run.solver.add(z3.Implies(asked, run.encode(formula)))
-        answer = run.solver.check(asked)
-        if answer == z3.unknown:
-            reason = str(run.solver.reason_unknown())
-            return LassoOutcome("unknown", k, time.monotonic() - start, reason=reason)
-        if answer == z3.sat:
-            model = run.solver.model()
-            j = next(
-                j for j, e in enumerate(entry) if z3.is_true(model.eval(e, model_completion=True))
-            )
-            path = run.path(CONVERGENCE, model)
-            return LassoOutcome("violation", k, time.monotonic() - start, Lasso(path, j))
-        run.solver.add(z3.Not(asked))
-    return LassoOutcome("ok", depth, time.monotonic() - start)
+    out = lassos.search_lasso(ClientLayerLasso(run, layer, confirm), depth)
+    out.seconds = time.monotonic() - start
+    return out
 
 
 def replay_lasso(lasso: Lasso, rules: Any, config: Any, *, after_assignor: Any = None) -> bool:

@@ -28,11 +28,13 @@ unrolls it, with the same domains and requests) whose last state is an earlier o
   for ever), nor are the clients' steps, which the relation does not keep.
 
 So a loop may leave out what a running client would do; that is what the Python
-confirmation judges. :func:`search_lasso` asks, for ``k = 1, 2, …, depth``, whether the
-unrolling of ``k`` steps has such a lasso (one query per ``k``, the loop's entry ``j``
-chosen by the solver), so the first one found is a shortest; each is confirmed by the
-``confirmer`` (``groupcheck.explore.classic_lift.lift_lasso``): a breadth-first search of
-the Python classic model for a trace through the lasso's prefix ``s0 … sj`` (client steps
+confirmation judges. :func:`search_lasso` runs the one lasso search
+(``invariants.z3.proof.lasso``) over the relation's parts (:class:`ClassicRelationLasso`):
+it asks, for ``k = 1, 2, …, depth``, whether the unrolling of ``k`` steps has such a
+lasso (one query per ``k``, the loop's entry ``j`` chosen by the solver), so the first
+one found is a shortest; each is confirmed by the ``confirmer``
+(``groupcheck.explore.classic_lift.lift_lasso``): a breadth-first search of the Python
+classic model for a trace through the lasso's prefix ``s0 … sj`` (client steps
 free, as ``classic_bmc`` lifts a path) from whose last state ``invariants.liveness``'s
 fair schedule does not converge. The loop itself is not replayed (its client steps are
 ``Unchanged``): the model's fair schedule from the entry is the judge. A lasso not
@@ -87,12 +89,15 @@ member may rejoin at any time); the Python confirmation judges it as any other.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, NamedTuple
 
 import z3
 
+from invariants.z3.proof import lasso as lassos
 from invariants.z3.proof.classic_bmc import (
     DEFAULT_LIFT_STATES,
     UNROLLED,
@@ -119,6 +124,7 @@ from invariants.z3.proof.classic_transition import (
     possible_families,
     view,
 )
+from invariants.z3.proof.lasso import Confirmation, Fairness, Lasso, LassoOutcome
 from invariants.z3.proof.state import MEMBER
 from model.actions import Action
 from model.config import Config
@@ -200,30 +206,6 @@ FAIRNESS: dict[str, Callable[[ClassicSym, Any], BoolRef]] = {
 """The timers weak fairness demands, each with when it must fire for member ``x``."""
 
 
-@dataclass(frozen=True)
-class ClassicLasso:
-    """A lasso: the path ``s0 … sk`` and the index ``loop`` of the state its last equals."""
-
-    path: SymPath
-    loop: int
-    shift: int = 0
-    """How much larger the last state's generations are than the entry's (0: equal)."""
-
-    @property
-    def prefix(self) -> SymPath:
-        """The path up to the loop's entry ``sj``."""
-        j = self.loop
-        return replace(self.path, states=self.path.states[: j + 1], steps=self.path.steps[:j])
-
-    def loop_steps(self) -> list[str]:
-        """The loop's steps, each as ``family(member)`` (``family`` without one)."""
-        out = []
-        for fam, params in self.path.steps[self.loop :]:
-            who = params.get("member")
-            out.append(f"{fam}({who})" if who else fam)
-        return out
-
-
 class LassoLifted(NamedTuple):
     """A lasso's confirmation (``groupcheck.explore.classic_lift.lift_lasso``): the model
     trace to the loop's entry (None: none found), the nodes visited, the model states
@@ -242,23 +224,6 @@ class LassoLifted(NamedTuple):
 
 
 Confirmer = Callable[[SymPath, Config, int], LassoLifted]
-
-
-@dataclass
-class LassoOutcome:
-    """The search: ``violation`` (a confirmed lasso), ``ok`` (no lasso up to ``depth``)
-    or ``inconclusive`` (lassos, none confirmed); the depth of the lasso reported, the
-    lassos tried and each confirmation's record."""
-
-    status: str
-    depth: int
-    seconds: float
-    lasso: ClassicLasso | None = None
-    trace: Path | None = None
-    tried: int = 0
-    lifts: list[dict[str, Any]] = field(default_factory=list)
-    unanswered: bool = False
-    """Z3 gave no answer at ``depth`` (unknown): that depth and those above unsearched."""
 
 
 class LassoUnrolling(Unrolling):
@@ -333,34 +298,7 @@ def shifted(post: ClassicSym, pre: ClassicSym, d: Any, ignored: tuple[str, ...])
     return z3.And(pre.generation >= 0, equals(post, t))
 
 
-def lasso_at(run: LassoUnrolling, k: int, *, shifts: bool = False) -> tuple[BoolRef, list[Any]]:
-    """The formula "the unrolling's first ``k`` steps are a fair non-converging lasso"
-    (with ``shifts``, up to a generation shift and the write-only fields) and its
-    loop-entry literals (``entry[j]``: the loop starts at ``sj``)."""
-    entry = [z3.Bool(f"lasso{k}.entry{j}") for j in range(k)]
-    inside = [z3.Or(*entry[: i + 1]) for i in range(k)]
-    s = run.states
-    out: list[BoolRef] = [z3.Or(*entry)]
-    d = z3.Int(f"lasso{k}.shift")
-    ignored = write_only(run.domains)
-    with grounded(run.members, run.partitions):
-        for j in range(k):
-            back = shifted(s[k], s[j], d, ignored) if shifts else equals(s[k], view(s[j]))
-            out.append(z3.Implies(entry[j], back))
-        out.append(d >= 0 if shifts else d == 0)
-        for i in range(k):
-            out.append(z3.Implies(inside[i], z3.And(z3.Not(settled(s[i])), run.in_loop_family(i))))
-            # A step of the prefix changes the group: without it the lasso is shorter.
-            out.append(z3.Or(inside[i], z3.Not(equals(s[i + 1], view(s[i])))))
-        for x in run.members:
-            for name, enabled in FAIRNESS.items():
-                taken = z3.Or(*[z3.And(inside[i], run.taken(i, name, x)) for i in range(k)])
-                off = z3.Or(*[z3.And(inside[i], z3.Not(enabled(s[i], x))) for i in range(k)])
-                out.append(z3.Or(taken, off))
-    return z3.And(*out), entry
-
-
-def _blocked(run: LassoUnrolling, entry: list[Any], block: Block) -> BoolRef:
+def _blocked(run: LassoUnrolling, entry: Sequence[Any], *, block: Block) -> BoolRef:
     """No lasso whose path starts with the states ``block.states`` (``s0 … sn``) and whose
     loop starts at ``sn`` (``block.exact``) or at any state after it; with
     ``block.moves``, none either whose path starts with ``s0 … s(n-1)`` and whose ``sn``
@@ -390,7 +328,7 @@ class Block:
     """The states the last may be (``LassoLifted.moves``), the others blocked with it."""
 
 
-def _block_of(lasso: ClassicLasso, lifted: LassoLifted) -> Block:
+def _block_of(lasso: Lasso, lifted: LassoLifted) -> Block:
     """What an unconfirmed lasso rules out: an exhausted search that matched only the
     first ``m`` states of the prefix after the initial one rules out every lasso through
     its first ``m + 1`` with a loop from there on (no model trace goes through them); any
@@ -400,6 +338,88 @@ def _block_of(lasso: ClassicLasso, lifted: LassoLifted) -> Block:
     if m is not None and 0 <= m < len(states) - 1:
         return Block(states[: m + 2], exact=False, moves=lifted.moves)
     return Block(states, exact=True)
+
+
+@dataclass
+class ClassicRelationLasso:
+    """The classic relation's parts of the lasso search (``invariants.z3.proof.lasso``):
+    the unrolling with the clients' steps (:class:`LassoUnrolling`); the loop closed on the
+    group (with ``shifts``, up to a generation shift and the write-only fields); no
+    :func:`settled` state and only :data:`LOOP_FAMILIES` in the loop, every step of the
+    prefix a change of the group; the timers of :data:`FAIRNESS` per member; the
+    ``confirmer`` run on the lasso's prefix, an unconfirmed lasso blocked
+    (:func:`_block_of`)."""
+
+    run: LassoUnrolling
+    confirmer: Confirmer
+    lift_states: int
+    shifts: bool = False
+
+    @property
+    def solver(self) -> Any:
+        return self.run.solver
+
+    def extend(self) -> None:
+        self.run.extend()
+
+    def grounded(self) -> AbstractContextManager[Any]:
+        return grounded(self.run.members, self.run.partitions)
+
+    def encode(self, formula: BoolRef) -> BoolRef:
+        return formula
+
+    def closes(self, j: int, k: int, shift: Any) -> BoolRef:
+        s = self.run.states
+        if self.shifts:
+            return shifted(s[k], s[j], shift, write_only(self.run.domains))
+        return equals(s[k], view(s[j]))
+
+    def shift_range(self, shift: Any) -> BoolRef:
+        return shift >= 0 if self.shifts else shift == 0
+
+    def looping(self, i: int) -> BoolRef:
+        return z3.And(z3.Not(settled(self.run.states[i])), self.run.in_loop_family(i))
+
+    def leading(self, i: int) -> BoolRef:
+        # A step of the prefix changes the group: without it the lasso is shorter.
+        s = self.run.states
+        return z3.Not(equals(s[i + 1], view(s[i])))
+
+    def fairness(self) -> list[Fairness]:
+        run = self.run
+        return [
+            Fairness(
+                taken=partial(run.taken, name=name, x=x),
+                enabled=partial(_enabled, run, when=enabled, x=x),
+            )
+            for x in run.members
+            for name, enabled in FAIRNESS.items()
+        ]
+
+    def path(self, model: Any) -> SymPath:
+        return self.run.path(model, CONVERGENCE)
+
+    def confirm(self, lasso: Lasso) -> Confirmation:
+        config = self.run.config
+        lifted = self.confirmer(lasso.prefix, config, self.lift_states)
+        record = {
+            "states": lifted.visited,
+            "exhausted": lifted.matched is not None,
+            "matching": lifted.matching,
+            "converging": lifted.converging,
+            "found": lifted.actions is not None,
+        }
+        if lifted.actions is not None:
+            return Confirmation(True, record, trace=Path(config, tuple(lifted.actions)))
+        block = _block_of(lasso, lifted)
+        return Confirmation(False, record, block=partial(_blocked, self.run, block=block))
+
+
+def _enabled(
+    run: LassoUnrolling, i: int, *, when: Callable[[ClassicSym, Any], BoolRef], x: Any
+) -> BoolRef:
+    """A :data:`FAIRNESS` timer's condition ``when`` for member ``x`` in state ``i``."""
+    return when(run.states[i], x)
 
 
 def search_lasso(
@@ -413,56 +433,14 @@ def search_lasso(
     shifts: bool = False,
 ) -> LassoOutcome:
     """The shortest fair non-converging lasso of the classic relation (in steps, up to
-    ``depth``) that the ``confirmer`` confirms; with ``shifts``, up to a generation shift
-    (module docstring)."""
+    ``depth``) that the ``confirmer`` confirms; with ``shifts``, up to a generation shift:
+    ``invariants.z3.proof.lasso.search_lasso`` over :class:`ClassicRelationLasso` (module
+    docstring; ``seconds`` in CPU time)."""
     start = time.process_time()
     run = LassoUnrolling(config, options, universe_of(config))
-    out = LassoOutcome("ok", depth, 0.0)
-    blocks: list[Block] = []
-    for k in range(1, depth + 1):
-        run.extend()
-        formula, entry = lasso_at(run, k, shifts=shifts)
-        asked = z3.Bool(f"lasso@{k}")
-        run.solver.add(z3.Implies(asked, formula))
-        for block in blocks:
-            run.solver.add(z3.Implies(asked, _blocked(run, entry, block)))
-        while out.tried < attempts:
-            answer = run.solver.check(asked)
-            if answer == z3.unknown:
-                out.status, out.depth, out.unanswered = "inconclusive", k, True
-                out.seconds = time.process_time() - start
-                return out
-            if answer != z3.sat:
-                break
-            model = run.solver.model()
-            j = next(
-                j for j, e in enumerate(entry) if z3.is_true(model.eval(e, model_completion=True))
-            )
-            d = model.eval(z3.Int(f"lasso{k}.shift"), model_completion=True).as_long()
-            lasso = ClassicLasso(run.path(model, CONVERGENCE), j, d)
-            out.tried += 1
-            lifted = confirmer(lasso.prefix, config, lift_states)
-            out.lifts.append(
-                {
-                    "depth": k,
-                    "entry": j,
-                    "states": lifted.visited,
-                    "exhausted": lifted.matched is not None,
-                    "matching": lifted.matching,
-                    "converging": lifted.converging,
-                    "found": lifted.actions is not None,
-                }
-            )
-            if lifted.actions is not None:
-                out.status, out.depth, out.lasso = "violation", k, lasso
-                out.trace = Path(config, tuple(lifted.actions))
-                out.seconds = time.process_time() - start
-                return out
-            if out.lasso is None:
-                out.status, out.depth, out.lasso = "inconclusive", k, lasso
-            blocks.append(_block_of(lasso, lifted))
-            run.solver.add(z3.Implies(asked, _blocked(run, entry, blocks[-1])))
-        if out.tried >= attempts:
-            break
+    family = ClassicRelationLasso(run, confirmer, lift_states, shifts)
+    out = lassos.search_lasso(
+        family, depth, attempts=attempts, refute=False, clock=time.process_time
+    )
     out.seconds = time.process_time() - start
     return out
