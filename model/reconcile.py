@@ -21,7 +21,9 @@ relation of KIP-848 runs the same functions with the Z3 backend
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from model.ids import EMPTY, Assignment, TopicPartition
@@ -267,12 +269,36 @@ def reconcile(
     )
 
 
-def kernel_rule(kernel: ReconcileKernel) -> Callable[..., Member]:
-    """A ``Rules.reconcile`` replacement from a kernel written against ``model/sets.py``:
-    the model runs it with the frozenset backend, and ``explore --engine bmc`` and
-    ``prove`` read it (its ``kernel`` attribute) with the Z3 backend."""
+@dataclass(frozen=True)
+class KernelRule:
+    """A ``Rules.reconcile`` replacement from a kernel written against ``model/sets.py``
+    (:func:`kernel_rule`): called, it runs ``kernel`` with the frozenset backend, as
+    :func:`reconcile` runs :func:`reconcile_kernel`; ``explore --engine bmc`` and ``prove``
+    read ``kernel`` with the Z3 backend. Named as its kernel; a value, not a closure, so
+    that a config holding it pickles (the Spark search ships its config to the workers,
+    ``groupcheck.pipeline.bfs``): by reference where it stands in its module in place of
+    its kernel (``@kernel_rule`` on a module-level function: a catalogue mutant's), else
+    as the rule of its kernel, which must then be module-level itself."""
 
-    def rule(
+    kernel: ReconcileKernel
+
+    def __post_init__(self) -> None:
+        # Named as its kernel where a rule is named (errors, reports of a user's code, the
+        # mutant registry's name check) and where pickle looks a global up.
+        name = getattr(self.kernel, "__name__", "kernel_rule")
+        object.__setattr__(self, "__name__", name)
+        object.__setattr__(self, "__qualname__", getattr(self.kernel, "__qualname__", name))
+        object.__setattr__(self, "__module__", getattr(self.kernel, "__module__", __name__))
+        object.__setattr__(self, "__doc__", getattr(self.kernel, "__doc__", None))
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        module = sys.modules.get(str(getattr(self, "__module__", "")))
+        if getattr(module, str(getattr(self, "__qualname__", "")), None) is self:
+            return str(self.__qualname__)  # the global it stands as
+        return (KernelRule, (self.kernel,))
+
+    def __call__(
+        self,
         member: Member,
         *,
         target_epoch: int,
@@ -283,7 +309,7 @@ def kernel_rule(kernel: ReconcileKernel) -> Callable[..., Member]:
         subscribed_topic_ids: frozenset[str],
     ) -> Member:
         return run_kernel(
-            kernel,
+            self.kernel,
             member,
             target_epoch=target_epoch,
             target=target,
@@ -293,7 +319,11 @@ def kernel_rule(kernel: ReconcileKernel) -> Callable[..., Member]:
             subscribed_topic_ids=subscribed_topic_ids,
         )
 
-    rule.__name__ = getattr(kernel, "__name__", "kernel_rule")
-    rule.__doc__ = getattr(kernel, "__doc__", None)
-    rule.kernel = kernel  # type: ignore[attr-defined]
-    return rule
+
+def kernel_rule(kernel: ReconcileKernel) -> KernelRule:
+    """A ``Rules.reconcile`` replacement from a kernel written against ``model/sets.py``
+    (:class:`KernelRule`): the model runs it with the frozenset backend, and ``explore
+    --engine bmc`` and ``prove`` read it (its ``kernel`` attribute) with the Z3 backend.
+    A mutant of the reconciliation is one too (``groupcheck/mutants/catalogue.py``): its
+    symbolic variant is its kernel, read the same way."""
+    return KernelRule(kernel)

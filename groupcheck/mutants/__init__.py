@@ -18,7 +18,8 @@ families into ``MUTANTS``, and the lists other layers keep of "the mutants with 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from groupcheck.mutants.catalogue import MUTANTS
 from groupcheck.mutants.registry import Mutant, Registry
@@ -36,6 +37,7 @@ __all__ = [
     "survivors",
     "tla_mutants",
     "unstated_harms",
+    "variant_kernel",
 ]
 
 
@@ -51,6 +53,13 @@ def bmc_depths(names: Iterable[str]) -> dict[str, int]:
     the catalogue (``names`` its variants)."""
     found = (MUTANTS[n] for n in names if n in MUTANTS)
     return {m.name: m.bmc_depth for m in found if m.bmc_depth is not None}
+
+
+def variant_kernel(name: str | None) -> Callable[..., Any] | None:
+    """The kernel of mutant ``name`` (``Mutant.kernel``): what the KIP-848 relation runs for
+    its variant; None for no mutant, one outside the catalogue or one not of the kernel."""
+    mutant = MUTANTS.get(name or "")
+    return mutant.kernel if mutant is not None else None
 
 
 def lasso_depths(names: Iterable[str]) -> dict[str, int]:

@@ -28,7 +28,7 @@ from model import client as cl
 from model import coordinator as co
 from model import reconcile as rc
 from model import target as tg
-from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
+from model.ids import EMPTY, FrozenMap, TopicPartition
 from model.presets import MUT2_CALLBACKS, MUT2_POLL
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -40,6 +40,7 @@ from model.records import (
     OffsetCommitRequest,
     TopicMetadata,
 )
+from model.sets import AnyOps
 from model.status import ClientStatus, ErrorCode, MemberState
 
 REGISTRY = Registry()
@@ -59,32 +60,21 @@ mutant = REGISTRY.mutant
     bmc_depth=2,
     tla="agreement",
 )
-def revoke_without_waiting(
-    member: Member,
-    *,
-    target_epoch: int,
-    target: Assignment,
-    partition_epochs: Mapping[TopicPartition, int],
-    owned: Assignment | None,
-    subscription_changed: bool,
-    subscribed_topic_ids: frozenset[str],
-) -> Member:
+@rc.kernel_rule
+def revoke_without_waiting(ops: AnyOps, member: Any, /, **inputs: Any) -> Any:
     """Jumps to the target at once, releasing revoked partitions before the client
-    acknowledged (the revoke-before-assign rule dropped)."""
-    out = rc.reconcile(
-        member,
-        target_epoch=target_epoch,
-        target=target,
-        partition_epochs=partition_epochs,
-        owned=owned,
-        subscription_changed=subscription_changed,
-        subscribed_topic_ids=subscribed_topic_ids,
+    acknowledged (the revoke-before-assign rule dropped): a step that would leave the
+    member ``UNREVOKED_PARTITIONS`` moves it to the target epoch, ``STABLE``, with nothing
+    pending. A kernel (``model/sets.py``): its symbolic variant is itself, run by the
+    KIP-848 relation as a user's ``--rules`` kernel is (``transition.KERNEL_VARIANTS``)."""
+    out = rc.reconcile_kernel(ops, member, **inputs)
+    return ops.ite(
+        ops.in_state(out, MemberState.UNREVOKED_PARTITIONS),
+        lambda: ops.with_epoch(
+            out, inputs["target_epoch"], state=ops.state(MemberState.STABLE), revoking=ops.empty()
+        ),
+        lambda: out,
     )
-    if out.state is MemberState.UNREVOKED_PARTITIONS:
-        return rc.with_epoch(
-            out, target_epoch, state=MemberState.STABLE, partitions_pending_revocation=EMPTY
-        )
-    return out
 
 
 @mutant(
@@ -97,26 +87,12 @@ def revoke_without_waiting(
     bmc_depth=2,
     tla="agreement",
 )
-def ignore_partition_epochs(
-    member: Member,
-    *,
-    target_epoch: int,
-    target: Assignment,
-    partition_epochs: Mapping[TopicPartition, int],
-    owned: Assignment | None,
-    subscription_changed: bool,
-    subscribed_topic_ids: frozenset[str],
-) -> Member:
-    """Hands out target partitions other members have not released yet."""
-    return rc.reconcile(
-        member,
-        target_epoch=target_epoch,
-        target=target,
-        partition_epochs={},
-        owned=owned,
-        subscription_changed=subscription_changed,
-        subscribed_topic_ids=subscribed_topic_ids,
-    )
+@rc.kernel_rule
+def ignore_partition_epochs(ops: AnyOps, member: Any, /, **inputs: Any) -> Any:
+    """Hands out target partitions other members have not released yet (the partition
+    epochs, ``withCurrentPartitionEpoch``, not consulted: nothing is held). A kernel, its
+    own symbolic variant (``transition.KERNEL_VARIANTS``)."""
+    return rc.reconcile_kernel(ops, member, **{**inputs, "held": ops.empty()})
 
 
 @mutant(
@@ -129,27 +105,14 @@ def ignore_partition_epochs(
     lasso_depth=9,
     tla="spec",
 )
-def ack_ignored(
-    member: Member,
-    *,
-    target_epoch: int,
-    target: Assignment,
-    partition_epochs: Mapping[TopicPartition, int],
-    owned: Assignment | None,
-    subscription_changed: bool,
-    subscribed_topic_ids: frozenset[str],
-) -> Member:
-    """Never notices a revocation acknowledgement: a revoking member stays revoking."""
-    if member.state is MemberState.UNREVOKED_PARTITIONS:
-        return member
-    return rc.reconcile(
-        member,
-        target_epoch=target_epoch,
-        target=target,
-        partition_epochs=partition_epochs,
-        owned=owned,
-        subscription_changed=subscription_changed,
-        subscribed_topic_ids=subscribed_topic_ids,
+@rc.kernel_rule
+def ack_ignored(ops: AnyOps, member: Any, /, **inputs: Any) -> Any:
+    """Never notices a revocation acknowledgement: a revoking member stays revoking. A
+    kernel, its own symbolic variant (``transition.KERNEL_VARIANTS``)."""
+    return ops.ite(
+        ops.in_state(member, MemberState.UNREVOKED_PARTITIONS),
+        lambda: member,
+        lambda: rc.reconcile_kernel(ops, member, **inputs),
     )
 
 

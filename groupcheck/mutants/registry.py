@@ -85,6 +85,17 @@ class Mutant:
         return (self.field, *(name for name, _ in self.also))
 
     @property
+    def kernel(self) -> Callable[..., Any] | None:
+        """The reconciliation kernel of a mutant of ``Rules.reconcile`` written as one
+        (``model.reconcile.kernel_rule``): its symbolic variant, which the KIP-848 relation
+        runs as it runs a user's ``--rules`` kernel (``transition.Options.kernel``,
+        ``KERNEL_VARIANTS``); None for any other mutant."""
+        if self.field != "reconcile":
+            return None
+        kernel: Callable[..., Any] | None = getattr(self.function, "kernel", None)
+        return kernel
+
+    @property
     def rules(self) -> Rules:
         return replace(DEFAULT_RULES, **{self.field: self.function, **dict(self.also)})
 

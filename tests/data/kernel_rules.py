@@ -4,12 +4,9 @@ read them with the Z3 backend, the explicit engines with frozensets.
 
 SAME: the reference kernel, restated (revoke first, then assign what is free).
 EAGER: revokes without waiting — a member that must revoke jumps to the target epoch at
-once, its revoked partitions released before its client acknowledged.
+once, its revoked partitions released before its client acknowledged (the catalogue's
+``revoke-without-waiting`` kernel, restated).
 MIXED: EAGER plus a client rule: the symbolic engines cannot read the client rule.
-PLAIN: the reference rule as a plain function of a Member: the symbolic engines cannot
-read it.
-PYIF: a kernel with a Python ``if`` on a truth value: it runs on frozensets, but Z3
-cannot read it.
 PLAIN: the reference rule as a plain function of a Member: the symbolic engines cannot
 read it.
 PYIF: a kernel with a Python ``if`` on a truth value: it runs on frozensets, but Z3

@@ -329,11 +329,11 @@ def cross_check(
     ``reference`` is given when ``config`` runs a mutant's rules (and ``options`` names its
     variant): ``config`` with the reference rules. A step whose successor under them
     differs is one the mutated rule decided (``Outcome.mutated`` counts them); such a step
-    the reference relation (``options`` without the variant) refuses, or to which it allows
-    another successor, is one that tells the variant from the reference
-    (``Outcome.distinguished``). If the walks check none, the search also seeks one, and
-    the verdict is ``ok`` only if one was checked: otherwise the variant's own rule was
-    never compared with the model's."""
+    the reference relation (``options`` without the variant, with ``reference``'s kernel)
+    refuses, or to which it allows another successor, is one that tells the variant from
+    the reference (``Outcome.distinguished``). If the walks check none, the search also
+    seeks one, and the verdict is ``ok`` only if one was checked: otherwise the variant's
+    own rule was never compared with the model's."""
     check_one = checker if checker is not None else check_step
     opts = options if options is not None else Options.of(config)
     results = {name: FamilyResult(name) for name in FAMILY_NAMES}
@@ -342,7 +342,10 @@ def cross_check(
     exhausted: list[bool] = []
 
     mutated = distinguished = 0
-    plain = dc_replace(opts, variant=None)
+    # The reference relation: no variant, and the reference rules' kernel (a variant of
+    # the reconciliation is its mutant's kernel, transition.KERNEL_VARIANTS).
+    kernel = Options.of(reference).kernel if reference is not None else opts.kernel
+    plain = dc_replace(opts, variant=None, kernel=kernel)
 
     def wanted(family: str) -> bool:
         return results[family].steps == 0

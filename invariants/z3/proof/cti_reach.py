@@ -103,7 +103,7 @@ def reach(
     relation's ``variant`` to a state violating ``state`` or a step violating ``step``
     (module docstring)."""
     start = time.monotonic()
-    options = Options.of(config, variant)
+    options = Options.of(config, variant, kernel=getattr(rules.reconcile, "kernel", None))
     run = bmc_unrolling(
         options,
         bound,

@@ -75,7 +75,9 @@ with the Python model's (tests/invariants/z3/proof/test_proof.py).
 
 ``Options.variant`` names a mutant of ``groupcheck/mutants/catalogue.py`` encoded as a
 variant of the symbolic rule it breaks (``VARIANTS``), so that a broken rule can be shown
-to turn a proof into a counterexample to induction.
+to turn a proof into a counterexample to induction. A mutant of the reconciliation is no
+branch here: it is a kernel (``KERNEL_VARIANTS``), which the heartbeat runs as it runs a
+user's ``--rules`` kernel (``Options.kernel``).
 """
 
 from __future__ import annotations
@@ -92,7 +94,6 @@ from invariants.z3.proof.state import (
     PARTITION,
     RUN_SLOTS,
     STABLE,
-    UNREVOKED,
     BoolRef,
     ExprRef,
     RunSlot,
@@ -202,6 +203,13 @@ group's ``mixed_transition.VARIANTS``; a catalogue mutant none of them has says 
 entry (``Mutant.outside``; docs/invariants.md, "Not covered yet"), and the depth BMC finds
 a variant at is the entry's ``Mutant.bmc_depth``."""
 
+KERNEL_VARIANTS = frozenset({"revoke-without-waiting", "ignore-partition-epochs", "ack-ignored"})
+"""The variants that are patches of the reconciliation kernel: their mutant replaces
+``Rules.reconcile`` by a kernel written against ``model/sets.py``
+(``model.reconcile.kernel_rule``), and the relation runs that kernel
+(``Options.kernel``, read from the mutant's rules) — no branch of the relation reads these
+names, so the explicit mutant and its variant are one function."""
+
 STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
 """The variants of a rule on static members: a variant only where
 ``Options.static_members`` (BMC or ``prove`` on a configuration with instance ids)."""
@@ -285,8 +293,9 @@ class Options:
     variant: str | None = None
     kernel: Callable[..., Any] | None = None
     """The reconciliation kernel the heartbeat runs (``model.reconcile.reconcile_kernel``
-    when None): a user's replacement written against ``model/sets.py`` (``--rules``,
-    ``model.reconcile.kernel_rule``), read from ``Config.rules.reconcile``."""
+    when None): a replacement written against ``model/sets.py``
+    (``model.reconcile.kernel_rule``) — a user's (``--rules``) or, for a variant of
+    ``KERNEL_VARIANTS``, its mutant's — read from ``Config.rules.reconcile``."""
     assignor_offload: bool = False
     """KIP-1263 assignor offload: the states keep the assignor runs in flight
     (``SymState.runs``, ``RUN_SLOTS`` slots), a heartbeat that needs a new target starts a
@@ -323,6 +332,12 @@ class Options:
             raise ValueError(
                 f"no symbolic variant of {self.variant!r}; known: {', '.join(VARIANTS)}"
             )
+        if self.variant in KERNEL_VARIANTS and self.kernel is None:
+            raise ValueError(
+                f"{self.variant!r} is a patch of the reconciliation kernel: the relation runs "
+                "its mutant's kernel (Options.kernel; Options.of reads it from the mutant's "
+                "rules), none was given"
+            )
 
     @property
     def run_slots(self) -> int:
@@ -335,7 +350,14 @@ class Options:
         return 2 * RUN_SLOTS if self.variant == "two-runs-in-flight" else RUN_SLOTS
 
     @staticmethod
-    def of(config: Config, variant: str | None = None) -> Options:
+    def of(
+        config: Config, variant: str | None = None, *, kernel: Callable[..., Any] | None = None
+    ) -> Options:
+        """The options of ``config`` under ``variant``; the kernel is ``kernel`` when given
+        (a mutant's, where ``config`` runs other rules: ``prove --variant``), else that
+        of ``config``'s rules (``Config.rules.reconcile``: a user's or a mutant's)."""
+        if kernel is None:
+            kernel = getattr(config.rules.reconcile, "kernel", None)
         return Options(
             compute_target_in_heartbeat=config.compute_target_in_heartbeat,
             reconcile_while_assigning=config.reconcile_while_assigning,
@@ -350,7 +372,7 @@ class Options:
             delete_expired_groups=config.delete_expired_groups,
             new_group_epoch=1 if config.epoch_layout == "kafka-4.3" else 0,
             variant=variant,
-            kernel=getattr(config.rules.reconcile, "kernel", None),
+            kernel=kernel,
             assignor_offload=config.assignor_offload,
             offload_discard_stale=config.assignor_offload and config.offload_stale_run == "discard",
             batching=config.effective_assignment_interval_ms() > 0,
@@ -448,44 +470,24 @@ def reconcile(
     owned_null: BoolRef,
     owned: Any,
     subscription_changed: BoolRef,
-    variant: str | None,
     kernel: Callable[..., Any] | None = None,
 ) -> MemberTerm:
     """``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) on terms: the
-    model's kernel itself (``model.reconcile.reconcile_kernel``), or a user's replacement
-    (``kernel``, ``--rules``), run with the Z3 backend (``z3sets.Z3SETS``); ``target`` is
-    the member's target, ``subscribed`` the partitions of its subscribed topics. The
-    variants of the mutants that replace ``Rules.reconcile`` change its inputs or its
-    output, as the mutants do (``groupcheck/mutants/catalogue.py``)."""
-    held: Set = pe_held
-    if variant == "ignore-partition-epochs":
-        held = Z3SETS.empty()  # rc.reconcile(..., partition_epochs={})
+    model's kernel itself (``model.reconcile.reconcile_kernel``), or a replacement of it
+    (``kernel``: a user's, ``--rules``, or a catalogue mutant's, ``KERNEL_VARIANTS``), run
+    with the Z3 backend (``z3sets.Z3SETS``); ``target`` is the member's target,
+    ``subscribed`` the partitions of its subscribed topics."""
     out: MemberTerm = (kernel or reconcile_kernel)(
         Z3SETS,
         member,
         target_epoch=target_epoch,
         target=target,
-        held=held,
+        held=pe_held,
         owned=owned,
         reported=z3.Not(owned_null),
         subscription_changed=subscription_changed,
         subscribed=subscribed,
     )
-    if variant == "ack-ignored":
-        out = _if(member.state == UNREVOKED, member, out)
-    if variant == "revoke-without-waiting":
-        # rc.with_epoch(out, target_epoch, state=STABLE, partitions_pending_revocation=∅)
-        out = _if(
-            out.state == UNREVOKED,
-            MemberTerm(
-                target_epoch,
-                out.epoch,
-                z3.IntVal(STABLE),
-                out.assigned,
-                lambda q: z3.BoolVal(False),
-            ),
-            out,
-        )
     return out
 
 
@@ -954,7 +956,6 @@ def heartbeat(pre: SymState, post: SymState, o: Options) -> Family:
         owned_null=owned_null,
         owned=owned,
         subscription_changed=subch,
-        variant=o.variant,
         kernel=o.kernel,
     )
     if not o.reconcile_while_assigning:

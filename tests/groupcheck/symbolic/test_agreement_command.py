@@ -326,7 +326,7 @@ def test_agreement_checks_a_variant_on_the_mutants_rules(
         length=10,
         seed=0,
         seek_states=1000,
-        options=Options.of(broken),
+        options=Options.of(one),
         reference=one,
     )
     (found,) = outcome.disagreements()
@@ -394,7 +394,7 @@ def test_a_refused_write_is_the_relations_server_error() -> None:
         for s, a, t in bfs_steps(broken, 500)
         if system.step(s, a, mutant.config) != t and refused_write(s, t)
     )
-    assert check_step(*step, broken, options=Options.of(broken)).allowed == "no"
+    assert check_step(*step, broken, options=Options.of(mutant.config)).allowed == "no"
     variant = Options.of(broken, mutant.name)
     assert check_step(*step, broken, options=variant) == StepCheck(
         "DeliverMessage.heartbeat", "yes", "yes"

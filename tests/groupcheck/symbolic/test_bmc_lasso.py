@@ -17,7 +17,7 @@ import pathlib
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.mutants import MUTANTS, lasso_depths
+from groupcheck.mutants import MUTANTS, lasso_depths, variant_kernel
 from groupcheck.prove import _initial_group_epoch, lasso_row
 from invariants.z3.proof.bmc import universe_of
 from invariants.z3.proof.bmc_clients import Layer
@@ -47,7 +47,7 @@ def _search(name: str, *, variant: str | None) -> LassoOutcome:
     universe = universe_of(config)
     return search_lasso(
         LASSOS[name],
-        Options.of(config, variant),
+        Options.of(config, variant, kernel=variant_kernel(variant)),
         universe=universe,
         layer=Layer.of(config, universe, variant, lossy=True),
         group_epoch=_initial_group_epoch(config),

@@ -151,7 +151,8 @@ def test_bmc_finds_the_variant_at_its_shortest_depth_and_the_model_replays_it(na
     mutant = MUTANTS[name]
     goal, depth = FOUND[name]
     assert depth <= KILL_LENGTH[name]
-    options = Options.of(mutant.config, name)
+    # A variant of the reconciliation is its mutant's kernel (transition.KERNEL_VARIANTS).
+    options = Options.of(mutant.config, name, kernel=mutant.kernel)
     universe = universe_of(mutant.config)
     epoch = _initial_group_epoch(mutant.config)
     layer = Layer.of(mutant.config, universe, name) if name in CLIENT_VARIANTS else None
