@@ -88,7 +88,7 @@ class Counter:
 
     def path(self, model: Any, goal: str) -> SymPath[int]:
         xs = tuple(model.eval(x, model_completion=True).as_long() for x in self.states)
-        steps = tuple(
+        steps: tuple[tuple[str, dict[str, Any]], ...] = tuple(
             ("inc" if z3.is_true(model.eval(f, model_completion=True)) else "wrap", {})
             for f in self.incs
         )
