@@ -40,7 +40,7 @@ from typing import Any, Literal, Protocol
 import z3
 
 Status = Literal["proved", "failed", "unknown"]
-Kind = Literal["initiation", "consecution", "step", "ranking"]
+Kind = Literal["initiation", "consecution", "step", "ranking", "premise"]
 
 DEFAULT_TIMEOUT_MS = 30_000
 """Per-query Z3 timeout: a query that needs longer is ``unknown`` (timeout)."""
@@ -48,7 +48,8 @@ DEFAULT_TIMEOUT_MS = 30_000
 
 @dataclass(frozen=True)
 class Obligation:
-    """Which obligation: its kind (initiation, consecution, step or ranking), the goal it
+    """Which obligation: its kind (initiation, consecution, step or ranking; premise: a
+    non-vacuity query, ``vacuity``, whose failure is the witness it wants), the goal it
     proves and the action family it is about (none: a state obligation)."""
 
     kind: Kind
