@@ -24,8 +24,10 @@ context, and its search follows those numbers, so in the main context a query's 
 the model it finds) depends on every term built before it in the process: the KIP-1251
 ``stamp-request-epoch`` CTI took 3 s alone and a minute after twenty unrelated
 obligations (tests/invariants/z3/proof/test_proof.py). In a fresh context a query sees
-only its own terms, whatever ran before, and an interrupted query (a budget's watchdog,
-Ctrl-C: :func:`interrupt`) leaves no cancelled context behind for the next one.
+only its own terms (that CTI: about 19 CPU seconds, alone or after the others; Z3 keeps
+some process-wide state, so a model can still differ after other work), and an
+interrupted query (a budget's watchdog, Ctrl-C: :func:`interrupt`) leaves no cancelled
+context behind for the next one.
 ``Policy(isolated=False)`` runs each query in a fresh solver of the main context instead.
 """
 
