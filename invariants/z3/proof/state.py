@@ -934,7 +934,10 @@ def _decode_history(
         if not z3.is_int_value(v) and z3.is_app(v):
             table = model.get_interp(v.decl())
             if isinstance(table, z3.FuncInterp):
-                v = table.else_value()  # an application its table does not list
+                try:
+                    v = table.else_value()  # an application its table does not list
+                except z3.Z3Exception:  # a table without an else ("ast is null")
+                    return set()
         return {v.as_long()} if z3.is_int_value(v) else set()
 
     epochs = n(sym.group_epoch) | n(sym.assignment_epoch)

@@ -21,7 +21,8 @@ import z3
 
 from invariants.z3.proof import bmc, ranking
 from invariants.z3.proof.agreement import check_step
-from invariants.z3.proof.induction import Obligation, Prover, invariant_for, steps_for
+from invariants.z3.proof.induction import Prover, invariant_for, steps_for
+from invariants.z3.proof.obligations import Obligation
 from invariants.z3.proof.transition import Options, family_of
 from model import system
 from model.actions import Action
