@@ -48,7 +48,8 @@ and "no path" speaks of the restricted relation only. The search (:func:`search`
 every depth (from ``start_depth``) of a new solver and, by default, only of paths whose
 consecutive local steps of two clients come in the clients' order
 (:func:`reduce_interleavings`: every path has such a reordering with the same last
-step). It covers configurations whose clients are
+step), each step stated once by the conjuncts its families share (``factored.one_of``:
+the same steps). It covers configurations whose clients are
 dynamic members that all list the same assignors and may only subscribe, lose messages
 and time out (:func:`supported`).
 """
