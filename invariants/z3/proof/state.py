@@ -106,6 +106,7 @@ has no such member).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -957,13 +958,76 @@ def _decode_history(
             if z3.is_int_value(entry[2]) and entry[2].as_long() >= low:
                 epochs.add(entry[2].as_long())
     epochs |= {e + d for e in epochs for d in (-1, 1)}
+    grounded: dict[int, ExprRef] = {}
     return frozenset(
         (mname[str(e)], ("p", pname[str(q)]), k)
         for e in ms
         for q in ps
         for k in sorted(epochs)
-        if z3.is_true(model.eval(sym.history(e, q, k), model_completion=True))
+        if _true_in(model, sym.history(e, q, k), grounded)
     )
+
+
+def _true_in(model: ModelRef, formula: ExprRef, grounded: dict[int, ExprRef]) -> bool:
+    """Whether ``formula`` is true in ``model``. Z3's evaluator leaves a quantifier it meets
+    unevaluated (a post-state's history defined by ``smt.macro_finder`` quantifies over the
+    partitions: ``transition.history_recorded``), so a closed quantifier that remains is
+    expanded over the model's finite universe of its bound sorts and evaluated again
+    (``grounded``: each such quantifier's value, by Z3's id of it)."""
+    value = model.eval(formula, model_completion=True)
+    if z3.is_true(value) or z3.is_false(value):
+        return z3.is_true(value)
+    pairs = [(q, _ground(model, q, grounded)) for q in _closed_quantifiers(value)]
+    if pairs:
+        value = model.eval(z3.substitute(value, *pairs), model_completion=True)
+    return z3.is_true(value)
+
+
+def _closed_quantifiers(formula: ExprRef) -> list[Any]:
+    """The outermost quantifiers of ``formula`` (a closed formula: so are they)."""
+    found: dict[int, Any] = {}
+    todo = [formula]
+    seen: set[int] = set()
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_quantifier(x):
+            found[x.get_id()] = x
+        elif z3.is_app(x):
+            todo.extend(x.children())
+    return list(found.values())
+
+
+def _ground(model: ModelRef, q: Any, grounded: dict[int, ExprRef]) -> ExprRef:
+    """The truth value of the closed quantifier ``q`` in ``model``, over the model's
+    universe of each bound sort (Booleans: both values); ``q`` itself when a bound sort
+    has no finite universe there (an integer), which leaves it undecided."""
+    key = q.get_id()
+    if key in grounded:
+        return grounded[key]
+    if q.is_lambda():  # an array, not a formula: nothing to decide
+        grounded[key] = q
+        return q
+    universes: list[list[Any]] = []
+    for i in range(q.num_vars()):
+        sort = q.var_sort(i)
+        if sort == z3.BoolSort(sort.ctx):
+            universes.append([z3.BoolVal(False, sort.ctx), z3.BoolVal(True, sort.ctx)])
+        elif sort.kind() == z3.Z3_UNINTERPRETED_SORT and model.get_universe(sort) is not None:
+            universes.append(list(model.get_universe(sort)))
+        else:
+            grounded[key] = q
+            return q
+    values = []
+    for combo in itertools.product(*universes):
+        # De Bruijn: variable 0 is the last one bound.
+        instance = z3.substitute_vars(q.body(), *reversed(combo))
+        values.append(z3.BoolVal(_true_in(model, instance, grounded), q.ctx))
+    result = z3.simplify(z3.And(*values) if q.is_forall() else z3.Or(*values))
+    grounded[key] = result
+    return result
 
 
 def instance_name(number: int) -> str | None:
