@@ -204,7 +204,7 @@ def _rules(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     """The relation's options for the config and ``--variant`` given, once the capability
     table (``symbolic.capabilities``) has not refused them; ``--clients`` included."""
-    from groupcheck.mutants import variant_kernel
+    from groupcheck.mutants import variant_commit_kernel, variant_kernel
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
     from groupcheck.symbolic.scope import family_of
     from invariants.z3.proof.transition import Options
@@ -213,12 +213,14 @@ def _options(args: argparse.Namespace) -> Any:
     check(PROVE, family_of(config), "proof", prove_facts(args, config))
     # A variant of the reconciliation is its mutant's kernel (transition.KERNEL_VARIANTS).
     kernel = variant_kernel(args.variant)
+    # A variant of the offset-commit check too (transition.COMMIT_KERNEL_VARIANTS).
+    commit_kernel = variant_commit_kernel(args.variant)
     if config is None:
         loaded = _rules(args)
         if loaded is not None:
             kernel = getattr(loaded[0].reconcile, "kernel", None)
-        return Options(variant=args.variant, kernel=kernel)
-    return Options.of(config, args.variant, kernel=kernel)
+        return Options(variant=args.variant, kernel=kernel, commit_kernel=commit_kernel)
+    return Options.of(config, args.variant, kernel=kernel, commit_kernel=commit_kernel)
 
 
 def cmd_prove(args: argparse.Namespace) -> int:

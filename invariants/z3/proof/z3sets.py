@@ -112,11 +112,29 @@ class Z3Ops:
     def outside(self, a: Set, subscribed: Set, /) -> Set:
         return self.diff(a, subscribed)
 
+    def false(self) -> BoolRef:
+        return z3.BoolVal(False)
+
     def not_(self, a: BoolRef, /) -> BoolRef:
         return z3.Not(a)
 
+    def all_(self, *a: BoolRef) -> BoolRef:
+        if any(z3.is_false(x) for x in a):
+            return z3.BoolVal(False)
+        kept = [x for x in a if not z3.is_true(x)]
+        return z3.BoolVal(True) if not kept else kept[0] if len(kept) == 1 else z3.And(*kept)
+
+    def any_(self, *a: BoolRef) -> BoolRef:
+        if any(z3.is_true(x) for x in a):
+            return z3.BoolVal(True)
+        kept = [x for x in a if not z3.is_false(x)]
+        return z3.BoolVal(False) if not kept else kept[0] if len(kept) == 1 else z3.Or(*kept)
+
     def eq(self, a: ExprRef, b: ExprRef, /) -> BoolRef:
         return a == b
+
+    def lt(self, a: ExprRef, b: ExprRef, /) -> BoolRef:
+        return a < b
 
     def ite(self, c: BoolRef, then: Callable[[], T], otherwise: Callable[[], T], /) -> T:
         a, b = then(), otherwise()
