@@ -65,8 +65,9 @@ def register(sub: Any) -> None:
         p,
         help="prove your own reconciliation kernel: NAME in FILE.py replaces Rules.reconcile "
         "with model.reconcile.kernel_rule(KERNEL), a kernel written against model/sets.py "
-        "(docs/tutorial.md, 'Proving a change of the reconciliation kernel'); a file that "
-        "replaces any other rule is refused (exit 2)",
+        "(docs/tutorial.md, 'Proving a change of the reconciliation kernel'), or "
+        "Rules.validate_offset_commit with model.coordinator.commit_kernel_rule(KERNEL); a "
+        "file that replaces any other rule is refused (exit 2)",
     )
     p.add_argument(
         "--clients",
@@ -187,7 +188,8 @@ def _config(args: argparse.Namespace) -> Any:
 def _rules(args: argparse.Namespace) -> Any:
     """``--rules FILE.py:NAME`` loaded once (``args.loaded_rules``: its ``Rules`` and
     ``RulesSource``), or None. The symbolic engines read a replacement of the
-    reconciliation kernel (``groupcheck.rulesfile.symbolic_refusal``)."""
+    reconciliation kernel or of the offset-commit check
+    (``groupcheck.rulesfile.symbolic_refusal``)."""
     spec = getattr(args, "rules", None)
     if spec is None:
         return None
@@ -219,6 +221,7 @@ def _options(args: argparse.Namespace) -> Any:
         loaded = _rules(args)
         if loaded is not None:
             kernel = getattr(loaded[0].reconcile, "kernel", None)
+            commit_kernel = getattr(loaded[0].validate_offset_commit, "kernel", None)
         return Options(variant=args.variant, kernel=kernel, commit_kernel=commit_kernel)
     return Options.of(config, args.variant, kernel=kernel, commit_kernel=commit_kernel)
 

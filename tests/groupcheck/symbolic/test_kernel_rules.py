@@ -84,6 +84,25 @@ def test_prove_reads_the_kernel(capsys: pytest.CaptureFixture[str]) -> None:
     assert failed == {"GroupStatusConsistent.Stable"}, failed
 
 
+def test_bmc_and_prove_read_a_replacement_of_the_offset_commit_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """STALE (the catalogue's accept-stale-commit-epoch restated as a user's kernel of the
+    offset-commit check): BMC finds OffsetCommitAtValidEpoch violated at the variant's
+    depth on its scenario, and ``prove`` fails that goal at the OffsetCommit."""
+    argv = bmc("STALE", tmp_path)
+    argv[argv.index("MUT2")] = "MUT2_COMMIT"
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "OffsetCommitAtValidEpoch" in out
+    assert "violation" in out
+    only = ["prove", "--quiet", "--json", "--only", "OffsetCommitAtValidEpoch"]
+    assert main([*only, "--rules", rules("STALE")]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    failed = {(ob["goal"], ob["family"]) for ob in doc["obligations"] if ob["status"] == "failed"}
+    assert failed == {("OffsetCommitAtValidEpoch", "DeliverMessage.offset_commit")}, failed
+
+
 @pytest.mark.parametrize(
     ("name", "why"),
     [
