@@ -39,6 +39,8 @@ from invariants.z3.proof.bmc import (
 from invariants.z3.proof.bmc_clients import CLIENT_VARIANTS
 from invariants.z3.proof.bmc_lasso import LASSO_VARIANTS
 from invariants.z3.proof.induction import Prover
+from invariants.z3.proof.obligations import Policy
+from invariants.z3.proof.obligations import run as run_obligations
 from invariants.z3.proof.transition import VARIANTS, Options
 from model.config import Config
 from model.presets import MUT2
@@ -74,10 +76,15 @@ def _bmc(config: Config, variant: str | None) -> dict[str, Outcome]:
 def run() -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     timeout = 60_000
+    prover = Prover(Options(), timeout_ms=timeout)
     (core, ranked), wall, cpu = _timed(
         lambda: (
-            Prover(Options(), timeout_ms=timeout).run(),
-            ranking.run(Options(), timeout_ms=timeout),
+            run_obligations(prover.obligations(), prover.query, prover.policy()),
+            run_obligations(
+                ranking.obligations(Options()),
+                lambda ob: ranking.query(ob, Options()),
+                Policy(timeout),
+            ),
         )
     )
     results = core + ranked

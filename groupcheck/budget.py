@@ -171,3 +171,8 @@ def _interrupt_z3() -> None:
         return
     with suppress(Exception):
         z3.main_ctx().interrupt()
+    # A proof obligation runs in a Z3 context of its own (invariants.z3.proof.obligations).
+    runner = sys.modules.get("invariants.z3.proof.obligations")
+    if runner is not None:
+        with suppress(Exception):
+            runner.interrupt()

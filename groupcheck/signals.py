@@ -150,12 +150,18 @@ class Z3Interrupter:
 
 
 def interrupt_z3() -> None:
-    """Interrupt the running queries of Z3's main context (when Z3 is loaded)."""
+    """Interrupt the running queries of Z3's main context and of the proof obligations'
+    own contexts (when Z3 is loaded)."""
     z3 = sys.modules.get("z3")
     if z3 is None:
         return
     with contextlib.suppress(Exception):
         z3.main_ctx().interrupt()
+    # A proof obligation runs in a Z3 context of its own (invariants.z3.proof.obligations).
+    runner = sys.modules.get("invariants.z3.proof.obligations")
+    if runner is not None:
+        with contextlib.suppress(Exception):
+            runner.interrupt()
 
 
 _active = [False]

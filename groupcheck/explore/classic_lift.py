@@ -20,8 +20,7 @@ from groupcheck.explore.minimise import convergence_violation
 from invariants.check import Checker, Violation
 from invariants.liveness import DEFAULT_BOUND, FairMemo
 from invariants.snapshot import project_key, snapshot_key
-from invariants.z3.engine import Lifted
-from invariants.z3.proof.classic_bmc import SymPath
+from invariants.z3.engine import Lifted, SymPath
 from invariants.z3.proof.classic_client_bmc import ClientPath, project_state
 from invariants.z3.proof.classic_lasso import LassoLifted
 from invariants.z3.proof.classic_state import ClassicValue, project
@@ -31,7 +30,11 @@ from model.config import Config
 
 
 def lift(
-    path: SymPath, config: Config, max_states: int, *, projector: Callable[[Any], Any] = project
+    path: SymPath[ClassicValue],
+    config: Config,
+    max_states: int,
+    *,
+    projector: Callable[[Any], Any] = project,
 ) -> Lifted:
     """A trace of the Python classic model whose group goes through ``path``'s states in
     order — client steps that leave its projection as it is are free, any other change must
@@ -53,7 +56,7 @@ def lift_clients(path: ClientPath, config: Config, max_states: int) -> Lifted:
 
 
 def lift_lasso(
-    path: SymPath, config: Config, max_states: int, *, bound: int | None = None
+    path: SymPath[ClassicValue], config: Config, max_states: int, *, bound: int | None = None
 ) -> LassoLifted:
     """A trace of the Python classic model whose group goes through the states of
     ``path`` — the prefix of a lasso of ``invariants.z3.proof.classic_lasso``, up to the

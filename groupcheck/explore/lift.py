@@ -446,7 +446,7 @@ def lift_lasso(
     bound: int | None = None,
     levels: Sequence[str] | None = None,
 ) -> Lift:
-    """Lift the prefix of a BMC lasso (``invariants.z3.proof.lasso.Lasso``: the path up
+    """Lift the prefix of a BMC lasso (``invariants.z3.lasso.Lasso``: the path up
     to the loop's entry) to a trace of ``config`` whose last state matches the loop's entry
     and from which ``invariants.liveness``'s fair schedule (with ``bound``, by default
     ``DEFAULT_BOUND``) is shown not to converge — a fair loop or a stuck state

@@ -278,17 +278,17 @@ def cmd_lasso(args: argparse.Namespace, chosen: Any, variant: str | None) -> int
     """``explore --engine bmc`` for Convergence: the shortest fair non-converging lasso of
     the client layer (``invariants.z3.proof.bmc_lasso``) up to ``--depth``, confirmed by
     :func:`lasso_row` (the layer's confirmer in the one lasso search,
-    ``invariants.z3.proof.lasso``) and written as a run directory like the BFS engine's Convergence
+    ``invariants.z3.lasso``) and written as a run directory like the BFS engine's Convergence
     counterexamples (the trace to the loop's entry)."""
     from pathlib import Path
 
     from groupcheck import exitcodes
     from groupcheck.explore.lift import DEFAULT_LIFT_STATES
     from groupcheck.progress import progress_for
+    from invariants.z3.lasso import Confirmation, Lasso
     from invariants.z3.proof.bmc import universe_of
     from invariants.z3.proof.bmc_clients import Layer
     from invariants.z3.proof.bmc_lasso import CONVERGENCE, LASSO_VARIANTS, search_lasso
-    from invariants.z3.proof.lasso import Confirmation, Lasso
     from invariants.z3.proof.transition import Options
     from reports.artifacts import run_label, run_name
     from reports.publish import check_target

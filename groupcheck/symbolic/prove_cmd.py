@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from typing import Any
 
 from groupcheck import exitcodes
@@ -254,9 +255,9 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
     (docs/json/prove.schema.json). Used by ``cmd_prove`` and ``groupcheck.api.prove``."""
     from groupcheck.progress import progress_for
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
-    from invariants.z3.proof import ranking, vacuity
+    from invariants.z3.proof import clients, obligations, ranking, vacuity
     from invariants.z3.proof.clients import diagnose, layer_conjuncts
-    from invariants.z3.proof.induction import Prover, invariant_for, steps_for, summary
+    from invariants.z3.proof.induction import Prover, invariant_for, steps_for
 
     # The options of --agreement alone, before the config is read.
     check(PROVE, "any", "proof options", prove_facts(args, None))
@@ -290,8 +291,18 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
         timeout_ms=int(args.timeout * 1000),
         progress=progress,
     )
-    results = prover.run(progress=progress, only=args.only)
-    layer: list[Any] = []
+    policy = obligations.Policy(int(args.timeout * 1000))
+
+    def told(what: str) -> Callable[[int, int, obligations.Obligation], None] | None:
+        if progress is None:
+            return None
+        say = progress
+        return lambda i, n, ob: say(f"prove: {what.format(i=i, n=n)}, now {ob.name}")
+
+    results = obligations.run(
+        prover.obligations(args.only), prover.query, policy, progress=told("{i}/{n} obligations")
+    )
+    layer: list[obligations.Result] = []
     fix = False
     if args.clients:
         config = _config(args)
@@ -307,20 +318,21 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
             only=wanted,
         )
     ranked = (
-        ranking.run(options, timeout_ms=int(args.timeout * 1000), progress=progress, only=args.only)
+        obligations.run(
+            ranking.obligations(options, args.only),
+            lambda ob: ranking.query(ob, options),
+            policy,
+            progress=told("ranking {i}/{n}"),
+        )
         if with_ranking
         else []
     )
     reached = _reach_ctis(args, results, invariant, steps, progress)
     seconds = time.monotonic() - start
-    counts = summary(results)
-    for d in layer:
-        counts[d.status] += 1
-    for r in ranked:
-        counts[r.status] += 1
+    counts = obligations.summary(results + layer + ranked)
     result = "ok"
     reasons: list[str] = []
-    checked = {r.obligation.goal for r in results + ranked} | {d.goal for d in layer}
+    checked = {r.obligation.goal for r in results + ranked + layer}
     assumed = [c.name for c in invariant] + layer_goals
     if ranked:
         assumed += list(ranking.RANKING_LEMMAS)
@@ -352,7 +364,7 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
         reasons.append("assumed in the pre-state but not checked (--only): " + ", ".join(unchecked))
     per_goal: dict[str, dict[str, Any]] = {}
     rows = [(r.obligation.goal, r.status, r.seconds, "core") for r in results]
-    rows += [(d.goal, d.status, d.seconds, "client layer") for d in layer]
+    rows += [(d.obligation.goal, d.status, d.seconds, "client layer") for d in layer]
     rows += [(r.obligation.goal, r.status, r.seconds, "ranking") for r in ranked]
     for goal, status, secs, where in rows:
         key = f"{where}:{goal}"
@@ -454,7 +466,7 @@ def prove_document(args: argparse.Namespace) -> dict[str, Any]:
         if not args.clients
         else {
             "report_pending_additions": fix,
-            "obligations": [d.to_json() for d in layer],
+            "obligations": [clients.to_json(d) for d in layer],
         },
     }
 

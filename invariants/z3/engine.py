@@ -72,7 +72,8 @@ class Outcome:
     asked) or ``unknown`` (Z3 gave no answer, without a lift); the depth of the path
     reported, the seconds (the unrolling's and the goal's own queries' and lifts', CPU),
     the paths tried and each lift's record. Not frozen: ``classic_client_bmc.search``
-    puts its lifted partition image in ``path``."""
+    puts its lifted partition image in ``path``. A lasso search's is a subtype with the
+    loop's entry and shift (``invariants.z3.lasso.LassoOutcome``)."""
 
     goal: str
     status: str

@@ -8,8 +8,11 @@ inductive invariants for groups of any size, and counterexamples to induction.
 * :mod:`.reading` — the quantified Z3 reading of an ``invariants.expr`` property over a
   symbolic state (the third reading of a property, next to the Python predicate and the
   finite unrolling of ``invariants.z3.encode``);
-* :mod:`.induction` — the obligations (initiation and consecution per invariant conjunct
-  and action family), their three-way verdicts and decoded CTIs;
+* :mod:`.obligations` — the one runner of proof obligations (premise ⇒ conclusion, one Z3
+  query each in a context of its own): three-way verdicts, CTIs through the family's
+  decoder;
+* :mod:`.induction` — the invariant's obligations (initiation and consecution per invariant
+  conjunct and action family, step properties per family) and their decoded CTIs;
 * :mod:`.agreement` — the relation against the Python model on concrete steps;
 * :mod:`.crosscheck` — the same over a config's seeded walks, per action family
   (``groupcheck prove --agreement``);

@@ -2,7 +2,7 @@
 replayed through the Python model's coordinator rules.
 
 :func:`search` unrolls the relation from ``Init`` for 1, 2, … ``depth`` steps (the engine's
-depth loop, ``invariants.z3.engine.search``, driving :class:`Core`) and asks for
+depth loop, ``invariants.z3.engine.search``, driving :class:`Unrolling`) and asks for
 a path whose last state violates a goal (``GOALS``: the core's state properties,
 ``ValidTargetAssignment.Covers`` under a covering assignor, ``Lemma.UnrevokedHasPending``;
 ``HolderCommitsAccepted`` too where the states keep the KIP-1251 assignment epochs:
@@ -179,10 +179,6 @@ _m = z3.Const("m", MEMBER)
 class ReplayDiverged(AssertionError):
     """The Python coordinator did not reproduce a step of the symbolic path: the encoding
     and the model disagree."""
-
-
-Path = SymPath[Concrete]
-"""The core's paths: the engine's (``bmc_lasso`` and the tests name them so)."""
 
 
 def _replayable(fam: Family, *, owned_null: bool = False) -> Any:
@@ -474,7 +470,8 @@ class Unrolling(engine.Unroller[SymState]):
     instantiation: slow beyond a few steps). ``stutter`` adds ``Unchanged`` to the
     families, so that the last state ranges over the states reachable in *at most* the
     unrolled number of steps. The engine's unroller (``invariants.z3.engine.Unroller``):
-    the choices of a step are ``(selector, family, binding)``."""
+    the choices of a step are ``(selector, family, binding)``; with its goals
+    (:meth:`asking`), the relation the engine's depth loop drives (``engine.Symbolic``)."""
 
     def __init__(
         self,
@@ -505,6 +502,8 @@ class Unrolling(engine.Unroller[SymState]):
         self.batching = options.batching
         self.states = [self.fresh(0)]
         self.choices = []
+        self.state_goals: dict[str, Expr] = {}
+        self.step_goals: dict[str, Expr] = {}
         self.grounder = Grounder(universe, layer) if universe is not None else None
         self.blast = (
             Bitblaster(universe, width_for(max_depth, group_epoch or 1), layer)
@@ -550,10 +549,34 @@ class Unrolling(engine.Unroller[SymState]):
             self.clients.append(self.layer.fresh("s0"))
             self.add(self.layer.initial(self.clients[0]))
 
-    @property
-    def chosen(self) -> list[list[tuple[Any, ...]]]:
-        """The choices of every step (``bmc_lasso``'s name for them)."""
-        return self.choices
+    def asking(self, state: dict[str, Expr], step: dict[str, Expr]) -> Unrolling:
+        """The unrolling with the goals :meth:`goal` reads (``state``: name → a state
+        property's ``invariants.expr`` form, ``step``: name → a step property's)."""
+        self.state_goals, self.step_goals = state, step
+        return self
+
+    def goal(self, name: str) -> Any:
+        """The negation of goal ``name`` (:meth:`asking`) read (``reading.read``) on the last
+        state, or on the last step, with the clients' when the unrolling has the client
+        layer, as the solver reads it (:meth:`encode`)."""
+        k, states = self.depth, self.states
+        if name in self.state_goals:
+            clients: dict[Any, Any] | None = (
+                {"now": self.clients[k]} if self.layer is not None else None
+            )
+            negated = z3.Not(read(self.state_goals[name], now=states[k], clients=clients))
+        else:
+            sides: dict[Any, Any] | None = (
+                {"pre": self.clients[k - 1], "post": self.clients[k]}
+                if self.layer is not None
+                else None
+            )
+            expr = self.step_goals[name]
+            negated = z3.Not(read(expr, pre=states[k - 1], post=states[k], clients=sides))
+        return self.encode(negated)
+
+    def block(self, path: Any, steps: int) -> None:
+        raise NotImplementedError("the core's paths are replayed by the caller, not lifted")
 
     def ground(self, e: Any) -> Any:
         return self.grounder(e) if self.grounder is not None else e
@@ -870,7 +893,7 @@ class Unrolling(engine.Unroller[SymState]):
         """The ``i``-th state of a model."""
         return decode(self.reading(model), self.states[i], self.universe)[0]
 
-    def path(self, goal: str, model: Any) -> SymPath[Concrete]:
+    def path(self, model: Any, goal: str) -> SymPath[Concrete]:
         """The path of a model of the unrolling."""
         decoded = []
         names: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
@@ -961,47 +984,6 @@ def goal_table(options: Options, layer: Layer | None) -> tuple[dict[str, Any], d
     return state_goals, step_goals
 
 
-class Core:
-    """The core's unrolling as the engine drives it (``invariants.z3.engine.Symbolic``):
-    a goal is the negation of its ``invariants.expr`` form (``state``: name → a state
-    property's, ``step``: name → a step property's) read (``reading.read``) on the last
-    state, or on the last step, with the clients' when the unrolling has the client layer,
-    as the solver reads it (``Unrolling.encode``)."""
-
-    def __init__(self, run: Unrolling, state: dict[str, Expr], step: dict[str, Expr]) -> None:
-        self.run = run
-        self.solver = run.solver
-        self.state = state
-        self.step = step
-
-    def extend(self) -> None:
-        self.run.extend()
-
-    def goal(self, name: str) -> Any:
-        run, k = self.run, self.run.depth
-        states = run.states
-        if name in self.state:
-            clients: dict[Any, Any] | None = (
-                {"now": run.clients[k]} if run.layer is not None else None
-            )
-            negated = z3.Not(read(self.state[name], now=states[k], clients=clients))
-        else:
-            expr = self.step[name]
-            sides: dict[Any, Any] | None = (
-                {"pre": run.clients[k - 1], "post": run.clients[k]}
-                if run.layer is not None
-                else None
-            )
-            negated = z3.Not(read(expr, pre=states[k - 1], post=states[k], clients=sides))
-        return run.encode(negated)
-
-    def path(self, model: Any, goal: str) -> SymPath[Concrete]:
-        return self.run.path(goal, model)
-
-    def block(self, path: Any, steps: int) -> None:
-        raise NotImplementedError("the core's paths are replayed by the caller, not lifted")
-
-
 def search_all(
     goals: Iterable[str],
     depth: int,
@@ -1034,7 +1016,7 @@ def search_all(
     )
     state = {name: c.expr for name, c in state_goals.items()}
     step = {name: p.expr for name, p in step_goals.items() if p.expr is not None}
-    return engine.search(Core(run, state, step), names, depth)
+    return engine.search(run.asking(state, step), names, depth)
 
 
 # --------------------------------------------------------------------------- replay

@@ -27,7 +27,7 @@ reference rules too. On a configuration that loses messages the layer is the los
 (``Layer.lossy``: a joining client's lost response, a fenced heartbeat, the rejoin), its
 losses within the configuration's perturbation budget.
 
-:func:`search_lasso` runs the one lasso search (``invariants.z3.proof.lasso``) over the
+:func:`search_lasso` runs the one lasso search (``invariants.z3.lasso``) over the
 layer's parts (:class:`ClientLayerLasso`): for ``k = 1, 2, …, depth``, whether the
 unrolling of ``k`` steps has such a lasso (one query per ``k``, the loop entry ``j``
 chosen by the solver), so the first one found is a shortest. "ok" means: no fair
@@ -57,8 +57,10 @@ from typing import Any
 
 import z3
 
-from invariants.z3.proof import lasso as lassos
-from invariants.z3.proof.bmc import Path, Unrolling, bmc_unrolling
+from invariants.z3 import lasso as lassos
+from invariants.z3.engine import SymPath
+from invariants.z3.lasso import Confirmation, Fairness, Lasso, LassoOutcome
+from invariants.z3.proof.bmc import Unrolling, bmc_unrolling
 from invariants.z3.proof.bmc_client_replay import replay_clients
 from invariants.z3.proof.bmc_clients import (
     FENCED,
@@ -70,7 +72,6 @@ from invariants.z3.proof.bmc_clients import (
     ClientVars,
     Layer,
 )
-from invariants.z3.proof.lasso import Confirmation, Fairness, Lasso, LassoOutcome
 from invariants.z3.proof.state import (
     MEMBER,
     PARTITION,
@@ -80,7 +81,7 @@ from invariants.z3.proof.state import (
 from invariants.z3.proof.state import STABLE as MEMBER_STABLE
 from invariants.z3.proof.transition import Options, unchanged
 
-CONVERGENCE = "Convergence"
+CONVERGENCE = lassos.CONVERGENCE
 
 LASSO_VARIANTS = {
     "ack-ignored": "the coordinator never takes a revocation acknowledgement: the revoking "
@@ -183,7 +184,7 @@ def converged(s: SymState, a: ClientVars, layer: Layer) -> Any:
 
 @dataclass
 class ClientLayerLasso:
-    """The client layer's parts of the lasso search (``invariants.z3.proof.lasso``): its
+    """The client layer's parts of the lasso search (``invariants.z3.lasso``): its
     unrolling, with the perturbation budget on every path; the loop closed on the core's
     state, the ghosts and the clients; no converged state and no perturbation in the loop;
     :data:`FAIRNESS` per client; ``confirm`` (None: the caller confirms the lasso,
@@ -203,7 +204,7 @@ class ClientLayerLasso:
         run.extend()
         if layer.lossy:
             # The perturbation budget: at most loss_budget lost responses on the path.
-            self.losses += [flag for flag, fam, _ in run.chosen[-1] if fam.name == "LoseResponse"]
+            self.losses += [flag for flag, fam, _ in run.choices[-1] if fam.name == "LoseResponse"]
             count = z3.Sum(*[z3.If(f, 1, 0) for f in self.losses])
             run.add(count <= layer.loss_budget)
 
@@ -242,15 +243,15 @@ class ClientLayerLasso:
                 )
         return out
 
-    def path(self, model: Any) -> Path:
-        return self.run.path(CONVERGENCE, model)
+    def path(self, model: Any, goal: str) -> SymPath[Any]:
+        return self.run.path(model, goal)
 
 
 def _taken(run: Unrolling, i: int, *, families: tuple[str, ...], member: Any) -> Any:
     """Step ``i`` of the unrolling is one of ``families`` for ``member``."""
     flags = [
         flag
-        for flag, fam, binding in run.chosen[i]
+        for flag, fam, binding in run.choices[i]
         if fam.name in families and binding and binding[0][1].eq(member)
     ]
     return z3.Or(*flags) if flags else z3.BoolVal(False)
@@ -262,7 +263,7 @@ def _enabled(run: Unrolling, i: int, *, client: Any, step: str, layer: Layer) ->
 
 
 def _perturbation(run: Unrolling, i: int) -> Any:
-    flags = [flag for flag, fam, _ in run.chosen[i] if fam.name in PERTURBATIONS]
+    flags = [flag for flag, fam, _ in run.choices[i] if fam.name in PERTURBATIONS]
     return z3.Or(*flags) if flags else z3.BoolVal(False)
 
 
@@ -277,7 +278,7 @@ def search_lasso(
     confirm: Callable[[Lasso], Confirmation] | None = None,
 ) -> LassoOutcome:
     """The shortest fair non-converging lasso of the client layer (in steps, up to
-    ``depth``): ``invariants.z3.proof.lasso.search_lasso`` over :class:`ClientLayerLasso`
+    ``depth``): ``invariants.z3.lasso.search_lasso`` over :class:`ClientLayerLasso`
     (module docstring); with ``confirm``, the first lasso it does not confirm ends the
     search inconclusive (no block: the confirmer judges one lasso)."""
     if layer.polls or layer.callbacks:

@@ -37,7 +37,7 @@ import z3
 
 from invariants.classic_snapshot import STICKY_ASSIGNORS
 from invariants.z3 import engine
-from invariants.z3.engine import Lifted, Outcome
+from invariants.z3.engine import Lifted, Outcome, SymPath
 from invariants.z3.proof.classic_state import (
     COMPLETING,
     PREPARING,
@@ -73,11 +73,7 @@ from model.records import OffsetCommitRequest
 from model.rules import DEFAULT_RULES
 from model.status import ErrorCode
 
-SymPath = engine.SymPath[ClassicValue]
-"""A symbolic path of the classic coordinator: the engine's (``invariants.z3.engine``),
-of classic group states."""
-
-Lifter = Callable[[SymPath, Config, int], Lifted]
+Lifter = Callable[[SymPath[ClassicValue], Config, int], Lifted]
 """A lift (``groupcheck.explore.classic_lift.lift``): the model trace (None: none found),
 the violations of its last step, the nodes visited and, when the search was exhausted,
 how many of the path's states after the initial one a trace matched (None: the search
@@ -925,7 +921,7 @@ class Unrolling(engine.Unroller[ClassicSym]):
         with grounded(self.members, self.partitions):
             return GOALS[name](self.states[-2], self.states[-1])
 
-    def path(self, model: Any, goal: str) -> SymPath:
+    def path(self, model: Any, goal: str) -> SymPath[ClassicValue]:
         u = self.domains.universe
         names = {
             str(model.eval(c, model_completion=True)): mid for mid, c in u.member_consts.items()
@@ -942,7 +938,9 @@ class Unrolling(engine.Unroller[ClassicSym]):
             steps.append((fam.name, shown))
         return SymPath(goal, states, tuple(steps))
 
-    def restrict(self, path: SymPath, matched: int, moves: tuple[ClassicValue, ...]) -> None:
+    def restrict(
+        self, path: SymPath[ClassicValue], matched: int, moves: tuple[ClassicValue, ...]
+    ) -> None:
         """Through the first ``matched`` states after the initial one of ``path``, the next
         state is one of ``moves``: every group state a model step takes the group to from a
         model state matching the ``matched``-th (``classic_lift.next_states``, a search
@@ -963,7 +961,7 @@ class Unrolling(engine.Unroller[ClassicSym]):
         self.solver.add(rule)
         self.learned.append(rule)
 
-    def block(self, path: SymPath, length: int) -> None:
+    def block(self, path: SymPath[ClassicValue], length: int) -> None:
         """No other path through the first ``length`` states after the initial one of
         ``path``.
 
@@ -1024,6 +1022,6 @@ def search(
     )[goal]
 
 
-def render_path(path: SymPath) -> list[str]:
+def render_path(path: SymPath[ClassicValue]) -> list[str]:
     """Lines describing a symbolic path: the initial state, then each step and its state."""
     return engine.render_path(path, render)

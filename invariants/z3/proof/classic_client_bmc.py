@@ -48,7 +48,8 @@ and "no path" speaks of the restricted relation only. The search (:func:`search`
 every depth (from ``start_depth``) of a new solver and, by default, only of paths whose
 consecutive local steps of two clients come in the clients' order
 (:func:`reduce_interleavings`: every path has such a reordering with the same last
-step). It covers configurations whose clients are
+step), each step stated once by the conjuncts its families share (``factored.one_of``:
+the same steps). It covers configurations whose clients are
 dynamic members that all list the same assignors and may only subscribe, lose messages
 and time out (:func:`supported`).
 """
@@ -100,6 +101,7 @@ from invariants.z3.proof.classic_transition import (
     grounded,
     possible_families,
 )
+from invariants.z3.proof.factored import one_of
 from invariants.z3.proof.lifted_search import FreshSolver, Outcome, search_lifted
 from invariants.z3.proof.state import MEMBER, PARTITION, Partition
 from model import system
@@ -462,9 +464,11 @@ class Linked:
         *,
         reduce: bool = False,
         fresh: bool = False,
+        factor: bool = False,
     ) -> None:
         self.config = config
         self.reduce = reduce
+        self.factor = factor
         self.domains = domains
         self.copts = coordinator
         self.kopts = clients
@@ -1129,10 +1133,14 @@ class Linked:
         chosen: list[tuple[Any, str]] = []
         with grounded(self.members, self.parts):
             fams = self.step_families(pre, post)
-        for name, formula in fams:
-            sel = z3.Bool(f"step{k}.{name}")
-            self.solver.add(z3.Implies(sel, formula))
-            chosen.append((sel, name))
+        for name, _ in fams:
+            chosen.append((z3.Bool(f"step{k}.{name}"), name))
+        sels = [sel for sel, _ in chosen]
+        if self.factor:
+            self.solver.add(*one_of(sels, [f for _, f in fams]))
+        else:
+            for sel, (_, formula) in zip(sels, fams, strict=True):
+                self.solver.add(z3.Implies(sel, formula))
         self.solver.add(self.within(post.group.leader))
         for n in self.names:
             self.solver.add(
@@ -1343,20 +1351,25 @@ def search(
     progress: Callable[[str], None] | None = None,
     reduce: bool = True,
     fresh: bool = True,
+    factor: bool = True,
     start_depth: int = 1,
 ) -> Outcome:
     """Search for a path of at most ``depth`` steps of the linked relation whose last step
     violates ``goal``, the shortest first, and lift it (module docstring). ``reduce``: only
     paths whose consecutive local steps of different clients come in the clients' order
     (:func:`reduce_interleavings`); ``fresh``: every query asked of a new solver
-    (``lifted_search.FreshSolver``); ``start_depth``: the goal asked only from that depth
-    on (``lifted_search.search_lifted``: no path found is then inconclusive)."""
+    (``lifted_search.FreshSolver``); ``factor``: each step stated once by the conjuncts its
+    families share, exactly one family a step (``factored.one_of``: the same steps);
+    ``start_depth``: the goal asked only from that depth on
+    (``lifted_search.search_lifted``: no path found is then inconclusive)."""
     why = supported(config)
     if why is not None:
         raise ValueError(f"config {config.name!r}: {why}")
     coordinator = ClassicOptions.of(config)
     clients = ClientOptions.of(config, variant)
-    unroll = Linked(config, universe_of(config), coordinator, clients, reduce=reduce, fresh=fresh)
+    unroll = Linked(
+        config, universe_of(config), coordinator, clients, reduce=reduce, fresh=fresh, factor=factor
+    )
     lifted: dict[int, ClientPath] = {}
     out = search_lifted(
         unroll,

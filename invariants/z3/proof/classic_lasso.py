@@ -29,7 +29,7 @@ unrolls it, with the same domains and requests) whose last state is an earlier o
 
 So a loop may leave out what a running client would do; that is what the Python
 confirmation judges. :func:`search_lasso` runs the one lasso search
-(``invariants.z3.proof.lasso``) over the relation's parts (:class:`ClassicRelationLasso`):
+(``invariants.z3.lasso``) over the relation's parts (:class:`ClassicRelationLasso`):
 it asks, for ``k = 1, 2, …, depth``, whether the unrolling of ``k`` steps has such a
 lasso (one query per ``k``, the loop's entry ``j`` chosen by the solver), so the first
 one found is a shortest; each is confirmed by the ``confirmer``
@@ -97,12 +97,13 @@ from typing import Any, NamedTuple
 
 import z3
 
-from invariants.z3.proof import lasso as lassos
+from invariants.z3 import lasso as lassos
+from invariants.z3.engine import SymPath
+from invariants.z3.lasso import Confirmation, Fairness, Lasso, LassoOutcome
 from invariants.z3.proof.classic_bmc import (
     DEFAULT_LIFT_STATES,
     UNROLLED,
     Domains,
-    SymPath,
     Unrolling,
     _requests,
     universe_of,
@@ -124,7 +125,6 @@ from invariants.z3.proof.classic_transition import (
     possible_families,
     view,
 )
-from invariants.z3.proof.lasso import Confirmation, Fairness, Lasso, LassoOutcome
 from invariants.z3.proof.state import MEMBER
 from model.actions import Action
 from model.config import Config
@@ -132,7 +132,7 @@ from model.path import Path
 
 BoolRef = Any
 
-CONVERGENCE = "Convergence"
+CONVERGENCE = lassos.CONVERGENCE
 
 LASSO_VARIANTS = {
     "static-replace-without-rebalance": "a static member that restarts while the group is "
@@ -223,26 +223,21 @@ class LassoLifted(NamedTuple):
     moves: tuple[ClassicValue, ...] | None = None
 
 
-Confirmer = Callable[[SymPath, Config, int], LassoLifted]
+Confirmer = Callable[[SymPath[ClassicValue], Config, int], LassoLifted]
 
 
 class LassoUnrolling(Unrolling):
     """``classic_bmc.Unrolling`` with the clients' steps (``Unchanged``) unrolled too, and
-    only the families the configuration can take (``LASSO_UNROLLED``)."""
+    only the families the configuration can take (``LASSO_UNROLLED``): its
+    :meth:`transition` hook (``invariants.z3.engine.Unroller``) without the path search's
+    claims history, hints and change of the group (a loop's steps may leave it as it
+    is)."""
 
-    def __init__(self, config: Config, options: ClassicOptions, domains: Domains) -> None:
-        super().__init__(config, options, domains)
-        self.selected: list[dict[str, list[tuple[Any, Any]]]] = []
-
-    def extend(self) -> None:
-        k = len(self.states)
-        pre, post = self.states[-1], ClassicSym.fresh(f"s{k}")
-        self.states.append(post)
-        chosen = []
+    def transition(self, pre: ClassicSym, post: ClassicSym, k: int) -> list[tuple[Any, ...]]:
+        chosen: list[tuple[Any, ...]] = []
         names = [n for n in LASSO_UNROLLED if n in possible_families(self.config)]
         with grounded(self.members, self.partitions):
             fams = families(pre, post, self.options, names)
-        by_name: dict[str, list[tuple[Any, Any]]] = {}
         for fam in fams:
             sel = z3.Bool(f"step{k}.{fam.name}")
             parts = [fam.formula, *_requests(fam, pre, self.domains)]
@@ -251,23 +246,24 @@ class LassoUnrolling(Unrolling):
             ]
             self.solver.add(z3.Implies(sel, z3.And(*parts)))
             chosen.append((sel, fam))
-            by_name.setdefault(fam.name, []).append((sel, fam.params.get("member")))
         self.solver.add(self.within(post.leader))
-        self.solver.add(z3.Or(*[sel for sel, _ in chosen]))
-        self.choices.append(chosen)
-        self.selected.append(by_name)
+        return self.one_of(chosen)
 
     def taken(self, i: int, name: str, x: Any) -> BoolRef:
         """Step ``i`` is of family ``name`` for member ``x``."""
         return z3.Or(
-            *[z3.And(sel, who == x) for sel, who in self.selected[i].get(name, [])],
+            *[
+                z3.And(sel, fam.params.get("member") == x)
+                for sel, fam in self.choices[i]
+                if fam.name == name
+            ],
             z3.BoolVal(False),
         )
 
     def in_loop_family(self, i: int) -> BoolRef:
         """Step ``i`` is of one of ``LOOP_FAMILIES``."""
-        sels = self.selected[i]
-        return z3.Or(*[sel for n in LOOP_FAMILIES for sel, _ in sels.get(n, [])], z3.BoolVal(False))
+        sels = [sel for n in LOOP_FAMILIES for sel, fam in self.choices[i] if fam.name == n]
+        return z3.Or(*sels, z3.BoolVal(False))
 
 
 def shift(v: Any, d: Any) -> Any:
@@ -342,7 +338,7 @@ def _block_of(lasso: Lasso, lifted: LassoLifted) -> Block:
 
 @dataclass
 class ClassicRelationLasso:
-    """The classic relation's parts of the lasso search (``invariants.z3.proof.lasso``):
+    """The classic relation's parts of the lasso search (``invariants.z3.lasso``):
     the unrolling with the clients' steps (:class:`LassoUnrolling`); the loop closed on the
     group (with ``shifts``, up to a generation shift and the write-only fields); no
     :func:`settled` state and only :data:`LOOP_FAMILIES` in the loop, every step of the
@@ -396,8 +392,8 @@ class ClassicRelationLasso:
             for name, enabled in FAIRNESS.items()
         ]
 
-    def path(self, model: Any) -> SymPath:
-        return self.run.path(model, CONVERGENCE)
+    def path(self, model: Any, goal: str) -> SymPath[ClassicValue]:
+        return self.run.path(model, goal)
 
     def confirm(self, lasso: Lasso) -> Confirmation:
         config = self.run.config
@@ -434,7 +430,7 @@ def search_lasso(
 ) -> LassoOutcome:
     """The shortest fair non-converging lasso of the classic relation (in steps, up to
     ``depth``) that the ``confirmer`` confirms; with ``shifts``, up to a generation shift:
-    ``invariants.z3.proof.lasso.search_lasso`` over :class:`ClassicRelationLasso` (module
+    ``invariants.z3.lasso.search_lasso`` over :class:`ClassicRelationLasso` (module
     docstring; ``seconds`` in CPU time)."""
     start = time.process_time()
     run = LassoUnrolling(config, options, universe_of(config))

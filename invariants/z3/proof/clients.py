@@ -22,7 +22,7 @@ heartbeat does not report it); with the fix the same obligations are proved.
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from invariants.expr import (
 )
 from invariants.properties import OWNED_PARTITIONS_ARE_HELD
 from invariants.z3.proof.induction import INVARIANT, Conjunct, params_of
+from invariants.z3.proof.obligations import Lines, Obligation, Policy, Query, Result, run
 from invariants.z3.proof.reading import CLIENT, read
 from invariants.z3.proof.state import (
     MEMBER,
@@ -338,38 +339,58 @@ CLIENT_PROPERTY = Conjunct(
 )
 
 
-@dataclass(frozen=True)
-class Diagnosis:
-    """The verdict of one obligation of the client layer."""
-
-    goal: str
-    family: str | None
-    status: str
-    seconds: float
-    reason: str = ""
-    cti: tuple[str, ...] = ()
-    python_confirms: bool | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "obligation": self.goal if self.family is None else f"{self.goal} / {self.family}",
-            "goal": self.goal,
-            "family": self.family,
-            "status": self.status,
-            "seconds": round(self.seconds, 3),
-        }
-        if self.reason:
-            doc["reason"] = self.reason
-        if self.cti:
-            doc["cti"] = list(self.cti)
-            doc["python_confirms"] = self.python_confirms
-        return doc
-
-
 def layer_conjuncts(request_lemma: bool) -> tuple[Conjunct, ...]:
     """The client-layer conjuncts tried: the property, its strengthening, and (optionally)
     the lemma that the heartbeat in flight reports everything."""
     return (CLIENT_PROPERTY, *CLIENT_LEMMAS, *((REQUEST_REPORTS,) if request_lemma else ()))
+
+
+def obligations(
+    request_lemma: bool, options: Options, fix: bool, only: tuple[str, ...] | None = None
+) -> list[Obligation]:
+    """Initiation and consecution (per family) of the layer's conjuncts (those named in
+    ``only``, when given)."""
+    names = [
+        f.name
+        for f in client_families(
+            SymState.fresh("n0"),
+            SymState.fresh("n1"),
+            ClientState.fresh("n0"),
+            ClientState.fresh("n1"),
+            options,
+            fix,
+        )
+    ]
+    return [
+        Obligation("initiation" if family is None else "consecution", goal.name, family)
+        for goal in layer_conjuncts(request_lemma)
+        if only is None or goal.name in only
+        for family in (None, *names)
+    ]
+
+
+def query(ob: Obligation, *, fix: bool, request_lemma: bool, options: Options) -> Query:
+    """One obligation's formulas: the layer's initial states, or the core invariant and the
+    layer's conjuncts before a step of the family; a model of the negation is decoded into
+    readable lines (:func:`_cti`)."""
+    layer = layer_conjuncts(request_lemma)
+    goal = next(c for c in layer if c.name == ob.goal)
+    pre, post = SymState.fresh("pre"), SymState.fresh("post")
+    a, b = ClientState.fresh("pre"), ClientState.fresh("post")
+    fam = None
+    if ob.family is None:
+        premise: tuple[Any, ...] = (client_initial(pre, a),)
+        conclusion = read(goal.expr, now=pre, clients={"now": a})
+    else:
+        fam = next(f for f in client_families(pre, post, a, b, options, fix) if f.name == ob.family)
+        assumed = [read(conj.expr, now=pre, clients={"now": a}) for conj in (*INVARIANT, *layer)]
+        premise = (*assumed, fam.formula)
+        conclusion = read(goal.expr, now=post, clients={"now": b})
+
+    def decode_cti(model: Any) -> Lines:
+        return Lines(*_cti(model, pre, post, a, b, fam, goal, layer))
+
+    return Query(ob, premise, conclusion, decode=decode_cti)
 
 
 def diagnose(
@@ -379,59 +400,37 @@ def diagnose(
     options: Options | None = None,
     timeout_ms: int = 30_000,
     only: tuple[str, ...] | None = None,
-) -> list[Diagnosis]:
+    progress: Callable[[int, int, Obligation], None] | None = None,
+) -> list[Result]:
     """Initiation and consecution of the client-layer conjuncts (the core invariant is
     assumed in the pre-state: the core proof covers it, and the layer's families are
-    restrictions of the core's)."""
+    restrictions of the core's), run by the obligation runner."""
     o = options if options is not None else Options()
-    layer = layer_conjuncts(request_lemma)
-    out: list[Diagnosis] = []
-    names = [
-        f.name
-        for f in client_families(
-            SymState.fresh("n0"),
-            SymState.fresh("n1"),
-            ClientState.fresh("n0"),
-            ClientState.fresh("n1"),
-            o,
-            fix,
-        )
-    ]
-    for goal in layer:
-        if only is not None and goal.name not in only:
-            continue
-        for family in (None, *names):
-            start = time.monotonic()
-            pre, post = SymState.fresh("pre"), SymState.fresh("post")
-            a, b = ClientState.fresh("pre"), ClientState.fresh("post")
-            s = z3.Solver()
-            s.set("timeout", timeout_ms)
-            fam = None
-            if family is None:
-                s.add(client_initial(pre, a))
-                s.add(z3.Not(read(goal.expr, now=pre, clients={"now": a})))
-            else:
-                fam = next(f for f in client_families(pre, post, a, b, o, fix) if f.name == family)
-                for conj in (*INVARIANT, *layer):
-                    s.add(read(conj.expr, now=pre, clients={"now": a}))
-                s.add(fam.formula)
-                s.add(z3.Not(read(goal.expr, now=post, clients={"now": b})))
-            answer = s.check()
-            seconds = time.monotonic() - start
-            if answer == z3.unsat:
-                out.append(Diagnosis(goal.name, family, "proved", seconds))
-            elif answer == z3.unknown:
-                out.append(
-                    Diagnosis(goal.name, family, "unknown", seconds, str(s.reason_unknown()))
-                )
-            else:
-                lines, confirms = _cti(s.model(), pre, post, a, b, fam, goal, layer)
-                out.append(
-                    Diagnosis(
-                        goal.name, family, "failed", seconds, cti=lines, python_confirms=confirms
-                    )
-                )
-    return out
+    return run(
+        obligations(request_lemma, o, fix, only),
+        lambda ob: query(ob, fix=fix, request_lemma=request_lemma, options=o),
+        Policy(timeout_ms),
+        progress=progress,
+    )
+
+
+def to_json(result: Result) -> dict[str, Any]:
+    """A client-layer obligation as ``prove --json`` lists it (``client_layer``): its
+    name, goal, family, status, seconds, Z3's reason, and a counterexample's lines with
+    whether the Python reading confirms it."""
+    doc: dict[str, Any] = {
+        "obligation": result.obligation.name,
+        "goal": result.obligation.goal,
+        "family": result.obligation.family,
+        "status": result.status,
+        "seconds": round(result.seconds, 3),
+    }
+    if result.reason:
+        doc["reason"] = result.reason
+    if result.cti is not None:
+        doc["cti"] = result.cti.lines()
+        doc["python_confirms"] = result.cti.python_confirms
+    return doc
 
 
 def _cti(

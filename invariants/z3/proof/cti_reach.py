@@ -28,7 +28,7 @@ from typing import Any, Literal
 from invariants.expr import Expr, StepSnapshot, compile_expr
 from invariants.properties import Property
 from invariants.z3 import engine
-from invariants.z3.proof.bmc import Core, ReplayDiverged, bmc_unrolling, replay, universe_of
+from invariants.z3.proof.bmc import ReplayDiverged, bmc_unrolling, replay, universe_of
 from invariants.z3.proof.state import render
 from invariants.z3.proof.transition import Options
 from model.system import consumer_initial
@@ -117,11 +117,11 @@ def reach(
         timeout_ms=timeout_ms,
     )
     if state is not None:
-        core = Core(run, {goal: state}, {})
+        core = run.asking({goal: state}, {})
     else:
         assert step is not None
         assert step.expr is not None
-        core = Core(run, {}, {goal: step.expr})
+        core = run.asking({}, {goal: step.expr})
     out = engine.search(core, [goal], bound)[goal]
     if out.status == "unknown":
         return Reach(

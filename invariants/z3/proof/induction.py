@@ -9,7 +9,8 @@ same language (docs/invariants.md, "Proofs for groups of any size"). The obligat
   of the transition relation (one query each, so a failure names the family);
 * **step properties** — ``I ∧ F ⇒ S(pre, post)`` for every step property ``S``.
 
-Each is one Z3 query: the negation is asserted and ``unsat`` proves it. Every quantifier
+Each is one Z3 query of the obligation runner (``invariants.z3.proof.obligations``): the
+negation is asserted and ``unsat`` proves it. Every quantifier
 ranges over the uninterpreted sorts of member ids and partitions, and the formulas stay in
 the many-sorted effectively-propositional shape (∀ over the sorts, existentials only at
 the top of the negated goal or of the relation's case conditions, no function from one
@@ -25,10 +26,10 @@ re-checked with the Python reading of the invariant and of the failed formula.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from functools import cached_property
+from typing import Any
 
 import z3
 
@@ -72,6 +73,14 @@ from invariants.properties import (
     TARGET_UNIQUE,
     Property,
 )
+from invariants.z3.proof.obligations import (
+    DEFAULT_TIMEOUT_MS,
+    Obligation,
+    Policy,
+    Query,
+    Result,
+    check,
+)
 from invariants.z3.proof.reading import read
 from invariants.z3.proof.state import (
     MEMBER,
@@ -88,11 +97,6 @@ from invariants.z3.proof.transition import (
     initial,
     initial_expiry_and_deletion,
 )
-
-DEFAULT_TIMEOUT_MS = 30_000
-"""Per-query Z3 timeout: a query that needs longer is ``unknown`` (timeout)."""
-
-Status = Literal["proved", "failed", "unknown"]
 
 _m, _m1, _m2, _p = (
     Var("m", "member"),
@@ -642,19 +646,6 @@ def _fresh_pair(options: Options) -> tuple[SymState, SymState]:
 
 
 @dataclass(frozen=True)
-class Obligation:
-    """One query: ``kind`` is initiation, consecution or step."""
-
-    kind: Literal["initiation", "consecution", "step", "ranking"]
-    goal: str
-    family: str | None
-
-    @property
-    def name(self) -> str:
-        return self.goal if self.family is None else f"{self.goal} / {self.family}"
-
-
-@dataclass(frozen=True)
 class Cti:
     """A counterexample to induction, decoded."""
 
@@ -691,81 +682,74 @@ class Cti:
         return out
 
 
-@dataclass(frozen=True)
-class Result:
-    obligation: Obligation
-    status: Status
-    seconds: float
-    reason: str = ""
-    cti: Cti | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "obligation": self.obligation.name,
-            "kind": self.obligation.kind,
-            "goal": self.obligation.goal,
-            "family": self.obligation.family,
-            "status": self.status,
-            "seconds": round(self.seconds, 3),
-        }
-        if self.reason:
-            doc["reason"] = self.reason
-        if self.cti is not None:
-            doc["cti"] = self.cti.lines()
-        return doc
-
-
 @dataclass
 class Prover:
-    """The obligations of one encoding (options) and their verdicts."""
+    """The obligations of one encoding (options), built for the obligation runner
+    (``invariants.z3.proof.obligations``): :meth:`obligations` names them, :meth:`query`
+    builds one's formulas and CTI decoder, :meth:`check` runs one."""
 
     options: Options = field(default_factory=Options)
     timeout_ms: int = DEFAULT_TIMEOUT_MS
     invariant: tuple[Conjunct, ...] = INVARIANT
     steps: tuple[Property, ...] = STEP_TARGETS
 
-    def obligations(self) -> list[Obligation]:
-        pre, post = _fresh_pair(self.options)
-        names = [f.name for f in families(pre, post, self.options)]
+    def obligations(self, only: Iterable[str] | None = None) -> list[Obligation]:
+        """Initiation and consecution of every conjunct, every step property on every
+        family (of the goals in ``only``, when given)."""
+        names = [f.name for f in self._families]
         out = [Obligation("initiation", c.name, None) for c in self.invariant]
         out += [Obligation("consecution", c.name, f) for c in self.invariant for f in names]
         out += [Obligation("step", s.name, f) for s in self.steps for f in names]
-        return out
+        wanted = set(only) if only is not None else None
+        return [ob for ob in out if wanted is None or ob.goal in wanted]
+
+    def policy(self) -> Policy:
+        return Policy(self.timeout_ms)
 
     def check(self, ob: Obligation) -> Result:
-        start = time.monotonic()
-        pre, post = _fresh_pair(self.options)
-        solver = z3.Solver()
-        solver.set("timeout", self.timeout_ms)
-        if pre.history is not None:
-            # The history's successor is a definition (transition.history_recorded): as a
-            # macro Z3 finds a counterexample to induction on it in seconds (a
-            # stamp-request-epoch one: unknown after 30 s without).
-            solver.set("smt.macro_finder", True)
-        fam: Family | None = None
+        return check(lambda: self.query(ob), self.policy())
+
+    @cached_property
+    def _pair(self) -> tuple[SymState, SymState]:
+        return _fresh_pair(self.options)
+
+    @cached_property
+    def _families(self) -> list[Family]:
+        return families(*self._pair, self.options)
+
+    @cached_property
+    def _assumed(self) -> tuple[Any, ...]:
+        """The invariant on the pre-state, every conjunct."""
+        return tuple(read(c.expr, now=self._pair[0]) for c in self.invariant)
+
+    def query(self, ob: Obligation) -> Query:
+        """``Init ⇒ C`` (initiation), ``I ∧ F ⇒ C′`` (consecution), ``I ∧ F ⇒ S`` (step)."""
+        pre, post = self._pair
+        # The history's successor is a definition (transition.history_recorded): as a
+        # macro Z3 finds a counterexample to induction on it in seconds (a
+        # stamp-request-epoch one: unknown after 30 s without).
+        params = (("smt.macro_finder", True),) if pre.history is not None else ()
         conjuncts = {c.name: c for c in self.invariant}
         if ob.kind == "initiation":
-            solver.add(initial(pre), initial_expiry_and_deletion(pre))
-            solver.add(z3.Not(read(conjuncts[ob.goal].expr, now=pre)))
+            premise: tuple[Any, ...] = (initial(pre), initial_expiry_and_deletion(pre))
+            goal = read(conjuncts[ob.goal].expr, now=pre)
+            fam = None
         else:
-            fam = next(f for f in families(pre, post, self.options) if f.name == ob.family)
-            for c in self.invariant:
-                solver.add(read(c.expr, now=pre))
-            solver.add(fam.formula)
+            fam = next(f for f in self._families if f.name == ob.family)
+            premise = (*self._assumed, fam.formula)
             if ob.kind == "consecution":
-                solver.add(z3.Not(read(conjuncts[ob.goal].expr, now=post)))
+                goal = read(conjuncts[ob.goal].expr, now=post)
             else:
                 step = next(s for s in self.steps if s.name == ob.goal)
                 assert step.expr is not None
-                solver.add(z3.Not(read(step.expr, pre=pre, post=post)))
-        answer = solver.check()
-        seconds = time.monotonic() - start
-        if answer == z3.unsat:
-            return Result(ob, "proved", seconds)
-        if answer == z3.unknown:
-            return Result(ob, "unknown", seconds, reason=str(solver.reason_unknown()))
-        cti = self._cti(ob, solver.model(), pre, post, fam)
-        return Result(ob, "failed", time.monotonic() - start, cti=cti)
+                goal = read(step.expr, pre=pre, post=post)
+        return Query(
+            ob,
+            premise,
+            goal,
+            decode=lambda model: self._cti(ob, model, pre, post, fam),
+            params=params,
+        )
 
     def _cti(
         self, ob: Obligation, model: Any, pre: SymState, post: SymState, fam: Family | None
@@ -790,18 +774,6 @@ class Prover:
         return Cti(
             before, after, fam.name if fam else None, params, invariant_before and goal_fails
         )
-
-    def run(
-        self, progress: Callable[[str], None] | None = None, only: Iterable[str] | None = None
-    ) -> list[Result]:
-        wanted = set(only) if only is not None else None
-        obligations = [ob for ob in self.obligations() if wanted is None or ob.goal in wanted]
-        out: list[Result] = []
-        for i, ob in enumerate(obligations, 1):
-            if progress is not None:
-                progress(f"prove: {i}/{len(obligations)} obligations, now {ob.name}")
-            out.append(self.check(ob))
-        return out
 
 
 def _holds(expr: Expr, snap: Any) -> bool:
@@ -856,10 +828,3 @@ def params_of(
         else:
             out[key] = str(ev(x))
     return out
-
-
-def summary(results: list[Result]) -> dict[str, int]:
-    counts = {"proved": 0, "failed": 0, "unknown": 0}
-    for r in results:
-        counts[r.status] += 1
-    return counts

@@ -10,7 +10,8 @@ show that; an inductive invariant can. The relation is the one BMC unrolls
 a classic group's members can be, with no bound on the classic generation) over the
 configuration's universe (``mixed_state.domains_of``). The invariant ``INVARIANT`` reads:
 a classic group's members are classic clients' member ids, each with an instance id its
-client can send. The obligations, one Z3 query each (``induction.Obligation``'s kinds):
+client can send. The obligations, one Z3 query each of the obligation runner
+(``invariants.z3.proof.obligations``):
 
 * initiation: the projection of the initial state satisfies it;
 * consecution, per family: a step from a state satisfying it leads to one that does;
@@ -31,13 +32,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import z3
 
 from invariants.z3 import engine
 from invariants.z3.engine import Lifted, Outcome
-from invariants.z3.proof.induction import Obligation, Result
 from invariants.z3.proof.mixed_bmc import (
     UNROLLED,
     SymPath,
@@ -55,6 +56,7 @@ from invariants.z3.proof.mixed_state import (
     project,
 )
 from invariants.z3.proof.mixed_transition import FAMILY_NAMES, MixedOptions, any_member, families
+from invariants.z3.proof.obligations import Obligation, Policy, Query, Result, check, run
 from model import system
 from model.actions import Action
 from model.config import Config
@@ -123,14 +125,44 @@ def _step(
     )
 
 
-def _answer(solver: Any, ob: Obligation, start: float) -> Result:
-    answer = solver.check()
-    seconds = time.process_time() - start
-    if answer == z3.unsat:
-        return Result(ob, "proved", seconds)
-    if answer == z3.unknown:
-        return Result(ob, "unknown", seconds, reason=str(solver.reason_unknown()))
-    return Result(ob, "failed", seconds, reason="Z3 found a state and a step")
+def _queries(
+    config: Config, variant: str, d: MixedDomains, witness: str
+) -> list[tuple[Obligation, Callable[[], Query]]]:
+    """The obligations (module docstring) and their builders, in order: initiation, then
+    per family consecution and step."""
+    pre, post = MixedSym.fresh("p", d), MixedSym.fresh("q", d)
+    found = "Z3 found a state and a step"
+    initiation = Obligation("initiation", INVARIANT, None)
+    out: list[tuple[Obligation, Callable[[], Query]]] = [
+        (
+            initiation,
+            lambda: Query(
+                initiation,
+                tuple(pin(pre, project(system.initial(config)), d)),  # type: ignore[arg-type]
+                classic_members_known(pre, d),
+                refuted=found,
+            ),
+        )
+    ]
+    mutant = MixedOptions.of(config, variant)
+
+    def consecution(name: str) -> Query:
+        step = _step(pre, post, d, mutant, config, name)
+        ob = Obligation("consecution", INVARIANT, name)
+        return Query(
+            ob, (classic_members_known(pre, d), step), classic_members_known(post, d), refuted=found
+        )
+
+    def no_witness(name: str) -> Query:
+        step = _step(pre, post, d, mutant, config, name)
+        ob = Obligation("step", f"no {witness}", name)
+        premise = (classic_members_known(pre, d), step, WITNESSES[witness](pre, post))
+        return Query(ob, premise, refuted=found)
+
+    for name in FAMILY_NAMES:
+        out.append((Obligation("consecution", INVARIANT, name), partial(consecution, name)))
+        out.append((Obligation("step", f"no {witness}", name), partial(no_witness, name)))
+    return out
 
 
 def prove(
@@ -141,39 +173,28 @@ def prove(
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> Proof:
     """The obligations (module docstring) for ``variant``'s lost witness on ``config``'s
-    universe with ``id_slots`` member ids per classic client, then the witness's step
-    under the reference rules."""
+    universe with ``id_slots`` member ids per classic client, run by the obligation runner
+    (CPU seconds), then the witness's step under the reference rules."""
     witness = LOST[variant]
     d = domains_of(config, id_slots)
     out = Proof(witness, variant)
+    policy = Policy(timeout_ms, clock=time.process_time)
+    builders = dict(_queries(config, variant, d, witness))
+    out.results = run(list(builders), lambda ob: builders[ob](), policy)
     pre, post = MixedSym.fresh("p", d), MixedSym.fresh("q", d)
-
-    def solver() -> Any:
-        s = z3.Solver()
-        s.set("timeout", timeout_ms)
-        return s
-
-    start = time.process_time()
-    s = solver()
-    s.add(*pin(pre, project(system.initial(config)), d))  # type: ignore[arg-type]
-    s.add(z3.Not(classic_members_known(pre, d)))
-    out.results.append(_answer(s, Obligation("initiation", INVARIANT, None), start))
-    mutant = MixedOptions.of(config, variant)
-    for name in FAMILY_NAMES:
-        for kind, goal in (("consecution", INVARIANT), ("step", f"no {witness}")):
-            start = time.process_time()
-            s = solver()
-            s.add(classic_members_known(pre, d), _step(pre, post, d, mutant, config, name))
-            if kind == "consecution":
-                s.add(z3.Not(classic_members_known(post, d)))
-            else:
-                s.add(WITNESSES[witness](pre, post))
-            out.results.append(_answer(s, Obligation(kind, goal, name), start))  # type: ignore[arg-type]
     reference = MixedOptions.of(config, None)
-    s = solver()
-    s.add(classic_members_known(pre, d), WITNESSES[witness](pre, post))
-    s.add(z3.Or(*[_step(pre, post, d, reference, config, n) for n in UNROLLED]))
-    out.reference_step = str(s.check())
+    answer = check(
+        Query(
+            Obligation("step", witness, None),
+            (
+                classic_members_known(pre, d),
+                WITNESSES[witness](pre, post),
+                z3.Or(*[_step(pre, post, d, reference, config, n) for n in UNROLLED]),
+            ),
+        ),
+        policy,
+    )
+    out.reference_step = {"proved": "unsat", "failed": "sat", "unknown": "unknown"}[answer.status]
     return out
 
 

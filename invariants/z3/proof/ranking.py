@@ -90,7 +90,6 @@ offload, no run is in flight); otherwise ``AssignmentIntervalElapses`` (or
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -100,13 +99,13 @@ import z3
 from invariants.z3.proof.induction import (
     Conjunct,
     Cti,
-    Obligation,
-    Result,
     _fresh_pair,
     _holds,
     invariant_for,
     params_of,
 )
+from invariants.z3.proof.obligations import Obligation, Policy, Query, Result
+from invariants.z3.proof.obligations import check as run_one
 from invariants.z3.proof.reading import read
 from invariants.z3.proof.state import (
     MEMBER,
@@ -486,7 +485,9 @@ def honest(f: Family, pre: SymState) -> Any:
     )
 
 
-def obligations(options: Options) -> list[Obligation]:
+def obligations(options: Options, only: Iterable[str] | None = None) -> list[Obligation]:
+    """The ranking's obligations (module docstring), of the goals in ``only`` when
+    given."""
     pre, post = _fresh_pair(options)
     names = [f.name for f in families(pre, post, options)]
     out = []
@@ -496,7 +497,100 @@ def obligations(options: Options) -> list[Obligation]:
     out += [Obligation("ranking", NON_INCREASING, f) for f in names if f in QUIET_FAMILIES]
     out += [Obligation("ranking", DECREASES, f) for f in PROGRESS_FAMILIES if f in names]
     out += [Obligation("ranking", ENABLED, None), Obligation("ranking", ZERO, None)]
-    return out
+    wanted = set(only) if only is not None else None
+    return [ob for ob in out if wanted is None or ob.goal in wanted]
+
+
+def query(
+    ob: Obligation,
+    options: Options,
+    *,
+    leave_out: frozenset[str] = frozenset(),
+) -> Query:
+    """One obligation's formulas for the obligation runner; a model of its negation is
+    decoded into a counterexample. ``leave_out`` drops lemmas from the assumptions (to show
+    what they are for)."""
+    pre, post = _fresh_pair(options)
+    invariant = invariant_for(options)
+    rank = components(options)
+    fam: Family | None = None
+    two_states = True
+    conclusion: Any = None
+    if ob.goal in RANKING_LEMMAS and ob.family is None:
+        premise: tuple[Any, ...] = (initial(pre), initial_expiry_and_deletion(pre))
+        conclusion = RANKING_LEMMAS[ob.goal](pre)
+        two_states = False
+    elif ob.goal in (ENABLED, ZERO):
+        assumed = (*_invariant(pre, invariant), lemma(pre, leave_out))
+        if ob.goal == ENABLED:
+            x = z3.Const("rank.x", MEMBER)
+            # Loading ends with CoordinatorLoaded, a target due without heartbeats that
+            # compute it with ComputeTargetAssignment, a run in flight with
+            # CompleteAssignorRun, a pending interval with AssignmentIntervalElapses:
+            # each always enabled then. No state of ranking other than zero has none of
+            # them and no enabled member.
+            due = z3.And(
+                z3.BoolVal(not options.compute_target_in_heartbeat),
+                RANKING[1].member_of(pre),
+            )
+            running = pre.runs[0].on if pre.runs else z3.BoolVal(False)
+            premise = (
+                *assumed,
+                z3.Not(zero(pre, rank)),
+                z3.Not(pre.loading),
+                z3.Not(due),
+                z3.Not(running),
+                z3.Not(_pending(pre)),
+                z3.ForAll([x], z3.Not(enabled(pre, x, options))),
+            )
+        else:
+            premise = (*assumed, zero(pre, rank))
+            conclusion = converged(pre)
+        two_states = False
+    else:
+        fam = next(f for f in families(pre, post, options) if f.name == ob.family)
+        assumed = (*_invariant(pre, invariant), lemma(pre, leave_out))
+        if ob.goal in RANKING_LEMMAS:
+            premise = (*assumed, fam.formula)
+            conclusion = RANKING_LEMMAS[ob.goal](post)
+        elif ob.goal == NON_INCREASING:
+            premise = (*assumed, quiet(fam, pre))
+            conclusion = z3.Or(smaller(post, pre, rank), same(post, pre, rank))
+        elif fam.name == "DeliverMessage.heartbeat":
+            premise = (
+                *assumed,
+                honest(fam, pre),
+                z3.Not(pre.loading),
+                enabled(pre, fam.params["member"], options),
+            )
+            conclusion = smaller(post, pre, rank)
+        else:
+            premise = (*assumed, fam.formula)
+            conclusion = smaller(post, pre, rank)
+
+    def decode_cti(model: Any) -> Cti:
+        before, members, partitions = decode(model, pre)
+        after = decode(model, post)[0] if two_states else None
+        params = params_of(model, fam, members, partitions) if fam is not None else {}
+        snap = before.snapshot()
+        if after is not None:
+            doms = (set(before.member_domain()) | set(after.member_domain()), ())
+            snap = before.snapshot(*doms)
+        holds_before = all(_holds(c.expr, snap) for c in invariant)
+        return Cti(
+            before,
+            after,
+            fam.name if fam is not None else None,
+            params,
+            holds_before,
+            python_says=(
+                "the invariant holds before"
+                if holds_before
+                else "the invariant does NOT hold before (the encoding disagrees)"
+            ),
+        )
+
+    return Query(ob, premise, conclusion, decode=decode_cti)
 
 
 def check(
@@ -506,91 +600,9 @@ def check(
     *,
     leave_out: frozenset[str] = frozenset(),
 ) -> Result:
-    """One obligation: proved (unsat), failed (a decoded counterexample) or unknown (Z3's
-    reason). ``leave_out`` drops lemmas from the assumptions (to show what they are for)."""
-    start = time.monotonic()
-    pre, post = _fresh_pair(options)
-    invariant = invariant_for(options)
-    rank = components(options)
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    fam: Family | None = None
-    two_states = True
-    if ob.goal in RANKING_LEMMAS and ob.family is None:
-        solver.add(initial(pre), initial_expiry_and_deletion(pre))
-        solver.add(z3.Not(RANKING_LEMMAS[ob.goal](pre)))
-        two_states = False
-    elif ob.goal in (ENABLED, ZERO):
-        solver.add(*_invariant(pre, invariant), lemma(pre, leave_out))
-        if ob.goal == ENABLED:
-            x = z3.Const("rank.x", MEMBER)
-            # Loading ends with CoordinatorLoaded, a target due without heartbeats that
-            # compute it with ComputeTargetAssignment, a run in flight with
-            # CompleteAssignorRun, a pending interval with AssignmentIntervalElapses:
-            # each always enabled then.
-            due = z3.And(
-                z3.BoolVal(not options.compute_target_in_heartbeat),
-                RANKING[1].member_of(pre),
-            )
-            running = pre.runs[0].on if pre.runs else z3.BoolVal(False)
-            solver.add(
-                z3.Not(zero(pre, rank)),
-                z3.Not(pre.loading),
-                z3.Not(due),
-                z3.Not(running),
-                z3.Not(_pending(pre)),
-                z3.ForAll([x], z3.Not(enabled(pre, x, options))),
-            )
-        else:
-            solver.add(zero(pre, rank), z3.Not(converged(pre)))
-        two_states = False
-    else:
-        fam = next(f for f in families(pre, post, options) if f.name == ob.family)
-        solver.add(*_invariant(pre, invariant), lemma(pre, leave_out))
-        if ob.goal in RANKING_LEMMAS:
-            solver.add(fam.formula, z3.Not(RANKING_LEMMAS[ob.goal](post)))
-        elif ob.goal == NON_INCREASING:
-            solver.add(
-                quiet(fam, pre),
-                z3.Not(z3.Or(smaller(post, pre, rank), same(post, pre, rank))),
-            )
-        elif fam.name == "DeliverMessage.heartbeat":
-            solver.add(
-                honest(fam, pre),
-                z3.Not(pre.loading),
-                enabled(pre, fam.params["member"], options),
-                z3.Not(smaller(post, pre, rank)),
-            )
-        else:
-            solver.add(fam.formula, z3.Not(smaller(post, pre, rank)))
-    answer = solver.check()
-    seconds = time.monotonic() - start
-    if answer == z3.unsat:
-        return Result(ob, "proved", seconds)
-    if answer == z3.unknown:
-        return Result(ob, "unknown", seconds, reason=str(solver.reason_unknown()))
-    model = solver.model()
-    before, members, partitions = decode(model, pre)
-    after = decode(model, post)[0] if two_states else None
-    params = params_of(model, fam, members, partitions) if fam is not None else {}
-    snap = before.snapshot()
-    if after is not None:
-        doms = (set(before.member_domain()) | set(after.member_domain()), ())
-        snap = before.snapshot(*doms)
-    holds_before = all(_holds(c.expr, snap) for c in invariant)
-    cti = Cti(
-        before,
-        after,
-        fam.name if fam is not None else None,
-        params,
-        holds_before,
-        python_says=(
-            "the invariant holds before"
-            if holds_before
-            else "the invariant does NOT hold before (the encoding disagrees)"
-        ),
-    )
-    return Result(ob, "failed", time.monotonic() - start, cti=cti)
+    """One obligation, run by the obligation runner: proved (unsat), failed (a decoded
+    counterexample) or unknown (Z3's reason)."""
+    return run_one(lambda: query(ob, options, leave_out=leave_out), Policy(timeout_ms))
 
 
 def converged(s: SymState) -> Any:
@@ -619,22 +631,3 @@ def converged(s: SymState) -> Any:
             ),
         ),
     )
-
-
-def run(
-    options: Options,
-    *,
-    timeout_ms: int,
-    progress: Callable[[str], None] | None = None,
-    only: Iterable[str] | None = None,
-    leave_out: frozenset[str] = frozenset(),
-) -> list[Result]:
-    """Every obligation of the ranking (those of the goals in ``only``, when given)."""
-    wanted = set(only) if only is not None else None
-    obs = [ob for ob in obligations(options) if wanted is None or ob.goal in wanted]
-    out = []
-    for i, ob in enumerate(obs, 1):
-        if progress is not None:
-            progress(f"prove: ranking {i}/{len(obs)}, now {ob.name}")
-        out.append(check(ob, options, timeout_ms, leave_out=leave_out))
-    return out

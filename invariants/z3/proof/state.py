@@ -932,12 +932,12 @@ def _decode_history(
         # not list unevaluated even with model completion: no epoch to widen by, then.
         v = model.eval(x, model_completion=True)
         if not z3.is_int_value(v) and z3.is_app(v):
-            try:
-                table = model.get_interp(v.decl())
-                if isinstance(table, z3.FuncInterp):
+            table = model.get_interp(v.decl())
+            if isinstance(table, z3.FuncInterp):
+                try:
                     v = table.else_value()  # an application its table does not list
-            except z3.Z3Exception:  # no interpretation of it at all (a null one): no epoch
-                pass
+                except z3.Z3Exception:  # a table without an else ("ast is null")
+                    return set()
         return {v.as_long()} if z3.is_int_value(v) else set()
 
     epochs = n(sym.group_epoch) | n(sym.assignment_epoch)

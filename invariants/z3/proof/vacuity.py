@@ -40,6 +40,8 @@ import z3
 from invariants.z3.proof import ranking
 from invariants.z3.proof import transition as tr
 from invariants.z3.proof.induction import Conjunct, _fresh_pair
+from invariants.z3.proof.obligations import Obligation, Policy, Query
+from invariants.z3.proof.obligations import check as run_one
 from invariants.z3.proof.reading import read
 from invariants.z3.proof.state import MEMBER, PARTITION, SymState
 
@@ -95,23 +97,21 @@ def _small(size: int) -> list[Any]:
 
 def _ask(name: str, what: str, formulas: list[Any], timeout_ms: int) -> Premise:
     """Sat on a domain of ``SMALL_DOMAIN`` members and partitions, else the unbounded
-    query decides: sat (satisfiable), unsat (vacuous) or unknown."""
+    query decides: sat (satisfiable), unsat (vacuous) or unknown. Each is a query of the
+    obligation runner whose premise is the formulas and whose conclusion is false: its
+    "failed" is a witness."""
     start = time.monotonic()
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    solver.add(*formulas)
-    solver.push()
-    solver.add(*_small(SMALL_DOMAIN))
-    answer = solver.check()
-    solver.pop()
-    if answer != z3.sat:
-        answer = solver.check()
+    policy = Policy(timeout_ms)
+    ob = Obligation("premise", name, None)
+    result = run_one(Query(ob, (*formulas, *_small(SMALL_DOMAIN))), policy)
+    if result.status != "failed":
+        result = run_one(Query(ob, tuple(formulas)), policy)
     seconds = time.monotonic() - start
-    if answer == z3.sat:
+    if result.status == "failed":
         return Premise(name, what, "satisfiable", seconds)
-    if answer == z3.unsat:
+    if result.status == "proved":
         return Premise(name, what, "vacuous", seconds)
-    return Premise(name, what, "unknown", seconds, str(solver.reason_unknown()))
+    return Premise(name, what, "unknown", seconds, result.reason)
 
 
 def check(

@@ -217,7 +217,7 @@ def test_a_path_of_the_models_own_states_lifts_exactly() -> None:
     """The projections of a model counterexample, named as BMC names them, form a path the
     ``exact`` level lifts: to a trace no longer than the model's, violating the same
     property."""
-    from invariants.z3.proof.bmc import Path as SymPath
+    from invariants.z3.engine import SymPath
     from invariants.z3.proof.state import Concrete
     from model.path import Path as ModelPath
 

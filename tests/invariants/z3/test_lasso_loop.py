@@ -1,4 +1,4 @@
-"""The one lasso search (invariants/z3/proof/lasso.py) on a toy family declared here: a
+"""The one lasso search (invariants/z3/lasso.py) on a toy family declared here: a
 counter ``x`` from 0 that either counts up (``inc``, while ``x < TOP``) or, once at
 ``TOP``, wraps back to ``WRAP`` (``wrap``); it is converged only at ``GOAL``. The only
 loop is ``WRAP → … → TOP → WRAP``, so its shortest fair non-converging lasso has
@@ -17,7 +17,8 @@ from typing import Any
 
 import z3
 
-from invariants.z3.proof.lasso import (
+from invariants.z3.engine import Outcome, SymPath
+from invariants.z3.lasso import (
     Confirmation,
     Fairness,
     Lasso,
@@ -27,13 +28,6 @@ from invariants.z3.proof.lasso import (
 
 TOP = 4
 WRAP = 2
-
-
-@dataclass(frozen=True)
-class CounterPath:
-    goal: str
-    states: tuple[int, ...]
-    steps: tuple[tuple[str, dict[str, Any]], ...]
 
 
 @dataclass
@@ -92,19 +86,23 @@ class Counter:
             )
         return out
 
-    def path(self, model: Any) -> CounterPath:
+    def path(self, model: Any, goal: str) -> SymPath[int]:
         xs = tuple(model.eval(x, model_completion=True).as_long() for x in self.states)
-        steps = tuple(
+        steps: tuple[tuple[str, dict[str, Any]], ...] = tuple(
             ("inc" if z3.is_true(model.eval(f, model_completion=True)) else "wrap", {})
             for f in self.incs
         )
-        return CounterPath("Convergence", xs, steps)
+        return SymPath(goal, xs, steps)
 
 
 def test_the_shortest_fair_non_converging_lasso_is_found_at_its_length() -> None:
     out = search_lasso(Counter(goal=TOP + 5), TOP + 3)
     assert (out.status, out.depth, out.tried) == ("violation", TOP + 1, 1)
+    # The engine's outcome, its path the lasso's.
+    assert isinstance(out, Outcome)
+    assert out.goal == "Convergence"
     assert out.lasso is not None
+    assert out.path is out.lasso.path
     path = out.lasso.path
     assert path.states == (0, 1, 2, 3, 4, WRAP)
     assert out.lasso.loop == WRAP

@@ -21,7 +21,8 @@ import z3
 
 from invariants.z3.proof import bmc, ranking
 from invariants.z3.proof.agreement import check_step
-from invariants.z3.proof.induction import Obligation, Prover, invariant_for, steps_for
+from invariants.z3.proof.induction import Prover, invariant_for, steps_for
+from invariants.z3.proof.obligations import Obligation
 from invariants.z3.proof.transition import Options, family_of
 from model import system
 from model.actions import Action
@@ -130,14 +131,14 @@ def test_bmc_unrolls_the_interval_and_the_python_coordinator_replays_it() -> Non
         run.extend()
 
     def chosen(i: int, family: str) -> z3.BoolRef:
-        return z3.Or(*[flag for flag, f, _ in run.chosen[i] if f.name == family])
+        return z3.Or(*[flag for flag, f, _ in run.choices[i] if f.name == family])
 
     s = run.states
     run.solver.push()
     run.solver.add(z3.Or(*[chosen(i, ELAPSES) for i in range(4)]))
     run.solver.add(run.encode(s[-1].assignment_epoch >= 3))
     assert run.solver.check() == z3.sat
-    path = run.path("second target", run.solver.model())
+    path = run.path(run.solver.model(), "second target")
     run.solver.pop()
     assert ELAPSES in [family for family, _ in path.steps]
     states, _ = bmc.replay(path, config.rules, config)

@@ -24,8 +24,9 @@ from groupcheck.cli import main
 from groupcheck.explore.classic_lift import lift_lasso
 from groupcheck.explore.minimise import first_violations
 from groupcheck.mutants import MUTANTS, lasso_depths, outside_reasons
+from invariants.z3.engine import SymPath
 from invariants.z3.proof.classic_agreement import check_step
-from invariants.z3.proof.classic_bmc import SymPath, distinct, universe_of
+from invariants.z3.proof.classic_bmc import distinct, universe_of
 from invariants.z3.proof.classic_lasso import (
     CONVERGENCE,
     DEFAULT_DEPTH,
@@ -170,9 +171,9 @@ def test_an_unconfirmed_lasso_is_inconclusive_never_a_violation() -> None:
     new one differs, and the verdict is inconclusive with no trace."""
     name = "no-pending-sync-timer"
     config = MUTANTS[name].mutated_config()
-    seen: list[SymPath] = []
+    seen: list[SymPath[ClassicValue]] = []
 
-    def refuse(prefix: SymPath, config: Config, max_states: int) -> LassoLifted:
+    def refuse(prefix: SymPath[ClassicValue], config: Config, max_states: int) -> LassoLifted:
         seen.append(prefix)
         return LassoLifted(None, 1, 0, 0, None)
 

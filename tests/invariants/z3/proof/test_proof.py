@@ -31,11 +31,11 @@ from invariants.z3.proof.induction import (
     STATIC_LEMMAS,
     STATIC_OFFLOAD_LEMMAS,
     STEP_TARGETS,
-    Obligation,
     Prover,
     invariant_for,
     steps_for,
 )
+from invariants.z3.proof.obligations import Obligation, Result, run
 from invariants.z3.proof.reading import OutsideAbstraction, read
 from invariants.z3.proof.state import Concrete, SymState, project
 from invariants.z3.proof.transition import VARIANTS, Options, families, family_of
@@ -48,6 +48,11 @@ from model.records import State
 from model.scenario import Script, stable_state
 
 Step = tuple[State, Action, State]
+
+
+def _run(prover: Prover, only: list[str] | None = None) -> list[Result]:
+    """The prover's obligations (of the goals in ``only``), run by the obligation runner."""
+    return run(prover.obligations(only), prover.query, prover.policy())
 
 
 def _walk_steps(config: Config, seed: int, walks: int, length: int) -> Iterator[Step]:
@@ -284,7 +289,7 @@ def test_every_family_is_satisfiable_under_the_invariant() -> None:
 def test_the_invariant_is_proved(options: Options) -> None:
     """One proof: every obligation of the reference encoding is unsat (under the default
     switches, and under the other value of each switch the core reads)."""
-    results = Prover(options).run()
+    results = _run(Prover(options))
     failed = [(r.obligation.name, r.status, r.reason) for r in results if r.status != "proved"]
     assert not failed
     goals = {r.obligation.goal for r in results}
@@ -316,7 +321,7 @@ def test_a_broken_rule_gives_a_decoded_cti(variant: str, goal: str, family: str)
     assert variant in MUTANTS  # the variant encodes a mutant of the catalogue
     mutant = MUTANTS[variant]
     options = Options(variant=variant, kernel=mutant.kernel, commit_kernel=mutant.commit_kernel)
-    results = Prover(options).run(only=[goal])
+    results = _run(Prover(options), only=[goal])
     failed = [r for r in results if r.status == "failed"]
     assert [r.obligation.family for r in failed] == [family]
     cti = failed[0].cti
@@ -335,7 +340,7 @@ def test_variants_are_catalogue_mutants() -> None:
 def test_unknown_is_never_proved(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(z3.Solver, "check", lambda self, *a: z3.unknown)
     monkeypatch.setattr(z3.Solver, "reason_unknown", lambda self: "timeout")
-    results = Prover().run(only=["EpochOrder.AssignmentEpoch"])
+    results = _run(Prover(), only=["EpochOrder.AssignmentEpoch"])
     assert results
     assert {r.status for r in results} == {"unknown"}
     assert {r.reason for r in results} == {"timeout"}
@@ -462,28 +467,30 @@ def test_f1_is_where_owned_partitions_are_held_stops_being_inductive() -> None:
         only=("OwnedPartitionsAreHeld", "Lemma.ReceivedTargetIsHeld"),
     )
     failed = [r for r in results if r.status == "failed"]
-    assert {(r.goal, r.family) for r in failed} <= {
+    assert {(r.obligation.goal, r.obligation.family) for r in failed} <= {
         ("OwnedPartitionsAreHeld", "DeliverMessage.heartbeat"),
         ("Lemma.ReceivedTargetIsHeld", "DeliverMessage.heartbeat"),
     }
-    received = [r for r in failed if r.goal == "Lemma.ReceivedTargetIsHeld"]
+    received = [r for r in failed if r.obligation.goal == "Lemma.ReceivedTargetIsHeld"]
     assert received
-    assert received[0].python_confirms
-    assert "not applied yet" in "\n".join(received[0].cti)
+    assert received[0].cti is not None
+    assert received[0].cti.python_confirms
+    assert "not applied yet" in "\n".join(received[0].cti.lines())
     assert not [r for r in results if r.status == "unknown"]
 
 
 def test_without_the_fix_the_heartbeat_does_not_report_what_the_client_will_consume() -> None:
     results = diagnose(fix=False, request_lemma=True, only=(REQUEST_REPORTS.name,))
     failed = [r for r in results if r.status == "failed"]
-    assert [r.family for r in failed] == ["SendHeartbeat"]
-    assert failed[0].python_confirms
+    assert [r.obligation.family for r in failed] == ["SendHeartbeat"]
+    assert failed[0].cti is not None
+    assert failed[0].cti.python_confirms
 
 
 def test_reporting_pending_additions_makes_the_client_layer_inductive() -> None:
     results = diagnose(fix=True, request_lemma=True)
-    assert {r.goal for r in results} >= {"OwnedPartitionsAreHeld", REQUEST_REPORTS.name}
-    assert [(r.goal, r.family, r.status) for r in results if r.status != "proved"] == []
+    assert {r.obligation.goal for r in results} >= {"OwnedPartitionsAreHeld", REQUEST_REPORTS.name}
+    assert [(r.obligation.name, r.status) for r in results if r.status != "proved"] == []
 
 
 # --------------------------------------------------------------------------- bounded model checking
@@ -642,7 +649,7 @@ def test_assignment_history_proved_and_stamp_request_epoch_breaks_it() -> None:
     # The heartbeat, the step that stamps (every family's: ``prove``); the commit check.
     proved = prover.check(Obligation("consecution", goals[0], "DeliverMessage.heartbeat"))
     assert proved.status == "proved", proved.status
-    results = prover.run(only=goals[1:])
+    results = _run(prover, only=goals[1:])
     assert results
     assert {r.status for r in results} == {"proved"}
     broken = Options.of(config, "stamp-request-epoch")

@@ -18,7 +18,7 @@ import z3
 
 from groupcheck.cli import main
 from invariants.z3.proof import ranking
-from invariants.z3.proof.induction import Obligation
+from invariants.z3.proof.obligations import Obligation
 from invariants.z3.proof.transition import Options
 from model.presets import PRESETS
 

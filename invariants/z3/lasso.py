@@ -1,5 +1,7 @@
 """The one lasso search of Convergence (issue 39): a protocol-blind loop over any family's
-unrolling, with one lasso type (:class:`Lasso`) and one outcome type (:class:`LassoOutcome`).
+unrolling, beside the depth loop of ``invariants.z3.engine`` and on its types: a
+:class:`Lasso` is an engine path (``engine.SymPath``) and its loop's entry, the outcome
+the engine's (:class:`LassoOutcome`, an ``engine.Outcome`` with the entry and shift).
 
 Convergence (``invariants.liveness``) asks that, once perturbations stop, a fair schedule
 of progress steps reach a converged state. A counterexample of bounded length is a
@@ -16,8 +18,9 @@ A family — the KIP-848 client layer (``invariants.z3.proof.bmc_lasso``), the c
 coordinator's relation (``classic_lasso``) — supplies only those parts through
 :class:`LassoFamily`: its unrolling, grown one step at a time; when the last state closes
 the loop at ``sj``; what a loop's steps and a prefix's steps must be; its fairness
-obligations; the decoding of a model into a path; and its confirmer, which judges a lasso
-in Python. The search knows nothing of members, clients, epochs or rules.
+obligations; the decoding of a model into a path (``engine.Symbolic.path``); and its
+confirmer, which judges a lasso in Python. The search knows nothing of members, clients,
+epochs or rules.
 
 :func:`search_lasso` asks, for ``k = 1, 2, …, depth``, whether the unrolling of ``k`` steps
 has such a lasso (one query per ``k`` under an assumption literal of its own, the loop
@@ -41,19 +44,12 @@ from typing import Any, Protocol
 
 import z3
 
+from invariants.z3.engine import Outcome, SymPath
+
 BoolRef = Any
 
-
-class LassoPath(Protocol):
-    """A family's path (a frozen dataclass): its states ``s0 … sk``, the steps between
-    them as ``(family, parameters)``; a family with a client layer has the clients of
-    every state too (``clients``, empty otherwise)."""
-
-    @property
-    def states(self) -> tuple[Any, ...]: ...
-
-    @property
-    def steps(self) -> tuple[tuple[str, dict[str, Any]], ...]: ...
+CONVERGENCE = "Convergence"
+"""The goal of every lasso search (``invariants.liveness.CONVERGENCE``'s name)."""
 
 
 @dataclass(frozen=True)
@@ -62,18 +58,15 @@ class Lasso:
     state equals — up to ``shift`` (how much larger the last state's generations are than
     the entry's; 0: equal)."""
 
-    path: Any
+    path: SymPath[Any]
     loop: int
     shift: int = 0
 
     @property
-    def prefix(self) -> Any:
+    def prefix(self) -> SymPath[Any]:
         """The path up to the loop's entry ``sj`` (its clients too, where it has some)."""
         p, j = self.path, self.loop
-        cut: dict[str, Any] = {"states": p.states[: j + 1], "steps": p.steps[:j]}
-        if getattr(p, "clients", ()):
-            cut["clients"] = p.clients[: j + 1]
-        return replace(p, **cut)
+        return replace(p, states=p.states[: j + 1], steps=p.steps[:j], clients=p.clients[: j + 1])
 
     def loop_steps(self) -> list[str]:
         """The loop's steps, each as ``family(member)`` (``family`` without one)."""
@@ -143,8 +136,8 @@ class LassoFamily(Protocol):
     def fairness(self) -> Sequence[Fairness]:
         """The loop's weak-fairness obligations."""
 
-    def path(self, model: Any) -> Any:
-        """The path of a model of the unrolling."""
+    def path(self, model: Any, goal: str) -> SymPath[Any]:
+        """The path of a model of the unrolling (``engine.Symbolic.path``)."""
 
     @property
     def confirm(self) -> Callable[[Lasso], Confirmation] | None:
@@ -152,23 +145,28 @@ class LassoFamily(Protocol):
 
 
 @dataclass
-class LassoOutcome:
-    """The search: ``violation`` (a lasso, confirmed where the family has a confirmer),
-    ``ok`` (no lasso up to ``depth``) or ``inconclusive`` (lassos, none confirmed; or Z3
-    gave no answer: ``unanswered``, its ``reason``); the depth of the lasso reported, the
-    seconds, the lassos tried and each confirmation's record."""
+class LassoOutcome(Outcome):
+    """The engine's :class:`~invariants.z3.engine.Outcome` of a lasso search, with the
+    loop: ``violation`` (a lasso, confirmed where the family has a confirmer), ``ok`` (no
+    lasso up to ``depth``) or ``inconclusive`` (lassos, none confirmed; or Z3 gave no
+    answer: ``unanswered``, its ``reason``); ``path`` the lasso's and ``trace`` its
+    confirmer's (``Confirmation.trace``), ``loop`` and ``shift`` where it closes
+    (:class:`Lasso`); ``lifts`` each confirmation's record."""
 
-    status: str
-    depth: int
-    seconds: float
-    lasso: Lasso | None = None
-    trace: Any = None
-    """The confirmer's (``Confirmation.trace``) of the lasso reported."""
-    tried: int = 0
-    lifts: list[dict[str, Any]] = field(default_factory=list)
+    loop: int = 0
+    shift: int = 0
     unanswered: bool = False
     """Z3 gave no answer at ``depth`` (unknown): that depth and those above unsearched."""
-    reason: str = ""
+
+    @property
+    def lasso(self) -> Lasso | None:
+        """The lasso reported (None: none found)."""
+        return None if self.path is None else Lasso(self.path, self.loop, self.shift)
+
+    def report(self, status: str, k: int, lasso: Lasso) -> None:
+        """Report ``lasso``, of ``k`` steps, as ``status``."""
+        self.status, self.depth = status, k
+        self.path, self.loop, self.shift = lasso.path, lasso.loop, lasso.shift
 
 
 def lasso_at(family: LassoFamily, k: int) -> tuple[BoolRef, list[Any], Any]:
@@ -212,7 +210,7 @@ def search_lasso(
     open, as the classic relation's search always asked (the same assertions in the same
     order, so the same lassos first). Either way the verdicts and depths are the same."""
     start = clock()
-    out = LassoOutcome("ok", depth, 0.0)
+    out = LassoOutcome(CONVERGENCE, "ok", depth, 0.0)
     blocks: list[Block] = []
     solver = family.solver
     for k in range(1, depth + 1):
@@ -237,20 +235,21 @@ def search_lasso(
                 j for j, e in enumerate(entry) if z3.is_true(model.eval(e, model_completion=True))
             )
             shift = model.eval(d, model_completion=True).as_long()
-            lasso = Lasso(family.path(model), j, shift)
+            lasso = Lasso(family.path(model, CONVERGENCE), j, shift)
             out.tried += 1
             if family.confirm is None:
-                out.status, out.depth, out.lasso = "violation", k, lasso
+                out.report("violation", k, lasso)
                 out.seconds = clock() - start
                 return out
             verdict = family.confirm(lasso)
             out.lifts.append({"depth": k, "entry": j, **verdict.record})
             if verdict.confirmed:
-                out.status, out.depth, out.lasso, out.trace = "violation", k, lasso, verdict.trace
+                out.report("violation", k, lasso)
+                out.trace = verdict.trace
                 out.seconds = clock() - start
                 return out
-            if out.lasso is None:
-                out.status, out.depth, out.lasso = "inconclusive", k, lasso
+            if out.path is None:
+                out.report("inconclusive", k, lasso)
             if verdict.block is None:
                 out.seconds = clock() - start
                 return out
