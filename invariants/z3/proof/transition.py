@@ -1420,20 +1420,16 @@ def offset_commit(pre: SymState, post: SymState, o: Options) -> Family:
     parts = z3.Function(f"{n}.partitions@{post.tag}", PARTITION, z3.BoolSort())
     params = {"member": cm, "epoch": r, "partitions": parts}
     nobody = z3.ForAll([_m], z3.Not(pre.is_member(_m)))
-    older_ok: BoolRef = z3.BoolVal(False)
-    if o.assignment_epochs:
-        # KIP-1251: an older epoch is accepted for partitions held since then.
-        older_ok = z3.And(pre.is_member(cm), r < pre.epoch(cm), held_since(pre, cm, r, parts))
+    known, member_epoch = pre.is_member(cm), pre.epoch(cm)
+    # KIP-1251: an older epoch is accepted for partitions held since then.
+    held = held_since(pre, cm, r, parts) if o.assignment_epochs else Z3SETS.false()
     # The check is a kernel (coordinator.validate_offset_commit_kernel), or a replacement
     # of it (Options.commit_kernel: a mutant's, COMMIT_KERNEL_VARIANTS), run with Z3.
     accepted: BoolRef = (o.commit_kernel or validate_offset_commit_kernel)(
-        Z3SETS,
-        epoch=r,
-        member_epoch=pre.epoch(cm),
-        known=pre.is_member(cm),
-        nobody=nobody,
-        held=held_since(pre, cm, r, parts) if o.assignment_epochs else Z3SETS.false(),
+        Z3SETS, epoch=r, member_epoch=member_epoch, known=known, nobody=nobody, held=held
     )
+    # A holder's commit at an older epoch (coordinator.falsely_fenced, when refused).
+    older_ok = Z3SETS.all_(known, r < member_epoch, held)
     stored = z3.And(
         unchanged(pre, post, skip=frozenset({"committed_by", "committed_epoch"})),
         z3.ForAll(
