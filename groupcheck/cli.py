@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_rules_option(
         exp,
         help=RULES_HELP + "; --engine bmc reads a replacement of the reconciliation kernel "
-        "only (model.reconcile.kernel_rule) and refuses any other",
+        "(model.reconcile.kernel_rule) or of the offset-commit check "
+        "(model.coordinator.commit_kernel_rule) only, and refuses any other",
     )
     exp.add_argument("--seed", type=non_negative, default=0, help="walk, hypothesis: the seed")
     exp.add_argument(

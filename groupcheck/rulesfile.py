@@ -190,27 +190,35 @@ def load_rules(spec: str) -> tuple[Rules, RulesSource]:
     return rules, source
 
 
-SYMBOLIC_FIELDS: tuple[str, ...] = ("reconcile",)
-"""The ``Rules`` fields a rules file may replace for ``prove`` and ``explore --engine bmc``:
-``reconcile``, given as a kernel written against ``model/sets.py``
-(``model.reconcile.kernel_rule``), which the KIP-848 relation runs with the Z3 backend."""
+SYMBOLIC_FIELDS: dict[str, str] = {
+    "reconcile": "model.reconcile.kernel_rule",
+    "validate_offset_commit": "model.coordinator.commit_kernel_rule",
+}
+"""The ``Rules`` fields a rules file may replace for ``prove`` and ``explore --engine bmc``,
+each given as a kernel written against ``model/sets.py`` (made a rule by the function
+named), which the KIP-848 relation runs with the Z3 backend: ``reconcile`` (the heartbeat)
+and ``validate_offset_commit`` (the OffsetCommit)."""
 
 
 def symbolic_refusal(rules: Rules, source: RulesSource) -> str | None:
     """Why the symbolic engines cannot read a rules file (None: they can): it replaces a
-    field other than ``reconcile``, ``reconcile`` by a plain function rather than a
-    kernel (``model.reconcile.kernel_rule``), or by a kernel Z3 cannot read
-    (``invariants.z3.proof.z3sets.unreadable``)."""
+    field outside :data:`SYMBOLIC_FIELDS`, one of them by a plain function rather than a
+    kernel, or by a kernel Z3 cannot read (``invariants.z3.proof.z3sets.unreadable``). A
+    file replacing none of them is read as a replacement of ``reconcile``."""
     other = [f for f in source.fields if f not in SYMBOLIC_FIELDS]
     if other:
         return f"it replaces {', '.join(other)}"
-    kernel = getattr(rules.reconcile, "kernel", None)
-    if kernel is None:
-        return "its reconcile is a plain function, not a kernel (model.reconcile.kernel_rule)"
     from invariants.z3.proof.z3sets import unreadable  # noqa: PLC0415  z3 off the CLI's startup
 
-    with running_user_code():
-        return unreadable(kernel)
+    for field in [f for f in SYMBOLIC_FIELDS if f in source.fields] or ["reconcile"]:
+        kernel = getattr(getattr(rules, field), "kernel", None)
+        if kernel is None:
+            return f"its {field} is a plain function, not a kernel ({SYMBOLIC_FIELDS[field]})"
+        with running_user_code():
+            why = unreadable(kernel, field)
+        if why is not None:
+            return why
+    return None
 
 
 def with_rules(config: Config, rules: Rules, source: RulesSource) -> Config:

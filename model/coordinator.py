@@ -10,8 +10,9 @@ The sub-rules are called through ``config.rules`` so that a mutant can replace o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from model.actions import ExpireOffsets
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
@@ -32,6 +33,7 @@ from model.records import (
     replace,
     static_member_index,
 )
+from model.sets import FROZENSETS, AnyOps, NamedKernel
 from model.status import ErrorCode, GroupStatus, MemberState
 from model.target import (
     assignment_interval_open,
@@ -778,24 +780,79 @@ def expire_offsets(
     return replace(group, committed_offsets=offsets)
 
 
+def validate_offset_commit_kernel(
+    ops: AnyOps, *, epoch: Any, member_epoch: Any, known: Any, nobody: Any, held: Any
+) -> Any:
+    """Whether an OffsetCommit at member epoch ``epoch`` is accepted
+    (``ConsumerGroup.validateOffsetCommit``): a kernel written against ``model/sets.py``,
+    which :func:`validate_offset_commit` runs with frozensets and the KIP-848 relation
+    (``transition.offset_commit``) with Z3. ``known``: the request's member is in the
+    group, at ``member_epoch`` (any value where it is not); ``nobody``: the group has no
+    member (a commit at a negative epoch is then a simple consumer's, accepted); ``held``:
+    the member holds every partition of the commit since an assignment epoch no newer than
+    ``epoch`` (:func:`held_since`; false unless ``Config.assignment_epochs``). The current
+    epoch is accepted; an older one only for partitions ``held`` since (KIP-1251; Kafka ≤
+    4.2's strict equality where ``held`` is false); a newer one never."""
+    current = ops.any_(
+        ops.all_(ops.lt(epoch, 0), nobody), ops.all_(known, ops.eq(epoch, member_epoch))
+    )
+    return ops.any_(current, ops.all_(known, ops.lt(epoch, member_epoch), held))
+
+
+def run_commit_kernel(
+    kernel: Callable[..., Any], group: Group, req: OffsetCommitRequest, config: Config
+) -> ErrorCode:
+    """``kernel`` (the signature of :func:`validate_offset_commit_kernel`) run by the model
+    with the frozenset backend: NONE when it accepts the commit, else UNKNOWN_MEMBER_ID for
+    a member the group does not have and STALE_MEMBER_EPOCH for one it has (the errors
+    ``ConsumerGroup.validateOffsetCommit`` throws)."""
+    epoch = req.generation_id_or_member_epoch
+    member = group.members.get(req.member_id)
+    accepted: bool = kernel(
+        FROZENSETS,
+        epoch=epoch,
+        member_epoch=member.member_epoch if member is not None else 0,
+        known=member is not None,
+        nobody=not group.members,
+        held=config.assignment_epochs and member is not None and held_since(member, req),
+    )
+    if accepted:
+        return ErrorCode.NONE
+    return ErrorCode.UNKNOWN_MEMBER_ID if member is None else ErrorCode.STALE_MEMBER_EPOCH
+
+
 def validate_offset_commit(group: Group, req: OffsetCommitRequest, config: Config) -> ErrorCode:
     """OffsetCommit fencing by member epoch (``ConsumerGroup.validateOffsetCommit``):
     an unknown member is UNKNOWN_MEMBER_ID; the member's current epoch is accepted for
     every partition; a newer epoch is STALE_MEMBER_EPOCH; an older one is
     STALE_MEMBER_EPOCH too (KIP-848 strict equality, Kafka ≤ 4.2) unless
     ``config.assignment_epochs``, where it is accepted when every partition of the commit
-    is held by the member since an epoch no newer than the request's (KIP-1251)."""
-    epoch = req.generation_id_or_member_epoch
-    if epoch < 0 and not group.members:
-        return ErrorCode.NONE
-    member = group.members.get(req.member_id)
-    if member is None:
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    if epoch == member.member_epoch:
-        return ErrorCode.NONE
-    if epoch < member.member_epoch and config.assignment_epochs and held_since(member, req):
-        return ErrorCode.NONE
-    return ErrorCode.STALE_MEMBER_EPOCH
+    is held by the member since an epoch no newer than the request's (KIP-1251):
+    :func:`validate_offset_commit_kernel` with the frozenset backend."""
+    return run_commit_kernel(validate_offset_commit_kernel, group, req, config)
+
+
+@dataclass(frozen=True)
+class CommitKernelRule(NamedKernel):
+    """A ``Rules.validate_offset_commit`` replacement from a kernel written against
+    ``model/sets.py`` (:func:`commit_kernel_rule`): called, it runs ``kernel`` with the
+    frozenset backend, as :func:`validate_offset_commit` runs
+    :func:`validate_offset_commit_kernel`; the KIP-848 relation reads ``kernel`` with the
+    Z3 backend (``transition.Options.commit_kernel``). Named and pickled as its kernel
+    (``model.sets.NamedKernel``)."""
+
+    kernel: Callable[..., Any]
+
+    def __call__(self, group: Group, req: OffsetCommitRequest, config: Config) -> ErrorCode:
+        return run_commit_kernel(self.kernel, group, req, config)
+
+
+def commit_kernel_rule(kernel: Callable[..., Any]) -> CommitKernelRule:
+    """A ``Rules.validate_offset_commit`` replacement from a kernel of the signature of
+    :func:`validate_offset_commit_kernel` (:class:`CommitKernelRule`). A mutant of the
+    check is one (``groupcheck/mutants/consumer.py``): its symbolic variant is its
+    kernel."""
+    return CommitKernelRule(kernel)
 
 
 def held_since(member: Member, req: OffsetCommitRequest) -> bool:

@@ -21,14 +21,13 @@ relation of KIP-848 runs the same functions with the Z3 backend
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from model.ids import EMPTY, Assignment, TopicPartition
 from model.records import Member, replace
-from model.sets import FROZENSETS, AnyOps
+from model.sets import FROZENSETS, AnyOps, NamedKernel
 from model.status import MemberState
 
 STABLE = MemberState.STABLE
@@ -270,32 +269,14 @@ def reconcile(
 
 
 @dataclass(frozen=True)
-class KernelRule:
+class KernelRule(NamedKernel):
     """A ``Rules.reconcile`` replacement from a kernel written against ``model/sets.py``
     (:func:`kernel_rule`): called, it runs ``kernel`` with the frozenset backend, as
     :func:`reconcile` runs :func:`reconcile_kernel`; ``explore --engine bmc`` and ``prove``
     read ``kernel`` with the Z3 backend. Named as its kernel; a value, not a closure, so
-    that a config holding it pickles (the Spark search ships its config to the workers,
-    ``groupcheck.pipeline.bfs``): by reference where it stands in its module in place of
-    its kernel (``@kernel_rule`` on a module-level function: a catalogue mutant's), else
-    as the rule of its kernel, which must then be module-level itself."""
+    that a config holding it pickles (``model.sets.NamedKernel``)."""
 
     kernel: ReconcileKernel
-
-    def __post_init__(self) -> None:
-        # Named as its kernel where a rule is named (errors, reports of a user's code, the
-        # mutant registry's name check) and where pickle looks a global up.
-        name = getattr(self.kernel, "__name__", "kernel_rule")
-        object.__setattr__(self, "__name__", name)
-        object.__setattr__(self, "__qualname__", getattr(self.kernel, "__qualname__", name))
-        object.__setattr__(self, "__module__", getattr(self.kernel, "__module__", __name__))
-        object.__setattr__(self, "__doc__", getattr(self.kernel, "__doc__", None))
-
-    def __reduce__(self) -> str | tuple[Any, ...]:
-        module = sys.modules.get(str(getattr(self, "__module__", "")))
-        if getattr(module, str(getattr(self, "__qualname__", "")), None) is self:
-            return str(self.__qualname__)  # the global it stands as
-        return (KernelRule, (self.kernel,))
 
     def __call__(
         self,

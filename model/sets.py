@@ -1,7 +1,9 @@
 """The small interface a kernel of the specification is written against (issue 39).
 
 A *kernel* is a pure rule on sets of partitions, epochs and a member's reconciliation
-fields — today ``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``). It is
+fields — today ``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) and
+the acceptance of an offset commit at a member epoch
+(``model.coordinator.validate_offset_commit``, ``ConsumerGroup.validateOffsetCommit``). It is
 written once, against :class:`KernelOps`, and read by two backends:
 
 * :data:`FROZENSETS` (here): sets are ``frozenset`` values, epochs ``int``, a member a
@@ -19,6 +21,7 @@ argument, so the frozenset backend runs only the branch taken.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Set
 from typing import Any, Protocol, TypeVar
 
@@ -59,8 +62,18 @@ class KernelOps(Protocol[S, B, I, M, X, F_contra]):
         ...
 
     # truth values and epochs
+    def false(self) -> B: ...
     def not_(self, a: B, /) -> B: ...
+    def all_(self, *a: B) -> B:
+        """Every one of ``a`` holds (in Z3: one ``And``; a literal True is dropped)."""
+        ...
+
+    def any_(self, *a: B) -> B:
+        """Some one of ``a`` holds (in Z3: one ``Or``; a literal False is dropped)."""
+        ...
+
     def eq(self, a: I, b: I, /) -> B: ...
+    def lt(self, a: I, b: I, /) -> B: ...
     def ite(self, c: B, then: Callable[[], T], otherwise: Callable[[], T], /) -> T:
         """``then()`` when ``c`` holds, else ``otherwise()`` (in Z3: one ``If`` term)."""
         ...
@@ -120,11 +133,23 @@ class FrozensetOps:
     def outside(self, a: PySet, subscribed: Set[str], /) -> PySet:
         return frozenset(tp for tp in a if tp[0] not in subscribed)
 
+    def false(self) -> bool:
+        return False
+
     def not_(self, a: bool, /) -> bool:
         return not a
 
+    def all_(self, *a: bool) -> bool:
+        return all(a)
+
+    def any_(self, *a: bool) -> bool:
+        return any(a)
+
     def eq(self, a: int, b: int, /) -> bool:
         return a == b
+
+    def lt(self, a: int, b: int, /) -> bool:
+        return a < b
 
     def ite(self, c: bool, then: Callable[[], T], otherwise: Callable[[], T], /) -> T:
         return then() if c else otherwise()
@@ -170,3 +195,29 @@ generic in its backend; Python's type system cannot state that more precisely)."
 
 FROZENSETS = FrozensetOps()
 """The frozenset backend the model runs."""
+
+
+class NamedKernel:
+    """What a rule made of a kernel shares (``model.reconcile.KernelRule``,
+    ``model.coordinator.CommitKernelRule``): named as its kernel (``kernel``, a field of
+    the frozen dataclass that derives from this), and pickled by reference where it stands
+    in its module in place of its kernel (``@kernel_rule`` on a module-level function: a
+    catalogue mutant's), else as the rule of its kernel, which must then be module-level
+    itself (the Spark search ships its config to the workers, ``groupcheck.pipeline.bfs``)."""
+
+    kernel: Callable[..., Any]
+
+    def __post_init__(self) -> None:
+        # Named as its kernel where a rule is named (errors, reports of a user's code, the
+        # mutant registry's name check) and where pickle looks a global up.
+        name = getattr(self.kernel, "__name__", "kernel_rule")
+        object.__setattr__(self, "__name__", name)
+        object.__setattr__(self, "__qualname__", getattr(self.kernel, "__qualname__", name))
+        object.__setattr__(self, "__module__", getattr(self.kernel, "__module__", __name__))
+        object.__setattr__(self, "__doc__", getattr(self.kernel, "__doc__", None))
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        module = sys.modules.get(str(getattr(self, "__module__", "")))
+        if getattr(module, str(getattr(self, "__qualname__", "")), None) is self:
+            return str(self.__qualname__)  # the global it stands as
+        return (type(self), (self.kernel,))

@@ -37,6 +37,7 @@ __all__ = [
     "survivors",
     "tla_mutants",
     "unstated_harms",
+    "variant_commit_kernel",
     "variant_kernel",
 ]
 
@@ -60,6 +61,14 @@ def variant_kernel(name: str | None) -> Callable[..., Any] | None:
     its variant; None for no mutant, one outside the catalogue or one not of the kernel."""
     mutant = MUTANTS.get(name or "")
     return mutant.kernel if mutant is not None else None
+
+
+def variant_commit_kernel(name: str | None) -> Callable[..., Any] | None:
+    """The offset-commit kernel of mutant ``name`` (``Mutant.commit_kernel``): what the
+    KIP-848 relation's OffsetCommit runs for its variant; None for no mutant, one outside
+    the catalogue or one not of the check."""
+    mutant = MUTANTS.get(name or "")
+    return mutant.commit_kernel if mutant is not None else None
 
 
 def lasso_depths(names: Iterable[str]) -> dict[str, int]:

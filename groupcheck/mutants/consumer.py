@@ -37,7 +37,6 @@ from model.records import (
     ConsumerGroupHeartbeatResponse,
     Group,
     Member,
-    OffsetCommitRequest,
     TopicMetadata,
 )
 from model.sets import AnyOps
@@ -303,13 +302,12 @@ def no_bump_on_metadata_change(group: Group, topic_name: str) -> Group:
     bmc_depth=1,
     tla="spec",
 )
-def accept_commit_from_unknown_member(
-    group: Group, req: OffsetCommitRequest, config: Any
-) -> ErrorCode:
-    """Offset commits from member ids the group no longer has are accepted (zombies)."""
-    if req.member_id not in group.members:
-        return ErrorCode.NONE
-    return co.validate_offset_commit(group, req, config)
+@co.commit_kernel_rule
+def accept_commit_from_unknown_member(ops: AnyOps, /, *, known: Any, **inputs: Any) -> Any:
+    """Offset commits from member ids the group no longer has are accepted (zombies). A
+    kernel of the offset-commit check (``model.coordinator.commit_kernel_rule``): its
+    symbolic variant is itself (``transition.COMMIT_KERNEL_VARIANTS``)."""
+    return ops.any_(co.validate_offset_commit_kernel(ops, known=known, **inputs), ops.not_(known))
 
 
 @mutant(
@@ -322,10 +320,13 @@ def accept_commit_from_unknown_member(
     bmc_depth=2,
     tla="spec",
 )
-def accept_stale_commit_epoch(group: Group, req: OffsetCommitRequest, config: Any) -> ErrorCode:
-    """Offset commits at any epoch of a known member are accepted."""
-    error = co.validate_offset_commit(group, req, config)
-    return ErrorCode.NONE if error is ErrorCode.STALE_MEMBER_EPOCH else error
+@co.commit_kernel_rule
+def accept_stale_commit_epoch(
+    ops: AnyOps, /, *, epoch: Any, known: Any, nobody: Any, **inputs: Any
+) -> Any:
+    """Offset commits at any epoch of a known member are accepted. A kernel of the
+    offset-commit check, its own symbolic variant (``transition.COMMIT_KERNEL_VARIANTS``)."""
+    return ops.any_(ops.all_(ops.lt(epoch, 0), nobody), known)
 
 
 # ------------------------------------------------------------------------------------------- client
@@ -425,19 +426,13 @@ def poll_timeout_keeps_partitions(client: Client, config: Any) -> tuple[Client, 
     killed_by="HolderCommitsAccepted",
     bmc_depth=3,
 )
-def strict_commit_epoch(group: Group, req: OffsetCommitRequest, config: Any) -> ErrorCode:
+@co.commit_kernel_rule
+def strict_commit_epoch(ops: AnyOps, /, **inputs: Any) -> Any:
     """Kafka ≤ 4.2's strict epoch equality kept where KIP-1251 assignment epochs are
     recorded: a commit at an older epoch is refused even for partitions the member held
-    since then (KAFKA-20066)."""
-    member = group.members.get(req.member_id)
-    error = co.validate_offset_commit(group, req, config)
-    if (
-        error is ErrorCode.NONE
-        and member is not None
-        and req.generation_id_or_member_epoch != member.member_epoch
-    ):
-        return ErrorCode.STALE_MEMBER_EPOCH
-    return error
+    since then (KAFKA-20066) — the check with nothing counted as held. A kernel of the
+    offset-commit check, its own symbolic variant (``transition.COMMIT_KERNEL_VARIANTS``)."""
+    return co.validate_offset_commit_kernel(ops, **{**inputs, "held": ops.false()})
 
 
 @mutant(

@@ -96,6 +96,17 @@ class Mutant:
         return kernel
 
     @property
+    def commit_kernel(self) -> Callable[..., Any] | None:
+        """The offset-commit check of a mutant of ``Rules.validate_offset_commit`` written
+        as a kernel (``model.coordinator.commit_kernel_rule``): its symbolic variant, which
+        the KIP-848 relation's OffsetCommit runs (``transition.Options.commit_kernel``,
+        ``COMMIT_KERNEL_VARIANTS``); None for any other mutant."""
+        if self.field != "validate_offset_commit":
+            return None
+        kernel: Callable[..., Any] | None = getattr(self.function, "kernel", None)
+        return kernel
+
+    @property
     def rules(self) -> Rules:
         return replace(DEFAULT_RULES, **{self.field: self.function, **dict(self.also)})
 

@@ -63,14 +63,15 @@ chose the classic coordinator's relation."""
 
 ARG_CLIENTS = "--clients"
 ARG_REACH = "--reach"
-ARG_RULES = "--rules FILE.py:NAME replacing more than the reconciliation kernel"
-ARG_KERNEL = "--rules FILE.py:NAME replacing the reconciliation kernel"
+ARG_RULES = "--rules FILE.py:NAME replacing more than the kernels"
+ARG_KERNEL = "--rules FILE.py:NAME replacing kernels only"
 _RULES_UNREAD = (
     "{command}: --rules {rules}: {rules_why}; the symbolic engines read a replacement of the "
-    "reconciliation kernel only (model.reconcile.kernel_rule): explore this file instead"
+    "reconciliation kernel (model.reconcile.kernel_rule) or of the offset-commit check "
+    "(model.coordinator.commit_kernel_rule) only: explore this file instead"
 )
 _KERNEL_ELSEWHERE = (
-    "{command}: --rules {rules}: the reconciliation kernel is read by the KIP-848 relation "
+    "{command}: --rules {rules}: the kernels are read by the KIP-848 relation "
     "only; this config is {family}: explore it instead"
 )
 ARG_ONLY_NOT_CONVERGENCE = "--only a goal other than Convergence"
@@ -621,8 +622,8 @@ def family_of_config(config: Any) -> str:
 
 def _rules_facts(command: str, loaded: Any, *, family: str) -> tuple[set[str], dict[str, Any]]:
     """The facts of a ``--rules`` file (``loaded``: its ``Rules`` and ``RulesSource``, or
-    None): :data:`ARG_KERNEL` when it replaces only the reconciliation kernel, which the
-    KIP-848 relation reads, else :data:`ARG_RULES`."""
+    None): :data:`ARG_KERNEL` when it replaces only kernels (the reconciliation, the
+    offset-commit check), which the KIP-848 relation reads, else :data:`ARG_RULES`."""
     if loaded is None:
         return set(), {}
     rules, source = loaded

@@ -66,8 +66,9 @@ def register(sub: Any) -> None:
         p,
         help="prove your own reconciliation kernel: NAME in FILE.py replaces Rules.reconcile "
         "with model.reconcile.kernel_rule(KERNEL), a kernel written against model/sets.py "
-        "(docs/tutorial.md, 'Proving a change of the reconciliation kernel'); a file that "
-        "replaces any other rule is refused (exit 2)",
+        "(docs/tutorial.md, 'Proving a change of the reconciliation kernel'), or "
+        "Rules.validate_offset_commit with model.coordinator.commit_kernel_rule(KERNEL); a "
+        "file that replaces any other rule is refused (exit 2)",
     )
     p.add_argument(
         "--clients",
@@ -188,7 +189,8 @@ def _config(args: argparse.Namespace) -> Any:
 def _rules(args: argparse.Namespace) -> Any:
     """``--rules FILE.py:NAME`` loaded once (``args.loaded_rules``: its ``Rules`` and
     ``RulesSource``), or None. The symbolic engines read a replacement of the
-    reconciliation kernel (``groupcheck.rulesfile.symbolic_refusal``)."""
+    reconciliation kernel or of the offset-commit check
+    (``groupcheck.rulesfile.symbolic_refusal``)."""
     spec = getattr(args, "rules", None)
     if spec is None:
         return None
@@ -205,7 +207,7 @@ def _rules(args: argparse.Namespace) -> Any:
 def _options(args: argparse.Namespace) -> Any:
     """The relation's options for the config and ``--variant`` given, once the capability
     table (``symbolic.capabilities``) has not refused them; ``--clients`` included."""
-    from groupcheck.mutants import variant_kernel
+    from groupcheck.mutants import variant_commit_kernel, variant_kernel
     from groupcheck.symbolic.capabilities import PROVE, check, prove_facts
     from groupcheck.symbolic.scope import family_of
     from invariants.z3.proof.transition import Options
@@ -214,12 +216,15 @@ def _options(args: argparse.Namespace) -> Any:
     check(PROVE, family_of(config), "proof", prove_facts(args, config))
     # A variant of the reconciliation is its mutant's kernel (transition.KERNEL_VARIANTS).
     kernel = variant_kernel(args.variant)
+    # A variant of the offset-commit check too (transition.COMMIT_KERNEL_VARIANTS).
+    commit_kernel = variant_commit_kernel(args.variant)
     if config is None:
         loaded = _rules(args)
         if loaded is not None:
             kernel = getattr(loaded[0].reconcile, "kernel", None)
-        return Options(variant=args.variant, kernel=kernel)
-    return Options.of(config, args.variant, kernel=kernel)
+            commit_kernel = getattr(loaded[0].validate_offset_commit, "kernel", None)
+        return Options(variant=args.variant, kernel=kernel, commit_kernel=commit_kernel)
+    return Options.of(config, args.variant, kernel=kernel, commit_kernel=commit_kernel)
 
 
 def cmd_prove(args: argparse.Namespace) -> int:

@@ -11,8 +11,12 @@ PLAIN: the reference rule as a plain function of a Member: the symbolic engines 
 read it.
 PYIF: a kernel with a Python ``if`` on a truth value: it runs on frozensets, but Z3
 cannot read it.
+STALE: a replacement of the offset-commit check (``model.coordinator.commit_kernel_rule``)
+accepting a known member's commit at any epoch (the catalogue's
+``accept-stale-commit-epoch``, restated).
 """
 
+from model import coordinator as co
 from model import reconcile as rc
 from model.rules import DEFAULT_RULES
 from model.status import MemberState
@@ -61,3 +65,11 @@ def pyif(ops, member, **kw):
 
 
 PYIF = {"reconcile": rc.kernel_rule(pyif)}
+
+
+def stale(ops, *, epoch, known, nobody, **kw):
+    """The offset-commit check accepting a known member's commit at any epoch."""
+    return ops.any_(ops.all_(ops.lt(epoch, 0), nobody), known)
+
+
+STALE = {"validate_offset_commit": co.commit_kernel_rule(stale)}

@@ -342,10 +342,11 @@ def cross_check(
     exhausted: list[bool] = []
 
     mutated = distinguished = 0
-    # The reference relation: no variant, and the reference rules' kernel (a variant of
-    # the reconciliation is its mutant's kernel, transition.KERNEL_VARIANTS).
-    kernel = Options.of(reference).kernel if reference is not None else opts.kernel
-    plain = dc_replace(opts, variant=None, kernel=kernel)
+    # The reference relation: no variant, and the reference rules' kernels (a variant of
+    # the reconciliation is its mutant's kernel, transition.KERNEL_VARIANTS; one of the
+    # offset-commit check too, COMMIT_KERNEL_VARIANTS).
+    ref = Options.of(reference) if reference is not None else opts
+    plain = dc_replace(opts, variant=None, kernel=ref.kernel, commit_kernel=ref.commit_kernel)
 
     def wanted(family: str) -> bool:
         return results[family].steps == 0

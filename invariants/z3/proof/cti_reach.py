@@ -103,7 +103,12 @@ def reach(
     relation's ``variant`` to a state violating ``state`` or a step violating ``step``
     (module docstring)."""
     start = time.monotonic()
-    options = Options.of(config, variant, kernel=getattr(rules.reconcile, "kernel", None))
+    options = Options.of(
+        config,
+        variant,
+        kernel=getattr(rules.reconcile, "kernel", None),
+        commit_kernel=getattr(rules.validate_offset_commit, "kernel", None),
+    )
     run = bmc_unrolling(
         options,
         bound,

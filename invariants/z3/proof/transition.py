@@ -121,6 +121,7 @@ from model.actions import (
     SessionTimeout,
 )
 from model.config import Config
+from model.coordinator import validate_offset_commit_kernel
 from model.reconcile import reconcile_kernel
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -210,6 +211,14 @@ KERNEL_VARIANTS = frozenset({"revoke-without-waiting", "ignore-partition-epochs"
 (``Options.kernel``, read from the mutant's rules) — no branch of the relation reads these
 names, so the explicit mutant and its variant are one function."""
 
+COMMIT_KERNEL_VARIANTS = frozenset(
+    {"accept-stale-commit-epoch", "accept-commit-from-unknown-member", "strict-commit-epoch"}
+)
+"""The variants that are patches of the offset-commit check: their mutant replaces
+``Rules.validate_offset_commit`` by a kernel written against ``model/sets.py``
+(``model.coordinator.commit_kernel_rule``), and the OffsetCommit runs that kernel
+(``Options.commit_kernel``) — no branch of the relation reads these names."""
+
 STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
 """The variants of a rule on static members: a variant only where
 ``Options.static_members`` (BMC or ``prove`` on a configuration with instance ids)."""
@@ -296,6 +305,12 @@ class Options:
     when None): a replacement written against ``model/sets.py``
     (``model.reconcile.kernel_rule``) — a user's (``--rules``) or, for a variant of
     ``KERNEL_VARIANTS``, its mutant's — read from ``Config.rules.reconcile``."""
+    commit_kernel: Callable[..., Any] | None = None
+    """The offset-commit check the OffsetCommit runs
+    (``model.coordinator.validate_offset_commit_kernel`` when None): a replacement written
+    against ``model/sets.py`` (``model.coordinator.commit_kernel_rule``) — for a variant
+    of ``COMMIT_KERNEL_VARIANTS``, its mutant's — read from
+    ``Config.rules.validate_offset_commit``."""
     assignor_offload: bool = False
     """KIP-1263 assignor offload: the states keep the assignor runs in flight
     (``SymState.runs``, ``RUN_SLOTS`` slots), a heartbeat that needs a new target starts a
@@ -338,6 +353,12 @@ class Options:
                 "its mutant's kernel (Options.kernel; Options.of reads it from the mutant's "
                 "rules), none was given"
             )
+        if self.variant in COMMIT_KERNEL_VARIANTS and self.commit_kernel is None:
+            raise ValueError(
+                f"{self.variant!r} is a patch of the offset-commit check: the relation runs "
+                "its mutant's kernel (Options.commit_kernel; Options.of reads it from the "
+                "mutant's rules), none was given"
+            )
 
     @property
     def run_slots(self) -> int:
@@ -351,13 +372,20 @@ class Options:
 
     @staticmethod
     def of(
-        config: Config, variant: str | None = None, *, kernel: Callable[..., Any] | None = None
+        config: Config,
+        variant: str | None = None,
+        *,
+        kernel: Callable[..., Any] | None = None,
+        commit_kernel: Callable[..., Any] | None = None,
     ) -> Options:
         """The options of ``config`` under ``variant``; the kernel is ``kernel`` when given
         (a mutant's, where ``config`` runs other rules: ``prove --variant``), else that
-        of ``config``'s rules (``Config.rules.reconcile``: a user's or a mutant's)."""
+        of ``config``'s rules (``Config.rules.reconcile``: a user's or a mutant's); the
+        same for ``commit_kernel`` (``Config.rules.validate_offset_commit``)."""
         if kernel is None:
             kernel = getattr(config.rules.reconcile, "kernel", None)
+        if commit_kernel is None:
+            commit_kernel = getattr(config.rules.validate_offset_commit, "kernel", None)
         return Options(
             compute_target_in_heartbeat=config.compute_target_in_heartbeat,
             reconcile_while_assigning=config.reconcile_while_assigning,
@@ -373,6 +401,7 @@ class Options:
             new_group_epoch=1 if config.epoch_layout == "kafka-4.3" else 0,
             variant=variant,
             kernel=kernel,
+            commit_kernel=commit_kernel,
             assignor_offload=config.assignor_offload,
             offload_discard_stale=config.assignor_offload and config.offload_stale_run == "discard",
             batching=config.effective_assignment_interval_ms() > 0,
@@ -1383,24 +1412,24 @@ def static_leave(pre: SymState, post: SymState, o: Options) -> Family:
 
 def offset_commit(pre: SymState, post: SymState, o: Options) -> Family:
     """``DeliverMessage`` of an OffsetCommit (``coordinator.handle_offset_commit`` and
-    ``validate_offset_commit``, KIP-848 strict epoch equality)."""
+    ``validate_offset_commit``: its kernel, ``validate_offset_commit_kernel``, or a
+    replacement, ``Options.commit_kernel``, run with the Z3 backend)."""
     n = "DeliverMessage.offset_commit"
     cm = z3.Const(f"{n}.member@{post.tag}", MEMBER)
     r = z3.Int(f"{n}.epoch@{post.tag}")
     parts = z3.Function(f"{n}.partitions@{post.tag}", PARTITION, z3.BoolSort())
     params = {"member": cm, "epoch": r, "partitions": parts}
     nobody = z3.ForAll([_m], z3.Not(pre.is_member(_m)))
-    accepted = z3.Or(z3.And(r < 0, nobody), z3.And(pre.is_member(cm), r == pre.epoch(cm)))
-    older_ok: BoolRef = z3.BoolVal(False)
-    if o.assignment_epochs:
-        # KIP-1251: an older epoch is accepted for partitions held since then.
-        older_ok = z3.And(pre.is_member(cm), r < pre.epoch(cm), held_since(pre, cm, r, parts))
-        if o.variant != "strict-commit-epoch":
-            accepted = z3.Or(accepted, older_ok)
-    if o.variant == "accept-stale-commit-epoch":
-        accepted = z3.Or(z3.And(r < 0, nobody), pre.is_member(cm))
-    elif o.variant == "accept-commit-from-unknown-member":
-        accepted = z3.Or(accepted, z3.Not(pre.is_member(cm)))
+    known, member_epoch = pre.is_member(cm), pre.epoch(cm)
+    # KIP-1251: an older epoch is accepted for partitions held since then.
+    held = held_since(pre, cm, r, parts) if o.assignment_epochs else Z3SETS.false()
+    # The check is a kernel (coordinator.validate_offset_commit_kernel), or a replacement
+    # of it (Options.commit_kernel: a mutant's, COMMIT_KERNEL_VARIANTS), run with Z3.
+    accepted: BoolRef = (o.commit_kernel or validate_offset_commit_kernel)(
+        Z3SETS, epoch=r, member_epoch=member_epoch, known=known, nobody=nobody, held=held
+    )
+    # A holder's commit at an older epoch (coordinator.falsely_fenced, when refused).
+    older_ok = Z3SETS.all_(known, r < member_epoch, held)
     stored = z3.And(
         unchanged(pre, post, skip=frozenset({"committed_by", "committed_epoch"})),
         z3.ForAll(

@@ -112,11 +112,29 @@ class Z3Ops:
     def outside(self, a: Set, subscribed: Set, /) -> Set:
         return self.diff(a, subscribed)
 
+    def false(self) -> BoolRef:
+        return z3.BoolVal(False)
+
     def not_(self, a: BoolRef, /) -> BoolRef:
         return z3.Not(a)
 
+    def all_(self, *a: BoolRef) -> BoolRef:
+        if any(z3.is_false(x) for x in a):
+            return z3.BoolVal(False)
+        kept = [x for x in a if not z3.is_true(x)]
+        return z3.BoolVal(True) if not kept else kept[0] if len(kept) == 1 else z3.And(*kept)
+
+    def any_(self, *a: BoolRef) -> BoolRef:
+        if any(z3.is_true(x) for x in a):
+            return z3.BoolVal(True)
+        kept = [x for x in a if not z3.is_false(x)]
+        return z3.BoolVal(False) if not kept else kept[0] if len(kept) == 1 else z3.Or(*kept)
+
     def eq(self, a: ExprRef, b: ExprRef, /) -> BoolRef:
         return a == b
+
+    def lt(self, a: ExprRef, b: ExprRef, /) -> BoolRef:
+        return a < b
 
     def ite(self, c: BoolRef, then: Callable[[], T], otherwise: Callable[[], T], /) -> T:
         a, b = then(), otherwise()
@@ -204,11 +222,34 @@ def read_kernel(kernel: Callable[..., Any]) -> MemberTerm:
     return out
 
 
-def unreadable(kernel: Callable[..., Any]) -> str | None:
-    """Why Z3 cannot read ``kernel`` (:func:`read_kernel` failed), in one line; None when
-    it can."""
+def read_commit_kernel(kernel: Callable[..., Any]) -> BoolRef:
+    """``kernel`` (the signature of ``model.coordinator.validate_offset_commit_kernel``)
+    run once on fresh terms: what it returns, which must be a formula (accepted or not)."""
+    out = kernel(
+        Z3SETS,
+        epoch=z3.Int("kernel.commit_epoch"),
+        member_epoch=z3.Int("kernel.member_epoch"),
+        known=z3.Bool("kernel.known"),
+        nobody=z3.Bool("kernel.nobody"),
+        held=z3.Bool("kernel.held"),
+    )
+    if not z3.is_bool(out):
+        raise TypeError(f"it returned {type(out).__name__}, not a truth value (BoolRef)")
+    return out
+
+
+READERS: dict[str, Callable[[Callable[..., Any]], Any]] = {
+    "reconcile": read_kernel,
+    "validate_offset_commit": read_commit_kernel,
+}
+"""Per ``Rules`` field whose replacement may be a kernel, how it is read on fresh terms."""
+
+
+def unreadable(kernel: Callable[..., Any], field: str = "reconcile") -> str | None:
+    """Why Z3 cannot read ``kernel``, a replacement of ``Rules.<field>`` (its reader in
+    :data:`READERS` failed), in one line; None when it can."""
     try:
-        read_kernel(kernel)
+        READERS[field](kernel)
     except Exception as e:  # the user's kernel, read on Z3 terms
         name = getattr(kernel, "__name__", "the kernel")
         hint = (

@@ -151,8 +151,11 @@ def test_bmc_finds_the_variant_at_its_shortest_depth_and_the_model_replays_it(na
     mutant = MUTANTS[name]
     goal, depth = FOUND[name]
     assert depth <= KILL_LENGTH[name]
-    # A variant of the reconciliation is its mutant's kernel (transition.KERNEL_VARIANTS).
-    options = Options.of(mutant.config, name, kernel=mutant.kernel)
+    # A variant of the reconciliation or of the offset-commit check is its mutant's kernel
+    # (transition.KERNEL_VARIANTS, COMMIT_KERNEL_VARIANTS).
+    options = Options.of(
+        mutant.config, name, kernel=mutant.kernel, commit_kernel=mutant.commit_kernel
+    )
     universe = universe_of(mutant.config)
     epoch = _initial_group_epoch(mutant.config)
     layer = Layer.of(mutant.config, universe, name) if name in CLIENT_VARIANTS else None

@@ -319,7 +319,9 @@ def _two() -> tuple[SymState, SymState]:
 )
 def test_a_broken_rule_gives_a_decoded_cti(variant: str, goal: str, family: str) -> None:
     assert variant in MUTANTS  # the variant encodes a mutant of the catalogue
-    results = _run(Prover(Options(variant=variant, kernel=MUTANTS[variant].kernel)), only=[goal])
+    mutant = MUTANTS[variant]
+    options = Options(variant=variant, kernel=mutant.kernel, commit_kernel=mutant.commit_kernel)
+    results = _run(Prover(options), only=[goal])
     failed = [r for r in results if r.status == "failed"]
     assert [r.obligation.family for r in failed] == [family]
     cti = failed[0].cti
