@@ -36,11 +36,11 @@ TREES = ("model", "invariants", "groupcheck", "reports")
 
 FUNCTIONS = [
     "model/system.py",
-    "model/client.py",
-    "model/coordinator.py",
+    "model/consumer/client.py",
+    "model/consumer/coordinator.py",
     "model/network.py",
-    "model/reconcile.py",
-    "model/target.py",
+    "model/consumer/reconcile.py",
+    "model/consumer/target.py",
     "model/assignors/range.py",
     "model/assignors/spec.py",
     "model/assignors/uniform.py",

@@ -136,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_rules_option(
         exp,
         help=RULES_HELP + "; --engine bmc reads a replacement of the reconciliation kernel "
-        "(model.reconcile.kernel_rule) or of the offset-commit check "
-        "(model.coordinator.commit_kernel_rule) only, and refuses any other",
+        "(model.consumer.reconcile.kernel_rule) or of the offset-commit check "
+        "(model.consumer.coordinator.commit_kernel_rule) only, and refuses any other",
     )
     exp.add_argument("--seed", type=non_negative, default=0, help="walk, hypothesis: the seed")
     exp.add_argument(

@@ -191,8 +191,8 @@ def load_rules(spec: str) -> tuple[Rules, RulesSource]:
 
 
 SYMBOLIC_FIELDS: dict[str, str] = {
-    "reconcile": "model.reconcile.kernel_rule",
-    "validate_offset_commit": "model.coordinator.commit_kernel_rule",
+    "reconcile": "model.consumer.reconcile.kernel_rule",
+    "validate_offset_commit": "model.consumer.coordinator.commit_kernel_rule",
 }
 """The ``Rules`` fields a rules file may replace for ``prove`` and ``explore --engine bmc``,
 each given as a kernel written against ``model/sets.py`` (made a rule by the function

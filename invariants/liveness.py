@@ -34,14 +34,14 @@ from model.actions import (
 from model.classic.client import rebalance_protocol
 from model.classic.messages import SyncGroupResponse
 from model.classic.records import ClassicState
-from model.client import (
+from model.config import Config
+from model.consumer.client import (
     IN_GROUP,
     ON_PARTITIONS_ASSIGNED,
     ON_PARTITIONS_REVOKED,
     reconciliation_aborted,
 )
-from model.config import Config
-from model.coordinator import group_status, regexes_stale
+from model.consumer.coordinator import group_status, regexes_stale
 from model.family import family_of
 from model.records import (
     CommittedOffset,

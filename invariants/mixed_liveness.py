@@ -8,7 +8,7 @@ from __future__ import annotations
 from invariants.families import CONVERGED
 from model.actions import Action
 from model.classic.records import ClassicClient, ClassicGroup
-from model.client import IN_GROUP
+from model.consumer.client import IN_GROUP
 from model.migration.records import MixedState
 from model.migration.system import classic_view, consumer_view
 from model.records import Client, Group

@@ -9,7 +9,7 @@ from invariants.families import SNAPSHOTS, SnapshotFacet, key_after_by_reading
 from invariants.snapshot import ClientView, SnapshotKey, client_view, project_key
 from model.classic.client import IN_GROUP as CLASSIC_IN_GROUP
 from model.classic.records import ClassicClient, ClassicGroup
-from model.client import IN_GROUP
+from model.consumer.client import IN_GROUP
 from model.ids import EMPTY
 from model.migration.records import MixedState
 from model.records import Client

@@ -78,14 +78,14 @@ from invariants.classic_snapshot import (
 )
 from invariants.expr import Snapshot
 from invariants.families import SNAPSHOTS, SnapshotFacet
-from model.client import IN_GROUP
-from model.coordinator import group_status
+from model.consumer.client import IN_GROUP
+from model.consumer.coordinator import group_status
+from model.consumer.target import member_topics, preferred_server_assignor
 from model.family import family_of_group
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import Client, Group, Holder, State, TopicMetadata
 from model.status import ClientStatus, ErrorCode, GroupStatus, MemberState
 from model.system import AnyState
-from model.target import member_topics, preferred_server_assignor
 
 # The vocabulary's names (invariants/vocabulary.py), read here and by the other families'
 # projections.

@@ -264,7 +264,8 @@ class Config(Record):
         default=False, metadata=option("switch", "consumer", "mixed")
     )
     """A client that still has to apply a target also reports the partitions it is about
-    to add (``model.client.reported_partitions``; the client-side fix of docs/findings.md F1)."""
+    to add (``model.consumer.client.reported_partitions``; the client-side fix of docs/findings.md
+    F1)."""
     reorder: bool = field(default=False, metadata=option("bound", "consumer", "classic"))
     """A client's successive connections are channels of their own, so an old connection's
     messages may arrive after a new one's (``model/network.py``)."""

@@ -2,7 +2,7 @@
 registry ``model.system`` dispatches through (issue 39).
 
 A family is what ``Config.protocol`` names: ``consumer`` (KIP-848 "Consumer Group
-Protocol"; declared in ``model/consumer_family.py``), ``classic`` (JoinGroup / SyncGroup;
+Protocol"; declared in ``model/consumer/family.py``), ``classic`` (JoinGroup / SyncGroup;
 ``model/classic/family.py``) and ``mixed`` (KIP-848 "Online Migration": classic and
 consumer-protocol clients in one group; ``model/migration/family.py``). Each declaration
 calls :func:`register` where it is written; the registry imports the declaring modules
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from model.config import Config
 
 FAMILY_MODULES: tuple[str, ...] = (
-    "model.consumer_family",
+    "model.consumer.family",
     "model.classic.family",
     "model.migration.family",
 )

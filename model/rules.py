@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
-from model import client, coordinator, reconcile, target
 from model.classic import assignors as classic_assignors
 from model.classic import client as classic_client
 from model.classic import coordinator as classic_coordinator
+from model.consumer import client, coordinator, reconcile, target
 from model.migration import coordinator as migration_coordinator
 from model.records import Record, hash_once
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 
 class ReconcileRule(Protocol):
-    """The signature of ``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``):
+    """The signature of ``model.consumer.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``):
     the member, then its inputs by keyword, named after the builder's ``with…`` calls."""
 
     def __call__(

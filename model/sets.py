@@ -1,10 +1,10 @@
 """The small interface a kernel of the specification is written against (issue 39).
 
 A *kernel* is a pure rule on sets of partitions, epochs and a member's reconciliation
-fields — today ``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) and
+fields — today ``model.consumer.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) and
 the acceptance of an offset commit at a member epoch
-(``model.coordinator.validate_offset_commit``, ``ConsumerGroup.validateOffsetCommit``). It is
-written once, against :class:`KernelOps`, and read by two backends:
+(``model.consumer.coordinator.validate_offset_commit``, ``ConsumerGroup.validateOffsetCommit``). It
+is written once, against :class:`KernelOps`, and read by two backends:
 
 * :data:`FROZENSETS` (here): sets are ``frozenset`` values, epochs ``int``, a member a
   ``model.records.Member``; the model and the explicit engines run it;
@@ -198,8 +198,8 @@ FROZENSETS = FrozensetOps()
 
 
 class NamedKernel:
-    """What a rule made of a kernel shares (``model.reconcile.KernelRule``,
-    ``model.coordinator.CommitKernelRule``): named as its kernel (``kernel``, a field of
+    """What a rule made of a kernel shares (``model.consumer.reconcile.KernelRule``,
+    ``model.consumer.coordinator.CommitKernelRule``): named as its kernel (``kernel``, a field of
     the frozen dataclass that derives from this), and pickled by reference where it stands
     in its module in place of its kernel (``@kernel_rule`` on a module-level function: a
     catalogue mutant's), else as the rule of its kernel, which must then be module-level

@@ -12,8 +12,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from model import client as cl
-from model import coordinator as co
 from model.actions import (
     AbandonRequest,
     Action,
@@ -55,6 +53,8 @@ from model.actions import (
 )
 from model.classic.records import ClassicState
 from model.config import Config
+from model.consumer import client as cl
+from model.consumer import coordinator as co
 from model.family import family_of, family_of_state
 from model.ids import FrozenMap
 from model.migration.records import MixedState

@@ -47,7 +47,7 @@ from model.classic.messages import (
     SyncGroupResponse,
 )
 from model.classic.records import ClassicClient, ClassicMember, ClassicState
-from model.coordinator import group_status, pending_partitions
+from model.consumer.coordinator import group_status, pending_partitions
 from model.family import family_of_state
 from model.ids import Assignment, format_partitions
 from model.records import (

@@ -86,8 +86,9 @@ Put(f, k, v) == [x \in DOMAIN f \cup {k} |-> IF x = k THEN v ELSE f[x]]
 Get(f, k, default) == IF k \in DOMAIN f THEN f[k] ELSE default
 
 ----------------------------------------------------------------------------
-(* The coordinator's group (model/coordinator.py).  Operators take and    *)
-(* return a group record G so that a failed write can leave it unchanged.  *)
+(* The coordinator's group (model/consumer/coordinator.py). Operators take *)
+(* and return a group record G so that a failed write can leave it         *)
+(* unchanged.                                                              *)
 
 NewMember == [epoch |-> 0, previousEpoch |-> -1, state |-> "STABLE",
               assigned |-> {}, pending |-> {}, subscribed |-> {}, timer |-> None]
@@ -187,7 +188,8 @@ ComputeTarget(G) ==
     IN [G EXCEPT !.ae = G.ge, !.ta = ta]
 
 ----------------------------------------------------------------------------
-(* Member reconciliation (model/reconcile.py, CurrentAssignmentBuilder).  *)
+(* Member reconciliation (model/consumer/reconcile.py,                    *)
+(* CurrentAssignmentBuilder).                                             *)
 
 OwnsAny(owned, ps) == IF owned = None THEN ps # {} ELSE owned[1] \cap ps # {}
 
@@ -328,7 +330,7 @@ SetGroup(G) ==
     /\ partitionEpochs' = G.pe
 
 ----------------------------------------------------------------------------
-(* The client (model/client.py, AbstractMembershipManager).               *)
+(* The client (model/consumer/client.py, AbstractMembershipManager).      *)
 
 \* The last reconciled assignment (AbstractMembershipManager.currentAssignment): while a
 \* reconciliation runs, what the client owned before it, revoked partitions included.

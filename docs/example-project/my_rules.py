@@ -8,7 +8,7 @@ not yet revoked it — broken (a partition consumed twice).
 
 from dataclasses import replace
 
-from model import reconcile as rc
+from model.consumer import reconcile as rc
 from model.ids import EMPTY
 from model.rules import DEFAULT_RULES
 from model.status import ClientStatus, MemberState

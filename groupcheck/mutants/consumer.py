@@ -24,10 +24,10 @@ from groupcheck.mutants.scenarios import (
     TOPICS_TWO,
     TWO_ON_TWO,
 )
-from model import client as cl
-from model import coordinator as co
-from model import reconcile as rc
-from model import target as tg
+from model.consumer import client as cl
+from model.consumer import coordinator as co
+from model.consumer import reconcile as rc
+from model.consumer import target as tg
 from model.ids import EMPTY, FrozenMap, TopicPartition
 from model.presets import MUT2_CALLBACKS, MUT2_POLL
 from model.records import (
@@ -305,7 +305,7 @@ def no_bump_on_metadata_change(group: Group, topic_name: str) -> Group:
 @co.commit_kernel_rule
 def accept_commit_from_unknown_member(ops: AnyOps, /, *, known: Any, **inputs: Any) -> Any:
     """Offset commits from member ids the group no longer has are accepted (zombies). A
-    kernel of the offset-commit check (``model.coordinator.commit_kernel_rule``): its
+    kernel of the offset-commit check (``model.consumer.coordinator.commit_kernel_rule``): its
     symbolic variant is itself (``transition.COMMIT_KERNEL_VARIANTS``)."""
     return ops.any_(co.validate_offset_commit_kernel(ops, known=known, **inputs), ops.not_(known))
 

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from groupcheck.mutants.registry import Registry
-from model import target as tg
 from model.classic import coordinator as clco
 from model.classic.records import ClassicGroup
+from model.consumer import target as tg
 from model.presets import CLASSIC_GROUP_DELETION, GROUP_DELETION, OFFLOAD_DELETION
 from model.records import Group, TopicMetadata
 from model.status import ErrorCode

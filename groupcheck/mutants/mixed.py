@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from groupcheck.mutants.registry import Registry
-from model import coordinator as co
+from model.consumer import coordinator as co
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
 from model.presets import (

@@ -1,5 +1,5 @@
 """The KIP-1263 assignor-offload mutants: rules of starting and installing an offloaded
-assignor run (``model.target``). Each is declared at its function with ``@mutant(...)``
+assignor run (``model.consumer.target``). Each is declared at its function with ``@mutant(...)``
 (``groupcheck.mutants.registry``)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from groupcheck.mutants.registry import Registry
-from model import target as tg
+from model.consumer import target as tg
 from model.ids import FrozenMap
 from model.presets import MUT2_OFFLOAD, MUT2_OFFLOAD_STATIC
 from model.records import Group, TopicMetadata

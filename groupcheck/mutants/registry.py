@@ -87,7 +87,7 @@ class Mutant:
     @property
     def kernel(self) -> Callable[..., Any] | None:
         """The reconciliation kernel of a mutant of ``Rules.reconcile`` written as one
-        (``model.reconcile.kernel_rule``): its symbolic variant, which the KIP-848 relation
+        (``model.consumer.reconcile.kernel_rule``): its symbolic variant, which the KIP-848 relation
         runs as it runs a user's ``--rules`` kernel (``transition.Options.kernel``,
         ``KERNEL_VARIANTS``); None for any other mutant."""
         if self.field != "reconcile":
@@ -98,7 +98,7 @@ class Mutant:
     @property
     def commit_kernel(self) -> Callable[..., Any] | None:
         """The offset-commit check of a mutant of ``Rules.validate_offset_commit`` written
-        as a kernel (``model.coordinator.commit_kernel_rule``): its symbolic variant, which
+        as a kernel (``model.consumer.coordinator.commit_kernel_rule``): its symbolic variant, which
         the KIP-848 relation's OffsetCommit runs (``transition.Options.commit_kernel``,
         ``COMMIT_KERNEL_VARIANTS``); None for any other mutant."""
         if self.field != "validate_offset_commit":

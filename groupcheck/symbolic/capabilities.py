@@ -67,8 +67,8 @@ ARG_RULES = "--rules FILE.py:NAME replacing more than the kernels"
 ARG_KERNEL = "--rules FILE.py:NAME replacing kernels only"
 _RULES_UNREAD = (
     "{command}: --rules {rules}: {rules_why}; the symbolic engines read a replacement of the "
-    "reconciliation kernel (model.reconcile.kernel_rule) or of the offset-commit check "
-    "(model.coordinator.commit_kernel_rule) only: explore this file instead"
+    "reconciliation kernel (model.consumer.reconcile.kernel_rule) or of the offset-commit check "
+    "(model.consumer.coordinator.commit_kernel_rule) only: explore this file instead"
 )
 _KERNEL_ELSEWHERE = (
     "{command}: --rules {rules}: the kernels are read by the KIP-848 relation "

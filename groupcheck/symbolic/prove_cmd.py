@@ -65,10 +65,10 @@ def register(sub: Any) -> None:
     add_rules_option(
         p,
         help="prove your own reconciliation kernel: NAME in FILE.py replaces Rules.reconcile "
-        "with model.reconcile.kernel_rule(KERNEL), a kernel written against model/sets.py "
-        "(docs/tutorial.md, 'Proving a change of the reconciliation kernel'), or "
-        "Rules.validate_offset_commit with model.coordinator.commit_kernel_rule(KERNEL); a "
-        "file that replaces any other rule is refused (exit 2)",
+        "with model.consumer.reconcile.kernel_rule(KERNEL), a kernel written against "
+        "model/sets.py (docs/tutorial.md, 'Proving a change of the reconciliation kernel'), or "
+        "Rules.validate_offset_commit with model.consumer.coordinator.commit_kernel_rule(KERNEL); "
+        "a file that replaces any other rule is refused (exit 2)",
     )
     p.add_argument(
         "--clients",

@@ -3,10 +3,10 @@ state machine and compare the requests it would send, and the callbacks it would
 with those the real client sent and ran.
 
 Per member (a message's ``client``: the member id of one consumer instance) the replay
-starts the model's client (``model.client``, mirroring Kafka's ``AbstractMembershipManager``
-and ``ConsumerHeartbeatRequestManager``, with ``Config.callback_steps``: each rebalance
-callback a step of its own) and feeds it, in the order of their ``ts``, what the real
-client received and what its application did: the captured responses
+starts the model's client (``model.consumer.client``, mirroring Kafka's
+``AbstractMembershipManager`` and ``ConsumerHeartbeatRequestManager``, with
+``Config.callback_steps``: each rebalance callback a step of its own) and feeds it, in the order of
+their ``ts``, what the real client received and what its application did: the captured responses
 (``on_heartbeat_response``), its client events (docs/trace-format.md, "Client events":
 ``subscribe()``, callback ends, ``close()``, poll stalls) and a ``Crash`` — within one
 millisecond, where the order sorted diverges, the other order (``_in_either_order``). Whatever the
@@ -44,9 +44,9 @@ from typing import Any
 
 from groupcheck.validate.events import read_trace
 from groupcheck.validate.report import Finding, Report
-from model import client as cl
 from model.actions import Crash, DeliverMessage, LoseMessage
 from model.config import ClientSpec, Config
+from model.consumer import client as cl
 from model.family import family_named
 from model.ids import EMPTY, Assignment
 from model.records import (

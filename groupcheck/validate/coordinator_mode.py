@@ -5,13 +5,13 @@ A wire capture of the consumer protocol (KIP-848) holds every ConsumerGroupHeart
 coordinator processed, in order, with its response. This mode rebuilds the group from
 them: an empty group (at the epoch layout the first join shows, ``kip-848`` or
 ``kafka-4.3``, or the one ``--epoch-layout`` names), each request handled by
-``model.coordinator.handle_consumer_group_heartbeat`` in the order the proxy forwarded it.
+``model.consumer.coordinator.handle_consumer_group_heartbeat`` in the order the proxy forwarded it.
 The assignor is the implementation's: whenever the model computes a target assignment,
 it installs the one the capture shows for that group epoch — for each member, what it was
 given at that member epoch, up to the first response that takes a partition away again
 (a revocation towards the next target). With the session timeout known (header or
 ``--session-timeout-ms``) a member silent for longer than it is expired
-(``model.coordinator.session_timeout``) before the next request is handled.
+(``model.consumer.coordinator.session_timeout``) before the next request is handled.
 
 The first response whose error code, member epoch, assignment or heartbeat interval
 differs from the model's is reported (``Coordinator.Divergence``) with the model's
@@ -53,7 +53,7 @@ from model.actions import (
     SessionTimeout,
 )
 from model.config import ClientSpec, Config
-from model.coordinator import (
+from model.consumer.coordinator import (
     handle_consumer_group_heartbeat,
     on_metadata_change,
     rebalance_timeout,
@@ -61,6 +61,7 @@ from model.coordinator import (
     regexes_in_use,
     session_timeout,
 )
+from model.consumer.target import compute_target_assignment
 from model.ids import Assignment, FrozenMap
 from model.records import (
     ConsumerGroupHeartbeatRequest,
@@ -70,7 +71,6 @@ from model.records import (
     TopicMetadata,
 )
 from model.status import ErrorCode
-from model.target import compute_target_assignment
 from model.trace import TraceError, TraceHeader, decode_action, parse_event, parse_header
 from model.versions import DEFAULT_KAFKA_VERSION
 

@@ -2,7 +2,7 @@
 (``tests/reports/test_family_registry.py``, ``EXCLUDED``): every request the capture shows is
 handed to the model's coordinator — ``model.migration.system.step``, which takes a classic
 group's requests in ``model.classic.coordinator`` and a consumer group's (KIP-848, with
-classic members after an online migration) in ``model.coordinator`` and
+classic members after an online migration) in ``model.consumer.coordinator`` and
 ``model.migration.coordinator`` — and each response the coordinator sent is compared with
 the model's, field by field:
 
@@ -70,7 +70,8 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicClient, ClassicGroup, new_classic_group
 from model.config import ClientSpec, Config
-from model.coordinator import on_metadata_change
+from model.consumer.coordinator import on_metadata_change
+from model.consumer.target import compute_target_assignment
 from model.ids import Assignment, FrozenMap
 from model.migration import system as mixed_system
 from model.migration.records import MixedState
@@ -84,7 +85,6 @@ from model.records import (
     TopicMetadata,
 )
 from model.status import ClassicClientStatus, ClientStatus, ErrorCode
-from model.target import compute_target_assignment
 from model.trace import TraceHeader
 
 DIVERGENCE = "Coordinator.Divergence"

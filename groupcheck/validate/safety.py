@@ -119,7 +119,7 @@ OBSERVED_CHECKS = (NO_DOUBLE_OWNERSHIP, MEMBER_EPOCH_MONOTONE, FENCING_RESPECTED
 
 @dataclass
 class _Process:
-    """What a trace tells of one client process (mirroring ``model.client.Client``)."""
+    """What a trace tells of one client process (mirroring ``model.consumer.client.Client``)."""
 
     alive: bool = True
     incarnation: int = 0

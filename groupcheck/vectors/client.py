@@ -1,6 +1,6 @@
 """The ``consumer-membership`` kind: ``ConsumerMembershipManagerTest`` and
 ``ConsumerHeartbeatRequestManagerTest`` cases run against the model's consumer
-(``model.client``: ``AbstractMembershipManager``, ``ConsumerMembershipManager`` and
+(``model.consumer.client``: ``AbstractMembershipManager``, ``ConsumerMembershipManager`` and
 ``ConsumerHeartbeatRequestManager.HeartbeatState``).
 
 A vector gives the consumer as the test builds it (``client``: its member id, instance id,
@@ -40,8 +40,8 @@ from __future__ import annotations
 from typing import Any
 
 from groupcheck.vectors.coordinator import _dump, _norm
-from model import client as cl
 from model.config import ClientSpec, Config
+from model.consumer import client as cl
 from model.ids import EMPTY, Assignment
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,

@@ -1,5 +1,5 @@
 """The ``consumer-heartbeat`` kind: ``GroupMetadataManagerTest``'s consumer-group cases run
-against the model's coordinator (``model.coordinator.handle_consumer_group_heartbeat``).
+against the model's coordinator (``model.consumer.coordinator.handle_consumer_group_heartbeat``).
 
 A vector gives the group as the test loads it (its records replayed: group and assignment
 epochs, members with their current assignments, the target assignment), then a list of
@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from model import coordinator
 from model.config import Config, with_kafka_version
+from model.consumer import coordinator
 from model.ids import Assignment, FrozenMap, TopicPartition
 from model.presets import TINY
 from model.records import (
@@ -113,7 +113,7 @@ def load_member(mid: str, raw: Json, config: Config) -> Member:
 
 def load_group(raw: Json | None, config: Config) -> Group:
     """The group the test's replayed records build, as a coordinator loads it
-    (``model.coordinator.rebuild_group``: partition epochs from the members' current
+    (``model.consumer.coordinator.rebuild_group``: partition epochs from the members' current
     assignments, the static-member index from their instance ids); a new group when the
     test starts with none (``{"absent": true}``: no group of this id, which even a
     heartbeat at a non-zero epoch does not create)."""

@@ -1,7 +1,7 @@
 """The ``classic-group`` kind: ``GroupMetadataManagerTest``'s classic-group and migration
 cases run against the model's coordinators through ``model.migration.system.step``, which
 hands a request to the classic coordinator (``model.classic.coordinator``) while the group
-is a classic group, and to the consumer group's (``model.coordinator``, with the classic
+is a classic group, and to the consumer group's (``model.consumer.coordinator``, with the classic
 members' handlers of ``model.migration.coordinator``) while it is a consumer group —
 converting the group on the way, as ``GroupMetadataManager`` does.
 

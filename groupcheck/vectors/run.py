@@ -2,17 +2,17 @@
 
 Each kind calls the model function that mirrors the Kafka class under test:
 
-* ``reconcile``: ``Rules.reconcile`` (``model/reconcile.py``, ``CurrentAssignmentBuilder``),
-  then the KIP-1251 assignment epochs the coordinator stamps on the written member
-  (``model.coordinator.stamp_assignment_epochs``);
+* ``reconcile``: ``Rules.reconcile`` (``model/consumer/reconcile.py``,
+  ``CurrentAssignmentBuilder``), then the KIP-1251 assignment epochs the coordinator stamps on the
+  written member (``model.consumer.coordinator.stamp_assignment_epochs``);
 * ``server-assignor``: ``model.assignors.get_assignor(name).assign`` (``UniformAssignor``,
   ``RangeAssignor`` of the group coordinator);
 * ``client-assignor``: ``Rules.classic_leader_assignment``, the classic group leader's
   assignment step (``model.classic.client.leader_assignment``: the consumer's assignors,
   ``model.classic.assignors``);
-* ``consumer-heartbeat``: ``model.coordinator.handle_consumer_group_heartbeat`` and the
+* ``consumer-heartbeat``: ``model.consumer.coordinator.handle_consumer_group_heartbeat`` and the
   session and rebalance timeouts (``groupcheck.vectors.coordinator``);
-* ``consumer-membership``: the consumer's state machine, ``model.client``
+* ``consumer-membership``: the consumer's state machine, ``model.consumer.client``
   (``groupcheck.vectors.client``).
 
 A vector whose ``expressible`` is false is counted, never run.
@@ -34,13 +34,13 @@ from model.assignors import AssignmentSpec, MemberSubscription, get_assignor
 from model.classic import assignors as client_assignors
 from model.classic.messages import ClassicSubscription, JoinGroupResponseMember
 from model.classic.records import ClassicClient
-from model.coordinator import replace_static_member, stamp_assignment_epochs
+from model.consumer.coordinator import replace_static_member, stamp_assignment_epochs
+from model.consumer.target import assignment_spec, member_topics
 from model.ids import Assignment, FrozenMap, TopicPartition
 from model.presets import TINY
 from model.records import Group, Member, TopicMetadata, new_member
 from model.rules import DEFAULT_RULES, Rules
 from model.status import ClassicClientStatus, MemberState
-from model.target import assignment_spec, member_topics
 
 Json = dict[str, Any]
 PASS, DIFFER, EXPLAINED, NOT_EXPRESSIBLE = "pass", "differ", "explained", "not-expressible"
@@ -304,9 +304,9 @@ def run_target_assignment(inp: Json) -> Json:
     """``TargetAssignmentBuilder.build`` with the assignor's answer given (the test mocks the
     assignor): the group's members with the test's updates applied — a new static member
     takes over the target of the departed member of its instance
-    (``model.coordinator.replace_static_member``, which also removes that member), then the
+    (``model.consumer.coordinator.replace_static_member``, which also removes that member), then the
     other removals drop their members — then the assignor input
-    (``model.target.assignment_spec``), the new target (every member's entry of the
+    (``model.consumer.target.assignment_spec``), the new target (every member's entry of the
     assignor's answer) and the members whose target changed (a target record each)."""
     topics = {
         t["name"]: TopicMetadata(topic_id=t["id"], partitions=t["partitions"])

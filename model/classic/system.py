@@ -49,7 +49,7 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicClient, ClassicState, ReplyTo, new_classic_group
 from model.config import Config
-from model.coordinator import expirations, expire_offsets
+from model.consumer.coordinator import expirations, expire_offsets
 from model.ids import FrozenMap
 from model.network import apis_in_flight, deliverable, without
 from model.records import (

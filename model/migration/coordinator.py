@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from model import coordinator as co
 from model.classic import coordinator as cco
 from model.classic.messages import (
     UNKNOWN_MEMBER_ID,
@@ -30,6 +29,7 @@ from model.classic.messages import (
     SyncGroupResponse,
 )
 from model.classic.records import ClassicGroup, ClassicMember, ReplyTo
+from model.consumer import coordinator as co
 from model.ids import EMPTY, FrozenMap
 from model.records import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,

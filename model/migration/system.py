@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import client as cl
-from model import coordinator as co
 from model import system as base
 from model.actions import (
     Action,
@@ -51,7 +49,9 @@ from model.classic.records import (
     new_classic_group,
 )
 from model.config import Config
-from model.coordinator import error_response
+from model.consumer import client as cl
+from model.consumer import coordinator as co
+from model.consumer.coordinator import error_response
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
 from model.migration.records import AnyClient, MixedState

@@ -24,7 +24,7 @@ from model.classic.messages import (
     SyncGroupResponse,
 )
 from model.classic.records import ClassicState
-from model.coordinator import pending_partitions
+from model.consumer.coordinator import pending_partitions
 from model.family import family_of_state
 from model.ids import TopicPartition, format_partitions
 from model.records import (

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from invariants.liveness import Lasso
 from model.actions import Action, DeliverMessage
 from model.classic.records import ClassicState
-from model.client import IN_GROUP
-from model.coordinator import group_status, pending_partitions
+from model.consumer.client import IN_GROUP
+from model.consumer.coordinator import group_status, pending_partitions
 from model.ids import format_partitions
 from model.records import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, State
 from model.status import (

@@ -48,7 +48,7 @@ from model.classic.messages import (
     classic_api,
 )
 from model.classic.records import ClassicClient, ClassicState
-from model.coordinator import pending_partitions
+from model.consumer.coordinator import pending_partitions
 from model.family import family_of_state
 from model.ids import EMPTY, Assignment, TopicPartition
 from model.records import (

@@ -1,5 +1,5 @@
 """Replacements of the reconciliation kernel written against ``model/sets.py``
-(``model.reconcile.kernel_rule``): ``prove --rules`` and ``explore --engine bmc --rules``
+(``model.consumer.reconcile.kernel_rule``): ``prove --rules`` and ``explore --engine bmc --rules``
 read them with the Z3 backend, the explicit engines with frozensets.
 
 SAME: the reference kernel, restated (revoke first, then assign what is free).
@@ -11,13 +11,13 @@ PLAIN: the reference rule as a plain function of a Member: the symbolic engines 
 read it.
 PYIF: a kernel with a Python ``if`` on a truth value: it runs on frozensets, but Z3
 cannot read it.
-STALE: a replacement of the offset-commit check (``model.coordinator.commit_kernel_rule``)
+STALE: a replacement of the offset-commit check (``model.consumer.coordinator.commit_kernel_rule``)
 accepting a known member's commit at any epoch (the catalogue's
 ``accept-stale-commit-epoch``, restated).
 """
 
-from model import coordinator as co
-from model import reconcile as rc
+from model.consumer import coordinator as co
+from model.consumer import reconcile as rc
 from model.rules import DEFAULT_RULES
 from model.status import MemberState
 

@@ -30,7 +30,7 @@ from model.actions import (
     Subscribe,
 )
 from model.config import ClientSpec, Config
-from model.coordinator import pending_partitions
+from model.consumer.coordinator import pending_partitions
 from model.records import State
 from model.scenario import stable_state
 from model.status import ClientStatus, MemberState

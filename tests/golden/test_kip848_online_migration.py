@@ -4,7 +4,7 @@ The KIP starts from a classic ("generic") group at generation 22 with members A,
 on six partitions of ``foo``, and narrates the coordinator: the conversion when A comes
 back with the new protocol, B's leave, C's eager rebalance through JoinGroup/SyncGroup
 against the consumer group, and B's return with the new protocol. The test drives the
-coordinator functions of ``model/migration/`` and ``model/coordinator.py`` with the
+coordinator functions of ``model/migration/`` and ``model/consumer/coordinator.py`` with the
 requests the KIP describes, and after every step for which the KIP shows the group
 compares the group epoch, the target assignment and every member's epoch, partitions and
 pending partitions with the KIP's table.
@@ -23,7 +23,6 @@ Where Kafka refines the KIP the test follows Kafka and says so (docs/fidelity.md
 
 from __future__ import annotations
 
-from model import coordinator as co
 from model.classic.messages import (
     ClassicSubscription,
     HeartbeatRequest,
@@ -34,7 +33,8 @@ from model.classic.messages import (
 )
 from model.classic.records import ClassicGroup, ClassicMember, ReplyTo
 from model.config import ClientSpec, Config
-from model.coordinator import pending_partitions
+from model.consumer import coordinator as co
+from model.consumer.coordinator import pending_partitions
 from model.ids import FrozenMap
 from model.migration import coordinator as mco
 from model.records import ConsumerGroupHeartbeatRequest, Group, TopicMetadata

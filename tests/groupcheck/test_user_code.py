@@ -175,7 +175,7 @@ def test_a_rules_print_goes_to_stderr(capsys: pytest.CaptureFixture[str], tmp_pa
         tmp_path,
         "noisy.py",
         """\
-        from model import coordinator
+        from model.consumer import coordinator
 
         print("loading my rules")
 
@@ -289,7 +289,7 @@ MUTANTS = [
 HELPER = """\
 from dataclasses import replace
 
-from model import target as tg
+from model.consumer import target as tg
 
 
 def assign_twice(group, topics, assignor):

@@ -11,7 +11,7 @@ from groupcheck.mutants import get_mutant
 from invariants.check import Checker
 from model.actions import CommitOffsets, SendHeartbeat, Subscribe
 from model.config import ClientSpec, Config
-from model.coordinator import stamp_assignment_epochs, validate_offset_commit
+from model.consumer.coordinator import stamp_assignment_epochs, validate_offset_commit
 from model.ids import FrozenMap
 from model.records import OffsetCommitRequest, new_member
 from model.scenario import Script, stable_state

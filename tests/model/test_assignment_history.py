@@ -19,7 +19,7 @@ from invariants.properties import (
 )
 from invariants.snapshot import project
 from model import system
-from model.coordinator import new_group, record_assignment_history
+from model.consumer.coordinator import new_group, record_assignment_history
 from model.ids import EMPTY, FrozenMap
 from model.presets import MUT2_COMMIT, MUT2_EPOCH_HISTORY
 from model.records import CommittedOffset, Group, Member, State, new_member

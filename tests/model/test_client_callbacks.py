@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from groupcheck.explore.bfs import bfs
 from invariants.check import Checker
-from model import client as cl
 from model import system
 from model.actions import (
     CompleteCallback,
@@ -20,6 +19,7 @@ from model.actions import (
     Subscribe,
 )
 from model.config import ClientSpec, Config
+from model.consumer import client as cl
 from model.presets import CALLBACKS
 from model.records import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from model.scenario import Script

@@ -20,8 +20,8 @@ from model.actions import (
     Subscribe,
     TemporaryLeave,
 )
-from model.client import on_heartbeat_response
 from model.config import ClientSpec, Config
+from model.consumer.client import on_heartbeat_response
 from model.records import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from model.scenario import Script
 from model.status import ClientStatus as S

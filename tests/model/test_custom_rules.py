@@ -18,7 +18,7 @@ RULES = textwrap.dedent(
     """\
     from dataclasses import replace
 
-    from model import target as tg
+    from model.consumer import target as tg
     from model.rules import DEFAULT_RULES
 
 

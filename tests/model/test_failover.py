@@ -19,7 +19,7 @@ from model.actions import (
     SessionTimeout,
 )
 from model.config import ClientSpec, Config
-from model.coordinator import rebuild_group
+from model.consumer.coordinator import rebuild_group
 from model.presets import MUT2_FAILOVER
 from model.records import ConsumerGroupHeartbeatResponse
 from model.scenario import Script, stable_state

@@ -23,7 +23,7 @@ from model.classic import coordinator as classic_co
 from model.classic.messages import HeartbeatRequest
 from model.classic.records import ClassicState
 from model.config import ClientSpec, Config
-from model.coordinator import handle_consumer_group_heartbeat, handle_offset_commit
+from model.consumer.coordinator import handle_consumer_group_heartbeat, handle_offset_commit
 from model.ids import FrozenMap
 from model.presets import (
     CLASSIC_GROUP_DELETION,

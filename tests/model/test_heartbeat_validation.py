@@ -1,7 +1,7 @@
 """ConsumerGroupHeartbeat: request validation, member resolution, epoch checks, leave,
 group-epoch bumps, the response's ``Assignment`` and failed writes.
 
-Drives ``model.coordinator.handle_consumer_group_heartbeat`` directly on groups built with
+Drives ``model.consumer.coordinator.handle_consumer_group_heartbeat`` directly on groups built with
 ``model.scenario.stable_state`` / ``model.system.initial``; the rules under test are
 listed in docs/kafka-rules.md. Topic ids equal topic names in these states. The stable
 group is at epoch 5 with A = {foo-0, foo-1} and B = {foo-2}; every member's previous epoch
@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from model import coordinator
 from model.config import ClientSpec, Config
-from model.coordinator import handle_consumer_group_heartbeat
+from model.consumer import coordinator
+from model.consumer.coordinator import handle_consumer_group_heartbeat
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import (
     ConsumerGroupHeartbeatRequest,

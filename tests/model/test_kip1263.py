@@ -24,13 +24,13 @@ from model.actions import (
     TemporaryLeave,
 )
 from model.config import ClientSpec, Config
+from model.consumer.target import install_assignor_run, reapply_changes
 from model.ids import FrozenMap
 from model.path import Path
 from model.presets import BATCHING, OFFLOAD, OFFLOAD_LOSSY
 from model.records import AssignorRun, TopicMetadata
 from model.scenario import Script
 from model.status import ConfigError, MemberState
-from model.target import install_assignor_run, reapply_changes
 from model.trace.codec import path_lines, read_path
 
 TWO = (ClientSpec("A", ("foo",)), ClientSpec("B", ("foo",), subscribed=False))

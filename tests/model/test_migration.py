@@ -174,7 +174,7 @@ def _join(member_id: str, owned: frozenset[tuple[str, int]] = frozenset()) -> Jo
 
 def _consumer_group_with_b(config: Config) -> Group:
     """A consumer group whose only member B holds both partitions at epoch 1."""
-    from model import coordinator as co
+    from model.consumer import coordinator as co
 
     group = mco.new_consumer_group(_classic_group(), config)
     req = ConsumerGroupHeartbeatRequest(
@@ -427,7 +427,7 @@ def _static_join(instance: str) -> JoinGroupRequest:
 def test_consumer_static_member_replaces_its_classic_holder() -> None:
     """KAFKA-17228: a classic holder never leaves with -2; a consumer-protocol process of
     its instance replaces it at once, taking its partitions, and the epoch is bumped."""
-    from model import coordinator as co
+    from model.consumer import coordinator as co
 
     config = _config()
     classic = _classic_group(3)
@@ -458,7 +458,7 @@ def test_consumer_static_member_replaces_its_classic_holder_under_the_same_membe
     testConsumerGroupHeartbeatFromExistingClassicStaticMember``): the classic holder is
     replaced, not rejoined — the copy starts at epoch 0 / previous 0 without its classic
     metadata, so the member's previous epoch is 0, not the holder's."""
-    from model import coordinator as co
+    from model.consumer import coordinator as co
 
     config = _config()
     classic = _classic_group(3)
@@ -517,7 +517,7 @@ def test_classic_static_member_replaces_a_consumer_holder_only_after_its_leave()
     )
     assert kept == group
     assert replies[0][1].error_code is ErrorCode.UNRELEASED_INSTANCE_ID
-    from model import coordinator as co
+    from model.consumer import coordinator as co
 
     left = co.write_member(group, b, dataclasses.replace(b, member_epoch=-2), config)
     joined, _, replies = mco.handle_classic_join(
@@ -557,7 +557,7 @@ def test_replacing_a_classic_holder_with_a_server_assignor_bumps_the_epoch(mutat
     target is computed again by ``range``. Without the rule (the mutant) the epoch stays
     and the default assignor's target stands."""
     from groupcheck.mutants import MUTANTS
-    from model import coordinator as co
+    from model.consumer import coordinator as co
 
     config = _config()
     if mutated:
@@ -595,7 +595,7 @@ def test_classic_member_replacing_a_consumer_holder_keeps_its_server_assignor() 
     """``classicGroupJoinToConsumerGroup`` leaves the server assignor name unchanged: the
     classic member replacing a consumer-protocol static member after its -2 leave keeps the
     holder's, so the group's preferred assignor does not change."""
-    from model import coordinator as co
+    from model.consumer import coordinator as co
 
     config = _config()
     base = _consumer_group_with_b(config)
@@ -677,7 +677,7 @@ def test_a_member_rejoining_under_another_instance_id_releases_the_old_one() -> 
     new member — not refused with UNRELEASED_INSTANCE_ID by the renamed B. The model
     derives the instance-id index from the members (``Group.static_member_id``), so no
     stale entry can stay."""
-    from model import coordinator as co
+    from model.consumer import coordinator as co
 
     config = _config()
     base = _consumer_group_with_b(config)

@@ -14,7 +14,7 @@ import dataclasses
 import pytest
 
 from model.config import ClientSpec, Config
-from model.coordinator import handle_offset_commit, validate_offset_commit
+from model.consumer.coordinator import handle_offset_commit, validate_offset_commit
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import CommittedOffset, Group, OffsetCommitRequest
 from model.scenario import stable_state

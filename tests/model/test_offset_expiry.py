@@ -12,7 +12,7 @@ from model.actions import ExpireOffsets
 from model.classic.coordinator import classic_expirable_offsets
 from model.classic.records import ClassicState
 from model.config import ClientSpec, Config
-from model.coordinator import expirable_offsets
+from model.consumer.coordinator import expirable_offsets
 from model.ids import FrozenMap
 from model.presets import CLASSIC_OFFSETS_EXPIRY, OFFSETS_EXPIRY
 from model.records import CommittedOffset, State

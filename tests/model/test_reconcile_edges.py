@@ -1,6 +1,6 @@
 """One test per edge of the coordinator's reconciliation state machine.
 
-``model.reconcile.reconcile`` mirrors Kafka's ``CurrentAssignmentBuilder.build``
+``model.consumer.reconcile.reconcile`` mirrors Kafka's ``CurrentAssignmentBuilder.build``
 (docs/kafka-rules.md, Reconciliation). Tests are named ``test_<from>_to_<to>`` over the
 member states stable / unrevoked_partitions / unreleased_partitions, with a suffix when one
 edge has several causes. Every test checks epoch, previous epoch, state, assigned
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from model.consumer.reconcile import reconcile
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
-from model.reconcile import reconcile
 from model.records import Member
 from model.status import MemberState
 

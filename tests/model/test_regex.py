@@ -16,7 +16,7 @@ from invariants.liveness import converged
 from model import system
 from model.actions import CreateTopic, DeleteTopic, ResolveRegularExpressions, SendHeartbeat
 from model.config import ClientSpec, Config, check_config
-from model.coordinator import regex_matches, regexes_stale, subscribed_topics
+from model.consumer.coordinator import regex_matches, regexes_stale, subscribed_topics
 from model.path import Path
 from model.scenario import Script
 from model.status import ConfigError

@@ -29,7 +29,7 @@ from invariants.z3.proof.state import (
 from invariants.z3.proof.transition import Family, Options, families, family_of
 from model.actions import Action, DeliverMessage, ExpireOffsets, RebalanceTimeout, SessionTimeout
 from model.config import Config
-from model.coordinator import resolve_member, subscribed_topics, validate_heartbeat_request
+from model.consumer.coordinator import resolve_member, subscribed_topics, validate_heartbeat_request
 from model.records import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,

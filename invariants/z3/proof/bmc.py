@@ -13,7 +13,7 @@ a valid request, the group never full), a leave, an offset commit, a coordinator
 and load, the deletion of a topic and a resolution of the regular expressions — so a path
 found is a path the Python coordinator can be driven along.
 
-:func:`replay` plays the path through ``model.coordinator`` — the functions
+:func:`replay` plays the path through ``model.consumer.coordinator`` — the functions
 ``system.step`` runs when it delivers a request, fails over, loads the group, deletes a
 topic or resolves the regular expressions, with the config's ``Rules`` (a mutant's, if
 any) — on a group whose topics are one single-partition topic per partition of the path,
@@ -90,9 +90,9 @@ from invariants.z3.proof.transition import (
     initial,
     initial_expiry_and_deletion,
 )
-from model import coordinator as co
 from model.config import Config
-from model.coordinator import subscribed_topics
+from model.consumer import coordinator as co
+from model.consumer.coordinator import subscribed_topics
 from model.ids import FrozenMap
 from model.ids import FrozenMap as _FrozenMap
 from model.records import ConsumerGroupHeartbeatRequest, Group, OffsetCommitRequest, TopicMetadata

@@ -20,9 +20,9 @@ from invariants.z3.proof.bmc import (
 )
 from invariants.z3.proof.bmc_clients import ClientValue
 from invariants.z3.proof.state import Concrete, Partition
-from model import client as cl
-from model import coordinator as co
 from model.config import Config
+from model.consumer import client as cl
+from model.consumer import coordinator as co
 from model.records import LEAVE_GROUP_MEMBER_EPOCH, OffsetCommitRequest
 from model.status import ClientStatus, ErrorCode
 from model.system import consumer_initial

@@ -4,7 +4,7 @@ reconciliation and revocation commit over the symbolic coordinator core.
 The core's heartbeat takes *any* request (``invariants.z3.proof.transition``), so a rule
 of the client — what it reports as owned, when it acknowledges — makes no difference to
 it, and a property of what a client consumes cannot be read on it. This layer adds, per
-client of the configuration, the fields ``model.client`` keeps for that: its status
+client of the configuration, the fields ``model.consumer.client`` keeps for that: its status
 (JOINING, RECONCILING, ACKNOWLEDGING, STABLE), member epoch, the partitions it consumes
 (``owns``, the vocabulary's ``client_owns``), those it is still revoking (``revoking``:
 their offsets being committed), the last target received (``target``), the target being
@@ -14,7 +14,7 @@ diagnosis layer (``invariants.z3.proof.clients``) it reads the client vocabulary
 ``invariants.z3.proof.reading`` on the ``Client`` sort; the client of member ``m<i>`` is the
 configuration's client whose member id is the universe's ``i``-th.
 
-Its steps, for a client ``c`` of member ``m`` (``model.client``, ``model.system``):
+Its steps, for a client ``c`` of member ``m`` (``model.consumer.client``, ``model.system``):
 
 ``SendHeartbeat``
   ``build_heartbeat`` (``reported_partitions``; the epoch, 0 when JOINING; null owned
@@ -165,7 +165,7 @@ STATUS_NAMES = (
 )
 NO_CALLBACK, REVOKED_CALLBACK, ASSIGNED_CALLBACK, LOST_CALLBACK = 0, 1, 2, 3
 CALLBACK_NAMES = (None, "onPartitionsRevoked", "onPartitionsAssigned", "onPartitionsLost")
-"""The rebalance callback a client runs (``Client.callback``; ``model.client``'s names)."""
+"""The rebalance callback a client runs (``Client.callback``; ``model.consumer.client``'s names)."""
 
 CLIENT_VARIANTS = {
     "client-acks-before-revoking": "while RECONCILING, a heartbeat reports the received "
@@ -556,7 +556,7 @@ class Layer:
         in_rec = z3.Or(st == RECONCILING, st == ACKNOWLEDGING)
 
         def reported(q: ExprRef) -> BoolRef:
-            # model.client.reported_partitions
+            # model.consumer.client.reported_partitions
             extra = z3.And(
                 z3.BoolVal(cfg.report_pending_additions),
                 a.has_target(c),
@@ -743,7 +743,7 @@ class Layer:
         )
         out.append((Family("HeartbeatResponse", response, {"member": y}), [(y, m)], response))
 
-        # Reconcile (model.client.reconcile, without callback steps)
+        # Reconcile (model.consumer.client.reconcile, without callback steps)
         def revoked(q: ExprRef) -> BoolRef:
             return z3.And(a.owns(c, q), z3.Not(a.target(c, q)))
 
@@ -909,12 +909,12 @@ class Layer:
         m: ExprRef,
     ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
         """The leave of client ``c`` (of member ``m``): ``Leave``, ``ReleaseAssignment`` and
-        ``ClientLeave`` (``model.client.leave``, ``release_assignment``, the leave
+        ``ClientLeave`` (``model.consumer.client.leave``, ``release_assignment``, the leave
         heartbeat of ``build_heartbeat`` and ``on_heartbeat_response``)."""
         out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
         st = a.status(c)
         left = z3.Sum(*[z3.If(a.status(d) >= PREPARE_LEAVING, 1, 0) for d in self.consts])
-        # Leave (model.client.leave: unsubscribe(), AbstractMembershipManager.leaveGroup's
+        # Leave (model.consumer.client.leave: unsubscribe(), AbstractMembershipManager.leaveGroup's
         # start): a perturbation of a client in the group (system._perturbations). Here
         # only with nothing of the client's in flight or being reconciled, and nothing
         # consumed: its release then commits nothing.
@@ -934,7 +934,7 @@ class Layer:
             self.frame(a, b, c),
         )
         out.append((Family("Leave", leave, {"member": x}), [(x, m)], leave))
-        # ReleaseAssignment (model.client.release_assignment, onPartitionsRevoked before
+        # ReleaseAssignment (model.consumer.client.release_assignment, onPartitionsRevoked before
         # leaving): PREPARE_LEAVING → LEAVING, no target, nothing reconciled or revoked.
         y = z3.Const(f"ReleaseAssignment.member@{post.tag}", MEMBER)
         release = z3.And(
@@ -1013,11 +1013,11 @@ class Layer:
         m: ExprRef,
     ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
         """The poll timer of client ``c`` (of member ``m``): ``PollTimerExpires``,
-        ``StaleLeave`` and ``Poll`` (``model.client.poll_timer_expires``, the leave
+        ``StaleLeave`` and ``Poll`` (``model.consumer.client.poll_timer_expires``, the leave
         heartbeat of ``build_heartbeat`` with ``poll_expired``, ``poll``)."""
         out: list[tuple[Family, list[tuple[Any, Any]], BoolRef]] = []
         st = a.status(c)
-        # PollTimerExpires (model.client.poll_timer_expires, transitionToSendingLeaveGroup
+        # PollTimerExpires (model.consumer.client.poll_timer_expires, transitionToSendingLeaveGroup
         # with dueToExpiredPollTimer): a perturbation of a client in the group at an epoch
         # > 0 (system._perturbations) — LEAVING at once, without releasing first. Here only
         # with nothing of the client's in flight, and once per client.
@@ -1090,7 +1090,7 @@ class Layer:
             self.frame(a, b, c),
         )
         out.append((replace(lf, name="StaleLeave"), [(gone, m)], stale))
-        # Poll (model.client.poll: maybeRejoinStaleMember → transitionToJoining): the next
+        # Poll (model.consumer.client.poll: maybeRejoinStaleMember → transitionToJoining): the next
         # poll of a STALE client whose onPartitionsLost ran rejoins at epoch 0; a
         # reconciliation still in progress is not to be applied any more.
         y = z3.Const(f"Poll.member@{post.tag}", MEMBER)
@@ -1121,7 +1121,7 @@ class Layer:
         c: ExprRef,
         m: ExprRef,
     ) -> list[tuple[Family, list[tuple[Any, Any]], BoolRef]]:
-        """``CompleteCallback`` of client ``c`` (``model.client.complete_callback``): the
+        """``CompleteCallback`` of client ``c`` (``model.consumer.client.complete_callback``): the
         application finishes its callback and the step that waited for it goes on."""
         st = a.status(c)
         cb = a.callback(c)
@@ -1355,7 +1355,7 @@ def loss_steps(
     out.append((Family("LoseResponse", lose, {"member": x}), [(x, m)], lose))
 
     def reported(q: ExprRef) -> BoolRef:
-        # model.client.reported_partitions
+        # model.consumer.client.reported_partitions
         extra = z3.And(
             z3.BoolVal(cfg.report_pending_additions),
             a.has_target(c),

@@ -132,7 +132,7 @@ def client_families(
     client's request, and the coordinator's other families (a removed member's client is
     no longer active: it left, or it is a zombie)."""
     out: list[Family] = []
-    # SendHeartbeat: the reported partitions (model.client.reported_partitions).
+    # SendHeartbeat: the reported partitions (model.consumer.client.reported_partitions).
     c = z3.Const("SendHeartbeat.client", CLIENT)
     reported = z3.ForAll(
         [_p],
@@ -178,7 +178,7 @@ def client_families(
             {"client": c, **hb.params},
         )
     )
-    # The client reads the response (model.client.on_heartbeat_response): a new target,
+    # The client reads the response (model.consumer.client.on_heartbeat_response): a new target,
     # or, refused, it is fenced and loses everything.
     c = z3.Const("DeliverMessage.response.client", CLIENT)
     fenced = z3.And(

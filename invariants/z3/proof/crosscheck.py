@@ -58,7 +58,7 @@ METADATA_PERTURBATIONS = (
 """The perturbations whose actions are ``MetadataChange`` steps (``METADATA_ACTIONS``)."""
 
 LEAVE_PERTURBATIONS = ("Leave", "TemporaryLeave", "PollTimerExpires", "ChangeInstanceId")
-"""The perturbations after which a client sends a leave heartbeat (``model.client.leave``,
+"""The perturbations after which a client sends a leave heartbeat (``model.consumer.client.leave``,
 ``poll_timer_expires``, ``change_instance_id``)."""
 
 

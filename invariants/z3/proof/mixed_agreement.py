@@ -44,11 +44,11 @@ from invariants.z3.proof.mixed_transition import (
     unsupported,
 )
 from invariants.z3.proof.walks import Relation, WalkOutcome, walk_loop
-from model import coordinator as co
 from model.actions import Action, DeliverMessage, RebalanceTimeout, SessionTimeout
 from model.classic.messages import UNKNOWN_MEMBER_ID, JoinGroupRequest
 from model.classic.records import ClassicGroup
 from model.config import Config
+from model.consumer import coordinator as co
 from model.migration import coordinator as mco
 from model.migration.records import MixedState
 from model.records import ConsumerGroupHeartbeatRequest, Group, Member

@@ -59,8 +59,8 @@ from typing import Any
 import z3
 
 from model.classic.records import ClassicGroup
-from model.client import member_id_for
 from model.config import Config
+from model.consumer.client import member_id_for
 from model.migration.records import MixedState
 from model.records import LEAVE_GROUP_STATIC_MEMBER_EPOCH, Group
 from model.status import ClassicGroupStatus

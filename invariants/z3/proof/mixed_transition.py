@@ -651,7 +651,7 @@ def consumer_join(pre: MixedSym, post: MixedSym, d: MixedDomains, o: MixedOption
     whose instance another member holds replaces it if it left with -2 or speaks the
     classic protocol (``coordinator.static_holder_released``, KAFKA-17228) — the model
     replaces a classic holder under the joiner's own member id too, a state its member ids
-    never make (``model.client.member_id_for``: no consumer-protocol id ends in ``.mN``);
+    never make (``model.consumer.client.member_id_for``: no consumer-protocol id ends in ``.mN``);
     the variant
     ``classic-holder-unreleased`` replaces it only if it left with -2."""
     n = "DeliverMessage.consumer_join"

@@ -9,7 +9,7 @@ at depth ≤ k is enumerated with blocking clauses: :func:`z3_states` asks the u
 decodes it, blocks its key and asks again until ``unsat``.
 
 :func:`python_states` runs a breadth-first search of the same depth with the Python
-coordinator (``model.coordinator``, the functions ``system.step`` runs when it delivers a
+coordinator (``model.consumer.coordinator``, the functions ``system.step`` runs when it delivers a
 request, via ``bmc.apply_step``), over every request of those families on the same
 universe: every member id; member epochs 0, the member's epoch and its previous epoch
 (every other epoch is refused and leaves the group as it is); every owned set and every

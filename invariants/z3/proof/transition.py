@@ -11,15 +11,15 @@ expression resolutions), ``CoordinatorFailover``, ``CoordinatorLoaded`` and
 ``Unchanged`` (every action that leaves the coordinator's group as it is: client steps,
 sends, losses, request timeouts, responses).
 
-Each family follows ``model.coordinator`` and ``model.reconcile`` rule by rule; where the
-model depends on something the abstraction does not keep, the family takes it as a free
+Each family follows ``model.consumer.coordinator`` and ``model.consumer.reconcile`` rule by rule;
+where the model depends on something the abstraction does not keep, the family takes it as a free
 *parameter* (a Z3 constant or function named ``<family>.<name>``), which makes the
 relation an over-approximation of the model:
 
 * a request is any request (member, epoch, owned partitions or none, subscription), as
   long as it is one the model's clients can send — the assumptions on the environment
   are that offset commits carry a positive member epoch (the Java client commits only at
-  epoch > 0: ``model/client.py``) and, with static members and no ``ChangeInstanceId``
+  epoch > 0: ``model/consumer/client.py``) and, with static members and no ``ChangeInstanceId``
   (``Options.instance_changes``), that a member's request carries its own instance id;
 * the target assignment is any *valid* target (``ValidTargetAssignment.Unique`` and
   ``OnlySubscribed``): a proof covers every assignor that satisfies them;
@@ -121,8 +121,8 @@ from model.actions import (
     SessionTimeout,
 )
 from model.config import Config
-from model.coordinator import validate_offset_commit_kernel
-from model.reconcile import reconcile_kernel
+from model.consumer.coordinator import validate_offset_commit_kernel
+from model.consumer.reconcile import reconcile_kernel
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -207,7 +207,7 @@ a variant at is the entry's ``Mutant.bmc_depth``."""
 KERNEL_VARIANTS = frozenset({"revoke-without-waiting", "ignore-partition-epochs", "ack-ignored"})
 """The variants that are patches of the reconciliation kernel: their mutant replaces
 ``Rules.reconcile`` by a kernel written against ``model/sets.py``
-(``model.reconcile.kernel_rule``), and the relation runs that kernel
+(``model.consumer.reconcile.kernel_rule``), and the relation runs that kernel
 (``Options.kernel``, read from the mutant's rules) — no branch of the relation reads these
 names, so the explicit mutant and its variant are one function."""
 
@@ -216,7 +216,7 @@ COMMIT_KERNEL_VARIANTS = frozenset(
 )
 """The variants that are patches of the offset-commit check: their mutant replaces
 ``Rules.validate_offset_commit`` by a kernel written against ``model/sets.py``
-(``model.coordinator.commit_kernel_rule``), and the OffsetCommit runs that kernel
+(``model.consumer.coordinator.commit_kernel_rule``), and the OffsetCommit runs that kernel
 (``Options.commit_kernel``) — no branch of the relation reads these names."""
 
 STATIC_VARIANTS = frozenset({"static-replacement-keeps-both"})
@@ -301,14 +301,14 @@ class Options:
     leaves."""
     variant: str | None = None
     kernel: Callable[..., Any] | None = None
-    """The reconciliation kernel the heartbeat runs (``model.reconcile.reconcile_kernel``
+    """The reconciliation kernel the heartbeat runs (``model.consumer.reconcile.reconcile_kernel``
     when None): a replacement written against ``model/sets.py``
-    (``model.reconcile.kernel_rule``) — a user's (``--rules``) or, for a variant of
+    (``model.consumer.reconcile.kernel_rule``) — a user's (``--rules``) or, for a variant of
     ``KERNEL_VARIANTS``, its mutant's — read from ``Config.rules.reconcile``."""
     commit_kernel: Callable[..., Any] | None = None
     """The offset-commit check the OffsetCommit runs
-    (``model.coordinator.validate_offset_commit_kernel`` when None): a replacement written
-    against ``model/sets.py`` (``model.coordinator.commit_kernel_rule``) — for a variant
+    (``model.consumer.coordinator.validate_offset_commit_kernel`` when None): a replacement written
+    against ``model/sets.py`` (``model.consumer.coordinator.commit_kernel_rule``) — for a variant
     of ``COMMIT_KERNEL_VARIANTS``, its mutant's — read from
     ``Config.rules.validate_offset_commit``."""
     assignor_offload: bool = False
@@ -501,8 +501,8 @@ def reconcile(
     subscription_changed: BoolRef,
     kernel: Callable[..., Any] | None = None,
 ) -> MemberTerm:
-    """``model.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) on terms: the
-    model's kernel itself (``model.reconcile.reconcile_kernel``), or a replacement of it
+    """``model.consumer.reconcile.reconcile`` (``CurrentAssignmentBuilder.build``) on terms: the
+    model's kernel itself (``model.consumer.reconcile.reconcile_kernel``), or a replacement of it
     (``kernel``: a user's, ``--rules``, or a catalogue mutant's, ``KERNEL_VARIANTS``), run
     with the Z3 backend (``z3sets.Z3SETS``); ``target`` is the member's target,
     ``subscribed`` the partitions of its subscribed topics."""

@@ -4,7 +4,7 @@ Sets of partitions are functions from a partition term to a formula (``Set``), t
 values formulas, epochs and member states integer terms, a member's reconciliation fields
 a :class:`MemberTerm`, a subscription a ``Set`` (the partitions of subscribed topics).
 ``ite`` builds one ``If`` term of both branches. A kernel written against the interface
-(``model.reconcile.reconcile_kernel``, or a user's replacement of it) becomes, through
+(``model.consumer.reconcile.reconcile_kernel``, or a user's replacement of it) becomes, through
 this backend, the corresponding part of the symbolic relation
 (``invariants/z3/proof/transition.py``).
 """
@@ -191,7 +191,7 @@ Z3SETS = Z3Ops()
 
 
 def read_kernel(kernel: Callable[..., Any]) -> MemberTerm:
-    """``kernel`` (the signature of ``model.reconcile.reconcile_kernel``) run once on
+    """``kernel`` (the signature of ``model.consumer.reconcile.reconcile_kernel``) run once on
     fresh terms: what it returns, which must be a :class:`MemberTerm`. A kernel that uses
     a Python ``if``, ``and``, ``or`` or ``not`` on a term raises here (``Z3Exception``),
     as it would inside the relation."""
@@ -223,7 +223,7 @@ def read_kernel(kernel: Callable[..., Any]) -> MemberTerm:
 
 
 def read_commit_kernel(kernel: Callable[..., Any]) -> BoolRef:
-    """``kernel`` (the signature of ``model.coordinator.validate_offset_commit_kernel``)
+    """``kernel`` (the signature of ``model.consumer.coordinator.validate_offset_commit_kernel``)
     run once on fresh terms: what it returns, which must be a formula (accepted or not)."""
     out = kernel(
         Z3SETS,

@@ -16,8 +16,8 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.explore.run import explore, reference_reproduces
-from model import reconcile as rc
 from model.config import Config
+from model.consumer import reconcile as rc
 from model.ids import Assignment
 from model.presets import MUT2, STATIC
 from model.records import Member
@@ -149,7 +149,7 @@ def test_neither() -> None:
 
 
 RULES_FILE = """
-from model import reconcile as rc
+from model.consumer import reconcile as rc
 from model.status import MemberState
 
 

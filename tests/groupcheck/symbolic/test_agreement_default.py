@@ -1,4 +1,4 @@
-"""``prove --agreement``'s default catches a one-line change of ``model/reconcile.py``
+"""``prove --agreement``'s default catches a one-line change of ``model/consumer/reconcile.py``
 that its former default (3 walks of 30 steps: ``cross_check`` without ``bfs_states``)
 missed: a member's own partitions pending revocation no longer counted as free
 (``compute_next_assignment``). The change is installed through the rules hook
@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from groupcheck.symbolic.agreement import DEFAULT_BFS, DEFAULT_LENGTH, DEFAULT_SEEK, DEFAULT_WALKS
 from invariants.z3.proof.crosscheck import cross_check
-from model import reconcile as rc
+from model.consumer import reconcile as rc
 from model.ids import EMPTY, Assignment, TopicPartition
 from model.presets import PRESETS
 from model.records import Member

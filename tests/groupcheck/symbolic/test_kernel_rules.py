@@ -1,5 +1,5 @@
 """A user's replacement of the reconciliation kernel (``--rules``, written against
-``model/sets.py`` and wrapped by ``model.reconcile.kernel_rule``) is read by the symbolic
+``model/sets.py`` and wrapped by ``model.consumer.reconcile.kernel_rule``) is read by the symbolic
 engines: ``explore --engine bmc`` and ``prove`` run it through the Z3 backend
 (``invariants/z3/proof/z3sets.py``) in the KIP-848 relation. A rules file replacing
 anything else is refused with one line (exit 2). Bounded by depth and by ``--only``."""
@@ -128,7 +128,7 @@ def test_what_the_symbolic_engines_cannot_read_is_refused_in_one_line(
 
 def test_the_reconcile_mutants_with_a_variant_are_kernels() -> None:
     """Every catalogue mutant of ``Rules.reconcile`` with a symbolic variant is a kernel
-    (``model.reconcile.kernel_rule``) that Z3 reads, and its variant is that kernel
+    (``model.consumer.reconcile.kernel_rule``) that Z3 reads, and its variant is that kernel
     (``transition.KERNEL_VARIANTS``)."""
     of_reconcile = {m.name for m in MUTANTS.values() if m.field == "reconcile"}
     assert {n for n in of_reconcile if n in VARIANTS} == KERNEL_VARIANTS
@@ -212,7 +212,7 @@ def test_the_commit_kernels_run_on_both_backends_as_the_check_they_replaced(
     import z3
 
     from invariants.z3.proof.z3sets import Z3SETS
-    from model.coordinator import validate_offset_commit_kernel
+    from model.consumer.coordinator import validate_offset_commit_kernel
     from model.sets import FROZENSETS
 
     kernel = validate_offset_commit_kernel if name is None else MUTANTS[name].commit_kernel
@@ -233,7 +233,7 @@ def test_the_commit_kernels_run_on_both_backends_as_the_check_they_replaced(
 
 def test_the_commit_mutants_with_a_variant_are_kernels() -> None:
     """Every catalogue mutant of ``Rules.validate_offset_commit`` with a symbolic variant
-    is a kernel (``model.coordinator.commit_kernel_rule``), and its variant is that kernel
+    is a kernel (``model.consumer.coordinator.commit_kernel_rule``), and its variant is that kernel
     (``transition.COMMIT_KERNEL_VARIANTS``)."""
     of_check = {m.name for m in MUTANTS.values() if m.field == "validate_offset_commit"}
     assert {n for n in of_check if n in VARIANTS} == COMMIT_KERNEL_VARIANTS

@@ -477,7 +477,7 @@ def test_crosscheck_results(
 
     # A model that differs from the spec: both searches complete, the sets differ.
     from groupcheck.tla import configs
-    from model import coordinator
+    from model.consumer import coordinator
     from model.rules import DEFAULT_RULES
 
     def no_bump_for_new_members(group, old, new, config):  # type: ignore[no-untyped-def]

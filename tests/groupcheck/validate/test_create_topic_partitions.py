@@ -17,10 +17,10 @@ from groupcheck.validate import coordinator_mode, mixed_coordinator
 from groupcheck.validate.coordinator_mode import validate_coordinator
 from model.actions import CreateTopic, ResolveRegularExpressions
 from model.config import ClientSpec, Config
+from model.consumer.target import compute_target_assignment
 from model.path import Path
 from model.records import TopicMetadata
 from model.scenario import Script
-from model.target import compute_target_assignment
 from model.trace import TraceError
 from model.trace.codec import decode_action, parse_event, path_lines, read_path
 

@@ -579,7 +579,7 @@ def test_a_rules_file_counterexample_replays_and_a_changed_file_is_refused(
     rules = tmp_path / "twice.py"
     rules.write_text(
         "from dataclasses import replace\n"
-        "from model import target as tg\n"
+        "from model.consumer import target as tg\n"
         "def twice(group, topics, assignor):\n"
         "    group = tg.compute_target_assignment(group, topics, assignor)\n"
         "    t = dict(group.target_assignment)\n"

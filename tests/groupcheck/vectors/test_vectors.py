@@ -27,7 +27,7 @@ from groupcheck.vectors.run import (
     run_vector,
     tie_break_problems,
 )
-from model.reconcile import reconcile
+from model.consumer.reconcile import reconcile
 from model.records import Member
 from model.rules import DEFAULT_RULES
 
@@ -271,7 +271,7 @@ def test_nothing_run_is_inconclusive(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_consumer_membership_vectors_catch_a_client_that_leaves_after_being_fenced() -> None:
     """The release before a leave that ends after a fence sends no leave heartbeat
     (docs/fidelity.md V8): a client that still leaves fails the vector."""
-    from model import client as cl
+    from model.consumer import client as cl
 
     def leaves_anyway(client: object, config: object) -> object:
         if getattr(client, "callback", None) == cl.RELEASE_ASSIGNMENT:

@@ -15,6 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from model.actions import ExpireOffsets
+from model.consumer.target import (
+    assignment_interval_open,
+    member_topics,
+    preferred_server_assignor,
+    record_assignment_time,
+)
 from model.ids import EMPTY, Assignment, FrozenMap, TopicPartition
 from model.records import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -35,12 +41,6 @@ from model.records import (
 )
 from model.sets import FROZENSETS, AnyOps, NamedKernel
 from model.status import ErrorCode, GroupStatus, MemberState
-from model.target import (
-    assignment_interval_open,
-    member_topics,
-    preferred_server_assignor,
-    record_assignment_time,
-)
 
 OffsetOwner = TypeVar("OffsetOwner", "Group", "ClassicGroup")
 """A group that stores committed offsets: a consumer group or a classic group."""
