@@ -43,8 +43,8 @@ from invariants.z3.proof.obligations import Policy
 from invariants.z3.proof.obligations import run as run_obligations
 from invariants.z3.proof.transition import VARIANTS, Options
 from model.config import Config
+from model.consumer.system import consumer_initial
 from model.presets import MUT2
-from model.system import consumer_initial
 
 DEPTH = 12
 

@@ -36,6 +36,7 @@ TREES = ("model", "invariants", "groupcheck", "reports")
 
 FUNCTIONS = [
     "model/system.py",
+    "model/consumer/system.py",
     "model/consumer/client.py",
     "model/consumer/coordinator.py",
     "model/network.py",

@@ -60,7 +60,7 @@ class ProtocolFamily:
     shared: Callable[[Any], Any]
     """The state with the records this process's memos hold for its values (its own when
     they hold none): for a state rebuilt from a copy, such as one a parallel search's
-    worker takes from another (KIP-848: ``model.system.with_shared_group``; the identity
+    worker takes from another (KIP-848: ``model.consumer.system.with_shared_group``; the identity
     for a family whose steps keep no such memo)."""
     client_epoch: Callable[[Any], int]
     """The epoch a client of the family's states knows: its member epoch (KIP-848

@@ -15,6 +15,7 @@ from dataclasses import replace
 from model import system
 from model.actions import Action, DeliverMessage, LoseMessage, Reconcile, SendHeartbeat
 from model.config import Config
+from model.consumer import system as consumer_system
 from model.ids import Assignment, FrozenMap
 from model.records import Client, Group, Member, Message, SentFields, State, static_member_index
 from model.status import ClientStatus, ConfigError, MemberState
@@ -24,7 +25,7 @@ def stable_state(config: Config, epoch: int, assignment: Mapping[str, Assignment
     """A STABLE group at group = assignment = member epoch ``epoch`` whose members are the
     clients named in ``assignment`` (each subscribed as configured, each consuming exactly
     its target partitions). Clients not named start as configured in ``system.initial``."""
-    base = system.consumer_initial(config)
+    base = consumer_system.consumer_initial(config)
     if epoch < 1:
         raise ConfigError("a stable group with members has epoch >= 1")
     members: dict[str, Member] = {}
@@ -96,13 +97,13 @@ class Script:
 
     def __init__(self, config: Config, state: State | None = None) -> None:
         self.config = config
-        self.state = state if state is not None else system.consumer_initial(config)
+        self.state = state if state is not None else consumer_system.consumer_initial(config)
         self.actions: list[Action] = []
 
     def do(self, action: Action) -> State:
         if action not in system.enabled(self.state, self.config):
             raise ScriptError(f"step {len(self.actions)}: {action} is not enabled")
-        self.state = system.consumer_step(self.state, action, self.config)
+        self.state = consumer_system.consumer_step(self.state, action, self.config)
         self.actions.append(action)
         return self.state
 

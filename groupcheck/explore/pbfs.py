@@ -593,9 +593,9 @@ class _Worker:
 
 def _shared(state: AnyState) -> AnyState:
     """A state another worker handed over, with the group record this worker's steps
-    build for its value (``system.with_shared_group``): an unpickled group is an equal
-    record of its own, which the memos and view tables would compare field by field, in
-    the state and in every successor that leaves the group as it is."""
+    build for its value (``model.consumer.system.with_shared_group``): an unpickled group
+    is an equal record of its own, which the memos and view tables would compare field
+    by field, in the state and in every successor that leaves the group as it is."""
     shared: AnyState = family_of_state(state).shared(state)
     return shared
 

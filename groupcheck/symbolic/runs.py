@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from groupcheck.jsonout import document
-from model.system import consumer_initial
+from model.consumer.system import consumer_initial
 from reports.casestudy import describe_action
 
 

@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 
 from groupcheck.families import TIMED, TimedFacet, facet_for
 from invariants.liveness import converged
-from model import system
 from model.actions import (
     Action,
     CompleteCallback,
@@ -57,6 +56,7 @@ from model.actions import (
     Subscribe,
 )
 from model.config import Config
+from model.consumer import system
 from model.records import (
     Client,
     ConsumerGroupHeartbeatRequest,

@@ -154,7 +154,7 @@ _EXPIRIES = (SessionTimeout, RebalanceTimeout)
 
 @dataclass
 class _Processes:
-    """Which client process and connection read the responses, mirroring ``model.system``:
+    """Which client process and connection read the responses, mirroring ``model.consumer.system``:
     a response is read only by a live process of the incarnation and on the connection it
     was sent to. A process that is gone (``Crash``; ``Restart`` starts the next incarnation)
     or a connection closed by a request timeout (``RequestTimeout``, ``AbandonRequest``:

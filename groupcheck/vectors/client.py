@@ -252,7 +252,7 @@ def _step(run: _Run, step: Json) -> Json:
     elif "listener" in step:
         run.listener = bool(step["listener"])
     elif "leave" in step:
-        if c.status not in cl.IN_GROUP:  # the model's Leave guard (model.system)
+        if c.status not in cl.IN_GROUP:  # the model's Leave guard (model.consumer.system)
             raise NotExpressible("leaveGroup outside the group is not a model action")
         epoch = step["leave"]
         if epoch is True:

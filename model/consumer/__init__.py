@@ -7,6 +7,6 @@ consumer's membership state machine (``model.consumer.client``,
 
 Its records (``Group``, ``Member``, ``Client``, the heartbeat bodies, ``State``) are still in
 ``model.records``, beside the records every family shares (``Message``, the offset commit
-bodies, ``TopicMetadata``), and its ``consumer_initial``/``consumer_enabled``/
-``consumer_step`` in ``model.system``, beside the dispatch every engine enters through.
+bodies, ``TopicMetadata``); its ``consumer_initial``/``consumer_enabled``/``consumer_step``
+are in ``model.consumer.system``, which ``model.system`` dispatches to.
 """

@@ -1,10 +1,10 @@
 """The consumer protocol's family (KIP-848 "Consumer Group Protocol"): its states are
-``model.records.State``, run by ``model.system.consumer_initial``, ``consumer_enabled``
-and ``consumer_step`` (``model.family``)."""
+``model.records.State``, run by ``model.consumer.system.consumer_initial``,
+``consumer_enabled`` and ``consumer_step`` (``model.family``)."""
 
 from __future__ import annotations
 
-from model import system
+from model.consumer import system
 from model.family import ProtocolFamily, identity, register
 from model.records import Client, Group, State
 

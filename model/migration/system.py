@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import system as base
 from model.actions import (
     Action,
     AssignmentIntervalElapses,
@@ -51,6 +50,7 @@ from model.classic.records import (
 from model.config import Config
 from model.consumer import client as cl
 from model.consumer import coordinator as co
+from model.consumer import system as base
 from model.consumer.coordinator import error_response
 from model.ids import FrozenMap
 from model.migration import coordinator as mco

@@ -93,11 +93,11 @@ from invariants.z3.proof.transition import (
 from model.config import Config
 from model.consumer import coordinator as co
 from model.consumer.coordinator import subscribed_topics
+from model.consumer.system import consumer_initial
 from model.ids import FrozenMap
 from model.ids import FrozenMap as _FrozenMap
 from model.records import ConsumerGroupHeartbeatRequest, Group, OffsetCommitRequest, TopicMetadata
 from model.status import ErrorCode
-from model.system import consumer_initial
 
 REQUEST_FAMILIES = (
     "DeliverMessage.heartbeat",

@@ -23,9 +23,9 @@ from invariants.z3.proof.state import Concrete, Partition
 from model.config import Config
 from model.consumer import client as cl
 from model.consumer import coordinator as co
+from model.consumer.system import consumer_initial
 from model.records import LEAVE_GROUP_MEMBER_EPOCH, OffsetCommitRequest
 from model.status import ClientStatus, ErrorCode
-from model.system import consumer_initial
 
 
 def _value_of(

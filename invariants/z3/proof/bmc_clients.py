@@ -14,7 +14,8 @@ diagnosis layer (``invariants.z3.proof.clients``) it reads the client vocabulary
 ``invariants.z3.proof.reading`` on the ``Client`` sort; the client of member ``m<i>`` is the
 configuration's client whose member id is the universe's ``i``-th.
 
-Its steps, for a client ``c`` of member ``m`` (``model.consumer.client``, ``model.system``):
+Its steps, for a client ``c`` of member ``m`` (``model.consumer.client``,
+``model.consumer.system``):
 
 ``SendHeartbeat``
   ``build_heartbeat`` (``reported_partitions``; the epoch, 0 when JOINING; null owned
@@ -37,7 +38,7 @@ Its steps, for a client ``c`` of member ``m`` (``model.consumer.client``, ``mode
   ``on_commit_response`` / ``finish_reconcile``: the target is taken, the revocation done.
 
 With ``Layer.leaves`` (for the variants of ``LEAVE_VARIANTS``, on a configuration that
-allows ``Leave``) a client may also leave, as ``model.system`` lets it:
+allows ``Leave``) a client may also leave, as ``model.consumer.system`` lets it:
 
 ``Leave``
   ``leave`` (``unsubscribe()``): PREPARE_LEAVING, a perturbation of the configuration's
@@ -64,7 +65,7 @@ step property ``ClientEpochMonotone`` is a goal of the layer with leaves
 (``CLIENT_STEP_GOALS``).
 
 With ``Layer.polls`` (for ``POLL_VARIANTS``, on a configuration that allows
-``PollTimerExpires``) a client's poll timer may expire, as ``model.system`` lets it:
+``PollTimerExpires``) a client's poll timer may expire, as ``model.consumer.system`` lets it:
 
 ``PollTimerExpires``
   ``poll_timer_expires`` (``transitionToSendingLeaveGroup(dueToExpiredPollTimer=true)``):
@@ -146,8 +147,8 @@ from invariants.z3.proof.transition import (
     stutter,
 )
 from model.config import Config
+from model.consumer.system import consumer_initial
 from model.status import ClientStatus
-from model.system import consumer_initial
 
 JOINING, RECONCILING, ACKNOWLEDGING, STABLE = 0, 1, 2, 3
 PREPARE_LEAVING, LEAVING, UNSUBSCRIBED, STALE = 4, 5, 6, 7

@@ -31,7 +31,7 @@ from invariants.z3 import engine
 from invariants.z3.proof.bmc import ReplayDiverged, bmc_unrolling, replay, universe_of
 from invariants.z3.proof.state import render
 from invariants.z3.proof.transition import Options
-from model.system import consumer_initial
+from model.consumer.system import consumer_initial
 
 Status = Literal["reachable", "not reachable within bound", "unknown"]
 

@@ -1603,7 +1603,8 @@ def families(pre: SymState, post: SymState, o: Options) -> list[Family]:
 
 def history_recorded(pre: SymState, post: SymState) -> BoolRef:
     """The ghost ``SymState.history`` after a step of any family: what
-    ``model.system.consumer_step`` makes of it with ``coordinator.record_assignment_history``
+    ``model.consumer.system.consumer_step`` makes of it with
+    ``coordinator.record_assignment_history``
     — the stamps before, plus every (member, partition, assignment epoch) a member of the
     group holds after the step — except that a deleted group's history goes with it (a
     deleted group has no members, and the group created again starts from scratch). The

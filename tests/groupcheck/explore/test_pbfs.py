@@ -38,6 +38,7 @@ from groupcheck.tla.configs import CONFIGS, TLA_DIR
 from invariants.check import Checker
 from model import system
 from model.config import ClientSpec, Config
+from model.consumer import system as consumer_system
 from model.presets import preset
 
 PIN0 = Config(
@@ -354,7 +355,7 @@ def test_young_collections_grow_apart_while_they_free_nothing() -> None:
 def test_a_state_taken_from_another_worker_shares_the_takers_group_record() -> None:
     """``_shared``: a handed-over KIP-848 state, unpickled, gets the group record this
     process's steps built for its value; a classic state is kept as it is."""
-    state = system.with_shared_group(system.initial(PIN0))
+    state = consumer_system.with_shared_group(system.initial(PIN0))
     copy = pickle.loads(pickle.dumps(state))
     assert copy.group is not state.group
     taken = pbfs._shared(copy)

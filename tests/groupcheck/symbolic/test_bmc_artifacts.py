@@ -19,7 +19,7 @@ from groupcheck.symbolic.bmc_lifted import mutant_bound
 from invariants.z3.proof.bmc import search, universe_of
 from invariants.z3.proof.state import project
 from invariants.z3.proof.transition import Options
-from model.system import consumer_initial
+from model.consumer.system import consumer_initial
 
 NO_CLOCK = ["--budget", "3600"]
 """The command's wall-clock budget (60 s by default) out of the way: these searches are

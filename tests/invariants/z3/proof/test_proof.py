@@ -42,6 +42,7 @@ from invariants.z3.proof.transition import VARIANTS, Options, families, family_o
 from model import system
 from model.actions import Action, DeliverMessage, SendHeartbeat, Subscribe
 from model.config import Config
+from model.consumer import system as consumer_system
 from model.path import Path
 from model.presets import PRESETS
 from model.records import State
@@ -131,9 +132,9 @@ def test_relation_agrees_on_a_commit_racing_the_epoch_bump(variant: str | None) 
     config = RACE if variant is None else replace(RACE, rules=MUTANTS[variant].rules)
     options = Options.of(config, variant)
     assert options.assignment_epochs
-    state = system.consumer_initial(config)
+    state = consumer_system.consumer_initial(config)
     for action in race(config).actions:
-        post = system.consumer_step(state, action, config)
+        post = consumer_system.consumer_step(state, action, config)
         if family_of(action) != "Unchanged":
             result = check_step(state, action, post, config, options=options)
             assert (result.allowed, result.unique) == ("yes", "yes"), (action, result)
@@ -179,11 +180,11 @@ def test_relation_agrees_on_a_static_replacement(variant: str | None) -> None:
     config = base if variant is None else replace(base, rules=MUTANTS[variant].rules)
     options = Options.of(config, variant)
     assert options.static_members
-    state = system.consumer_initial(config)
+    state = consumer_system.consumer_initial(config)
     families = []
     for want in STATIC_PATH:
         action = next(a for a in system.enabled(state, config) if _matches(a, want))
-        post = system.consumer_step(state, action, config)
+        post = consumer_system.consumer_step(state, action, config)
         family = family_of(action)
         families.append(family)
         if family != "Unchanged":
