@@ -38,6 +38,7 @@ import z3
 
 from invariants.z3 import engine
 from invariants.z3.engine import Lifted, Outcome
+from invariants.z3.proof.lifted_search import search_lifted
 from invariants.z3.proof.mixed_state import (
     ID_SLOTS,
     MixedDomains,
@@ -406,17 +407,15 @@ def search(
 ) -> Outcome:
     """Search for a path of at most ``depth`` coordinator steps violating ``goal`` and lift
     it with ``lifter`` (module docstring); the shortest first."""
-    unroll = Unrolling(config, options, depth)
-    return engine.search(
-        unroll,
-        [goal],
+    return search_lifted(
+        Unrolling(config, options, depth),
+        goal,
         depth,
-        config=config,
-        lift=lifter,
+        config,
+        lifter=lifter,
         attempts=attempts,
         lift_states=lift_states,
-        scoped=True,
-    )[goal]
+    )
 
 
 def render_path(path: SymPath) -> list[str]:

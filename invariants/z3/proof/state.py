@@ -107,6 +107,7 @@ has no such member).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -968,19 +969,28 @@ def _decode_history(
     )
 
 
-def _true_in(model: ModelRef, formula: ExprRef, grounded: dict[int, ExprRef]) -> bool:
+def _true_in(
+    model: ModelRef, formula: ExprRef, grounded: dict[int, ExprRef], *, expand: bool = True
+) -> bool:
     """Whether ``formula`` is true in ``model``. Z3's evaluator leaves a quantifier it meets
     unevaluated (a post-state's history defined by ``smt.macro_finder`` quantifies over the
     partitions: ``transition.history_recorded``), so a closed quantifier that remains is
     expanded over the model's finite universe of its bound sorts and evaluated again
-    (``grounded``: each such quantifier's value, by Z3's id of it)."""
+    (``grounded``: each such quantifier's value, by Z3's id of it). Only one level is
+    expanded (``expand``), over at most :data:`GROUND_LIMIT` instances a quantifier: a
+    quantifier left undecided reads as false, as Z3's evaluator leaves it."""
     value = model.eval(formula, model_completion=True)
-    if z3.is_true(value) or z3.is_false(value):
+    if z3.is_true(value) or z3.is_false(value) or not expand:
         return z3.is_true(value)
     pairs = [(q, _ground(model, q, grounded)) for q in _closed_quantifiers(value)]
     if pairs:
         value = model.eval(z3.substitute(value, *pairs), model_completion=True)
     return z3.is_true(value)
+
+
+GROUND_LIMIT = 256
+"""The most instances :func:`_ground` expands a quantifier into (the partitions of a
+counterexample's universe are a few dozen)."""
 
 
 def _closed_quantifiers(formula: ExprRef) -> list[Any]:
@@ -1020,11 +1030,14 @@ def _ground(model: ModelRef, q: Any, grounded: dict[int, ExprRef]) -> ExprRef:
         else:
             grounded[key] = q
             return q
+    if math.prod(len(u) for u in universes) > GROUND_LIMIT:
+        grounded[key] = q
+        return q
     values = []
     for combo in itertools.product(*universes):
         # De Bruijn: variable 0 is the last one bound.
         instance = z3.substitute_vars(q.body(), *reversed(combo))
-        values.append(z3.BoolVal(_true_in(model, instance, grounded), q.ctx))
+        values.append(z3.BoolVal(_true_in(model, instance, grounded, expand=False), q.ctx))
     result = z3.simplify(z3.And(*values) if q.is_forall() else z3.Or(*values))
     grounded[key] = result
     return result
